@@ -1,0 +1,270 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, errors, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { z } from 'zod';
+import { chromiumPath, CHROMIUM_INSTALL_COMMAND, isExecutable } from '../../core/chromium';
+import { AdapterError, type AdapterModule } from './types';
+import { copilotBaseShape } from './common';
+
+const stepSchema = z.union([
+  z.object({ click: z.string().min(1) }).strict(),
+  z.object({ fill: z.string().min(1), text: z.string() }).strict(),
+  z.object({ waitFor: z.string().min(1) }).strict(),
+  z.object({ wait: z.number().int().min(0).max(120_000) }).strict(),
+]);
+
+const doneSchema = z.union([
+  /** Finished when the answer's text is non-empty and unchanged for quietMs. */
+  z.object({ quietMs: z.number().int().min(100) }).strict(),
+  /** Finished when more elements match than before sending (e.g. a feedback bar added under each finished answer). */
+  z.object({ selector: z.string().min(1) }).strict(),
+  /** Finished when the answer has text and no element matching this stop button / spinner is visible. */
+  z.object({ stopGone: z.string().min(1) }).strict(),
+]);
+
+const configSchema = z
+  .object({
+    ...copilotBaseShape,
+    type: z.literal('browser'),
+    url: z.string().url(),
+    selectors: z
+      .object({
+        input: z.string().min(1),
+        /** Absent: press Enter in the input. */
+        send: z.string().min(1).optional(),
+        /** The answer container; the last match that was not on the page before sending is the new answer. */
+        answer: z.string().min(1),
+        /** Stop button or spinner; while visible the answer is not finished (so a "Thinking…" placeholder never counts). */
+        stop: z.string().min(1).optional(),
+      })
+      .strict(),
+    /** Playwright storageState JSON of a logged-in session. */
+    storageState: z.string().min(1).optional(),
+    /** Steps before asking, e.g. [{ click: '#new-chat' }]. */
+    before: z.array(stepSchema).default([]),
+    done: doneSchema.default({ quietMs: 1500 }),
+    /** How long a selector may take to appear before the page is declared broken; capped by timeoutMs. */
+    selectorTimeoutMs: z.number().int().min(100).default(10_000),
+  })
+  .strict();
+
+export type BrowserCopilotConfig = z.infer<typeof configSchema>;
+type Step = z.infer<typeof stepSchema>;
+
+/** A chat web page scraped through headless Chromium. */
+export const browserAdapter: AdapterModule<BrowserCopilotConfig> = {
+  type: 'browser',
+  configSchema,
+  // A chat page has no way to inject earlier turns; the query text is sent alone.
+  supportsHistory: false,
+  create(config, { artefactDir }) {
+    const who = `copilot ${config.name}`;
+    return {
+      async collect({ query, signal }) {
+        if (config.storageState && !existsSync(config.storageState))
+          throw new AdapterError('config', `${who}: storageState file ${config.storageState} does not exist (save one with Playwright's context.storageState({ path }))`);
+        const progress: Progress = { stage: 'starting Chromium' };
+        let context: BrowserContext | undefined;
+        let page: Page | undefined;
+        try {
+          const browser = await untilAborted(sharedBrowser(), signal);
+          context = await browser.newContext({ storageState: config.storageState });
+          context.setDefaultTimeout(Math.min(config.selectorTimeoutMs, config.timeoutMs));
+          context.setDefaultNavigationTimeout(config.timeoutMs);
+          page = await context.newPage();
+          return await untilAborted(ask(page, config, query.text, progress, signal), signal);
+        } catch (error) {
+          const failure = toAdapterError(error, who, config, progress, page);
+          const screenshotPath = page && (await saveScreenshot(page, artefactDir, config.name, query.id));
+          if (!screenshotPath) throw failure;
+          throw new AdapterError(failure.kind, `${failure.message} (screenshot: ${screenshotPath})`, { ...failure.options, screenshotPath });
+        } finally {
+          await context?.close().catch(() => undefined);
+        }
+      },
+    };
+  },
+};
+
+// ---------- one shared browser per worker process ----------
+
+let sharedLaunch: Promise<Browser> | undefined;
+
+/** Launching Chromium costs ~1 s and ~100 MB, so all queries share one browser and get a fresh context each. */
+function sharedBrowser(): Promise<Browser> {
+  if (sharedLaunch) return sharedLaunch;
+  const executablePath = chromiumPath();
+  if (!isExecutable(executablePath))
+    return Promise.reject(new AdapterError('browser', `Chromium is not installed at ${executablePath}; install it with: ${CHROMIUM_INSTALL_COMMAND}`));
+  const launching = chromium
+    .launch({
+      executablePath,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    })
+    .then((browser) => {
+      // A crashed browser is replaced on the next query instead of failing every query after it.
+      browser.on('disconnected', () => {
+        if (sharedLaunch === launching) sharedLaunch = undefined;
+      });
+      return browser;
+    });
+  launching.catch(() => {
+    if (sharedLaunch === launching) sharedLaunch = undefined;
+  });
+  sharedLaunch = launching;
+  return launching;
+}
+
+export async function closeSharedBrowser(): Promise<void> {
+  const launching = sharedLaunch;
+  sharedLaunch = undefined;
+  const browser = await launching?.catch(() => undefined);
+  await browser?.close();
+}
+
+// ---------- asking ----------
+
+interface Progress {
+  stage: string;
+  /** Length of the new answer's text at the last poll, for timeout messages. */
+  answerChars?: number;
+}
+
+const POLL_MS = 100;
+/** Marks answers already on the page before sending, so the new answer is the last unmarked match. */
+const SEEN = 'data-judgeflow-seen';
+
+async function ask(page: Page, config: BrowserCopilotConfig, text: string, progress: Progress, signal: AbortSignal) {
+  progress.stage = `opening ${config.url}`;
+  await page.goto(config.url, { waitUntil: 'domcontentloaded' });
+  const urlBefore = page.url();
+
+  for (const [index, step] of config.before.entries()) {
+    progress.stage = `running before[${index}]`;
+    await runStep(page, step, `before[${index}]`);
+  }
+
+  progress.stage = 'typing the query';
+  const input = await need(page, config.selectors.input, 'input');
+  const answers = page.locator(config.selectors.answer);
+  await answers.evaluateAll((elements, seen) => elements.forEach((element) => element.setAttribute(seen, '')), SEEN);
+  const doneSelector = 'selector' in config.done ? page.locator(config.done.selector) : undefined;
+  const doneBefore = doneSelector ? await doneSelector.count() : 0;
+  await input.fill(text);
+  if (config.selectors.send) await (await need(page, config.selectors.send, 'send')).click();
+  else await input.press('Enter');
+
+  progress.stage = `waiting for a new element matching answer selector "${config.selectors.answer}"`;
+  const busySelectors = [config.selectors.stop, 'stopGone' in config.done ? config.done.stopGone : undefined].filter((s): s is string => !!s);
+  let lastText: string | undefined;
+  let stableSince = Date.now();
+  while (!signal.aborted) {
+    const answer = await newestAnswer(answers);
+    const busy = await anyVisible(page, busySelectors);
+    const now = Date.now();
+    if (answer && answer.text.trim()) {
+      progress.stage = 'waiting for the answer to finish';
+      progress.answerChars = answer.text.trim().length;
+      if (answer.text !== lastText || busy) stableSince = now;
+      lastText = answer.text;
+      const finished =
+        'quietMs' in config.done
+          ? !busy && now - stableSince >= config.done.quietMs
+          : doneSelector
+            ? (await doneSelector.count()) > doneBefore
+            : !busy;
+      if (finished) {
+        const final = (await newestAnswer(answers)) ?? answer; // read again: the last poll may be up to POLL_MS old
+        return {
+          text: final.text.trim(),
+          html: final.html,
+          conversationId: page.url() !== urlBefore ? page.url() : undefined,
+        };
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  throw new Aborted();
+}
+
+/** The last answer match that was not on the page before sending; spinners without text do not count (checked by the caller). */
+async function newestAnswer(answers: Locator): Promise<{ text: string; html: string } | undefined> {
+  return answers.evaluateAll((elements, seen) => {
+    const last = elements[elements.length - 1] as HTMLElement | undefined;
+    if (!last || last.hasAttribute(seen)) return undefined;
+    return { text: last.innerText, html: last.innerHTML };
+  }, SEEN);
+}
+
+async function anyVisible(page: Page, selectors: string[]): Promise<boolean> {
+  for (const selector of selectors) if ((await page.locator(selector).filter({ visible: true }).count()) > 0) return true;
+  return false;
+}
+
+async function runStep(page: Page, step: Step, where: string): Promise<void> {
+  if ('click' in step) await (await need(page, step.click, `${where} click`)).click();
+  else if ('fill' in step) await (await need(page, step.fill, `${where} fill`)).fill(step.text);
+  else if ('waitFor' in step) await need(page, step.waitFor, `${where} waitFor`);
+  else await page.waitForTimeout(step.wait);
+}
+
+/** Wait briefly for a visible match; a page without it is broken, so fail fast naming the selector instead of hanging until timeoutMs. */
+async function need(page: Page, selector: string, what: string): Promise<Locator> {
+  const locator = page.locator(selector).first();
+  try {
+    await locator.waitFor({ state: 'visible' });
+    return locator;
+  } catch (error) {
+    if (!(error instanceof errors.TimeoutError)) throw error;
+    const count = await page.locator(selector).count().catch(() => 0);
+    const found = count ? `matched ${count} element(s), none visible,` : 'matched nothing';
+    // Retryable: a page that loaded slowly or showed an interstitial often works on the next attempt.
+    throw new AdapterError('selector', `${what} selector "${selector}" ${found} on ${page.url()}`, { retryable: true });
+  }
+}
+
+// ---------- failures ----------
+
+class Aborted extends Error {
+  constructor() {
+    super('aborted');
+  }
+}
+
+/** Race work against the copilot's timeout; closing the context afterwards makes the abandoned work reject, which is expected. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(new Aborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function toAdapterError(error: unknown, who: string, config: BrowserCopilotConfig, progress: Progress, page: Page | undefined): AdapterError {
+  if (error instanceof AdapterError) return error;
+  const where = page ? ` on ${page.url()}` : '';
+  if (error instanceof Aborted) {
+    const seen = progress.answerChars === undefined ? '' : ` (answer had ${progress.answerChars} characters so far)`;
+    return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms while ${progress.stage}${seen}${where}`, { retryable: true });
+  }
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  if (error instanceof errors.TimeoutError) return new AdapterError('timeout', `${who} timed out while ${progress.stage}${where}: ${message}`, { retryable: true });
+  if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load ${config.url} (${progress.stage}): ${message}`, { retryable: true });
+  return new AdapterError('browser', `${who} failed while ${progress.stage}${where}: ${message}`, { retryable: true });
+}
+
+async function saveScreenshot(page: Page, artefactDir: string, copilot: string, queryId: string): Promise<string | undefined> {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_');
+  const path = join(artefactDir, `${safe(copilot)}-${safe(queryId)}-${new Date().toISOString().replace(/[:.]/g, '-')}.png`);
+  try {
+    await mkdir(artefactDir, { recursive: true });
+    await page.screenshot({ path, fullPage: true, timeout: 10_000 });
+    return path;
+  } catch {
+    return undefined; // a failed screenshot must not hide the original failure
+  }
+}

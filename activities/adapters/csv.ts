@@ -1,0 +1,109 @@
+import { readFileSync, statSync } from 'node:fs';
+import { z } from 'zod';
+import { parseCsv } from '../../core/csv';
+import { AdapterError, type AdapterModule } from './types';
+import { copilotBaseShape } from './common';
+
+const configSchema = z
+  .object({
+    ...copilotBaseShape,
+    type: z.literal('csv'),
+    /** CSV in the CryptoAnalystBench layout: query, tags?, <name>_response, <name>_chat_id?, <name>_context? */
+    path: z.string().min(1),
+    /** Defaults to `<copilot name>_response`. */
+    column: z.string().min(1).optional(),
+  })
+  .strict();
+
+export type CsvCopilotConfig = z.infer<typeof configSchema>;
+
+/** Responses collected elsewhere (e.g. the published CryptoAnalystBench answers), imported by query text. */
+export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
+  type: 'csv',
+  configSchema,
+  supportsHistory: false,
+  create(config) {
+    const columns = columnsFor(config);
+    return {
+      async collect({ query }) {
+        const table = loadTable(config.path);
+        requireColumn(table, config.path, columns.response);
+        const row = table.byExactQuery.get(query.text.trim()) ?? table.byNormalisedQuery.get(normalise(query.text));
+        if (!row)
+          throw new AdapterError('missing', `${config.path} has no row whose query matches query ${query.id} ("${shorten(query.text)}")`);
+        const cell = (column: string | undefined) => (column && table.header.includes(column) ? row[table.header.indexOf(column)] ?? '' : undefined);
+        const text = cell(columns.response) ?? '';
+        // An empty cell means the system was never asked or gave nothing: recorded as missing, never scored as an empty answer.
+        if (!text.trim())
+          throw new AdapterError('missing', `${config.path} has no ${columns.response} value for query ${query.id} ("${shorten(query.text)}")`);
+        const own = [columns.response, columns.chatId, columns.context].filter((c) => table.header.includes(c));
+        return {
+          text,
+          raw: JSON.stringify(Object.fromEntries(own.map((c) => [c, cell(c)]))),
+          conversationId: cell(columns.chatId) || undefined,
+          context: cell(columns.context) || undefined,
+        };
+      },
+    };
+  },
+};
+
+/** Fail at config-validation time, before a run starts, when the file or the column is missing. */
+export function validateCsvCopilot(config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column'>): void {
+  requireColumn(loadTable(config.path), config.path, columnsFor(config).response);
+}
+
+function columnsFor(config: Pick<CsvCopilotConfig, 'name' | 'column'>) {
+  const response = config.column ?? `${config.name}_response`;
+  // `X_response` pairs with `X_chat_id` and `X_context`, even when the column was named explicitly.
+  const prefix = response.endsWith('_response') ? response.slice(0, -'_response'.length) : config.name;
+  return { response, chatId: `${prefix}_chat_id`, context: `${prefix}_context` };
+}
+
+interface Table {
+  header: string[];
+  byExactQuery: Map<string, string[]>;
+  byNormalisedQuery: Map<string, string[]>;
+}
+
+/** Parsed files keyed by path; re-read only when the file's mtime or size changes. */
+const cache = new Map<string, { mtimeMs: number; size: number; table: Table }>();
+
+function loadTable(path: string): Table {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch {
+    throw new AdapterError('config', `CSV file ${path} does not exist (cwd: ${process.cwd()})`);
+  }
+  const cached = cache.get(path);
+  if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.table;
+  const [header, ...rows] = parseCsv(readFileSync(path, 'utf8'));
+  if (!header) throw new AdapterError('config', `${path} is empty (expected a header row with a "query" column)`);
+  const queryIndex = header.indexOf('query');
+  if (queryIndex < 0) throw new AdapterError('config', `${path} has no column "query" (columns: ${header.join(', ')})`);
+  const table: Table = { header, byExactQuery: new Map(), byNormalisedQuery: new Map() };
+  for (const row of rows) {
+    const query = row[queryIndex] ?? '';
+    // First occurrence wins, so a duplicated query resolves the same way every time.
+    if (!table.byExactQuery.has(query.trim())) table.byExactQuery.set(query.trim(), row);
+    if (!table.byNormalisedQuery.has(normalise(query))) table.byNormalisedQuery.set(normalise(query), row);
+  }
+  cache.set(path, { mtimeMs: stat.mtimeMs, size: stat.size, table });
+  return table;
+}
+
+function requireColumn(table: Table, path: string, column: string): void {
+  if (!table.header.includes(column))
+    throw new AdapterError('config', `${path} has no column "${column}" (columns: ${table.header.join(', ')})`);
+}
+
+/** Spreadsheet round trips collapse or add whitespace; the words still identify the query. */
+function normalise(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function shorten(text: string): string {
+  const flat = normalise(text);
+  return flat.length > 80 ? `${flat.slice(0, 80)}…` : flat;
+}

@@ -1,0 +1,68 @@
+import type { z } from 'zod';
+import type { Query } from '../../core/types';
+
+/** Why a collection failed; stored with the response and shown in reports. */
+export type AdapterErrorKind =
+  | 'timeout'
+  | 'http'
+  | 'rate_limited'
+  | 'selector'
+  | 'invalid_reply'
+  | 'missing'
+  | 'config'
+  | 'network'
+  | 'browser';
+
+/** Error thrown by adapters. `retryable` decides whether the activity asks Temporal for another attempt. */
+export class AdapterError extends Error {
+  constructor(
+    readonly kind: AdapterErrorKind,
+    message: string,
+    readonly options: { retryable?: boolean; retryAfterMs?: number; screenshotPath?: string; raw?: string } = {},
+  ) {
+    super(message);
+    this.name = 'AdapterError';
+  }
+  get retryable(): boolean {
+    return this.options.retryable ?? false;
+  }
+}
+
+export interface CollectRequest {
+  query: Query;
+  /** Aborted when the copilot's timeoutMs elapses. */
+  signal: AbortSignal;
+}
+
+export interface CollectedResponse {
+  /** The final user-visible answer. */
+  text: string;
+  /** Raw payload as received (JSON body, SSE stream, CSV row ...). */
+  raw?: string;
+  /** Answer container's HTML (browser adapter). */
+  html?: string;
+  conversationId?: string;
+  /** Context that was available to the system, when the source provides it. */
+  context?: string;
+}
+
+export interface CopilotAdapter {
+  collect(request: CollectRequest): Promise<CollectedResponse>;
+}
+
+/** Things an adapter may need from its surroundings; secrets come only from `env`, inside the activity. */
+export interface AdapterContext {
+  env: NodeJS.ProcessEnv;
+  /** Folder for artefacts such as failure screenshots. */
+  artefactDir: string;
+}
+
+/** One module per adapter type, registered in activities/adapters/index.ts. */
+export interface AdapterModule<C extends { type: string }> {
+  type: C['type'];
+  /** zod schema of this adapter's config block (including the common copilot fields). */
+  configSchema: z.ZodType<C>;
+  /** Whether the adapter sends `query.history` as previous turns. */
+  supportsHistory: boolean;
+  create(config: C, context: AdapterContext): CopilotAdapter;
+}

@@ -1,0 +1,83 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { adapterFor } from './adapters';
+import { AdapterError, type CopilotAdapter } from './adapters/types';
+import { toAdapterError } from './adapters/openai';
+import type { StoredResponse } from '../core/types';
+import { currentAttempt, withHeartbeat } from './heartbeat';
+import { requireRun, runDir, type ActivityDeps } from './deps';
+import path from 'node:path';
+
+const adapters = new Map<string, CopilotAdapter>();
+
+export function collectActivities(deps: ActivityDeps) {
+  function adapterOf(runId: string, copilot: string) {
+    const run = requireRun(deps, runId);
+    const config = run.config.copilots.find((c) => c.name === copilot);
+    if (!config) throw ApplicationFailure.nonRetryable(`copilot ${copilot} is not in run ${runId}`);
+    const key = `${runId}\u0000${copilot}`;
+    let adapter = adapters.get(key);
+    if (!adapter) {
+      adapter = adapterFor(config.type).create(config, { env: deps.env, artefactDir: path.join(runDir(run), 'artefacts') });
+      adapters.set(key, adapter);
+    }
+    return { run, config, adapter };
+  }
+
+  return {
+    /**
+     * Ask one copilot one query and store what it answered. Retryable faults (429, 5xx, timeouts) go back to Temporal,
+     * honouring Retry-After; on the last attempt the failure is recorded instead, so the run goes on.
+     */
+    async collectResponse(input: { runId: string; queryId: string; copilot: string; maxAttempts: number }): Promise<'ok' | 'failed' | 'missing'> {
+      const { store } = deps;
+      const existing = store.getResponse(input.runId, input.queryId, input.copilot);
+      if (existing) return existing.status;
+      const { run, config, adapter } = adapterOf(input.runId, input.copilot);
+      const query = store.snapshotQuery(run.snapshotId, input.queryId);
+      const started = new Date();
+      const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+      try {
+        const answer = await withHeartbeat(() => adapter.collect({ query, signal: controller.signal }));
+        const finished = new Date();
+        store.putResponse({
+          ...base,
+          status: 'ok',
+          text: answer.text,
+          raw: answer.raw ?? null,
+          html: answer.html ?? null,
+          finishedAt: finished.toISOString(),
+          latencyMs: finished.getTime() - started.getTime(),
+          errorKind: null,
+          errorMessage: null,
+          conversationId: answer.conversationId ?? null,
+          context: answer.context ?? null,
+        });
+        return 'ok';
+      } catch (thrown) {
+        const error = thrown instanceof AdapterError ? thrown : toAdapterError(thrown, input.copilot);
+        if (error.retryable && currentAttempt() < input.maxAttempts) {
+          throw ApplicationFailure.create({ type: error.kind, message: error.message, nextRetryDelay: error.options.retryAfterMs });
+        }
+        const finished = new Date();
+        const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
+        store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: error.message, raw: error.options.raw ?? null }));
+        return status;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    /** Called by the workflow when every attempt crashed (e.g. workers kept dying): the item is failed, the run goes on. */
+    async recordCollectFailure(input: { runId: string; queryId: string; copilot: string; reason: string }): Promise<void> {
+      const run = requireRun(deps, input.runId);
+      const config = run.config.copilots.find((c) => c.name === input.copilot);
+      deps.store.putResponse(failedResponse({ runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config?.type ?? 'unknown', status: 'failed', errorKind: 'activity', errorMessage: input.reason }));
+    },
+  };
+}
+
+function failedResponse(r: Partial<StoredResponse> & Pick<StoredResponse, 'runId' | 'queryId' | 'copilot' | 'adapter' | 'status' | 'errorKind' | 'errorMessage'>): StoredResponse {
+  return { text: null, raw: null, html: null, startedAt: null, finishedAt: null, latencyMs: null, conversationId: null, context: null, ...r };
+}

@@ -1,0 +1,29 @@
+import { Context } from '@temporalio/activity';
+
+/**
+ * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout
+ * instead of the (long) start-to-close timeout. Outside an activity (unit tests) it just runs `work`.
+ */
+export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 5_000): Promise<T> {
+  let context: Context | undefined;
+  try {
+    context = Context.current();
+  } catch {
+    return work();
+  }
+  context.heartbeat();
+  const timer = setInterval(() => context!.heartbeat(), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}

@@ -1,0 +1,11 @@
+import { collectActivities } from './collect';
+import type { ActivityDeps } from './deps';
+import { runActivities } from './run';
+
+/** All activities of a benchmark run, bound to one results store. Plain async functions with typed inputs. */
+export function createActivities(deps: ActivityDeps) {
+  return { ...runActivities(deps), ...collectActivities(deps) };
+}
+
+export type RunActivities = ReturnType<typeof createActivities>;
+export type { ActivityDeps };

@@ -1,0 +1,164 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import { toCsv } from '../core/csv';
+import type { JudgeContext } from '../core/protocol';
+import type { Query } from '../core/types';
+import { contentHash, InputError } from '../core/validate';
+import { protocolFor } from '../rubrics';
+import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
+import { judgeSettings, requireRun, runDir, runRubric, type ActivityDeps, type StoredRunConfig } from './deps';
+import { withHeartbeat } from './heartbeat';
+
+/** Snapshot ids are content hashes: the same queries always make the same snapshot. */
+export function snapshotIdOf(queries: Query[]): string {
+  return `snap-${contentHash(queries)}`;
+}
+
+export function runActivities(deps: ActivityDeps) {
+  const { store } = deps;
+  return {
+    /** Stage 1: store the snapshot, the rubric and the run record. Idempotent. */
+    async prepareRun(input: BenchmarkRunInput): Promise<PreparedRun> {
+      const config = input.config as unknown as StoredRunConfig;
+      const protocol = protocolFor(config.protocol);
+      let snapshotId: string;
+      let copilots = config.copilots.map((c) => c.name);
+      try {
+        if (input.sourceRunId) {
+          const source = requireRun(deps, input.sourceRunId);
+          snapshotId = source.snapshotId;
+          copilots = source.copilots;
+          store.adoptResponses(source.runId, input.runId);
+        } else {
+          const queries = protocol.parseQueries(config.queries);
+          snapshotId = snapshotIdOf(queries);
+          store.putSnapshot(
+            { snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import', source: config.queries, sourceHash: contentHash(fs.readFileSync(config.queries, 'utf8')) } },
+            queries,
+          );
+        }
+        const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+        store.putRubric(rubric.version, protocol.id, rubric.content);
+        store.createRun({
+          runId: input.runId,
+          protocol: protocol.id,
+          snapshotId,
+          rubricVersion: rubric.version,
+          judge: { model: config.judge.model, baseURL: config.judge.baseURL, temperature: config.judge.temperature ?? rubric.judge.temperature },
+          copilots,
+          startedAt: new Date().toISOString(),
+          sourceRunId: input.sourceRunId ?? null,
+          config: { ...config, reuseJudgments: input.reuseJudgments ?? false },
+        });
+      } catch (error) {
+        if (error instanceof InputError) throw ApplicationFailure.nonRetryable(error.message, 'InputError');
+        throw error;
+      }
+      const run = requireRun(deps, input.runId);
+      return { snapshotId: run.snapshotId, rubricVersion: run.rubricVersion, queryIds: store.snapshotQueries(run.snapshotId).map((q) => q.id) };
+    },
+
+    /** Stage 3a: the protocol groups stored responses into judge units (kept in the store; the workflow sees a count). */
+    async planJudging({ runId }: { runId: string }): Promise<{ units: number }> {
+      const run = requireRun(deps, runId);
+      const existing = store.judgeUnits(runId);
+      if (existing.length) return { units: existing.length };
+      const { units, plan } = protocolFor(run.protocol).planUnits({
+        queries: store.snapshotQueries(run.snapshotId),
+        responses: store.responses(runId),
+        copilots: run.copilots,
+        seed: run.config.seed,
+      });
+      store.putJudgeUnits(runId, units);
+      if (plan !== undefined) store.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
+      return { units: units.length };
+    },
+
+    /** Stage 3b: judge one unit; the verdicts (or recorded failures) go to the store. */
+    async judgeUnit({ runId, index }: { runId: string; index: number }): Promise<{ judged: number; failed: number }> {
+      const run = requireRun(deps, runId);
+      const [unit] = store.judgeUnits(runId, index, index + 1);
+      if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
+      const ctx: JudgeContext = {
+        store,
+        runId,
+        snapshotId: run.snapshotId,
+        rubric: runRubric(deps, run),
+        judge: judgeSettings(run),
+        env: deps.env,
+        cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: () => null, set: (k, v) => store.cacheAnswer(k, v) },
+        options: run.config as unknown as Record<string, unknown>,
+      };
+      return withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+    },
+
+    /** When every attempt of a judge unit crashed: record each of its judgments as failed (missing data, not a score). */
+    async recordJudgeFailure({ runId, index, reason }: { runId: string; index: number; reason: string }): Promise<void> {
+      const run = requireRun(deps, runId);
+      const [unit] = store.judgeUnits(runId, index, index + 1);
+      for (const copilot of unit?.copilots ?? []) {
+        store.putJudgment({
+          runId,
+          queryId: unit.queryId,
+          copilot,
+          rubricVersion: run.rubricVersion,
+          status: 'failed',
+          scores: null,
+          rationales: null,
+          total: null,
+          rank: null,
+          position: null,
+          error: reason,
+          judge: { ...run.judge, rubricVersion: run.rubricVersion },
+          attempts: 0,
+          createdAt: new Date().toISOString(),
+        });
+      }
+    },
+
+    /** Stage 4: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
+    async writeReport({ runId }: { runId: string }): Promise<{ reportPath: string }> {
+      const { reportPath, summary } = await renderReport(deps, runId);
+      store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
+      return { reportPath };
+    },
+
+    async markRunFailed({ runId, reason }: { runId: string; reason: string }): Promise<void> {
+      if (store.getRun(runId)) store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
+    },
+  };
+}
+
+/** Render a run's report from the store; also used by `judgeflow report RUN_ID`. */
+export async function renderReport(deps: ActivityDeps, runId: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
+  const { store } = deps;
+  const run = requireRun(deps, runId);
+  const protocol = protocolFor(run.protocol);
+  const planRow = store.db.prepare('SELECT value FROM kv WHERE key = ?').get(`plan:${runId}`) as { value: string } | undefined;
+  const files = protocol.buildReport({
+    run,
+    queries: store.snapshotQueries(run.snapshotId),
+    responses: store.responses(runId),
+    judgments: store.judgments(runId, run.rubricVersion),
+    rubric: runRubric(deps, run),
+    plan: planRow ? JSON.parse(planRow.value) : undefined,
+    options: run.config as unknown as Record<string, unknown>,
+  });
+  const dir = runDir(run);
+  fs.mkdirSync(dir, { recursive: true });
+  const writeAtomic = (name: string, text: string) => {
+    const tmp = path.join(dir, `.${name}.tmp`);
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, path.join(dir, name));
+  };
+  writeAtomic('report.json', JSON.stringify(files.json, null, 2) + '\n');
+  writeAtomic('results.csv', toCsv(files.csv));
+  writeAtomic('report.md', files.markdown);
+  for (const extra of files.extra ?? []) {
+    const tmp = path.join(dir, `.${extra.name}.tmp`);
+    await extra.write(tmp);
+    fs.renameSync(tmp, path.join(dir, extra.name));
+  }
+  return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
+}

@@ -1,0 +1,25 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { InputError } from '../core/validate';
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  options?: ParseArgsConfig['options'];
+  run(args: { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] }): Promise<number>;
+}
+
+/** Parse a command's arguments strictly; unknown flags are input errors that name the flag and point at --help. */
+export function parseCommandArgs(command: Command, argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' }, ...command.options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new InputError(`${(error as Error).message}\nUsage: ${command.usage}\nSee: judgeflow ${command.name} --help`);
+  }
+}
+
+export function requireString(values: Record<string, unknown>, name: string, usage: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || !v) throw new InputError(`missing --${name}\nUsage: ${usage}`);
+  return v;
+}

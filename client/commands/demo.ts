@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { loadRunConfig } from '../../core/config';
+import { startSimServer } from '../../sim/server';
+import type { Command } from '../args';
+import { connectClient } from '../connection';
+import { newRunId, startBenchmark, watch } from '../startRun';
+import { ensureLocalServer, judgeflowHome } from '../temporalServer';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SNAPSHOT = path.join(ROOT, 'examples', 'lattice-demo.jsonl');
+
+/** A demo config: OpenAI when OPENAI_API_KEY is set, otherwise the local simulator (and the report says so). */
+function demoConfig(simURL: string | null) {
+  const real = simURL === null;
+  const baseURL = simURL ?? 'https://api.openai.com/v1';
+  const model = process.env.JUDGEFLOW_DEMO_MODEL ?? 'gpt-4o-mini';
+  const copilot = (name: string, simModel: string, system: string) =>
+    real ? { name, type: 'openai', baseURL, model, apiKeyEnv: 'OPENAI_API_KEY', system, concurrency: 4 } : { name, type: 'openai', baseURL, model: simModel, concurrency: 4 };
+  return {
+    protocol: 'lattice',
+    queries: SNAPSHOT,
+    judge: real ? { baseURL, model, apiKeyEnv: 'OPENAI_API_KEY', concurrency: 6 } : { baseURL, model: 'sim-judge', concurrency: 6 },
+    copilots: [
+      copilot('Thorough', 'sim-thorough', 'You are a careful crypto analyst. Explain mechanisms, quantify uncertainty, give concrete next steps.'),
+      copilot('Balanced', 'sim-balanced', 'You are a helpful crypto assistant.'),
+      copilot('Terse', 'sim-terse', 'Answer crypto questions in at most two sentences.'),
+    ],
+    output: path.resolve('runs'),
+    chunkSize: 20,
+    simulated: !real,
+  };
+}
+
+function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return child;
+}
+
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'run LATTICE on the bundled 80-query snapshot with three copilots, killing a worker mid-run to show durability',
+  usage: 'judgeflow demo [--no-kill]',
+  options: { 'no-kill': { type: 'boolean' } },
+  async run({ values }) {
+    const log = (line: string) => console.log(line);
+    await ensureLocalServer({ log });
+    const sim = process.env.OPENAI_API_KEY ? null : await startSimServer({ port: 0, latencyMs: 40 });
+    log(sim ? `No OPENAI_API_KEY: copilots and judge are simulated by the local server at ${sim.url}` : 'Using OpenAI for copilots and judge (OPENAI_API_KEY is set).');
+    const dir = path.join(judgeflowHome(), 'demo');
+    fs.mkdirSync(dir, { recursive: true });
+    const configFile = path.join(dir, 'config.yaml');
+    fs.writeFileSync(configFile, YAML.stringify(demoConfig(sim?.url ?? null)));
+    const config = loadRunConfig(configFile);
+    log(`Config: ${configFile}`);
+
+    // Workers run as separate processes so one can be killed for real.
+    const env = { ...process.env, JUDGEFLOW_HOME: judgeflowHome() };
+    let worker = spawnWorker(env);
+    const runId = newRunId('lattice');
+    await startBenchmark({ config, detach: true, runId, print: log });
+    const client = await connectClient();
+    let killed = Boolean(values['no-kill']);
+    try {
+      const result = await watch(client.workflow.getHandle(runId), log, async (p) => {
+        if (!killed && p.stage === 'judge' && p.done >= p.total / 3) {
+          killed = true;
+          log(`>>> Killing the worker (SIGKILL, pid ${worker.pid}) in the middle of judging; starting a new one. The run resumes where it was.`);
+          worker.kill('SIGKILL');
+          worker = spawnWorker(env);
+        }
+      });
+      const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
+      log('\n' + md.split('\n').slice(0, 16).join('\n'));
+      log(`\nRun ${runId} completed. Report: ${result.reportPath}`);
+      log(`See it in the Temporal Web UI: http://127.0.0.1:8233/namespaces/default/workflows/${runId}`);
+      return 0;
+    } finally {
+      worker.kill('SIGTERM');
+      await client.connection.close();
+      await sim?.close();
+    }
+  },
+};

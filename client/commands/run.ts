@@ -1,0 +1,21 @@
+import type { Command } from '../args';
+import { requireString } from '../args';
+import { loadRunConfig } from '../../core/config';
+import { startBenchmark } from '../startRun';
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'start a benchmark run from a config file and wait for its report',
+  usage: 'judgeflow run --config FILE [--detach] [--json]',
+  options: { config: { type: 'string', short: 'c' }, detach: { type: 'boolean' }, json: { type: 'boolean' } },
+  async run({ values }) {
+    const config = loadRunConfig(requireString(values, 'config', this.usage));
+    const asJson = Boolean(values.json);
+    const print = (line: string) => (asJson ? console.error(line) : console.log(line));
+    const { runId, result } = await startBenchmark({ config, detach: Boolean(values.detach), print });
+    if (asJson) console.log(JSON.stringify(result ? { runId, reportPath: result.reportPath } : { runId }));
+    else if (result) console.log(`Run ${runId} completed.\nReport: ${result.reportPath}`);
+    else console.log(`Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
+    return 0;
+  },
+};

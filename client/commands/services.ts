@@ -1,0 +1,67 @@
+import { defaultStorePath } from '../../core/store';
+import { InputError } from '../../core/validate';
+import { createWorker } from '../../worker/createWorker';
+import { runSimCli } from '../../sim/main';
+import type { Command } from '../args';
+import { connectWorker, taskQueue } from '../connection';
+import { ensureLocalServer, serverStatus, stopLocalServer, temporalTarget } from '../temporalServer';
+
+async function runWorkerForever(): Promise<number> {
+  await ensureLocalServer({ log: console.log });
+  const { connection, namespace } = await connectWorker();
+  const worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
+  console.log(`Worker polling task queue "${taskQueue()}" at ${temporalTarget().address} (namespace ${namespace}); results store ${defaultStorePath()}. Ctrl-C to stop.`);
+  await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  return 0;
+}
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'run a long-running worker (run as many as you like)',
+  usage: 'judgeflow worker',
+  run: runWorkerForever,
+};
+
+export const devCommand: Command = {
+  name: 'dev',
+  summary: 'start the local Temporal dev server (if needed) and a worker in the foreground',
+  usage: 'judgeflow dev',
+  async run() {
+    if (!temporalTarget().isLocalDefault) throw new InputError('judgeflow dev runs a local server; unset TEMPORAL_ADDRESS or use judgeflow worker');
+    return runWorkerForever();
+  },
+};
+
+export const serverCommand: Command = {
+  name: 'server',
+  summary: 'start, stop or inspect the local Temporal dev server (data in .judgeflow/)',
+  usage: 'judgeflow server start|stop|status',
+  async run({ positionals }) {
+    const action = positionals[0];
+    if (action === 'start') {
+      const { address, started } = await ensureLocalServer({ log: console.log });
+      console.log(started ? `Temporal dev server started at ${address}; Web UI http://127.0.0.1:8233` : `A Temporal server already answers at ${address}`);
+      return 0;
+    }
+    if (action === 'stop') {
+      console.log((await stopLocalServer()) ? 'Stopped the local Temporal dev server.' : 'No local Temporal dev server was running.');
+      return 0;
+    }
+    if (action === 'status') {
+      const s = await serverStatus();
+      console.log(s.up ? `up at ${s.address}${s.pid ? ` (pid ${s.pid})` : ''}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}` : `nothing answers at ${s.address}`);
+      return s.up ? 0 : 1;
+    }
+    throw new InputError(`unknown action "${action ?? ''}"\nUsage: ${this.usage}`);
+  },
+};
+
+export const simCommand: Command = {
+  name: 'sim',
+  summary: 'run the local OpenAI-compatible simulator (copilots and judge)',
+  usage: 'judgeflow sim [--port 8000] [--latency-ms N] [--rate-429 F] [--rate-500 F] [--rate-malformed F]',
+  async run() {
+    throw new Error('unreachable: sim parses its own arguments');
+  },
+};
+export { runSimCli };

@@ -1,0 +1,57 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { Command } from '../args';
+import { InputError } from '../../core/validate';
+import { openStore } from '../../core/store';
+import { progressQuery } from '../../workflows';
+import type { Progress, RunResult } from '../../workflows/types';
+import { connectClient } from '../connection';
+
+type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null };
+
+/** Status from Temporal (the source of truth for a run's state), with the progress query when a worker answers it. */
+export async function runStatus(runId: string): Promise<RunStatus> {
+  const client = await connectClient();
+  try {
+    const handle = client.workflow.getHandle(runId);
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
+      throw error;
+    }
+    const state = description.status.name;
+    if (state === 'COMPLETED') {
+      const result = (await handle.result()) as RunResult;
+      return { ...pick(result.progress), runId, status: 'completed', reportPath: result.reportPath };
+    }
+    if (state === 'RUNNING') {
+      const progress = await Promise.race([handle.query(progressQuery), new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]).catch(() => undefined);
+      if (progress) return { ...pick(progress), runId, status: 'running' };
+      return { runId, status: 'running', stage: 'unknown (no worker answered)', done: 0, total: 0, failures: 0, reportPath: null };
+    }
+    const stored = openStore().getRun(runId);
+    return { runId, status: 'failed', stage: state.toLowerCase(), done: 0, total: 0, failures: 0, reportPath: stored?.reportPath ?? null };
+  } finally {
+    await client.connection.close();
+  }
+}
+
+function pick(p: Progress) {
+  return { stage: p.stage, done: p.done, total: p.total, failures: p.failures, reportPath: p.reportPath };
+}
+
+export const statusCommand: Command = {
+  name: 'status',
+  summary: "show a run's state and progress",
+  usage: 'judgeflow status RUN_ID [--json]',
+  options: { json: { type: 'boolean' } },
+  async run({ values, positionals }) {
+    const runId = positionals[0];
+    if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
+    const s = await runStatus(runId);
+    if (values.json) console.log(JSON.stringify(s));
+    else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+    return 0;
+  },
+};

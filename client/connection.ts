@@ -1,0 +1,31 @@
+import fs from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { temporalTarget } from './temporalServer';
+
+/**
+ * Connection settings from the environment, shared by clients and workers:
+ * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY (Temporal Cloud), TEMPORAL_TLS=1,
+ * TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY (mTLS client certificate files), TEMPORAL_TLS_SERVER_NAME.
+ */
+export function connectionOptions(env: NodeJS.ProcessEnv = process.env) {
+  const { address, namespace } = temporalTarget(env);
+  const apiKey = env.TEMPORAL_API_KEY || undefined;
+  const mtls = env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY ? { crt: fs.readFileSync(env.TEMPORAL_TLS_CERT), key: fs.readFileSync(env.TEMPORAL_TLS_KEY) } : undefined;
+  const tlsWanted = Boolean(apiKey || mtls || env.TEMPORAL_TLS === '1' || env.TEMPORAL_TLS === 'true');
+  const tls = tlsWanted ? { ...(mtls ? { clientCertPair: mtls } : {}), ...(env.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME } : {}) } : undefined;
+  return { address, namespace, tls, apiKey };
+}
+
+export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<Client> {
+  const { address, namespace, tls, apiKey } = connectionOptions(env);
+  const connection = await Connection.connect({ address, tls, apiKey });
+  return new Client({ connection, namespace });
+}
+
+export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promise<{ connection: NativeConnection; namespace: string }> {
+  const { address, namespace, tls, apiKey } = connectionOptions(env);
+  return { connection: await NativeConnection.connect({ address, tls, apiKey }), namespace };
+}
+
+export const taskQueue = (env: NodeJS.ProcessEnv = process.env) => env.JUDGEFLOW_TASK_QUEUE || 'judgeflow';

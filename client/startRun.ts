@@ -1,0 +1,85 @@
+import crypto from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import type { RunConfig } from '../core/config';
+import { defaultStorePath } from '../core/store';
+import { createWorker } from '../worker/createWorker';
+import { benchmarkRun, progressQuery } from '../workflows';
+import type { BenchmarkRunInput, Progress, RunResult } from '../workflows/types';
+import { connectClient, connectWorker, taskQueue } from './connection';
+import { ensureLocalServer } from './temporalServer';
+
+export function newRunId(protocol: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  return `${protocol}-${stamp}-${crypto.randomBytes(3).toString('hex')}`;
+}
+
+export interface StartOptions {
+  config: RunConfig;
+  detach?: boolean;
+  sourceRunId?: string;
+  reuseJudgments?: boolean;
+  runId?: string;
+  /** Where progress lines go (stderr when stdout carries JSON). */
+  print: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Start a benchmark run; unless detached, also run a worker in this process and wait for the run to finish. */
+export async function startBenchmark(options: StartOptions): Promise<{ runId: string; result?: RunResult }> {
+  const env = options.env ?? process.env;
+  await ensureLocalServer({ env, log: options.print });
+  const client = await connectClient(env);
+  const runId = options.runId ?? newRunId(options.config.protocol);
+  const input: BenchmarkRunInput = {
+    runId,
+    config: options.config as unknown as BenchmarkRunInput['config'],
+    ...(options.sourceRunId ? { sourceRunId: options.sourceRunId } : {}),
+    ...(options.reuseJudgments ? { reuseJudgments: true } : {}),
+  };
+  let worker: Worker | undefined;
+  let workerDone: Promise<void> | undefined;
+  try {
+    if (!options.detach) {
+      const { connection, namespace } = await connectWorker(env);
+      worker = await createWorker({ connection, namespace, taskQueue: taskQueue(env), storeFile: defaultStorePath(env), env });
+      workerDone = worker.run();
+    }
+    const handle = await client.workflow.start(benchmarkRun, { taskQueue: taskQueue(env), workflowId: runId, args: [input] });
+    options.print(`Started run ${runId} (workflow ${handle.workflowId} on task queue ${taskQueue(env)})`);
+    if (options.detach) return { runId };
+    const result = await watch(handle, options.print);
+    return { runId, result };
+  } finally {
+    if (worker) {
+      worker.shutdown();
+      await workerDone?.catch(() => undefined);
+    }
+    await client.connection.close();
+  }
+}
+
+/** Print progress whenever it changes until the workflow ends. */
+export async function watch(
+  handle: { query: (q: typeof progressQuery) => Promise<Progress>; result: () => Promise<RunResult> },
+  print: (line: string) => void,
+  onProgress?: (p: Progress) => void | Promise<void>,
+): Promise<RunResult> {
+  let finished = false;
+  const resultPromise = handle.result().finally(() => (finished = true));
+  let last = '';
+  while (!finished) {
+    await Promise.race([resultPromise.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
+    if (finished) break;
+    const p = await handle.query(progressQuery).catch(() => undefined);
+    if (p) await onProgress?.(p);
+    const line = p ? describeProgress(p) : '';
+    if (line && line !== last) print(line);
+    last = line || last;
+  }
+  return resultPromise;
+}
+
+export function describeProgress(p: Progress): string {
+  return `[${p.stage}] ${p.done}/${p.total} done${p.failures ? `, ${p.failures} failed` : ''}`;
+}

@@ -1,0 +1,87 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
+import { protocolFor, protocols } from '../rubrics';
+import { InputError, loadDataFile } from './validate';
+
+export const judgeConfigSchema = z
+  .object({
+    baseURL: z.string().url(),
+    model: z.string().min(1),
+    apiKeyEnv: z.string().optional(),
+    /** Defaults to the rubric's judge temperature. */
+    temperature: z.number().min(0).max(2).optional(),
+    timeoutMs: z.number().int().min(100).default(120_000),
+    concurrency: z.number().int().min(1).max(64).default(4),
+    /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
+    maxAttempts: z.number().int().min(1).max(20).default(5),
+    responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
+  })
+  .strict();
+
+export const runConfigSchema = z
+  .object({
+    protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]),
+    queries: z.string().min(1),
+    judge: judgeConfigSchema,
+    copilots: z.array(copilotConfigSchema).min(1),
+    output: z.string().default('runs'),
+    /** A rubric directory other than the protocol's default (e.g. an edited copy). */
+    rubric: z.string().optional(),
+    /** Drives every seeded choice (positional schedule, bootstrap) so a run can be reproduced. */
+    seed: z.string().default('judgeflow'),
+    /** Work items per child workflow; keeps every workflow history small at paper scale. */
+    chunkSize: z.number().int().min(1).max(500).default(50),
+    /** CryptoAnalystBench: the date the judge treats as "today" for temporal relevance. */
+    evaluationDate: z.string().optional(),
+    /** CryptoAnalystBench: judge the seven binary error flags per response. */
+    errorTaxonomy: z.boolean().default(false),
+    /** Set by the demo when copilots and judge are the local simulator; reports say so at the top. */
+    simulated: z.boolean().default(false),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>();
+    c.copilots.forEach((cp, i) => {
+      if (seen.has(cp.name)) ctx.addIssue({ code: 'custom', path: ['copilots', i, 'name'], message: `duplicate copilot name "${cp.name}"` });
+      seen.add(cp.name);
+    });
+  });
+
+export type RunConfig = z.infer<typeof runConfigSchema>;
+export type JudgeConfig = z.infer<typeof judgeConfigSchema>;
+export type { CopilotConfig };
+
+const PATH_KEYS = ['path', 'storageState'] as const;
+
+/** Paths in a config file are relative to that file. */
+export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfig {
+  const abs = (p: string) => path.resolve(baseDir, p);
+  return {
+    ...config,
+    queries: abs(config.queries),
+    output: abs(config.output),
+    rubric: config.rubric ? abs(config.rubric) : undefined,
+    copilots: config.copilots.map((c) => {
+      const copy: Record<string, unknown> = { ...c };
+      for (const key of PATH_KEYS) if (typeof copy[key] === 'string') copy[key] = abs(copy[key] as string);
+      return copy as CopilotConfig;
+    }),
+  };
+}
+
+/** Load, validate and resolve a run config; also validates the rubric and query file so a bad input fails before anything starts. */
+export function loadRunConfig(file: string): RunConfig {
+  const raw = loadDataFile(runConfigSchema, path.resolve(file), 'config');
+  const config = resolveConfigPaths(raw, path.dirname(path.resolve(file)));
+  const protocol = protocolFor(config.protocol);
+  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  protocol.parseQueries(config.queries);
+  return config;
+}
+
+export function parseRunConfig(value: unknown, where: string, baseDir: string): RunConfig {
+  const parsed = runConfigSchema.safeParse(value);
+  if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => `${where}: ${i.path.join('.')}: ${i.message}`).join('\n'));
+  return resolveConfigPaths(parsed.data, baseDir);
+}

@@ -1,0 +1,119 @@
+import OpenAI from 'openai';
+import type { z } from 'zod';
+import { contentHash } from './validate';
+
+/** Judge endpoint settings, as validated from the run config (temperature already resolved from the rubric). */
+export interface JudgeSettings {
+  baseURL: string;
+  model: string;
+  apiKeyEnv?: string;
+  temperature: number;
+  timeoutMs: number;
+  responseFormat: 'json_schema' | 'json_object';
+}
+
+export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
+
+export interface JsonAnswerSpec<T> {
+  name: string;
+  /** JSON schema sent as response_format (OpenAI structured outputs). */
+  jsonSchema: Record<string, unknown>;
+  /** Checked anyway: providers do not all honour the schema. */
+  zodSchema: z.ZodType<T>;
+  /** Extra semantic check (e.g. "a ranking is a permutation"); returns a reason or null. */
+  check?: (value: T) => string | null;
+}
+
+export type JsonAnswer<T> =
+  | { ok: true; value: T; raw: string; attempts: number; messages: ChatMessage[] }
+  | { ok: false; error: string; attempts: number; messages: ChatMessage[] };
+
+/** Optional memo of answers keyed by the full request, used when re-judging with an unchanged rubric and judge. */
+export interface AnswerCache {
+  get(key: string): string | null;
+  set(key: string, answer: string): void;
+}
+
+const clients = new Map<string, OpenAI>();
+function clientFor(settings: JudgeSettings, env: NodeJS.ProcessEnv): OpenAI {
+  const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || 'unused';
+  const key = `${settings.baseURL}\u0000${apiKey}`;
+  let client = clients.get(key);
+  if (!client) {
+    // Transport retries belong to Temporal (visible, bounded, survive crashes), so the SDK's own are off.
+    client = new OpenAI({ baseURL: settings.baseURL, apiKey, maxRetries: 0, timeout: settings.timeoutMs });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+export function requestKey(settings: JudgeSettings, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
+  return contentHash({ model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat, messages, schema: spec.jsonSchema }, 40);
+}
+
+function parseAnswer<T>(raw: string | null | undefined, spec: JsonAnswerSpec<T>): { value: T } | { error: string } {
+  if (!raw) return { error: 'empty answer' };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    return { error: `answer is not valid JSON (${(error as Error).message})` };
+  }
+  const parsed = spec.zodSchema.safeParse(value);
+  if (!parsed.success) return { error: `answer does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}` };
+  const problem = spec.check?.(parsed.data);
+  return problem ? { error: problem } : { value: parsed.data };
+}
+
+/**
+ * Ask for a JSON answer. Transport failures (HTTP errors, timeouts) throw, so Temporal retries the activity.
+ * Invalid answers are re-asked up to `maxInvalidAnswers` times — as a fresh request, or inside the same
+ * conversation with the reason appended — then returned as a failure (the caller records it; never a default score).
+ */
+export async function askJson<T>(args: {
+  settings: JudgeSettings;
+  messages: ChatMessage[];
+  spec: JsonAnswerSpec<T>;
+  maxInvalidAnswers: number;
+  retryIn: 'fresh' | 'conversation';
+  env: NodeJS.ProcessEnv;
+  cache?: AnswerCache;
+  signal?: AbortSignal;
+}): Promise<JsonAnswer<T>> {
+  const { settings, spec } = args;
+  let messages = [...args.messages];
+  let lastError = '';
+  for (let attempt = 1; attempt <= args.maxInvalidAnswers + 1; attempt++) {
+    const key = requestKey(settings, messages, spec);
+    let raw = args.cache?.get(key) ?? null;
+    if (raw === null) {
+      raw = await complete(settings, messages, spec, args.env, args.signal);
+    }
+    const parsed = parseAnswer(raw, spec);
+    if ('value' in parsed) {
+      args.cache?.set(key, raw ?? '');
+      return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: raw ?? '' }] };
+    }
+    lastError = parsed.error;
+    if (args.retryIn === 'conversation') {
+      messages = [
+        ...messages,
+        { role: 'assistant', content: raw ?? '' },
+        { role: 'user', content: `That answer was invalid: ${parsed.error}. Answer again with JSON that matches the schema exactly.` },
+      ];
+    }
+  }
+  return { ok: false, error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`, attempts: args.maxInvalidAnswers + 1, messages };
+}
+
+async function complete(settings: JudgeSettings, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string | null> {
+  const responseFormat =
+    settings.responseFormat === 'json_schema'
+      ? ({ type: 'json_schema', json_schema: { name: spec.name, strict: true, schema: spec.jsonSchema } } as const)
+      : ({ type: 'json_object' } as const);
+  const completion = await clientFor(settings, env).chat.completions.create(
+    { model: settings.model, temperature: settings.temperature, messages, response_format: responseFormat },
+    { signal },
+  );
+  return completion.choices[0]?.message?.content ?? null;
+}

@@ -1,0 +1,65 @@
+import type { AnswerCache, JudgeSettings } from './llm';
+import type { JudgeUnit, ResultsStore, RunRecord } from './store';
+import type { Query, StoredJudgment, StoredResponse } from './types';
+
+/** A rubric after validation: `content` is exactly what the version hash covers. */
+export interface LoadedRubric {
+  protocol: string;
+  version: string;
+  dir: string;
+  content: Record<string, unknown>;
+  judge: { temperature: number; maxInvalidAnswers: number };
+}
+
+export interface JudgeContext {
+  store: ResultsStore;
+  runId: string;
+  snapshotId: string;
+  rubric: LoadedRubric;
+  judge: JudgeSettings;
+  env: NodeJS.ProcessEnv;
+  /** Present when re-judging may reuse answers to identical requests. */
+  cache?: AnswerCache;
+  /** Protocol-specific run options from the config (e.g. evaluationDate, errorTaxonomy). */
+  options: Record<string, unknown>;
+}
+
+export interface ReportInput {
+  run: RunRecord;
+  queries: Query[];
+  responses: StoredResponse[];
+  judgments: StoredJudgment[];
+  rubric: LoadedRubric;
+  /** What planUnits stored (e.g. the positional schedule). */
+  plan: unknown;
+  options: Record<string, unknown>;
+}
+
+export interface ReportFiles {
+  json: Record<string, unknown>;
+  markdown: string;
+  csv: unknown[][];
+  /** One headline figure per copilot, for `judgeflow runs`. */
+  summary: Record<string, number | null>;
+  /** Additional files, e.g. an .xlsx workbook. */
+  extra?: Array<{ name: string; write(file: string): Promise<void> }>;
+}
+
+/**
+ * A protocol is rubric data plus this small module. Workflows only see unit counts and ids,
+ * so adding a protocol never touches them.
+ */
+export interface ProtocolModule {
+  id: string;
+  title: string;
+  defaultRubricDir: string;
+  loadRubric(dir: string): LoadedRubric;
+  /** Rebuild a rubric from the content stored with a run, so a resumed run judges with exactly the rubric it started with. */
+  rubricFromContent(content: Record<string, unknown>, dir: string): LoadedRubric;
+  /** Read and validate a query file (JSON Lines, or what else the protocol accepts). */
+  parseQueries(file: string): Query[];
+  /** Decide what the judge sees together: one unit per judge conversation. */
+  planUnits(args: { queries: Query[]; responses: StoredResponse[]; copilots: string[]; seed: string }): { units: JudgeUnit[]; plan?: unknown };
+  judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
+  buildReport(input: ReportInput): ReportFiles;
+}

@@ -1,0 +1,76 @@
+/** Domain types shared by activities, protocols and adapters. Workflows import only the small run-level ones. */
+
+export interface Turn {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** One benchmark query as it lives in a snapshot. Protocol-specific labels are optional here and enforced by each protocol's query schema. */
+export interface Query {
+  id: string;
+  text: string;
+  /** LATTICE task type T1..T16 */
+  task?: string;
+  /** LATTICE query category C1..C5 */
+  category?: string;
+  /** CryptoAnalystBench category label */
+  tags?: string;
+  /** Previous turns of the user's conversation, oldest first. */
+  history?: Turn[];
+  /** Context that was available to the systems (CryptoAnalystBench). */
+  context?: string;
+}
+
+export type ResponseStatus = 'ok' | 'failed' | 'missing';
+
+/** What is stored per copilot response. */
+export interface StoredResponse {
+  runId: string;
+  queryId: string;
+  copilot: string;
+  status: ResponseStatus;
+  text: string | null;
+  raw: string | null;
+  html: string | null;
+  adapter: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  latencyMs: number | null;
+  errorKind: string | null;
+  errorMessage: string | null;
+  conversationId: string | null;
+  context: string | null;
+}
+
+export type JudgmentStatus = 'ok' | 'failed';
+
+/** One judge verdict on one response under one rubric version. */
+export interface StoredJudgment {
+  runId: string;
+  queryId: string;
+  copilot: string;
+  rubricVersion: string;
+  status: JudgmentStatus;
+  /** dimension id -> integer score */
+  scores: Record<string, number> | null;
+  /** dimension id -> rationale */
+  rationales: Record<string, string> | null;
+  /** protocol score of this response (LATTICE 0-100; CAB sum of dimensions 4-40) */
+  total: number | null;
+  /** CAB: 1-based rank within the query; null elsewhere */
+  rank: number | null;
+  /** CAB: 1-based position in the shared conversation; null elsewhere */
+  position: number | null;
+  error: string | null;
+  judge: JudgeStamp;
+  attempts: number;
+  createdAt: string;
+}
+
+/** Recorded with every judgment so results can be audited and re-judged. */
+export interface JudgeStamp {
+  model: string;
+  baseURL: string;
+  temperature: number;
+  rubricVersion: string;
+}

@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import crypto from 'node:crypto';
+import YAML from 'yaml';
+import { z } from 'zod';
+
+/** A user-facing input error: what, where, how to fix. The CLI prints it without a stack trace and exits 2. */
+export class InputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputError';
+  }
+}
+
+function pathText(p: ReadonlyArray<PropertyKey>): string {
+  if (p.length === 0) return '(top level)';
+  return p.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? String(k) : `.${String(k)}`)).join('');
+}
+
+/** One line per problem, each naming the file and the field. */
+export function describeZodError(error: z.ZodError, where: string): string {
+  return error.issues
+    .map((issue) => {
+      const field = pathText(issue.path);
+      if (issue.code === 'unrecognized_keys') return `${where}: ${field}: unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      return `${where}: ${field}: ${issue.message}`;
+    })
+    .join('\n');
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new InputError(describeZodError(result.error, where));
+  return result.data;
+}
+
+export function readText(file: string, what: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InputError(`${what} ${file} cannot be read (${code ?? String(error)})`);
+  }
+}
+
+/** YAML or JSON (JSON is valid YAML) file → validated value. */
+export function loadDataFile<S extends z.ZodType>(schema: S, file: string, what: string): z.infer<S> {
+  const text = readText(file, what);
+  let value: unknown;
+  try {
+    value = YAML.parse(text);
+  } catch (error) {
+    throw new InputError(`${file}: not valid YAML/JSON: ${(error as Error).message}`);
+  }
+  return parseWith(schema, value, file);
+}
+
+/** Stable JSON (sorted keys) so equal content always hashes equal. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function contentHash(value: unknown, length = 12): string {
+  return crypto.createHash('sha256').update(typeof value === 'string' ? value : canonicalJson(value)).digest('hex').slice(0, length);
+}
+
+/** `{{name}}` placeholders; an unknown placeholder is a rubric bug, so it fails loudly. */
+export function renderTemplate(template: string, vars: Record<string, string>, where: string): string {
+  return template.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, name: string) => {
+    if (!(name in vars)) throw new InputError(`${where}: unknown placeholder {{${name}}}; available: ${Object.keys(vars).join(', ')}`);
+    return vars[name];
+  });
+}

@@ -1,0 +1,70 @@
+import { bootstrapMeanCI, mean } from '../../core/stats';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import type { LatticeRubricData } from './rubric';
+import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
+
+/**
+ * 0–100 score of one response. T1–T15: Σ weight(category, d) × score(d) / scale max (weights sum to 100).
+ * T16 (safe refusal): Refusal × 100 / scale max, i.e. Refusal × 10 on the 0–10 scale.
+ */
+export function latticeScore(rubric: Pick<LatticeRubricData, 'weights' | 'refusalTask' | 'refusal' | 'scale'>, query: Pick<Query, 'task' | 'category'>, scores: Record<string, number>): number {
+  const max = rubric.scale.max;
+  if (query.task === rubric.refusalTask) return (scores[rubric.refusal.id] * 100) / max;
+  const weights = rubric.weights[query.category!];
+  return LATTICE_DIMENSIONS.reduce((sum, d) => sum + weights[d] * scores[d], 0) / max;
+}
+
+export interface LatticeCopilotSummary {
+  score: number | null;
+  ci95: { low: number; high: number } | null;
+  n: number;
+  /** Items with no score: failed judgments + failed or missing responses. Missing data, never a default score. */
+  failed: number;
+  failedJudgments: number;
+  failedResponses: number;
+  missingResponses: number;
+  dimensions: Record<string, number | null>;
+  tasks: Record<string, number | null>;
+  categories: Record<string, number | null>;
+}
+
+const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
+
+export function summariseLattice(
+  rubric: LatticeRubricData,
+  queries: Query[],
+  copilots: string[],
+  responses: StoredResponse[],
+  judgments: StoredJudgment[],
+): Record<string, LatticeCopilotSummary> {
+  const byQuery = new Map(queries.map((q) => [q.id, q]));
+  const out: Record<string, LatticeCopilotSummary> = {};
+  for (const copilot of copilots) {
+    const mine = judgments.filter((j) => j.copilot === copilot && byQuery.has(j.queryId));
+    const ok = mine.filter((j) => j.status === 'ok');
+    const myResponses = responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId));
+    const failedResponses = myResponses.filter((r) => r.status === 'failed').length;
+    const missingResponses = myResponses.filter((r) => r.status === 'missing').length;
+    const failedJudgments = mine.length - ok.length;
+    const regular = ok.filter((j) => byQuery.get(j.queryId)!.task !== rubric.refusalTask);
+    const refusals = ok.filter((j) => byQuery.get(j.queryId)!.task === rubric.refusalTask);
+    const totals = ok.map((j) => j.total!);
+    const dimensions: Record<string, number | null> = {};
+    for (const d of LATTICE_DIMENSIONS) dimensions[d] = meanOrNull(regular.map((j) => j.scores![d]));
+    dimensions[rubric.refusal.id] = meanOrNull(refusals.map((j) => j.scores![rubric.refusal.id]));
+    const groupMean = (key: 'task' | 'category', id: string) => meanOrNull(ok.filter((j) => byQuery.get(j.queryId)![key] === id).map((j) => j.total!));
+    out[copilot] = {
+      score: meanOrNull(totals),
+      ci95: bootstrapMeanCI(totals, { seed: copilot }),
+      n: ok.length,
+      failed: failedJudgments + failedResponses + missingResponses,
+      failedJudgments,
+      failedResponses,
+      missingResponses,
+      dimensions,
+      tasks: Object.fromEntries(LATTICE_TASKS.map((t) => [t, groupMean('task', t)])),
+      categories: Object.fromEntries(LATTICE_CATEGORIES.map((c) => [c, groupMean('category', c)])),
+    };
+  }
+  return out;
+}

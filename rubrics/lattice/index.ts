@@ -1,0 +1,25 @@
+import type { ProtocolModule } from '../../core/protocol';
+import { judgeLatticeResponse } from './judge';
+import { parseLatticeQueries } from './queries';
+import { buildLatticeReport } from './report';
+import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
+
+/** LATTICE: every response judged independently; units are single (query, copilot) pairs. */
+export const latticeProtocol: ProtocolModule = {
+  id: 'lattice',
+  title: 'LATTICE',
+  defaultRubricDir: __dirname,
+  loadRubric: loadLatticeRubric,
+  rubricFromContent: latticeRubricFromContent,
+  parseQueries: parseLatticeQueries,
+  planUnits({ queries, responses, copilots }) {
+    const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
+    const units = queries.flatMap((q) => copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)).map((c) => ({ queryId: q.id, copilots: [c] })));
+    return { units };
+  },
+  async judgeUnit(unit, ctx) {
+    const status = await judgeLatticeResponse(ctx.rubric as LatticeRubric, unit.queryId, unit.copilots[0], ctx);
+    return status === 'ok' ? { judged: 1, failed: 0 } : { judged: 0, failed: 1 };
+  },
+  buildReport: buildLatticeReport,
+};

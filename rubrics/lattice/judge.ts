@@ -1,0 +1,98 @@
+import { askJson, type ChatMessage } from '../../core/llm';
+import type { JudgeContext } from '../../core/protocol';
+import { dimensionScoresSpec, splitScores } from '../../core/scoreSchema';
+import type { Query, StoredJudgment } from '../../core/types';
+import { renderTemplate } from '../../core/validate';
+import type { LatticeRubric } from './rubric';
+import { latticeScore } from './aggregate';
+
+/** The dimensions a response is graded on: T16 gets only Refusal. */
+export function dimensionsFor(rubric: LatticeRubric, task: string) {
+  return task === rubric.data.refusalTask ? [rubric.data.refusal] : rubric.data.dimensions;
+}
+
+function historyBlock(query: Query): string {
+  if (!query.history?.length) return '';
+  const turns = query.history.map((t) => `${t.role === 'user' ? 'User' : 'Copilot'}: ${t.content}`).join('\n');
+  return `\nPrevious conversation (context for the query below):\n<<<\n${turns}\n>>>\n`;
+}
+
+/** The judge sees the query, labels and the response text — never which copilot wrote it. */
+export function latticeMessages(rubric: LatticeRubric, query: Query, responseText: string): ChatMessage[] {
+  const d = rubric.data;
+  const dims = dimensionsFor(rubric, query.task!);
+  const task = d.tasks.find((t) => t.id === query.task)!;
+  const category = d.categories.find((c) => c.id === query.category)!;
+  const system = renderTemplate(
+    rubric.prompts.system,
+    {
+      min: String(d.scale.min),
+      max: String(d.scale.max),
+      dimensions: dims.map((x) => `- ${x.id} ${x.name}: ${x.description}`).join('\n'),
+    },
+    `${rubric.dir}/${d.prompts.system}`,
+  );
+  const user = renderTemplate(
+    rubric.prompts.user,
+    {
+      task_id: task.id,
+      task_name: task.name,
+      task_description: task.description,
+      category_id: category.id,
+      category_name: category.name,
+      category_description: category.description,
+      history: historyBlock(query),
+      query: query.text,
+      response: responseText,
+      dimension_ids: dims.map((x) => x.id).join(', '),
+    },
+    `${rubric.dir}/${d.prompts.user}`,
+  );
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: user },
+  ];
+}
+
+/** One independent judge call for one stored response; the verdict (or the failure) is written to the store. */
+export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: string, copilot: string, ctx: JudgeContext): Promise<'ok' | 'failed'> {
+  const { store, runId } = ctx;
+  const existing = store.getJudgment(runId, queryId, copilot, rubric.version);
+  if (existing) return existing.status;
+  const query = store.snapshotQuery(ctx.snapshotId, queryId);
+  const response = store.getResponse(runId, queryId, copilot);
+  if (!response || response.status !== 'ok' || response.text === null) throw new Error(`no collected response for ${queryId}/${copilot}`);
+  const dims = dimensionsFor(rubric, query.task!);
+  const { jsonSchema, zodSchema } = dimensionScoresSpec(
+    dims.map((x) => x.id),
+    rubric.data.scale.min,
+    rubric.data.scale.max,
+  );
+  const answer = await askJson({
+    settings: ctx.judge,
+    messages: latticeMessages(rubric, query, response.text),
+    spec: { name: 'lattice_judgment', jsonSchema, zodSchema },
+    maxInvalidAnswers: rubric.judge.maxInvalidAnswers,
+    retryIn: 'fresh',
+    env: ctx.env,
+    cache: ctx.cache,
+  });
+  const base: Omit<StoredJudgment, 'status' | 'scores' | 'rationales' | 'total' | 'error'> = {
+    runId,
+    queryId,
+    copilot,
+    rubricVersion: rubric.version,
+    rank: null,
+    position: null,
+    judge: { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version },
+    attempts: answer.attempts,
+    createdAt: new Date().toISOString(),
+  };
+  if (!answer.ok) {
+    store.putJudgment({ ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error });
+    return 'failed';
+  }
+  const { scores, rationales } = splitScores(answer.value);
+  store.putJudgment({ ...base, status: 'ok', scores, rationales, total: latticeScore(rubric.data, query, scores), error: null });
+  return 'ok';
+}

@@ -1,0 +1,58 @@
+import type { ReportFiles, ReportInput } from '../../core/protocol';
+import { fmt, simulatedBanner, table } from '../../core/markdown';
+import { summariseLattice } from './aggregate';
+import type { LatticeRubric } from './rubric';
+import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
+
+export function buildLatticeReport(input: ReportInput): ReportFiles {
+  const rubric = input.rubric as LatticeRubric;
+  const { run, queries, responses, judgments } = input;
+  const copilots = summariseLattice(rubric.data, queries, run.copilots, responses, judgments);
+  const simulated = Boolean(input.options.simulated);
+  const json = {
+    runId: run.runId,
+    protocol: 'lattice',
+    rubricVersion: rubric.version,
+    snapshotId: run.snapshotId,
+    sourceRunId: run.sourceRunId,
+    simulated,
+    judge: { ...run.judge, rubricVersion: rubric.version },
+    queries: queries.length,
+    generatedAt: new Date().toISOString(),
+    copilots,
+  };
+
+  const byKey = new Map(judgments.map((j) => [`${j.queryId}\u0000${j.copilot}`, j]));
+  const dimIds = [...LATTICE_DIMENSIONS, rubric.data.refusal.id];
+  const csv: unknown[][] = [['run_id', 'query_id', 'copilot', 'task', 'category', ...dimIds, 'total', 'response_status', 'judgment_status', 'failure_reason']];
+  for (const q of queries) {
+    for (const copilot of run.copilots) {
+      const r = responses.find((x) => x.queryId === q.id && x.copilot === copilot);
+      const j = byKey.get(`${q.id}\u0000${copilot}`);
+      const reason = r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : !r ? 'not collected' : !j ? 'not judged' : '';
+      csv.push([run.runId, q.id, copilot, q.task, q.category, ...dimIds.map((d) => j?.scores?.[d] ?? ''), j?.total ?? '', r?.status ?? 'none', j?.status ?? 'none', reason]);
+    }
+  }
+
+  const names = Object.keys(copilots).sort((a, b) => (copilots[b].score ?? -1) - (copilots[a].score ?? -1));
+  const dimName = (id: string) => [...rubric.data.dimensions, rubric.data.refusal].find((d) => d.id === id)!.name;
+  const md = [
+    `# LATTICE report — run ${run.runId}\n`,
+    simulatedBanner(simulated),
+    `Snapshot \`${run.snapshotId}\` (${queries.length} queries) · rubric version \`${rubric.version}\` · judge \`${run.judge.model}\` at ${run.judge.baseURL} (temperature ${run.judge.temperature})${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
+    '## Overall (0–100)\n',
+    table(
+      ['rank', 'copilot', 'score', '95% CI', 'judged', 'no score'],
+      names.map((n, i) => [i + 1, n, fmt(copilots[n].score), copilots[n].ci95 ? `${fmt(copilots[n].ci95!.low)}–${fmt(copilots[n].ci95!.high)}` : null, copilots[n].n, copilots[n].failed]),
+    ),
+    '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero.\n',
+    '## Dimensions (0–10)\n',
+    table(['copilot', ...dimIds.map((d) => `${d} ${dimName(d)}`)], names.map((n) => [n, ...dimIds.map((d) => fmt(copilots[n].dimensions[d]))])),
+    '\n## Tasks (0–100)\n',
+    table(['task', ...names], LATTICE_TASKS.map((t) => [`${t} ${rubric.data.tasks.find((x) => x.id === t)!.name}`, ...names.map((n) => fmt(copilots[n].tasks[t]))])),
+    '\n## Categories (0–100)\n',
+    table(['category', ...names], LATTICE_CATEGORIES.map((c) => [`${c} ${rubric.data.categories.find((x) => x.id === c)!.name}`, ...names.map((n) => fmt(copilots[n].categories[c]))])),
+    '',
+  ].join('\n');
+  return { json, markdown: md, csv, summary: Object.fromEntries(names.map((n) => [n, copilots[n].score])) };
+}

@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { LoadedRubric } from '../../core/protocol';
+import { contentHash, InputError, loadDataFile, readText } from '../../core/validate';
+
+const DIMENSIONS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'] as const;
+const TASKS = Array.from({ length: 16 }, (_, i) => `T${i + 1}`);
+const CATEGORIES = ['C1', 'C2', 'C3', 'C4', 'C5'] as const;
+
+const labelled = z.object({ id: z.string(), name: z.string().min(1), description: z.string().min(1) }).strict();
+const weightRow = z.object(Object.fromEntries(DIMENSIONS.map((d) => [d, z.number().min(0).max(100)]))).strict();
+
+export const latticeRubricSchema = z
+  .object({
+    protocol: z.literal('lattice'),
+    name: z.string(),
+    scale: z.object({ min: z.number().int(), max: z.number().int() }).strict(),
+    dimensions: z.array(labelled).length(6),
+    refusal: labelled,
+    tasks: z.array(labelled).length(16),
+    categories: z.array(labelled).length(5),
+    weights: z.record(z.string(), weightRow),
+    refusalTask: z.string(),
+    judge: z.object({ temperature: z.number().min(0).max(2), maxInvalidAnswers: z.number().int().min(0).max(10) }).strict(),
+    prompts: z.object({ system: z.string(), user: z.string() }).strict(),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    const expectIds = (items: Array<{ id: string }>, ids: readonly string[], field: string) =>
+      items.forEach((item, i) => {
+        if (item.id !== ids[i]) ctx.addIssue({ code: 'custom', path: [field, i, 'id'], message: `expected "${ids[i]}", found "${item.id}"` });
+      });
+    expectIds(r.dimensions, DIMENSIONS, 'dimensions');
+    expectIds(r.tasks, TASKS, 'tasks');
+    expectIds(r.categories, CATEGORIES, 'categories');
+    for (const key of Object.keys(r.weights)) {
+      if (!(CATEGORIES as readonly string[]).includes(key)) ctx.addIssue({ code: 'custom', path: ['weights', key], message: `unknown category "${key}" (known: ${CATEGORIES.join(', ')})` });
+    }
+    for (const c of CATEGORIES) {
+      const row = r.weights[c];
+      if (!row) ctx.addIssue({ code: 'custom', path: ['weights', c], message: `missing weight row for category ${c}` });
+      else {
+        const sum = DIMENSIONS.reduce((s, d) => s + row[d], 0);
+        if (Math.abs(sum - 100) > 1e-9) ctx.addIssue({ code: 'custom', path: ['weights', c], message: `weights sum to ${sum}, must sum to 100` });
+      }
+    }
+    if (!TASKS.includes(r.refusalTask)) ctx.addIssue({ code: 'custom', path: ['refusalTask'], message: `unknown task "${r.refusalTask}"` });
+    if (r.scale.min >= r.scale.max) ctx.addIssue({ code: 'custom', path: ['scale'], message: 'min must be below max' });
+  });
+
+export type LatticeRubricData = z.infer<typeof latticeRubricSchema>;
+export interface LatticeRubric extends LoadedRubric {
+  data: LatticeRubricData;
+  prompts: { system: string; user: string };
+}
+
+export const LATTICE_DIMENSIONS = DIMENSIONS;
+export const LATTICE_TASKS = TASKS;
+export const LATTICE_CATEGORIES = CATEGORIES;
+
+export function loadLatticeRubric(dir: string): LatticeRubric {
+  const file = path.join(dir, 'rubric.yaml');
+  if (!fs.existsSync(file)) throw new InputError(`rubric directory ${dir} has no rubric.yaml`);
+  const data = loadDataFile(latticeRubricSchema, file, 'LATTICE rubric');
+  const prompts = {
+    system: readText(path.join(dir, data.prompts.system), `${file}: prompts.system file`),
+    user: readText(path.join(dir, data.prompts.user), `${file}: prompts.user file`),
+  };
+  // Everything the judge sees or the score depends on: the data and the prompt texts.
+  return latticeRubricFromContent({ data, prompts }, dir);
+}
+
+export function latticeRubricFromContent(content: Record<string, unknown>, dir: string): LatticeRubric {
+  const { data, prompts } = content as { data: LatticeRubricData; prompts: { system: string; user: string } };
+  return { protocol: 'lattice', version: contentHash(content), dir, content, judge: data.judge, data, prompts };
+}

@@ -1,0 +1,113 @@
+/**
+ * `judgeflow sim`: run the simulated OpenAI-compatible server until SIGINT/SIGTERM,
+ * so the demo and manual runs can point copilots and judges at it.
+ */
+import { startSimServer, type SimOptions } from './server';
+
+const USAGE = `Usage: judgeflow sim [options]
+
+Runs a local OpenAI-compatible Chat Completions server that plays copilots and judges
+deterministically (no network, no API key).
+
+Options:
+  --port N              port to listen on (default 8000; 0 = random free port)
+  --host H              interface to bind (default 127.0.0.1)
+  --latency-ms N        delay added before every reply (default 0)
+  --rate-429 F          fraction 0..1 of requests answered with HTTP 429
+  --rate-500 F          fraction 0..1 of requests answered with HTTP 500
+  --rate-malformed F    fraction 0..1 of requests answered with a body that is not valid JSON
+  --retry-after N       Retry-After seconds sent with 429s (default 1)
+  --seed N              seed for which requests get faults (default 0)
+  --quiet               do not print a line per request
+  -h, --help            show this help
+
+Per-request faults via the model name: fault-429:<m>, fault-500:<m>, fault-malformed:<m>,
+fault-badjson:<m>, fault-once-429:<m>. Model names containing "terse", "thorough" or
+"refuser" change the copilot's style. The request log is at GET /_sim/requests.
+`;
+
+interface CliArgs { options: SimOptions; quiet: boolean; help: boolean }
+
+/** Parse `--flag value` and `--flag=value`; throws with a message meant for the user. */
+export function parseSimArgs(argv: string[]): CliArgs {
+  const args: CliArgs = { options: { port: 8000 }, quiet: false, help: false };
+  const faults: NonNullable<SimOptions['faults']> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = (argv[i] as string).split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    switch (flag) {
+      case '-h': case '--help': args.help = true; break;
+      case '--quiet': args.quiet = true; break;
+      case '--host': args.options.host = value(); break;
+      case '--port': args.options.port = integer(flag, value(), 0, 65535); break;
+      case '--latency-ms': args.options.latencyMs = integer(flag, value(), 0, 600_000); break;
+      case '--rate-429': faults.rate429 = fraction(flag, value()); break;
+      case '--rate-500': faults.rate500 = fraction(flag, value()); break;
+      case '--rate-malformed': faults.rateMalformed = fraction(flag, value()); break;
+      case '--retry-after': faults.retryAfterSeconds = integer(flag, value(), 0, 3600); break;
+      case '--seed': faults.seed = integer(flag, value(), 0, Number.MAX_SAFE_INTEGER); break;
+      default: throw new Error(`unknown option ${flag}`);
+    }
+  }
+  if (Object.keys(faults).length > 0) args.options.faults = faults;
+  return args;
+}
+
+function integer(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer between ${min} and ${max}, got "${text}"`);
+  return n;
+}
+
+function fraction(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`${flag} must be a number between 0 and 1, got "${text}"`);
+  return n;
+}
+
+/** Returns the process exit code: 0 after a clean shutdown or --help, 2 on bad arguments. */
+export async function runSimCli(argv: string[]): Promise<number> {
+  let args: CliArgs;
+  try {
+    args = parseSimArgs(argv);
+  } catch (error) {
+    process.stderr.write(`judgeflow sim: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (!args.quiet) {
+    args.options.onRequest = (entry) => process.stdout.write(`${new Date(entry.at).toISOString()} ${entry.path} model=${entry.model || '-'}\n`);
+  }
+  const server = await startSimServer(args.options);
+  process.stdout.write(`judgeflow sim listening on ${server.url}\n`);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    const stop = (received: NodeJS.Signals) => {
+      // Drop both listeners so a second Ctrl-C falls back to Node's default (immediate exit).
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(received);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  process.stdout.write(`judgeflow sim: ${signal} received, shutting down after ${server.requests.length} requests\n`);
+  await server.close();
+  return 0;
+}
+
+if (require.main === module) {
+  runSimCli(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`judgeflow sim: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,219 @@
+/**
+ * Deterministic answers for the simulator: a seeded PRNG, a JSON-schema walker that
+ * fabricates a value satisfying the schema, and the "quality signal" that biases judge scores.
+ *
+ * Everything here is pure: the same inputs always give the same output, so tests and the
+ * offline demo are reproducible across runs and machines.
+ */
+import { createHash } from 'node:crypto';
+
+/** A uniform [0, 1) generator; sfc32 seeded from sha256 so nearby seeds give unrelated streams. */
+export type Rng = () => number;
+
+export function rngFromText(seedText: string): Rng {
+  const digest = createHash('sha256').update(seedText).digest();
+  let a = digest.readUInt32LE(0);
+  let b = digest.readUInt32LE(4);
+  let c = digest.readUInt32LE(8);
+  let d = digest.readUInt32LE(12);
+  return () => {
+    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    const t = (a + b + d) >>> 0;
+    d = (d + 1) >>> 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) >>> 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) >>> 0;
+    return t / 4294967296;
+  };
+}
+
+export function pick<T>(rng: Rng, items: readonly T[]): T {
+  return items[Math.floor(rng() * items.length)] as T;
+}
+
+export function intBetween(rng: Rng, min: number, max: number): number {
+  return min + Math.floor(rng() * (max - min + 1));
+}
+
+export function shuffle<T>(rng: Rng, items: readonly T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+/**
+ * Hints that make judge answers look like real judging instead of noise.
+ * `quality` (0..1) biases every `*score` field; `itemQualities[i]` overrides it inside the
+ * i-th element of the nearest enclosing array (one entry per judged response).
+ */
+export interface AnswerHints {
+  quality?: number;
+  itemQualities?: number[];
+}
+
+interface WalkContext {
+  root: any;
+  rng: Rng;
+  hints: AnswerHints;
+  key: string;
+  arrayIndex: number | undefined;
+  depth: number;
+}
+
+/** Deterministic JSON satisfying `schema` (the subset of JSON Schema that structured outputs use). */
+export function answerForSchema(schema: any, seedText: string, hints: AnswerHints = {}): unknown {
+  const ctx: WalkContext = { root: schema, rng: rngFromText(seedText), hints, key: '', arrayIndex: undefined, depth: 0 };
+  return walk(schema, ctx);
+}
+
+function walk(schema: any, ctx: WalkContext): unknown {
+  // Recursive $refs could loop forever; past this depth the simplest valid-ish value is fine.
+  if (ctx.depth > 32 || schema === true || schema == null || typeof schema !== 'object') return null;
+  const s = resolve(schema, ctx.root);
+  if ('const' in s) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return pick(ctx.rng, s.enum);
+  const variants = s.anyOf ?? s.oneOf;
+  if (Array.isArray(variants) && variants.length > 0) return walk(variants[0], deeper(ctx));
+  if (Array.isArray(s.allOf)) return walk(mergeAllOf(s, ctx.root), deeper(ctx));
+  switch (typeOf(s)) {
+    case 'object': return objectAnswer(s, ctx);
+    case 'array': return arrayAnswer(s, ctx);
+    case 'integer': return numberAnswer(s, ctx, true);
+    case 'number': return numberAnswer(s, ctx, false);
+    case 'boolean': return ctx.rng() < 0.5;
+    case 'null': return null;
+    default: return stringAnswer(s, ctx);
+  }
+}
+
+function deeper(ctx: WalkContext, patch: Partial<WalkContext> = {}): WalkContext {
+  return { ...ctx, ...patch, depth: ctx.depth + 1 };
+}
+
+/** Follow local JSON pointers such as `#/$defs/Score` or `#/definitions/Score`. */
+function resolve(schema: any, root: any): any {
+  let current = schema;
+  for (let hops = 0; typeof current?.$ref === 'string' && hops < 32; hops++) {
+    const ref: string = current.$ref;
+    if (!ref.startsWith('#')) throw new Error(`sim: only local $ref is supported, got ${ref}`);
+    const target = ref
+      .slice(1)
+      .split('/')
+      .filter(Boolean)
+      .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce((node: any, part) => node?.[part], root);
+    if (target === undefined) throw new Error(`sim: unresolvable $ref ${ref}`);
+    // Sibling keywords next to $ref (e.g. a description) are kept; the target wins on conflicts.
+    const { $ref: _ignored, ...siblings } = current;
+    current = { ...siblings, ...target };
+  }
+  return current;
+}
+
+function mergeAllOf(schema: any, root: any): any {
+  const { allOf, ...rest } = schema;
+  return (allOf as any[]).map((part) => resolve(part, root)).reduce(
+    (acc, part) => ({ ...acc, ...part, properties: { ...acc.properties, ...part.properties }, required: [...(acc.required ?? []), ...(part.required ?? [])] }),
+    { properties: {}, ...rest },
+  );
+}
+
+function typeOf(s: any): string {
+  const t = Array.isArray(s.type) ? (s.type.find((x: string) => x !== 'null') ?? 'null') : s.type;
+  if (typeof t === 'string') return t;
+  if (s.properties) return 'object';
+  if (s.items) return 'array';
+  return 'string';
+}
+
+function objectAnswer(s: any, ctx: WalkContext): Record<string, unknown> {
+  const properties: Record<string, any> = s.properties ?? {};
+  // Every declared property is produced (structured outputs require them all anyway);
+  // required names without a declared schema still get a value so `required` holds.
+  const names = [...new Set([...Object.keys(properties), ...((s.required as string[] | undefined) ?? [])])];
+  const out: Record<string, unknown> = {};
+  for (const name of names) out[name] = walk(properties[name] ?? {}, deeper(ctx, { key: name }));
+  return out;
+}
+
+function arrayAnswer(s: any, ctx: WalkContext): unknown[] {
+  const items = resolve(s.items ?? {}, ctx.root);
+  const choices: unknown[] | undefined = Array.isArray(items.enum) ? items.enum : undefined;
+  // A fixed-length array over an enum of the same length is how judges are asked to rank labels.
+  if (choices && s.minItems === choices.length && s.maxItems === choices.length) return shuffle(ctx.rng, choices);
+  const min = typeof s.minItems === 'number' ? s.minItems : 1;
+  const count = typeof s.maxItems === 'number' ? Math.min(min, s.maxItems) : min;
+  return Array.from({ length: count }, (_, i) => walk(items, deeper(ctx, { arrayIndex: i })));
+}
+
+function numberAnswer(s: any, ctx: WalkContext, integer: boolean): number {
+  let min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + (integer ? 1 : 0.01) : 0;
+  let max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - (integer ? 1 : 0.01) : Math.max(10, min);
+  if (integer) { min = Math.ceil(min); max = Math.floor(max); }
+  const quality = /score$/i.test(ctx.key) ? qualityFor(ctx) : undefined;
+  const raw = quality === undefined ? min + ctx.rng() * (max - min) : biased(quality, min, max, ctx.rng);
+  const value = integer ? Math.round(raw) : Math.round(raw * 100) / 100;
+  return Math.min(max, Math.max(min, value));
+}
+
+function qualityFor(ctx: WalkContext): number | undefined {
+  const { quality, itemQualities } = ctx.hints;
+  if (itemQualities && ctx.arrayIndex !== undefined && itemQualities[ctx.arrayIndex] !== undefined) return itemQualities[ctx.arrayIndex];
+  return quality;
+}
+
+/** Place the score at `quality` along the range, then add ±15% of the range as deterministic noise. */
+function biased(quality: number, min: number, max: number, rng: Rng): number {
+  const noise = (rng() * 2 - 1) * 0.15 * (max - min);
+  return min + quality * (max - min) + noise;
+}
+
+const SUBJECTS = ['The response', 'This answer', 'The analysis', 'The reply'];
+const VERBS = ['covers', 'addresses', 'explains', 'touches on'];
+const OBJECTS = ['the main question', 'on-chain context', 'market risks', 'the key numbers', 'the user intent'];
+const CLOSERS = ['with adequate support.', 'but could cite more sources.', 'clearly and concisely.', 'with some gaps in depth.'];
+
+function stringAnswer(s: any, ctx: WalkContext): string {
+  const { rng } = ctx;
+  if (s.format === 'date-time') return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString();
+  if (s.format === 'date') return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString().slice(0, 10);
+  let text = `${pick(rng, SUBJECTS)} ${pick(rng, VERBS)} ${pick(rng, OBJECTS)} ${pick(rng, CLOSERS)}`;
+  const minLength = typeof s.minLength === 'number' ? s.minLength : 0;
+  while (text.length < minLength) text += ` ${pick(rng, OBJECTS)}.`;
+  return typeof s.maxLength === 'number' ? text.slice(0, s.maxLength) : text;
+}
+
+/**
+ * Quality signal in 0..1 for a judged text, so the demo's scores track answer quality:
+ * 40% length (log-scaled, saturating near 300 words), 20% structure (bullet or numbered lines),
+ * 20% figures (numbers), 20% reasoning vocabulary ("risk", "because", ...). Refusals are capped low.
+ */
+export function qualitySignal(text: string): number {
+  const words = text.split(/\s+/).filter(Boolean).length;
+  const length = Math.min(1, Math.log1p(words) / Math.log1p(300));
+  const structure = Math.min(1, (text.match(/^\s*(?:[-*•]|\d+[.)])\s+/gm)?.length ?? 0) / 5);
+  const figures = Math.min(1, (text.match(/\d+(?:[.,]\d+)?%?/g)?.length ?? 0) / 6);
+  const reasoning = Math.min(1, (text.match(/\b(?:risks?|because|however|therefore|liquidity|volatility|downside)\b/gi)?.length ?? 0) / 4);
+  const score = 0.4 * length + 0.2 * structure + 0.2 * figures + 0.2 * reasoning;
+  const refusal = /\b(?:can(?:no|')t|unable to|not able to)\b.*\b(?:advice|help|provide)\b/i.test(text) && words < 80;
+  return refusal ? Math.min(score, 0.15) : score;
+}
+
+/**
+ * Hints for a judge prompt: the judged text is found either in `<response ...>...</response>`
+ * (or `<answer>`) blocks, or in `<<< ... >>>` blocks under a heading line that mentions "response"
+ * (the rubric prompts' "Copilot response:" layout). One quality per block, in order; without
+ * such blocks the whole message is used.
+ */
+export function judgeHints(judgePrompt: string): AnswerHints {
+  const tagged = [...judgePrompt.matchAll(/<(response|answer)\b[^>]*>([\s\S]*?)<\/\1>/gi)].map((m) => m[2] ?? '');
+  const fenced = [...judgePrompt.matchAll(/^[^\n]*response[^\n]*\n<<<\n?([\s\S]*?)\n?>>>/gim)].map((m) => m[1] ?? '');
+  const blocks = tagged.length > 0 ? tagged : fenced;
+  if (blocks.length === 0) return { quality: qualitySignal(judgePrompt) };
+  const itemQualities = blocks.map(qualitySignal);
+  return { quality: itemQualities.reduce((a, b) => a + b, 0) / itemQualities.length, itemQualities };
+}

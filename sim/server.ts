@@ -1,0 +1,284 @@
+/**
+ * A local OpenAI-compatible Chat Completions server (node:http, no framework) that plays
+ * copilots and judges deterministically, for tests and the offline demo.
+ *
+ * Order of decisions per chat request: model-prefix faults → rate faults → custom handler →
+ * default behaviour (schema answer for judges, analyst answer for copilots).
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { answerForSchema, intBetween, judgeHints, pick, rngFromText } from './schemaAnswer';
+
+export { answerForSchema } from './schemaAnswer';
+
+export interface SimRequestLog { at: number; path: string; model: string; body: any; headers: Record<string, string | undefined> }
+export interface SimReply { status?: number; headers?: Record<string, string>; body?: string /* raw body, e.g. malformed JSON */; content?: string /* assistant message content */ }
+export type SimHandler = (body: any, ctx: { requestIndex: number; log: SimRequestLog[] }) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
+export interface SimOptions {
+  port?: number; // 0 = random free port (default)
+  host?: string; // default 127.0.0.1
+  latencyMs?: number; // added delay before each reply
+  handler?: SimHandler; // custom behaviour; return undefined to fall back to the default behaviour
+  faults?: { rate429?: number; rate500?: number; rateMalformed?: number; retryAfterSeconds?: number; seed?: number }; // fractions 0..1, deterministic by request index + seed
+  onRequest?: (entry: SimRequestLog) => void; // observe chat requests as they arrive (the CLI logs them)
+}
+export interface SimServer { url: string /* e.g. http://127.0.0.1:PORT/v1 */; port: number; requests: SimRequestLog[]; close(): Promise<void> }
+
+type Message = { role: string; content: string };
+
+/** Content that starts a JSON object but is not valid JSON: what a sloppy judge produces. */
+const BAD_JSON_CONTENT = 'Sure! Here is my verdict: {"score": 7, "rationale": "solid answer" (truncated';
+/** A body that claims to be JSON but is cut off mid-object, like a dropped proxy connection. */
+const MALFORMED_BODY = '{"id":"chatcmpl-sim-broken","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist';
+
+export async function startSimServer(options: SimOptions = {}): Promise<SimServer> {
+  const requests: SimRequestLog[] = [];
+  const seenOnce = new Set<string>();
+  const server = createServer((req, res) => {
+    route(req, res, options, requests, seenOnce).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host ?? '127.0.0.1';
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Keep-alive sockets from HTTP clients would otherwise hold close() open.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
+  if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce);
+  if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
+  if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
+  sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
+}
+
+async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>): Promise<void> {
+  const raw = await readBody(req);
+  let body: any;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    body = undefined;
+  }
+  // Log even rejected requests (raw text for bad JSON) so tests can see exactly what arrived.
+  const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body: body ?? raw, headers: flattenHeaders(req) };
+  const requestIndex = log.push(entry) - 1;
+  options.onRequest?.(entry);
+  if (options.latencyMs) await sleep(options.latencyMs);
+
+  if (body === undefined) return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
+    return sendError(res, 400, 'Request must include a string "model" and a "messages" array.', 'invalid_request_error', 'invalid_request');
+  }
+  const reply = faultReply(body, requestIndex, options, seenOnce) ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
+  sendReply(res, body, reply);
+}
+
+/** Per-request faults from the model prefix win over random ones; both are deterministic. */
+function faultReply(body: any, requestIndex: number, options: SimOptions, seenOnce: Set<string>): SimReply | undefined {
+  const faults = options.faults ?? {};
+  const retryAfter = { 'Retry-After': String(faults.retryAfterSeconds ?? 1) };
+  const prefix = /^(fault-[a-z0-9-]+):/.exec(body.model)?.[1];
+  if (prefix === 'fault-429') return errorReply(429, retryAfter);
+  if (prefix === 'fault-500') return errorReply(500);
+  if (prefix === 'fault-malformed') return { status: 200, body: MALFORMED_BODY };
+  if (prefix === 'fault-badjson') return { content: BAD_JSON_CONTENT };
+  if (prefix === 'fault-once-429') {
+    const key = sha256(JSON.stringify([body.model, body.messages]));
+    if (!seenOnce.has(key)) {
+      seenOnce.add(key);
+      return errorReply(429, retryAfter);
+    }
+  }
+  // One uniform draw per request index, split into bands, so each rate is honoured independently.
+  const u = rngFromText(`sim-faults:${faults.seed ?? 0}:${requestIndex}`)();
+  const bands: Array<[number | undefined, () => SimReply]> = [
+    [faults.rate429, () => errorReply(429, retryAfter)],
+    [faults.rate500, () => errorReply(500)],
+    [faults.rateMalformed, () => ({ status: 200, body: MALFORMED_BODY })],
+  ];
+  let edge = 0;
+  for (const [rate, make] of bands) {
+    edge += rate ?? 0;
+    if (u < edge) return make();
+  }
+  return undefined;
+}
+
+function errorReply(status: number, headers?: Record<string, string>): SimReply {
+  return { status, headers, content: status === 429 ? 'Rate limit reached (simulated).' : 'The server had an error while processing your request (simulated).' };
+}
+
+function normalize(reply: SimReply | string | undefined): SimReply | undefined {
+  return typeof reply === 'string' ? { content: reply } : reply;
+}
+
+function sendReply(res: ServerResponse, body: any, reply: SimReply): void {
+  const status = reply.status ?? 200;
+  if (reply.body !== undefined) {
+    const contentType = body.stream ? 'text/event-stream' : 'application/json';
+    const payload = body.stream ? `data: ${reply.body}\n\n` : reply.body;
+    res.writeHead(status, { 'content-type': contentType, ...reply.headers }).end(payload);
+    return;
+  }
+  if (status >= 400) {
+    const [type, code] = status === 429 ? ['requests', 'rate_limit_exceeded'] : status >= 500 ? ['server_error', 'server_error'] : ['invalid_request_error', null];
+    return sendError(res, status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
+  }
+  const content = reply.content ?? defaultContent(body);
+  if (body.stream) return streamCompletion(res, body, content, status, reply.headers);
+  sendJson(res, status, completion(body, content), reply.headers);
+}
+
+/** Judges ask for json_schema output; everything else is treated as a copilot question. */
+function defaultContent(body: any): string {
+  const messages: Message[] = body.messages.map((m: any) => ({ role: String(m?.role), content: textOf(m?.content) }));
+  const format = body.response_format;
+  if (format?.type === 'json_schema') {
+    const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+    return JSON.stringify(answerForSchema(format.json_schema?.schema ?? {}, JSON.stringify(messages), judgeHints(lastUser)));
+  }
+  return defaultCopilotAnswer(baseModel(body.model), messages);
+}
+
+function completion(body: any, content: string) {
+  const id = `chatcmpl-sim-${sha256(JSON.stringify([body.model, body.messages, content])).slice(0, 24)}`;
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: usage(body, content),
+  };
+}
+
+function streamCompletion(res: ServerResponse, body: any, content: string, status: number, headers?: Record<string, string>): void {
+  const { id, created, model } = completion(body, content);
+  const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  res.writeHead(status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
+  send(chunk({ role: 'assistant', content: '' }, null));
+  // Split before each word that follows whitespace so joining the pieces restores the text exactly.
+  for (const word of content.split(/(?<=\s)(?=\S)/)) send(chunk({ content: word }, null));
+  send(chunk({}, 'stop'));
+  if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usage(body, content) });
+  res.end('data: [DONE]\n\n');
+}
+
+/** Rough token counts (words) are enough for cost reports to have non-zero, stable numbers. */
+function usage(body: any, content: string) {
+  const count = (text: string) => text.split(/\s+/).filter(Boolean).length;
+  const prompt_tokens = (body.messages as any[]).reduce((n, m) => n + count(textOf(m?.content)), 0);
+  const completion_tokens = count(content);
+  return { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+}
+
+function modelList() {
+  const ids = ['sim-copilot', 'sim-terse', 'sim-thorough', 'sim-refuser', 'sim-judge'];
+  return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'judgeflow-sim' })) };
+}
+
+const STOPWORDS = new Set('what which when where will would should could does with from that this there their about into your have been over than then them they these those price today right now much many more most also just like make give tell explain please some\'s'.split(' '));
+
+/** Distinctive words of the question (tickers first), so different queries get different answers. */
+function keywords(question: string): string[] {
+  const tickers = question.match(/\$?\b[A-Z]{2,6}\b/g)?.map((t) => t.replace('$', '')) ?? [];
+  const words = question.match(/[A-Za-z][A-Za-z0-9-]{3,}/g)?.filter((w) => !STOPWORDS.has(w.toLowerCase())) ?? [];
+  const seen = new Set<string>();
+  const unique = [...tickers, ...words].filter((w) => !seen.has(w.toLowerCase()) && seen.add(w.toLowerCase()));
+  return unique.length > 0 ? unique.slice(0, 5) : ['the market'];
+}
+
+/** A deterministic crypto-analyst answer; its style is chosen by words in the model name. */
+export function defaultCopilotAnswer(model: string, messages: Array<{ role: string; content: string }>): string {
+  const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const rng = rngFromText(`copilot:${model}:${question}`);
+  const keys = keywords(question);
+  const topic = keys.join(', ');
+  const subject = keys[0] ?? 'the market';
+  const stance = pick(rng, ['cautiously bullish', 'neutral', 'cautiously bearish']);
+  const pct = () => `${intBetween(rng, 2, 45)}%`;
+  if (/refuser/i.test(model)) return `I'm sorry, but I can't provide financial advice about ${topic}. Please consult a licensed professional.`;
+  if (/terse/i.test(model)) return `On ${topic}: I'm ${stance} on ${subject} over the next few weeks.`;
+  if (/thorough/i.test(model)) {
+    return [
+      `Here is a structured view on ${topic}.`,
+      '',
+      `- **Summary:** I'm ${stance} on ${subject} because on-chain activity changed ${pct()} over 30 days while funding rates stayed near ${(rng() * 0.05).toFixed(3)}%.`,
+      `- **Data:** 7-day volume moved ${pct()}, exchange reserves shifted ${pct()}, and roughly ${intBetween(rng, 10, 90)}% of supply has been unmoved for over a year.`,
+      `- **Risks:** liquidity is thin at key levels, so a ${pct()} drawdown is plausible; regulatory news and token unlocks are further downside risk.`,
+      `- **What would change my view:** a sustained break of the ${intBetween(rng, 20, 200)}-day moving average or a reversal in net flows.`,
+      '',
+      `1. Size positions so a ${pct()} move is survivable.`,
+      `2. Re-check ${keys.slice(1).join(' and ') || subject} data weekly, because conditions change quickly.`,
+      '',
+      'This is analysis, not financial advice.',
+    ].join('\n');
+  }
+  return [
+    `Regarding ${topic}: I'm ${stance} on ${subject}. Activity rose about ${pct()} recently, which supports the current trend.`,
+    `- Key level to watch: the ${intBetween(rng, 20, 200)}-day average.`,
+    `- Main risk: a sharp reversal in sentiment.`,
+  ].join('\n');
+}
+
+/** Model names may carry a fault prefix (`fault-once-429:sim-thorough`); behave as the inner model. */
+function baseModel(model: string): string {
+  return model.replace(/^fault-[a-z0-9-]+:/, '');
+}
+
+/** Chat content may be a string or an array of parts; only text matters to the simulator. */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
+  return '';
+}
+
+function sendJson(res: ServerResponse, status: number, data: unknown, headers?: Record<string, string>): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(data));
+}
+
+function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>): void {
+  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  return out;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,193 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { browserAdapter, closeSharedBrowser } from '../activities/adapters/browser';
+import { AdapterError } from '../activities/adapters/types';
+import type { Query } from '../core/types';
+
+jest.setTimeout(30_000);
+
+/** What the page will stream for a question, recorded when the page asks for it, so assertions use the page's own plan. */
+const planned = new Map<string, string>();
+
+function planFor(question: string): string[] {
+  const words = `You asked: ${question.trim()} — BTC dominance is 57.3%, ETH/BTC sits near 0.036; watch <funding> & "open interest" before sizing up.`.split(' ');
+  planned.set(question, words.join(' '));
+  return words;
+}
+
+const CHAT_PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Test copilot</title>
+<style>.spinner{color:#888} .answer{border:1px solid #ccc;margin:4px;padding:4px} #stop[hidden]{display:none}</style></head>
+<body>
+<button id="new-chat">New chat</button>
+<div id="messages"><div class="answer">Welcome back! This earlier answer stays on the page.</div></div>
+<textarea id="prompt"></textarea>
+<button id="send">Send</button>
+<button id="stop" hidden>Stop generating</button>
+<script>
+const params = new URLSearchParams(location.search);
+const spinnerMs = Number(params.get('spinnerMs') || 300);
+const spinnerInside = params.has('spinnerInside');
+const forever = params.has('forever');
+const messages = document.getElementById('messages');
+const input = document.getElementById('prompt');
+const stop = document.getElementById('stop');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+function newAnswer() { const div = document.createElement('div'); div.className = 'answer'; messages.appendChild(div); return div; }
+document.getElementById('new-chat').onclick = () => { messages.innerHTML = ''; };
+async function send() {
+  const question = input.value; input.value = '';
+  const mine = document.createElement('div'); mine.className = 'user'; mine.textContent = question; messages.appendChild(mine);
+  if (!location.pathname.startsWith('/c/')) history.pushState(null, '', '/c/conv-' + Date.now());
+  stop.hidden = false;
+  const spinner = document.createElement('span'); spinner.className = 'spinner'; spinner.textContent = 'Thinking…';
+  let answer;
+  if (spinnerInside) { answer = newAnswer(); answer.appendChild(spinner); } else messages.appendChild(spinner);
+  const { words } = await (await fetch('/api/plan?q=' + encodeURIComponent(question))).json();
+  await sleep(spinnerMs);
+  spinner.remove();
+  answer = answer || newAnswer();
+  for (let i = 0; forever || i < words.length; i++) {
+    const word = (i ? ' ' : '') + (words[i % words.length]);
+    if (i % 5 === 4) { const strong = document.createElement('strong'); strong.textContent = word; answer.appendChild(strong); }
+    else answer.appendChild(document.createTextNode(word));
+    await sleep(50);
+  }
+  stop.hidden = true;
+  const footer = document.createElement('div'); footer.className = 'answer-done'; footer.textContent = 'Copy · Retry'; messages.appendChild(footer);
+}
+document.getElementById('send').onclick = send;
+input.addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); send(); } });
+</script></body></html>`;
+
+const LOGIN_PAGE = '<!doctype html><html><body><h1>Please log in</h1></body></html>';
+
+let server: Server;
+let base: string;
+let artefactDir: string;
+
+beforeAll(async () => {
+  artefactDir = mkdtempSync(join(tmpdir(), 'judgeflow-browser-'));
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/api/plan') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ words: planFor(url.searchParams.get('q') ?? '') }));
+    }
+    if (url.pathname === '/secure' && !/(^|; )session=letmein/.test(req.headers.cookie ?? '')) {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return void res.end(LOGIN_PAGE);
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(CHAT_PAGE);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await closeSharedBrowser();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  rmSync(artefactDir, { recursive: true, force: true }); //KEEP
+});
+
+function ask(fields: Record<string, unknown>, query: Query) {
+  const config = browserAdapter.configSchema.parse({
+    name: 'WebBot',
+    type: 'browser',
+    url: `${base}/`,
+    selectors: { input: '#prompt', send: '#send', answer: '.answer' },
+    timeoutMs: 15_000,
+    ...fields,
+  });
+  const adapter = browserAdapter.create(config, { env: {}, artefactDir });
+  return adapter.collect({ query, signal: AbortSignal.timeout(config.timeoutMs) });
+}
+
+async function failure(promise: Promise<unknown>): Promise<AdapterError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AdapterError);
+  return error as AdapterError;
+}
+
+test('default done (quiet for 1500 ms): captures exactly the streamed answer, not the earlier one', async () => {
+  const question = 'Which altcoins are outperforming Bitcoin today?';
+  const response = await ask({}, { id: 'q1', text: question });
+  expect(response.text).toBe(planned.get(question));
+  expect(response.html).toContain('<strong>');
+  expect(response.html).toContain('&lt;funding&gt;');
+  expect(response.conversationId).toMatch(new RegExp(`^${base}/c/conv-\\d+$`));
+});
+
+test('done: {selector}, Enter instead of a send button, "new chat" step, and a logged-in storageState', async () => {
+  const storageState = join(artefactDir, 'state.json');
+  writeFileSync(
+    storageState,
+    JSON.stringify({
+      cookies: [{ name: 'session', value: 'letmein', domain: '127.0.0.1', path: '/', expires: -1, httpOnly: false, secure: false, sameSite: 'Lax' }],
+      origins: [],
+    }),
+  );
+  const question = 'Compare HYPE with other DEX Projects.';
+  const started = Date.now();
+  const response = await ask(
+    {
+      url: `${base}/secure`,
+      storageState,
+      selectors: { input: '#prompt', answer: '.answer' },
+      before: [{ click: '#new-chat' }, { wait: 50 }, { waitFor: '#prompt' }],
+      done: { selector: '.answer-done' },
+    },
+    { id: 'q2', text: question },
+  );
+  expect(response.text).toBe(planned.get(question));
+  expect(Date.now() - started).toBeLessThan(1500 + 2000); // no quiet period needed
+});
+
+test('done: {stopGone}, two queries at once in separate contexts of the shared browser', async () => {
+  const questions = ['Top projects on sui', 'What are the top trending DeFi pools tokens now?'];
+  const responses = await Promise.all(questions.map((text, k) => ask({ done: { stopGone: '#stop' } }, { id: `q3-${k}`, text })));
+  expect(responses.map((r) => r.text)).toEqual(questions.map((q) => planned.get(q)));
+});
+
+test('a "Thinking…" spinner inside the answer container is not taken for the answer', async () => {
+  const question = 'Compare xrp and hbar Future';
+  const response = await ask(
+    { url: `${base}/?spinnerInside=1&spinnerMs=1000`, selectors: { input: '#prompt', send: '#send', answer: '.answer', stop: '.spinner' }, done: { quietMs: 400 } },
+    { id: 'q4', text: question },
+  );
+  expect(response.text).toBe(planned.get(question));
+});
+
+test('a page that never finishes: timeout error with a screenshot', async () => {
+  const error = await failure(ask({ url: `${base}/?forever=1`, timeoutMs: 3000 }, { id: 'q5/forever', text: 'Never stop' }));
+  expect(error.kind).toBe('timeout');
+  expect(error.retryable).toBe(true);
+  expect(error.message).toMatch(/did not finish within 3000 ms while waiting for the answer to finish \(answer had \d+ characters so far\)/);
+  expect(error.options.screenshotPath).toBeDefined();
+  expect(existsSync(error.options.screenshotPath!)).toBe(true);
+  expect(basename(error.options.screenshotPath!)).toMatch(/^WebBot-q5_forever-.*\.png$/);
+  expect(error.message).toContain(error.options.screenshotPath!);
+});
+
+test('a missing input selector fails fast naming it, with a screenshot', async () => {
+  const started = Date.now();
+  const error = await failure(ask({ selectors: { input: '#nope', answer: '.answer' }, selectorTimeoutMs: 1000 }, { id: 'q6', text: 'hello' }));
+  expect(error.kind).toBe('selector');
+  expect(error.message).toContain(`input selector "#nope" matched nothing on ${base}/`);
+  expect(existsSync(error.options.screenshotPath!)).toBe(true);
+  expect(Date.now() - started).toBeLessThan(5000);
+});
+
+test('without the storageState the login page has no input: selector error', async () => {
+  const error = await failure(ask({ url: `${base}/secure`, selectorTimeoutMs: 500 }, { id: 'q7', text: 'hello' }));
+  expect(error.kind).toBe('selector');
+  expect(error.message).toContain('input selector "#prompt" matched nothing');
+});

@@ -1,0 +1,122 @@
+import { defineQuery, executeChild, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { RunActivities } from '../activities';
+import { chunkRanges, runPool } from './pool';
+import type { BenchmarkRunInput, ChunkResult, CollectChunkInput, JudgeChunkInput, Progress, RunResult } from './types';
+
+export const progressQuery = defineQuery<Progress>('progress');
+
+const { prepareRun, planJudging, writeReport, markRunFailed } = proxyActivities<RunActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
+
+/**
+ * One benchmark run: load the query snapshot → collect every copilot's answers → judge them → aggregate and write the report.
+ * Collection and judging fan out to child workflows of `chunkSize` items, so no history grows past a few thousand events
+ * even at paper scale (1,200 queries × 6 copilots). Large texts never enter this history: activities keep them in the results store.
+ */
+export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
+  const { runId, config } = input;
+  const progress: Progress = { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
+  setHandler(progressQuery, () => progress);
+  const chunk = config.chunkSize;
+
+  try {
+    // 1. Load the snapshot, rubric and run record (or, when re-judging, adopt the source run's responses).
+    const prepared = await prepareRun(input);
+
+    // 2. Collect: copilots in parallel; each copilot's chunks one after another so its concurrency and rate limits hold across all workers.
+    if (!input.sourceRunId) {
+      progress.stage = 'collect';
+      progress.total = prepared.queryIds.length * config.copilots.length;
+      await Promise.all(
+        config.copilots.map(async (copilot) => {
+          for (const [from, to] of chunkRanges(prepared.queryIds.length, chunk)) {
+            const result = await executeChild(collectChunk, {
+              workflowId: `${runId}-collect-${copilot.name}-${from}`,
+              args: [{ runId, copilot, queryIds: prepared.queryIds.slice(from, to) }],
+            });
+            tally(progress, result);
+          }
+        }),
+      );
+    }
+
+    // 3. Judge: the protocol decides the units (one response, or one shared conversation per query).
+    progress.stage = 'judge';
+    const { units } = await planJudging({ runId });
+    Object.assign(progress, { done: 0, total: units, failures: 0 });
+    for (const [from, to] of chunkRanges(units, chunk)) {
+      const result = await executeChild(judgeChunk, { workflowId: `${runId}-judge-${from}`, args: [{ runId, judge: config.judge, from, to }] });
+      tally(progress, result);
+    }
+
+    // 4. Aggregate and write report.json, results.csv, report.md.
+    progress.stage = 'report';
+    const { reportPath } = await writeReport({ runId });
+    Object.assign(progress, { stage: 'done', reportPath });
+    return { runId, reportPath, progress };
+  } catch (error) {
+    progress.stage = 'failed';
+    await markRunFailed({ runId, reason: error instanceof Error ? error.message : String(error) });
+    throw error;
+  }
+}
+
+function tally(progress: Progress, result: ChunkResult): void {
+  progress.done += result.done + result.failed;
+  progress.failures += result.failed;
+}
+
+/** Collects one copilot's answers to a slice of queries, within that copilot's limits. */
+export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInput): Promise<ChunkResult> {
+  const { collectResponse, recordCollectFailure } = proxyActivities<RunActivities>({
+    // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
+    startToCloseTimeout: copilot.timeoutMs + 30_000,
+    heartbeatTimeout: '30 seconds',
+    retry: {
+      // The activity records the failure itself on its last attempt; the extra attempts only cover crashed workers.
+      maximumAttempts: copilot.retry.maxAttempts + 2,
+      initialInterval: copilot.retry.initialIntervalMs,
+      backoffCoefficient: copilot.retry.backoffCoefficient,
+      maximumInterval: copilot.retry.maxIntervalMs,
+    },
+  });
+  const result: ChunkResult = { done: 0, failed: 0 };
+  const interval = copilot.requestsPerMinute ? Math.ceil(60_000 / copilot.requestsPerMinute) : 0;
+  await runPool(queryIds, copilot.concurrency, interval, async (queryId) => {
+    try {
+      const status = await collectResponse({ runId, queryId, copilot: copilot.name, maxAttempts: copilot.retry.maxAttempts });
+      if (status === 'ok') result.done++;
+      else result.failed++;
+    } catch (error) {
+      // Even a copilot that breaks every attempt must not lose the rest of the run.
+      log.warn('collection failed for good', { queryId, copilot: copilot.name });
+      await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: error instanceof Error ? error.message : String(error) });
+      result.failed++;
+    }
+  });
+  return result;
+}
+
+/** Judges units [from, to) of a run, at most `judge.concurrency` at a time. */
+export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): Promise<ChunkResult> {
+  const { judgeUnit, recordJudgeFailure } = proxyActivities<RunActivities>({
+    startToCloseTimeout: judge.timeoutMs * 4 + 30_000,
+    heartbeatTimeout: '30 seconds',
+    retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  });
+  const result: ChunkResult = { done: 0, failed: 0 };
+  const indexes = Array.from({ length: to - from }, (_, k) => from + k);
+  await runPool(indexes, judge.concurrency, 0, async (index) => {
+    try {
+      const r = await judgeUnit({ runId, index });
+      result.done += r.judged > 0 && r.failed === 0 ? 1 : 0;
+      result.failed += r.failed > 0 ? 1 : 0;
+    } catch (error) {
+      await recordJudgeFailure({ runId, index, reason: error instanceof Error ? error.message : String(error) });
+      result.failed++;
+    }
+  });
+  return result;
+}

@@ -1,0 +1,2 @@
+// Every workflow the worker registers. Keep this file to re-exports: it is the bundle's entry point.
+export { benchmarkRun, collectChunk, judgeChunk, progressQuery } from './benchmarkRun';

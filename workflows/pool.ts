@@ -1,0 +1,33 @@
+import { sleep } from '@temporalio/workflow';
+
+/**
+ * Run `task` over `items` with at most `concurrency` in flight, starting at most one every `minIntervalMs`.
+ * Deterministic: it uses only workflow timers and promises, so it replays exactly.
+ */
+export async function runPool<T>(items: T[], concurrency: number, minIntervalMs: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let gate: Promise<void> = Promise.resolve();
+  const lane = async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      if (minIntervalMs > 0) {
+        // Serialise starts through one gate so the rate holds across lanes.
+        const turn = gate;
+        let release!: () => void;
+        gate = new Promise((resolve) => (release = resolve));
+        await turn;
+        const started = task(item);
+        await sleep(minIntervalMs);
+        release();
+        await started;
+      } else await task(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, lane));
+}
+
+export function chunkRanges(total: number, size: number): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  for (let from = 0; from < total; from += size) ranges.push([from, Math.min(total, from + size)]);
+  return ranges;
+}
