@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
  * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout
  * instead of the (long) start-to-close timeout. Outside an activity (unit tests) it just runs `work`.
  */
-export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 5_000): Promise<T> {
+export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 2_000): Promise<T> {
   let context: Context | undefined;
   try {
     context = Context.current();

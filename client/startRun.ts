@@ -14,6 +14,16 @@ export function newRunId(protocol: string, now = new Date()): string {
   return `${protocol}-${stamp}-${crypto.randomBytes(3).toString('hex')}`;
 }
 
+/** The workflow input: the validated config (names of secrets' variables, never their values). */
+export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean } = {}): BenchmarkRunInput {
+  return {
+    runId,
+    config: config as unknown as BenchmarkRunInput['config'],
+    ...(extra.sourceRunId ? { sourceRunId: extra.sourceRunId } : {}),
+    ...(extra.reuseJudgments ? { reuseJudgments: true } : {}),
+  };
+}
+
 export interface StartOptions {
   config: RunConfig;
   detach?: boolean;
@@ -31,12 +41,7 @@ export async function startBenchmark(options: StartOptions): Promise<{ runId: st
   await ensureLocalServer({ env, log: options.print });
   const client = await connectClient(env);
   const runId = options.runId ?? newRunId(options.config.protocol);
-  const input: BenchmarkRunInput = {
-    runId,
-    config: options.config as unknown as BenchmarkRunInput['config'],
-    ...(options.sourceRunId ? { sourceRunId: options.sourceRunId } : {}),
-    ...(options.reuseJudgments ? { reuseJudgments: true } : {}),
-  };
+  const input = runInput(options.config, runId, options);
   let worker: Worker | undefined;
   let workerDone: Promise<void> | undefined;
   try {

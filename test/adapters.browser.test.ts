@@ -32,6 +32,7 @@ const params = new URLSearchParams(location.search);
 const spinnerMs = Number(params.get('spinnerMs') || 300);
 const spinnerInside = params.has('spinnerInside');
 const forever = params.has('forever');
+const spinnerClass = params.get('spinnerClass') || 'spinner';
 const messages = document.getElementById('messages');
 const input = document.getElementById('prompt');
 const stop = document.getElementById('stop');
@@ -43,7 +44,7 @@ async function send() {
   const mine = document.createElement('div'); mine.className = 'user'; mine.textContent = question; messages.appendChild(mine);
   if (!location.pathname.startsWith('/c/')) history.pushState(null, '', '/c/conv-' + Date.now());
   stop.hidden = false;
-  const spinner = document.createElement('span'); spinner.className = 'spinner'; spinner.textContent = 'Thinking…';
+  const spinner = document.createElement('span'); spinner.className = spinnerClass; spinner.textContent = 'Thinking…';
   let answer;
   if (spinnerInside) { answer = newAnswer(); answer.appendChild(spinner); } else messages.appendChild(spinner);
   const { words } = await (await fetch('/api/plan?q=' + encodeURIComponent(question))).json();
@@ -92,7 +93,7 @@ afterAll(async () => {
   await closeSharedBrowser();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
-  rmSync(artefactDir, { recursive: true, force: true }); //KEEP
+  rmSync(artefactDir, { recursive: true, force: true });
 });
 
 function ask(fields: Record<string, unknown>, query: Query) {
@@ -157,13 +158,20 @@ test('done: {stopGone}, two queries at once in separate contexts of the shared b
   expect(responses.map((r) => r.text)).toEqual(questions.map((q) => planned.get(q)));
 });
 
-test('a "Thinking…" spinner inside the answer container is not taken for the answer', async () => {
-  const question = 'Compare xrp and hbar Future';
-  const response = await ask(
-    { url: `${base}/?spinnerInside=1&spinnerMs=1000`, selectors: { input: '#prompt', send: '#send', answer: '.answer', stop: '.spinner' }, done: { quietMs: 400 } },
-    { id: 'q4', text: question },
-  );
-  expect(response.text).toBe(planned.get(question));
+test('a "Thinking…" placeholder inside the new answer bubble is not taken for the answer', async () => {
+  const spinnerPage = (spinnerClass: string) => `${base}/?spinnerInside=1&spinnerMs=1000&spinnerClass=${spinnerClass}`;
+  const questions = ['Compare xrp and hbar Future', 'Top projects on sui, again'];
+  const [known, custom] = await Promise.all([
+    // A class the adapter recognises as a loading placeholder.
+    ask({ url: spinnerPage('spinner'), done: { quietMs: 400 } }, { id: 'q4a', text: questions[0] }),
+    // An unrecognisable one, declared through selectors.stop.
+    ask(
+      { url: spinnerPage('dots'), selectors: { input: '#prompt', send: '#send', answer: '.answer', stop: '.dots' }, done: { quietMs: 400 } },
+      { id: 'q4b', text: questions[1] },
+    ),
+  ]);
+  expect(known.text).toBe(planned.get(questions[0]));
+  expect(custom.text).toBe(planned.get(questions[1]));
 });
 
 test('a page that never finishes: timeout error with a screenshot', async () => {

@@ -45,7 +45,7 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
     // 3. Judge: the protocol decides the units (one response, or one shared conversation per query).
     progress.stage = 'judge';
     const { units } = await planJudging({ runId });
-    Object.assign(progress, { done: 0, total: units, failures: 0 });
+    Object.assign(progress, { done: 0, total: units }); // failures stay cumulative across stages
     for (const [from, to] of chunkRanges(units, chunk)) {
       const result = await executeChild(judgeChunk, { workflowId: `${runId}-judge-${from}`, args: [{ runId, judge: config.judge, from, to }] });
       tally(progress, result);
@@ -73,7 +73,7 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
   const { collectResponse, recordCollectFailure } = proxyActivities<RunActivities>({
     // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
     startToCloseTimeout: copilot.timeoutMs + 30_000,
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: '10 seconds',
     retry: {
       // The activity records the failure itself on its last attempt; the extra attempts only cover crashed workers.
       maximumAttempts: copilot.retry.maxAttempts + 2,
@@ -103,7 +103,7 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
 export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): Promise<ChunkResult> {
   const { judgeUnit, recordJudgeFailure } = proxyActivities<RunActivities>({
     startToCloseTimeout: judge.timeoutMs * 4 + 30_000,
-    heartbeatTimeout: '30 seconds',
+    heartbeatTimeout: '10 seconds',
     retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
   });
   const result: ChunkResult = { done: 0, failed: 0 };

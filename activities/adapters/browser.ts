@@ -164,7 +164,7 @@ async function ask(page: Page, config: BrowserCopilotConfig, text: string, progr
     const answer = await newestAnswer(answers);
     const busy = await anyVisible(page, busySelectors);
     const now = Date.now();
-    if (answer && answer.text.trim()) {
+    if (answer?.substance) {
       progress.stage = 'waiting for the answer to finish';
       progress.answerChars = answer.text.trim().length;
       if (answer.text !== lastText || busy) stableSince = now;
@@ -189,13 +189,24 @@ async function ask(page: Page, config: BrowserCopilotConfig, text: string, progr
   throw new Aborted();
 }
 
-/** The last answer match that was not on the page before sending; spinners without text do not count (checked by the caller). */
-async function newestAnswer(answers: Locator): Promise<{ text: string; html: string } | undefined> {
-  return answers.evaluateAll((elements, seen) => {
-    const last = elements[elements.length - 1] as HTMLElement | undefined;
-    if (!last || last.hasAttribute(seen)) return undefined;
-    return { text: last.innerText, html: last.innerHTML };
-  }, SEEN);
+/** Loading placeholders that chat pages put inside a fresh answer bubble before any real text arrives. */
+const PLACEHOLDERS = '[role="progressbar"], [aria-busy="true"], [class*="spinner"], [class*="loading"], [class*="typing"], [class*="thinking" i]';
+
+/**
+ * The last answer match that was not on the page before sending. `substance` is its text without loading
+ * placeholders, so a "Thinking…" spinner inside the bubble never counts as the answer (the `stop` selector covers other spinners).
+ */
+async function newestAnswer(answers: Locator): Promise<{ text: string; html: string; substance: string } | undefined> {
+  return answers.evaluateAll(
+    (elements, { seen, placeholders }) => {
+      const last = elements[elements.length - 1] as HTMLElement | undefined;
+      if (!last || last.hasAttribute(seen)) return undefined;
+      let substance = last.innerText;
+      for (const placeholder of Array.from(last.querySelectorAll<HTMLElement>(placeholders))) substance = substance.replace(placeholder.innerText, '');
+      return { text: last.innerText, html: last.innerHTML, substance: substance.trim() };
+    },
+    { seen: SEEN, placeholders: PLACEHOLDERS },
+  );
 }
 
 async function anyVisible(page: Page, selectors: string[]): Promise<boolean> {

@@ -1,1 +1,23 @@
-export default async function globalSetup(): Promise<void> {}
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { findOrInstallTemporalCli, freePort, startDevServer } from '../../client/temporalServer';
+import { writeWorkflowBundle } from '../../worker/bundle';
+
+/**
+ * One real Temporal dev server (in memory, its own port) and one workflow bundle for the whole test run.
+ * The address and bundle path reach the test workers through the environment.
+ */
+export default async function globalSetup(): Promise<void> {
+  const repo = path.resolve(__dirname, '..', '..');
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'judgeflow-test-'));
+  const cli = await findOrInstallTemporalCli({ home: path.join(repo, '.judgeflow'), log: (m) => console.log(m) });
+  const port = await freePort();
+  const server = await startDevServer({ cli, port, uiPort: await freePort(), headless: true, logFile: path.join(scratch, 'temporal.log') });
+  const bundle = await writeWorkflowBundle(path.join(scratch, 'workflows.js'));
+  process.env.TEMPORAL_ADDRESS = server.address;
+  process.env.TEMPORAL_CLI = cli;
+  process.env.JUDGEFLOW_WORKFLOW_BUNDLE = bundle;
+  process.env.JUDGEFLOW_TEST_SCRATCH = scratch;
+  (globalThis as Record<string, unknown>).__judgeflowTemporal = server;
+}

@@ -1,0 +1,236 @@
+import { buildSchedule, predecessorImbalance, williamsDesign, type Schedule, type ScheduleInput } from '../rubrics/cab/schedule';
+
+const systemsOf = (n: number): string[] => Array.from({ length: n }, (_, i) => `sys-${String.fromCharCode(65 + i)}`);
+
+function fullInput(n: number, q: number, seed = 'seed-1'): ScheduleInput {
+  // Systems listed in reverse to check that input order does not matter.
+  return { seed, queries: Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, systems: systemsOf(n).reverse() })) };
+}
+
+/** Small deterministic LCG so fixtures are stable (tests must not use Math.random either). */
+function lcg(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    return a / 4294967296;
+  };
+}
+
+/** max over systems and positions of |count − fair share| (fair share: 1/k per query of size k ≥ p). */
+function fairShareDeviation(s: Schedule, input: ScheduleInput): number {
+  const n = Object.keys(s.positionCounts).length;
+  const fair = new Map<string, number[]>();
+  for (const q of input.queries) {
+    for (const sys of q.systems) {
+      const row = fair.get(sys) ?? new Array<number>(n).fill(0);
+      for (let p = 0; p < q.systems.length; p++) row[p] = (row[p] as number) + 1 / q.systems.length;
+      fair.set(sys, row);
+    }
+  }
+  let worst = 0;
+  for (const [sys, counts] of Object.entries(s.positionCounts)) {
+    counts.forEach((c, p) => {
+      worst = Math.max(worst, Math.abs(c - ((fair.get(sys) as number[])[p] as number)));
+    });
+  }
+  return worst;
+}
+
+function expectOrdersArePermutations(s: Schedule, input: ScheduleInput): void {
+  expect(Object.keys(s.orders)).toEqual(input.queries.map((q) => q.queryId));
+  for (const q of input.queries) {
+    expect([...(s.orders[q.queryId] as string[])].sort()).toEqual([...q.systems].sort());
+  }
+}
+
+const QS = [...Array.from({ length: 60 }, (_, i) => i + 1), 198, 1000];
+
+describe('williamsDesign', () => {
+  it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 12])('n=%i: Latin halves and balanced carryover', (n) => {
+    const rows = williamsDesign(n);
+    const cycle = n % 2 === 0 ? n : 2 * n;
+    expect(rows).toHaveLength(cycle);
+    // Each half of n rows is a Latin square (rows and columns are permutations).
+    for (let h = 0; h < rows.length; h += n) {
+      const half = rows.slice(h, h + n);
+      for (const row of half) expect([...row].sort((a, b) => a - b)).toEqual([...Array(n).keys()]);
+      for (let p = 0; p < n; p++) expect(new Set(half.map((r) => r[p])).size).toBe(n);
+    }
+    const adj = new Map<string, number>();
+    for (const row of rows) for (let p = 1; p < n; p++) adj.set(`${row[p - 1]}>${row[p]}`, (adj.get(`${row[p - 1]}>${row[p]}`) ?? 0) + 1);
+    expect(adj.size).toBe(n * (n - 1));
+    for (const c of adj.values()) expect(c).toBe(n % 2 === 0 ? 1 : 2);
+  });
+});
+
+describe('buildSchedule: all systems present', () => {
+  for (let n = 2; n <= 7; n++) {
+    it(`N=${n}: position counts within ⌊Q/N⌋..⌈Q/N⌉ and carryover balance for Q in 1..60, 198, 1000`, () => {
+      const cycle = n % 2 === 0 ? n : 2 * n;
+      for (const q of QS) {
+        const input = fullInput(n, q, `seed-${n}-${q}`);
+        const s = buildSchedule(input);
+        expectOrdersArePermutations(s, input);
+        const lo = Math.floor(q / n);
+        const hi = Math.ceil(q / n);
+        for (const counts of Object.values(s.positionCounts)) {
+          expect(counts).toHaveLength(n);
+          for (const c of counts) {
+            expect(c).toBeGreaterThanOrEqual(lo);
+            expect(c).toBeLessThanOrEqual(hi);
+          }
+        }
+        for (let p = 0; p < n; p++) {
+          const col = Object.values(s.positionCounts).map((c) => c[p] as number);
+          expect(Math.max(...col) - Math.min(...col)).toBeLessThanOrEqual(1);
+        }
+        const imbalance = predecessorImbalance(s);
+        if (q % cycle === 0) expect(imbalance).toBe(0);
+        // Partial cycle ⊂ one cycle: ≤ 1 for even N (pairs once per cycle), ≤ 2 for odd N.
+        expect(imbalance).toBeLessThanOrEqual(n % 2 === 0 ? 1 : 2);
+      }
+    });
+  }
+
+  it('N=1 and N=12 work', () => {
+    const one = buildSchedule(fullInput(1, 5));
+    expect(one.orders.q0).toEqual(['sys-A']);
+    expect(one.positionCounts).toEqual({ 'sys-A': [5] });
+    expect(predecessorImbalance(one)).toBe(0);
+
+    const twelve = buildSchedule(fullInput(12, 36));
+    for (const counts of Object.values(twelve.positionCounts)) expect(counts).toEqual(new Array(12).fill(3));
+    expect(predecessorImbalance(twelve)).toBe(0);
+  });
+
+  it('predecessorCounts holds every ordered pair, and counts adjacencies in the orders', () => {
+    const input = fullInput(4, 10);
+    const s = buildSchedule(input);
+    let total = 0;
+    for (const a of systemsOf(4)) {
+      expect(Object.keys(s.predecessorCounts[a] as object).sort()).toEqual(systemsOf(4).filter((b) => b !== a));
+      total += Object.values(s.predecessorCounts[a] as Record<string, number>).reduce((x, y) => x + y, 0);
+    }
+    expect(total).toBe(10 * 3);
+  });
+
+  it('10,000 queries × 12 systems is fast', () => {
+    const start = performance.now();
+    const s = buildSchedule(fullInput(12, 10_000));
+    expect(performance.now() - start).toBeLessThan(200);
+    for (const counts of Object.values(s.positionCounts)) for (const c of counts) expect([833, 834]).toContain(c);
+  });
+});
+
+describe('buildSchedule: determinism and seeding', () => {
+  it('same seed and input → identical schedule, regardless of how systems are listed', () => {
+    const a = buildSchedule(fullInput(5, 37, 'alpha'));
+    const b = buildSchedule(fullInput(5, 37, 'alpha'));
+    expect(b).toEqual(a);
+    const shuffledListing: ScheduleInput = {
+      seed: 'alpha',
+      queries: fullInput(5, 37).queries.map((q, i) => ({ ...q, systems: i % 2 ? q.systems : [...q.systems].sort() })),
+    };
+    expect(buildSchedule(shuffledListing)).toEqual(a);
+  });
+
+  it('different seeds → (usually) different schedules', () => {
+    const base = JSON.stringify(buildSchedule(fullInput(5, 20, 'alpha')).orders);
+    const others = ['beta', 'gamma', 'delta', 'alpha2', 'alphA'].map((seed) => JSON.stringify(buildSchedule(fullInput(5, 20, seed)).orders));
+    expect(others.filter((o) => o !== base).length).toBeGreaterThanOrEqual(4);
+    // Position 1 of the first query moves around across seeds.
+    const firsts = new Set(Array.from({ length: 30 }, (_, i) => (buildSchedule(fullInput(5, 1, `s${i}`)).orders.q0 as string[])[0]));
+    expect(firsts.size).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('buildSchedule: missing systems', () => {
+  it('3 of 4 present in some queries: positions within 1.5 of fair share', () => {
+    for (let trial = 0; trial < 40; trial++) {
+      const rand = lcg(trial + 1);
+      const q = 5 + Math.floor(rand() * 200);
+      const input: ScheduleInput = {
+        seed: `miss-${trial}`,
+        queries: Array.from({ length: q }, (_, i) => {
+          const systems = systemsOf(4);
+          if (rand() < 0.4) systems.splice(Math.floor(rand() * 4), 1);
+          return { queryId: `q${i}`, systems };
+        }),
+      };
+      const s = buildSchedule(input);
+      expectOrdersArePermutations(s, input);
+      expect(fairShareDeviation(s, input)).toBeLessThanOrEqual(1.5);
+      // Nobody is shown in position 4 more often than the full queries allow.
+      const full = input.queries.filter((x) => x.systems.length === 4).length;
+      for (const counts of Object.values(s.positionCounts)) expect(counts[3]).toBeLessThanOrEqual(Math.ceil(full / 4));
+    }
+  });
+
+  it('random subsets of sizes 1..6 of 6: positions within 1.5 of fair share', () => {
+    for (let trial = 0; trial < 40; trial++) {
+      const rand = lcg(1000 + trial);
+      const input: ScheduleInput = {
+        seed: `mixed-${trial}`,
+        queries: Array.from({ length: 1 + Math.floor(rand() * 150) }, (_, i) => {
+          const systems = systemsOf(6);
+          const k = 1 + Math.floor(rand() * 6);
+          while (systems.length > k) systems.splice(Math.floor(rand() * systems.length), 1);
+          return { queryId: `q${i}`, systems };
+        }),
+      };
+      const s = buildSchedule(input);
+      expectOrdersArePermutations(s, input);
+      expect(fairShareDeviation(s, input)).toBeLessThanOrEqual(1.5);
+    }
+  });
+
+  it('same subset throughout (no full query): exact ±1 balance over that subset', () => {
+    for (const q of [1, 2, 3, 10, 29, 300]) {
+      const input: ScheduleInput = {
+        seed: 'subset',
+        queries: [{ queryId: 'lonely', systems: ['sys-D'] }, ...Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, systems: systemsOf(3) }))],
+      };
+      const s = buildSchedule(input);
+      expectOrdersArePermutations(s, input);
+      for (const sys of systemsOf(3)) {
+        for (const c of (s.positionCounts[sys] as number[]).slice(0, 3)) {
+          expect(c).toBeGreaterThanOrEqual(Math.floor(q / 3));
+          expect(c).toBeLessThanOrEqual(Math.ceil(q / 3));
+        }
+      }
+    }
+  });
+
+  it('full queries keep the Williams guarantees when partial queries are mixed in', () => {
+    const queries = Array.from({ length: 48 }, (_, i) => ({ queryId: `f${i}`, systems: systemsOf(4) }));
+    queries.splice(7, 0, { queryId: 'p1', systems: systemsOf(3) }, { queryId: 'p2', systems: ['sys-B', 'sys-D'] });
+    const s = buildSchedule({ seed: 'mix', queries });
+    const fullOnly = buildSchedule({ seed: 'mix', queries: queries.filter((q) => q.systems.length === 4) });
+    for (let i = 0; i < 48; i++) expect(s.orders[`f${i}`]).toEqual(fullOnly.orders[`f${i}`]);
+    expect(predecessorImbalance(fullOnly)).toBe(0);
+  });
+
+  it('empty queries and queries with one system', () => {
+    const s = buildSchedule({ seed: 'x', queries: [{ queryId: 'a', systems: [] }, { queryId: 'b', systems: ['sys-A'] }, { queryId: 'c', systems: ['sys-A', 'sys-B'] }] });
+    expect(s.orders).toEqual({ a: [], b: ['sys-A'], c: expect.any(Array) });
+    expect(buildSchedule({ seed: 'x', queries: [] })).toEqual({ orders: {}, positionCounts: {}, predecessorCounts: {} });
+  });
+});
+
+describe('buildSchedule: validation', () => {
+  it('rejects a duplicate system within a query', () => {
+    expect(() => buildSchedule({ seed: 's', queries: [{ queryId: 'q1', systems: ['a', 'b', 'a'] }] })).toThrow(/duplicate system "a" in query "q1"/);
+  });
+
+  it('rejects a duplicate queryId', () => {
+    expect(() =>
+      buildSchedule({ seed: 's', queries: [{ queryId: 'q1', systems: ['a'] }, { queryId: 'q1', systems: ['b'] }] }),
+    ).toThrow(/duplicate queryId "q1"/);
+  });
+
+  it('treats "__proto__" as an ordinary id', () => {
+    const s = buildSchedule({ seed: 's', queries: [{ queryId: '__proto__', systems: ['a', 'b'] }] });
+    expect(Object.keys(s.orders)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(s.orders)).toBe(Object.prototype);
+  });
+});
