@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
+import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
 import { protocolFor, protocols } from '../rubrics';
 import { InputError, loadDataFile } from './validate';
 
@@ -77,6 +77,13 @@ export function loadRunConfig(file: string): RunConfig {
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   protocol.parseQueries(config.queries);
+  config.copilots.forEach((copilot, i) => {
+    try {
+      adapterFor(copilot.type).validate?.(copilot);
+    } catch (error) {
+      throw new InputError(`${path.resolve(file)}: copilots[${i}] (${copilot.name}): ${(error as Error).message}`);
+    }
+  });
   return config;
 }
 

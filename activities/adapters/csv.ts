@@ -22,6 +22,7 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
   type: 'csv',
   configSchema,
   supportsHistory: false,
+  validate: (config) => validateCsvCopilot(config),
   create(config) {
     const columns = columnsFor(config);
     return {

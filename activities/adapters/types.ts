@@ -65,4 +65,6 @@ export interface AdapterModule<C extends { type: string }> {
   /** Whether the adapter sends `query.history` as previous turns. */
   supportsHistory: boolean;
   create(config: C, context: AdapterContext): CopilotAdapter;
+  /** Optional up-front check run when the config is loaded (e.g. a CSV file has the copilot's column). */
+  validate?(config: C): void;
 }

@@ -273,7 +273,7 @@ function bump(m: number[][], i: number, j: number, by: number): void {
  * every present system is owed 1/k of each in each of positions 1..k.
  */
 function addShare(t: Tally, present: number[], times: number): void {
-  if (!t.useShare) return;
+  if (!t.useShare || present.length === 0) return;
   const add = (t.scale / present.length) * times;
   for (const s of present) {
     const row = t.share[s] as number[];
