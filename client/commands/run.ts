@@ -2,6 +2,7 @@ import type { Command } from '../args';
 import { requireString } from '../args';
 import { loadRunConfig } from '../../core/config';
 import { startBenchmark } from '../startRun';
+import { ensureChromium } from '../../core/chromium';
 
 export const runCommand: Command = {
   name: 'run',
@@ -10,6 +11,7 @@ export const runCommand: Command = {
   options: { config: { type: 'string', short: 'c' }, detach: { type: 'boolean' }, json: { type: 'boolean' } },
   async run({ values }) {
     const config = loadRunConfig(requireString(values, 'config', this.usage));
+    if (!values.detach && config.copilots.some((c) => c.type === 'browser')) await ensureChromium();
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     const { runId, result } = await startBenchmark({ config, detach: Boolean(values.detach), print });

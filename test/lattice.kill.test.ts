@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { connectClient } from '../client/connection';
+import { runInput } from '../client/startRun';
+import { parseRunConfig } from '../core/config';
+import { ResultsStore } from '../core/store';
+import { startSimServer } from '../sim/server';
+import { benchmarkRun } from '../workflows';
+import { latticeGrid, REPO, tempDir, uniqueQueue, writeQueries } from './support/harness';
+import { scriptedLatticeJudge } from './support/judges';
+
+jest.setTimeout(180_000);
+
+function startWorkerProcess(env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: 'ignore' });
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('a worker killed with SIGKILL mid-judging: the run completes with exactly one judgment per response, none lost', async () => {
+  // A slow judge so that the kill lands while judgments are in flight.
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 120 });
+  const copilots = await startSimServer({});
+  const dir = tempDir();
+  const home = path.join(dir, 'home');
+  const queries = latticeGrid(8, 5); // 40 queries × 2 copilots = 80 judgments
+  const config = parseRunConfig(
+    {
+      protocol: 'lattice',
+      queries: writeQueries(dir, queries),
+      judge: { baseURL: judge.url, model: 'judge', concurrency: 3 },
+      copilots: [
+        { name: 'A', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
+        { name: 'B', type: 'openai', baseURL: copilots.url, model: 'sim-terse' },
+      ],
+      output: path.join(dir, 'runs'),
+      chunkSize: 10,
+    },
+    'test config',
+    dir,
+  );
+  const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
+  let worker = startWorkerProcess(env);
+  const client = await connectClient();
+  const store = new ResultsStore(path.join(home, 'results.db'));
+  try {
+    const runId = 'run-kill-' + Date.now();
+    const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
+    const judged = () => store.judgments(runId).length;
+    await until(() => judged() >= 20, 90_000);
+    worker.kill('SIGKILL');
+    await new Promise((r) => worker.once('exit', r));
+    const atKill = judged();
+    const requestsAtKill = judge.requests.length;
+    expect(atKill).toBeLessThan(80);
+    worker = startWorkerProcess(env);
+    const result = await handle.result();
+
+    const judgments = store.judgments(runId);
+    expect(judgments).toHaveLength(80);
+    expect(new Set(judgments.map((j) => `${j.queryId}/${j.copilot}`)).size).toBe(80);
+    expect(judgments.every((j) => j.status === 'ok')).toBe(true);
+    expect(result.progress).toMatchObject({ stage: 'done', done: 80, total: 80, failures: 0 });
+    // Finished judgments were not paid for twice: only those in flight at the kill (≤ judge concurrency) were re-asked.
+    expect(judge.requests.length).toBeLessThanOrEqual(80 + 3);
+    expect(requestsAtKill).toBeGreaterThanOrEqual(atKill);
+    expect(store.responses(runId)).toHaveLength(80);
+  } finally {
+    worker.kill('SIGKILL');
+    store.close();
+    await client.connection.close();
+    await judge.close();
+    await copilots.close();
+  }
+});
