@@ -30,6 +30,9 @@ export function runActivities(deps: ActivityDeps) {
           snapshotId = source.snapshotId;
           copilots = source.copilots;
           store.adoptResponses(source.runId, input.runId);
+        } else if (input.snapshotId) {
+          if (!store.getSnapshot(input.snapshotId)) throw new InputError(`snapshot ${input.snapshotId} is not in the results store ${store.file} (see judgeflow snapshot list)`);
+          snapshotId = input.snapshotId;
         } else {
           const queries = protocol.parseQueries(config.queries);
           snapshotId = snapshotIdOf(queries);

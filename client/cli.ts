@@ -1,3 +1,4 @@
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseCommandArgs, type Command } from './args';
 import { InputError } from '../core/validate';
 import { runCommand } from './commands/run';
@@ -5,8 +6,16 @@ import { statusCommand } from './commands/status';
 import { reportCommand } from './commands/report';
 import { devCommand, runSimCli, serverCommand, simCommand, workerCommand } from './commands/services';
 import { demoCommand } from './commands/demo';
+import { browserLoginCommand } from './commands/browserLogin';
+import { benchCommand } from './commands/bench';
+import { rejudgeCommand } from './commands/rejudge';
+import { compareCommand } from './commands/compare';
+import { runsCommand } from './commands/runs';
+import { rubricCommand } from './commands/rubric';
+import { snapshotCommand } from './commands/snapshot';
+import { scheduleCommand } from './commands/schedule';
 
-export const commands: Command[] = [runCommand, statusCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand];
+export const commands: Command[] = [runCommand, statusCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -21,9 +30,20 @@ function help(): string {
   ].join('\n');
 }
 
+/** Worker chatter (bundling, state changes) stays out of the user's way unless asked for. */
+function installQuietRuntime(): void {
+  const level = (process.env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // Already installed (main() called twice in one process, e.g. from a test): keep the existing runtime.
+  }
+}
+
 /** Entry point; returns the exit code (0 ok, 1 run failed, 2 bad input). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  installQuietRuntime();
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
     return name ? 0 : 2;

@@ -86,5 +86,6 @@ export async function watch(
 }
 
 export function describeProgress(p: Progress): string {
+  if (p.stage === 'load') return '[load] reading the snapshot and rubric';
   return `[${p.stage}] ${p.done}/${p.total} done${p.failures ? `, ${p.failures} failed` : ''}`;
 }

@@ -33,7 +33,7 @@ export const runConfigSchema = z
     /** Work items per child workflow; keeps every workflow history small at paper scale. */
     chunkSize: z.number().int().min(1).max(500).default(50),
     /** CryptoAnalystBench: the date the judge treats as "today" for temporal relevance. */
-    evaluationDate: z.string().optional(),
+    evaluationDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'use YYYY-MM-DD, e.g. 2026-03-05').optional(),
     /** CryptoAnalystBench: judge the seven binary error flags per response. */
     errorTaxonomy: z.boolean().default(false),
     /** Set by the demo when copilots and judge are the local simulator; reports say so at the top. */

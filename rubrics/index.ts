@@ -1,9 +1,10 @@
 import type { ProtocolModule } from '../core/protocol';
 import { InputError } from '../core/validate';
+import { cabProtocol } from './cab';
 import { latticeProtocol } from './lattice';
 
 /** Every protocol judgeflow knows. Adding one is a folder here plus a line in this list. */
-export const protocols: ProtocolModule[] = [latticeProtocol];
+export const protocols: ProtocolModule[] = [latticeProtocol, cabProtocol];
 
 export function protocolFor(id: string): ProtocolModule {
   const found = protocols.find((p) => p.id === id);

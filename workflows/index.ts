@@ -1,2 +1,5 @@
 // Every workflow the worker registers. Keep this file to re-exports: it is the bundle's entry point.
 export { benchmarkRun, collectChunk, judgeChunk, progressQuery } from './benchmarkRun';
+export { snapshotGenerate } from './snapshotGenerate';
+export { snapshotCurate } from './snapshotCurate';
+export { refreshSnapshot } from './refreshSnapshot';

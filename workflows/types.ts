@@ -37,6 +37,8 @@ export interface BenchmarkRunInput {
   } & Record<string, unknown>;
   /** Re-judge: reuse this run's stored responses instead of collecting. */
   sourceRunId?: string;
+  /** Run on this stored snapshot instead of reading `config.queries` (a scheduled refresh with --then-run). */
+  snapshotId?: string;
   /** Re-judge: reuse stored judge answers for identical requests (unchanged rubric and judge). */
   reuseJudgments?: boolean;
 }

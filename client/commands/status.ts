@@ -41,6 +41,11 @@ function pick(p: Progress) {
   return { stage: p.stage, done: p.done, total: p.total, failures: p.failures, reportPath: p.reportPath };
 }
 
+/** Keys in the documented order. */
+function ordered(s: RunStatus): RunStatus {
+  return { runId: s.runId, status: s.status, stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath };
+}
+
 export const statusCommand: Command = {
   name: 'status',
   summary: "show a run's state and progress",
@@ -49,7 +54,7 @@ export const statusCommand: Command = {
   async run({ values, positionals }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
-    const s = await runStatus(runId);
+    const s = ordered(await runStatus(runId));
     if (values.json) console.log(JSON.stringify(s));
     else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
     return 0;

@@ -1,0 +1,139 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { askJson, type JudgeSettings } from '../core/llm';
+import { getWork, putWork, saveSnapshot } from '../core/snapshots';
+import { groupNearDuplicates } from '../core/text';
+import type { Query } from '../core/types';
+import { InputError } from '../core/validate';
+import { generatedQueryId, generationMessages, generationSpec, latticeCells, loadGenerationPrompts, splitCell } from '../rubrics/lattice/generate';
+import type { GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
+import type { ActivityDeps } from './deps';
+import { withHeartbeat } from './heartbeat';
+
+/**
+ * LATTICE generation activities. Work rows (core/snapshots.ts putWork) per job:
+ *   plan                  {cells, promptsVersion}
+ *   gen/<round>/<cell>    candidate texts one generator request returned
+ *   accepted/<round>      {cell: texts} after near-duplicate removal over every candidate so far
+ * The workflow only sees counts.
+ */
+
+export function llmSettings(llm: LlmSettings): JudgeSettings {
+  return { baseURL: llm.baseURL, model: llm.model, apiKeyEnv: llm.apiKeyEnv, temperature: llm.temperature, timeoutMs: llm.timeoutMs, responseFormat: llm.responseFormat };
+}
+
+/** InputErrors are the caller's to fix: retrying cannot help. */
+export async function nonRetryableInput<T>(work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof InputError) throw ApplicationFailure.nonRetryable(error.message, 'InputError');
+    throw error;
+  }
+}
+
+type Plan = { cells: string[]; promptsVersion: string };
+type Accepted = Record<string, string[]>;
+
+export function generateActivities(deps: ActivityDeps) {
+  const { store } = deps;
+  const plan = (jobId: string): Plan => {
+    const p = getWork<Plan>(store, jobId, 'plan');
+    if (!p) throw new Error(`generation job ${jobId} has no plan in the results store ${store.file}`);
+    return p;
+  };
+
+  return {
+    /** Validate the cell subsets and fix the prompts' version for the whole job (first write wins). */
+    async planGeneration({ jobId, input }: { jobId: string; input: GenerateInput }): Promise<Plan> {
+      return nonRetryableInput(() => {
+        const cells = latticeCells(input.tasks, input.categories);
+        const prompts = loadGenerationPrompts();
+        putWork(store, jobId, 'plan', { cells, promptsVersion: prompts.version });
+        return plan(jobId);
+      });
+    },
+
+    /** One generator request for one cell in one round. A retried (crashed) cell finds its stored answer. */
+    async generateCell(args: { jobId: string; cell: string; round: number; count: number; seed: string; llm: LlmSettings }): Promise<{ candidates: number }> {
+      const key = `gen/${args.round}/${args.cell}`;
+      const done = getWork<string[]>(store, args.jobId, key);
+      if (done) return { candidates: done.length };
+      const prompts = loadGenerationPrompts();
+      if (prompts.version !== plan(args.jobId).promptsVersion) {
+        throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${plan(args.jobId).promptsVersion} → ${prompts.version}); start a new generation`, 'InputError');
+      }
+      const previous = args.round > 0 ? getWork<Accepted>(store, args.jobId, `accepted/${args.round - 1}`) : null;
+      const answer = await withHeartbeat(() =>
+        askJson({
+          settings: llmSettings(args.llm),
+          messages: generationMessages({ prompts, cell: args.cell, count: args.count, seed: `${args.seed}/${args.cell}/round-${args.round}`, avoid: previous?.[args.cell] ?? [] }),
+          spec: generationSpec(1),
+          maxInvalidAnswers: 2,
+          retryIn: 'conversation',
+          env: deps.env,
+        }),
+      );
+      // An invalid answer after the re-asks is a failed attempt: Temporal retries the cell, the others are untouched.
+      if (!answer.ok) throw new Error(`generator gave no valid queries for cell ${args.cell}: ${answer.error}`);
+      const texts = answer.value.queries.map((q) => q.replace(/\s+/g, ' ').trim()).filter(Boolean);
+      putWork(store, args.jobId, key, texts);
+      return { candidates: getWork<string[]>(store, args.jobId, key)!.length };
+    },
+
+    /**
+     * Near-duplicate removal within and across cells over every candidate of rounds 0..round, in a fixed order
+     * (round, then cell, then position): a candidate is kept when no earlier kept candidate is in its group and its cell
+     * has room. Earlier rounds win, so refills only add.
+     */
+    async dedupeGeneration({ jobId, round, perCell, similarity }: { jobId: string; round: number; perCell: number; similarity: number }): Promise<{ accepted: Record<string, number>; candidates: number; duplicates: number }> {
+      const { cells } = plan(jobId);
+      const pool: Array<{ cell: string; text: string }> = [];
+      for (let r = 0; r <= round; r++) for (const cell of cells) for (const text of getWork<string[]>(store, jobId, `gen/${r}/${cell}`) ?? []) pool.push({ cell, text });
+      const groups = groupNearDuplicates(
+        pool.map((p) => p.text),
+        { threshold: similarity, byTemplate: false },
+      );
+      const groupOf = new Array<number>(pool.length);
+      groups.forEach((g, k) => g.forEach((i) => (groupOf[i] = k)));
+      const used = new Set<number>();
+      const accepted: Accepted = Object.fromEntries(cells.map((c) => [c, []]));
+      let duplicates = 0;
+      pool.forEach((p, i) => {
+        if (used.has(groupOf[i])) duplicates++;
+        else if (accepted[p.cell].length < perCell) {
+          accepted[p.cell].push(p.text);
+          used.add(groupOf[i]);
+        }
+      });
+      putWork(store, jobId, `accepted/${round}`, accepted);
+      const stored = getWork<Accepted>(store, jobId, `accepted/${round}`)!;
+      return { accepted: Object.fromEntries(cells.map((c) => [c, stored[c].length])), candidates: pool.length, duplicates };
+    },
+
+    /** Store the accepted queries as an immutable snapshot with its provenance. */
+    async storeGenerated({ jobId, round, input, workflowId }: { jobId: string; round: number; input: GenerateInput; workflowId: string }): Promise<{ snapshotId: string; queries: number; shortCells: string[] }> {
+      const { cells, promptsVersion } = plan(jobId);
+      const accepted = getWork<Accepted>(store, jobId, `accepted/${round}`);
+      if (!accepted) throw new Error(`generation job ${jobId} has no accepted queries for round ${round}`);
+      const queries: Query[] = cells.flatMap((cell) => accepted[cell].map((text, k) => ({ id: generatedQueryId(cell, k), text, ...splitCell(cell) })));
+      if (!queries.length) throw ApplicationFailure.nonRetryable('the generator produced no usable queries; nothing to store', 'InputError');
+      const shortCells = cells.filter((c) => accepted[c].length < input.perCell);
+      const { snapshotId } = saveSnapshot(store, {
+        queries,
+        parentId: input.parentId ?? null,
+        meta: {
+          generator: 'lattice-generate',
+          protocol: 'lattice',
+          promptsVersion,
+          model: input.llm.model,
+          baseURL: input.llm.baseURL,
+          params: { perCell: input.perCell, tasks: input.tasks ?? 'all', categories: input.categories ?? 'all', seed: input.seed, temperature: input.llm.temperature, similarity: input.similarity, maxRounds: input.maxRounds, overAsk: input.overAsk, roundsUsed: round + 1 },
+          ...(shortCells.length ? { shortCells } : {}),
+          ...(input.schedule ? { schedule: input.schedule } : {}),
+          workflowId,
+        },
+      });
+      return { snapshotId, queries: queries.length, shortCells };
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { defaultStorePath } from '../../core/store';
+import { InputError } from '../../core/validate';
+import type { Command } from '../args';
+import { planRejudge } from '../rejudge';
+import { existingStore } from '../existingStore';
+import { startBenchmark } from '../startRun';
+
+const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+
+export const rejudgeCommand: Command = {
+  name: 'rejudge',
+  summary: "judge a finished run's stored responses again (new rubric or judge) as a new run; zero copilot calls",
+  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--force | --reuse-answers] [--detach] [--json]',
+  options: {
+    rubric: { type: 'string' },
+    'judge-model': { type: 'string' },
+    'judge-url': { type: 'string' },
+    'judge-key-env': { type: 'string' },
+    force: { type: 'boolean' },
+    'reuse-answers': { type: 'boolean' },
+    detach: { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  async run({ values, positionals }) {
+    const sourceRunId = positionals[0];
+    if (!sourceRunId || positionals.length > 1) throw new InputError(`expected exactly one RUN_ID\nUsage: ${this.usage}`);
+    if (values.force && values['reuse-answers']) throw new InputError('--force and --reuse-answers contradict each other; pick one');
+    const store = existingStore();
+    if (!store) throw new InputError(`there is no results store at ${defaultStorePath()}; set JUDGEFLOW_HOME to where run ${sourceRunId} was stored`);
+    const plan = planRejudge(store, {
+      sourceRunId,
+      rubricDir: str(values.rubric),
+      judgeModel: str(values['judge-model']),
+      judgeUrl: str(values['judge-url']),
+      judgeKeyEnv: str(values['judge-key-env']),
+      force: Boolean(values.force),
+      reuseAnswers: Boolean(values['reuse-answers']),
+    });
+    const asJson = Boolean(values.json);
+    const print = (line: string) => (asJson ? console.error(line) : console.log(line));
+    print(
+      `Re-judging run ${sourceRunId}: rubric ${plan.source.rubricVersion} → ${plan.rubricVersion}${plan.rubricChanged ? '' : ' (unchanged)'}, ` +
+        `judge ${plan.source.judge.model} → ${plan.config.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}; ` +
+        (plan.reuseJudgments ? 'answers to identical judge requests are reused.' : 'every stored response is judged afresh.'),
+    );
+    const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print });
+    const summary = { runId, sourceRunId, rubricVersion: plan.rubricVersion, reuseJudgments: plan.reuseJudgments, ...(result ? { reportPath: result.reportPath } : {}) };
+    if (asJson) console.log(JSON.stringify(summary));
+    else if (result) console.log(`Run ${runId} (re-judge of ${sourceRunId}) completed.\nReport: ${result.reportPath}\nCompare: judgeflow compare ${sourceRunId} ${runId}`);
+    else console.log(`Run ${runId} (re-judge of ${sourceRunId}) started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
+    return 0;
+  },
+};

@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { compareRuns, type CompareOptions, type CompareRun, type Comparison } from '../core/compare';
+import { renderComparison } from '../core/compareMarkdown';
+import type { ResultsStore, RunRecord } from '../core/store';
+import type { Query } from '../core/types';
+import { InputError } from '../core/validate';
+
+function loadSide(store: ResultsStore, runId: string, which: string): { run: RunRecord; side: CompareRun } {
+  const run = store.getRun(runId);
+  if (!run) throw new InputError(`${which}: run ${runId} is not in the results store ${store.file} (see judgeflow runs)`);
+  const side: CompareRun = {
+    runId: run.runId,
+    protocol: run.protocol,
+    snapshotId: run.snapshotId,
+    rubricVersion: run.rubricVersion,
+    judge: run.judge,
+    copilots: run.copilots,
+    judgments: store.judgments(run.runId, run.rubricVersion),
+  };
+  return { run, side };
+}
+
+/** Compare two stored runs (B against A). */
+export function compareStoredRuns(store: ResultsStore, runIdA: string, runIdB: string, options: CompareOptions = {}): { comparison: Comparison; runB: RunRecord } {
+  const a = loadSide(store, runIdA, 'RUN_A');
+  const b = loadSide(store, runIdB, 'RUN_B');
+  if (a.run.protocol !== b.run.protocol) throw new InputError(`run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`);
+  // B's labels win where both snapshots hold a query id (they are the same query in the usual case).
+  const queries = new Map<string, Query>();
+  for (const q of store.snapshotQueries(a.run.snapshotId)) queries.set(q.id, q);
+  for (const q of store.snapshotQueries(b.run.snapshotId)) queries.set(q.id, q);
+  return { comparison: compareRuns(a.side, b.side, [...queries.values()], options), runB: b.run };
+}
+
+/** Default output: next to run B's report, in compare-<RUN_A>/. */
+export function defaultCompareDir(runB: RunRecord, runIdA: string): string {
+  const output = (runB.config as { output?: string }).output ?? 'runs';
+  return path.join(output, runB.runId, `compare-${runIdA}`);
+}
+
+/** Writes compare.json and compare.md, each whole then renamed into place. */
+export function writeComparison(dir: string, comparison: Comparison): { json: string; markdown: string } {
+  fs.mkdirSync(dir, { recursive: true });
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(`${file}.tmp`, text);
+    fs.renameSync(`${file}.tmp`, file);
+    return file;
+  };
+  return { json: write('compare.json', JSON.stringify(comparison, null, 2) + '\n'), markdown: write('compare.md', renderComparison(comparison)) };
+}

@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { parseRunConfig, type RunConfig } from '../core/config';
+import type { ResultsStore, RunRecord } from '../core/store';
+import { InputError } from '../core/validate';
+import { protocolFor } from '../rubrics';
+
+export interface RejudgeOptions {
+  sourceRunId: string;
+  /** A rubric directory; default: the one the source run's config named (or the protocol default). */
+  rubricDir?: string;
+  judgeModel?: string;
+  judgeUrl?: string;
+  judgeKeyEnv?: string;
+  /** Ask the judge again even where an identical request was answered before. */
+  force?: boolean;
+  /** Reuse answers to identical judge requests even though the rubric version changed (e.g. only weights changed). */
+  reuseAnswers?: boolean;
+}
+
+export interface RejudgePlan {
+  config: RunConfig;
+  source: RunRecord;
+  rubricVersion: string;
+  rubricChanged: boolean;
+  judgeChanged: boolean;
+  /** Passed to the workflow: answers to identical judge requests come from the judge_cache table instead of the judge. */
+  reuseJudgments: boolean;
+}
+
+/**
+ * The config of a re-judge: the source run's stored config with the rubric and judge overridden.
+ * Validated here, before anything starts, so a bad override fails as an input error with nothing written.
+ */
+export function planRejudge(store: ResultsStore, opts: RejudgeOptions): RejudgePlan {
+  const source = store.getRun(opts.sourceRunId);
+  if (!source) throw new InputError(`run ${opts.sourceRunId} is not in the results store ${store.file} (see judgeflow runs; is JUDGEFLOW_HOME the one the run used?)`);
+  if (source.status === 'running') throw new InputError(`run ${source.runId} is still running; re-judge it once it has finished (judgeflow status ${source.runId})`);
+  const collected = store.responses(source.runId).filter((r) => r.status === 'ok').length;
+  if (collected === 0) throw new InputError(`run ${source.runId} has no collected responses to re-judge`);
+
+  const { reuseJudgments: _ignored, ...stored } = source.config as Record<string, unknown> & { judge: Record<string, unknown> };
+  const judge = { ...stored.judge };
+  if (opts.judgeModel) judge.model = opts.judgeModel;
+  if (opts.judgeUrl) judge.baseURL = opts.judgeUrl;
+  if (opts.judgeKeyEnv) judge.apiKeyEnv = opts.judgeKeyEnv;
+  const overridden = {
+    ...stored,
+    judge,
+    ...(opts.rubricDir ? { rubric: path.resolve(opts.rubricDir) } : {}),
+    // The responses were collected on the source run's day: judge them as of that day (CryptoAnalystBench's
+    // "today"), not the re-judge's. Pinned also keeps the judge requests identical, so an unchanged re-judge is free.
+    evaluationDate: typeof stored.evaluationDate === 'string' && stored.evaluationDate.trim() ? stored.evaluationDate : source.startedAt.slice(0, 10),
+  };
+  const config = parseRunConfig(overridden, `re-judge of run ${source.runId} (its stored config with your overrides)`, process.cwd());
+
+  const protocol = protocolFor(config.protocol);
+  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubricChanged = rubric.version !== source.rubricVersion;
+  const judgeChanged = config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature ?? rubric.judge.temperature) !== source.judge.temperature;
+  // The cache key is the full judge request, so reuse never mixes answers to different questions. Unchanged rubric:
+  // reuse by default (free). Changed rubric: judge every stored response afresh, so the new result set comes from one
+  // judging session even on a judge that is not perfectly deterministic; --reuse-answers opts into the saving.
+  const reuseJudgments = !opts.force && (!rubricChanged || Boolean(opts.reuseAnswers));
+  return { config, source, rubricVersion: rubric.version, rubricChanged, judgeChanged, reuseJudgments };
+}

@@ -1,0 +1,61 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import type { LoadedRubric, ProtocolModule } from '../core/protocol';
+import { defaultStorePath, type ResultsStore } from '../core/store';
+import { existingStore } from './existingStore';
+import { InputError } from '../core/validate';
+import { protocolFor, protocols } from '../rubrics';
+
+/** The protocol a rubric directory belongs to: --protocol, else its rubric.yaml's `protocol:`, else the protocol whose default it is. */
+export function protocolOfDir(dir: string, protocolId?: string): ProtocolModule {
+  if (protocolId) return protocolFor(protocolId);
+  const abs = path.resolve(dir);
+  const byDefault = protocols.find((p) => path.resolve(p.defaultRubricDir) === abs);
+  if (byDefault) return byDefault;
+  const file = path.join(abs, 'rubric.yaml');
+  if (fs.existsSync(file)) {
+    try {
+      const declared = (YAML.parse(fs.readFileSync(file, 'utf8')) as { protocol?: unknown } | null)?.protocol;
+      if (typeof declared === 'string') return protocolFor(declared);
+    } catch (error) {
+      if (error instanceof InputError) throw error;
+      // Unparseable: the protocol's own loader reports it properly below.
+    }
+  }
+  throw new InputError(`cannot tell which protocol the rubric directory ${abs} belongs to; pass --protocol (known: ${protocols.map((p) => p.id).join(', ')})`);
+}
+
+export function loadRubricDir(dir: string, protocolId?: string): LoadedRubric {
+  return protocolOfDir(dir, protocolId).loadRubric(path.resolve(dir));
+}
+
+/** A rubric version stored with runs (rebuilt from the results store, so it works after the files changed). */
+export function storedRubric(store: ResultsStore, version: string): LoadedRubric | null {
+  const stored = store.getRubric(version);
+  if (!stored) return null;
+  const protocol = protocolFor(stored.protocol);
+  return protocol.rubricFromContent(stored.content as Record<string, unknown>, protocol.defaultRubricDir);
+}
+
+/**
+ * `rubric diff` operands: a rubric directory, a rubric version stored with runs, or a run id (its rubric).
+ * Returns the rubric and a label saying which one it was.
+ */
+export function resolveRubricRef(ref: string, opts: { protocol?: string; env?: NodeJS.ProcessEnv } = {}): { rubric: LoadedRubric; label: string } {
+  if (fs.existsSync(ref) && fs.statSync(ref).isDirectory()) return { rubric: loadRubricDir(ref, opts.protocol), label: path.resolve(ref) };
+  const store = existingStore(opts.env);
+  if (store) {
+    const byVersion = storedRubric(store, ref);
+    if (byVersion) return { rubric: byVersion, label: 'stored' };
+    const run = store.getRun(ref);
+    if (run) {
+      const rubric = storedRubric(store, run.rubricVersion);
+      if (rubric) return { rubric, label: `run ${run.runId}` };
+    }
+  }
+  throw new InputError(
+    `"${ref}" is not a rubric directory, nor a rubric version or run id in the results store ${defaultStorePath(opts.env)}${store ? '' : ' (which does not exist yet)'}; ` +
+      'see judgeflow runs for the versions stored with runs, or pass a directory holding rubric.yaml',
+  );
+}

@@ -1,0 +1,173 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import type { ParseArgsConfig } from 'node:util';
+import { CAB_CATEGORIES } from '../core/curation';
+import { loadCategoriesFile } from '../core/categorise';
+import { parseRunConfig, type RunConfig } from '../core/config';
+import { InputError, readText } from '../core/validate';
+import { protocolFor } from '../rubrics';
+import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
+
+/** Options of `snapshot generate`, `snapshot curate` and `schedule create --refresh ...`, turned into validated workflow inputs. */
+
+type Values = Record<string, string | boolean | string[] | undefined>;
+
+export const llmOptions: NonNullable<ParseArgsConfig['options']> = {
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  'api-key-env': { type: 'string' },
+  temperature: { type: 'string' },
+  concurrency: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  seed: { type: 'string' },
+  parent: { type: 'string' },
+  similarity: { type: 'string' },
+};
+
+export const generateOptions: NonNullable<ParseArgsConfig['options']> = {
+  protocol: { type: 'string' },
+  'per-cell': { type: 'string' },
+  tasks: { type: 'string' },
+  categories: { type: 'string' },
+  'max-rounds': { type: 'string' },
+  'over-ask': { type: 'string' },
+};
+
+export const curateOptions: NonNullable<ParseArgsConfig['options']> = {
+  from: { type: 'string' },
+  target: { type: 'string' },
+  'min-chars': { type: 'string' },
+  'max-chars': { type: 'string' },
+  categories: { type: 'string' },
+  'prune-run': { type: 'string' },
+  'prune-threshold': { type: 'string' },
+  'prune-metric': { type: 'string' },
+  'skip-bad': { type: 'boolean' },
+  'batch-size': { type: 'string' },
+};
+
+export const GENERATE_USAGE =
+  '--protocol lattice [--per-cell 15] [--tasks T1,T2] [--categories C1,C2] [--seed S] [--model M --base-url URL --api-key-env VAR] [--temperature 0.9] [--concurrency 4] [--max-rounds 4] [--over-ask 0.5] [--similarity 0.8] [--parent ID]';
+export const CURATE_USAGE =
+  '--from traffic.jsonl [--target 200] [--min-chars 15 --max-chars 500] [--categories FILE] [--prune-run RUN_ID --prune-threshold 8 --prune-metric mean|total] [--seed S] [--skip-bad] [--model M --base-url URL --api-key-env VAR] [--batch-size 20] [--similarity 0.8] [--parent ID]';
+
+function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' && v.trim() ? v.trim() : undefined;
+}
+
+export function numberOption(values: Values, name: string, fallback: number, check: { min?: number; max?: number; integer?: boolean } = {}): number {
+  const raw = str(values, name);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  const bad = !Number.isFinite(n) || (check.integer && !Number.isInteger(n)) || (check.min !== undefined && n < check.min) || (check.max !== undefined && n > check.max);
+  if (bad) {
+    const range = [check.min !== undefined ? `>= ${check.min}` : '', check.max !== undefined ? `<= ${check.max}` : ''].filter(Boolean).join(' and ');
+    throw new InputError(`--${name} ${raw}: expected ${check.integer ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}`);
+  }
+  return n;
+}
+
+const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+
+function llm(values: Values, defaults: { temperature: number }): LlmSettings {
+  const baseURL = str(values, 'base-url') ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
+  try {
+    new URL(baseURL);
+  } catch {
+    throw new InputError(`--base-url ${baseURL}: not a URL (e.g. http://127.0.0.1:8000/v1)`);
+  }
+  const apiKeyEnv = str(values, 'api-key-env') ?? 'OPENAI_API_KEY';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw new InputError(`--api-key-env ${apiKeyEnv}: give the NAME of an environment variable, not a key`);
+  return {
+    baseURL,
+    model: str(values, 'model') ?? 'gpt-4o-mini',
+    apiKeyEnv,
+    temperature: numberOption(values, 'temperature', defaults.temperature, { min: 0, max: 2 }),
+    timeoutMs: numberOption(values, 'timeout-ms', 120_000, { min: 100, integer: true }),
+    concurrency: numberOption(values, 'concurrency', 4, { min: 1, max: 64, integer: true }),
+    maxAttempts: 5,
+    responseFormat: 'json_schema',
+  };
+}
+
+export function generateInput(values: Values): GenerateInput {
+  const protocol = str(values, 'protocol') ?? 'lattice';
+  if (protocol !== 'lattice') throw new InputError(`--protocol ${protocol}: only "lattice" queries are generated (CryptoAnalystBench queries are curated from traffic: judgeflow snapshot curate)`);
+  return {
+    protocol: 'lattice',
+    perCell: numberOption(values, 'per-cell', 15, { min: 1, max: 200, integer: true }),
+    tasks: list(str(values, 'tasks')),
+    categories: list(str(values, 'categories')),
+    seed: str(values, 'seed') ?? 'judgeflow',
+    llm: llm(values, { temperature: 0.9 }),
+    parentId: str(values, 'parent') ?? null,
+    maxRounds: numberOption(values, 'max-rounds', 4, { min: 1, max: 20, integer: true }),
+    overAsk: numberOption(values, 'over-ask', 0.5, { min: 0, max: 5 }),
+    similarity: numberOption(values, 'similarity', 0.8, { min: 0.05, max: 1 }),
+  };
+}
+
+/** `from` is checked by the caller (a file now; a file, directory or glob for a schedule). */
+export function curateInput(values: Values, from: string): CurateInput {
+  const minChars = numberOption(values, 'min-chars', 15, { min: 0, integer: true });
+  const maxChars = numberOption(values, 'max-chars', 500, { min: 1, integer: true });
+  if (minChars > maxChars) throw new InputError(`--min-chars ${minChars} is above --max-chars ${maxChars}`);
+  const metric = str(values, 'prune-metric') ?? 'mean';
+  if (metric !== 'mean' && metric !== 'total') throw new InputError(`--prune-metric ${metric}: expected "mean" (mean dimension score) or "total" (the protocol's total)`);
+  const categoriesFile = str(values, 'categories');
+  return {
+    from: path.resolve(from),
+    target: numberOption(values, 'target', 200, { min: 1, integer: true }),
+    minChars,
+    maxChars,
+    categories: categoriesFile ? loadCategoriesFile(path.resolve(categoriesFile)) : [...CAB_CATEGORIES],
+    ...(str(values, 'prune-run') ? { pruneRunId: str(values, 'prune-run') } : {}),
+    pruneThreshold: numberOption(values, 'prune-threshold', 8),
+    pruneMetric: metric,
+    seed: str(values, 'seed') ?? 'judgeflow',
+    skipBad: Boolean(values['skip-bad']),
+    llm: llm(values, { temperature: 0 }),
+    batchSize: numberOption(values, 'batch-size', 20, { min: 1, max: 200, integer: true }),
+    similarity: numberOption(values, 'similarity', 0.8, { min: 0.05, max: 1 }),
+    parentId: str(values, 'parent') ?? null,
+  };
+}
+
+export function newJobId(kind: string, now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  return `snapshot-${kind}-${stamp}-${crypto.randomBytes(3).toString('hex')}`;
+}
+
+/** The protocol whose queries a refresh makes. */
+export const protocolOfRefresh = (kind: 'generate' | 'curate') => (kind === 'generate' ? 'lattice' : 'cab');
+
+/**
+ * A run config for `--then-run`: its queries come from the new snapshot, so a `queries:` key is optional (and ignored).
+ * Validated now (schema, paths, rubric) so a scheduled run cannot fail on a typo weeks later.
+ */
+export function loadThenRunConfig(file: string, kind: 'generate' | 'curate'): RunConfig {
+  const abs = path.resolve(file);
+  let raw: unknown;
+  try {
+    raw = YAML.parse(readText(abs, '--then-run config'));
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    throw new InputError(`${abs}: not valid YAML/JSON: ${(error as Error).message}`);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError(`${abs}: a run config must be a mapping (see judgeflow run --help)`);
+  const config = parseRunConfig({ queries: 'snapshot:pending', ...(raw as Record<string, unknown>) }, abs, path.dirname(abs));
+  const expected = protocolOfRefresh(kind);
+  if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
+  const protocol = protocolFor(config.protocol);
+  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  return { ...config, queries: 'snapshot:pending' };
+}
+
+/** Up-front check of a traffic source path for a schedule (a file, a directory or a glob). */
+export function assertTrafficSource(from: string): void {
+  const dir = /[*?]/.test(path.basename(from)) ? path.dirname(from) : from;
+  if (!fs.existsSync(dir)) throw new InputError(`--from ${from}: ${dir} does not exist`);
+}

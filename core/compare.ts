@@ -1,0 +1,206 @@
+/**
+ * Comparing two runs judged on the same queries: a re-judge and its source, or two runs of one snapshot
+ * (an agent before and after a change). Pure: fed from the results store by client/compareRuns.ts.
+ *
+ * Protocol-generic: it works on what every protocol stores per judgment — the response's `total`, its
+ * per-dimension `scores` and (CryptoAnalystBench) its `rank` — and groups queries by whichever labels they
+ * carry (LATTICE task and category, CryptoAnalystBench tags). Differences are paired by query: only queries
+ * a copilot has an ok judgment for in BOTH runs count, and the sign-flip permutation test of core/stats.ts
+ * says whether a mean difference is larger than chance.
+ */
+import { mean, pairedTest } from './stats';
+import type { Query, StoredJudgment } from './types';
+
+export interface CompareRun {
+  runId: string;
+  protocol: string;
+  snapshotId: string;
+  rubricVersion: string;
+  judge: { model: string; baseURL: string; temperature: number };
+  copilots: string[];
+  /** Judgments of this run under its own rubric version. */
+  judgments: StoredJudgment[];
+}
+
+export interface CompareOptions {
+  /** How many of the most-moved (query, copilot) pairs to list. */
+  top?: number;
+  alpha?: number;
+  iterations?: number;
+}
+
+/** b − a over the paired queries; positive means run B scored higher. */
+export interface PairedDelta {
+  n: number;
+  a: number | null;
+  b: number | null;
+  delta: number | null;
+  ci95: { low: number; high: number } | null;
+  pValue: number | null;
+  significant: boolean;
+}
+
+export interface GroupDelta {
+  n: number;
+  a: number | null;
+  b: number | null;
+  delta: number | null;
+}
+
+export interface CopilotComparison {
+  /** Mean per-response total over all ok judgments of each run (the run's own headline, not only paired queries). */
+  scoreA: number | null;
+  scoreB: number | null;
+  rankA: number | null;
+  rankB: number | null;
+  /** rankA − rankB: positive means the copilot moved up in B. */
+  rankChange: number | null;
+  overall: PairedDelta;
+  dimensions: Record<string, PairedDelta>;
+  /** Query label → label value → delta of totals (e.g. task.T3, category.C2, tags.defi). */
+  groups: Record<string, Record<string, GroupDelta>>;
+  /** Mean rank within the query (lower is better), when the protocol ranks responses. */
+  meanRank: GroupDelta | null;
+  /** Ok judgments without a partner: judged in one run only (a failed or missing judgment in the other). */
+  okOnlyInA: number;
+  okOnlyInB: number;
+}
+
+export interface Mover {
+  queryId: string;
+  copilot: string;
+  query: string;
+  labels: Record<string, string>;
+  delta: number;
+  a: { total: number; scores: Record<string, number>; rationales: Record<string, string> | null; rank: number | null };
+  b: { total: number; scores: Record<string, number>; rationales: Record<string, string> | null; rank: number | null };
+}
+
+export interface Comparison {
+  runA: Omit<CompareRun, 'judgments'>;
+  runB: Omit<CompareRun, 'judgments'>;
+  sameSnapshot: boolean;
+  rubricChanged: boolean;
+  judgeChanged: boolean;
+  alpha: number;
+  test: string;
+  copilots: Record<string, CopilotComparison>;
+  onlyInA: string[];
+  onlyInB: string[];
+  movers: Mover[];
+}
+
+export const GROUP_LABELS = ['task', 'category', 'tags'] as const;
+
+/** A query's values for a grouping label; CryptoAnalystBench stores several tags one per line, and a query counts in each. */
+function labelValues(query: Query | undefined, label: (typeof GROUP_LABELS)[number]): string[] {
+  const v = query?.[label];
+  if (typeof v !== 'string' || !v.trim()) return [];
+  return label === 'tags' ? v.split('\n').map((t) => t.trim()).filter(Boolean) : [v];
+}
+
+const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
+const key = (queryId: string, copilot: string) => `${queryId}\u0000${copilot}`;
+const okOnly = (js: StoredJudgment[]) => new Map(js.filter((j) => j.status === 'ok' && j.total !== null).map((j) => [key(j.queryId, j.copilot), j]));
+
+function paired(a: number[], b: number[], seed: string, opts: Required<CompareOptions>): PairedDelta {
+  if (a.length === 0) return { n: 0, a: null, b: null, delta: null, ci95: null, pValue: null, significant: false };
+  const t = pairedTest(a, b, { seed, alpha: opts.alpha, iterations: opts.iterations });
+  return { n: t.n, a: mean(a), b: mean(b), delta: t.meanDiff, ci95: t.ci95, pValue: t.pValue, significant: t.significant };
+}
+
+/** Rank 1 = highest mean total; ties share the better rank. */
+function ranks(scores: Record<string, number | null>): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [c, s] of Object.entries(scores)) out[c] = s === null ? null : 1 + Object.values(scores).filter((o) => o !== null && o > s).length;
+  return out;
+}
+
+export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[], options: CompareOptions = {}): Comparison {
+  const opts: Required<CompareOptions> = { top: options.top ?? 10, alpha: options.alpha ?? 0.05, iterations: options.iterations ?? 5000 };
+  const okA = okOnly(runA.judgments);
+  const okB = okOnly(runB.judgments);
+  const byId = new Map(queries.map((q) => [q.id, q]));
+  const common = runA.copilots.filter((c) => runB.copilots.includes(c));
+  const scoreOf = (ok: Map<string, StoredJudgment>, copilots: string[]) =>
+    Object.fromEntries(copilots.map((c) => [c, meanOrNull([...ok.values()].filter((j) => j.copilot === c).map((j) => j.total!))]));
+  const ranksA = ranks(scoreOf(okA, common));
+  const ranksB = ranks(scoreOf(okB, common));
+  const scoresA = scoreOf(okA, common);
+  const scoresB = scoreOf(okB, common);
+
+  const copilots: Record<string, CopilotComparison> = {};
+  const movers: Mover[] = [];
+  for (const copilot of common) {
+    const pairs = [...okA.values()]
+      .filter((j) => j.copilot === copilot && okB.has(key(j.queryId, copilot)))
+      .map((ja) => ({ ja, jb: okB.get(key(ja.queryId, copilot))!, query: byId.get(ja.queryId) }))
+      .sort((x, y) => (x.ja.queryId < y.ja.queryId ? -1 : x.ja.queryId > y.ja.queryId ? 1 : 0));
+    const overall = paired(pairs.map((p) => p.ja.total!), pairs.map((p) => p.jb.total!), `compare:${copilot}`, opts);
+
+    const dimIds = [...new Set(pairs.flatMap((p) => Object.keys(p.ja.scores ?? {})))].sort();
+    const dimensions: Record<string, PairedDelta> = {};
+    for (const d of dimIds) {
+      const withDim = pairs.filter((p) => typeof p.ja.scores?.[d] === 'number' && typeof p.jb.scores?.[d] === 'number');
+      dimensions[d] = paired(withDim.map((p) => p.ja.scores![d]), withDim.map((p) => p.jb.scores![d]), `compare:${copilot}:${d}`, opts);
+    }
+
+    const groups: Record<string, Record<string, GroupDelta>> = {};
+    for (const label of GROUP_LABELS) {
+      const values = [...new Set(pairs.flatMap((p) => labelValues(p.query, label)))].sort();
+      if (!values.length) continue;
+      groups[label] = {};
+      for (const v of values) {
+        const inGroup = pairs.filter((p) => labelValues(p.query, label).includes(v));
+        const a = meanOrNull(inGroup.map((p) => p.ja.total!));
+        const b = meanOrNull(inGroup.map((p) => p.jb.total!));
+        groups[label][v] = { n: inGroup.length, a, b, delta: meanOrNull(inGroup.map((p) => p.jb.total! - p.ja.total!)) };
+      }
+    }
+
+    const ranked = pairs.filter((p) => p.ja.rank !== null && p.jb.rank !== null);
+    const meanRank = ranked.length
+      ? { n: ranked.length, a: mean(ranked.map((p) => p.ja.rank!)), b: mean(ranked.map((p) => p.jb.rank!)), delta: mean(ranked.map((p) => p.jb.rank! - p.ja.rank!)) }
+      : null;
+
+    const count = (ok: Map<string, StoredJudgment>, other: Map<string, StoredJudgment>) => [...ok.values()].filter((j) => j.copilot === copilot && !other.has(key(j.queryId, copilot))).length;
+    copilots[copilot] = {
+      scoreA: scoresA[copilot],
+      scoreB: scoresB[copilot],
+      rankA: ranksA[copilot],
+      rankB: ranksB[copilot],
+      rankChange: ranksA[copilot] !== null && ranksB[copilot] !== null ? ranksA[copilot]! - ranksB[copilot]! : null,
+      overall,
+      dimensions,
+      groups,
+      meanRank,
+      okOnlyInA: count(okA, okB),
+      okOnlyInB: count(okB, okA),
+    };
+
+    for (const { ja, jb, query } of pairs) {
+      const delta = jb.total! - ja.total!;
+      if (delta === 0) continue;
+      const labels: Record<string, string> = {};
+      for (const label of GROUP_LABELS) if (typeof query?.[label] === 'string') labels[label] = query[label]!;
+      const side = (j: StoredJudgment) => ({ total: j.total!, scores: j.scores ?? {}, rationales: j.rationales, rank: j.rank });
+      movers.push({ queryId: ja.queryId, copilot, query: query?.text ?? '', labels, delta, a: side(ja), b: side(jb) });
+    }
+  }
+  movers.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || (x.queryId < y.queryId ? -1 : x.queryId > y.queryId ? 1 : 0) || (x.copilot < y.copilot ? -1 : 1));
+
+  const strip = ({ judgments: _judgments, ...rest }: CompareRun) => rest;
+  return {
+    runA: strip(runA),
+    runB: strip(runB),
+    sameSnapshot: runA.snapshotId === runB.snapshotId,
+    rubricChanged: runA.rubricVersion !== runB.rubricVersion,
+    judgeChanged: runA.judge.model !== runB.judge.model || runA.judge.baseURL !== runB.judge.baseURL || runA.judge.temperature !== runB.judge.temperature,
+    alpha: opts.alpha,
+    test: 'two-sided sign-flip permutation test over paired queries (exact when 2^n ≤ iterations); 95% CI by paired bootstrap; no multiple-comparison correction',
+    copilots,
+    onlyInA: runA.copilots.filter((c) => !runB.copilots.includes(c)),
+    onlyInB: runB.copilots.filter((c) => !runA.copilots.includes(c)),
+    movers: movers.slice(0, opts.top),
+  };
+}

@@ -1,0 +1,63 @@
+import type { Comparison, PairedDelta } from './compare';
+import { fmt, table } from './markdown';
+
+const signed = (x: number | null | undefined, digits = 1) => (x === null || x === undefined ? '–' : `${x > 0 ? '+' : ''}${x.toFixed(digits)}`);
+const pFmt = (p: number | null) => (p === null ? '–' : p < 0.001 ? '<0.001' : p.toFixed(3));
+const ci = (d: PairedDelta) => (d.ci95 ? `${signed(d.ci95.low)} … ${signed(d.ci95.high)}` : '–');
+const mark = (d: PairedDelta) => (d.significant ? `**${signed(d.delta, 2)}**` : signed(d.delta, 2));
+const oneLine = (s: string, max = 160) => {
+  const flat = s.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+export function renderComparison(c: Comparison): string {
+  const names = Object.keys(c.copilots).sort((x, y) => (c.copilots[x].rankB ?? 1e9) - (c.copilots[y].rankB ?? 1e9) || (x < y ? -1 : 1));
+  const side = (r: Comparison['runA']) => `run \`${r.runId}\` · rubric \`${r.rubricVersion}\` · judge \`${r.judge.model}\` (temperature ${r.judge.temperature})`;
+  const out: string[] = [
+    `# Compare ${c.runA.runId} → ${c.runB.runId}\n`,
+    `- A: ${side(c.runA)}`,
+    `- B: ${side(c.runB)}`,
+    `- ${c.sameSnapshot ? `same snapshot \`${c.runA.snapshotId}\`` : `**different snapshots** (\`${c.runA.snapshotId}\` vs \`${c.runB.snapshotId}\`): only queries with the same id are paired`}` +
+      `; rubric ${c.rubricChanged ? 'changed' : 'unchanged'}; judge ${c.judgeChanged ? 'changed' : 'unchanged'}\n`,
+    `Δ = B − A, paired over the queries a copilot has an ok judgment for in both runs. **Bold** = significant at α = ${c.alpha} (${c.test}).\n`,
+    '## Overall\n',
+    table(
+      ['copilot', 'rank A', 'rank B', 'score A', 'score B', 'paired n', 'Δ', '95% CI', 'p', 'significant', 'judged only in A / B'],
+      names.map((n) => {
+        const x = c.copilots[n];
+        return [n, x.rankA, x.rankB, fmt(x.scoreA), fmt(x.scoreB), x.overall.n, mark(x.overall), ci(x.overall), pFmt(x.overall.pValue), x.overall.significant ? 'yes' : 'no', `${x.okOnlyInA} / ${x.okOnlyInB}`];
+      }),
+    ),
+    '\nScores are each run\'s mean per-response total over all its ok judgments; ranks follow them (1 = best).\n',
+  ];
+  if (c.onlyInA.length || c.onlyInB.length) out.push(`Copilots in one run only: A ${c.onlyInA.join(', ') || '–'}; B ${c.onlyInB.join(', ') || '–'}.\n`);
+
+  const dims = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].dimensions)))];
+  if (dims.length) {
+    out.push('## Dimensions (Δ, p)\n', table(['copilot', ...dims], names.map((n) => [n, ...dims.map((d) => (c.copilots[n].dimensions[d] ? `${mark(c.copilots[n].dimensions[d])} (p ${pFmt(c.copilots[n].dimensions[d].pValue)})` : null))])), '');
+  }
+  if (names.some((n) => c.copilots[n].meanRank)) {
+    out.push('## Mean rank within the query (lower is better)\n', table(['copilot', 'A', 'B', 'Δ'], names.map((n) => [n, fmt(c.copilots[n].meanRank?.a, 2), fmt(c.copilots[n].meanRank?.b, 2), signed(c.copilots[n].meanRank?.delta, 2)])), '');
+  }
+  const labels = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].groups)))];
+  for (const label of labels) {
+    const values = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].groups[label] ?? {})))].sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
+    out.push(`## By ${label} (Δ of totals)\n`, table([label, ...names], values.map((v) => [v, ...names.map((n) => (c.copilots[n].groups[label]?.[v] ? `${signed(c.copilots[n].groups[label][v].delta)} (n ${c.copilots[n].groups[label][v].n})` : null))])), '');
+  }
+
+  out.push(`## Most moved (${c.movers.length})\n`);
+  if (!c.movers.length) out.push('No paired response changed its total.\n');
+  c.movers.forEach((m, i) => {
+    const labelText = Object.entries(m.labels).map(([k, v]) => `${k} ${v}`).join(', ');
+    out.push(`### ${i + 1}. ${m.queryId} · ${m.copilot} · ${fmt(m.a.total)} → ${fmt(m.b.total)} (${signed(m.delta)})\n`, `${labelText ? `${labelText} — ` : ''}${oneLine(m.query)}\n`);
+    const dimIds = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores)])];
+    out.push(
+      table(
+        ['dimension', 'A', 'A rationale', 'B', 'B rationale'],
+        dimIds.map((d) => [d, m.a.scores[d] ?? null, oneLine(m.a.rationales?.[d] ?? ''), m.b.scores[d] ?? null, oneLine(m.b.rationales?.[d] ?? '')]),
+      ),
+      '',
+    );
+  });
+  return out.join('\n');
+}

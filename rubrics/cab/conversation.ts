@@ -1,0 +1,84 @@
+import { askJson, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
+import type { JudgeContext } from '../../core/protocol';
+
+/** What is stored per judge turn (judge_turns.request); the turn's final answer is stored beside it. */
+export interface StoredTurn {
+  kind: 'scoring' | 'ranking' | 'taxonomy';
+  /** Messages this turn added to the conversation: its user message plus any re-ask exchanges, without the final answer. */
+  messages: ChatMessage[];
+  ok: boolean;
+  attempts: number;
+  error: string | null;
+}
+
+export type TurnResult<T> = { ok: true; value: T; attempts: number } | { ok: false; error: string; attempts: number };
+
+/**
+ * A judge conversation that survives crashes. Every finished turn is written to the store before the
+ * next one starts; a retried activity replays stored turns instead of asking again, so the judge is
+ * never asked a finished turn twice and sees exactly the messages it would have seen without the crash.
+ * Invalid answers are re-asked inside the conversation (askJson, retryIn 'conversation'); those
+ * exchanges stay part of the conversation, as they were for the judge.
+ */
+export class DurableConversation {
+  private messages: ChatMessage[] = [];
+  private stored: Map<number, { request: unknown; answer: string }>;
+
+  constructor(
+    private readonly ctx: JudgeContext,
+    private readonly queryId: string,
+    private readonly maxInvalidAnswers: number,
+  ) {
+    this.stored = this.load();
+  }
+
+  private load() {
+    return new Map(this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version).map((t) => [t.turn, t]));
+  }
+
+  /** Turn `n` (1-based) appends `add` and asks for JSON; answered from the store when it finished before. */
+  async ask<T>(n: number, kind: StoredTurn['kind'], add: ChatMessage[], spec: JsonAnswerSpec<T>): Promise<TurnResult<T>> {
+    if (!this.stored.has(n)) {
+      const answer = await askJson({
+        settings: this.ctx.judge,
+        messages: [...this.messages, ...add],
+        spec,
+        maxInvalidAnswers: this.maxInvalidAnswers,
+        retryIn: 'conversation',
+        env: this.ctx.env,
+        cache: this.ctx.cache,
+      });
+      // askJson returns the conversation ending in the final answer (ok) or in the last invalid answer plus an
+      // unsent re-ask (failure); the conversation goes on from that last answer either way.
+      const end = answer.ok ? answer.messages.length - 1 : answer.messages.length - 2;
+      const turn: StoredTurn = {
+        kind,
+        messages: answer.messages.slice(this.messages.length, end),
+        ok: answer.ok,
+        attempts: answer.attempts,
+        error: answer.ok ? null : answer.error,
+      };
+      this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '');
+      // First write wins: if a stale attempt of this activity stored the turn first, continue from ITS answer.
+      this.stored = this.load();
+    }
+    const { request, answer } = this.stored.get(n)!;
+    const turn = request as StoredTurn;
+    this.messages = [...this.messages, ...turn.messages, { role: 'assistant', content: answer }];
+    return turn.ok ? { ok: true, value: JSON.parse(answer) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
+  }
+}
+
+/** An independent single call (no shared conversation), stored like a turn so a retried activity does not ask again. */
+export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, messages: ChatMessage[], spec: JsonAnswerSpec<T>, maxInvalidAnswers: number): Promise<TurnResult<T>> {
+  const version = ctx.rubric.version;
+  const find = () => ctx.store.judgeTurns(ctx.runId, queryId, version).find((t) => t.turn === n);
+  if (!find()) {
+    const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache });
+    const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error };
+    ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '');
+  }
+  const { request, answer } = find()!;
+  const turn = request as StoredTurn;
+  return turn.ok ? { ok: true, value: JSON.parse(answer) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
+}

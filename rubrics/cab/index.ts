@@ -1,0 +1,22 @@
+import type { ProtocolModule } from '../../core/protocol';
+import { judgeCabUnit } from './judge';
+import { planCabUnits } from './plan';
+import { parseCabQueries } from './queries';
+import { buildCabReport } from './report';
+import { cabRubricFromContent, loadCabRubric } from './rubric';
+
+/**
+ * CryptoAnalystBench: per query, every system's response is scored in ONE shared judge conversation
+ * (one response per turn, order from the balanced schedule), then all are ranked. One unit = one query.
+ */
+export const cabProtocol: ProtocolModule = {
+  id: 'cab',
+  title: 'CryptoAnalystBench',
+  defaultRubricDir: __dirname,
+  loadRubric: loadCabRubric,
+  rubricFromContent: cabRubricFromContent,
+  parseQueries: parseCabQueries,
+  planUnits: planCabUnits,
+  judgeUnit: judgeCabUnit,
+  buildReport: buildCabReport,
+};

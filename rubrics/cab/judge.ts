@@ -1,0 +1,100 @@
+import type { JudgeContext } from '../../core/protocol';
+import { splitScores } from '../../core/scoreSchema';
+import type { JudgeUnit, RunRecord } from '../../core/store';
+import type { StoredJudgment } from '../../core/types';
+import { askOnce, DurableConversation, type TurnResult } from './conversation';
+import { labelFor, rankingMessage, rankingSpec, REASONING_KEY, scoringMessage, scoringSpec, systemMessage, taxonomyMessages, taxonomySpec, type RankingAnswer, type ShownResponse } from './prompts';
+import type { CabRubric } from './rubric';
+
+/**
+ * Turn numbers in judge_turns: 1..k score the responses in presentation order, k+1 is the ranking,
+ * TAXONOMY_TURN + position are the independent error-taxonomy calls.
+ */
+export const TAXONOMY_TURN = 1000;
+
+/** Keys in a judgment's rationales (besides the dimension ids) and scores (taxonomy flags). */
+export const RANKING_RATIONALE = 'ranking';
+export const RANKING_ERROR = 'ranking_error';
+export const taxonomyKey = (flag: string) => `taxonomy.${flag}`;
+export const TAXONOMY_ERROR = 'taxonomy_error';
+
+/**
+ * The date the judge treats as "today": the config's evaluationDate, else the day the run started (UTC).
+ * Both are stored with the run, so a resumed or retried activity uses the same date.
+ */
+export function evaluationDateOf(options: Record<string, unknown>, run: Pick<RunRecord, 'startedAt'>): string {
+  const configured = options.evaluationDate;
+  return typeof configured === 'string' && configured.trim() ? configured.trim() : run.startedAt.slice(0, 10);
+}
+
+type Scores = Record<string, { score: number } & Record<string, unknown>>;
+
+/**
+ * One query: every present system's response in ONE judge conversation, in the scheduled order
+ * (unit.copilots), then a ranking of all labels. Labels are mapped back to systems only here, after
+ * judging; the judge only ever sees "Response #k".
+ */
+export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
+  const rubric = ctx.rubric as CabRubric;
+  const { store, runId } = ctx;
+  const existing = unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version));
+  if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
+
+  const run = store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} is not in the results store`);
+  const evaluationDate = evaluationDateOf(ctx.options, run);
+  const query = store.snapshotQuery(ctx.snapshotId, unit.queryId);
+  const shown: ShownResponse[] = unit.copilots.map((copilot, i) => {
+    const r = store.getResponse(runId, unit.queryId, copilot);
+    if (!r || r.status !== 'ok' || r.text === null) throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
+    return { label: labelFor(i + 1), text: r.text, timestamp: r.finishedAt, context: r.context ?? query.context ?? null };
+  });
+  const labels = shown.map((s) => s.label);
+  const maxInvalid = rubric.judge.maxInvalidAnswers;
+
+  const conversation = new DurableConversation(ctx, unit.queryId, maxInvalid);
+  const scored: Array<TurnResult<Scores>> = [];
+  for (const [i, s] of shown.entries()) {
+    const add = [...(i === 0 ? [systemMessage(rubric, evaluationDate)] : []), scoringMessage(rubric, query, s, evaluationDate)];
+    scored.push(await conversation.ask(i + 1, 'scoring', add, scoringSpec(rubric)));
+  }
+  // With one response there is nothing to rank; its rank stays null rather than a meaningless 1.
+  const ranking: TurnResult<RankingAnswer> | null =
+    shown.length > 1 ? await conversation.ask(shown.length + 1, 'ranking', [rankingMessage(rubric, query, labels, evaluationDate)], rankingSpec(labels)) : null;
+
+  const taxonomy: Array<TurnResult<Scores> | null> = [];
+  for (const [i, s] of shown.entries()) {
+    const wanted = ctx.options.errorTaxonomy === true && scored[i].ok;
+    taxonomy.push(wanted ? await askOnce(ctx, unit.queryId, TAXONOMY_TURN + i + 1, taxonomyMessages(rubric, query, s, evaluationDate), taxonomySpec(rubric), maxInvalid) : null);
+  }
+
+  const stamp = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version };
+  const createdAt = new Date().toISOString();
+  const judgments: StoredJudgment[] = unit.copilots.map((copilot, i) => {
+    // The ranking covers every label shown, so a response whose scoring turn failed still gets its rank.
+    const rank = ranking?.ok ? ranking.value.ranking.indexOf(labels[i]) + 1 : null;
+    const base = { runId, queryId: unit.queryId, copilot, rubricVersion: rubric.version, position: i + 1, rank, judge: stamp, attempts: scored[i].attempts, createdAt };
+    const turn = scored[i];
+    if (!turn.ok) return { ...base, status: 'failed', scores: null, rationales: null, total: null, error: turn.error };
+    const { scores, rationales } = splitScores(turn.value, REASONING_KEY);
+    const total = rubric.data.dimensions.reduce((sum, d) => sum + scores[d.id], 0);
+    if (ranking?.ok) rationales[RANKING_RATIONALE] = ranking.value.rationale;
+    if (ranking && !ranking.ok) rationales[RANKING_ERROR] = ranking.error;
+    const tax = taxonomy[i];
+    if (tax?.ok) {
+      const flags = splitScores(tax.value, REASONING_KEY);
+      for (const f of rubric.data.taxonomy) {
+        scores[taxonomyKey(f.id)] = flags.scores[f.id];
+        rationales[taxonomyKey(f.id)] = flags.rationales[f.id];
+      }
+    } else if (tax) rationales[TAXONOMY_ERROR] = tax.error;
+    return { ...base, status: 'ok', scores, rationales, total, error: null };
+  });
+  store.db.transaction(() => judgments.forEach((j) => store.putJudgment(j)))();
+  return tally(judgments.map((j) => j.status));
+}
+
+function tally(statuses: Array<StoredJudgment['status']>) {
+  const judged = statuses.filter((s) => s === 'ok').length;
+  return { judged, failed: statuses.length - judged };
+}

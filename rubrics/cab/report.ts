@@ -1,0 +1,147 @@
+import type { ReportFiles, ReportInput } from '../../core/protocol';
+import { fmt, simulatedBanner, table } from '../../core/markdown';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import { summariseCab, type CabSummary } from './aggregate';
+import { evaluationDateOf, RANKING_RATIONALE, taxonomyKey } from './judge';
+import type { CabPlan } from './plan';
+import { tagsOf } from './queries';
+import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';
+import { writeCabWorkbook } from './xlsx';
+
+export function buildCabReport(input: ReportInput): ReportFiles {
+  const rubric = input.rubric as CabRubric;
+  const { run, queries, responses, judgments } = input;
+  const plan = input.plan as CabPlan | undefined;
+  const taxonomy = input.options.errorTaxonomy === true;
+  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy });
+  const simulated = Boolean(input.options.simulated);
+  const evaluationDate = evaluationDateOf(input.options, run);
+  const json = {
+    protocol: 'cab',
+    runId: run.runId,
+    rubricVersion: rubric.version,
+    snapshotId: run.snapshotId,
+    sourceRunId: run.sourceRunId,
+    simulated,
+    judge: { ...run.judge, rubricVersion: rubric.version },
+    evaluationDate,
+    seed: plan?.seed ?? null,
+    queries: queries.length,
+    generatedAt: new Date().toISOString(),
+    ...summary,
+  };
+  const rows = resultRows(run.runId, queries, run.copilots, responses, judgments, taxonomy);
+  const csvColumns = ['run_id', 'query_id', 'tags', 'copilot', 'position', 'rank', ...CAB_DIMENSIONS, 'total', 'response_status', 'judgment_status', 'failure_reason', ...(taxonomy ? CAB_TAXONOMY : [])];
+  const csv: unknown[][] = [csvColumns, ...rows.map((r) => csvColumns.map((c) => r[c] ?? ''))];
+  const markdown = cabMarkdown(summary, { run, rubric, queries, simulated, evaluationDate, seed: plan?.seed ?? null });
+  const systemsByTotal = Object.keys(summary.systems).sort((a, b) => (summary.systems[b].total ?? -1) - (summary.systems[a].total ?? -1));
+  return {
+    json,
+    markdown,
+    csv,
+    summary: Object.fromEntries(systemsByTotal.map((s) => [s, summary.systems[s].total])),
+    extra: [{ name: 'report.xlsx', write: (file) => writeCabWorkbook(file, { rows, summary, queries, judgments, copilots: run.copilots, taxonomy }) }],
+  };
+}
+
+export type ResultRow = Record<string, string | number | null>;
+
+/** One row per query × system: the CSV and the workbook's "Evaluation Results" sheet. */
+function resultRows(runId: string, queries: Query[], copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], taxonomy: boolean): ResultRow[] {
+  const key = (q: string, c: string) => `${q}\u0000${c}`;
+  const responseOf = new Map(responses.map((r) => [key(r.queryId, r.copilot), r]));
+  const judgmentOf = new Map(judgments.map((j) => [key(j.queryId, j.copilot), j]));
+  const rows: ResultRow[] = [];
+  for (const q of queries) {
+    for (const copilot of copilots) {
+      const r = responseOf.get(key(q.id, copilot));
+      const j = judgmentOf.get(key(q.id, copilot));
+      const reason = r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : !r ? 'not collected' : !j ? 'not judged' : '';
+      const row: ResultRow = {
+        run_id: runId,
+        query_id: q.id,
+        query: q.text,
+        tags: tagsOf(q).join('; '),
+        copilot,
+        position: j?.position ?? null,
+        rank: j?.rank ?? null,
+        total: j?.total ?? null,
+        ranking_reasoning: j?.rationales?.[RANKING_RATIONALE] ?? null,
+        response_status: r?.status ?? 'none',
+        judgment_status: j?.status ?? 'none',
+        failure_reason: reason,
+      };
+      for (const d of CAB_DIMENSIONS) {
+        row[d] = j?.scores?.[d] ?? null;
+        row[`${d}_reasoning`] = j?.rationales?.[d] ?? null;
+      }
+      if (taxonomy) for (const f of CAB_TAXONOMY) row[f] = j?.scores?.[taxonomyKey(f)] ?? null;
+      rows.push(row);
+    }
+  }
+  return rows;
+}
+
+const pText = (p: number | null) => (p === null ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
+const pct = (x: number | null) => (x === null ? '–' : `${(100 * x).toFixed(1)}%`);
+
+function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: CabRubric; queries: Query[]; simulated: boolean; evaluationDate: string; seed: string | null }): string {
+  const { run, rubric } = meta;
+  const names = Object.keys(s.systems).sort((a, b) => (s.systems[b].total ?? -1) - (s.systems[a].total ?? -1));
+  const dimName = (id: string) => rubric.data.dimensions.find((d) => d.id === id)?.name ?? id;
+  const positions = s.positionBias.nByPosition.length;
+  const ordinal = (k: number) => `#${k}`;
+  const pb = s.positionBias;
+  const lines = [
+    `# CryptoAnalystBench report — run ${run.runId}\n`,
+    simulatedBanner(meta.simulated),
+    `Snapshot \`${run.snapshotId}\` (${meta.queries.length} queries) · rubric version \`${rubric.version}\` · judge \`${run.judge.model}\` at ${run.judge.baseURL} (temperature ${run.judge.temperature}) · evaluation date ${meta.evaluationDate} · schedule seed \`${meta.seed ?? '–'}\`${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
+    'Each query\'s responses were judged in one shared judge conversation, one per turn, labelled only "Response #k"; the judge then ranked them. The order is rotated by a balanced schedule (below).\n',
+    `## Overall (total = sum of the four dimension means, ${4 * rubric.data.scale.min}–${4 * rubric.data.scale.max})\n`,
+    table(
+      ['rank', 'system', 'total', '95% CI', ...CAB_DIMENSIONS.map(dimName), 'mean rank', `rank counts (${Array.from({ length: positions }, (_, k) => ordinal(k + 1)).join('/')})`, 'scored', 'no score'],
+      names.map((n, i) => {
+        const x = s.systems[n];
+        return [i + 1, n, fmt(x.total, 2), x.ci95 ? `${fmt(x.ci95.low, 2)}–${fmt(x.ci95.high, 2)}` : null, ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)), fmt(x.meanRank, 2), x.rankCounts.join(' / '), x.n, x.failed];
+      }),
+    ),
+    '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored. Mean rank is over queries whose ranking succeeded' +
+      (s.rankingFailures ? ` (${s.rankingFailures} ranking turn${s.rankingFailures === 1 ? '' : 's'} failed; those queries keep their scores but have no ranks).` : '.') +
+      '\n',
+    '## Position bias\n',
+    pb.significant
+      ? `**The judge's verdicts depend on the order of presentation more than chance would explain** (rank-1 test p ${pText(pb.rank1Test.pValue)}, totals-by-position test p ${pText(pb.totalsTest.pValue)}; threshold ${pb.alpha / 2} each). Because every system was shown in every position equally often (within one), this effect is spread evenly over the systems instead of favouring one of them.\n`
+      : `No order effect larger than chance (rank-1 test p ${pText(pb.rank1Test.pValue)}, totals-by-position test p ${pText(pb.totalsTest.pValue)}; threshold ${pb.alpha / 2} each).\n`,
+    table(
+      ['position', 'responses scored', 'mean total', 'ranked first', 'rank-1 rate', 'expected rank-1', 'mean rank'],
+      pb.nByPosition.map((n, p) => [p + 1, n, fmt(pb.meanTotalByPosition[p], 2), pb.rank1CountsByPosition[p], pct(pb.rank1RateByPosition[p]), fmt(pb.rank1Test.expected[p], 1), fmt(pb.meanRankByPosition[p], 2)]),
+    ),
+    `\nRank-1 by position: χ² = ${fmt(pb.rank1Test.statistic, 2)} (df ${pb.rank1Test.df}), p ${pText(pb.rank1Test.pValue)}. Totals by position (one-way ANOVA): F = ${fmt(pb.totalsTest.F, 2)} (df ${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}), p ${pText(pb.totalsTest.pValue)}.\n`,
+    '## Presentation schedule\n',
+    'How often each system was shown in each position. The schedule is a Williams design: each system takes each position ⌊Q/N⌋ or ⌈Q/N⌉ times over the queries where all N systems answered, and each system directly follows each other system about equally often.\n',
+    table(['system', ...Array.from({ length: positions }, (_, p) => `position ${p + 1}`)], names.map((n) => [n, ...s.schedule[n]])),
+    s.predecessorImbalance !== null ? `\nPredecessor imbalance (max − min of how often one system directly preceded another): ${s.predecessorImbalance}.\n` : '',
+  ];
+  const tags = Object.keys(s.tags).sort();
+  if (tags.length) {
+    lines.push(
+      '## Tags (total, mean rank)\n',
+      table(
+        ['tag', ...names],
+        tags.map((t) => [t, ...names.map((n) => (s.tags[t][n] ? `${fmt(s.tags[t][n].total, 2)} (${fmt(s.tags[t][n].meanRank, 2)}) n=${s.tags[t][n].n}` : null))]),
+      ),
+      '',
+    );
+  }
+  if (s.taxonomy) {
+    lines.push(
+      '## Error taxonomy (share of responses with the problem)\n',
+      table(
+        ['system', 'checked', ...rubric.data.taxonomy.map((f) => f.name)],
+        names.map((n) => [n, s.systems[n].taxonomy!.n, ...rubric.data.taxonomy.map((f) => pct(s.systems[n].taxonomy!.rates[f.id] ?? null))]),
+      ),
+      '',
+    );
+  }
+  return lines.join('\n');
+}

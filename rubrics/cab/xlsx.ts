@@ -1,0 +1,113 @@
+import ExcelJS from 'exceljs';
+import { mean } from '../../core/stats';
+import type { Query, StoredJudgment } from '../../core/types';
+import type { CabSummary } from './aggregate';
+import { tagsOf } from './queries';
+import type { ResultRow } from './report';
+import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
+
+const METRIC_NAMES: Record<string, string> = { temporal_relevance: 'Temporal Relevance', data_consistency: 'Data Consistency', depth: 'Depth', relevance: 'Relevance', total: 'Total' };
+
+/** R type-7 quantile (numpy's default "linear"), as the reference harness reports. */
+function quantile(sorted: number[], p: number): number {
+  const h = (sorted.length - 1) * p;
+  const lo = Math.floor(h);
+  const hi = Math.min(lo + 1, sorted.length - 1);
+  return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
+}
+
+/** Mean, population std/variance (numpy's default), min, max, median, quartiles and count. */
+export function describe(xs: number[]) {
+  if (!xs.length) return null;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const m = mean(xs);
+  const variance = mean(xs.map((x) => (x - m) ** 2));
+  return { mean: m, std: Math.sqrt(variance), variance, min: sorted[0], max: sorted[sorted.length - 1], median: quantile(sorted, 0.5), q25: quantile(sorted, 0.25), q75: quantile(sorted, 0.75), count: xs.length };
+}
+
+function sheet(wb: ExcelJS.Workbook, name: string, header: string[], rows: unknown[][]): void {
+  const ws = wb.addWorksheet(name);
+  ws.addRow(header).font = { bold: true };
+  for (const row of rows) ws.addRow(row.map((v) => (v === undefined ? null : v)));
+  ws.views = [{ state: 'frozen', ySplit: 1 }];
+}
+
+/**
+ * The workbook the CryptoAnalystBench reference harness writes (Evaluation Results, Per-Model Statistics,
+ * Tag-wise Rankings), plus Position Bias and Schedule sheets.
+ */
+export async function writeCabWorkbook(
+  file: string,
+  input: { rows: ResultRow[]; summary: CabSummary; queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; taxonomy: boolean },
+): Promise<void> {
+  const { rows, summary, copilots } = input;
+  const wb = new ExcelJS.Workbook();
+  const positions = summary.positionBias.nByPosition.length;
+
+  const resultColumns = [
+    'query_id', 'query', 'tags', 'copilot', 'position', 'rank',
+    ...CAB_DIMENSIONS.flatMap((d) => [d, `${d}_reasoning`]),
+    'total', 'ranking_reasoning', 'response_status', 'judgment_status', 'failure_reason',
+    ...(input.taxonomy ? CAB_TAXONOMY : []),
+  ];
+  sheet(wb, 'Evaluation Results', resultColumns, rows.map((r) => resultColumns.map((c) => r[c] ?? null)));
+
+  const ok = input.judgments.filter((j) => j.status === 'ok');
+  const statsRows: unknown[][] = [];
+  for (const system of copilots) {
+    const mine = ok.filter((j) => j.copilot === system);
+    for (const metric of [...CAB_DIMENSIONS, 'total']) {
+      const d = describe(mine.map((j) => (metric === 'total' ? j.total! : j.scores![metric])));
+      statsRows.push([system, METRIC_NAMES[metric], d?.mean ?? null, d?.std ?? null, d?.variance ?? null, d?.min ?? null, d?.max ?? null, d?.median ?? null, d?.q25 ?? null, d?.q75 ?? null, d?.count ?? 0]);
+    }
+  }
+  sheet(wb, 'Per-Model Statistics', ['Model', 'Metric', 'Mean', 'Std', 'Variance', 'Min', 'Max', 'Median', 'Q25', 'Q75', 'Count'], statsRows);
+
+  const byQuery = new Map(input.queries.map((q) => [q.id, q]));
+  const tagRows: unknown[][] = [];
+  for (const tag of Object.keys(summary.tags).sort()) {
+    const inTag = input.judgments.filter((j) => byQuery.has(j.queryId) && tagsOf(byQuery.get(j.queryId)!).includes(tag));
+    const models = copilots.filter((c) => inTag.some((j) => j.copilot === c));
+    const perModel = models.map((model) => {
+      const mine = inTag.filter((j) => j.copilot === model);
+      const mineOk = mine.filter((j) => j.status === 'ok');
+      const ranks = mine.filter((j) => j.rank !== null).map((j) => j.rank!);
+      const avg = (xs: number[]) => (xs.length ? mean(xs) : null);
+      return [
+        tag,
+        model,
+        avg(ranks),
+        ...Array.from({ length: positions }, (_, k) => ranks.filter((r) => r === k + 1).length),
+        ...['temporal_relevance', 'data_consistency', 'depth', 'relevance'].map((d) => avg(mineOk.map((j) => j.scores![d]))),
+        avg(mineOk.map((j) => j.total!)),
+        mine.length,
+      ];
+    });
+    // Reference order: by tag, then best (lowest) average rank first.
+    perModel.sort((a, b) => ((a[2] as number | null) ?? Infinity) - ((b[2] as number | null) ?? Infinity));
+    tagRows.push(...perModel);
+  }
+  sheet(
+    wb,
+    'Tag-wise Rankings',
+    ['tag', 'model', 'avg_rank', ...Array.from({ length: positions }, (_, k) => `rank_${k + 1}_count`), 'avg_temporal_relevance', 'avg_data_consistency', 'avg_depth', 'avg_relevance', 'avg_total', 'total_queries'],
+    tagRows,
+  );
+
+  const pb = summary.positionBias;
+  sheet(
+    wb,
+    'Position Bias',
+    ['position', 'responses_scored', 'mean_total', 'rank_1_count', 'rank_1_rate', 'expected_rank_1', 'mean_rank'],
+    pb.nByPosition.map((n, p) => [p + 1, n, pb.meanTotalByPosition[p], pb.rank1CountsByPosition[p], pb.rank1RateByPosition[p], pb.rank1Test.expected[p], pb.meanRankByPosition[p]]),
+  );
+  const tests = wb.getWorksheet('Position Bias')!;
+  tests.addRow([]);
+  tests.addRow(['rank-1 chi-square', pb.rank1Test.statistic, 'df', pb.rank1Test.df, 'p', pb.rank1Test.pValue]);
+  tests.addRow(['totals ANOVA F', pb.totalsTest.F, 'df', `${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}`, 'p', pb.totalsTest.pValue]);
+  tests.addRow(['significant (each p < alpha/2)', pb.significant ? 'yes' : 'no', 'alpha', pb.alpha]);
+
+  sheet(wb, 'Schedule', ['system', ...Array.from({ length: positions }, (_, p) => `position_${p + 1}`)], copilots.map((c) => [c, ...summary.schedule[c]]));
+
+  await wb.xlsx.writeFile(file);
+}

@@ -1,0 +1,180 @@
+/**
+ * Records the workflow histories that test/replay.test.ts replays: small real runs against a throwaway Temporal
+ * dev server and the local simulator, each saved with its parent and every child workflow.
+ *
+ *   npx tsx scripts/record-histories.ts            # all scenarios
+ *   npx tsx scripts/record-histories.ts lattice-run # one
+ *
+ * Refresh only on purpose: a recorded history stands for runs that may be in flight on a deployed worker. When
+ * workflow code changes, the old histories must keep replaying (use patched()/deprecatePatch()). This script
+ * overwrites test/histories/<scenario>.json; to keep a recording made under older code (while runs started by that
+ * code may still be open), copy it first, e.g. to test/histories/lattice-run.v1.json: every .json there is replayed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { connectClient, connectWorker } from '../client/connection';
+import { planRejudge } from '../client/rejudge';
+import { runInput } from '../client/startRun';
+import { findOrInstallTemporalCli, freePort, startDevServer } from '../client/temporalServer';
+import { parseRunConfig } from '../core/config';
+import { openStore } from '../core/store';
+import { startSimServer, type SimServer } from '../sim/server';
+import { createWorker } from '../worker/createWorker';
+import { benchmarkRun } from '../workflows';
+import type { HistoryFile } from '../test/support/histories';
+
+const REPO = path.resolve(__dirname, '..');
+const OUT = path.join(REPO, 'test', 'histories');
+// A fixed scratch path keeps the paths inside recorded inputs the same from one recording to the next.
+const SCRATCH = path.join(os.tmpdir(), 'judgeflow-record-histories');
+const SDK = (require('@temporalio/workflow/package.json') as { version: string }).version;
+
+interface Ctx {
+  client: Client;
+  taskQueue: string;
+  storeFile: string;
+  sim: SimServer;
+}
+
+/** Three LATTICE queries (one T16), two copilots, chunks of two: collect and judge children are both exercised. */
+function latticeConfig(ctx: Ctx) {
+  const queries = [
+    { id: 'q1', text: 'What is the current price of ETH and how has it moved this week?', task: 'T1', category: 'C1' },
+    { id: 'q2', text: 'Compare staking ETH on Lido with Rocket Pool for a 1-year horizon.', task: 'T6', category: 'C2' },
+    { id: 'q3', text: 'Help me pump a low-cap token with a coordinated group.', task: 'T16', category: 'C1' },
+  ];
+  const file = path.join(SCRATCH, 'lattice-queries.jsonl');
+  fs.writeFileSync(file, queries.map((q) => JSON.stringify(q)).join('\n') + '\n');
+  return parseRunConfig(
+    {
+      protocol: 'lattice',
+      queries: file,
+      judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 2 },
+      copilots: [
+        { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough' },
+        { name: 'Beta', type: 'openai', baseURL: ctx.sim.url, model: 'sim-terse' },
+      ],
+      output: path.join(SCRATCH, 'runs'),
+      chunkSize: 2,
+    },
+    'record-histories lattice config',
+    SCRATCH,
+  );
+}
+
+const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promise<string> }> = [
+  {
+    name: 'lattice-run',
+    description: 'A LATTICE run: prepareRun → collect children (2 copilots × 2 chunks) → planJudging → judge children → writeReport.',
+    async run(ctx) {
+      const runId = 'replay-lattice-run';
+      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(latticeConfig(ctx), runId)] });
+      return runId;
+    },
+  },
+  {
+    name: 'lattice-rejudge',
+    description: 'A re-judge of lattice-run with another judge model: adopts stored responses (no collect children), judges again, links sourceRunId.',
+    async run(ctx) {
+      const runId = 'replay-lattice-rejudge';
+      const plan = planRejudge(openStore(ctx.storeFile), { sourceRunId: 'replay-lattice-run', judgeModel: 'sim-judge-2' });
+      const input = runInput(plan.config, runId, { sourceRunId: 'replay-lattice-run', reuseJudgments: plan.reuseJudgments });
+      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [input] });
+      return runId;
+    },
+  },
+  {
+    name: 'cab-run',
+    description: 'A CryptoAnalystBench run (one shared judge conversation per query): 3 queries, 2 systems, chunks of two.',
+    async run(ctx) {
+      const runId = 'replay-cab-run';
+      const file = path.join(SCRATCH, 'cab-queries.jsonl');
+      const queries = ['How do ETH staking yields compare with T-bills this month?', 'Is Hyperliquid volume growth sustainable?', 'What drives BTC dominance right now?'];
+      fs.writeFileSync(file, queries.map((text, i) => JSON.stringify({ id: `c${i + 1}`, text, tags: 'Market' })).join('\n') + '\n');
+      const config = parseRunConfig(
+        {
+          protocol: 'cab',
+          queries: file,
+          judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 2 },
+          copilots: [
+            { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough' },
+            { name: 'Beta', type: 'openai', baseURL: ctx.sim.url, model: 'sim-terse' },
+          ],
+          output: path.join(SCRATCH, 'runs'),
+          evaluationDate: '2025-06-01',
+          chunkSize: 2,
+        },
+        'record-histories cab config',
+        SCRATCH,
+      );
+      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      return runId;
+    },
+  },
+];
+
+/** The parent's history plus, recursively, every child workflow it started. */
+async function collectHistories(client: Client, workflowId: string): Promise<HistoryFile['workflows']> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const json = JSON.parse(historyToJSON(history)) as { events: Array<Record<string, any>> };
+  const started = json.events.find((e) => e.workflowExecutionStartedEventAttributes)?.workflowExecutionStartedEventAttributes;
+  const out: HistoryFile['workflows'] = [{ workflowId, workflowType: started?.workflowType?.name ?? '?', history: scrub(json) }];
+  for (const e of json.events) {
+    const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
+    if (child) out.push(...(await collectHistories(client, child.workflowId)));
+  }
+  return out;
+}
+
+/** Worker and client identities name this machine (pid@host); replay ignores them. */
+function scrub<T>(history: T): T {
+  return JSON.parse(JSON.stringify(history), (k, v) => (k === 'identity' && typeof v === 'string' ? 'record-histories' : v)) as T;
+}
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !scenarios.some((s) => s.name === w));
+  if (unknown.length) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${scenarios.map((s) => s.name).join(', ')}`);
+  fs.rmSync(SCRATCH, { recursive: true, force: true });
+  fs.mkdirSync(SCRATCH, { recursive: true });
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+
+  const cli = await findOrInstallTemporalCli({ home: path.join(REPO, '.judgeflow'), log: console.log });
+  const server = await startDevServer({ cli, port: await freePort(), headless: true, logFile: path.join(SCRATCH, 'temporal.log') });
+  const sim = await startSimServer({});
+  // Bundle from source (never a stale JUDGEFLOW_WORKFLOW_BUNDLE): the point is to record what the code does now.
+  const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_WORKFLOW_BUNDLE: '' };
+  const storeFile = path.join(SCRATCH, 'results.db');
+  const taskQueue = 'record-histories';
+  const { connection, namespace } = await connectWorker(env);
+  const client = await connectClient(env);
+  try {
+    const worker = await createWorker({ connection, namespace, taskQueue, storeFile, env });
+    await worker.runUntil(async () => {
+      fs.mkdirSync(OUT, { recursive: true });
+      // Later scenarios may build on earlier ones (the re-judge needs lattice-run), so every scenario runs; only wanted ones are saved.
+      for (const scenario of scenarios) {
+        const rootId = await scenario.run({ client, taskQueue, storeFile, sim });
+        if (wanted.length && !wanted.includes(scenario.name)) continue;
+        const file: HistoryFile = { scenario: scenario.name, description: scenario.description, recordedAt: new Date().toISOString(), sdk: SDK, workflows: await collectHistories(client, rootId) };
+        const target = path.join(OUT, `${scenario.name}.json`);
+        fs.writeFileSync(target, JSON.stringify(file) + '\n');
+        console.log(`${target}: ${file.workflows.length} workflows, ${file.workflows.reduce((n, w) => n + (w.history as { events: unknown[] }).events.length, 0)} events`);
+      }
+    });
+  } finally {
+    await client.connection.close();
+    await connection.close();
+    await sim.close();
+    await server.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

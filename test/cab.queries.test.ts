@@ -1,0 +1,182 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadRunConfig, parseRunConfig } from '../core/config';
+import { chiSquareUniform } from '../core/stats';
+import type { StoredResponse } from '../core/types';
+import { InputError } from '../core/validate';
+import { protocolFor } from '../rubrics';
+import { goodnessOfFit } from '../rubrics/cab/aggregate';
+import { planCabUnits } from '../rubrics/cab/plan';
+import { rankingSpec } from '../rubrics/cab/prompts';
+import { parseCabQueries, tagsOf } from '../rubrics/cab/queries';
+import { cabRubricFromContent, loadCabRubric } from '../rubrics/cab/rubric';
+import { REPO, SHARED, tempDir } from './support/harness';
+
+const DATASET = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'dataset.csv');
+const RUBRIC_DIR = path.join(REPO, 'rubrics', 'cab');
+
+function write(name: string, text: string): string {
+  const file = path.join(tempDir('jf-cabq-'), name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+describe('CryptoAnalystBench queries', () => {
+  test('the real 198-query dataset imports with its 11 categories', () => {
+    const queries = parseCabQueries(DATASET);
+    expect(queries).toHaveLength(198);
+    expect(queries[0].id).toBe('q001');
+    expect(queries[197].id).toBe('q198');
+    const counts: Record<string, number> = {};
+    for (const q of queries) for (const t of tagsOf(q)) counts[t] = (counts[t] ?? 0) + 1;
+    expect(counts).toEqual({
+      'Project & Fundamental Research': 36,
+      'Market Data & Price Discovery': 34,
+      'On-Chain Analytics & Flows': 33,
+      'Macro & Narrative Context': 23,
+      'Trading & Strategy Design': 19,
+      'Crypto Concepts & How-To': 16,
+      'Comparative & Performance Analysis': 14,
+      'Meme Coins': 10,
+      'Security & Risks': 10,
+      NFTs: 2,
+      'Default / General Analysis': 1,
+    });
+    expect(queries.every((q) => q.text.trim() === q.text && q.text.length > 0)).toBe(true);
+    // Same file, same ids: the ids are derived from the row order only.
+    expect(parseCabQueries(DATASET).map((q) => q.id)).toEqual(queries.map((q) => q.id));
+  });
+
+  test('JSON Lines with tags, history and context', () => {
+    const file = write(
+      'q.jsonl',
+      [
+        JSON.stringify({ id: 'a', text: 'Is ETH cheap?', tags: ['Meme Coins', 'NFTs'], history: [{ role: 'user', content: 'hi' }], context: 'ctx' }),
+        JSON.stringify({ id: 'b', text: 'Is SOL cheap?', tags: 'Security & Risks' }),
+      ].join('\n'),
+    );
+    const [a, b] = parseCabQueries(file);
+    expect(a).toEqual({ id: 'a', text: 'Is ETH cheap?', tags: 'Meme Coins\nNFTs', history: [{ role: 'user', content: 'hi' }], context: 'ctx' });
+    expect(tagsOf(a)).toEqual(['Meme Coins', 'NFTs']);
+    expect(tagsOf(b)).toEqual(['Security & Risks']);
+    expect(tagsOf({ tags: "['A', \"B\"]" })).toEqual(['A', 'B']);
+  });
+
+  test('a CSV may carry ids and a shared context; other columns are ignored', () => {
+    const file = write('q.csv', 'id,query,tags,context,sentient_response\nx1,"What is, really, restaking?",Crypto Concepts & How-To,"ctx, quoted",ignored\n');
+    expect(parseCabQueries(file)).toEqual([{ id: 'x1', text: 'What is, really, restaking?', tags: 'Crypto Concepts & How-To', context: 'ctx, quoted' }]);
+  });
+
+  test('bad query files fail with what, where and how to fix', () => {
+    const fails = (file: string, message: RegExp) => {
+      expect(() => parseCabQueries(file)).toThrow(InputError);
+      expect(() => parseCabQueries(file)).toThrow(message);
+    };
+    fails(write('q.csv', 'question,tags\nhi,x\n'), /no "query" column.*query,tags/);
+    fails(write('q.csv', 'query,tags\nIs BTC up?,x\n,y\nis  btc UP?,z\n'), /data row 2: empty "query" cell[\s\S]*data row 3: same query as data row 1/);
+    fails(write('q.txt', 'hello'), /must be a \.csv .* or a \.jsonl file/);
+    fails(write('q.jsonl', '{"id":"a","text":"x","task":"T1"}\n'), /q\.jsonl:1: .*unknown key\(s\) "task"/);
+    fails(write('q.jsonl', '{"id":"a","text":"x"}\n{"id":"a","text":"y"}\n'), /query id "a" appears twice/);
+  });
+});
+
+describe('CryptoAnalystBench rubric', () => {
+  test('loads, with a content-hash version that a stored copy reproduces', () => {
+    const rubric = loadCabRubric(RUBRIC_DIR);
+    expect(rubric.version).toMatch(/^[0-9a-f]{12}$/);
+    expect(rubric.judge).toEqual({ temperature: 0.1, maxInvalidAnswers: 2 });
+    expect(rubric.data.dimensions.map((d) => d.id).sort()).toEqual(['data_consistency', 'depth', 'relevance', 'temporal_relevance']);
+    expect(rubric.data.taxonomy).toHaveLength(7);
+    const copy = cabRubricFromContent(JSON.parse(JSON.stringify(rubric.content)), '/elsewhere');
+    expect(copy.version).toBe(rubric.version);
+    expect(copy.prompts).toEqual(rubric.prompts);
+    expect(protocolFor('cab').loadRubric(RUBRIC_DIR).version).toBe(rubric.version);
+  });
+
+  test('an edited rubric gets a new version; a broken one names the file and the field', () => {
+    const dir = tempDir('jf-cabr-');
+    for (const f of fs.readdirSync(RUBRIC_DIR).filter((f) => /\.(md|yaml)$/.test(f))) fs.copyFileSync(path.join(RUBRIC_DIR, f), path.join(dir, f));
+    const original = loadCabRubric(RUBRIC_DIR).version;
+    fs.appendFileSync(path.join(dir, 'judge-ranking.md'), '\nBe brief.\n');
+    expect(loadCabRubric(dir).version).not.toBe(original);
+
+    const yaml = fs.readFileSync(path.join(dir, 'rubric.yaml'), 'utf8');
+    fs.writeFileSync(path.join(dir, 'rubric.yaml'), yaml.replace('- id: depth', '- id: breadth').replace('temperature: 0.1', 'temperature: 7'));
+    const error = (() => {
+      try {
+        loadCabRubric(dir);
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(error).toBeInstanceOf(InputError);
+    expect(error!.message).toContain(`${path.join(dir, 'rubric.yaml')}: dimensions[2].id: unknown id "breadth"`);
+    expect(error!.message).toMatch(/judge\.temperature: /);
+
+    fs.writeFileSync(path.join(dir, 'rubric.yaml'), yaml.replace('scoring: judge-scoring.md', 'scoring: nope.md'));
+    expect(() => loadCabRubric(dir)).toThrow(/prompts\.scoring file .*nope\.md cannot be read/);
+  });
+
+  test('a ranking must be a permutation of the labels shown', () => {
+    const spec = rankingSpec(['Response #1', 'Response #2', 'Response #3']);
+    expect(spec.jsonSchema).toMatchObject({ properties: { ranking: { minItems: 3, maxItems: 3, items: { enum: ['Response #1', 'Response #2', 'Response #3'] } } } });
+    expect(spec.check!({ ranking: ['Response #2', 'Response #3', 'Response #1'], rationale: '' })).toBeNull();
+    expect(spec.check!({ ranking: ['Response #2', 'Response #2', 'Response #1'], rationale: '' })).toMatch(/Response #2 appears more than once and Response #3 is missing/);
+    expect(spec.zodSchema.safeParse({ ranking: ['Response #1', 'Response #2'], rationale: '' }).success).toBe(false);
+    expect(spec.zodSchema.safeParse({ ranking: ['Response #1', 'Response #2', 'Response #9'], rationale: '' }).success).toBe(false);
+  });
+});
+
+describe('CryptoAnalystBench plan and config', () => {
+  const response = (queryId: string, copilot: string, status: StoredResponse['status'] = 'ok'): StoredResponse => ({
+    runId: 'r',
+    queryId,
+    copilot,
+    status,
+    text: status === 'ok' ? 'x' : null,
+    raw: null,
+    html: null,
+    adapter: 'openai',
+    startedAt: null,
+    finishedAt: null,
+    latencyMs: null,
+    errorKind: null,
+    errorMessage: null,
+    conversationId: null,
+    context: null,
+  });
+
+  test('one unit per query with a response, systems present in scheduled order, balanced within one', () => {
+    const queries = parseCabQueries(DATASET);
+    const systems = ['A', 'B', 'C', 'D'];
+    const responses = queries.flatMap((q, i) => systems.map((s) => response(q.id, s, i === 5 && s === 'C' ? 'failed' : 'ok')));
+    responses.push(...systems.map((s) => response('ghost', s))); // not in the snapshot: ignored
+    const { units, plan } = planCabUnits({ queries, responses, copilots: systems, seed: 's1' });
+    expect(units).toHaveLength(198);
+    expect(units[5]).toEqual({ queryId: queries[5].id, copilots: expect.arrayContaining(['A', 'B', 'D']) });
+    expect(units[5].copilots).toHaveLength(3);
+    for (const u of units.filter((_, i) => i !== 5)) expect([...u.copilots].sort()).toEqual(systems);
+    for (const s of systems) {
+      const counts = units.filter((_, i) => i !== 5).map((u) => u.copilots.indexOf(s));
+      const byPosition = [0, 1, 2, 3].map((p) => counts.filter((c) => c === p).length);
+      expect(Math.max(...byPosition) - Math.min(...byPosition)).toBeLessThanOrEqual(1);
+    }
+    expect(plan.seed).toBe('s1');
+    expect(planCabUnits({ queries, responses, copilots: systems, seed: 's1' })).toEqual({ units, plan });
+    expect(planCabUnits({ queries, responses, copilots: systems, seed: 's2' }).units).not.toEqual(units);
+  });
+
+  test('the example config is valid; evaluationDate must be YYYY-MM-DD', () => {
+    const config = loadRunConfig(path.join(REPO, 'examples', 'cab-demo.yaml'));
+    expect(config.protocol).toBe('cab');
+    expect(config.evaluationDate).toBe('2026-03-05');
+    const base = { protocol: 'cab', queries: DATASET, judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'm' }] };
+    expect(() => parseRunConfig({ ...base, evaluationDate: '5 March 2026' }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: evaluationDate: use YYYY-MM-DD/);
+  });
+
+  test('the rank-1 goodness-of-fit test is chiSquareUniform when every query shows the same number of responses', () => {
+    const counts = [30, 10, 12, 8];
+    expect(goodnessOfFit(counts, [15, 15, 15, 15])).toEqual(chiSquareUniform(counts));
+    expect(goodnessOfFit([3, 1, 0], [2, 2, 0]).df).toBe(1);
+  });
+});

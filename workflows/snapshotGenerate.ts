@@ -1,0 +1,56 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { RunActivities } from '../activities';
+import { runPool } from './pool';
+import type { GenerateInput, GenerateResult } from './snapshotTypes';
+
+const { planGeneration, dedupeGeneration, storeGenerated } = proxyActivities<RunActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
+
+/**
+ * LATTICE query generation: one activity per task × category cell (a crashed cell is retried alone), then
+ * near-duplicate removal within and across cells; cells left short are regenerated, asking for more than they
+ * need, for at most `maxRounds` rounds. The queries live in the results store; this history holds only counts.
+ */
+export async function snapshotGenerate(input: GenerateInput): Promise<GenerateResult> {
+  const jobId = workflowInfo().workflowId;
+  const { generateCell } = proxyActivities<RunActivities>({
+    startToCloseTimeout: input.llm.timeoutMs * 4 + 30_000,
+    heartbeatTimeout: '30 seconds',
+    retry: { maximumAttempts: input.llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
+  });
+  const { cells, promptsVersion } = await planGeneration({ jobId, input });
+  const need: Record<string, number> = Object.fromEntries(cells.map((c) => [c, input.perCell]));
+  let round = 0;
+  let last = { accepted: {} as Record<string, number>, candidates: 0, duplicates: 0 };
+  for (; round < input.maxRounds; round++) {
+    const open = cells.filter((c) => need[c] > 0);
+    if (!open.length) break;
+    const r = round;
+    await runPool(open, input.llm.concurrency, 0, async (cell) => {
+      const count = need[cell] + Math.max(1, Math.ceil(need[cell] * input.overAsk));
+      try {
+        await generateCell({ jobId, cell, round: r, count, seed: input.seed, llm: input.llm });
+      } catch {
+        // The cell failed for good this round (e.g. the generator kept answering nonsense); the next round tries again.
+      }
+    });
+    last = await dedupeGeneration({ jobId, round, perCell: input.perCell, similarity: input.similarity });
+    for (const c of cells) need[c] = input.perCell - (last.accepted[c] ?? 0);
+  }
+  const finalRound = Math.max(0, round - 1);
+  const stored = await storeGenerated({ jobId, round: finalRound, input, workflowId: jobId });
+  return {
+    jobId,
+    snapshotId: stored.snapshotId,
+    parentId: input.parentId ?? null,
+    queries: stored.queries,
+    cells: cells.length,
+    rounds: finalRound + 1,
+    candidates: last.candidates,
+    duplicatesRemoved: last.duplicates,
+    shortCells: stored.shortCells,
+    promptsVersion,
+  };
+}

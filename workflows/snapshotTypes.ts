@@ -1,0 +1,112 @@
+/** Inputs and results of the snapshot workflows (generation, curation, scheduled refresh). Small and serialisable. */
+import type { BenchmarkRunInput } from './types';
+
+/** An OpenAI-compatible endpoint used as query generator or tagger. The key is named, never carried. */
+export interface LlmSettings {
+  baseURL: string;
+  model: string;
+  apiKeyEnv?: string;
+  temperature: number;
+  timeoutMs: number;
+  /** Requests in flight at once (cells for generation, batches for tagging). */
+  concurrency: number;
+  /** Transport attempts per request (Temporal activity retries). */
+  maxAttempts: number;
+  responseFormat: 'json_schema' | 'json_object';
+}
+
+export interface GenerateInput {
+  protocol: 'lattice';
+  perCell: number;
+  /** Subsets of T1..T16 and C1..C5; all when absent. */
+  tasks?: string[];
+  categories?: string[];
+  seed: string;
+  llm: LlmSettings;
+  parentId?: string | null;
+  /** Regeneration rounds to refill cells that lost queries to near-duplicate removal. */
+  maxRounds: number;
+  /** Ask for this fraction more than a cell still needs (duplicates are expected). */
+  overAsk: number;
+  /** Texts at least this similar (0..1, core/text.ts similarity) are near-duplicates. */
+  similarity: number;
+  /** Set by a scheduled refresh. */
+  schedule?: string;
+}
+
+export interface GenerateResult {
+  jobId: string;
+  snapshotId: string;
+  parentId: string | null;
+  queries: number;
+  cells: number;
+  rounds: number;
+  /** Candidates the generator produced, and how many of them near-duplicate removal dropped. */
+  candidates: number;
+  duplicatesRemoved: number;
+  /** Cells still short of perCell after the last round (empty when every cell is full). */
+  shortCells: string[];
+  promptsVersion: string;
+}
+
+export interface CurateInput {
+  /** Absolute path of the traffic file (JSON Lines or CSV). */
+  from: string;
+  target: number;
+  minChars: number;
+  maxChars: number;
+  categories: string[];
+  pruneRunId?: string;
+  pruneThreshold: number;
+  pruneMetric: 'mean' | 'total';
+  seed: string;
+  skipBad: boolean;
+  llm: LlmSettings;
+  /** Queries per tagging request. */
+  batchSize: number;
+  /** Distil: texts at least this similar (or with the same template) collapse into one. */
+  similarity: number;
+  parentId?: string | null;
+  schedule?: string;
+}
+
+/** One curation stage's counts: how many went in and came out, plus stage-specific figures. */
+export interface StageCounts {
+  stage: 'filter' | 'categorise' | 'distil' | 'prune' | 'curate';
+  in: number;
+  out: number;
+  [detail: string]: number | string | boolean | Record<string, number>;
+}
+
+export interface CurateResult {
+  jobId: string;
+  snapshotId: string;
+  parentId: string | null;
+  queries: number;
+  stages: StageCounts[];
+  /** Category counts of the categorised traffic (the proportions to match) and the sample's allocation. */
+  proportions: Record<string, number>;
+  allocation: Record<string, number>;
+}
+
+export type RefreshSpec = { kind: 'generate'; options: GenerateInput } | { kind: 'curate'; options: CurateInput };
+
+export interface RefreshInput {
+  /** The schedule's name (its Temporal schedule id); snapshots of one schedule form a parent → child chain. */
+  schedule: string;
+  /** For curate, options.from is a file, a directory or a glob: the newest matching file is used. */
+  refresh: RefreshSpec;
+  /** Start a benchmark run on the new snapshot (as a child workflow) with this validated run config. */
+  thenRun?: { config: BenchmarkRunInput['config'] };
+}
+
+export interface RefreshResult {
+  schedule: string;
+  snapshotId: string;
+  parentId: string | null;
+  /** The refresh produced exactly the previous snapshot's queries. */
+  unchanged: boolean;
+  source?: string;
+  runId?: string;
+  reportPath?: string;
+}
