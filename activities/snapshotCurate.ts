@@ -73,7 +73,7 @@ export function curateActivities(deps: ActivityDeps) {
             env: deps.env,
           });
           // A batch the tagger cannot label validly is recorded as untagged (counted, dropped), never guessed.
-          const labels: Array<string | null> = answer.ok ? texts.map((_, k) => answer.value.labels.find((l) => l.id === batchId(k))!.category) : texts.map(() => null);
+          const labels: Array<string | null> = answer.ok ? texts.map((_, k) => answer.value.labels[batchId(k)]) : texts.map(() => null);
           putWork(store, jobId, `tags/${b}`, labels);
         }
       };

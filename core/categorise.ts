@@ -34,32 +34,29 @@ export function categoriseMessages(prompts: CategorisePrompts, categories: strin
   ];
 }
 
-export function categoriseSpec(categories: string[], count: number): JsonAnswerSpec<{ labels: Array<{ id: string; category: string }> }> {
+/**
+ * One required property per query id (q1..qN), each an enum of the categories: the schema itself demands a label for
+ * every query, so a provider that honours structured outputs cannot skip or invent one.
+ */
+export function categoriseSpec(categories: string[], count: number): JsonAnswerSpec<{ labels: Record<string, string> }> {
   const ids = Array.from({ length: count }, (_, k) => batchId(k));
+  const category = z.enum(categories as [string, ...string[]]);
   return {
     name: 'query_categories',
     jsonSchema: {
       type: 'object',
       properties: {
         labels: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: { id: { type: 'string', enum: ids }, category: { type: 'string', enum: categories } },
-            required: ['id', 'category'],
-            additionalProperties: false,
-          },
+          type: 'object',
+          properties: Object.fromEntries(ids.map((id) => [id, { type: 'string', enum: categories }])),
+          required: ids,
+          additionalProperties: false,
         },
       },
       required: ['labels'],
       additionalProperties: false,
     },
-    zodSchema: z.object({ labels: z.array(z.object({ id: z.enum(ids as [string, ...string[]]), category: z.enum(categories as [string, ...string[]]) }).strict()) }).strict(),
-    check: (v) => {
-      const got = new Set(v.labels.map((l) => l.id));
-      const missing = ids.filter((id) => !got.has(id));
-      return missing.length ? `no label for ${missing.join(', ')}; label every query exactly once` : got.size !== v.labels.length ? 'a query id is labelled twice' : null;
-    },
+    zodSchema: z.object({ labels: z.object(Object.fromEntries(ids.map((id) => [id, category]))).strict() }).strict() as unknown as z.ZodType<{ labels: Record<string, string> }>,
   };
 }
 

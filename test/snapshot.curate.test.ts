@@ -20,7 +20,7 @@ const tagger: SimHandler = (body) => {
   if (body.response_format?.json_schema?.name !== 'query_categories') return undefined;
   taggerRequests++;
   const user = String(body.messages.find((m: any) => m.role === 'user').content);
-  const labels = [...user.matchAll(/^\[(q\d+)\] (.*)$/gm)].map(([, id, text]) => ({ id, category: truth.get(normalizeText(text)) ?? 'Default / General Analysis' }));
+  const labels = Object.fromEntries([...user.matchAll(/^\[(q\d+)\] (.*)$/gm)].map(([, id, text]) => [id, truth.get(normalizeText(text)) ?? 'Default / General Analysis']));
   return JSON.stringify({ labels });
 };
 
@@ -91,8 +91,9 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     const expectedByCategory = Object.fromEntries(CAB_CATEGORIES.map((c) => [c, survivors.filter((q) => (truth.get(normalizeText(q)) ?? 'Default / General Analysis') === c).length]));
     expect(categorise).toMatchObject({ stage: 'categorise', in: survivors.length, out: survivors.length, untagged: 0, requests: Math.ceil(survivors.length / 25), byCategory: expectedByCategory });
     expect(taggerRequests).toBe(categorise.requests);
-    const schema = sim.requests.at(-1)!.body.response_format.json_schema.schema;
-    expect(schema.properties.labels.items.properties.category.enum).toEqual([...CAB_CATEGORIES]);
+    const schema = sim.requests[0].body.response_format.json_schema.schema; // a full batch of 25
+    expect(schema.properties.labels.required).toEqual(Array.from({ length: 25 }, (_, k) => `q${k + 1}`));
+    expect(schema.properties.labels.properties.q1.enum).toEqual([...CAB_CATEGORIES]);
 
     // Distil: re-asked copies and the "What's up with X" family collapse to one each.
     const distilled: Array<{ query: string }> = getWork(store, result.jobId, 'items/distil')!;

@@ -126,7 +126,7 @@ test('a curate schedule picks the newest traffic file of a directory each time',
       handler: (body) => {
         if (body.response_format?.json_schema?.name !== 'query_categories') return undefined;
         const ids = [...String(body.messages[1].content).matchAll(/^\[(q\d+)\]/gm)].map((m) => m[1]);
-        return JSON.stringify({ labels: ids.map((id) => ({ id, category: 'Crypto Concepts & How-To' })) });
+        return JSON.stringify({ labels: Object.fromEntries(ids.map((id) => [id, 'Crypto Concepts & How-To'])) });
       },
     });
     try {

@@ -40,7 +40,7 @@ function describe(s: SnapshotRecord, counts: Record<string, Record<string, numbe
   if (m.params) lines.push(`  params: ${JSON.stringify(m.params)}`);
   if (Array.isArray(m.stages)) lines.push('  stages:', ...(m.stages as StageCounts[]).map((st) => `    ${stageLine(st)}`));
   if (Array.isArray(m.shortCells) && m.shortCells.length) lines.push(`  SHORT cells (fewer queries than asked): ${(m.shortCells as string[]).join(', ')}`);
-  lines.push(`  counts:\n  ${countsLine(counts)}`);
+  lines.push(`  counts:\n    ${countsLine(counts).replace(/\n  /g, '\n    ')}`);
   return lines.join('\n');
 }
 
@@ -82,7 +82,7 @@ async function curate(values: Record<string, unknown>): Promise<number> {
   else {
     console.log(`Snapshot ${result.snapshotId}: ${result.queries} queries curated from ${input.from}`);
     for (const st of result.stages) console.log(`  ${stageLine(st)}`);
-    console.log('  category           traffic  share   chosen');
+    console.log(`  ${'category'.padEnd(36)} traffic  share  chosen`);
     const total = Object.values(result.proportions).reduce((a, b) => a + b, 0);
     for (const [c, n] of Object.entries(result.proportions)) console.log(`  ${c.padEnd(36)} ${String(n).padStart(5)}  ${total ? ((100 * n) / total).toFixed(1).padStart(5) : '  -  '}%  ${String(result.allocation[c] ?? 0).padStart(5)}`);
   }
