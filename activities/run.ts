@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
+import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import type { JudgeContext } from '../core/protocol';
 import type { Query } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
@@ -149,19 +150,9 @@ export async function renderReport(deps: ActivityDeps, runId: string): Promise<{
     options: run.config as unknown as Record<string, unknown>,
   });
   const dir = runDir(run);
-  fs.mkdirSync(dir, { recursive: true });
-  const writeAtomic = (name: string, text: string) => {
-    const tmp = path.join(dir, `.${name}.tmp`);
-    fs.writeFileSync(tmp, text);
-    fs.renameSync(tmp, path.join(dir, name));
-  };
-  writeAtomic('report.json', JSON.stringify(files.json, null, 2) + '\n');
-  writeAtomic('results.csv', toCsv(files.csv));
-  writeAtomic('report.md', files.markdown);
-  for (const extra of files.extra ?? []) {
-    const tmp = path.join(dir, `.${extra.name}.tmp`);
-    await extra.write(tmp);
-    fs.renameSync(tmp, path.join(dir, extra.name));
-  }
+  writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
+  writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));
+  writeTextAtomic(path.join(dir, 'report.md'), files.markdown);
+  for (const extra of files.extra ?? []) await writeFileAtomic(path.join(dir, extra.name), (tmp) => extra.write(tmp));
   return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }

@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import path from 'node:path';
+import { writeTextAtomic } from '../core/files';
 import { compareRuns, type CompareOptions, type CompareRun, type Comparison } from '../core/compare';
 import { renderComparison } from '../core/compareMarkdown';
 import type { ResultsStore, RunRecord } from '../core/store';
@@ -41,11 +41,9 @@ export function defaultCompareDir(runB: RunRecord, runIdA: string): string {
 
 /** Writes compare.json and compare.md, each whole then renamed into place. */
 export function writeComparison(dir: string, comparison: Comparison): { json: string; markdown: string } {
-  fs.mkdirSync(dir, { recursive: true });
   const write = (name: string, text: string) => {
     const file = path.join(dir, name);
-    fs.writeFileSync(`${file}.tmp`, text);
-    fs.renameSync(`${file}.tmp`, file);
+    writeTextAtomic(file, text);
     return file;
   };
   return { json: write('compare.json', JSON.stringify(comparison, null, 2) + '\n'), markdown: write('compare.md', renderComparison(comparison)) };

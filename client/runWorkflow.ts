@@ -1,4 +1,4 @@
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/validate';
 import type { Worker } from '@temporalio/worker';
@@ -18,6 +18,8 @@ export async function runWorkflow<R>(args: {
   detach: boolean;
   print: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** How to wait for the result (e.g. while printing progress); default: just wait. */
+  wait?: (handle: WorkflowHandle<(...a: any[]) => Promise<R>>) => Promise<R>;
 }): Promise<R | undefined> {
   const env = args.env ?? process.env;
   await ensureLocalServer({ env, log: args.print });
@@ -34,7 +36,7 @@ export async function runWorkflow<R>(args: {
     args.print(`Started ${args.workflowId} (task queue ${taskQueue(env)})`);
     if (args.detach) return undefined;
     try {
-      return await handle.result();
+      return await (args.wait ? args.wait(handle) : handle.result());
     } catch (error) {
       // Bad input found by an activity (a malformed traffic file, an unknown run) is the user's to fix: exit 2, not 1.
       const cause = error instanceof WorkflowFailedError ? deepestCause(error) : undefined;

@@ -1,13 +1,8 @@
 import crypto from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import type { RunConfig } from '../core/config';
-import { defaultStorePath } from '../core/store';
-import { createWorker } from '../worker/createWorker';
 import { benchmarkRun, progressQuery } from '../workflows';
 import type { BenchmarkRunInput, Progress, RunResult } from '../workflows/types';
-import { connectClient, connectWorker, taskQueue } from './connection';
-import { ensureLocalServer } from './temporalServer';
+import { runWorkflow } from './runWorkflow';
 
 export function newRunId(protocol: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
@@ -37,31 +32,17 @@ export interface StartOptions {
 
 /** Start a benchmark run; unless detached, also run a worker in this process and wait for the run to finish. */
 export async function startBenchmark(options: StartOptions): Promise<{ runId: string; result?: RunResult }> {
-  const env = options.env ?? process.env;
-  await ensureLocalServer({ env, log: options.print });
-  const client = await connectClient(env);
   const runId = options.runId ?? newRunId(options.config.protocol);
-  const input = runInput(options.config, runId, options);
-  let worker: Worker | undefined;
-  let workerDone: Promise<void> | undefined;
-  try {
-    if (!options.detach) {
-      const { connection, namespace } = await connectWorker(env);
-      worker = await createWorker({ connection, namespace, taskQueue: taskQueue(env), storeFile: defaultStorePath(env), env });
-      workerDone = worker.run();
-    }
-    const handle = await client.workflow.start(benchmarkRun, { taskQueue: taskQueue(env), workflowId: runId, args: [input] });
-    options.print(`Started run ${runId} (workflow ${handle.workflowId} on task queue ${taskQueue(env)})`);
-    if (options.detach) return { runId };
-    const result = await watch(handle, options.print);
-    return { runId, result };
-  } finally {
-    if (worker) {
-      worker.shutdown();
-      await workerDone?.catch(() => undefined);
-    }
-    await client.connection.close();
-  }
+  const result = await runWorkflow({
+    workflow: benchmarkRun,
+    workflowId: runId,
+    input: runInput(options.config, runId, options),
+    detach: Boolean(options.detach),
+    print: options.print,
+    env: options.env,
+    wait: (handle) => watch(handle, options.print),
+  });
+  return { runId, result };
 }
 
 /** Print progress whenever it changes until the workflow ends. */

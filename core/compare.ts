@@ -9,15 +9,10 @@
  * says whether a mean difference is larger than chance.
  */
 import { mean, pairedTest } from './stats';
+import type { RunRecord } from './store';
 import type { Query, StoredJudgment } from './types';
 
-export interface CompareRun {
-  runId: string;
-  protocol: string;
-  snapshotId: string;
-  rubricVersion: string;
-  judge: { model: string; baseURL: string; temperature: number };
-  copilots: string[];
+export interface CompareRun extends Pick<RunRecord, 'runId' | 'protocol' | 'snapshotId' | 'rubricVersion' | 'judge' | 'copilots'> {
   /** Judgments of this run under its own rubric version. */
   judgments: StoredJudgment[];
 }

@@ -1,13 +1,23 @@
 /** RFC 4180 CSV: quoted fields, doubled quotes, CRLF or LF, embedded newlines. */
 
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
+/** RFC 4180 records, each with the line it starts on (quoted fields may span lines). Blank lines are skipped. */
+export function csvRecords(text: string): Array<{ line: number; cells: string[] }> {
+  const out: Array<{ line: number; cells: string[] }> = [];
+  let cells: string[] = [];
   let field = '';
   let quoted = false;
+  let line = 1;
+  let start = 1;
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0; // skip a UTF-8 BOM
+  const endRecord = () => {
+    cells.push(field);
+    if (!(cells.length === 1 && cells[0] === '')) out.push({ line: start, cells });
+    cells = [];
+    field = '';
+  };
   for (; i < text.length; i++) {
     const c = text[i];
+    if (c === '\n') line++;
     if (quoted) {
       if (c === '"') {
         if (text[i + 1] === '"') {
@@ -17,21 +27,23 @@ export function parseCsv(text: string): string[][] {
       } else field += c;
     } else if (c === '"' && field === '') quoted = true;
     else if (c === ',') {
-      row.push(field);
+      cells.push(field);
       field = '';
     } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
+      if (c === '\r' && text[i + 1] === '\n') {
+        i++;
+        line++;
+      }
+      endRecord();
+      start = line;
     } else field += c;
   }
-  if (field !== '' || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows.filter((r) => !(r.length === 1 && r[0] === ''));
+  if (field !== '' || cells.length > 0) endRecord();
+  return out;
+}
+
+export function parseCsv(text: string): string[][] {
+  return csvRecords(text).map((r) => r.cells);
 }
 
 /** Rows as objects keyed by the header row; throws naming any missing required column. */

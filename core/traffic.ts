@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { csvRecords } from './csv';
 import { InputError, readText } from './validate';
 
 /**
@@ -77,48 +78,6 @@ function parseJsonl(text: string): ParsedTraffic {
     else items.push(item);
   });
   return { format: 'jsonl', items, bad };
-}
-
-/** RFC 4180 records with the line each starts on (quoted fields may span lines). */
-function csvRecords(text: string): Array<{ line: number; cells: string[] }> {
-  const out: Array<{ line: number; cells: string[] }> = [];
-  let cells: string[] = [];
-  let field = '';
-  let quoted = false;
-  let line = 1;
-  let start = 1;
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  const endRecord = () => {
-    cells.push(field);
-    if (!(cells.length === 1 && cells[0] === '')) out.push({ line: start, cells });
-    cells = [];
-    field = '';
-  };
-  for (; i < text.length; i++) {
-    const c = text[i];
-    if (c === '\n') line++;
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else field += c;
-    } else if (c === '"' && field === '') quoted = true;
-    else if (c === ',') {
-      cells.push(field);
-      field = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') {
-        i++;
-        line++;
-      }
-      endRecord();
-      start = line;
-    } else field += c;
-  }
-  if (field !== '' || cells.length > 0) endRecord();
-  return out;
 }
 
 function parseCsvTraffic(text: string, file: string): ParsedTraffic {

@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import path from 'node:path';
+import { writeTextAtomic } from '../../core/files';
 import type { Command } from '../args';
 import { openStore, defaultStorePath, type SnapshotRecord } from '../../core/store';
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, resolveSnapshotId } from '../../core/snapshots';
@@ -94,11 +94,7 @@ function writeOut(text: string, out: string | undefined): void {
     process.stdout.write(text);
     return;
   }
-  const file = path.resolve(out);
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp`);
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
+  writeTextAtomic(path.resolve(out), text);
 }
 
 export const snapshotCommand: Command = {

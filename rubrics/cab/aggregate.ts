@@ -2,17 +2,11 @@ import { bootstrapMeanCI, chiSquareSurvival, mean, oneWayAnova } from '../../cor
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import { taxonomyKey } from './judge';
 import type { CabPlan } from './plan';
+import { coverage, type Coverage } from '../../core/coverage';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
 
-export interface CabSystemSummary {
-  /** Responses scored (judgment ok). */
-  n: number;
-  /** Items with no score: failed judgments + failed or missing responses. Missing data, never a default score. */
-  failed: number;
-  failedJudgments: number;
-  failedResponses: number;
-  missingResponses: number;
+export interface CabSystemSummary extends Coverage {
   /** Mean score per dimension over scored responses. */
   dimensions: Record<string, number | null>;
   /** Sum of the four dimension means (4–40 on the 1–10 scale). */
@@ -118,20 +112,13 @@ function countPositions(judgments: StoredJudgment[], positions: number): number[
 
 function summariseSystem(mine: StoredJudgment[], myResponses: StoredResponse[], positions: number, taxonomy: boolean): CabSystemSummary {
   const ok = mine.filter((j) => j.status === 'ok');
-  const failedJudgments = mine.length - ok.length;
-  const failedResponses = myResponses.filter((r) => r.status === 'failed').length;
-  const missingResponses = myResponses.filter((r) => r.status === 'missing').length;
   const dimensions = Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, meanOrNull(ok.map((j) => j.scores![d]))]));
   const dimMeans = CAB_DIMENSIONS.map((d) => dimensions[d]);
   const ranks = mine.filter((j) => j.rank !== null).map((j) => j.rank!);
   const rankCounts = new Array<number>(positions).fill(0);
   for (const r of ranks) rankCounts[r - 1]++;
   const summary: CabSystemSummary = {
-    n: ok.length,
-    failed: failedJudgments + failedResponses + missingResponses,
-    failedJudgments,
-    failedResponses,
-    missingResponses,
+    ...coverage(mine, myResponses),
     dimensions,
     total: dimMeans.some((m) => m === null) ? null : (dimMeans as number[]).reduce((sum, m) => sum + m, 0),
     ci95: bootstrapMeanCI(

@@ -1,3 +1,4 @@
+import { coverage, type Coverage } from '../../core/coverage';
 import { bootstrapMeanCI, mean } from '../../core/stats';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import type { LatticeRubricData } from './rubric';
@@ -14,15 +15,9 @@ export function latticeScore(rubric: Pick<LatticeRubricData, 'weights' | 'refusa
   return LATTICE_DIMENSIONS.reduce((sum, d) => sum + weights[d] * scores[d], 0) / max;
 }
 
-export interface LatticeCopilotSummary {
+export interface LatticeCopilotSummary extends Coverage {
   score: number | null;
   ci95: { low: number; high: number } | null;
-  n: number;
-  /** Items with no score: failed judgments + failed or missing responses. Missing data, never a default score. */
-  failed: number;
-  failedJudgments: number;
-  failedResponses: number;
-  missingResponses: number;
   dimensions: Record<string, number | null>;
   tasks: Record<string, number | null>;
   categories: Record<string, number | null>;
@@ -43,9 +38,6 @@ export function summariseLattice(
     const mine = judgments.filter((j) => j.copilot === copilot && byQuery.has(j.queryId));
     const ok = mine.filter((j) => j.status === 'ok');
     const myResponses = responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId));
-    const failedResponses = myResponses.filter((r) => r.status === 'failed').length;
-    const missingResponses = myResponses.filter((r) => r.status === 'missing').length;
-    const failedJudgments = mine.length - ok.length;
     const regular = ok.filter((j) => byQuery.get(j.queryId)!.task !== rubric.refusalTask);
     const refusals = ok.filter((j) => byQuery.get(j.queryId)!.task === rubric.refusalTask);
     const totals = ok.map((j) => j.total!);
@@ -56,11 +48,7 @@ export function summariseLattice(
     out[copilot] = {
       score: meanOrNull(totals),
       ci95: bootstrapMeanCI(totals, { seed: copilot }),
-      n: ok.length,
-      failed: failedJudgments + failedResponses + missingResponses,
-      failedJudgments,
-      failedResponses,
-      missingResponses,
+      ...coverage(mine, myResponses),
       dimensions,
       tasks: Object.fromEntries(LATTICE_TASKS.map((t) => [t, groupMean('task', t)])),
       categories: Object.fromEntries(LATTICE_CATEGORIES.map((c) => [c, groupMean('category', c)])),
