@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { browserAdapter, closeSharedBrowser } from '../activities/adapters/browser';
-import { AdapterError } from '../activities/adapters/types';
 import type { Query } from '../core/types';
+import { adapterFailure } from './support/adapterError';
 
 jest.setTimeout(30_000);
 
@@ -109,15 +109,6 @@ function ask(fields: Record<string, unknown>, query: Query) {
   return adapter.collect({ query, signal: AbortSignal.timeout(config.timeoutMs) });
 }
 
-async function failure(promise: Promise<unknown>): Promise<AdapterError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AdapterError);
-  return error as AdapterError;
-}
-
 test('default done (quiet for 1500 ms): captures exactly the streamed answer, not the earlier one', async () => {
   const question = 'Which altcoins are outperforming Bitcoin today?';
   const response = await ask({}, { id: 'q1', text: question });
@@ -175,7 +166,7 @@ test('a "Thinking…" placeholder inside the new answer bubble is not taken for 
 });
 
 test('a page that never finishes: timeout error with a screenshot', async () => {
-  const error = await failure(ask({ url: `${base}/?forever=1`, timeoutMs: 3000 }, { id: 'q5/forever', text: 'Never stop' }));
+  const error = await adapterFailure(ask({ url: `${base}/?forever=1`, timeoutMs: 3000 }, { id: 'q5/forever', text: 'Never stop' }));
   expect(error.kind).toBe('timeout');
   expect(error.retryable).toBe(true);
   expect(error.message).toMatch(/did not finish within 3000 ms while waiting for the answer to finish \(answer had \d+ characters so far\)/);
@@ -187,7 +178,7 @@ test('a page that never finishes: timeout error with a screenshot', async () => 
 
 test('a missing input selector fails fast naming it, with a screenshot', async () => {
   const started = Date.now();
-  const error = await failure(ask({ selectors: { input: '#nope', answer: '.answer' }, selectorTimeoutMs: 1000 }, { id: 'q6', text: 'hello' }));
+  const error = await adapterFailure(ask({ selectors: { input: '#nope', answer: '.answer' }, selectorTimeoutMs: 1000 }, { id: 'q6', text: 'hello' }));
   expect(error.kind).toBe('selector');
   expect(error.message).toContain(`input selector "#nope" matched nothing on ${base}/`);
   expect(existsSync(error.options.screenshotPath!)).toBe(true);
@@ -195,7 +186,7 @@ test('a missing input selector fails fast naming it, with a screenshot', async (
 });
 
 test('without the storageState the login page has no input: selector error', async () => {
-  const error = await failure(ask({ url: `${base}/secure`, selectorTimeoutMs: 500 }, { id: 'q7', text: 'hello' }));
+  const error = await adapterFailure(ask({ url: `${base}/secure`, selectorTimeoutMs: 500 }, { id: 'q7', text: 'hello' }));
   expect(error.kind).toBe('selector');
   expect(error.message).toContain('input selector "#prompt" matched nothing');
 });

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { csvAdapter, validateCsvCopilot, type CsvCopilotConfig } from '../activities/adapters/csv';
-import { AdapterError } from '../activities/adapters/types';
 import { parseCsvRecords, toCsv } from '../core/csv';
 import type { Query } from '../core/types';
+import { adapterFailure } from './support/adapterError';
 
 const DATASET = resolve(__dirname, '../../shared/datasets/cryptoanalystbench/dataset.csv');
 
@@ -33,15 +33,6 @@ function adapter(fields: Partial<CsvCopilotConfig> & { name: string }) {
 
 const signal = new AbortController().signal;
 
-async function failure(promise: Promise<unknown>): Promise<AdapterError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AdapterError);
-  return error as AdapterError;
-}
-
 test('imports every answer exactly, with commas, quotes and newlines intact', async () => {
   const a = adapter({ name: 'A' });
   for (const [k, query] of queries.entries()) {
@@ -62,7 +53,7 @@ test('empty or blank cells are "missing", never empty answers', async () => {
       expect(JSON.parse(response.raw!)).toEqual({ B_response: answerB(k) }); // B has no chat id / context columns
       continue;
     }
-    const error = await failure(b.collect({ query, signal }));
+    const error = await adapterFailure(b.collect({ query, signal }));
     expect(error.kind).toBe('missing');
     expect(error.retryable).toBe(false);
     expect(error.message).toContain(`no B_response value for query cab-${k}`);
@@ -74,7 +65,7 @@ test('matches by trimmed and whitespace-normalised query text; unknown queries a
   const text = queries[5].text;
   expect((await a.collect({ query: { id: 'x', text: `  ${text}\n` }, signal })).text).toBe(answerA(5));
   expect((await a.collect({ query: { id: 'y', text: text.replace(/ /g, '  \t') }, signal })).text).toBe(answerA(5));
-  const error = await failure(a.collect({ query: { id: 'z', text: 'A question nobody asked' }, signal }));
+  const error = await adapterFailure(a.collect({ query: { id: 'z', text: 'A question nobody asked' }, signal }));
   expect(error.kind).toBe('missing');
   expect(error.message).toContain('no row whose query matches query z');
 });
@@ -89,7 +80,7 @@ test('column override reads another system column', async () => {
 test('a missing column is a config error naming the column and the file, at validation time too', async () => {
   const message = `${path} has no column "Sorin_response"`;
   expect(message).toMatch(/responses\.csv has no column "Sorin_response"$/);
-  const error = await failure(adapter({ name: 'Sorin' }).collect({ query: queries[0], signal }));
+  const error = await adapterFailure(adapter({ name: 'Sorin' }).collect({ query: queries[0], signal }));
   expect(error.kind).toBe('config');
   expect(error.message).toContain(message);
   expect(() => validateCsvCopilot({ name: 'Sorin', path })).toThrow(message);

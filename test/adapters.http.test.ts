@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { httpAdapter } from '../activities/adapters/http';
-import { AdapterError } from '../activities/adapters/types';
 import type { Query } from '../core/types';
+import { adapterFailure } from './support/adapterError';
 
 const SECRET = 'sk-test-4f2a9c';
 const env = { JUDGEFLOW_TEST_API_KEY: SECRET };
@@ -128,15 +128,6 @@ function collect(fields: Record<string, unknown>, signal = AbortSignal.timeout(1
   return adapter.collect({ query: q, signal });
 }
 
-async function failure(promise: Promise<unknown>): Promise<AdapterError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AdapterError);
-  return error as AdapterError;
-}
-
 test('plain JSON endpoint: body template, env header, answerPath and conversationIdPath', async () => {
   const fields = {
     url: `${base}/chat`,
@@ -192,7 +183,7 @@ test('NDJSON stream', async () => {
 
 test('HTTP 500 is retryable with Retry-After, and the next attempt succeeds', async () => {
   const fields = { url: `${base}/flaky`, body: { q: '{{query}}' }, answerPath: 'data.answer' };
-  const first = await failure(collect(fields));
+  const first = await adapterFailure(collect(fields));
   expect(first.kind).toBe('http');
   expect(first.retryable).toBe(true);
   expect(first.options.retryAfterMs).toBe(2000);
@@ -201,34 +192,34 @@ test('HTTP 500 is retryable with Retry-After, and the next attempt succeeds', as
 });
 
 test('HTTP 429 is rate_limited with retryAfterMs from Retry-After', async () => {
-  const error = await failure(collect({ url: `${base}/limited`, answerPath: 'data.answer' }));
+  const error = await adapterFailure(collect({ url: `${base}/limited`, answerPath: 'data.answer' }));
   expect(error.kind).toBe('rate_limited');
   expect(error.retryable).toBe(true);
   expect(error.options.retryAfterMs).toBe(7000);
 });
 
 test('other 4xx are not retryable', async () => {
-  const error = await failure(collect({ url: `${base}/bad-request`, answerPath: 'data.answer' }));
+  const error = await adapterFailure(collect({ url: `${base}/bad-request`, answerPath: 'data.answer' }));
   expect(error.kind).toBe('http');
   expect(error.retryable).toBe(false);
   expect(error.message).toContain('unknown field');
 });
 
 test('a reply without the answer path is invalid_reply naming the path', async () => {
-  const error = await failure(collect({ url: `${base}/no-answer`, answerPath: 'data.answer' }));
+  const error = await adapterFailure(collect({ url: `${base}/no-answer`, answerPath: 'data.answer' }));
   expect(error.kind).toBe('invalid_reply');
   expect(error.message).toContain('"data.answer"');
   expect(error.options.raw).toContain('the answer is elsewhere');
-  const notJson = await failure(collect({ url: `${base}/not-json`, answerPath: 'data.answer' }));
+  const notJson = await adapterFailure(collect({ url: `${base}/not-json`, answerPath: 'data.answer' }));
   expect(notJson.kind).toBe('invalid_reply');
 });
 
 test('timeout via AbortSignal, before the reply and in the middle of a stream', async () => {
   const started = Date.now();
-  const slow = await failure(collect({ url: `${base}/slow`, answerPath: 'data.answer' }, AbortSignal.timeout(300)));
+  const slow = await adapterFailure(collect({ url: `${base}/slow`, answerPath: 'data.answer' }, AbortSignal.timeout(300)));
   expect(slow.kind).toBe('timeout');
   expect(slow.retryable).toBe(true);
-  const streaming = await failure(collect({ url: `${base}/sse-forever`, stream: 'sse' }, AbortSignal.timeout(300)));
+  const streaming = await adapterFailure(collect({ url: `${base}/sse-forever`, stream: 'sse' }, AbortSignal.timeout(300)));
   expect(streaming.kind).toBe('timeout');
   expect(streaming.options.raw).toContain('data: more');
   expect(Date.now() - started).toBeLessThan(3_000);
@@ -239,7 +230,7 @@ test('an unreachable server is a retryable network error', async () => {
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as AddressInfo).port;
   await new Promise((resolve) => closed.close(resolve));
-  const error = await failure(collect({ url: `http://127.0.0.1:${port}/chat`, answerPath: 'a' }));
+  const error = await adapterFailure(collect({ url: `http://127.0.0.1:${port}/chat`, answerPath: 'a' }));
   expect(error.kind).toBe('network');
   expect(error.retryable).toBe(true);
 });

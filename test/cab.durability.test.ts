@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchmarkRun } from '../workflows';
-import { parseRunConfig } from '../core/config';
 import { runInput } from '../client/startRun';
 import { startSimServer, type SimServer } from '../sim/server';
-import { tempDir, withWorker, writeQueries } from './support/harness';
+import { runConfig, tempDir, withWorker } from './support/harness';
 import { hashInt } from './support/judges';
 import { biasedScoring, queryTextOf, rankingByTotals, schemaName, schemaOf, scoringPrompts } from './support/cabJudge';
 
@@ -21,19 +20,14 @@ const turnOf = (body: any) => (schemaName(body) === 'cab_ranking' ? 'ranking' : 
 const isReask = (body: any) => JSON.stringify(body.messages).includes('That answer was invalid');
 
 function cabConfig(dir: string, queries: Array<Record<string, unknown>>, judgeURL: string, systems: Array<[string, string]>, extra: Record<string, unknown> = {}) {
-  return parseRunConfig(
-    {
-      protocol: 'cab',
-      queries: writeQueries(dir, queries),
-      judge: { baseURL: judgeURL, model: 'judge', concurrency: 4, timeoutMs: 1000 },
-      copilots: systems.map(([name, model]) => ({ name, type: 'openai', baseURL: copilots.url, model })),
-      output: path.join(dir, 'runs'),
-      evaluationDate: '2026-03-05',
-      ...extra,
-    },
-    'test config',
-    dir,
-  );
+  return runConfig(dir, {
+    protocol: 'cab',
+    queries,
+    judge: { baseURL: judgeURL, model: 'judge', concurrency: 4, timeoutMs: 1000 },
+    copilots: systems.map(([name, model]) => ({ name, type: 'openai', baseURL: copilots.url, model })),
+    evaluationDate: '2026-03-05',
+    ...extra,
+  });
 }
 
 test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the judge timeout) resumes at turn 3: turns 1-2 are not re-asked and the judge sees the same messages', async () => {

@@ -2,13 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { benchmarkRun } from '../workflows';
-import { parseRunConfig } from '../core/config';
 import { parseCsv } from '../core/csv';
 import { chiSquareUniform, oneWayAnova } from '../core/stats';
 import { runInput } from '../client/startRun';
-import { startSimServer, type SimServer } from '../sim/server';
-import { SHARED, tempDir, withWorker } from './support/harness';
+import { runConfig, SHARED, tempDir, withWorker } from './support/harness';
 import { biasedScoring, labelOf, queryTextOf, rankingByTotals, schemaName, scoringPrompts } from './support/cabJudge';
+import { simServersForFile } from './support/sims';
 
 const DATASET = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'dataset.csv');
 const SYSTEMS = ['NimbusX', 'QuasarX', 'ZephyrX', 'OrchidX'];
@@ -17,40 +16,29 @@ const BONUS = 2; // per dimension, so +8 on the total of whatever the judge sees
 const Q = 198; // the whole dataset; not a multiple of 4, so position counts are 49 or 50: the "one-count imbalance" case
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-let judge: SimServer;
-let copilots: SimServer;
-beforeAll(async () => {
-  judge = await startSimServer({
+const sim = simServersForFile({
+  judge: {
     handler: (body) => {
       const name = schemaName(body);
       if (name === 'cab_scores') return JSON.stringify(biasedScoring(body, BONUS));
       if (name === 'cab_ranking') return JSON.stringify(rankingByTotals(body));
       return undefined;
     },
-  });
-  copilots = await startSimServer({});
-});
-afterAll(async () => {
-  await judge.close();
-  await copilots.close();
+  },
+  copilots: {},
 });
 
 test('identical answers get equal means under a judge that favours position 1; the position-bias block flags the effect; figures match the judge answers', async () => {
-  const dir = tempDir();
-  const cfg = parseRunConfig(
-    {
-      protocol: 'cab',
-      queries: DATASET, // the real CryptoAnalystBench CSV, read where it is
-      judge: { baseURL: judge.url, model: 'biased-judge', concurrency: 16 },
-      // Four systems, one model: every system gives the same answer to each query.
-      copilots: SYSTEMS.map((name) => ({ name, type: 'openai', baseURL: copilots.url, model: 'sim-thorough', concurrency: 16 })),
-      output: path.join(dir, 'runs'),
-      seed: 'bias-check',
-      chunkSize: 100,
-    },
-    'test config',
-    dir,
-  );
+  const { judge, copilots } = sim;
+  const cfg = runConfig(tempDir(), {
+    protocol: 'cab',
+    queries: DATASET, // the real CryptoAnalystBench CSV, read where it is
+    judge: { baseURL: judge.url, model: 'biased-judge', concurrency: 16 },
+    // Four systems, one model: every system gives the same answer to each query.
+    copilots: SYSTEMS.map((name) => ({ name, type: 'openai', baseURL: copilots.url, model: 'sim-thorough', concurrency: 16 })),
+    seed: 'bias-check',
+    chunkSize: 100,
+  });
 
   await withWorker('cab-bias', async ({ client, taskQueue, store }) => {
     const before = judge.requests.length;

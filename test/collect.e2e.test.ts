@@ -4,13 +4,12 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { connectWorker } from '../client/connection';
 import { runInput } from '../client/startRun';
-import { parseRunConfig } from '../core/config';
 import { parseCsvRecords, toCsv } from '../core/csv';
 import { closeSharedBrowser } from '../activities/adapters/browser';
 import { createWorker } from '../worker/createWorker';
 import { benchmarkRun } from '../workflows';
 import { startSimServer, type SimServer } from '../sim/server';
-import { SHARED, tempDir, withWorker, writeQueries } from './support/harness';
+import { runConfig, SHARED, tempDir, withWorker, writeQueries } from './support/harness';
 import { scriptedLatticeJudge } from './support/judges';
 
 // A chat page this project's adapter has never been tuned for: plain input, a send button, an answer streamed word by word.
@@ -95,23 +94,18 @@ test('http, streamed http, browser and csv copilots collected across two workers
   const queries = picked.map((row, i) => ({ id: `q${i}`, text: row.query, task: `T${i + 1}`, category: `C${(i % 5) + 1}` }));
   const csvRows = [['query', 'tags', 'Sheet_response', 'Sheet_chat_id'], ...picked.map((row, i) => [row.query, row.tags, i === 3 ? '' : answerFor('Sheet', row.query) + '\n"quoted", with commas', `chat-${i}`])];
   fs.writeFileSync(path.join(dir, 'answers.csv'), toCsv(csvRows));
-  const config = parseRunConfig(
-    {
-      protocol: 'lattice',
-      queries: writeQueries(dir, queries),
-      judge: { baseURL: judge.url, model: 'judge' },
-      copilots: [
-        { name: 'Api', type: 'http', url: `${base}/api/ask`, headers: { Authorization: 'Bearer ${API_TOKEN}' }, body: { question: '{{query}}' }, answerPath: 'data.answer', conversationIdPath: 'data.id', concurrency: 2, requestsPerMinute: 600 },
-        { name: 'Streamer', type: 'http', url: `${base}/api/stream`, body: { q: '{{query}}' }, stream: 'sse', chunkPath: 'delta' },
-        { name: 'Web', type: 'browser', url: `${base}/chat`, selectors: { input: '#q', send: '#go', answer: 'article.bot' }, done: { quietMs: 600 }, concurrency: 2, timeoutMs: 30_000 },
-        { name: 'Sheet', type: 'csv', path: 'answers.csv' },
-      ],
-      output: path.join(dir, 'runs'),
-      chunkSize: 3,
-    },
-    'test config',
-    dir,
-  );
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: judge.url, model: 'judge' },
+    copilots: [
+      { name: 'Api', type: 'http', url: `${base}/api/ask`, headers: { Authorization: 'Bearer ${API_TOKEN}' }, body: { question: '{{query}}' }, answerPath: 'data.answer', conversationIdPath: 'data.id', concurrency: 2, requestsPerMinute: 600 },
+      { name: 'Streamer', type: 'http', url: `${base}/api/stream`, body: { q: '{{query}}' }, stream: 'sse', chunkPath: 'delta' },
+      { name: 'Web', type: 'browser', url: `${base}/chat`, selectors: { input: '#q', send: '#go', answer: 'article.bot' }, done: { quietMs: 600 }, concurrency: 2, timeoutMs: 30_000 },
+      { name: 'Sheet', type: 'csv', path: 'answers.csv' },
+    ],
+    chunkSize: 3,
+  });
   const env = { ...process.env, API_TOKEN: 'tok-123' };
   await withWorker(
     'collect',
@@ -174,20 +168,15 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
   await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
   const flakyURL = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`;
   const queries = [0, 1].map((i) => ({ id: `q${i}`, text: `Is SOL staking worth it, case ${i}?`, task: 'T7', category: 'C4' }));
-  const config = parseRunConfig(
-    {
-      protocol: 'lattice',
-      queries: writeQueries(dir, queries),
-      judge: { baseURL: judge.url, model: 'judge' },
-      copilots: [
-        { name: 'Flaky', type: 'http', url: `${flakyURL}/ask`, body: { question: '{{query}}' }, answerPath: 'answer', retry: { maxAttempts: 4, initialIntervalMs: 100 } },
-        { name: 'Hung', type: 'http', url: `${flakyURL}/never`, body: { question: '{{query}}' }, answerPath: 'answer', timeoutMs: 800, retry: { maxAttempts: 2, initialIntervalMs: 100 } },
-      ],
-      output: path.join(dir, 'runs'),
-    },
-    'test config',
-    dir,
-  );
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: judge.url, model: 'judge' },
+    copilots: [
+      { name: 'Flaky', type: 'http', url: `${flakyURL}/ask`, body: { question: '{{query}}' }, answerPath: 'answer', retry: { maxAttempts: 4, initialIntervalMs: 100 } },
+      { name: 'Hung', type: 'http', url: `${flakyURL}/never`, body: { question: '{{query}}' }, answerPath: 'answer', timeoutMs: 800, retry: { maxAttempts: 2, initialIntervalMs: 100 } },
+    ],
+  });
   try {
     await withWorker('collect-faults', async ({ client, taskQueue, store }) => {
       const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'faults-' + Date.now(), args: [runInput(config, 'run-cf-' + Date.now())] });

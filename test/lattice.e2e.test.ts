@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchmarkRun } from '../workflows';
-import { parseRunConfig } from '../core/config';
 import { runInput } from '../client/startRun';
-import { startSimServer, type SimServer } from '../sim/server';
+import { startSimServer } from '../sim/server';
 import { parseCsv } from '../core/csv';
-import { latticeGrid, tempDir, withWorker, writeQueries } from './support/harness';
+import { latticeGrid, runConfig, tempDir, withWorker } from './support/harness';
 import { decodedHistory, gradedText, scriptedLatticeJudge, scriptedScore } from './support/judges';
+import { simServersForFile } from './support/sims';
 
 // Independent of rubrics/lattice: the published weight table, typed in again.
 const WEIGHTS: Record<string, number[]> = {
@@ -19,38 +19,24 @@ const WEIGHTS: Record<string, number[]> = {
 const DIMS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'];
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-let judge: SimServer;
-let copilots: SimServer;
-beforeAll(async () => {
-  judge = await startSimServer({ handler: scriptedLatticeJudge });
-  copilots = await startSimServer({});
-});
-afterAll(async () => {
-  await judge.close();
-  await copilots.close();
-});
+const sim = simServersForFile({ judge: { handler: scriptedLatticeJudge }, copilots: {} });
 
 function config(dir: string, queries: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}) {
-  const file = writeQueries(dir, queries);
-  return parseRunConfig(
-    {
-      protocol: 'lattice',
-      queries: file,
-      judge: { baseURL: judge.url, model: 'judge-model-x', concurrency: 4 },
-      copilots: [
-        { name: 'Sorin', type: 'openai', baseURL: copilots.url, model: 'sim-thorough', apiKeyEnv: 'SORIN_KEY' },
-        { name: 'Surfboard', type: 'openai', baseURL: copilots.url, model: 'sim-terse' },
-      ],
-      output: path.join(dir, 'runs'),
-      chunkSize: 7,
-      ...extra,
-    },
-    'test config',
-    dir,
-  );
+  return runConfig(dir, {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: sim.judge.url, model: 'judge-model-x', concurrency: 4 },
+    copilots: [
+      { name: 'Sorin', type: 'openai', baseURL: sim.copilots.url, model: 'sim-thorough', apiKeyEnv: 'SORIN_KEY' },
+      { name: 'Surfboard', type: 'openai', baseURL: sim.copilots.url, model: 'sim-terse' },
+    ],
+    chunkSize: 7,
+    ...extra,
+  });
 }
 
 test('a LATTICE run through real Temporal matches figures computed from the judge answers; no copilot name or key leaks', async () => {
+  const { judge, copilots } = sim;
   const queries = latticeGrid(16, 5).filter((q) => ['T1', 'T2', 'T9', 'T16'].includes(q.task as string));
   queries[0].history = [
     { role: 'user', content: 'I hold 2 ETH.' },
@@ -132,6 +118,7 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
 });
 
 test('invalid judge answers become recorded failures and a failing copilot never stops the run', async () => {
+  const { copilots } = sim;
   const badJudge = await startSimServer({
     handler: (body) => {
       if (body.response_format?.type !== 'json_schema') return undefined;
@@ -143,20 +130,15 @@ test('invalid judge answers become recorded failures and a failing copilot never
     await withWorker('lattice-faults', async ({ client, taskQueue, store }) => {
       const dir = tempDir();
       const queries = latticeGrid(3, 5);
-      const cfg = parseRunConfig(
-        {
-          protocol: 'lattice',
-          queries: writeQueries(dir, queries),
-          judge: { baseURL: badJudge.url, model: 'judge' },
-          copilots: [
-            { name: 'Good', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
-            { name: 'Broken', type: 'openai', baseURL: copilots.url, model: 'fault-500:x', retry: { maxAttempts: 2, initialIntervalMs: 10 } },
-          ],
-          output: path.join(dir, 'runs'),
-        },
-        'test config',
-        dir,
-      );
+      const cfg = runConfig(dir, {
+        protocol: 'lattice',
+        queries,
+        judge: { baseURL: badJudge.url, model: 'judge' },
+        copilots: [
+          { name: 'Good', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
+          { name: 'Broken', type: 'openai', baseURL: copilots.url, model: 'fault-500:x', retry: { maxAttempts: 2, initialIntervalMs: 10 } },
+        ],
+      });
       const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'faults-' + Date.now(), args: [runInput(cfg, 'run-faults-' + Date.now())] });
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.copilots.Good.n).toBe(14);

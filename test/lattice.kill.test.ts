@@ -1,27 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { connectClient } from '../client/connection';
 import { runInput } from '../client/startRun';
-import { parseRunConfig } from '../core/config';
 import { ResultsStore } from '../core/store';
 import { startSimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
-import { latticeGrid, REPO, tempDir, uniqueQueue, writeQueries } from './support/harness';
+import { startWorkerProcess } from './support/cli';
+import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until } from './support/harness';
 import { scriptedLatticeJudge } from './support/judges';
 
 jest.setTimeout(180_000);
-
-function startWorkerProcess(env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: 'ignore' });
-}
-
-async function until(check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('a worker killed with SIGKILL mid-judging: the run completes with exactly one judgment per response, none lost', async () => {
   // A slow judge so that the kill lands while judgments are in flight.
@@ -30,21 +17,13 @@ test('a worker killed with SIGKILL mid-judging: the run completes with exactly o
   const dir = tempDir();
   const home = path.join(dir, 'home');
   const queries = latticeGrid(8, 5); // 40 queries × 2 copilots = 80 judgments
-  const config = parseRunConfig(
-    {
-      protocol: 'lattice',
-      queries: writeQueries(dir, queries),
-      judge: { baseURL: judge.url, model: 'judge', concurrency: 3 },
-      copilots: [
-        { name: 'A', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
-        { name: 'B', type: 'openai', baseURL: copilots.url, model: 'sim-terse' },
-      ],
-      output: path.join(dir, 'runs'),
-      chunkSize: 10,
-    },
-    'test config',
-    dir,
-  );
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: judge.url, model: 'judge', concurrency: 3 },
+    copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }),
+    chunkSize: 10,
+  });
   const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
   let worker = startWorkerProcess(env);
   const client = await connectClient();

@@ -1,20 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { compareStoredRuns } from '../client/compareRuns';
-import { planRejudge } from '../client/rejudge';
 import { runInput } from '../client/startRun';
-import { parseRunConfig } from '../core/config';
 import { cabProtocol } from '../rubrics/cab';
-import { startSimServer, type SimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
-import type { RunResult } from '../workflows/types';
 import { rankingByTotals, schemaName, schemaOf, scoringPrompts, responseTextOf } from './support/cabJudge';
-import { tempDir, withWorker, type TestWorld } from './support/harness';
-import { hashInt } from './support/judges';
+import { runConfig, simCopilots, tempDir, withWorker, writeQueries } from './support/harness';
+import { hashInt, systemOf } from './support/judges';
+import { rejudgeRun } from './support/rejudge';
 import { copyRubric, editOnce } from './support/rubricCopy';
+import { simServersForFile } from './support/sims';
 
 /** Shared-conversation judge: scores depend on the system prompt (the rubric text) and the response; ranking by totals. */
-const systemOf = (body: any) => String(body.messages.find((m: any) => m.role === 'system')?.content ?? '');
 function cabJudge(body: any): string | undefined {
   const name = schemaName(body);
   if (name === 'cab_ranking') return JSON.stringify(rankingByTotals(body));
@@ -25,45 +22,21 @@ function cabJudge(body: any): string | undefined {
   return JSON.stringify(Object.fromEntries(dims.map((d) => [d, { score: 1 + (hashInt(`${hashInt(systemOf(body))}|${text}|${d}`) % 10), reasoning: `${d} reasoning` }])));
 }
 
-let judge: SimServer;
-let copilots: SimServer;
-beforeAll(async () => {
-  judge = await startSimServer({ handler: cabJudge });
-  copilots = await startSimServer({});
-});
-afterAll(async () => {
-  await judge.close();
-  await copilots.close();
-});
+const sim = simServersForFile({ judge: { handler: cabJudge }, copilots: {} });
 
 const QUERIES = Array.from({ length: 6 }, (_, i) => ({ id: `cq${i}`, text: `CAB question ${i}: how do ETH staking yields compare with T-bills this month?`, tags: i % 2 ? 'Yield' : 'Macro' }));
 
-async function rejudge(world: TestWorld, sourceRunId: string, rubricDir: string | undefined, runId: string): Promise<RunResult> {
-  const plan = planRejudge(world.store, { sourceRunId, rubricDir });
-  return world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(plan.config, runId, { sourceRunId, reuseJudgments: plan.reuseJudgments })] });
-}
-
 test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unchanged, and afresh after a rubric change, without copilot calls', async () => {
   await withWorker('rejudge-cab', async (world) => {
+    const { judge, copilots } = sim;
     const dir = tempDir();
-    const file = path.join(dir, 'cab.jsonl');
-    fs.writeFileSync(file, QUERIES.map((q) => JSON.stringify(q)).join('\n') + '\n');
-    const config = parseRunConfig(
-      {
-        protocol: 'cab',
-        queries: file,
-        judge: { baseURL: judge.url, model: 'cab-judge', concurrency: 3 },
-        copilots: [
-          { name: 'Nimbus', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
-          { name: 'Quasar', type: 'openai', baseURL: copilots.url, model: 'sim-terse' },
-          { name: 'Zephyr', type: 'openai', baseURL: copilots.url, model: 'sim-balanced' },
-        ],
-        output: path.join(dir, 'runs'),
-        chunkSize: 4,
-      },
-      'test config',
-      dir,
-    );
+    const config = runConfig(dir, {
+      protocol: 'cab',
+      queries: writeQueries(dir, QUERIES, 'cab.jsonl'),
+      judge: { baseURL: judge.url, model: 'cab-judge', concurrency: 3 },
+      copilots: simCopilots(copilots.url, { Nimbus: 'sim-thorough', Quasar: 'sim-terse', Zephyr: 'sim-balanced' }),
+      chunkSize: 4,
+    });
     let judgeCalls = judge.requests.length;
     const sourceId = `cab-src-${Date.now()}`;
     const source = await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: sourceId, args: [runInput(config, sourceId)] });
@@ -73,7 +46,7 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
 
     // Unchanged rubric and judge: every turn of every shared conversation comes from the answer cache.
     judgeCalls = judge.requests.length;
-    const free = await rejudge(world, source.runId, undefined, `cab-free-${Date.now()}`);
+    const free = await rejudgeRun(world, source.runId, {}, `cab-free-${Date.now()}`);
     expect(judge.requests.length - judgeCalls).toBe(0);
     const strip = (runId: string) => world.store.judgments(runId).map((j) => [j.queryId, j.copilot, j.scores, j.total, j.rank, j.position]);
     expect(strip(free.runId)).toEqual(strip(source.runId));
@@ -85,7 +58,7 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
     const rubricDir = copyRubric('cab');
     editOnce(path.join(rubricDir, 'rubric.yaml'), 'How fresh and timely is the information', 'How fresh, dated and timely is the information');
     judgeCalls = judge.requests.length;
-    const changed = await rejudge(world, source.runId, rubricDir, `cab-changed-${Date.now()}`);
+    const changed = await rejudgeRun(world, source.runId, { rubricDir }, `cab-changed-${Date.now()}`);
     expect(judge.requests.length - judgeCalls).toBe(sourceCalls);
     expect(copilots.requests.length).toBe(copilotCalls);
     const report = JSON.parse(fs.readFileSync(changed.reportPath, 'utf8'));

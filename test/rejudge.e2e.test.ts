@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { planRejudge } from '../client/rejudge';
 import { runInput } from '../client/startRun';
-import { parseRunConfig } from '../core/config';
 import type { ResultsStore } from '../core/store';
 import { latticeProtocol } from '../rubrics/lattice';
 import { startSimServer, type SimServer } from '../sim/server';
@@ -10,8 +9,9 @@ import { benchmarkRun } from '../workflows';
 import type { RunResult } from '../workflows/types';
 import { runCli } from './support/cli';
 import { cliInProcess } from './support/cliInProcess';
-import { latticeGrid, tempDir, withWorker, writeQueries, type TestWorld } from './support/harness';
-import { gradedText, hashInt } from './support/judges';
+import { latticeGrid, runConfig, simCopilots, tempDir, withWorker, type TestWorld } from './support/harness';
+import { gradedText, hashInt, systemOf } from './support/judges';
+import { rejudgeRun } from './support/rejudge';
 import { copyRubric, D2_NEW, D2_OLD, editOnce } from './support/rubricCopy';
 
 /**
@@ -20,7 +20,6 @@ import { copyRubric, D2_NEW, D2_OLD, editOnce } from './support/rubricCopy';
  * Scores stay within 0..10: base 0..8, plus at most 2.
  */
 const plusTwo = new Set<string>();
-const systemOf = (body: any) => String(body.messages.find((m: any) => m.role === 'system')?.content ?? '');
 const baseScore = (system: string, text: string, dim: string) => hashInt(`${hashInt(system)}|${text}|${dim}`) % 9;
 function judgeAnswer(body: any): string | undefined {
   if (body.response_format?.type !== 'json_schema') return undefined;
@@ -62,29 +61,14 @@ const QUERIES = latticeGrid(16, 5).filter((q) => ['T1', 'T2', 'T16'].includes(q.
 const RESPONSES = QUERIES.length * 2;
 
 async function sourceRun({ client, taskQueue }: TestWorld, dir: string): Promise<RunResult> {
-  const config = parseRunConfig(
-    {
-      protocol: 'lattice',
-      queries: writeQueries(dir, QUERIES),
-      judge: { baseURL: judge.url, model: 'judge-a', concurrency: 6 },
-      copilots: [
-        { name: 'Sorin', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
-        { name: 'Surfboard', type: 'openai', baseURL: copilots.url, model: 'sim-terse' },
-      ],
-      output: path.join(dir, 'runs'),
-      chunkSize: 8,
-    },
-    'test config',
-    dir,
-  );
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries: QUERIES,
+    judge: { baseURL: judge.url, model: 'judge-a', concurrency: 6 },
+    copilots: simCopilots(copilots.url, { Sorin: 'sim-thorough', Surfboard: 'sim-terse' }),
+    chunkSize: 8,
+  });
   return client.workflow.execute(benchmarkRun, { taskQueue, workflowId: `rejudge-src-${Date.now()}`, args: [runInput(config, `src-${Date.now()}`)] });
-}
-
-/** What the CLI does, minus the process: plan from the store, start the same workflow with sourceRunId. */
-async function rejudge(world: TestWorld, sourceRunId: string, opts: Omit<Parameters<typeof planRejudge>[1], 'sourceRunId'>, runId: string): Promise<RunResult> {
-  const plan = planRejudge(world.store, { sourceRunId, ...opts });
-  const input = runInput(plan.config, runId, { sourceRunId, reuseJudgments: plan.reuseJudgments });
-  return world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [input] });
 }
 
 const readReport = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -166,14 +150,14 @@ test('re-judging with an unchanged rubric and judge is free; --force pays again;
   const copilotCalls = copilots.requests.length;
 
   let judgeCalls = judge.requests.length;
-  const free = await rejudge(world, source.runId, {}, `free-${Date.now()}`);
+  const free = await rejudgeRun(world, source.runId, {}, `free-${Date.now()}`);
   expect(judge.requests.length - judgeCalls).toBe(0);
   expect(readReport(free.reportPath)).toMatchObject({ sourceRunId: source.runId, rubricVersion: readReport(source.reportPath).rubricVersion });
   expectSameScores(world.store, source.runId, free.runId);
   expect(readReport(free.reportPath).copilots).toEqual(readReport(source.reportPath).copilots);
 
   judgeCalls = judge.requests.length;
-  const forced = await rejudge(world, source.runId, { force: true }, `forced-${Date.now()}`);
+  const forced = await rejudgeRun(world, source.runId, { force: true }, `forced-${Date.now()}`);
   expect(judge.requests.length - judgeCalls).toBe(RESPONSES);
   expectSameScores(world.store, source.runId, forced.runId);
   expect(copilots.requests.length).toBe(copilotCalls);
@@ -190,8 +174,8 @@ test('re-judging with an unchanged rubric and judge is free; --force pays again;
 
 test('compare finds a known injected difference (+2 on every score of one copilot) significant, and a zero difference not', async () => {
   for (const r of world.store.responses(source.runId)) if (r.copilot === 'Sorin') plusTwo.add(r.text!);
-  const bumped = await rejudge(world, source.runId, { judgeModel: 'judge-plus2' }, `plus2-${Date.now()}`);
-  const same = await rejudge(world, source.runId, {}, `same-${Date.now()}`);
+  const bumped = await rejudgeRun(world, source.runId, { judgeModel: 'judge-plus2' }, `plus2-${Date.now()}`);
+  const same = await rejudgeRun(world, source.runId, {}, `same-${Date.now()}`);
 
   const cli = await runCli(['compare', source.runId, bumped.runId, '--json'], cliEnv(world));
   expect({ code: cli.code, stderr: cli.code ? cli.stderr : '' }).toEqual({ code: 0, stderr: '' });

@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runInput } from '../client/startRun';
-import { parseRunConfig } from '../core/config';
 import { normalizeText, similarity } from '../core/text';
-import { startSimServer, type SimHandler, type SimServer } from '../sim/server';
+import type { SimHandler } from '../sim/server';
 import { benchmarkRun, snapshotGenerate } from '../workflows';
 import type { GenerateInput } from '../workflows/snapshotTypes';
 import { runCli } from './support/cli';
-import { tempDir, withWorker } from './support/harness';
+import { runConfig, simCopilots, tempDir, withWorker } from './support/harness';
 import { decodedHistory, hashInt, scriptedLatticeJudge } from './support/judges';
+import { simServersForFile } from './support/sims';
 
 const WORDS = (
   'staking bridge liquidity oracle rollup validator airdrop slippage perpetual funding collateral vault governance treasury emissions unlock ' +
@@ -59,17 +59,7 @@ const generator: SimHandler = (body) => {
   return JSON.stringify({ queries });
 };
 
-let gen: SimServer;
-let judge: SimServer;
-let copilots: SimServer;
-beforeAll(async () => {
-  gen = await startSimServer({ handler: generator });
-  judge = await startSimServer({ handler: scriptedLatticeJudge });
-  copilots = await startSimServer({});
-});
-afterAll(async () => {
-  await Promise.all([gen.close(), judge.close(), copilots.close()]);
-});
+const sim = simServersForFile({ gen: { handler: generator }, judge: { handler: scriptedLatticeJudge }, copilots: {} });
 beforeEach(() => {
   asked.length = 0;
   failOnce = new Set();
@@ -83,7 +73,7 @@ function input(extra: Partial<GenerateInput> = {}): GenerateInput {
     tasks: ['T1', 'T2'],
     categories: ['C1', 'C3'],
     seed: 'test',
-    llm: { baseURL: gen.url, model: 'gen-model', temperature: 0.9, timeoutMs: 10_000, concurrency: 4, maxAttempts: 3, responseFormat: 'json_schema' },
+    llm: { baseURL: sim.gen.url, model: 'gen-model', temperature: 0.9, timeoutMs: 10_000, concurrency: 4, maxAttempts: 3, responseFormat: 'json_schema' },
     maxRounds: 4,
     overAsk: 0.5,
     similarity: 0.8,
@@ -118,10 +108,10 @@ test('generation fills every requested cell with distinct queries; a crashed cel
     const requests = asked.map((a) => `${a.task}/${a.category}`).sort();
     expect(requests).toEqual(['T1/C1', 'T1/C3', 'T2/C1', 'T2/C3', 'T2/C3']);
     expect(asked.every((a) => a.count === 6)).toBe(true);
-    expect(gen.requests.at(-1)!.body.response_format.type).toBe('json_schema');
+    expect(sim.gen.requests.at(-1)!.body.response_format.type).toBe('json_schema');
 
     const snap = store.getSnapshot(result.snapshotId)!;
-    expect(snap.meta).toMatchObject({ generator: 'lattice-generate', protocol: 'lattice', model: 'gen-model', baseURL: gen.url, promptsVersion: result.promptsVersion, params: { perCell: 4, seed: 'test' } });
+    expect(snap.meta).toMatchObject({ generator: 'lattice-generate', protocol: 'lattice', model: 'gen-model', baseURL: sim.gen.url, promptsVersion: result.promptsVersion, params: { perCell: 4, seed: 'test' } });
     expect(snap.meta.counts).toEqual({ category: { C1: 8, C3: 8 }, task: { T1: 8, T2: 8 } });
     const history = decodedHistory(await handle.fetchHistory());
     expect(history).not.toContain(queries[0].text);
@@ -132,7 +122,7 @@ test('a generator that repeats itself triggers regeneration of the short cells (
   duplicateRound0 = true;
   await withWorker('gen-dup', async ({ taskQueue, storeFile, store }) => {
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
-    const args = ['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '3', '--tasks', 'T1,T2', '--categories', 'C1,C3', '--base-url', gen.url, '--model', 'gen-model', '--seed', 'dup', '--json'];
+    const args = ['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '3', '--tasks', 'T1,T2', '--categories', 'C1,C3', '--base-url', sim.gen.url, '--model', 'gen-model', '--seed', 'dup', '--json'];
     const { code, stdout, stderr } = await runCli(args, env);
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
     const result = JSON.parse(stdout);
@@ -171,11 +161,7 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
     expect((await runCli(['snapshot', 'export', a.snapshotId, '--format', 'csv', '--out', csvOut], env)).code).toBe(0);
     expect(fs.readFileSync(csvOut, 'utf8').split('\n')[0]).toBe('id,text,task,category');
 
-    const config = parseRunConfig(
-      { protocol: 'lattice', queries: file, judge: { baseURL: judge.url, model: 'j' }, copilots: [{ name: 'Solo', type: 'openai', baseURL: copilots.url, model: 'sim-terse' }], output: path.join(dir, 'runs') },
-      'test config',
-      dir,
-    );
+    const config = runConfig(dir, { protocol: 'lattice', queries: file, judge: { baseURL: sim.judge.url, model: 'j' }, copilots: simCopilots(sim.copilots.url, { Solo: 'sim-terse' }) });
     const run = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: `gen-run-${Date.now()}`, args: [runInput(config, `gen-run-${Date.now()}`)] });
     const report = JSON.parse(fs.readFileSync(run.reportPath, 'utf8'));
     expect(report.copilots.Solo.n).toBe(4);

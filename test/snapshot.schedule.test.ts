@@ -2,11 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { Client } from '@temporalio/client';
-import { startSimServer, type SimHandler, type SimServer } from '../sim/server';
+import { startSimServer, type SimHandler } from '../sim/server';
 import type { RefreshResult } from '../workflows/snapshotTypes';
 import { runCli } from './support/cli';
 import { tempDir, withWorker } from './support/harness';
 import { hashInt, scriptedLatticeJudge } from './support/judges';
+import { simServersForFile } from './support/sims';
 
 let n = 0;
 /** A generator that never repeats itself: every query carries a fresh number and its own words. */
@@ -22,17 +23,7 @@ const generator: SimHandler = (body) => {
   return JSON.stringify({ queries });
 };
 
-let gen: SimServer;
-let judge: SimServer;
-let copilots: SimServer;
-beforeAll(async () => {
-  gen = await startSimServer({ handler: generator });
-  judge = await startSimServer({ handler: scriptedLatticeJudge });
-  copilots = await startSimServer({});
-});
-afterAll(async () => {
-  await Promise.all([gen.close(), judge.close(), copilots.close()]);
-});
+const sim = simServersForFile({ gen: { handler: generator }, judge: { handler: scriptedLatticeJudge }, copilots: {} });
 
 /** Trigger the schedule and wait for the refresh it starts (the k-th action) to finish. */
 async function triggerAndWait(client: Client, name: string, env: Record<string, string>, k: number): Promise<RefreshResult> {
@@ -53,17 +44,17 @@ test('a schedule triggered twice makes two snapshots, the first the parent of th
     const configFile = path.join(dir, 'weekly.yaml');
     fs.writeFileSync(
       configFile,
-      YAML.stringify({ protocol: 'lattice', judge: { baseURL: judge.url, model: 'judge' }, copilots: [{ name: 'Terse', type: 'openai', baseURL: copilots.url, model: 'sim-terse' }], output: 'runs' }),
+      YAML.stringify({ protocol: 'lattice', judge: { baseURL: sim.judge.url, model: 'judge' }, copilots: [{ name: 'Terse', type: 'openai', baseURL: sim.copilots.url, model: 'sim-terse' }], output: 'runs' }),
     );
     const name = `weekly-${Date.now()}`;
-    const create = ['schedule', 'create', name, '--every', '7d', '--refresh', 'generate', '--per-cell', '2', '--tasks', 'T1', '--categories', 'C1,C2', '--base-url', gen.url, '--model', 'gen', '--then-run', configFile];
+    const create = ['schedule', 'create', name, '--every', '7d', '--refresh', 'generate', '--per-cell', '2', '--tasks', 'T1', '--categories', 'C1,C2', '--base-url', sim.gen.url, '--model', 'gen', '--then-run', configFile];
 
     // Bad input is refused before anything reaches the server.
     const refused = await runCli([...create.slice(0, 3), '--every', '7 days', ...create.slice(5)], env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--every 7 days');
     const wrongProtocol = path.join(dir, 'cab.yaml');
-    fs.writeFileSync(wrongProtocol, YAML.stringify({ protocol: 'cab', judge: { baseURL: judge.url, model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: copilots.url, model: 'm' }] }));
+    fs.writeFileSync(wrongProtocol, YAML.stringify({ protocol: 'cab', judge: { baseURL: sim.judge.url, model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: sim.copilots.url, model: 'm' }] }));
     const mismatch = await runCli([...create.slice(0, -1), wrongProtocol], env);
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toContain('use protocol: lattice');

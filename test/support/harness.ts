@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { connectClient, connectWorker } from '../../client/connection';
+import { parseRunConfig } from '../../core/config';
 import { ResultsStore } from '../../core/store';
 import { createWorker } from '../../worker/createWorker';
 
@@ -71,4 +72,27 @@ export function latticeGrid(tasks = 16, categories = 5): Array<Record<string, un
   for (let t = 1; t <= tasks; t++)
     for (let c = 1; c <= categories; c++) out.push({ id: `t${t}-c${c}`, text: `Question about task ${t} in category ${c}: should I stake ETH on Lido?`, task: `T${t}`, category: `C${c}` });
   return out;
+}
+
+/**
+ * A run config as the end-to-end tests write it: queries given as rows are written to `dir` (a string is used as the
+ * queries path as is), reports go to `dir`/runs, relative paths resolve against `dir`. One place for that boilerplate.
+ */
+export function runConfig(dir: string, fields: { queries: string | Array<Record<string, unknown>>; [field: string]: unknown }) {
+  const queries = typeof fields.queries === 'string' ? fields.queries : writeQueries(dir, fields.queries);
+  return parseRunConfig({ ...fields, queries, output: path.join(dir, 'runs') }, 'test config', dir);
+}
+
+/** OpenAI-style copilots served by one sim server, name -> sim model (e.g. 'sim-thorough'): the usual cast of a test run. */
+export function simCopilots(baseURL: string, models: Record<string, string>) {
+  return Object.entries(models).map(([name, model]) => ({ name, type: 'openai', baseURL, model }));
+}
+
+/** Poll `check` every 100 ms until it holds; throws after `timeoutMs`, so a wait that never ends fails the test. */
+export async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -7,6 +7,9 @@ export function gradedText(body: any): string {
   return m ? m[1] : '';
 }
 
+/** The system prompt a judge request carries ('' if none): the rubric text a text-sensitive sim judge keys its scores on. */
+export const systemOf = (body: any): string => String(body.messages.find((m: any) => m.role === 'system')?.content ?? '');
+
 export function hashInt(s: string): number {
   let h = 2166136261;
   for (const ch of s) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
