@@ -49,10 +49,15 @@ function latticeConfig(ctx: Ctx) {
   ];
   const file = path.join(SCRATCH, 'lattice-queries.jsonl');
   fs.writeFileSync(file, queries.map((q) => JSON.stringify(q)).join('\n') + '\n');
+  return simConfig(ctx, 'lattice', file);
+}
+
+/** Two simulated copilots and a simulated judge, in chunks of two so child workflows are exercised. */
+function simConfig(ctx: Ctx, protocol: 'lattice' | 'cab', queries: string, extra: Record<string, unknown> = {}) {
   return parseRunConfig(
     {
-      protocol: 'lattice',
-      queries: file,
+      protocol,
+      queries,
       judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 2 },
       copilots: [
         { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough' },
@@ -60,8 +65,9 @@ function latticeConfig(ctx: Ctx) {
       ],
       output: path.join(SCRATCH, 'runs'),
       chunkSize: 2,
+      ...extra,
     },
-    'record-histories lattice config',
+    `record-histories ${protocol} config`,
     SCRATCH,
   );
 }
@@ -95,22 +101,7 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
       const file = path.join(SCRATCH, 'cab-queries.jsonl');
       const queries = ['How do ETH staking yields compare with T-bills this month?', 'Is Hyperliquid volume growth sustainable?', 'What drives BTC dominance right now?'];
       fs.writeFileSync(file, queries.map((text, i) => JSON.stringify({ id: `c${i + 1}`, text, tags: 'Market' })).join('\n') + '\n');
-      const config = parseRunConfig(
-        {
-          protocol: 'cab',
-          queries: file,
-          judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 2 },
-          copilots: [
-            { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough' },
-            { name: 'Beta', type: 'openai', baseURL: ctx.sim.url, model: 'sim-terse' },
-          ],
-          output: path.join(SCRATCH, 'runs'),
-          evaluationDate: '2025-06-01',
-          chunkSize: 2,
-        },
-        'record-histories cab config',
-        SCRATCH,
-      );
+      const config = simConfig(ctx, 'cab', file, { evaluationDate: '2025-06-01' });
       await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
       return runId;
     },

@@ -49,18 +49,25 @@ export function systemMessage(rubric: CabRubric, evaluationDate: string): ChatMe
   return { role: 'system', content };
 }
 
+/** What both the scoring turn and the taxonomy check show about one response. */
+function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string) {
+  return {
+    evaluation_date: evaluationDate,
+    response_timestamp: shown.timestamp ?? 'unknown',
+    history: historyBlock(query),
+    query: query.text,
+    context: contextBlock(shown.context),
+    response: shown.text,
+  };
+}
+
 export function scoringMessage(rubric: CabRubric, query: Query, shown: ShownResponse, evaluationDate: string): ChatMessage {
   const d = rubric.data;
   const content = renderTemplate(
     rubric.prompts.scoring,
     {
       label: shown.label,
-      evaluation_date: evaluationDate,
-      response_timestamp: shown.timestamp ?? 'unknown',
-      history: historyBlock(query),
-      query: query.text,
-      context: contextBlock(shown.context),
-      response: shown.text,
+      ...responseVars(query, shown, evaluationDate),
       min: String(d.scale.min),
       max: String(d.scale.max),
       dimension_ids: d.dimensions.map((x) => x.id).join(', '),
@@ -97,12 +104,7 @@ export function taxonomyMessages(rubric: CabRubric, query: Query, shown: Omit<Sh
   const user = renderTemplate(
     rubric.prompts.taxonomy,
     {
-      evaluation_date: evaluationDate,
-      response_timestamp: shown.timestamp ?? 'unknown',
-      history: historyBlock(query),
-      query: query.text,
-      context: contextBlock(shown.context),
-      response: shown.text,
+      ...responseVars(query, shown, evaluationDate),
       flags,
       answer_format: scoresFormat(
         rubric.data.taxonomy.map((f) => f.id),
