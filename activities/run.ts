@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import type { JudgeContext } from '../core/protocol';
-import type { Query } from '../core/types';
+import type { Query, StoredResponse } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
@@ -134,6 +134,15 @@ export function runActivities(deps: ActivityDeps) {
   };
 }
 
+/** What each copilot answered, as stored (raw payloads and HTML stay in the store). */
+function responsesJsonl(responses: StoredResponse[]): string {
+  return responses
+    .map(({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }) =>
+      JSON.stringify({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }),
+    )
+    .join('\n') + '\n';
+}
+
 /** Render a run's report from the store; also used by `judgeflow report RUN_ID`. */
 export async function renderReport(deps: ActivityDeps, runId: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
   const { store } = deps;
@@ -153,6 +162,7 @@ export async function renderReport(deps: ActivityDeps, runId: string): Promise<{
   writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
   writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));
   writeTextAtomic(path.join(dir, 'report.md'), files.markdown);
+  writeTextAtomic(path.join(dir, 'responses.jsonl'), responsesJsonl(store.responses(runId)));
   for (const extra of files.extra ?? []) await writeFileAtomic(path.join(dir, extra.name), (tmp) => extra.write(tmp));
   return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }

@@ -142,6 +142,10 @@ test('http, streamed http, browser and csv copilots collected across two workers
 
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.copilots.Sheet.missingResponses).toBe(1);
+      // responses.jsonl beside the report carries exactly the stored answers.
+      const exported = fs.readFileSync(path.join(path.dirname(result.reportPath), 'responses.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(exported).toHaveLength(queries.length * 4);
+      for (const e of exported.filter((x) => x.copilot === 'Web')) expect(e.text).toBe(served.page.get(queries.find((q) => q.id === e.queryId)!.text));
       expect(report.copilots.Sheet.n).toBe(5);
       for (const name of ['Api', 'Streamer', 'Web']) expect(report.copilots[name].n).toBe(6);
     },

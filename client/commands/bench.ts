@@ -58,7 +58,7 @@ export const benchCommand: Command = {
     const parent = sizes.find((s) => s.id === runId);
     const children = sizes.filter((s) => s.id !== runId);
     console.log(`\nLATTICE bench: ${lines.length} queries × ${copilotCount} copilots = ${items} responses, ${items} judgments (simulator, no latency)`);
-    console.log(`wall time ${seconds.toFixed(1)} s; ${(items / seconds).toFixed(1)} responses+judgments per second`);
+    console.log(`wall time ${seconds.toFixed(1)} s; ${(items / seconds).toFixed(1)} query × copilot items per second (each one collect and one judge activity)`);
     console.log(`parent workflow history: ${parent?.events} events; ${children.length} child workflows, largest ${Math.max(...children.map((c) => c.events))} events, mean ${(children.reduce((s, c) => s + c.events, 0) / children.length).toFixed(0)}`);
     console.log(`report: ${result.reportPath}`);
     await client.connection.close();
