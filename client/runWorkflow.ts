@@ -1,6 +1,7 @@
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/validate';
+import { closeSharedBrowser } from '../activities/adapters/browser';
 import type { Worker } from '@temporalio/worker';
 import { defaultStorePath } from '../core/store';
 import { createWorker } from '../worker/createWorker';
@@ -47,6 +48,7 @@ export async function runWorkflow<R>(args: {
     if (worker) {
       worker.shutdown();
       await workerDone?.catch(() => undefined);
+      await closeSharedBrowser(); // the browser adapter's one browser per worker process
     }
     await client.connection.close();
   }

@@ -102,7 +102,9 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
 /** Judges units [from, to) of a run, at most `judge.concurrency` at a time. */
 export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): Promise<ChunkResult> {
   const { judgeUnit, recordJudgeFailure } = proxyActivities<RunActivities>({
-    startToCloseTimeout: judge.timeoutMs * 4 + 30_000,
+    // A unit may be a whole shared conversation (one call per system, a ranking, taxonomy checks); finished turns are
+    // stored, so a retry resumes mid-conversation. A dead worker is caught by the heartbeat timeout, not this one.
+    startToCloseTimeout: judge.timeoutMs * 20 + 60_000,
     heartbeatTimeout: '10 seconds',
     retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
   });

@@ -1,3 +1,4 @@
+import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { defaultStorePath } from '../../core/store';
 import { InputError } from '../../core/validate';
 import { createWorker } from '../../worker/createWorker';
@@ -12,6 +13,7 @@ async function runWorkerForever(): Promise<number> {
   const worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
   console.log(`Worker polling task queue "${taskQueue()}" at ${temporalTarget().address} (namespace ${namespace}); results store ${defaultStorePath()}. Ctrl-C to stop.`);
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  await closeSharedBrowser();
   return 0;
 }
 
