@@ -51,11 +51,17 @@ export function requestKey(settings: JudgeSettings, messages: ChatMessage[], spe
   return contentHash({ model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat, messages, schema: spec.jsonSchema }, 40);
 }
 
+/** Some endpoints wrap JSON in a Markdown code fence even when asked for JSON; the content is what counts. */
+export function stripCodeFence(raw: string): string {
+  const fenced = raw.trim().match(/^```(?:json)?\s*\n([\s\S]*?)\n?```$/i);
+  return fenced ? fenced[1] : raw;
+}
+
 function parseAnswer<T>(raw: string | null | undefined, spec: JsonAnswerSpec<T>): { value: T } | { error: string } {
   if (!raw) return { error: 'empty answer' };
   let value: unknown;
   try {
-    value = JSON.parse(raw);
+    value = JSON.parse(stripCodeFence(raw));
   } catch (error) {
     return { error: `answer is not valid JSON (${(error as Error).message})` };
   }

@@ -101,3 +101,12 @@ describe('validation errors name the file and the field', () => {
     expect(() => loadRunConfig(config(good, '{"id":"q1","text":"a","task":"T1","category":"C1"}\n{"id":"q1","text":"b","task":"T1","category":"C1"}\n'))).toThrow(/query id "q1" appears twice/);
   });
 });
+
+describe('judge answers', () => {
+  const { stripCodeFence } = require('../core/llm');
+  test('a JSON answer wrapped in a Markdown fence is read; anything else is left alone', () => {
+    expect(JSON.parse(stripCodeFence('```json\n{"D1": {"score": 3, "rationale": "x"}}\n```'))).toEqual({ D1: { score: 3, rationale: 'x' } });
+    expect(stripCodeFence('{"a": 1}')).toBe('{"a": 1}');
+    expect(stripCodeFence('Sure! ```json\n{}\n```')).toBe('Sure! ```json\n{}\n```');
+  });
+});
