@@ -4,23 +4,24 @@ import { AdapterError, type CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/openai';
 import type { StoredResponse } from '../core/types';
 import { currentAttempt, withHeartbeat } from './heartbeat';
-import { requireRun, runDir, type ActivityDeps } from './deps';
+import { requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
+import { redact, secretValues } from './adapters/common';
+import type { CopilotConfig } from './adapters';
+import type { RunRecord } from '../core/store';
 import path from 'node:path';
 
 const adapters = new Map<string, CopilotAdapter>();
 
 export function collectActivities(deps: ActivityDeps) {
-  function adapterOf(runId: string, copilot: string) {
-    const run = requireRun(deps, runId);
-    const config = run.config.copilots.find((c) => c.name === copilot);
-    if (!config) throw ApplicationFailure.nonRetryable(`copilot ${copilot} is not in run ${runId}`);
-    const key = `${runId}\u0000${copilot}`;
+  /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
+  function adapterOf(run: RunRecord & { config: StoredRunConfig }, config: CopilotConfig): CopilotAdapter {
+    const key = `${run.runId}\u0000${config.name}`;
     let adapter = adapters.get(key);
     if (!adapter) {
       adapter = adapterFor(config.type).create(config, { env: deps.env, artefactDir: path.join(runDir(run), 'artefacts') });
       adapters.set(key, adapter);
     }
-    return { run, config, adapter };
+    return adapter;
   }
 
   return {
@@ -32,13 +33,18 @@ export function collectActivities(deps: ActivityDeps) {
       const { store } = deps;
       const existing = store.getResponse(input.runId, input.queryId, input.copilot);
       if (existing) return existing.status;
-      const { run, config, adapter } = adapterOf(input.runId, input.copilot);
-      const query = store.snapshotQuery(run.snapshotId, input.queryId);
+      const run = requireRun(deps, input.runId);
+      const config = run.config.copilots.find((c) => c.name === input.copilot);
+      if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
+      const secrets = secretValues(config, deps.env);
       const started = new Date();
       const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), config.timeoutMs);
       try {
+        // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
+        const adapter = adapterOf(run, config);
+        const query = store.snapshotQuery(run.snapshotId, input.queryId);
         const answer = await withHeartbeat(() => adapter.collect({ query, signal: controller.signal }));
         const finished = new Date();
         store.putResponse({
@@ -57,12 +63,13 @@ export function collectActivities(deps: ActivityDeps) {
         return 'ok';
       } catch (thrown) {
         const error = thrown instanceof AdapterError ? thrown : toAdapterError(thrown, input.copilot);
+        const message = redact(error.message, secrets)!;
         if (error.retryable && currentAttempt() < input.maxAttempts) {
-          throw ApplicationFailure.create({ type: error.kind, message: error.message, nextRetryDelay: error.options.retryAfterMs });
+          throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });
         }
         const finished = new Date();
         const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
-        store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: error.message, raw: error.options.raw ?? null }));
+        store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
         return status;
       } finally {
         clearTimeout(timer);
@@ -73,7 +80,8 @@ export function collectActivities(deps: ActivityDeps) {
     async recordCollectFailure(input: { runId: string; queryId: string; copilot: string; reason: string }): Promise<void> {
       const run = requireRun(deps, input.runId);
       const config = run.config.copilots.find((c) => c.name === input.copilot);
-      deps.store.putResponse(failedResponse({ runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config?.type ?? 'unknown', status: 'failed', errorKind: 'activity', errorMessage: input.reason }));
+      const errorMessage = redact(input.reason, config ? secretValues(config, deps.env) : []);
+      deps.store.putResponse(failedResponse({ runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config?.type ?? 'unknown', status: 'failed', errorKind: 'activity', errorMessage }));
     },
   };
 }

@@ -10,6 +10,8 @@ import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { judgeSettings, requireRun, runDir, runRubric, type ActivityDeps, type StoredRunConfig } from './deps';
 import { withHeartbeat } from './heartbeat';
+import { toAdapterError } from './adapters/openai';
+import { redact, secretValues } from './adapters/common';
 
 /** Snapshot ids are content hashes: the same queries always make the same snapshot. */
 export function snapshotIdOf(queries: Query[]): string {
@@ -74,8 +76,7 @@ export function runActivities(deps: ActivityDeps) {
         copilots: run.copilots,
         seed: run.config.seed,
       });
-      store.putJudgeUnits(runId, units);
-      if (plan !== undefined) store.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
+      store.putJudgeUnits(runId, units, plan); // one transaction: a crash never leaves units without their plan
       return { units: units.length };
     },
 
@@ -94,7 +95,11 @@ export function runActivities(deps: ActivityDeps) {
         cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: () => null, set: (k, v) => store.cacheAnswer(k, v) },
         options: run.config as unknown as Record<string, unknown>,
       };
-      return withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+      try {
+        return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+      } catch (error) {
+        throw judgeFailure(error, secretValues(run.config.judge, deps.env));
+      }
     },
 
     /** When every attempt of a judge unit crashed: record each of its judgments as failed (missing data, not a score). */
@@ -134,6 +139,20 @@ export function runActivities(deps: ActivityDeps) {
   };
 }
 
+/**
+ * How a judge-side error goes back to Temporal: a rubric problem is not retried; HTTP 429/5xx and network errors are,
+ * honouring Retry-After; other 4xx (bad model, bad key) are not. Secret values never reach the failure message.
+ */
+function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
+  if (error instanceof InputError) return ApplicationFailure.nonRetryable(redact(error.message, secrets)!, 'InputError');
+  if (error instanceof ApplicationFailure) return error;
+  const mapped = toAdapterError(error, 'judge');
+  const message = redact(mapped.message, secrets)!;
+  return mapped.retryable
+    ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: mapped.options.retryAfterMs })
+    : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
+}
+
 /** What each copilot answered, as stored (raw payloads and HTML stay in the store). */
 function responsesJsonl(responses: StoredResponse[]): string {
   return responses
@@ -148,14 +167,13 @@ export async function renderReport(deps: ActivityDeps, runId: string): Promise<{
   const { store } = deps;
   const run = requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
-  const planRow = store.db.prepare('SELECT value FROM kv WHERE key = ?').get(`plan:${runId}`) as { value: string } | undefined;
   const files = protocol.buildReport({
     run,
     queries: store.snapshotQueries(run.snapshotId),
     responses: store.responses(runId),
     judgments: store.judgments(runId, run.rubricVersion),
     rubric: runRubric(deps, run),
-    plan: planRow ? JSON.parse(planRow.value) : undefined,
+    plan: store.runPlan(runId),
     options: run.config as unknown as Record<string, unknown>,
   });
   const dir = runDir(run);

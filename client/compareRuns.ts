@@ -26,11 +26,9 @@ export function compareStoredRuns(store: ResultsStore, runIdA: string, runIdB: s
   const a = loadSide(store, runIdA, 'RUN_A');
   const b = loadSide(store, runIdB, 'RUN_B');
   if (a.run.protocol !== b.run.protocol) throw new InputError(`run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`);
-  // B's labels win where both snapshots hold a query id (they are the same query in the usual case).
-  const queries = new Map<string, Query>();
-  for (const q of store.snapshotQueries(a.run.snapshotId)) queries.set(q.id, q);
-  for (const q of store.snapshotQueries(b.run.snapshotId)) queries.set(q.id, q);
-  return { comparison: compareRuns(a.side, b.side, [...queries.values()], options), runB: b.run };
+  // Each run's own snapshot: ids are positional, so across two snapshots a query pairs only on id AND text.
+  const queries: { a: Query[]; b: Query[] } = { a: store.snapshotQueries(a.run.snapshotId), b: store.snapshotQueries(b.run.snapshotId) };
+  return { comparison: compareRuns(a.side, b.side, queries, options), runB: b.run };
 }
 
 /** Default output: next to run B's report, in compare-<RUN_A>/. */

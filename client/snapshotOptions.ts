@@ -1,3 +1,4 @@
+import { envNameSchema } from '../activities/adapters/common';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -5,7 +6,7 @@ import YAML from 'yaml';
 import type { ParseArgsConfig } from 'node:util';
 import { CAB_CATEGORIES } from '../core/curation';
 import { loadCategoriesFile } from '../core/categorise';
-import { parseRunConfig, type RunConfig } from '../core/config';
+import { parseRunConfig, validateCopilots, type RunConfig } from '../core/config';
 import { InputError, readText } from '../core/validate';
 import { protocolFor } from '../rubrics';
 import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
@@ -80,7 +81,7 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
     throw new InputError(`--base-url ${baseURL}: not a URL (e.g. http://127.0.0.1:8000/v1)`);
   }
   const apiKeyEnv = str(values, 'api-key-env') ?? 'OPENAI_API_KEY';
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw new InputError(`--api-key-env ${apiKeyEnv}: give the NAME of an environment variable, not a key`);
+  if (!envNameSchema.safeParse(apiKeyEnv).success) throw new InputError(`--api-key-env ${apiKeyEnv}: give the NAME of an environment variable, not a key`);
   return {
     baseURL,
     model: str(values, 'model') ?? 'gpt-4o-mini',
@@ -146,7 +147,7 @@ export const protocolOfRefresh = (kind: 'generate' | 'curate') => (kind === 'gen
 
 /**
  * A run config for `--then-run`: its queries come from the new snapshot, so a `queries:` key is optional (and ignored).
- * Validated now (schema, paths, rubric) so a scheduled run cannot fail on a typo weeks later.
+ * Validated now (schema, paths, rubric, each copilot's adapter check) so a scheduled run cannot fail on a typo weeks later.
  */
 export function loadThenRunConfig(file: string, kind: 'generate' | 'curate'): RunConfig {
   const abs = path.resolve(file);
@@ -163,6 +164,7 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate'): Ru
   if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  validateCopilots(config, abs);
   return { ...config, queries: 'snapshot:pending' };
 }
 

@@ -7,9 +7,16 @@
  * carry (LATTICE task and category, CryptoAnalystBench tags). Differences are paired by query: only queries
  * a copilot has an ok judgment for in BOTH runs count, and the sign-flip permutation test of core/stats.ts
  * says whether a mean difference is larger than chance.
+ *
+ * Query ids are positional in most snapshots (generated `t1-c1-01`, CAB CSV `q001`), so across two different
+ * snapshots an id alone does not name the same query: there a query is paired only when both snapshots hold
+ * its id with the same normalised text. CryptoAnalystBench error-taxonomy flags (`taxonomy.*` scores) are not
+ * dimensions; their rates are compared on their own.
  */
+import { isTaxonomyKey, TAXONOMY_PREFIX } from '../rubrics/cab/judge';
 import { mean, pairedTest } from './stats';
 import type { RunRecord } from './store';
+import { normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
 
 export interface CompareRun extends Pick<RunRecord, 'runId' | 'protocol' | 'snapshotId' | 'rubricVersion' | 'judge' | 'copilots'> {
@@ -51,12 +58,15 @@ export interface CopilotComparison {
   /** rankA − rankB: positive means the copilot moved up in B. */
   rankChange: number | null;
   overall: PairedDelta;
+  /** Rubric dimensions only (error-taxonomy flags are in `taxonomy`). */
   dimensions: Record<string, PairedDelta>;
+  /** CryptoAnalystBench error-taxonomy flag → rate (0–1) over the paired responses checked in both runs; empty when not judged. */
+  taxonomy: Record<string, GroupDelta>;
   /** Query label → label value → delta of totals (e.g. task.T3, category.C2, tags.defi). */
   groups: Record<string, Record<string, GroupDelta>>;
   /** Mean rank within the query (lower is better), when the protocol ranks responses. */
   meanRank: GroupDelta | null;
-  /** Ok judgments without a partner: judged in one run only (a failed or missing judgment in the other). */
+  /** Ok judgments without a partner: judged in one run only (a failed or missing judgment in the other, or an unpaired query). */
   okOnlyInA: number;
   okOnlyInB: number;
 }
@@ -71,10 +81,24 @@ export interface Mover {
   b: { total: number; scores: Record<string, number>; rationales: Record<string, string> | null; rank: number | null };
 }
 
+/** Which queries the two runs share. */
+export interface QueryPairing {
+  /** `id` within one snapshot; `id+text` across two (same id AND same normalised text). */
+  by: 'id' | 'id+text';
+  /** Queries judged in both runs that are paired. */
+  paired: number;
+  /** Queries judged in A (resp. B) that have no partner in the other run. */
+  unpairedA: number;
+  unpairedB: number;
+  /** Of those: ids judged in both runs whose texts differ (different queries that share a positional id). */
+  textMismatch: number;
+}
+
 export interface Comparison {
   runA: Omit<CompareRun, 'judgments'>;
   runB: Omit<CompareRun, 'judgments'>;
   sameSnapshot: boolean;
+  pairing: QueryPairing;
   rubricChanged: boolean;
   judgeChanged: boolean;
   alpha: number;
@@ -111,11 +135,45 @@ function ranks(scores: Record<string, number | null>): Record<string, number | n
   return out;
 }
 
-export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[], options: CompareOptions = {}): Comparison {
+/**
+ * Which query ids pair: every id judged in both runs of one snapshot; across two snapshots only ids whose
+ * texts (each from its own run's snapshot) are equal once normalised.
+ */
+function pairQueries(runA: CompareRun, runB: CompareRun, queriesA: Map<string, Query>, queriesB: Map<string, Query>): { ids: Set<string>; pairing: QueryPairing } {
+  const sameSnapshot = runA.snapshotId === runB.snapshotId;
+  const idsA = new Set(runA.judgments.map((j) => j.queryId));
+  const idsB = new Set(runB.judgments.map((j) => j.queryId));
+  const ids = new Set<string>();
+  let textMismatch = 0;
+  for (const id of idsA) {
+    if (!idsB.has(id)) continue;
+    if (sameSnapshot) {
+      ids.add(id);
+      continue;
+    }
+    const qa = queriesA.get(id);
+    const qb = queriesB.get(id);
+    if (qa && qb && normalizeText(qa.text) === normalizeText(qb.text)) ids.add(id);
+    else textMismatch++;
+  }
+  return {
+    ids,
+    pairing: { by: sameSnapshot ? 'id' : 'id+text', paired: ids.size, unpairedA: idsA.size - ids.size, unpairedB: idsB.size - ids.size, textMismatch },
+  };
+}
+
+/**
+ * `queries`: one list when both runs judged one snapshot, else each run's own snapshot queries (`{ a, b }`),
+ * so that a query is paired only when its id AND its text match. B's labels and text are shown for a paired query.
+ */
+export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[] | { a: Query[]; b: Query[] }, options: CompareOptions = {}): Comparison {
   const opts: Required<CompareOptions> = { top: options.top ?? 10, alpha: options.alpha ?? 0.05, iterations: options.iterations ?? 5000 };
   const okA = okOnly(runA.judgments);
   const okB = okOnly(runB.judgments);
-  const byId = new Map(queries.map((q) => [q.id, q]));
+  const queriesA = new Map((Array.isArray(queries) ? queries : queries.a).map((q) => [q.id, q]));
+  const queriesB = new Map((Array.isArray(queries) ? queries : queries.b).map((q) => [q.id, q]));
+  const byId = (id: string) => queriesB.get(id) ?? queriesA.get(id);
+  const { ids: pairedIds, pairing } = pairQueries(runA, runB, queriesA, queriesB);
   const common = runA.copilots.filter((c) => runB.copilots.includes(c));
   const scoreOf = (ok: Map<string, StoredJudgment>, copilots: string[]) =>
     Object.fromEntries(copilots.map((c) => [c, meanOrNull([...ok.values()].filter((j) => j.copilot === c).map((j) => j.total!))]));
@@ -128,16 +186,22 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
   const movers: Mover[] = [];
   for (const copilot of common) {
     const pairs = [...okA.values()]
-      .filter((j) => j.copilot === copilot && okB.has(key(j.queryId, copilot)))
-      .map((ja) => ({ ja, jb: okB.get(key(ja.queryId, copilot))!, query: byId.get(ja.queryId) }))
+      .filter((j) => j.copilot === copilot && pairedIds.has(j.queryId) && okB.has(key(j.queryId, copilot)))
+      .map((ja) => ({ ja, jb: okB.get(key(ja.queryId, copilot))!, query: byId(ja.queryId) }))
       .sort((x, y) => (x.ja.queryId < y.ja.queryId ? -1 : x.ja.queryId > y.ja.queryId ? 1 : 0));
     const overall = paired(pairs.map((p) => p.ja.total!), pairs.map((p) => p.jb.total!), `compare:${copilot}`, opts);
 
-    const dimIds = [...new Set(pairs.flatMap((p) => Object.keys(p.ja.scores ?? {})))].sort();
+    const scoreKeys = [...new Set(pairs.flatMap((p) => Object.keys(p.ja.scores ?? {})))].sort();
+    const bothHave = (d: string) => pairs.filter((p) => typeof p.ja.scores?.[d] === 'number' && typeof p.jb.scores?.[d] === 'number');
     const dimensions: Record<string, PairedDelta> = {};
-    for (const d of dimIds) {
-      const withDim = pairs.filter((p) => typeof p.ja.scores?.[d] === 'number' && typeof p.jb.scores?.[d] === 'number');
-      dimensions[d] = paired(withDim.map((p) => p.ja.scores![d]), withDim.map((p) => p.jb.scores![d]), `compare:${copilot}:${d}`, opts);
+    const taxonomy: Record<string, GroupDelta> = {};
+    for (const d of scoreKeys) {
+      const withDim = bothHave(d);
+      if (isTaxonomyKey(d)) {
+        const a = meanOrNull(withDim.map((p) => p.ja.scores![d]));
+        const b = meanOrNull(withDim.map((p) => p.jb.scores![d]));
+        taxonomy[d.slice(TAXONOMY_PREFIX.length)] = { n: withDim.length, a, b, delta: a !== null && b !== null ? b - a : null };
+      } else dimensions[d] = paired(withDim.map((p) => p.ja.scores![d]), withDim.map((p) => p.jb.scores![d]), `compare:${copilot}:${d}`, opts);
     }
 
     const groups: Record<string, Record<string, GroupDelta>> = {};
@@ -158,7 +222,8 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
       ? { n: ranked.length, a: mean(ranked.map((p) => p.ja.rank!)), b: mean(ranked.map((p) => p.jb.rank!)), delta: mean(ranked.map((p) => p.jb.rank! - p.ja.rank!)) }
       : null;
 
-    const count = (ok: Map<string, StoredJudgment>, other: Map<string, StoredJudgment>) => [...ok.values()].filter((j) => j.copilot === copilot && !other.has(key(j.queryId, copilot))).length;
+    const count = (ok: Map<string, StoredJudgment>, other: Map<string, StoredJudgment>) =>
+      [...ok.values()].filter((j) => j.copilot === copilot && !(pairedIds.has(j.queryId) && other.has(key(j.queryId, copilot)))).length;
     copilots[copilot] = {
       scoreA: scoresA[copilot],
       scoreB: scoresB[copilot],
@@ -167,6 +232,7 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
       rankChange: ranksA[copilot] !== null && ranksB[copilot] !== null ? ranksA[copilot]! - ranksB[copilot]! : null,
       overall,
       dimensions,
+      taxonomy,
       groups,
       meanRank,
       okOnlyInA: count(okA, okB),
@@ -189,6 +255,7 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     runA: strip(runA),
     runB: strip(runB),
     sameSnapshot: runA.snapshotId === runB.snapshotId,
+    pairing,
     rubricChanged: runA.rubricVersion !== runB.rubricVersion,
     judgeChanged: runA.judge.model !== runB.judge.model || runA.judge.baseURL !== runB.judge.baseURL || runA.judge.temperature !== runB.judge.temperature,
     alpha: opts.alpha,

@@ -1,3 +1,4 @@
+import { isTaxonomyKey } from '../rubrics/cab/judge';
 import type { Comparison, PairedDelta } from './compare';
 import { fmt, table } from './markdown';
 
@@ -17,8 +18,10 @@ export function renderComparison(c: Comparison): string {
     `# Compare ${c.runA.runId} → ${c.runB.runId}\n`,
     `- A: ${side(c.runA)}`,
     `- B: ${side(c.runB)}`,
-    `- ${c.sameSnapshot ? `same snapshot \`${c.runA.snapshotId}\`` : `**different snapshots** (\`${c.runA.snapshotId}\` vs \`${c.runB.snapshotId}\`): only queries with the same id are paired`}` +
-      `; rubric ${c.rubricChanged ? 'changed' : 'unchanged'}; judge ${c.judgeChanged ? 'changed' : 'unchanged'}\n`,
+    `- ${c.sameSnapshot ? `same snapshot \`${c.runA.snapshotId}\`` : `**different snapshots** (\`${c.runA.snapshotId}\` vs \`${c.runB.snapshotId}\`): only queries with the same id and the same normalised text are paired`}` +
+      `; rubric ${c.rubricChanged ? 'changed' : 'unchanged'}; judge ${c.judgeChanged ? 'changed' : 'unchanged'}`,
+    `- queries paired: ${c.pairing.paired}; unpaired: ${c.pairing.unpairedA} in A, ${c.pairing.unpairedB} in B` +
+      `${c.pairing.textMismatch ? ` (${c.pairing.textMismatch} share an id but not the text)` : ''}\n`,
     `Δ = B − A, paired over the queries a copilot has an ok judgment for in both runs. **Bold** = significant at α = ${c.alpha} (${c.test}).\n`,
     '## Overall\n',
     table(
@@ -36,6 +39,24 @@ export function renderComparison(c: Comparison): string {
   if (dims.length) {
     out.push('## Dimensions (Δ, p)\n', table(['copilot', ...dims], names.map((n) => [n, ...dims.map((d) => (c.copilots[n].dimensions[d] ? `${mark(c.copilots[n].dimensions[d])} (p ${pFmt(c.copilots[n].dimensions[d].pValue)})` : null))])), '');
   }
+  const flags = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].taxonomy)))].sort();
+  if (flags.length) {
+    const rate = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(0)}%`);
+    out.push(
+      '## Error-taxonomy rates (A → B, Δ in points; not dimensions)\n',
+      table(
+        ['copilot', ...flags],
+        names.map((n) => [
+          n,
+          ...flags.map((f) => {
+            const t = c.copilots[n].taxonomy[f];
+            return t ? `${rate(t.a)} → ${rate(t.b)} (${signed(t.delta === null ? null : t.delta * 100, 0)})` : null;
+          }),
+        ]),
+      ),
+      '',
+    );
+  }
   if (names.some((n) => c.copilots[n].meanRank)) {
     out.push('## Mean rank within the query (lower is better)\n', table(['copilot', 'A', 'B', 'Δ'], names.map((n) => [n, fmt(c.copilots[n].meanRank?.a, 2), fmt(c.copilots[n].meanRank?.b, 2), signed(c.copilots[n].meanRank?.delta, 2)])), '');
   }
@@ -50,7 +71,7 @@ export function renderComparison(c: Comparison): string {
   c.movers.forEach((m, i) => {
     const labelText = Object.entries(m.labels).map(([k, v]) => `${k} ${v}`).join(', ');
     out.push(`### ${i + 1}. ${m.queryId} · ${m.copilot} · ${fmt(m.a.total)} → ${fmt(m.b.total)} (${signed(m.delta)})\n`, `${labelText ? `${labelText} — ` : ''}${oneLine(m.query)}\n`);
-    const dimIds = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores)])];
+    const dimIds = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores)])].filter((d) => !isTaxonomyKey(d));
     out.push(
       table(
         ['dimension', 'A', 'A rationale', 'B', 'B rationale'],

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
+import { envNameSchema } from '../activities/adapters/common';
 import { protocolFor, protocols } from '../rubrics';
 import { InputError, loadDataFile } from './validate';
 
@@ -8,16 +9,25 @@ export const judgeConfigSchema = z
   .object({
     baseURL: z.string().url(),
     model: z.string().min(1),
-    apiKeyEnv: z.string().optional(),
+    apiKeyEnv: envNameSchema.optional(),
     /** Defaults to the rubric's judge temperature. */
     temperature: z.number().min(0).max(2).optional(),
     timeoutMs: z.number().int().min(100).default(120_000),
     concurrency: z.number().int().min(1).max(64).default(4),
     /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
-    maxAttempts: z.number().int().min(1).max(20).default(5),
+    maxAttempts: z.number().int().min(1).max(20).default(8),
     responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
   })
   .strict();
+
+/** YYYY-MM-DD naming a day that exists (no month 13, no 31 April, 29 February only in leap years). */
+function isCalendarDate(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return true; // the format is the regex's to report
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(y, mo - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
+}
 
 export const runConfigSchema = z
   .object({
@@ -33,7 +43,11 @@ export const runConfigSchema = z
     /** Work items per child workflow; keeps every workflow history small at paper scale. */
     chunkSize: z.number().int().min(1).max(500).default(50),
     /** CryptoAnalystBench: the date the judge treats as "today" for temporal relevance. */
-    evaluationDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'use YYYY-MM-DD, e.g. 2026-03-05').optional(),
+    evaluationDate: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}$/, 'use YYYY-MM-DD, e.g. 2026-03-05')
+      .refine(isCalendarDate, { error: (issue) => `evaluationDate ${String(issue.input)} is not a real calendar date; use YYYY-MM-DD, e.g. 2026-03-05` })
+      .optional(),
     /** CryptoAnalystBench: judge the seven binary error flags per response. */
     errorTaxonomy: z.boolean().default(false),
     /** Set by the demo when copilots and judge are the local simulator; reports say so at the top. */
@@ -77,14 +91,19 @@ export function loadRunConfig(file: string): RunConfig {
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   protocol.parseQueries(config.queries);
+  validateCopilots(config, path.resolve(file));
+  return config;
+}
+
+/** Each adapter's own up-front check (e.g. a CSV copilot's file and column), reported against `where` (the config file). */
+export function validateCopilots(config: Pick<RunConfig, 'copilots'>, where: string): void {
   config.copilots.forEach((copilot, i) => {
     try {
       adapterFor(copilot.type).validate?.(copilot);
     } catch (error) {
-      throw new InputError(`${path.resolve(file)}: copilots[${i}] (${copilot.name}): ${(error as Error).message}`);
+      throw new InputError(`${where}: copilots[${i}] (${copilot.name}): ${(error as Error).message}`);
     }
   });
-  return config;
 }
 
 export function parseRunConfig(value: unknown, where: string, baseDir: string): RunConfig {

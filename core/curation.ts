@@ -1,3 +1,4 @@
+import { isTaxonomyKey } from '../rubrics/cab/judge';
 import { seededRandom } from './stats';
 import { groupNearDuplicates, normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
@@ -54,13 +55,14 @@ export function distil<T extends { query: string }>(items: T[], threshold: numbe
 /**
  * Stage 4: the queries of an earlier run on which every system scored above the threshold ("easy": they no longer
  * separate systems). Returns their normalised texts. `mean` is the mean of a judgment's dimension scores (both protocols'
- * dimensions are 0/1–10), `total` the protocol's stored total (LATTICE 0–100, CryptoAnalystBench 4–40).
+ * dimensions are 0/1–10; CryptoAnalystBench error-taxonomy flags, stored as `taxonomy.*` 0/1 scores, are not dimensions
+ * and are left out), `total` the protocol's stored total (LATTICE 0–100, CryptoAnalystBench 4–40).
  */
 export function easyQueryTexts(args: { queries: Query[]; judgments: StoredJudgment[]; systems: string[]; threshold: number; metric: 'mean' | 'total' }): Set<string> {
   const byQuery = new Map<string, Map<string, number>>();
   for (const j of args.judgments) {
     if (j.status !== 'ok') continue;
-    const values = j.scores ? Object.values(j.scores) : [];
+    const values = j.scores ? Object.entries(j.scores).filter(([k]) => !isTaxonomyKey(k)).map(([, v]) => v) : [];
     const score = args.metric === 'total' ? j.total : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
     if (score === null) continue;
     let perSystem = byQuery.get(j.queryId);

@@ -165,9 +165,18 @@ export class ResultsStore {
   }
 
   // ---- judging ----------------------------------------------------------------
-  putJudgeUnits(runId: string, units: JudgeUnit[]): void {
+  /** The units and the plan they came from (e.g. the positional schedule), written together. */
+  putJudgeUnits(runId: string, units: JudgeUnit[], plan?: unknown): void {
     const insert = this.db.prepare('INSERT OR IGNORE INTO judge_units VALUES (?, ?, ?)');
-    this.db.transaction(() => units.forEach((u, i) => insert.run(runId, i, JSON.stringify(u))))();
+    this.db.transaction(() => {
+      units.forEach((u, i) => insert.run(runId, i, JSON.stringify(u)));
+      if (plan !== undefined) this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
+    })();
+  }
+
+  runPlan(runId: string): unknown {
+    const row = this.db.prepare('SELECT value FROM kv WHERE key = ?').get(`plan:${runId}`) as { value: string } | undefined;
+    return row ? JSON.parse(row.value) : undefined;
   }
 
   judgeUnits(runId: string, from = 0, to = Number.MAX_SAFE_INTEGER): JudgeUnit[] {

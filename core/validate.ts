@@ -77,3 +77,10 @@ export function renderTemplate(template: string, vars: Record<string, string>, w
     return vars[name];
   });
 }
+
+/** A rendered prompt must show what the judge is there to grade; a template that drops it fails at load. */
+export function requireShown(rendered: string, samples: Record<string, string>, where: string): void {
+  for (const [placeholder, sample] of Object.entries(samples)) {
+    if (!rendered.includes(sample)) throw new InputError(`${where}: the prompt must contain ${placeholder}`);
+  }
+}

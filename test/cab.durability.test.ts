@@ -170,6 +170,7 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
         expect(never[k].messages[never[k].messages.length - 1].content).toMatch(/exactly once/);
       }
       const neverJudgments = store.judgments(runId).filter((j) => j.queryId === 'r1');
+      expect(neverJudgments).toHaveLength(systems.length);
       expect(neverJudgments.every((j) => j.status === 'ok' && j.rank === null && j.total !== null)).toBe(true);
       expect(report.rankingFailures).toBe(1);
 

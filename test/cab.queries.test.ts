@@ -172,6 +172,10 @@ describe('CryptoAnalystBench plan and config', () => {
     expect(config.evaluationDate).toBe('2026-03-05');
     const base = { protocol: 'cab', queries: DATASET, judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'm' }] };
     expect(() => parseRunConfig({ ...base, evaluationDate: '5 March 2026' }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: evaluationDate: use YYYY-MM-DD/);
+    for (const impossible of ['2026-13-45', '2026-02-30', '2025-02-29', '2026-04-31', '2026-00-10', '2026-01-00'])
+      expect(() => parseRunConfig({ ...base, evaluationDate: impossible }, 'cfg.yaml', '/')).toThrow(new RegExp(`cfg\\.yaml: evaluationDate: evaluationDate ${impossible} is not a real calendar date; use YYYY-MM-DD`));
+    expect(parseRunConfig({ ...base, evaluationDate: '2024-02-29' }, 'cfg.yaml', '/').evaluationDate).toBe('2024-02-29');
+    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31' }, 'cfg.yaml', '/').evaluationDate).toBe('2026-12-31');
   });
 
   test('the rank-1 goodness-of-fit test is chiSquareUniform when every query shows the same number of responses', () => {

@@ -10,7 +10,7 @@ import { createWorker } from '../worker/createWorker';
 import { benchmarkRun } from '../workflows';
 import { startSimServer, type SimServer } from '../sim/server';
 import { runConfig, SHARED, tempDir, withWorker, writeQueries } from './support/harness';
-import { scriptedLatticeJudge } from './support/judges';
+import { decodedHistory, scriptedLatticeJudge } from './support/judges';
 
 // A chat page this project's adapter has never been tuned for: plain input, a send button, an answer streamed word by word.
 const PAGE = `<!doctype html><html><body>
@@ -209,4 +209,50 @@ test('a CSV copilot whose column is missing is rejected when the config is loade
   fs.writeFileSync(path.join(dir, 'config.yaml'), `protocol: lattice\nqueries: queries.jsonl\njudge: { baseURL: http://127.0.0.1:9/v1, model: j }\ncopilots:\n  - { name: Sheet, type: csv, path: answers.csv }\n`);
   const { loadRunConfig } = require('../core/config');
   expect(() => loadRunConfig(path.join(dir, 'config.yaml'))).toThrow(/copilots\[0\] \(Sheet\):.*no column "Sheet_response"/);
+});
+
+test('a copilot that echoes its credential back in an error never lets the key reach the store, reports or any workflow history', async () => {
+  const dir = tempDir();
+  const echo = http.createServer((req, res) => {
+    req.resume().on('end', () => res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `bad credential ${req.headers.authorization}` })));
+  });
+  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/ask`;
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries: [{ id: 'q0', text: 'Is ETH undervalued?', task: 'T11', category: 'C4' }],
+    judge: { baseURL: judge.url, model: 'judge' },
+    copilots: [
+      { name: 'Echo', type: 'http', url, headers: { Authorization: 'Bearer ${LEAK_KEY}' }, body: { q: '{{query}}' }, answerPath: 'answer' },
+      { name: 'Broken', type: 'http', url, headers: { 'X-Api-Key': '${NEWLINE_KEY}' }, body: { q: '{{query}}' }, answerPath: 'answer' },
+    ],
+  });
+  const env = { ...process.env, LEAK_KEY: 'leak-9c1f0e-secret', NEWLINE_KEY: 'nl-4d2a7b-secret\nx' };
+  try {
+    await withWorker(
+      'collect-leak',
+      async ({ client, taskQueue, store }) => {
+        const runId = 'run-leak-' + Date.now();
+        const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+        const echoed = store.getResponse(runId, 'q0', 'Echo')!;
+        expect([echoed.status, echoed.errorKind]).toEqual(['failed', 'http']);
+        expect(echoed.errorMessage).toContain('bad credential Bearer ***');
+        const broken = store.getResponse(runId, 'q0', 'Broken')!;
+        expect([broken.status, broken.errorKind]).toEqual(['failed', 'config']);
+        expect(broken.errorMessage).toContain('NEWLINE_KEY contains a line break');
+        const everything = [JSON.stringify(store.responses(runId))];
+        for (const f of fs.readdirSync(path.dirname(result.reportPath))) if (f !== 'artefacts') everything.push(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'latin1'));
+        for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) everything.push(decodedHistory(await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
+        expect(everything.length).toBeGreaterThan(6); // store, 5 files, parent and child histories
+        for (const text of everything) {
+          expect(text).not.toContain('leak-9c1f0e');
+          expect(text).not.toContain('nl-4d2a7b');
+        }
+      },
+      env,
+    );
+  } finally {
+    echo.closeAllConnections(); // fetch keeps connections alive; close() alone would wait for them
+    await new Promise((r) => echo.close(r));
+  }
 });

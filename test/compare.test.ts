@@ -1,6 +1,11 @@
+import path from 'node:path';
+import { compareStoredRuns } from '../client/compareRuns';
 import { compareRuns, type CompareRun } from '../core/compare';
 import { renderComparison } from '../core/compareMarkdown';
+import { saveSnapshot } from '../core/snapshots';
+import { ResultsStore } from '../core/store';
 import type { Query, StoredJudgment } from '../core/types';
+import { tempDir } from './support/harness';
 
 const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
 
@@ -138,4 +143,63 @@ test('CryptoAnalystBench-shaped judgments: groups by tags and compares the mean 
   expect(c.copilots.Ace.meanRank).toMatchObject({ n: 8, a: 2, b: 1.5, delta: -0.5 });
   expect(c.copilots.Bolt.meanRank).toMatchObject({ a: 1, b: 1.5, delta: 0.5 });
   expect(renderComparison(c)).toContain('## Mean rank within the query');
+});
+
+test('across two snapshots, positional ids pair only when the normalised texts match too; counts are reported', () => {
+  // Snapshot A and B both number their queries q00..q05, but B replaced q02..q05 with unrelated questions.
+  const qa: Query[] = Array.from({ length: 6 }, (_, i) => ({ id: `q0${i}`, text: `Question number ${i}?`, task: 'T1' }));
+  const qb: Query[] = qa.map((q, i) => (i < 2 ? { ...q, text: `  QUESTION number ${i}` } : { ...q, text: `An unrelated question ${i}` }));
+  qb.push({ id: 'q06', text: 'Only in B', task: 'T1' });
+  const a = { ...run('A', qa.map((q, i) => judgment('A', q.id, 'Ace', { D1: i, D2: 1 })), ['Ace']), snapshotId: 'snap-a' };
+  const b = { ...run('B', qb.map((q, i) => judgment('B', q.id, 'Ace', { D1: i + 5, D2: 1 })), ['Ace']), snapshotId: 'snap-b' };
+  const c = compareRuns(a, b, { a: qa, b: qb });
+  expect(c.sameSnapshot).toBe(false);
+  expect(c.pairing).toEqual({ by: 'id+text', paired: 2, unpairedA: 4, unpairedB: 5, textMismatch: 4 });
+  expect(c.copilots.Ace.overall.n).toBe(2);
+  expect(c.copilots.Ace.overall.delta).toBeCloseTo(5, 12);
+  expect(c.copilots.Ace).toMatchObject({ okOnlyInA: 4, okOnlyInB: 5 });
+  expect(c.movers.map((m) => m.queryId)).toEqual(['q00', 'q01']);
+  const md = renderComparison(c);
+  expect(md).toContain('only queries with the same id and the same normalised text are paired');
+  expect(md).toContain('queries paired: 2; unpaired: 4 in A, 5 in B (4 share an id but not the text)');
+
+  // One snapshot: ids alone pair (texts come from one list), and the counts say so.
+  const same = compareRuns(run('A', qa.map((q) => judgment('A', q.id, 'Ace', { D1: 1, D2: 1 })), ['Ace']), run('B', qa.map((q) => judgment('B', q.id, 'Ace', { D1: 2, D2: 1 })), ['Ace']), qa);
+  expect(same.pairing).toEqual({ by: 'id', paired: 6, unpairedA: 0, unpairedB: 0, textMismatch: 0 });
+  expect(renderComparison(same)).toContain('queries paired: 6; unpaired: 0 in A, 0 in B\n');
+});
+
+test('compareStoredRuns pairs on id and text with each run\'s own snapshot', () => {
+  const store = new ResultsStore(path.join(tempDir(), 'results.db'));
+  try {
+    const qa: Query[] = [{ id: 'q001', text: 'What is restaking?' }, { id: 'q002', text: 'Is SOL cheap?' }];
+    const qb: Query[] = [{ id: 'q001', text: 'what is restaking' }, { id: 'q002', text: 'Who runs Ethena?' }];
+    const snapA = saveSnapshot(store, { queries: qa, parentId: null, meta: { generator: 'test' } }).snapshotId;
+    const snapB = saveSnapshot(store, { queries: qb, parentId: null, meta: { generator: 'test' } }).snapshotId;
+    for (const [runId, snapshotId, score] of [['A', snapA, 3], ['B', snapB, 7]] as const) {
+      store.createRun({ runId, protocol: 'cab', snapshotId, rubricVersion: `rubric-${runId}`, judge, copilots: ['Ace'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
+      for (const q of [qa, qb][runId === 'A' ? 0 : 1]) store.putJudgment(judgment(runId, q.id, 'Ace', { relevance: score, depth: score }));
+    }
+    const { comparison } = compareStoredRuns(store, 'A', 'B');
+    expect(comparison.pairing).toMatchObject({ by: 'id+text', paired: 1, unpairedA: 1, unpairedB: 1, textMismatch: 1 });
+    expect(comparison.copilots.Ace.overall.n).toBe(1);
+  } finally {
+    store.close();
+  }
+});
+
+test('CryptoAnalystBench error-taxonomy flags are not dimensions: compared as rates on their own', () => {
+  const flags = (i: number, on: boolean) => ({ 'taxonomy.hallucination': on ? 1 : 0, 'taxonomy.stale_data': i % 2 });
+  const a = run('A', queries.map((q, i) => judgment('A', q.id, 'Ace', { relevance: 5, depth: 6 }, { scores: { relevance: 5, depth: 6, ...flags(i, i < 3) }, total: 11 })), ['Ace']);
+  const b = run('B', queries.map((q, i) => judgment('B', q.id, 'Ace', { relevance: 7, depth: 6 }, { scores: { relevance: 7, depth: 6, ...flags(i, i < 9) }, total: 13 })), ['Ace']);
+  const c = compareRuns(a, b, queries);
+  expect(Object.keys(c.copilots.Ace.dimensions)).toEqual(['depth', 'relevance']);
+  expect(c.copilots.Ace.taxonomy.hallucination).toMatchObject({ n: 12, a: 0.25, b: 0.75 });
+  expect(c.copilots.Ace.taxonomy.hallucination.delta).toBeCloseTo(0.5, 12);
+  expect(c.copilots.Ace.taxonomy.stale_data).toMatchObject({ n: 12, a: 0.5, b: 0.5, delta: 0 });
+  const md = renderComparison(c);
+  expect(md).toContain('## Error-taxonomy rates');
+  expect(md).toContain('25% → 75% (+50)');
+  expect(md).not.toMatch(/\| copilot \|[^\n]*taxonomy\./);
+  expect(md).not.toMatch(/^\| taxonomy\./m);
 });

@@ -67,6 +67,14 @@ describe('validation errors name the file and the field', () => {
     expect(() => loadLatticeRubric(dir)).toThrow(/prompts\.system file .*nope\.md cannot be read/);
   });
 
+  test('a judge prompt that drops {{response}} or uses an unknown placeholder fails when the rubric loads', () => {
+    const dir = brokenRubric((y) => y);
+    fs.writeFileSync(path.join(dir, 'judge-user.md'), 'Query: {{query}}\nGrade it on {{dimension_ids}}.');
+    expect(() => latticeProtocol.loadRubric(dir)).toThrow(/judge-user\.md: the prompt must contain \{\{response\}\}/);
+    fs.writeFileSync(path.join(dir, 'judge-user.md'), '{{query}} {{response}} {{colour}}');
+    expect(() => latticeProtocol.loadRubric(dir)).toThrow(/unknown placeholder \{\{colour\}\}/);
+  });
+
   function config(text: string, queries = '{"id":"q1","text":"hi","task":"T1","category":"C1"}\n'): string {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'q.jsonl'), queries);
@@ -96,7 +104,14 @@ describe('validation errors name the file and the field', () => {
     const file = config(good, '{"id":"q1","text":"hi","task":"T1","category":"C1"}\n{"id":"q2","text":"x","task":"T17","category":"C1"}\nnot json\n');
     expect(() => loadRunConfig(file)).toThrow(/q\.jsonl:2: task: [\s\S]*q\.jsonl:3: not valid JSON/);
   });
-  test('duplicate copilot names and query ids', () => {
+  test('secrets are named by environment variable, never written into the config', () => {
+    expect(() => loadRunConfig(config(good.replace('model: sorin }', 'model: sorin, apiKeyEnv: "sk-live-abc123" }')))).toThrow(/copilots\[0\]\.apiKeyEnv: must be the NAME of an environment variable/);
+    const literal = good + '  - { name: Api, type: http, url: http://127.0.0.1:9/ask, headers: { Authorization: "Bearer sk-live-abc123" }, answerPath: a }\n';
+    expect(() => loadRunConfig(config(literal))).toThrow(/copilots\[1\]\.headers\.Authorization: put the credential in an environment variable/);
+    expect(() => loadRunConfig(config(literal.replace('Bearer sk-live-abc123', 'Bearer ${API_KEY}')))).not.toThrow();
+  });
+
+    test('duplicate copilot names and query ids', () => {
     expect(() => loadRunConfig(config(good + '  - { name: Sorin, type: openai, baseURL: http://127.0.0.1:8001/v1, model: x }\n'))).toThrow(/copilots\[1\]\.name: duplicate copilot name "Sorin"/);
     expect(() => loadRunConfig(config(good, '{"id":"q1","text":"a","task":"T1","category":"C1"}\n{"id":"q1","text":"b","task":"T1","category":"C1"}\n'))).toThrow(/query id "q1" appears twice/);
   });

@@ -9,6 +9,7 @@ import { parseCsvRecords } from '../core/csv';
 import { latticeProtocol } from '../rubrics/lattice';
 import { latticeCells } from '../rubrics/lattice/generate';
 import { parseEvery } from '../client/commands/schedule';
+import { loadThenRunConfig } from '../client/snapshotOptions';
 import { newestTrafficFile } from '../activities/snapshotRefresh';
 import { tempDir } from './support/harness';
 
@@ -139,6 +140,16 @@ describe('curation stages', () => {
     expect([...easy]).toEqual(['easy one']);
   });
 
+  test('prune: CryptoAnalystBench error-taxonomy flags (taxonomy.* 0/1 scores) are not averaged with the dimensions', () => {
+    const q = (id: string, text: string) => ({ id, text });
+    // Dimension mean 9 (above 8), but with seven 0/1 flags averaged in it would drop to (4 × 9 + 0) / 11 ≈ 3.3.
+    const flags = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((f) => [`taxonomy.${f}`, 0]));
+    const j = (queryId: string, copilot: string) =>
+      ({ queryId, copilot, status: 'ok', scores: { relevance: 9, depth: 9, temporal_relevance: 9, data_consistency: 9, ...flags }, total: 36 }) as never;
+    const easy = easyQueryTexts({ queries: [q('1', 'Easy one?')], judgments: [j('1', 'A'), j('1', 'B')], systems: ['A', 'B'], threshold: 8, metric: 'mean' });
+    expect([...easy]).toEqual(['easy one']);
+  });
+
   test('the default category list is the 11 CryptoAnalystBench categories of the published dataset', () => {
     const rows = parseCsvRecords(fs.readFileSync(path.join(__dirname, '..', '..', 'shared', 'datasets', 'cryptoanalystbench', 'dataset.csv'), 'utf8'), 'dataset', ['query', 'tags']);
     expect(new Set(rows.map((r) => r.tags))).toEqual(new Set(CAB_CATEGORIES));
@@ -195,5 +206,17 @@ describe('options', () => {
     expect(parseEvery('7d')).toBe(7 * 86_400_000);
     expect(parseEvery('30m')).toBe(1_800_000);
     expect(() => parseEvery('7 days')).toThrow(/--every/);
+  });
+
+  test('a --then-run config gets the same per-copilot up-front checks as judgeflow run (a CSV copilot\'s missing column)', () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'answers.csv'), 'query,tags,Other_response\nq,t,a\n');
+    const config = (name: string) =>
+      `protocol: cab\njudge: { baseURL: http://127.0.0.1:9/v1, model: j }\ncopilots:\n  - { name: ${name}, type: csv, path: answers.csv }\n`;
+    fs.writeFileSync(path.join(dir, 'bad.yaml'), config('Sheet'));
+    fs.writeFileSync(path.join(dir, 'good.yaml'), config('Other'));
+    expect(() => loadThenRunConfig(path.join(dir, 'bad.yaml'), 'curate')).toThrow(InputError);
+    expect(() => loadThenRunConfig(path.join(dir, 'bad.yaml'), 'curate')).toThrow(/bad\.yaml: copilots\[0\] \(Sheet\):.*no column "Sheet_response"/);
+    expect(loadThenRunConfig(path.join(dir, 'good.yaml'), 'curate').copilots[0].name).toBe('Other');
   });
 });

@@ -1,4 +1,4 @@
-import { defineQuery, executeChild, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, defineQuery, executeChild, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { RunActivities } from '../activities';
 import { chunkRanges, runPool } from './pool';
 import type { BenchmarkRunInput, ChunkResult, CollectChunkInput, JudgeChunkInput, Progress, RunResult } from './types';
@@ -58,9 +58,17 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
     return { runId, reportPath, progress };
   } catch (error) {
     progress.stage = 'failed';
-    await markRunFailed({ runId, reason: error instanceof Error ? error.message : String(error) });
+    // Even when the run was cancelled, the store must learn it ended.
+    await CancellationScope.nonCancellable(() => markRunFailed({ runId, reason: rootCause(error) }));
     throw error;
   }
+}
+
+/** "Activity task failed" says nothing; the innermost cause says why. */
+function rootCause(error: unknown): string {
+  let e = error as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
+  return e?.message ?? String(error);
 }
 
 function tally(progress: Progress, result: ChunkResult): void {
@@ -92,7 +100,7 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
     } catch (error) {
       // Even a copilot that breaks every attempt must not lose the rest of the run.
       log.warn('collection failed for good', { queryId, copilot: copilot.name });
-      await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: error instanceof Error ? error.message : String(error) });
+      await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
       result.failed++;
     }
   });
@@ -106,7 +114,8 @@ export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): P
     // stored, so a retry resumes mid-conversation. A dead worker is caught by the heartbeat timeout, not this one.
     startToCloseTimeout: judge.timeoutMs * 20 + 60_000,
     heartbeatTimeout: '10 seconds',
-    retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+    // Long enough to ride out a judge outage or a burst of 429s (Retry-After is honoured); 4xx errors are not retried.
+    retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   });
   const result: ChunkResult = { done: 0, failed: 0 };
   const indexes = Array.from({ length: to - from }, (_, k) => from + k);
@@ -116,7 +125,7 @@ export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): P
       result.done += r.judged > 0 && r.failed === 0 ? 1 : 0;
       result.failed += r.failed > 0 ? 1 : 0;
     } catch (error) {
-      await recordJudgeFailure({ runId, index, reason: error instanceof Error ? error.message : String(error) });
+      await recordJudgeFailure({ runId, index, reason: rootCause(error) });
       result.failed++;
     }
   });

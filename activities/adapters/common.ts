@@ -10,6 +10,22 @@ export const retrySchema = z
   })
   .strict();
 
+/** The name of an environment variable holding a secret: never the secret itself. */
+export const envNameSchema = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself');
+
+/** Header values that carry credentials must reference a variable, so the secret never sits in the config or workflow history. */
+export const headersSchema = z
+  .record(z.string(), z.string())
+  .default({})
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      if (/authorization|api[-_]?key|token|secret|cookie/i.test(name) && !/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value))
+        ctx.addIssue({ code: 'custom', path: [name], message: `put the credential in an environment variable and write it as \${VAR} (e.g. "Bearer \${MY_KEY}")` });
+    }
+  });
+
 /** Fields every copilot has, whatever its adapter type. Limits are enforced by the run's workflow, so they hold across all workers. */
 export const copilotBaseShape = {
   name: z
@@ -21,13 +37,31 @@ export const copilotBaseShape = {
   retry: retrySchema.default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000 }),
 };
 
-/** Replace `${VAR}` with the variable's value; only ever called inside an activity. */
+const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Replace `${VAR}` with the variable's value; only ever called inside an activity. Errors name the variable, never its value. */
 export function expandEnv(template: string, env: NodeJS.ProcessEnv, where: string): string {
-  return template.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+  return template.replace(ENV_REFERENCE, (_, name: string) => {
     const value = env[name];
     if (value === undefined) throw new Error(`${where} references \${${name}}, but the environment variable ${name} is not set in the worker's environment`);
+    if (/[\r\n\0]/.test(value)) throw new Error(`${where}: the environment variable ${name} contains a line break or NUL byte, which cannot go in an HTTP header`);
     return value;
   });
+}
+
+/** Values of every environment variable a copilot config names (apiKeyEnv, `${VAR}`): what must never be stored or logged. */
+export function secretValues(config: unknown, env: NodeJS.ProcessEnv): string[] {
+  const text = JSON.stringify(config);
+  const names = new Set([...text.matchAll(ENV_REFERENCE)].map((m) => m[1]));
+  const keyEnv = (config as { apiKeyEnv?: string }).apiKeyEnv;
+  if (keyEnv) names.add(keyEnv);
+  return [...names].map((n) => env[n]).filter((v): v is string => typeof v === 'string' && v.length >= 4);
+}
+
+/** Replace any secret value in a text (error message, raw payload) with ***. */
+export function redact(text: string | null, secrets: string[]): string | null {
+  if (text === null) return null;
+  return secrets.reduce((out, secret) => out.split(secret).join('***'), text);
 }
 
 /** Parse a Retry-After header (seconds or HTTP date) into milliseconds. */

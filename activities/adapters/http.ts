@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Query } from '../../core/types';
 import { AdapterError, type AdapterModule } from './types';
-import { copilotBaseShape, expandEnv, retryAfterMs } from './common';
+import { copilotBaseShape, expandEnv, headersSchema, retryAfterMs } from './common';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const jsonSchema: z.ZodType<Json> = z.lazy(() =>
@@ -17,7 +17,7 @@ const configSchema = z
     url: z.string().url(),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH']).default('POST'),
     /** Values may contain `${ENV_VAR}`; resolved in the worker so secrets never enter the config or the workflow history. */
-    headers: z.record(z.string(), z.string()).default({}),
+    headers: headersSchema,
     /** Object template (placeholders replaced inside string values) or raw JSON text template (placeholders JSON-escaped). */
     body: jsonSchema.optional(),
     /** Where the answer is in a non-streamed JSON reply, e.g. `data.answer` or `choices[0].message.content`. */

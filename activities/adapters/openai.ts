@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
-import { copilotBaseShape, retryAfterMs } from './common';
+import { copilotBaseShape, envNameSchema, retryAfterMs } from './common';
 
 const configSchema = z
   .object({
@@ -10,7 +10,7 @@ const configSchema = z
     baseURL: z.string().url(),
     model: z.string().min(1),
     system: z.string().optional(),
-    apiKeyEnv: z.string().optional(),
+    apiKeyEnv: envNameSchema.optional(),
   })
   .strict();
 

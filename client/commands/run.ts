@@ -15,10 +15,13 @@ export const runCommand: Command = {
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     const { runId, result } = await startBenchmark({ config, detach: Boolean(values.detach), print });
+    if (!result) print(`Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
+    else {
+      print(`Run ${runId} completed.\nReport: ${result.reportPath}`);
+      if (result.progress.failures) print(`Note: ${result.progress.failures} item(s) failed to collect or judge; the report counts them as missing data (see results.csv and responses.jsonl).`);
+    }
+    // With --json the last stdout line is the machine-readable result; everything else went to stderr.
     if (asJson) console.log(JSON.stringify(result ? { runId, reportPath: result.reportPath } : { runId }));
-    else if (result) console.log(`Run ${runId} completed.\nReport: ${result.reportPath}`);
-    if (result?.progress.failures) print(`Note: ${result.progress.failures} item(s) failed to collect or judge; the report counts them as missing data (see results.csv and responses.jsonl).`);
-    else console.log(`Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
     return 0;
   },
 };

@@ -56,14 +56,14 @@ const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
 /** Judgments that went through a conversation (recordJudgeFailure rows have no position). */
 const inConversation = (j: StoredJudgment) => j.position !== null;
 
-export function summariseCab(args: { queries: Query[]; copilots: string[]; responses: StoredResponse[]; judgments: StoredJudgment[]; plan: CabPlan | undefined; taxonomy: boolean }): CabSummary {
+export function summariseCab(args: { queries: Query[]; copilots: string[]; responses: StoredResponse[]; judgments: StoredJudgment[]; plan: CabPlan | undefined; taxonomy: boolean; seed?: string }): CabSummary {
   const { queries, copilots, responses, taxonomy } = args;
   const byQuery = new Map(queries.map((q) => [q.id, q]));
   const judgments = args.judgments.filter((j) => byQuery.has(j.queryId));
   const positions = judgments.reduce((max, j) => Math.max(max, j.position ?? 0), copilots.length);
 
   const systems: Record<string, CabSystemSummary> = {};
-  for (const system of copilots) systems[system] = summariseSystem(judgments.filter((j) => j.copilot === system), responses.filter((r) => r.copilot === system && byQuery.has(r.queryId)), positions, taxonomy);
+  for (const system of copilots) systems[system] = summariseSystem(judgments.filter((j) => j.copilot === system), responses.filter((r) => r.copilot === system && byQuery.has(r.queryId)), positions, taxonomy, `${args.seed ?? 'judgeflow'}:${system}`);
 
   const tags: CabSummary['tags'] = {};
   for (const j of judgments) {
@@ -110,7 +110,7 @@ function countPositions(judgments: StoredJudgment[], positions: number): number[
   return counts;
 }
 
-function summariseSystem(mine: StoredJudgment[], myResponses: StoredResponse[], positions: number, taxonomy: boolean): CabSystemSummary {
+function summariseSystem(mine: StoredJudgment[], myResponses: StoredResponse[], positions: number, taxonomy: boolean, seed: string): CabSystemSummary {
   const ok = mine.filter((j) => j.status === 'ok');
   const dimensions = Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, meanOrNull(ok.map((j) => j.scores![d]))]));
   const dimMeans = CAB_DIMENSIONS.map((d) => dimensions[d]);
@@ -123,7 +123,7 @@ function summariseSystem(mine: StoredJudgment[], myResponses: StoredResponse[], 
     total: dimMeans.some((m) => m === null) ? null : (dimMeans as number[]).reduce((sum, m) => sum + m, 0),
     ci95: bootstrapMeanCI(
       ok.map((j) => j.total!),
-      { seed: 'cab-total' },
+      { seed },
     ),
     meanRank: meanOrNull(ranks),
     rankCounts,

@@ -1,4 +1,4 @@
-import { askJson, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
+import { askJson, stripCodeFence, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
 import type { JudgeContext } from '../../core/protocol';
 
 /** What is stored per judge turn (judge_turns.request); the turn's final answer is stored beside it. */
@@ -65,7 +65,7 @@ export class DurableConversation {
     const { request, answer } = this.stored.get(n)!;
     const turn = request as StoredTurn;
     this.messages = [...this.messages, ...turn.messages, { role: 'assistant', content: answer }];
-    return turn.ok ? { ok: true, value: JSON.parse(answer) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
+    return turn.ok ? { ok: true, value: JSON.parse(stripCodeFence(answer)) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
   }
 }
 
@@ -80,5 +80,5 @@ export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, 
   }
   const { request, answer } = find()!;
   const turn = request as StoredTurn;
-  return turn.ok ? { ok: true, value: JSON.parse(answer) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
+  return turn.ok ? { ok: true, value: JSON.parse(stripCodeFence(answer)) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
 }

@@ -1,6 +1,7 @@
 import type { ProtocolModule } from '../../core/protocol';
 import { judgeCabUnit } from './judge';
 import { planCabUnits } from './plan';
+import { checkCabPrompts } from './prompts';
 import { parseCabQueries } from './queries';
 import { buildCabReport } from './report';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
@@ -13,7 +14,7 @@ export const cabProtocol: ProtocolModule = {
   id: 'cab',
   title: 'CryptoAnalystBench',
   defaultRubricDir: __dirname,
-  loadRubric: loadCabRubric,
+  loadRubric: (dir) => checkCabPrompts(loadCabRubric(dir)),
   rubricFromContent: cabRubricFromContent,
   parseQueries: parseCabQueries,
   planUnits: planCabUnits,

@@ -15,7 +15,10 @@ export const TAXONOMY_TURN = 1000;
 /** Keys in a judgment's rationales (besides the dimension ids) and scores (taxonomy flags). */
 export const RANKING_RATIONALE = 'ranking';
 export const RANKING_ERROR = 'ranking_error';
-export const taxonomyKey = (flag: string) => `taxonomy.${flag}`;
+export const TAXONOMY_PREFIX = 'taxonomy.';
+export const taxonomyKey = (flag: string) => `${TAXONOMY_PREFIX}${flag}`;
+/** A score key holding an error-taxonomy flag (0/1), not a rubric dimension: never averaged or compared as one. */
+export const isTaxonomyKey = (key: string) => key.startsWith(TAXONOMY_PREFIX);
 export const TAXONOMY_ERROR = 'taxonomy_error';
 
 /**

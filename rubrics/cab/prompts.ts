@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
 import { dimensionScoresSpec } from '../../core/scoreSchema';
 import type { Query } from '../../core/types';
-import { renderTemplate } from '../../core/validate';
+import { renderTemplate, requireShown } from '../../core/validate';
 import type { CabRubric } from './rubric';
 
 /** What one turn shows about one response. Never the system's name: only its label. */
@@ -171,4 +171,16 @@ export function rankingSpec(labels: string[]): JsonAnswerSpec<RankingAnswer> {
     return `the ranking must list each of ${labels.join(', ')} exactly once; ${twice.join(', ')} ${twice.length === 1 ? 'appears' : 'appear'} more than once and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing`;
   };
   return { name: 'cab_ranking', jsonSchema, zodSchema, check };
+}
+
+/** Render every prompt once with sample values so a broken template fails when the rubric loads, not after collection. */
+export function checkCabPrompts(rubric: CabRubric): CabRubric {
+  const query: Query = { id: 'sample', text: '<sample query>' };
+  systemMessage(rubric, '2026-01-01');
+  const shown = { label: labelFor(1), text: '<sample response>', timestamp: null, context: null };
+  const samples = { '{{query}}': '<sample query>', '{{response}}': '<sample response>' };
+  requireShown(scoringMessage(rubric, query, shown, '2026-01-01').content, samples, where(rubric, 'scoring'));
+  requireShown(rankingMessage(rubric, query, [labelFor(1), labelFor(2)], '2026-01-01').content, { '{{labels}}': labelFor(2) }, where(rubric, 'ranking'));
+  requireShown(taxonomyMessages(rubric, query, shown, '2026-01-01').map((m) => m.content).join('\n'), samples, where(rubric, 'taxonomy'));
+  return rubric;
 }

@@ -13,7 +13,7 @@ export function buildCabReport(input: ReportInput): ReportFiles {
   const { run, queries, responses, judgments } = input;
   const plan = input.plan as CabPlan | undefined;
   const taxonomy = input.options.errorTaxonomy === true;
-  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy });
+  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy, seed: String(input.options.seed ?? 'judgeflow') });
   const simulated = Boolean(input.options.simulated);
   const evaluationDate = evaluationDateOf(input.options, run);
   const json = {

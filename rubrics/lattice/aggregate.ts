@@ -31,6 +31,8 @@ export function summariseLattice(
   copilots: string[],
   responses: StoredResponse[],
   judgments: StoredJudgment[],
+  /** The run's seed: bootstrap intervals are reproducible. */
+  seed = 'judgeflow',
 ): Record<string, LatticeCopilotSummary> {
   const byQuery = new Map(queries.map((q) => [q.id, q]));
   const out: Record<string, LatticeCopilotSummary> = {};
@@ -47,7 +49,7 @@ export function summariseLattice(
     const groupMean = (key: 'task' | 'category', id: string) => meanOrNull(ok.filter((j) => byQuery.get(j.queryId)![key] === id).map((j) => j.total!));
     out[copilot] = {
       score: meanOrNull(totals),
-      ci95: bootstrapMeanCI(totals, { seed: copilot }),
+      ci95: bootstrapMeanCI(totals, { seed: `${seed}:${copilot}` }),
       ...coverage(mine, myResponses),
       dimensions,
       tasks: Object.fromEntries(LATTICE_TASKS.map((t) => [t, groupMean('task', t)])),

@@ -1,5 +1,5 @@
 import type { ProtocolModule } from '../../core/protocol';
-import { judgeLatticeResponse } from './judge';
+import { checkLatticePrompts, judgeLatticeResponse } from './judge';
 import { parseLatticeQueries } from './queries';
 import { buildLatticeReport } from './report';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
@@ -9,7 +9,7 @@ export const latticeProtocol: ProtocolModule = {
   id: 'lattice',
   title: 'LATTICE',
   defaultRubricDir: __dirname,
-  loadRubric: loadLatticeRubric,
+  loadRubric: (dir) => checkLatticePrompts(loadLatticeRubric(dir)),
   rubricFromContent: latticeRubricFromContent,
   parseQueries: parseLatticeQueries,
   planUnits({ queries, responses, copilots }) {

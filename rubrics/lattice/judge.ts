@@ -2,7 +2,7 @@ import { askJson, type ChatMessage } from '../../core/llm';
 import type { JudgeContext } from '../../core/protocol';
 import { dimensionScoresSpec, splitScores } from '../../core/scoreSchema';
 import type { Query, StoredJudgment } from '../../core/types';
-import { renderTemplate } from '../../core/validate';
+import { renderTemplate, requireShown } from '../../core/validate';
 import type { LatticeRubric } from './rubric';
 import { latticeScore } from './aggregate';
 
@@ -95,4 +95,13 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
   const { scores, rationales } = splitScores(answer.value);
   store.putJudgment({ ...base, status: 'ok', scores, rationales, total: latticeScore(rubric.data, query, scores), error: null });
   return 'ok';
+}
+
+/** Render the judge prompt once (a regular task and the refusal task) so a broken template fails when the rubric loads, not after collection. */
+export function checkLatticePrompts(rubric: LatticeRubric): LatticeRubric {
+  for (const task of ['T1', rubric.data.refusalTask]) {
+    const [, user] = latticeMessages(rubric, { id: 'sample', text: '<sample query>', task, category: 'C1' }, '<sample response>');
+    requireShown(user.content, { '{{query}}': '<sample query>', '{{response}}': '<sample response>' }, `${rubric.dir}/${rubric.data.prompts.user}`);
+  }
+  return rubric;
 }

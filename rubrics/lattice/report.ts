@@ -7,7 +7,7 @@ import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric'
 export function buildLatticeReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as LatticeRubric;
   const { run, queries, responses, judgments } = input;
-  const copilots = summariseLattice(rubric.data, queries, run.copilots, responses, judgments);
+  const copilots = summariseLattice(rubric.data, queries, run.copilots, responses, judgments, String(input.options.seed ?? 'judgeflow'));
   const simulated = Boolean(input.options.simulated);
   const json = {
     runId: run.runId,
