@@ -57,7 +57,11 @@ export function curateActivities(deps: ActivityDeps) {
       const input = items<TrafficItem>(jobId, 'filter');
       const prompts = loadCategorisePrompts();
       putWork(store, jobId, 'categorisePrompts', prompts.version);
-      const batches = Array.from({ length: Math.ceil(input.length / batchSize) }, (_, b) => input.slice(b * batchSize, (b + 1) * batchSize));
+      // Traffic that already carries a known category keeps it; only the rest is sent to the tagger.
+      const known = new Set(categories);
+      const pretagged = (item: TrafficItem) => (item.tags && known.has(item.tags) ? item.tags : null);
+      const toTag = input.filter((item) => !pretagged(item));
+      const batches = Array.from({ length: Math.ceil(toTag.length / batchSize) }, (_, b) => toTag.slice(b * batchSize, (b + 1) * batchSize));
       let next = 0;
       const lane = async () => {
         while (next < batches.length) {
@@ -78,13 +82,18 @@ export function curateActivities(deps: ActivityDeps) {
         }
       };
       await withHeartbeat(() => Promise.all(Array.from({ length: Math.min(llm.concurrency, batches.length) }, lane)));
-      const tagged: Tagged[] = [];
+      const llmTag = new Map<TrafficItem, string | null>();
       batches.forEach((batch, b) => {
         const labels = getWork<Array<string | null>>(store, jobId, `tags/${b}`)!;
-        batch.forEach((item, k) => labels[k] && tagged.push({ ...item, tag: labels[k]! }));
+        batch.forEach((item, k) => llmTag.set(item, labels[k]));
+      });
+      // Input order is kept: later stages keep the first of each near-duplicate group.
+      const tagged: Tagged[] = input.flatMap((item) => {
+        const tag = pretagged(item) ?? llmTag.get(item) ?? null;
+        return tag ? [{ ...item, tag }] : [];
       });
       const byCategory = Object.fromEntries(categories.map((c) => [c, tagged.filter((t) => t.tag === c).length]));
-      return finish(jobId, 'categorise', tagged, { stage: 'categorise', in: input.length, out: tagged.length, untagged: input.length - tagged.length, requests: batches.length, byCategory });
+      return finish(jobId, 'categorise', tagged, { stage: 'categorise', in: input.length, out: tagged.length, pretagged: input.length - toTag.length, untagged: input.length - tagged.length, requests: batches.length, byCategory });
     },
 
     /** Stage 3: one representative per group of near-duplicates (same template or similar text). */

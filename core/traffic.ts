@@ -14,6 +14,8 @@ export interface TrafficItem {
   timestamp?: string;
   user?: string;
   session?: string;
+  /** A category the traffic already carries (`tags`, `tag` or `category`); used instead of LLM tagging when it is in the list. */
+  tags?: string;
 }
 
 export interface TrafficProblem {
@@ -27,7 +29,8 @@ export interface ParsedTraffic {
   bad: TrafficProblem[];
 }
 
-const ALIASES: Record<'timestamp' | 'user' | 'session', string[]> = {
+const ALIASES: Record<'timestamp' | 'user' | 'session' | 'tags', string[]> = {
+  tags: ['tags', 'tag', 'category'],
   timestamp: ['timestamp', 'ts', 'time', 'created_at', 'createdAt'],
   user: ['user', 'user_id', 'userId'],
   session: ['session', 'session_id', 'sessionId', 'conversation_id'],
@@ -49,7 +52,7 @@ function toItem(record: Record<string, unknown>, line: number): TrafficItem | st
   if (typeof q !== 'string') return `"query" must be a string, found ${q === null ? 'null' : typeof q}`;
   if (!q.trim()) return '"query" is empty';
   const item: TrafficItem = { line, query: q.trim() };
-  for (const key of ['timestamp', 'user', 'session'] as const) {
+  for (const key of ['timestamp', 'user', 'session', 'tags'] as const) {
     const v = optional(record, ALIASES[key]);
     if (v !== undefined) item[key] = v;
   }

@@ -149,3 +149,23 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     expect(unknownRun.stderr).toContain('no-such-run');
   });
 });
+
+test('traffic that already carries a known category keeps it: only untagged lines reach the tagger', async () => {
+  await withWorker('curate-pretagged', async ({ taskQueue, storeFile }) => {
+    const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
+    const dir = tempDir();
+    // Every dataset query with its published label, except ten without one (and one with a label outside the list).
+    const rows = dataset.map((r, i) => (i < 10 ? { query: r.query } : i === 10 ? { query: r.query, category: 'Not A Category' } : { query: r.query, tags: r.tags }));
+    const file = path.join(dir, 'tagged.jsonl');
+    fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const before = taggerRequests;
+    const { code, stdout, stderr } = await runCli(['snapshot', 'curate', '--from', file, '--target', '50', '--base-url', sim.url, '--model', 'tagger', '--batch-size', '25', '--json'], env);
+    expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
+    const [filter, categorise] = JSON.parse(stdout).stages;
+    expect(categorise).toMatchObject({ in: filter.out, out: filter.out, untagged: 0, requests: 1 });
+    expect(categorise.pretagged).toBe(filter.out - 11);
+    expect(taggerRequests - before).toBe(1);
+    const expected = Object.fromEntries(CAB_CATEGORIES.map((c) => [c, dataset.filter((r) => r.tags === c && [...r.query].length >= 15).length]));
+    expect(categorise.byCategory).toEqual(expected);
+  });
+});
