@@ -145,7 +145,8 @@ function arrayAnswer(s: any, ctx: WalkContext): unknown[] {
   const choices: unknown[] | undefined = Array.isArray(items.enum) ? items.enum : undefined;
   // A fixed-length array over an enum of the same length is how judges are asked to rank labels.
   if (choices && s.minItems === choices.length && s.maxItems === choices.length) return shuffle(ctx.rng, choices);
-  const min = typeof s.minItems === 'number' ? s.minItems : 1;
+  // A generator asked for queries gets a handful per call, like a real one.
+  const min = typeof s.minItems === 'number' ? s.minItems : /quer|question/i.test(ctx.key) ? 5 : 1;
   const count = typeof s.maxItems === 'number' ? Math.min(min, s.maxItems) : min;
   return Array.from({ length: count }, (_, i) => walk(items, deeper(ctx, { arrayIndex: i })));
 }
@@ -177,8 +178,25 @@ const VERBS = ['covers', 'addresses', 'explains', 'touches on'];
 const OBJECTS = ['the main question', 'on-chain context', 'market risks', 'the key numbers', 'the user intent'];
 const CLOSERS = ['with adequate support.', 'but could cite more sources.', 'clearly and concisely.', 'with some gaps in depth.'];
 
+const ASSETS = ['BTC', 'ETH', 'SOL', 'ARB', 'OP', 'LINK', 'AAVE', 'UNI', 'HYPE', 'PENDLE', 'TIA', 'JUP', 'ENA', 'EIGEN'];
+const ASKS = [
+  'Should I stake my {a} now or wait until after',
+  'How risky is borrowing against {a} on Aave ahead of',
+  'What would make {a} outperform ETH over',
+  'Is it a good time to rotate {n}% of my {a} into stablecoins before',
+  'How does the {a} supply schedule change after',
+  'What are the main risks of holding {a} through',
+];
+const WHENS = ['the next token unlock', 'the upcoming ETF decision', 'a 20% drawdown', 'the next FOMC meeting', 'the next quarter', 'a six-month horizon'];
+
+/** A plausible, varied user question: what a query generator would return. */
+function questionAnswer(rng: Rng): string {
+  return `${pick(rng, ASKS).replace('{a}', pick(rng, ASSETS)).replace('{n}', String(intBetween(rng, 10, 60)))} ${pick(rng, WHENS)}?`;
+}
+
 function stringAnswer(s: any, ctx: WalkContext): string {
   const { rng } = ctx;
+  if (/quer|question/i.test(ctx.key) && !s.enum) return questionAnswer(rng);
   if (s.format === 'date-time') return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString();
   if (s.format === 'date') return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString().slice(0, 10);
   let text = `${pick(rng, SUBJECTS)} ${pick(rng, VERBS)} ${pick(rng, OBJECTS)} ${pick(rng, CLOSERS)}`;
