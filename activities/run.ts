@@ -167,10 +167,11 @@ export async function renderReport(deps: ActivityDeps, runId: string): Promise<{
   const { store } = deps;
   const run = requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
+  const responses = store.responses(runId);
   const files = protocol.buildReport({
     run,
     queries: store.snapshotQueries(run.snapshotId),
-    responses: store.responses(runId),
+    responses,
     judgments: store.judgments(runId, run.rubricVersion),
     rubric: runRubric(deps, run),
     plan: store.runPlan(runId),
@@ -180,7 +181,7 @@ export async function renderReport(deps: ActivityDeps, runId: string): Promise<{
   writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
   writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));
   writeTextAtomic(path.join(dir, 'report.md'), files.markdown);
-  writeTextAtomic(path.join(dir, 'responses.jsonl'), responsesJsonl(store.responses(runId)));
+  writeTextAtomic(path.join(dir, 'responses.jsonl'), responsesJsonl(responses));
   for (const extra of files.extra ?? []) await writeFileAtomic(path.join(dir, extra.name), (tmp) => extra.write(tmp));
   return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }
