@@ -2,22 +2,16 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import type { ChatMessage, JsonAnswerSpec } from './llm';
-import { contentHash, InputError, readText, renderTemplate } from './validate';
+import { InputError, loadPromptPair, readText, renderTemplate, type PromptPair } from './validate';
 
 /** LLM tagging of traffic queries into a configurable category list (curation stage 2). Prompts in rubrics/cab/curation/. */
 
 export const CATEGORISE_DIR = path.resolve(__dirname, '..', 'rubrics', 'cab', 'curation');
 
-export interface CategorisePrompts {
-  system: string;
-  user: string;
-  version: string;
-}
+export type CategorisePrompts = PromptPair;
 
 export function loadCategorisePrompts(dir = CATEGORISE_DIR): CategorisePrompts {
-  const system = readText(path.join(dir, 'categorise-system.md'), 'categorisation prompt');
-  const user = readText(path.join(dir, 'categorise-user.md'), 'categorisation prompt');
-  return { system, user, version: contentHash({ system, user }) };
+  return loadPromptPair(dir, 'categorise-system.md', 'categorise-user.md', 'categorisation prompt');
 }
 
 /** Batch-local ids the model echoes back: q1..qN. */

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import crypto from 'node:crypto';
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -83,4 +84,17 @@ export function requireShown(rendered: string, samples: Record<string, string>, 
   for (const [placeholder, sample] of Object.entries(samples)) {
     if (!rendered.includes(sample)) throw new InputError(`${where}: the prompt must contain ${placeholder}`);
   }
+}
+
+/** A system + user prompt pair read from files, versioned by the hash of both texts (change a word, get a new version). */
+export interface PromptPair {
+  system: string;
+  user: string;
+  version: string;
+}
+
+export function loadPromptPair(dir: string, systemFile: string, userFile: string, what: string): PromptPair {
+  const system = readText(path.join(dir, systemFile), what);
+  const user = readText(path.join(dir, userFile), what);
+  return { system, user, version: contentHash({ system, user }) };
 }

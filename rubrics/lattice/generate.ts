@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
-import { contentHash, InputError, readText, renderTemplate } from '../../core/validate';
+import { InputError, loadPromptPair, renderTemplate, type PromptPair } from '../../core/validate';
 import { LATTICE_CATEGORIES, LATTICE_TASKS, loadLatticeRubric, type LatticeRubric } from './rubric';
 
 /**
@@ -11,17 +11,11 @@ import { LATTICE_CATEGORIES, LATTICE_TASKS, loadLatticeRubric, type LatticeRubri
 
 export const GENERATION_DIR = path.join(__dirname, 'generation');
 
-export interface GenerationPrompts {
-  system: string;
-  user: string;
-  /** Content hash of both templates: change a word, get a new version (recorded in the snapshot). */
-  version: string;
-}
+/** The version (hash of both templates) is recorded in the snapshot. */
+export type GenerationPrompts = PromptPair;
 
 export function loadGenerationPrompts(dir = GENERATION_DIR): GenerationPrompts {
-  const system = readText(path.join(dir, 'system.md'), 'generation prompt');
-  const user = readText(path.join(dir, 'user.md'), 'generation prompt');
-  return { system, user, version: contentHash({ system, user }) };
+  return loadPromptPair(dir, 'system.md', 'user.md', 'generation prompt');
 }
 
 /** Cells as "T1/C1"; subsets validated against the rubric's task and category ids. */
