@@ -38,7 +38,7 @@ export const runConfigSchema = z
     output: z.string().default('runs'),
     /** A rubric directory other than the protocol's default (e.g. an edited copy). */
     rubric: z.string().optional(),
-    /** Drives every seeded choice (positional schedule, bootstrap) so a run can be reproduced. */
+    /** Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced. */
     seed: z.string().default('judgeflow'),
     /** Work items per child workflow; keeps every workflow history small at paper scale. */
     chunkSize: z.number().int().min(1).max(500).default(50),

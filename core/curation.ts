@@ -1,5 +1,5 @@
 import { isTaxonomyKey } from '../rubrics/cab/judge';
-import { seededRandom } from './stats';
+import { seededRandom, shuffled } from './random';
 import { groupNearDuplicates, normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
 
@@ -134,17 +134,6 @@ function hamilton(seats: number, names: string[], weights: Record<string, number
   return out;
 }
 
-/** Seeded Fisher–Yates; returns a shuffled copy. */
-export function seededShuffle<T>(items: T[], seed: string): T[] {
-  const rand = seededRandom(seed);
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
-
 /**
  * Stage 5: sample `target` queries whose category mix matches `proportions` (the categorised original traffic),
  * deterministically by seed. Returns the chosen items in traffic order, and the allocation per category.
@@ -159,7 +148,7 @@ export function sampleByProportions<T extends { tag: string; line: number }>(
   for (const item of items) (byTag.get(item.tag) ?? byTag.set(item.tag, []).get(item.tag)!).push(item);
   const capacity = Object.fromEntries(Object.keys(proportions).map((t) => [t, byTag.get(t)?.length ?? 0]));
   const allocation = allocate(target, proportions, capacity);
-  const chosen = Object.keys(allocation).flatMap((tag) => seededShuffle(byTag.get(tag) ?? [], `${seed}:${tag}`).slice(0, allocation[tag]));
+  const chosen = Object.keys(allocation).flatMap((tag) => shuffled(byTag.get(tag) ?? [], seededRandom(`${seed}:${tag}`)).slice(0, allocation[tag]));
   chosen.sort((a, b) => a.line - b.line);
   return { chosen, allocation };
 }

@@ -30,7 +30,7 @@ export interface ReportInput {
   responses: StoredResponse[];
   judgments: StoredJudgment[];
   rubric: LoadedRubric;
-  /** What planUnits stored (e.g. the positional schedule). */
+  /** What planUnits stored (e.g. the presentation design). */
   plan: unknown;
   options: Record<string, unknown>;
 }

@@ -166,7 +166,7 @@ export class ResultsStore {
   }
 
   // ---- judging ----------------------------------------------------------------
-  /** The units and the plan they came from (e.g. the positional schedule), written together. */
+  /** The units and the plan they came from (e.g. the presentation design), written together. */
   putJudgeUnits(runId: string, units: JudgeUnit[], plan?: unknown): void {
     const insert = this.db.prepare('INSERT OR IGNORE INTO judge_units VALUES (?, ?, ?)');
     this.db.transaction(() => {

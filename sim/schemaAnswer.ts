@@ -1,48 +1,18 @@
 /**
- * Deterministic answers for the simulator: a seeded PRNG, a JSON-schema walker that
+ * Deterministic answers for the simulator: a JSON-schema walker (drawing from core's seeded PRNG) that
  * fabricates a value satisfying the schema, and the "quality signal" that biases judge scores.
  *
  * Everything here is pure: the same inputs always give the same output, so tests and the
  * offline demo are reproducible across runs and machines.
  */
-import { createHash } from 'node:crypto';
+import { randomIndex, seededRandom, shuffled, type Random } from '../core/random';
 
-/** A uniform [0, 1) generator; sfc32 seeded from sha256 so nearby seeds give unrelated streams. */
-export type Rng = () => number;
-
-export function rngFromText(seedText: string): Rng {
-  const digest = createHash('sha256').update(seedText).digest();
-  let a = digest.readUInt32LE(0);
-  let b = digest.readUInt32LE(4);
-  let c = digest.readUInt32LE(8);
-  let d = digest.readUInt32LE(12);
-  return () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (a + b + d) >>> 0;
-    d = (d + 1) >>> 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) >>> 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) >>> 0;
-    return t / 4294967296;
-  };
+export function pick<T>(rng: Random, items: readonly T[]): T {
+  return items[randomIndex(rng, items.length)] as T;
 }
 
-export function pick<T>(rng: Rng, items: readonly T[]): T {
-  return items[Math.floor(rng() * items.length)] as T;
-}
-
-export function intBetween(rng: Rng, min: number, max: number): number {
+export function intBetween(rng: Random, min: number, max: number): number {
   return min + Math.floor(rng() * (max - min + 1));
-}
-
-export function shuffle<T>(rng: Rng, items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rng() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
 }
 
 /**
@@ -57,7 +27,7 @@ export interface AnswerHints {
 
 interface WalkContext {
   root: any;
-  rng: Rng;
+  rng: Random;
   hints: AnswerHints;
   key: string;
   arrayIndex: number | undefined;
@@ -66,7 +36,7 @@ interface WalkContext {
 
 /** Deterministic JSON satisfying `schema` (the subset of JSON Schema that structured outputs use). */
 export function answerForSchema(schema: any, seedText: string, hints: AnswerHints = {}): unknown {
-  const ctx: WalkContext = { root: schema, rng: rngFromText(seedText), hints, key: '', arrayIndex: undefined, depth: 0 };
+  const ctx: WalkContext = { root: schema, rng: seededRandom(seedText), hints, key: '', arrayIndex: undefined, depth: 0 };
   return walk(schema, ctx);
 }
 
@@ -144,7 +114,7 @@ function arrayAnswer(s: any, ctx: WalkContext): unknown[] {
   const items = resolve(s.items ?? {}, ctx.root);
   const choices: unknown[] | undefined = Array.isArray(items.enum) ? items.enum : undefined;
   // A fixed-length array over an enum of the same length is how judges are asked to rank labels.
-  if (choices && s.minItems === choices.length && s.maxItems === choices.length) return shuffle(ctx.rng, choices);
+  if (choices && s.minItems === choices.length && s.maxItems === choices.length) return shuffled(choices, ctx.rng);
   // A generator asked for queries gets a handful per call, like a real one.
   const min = typeof s.minItems === 'number' ? s.minItems : /quer|question/i.test(ctx.key) ? 5 : 1;
   const count = typeof s.maxItems === 'number' ? Math.min(min, s.maxItems) : min;
@@ -168,7 +138,7 @@ function qualityFor(ctx: WalkContext): number | undefined {
 }
 
 /** Place the score at `quality` along the range, then add ±15% of the range as deterministic noise. */
-function biased(quality: number, min: number, max: number, rng: Rng): number {
+function biased(quality: number, min: number, max: number, rng: Random): number {
   const noise = (rng() * 2 - 1) * 0.15 * (max - min);
   return min + quality * (max - min) + noise;
 }
@@ -190,7 +160,7 @@ const ASKS = [
 const WHENS = ['the next token unlock', 'the upcoming ETF decision', 'a 20% drawdown', 'the next FOMC meeting', 'the next quarter', 'a six-month horizon'];
 
 /** A plausible, varied user question: what a query generator would return. */
-function questionAnswer(rng: Rng): string {
+function questionAnswer(rng: Random): string {
   return `${pick(rng, ASKS).replace('{a}', pick(rng, ASSETS)).replace('{n}', String(intBetween(rng, 10, 60)))} ${pick(rng, WHENS)}?`;
 }
 

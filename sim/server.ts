@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerForSchema, intBetween, judgeHints, pick, rngFromText } from './schemaAnswer';
+import { seededRandom } from '../core/random';
+import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 
 export { answerForSchema } from './schemaAnswer';
 
@@ -108,7 +109,7 @@ function faultReply(body: any, requestIndex: number, options: SimOptions, seenOn
     }
   }
   // One uniform draw per request index, split into bands, so each rate is honoured independently.
-  const u = rngFromText(`sim-faults:${faults.seed ?? 0}:${requestIndex}`)();
+  const u = seededRandom(`sim-faults:${faults.seed ?? 0}:${requestIndex}`)();
   const bands: Array<[number | undefined, () => SimReply]> = [
     [faults.rate429, () => errorReply(429, retryAfter)],
     [faults.rate500, () => errorReply(500)],
@@ -210,7 +211,7 @@ function keywords(question: string): string[] {
 /** A deterministic crypto-analyst answer; its style is chosen by words in the model name. */
 export function defaultCopilotAnswer(model: string, messages: Array<{ role: string; content: string }>): string {
   const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-  const rng = rngFromText(`copilot:${model}:${question}`);
+  const rng = seededRandom(`copilot:${model}:${question}`);
   const keys = keywords(question);
   const topic = keys.join(', ');
   const subject = keys[0] ?? 'the market';

@@ -85,7 +85,9 @@ test('identical answers get equal means under a judge that favours position 1; t
       }
     }
 
-    const schedule = report.schedule as Record<string, number[]>;
+    const presentation = report.presentation as Record<string, number[]>;
+    // The key's name before the rename stays in report.json for one release.
+    expect(report.schedule).toEqual(presentation);
     for (const s of SYSTEMS) {
       const got = report.systems[s];
       expect(got.n).toBe(Q);
@@ -94,16 +96,16 @@ test('identical answers get equal means under a judge that favours position 1; t
       expect(got.total).toBeCloseTo(DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0), 9);
       expect(got.meanRank).toBeCloseTo(avg(ranks[s]), 9);
       expect(got.rankCounts).toEqual([1, 2, 3, 4].map((k) => ranks[s].filter((r) => r === k).length));
-      // Positions balanced within one, and the schedule shown is what the judge saw.
-      expect(Math.max(...schedule[s]) - Math.min(...schedule[s])).toBeLessThanOrEqual(1);
-      expect(schedule[s].reduce((a, b) => a + b, 0)).toBe(Q);
+      // Positions balanced within one, and the presentation order shown is what the judge saw.
+      expect(Math.max(...presentation[s]) - Math.min(...presentation[s])).toBeLessThanOrEqual(1);
+      expect(presentation[s].reduce((a, b) => a + b, 0)).toBe(Q);
     }
     // Identical answers: the only difference between two systems is how often each was first, so
     // total(A) − total(B) = 4·BONUS·(first(A) − first(B))/Q exactly, at most one count's worth.
     for (const a of SYSTEMS) {
       for (const b of SYSTEMS) {
         const diff = report.systems[a].total - report.systems[b].total;
-        expect(diff).toBeCloseTo((4 * BONUS * (schedule[a][0] - schedule[b][0])) / Q, 9);
+        expect(diff).toBeCloseTo((4 * BONUS * (presentation[a][0] - presentation[b][0])) / Q, 9);
         expect(Math.abs(diff)).toBeLessThanOrEqual((4 * BONUS) / Q + 1e-9);
       }
     }
@@ -127,10 +129,10 @@ test('identical answers get equal means under a judge that favours position 1; t
     expect(parseCsv(fs.readFileSync(path.join(out, 'results.csv'), 'utf8'))).toHaveLength(1 + Q * 4);
     const md = fs.readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(md).toContain('more than chance would explain');
-    for (const s of SYSTEMS) expect(md).toContain(`| ${s} | ${schedule[s].join(' | ')} |`);
+    for (const s of SYSTEMS) expect(md).toContain(`| ${s} | ${presentation[s].join(' | ')} |`);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(out, 'report.xlsx'));
-    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Evaluation Results', 'Per-Model Statistics', 'Tag-wise Rankings']));
+    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Evaluation Results', 'Per-Model Statistics', 'Tag-wise Rankings', 'Position Bias', 'Presentation Order']));
     expect(wb.getWorksheet('Evaluation Results')!.rowCount).toBe(1 + Q * 4);
   });
 });

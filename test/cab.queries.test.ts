@@ -146,7 +146,7 @@ describe('CryptoAnalystBench plan and config', () => {
     context: null,
   });
 
-  test('one unit per query with a response, systems present in scheduled order, balanced within one', () => {
+  test('one unit per query with a response, copilots present in presentation order, balanced within one', () => {
     const queries = parseCabQueries(DATASET);
     const systems = ['A', 'B', 'C', 'D'];
     const responses = queries.flatMap((q, i) => systems.map((s) => response(q.id, s, i === 5 && s === 'C' ? 'failed' : 'ok')));

@@ -10,8 +10,8 @@ import {
   mean,
   oneWayAnova,
   pairedTest,
-  seededRandom,
 } from '../core/stats';
+import { seededRandom } from '../core/random';
 
 describe('seededRandom', () => {
   it('is deterministic per seed and stays in [0, 1)', () => {

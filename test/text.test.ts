@@ -1,4 +1,4 @@
-import { seededRandom } from '../core/stats';
+import { seededRandom } from '../core/random';
 import { groupNearDuplicates, normalizeText, similarity, templateKey } from '../core/text';
 
 describe('normalizeText', () => {

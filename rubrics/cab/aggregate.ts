@@ -42,7 +42,8 @@ export interface CabSummary {
   systems: Record<string, CabSystemSummary>;
   tags: Record<string, Record<string, { total: number | null; meanRank: number | null; n: number }>>;
   positionBias: PositionBias;
-  schedule: Record<string, number[]>;
+  /** copilot → times shown in position p+1 (the presentation design's position counts). */
+  presentation: Record<string, number[]>;
   predecessorCounts: Record<string, Record<string, number>> | null;
   predecessorImbalance: number | null;
   /** Queries (with two or more responses judged) whose ranking turn failed: ranks are missing, scores kept. */
@@ -86,18 +87,18 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
   }
   const rankingFailures = [...unitSize].filter(([q, k]) => k > 1 && !ranked.has(q)).length;
 
-  const schedule: Record<string, number[]> = {};
-  for (const system of copilots) {
-    schedule[system] = args.plan?.schedule.positionCounts[system]?.slice() ?? countPositions(judgments.filter((j) => j.copilot === system && inConversation(j)), positions);
-    while (schedule[system].length < positions) schedule[system].push(0);
+  const presentation: Record<string, number[]> = {};
+  for (const copilot of copilots) {
+    presentation[copilot] = args.plan?.presentation.positionCounts[copilot]?.slice() ?? countPositions(judgments.filter((j) => j.copilot === copilot && inConversation(j)), positions);
+    while (presentation[copilot].length < positions) presentation[copilot].push(0);
   }
 
   return {
     systems,
     tags,
     positionBias: positionBias(judgments.filter(inConversation), unitSize, ranked, positions),
-    schedule,
-    predecessorCounts: args.plan?.schedule.predecessorCounts ?? null,
+    presentation,
+    predecessorCounts: args.plan?.presentation.predecessorCounts ?? null,
     predecessorImbalance: args.plan?.predecessorImbalance ?? null,
     rankingFailures,
     taxonomy,

@@ -8,7 +8,7 @@ import { cabRubricFromContent, loadCabRubric } from './rubric';
 
 /**
  * CryptoAnalystBench: per query, every system's response is scored in ONE shared judge conversation
- * (one response per turn, order from the balanced schedule), then all are ranked. One unit = one query.
+ * (one response per turn, order from the balanced presentation design), then all are ranked. One unit = one query.
  */
 export const cabProtocol: ProtocolModule = {
   id: 'cab',

@@ -33,7 +33,7 @@ export function evaluationDateOf(options: Record<string, unknown>, run: Pick<Run
 type Scores = Record<string, { score: number } & Record<string, unknown>>;
 
 /**
- * One query: every present system's response in ONE judge conversation, in the scheduled order
+ * One query: every present system's response in ONE judge conversation, in the presentation order
  * (unit.copilots), then a ranking of all labels. Labels are mapped back to systems only here, after
  * judging; the judge only ever sees "Response #k".
  */

@@ -1,17 +1,26 @@
 import type { JudgeUnit } from '../../core/store';
 import type { Query, StoredResponse } from '../../core/types';
-import { buildSchedule, predecessorImbalance, type Schedule } from './schedule';
+import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from './presentation';
 
 /** What planUnits stores with the run (kv `plan:<runId>`) and the report shows. */
 export interface CabPlan {
   seed: string;
-  schedule: Schedule;
+  presentation: PresentationDesign;
   predecessorImbalance: number;
 }
 
+/** A stored plan as written by this or an earlier release (which called the presentation design `schedule`). */
+export function readCabPlan(stored: unknown): CabPlan | undefined {
+  if (!stored) return undefined;
+  const plan = stored as Partial<CabPlan> & { schedule?: PresentationDesign };
+  const presentation = plan.presentation ?? plan.schedule;
+  if (!presentation) return undefined;
+  return { seed: plan.seed!, presentation, predecessorImbalance: plan.predecessorImbalance! };
+}
+
 /**
- * One judge unit per query that has at least one collected response; `copilots` are the systems present,
- * in the presentation order chosen by the seeded schedule (balanced positions and predecessors).
+ * One judge unit per query that has at least one collected response; `copilots` are the copilots present,
+ * in the presentation order chosen by the seeded presentation design (balanced positions and predecessors).
  */
 export function planCabUnits({ queries, responses, copilots, seed }: { queries: Query[]; responses: StoredResponse[]; copilots: string[]; seed: string }): {
   units: JudgeUnit[];
@@ -19,9 +28,9 @@ export function planCabUnits({ queries, responses, copilots, seed }: { queries: 
 } {
   const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
   const present = queries
-    .map((q) => ({ queryId: q.id, systems: copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)) }))
-    .filter((q) => q.systems.length > 0);
-  const schedule = buildSchedule({ seed, queries: present });
-  const units = present.map((q) => ({ queryId: q.queryId, copilots: schedule.orders[q.queryId] }));
-  return { units, plan: { seed, schedule, predecessorImbalance: predecessorImbalance(schedule) } };
+    .map((q) => ({ queryId: q.id, copilots: copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)) }))
+    .filter((q) => q.copilots.length > 0);
+  const presentation = buildPresentationDesign({ seed, queries: present });
+  const units = present.map((q) => ({ queryId: q.queryId, copilots: presentation.orders[q.queryId] }));
+  return { units, plan: { seed, presentation, predecessorImbalance: predecessorImbalance(presentation) } };
 }

@@ -3,7 +3,7 @@ import { fmt, simulatedBanner, table } from '../../core/markdown';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import { summariseCab, type CabSummary } from './aggregate';
 import { evaluationDateOf, RANKING_RATIONALE, taxonomyKey } from './judge';
-import type { CabPlan } from './plan';
+import { readCabPlan } from './plan';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';
 import { writeCabWorkbook } from './xlsx';
@@ -11,7 +11,7 @@ import { writeCabWorkbook } from './xlsx';
 export function buildCabReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as CabRubric;
   const { run, queries, responses, judgments } = input;
-  const plan = input.plan as CabPlan | undefined;
+  const plan = readCabPlan(input.plan);
   const taxonomy = input.options.errorTaxonomy === true;
   const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy, seed: String(input.options.seed ?? 'judgeflow') });
   const simulated = Boolean(input.options.simulated);
@@ -29,6 +29,8 @@ export function buildCabReport(input: ReportInput): ReportFiles {
     queries: queries.length,
     generatedAt: new Date().toISOString(),
     ...summary,
+    /** The presentation design's position counts under their name before 0.2 (`presentation`); kept for one release. */
+    schedule: summary.presentation,
   };
   const rows = resultRows(run.runId, queries, run.copilots, responses, judgments, taxonomy);
   const csvColumns = ['run_id', 'query_id', 'tags', 'copilot', 'position', 'rank', ...CAB_DIMENSIONS, 'total', 'response_status', 'judgment_status', 'failure_reason', ...(taxonomy ? CAB_TAXONOMY : [])];
@@ -95,8 +97,8 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
   const lines = [
     `# CryptoAnalystBench report — run ${run.runId}\n`,
     simulatedBanner(meta.simulated),
-    `Snapshot \`${run.snapshotId}\` (${meta.queries.length} queries) · rubric version \`${rubric.version}\` · judge \`${run.judge.model}\` at ${run.judge.baseURL} (temperature ${run.judge.temperature}) · evaluation date ${meta.evaluationDate} · schedule seed \`${meta.seed ?? '–'}\`${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
-    'Each query\'s responses were judged in one shared judge conversation, one per turn, labelled only "Response #k"; the judge then ranked them. The order is rotated by a balanced schedule (below).\n',
+    `Snapshot \`${run.snapshotId}\` (${meta.queries.length} queries) · rubric version \`${rubric.version}\` · judge \`${run.judge.model}\` at ${run.judge.baseURL} (temperature ${run.judge.temperature}) · evaluation date ${meta.evaluationDate} · presentation seed \`${meta.seed ?? '–'}\`${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
+    'Each query\'s responses were judged in one shared judge conversation, one per turn, labelled only "Response #k"; the judge then ranked them. The order is rotated by a balanced presentation design (below).\n',
     `## Overall (total = sum of the four dimension means, ${4 * rubric.data.scale.min}–${4 * rubric.data.scale.max})\n`,
     table(
       ['rank', 'system', 'total', '95% CI', ...CAB_DIMENSIONS.map(dimName), 'mean rank', `rank counts (${Array.from({ length: positions }, (_, k) => ordinal(k + 1)).join('/')})`, 'scored', 'no score'],
@@ -117,9 +119,9 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
       pb.nByPosition.map((n, p) => [p + 1, n, fmt(pb.meanTotalByPosition[p], 2), pb.rank1CountsByPosition[p], pct(pb.rank1RateByPosition[p]), fmt(pb.rank1Test.expected[p], 1), fmt(pb.meanRankByPosition[p], 2)]),
     ),
     `\nRank-1 by position: χ² = ${fmt(pb.rank1Test.statistic, 2)} (df ${pb.rank1Test.df}), p ${pText(pb.rank1Test.pValue)}. Totals by position (one-way ANOVA): F = ${fmt(pb.totalsTest.F, 2)} (df ${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}), p ${pText(pb.totalsTest.pValue)}.\n`,
-    '## Presentation schedule\n',
-    'How often each system was shown in each position. The schedule is a Williams design: each system takes each position ⌊Q/N⌋ or ⌈Q/N⌉ times over the queries where all N systems answered, and each system directly follows each other system about equally often.\n',
-    table(['system', ...Array.from({ length: positions }, (_, p) => `position ${p + 1}`)], names.map((n) => [n, ...s.schedule[n]])),
+    '## Presentation order\n',
+    'How often each system was shown in each position. The presentation design is a Williams design: each system takes each position ⌊Q/N⌋ or ⌈Q/N⌉ times over the queries where all N systems answered, and each system directly follows each other system about equally often.\n',
+    table(['system', ...Array.from({ length: positions }, (_, p) => `position ${p + 1}`)], names.map((n) => [n, ...s.presentation[n]])),
     s.predecessorImbalance !== null ? `\nPredecessor imbalance (max − min of how often one system directly preceded another): ${s.predecessorImbalance}.\n` : '',
   ];
   const tags = Object.keys(s.tags).sort();

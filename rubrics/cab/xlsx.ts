@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import { mean } from '../../core/stats';
+import { mean, quantileSorted as quantile } from '../../core/stats';
 import type { Query, StoredJudgment } from '../../core/types';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
@@ -7,14 +7,6 @@ import type { ResultRow } from './report';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
 
 const METRIC_NAMES: Record<string, string> = { temporal_relevance: 'Temporal Relevance', data_consistency: 'Data Consistency', depth: 'Depth', relevance: 'Relevance', total: 'Total' };
-
-/** R type-7 quantile (numpy's default "linear"), as the reference harness reports. */
-function quantile(sorted: number[], p: number): number {
-  const h = (sorted.length - 1) * p;
-  const lo = Math.floor(h);
-  const hi = Math.min(lo + 1, sorted.length - 1);
-  return sorted[lo] + (h - lo) * (sorted[hi] - sorted[lo]);
-}
 
 /** Mean, population std/variance (numpy's default), min, max, median, quartiles and count. */
 export function describe(xs: number[]) {
@@ -34,7 +26,7 @@ function sheet(wb: ExcelJS.Workbook, name: string, header: string[], rows: unkno
 
 /**
  * The workbook the CryptoAnalystBench reference harness writes (Evaluation Results, Per-Model Statistics,
- * Tag-wise Rankings), plus Position Bias and Schedule sheets.
+ * Tag-wise Rankings), plus Position Bias and Presentation Order sheets.
  */
 export async function writeCabWorkbook(
   file: string,
@@ -107,7 +99,7 @@ export async function writeCabWorkbook(
   tests.addRow(['totals ANOVA F', pb.totalsTest.F, 'df', `${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}`, 'p', pb.totalsTest.pValue]);
   tests.addRow(['significant (each p < alpha/2)', pb.significant ? 'yes' : 'no', 'alpha', pb.alpha]);
 
-  sheet(wb, 'Schedule', ['system', ...Array.from({ length: positions }, (_, p) => `position_${p + 1}`)], copilots.map((c) => [c, ...summary.schedule[c]]));
+  sheet(wb, 'Presentation Order', ['system', ...Array.from({ length: positions }, (_, p) => `position_${p + 1}`)], copilots.map((c) => [c, ...summary.presentation[c]]));
 
   await wb.xlsx.writeFile(file);
 }

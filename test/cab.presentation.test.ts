@@ -1,10 +1,10 @@
-import { buildSchedule, predecessorImbalance, williamsDesign, type Schedule, type ScheduleInput } from '../rubrics/cab/schedule';
+import { buildPresentationDesign, predecessorImbalance, williamsDesign, type PresentationDesign, type PresentationInput } from '../rubrics/cab/presentation';
 
-const systemsOf = (n: number): string[] => Array.from({ length: n }, (_, i) => `sys-${String.fromCharCode(65 + i)}`);
+const copilotsOf = (n: number): string[] => Array.from({ length: n }, (_, i) => `sys-${String.fromCharCode(65 + i)}`);
 
-function fullInput(n: number, q: number, seed = 'seed-1'): ScheduleInput {
-  // Systems listed in reverse to check that input order does not matter.
-  return { seed, queries: Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, systems: systemsOf(n).reverse() })) };
+function fullInput(n: number, q: number, seed = 'seed-1'): PresentationInput {
+  // Copilots listed in reverse to check that input order does not matter.
+  return { seed, queries: Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, copilots: copilotsOf(n).reverse() })) };
 }
 
 /** Small deterministic LCG so fixtures are stable (tests must not use Math.random either). */
@@ -16,14 +16,14 @@ function lcg(seed: number): () => number {
   };
 }
 
-/** max over systems and positions of |count − fair share| (fair share: 1/k per query of size k ≥ p). */
-function fairShareDeviation(s: Schedule, input: ScheduleInput): number {
+/** max over copilots and positions of |count − fair share| (fair share: 1/k per query of size k ≥ p). */
+function fairShareDeviation(s: PresentationDesign, input: PresentationInput): number {
   const n = Object.keys(s.positionCounts).length;
   const fair = new Map<string, number[]>();
   for (const q of input.queries) {
-    for (const sys of q.systems) {
+    for (const sys of q.copilots) {
       const row = fair.get(sys) ?? new Array<number>(n).fill(0);
-      for (let p = 0; p < q.systems.length; p++) row[p] = (row[p] as number) + 1 / q.systems.length;
+      for (let p = 0; p < q.copilots.length; p++) row[p] = (row[p] as number) + 1 / q.copilots.length;
       fair.set(sys, row);
     }
   }
@@ -36,10 +36,10 @@ function fairShareDeviation(s: Schedule, input: ScheduleInput): number {
   return worst;
 }
 
-function expectOrdersArePermutations(s: Schedule, input: ScheduleInput): void {
+function expectOrdersArePermutations(s: PresentationDesign, input: PresentationInput): void {
   expect(Object.keys(s.orders)).toEqual(input.queries.map((q) => q.queryId));
   for (const q of input.queries) {
-    expect([...(s.orders[q.queryId] as string[])].sort()).toEqual([...q.systems].sort());
+    expect([...(s.orders[q.queryId] as string[])].sort()).toEqual([...q.copilots].sort());
   }
 }
 
@@ -63,13 +63,13 @@ describe('williamsDesign', () => {
   });
 });
 
-describe('buildSchedule: all systems present', () => {
+describe('buildPresentationDesign: all copilots present', () => {
   for (let n = 2; n <= 7; n++) {
     it(`N=${n}: position counts within ⌊Q/N⌋..⌈Q/N⌉ and carryover balance for Q in 1..60, 198, 1000`, () => {
       const cycle = n % 2 === 0 ? n : 2 * n;
       for (const q of QS) {
         const input = fullInput(n, q, `seed-${n}-${q}`);
-        const s = buildSchedule(input);
+        const s = buildPresentationDesign(input);
         expectOrdersArePermutations(s, input);
         const lo = Math.floor(q / n);
         const hi = Math.ceil(q / n);
@@ -93,76 +93,76 @@ describe('buildSchedule: all systems present', () => {
   }
 
   it('N=1 and N=12 work', () => {
-    const one = buildSchedule(fullInput(1, 5));
+    const one = buildPresentationDesign(fullInput(1, 5));
     expect(one.orders.q0).toEqual(['sys-A']);
     expect(one.positionCounts).toEqual({ 'sys-A': [5] });
     expect(predecessorImbalance(one)).toBe(0);
 
-    const twelve = buildSchedule(fullInput(12, 36));
+    const twelve = buildPresentationDesign(fullInput(12, 36));
     for (const counts of Object.values(twelve.positionCounts)) expect(counts).toEqual(new Array(12).fill(3));
     expect(predecessorImbalance(twelve)).toBe(0);
   });
 
   it('predecessorCounts holds every ordered pair, and counts adjacencies in the orders', () => {
     const input = fullInput(4, 10);
-    const s = buildSchedule(input);
+    const s = buildPresentationDesign(input);
     let total = 0;
-    for (const a of systemsOf(4)) {
-      expect(Object.keys(s.predecessorCounts[a] as object).sort()).toEqual(systemsOf(4).filter((b) => b !== a));
+    for (const a of copilotsOf(4)) {
+      expect(Object.keys(s.predecessorCounts[a] as object).sort()).toEqual(copilotsOf(4).filter((b) => b !== a));
       total += Object.values(s.predecessorCounts[a] as Record<string, number>).reduce((x, y) => x + y, 0);
     }
     expect(total).toBe(10 * 3);
   });
 
-  it('10,000 queries × 12 systems is fast', () => {
+  it('10,000 queries × 12 copilots is fast', () => {
     const start = performance.now();
-    const s = buildSchedule(fullInput(12, 10_000));
+    const s = buildPresentationDesign(fullInput(12, 10_000));
     // ~50 ms alone; the bound leaves room for a loaded 2-core machine running the Temporal tests beside it.
     expect(performance.now() - start).toBeLessThan(1000);
     for (const counts of Object.values(s.positionCounts)) for (const c of counts) expect([833, 834]).toContain(c);
   });
 });
 
-describe('buildSchedule: determinism and seeding', () => {
-  it('same seed and input → identical schedule, regardless of how systems are listed', () => {
-    const a = buildSchedule(fullInput(5, 37, 'alpha'));
-    const b = buildSchedule(fullInput(5, 37, 'alpha'));
+describe('buildPresentationDesign: determinism and seeding', () => {
+  it('same seed and input → identical design, regardless of how copilots are listed', () => {
+    const a = buildPresentationDesign(fullInput(5, 37, 'alpha'));
+    const b = buildPresentationDesign(fullInput(5, 37, 'alpha'));
     expect(b).toEqual(a);
-    const shuffledListing: ScheduleInput = {
+    const shuffledListing: PresentationInput = {
       seed: 'alpha',
-      queries: fullInput(5, 37).queries.map((q, i) => ({ ...q, systems: i % 2 ? q.systems : [...q.systems].sort() })),
+      queries: fullInput(5, 37).queries.map((q, i) => ({ ...q, copilots: i % 2 ? q.copilots : [...q.copilots].sort() })),
     };
-    expect(buildSchedule(shuffledListing)).toEqual(a);
+    expect(buildPresentationDesign(shuffledListing)).toEqual(a);
   });
 
-  it('different seeds → (usually) different schedules', () => {
-    const base = JSON.stringify(buildSchedule(fullInput(5, 20, 'alpha')).orders);
-    const others = ['beta', 'gamma', 'delta', 'alpha2', 'alphA'].map((seed) => JSON.stringify(buildSchedule(fullInput(5, 20, seed)).orders));
+  it('different seeds → (usually) different designs', () => {
+    const base = JSON.stringify(buildPresentationDesign(fullInput(5, 20, 'alpha')).orders);
+    const others = ['beta', 'gamma', 'delta', 'alpha2', 'alphA'].map((seed) => JSON.stringify(buildPresentationDesign(fullInput(5, 20, seed)).orders));
     expect(others.filter((o) => o !== base).length).toBeGreaterThanOrEqual(4);
     // Position 1 of the first query moves around across seeds.
-    const firsts = new Set(Array.from({ length: 30 }, (_, i) => (buildSchedule(fullInput(5, 1, `s${i}`)).orders.q0 as string[])[0]));
+    const firsts = new Set(Array.from({ length: 30 }, (_, i) => (buildPresentationDesign(fullInput(5, 1, `s${i}`)).orders.q0 as string[])[0]));
     expect(firsts.size).toBeGreaterThanOrEqual(3);
   });
 });
 
-describe('buildSchedule: missing systems', () => {
+describe('buildPresentationDesign: missing copilots', () => {
   it('3 of 4 present in some queries: positions within 1.5 of fair share', () => {
     for (let trial = 0; trial < 40; trial++) {
       const rand = lcg(trial + 1);
       const q = 5 + Math.floor(rand() * 200);
-      const input: ScheduleInput = {
+      const input: PresentationInput = {
         seed: `miss-${trial}`,
         queries: Array.from({ length: q }, (_, i) => {
-          const systems = systemsOf(4);
-          if (rand() < 0.4) systems.splice(Math.floor(rand() * 4), 1);
-          return { queryId: `q${i}`, systems };
+          const copilots = copilotsOf(4);
+          if (rand() < 0.4) copilots.splice(Math.floor(rand() * 4), 1);
+          return { queryId: `q${i}`, copilots };
         }),
       };
-      const s = buildSchedule(input);
+      const s = buildPresentationDesign(input);
       expectOrdersArePermutations(s, input);
       expect(fairShareDeviation(s, input)).toBeLessThanOrEqual(1.5);
       // Nobody is shown in position 4 more often than the full queries allow.
-      const full = input.queries.filter((x) => x.systems.length === 4).length;
+      const full = input.queries.filter((x) => x.copilots.length === 4).length;
       for (const counts of Object.values(s.positionCounts)) expect(counts[3]).toBeLessThanOrEqual(Math.ceil(full / 4));
     }
   });
@@ -170,16 +170,16 @@ describe('buildSchedule: missing systems', () => {
   it('random subsets of sizes 1..6 of 6: positions within 1.5 of fair share', () => {
     for (let trial = 0; trial < 40; trial++) {
       const rand = lcg(1000 + trial);
-      const input: ScheduleInput = {
+      const input: PresentationInput = {
         seed: `mixed-${trial}`,
         queries: Array.from({ length: 1 + Math.floor(rand() * 150) }, (_, i) => {
-          const systems = systemsOf(6);
+          const copilots = copilotsOf(6);
           const k = 1 + Math.floor(rand() * 6);
-          while (systems.length > k) systems.splice(Math.floor(rand() * systems.length), 1);
-          return { queryId: `q${i}`, systems };
+          while (copilots.length > k) copilots.splice(Math.floor(rand() * copilots.length), 1);
+          return { queryId: `q${i}`, copilots };
         }),
       };
-      const s = buildSchedule(input);
+      const s = buildPresentationDesign(input);
       expectOrdersArePermutations(s, input);
       expect(fairShareDeviation(s, input)).toBeLessThanOrEqual(1.5);
     }
@@ -187,13 +187,13 @@ describe('buildSchedule: missing systems', () => {
 
   it('same subset throughout (no full query): exact ±1 balance over that subset', () => {
     for (const q of [1, 2, 3, 10, 29, 300]) {
-      const input: ScheduleInput = {
+      const input: PresentationInput = {
         seed: 'subset',
-        queries: [{ queryId: 'lonely', systems: ['sys-D'] }, ...Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, systems: systemsOf(3) }))],
+        queries: [{ queryId: 'lonely', copilots: ['sys-D'] }, ...Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, copilots: copilotsOf(3) }))],
       };
-      const s = buildSchedule(input);
+      const s = buildPresentationDesign(input);
       expectOrdersArePermutations(s, input);
-      for (const sys of systemsOf(3)) {
+      for (const sys of copilotsOf(3)) {
         for (const c of (s.positionCounts[sys] as number[]).slice(0, 3)) {
           expect(c).toBeGreaterThanOrEqual(Math.floor(q / 3));
           expect(c).toBeLessThanOrEqual(Math.ceil(q / 3));
@@ -203,34 +203,34 @@ describe('buildSchedule: missing systems', () => {
   });
 
   it('full queries keep the Williams guarantees when partial queries are mixed in', () => {
-    const queries = Array.from({ length: 48 }, (_, i) => ({ queryId: `f${i}`, systems: systemsOf(4) }));
-    queries.splice(7, 0, { queryId: 'p1', systems: systemsOf(3) }, { queryId: 'p2', systems: ['sys-B', 'sys-D'] });
-    const s = buildSchedule({ seed: 'mix', queries });
-    const fullOnly = buildSchedule({ seed: 'mix', queries: queries.filter((q) => q.systems.length === 4) });
+    const queries = Array.from({ length: 48 }, (_, i) => ({ queryId: `f${i}`, copilots: copilotsOf(4) }));
+    queries.splice(7, 0, { queryId: 'p1', copilots: copilotsOf(3) }, { queryId: 'p2', copilots: ['sys-B', 'sys-D'] });
+    const s = buildPresentationDesign({ seed: 'mix', queries });
+    const fullOnly = buildPresentationDesign({ seed: 'mix', queries: queries.filter((q) => q.copilots.length === 4) });
     for (let i = 0; i < 48; i++) expect(s.orders[`f${i}`]).toEqual(fullOnly.orders[`f${i}`]);
     expect(predecessorImbalance(fullOnly)).toBe(0);
   });
 
-  it('empty queries and queries with one system', () => {
-    const s = buildSchedule({ seed: 'x', queries: [{ queryId: 'a', systems: [] }, { queryId: 'b', systems: ['sys-A'] }, { queryId: 'c', systems: ['sys-A', 'sys-B'] }] });
+  it('empty queries and queries with one copilot', () => {
+    const s = buildPresentationDesign({ seed: 'x', queries: [{ queryId: 'a', copilots: [] }, { queryId: 'b', copilots: ['sys-A'] }, { queryId: 'c', copilots: ['sys-A', 'sys-B'] }] });
     expect(s.orders).toEqual({ a: [], b: ['sys-A'], c: expect.any(Array) });
-    expect(buildSchedule({ seed: 'x', queries: [] })).toEqual({ orders: {}, positionCounts: {}, predecessorCounts: {} });
+    expect(buildPresentationDesign({ seed: 'x', queries: [] })).toEqual({ orders: {}, positionCounts: {}, predecessorCounts: {} });
   });
 });
 
-describe('buildSchedule: validation', () => {
-  it('rejects a duplicate system within a query', () => {
-    expect(() => buildSchedule({ seed: 's', queries: [{ queryId: 'q1', systems: ['a', 'b', 'a'] }] })).toThrow(/duplicate system "a" in query "q1"/);
+describe('buildPresentationDesign: validation', () => {
+  it('rejects a duplicate copilot within a query', () => {
+    expect(() => buildPresentationDesign({ seed: 's', queries: [{ queryId: 'q1', copilots: ['a', 'b', 'a'] }] })).toThrow(/duplicate copilot "a" in query "q1"/);
   });
 
   it('rejects a duplicate queryId', () => {
     expect(() =>
-      buildSchedule({ seed: 's', queries: [{ queryId: 'q1', systems: ['a'] }, { queryId: 'q1', systems: ['b'] }] }),
+      buildPresentationDesign({ seed: 's', queries: [{ queryId: 'q1', copilots: ['a'] }, { queryId: 'q1', copilots: ['b'] }] }),
     ).toThrow(/duplicate queryId "q1"/);
   });
 
   it('treats "__proto__" as an ordinary id', () => {
-    const s = buildSchedule({ seed: 's', queries: [{ queryId: '__proto__', systems: ['a', 'b'] }] });
+    const s = buildPresentationDesign({ seed: 's', queries: [{ queryId: '__proto__', copilots: ['a', 'b'] }] });
     expect(Object.keys(s.orders)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(s.orders)).toBe(Object.prototype);
   });

@@ -1,22 +1,21 @@
 /**
- * CryptoAnalystBench presentation scheduling.
+ * CryptoAnalystBench presentation design: the order in which each query's responses are shown to the judge.
  *
- * For each query, every system's response is judged inside ONE shared judge
+ * For each query, every copilot's response is judged inside ONE shared judge
  * conversation, one response per turn. LLM judges anchor on order (first
  * answer sets the bar, the answer right after a strong one looks weaker), so
  * we rotate the order with a Williams design: balanced for position (each
- * system in each slot equally often) and for first-order carryover (each
- * system directly preceded by each other system equally often).
+ * copilot in each slot equally often) and for first-order carryover (each
+ * copilot directly preceded by each other copilot equally often).
  *
- * Pure and deterministic: this runs inside a Temporal workflow, so there is
- * no Date, no Math.random and no `node:` import. All randomness comes from a
- * PRNG seeded by hashing `input.seed`.
+ * Pure and deterministic: no Date, no Math.random and no `node:` import. All
+ * randomness comes from core/random's PRNG seeded with `input.seed`.
  *
- * Guarantees (let N = number of distinct systems over all queries; a query
- * is "full" when all N systems are present; F = number of full queries):
+ * Guarantees (let N = number of distinct copilots over all queries; a query
+ * is "full" when all N copilots are present; F = number of full queries):
  *
  * 1. Full queries (the design part).
- *    - Position: over the full queries, every system sits in every position
+ *    - Position: over the full queries, every copilot sits in every position
  *      ⌊F/N⌋ or ⌈F/N⌉ times. The cycle is ordered so that every consecutive
  *      block of N rows is a Latin square, hence any prefix is within one.
  *    - Carryover: the cycle has N rows (even N, each ordered pair adjacent
@@ -25,82 +24,44 @@
  *      cycle length, predecessorImbalance is 0; otherwise it is ≤ 1 for even
  *      N and ≤ 2 for odd N (a partial cycle is a subset of a cycle).
  *
- * 2. Queries with missing systems (k < N present) are scheduled greedily
+ * 2. Queries with missing copilots (k < N present) are ordered greedily
  *    AFTER all full queries, in input order: each one takes the permutation
- *    of its k systems over positions 1..k that minimises Σ (count − fair
- *    share)² over all systems and positions, where the fair share of system
+ *    of its k copilots over positions 1..k that minimises Σ (count − fair
+ *    share)² over all copilots and positions, where the fair share of copilot
  *    s in position p is Σ over queries containing s with k_q ≥ p of 1/k_q
- *    (so a system that is often missing is not "owed" extra slots). That is
+ *    (so a copilot that is often missing is not "owed" extra slots). That is
  *    a linear assignment problem, solved exactly (Hungarian, O(k³)); ties are
  *    broken by the seeded PRNG. A swap-repair pass then fixes myopic choices
  *    (see repairBySwaps). Full queries are never altered by this.
- *    - Exact special case: if every missing-system query has the same present
- *      set S and no full query is involved, positions 1..|S| of the systems
+ *    - Exact special case: if every missing-copilot query has the same present
+ *      set S and no full query is involved, positions 1..|S| of the copilots
  *      in S are within ⌊P/|S|⌋..⌈P/|S|⌉ (P = number of such queries): the
  *      greedy builds a Latin square every |S| queries, because the unused
  *      cells form a regular bipartite graph, which has a perfect matching.
  *    - In general there is no proven bound; the measured worst case of
  *      |count − fair share| over 2,000 random instances each (1..300
- *      queries, N ∈ {3,4,5,8}, one random system missing or random subsets)
- *      was 1.36 (full-only schedules are < 1). The residue is mostly the
+ *      queries, N ∈ {3,4,5,8}, one random copilot missing or random subsets)
+ *      was 1.36 (full-only designs are < 1). The residue is mostly the
  *      design's partial cycle, which a few partial queries cannot all undo.
- *      cab.schedule.test.ts asserts ≤ 1.5 on its fixtures.
+ *      cab.presentation.test.ts asserts ≤ 1.5 on its fixtures.
  *    - Carryover is NOT controlled for these queries (only randomised by the
  *      tie-breaking), so predecessorImbalance is only meaningful when every
  *      query is full.
  */
+import { seededRandom, shuffled } from '../../core/random';
 
-export interface ScheduleInput {
+export interface PresentationInput {
   seed: string;
-  queries: Array<{ queryId: string; systems: string[] /* systems that HAVE a response for this query, any order */ }>;
+  queries: Array<{ queryId: string; copilots: string[] /* copilots that HAVE a response for this query, any order */ }>;
 }
 
-export interface Schedule {
-  /** queryId → systems in presentation order, position 1 first. */
+export interface PresentationDesign {
+  /** queryId → copilots in presentation order, position 1 first. */
   orders: Record<string, string[]>;
-  /** system → index p = times shown in position p+1 (length N for every system). */
+  /** copilot → index p = times shown in position p+1 (length N for every copilot). */
   positionCounts: Record<string, number[]>;
   /** [a][b] = times a directly preceded b (all ordered pairs a≠b present, zeros included). */
   predecessorCounts: Record<string, Record<string, number>>;
-}
-
-// ---------------------------------------------------------------------------
-// Seeded PRNG (replay-safe).
-
-/** 32-bit string hash (murmur3-style mixing) so similar seeds diverge. */
-function hashSeed(seed: string): number {
-  let h = 0x9e3779b9 ^ seed.length;
-  for (let i = 0; i < seed.length; i++) {
-    h = Math.imul(h ^ seed.charCodeAt(i), 0x5bd1e995);
-    h ^= h >>> 15;
-  }
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
-/** mulberry32: tiny, fast, good enough for shuffles. Returns floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Fisher–Yates on a copy. */
-function shuffled<T>(items: readonly T[], rand: () => number): T[] {
-  const out = items.slice();
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    const tmp = out[i] as T;
-    out[i] = out[j] as T;
-    out[j] = tmp;
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -138,7 +99,7 @@ function designCycle(n: number, rand: () => number): number[][] {
 }
 
 // ---------------------------------------------------------------------------
-// Assignment (Hungarian algorithm) for queries with missing systems.
+// Assignment (Hungarian algorithm) for queries with missing copilots.
 
 /**
  * Minimum-cost perfect assignment on a square matrix; returns col[row].
@@ -203,24 +164,24 @@ function gcd(a: number, b: number): number {
 // Validation and bookkeeping.
 
 /**
- * Validates the input and returns the sorted universe of systems (sorted so
- * the result does not depend on the order systems are listed in) and each
- * query's systems as universe indices. Duplicates are found with a per-query
+ * Validates the input and returns the sorted universe of copilots (sorted so
+ * the result does not depend on the order copilots are listed in) and each
+ * query's copilots as universe indices. Duplicates are found with a per-query
  * stamp array instead of a Set per query: ~5× faster at 10k queries.
  */
-function validateAndIndex(input: ScheduleInput): { universe: string[]; present: number[][] } {
-  if (typeof input.seed !== 'string') throw new Error('buildSchedule: seed must be a string');
+function validateAndIndex(input: PresentationInput): { universe: string[]; present: number[][] } {
+  if (typeof input.seed !== 'string') throw new Error('buildPresentationDesign: seed must be a string');
   const seenIds = new Set<string>();
   const all = new Set<string>();
   for (const q of input.queries) {
     if (typeof q.queryId !== 'string' || q.queryId === '') {
-      throw new Error(`buildSchedule: queryId must be a non-empty string, got ${JSON.stringify(q.queryId)}`);
+      throw new Error(`buildPresentationDesign: queryId must be a non-empty string, got ${JSON.stringify(q.queryId)}`);
     }
-    if (seenIds.has(q.queryId)) throw new Error(`buildSchedule: duplicate queryId "${q.queryId}"`);
+    if (seenIds.has(q.queryId)) throw new Error(`buildPresentationDesign: duplicate queryId "${q.queryId}"`);
     seenIds.add(q.queryId);
-    for (const sys of q.systems) {
+    for (const sys of q.copilots) {
       if (typeof sys !== 'string' || sys === '') {
-        throw new Error(`buildSchedule: query "${q.queryId}" has an invalid system name ${JSON.stringify(sys)}`);
+        throw new Error(`buildPresentationDesign: query "${q.queryId}" has an invalid copilot name ${JSON.stringify(sys)}`);
       }
       all.add(sys);
     }
@@ -229,9 +190,9 @@ function validateAndIndex(input: ScheduleInput): { universe: string[]; present: 
   const index = new Map(universe.map((sys, i) => [sys, i] as const));
   const stamp = new Array<number>(universe.length).fill(-1);
   const present = input.queries.map((q, qi) =>
-    q.systems.map((sys) => {
+    q.copilots.map((sys) => {
       const i = index.get(sys) as number;
-      if (stamp[i] === qi) throw new Error(`buildSchedule: duplicate system "${sys}" in query "${q.queryId}"`);
+      if (stamp[i] === qi) throw new Error(`buildPresentationDesign: duplicate copilot "${sys}" in query "${q.queryId}"`);
       stamp[i] = qi;
       return i;
     }),
@@ -252,7 +213,7 @@ function getOwn<V>(obj: Record<string, V> | undefined, key: string): V | undefin
   return obj !== undefined && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined;
 }
 
-/** Mutable tallies, indexed by system index (sorted universe order). */
+/** Mutable tallies, indexed by copilot index (sorted universe order). */
 interface Tally {
   /** counts[s][p] */
   counts: number[][];
@@ -269,8 +230,8 @@ function bump(m: number[][], i: number, j: number, by: number): void {
 }
 
 /**
- * Adds `times` queries with the given present systems to the fair shares:
- * every present system is owed 1/k of each in each of positions 1..k.
+ * Adds `times` queries with the given present copilots to the fair shares:
+ * every present copilot is owed 1/k of each in each of positions 1..k.
  */
 function addShare(t: Tally, present: number[], times: number): void {
   if (!t.useShare || present.length === 0) return;
@@ -286,7 +247,7 @@ function addCounts(t: Tally, order: number[]): void {
 }
 
 /**
- * Greedy order for a query with missing systems: the permutation minimising
+ * Greedy order for a query with missing copilots: the permutation minimising
  * Σ (count − fair share)² after this query. Assigning s to p raises that sum
  * by 2·(count − share) + 1, so the exact optimum is a linear assignment on
  * cost[s][p] = count·scale − share (the share already includes this query;
@@ -316,7 +277,7 @@ function greedyOrder(t: Tally, present: number[], rand: () => number): number[] 
 /**
  * The greedy is myopic: two choices that tie now can differ later (e.g. it
  * may use up the only cell a later query needed). Afterwards, swap two
- * systems within one greedily placed query whenever that strictly lowers
+ * copilots within one greedily placed query whenever that strictly lowers
  * Σ (count − fair share)², until no swap helps. Full queries are never
  * touched, so the design's guarantees hold. With d = count·scale − share,
  * moving a from i to j and b from j to i changes the sum by
@@ -369,19 +330,19 @@ function shareScale(sizes: Iterable<number>, queryCount: number): { scale: numbe
 // ---------------------------------------------------------------------------
 // Public API.
 
-export function buildSchedule(input: ScheduleInput): Schedule {
+export function buildPresentationDesign(input: PresentationInput): PresentationDesign {
   const { universe, present } = validateAndIndex(input);
   const n = universe.length;
 
-  const rand = mulberry32(hashSeed(input.seed));
-  // Symbol → system mapping and row order are the only seeded parts of the design.
-  const symbolToSystem = shuffled(
+  const rand = seededRandom(input.seed);
+  // Symbol → copilot mapping and row order are the only seeded parts of the design.
+  const symbolToCopilot = shuffled(
     universe.map((_, i) => i),
     rand,
   );
   const cycle = n > 0 ? designCycle(n, rand) : [];
 
-  const { scale, useShare } = shareScale(new Set(input.queries.map((q) => q.systems.length)), input.queries.length);
+  const { scale, useShare } = shareScale(new Set(input.queries.map((q) => q.copilots.length)), input.queries.length);
   const zeros = (): number[][] => universe.map(() => new Array<number>(n).fill(0));
   const tally: Tally = { counts: zeros(), share: zeros(), scale, useShare };
   const orders = new Map<string, number[]>();
@@ -389,10 +350,10 @@ export function buildSchedule(input: ScheduleInput): Schedule {
   // Full queries first, straight from the design, so the greedy pass below
   // sees (and can compensate for) the design's ±1 partial-cycle residue.
   // Rows are shared between queries; only greedy orders are mutated later.
-  const cycleOrders = cycle.map((row) => row.map((sym) => symbolToSystem[sym] as number));
+  const cycleOrders = cycle.map((row) => row.map((sym) => symbolToCopilot[sym] as number));
   let fullCount = 0;
   for (const q of input.queries) {
-    if (q.systems.length !== n) continue; // no duplicates, so same size = all systems
+    if (q.copilots.length !== n) continue; // no duplicates, so same size = all copilots
     const order = n === 0 ? [] : (cycleOrders[fullCount % cycleOrders.length] as number[]);
     fullCount++;
     orders.set(q.queryId, order);
@@ -406,21 +367,21 @@ export function buildSchedule(input: ScheduleInput): Schedule {
   );
   const greedy: number[][] = [];
   input.queries.forEach((q, qi) => {
-    if (q.systems.length === n) return;
-    const systems = (present[qi] as number[]).slice().sort((a, b) => a - b); // listing order must not matter
-    addShare(tally, systems, 1); // before the choice; it shifts whole rows, see greedyOrder
-    const order = greedyOrder(tally, systems, rand);
+    if (q.copilots.length === n) return;
+    const copilots = (present[qi] as number[]).slice().sort((a, b) => a - b); // listing order must not matter
+    addShare(tally, copilots, 1); // before the choice; it shifts whole rows, see greedyOrder
+    const order = greedyOrder(tally, copilots, rand);
     orders.set(q.queryId, order);
     addCounts(tally, order);
     greedy.push(order);
   });
   repairBySwaps(tally, greedy);
 
-  return toSchedule(input, universe, orders, tally);
+  return toPresentationDesign(input, universe, orders, tally);
 }
 
-function toSchedule(input: ScheduleInput, universe: string[], orders: Map<string, number[]>, t: Tally): Schedule {
-  const out: Schedule = { orders: {}, positionCounts: {}, predecessorCounts: {} };
+function toPresentationDesign(input: PresentationInput, universe: string[], orders: Map<string, number[]>, t: Tally): PresentationDesign {
+  const out: PresentationDesign = { orders: {}, positionCounts: {}, predecessorCounts: {} };
   // Keep the caller's query order in the output record.
   for (const q of input.queries) {
     setOwn(out.orders, q.queryId, (orders.get(q.queryId) as number[]).map((i) => universe[i] as string));
@@ -441,13 +402,13 @@ function toSchedule(input: ScheduleInput, universe: string[], orders: Map<string
   return out;
 }
 
-/** max − min over ordered pairs (a≠b) of predecessorCounts; 0 with fewer than two systems. */
-export function predecessorImbalance(s: Schedule): number {
-  const systems = Object.keys(s.positionCounts);
+/** max − min over ordered pairs (a≠b) of predecessorCounts; 0 with fewer than two copilots. */
+export function predecessorImbalance(s: PresentationDesign): number {
+  const copilots = Object.keys(s.positionCounts);
   let min = Infinity;
   let max = -Infinity;
-  for (const a of systems) {
-    for (const b of systems) {
+  for (const a of copilots) {
+    for (const b of copilots) {
       if (a === b) continue;
       const c = getOwn(getOwn(s.predecessorCounts, a), b) ?? 0;
       if (c < min) min = c;
