@@ -29,7 +29,7 @@ export function buildCabReport(input: ReportInput): ReportFiles {
     queries: queries.length,
     generatedAt: new Date().toISOString(),
     ...summary,
-    /** The presentation design's position counts under their name before 0.2 (`presentation`); kept for one release. */
+    // `presentation` under its old name; kept for one release, then removed.
     schedule: summary.presentation,
   };
   const rows = resultRows(run.runId, queries, run.copilots, responses, judgments, taxonomy);
