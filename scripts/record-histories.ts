@@ -18,13 +18,14 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectClient, connectWorker } from '../client/connection';
 import { planRejudge } from '../client/rejudge';
+import { curateInput } from '../client/snapshotOptions';
 import { runInput } from '../client/startRun';
 import { findOrInstallTemporalCli, freePort, startDevServer } from '../client/temporalServer';
 import { parseRunConfig } from '../core/config';
 import { openStore } from '../core/store';
 import { startSimServer, type SimServer } from '../sim/server';
 import { createWorker } from '../worker/createWorker';
-import { benchmarkRun } from '../workflows';
+import { benchmarkRun, snapshotCurate } from '../workflows';
 import type { HistoryFile } from '../test/support/histories';
 
 const REPO = path.resolve(__dirname, '..');
@@ -104,6 +105,29 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
       const config = simConfig(ctx, 'cab', file, { evaluationDate: '2025-06-01' });
       await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
       return runId;
+    },
+  },
+  {
+    name: 'snapshot-curate',
+    description: 'Curation of 9 traffic lines (one too short, one pre-tagged): filter → categorise in batches of 3 → distil → prune → sample.',
+    async run(ctx) {
+      const workflowId = 'replay-snapshot-curate';
+      const file = path.join(SCRATCH, 'traffic.jsonl');
+      const lines = [
+        'How do ETH staking yields compare with T-bills this month?',
+        'Is Hyperliquid volume growth sustainable?',
+        'What drives BTC dominance right now?',
+        'gm',
+        'Which L2 has the lowest fees for swaps today?',
+        'Should I bridge USDC to Base or Arbitrum?',
+        'What are the main risks of restaking on EigenLayer?',
+        'How did the last Fed decision move crypto markets?',
+      ].map((query) => ({ query }));
+      lines.push({ query: 'Explain how Uniswap v4 hooks change liquidity provision.', tags: 'Crypto Concepts & How-To' } as { query: string });
+      fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+      const input = curateInput({ target: '5', 'batch-size': '3', 'base-url': ctx.sim.url, model: 'sim-tagger', concurrency: '2', seed: 'record' }, file);
+      await ctx.client.workflow.execute(snapshotCurate, { taskQueue: ctx.taskQueue, workflowId, args: [input] });
+      return workflowId;
     },
   },
 ];
