@@ -5,10 +5,21 @@ import { curateActivities } from './snapshotCurate';
 import { generateActivities } from './snapshotGenerate';
 import { refreshActivities } from './snapshotRefresh';
 
-/** All activities of a benchmark run, bound to one results store. Plain async functions with typed inputs. */
-export function createActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps) };
+/** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
+export function benchmarkActivities(deps: ActivityDeps) {
+  return { ...runActivities(deps), ...collectActivities(deps) };
 }
 
-export type RunActivities = ReturnType<typeof createActivities>;
+/** The snapshot workflows' activities: generation, curation and the scheduled refresh's bookkeeping. */
+export function snapshotActivities(deps: ActivityDeps) {
+  return { ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps) };
+}
+
+/** Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories. */
+export function createActivities(deps: ActivityDeps) {
+  return { ...benchmarkActivities(deps), ...snapshotActivities(deps) };
+}
+
+export type BenchmarkActivities = ReturnType<typeof benchmarkActivities>;
+export type SnapshotActivities = ReturnType<typeof snapshotActivities>;
 export type { ActivityDeps };

@@ -14,13 +14,17 @@ import { withHeartbeat } from './heartbeat';
 import { llmSettings, nonRetryableInput } from './snapshotGenerate';
 
 /**
- * CryptoAnalystBench-style curation, one activity per stage. Each stage reads the previous stage's items from the
- * results store and writes its own (`items/<stage>`) and its counts (`counts/<stage>`); first write wins, so a
- * retried stage returns what it already did. The workflow only sees counts.
+ * CryptoAnalystBench-style curation, one activity per stage (categorisation: one per batch of queries, like generation's
+ * one per cell). Each stage reads the previous stage's items from the results store and writes its own (`items/<stage>`)
+ * and its counts (`counts/<stage>`); first write wins, so a retried stage returns what it already did. The workflow
+ * only sees counts.
  */
 
 type Tagged = TrafficItem & { tag: string };
 type Source = { file: string; hash: string; format: string };
+
+/** Traffic that already carries one of the categories keeps it; only the rest is sent to the tagger. */
+const pretaggedAs = (item: TrafficItem, known: Set<string>): string | null => (item.tags && known.has(item.tags) ? item.tags : null);
 
 export function curateActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -36,6 +40,61 @@ export function curateActivities(deps: ActivityDeps) {
   };
   const already = (jobId: string, stage: string) => getWork<StageCounts>(store, jobId, `counts/${stage}`);
 
+  /**
+   * Stage 2a: which filtered queries go to the tagger, in batches of `batchSize` (traffic that already carries a known
+   * category keeps it). Each batch is stored under its number; the workflow fans out one categoriseBatch per batch.
+   */
+  async function planCategorisation({ jobId, categories, batchSize }: { jobId: string; categories: string[]; batchSize: number }): Promise<{ batches: number }> {
+    const planned = getWork<number>(store, jobId, 'batches');
+    if (planned !== null) return { batches: planned };
+    putWork(store, jobId, 'categorisePrompts', loadCategorisePrompts().version);
+    const known = new Set(categories);
+    const toTag = items<TrafficItem>(jobId, 'filter').filter((item) => !pretaggedAs(item, known));
+    const batches = Math.ceil(toTag.length / batchSize);
+    for (let b = 0; b < batches; b++) putWork(store, jobId, `batch/${b}`, toTag.slice(b * batchSize, (b + 1) * batchSize).map((i) => i.query));
+    putWork(store, jobId, 'batches', batches);
+    return { batches: getWork<number>(store, jobId, 'batches')! };
+  }
+
+  /** Stage 2b: the LLM tags one batch; its labels are stored, so a retried or replayed batch never asks twice. */
+  async function categoriseBatch({ jobId, batch, categories, llm }: { jobId: string; batch: number; categories: string[]; llm: LlmSettings }): Promise<void> {
+    if (getWork(store, jobId, `tags/${batch}`)) return;
+    const texts = getWork<string[]>(store, jobId, `batch/${batch}`);
+    if (!texts) throw new Error(`curation job ${jobId} has no categorisation batch ${batch} in the results store ${store.file}`);
+    const prompts = loadCategorisePrompts();
+    const answer = await withHeartbeat(() =>
+      askJson({
+        settings: llmSettings(llm),
+        messages: categoriseMessages(prompts, categories, texts),
+        spec: categoriseSpec(categories, texts.length),
+        maxInvalidAnswers: 2,
+        retryIn: 'conversation',
+        env: deps.env,
+      }),
+    );
+    // A batch the tagger cannot label validly is recorded as untagged (counted, dropped), never guessed.
+    const labels: Array<string | null> = answer.ok ? texts.map((_, k) => answer.value.labels[batchId(k)]) : texts.map(() => null);
+    putWork(store, jobId, `tags/${batch}`, labels);
+  }
+
+  /** Stage 2c: every query with its category (pre-tagged or from its batch's labels), in input order; untagged ones are dropped. */
+  async function finishCategorisation({ jobId, categories }: { jobId: string; categories: string[] }): Promise<StageCounts> {
+    const done = already(jobId, 'categorise');
+    if (done) return done;
+    const input = items<TrafficItem>(jobId, 'filter');
+    const known = new Set(categories);
+    const batches = getWork<number>(store, jobId, 'batches')!;
+    const llmTags = Array.from({ length: batches }, (_, b) => getWork<Array<string | null>>(store, jobId, `tags/${b}`) ?? getWork<string[]>(store, jobId, `batch/${b}`)!.map(() => null)).flat();
+    let next = 0;
+    // Input order is kept: later stages keep the first of each near-duplicate group.
+    const tagged: Tagged[] = input.flatMap((item) => {
+      const tag = pretaggedAs(item, known) ?? llmTags[next++] ?? null;
+      return tag ? [{ ...item, tag }] : [];
+    });
+    const byCategory = Object.fromEntries(categories.map((c) => [c, tagged.filter((t) => t.tag === c).length]));
+    return finish(jobId, 'categorise', tagged, { stage: 'categorise', in: input.length, out: tagged.length, pretagged: input.length - next, untagged: input.length - tagged.length, requests: batches, byCategory });
+  }
+
   return {
     /** Stage 1: read the traffic (malformed lines fail the job unless skipBad) and drop too-short / too-long queries. */
     async curateFilter({ jobId, from, minChars, maxChars, skipBad }: { jobId: string; from: string; minChars: number; maxChars: number; skipBad: boolean }): Promise<StageCounts> {
@@ -50,50 +109,24 @@ export function curateActivities(deps: ActivityDeps) {
       });
     },
 
-    /** Stage 2: LLM tagging in batches; every batch's labels are stored as they arrive, so a crash resumes at the next batch. */
+    planCategorisation,
+    categoriseBatch,
+    finishCategorisation,
+
+    /**
+     * Stage 2 in one activity, for curations started before the workflow fanned the batches out (they replay into
+     * this call). The same three steps, the batches `llm.concurrency` at a time.
+     */
     async curateCategorise({ jobId, categories, llm, batchSize }: { jobId: string; categories: string[]; llm: LlmSettings; batchSize: number }): Promise<StageCounts> {
       const done = already(jobId, 'categorise');
       if (done) return done;
-      const input = items<TrafficItem>(jobId, 'filter');
-      const prompts = loadCategorisePrompts();
-      putWork(store, jobId, 'categorisePrompts', prompts.version);
-      // Traffic that already carries a known category keeps it; only the rest is sent to the tagger.
-      const known = new Set(categories);
-      const pretagged = (item: TrafficItem) => (item.tags && known.has(item.tags) ? item.tags : null);
-      const toTag = input.filter((item) => !pretagged(item));
-      const batches = Array.from({ length: Math.ceil(toTag.length / batchSize) }, (_, b) => toTag.slice(b * batchSize, (b + 1) * batchSize));
+      const { batches } = await planCategorisation({ jobId, categories, batchSize });
       let next = 0;
       const lane = async () => {
-        while (next < batches.length) {
-          const b = next++;
-          if (getWork(store, jobId, `tags/${b}`)) continue;
-          const texts = batches[b].map((i) => i.query);
-          const answer = await askJson({
-            settings: llmSettings(llm),
-            messages: categoriseMessages(prompts, categories, texts),
-            spec: categoriseSpec(categories, texts.length),
-            maxInvalidAnswers: 2,
-            retryIn: 'conversation',
-            env: deps.env,
-          });
-          // A batch the tagger cannot label validly is recorded as untagged (counted, dropped), never guessed.
-          const labels: Array<string | null> = answer.ok ? texts.map((_, k) => answer.value.labels[batchId(k)]) : texts.map(() => null);
-          putWork(store, jobId, `tags/${b}`, labels);
-        }
+        while (next < batches) await categoriseBatch({ jobId, batch: next++, categories, llm });
       };
-      await withHeartbeat(() => Promise.all(Array.from({ length: Math.min(llm.concurrency, batches.length) }, lane)));
-      const llmTag = new Map<TrafficItem, string | null>();
-      batches.forEach((batch, b) => {
-        const labels = getWork<Array<string | null>>(store, jobId, `tags/${b}`)!;
-        batch.forEach((item, k) => llmTag.set(item, labels[k]));
-      });
-      // Input order is kept: later stages keep the first of each near-duplicate group.
-      const tagged: Tagged[] = input.flatMap((item) => {
-        const tag = pretagged(item) ?? llmTag.get(item) ?? null;
-        return tag ? [{ ...item, tag }] : [];
-      });
-      const byCategory = Object.fromEntries(categories.map((c) => [c, tagged.filter((t) => t.tag === c).length]));
-      return finish(jobId, 'categorise', tagged, { stage: 'categorise', in: input.length, out: tagged.length, pretagged: input.length - toTag.length, untagged: input.length - tagged.length, requests: batches.length, byCategory });
+      await Promise.all(Array.from({ length: Math.min(llm.concurrency, batches) }, lane));
+      return finishCategorisation({ jobId, categories });
     },
 
     /** Stage 3: one representative per group of near-duplicates (same template or similar text). */

@@ -34,13 +34,25 @@ const files = readHistoryFiles();
 
 test('the recorded scenarios are all there and cover parent and child workflows', () => {
   const byName = new Map(files.map((f) => [f.content.scenario, f.content]));
-  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run']));
+  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'snapshot-curate']));
   const types = (name: string) => new Set(byName.get(name)!.workflows.map((w) => w.workflowType));
   expect(types('lattice-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   expect(types('cab-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   // A re-judge adopts stored responses: no collection children at all.
   expect(types('lattice-rejudge')).toEqual(new Set(['benchmarkRun', 'judgeChunk']));
   for (const f of files) for (const w of f.content.workflows) expect((w.history as { events: unknown[] }).events.length).toBeGreaterThan(5);
+});
+
+test('curation is recorded both before and after its batches fanned out from the workflow', () => {
+  const activities = (file: string) => {
+    const { content } = files.find((f) => path.basename(f.file) === file)!;
+    const events = (content.workflows[0].history as { events: Array<Record<string, any>> }).events;
+    return events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType.name as string] : []));
+  };
+  expect(activities('snapshot-curate.v1.json')).toEqual(['curateFilter', 'curateCategorise', 'curateDistil', 'curatePrune', 'curateSample']);
+  const fannedOut = activities('snapshot-curate.json');
+  expect(fannedOut.filter((a) => a === 'categoriseBatch').length).toBeGreaterThan(1);
+  expect(fannedOut).not.toContain('curateCategorise');
 });
 
 test.each(files.map((f) => [f.content.scenario, f.content] as const))('recorded %s histories replay deterministically with the current workflow code', async (_name, file) => {

@@ -1,11 +1,11 @@
 import { CancellationScope, defineQuery, executeChild, log, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { RunActivities } from '../activities';
+import type { BenchmarkActivities } from '../activities';
 import { chunkRanges, runPool } from './pool';
 import type { BenchmarkRunInput, ChunkResult, CollectChunkInput, JudgeChunkInput, Progress, RunResult } from './types';
 
 export const progressQuery = defineQuery<Progress>('progress');
 
-const { prepareRun, planJudging, writeReport, markRunFailed } = proxyActivities<RunActivities>({
+const { prepareRun, planJudging, writeReport, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });
@@ -78,7 +78,7 @@ function tally(progress: Progress, result: ChunkResult): void {
 
 /** Collects one copilot's answers to a slice of queries, within that copilot's limits. */
 export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInput): Promise<ChunkResult> {
-  const { collectResponse, recordCollectFailure } = proxyActivities<RunActivities>({
+  const { collectResponse, recordCollectFailure } = proxyActivities<BenchmarkActivities>({
     // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
     startToCloseTimeout: copilot.timeoutMs + 30_000,
     heartbeatTimeout: '10 seconds',
@@ -109,7 +109,7 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
 
 /** Judges units [from, to) of a run, at most `judge.concurrency` at a time. */
 export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): Promise<ChunkResult> {
-  const { judgeUnit, recordJudgeFailure } = proxyActivities<RunActivities>({
+  const { judgeUnit, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
     // A unit may be a whole shared conversation (one call per system, a ranking, taxonomy checks); finished turns are
     // stored, so a retry resumes mid-conversation. A dead worker is caught by the heartbeat timeout, not this one.
     startToCloseTimeout: judge.timeoutMs * 20 + 60_000,

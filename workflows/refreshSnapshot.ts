@@ -1,11 +1,11 @@
 import { executeChild, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
-import type { RunActivities } from '../activities';
+import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
 import { snapshotCurate } from './snapshotCurate';
 import { snapshotGenerate } from './snapshotGenerate';
 import type { RefreshInput, RefreshResult } from './snapshotTypes';
 
-const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<RunActivities>({
+const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });

@@ -1,26 +1,23 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { RunActivities } from '../activities';
-import type { CurateInput, CurateResult } from './snapshotTypes';
+import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { SnapshotActivities } from '../activities';
+import { llmCallOptions } from './llmCalls';
+import { runPool } from './pool';
+import type { CurateInput, CurateResult, StageCounts } from './snapshotTypes';
 
-const { curateFilter, curateDistil, curatePrune, curateSample } = proxyActivities<RunActivities>({
+const { curateFilter, planCategorisation, finishCategorisation, curateDistil, curatePrune, curateSample } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });
 
 /**
  * Curation from production traffic after CryptoAnalystBench: filter → categorise → distil → prune → curate,
- * each stage one activity whose items stay in the results store and whose counts come back here.
+ * each stage an activity whose items stay in the results store and whose counts come back here. Categorisation fans
+ * out from here, one activity per batch of queries (a crashed batch is retried alone), like generation's cells.
  */
 export async function snapshotCurate(input: CurateInput): Promise<CurateResult> {
   const jobId = workflowInfo().workflowId;
-  const { curateCategorise } = proxyActivities<RunActivities>({
-    // Tagging is many LLM requests in one activity; it heartbeats, and a retry resumes at the first unlabelled batch.
-    startToCloseTimeout: '2 hours',
-    heartbeatTimeout: '30 seconds',
-    retry: { maximumAttempts: input.llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
-  });
   const filter = await curateFilter({ jobId, from: input.from, minChars: input.minChars, maxChars: input.maxChars, skipBad: input.skipBad });
-  const categorise = await curateCategorise({ jobId, categories: input.categories, llm: input.llm, batchSize: input.batchSize });
+  const categorise = await categoriseStage(jobId, input);
   const distil = await curateDistil({ jobId, similarity: input.similarity });
   const prune = await curatePrune({ jobId, runId: input.pruneRunId, threshold: input.pruneThreshold, metric: input.pruneMetric });
   const sample = await curateSample({ jobId, input, workflowId: jobId });
@@ -33,4 +30,26 @@ export async function snapshotCurate(input: CurateInput): Promise<CurateResult> 
     proportions: sample.proportions,
     allocation: sample.allocation,
   };
+}
+
+async function categoriseStage(jobId: string, input: CurateInput): Promise<StageCounts> {
+  const { categories, llm, batchSize } = input;
+  if (!patched('curation-batches-from-workflow')) {
+    // Curations started before the fan-out replay into the one long activity that tagged every batch itself.
+    const { curateCategorise } = proxyActivities<SnapshotActivities>({
+      startToCloseTimeout: '2 hours',
+      heartbeatTimeout: '30 seconds',
+      retry: { maximumAttempts: llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
+    });
+    return curateCategorise({ jobId, categories, llm, batchSize });
+  }
+  const { categoriseBatch } = proxyActivities<SnapshotActivities>(llmCallOptions(llm));
+  const { batches } = await planCategorisation({ jobId, categories, batchSize });
+  await runPool(
+    Array.from({ length: batches }, (_, batch) => batch),
+    llm.concurrency,
+    0,
+    (batch) => categoriseBatch({ jobId, batch, categories, llm }),
+  );
+  return finishCategorisation({ jobId, categories });
 }

@@ -1,9 +1,10 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { RunActivities } from '../activities';
+import type { SnapshotActivities } from '../activities';
+import { llmCallOptions } from './llmCalls';
 import { runPool } from './pool';
 import type { GenerateInput, GenerateResult } from './snapshotTypes';
 
-const { planGeneration, dedupeGeneration, storeGenerated } = proxyActivities<RunActivities>({
+const { planGeneration, dedupeGeneration, storeGenerated } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });
@@ -15,11 +16,7 @@ const { planGeneration, dedupeGeneration, storeGenerated } = proxyActivities<Run
  */
 export async function snapshotGenerate(input: GenerateInput): Promise<GenerateResult> {
   const jobId = workflowInfo().workflowId;
-  const { generateCell } = proxyActivities<RunActivities>({
-    startToCloseTimeout: input.llm.timeoutMs * 4 + 30_000,
-    heartbeatTimeout: '30 seconds',
-    retry: { maximumAttempts: input.llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
-  });
+  const { generateCell } = proxyActivities<SnapshotActivities>(llmCallOptions(input.llm));
   const { cells, promptsVersion } = await planGeneration({ jobId, input });
   const need: Record<string, number> = Object.fromEntries(cells.map((c) => [c, input.perCell]));
   let round = 0;
