@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { curateActivities } from '../activities/snapshotCurate';
 import { parseCsvRecords } from '../core/csv';
 import { CAB_CATEGORIES } from '../core/curation';
 import { getWork } from '../core/snapshots';
@@ -94,6 +95,11 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     const schema = sim.requests[0].body.response_format.json_schema.schema; // a full batch of 25
     expect(schema.properties.labels.required).toEqual(Array.from({ length: 25 }, (_, k) => `q${k + 1}`));
     expect(schema.properties.labels.properties.q1.enum).toEqual([...CAB_CATEGORIES]);
+    // One activity per batch, each batch's labels stored: a retried or replayed batch asks the tagger nothing again.
+    expect(getWork(store, result.jobId, 'batches')).toBe(categorise.requests);
+    const llm = { baseURL: sim.url, model: 'tagger', temperature: 0, timeoutMs: 10_000, concurrency: 1, maxAttempts: 1, responseFormat: 'json_schema' as const };
+    await curateActivities({ store, env: {} }).categoriseBatch({ jobId: result.jobId, batch: 0, categories: [...CAB_CATEGORIES], llm });
+    expect(taggerRequests).toBe(categorise.requests);
 
     // Distil: re-asked copies and the "What's up with X" family collapse to one each.
     const distilled: Array<{ query: string }> = getWork(store, result.jobId, 'items/distil')!;
