@@ -1,8 +1,5 @@
 #!/usr/bin/env node
 // judgeflow is written in TypeScript; tsx compiles it on the fly so there is no build step to forget.
 require('tsx/cjs');
-require('../client/cli.ts')
-  .main(process.argv.slice(2))
-  .then((code) => {
-    process.exitCode = code;
-  });
+const { main } = require('../client/cli.ts');
+main(process.argv.slice(2)).then((code) => process.exit(code));

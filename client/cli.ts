@@ -36,7 +36,7 @@ function installQuietRuntime(): void {
   try {
     Runtime.install({ logger: new DefaultLogger(level) });
   } catch {
-    // Already installed (main() called twice in one process, e.g. from a test): keep the existing runtime.
+    // Already installed (by a worker or an earlier main() in this process, e.g. in a test): keep the existing runtime.
   }
 }
 
