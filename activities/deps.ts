@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { RunConfig } from '../core/config';
-import type { JudgeSettings } from '../core/llm';
+import type { ModelEndpoint } from '../core/llm';
 import type { LoadedRubric } from '../core/protocol';
 import type { ResultsStore, RunRecord } from '../core/store';
 import { protocolFor } from '../rubrics';
@@ -34,7 +34,7 @@ export function runRubric(deps: ActivityDeps, run: RunRecord): LoadedRubric {
   return rubric;
 }
 
-export function judgeSettings(run: RunRecord & { config: StoredRunConfig }): JudgeSettings {
+export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }): ModelEndpoint {
   const j = run.config.judge;
   return { baseURL: j.baseURL, model: j.model, apiKeyEnv: j.apiKeyEnv, temperature: run.judge.temperature, timeoutMs: j.timeoutMs, responseFormat: j.responseFormat };
 }

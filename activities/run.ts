@@ -8,7 +8,7 @@ import type { Query, StoredResponse } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
-import { judgeSettings, requireRun, runDir, runRubric, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, requireRun, runDir, runRubric, type ActivityDeps, type StoredRunConfig } from './deps';
 import { withHeartbeat } from './heartbeat';
 import { toAdapterError } from './adapters/openai';
 import { redact, secretValues } from './adapters/common';
@@ -90,7 +90,7 @@ export function runActivities(deps: ActivityDeps) {
         runId,
         snapshotId: run.snapshotId,
         rubric: runRubric(deps, run),
-        judge: judgeSettings(run),
+        judge: judgeEndpoint(run),
         env: deps.env,
         cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: () => null, set: (k, v) => store.cacheAnswer(k, v) },
         options: run.config as unknown as Record<string, unknown>,

@@ -11,7 +11,7 @@ import { contentHash } from '../core/validate';
 import type { CurateInput, LlmSettings, StageCounts } from '../workflows/snapshotTypes';
 import type { ActivityDeps } from './deps';
 import { withHeartbeat } from './heartbeat';
-import { llmSettings, nonRetryableInput } from './snapshotGenerate';
+import { nonRetryableInput } from './snapshotGenerate';
 
 /**
  * CryptoAnalystBench-style curation, one activity per stage (categorisation: one per batch of queries, like generation's
@@ -64,7 +64,7 @@ export function curateActivities(deps: ActivityDeps) {
     const prompts = loadCategorisePrompts();
     const answer = await withHeartbeat(() =>
       askJson({
-        settings: llmSettings(llm),
+        settings: llm,
         messages: categoriseMessages(prompts, categories, texts),
         spec: categoriseSpec(categories, texts.length),
         maxInvalidAnswers: 2,

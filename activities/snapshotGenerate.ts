@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { askJson, type JudgeSettings } from '../core/llm';
+import { askJson } from '../core/llm';
 import { getWork, putWork, saveSnapshot } from '../core/snapshots';
 import { groupNearDuplicates } from '../core/text';
 import type { Query } from '../core/types';
@@ -16,10 +16,6 @@ import { withHeartbeat } from './heartbeat';
  *   accepted/<round>      {cell: texts} after near-duplicate removal over every candidate so far
  * The workflow only sees counts.
  */
-
-export function llmSettings(llm: LlmSettings): JudgeSettings {
-  return { baseURL: llm.baseURL, model: llm.model, apiKeyEnv: llm.apiKeyEnv, temperature: llm.temperature, timeoutMs: llm.timeoutMs, responseFormat: llm.responseFormat };
-}
 
 /** InputErrors are the caller's to fix: retrying cannot help. */
 export async function nonRetryableInput<T>(work: () => T | Promise<T>): Promise<T> {
@@ -65,7 +61,7 @@ export function generateActivities(deps: ActivityDeps) {
       const previous = args.round > 0 ? getWork<Accepted>(store, args.jobId, `accepted/${args.round - 1}`) : null;
       const answer = await withHeartbeat(() =>
         askJson({
-          settings: llmSettings(args.llm),
+          settings: args.llm,
           messages: generationMessages({ prompts, cell: args.cell, count: args.count, seed: `${args.seed}/${args.cell}/round-${args.round}`, avoid: previous?.[args.cell] ?? [] }),
           spec: generationSpec(1),
           maxInvalidAnswers: 2,

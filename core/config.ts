@@ -63,7 +63,6 @@ export const runConfigSchema = z
   });
 
 export type RunConfig = z.infer<typeof runConfigSchema>;
-export type JudgeConfig = z.infer<typeof judgeConfigSchema>;
 export type { CopilotConfig };
 
 const PATH_KEYS = ['path', 'storageState'] as const;

@@ -2,8 +2,11 @@ import OpenAI from 'openai';
 import type { z } from 'zod';
 import { contentHash } from './validate';
 
-/** Judge endpoint settings, as validated from the run config (temperature already resolved from the rubric). */
-export interface JudgeSettings {
+/**
+ * One OpenAI-compatible chat endpoint and how to ask it: the judge of a run (temperature already resolved from the
+ * rubric), or the generator or tagger of a snapshot job. The key is named, never carried.
+ */
+export interface ModelEndpoint {
   baseURL: string;
   model: string;
   apiKeyEnv?: string;
@@ -35,7 +38,7 @@ export interface AnswerCache {
 }
 
 const clients = new Map<string, OpenAI>();
-function clientFor(settings: JudgeSettings, env: NodeJS.ProcessEnv): OpenAI {
+function clientFor(settings: ModelEndpoint, env: NodeJS.ProcessEnv): OpenAI {
   const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || 'unused';
   const key = `${settings.baseURL}\u0000${apiKey}`;
   let client = clients.get(key);
@@ -47,7 +50,7 @@ function clientFor(settings: JudgeSettings, env: NodeJS.ProcessEnv): OpenAI {
   return client;
 }
 
-export function requestKey(settings: JudgeSettings, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
+export function requestKey(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
   return contentHash({ model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat, messages, schema: spec.jsonSchema }, 40);
 }
 
@@ -77,7 +80,7 @@ function parseAnswer<T>(raw: string | null | undefined, spec: JsonAnswerSpec<T>)
  * conversation with the reason appended — then returned as a failure (the caller records it; never a default score).
  */
 export async function askJson<T>(args: {
-  settings: JudgeSettings;
+  settings: ModelEndpoint;
   messages: ChatMessage[];
   spec: JsonAnswerSpec<T>;
   maxInvalidAnswers: number;
@@ -112,7 +115,7 @@ export async function askJson<T>(args: {
   return { ok: false, error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`, attempts: args.maxInvalidAnswers + 1, messages };
 }
 
-async function complete(settings: JudgeSettings, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string | null> {
+async function complete(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string | null> {
   const responseFormat =
     settings.responseFormat === 'json_schema'
       ? ({ type: 'json_schema', json_schema: { name: spec.name, strict: true, schema: spec.jsonSchema } } as const)

@@ -1,4 +1,4 @@
-import type { AnswerCache, JudgeSettings } from './llm';
+import type { AnswerCache, ModelEndpoint } from './llm';
 import type { JudgeUnit, ResultsStore, RunRecord } from './store';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
@@ -16,7 +16,7 @@ export interface JudgeContext {
   runId: string;
   snapshotId: string;
   rubric: LoadedRubric;
-  judge: JudgeSettings;
+  judge: ModelEndpoint;
   env: NodeJS.ProcessEnv;
   /** Present when re-judging may reuse answers to identical requests. */
   cache?: AnswerCache;

@@ -163,15 +163,6 @@ export function getWork<T>(store: ResultsStore, jobId: string, key: string): T |
   return row ? (JSON.parse(row.value) as T) : null;
 }
 
-/** Every work row of a job whose key starts with `prefix`, ordered by key. */
-export function listWork<T>(store: ResultsStore, jobId: string, prefix: string): Array<{ key: string; value: T }> {
-  ensureTables(store);
-  return (store.db.prepare('SELECT key, value FROM snapshot_work WHERE job_id = ? AND substr(key, 1, ?) = ? ORDER BY key').all(jobId, prefix.length, prefix) as Array<{ key: string; value: string }>).map((r) => ({
-    key: r.key,
-    value: JSON.parse(r.value) as T,
-  }));
-}
-
 export interface ScheduleSnapshotRow {
   schedule: string;
   workflowId: string;

@@ -1,13 +1,9 @@
 /** Inputs and results of the snapshot workflows (generation, curation, scheduled refresh). Small and serialisable. */
+import type { ModelEndpoint } from '../core/llm';
 import type { BenchmarkRunInput } from './types';
 
-/** An OpenAI-compatible endpoint used as query generator or tagger. The key is named, never carried. */
-export interface LlmSettings {
-  baseURL: string;
-  model: string;
-  apiKeyEnv?: string;
-  temperature: number;
-  timeoutMs: number;
+/** The query generator's or tagger's endpoint, with the limits the workflow enforces on it. */
+export interface LlmSettings extends ModelEndpoint {
   /** Requests in flight at once (cells for generation, batches for tagging). */
   concurrency: number;
   /** Transport attempts per request (Temporal activity retries). */
