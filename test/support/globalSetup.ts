@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findOrInstallTemporalCli, freePort, startDevServer } from '../../client/temporalServer';
-import { writeWorkflowBundle } from '../../worker/bundle';
+import { bundleWorkflowCode } from '@temporalio/worker';
 
 /**
  * One real Temporal dev server (in memory, its own port) and one workflow bundle for the whole test run.
@@ -14,7 +14,9 @@ export default async function globalSetup(): Promise<void> {
   const cli = await findOrInstallTemporalCli({ home: path.join(repo, '.judgeflow'), log: (m) => console.log(m) });
   const port = await freePort();
   const server = await startDevServer({ cli, port, uiPort: await freePort(), headless: true, logFile: path.join(scratch, 'temporal.log') });
-  const bundle = await writeWorkflowBundle(path.join(scratch, 'workflows.js'));
+  const bundle = path.join(scratch, 'workflows.js');
+  const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never;
+  fs.writeFileSync(bundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet })).code);
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.TEMPORAL_CLI = cli;
   process.env.JUDGEFLOW_WORKFLOW_BUNDLE = bundle;
