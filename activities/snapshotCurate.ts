@@ -138,7 +138,7 @@ export function curateActivities(deps: ActivityDeps) {
       return finish(jobId, 'distil', kept, { stage: 'distil', in: input.length, out: kept.length, groups, collapsed: input.length - kept.length, largestGroup: Math.max(0, ...kept.map((k) => k.groupSize)) });
     },
 
-    /** Stage 4: drop queries on which every system of an earlier run scored above the threshold (skipped without a run). */
+    /** Stage 4: drop queries on which every copilot of an earlier run scored above the threshold (skipped without a run). */
     async curatePrune({ jobId, runId, threshold, metric }: { jobId: string; runId?: string; threshold: number; metric: 'mean' | 'total' }): Promise<StageCounts> {
       const done = already(jobId, 'prune');
       if (done) return done;
@@ -146,7 +146,7 @@ export function curateActivities(deps: ActivityDeps) {
       if (!runId) return finish(jobId, 'prune', input, { stage: 'prune', in: input.length, out: input.length, skipped: true });
       const run = store.getRun(runId);
       if (!run) throw ApplicationFailure.nonRetryable(`--prune-run ${runId}: no such run in the results store ${store.file} (see judgeflow runs)`, 'InputError');
-      const easy = easyQueryTexts({ queries: store.snapshotQueries(run.snapshotId), judgments: store.judgments(runId, run.rubricVersion), systems: run.copilots, threshold, metric });
+      const easy = easyQueryTexts({ queries: store.snapshotQueries(run.snapshotId), judgments: store.judgments(runId, run.rubricVersion), copilots: run.copilots, threshold, metric });
       const kept = input.filter((i) => !easy.has(normalizeText(i.query)));
       return finish(jobId, 'prune', kept, { stage: 'prune', in: input.length, out: kept.length, pruned: input.length - kept.length, easyInRun: easy.size, run: runId, threshold, metric });
     },

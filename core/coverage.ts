@@ -1,6 +1,6 @@
 import type { StoredJudgment, StoredResponse } from './types';
 
-/** How much of a system's work got a score, shared by every protocol's report. */
+/** How much of a copilot's work got a score, shared by every protocol's report. */
 export interface Coverage {
   /** Scored items (judgment ok). */
   n: number;
@@ -11,7 +11,7 @@ export interface Coverage {
   missingResponses: number;
 }
 
-/** `judgments` and `responses` are one system's, already restricted to the snapshot's queries. */
+/** `judgments` and `responses` are one copilot's, already restricted to the snapshot's queries. */
 export function coverage(judgments: StoredJudgment[], responses: StoredResponse[]): Coverage {
   const n = judgments.filter((j) => j.status === 'ok').length;
   const failedJudgments = judgments.length - n;

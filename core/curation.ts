@@ -53,27 +53,27 @@ export function distil<T extends { query: string }>(items: T[], threshold: numbe
 }
 
 /**
- * Stage 4: the queries of an earlier run on which every system scored above the threshold ("easy": they no longer
- * separate systems). Returns their normalised texts. `mean` is the mean of a judgment's dimension scores (both protocols'
+ * Stage 4: the queries of an earlier run on which every copilot scored above the threshold ("easy": they no longer
+ * separate copilots). Returns their normalised texts. `mean` is the mean of a judgment's dimension scores (both protocols'
  * dimensions are 0/1–10; CryptoAnalystBench error-taxonomy flags, stored as `taxonomy.*` 0/1 scores, are not dimensions
  * and are left out), `total` the protocol's stored total (LATTICE 0–100, CryptoAnalystBench 4–40).
  */
-export function easyQueryTexts(args: { queries: Query[]; judgments: StoredJudgment[]; systems: string[]; threshold: number; metric: 'mean' | 'total' }): Set<string> {
+export function easyQueryTexts(args: { queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; threshold: number; metric: 'mean' | 'total' }): Set<string> {
   const byQuery = new Map<string, Map<string, number>>();
   for (const j of args.judgments) {
     if (j.status !== 'ok') continue;
     const values = j.scores ? Object.entries(j.scores).filter(([k]) => !isTaxonomyKey(k)).map(([, v]) => v) : [];
     const score = args.metric === 'total' ? j.total : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
     if (score === null) continue;
-    let perSystem = byQuery.get(j.queryId);
-    if (!perSystem) byQuery.set(j.queryId, (perSystem = new Map()));
-    perSystem.set(j.copilot, score);
+    let perCopilot = byQuery.get(j.queryId);
+    if (!perCopilot) byQuery.set(j.queryId, (perCopilot = new Map()));
+    perCopilot.set(j.copilot, score);
   }
   const easy = new Set<string>();
   for (const q of args.queries) {
-    const perSystem = byQuery.get(q.id);
-    // Every system must have a score: a system that failed on a query says nothing about its difficulty.
-    if (perSystem && args.systems.length > 0 && args.systems.every((s) => (perSystem.get(s) ?? -Infinity) > args.threshold)) easy.add(normalizeText(q.text));
+    const perCopilot = byQuery.get(q.id);
+    // Every copilot must have a score: a copilot that failed on a query says nothing about its difficulty.
+    if (perCopilot && args.copilots.length > 0 && args.copilots.every((s) => (perCopilot.get(s) ?? -Infinity) > args.threshold)) easy.add(normalizeText(q.text));
   }
   return easy;
 }

@@ -120,7 +120,7 @@ function signFlipPValue(diffs: number[], iterations: number, rand: () => number)
 }
 
 /**
- * Compares two systems scored on the same queries: a[i] and b[i] belong to query i.
+ * Compares two copilots scored on the same queries: a[i] and b[i] belong to query i.
  * The p-value comes from a sign-flip permutation test on b - a (no normality assumption, which
  * matters for bounded, lumpy judge scores) and the CI from a paired bootstrap of b - a.
  */

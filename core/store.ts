@@ -36,7 +36,7 @@ export interface SnapshotRecord {
 
 export interface JudgeUnit {
   queryId: string;
-  /** LATTICE: one copilot; CryptoAnalystBench: every system present, in presentation order. */
+  /** LATTICE: one copilot; CryptoAnalystBench: every copilot present, in presentation order. */
   copilots: string[];
 }
 

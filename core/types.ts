@@ -17,7 +17,7 @@ export interface Query {
   tags?: string;
   /** Previous turns of the user's conversation, oldest first. */
   history?: Turn[];
-  /** Context that was available to the systems (CryptoAnalystBench). */
+  /** Context that was available to the copilots (CryptoAnalystBench). */
   context?: string;
 }
 

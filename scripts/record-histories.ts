@@ -96,7 +96,7 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
   },
   {
     name: 'cab-run',
-    description: 'A CryptoAnalystBench run (one shared judge conversation per query): 3 queries, 2 systems, chunks of two.',
+    description: 'A CryptoAnalystBench run (one shared judge conversation per query): 3 queries, 2 copilots, chunks of two.',
     async run(ctx) {
       const runId = 'replay-cab-run';
       const file = path.join(SCRATCH, 'cab-queries.jsonl');

@@ -133,7 +133,7 @@ describe('curation stages', () => {
     const easy = easyQueryTexts({
       queries: [q('1', 'Easy one?'), q('2', 'Split one'), q('3', 'Missing system')],
       judgments: [j('1', 'A', 9), j('1', 'B', 8.5), j('2', 'A', 9), j('2', 'B', 8), j('3', 'A', 10), j('3', 'B', 10, 'failed')],
-      systems: ['A', 'B'],
+      copilots: ['A', 'B'],
       threshold: 8,
       metric: 'mean',
     });
@@ -146,7 +146,7 @@ describe('curation stages', () => {
     const flags = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((f) => [`taxonomy.${f}`, 0]));
     const j = (queryId: string, copilot: string) =>
       ({ queryId, copilot, status: 'ok', scores: { relevance: 9, depth: 9, temporal_relevance: 9, data_consistency: 9, ...flags }, total: 36 }) as never;
-    const easy = easyQueryTexts({ queries: [q('1', 'Easy one?')], judgments: [j('1', 'A'), j('1', 'B')], systems: ['A', 'B'], threshold: 8, metric: 'mean' });
+    const easy = easyQueryTexts({ queries: [q('1', 'Easy one?')], judgments: [j('1', 'A'), j('1', 'B')], copilots: ['A', 'B'], threshold: 8, metric: 'mean' });
     expect([...easy]).toEqual(['easy one']);
   });
 

@@ -110,7 +110,7 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
 /** Judges units [from, to) of a run, at most `judge.concurrency` at a time. */
 export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): Promise<ChunkResult> {
   const { judgeUnit, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
-    // A unit may be a whole shared conversation (one call per system, a ranking, taxonomy checks); finished turns are
+    // A unit may be a whole shared conversation (one call per copilot, a ranking, taxonomy checks); finished turns are
     // stored, so a retry resumes mid-conversation. A dead worker is caught by the heartbeat timeout, not this one.
     startToCloseTimeout: judge.timeoutMs * 20 + 60_000,
     heartbeatTimeout: '10 seconds',

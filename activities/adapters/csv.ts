@@ -34,7 +34,7 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
           throw new AdapterError('missing', `${config.path} has no row whose query matches query ${query.id} ("${shorten(query.text)}")`);
         const cell = (column: string | undefined) => (column && table.header.includes(column) ? row[table.header.indexOf(column)] ?? '' : undefined);
         const text = cell(columns.response) ?? '';
-        // An empty cell means the system was never asked or gave nothing: recorded as missing, never scored as an empty answer.
+        // An empty cell means the copilot was never asked or gave nothing: recorded as missing, never scored as an empty answer.
         if (!text.trim())
           throw new AdapterError('missing', `${config.path} has no ${columns.response} value for query ${query.id} ("${shorten(query.text)}")`);
         const own = [columns.response, columns.chatId, columns.context].filter((c) => table.header.includes(c));

@@ -42,7 +42,7 @@ export interface CollectedResponse {
   /** Answer container's HTML (browser adapter). */
   html?: string;
   conversationId?: string;
-  /** Context that was available to the system, when the source provides it. */
+  /** Context that was available to the copilot, when the source provides it. */
   context?: string;
 }
 

@@ -6,7 +6,7 @@ import { coverage, type Coverage } from '../../core/coverage';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
 
-export interface CabSystemSummary extends Coverage {
+export interface CabCopilotSummary extends Coverage {
   /** Mean score per dimension over scored responses. */
   dimensions: Record<string, number | null>;
   /** Sum of the four dimension means (4–40 on the 1–10 scale). */
@@ -15,14 +15,14 @@ export interface CabSystemSummary extends Coverage {
   ci95: { low: number; high: number } | null;
   /** Mean rank (1 = best) over queries whose ranking succeeded. */
   meanRank: number | null;
-  /** rankCounts[k] = queries where the system was ranked k+1. */
+  /** rankCounts[k] = queries where the copilot was ranked k+1. */
   rankCounts: number[];
   /** Error taxonomy (errorTaxonomy: true): share of checked responses with each flag present. */
   taxonomy?: { n: number; failed: number; rates: Record<string, number | null> };
 }
 
 export interface PositionBias {
-  /** Mean total of the responses shown in position p+1 (all systems pooled). */
+  /** Mean total of the responses shown in position p+1 (all copilots pooled). */
   meanTotalByPosition: Array<number | null>;
   /** Share of ranked queries in which the response in position p+1 was ranked first (among queries that had a position p+1). */
   rank1RateByPosition: Array<number | null>;
@@ -39,7 +39,8 @@ export interface PositionBias {
 }
 
 export interface CabSummary {
-  systems: Record<string, CabSystemSummary>;
+  /** Per copilot; the report key keeps CryptoAnalystBench's wording. */
+  systems: Record<string, CabCopilotSummary>;
   tags: Record<string, Record<string, { total: number | null; meanRank: number | null; n: number }>>;
   positionBias: PositionBias;
   /** copilot → times shown in position p+1 (the presentation design's position counts). */
@@ -63,18 +64,18 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
   const judgments = args.judgments.filter((j) => byQuery.has(j.queryId));
   const positions = judgments.reduce((max, j) => Math.max(max, j.position ?? 0), copilots.length);
 
-  const systems: Record<string, CabSystemSummary> = {};
-  for (const system of copilots) systems[system] = summariseSystem(judgments.filter((j) => j.copilot === system), responses.filter((r) => r.copilot === system && byQuery.has(r.queryId)), positions, taxonomy, `${args.seed ?? 'judgeflow'}:${system}`);
+  const systems: Record<string, CabCopilotSummary> = {};
+  for (const copilot of copilots) systems[copilot] = summariseCopilot(judgments.filter((j) => j.copilot === copilot), responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId)), positions, taxonomy, `${args.seed ?? 'judgeflow'}:${copilot}`);
 
   const tags: CabSummary['tags'] = {};
   for (const j of judgments) {
     for (const tag of tagsOf(byQuery.get(j.queryId)!)) (tags[tag] ??= {})[j.copilot] ??= { total: null, meanRank: null, n: 0 };
   }
-  for (const [tag, bySystem] of Object.entries(tags)) {
-    for (const system of Object.keys(bySystem)) {
-      const mine = judgments.filter((j) => j.copilot === system && tagsOf(byQuery.get(j.queryId)!).includes(tag));
+  for (const [tag, byCopilot] of Object.entries(tags)) {
+    for (const copilot of Object.keys(byCopilot)) {
+      const mine = judgments.filter((j) => j.copilot === copilot && tagsOf(byQuery.get(j.queryId)!).includes(tag));
       const ok = mine.filter((j) => j.status === 'ok');
-      bySystem[system] = { total: meanOrNull(ok.map((j) => j.total!)), meanRank: meanOrNull(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), n: ok.length };
+      byCopilot[copilot] = { total: meanOrNull(ok.map((j) => j.total!)), meanRank: meanOrNull(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), n: ok.length };
     }
   }
 
@@ -111,14 +112,14 @@ function countPositions(judgments: StoredJudgment[], positions: number): number[
   return counts;
 }
 
-function summariseSystem(mine: StoredJudgment[], myResponses: StoredResponse[], positions: number, taxonomy: boolean, seed: string): CabSystemSummary {
+function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[], positions: number, taxonomy: boolean, seed: string): CabCopilotSummary {
   const ok = mine.filter((j) => j.status === 'ok');
   const dimensions = Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, meanOrNull(ok.map((j) => j.scores![d]))]));
   const dimMeans = CAB_DIMENSIONS.map((d) => dimensions[d]);
   const ranks = mine.filter((j) => j.rank !== null).map((j) => j.rank!);
   const rankCounts = new Array<number>(positions).fill(0);
   for (const r of ranks) rankCounts[r - 1]++;
-  const summary: CabSystemSummary = {
+  const summary: CabCopilotSummary = {
     ...coverage(mine, myResponses),
     dimensions,
     total: dimMeans.some((m) => m === null) ? null : (dimMeans as number[]).reduce((sum, m) => sum + m, 0),

@@ -7,7 +7,7 @@ import { buildCabReport } from './report';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
 
 /**
- * CryptoAnalystBench: per query, every system's response is scored in ONE shared judge conversation
+ * CryptoAnalystBench: per query, every copilot's response is scored in ONE shared judge conversation
  * (one response per turn, order from the balanced presentation design), then all are ranked. One unit = one query.
  */
 export const cabProtocol: ProtocolModule = {

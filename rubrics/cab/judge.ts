@@ -33,8 +33,8 @@ export function evaluationDateOf(options: Record<string, unknown>, run: Pick<Run
 type Scores = Record<string, { score: number } & Record<string, unknown>>;
 
 /**
- * One query: every present system's response in ONE judge conversation, in the presentation order
- * (unit.copilots), then a ranking of all labels. Labels are mapped back to systems only here, after
+ * One query: every present copilot's response in ONE judge conversation, in the presentation order
+ * (unit.copilots), then a ranking of all labels. Labels are mapped back to copilots only here, after
  * judging; the judge only ever sees "Response #k".
  */
 export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {

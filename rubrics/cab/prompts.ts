@@ -5,13 +5,13 @@ import type { Query } from '../../core/types';
 import { renderTemplate, requireShown } from '../../core/validate';
 import type { CabRubric } from './rubric';
 
-/** What one turn shows about one response. Never the system's name: only its label. */
+/** What one turn shows about one response. Never the copilot's name: only its label. */
 export interface ShownResponse {
   label: string;
   text: string;
   /** When the response was produced (the stored response's finishedAt). */
   timestamp: string | null;
-  /** Context that was available to the system (its own, else the query's). */
+  /** Context that was available to the copilot (its own, else the query's). */
   context: string | null;
 }
 

@@ -14,7 +14,7 @@ export const cabQuerySchema = z
     /** One category label, or several. */
     tags: z.union([z.string(), z.array(z.string())]).optional(),
     history: z.array(turnSchema).optional(),
-    /** Context that was available to every system for this query (a system's own context comes with its response). */
+    /** Context that was available to every copilot for this query (a copilot's own context comes with its response). */
     context: z.string().optional(),
   })
   .strict();
@@ -23,7 +23,7 @@ export const cabQuerySchema = z
  * CryptoAnalystBench queries, by file extension:
  * - `.jsonl` / `.ndjson`: one `{"id","text","tags"?,"history"?,"context"?}` per line;
  * - `.csv`: the CryptoAnalystBench layout, columns `query` and optionally `tags`, `id`, `context`
- *   (other columns, such as `<system>_response`, are ignored, so one file can hold queries and answers).
+ *   (other columns, such as `<copilot>_response`, are ignored, so one file can hold queries and answers).
  *   Without an `id` column, ids are the 1-based data-row number, zero-padded: q001, q002, … (q0001 from
  *   1,000 rows) — stable as long as rows are not reordered.
  */

@@ -36,19 +36,19 @@ export function buildCabReport(input: ReportInput): ReportFiles {
   const csvColumns = ['run_id', 'query_id', 'tags', 'copilot', 'position', 'rank', ...CAB_DIMENSIONS, 'total', 'response_status', 'judgment_status', 'failure_reason', ...(taxonomy ? CAB_TAXONOMY : [])];
   const csv: unknown[][] = [csvColumns, ...rows.map((r) => csvColumns.map((c) => r[c] ?? ''))];
   const markdown = cabMarkdown(summary, { run, rubric, queries, simulated, evaluationDate, seed: plan?.seed ?? null });
-  const systemsByTotal = Object.keys(summary.systems).sort((a, b) => (summary.systems[b].total ?? -1) - (summary.systems[a].total ?? -1));
+  const copilotsByTotal = Object.keys(summary.systems).sort((a, b) => (summary.systems[b].total ?? -1) - (summary.systems[a].total ?? -1));
   return {
     json,
     markdown,
     csv,
-    summary: Object.fromEntries(systemsByTotal.map((s) => [s, summary.systems[s].total])),
+    summary: Object.fromEntries(copilotsByTotal.map((s) => [s, summary.systems[s].total])),
     extra: [{ name: 'report.xlsx', write: (file) => writeCabWorkbook(file, { rows, summary, queries, judgments, copilots: run.copilots, taxonomy }) }],
   };
 }
 
 export type ResultRow = Record<string, string | number | null>;
 
-/** One row per query × system: the CSV and the workbook's "Evaluation Results" sheet. */
+/** One row per query × copilot: the CSV and the workbook's "Evaluation Results" sheet. */
 function resultRows(runId: string, queries: Query[], copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], taxonomy: boolean): ResultRow[] {
   const key = (q: string, c: string) => `${q}\u0000${c}`;
   const responseOf = new Map(responses.map((r) => [key(r.queryId, r.copilot), r]));

@@ -46,11 +46,11 @@ export async function writeCabWorkbook(
 
   const ok = input.judgments.filter((j) => j.status === 'ok');
   const statsRows: unknown[][] = [];
-  for (const system of copilots) {
-    const mine = ok.filter((j) => j.copilot === system);
+  for (const copilot of copilots) {
+    const mine = ok.filter((j) => j.copilot === copilot);
     for (const metric of [...CAB_DIMENSIONS, 'total']) {
       const d = describe(mine.map((j) => (metric === 'total' ? j.total! : j.scores![metric])));
-      statsRows.push([system, METRIC_NAMES[metric], d?.mean ?? null, d?.std ?? null, d?.variance ?? null, d?.min ?? null, d?.max ?? null, d?.median ?? null, d?.q25 ?? null, d?.q75 ?? null, d?.count ?? 0]);
+      statsRows.push([copilot, METRIC_NAMES[metric], d?.mean ?? null, d?.std ?? null, d?.variance ?? null, d?.min ?? null, d?.max ?? null, d?.median ?? null, d?.q25 ?? null, d?.q75 ?? null, d?.count ?? 0]);
     }
   }
   sheet(wb, 'Per-Model Statistics', ['Model', 'Metric', 'Mean', 'Std', 'Variance', 'Min', 'Max', 'Median', 'Q25', 'Q75', 'Count'], statsRows);
