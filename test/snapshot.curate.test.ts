@@ -7,7 +7,7 @@ import { getWork } from '../core/snapshots';
 import { normalizeText } from '../core/text';
 import { protocolFor } from '../rubrics';
 import { startSimServer, type SimHandler, type SimServer } from '../sim/server';
-import { runCli } from './support/cli';
+import { cliInProcess } from './support/cliInProcess';
 import { SHARED, tempDir, withWorker } from './support/harness';
 
 // The published CryptoAnalystBench queries with their labels: the tagger "knows" the right category of each.
@@ -69,14 +69,14 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     const { file, valid, badLines, copies } = writeTraffic(dir);
     const base = ['snapshot', 'curate', '--from', file, '--target', '60', '--base-url', sim.url, '--model', 'tagger', '--batch-size', '25', '--seed', 's1', '--json'];
 
-    const refused = await runCli(base, env);
+    const refused = await cliInProcess(base, env);
     expect(refused.code).toBe(2);
     for (const line of badLines) expect(refused.stderr).toContain(`${file}:${line}:`);
     expect(refused.stderr).toContain('--skip-bad');
     expect(store.listSnapshots()).toHaveLength(0);
     expect(taggerRequests).toBe(0);
 
-    const { code, stdout, stderr } = await runCli([...base, '--skip-bad'], env);
+    const { code, stdout, stderr } = await cliInProcess([...base, '--skip-bad'], env);
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
     const result = JSON.parse(stdout);
     const [filter, categorise, distil, prune, curate] = result.stages;
@@ -123,13 +123,13 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
 
     // The snapshot exports to a valid CryptoAnalystBench run input.
     const out = path.join(dir, 'curated.jsonl');
-    expect((await runCli(['snapshot', 'export', result.snapshotId, '--format', 'jsonl', '--out', out], env)).code).toBe(0);
+    expect((await cliInProcess(['snapshot', 'export', result.snapshotId, '--format', 'jsonl', '--out', out], env)).code).toBe(0);
     const parsed = protocolFor('cab').parseQueries(out);
     expect(parsed).toHaveLength(60);
     expect(Object.keys(JSON.parse(fs.readFileSync(out, 'utf8').split('\n')[0]))).toEqual(['id', 'text', 'tags']);
 
     // Same traffic, same seed: the same snapshot (no new tagging of stored batches is needed for that, but it is a new job).
-    const again = JSON.parse((await runCli([...base, '--skip-bad'], env)).stdout);
+    const again = JSON.parse((await cliInProcess([...base, '--skip-bad'], env)).stdout);
     expect(again.snapshotId).toBe(result.snapshotId);
 
     // Prune against an earlier run: queries every system scored above 8 on are dropped.
@@ -142,7 +142,7 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     for (const id of ['r0', 'r1', 'r2']) for (const s of ['A', 'B']) judgment(id, s, 9);
     judgment('r3', 'A', 9);
     judgment('r3', 'B', 5);
-    const pruned = await runCli([...base, '--skip-bad', '--prune-run', 'earlier-run', '--prune-threshold', '8'], env);
+    const pruned = await cliInProcess([...base, '--skip-bad', '--prune-run', 'earlier-run', '--prune-threshold', '8'], env);
     expect(pruned.code).toBe(0);
     const p = JSON.parse(pruned.stdout);
     expect(p.stages[3]).toMatchObject({ stage: 'prune', in: distilled.length, out: distilled.length - 3, pruned: 3, easyInRun: 3, run: 'earlier-run' });
@@ -150,7 +150,7 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     for (const q of runQueries.slice(0, 3)) expect(prunedTexts).not.toContain(q.text);
     expect(store.getSnapshot(p.snapshotId)!.meta.params).toMatchObject({ pruneRunId: 'earlier-run', pruneThreshold: 8 });
 
-    const unknownRun = await runCli([...base, '--skip-bad', '--prune-run', 'no-such-run'], env);
+    const unknownRun = await cliInProcess([...base, '--skip-bad', '--prune-run', 'no-such-run'], env);
     expect(unknownRun.code).toBe(2);
     expect(unknownRun.stderr).toContain('no-such-run');
   });
@@ -165,7 +165,7 @@ test('traffic that already carries a known category keeps it: only untagged line
     const file = path.join(dir, 'tagged.jsonl');
     fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const before = taggerRequests;
-    const { code, stdout, stderr } = await runCli(['snapshot', 'curate', '--from', file, '--target', '50', '--base-url', sim.url, '--model', 'tagger', '--batch-size', '25', '--json'], env);
+    const { code, stdout, stderr } = await cliInProcess(['snapshot', 'curate', '--from', file, '--target', '50', '--base-url', sim.url, '--model', 'tagger', '--batch-size', '25', '--json'], env);
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
     const [filter, categorise] = JSON.parse(stdout).stages;
     expect(categorise).toMatchObject({ in: filter.out, out: filter.out, untagged: 0, requests: 1 });
