@@ -4,7 +4,7 @@ import YAML from 'yaml';
 import type { Client } from '@temporalio/client';
 import { startSimServer, type SimHandler } from '../sim/server';
 import type { RefreshResult } from '../workflows/snapshotTypes';
-import { runCli } from './support/cli';
+import { cliInProcess } from './support/cliInProcess';
 import { tempDir, withWorker } from './support/harness';
 import { hashInt, scriptedLatticeJudge } from './support/judges';
 import { simServersForFile } from './support/sims';
@@ -27,7 +27,7 @@ const sim = simServersForFile({ gen: { handler: generator }, judge: { handler: s
 
 /** Trigger the schedule and wait for the refresh it starts (the k-th action) to finish. */
 async function triggerAndWait(client: Client, name: string, env: Record<string, string>, k: number): Promise<RefreshResult> {
-  expect((await runCli(['schedule', 'trigger', name], env)).code).toBe(0);
+  expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(0);
   const handle = client.schedule.getHandle(name);
   for (let i = 0; i < 600; i++) {
     const d = await handle.describe();
@@ -50,19 +50,19 @@ test('a schedule triggered twice makes two snapshots, the first the parent of th
     const create = ['schedule', 'create', name, '--every', '7d', '--refresh', 'generate', '--per-cell', '2', '--tasks', 'T1', '--categories', 'C1,C2', '--base-url', sim.gen.url, '--model', 'gen', '--then-run', configFile];
 
     // Bad input is refused before anything reaches the server.
-    const refused = await runCli([...create.slice(0, 3), '--every', '7 days', ...create.slice(5)], env);
+    const refused = await cliInProcess([...create.slice(0, 3), '--every', '7 days', ...create.slice(5)], env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('--every 7 days');
     const wrongProtocol = path.join(dir, 'cab.yaml');
     fs.writeFileSync(wrongProtocol, YAML.stringify({ protocol: 'cab', judge: { baseURL: sim.judge.url, model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: sim.copilots.url, model: 'm' }] }));
-    const mismatch = await runCli([...create.slice(0, -1), wrongProtocol], env);
+    const mismatch = await cliInProcess([...create.slice(0, -1), wrongProtocol], env);
     expect(mismatch.code).toBe(2);
     expect(mismatch.stderr).toContain('use protocol: lattice');
 
-    const created = await runCli(create, env);
+    const created = await cliInProcess(create, env);
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
-    expect((await runCli(create, env)).stderr).toContain('already exists');
-    const listed = JSON.parse((await runCli(['schedule', 'list', '--json'], env)).stdout);
+    expect((await cliInProcess(create, env)).stderr).toContain('already exists');
+    const listed = JSON.parse((await cliInProcess(['schedule', 'list', '--json'], env)).stdout);
     expect(listed).toContainEqual(expect.objectContaining({ name, spec: 'every 7d', paused: false, refresh: 'generate' }));
     const described = await client.schedule.getHandle(name).describe();
     expect(described.policies.overlap).toBe('SKIP');
@@ -84,23 +84,23 @@ test('a schedule triggered twice makes two snapshots, the first the parent of th
       expect(r.reportPath!.startsWith(path.join(dir, 'runs'))).toBe(true);
     }
 
-    const d = JSON.parse((await runCli(['schedule', 'describe', name, '--json'], env)).stdout);
+    const d = JSON.parse((await cliInProcess(['schedule', 'describe', name, '--json'], env)).stdout);
     expect(d.actionsTaken).toBe(2);
     expect(d.snapshots.map((s: { snapshotId: string; parentId: string | null; runId: string }) => [s.snapshotId, s.parentId, s.runId])).toEqual([
       [second.snapshotId, first.snapshotId, second.runId],
       [first.snapshotId, null, first.runId],
     ]);
 
-    expect((await runCli(['schedule', 'pause', name], env)).code).toBe(0);
+    expect((await cliInProcess(['schedule', 'pause', name], env)).code).toBe(0);
     expect((await client.schedule.getHandle(name).describe()).state.paused).toBe(true);
-    expect((await runCli(['schedule', 'unpause', name], env)).code).toBe(0);
+    expect((await cliInProcess(['schedule', 'unpause', name], env)).code).toBe(0);
 
-    expect((await runCli(['schedule', 'delete', name], env)).code).toBe(0);
-    const gone = await runCli(['schedule', 'describe', name], env);
+    expect((await cliInProcess(['schedule', 'delete', name], env)).code).toBe(0);
+    const gone = await cliInProcess(['schedule', 'describe', name], env);
     expect(gone.code).toBe(2);
     expect(gone.stderr).toContain(`no schedule "${name}"`);
-    expect(JSON.parse((await runCli(['schedule', 'list', '--json'], env)).stdout).map((s: { name: string }) => s.name)).not.toContain(name);
-    expect((await runCli(['schedule', 'trigger', name], env)).code).toBe(2);
+    expect(JSON.parse((await cliInProcess(['schedule', 'list', '--json'], env)).stdout).map((s: { name: string }) => s.name)).not.toContain(name);
+    expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(2);
   });
 });
 
@@ -122,7 +122,7 @@ test('a curate schedule picks the newest traffic file of a directory each time',
     });
     try {
       const name = `traffic-${Date.now()}`;
-      const created = await runCli(['schedule', 'create', name, '--cron', '0 6 * * MON', '--refresh', 'curate', '--from', dir, '--target', '10', '--base-url', tagger.url, '--model', 't'], env);
+      const created = await cliInProcess(['schedule', 'create', name, '--cron', '0 6 * * MON', '--refresh', 'curate', '--from', dir, '--target', '10', '--base-url', tagger.url, '--model', 't'], env);
       expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
       const first = await triggerAndWait(client, name, env, 1);
       write('traffic-2.jsonl', ['What is a rollup sequencer and why does it matter?', 'How do I revoke token approvals safely?', 'Explain impermanent loss with numbers'], new Date('2025-02-01'));
@@ -132,7 +132,7 @@ test('a curate schedule picks the newest traffic file of a directory each time',
       expect(second.parentId).toBe(first.snapshotId);
       expect(store.snapshotQueries(second.snapshotId).map((q) => q.tags)).toEqual(['Crypto Concepts & How-To', 'Crypto Concepts & How-To', 'Crypto Concepts & How-To']);
       expect(store.getSnapshot(second.snapshotId)!.meta).toMatchObject({ source: path.join(dir, 'traffic-2.jsonl'), schedule: name });
-      expect((await runCli(['schedule', 'delete', name], env)).code).toBe(0);
+      expect((await cliInProcess(['schedule', 'delete', name], env)).code).toBe(0);
     } finally {
       await tagger.close();
     }
