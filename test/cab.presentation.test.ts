@@ -1,4 +1,5 @@
 import { buildPresentationDesign, predecessorImbalance, williamsDesign, type PresentationDesign, type PresentationInput } from '../rubrics/cab/presentation';
+import { readCabPlan } from '../rubrics/cab/plan';
 
 const copilotsOf = (n: number): string[] => Array.from({ length: n }, (_, i) => `sys-${String.fromCharCode(65 + i)}`);
 
@@ -233,5 +234,15 @@ describe('buildPresentationDesign: validation', () => {
     const s = buildPresentationDesign({ seed: 's', queries: [{ queryId: '__proto__', copilots: ['a', 'b'] }] });
     expect(Object.keys(s.orders)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(s.orders)).toBe(Object.prototype);
+  });
+});
+
+describe('stored plans', () => {
+  it('a plan stored before the rename (key `schedule`) still reads as the presentation design', () => {
+    const presentation = buildPresentationDesign(fullInput(3, 6));
+    const plan = { seed: 'seed-1', presentation, predecessorImbalance: predecessorImbalance(presentation) };
+    expect(readCabPlan({ seed: 'seed-1', schedule: presentation, predecessorImbalance: plan.predecessorImbalance })).toEqual(plan);
+    expect(readCabPlan(plan)).toEqual(plan);
+    expect(readCabPlan(undefined)).toBeUndefined();
   });
 });
