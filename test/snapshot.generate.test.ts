@@ -5,7 +5,7 @@ import { normalizeText, similarity } from '../core/text';
 import type { SimHandler } from '../sim/server';
 import { benchmarkRun, snapshotGenerate } from '../workflows';
 import type { GenerateInput } from '../workflows/snapshotTypes';
-import { runCli } from './support/cli';
+import { cliInProcess } from './support/cliInProcess';
 import { runConfig, simCopilots, tempDir, withWorker } from './support/harness';
 import { decodedHistory, hashInt, scriptedLatticeJudge } from './support/judges';
 import { simServersForFile } from './support/sims';
@@ -123,7 +123,7 @@ test('a generator that repeats itself triggers regeneration of the short cells (
   await withWorker('gen-dup', async ({ taskQueue, storeFile, store }) => {
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
     const args = ['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '3', '--tasks', 'T1,T2', '--categories', 'C1,C3', '--base-url', sim.gen.url, '--model', 'gen-model', '--seed', 'dup', '--json'];
-    const { code, stdout, stderr } = await runCli(args, env);
+    const { code, stdout, stderr } = await cliInProcess(args, env);
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
     const result = JSON.parse(stdout);
     expect(result.rounds).toBeGreaterThanOrEqual(2);
@@ -153,12 +153,12 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
 
     const dir = tempDir();
     const file = path.join(dir, 'exported.jsonl');
-    expect((await runCli(['snapshot', 'export', a.snapshotId.slice(0, 10), '--format', 'jsonl', '--out', file], env)).code).toBe(0);
+    expect((await cliInProcess(['snapshot', 'export', a.snapshotId.slice(0, 10), '--format', 'jsonl', '--out', file], env)).code).toBe(0);
     const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines).toHaveLength(4);
     expect(Object.keys(lines[0])).toEqual(['id', 'text', 'task', 'category']);
     const csvOut = path.join(dir, 'exported.csv');
-    expect((await runCli(['snapshot', 'export', a.snapshotId, '--format', 'csv', '--out', csvOut], env)).code).toBe(0);
+    expect((await cliInProcess(['snapshot', 'export', a.snapshotId, '--format', 'csv', '--out', csvOut], env)).code).toBe(0);
     expect(fs.readFileSync(csvOut, 'utf8').split('\n')[0]).toBe('id,text,task,category');
 
     const config = runConfig(dir, { protocol: 'lattice', queries: file, judge: { baseURL: sim.judge.url, model: 'j' }, copilots: simCopilots(sim.copilots.url, { Solo: 'sim-terse' }) });
@@ -167,14 +167,14 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
     expect(report.copilots.Solo.n).toBe(4);
     expect(store.getRun(run.runId)!.snapshotId).toBe(a.snapshotId); // the export is exact: same content, same id
 
-    const list = await runCli(['snapshot', 'list'], env);
+    const list = await cliInProcess(['snapshot', 'list'], env);
     expect(list.stdout).toContain(a.snapshotId);
     expect(list.stdout).toContain(b.snapshotId);
-    const show = JSON.parse((await runCli(['snapshot', 'show', b.snapshotId, '--json'], env)).stdout);
+    const show = JSON.parse((await cliInProcess(['snapshot', 'show', b.snapshotId, '--json'], env)).stdout);
     expect(show).toMatchObject({ parentId: a.snapshotId, queryCount: 4, counts: { category: { C2: 4 }, task: { T1: 2, T2: 2 } } });
-    const diff = JSON.parse((await runCli(['snapshot', 'diff', a.snapshotId, b.snapshotId, '--json'], env)).stdout);
+    const diff = JSON.parse((await cliInProcess(['snapshot', 'diff', a.snapshotId, b.snapshotId, '--json'], env)).stdout);
     expect([diff.added.length, diff.removed.length, diff.unchanged]).toEqual([4, 4, 0]);
-    const bad = await runCli(['snapshot', 'export', a.snapshotId, '--format', 'xml'], env);
+    const bad = await cliInProcess(['snapshot', 'export', a.snapshotId, '--format', 'xml'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--format xml');
   });
