@@ -19,6 +19,8 @@ const SSE_CHUNKS = ['BTC ', 'is up ', '4.2%', ' vs ETH\'s 1.1% — "numbers", ',
 let server: Server;
 let base: string;
 const hits = new Map<string, number>();
+/** Per path: resolves when the client closes the connection, true if that was before the reply was complete. */
+const hangUps = new Map<string, Promise<boolean>>();
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
@@ -79,6 +81,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       const timer = setInterval(() => res.write('data: more\n\n'), 20);
       res.on('close', () => clearInterval(timer));
+      hangUps.set(path, new Promise((resolve) => res.on('close', () => resolve(!res.writableEnded))));
       return;
     }
     case '/flaky':
@@ -96,6 +99,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     case '/slow': {
       const timer = setTimeout(() => json(200, { data: { answer: 'too late' } }), 5_000);
       res.on('close', () => clearTimeout(timer)); // the client gave up; do not keep jest alive
+      hangUps.set(path, new Promise((resolve) => res.on('close', () => resolve(!res.writableEnded))));
       return;
     }
     default:
@@ -214,15 +218,17 @@ test('a reply without the answer path is invalid_reply naming the path', async (
   expect(notJson.kind).toBe('invalid_reply');
 });
 
-test('timeout via AbortSignal, before the reply and in the middle of a stream', async () => {
-  const started = Date.now();
-  const slow = await adapterFailure(collect({ url: `${base}/slow`, answerPath: 'data.answer' }, AbortSignal.timeout(300)));
+test('timeout via AbortSignal, before the reply and in the middle of a stream: the adapter hangs up', async () => {
+  // /slow would answer after 5 s and /sse-forever never ends: a timeout error plus the server seeing the client
+  // close the connection before its reply was complete shows the abort cut the request short.
+  const slow = await adapterFailure(collect({ url: `${base}/slow`, answerPath: 'data.answer' }, AbortSignal.timeout(1000)));
   expect(slow.kind).toBe('timeout');
   expect(slow.retryable).toBe(true);
-  const streaming = await adapterFailure(collect({ url: `${base}/sse-forever`, stream: 'sse' }, AbortSignal.timeout(300)));
+  expect(await hangUps.get('/slow')).toBe(true);
+  const streaming = await adapterFailure(collect({ url: `${base}/sse-forever`, stream: 'sse' }, AbortSignal.timeout(1000)));
   expect(streaming.kind).toBe('timeout');
   expect(streaming.options.raw).toContain('data: more');
-  expect(Date.now() - started).toBeLessThan(3_000);
+  expect(await hangUps.get('/sse-forever')).toBe(true);
 });
 
 test('an unreachable server is a retryable network error', async () => {

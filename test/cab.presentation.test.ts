@@ -115,12 +115,15 @@ describe('buildPresentationDesign: all copilots present', () => {
     expect(total).toBe(10 * 3);
   });
 
-  it('10,000 queries × 12 copilots is fast', () => {
-    const start = performance.now();
-    const s = buildPresentationDesign(fullInput(12, 10_000));
-    // ~50 ms alone; the bound leaves room for a loaded 2-core machine running the Temporal tests beside it.
-    expect(performance.now() - start).toBeLessThan(1000);
+  it('10,000 queries × 12 copilots: full queries repeat the 12-row design cycle instead of searching per query', () => {
+    // How long this takes is a figure printed by `npm run bench`; here we check why it is cheap.
+    const input = fullInput(12, 10_000);
+    const s = buildPresentationDesign(input);
     for (const counts of Object.values(s.positionCounts)) for (const c of counts) expect([833, 834]).toContain(c);
+    const orders = input.queries.map((q) => s.orders[q.queryId]!.join(' '));
+    expect(new Set(orders).size).toBe(12);
+    expect(orders.filter((order, i) => order !== orders[i % 12])).toEqual([]);
+    expect(predecessorImbalance(s)).toBeLessThanOrEqual(1); // a partial cycle at the end (10,000 = 833 × 12 + 4)
   });
 });
 

@@ -1,7 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseRunConfig } from '../../core/config';
+import { seededRandom } from '../../core/random';
 import { defaultStorePath } from '../../core/store';
+import { groupNearDuplicates } from '../../core/text';
+import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { startSimServer } from '../../sim/server';
 import { createWorker } from '../../worker/createWorker';
 import { benchmarkRun } from '../../workflows';
@@ -20,6 +23,7 @@ export const benchCommand: Command = {
     const perCell = Number(values['per-cell'] ?? 15);
     const copilotCount = Number(values.copilots ?? 6);
     const concurrency = Number(values.concurrency ?? 16);
+    benchAlgorithms();
     await ensureLocalServer({ log: console.log });
     const sim = await startSimServer({ port: 0 });
     const dir = path.join(judgeflowHome(), 'bench');
@@ -67,3 +71,23 @@ export const benchCommand: Command = {
     return 0;
   },
 };
+
+/** In-process figures for the pure algorithms whose speed tests no longer time (they assert the work saved instead). */
+function benchAlgorithms(): void {
+  const copilots = Array.from({ length: 12 }, (_, i) => `C${i + 1}`);
+  const queries = Array.from({ length: 10_000 }, (_, i) => ({ queryId: `q${i}`, copilots }));
+  let started = performance.now();
+  buildPresentationDesign({ seed: 'bench', queries });
+  console.log(`CAB presentation design: 10,000 queries × 12 copilots in ${(performance.now() - started).toFixed(0)} ms`);
+
+  const rand = seededRandom('bench');
+  const words = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}`);
+  const texts = Array.from({ length: 5000 }, () => Array.from({ length: 4 + Math.floor(rand() * 8) }, () => words[Math.floor(rand() * words.length)]).join(' '));
+  const stats = { comparisons: 0 };
+  started = performance.now();
+  groupNearDuplicates(texts, { stats });
+  const pairs = (texts.length * (texts.length - 1)) / 2;
+  console.log(
+    `near-duplicate grouping: 5,000 texts in ${(performance.now() - started).toFixed(0)} ms, ${stats.comparisons} similarity comparisons (${((100 * stats.comparisons) / pairs).toFixed(1)}% of all pairs)`,
+  );
+}
