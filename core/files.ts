@@ -1,18 +1,32 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+
+/** A temp name no other writer uses (another process, or a concurrent write in this one), beside `file` so rename stays atomic. */
+function tempNameFor(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+}
 
 /** Write a file whole, then rename it into place, so a crash never leaves a half-written report or export. */
 export async function writeFileAtomic(file: string, content: string | ((tmp: string) => Promise<void>)): Promise<void> {
   if (typeof content === 'string') return writeTextAtomic(file, content);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp`);
-  await content(tmp);
-  fs.renameSync(tmp, file);
+  const tmp = tempNameFor(file);
+  try {
+    await content(tmp);
+    fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true }); // only left behind when writing failed
+  }
 }
 
 export function writeTextAtomic(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp`);
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
+  const tmp = tempNameFor(file);
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
 }
