@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { adapterFor } from './adapters';
-import { AdapterError, type CopilotAdapter } from './adapters/types';
-import { toAdapterError } from './adapters/openai';
+import type { CopilotAdapter } from './adapters/types';
+import { toAdapterError } from './adapters/errors';
 import type { StoredResponse } from '../core/types';
-import { currentAttempt, withHeartbeat } from './heartbeat';
+import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
 import { requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
 import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
@@ -39,13 +39,16 @@ export function collectActivities(deps: ActivityDeps) {
       const secrets = secretValues(config, deps.env);
       const started = new Date();
       const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), config.timeoutMs);
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), config.timeoutMs);
+      // Cancelling the run aborts the request or closes the page within a heartbeat, not after the copilot's timeout.
+      const cancellation = cancellationSignal();
+      const signal = AbortSignal.any([timeout.signal, cancellation]);
       try {
         // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
         const adapter = adapterOf(run, config);
         const query = store.snapshotQuery(run.snapshotId, input.queryId);
-        const answer = await withHeartbeat(() => adapter.collect({ query, signal: controller.signal }));
+        const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
         const finished = new Date();
         store.putResponse({
           ...base,
@@ -62,9 +65,11 @@ export function collectActivities(deps: ActivityDeps) {
         });
         return 'ok';
       } catch (thrown) {
-        const error = thrown instanceof AdapterError ? thrown : toAdapterError(thrown, input.copilot);
+        if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
+        const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
         const message = redact(error.message, secrets)!;
-        if (error.retryable && currentAttempt() < input.maxAttempts) {
+        // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
+        if (error.kind === 'store_busy' || (error.retryable && currentAttempt() < input.maxAttempts)) {
           throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });
         }
         const finished = new Date();

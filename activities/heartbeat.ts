@@ -27,3 +27,12 @@ export function currentAttempt(): number {
     return 1;
   }
 }
+
+/** The activity's cancellation signal (delivered with heartbeat responses); never aborted outside an activity (unit tests). */
+export function cancellationSignal(): AbortSignal {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return new AbortController().signal;
+  }
+}

@@ -9,8 +9,9 @@ import { contentHash, InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { judgeEndpoint, requireRun, runDir, runRubric, type ActivityDeps, type StoredRunConfig } from './deps';
-import { withHeartbeat } from './heartbeat';
-import { toAdapterError } from './adapters/openai';
+import { cancellationSignal, withHeartbeat } from './heartbeat';
+import { toAdapterError } from './adapters/errors';
+import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 
 /** Snapshot ids are content hashes: the same queries always make the same snapshot. */
@@ -25,9 +26,9 @@ export function runActivities(deps: ActivityDeps) {
     async prepareRun(input: BenchmarkRunInput): Promise<PreparedRun> {
       const config = input.config as unknown as StoredRunConfig;
       const protocol = protocolFor(config.protocol);
-      let snapshotId: string;
+      let snapshotId = '';
       let copilots = config.copilots.map((c) => c.name);
-      try {
+      await nonRetryableInput(() => {
         if (input.sourceRunId) {
           const source = requireRun(deps, input.sourceRunId);
           snapshotId = source.snapshotId;
@@ -57,10 +58,7 @@ export function runActivities(deps: ActivityDeps) {
           sourceRunId: input.sourceRunId ?? null,
           config: { ...config, reuseJudgments: input.reuseJudgments ?? false },
         });
-      } catch (error) {
-        if (error instanceof InputError) throw ApplicationFailure.nonRetryable(error.message, 'InputError');
-        throw error;
-      }
+      });
       const run = requireRun(deps, input.runId);
       return { snapshotId: run.snapshotId, rubricVersion: run.rubricVersion, queryIds: store.snapshotQueries(run.snapshotId).map((q) => q.id) };
     },
@@ -94,10 +92,13 @@ export function runActivities(deps: ActivityDeps) {
         env: deps.env,
         cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: () => null, set: (k, v) => store.cacheAnswer(k, v) },
         options: run.config as unknown as Record<string, unknown>,
+        // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
+        signal: cancellationSignal(),
       };
       try {
         return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
       } catch (error) {
+        if (ctx.signal?.aborted) throw ctx.signal.reason;
         throw judgeFailure(error, secretValues(run.config.judge, deps.env));
       }
     },
@@ -141,10 +142,11 @@ export function runActivities(deps: ActivityDeps) {
 
 /**
  * How a judge-side error goes back to Temporal: a rubric problem is not retried; HTTP 429/5xx and network errors are,
- * honouring Retry-After; other 4xx (bad model, bad key) are not. Secret values never reach the failure message.
+ * honouring Retry-After; other 4xx (bad model, bad key, an unsupported parameter) and unrecognised errors (bugs) are not.
+ * Secret values never reach the failure message.
  */
 function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
-  if (error instanceof InputError) return ApplicationFailure.nonRetryable(redact(error.message, secrets)!, 'InputError');
+  if (error instanceof InputError) return inputFailure(error, redact(error.message, secrets)!);
   if (error instanceof ApplicationFailure) return error;
   const mapped = toAdapterError(error, 'judge');
   const message = redact(mapped.message, secrets)!;

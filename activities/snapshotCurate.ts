@@ -10,8 +10,8 @@ import type { Query } from '../core/types';
 import { contentHash } from '../core/validate';
 import type { CurateInput, LlmSettings, StageCounts } from '../workflows/snapshotTypes';
 import type { ActivityDeps } from './deps';
-import { withHeartbeat } from './heartbeat';
-import { nonRetryableInput } from './snapshotGenerate';
+import { cancellationSignal, withHeartbeat } from './heartbeat';
+import { INPUT_ERROR, nonRetryableInput } from './failures';
 
 /**
  * CryptoAnalystBench-style curation, one activity per stage (categorisation: one per batch of queries, like generation's
@@ -70,6 +70,7 @@ export function curateActivities(deps: ActivityDeps) {
         maxInvalidAnswers: 2,
         retryIn: 'conversation',
         env: deps.env,
+        signal: cancellationSignal(),
       }),
     );
     // A batch the tagger cannot label validly is recorded as untagged (counted, dropped), never guessed.
@@ -145,7 +146,7 @@ export function curateActivities(deps: ActivityDeps) {
       const input = items<Tagged>(jobId, 'distil');
       if (!runId) return finish(jobId, 'prune', input, { stage: 'prune', in: input.length, out: input.length, skipped: true });
       const run = store.getRun(runId);
-      if (!run) throw ApplicationFailure.nonRetryable(`--prune-run ${runId}: no such run in the results store ${store.file} (see judgeflow runs)`, 'InputError');
+      if (!run) throw ApplicationFailure.nonRetryable(`--prune-run ${runId}: no such run in the results store ${store.file} (see judgeflow runs)`, INPUT_ERROR);
       const easy = easyQueryTexts({ queries: store.snapshotQueries(run.snapshotId), judgments: store.judgments(runId, run.rubricVersion), copilots: run.copilots, threshold, metric });
       const kept = input.filter((i) => !easy.has(normalizeText(i.query)));
       return finish(jobId, 'prune', kept, { stage: 'prune', in: input.length, out: kept.length, pruned: input.length - kept.length, easyInRun: easy.size, run: runId, threshold, metric });
@@ -157,7 +158,7 @@ export function curateActivities(deps: ActivityDeps) {
       const categorised = items<Tagged>(jobId, 'categorise');
       const proportions = Object.fromEntries(input.categories.map((c) => [c, categorised.filter((t) => t.tag === c).length]));
       const { chosen, allocation } = sampleByProportions(candidates, input.target, proportions, input.seed);
-      if (!chosen.length) throw ApplicationFailure.nonRetryable('curation left no queries (see the stage counts); loosen --min-chars/--max-chars or the prune threshold', 'InputError');
+      if (!chosen.length) throw ApplicationFailure.nonRetryable('curation left no queries (see the stage counts); loosen --min-chars/--max-chars or the prune threshold', INPUT_ERROR);
       const queries: Query[] = chosen.map((c) => ({ id: `q-${contentHash(normalizeText(c.query), 10)}`, text: c.query, tags: c.tag }));
       const counts: StageCounts = { stage: 'curate', in: candidates.length, out: queries.length, target: input.target, allocation };
       putWork(store, jobId, 'counts/curate', counts);

@@ -3,11 +3,11 @@ import { askJson } from '../core/llm';
 import { getWork, putWork, saveSnapshot } from '../core/snapshots';
 import { groupNearDuplicates } from '../core/text';
 import type { Query } from '../core/types';
-import { InputError } from '../core/validate';
 import { generatedQueryId, generationMessages, generationSpec, latticeCells, loadGenerationPrompts, splitCell } from '../rubrics/lattice/generate';
 import type { GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 import type { ActivityDeps } from './deps';
-import { withHeartbeat } from './heartbeat';
+import { cancellationSignal, withHeartbeat } from './heartbeat';
+import { INPUT_ERROR, nonRetryableInput } from './failures';
 
 /**
  * LATTICE generation activities. Work rows (core/snapshots.ts putWork) per job:
@@ -17,15 +17,6 @@ import { withHeartbeat } from './heartbeat';
  * The workflow only sees counts.
  */
 
-/** InputErrors are the caller's to fix: retrying cannot help. */
-export async function nonRetryableInput<T>(work: () => T | Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof InputError) throw ApplicationFailure.nonRetryable(error.message, 'InputError');
-    throw error;
-  }
-}
 
 type Plan = { cells: string[]; promptsVersion: string };
 type Accepted = Record<string, string[]>;
@@ -56,7 +47,7 @@ export function generateActivities(deps: ActivityDeps) {
       if (done) return { candidates: done.length };
       const prompts = loadGenerationPrompts();
       if (prompts.version !== plan(args.jobId).promptsVersion) {
-        throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${plan(args.jobId).promptsVersion} → ${prompts.version}); start a new generation`, 'InputError');
+        throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${plan(args.jobId).promptsVersion} → ${prompts.version}); start a new generation`, INPUT_ERROR);
       }
       const previous = args.round > 0 ? getWork<Accepted>(store, args.jobId, `accepted/${args.round - 1}`) : null;
       const answer = await withHeartbeat(() =>
@@ -67,6 +58,7 @@ export function generateActivities(deps: ActivityDeps) {
           maxInvalidAnswers: 2,
           retryIn: 'conversation',
           env: deps.env,
+          signal: cancellationSignal(),
         }),
       );
       // An invalid answer after the re-asks is a failed attempt: Temporal retries the cell, the others are untouched.
@@ -112,7 +104,7 @@ export function generateActivities(deps: ActivityDeps) {
       const accepted = getWork<Accepted>(store, jobId, `accepted/${round}`);
       if (!accepted) throw new Error(`generation job ${jobId} has no accepted queries for round ${round}`);
       const queries: Query[] = cells.flatMap((cell) => accepted[cell].map((text, k) => ({ id: generatedQueryId(cell, k), text, ...splitCell(cell) })));
-      if (!queries.length) throw ApplicationFailure.nonRetryable('the generator produced no usable queries; nothing to store', 'InputError');
+      if (!queries.length) throw ApplicationFailure.nonRetryable('the generator produced no usable queries; nothing to store', INPUT_ERROR);
       const shortCells = cells.filter((c) => accepted[c].length < input.perCell);
       const { snapshotId } = saveSnapshot(store, {
         queries,

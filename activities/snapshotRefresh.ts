@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
 import { recordScheduleSnapshot, scheduleSnapshots, setScheduleRun } from '../core/snapshots';
 import { InputError } from '../core/validate';
 import type { ActivityDeps } from './deps';
+import { nonRetryableInput } from './failures';
 
 /** Activities of a scheduled refresh: find the parent and the newest traffic file, record the lineage. */
 
@@ -42,12 +42,7 @@ export function refreshActivities(deps: ActivityDeps) {
     async refreshPrepare({ schedule, from, parentId }: { schedule: string; from?: string; parentId?: string | null }): Promise<{ parentId: string | null; source?: string }> {
       const previous = scheduleSnapshots(store, schedule)[0]?.snapshotId ?? parentId ?? null;
       if (!from) return { parentId: previous };
-      try {
-        return { parentId: previous, source: newestTrafficFile(from) };
-      } catch (error) {
-        if (error instanceof InputError) throw ApplicationFailure.nonRetryable(error.message, 'InputError');
-        throw error;
-      }
+      return nonRetryableInput(() => ({ parentId: previous, source: newestTrafficFile(from) }));
     },
 
     async refreshRecord(row: { schedule: string; workflowId: string; snapshotId: string; parentId: string | null }): Promise<void> {

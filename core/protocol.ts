@@ -22,6 +22,8 @@ export interface JudgeContext {
   cache?: AnswerCache;
   /** Protocol-specific run options from the config (e.g. evaluationDate, errorTaxonomy). */
   options: Record<string, unknown>;
+  /** Aborted when the run is cancelled: pass it to every judge call so none is made (or paid for) after that. */
+  signal?: AbortSignal;
 }
 
 export interface ReportInput {

@@ -17,8 +17,14 @@ export async function runPool<T>(items: T[], concurrency: number, minIntervalMs:
         gate = new Promise((resolve) => (release = resolve));
         await turn;
         const started = task(item);
-        await sleep(minIntervalMs);
-        release();
+        // Observe the task now: if it rejects while this lane sleeps (a fast-failing activity, or a cancelled run),
+        // an unobserved rejection would fail every workflow task for ever. `await started` below still rethrows it.
+        started.catch(() => undefined);
+        try {
+          await sleep(minIntervalMs);
+        } finally {
+          release(); // a cancelled sleep must not leave the other lanes waiting at the gate
+        }
         await started;
       } else await task(item);
     }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { chromiumPath, CHROMIUM_INSTALL_COMMAND, isExecutable } from '../../core/chromium';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
+import { toAdapterError } from './errors';
 
 const stepSchema = z.union([
   z.object({ click: z.string().min(1) }).strict(),
@@ -75,7 +76,7 @@ export const browserAdapter: AdapterModule<BrowserCopilotConfig> = {
           page = await context.newPage();
           return await untilAborted(ask(page, config, query.text, progress, signal), signal);
         } catch (error) {
-          const failure = toAdapterError(error, who, config, progress, page);
+          const failure = pageFailure(error, who, config, progress, page);
           const screenshotPath = page && (await saveScreenshot(page, artefactDir, config.name, query.id));
           if (!screenshotPath) throw failure;
           throw new AdapterError(failure.kind, `${failure.message} (screenshot: ${screenshotPath})`, { ...failure.options, screenshotPath });
@@ -255,17 +256,18 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function toAdapterError(error: unknown, who: string, config: BrowserCopilotConfig, progress: Progress, page: Page | undefined): AdapterError {
-  if (error instanceof AdapterError) return error;
-  const where = page ? ` on ${page.url()}` : '';
+/** The browser's view of a failure (what it was doing, on which page); classification itself is the shared one. */
+function pageFailure(error: unknown, who: string, config: BrowserCopilotConfig, progress: Progress, page: Page | undefined): AdapterError {
+  const where = ` while ${progress.stage}${page ? ` on ${page.url()}` : ''}`;
+  // Aborted: the copilot's timeout (or a cancel, which collectResponse reports as such) stopped the page.
   if (error instanceof Aborted) {
     const seen = progress.answerChars === undefined ? '' : ` (answer had ${progress.answerChars} characters so far)`;
-    return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms while ${progress.stage}${seen}${where}`, { retryable: true });
+    return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms${where}${seen}`, { retryable: true });
   }
-  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
-  if (error instanceof errors.TimeoutError) return new AdapterError('timeout', `${who} timed out while ${progress.stage}${where}: ${message}`, { retryable: true });
-  if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load ${config.url} (${progress.stage}): ${message}`, { retryable: true });
-  return new AdapterError('browser', `${who} failed while ${progress.stage}${where}: ${message}`, { retryable: true });
+  // Playwright reports a crashed or closed page as plain Errors ("page.fill: Target page, context or browser has been closed").
+  if (error instanceof Error && /^\w+\.\w+: |Target (page, context or browser|closed)|browser has been closed/.test(error.message))
+    return new AdapterError('browser', `${who} failed${where}: ${error.message.split('\n')[0]}`, { retryable: true });
+  return toAdapterError(error, who, { where });
 }
 
 async function saveScreenshot(page: Page, artefactDir: string, copilot: string, queryId: string): Promise<string | undefined> {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Query } from '../../core/types';
 import { AdapterError, type AdapterModule } from './types';
-import { copilotBaseShape, expandEnv, headersSchema, retryAfterMs } from './common';
+import { copilotBaseShape, expandEnv, headersSchema } from './common';
+import { httpFailure, snippet, toAdapterError } from './errors';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const jsonSchema: z.ZodType<Json> = z.lazy(() =>
@@ -81,7 +82,7 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
           const response = await fetch(url, { method: config.method, headers, body, signal });
           if (!response.ok) {
             raw = await response.text();
-            throw httpError(who, response.status, raw, response.headers.get('retry-after'));
+            throw httpFailure(who, response.status, raw, response.headers.get('retry-after'));
           }
           if (config.stream === 'none') {
             raw = await response.text();
@@ -94,7 +95,7 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
           const streamed = await readStream(response, config, who, (r) => (raw = r), signal);
           return { text: streamed.text, raw, conversationId: streamed.conversationId ?? usedConversationId(config, vars) };
         } catch (error) {
-          throw toAdapterError(error, who, signal, config.timeoutMs, raw);
+          throw toAdapterError(error, who, { timeout: { signal, ms: config.timeoutMs }, raw });
         }
       },
     };
@@ -287,26 +288,6 @@ function parseJson(text: string, who: string, raw = text): unknown {
     // Often an HTML error page from a proxy; a later attempt may succeed.
     throw new AdapterError('invalid_reply', `${who} sent something that is not JSON: ${snippet(text)}`, { retryable: true, raw });
   }
-}
-
-function httpError(who: string, status: number, raw: string, retryAfter: string | null): AdapterError {
-  const after = retryAfterMs(retryAfter);
-  const detail = raw ? `: ${snippet(raw)}` : '';
-  if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, { retryable: true, retryAfterMs: after, raw });
-  return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw });
-}
-
-function toAdapterError(error: unknown, who: string, signal: AbortSignal, timeoutMs: number, raw: string): AdapterError {
-  if (error instanceof AdapterError) return error;
-  // The signal is the only thing that aborts our fetch, so an abort means the copilot's timeout elapsed.
-  if (signal.aborted) return new AdapterError('timeout', `${who} did not answer within its timeout of ${timeoutMs} ms`, { retryable: true, raw: raw || undefined });
-  const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : '';
-  return new AdapterError('network', `${who}: ${error instanceof Error ? error.message : String(error)}${cause}`, { retryable: true });
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
 }
 
 function describe(reply: unknown): string {

@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
-import { copilotBaseShape, envNameSchema, retryAfterMs } from './common';
+import { copilotBaseShape, envNameSchema } from './common';
+import { toAdapterError } from './errors';
 
 const configSchema = z
   .object({
@@ -39,25 +40,9 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
           if (typeof text !== 'string') throw new AdapterError('invalid_reply', `copilot ${config.name} returned no message content`, { raw: JSON.stringify(completion) });
           return { text, raw: JSON.stringify(completion), conversationId: completion.id };
         } catch (error) {
-          throw toAdapterError(error, config.name);
+          throw toAdapterError(error, `copilot ${config.name}`, { timeout: { signal, ms: config.timeoutMs } });
         }
       },
     };
   },
 };
-
-/** Map openai-node errors onto adapter error kinds, keeping Retry-After. */
-export function toAdapterError(error: unknown, who: string): AdapterError {
-  if (error instanceof AdapterError) return error;
-  if (error instanceof OpenAI.APIUserAbortError) return new AdapterError('timeout', `${who} did not answer before its timeout`, { retryable: true });
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new AdapterError('timeout', `${who}: ${error.message}`, { retryable: true });
-  if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}`, { retryable: true });
-  if (error instanceof OpenAI.APIError) {
-    const status = error.status ?? 0;
-    const after = retryAfterMs(error.headers?.get?.('retry-after') ?? undefined);
-    if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429`, { retryable: true, retryAfterMs: after });
-    return new AdapterError('http', `${who} answered HTTP ${status}: ${error.message}`, { retryable: status >= 500 || status === 408, retryAfterMs: after });
-  }
-  if (error instanceof Error && error.name === 'SyntaxError') return new AdapterError('invalid_reply', `${who} sent malformed JSON: ${error.message}`, { retryable: true });
-  return new AdapterError('network', `${who}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
-}

@@ -11,7 +11,15 @@ export type AdapterErrorKind =
   | 'missing'
   | 'config'
   | 'network'
-  | 'browser';
+  | 'browser'
+  /** A 400 naming a request parameter the model does not accept (e.g. temperature on reasoning models). */
+  | 'unsupported_parameter'
+  /** The run was cancelled while the call was in flight. */
+  | 'cancelled'
+  /** The results store stayed locked by another process (transient; never recorded as the item's failure). */
+  | 'store_busy'
+  /** Anything unrecognised: a bug, not a provider fault, so it is not retried. */
+  | 'internal';
 
 /** Error thrown by adapters. `retryable` decides whether the activity asks Temporal for another attempt. */
 export class AdapterError extends Error {
@@ -30,7 +38,7 @@ export class AdapterError extends Error {
 
 export interface CollectRequest {
   query: Query;
-  /** Aborted when the copilot's timeoutMs elapses. */
+  /** Aborted when the copilot's timeoutMs elapses or the run is cancelled: pass it to every request, and close pages on it. */
   signal: AbortSignal;
 }
 

@@ -76,6 +76,7 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     retryIn: 'fresh',
     env: ctx.env,
     cache: ctx.cache,
+    signal: ctx.signal,
   });
   const base: Omit<StoredJudgment, 'status' | 'scores' | 'rationales' | 'total' | 'error'> = {
     runId,

@@ -1,0 +1,96 @@
+import OpenAI from 'openai';
+import { errors as playwrightErrors } from 'playwright-core';
+import { InputError } from '../../core/validate';
+import { retryAfterMs } from './common';
+import { AdapterError } from './types';
+
+/** What the caller knows about the failed call, so the message can say what was happening. */
+export interface FailureContext {
+  /** The timeout signal of the call: when it fired, whatever was thrown is a timeout. */
+  timeout?: { signal: AbortSignal; ms: number };
+  /** The activity's cancellation signal: when it fired, the call was abandoned on purpose. */
+  cancellation?: AbortSignal;
+  /** Appended to messages, e.g. " while waiting for the answer on https://…". */
+  where?: string;
+  /** The raw reply received so far, kept with the failure. */
+  raw?: string;
+}
+
+/** Network faults Node and undici report as codes (fetch wraps them in a TypeError "fetch failed" with this cause). */
+const NETWORK_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|UND_ERR_\w+)$/;
+/**
+ * SQLite lock contention outlasting busy_timeout (several workers on one store file). Transient, so retried, but never
+ * the copilot's or judge's fault: callers send it back to Temporal instead of recording it as the item's failure.
+ */
+const STORE_BUSY_CODES = /^SQLITE_(BUSY|LOCKED)/;
+
+/**
+ * The one place that decides what a failed copilot or judge call was and whether another attempt can help.
+ * Known transient faults (HTTP 429/5xx/408, timeouts, network errors, malformed replies, a busy store) are retryable;
+ * anything unrecognised is a non-retryable "internal" error carrying its real message — retrying a bug 8 times and
+ * storing it as a network failure hides it.
+ */
+export function toAdapterError(error: unknown, who: string, context: FailureContext = {}): AdapterError {
+  if (error instanceof AdapterError) return error;
+  const where = context.where ?? '';
+  const raw = context.raw || undefined;
+  if (context.cancellation?.aborted) return new AdapterError('cancelled', `${who}: the call was abandoned because the run was cancelled`, { raw });
+  if (context.timeout?.signal.aborted || error instanceof OpenAI.APIUserAbortError)
+    return new AdapterError('timeout', `${who} did not answer within its timeout${context.timeout ? ` of ${context.timeout.ms} ms` : ''}${where}`, { retryable: true, raw });
+  if (error instanceof InputError) return new AdapterError('config', `${who}: ${error.message}`);
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return new AdapterError('timeout', `${who}: ${error.message}${where}`, { retryable: true });
+  if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}${causeOf(error)}${where}`, { retryable: true });
+  if (error instanceof OpenAI.APIError && typeof error.status === 'number')
+    return httpFailure(who, error.status, JSON.stringify(error.error ?? null), error.headers?.get?.('retry-after') ?? null, error.message);
+  if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
+  const message = firstLine(error);
+  if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
+  const code = codeOf(error) ?? codeOf((error as { cause?: unknown })?.cause);
+  if (code && NETWORK_CODES.test(code)) return new AdapterError('network', `${who}: ${message}${causeOf(error)}${where}`, { retryable: true });
+  if (code && STORE_BUSY_CODES.test(code)) return new AdapterError('store_busy', `the results store is busy (${code}: ${message}); another process holds its write lock`, { retryable: true });
+  const name = error instanceof Error ? error.name : typeof error;
+  return new AdapterError('internal', `${who}: internal error (${name}): ${message}${where}`, { raw });
+}
+
+/** An HTTP error status from a copilot or judge: 429/5xx/408 retry (honouring Retry-After); other 4xx do not. */
+export function httpFailure(who: string, status: number, body: string, retryAfter: string | null, summary?: string): AdapterError {
+  const after = retryAfterMs(retryAfter);
+  const detail = summary ? `: ${snippet(summary)}` : body ? `: ${snippet(body)}` : '';
+  if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, { retryable: true, retryAfterMs: after, raw: body || undefined });
+  const unsupported = status === 400 ? unsupportedParameter(`${summary ?? ''} ${body}`) : null;
+  if (unsupported) return new AdapterError('unsupported_parameter', `${who} answered HTTP 400${detail}. ${fixFor(unsupported)}`, { raw: body || undefined });
+  return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw: body || undefined });
+}
+
+/** The request parameter a 400 rejects as unsupported (as OpenAI words it for reasoning models), if that is what it says. */
+export function unsupportedParameter(text: string): string | null {
+  if (!/unsupported (parameter|value)|not supported|does not support/i.test(text)) return null;
+  const named = text.match(/'(temperature|max_tokens|max_completion_tokens|seed|top_p|response_format|presence_penalty|frequency_penalty)'/) ?? text.match(/"param"\s*:\s*"(\w+)"/);
+  return named ? named[1] : null;
+}
+
+function fixFor(parameter: string): string {
+  if (parameter === 'temperature') return 'This model does not accept temperature: set `temperature: null` in the judge (or copilot) config to leave it out.';
+  if (parameter === 'max_tokens') return 'This model wants max_completion_tokens: set `maxTokensParam: max_completion_tokens` in the judge (or copilot) config.';
+  if (parameter === 'seed') return 'This endpoint does not accept seed: set `seed: false` in the judge config to leave it out.';
+  return `Remove "${parameter}" from the request settings in the config; this model does not accept it.`;
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0];
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message ? ` (${cause.message})` : '';
+}
+
+export function snippet(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
+}
