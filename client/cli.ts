@@ -14,8 +14,10 @@ import { runsCommand } from './commands/runs';
 import { rubricCommand } from './commands/rubric';
 import { snapshotCommand } from './commands/snapshot';
 import { scheduleCommand } from './commands/schedule';
+import { cancelCommand } from './commands/cancel';
+import { Interrupted, interruptedMessage } from './runWorkflow';
 
-export const commands: Command[] = [runCommand, statusCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand];
+export const commands: Command[] = [runCommand, statusCommand, cancelCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -40,7 +42,7 @@ function installQuietRuntime(): void {
   }
 }
 
-/** Entry point; returns the exit code (0 ok, 1 run failed, 2 bad input). */
+/** Entry point; returns the exit code (0 ok, 1 run failed, 2 bad input, 130/143 interrupted by SIGINT/SIGTERM). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   installQuietRuntime();
@@ -59,6 +61,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await command.run(args as never);
   } catch (error) {
+    if (error instanceof Interrupted) {
+      console.error(interruptedMessage(error));
+      return error.signal === 'SIGTERM' ? 143 : 130;
+    }
     if (error instanceof InputError) {
       console.error(`judgeflow ${name}: ${error.message}`);
       return 2;

@@ -23,35 +23,99 @@ export async function runWorkflow<R>(args: {
   wait?: (handle: WorkflowHandle<(...a: any[]) => Promise<R>>) => Promise<R>;
 }): Promise<R | undefined> {
   const env = args.env ?? process.env;
-  await ensureLocalServer({ env, log: args.print });
-  const client = await connectClient(env);
+  // Ctrl-C must return to the shell at once: the run is durable, so stopping only stops this process's part in it.
+  const interrupt = args.detach ? undefined : interruption(args.workflowId);
+  let client: Client | undefined;
   let worker: Worker | undefined;
   let workerDone: Promise<void> | undefined;
   try {
+    await untilInterrupted(ensureLocalServer({ env, log: args.print }), interrupt);
+    client = await connectClient(env);
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env);
       worker = await createWorker({ connection, namespace, taskQueue: taskQueue(env), storeFile: defaultStorePath(env), env });
       workerDone = worker.run();
     }
     const handle = await client.workflow.start(args.workflow, { taskQueue: taskQueue(env), workflowId: args.workflowId, args: [args.input] });
+    if (interrupt) interrupt.started = true;
     args.print(`Started ${args.workflowId} (task queue ${taskQueue(env)})`);
     if (args.detach) return undefined;
     try {
-      return await (args.wait ? args.wait(handle) : handle.result());
+      return await untilInterrupted(args.wait ? args.wait(handle) : handle.result(), interrupt);
     } catch (error) {
+      if (error instanceof Interrupted) throw error;
       // Bad input found by an activity (a malformed traffic file, an unknown run) is the user's to fix: exit 2, not 1.
       const cause = error instanceof WorkflowFailedError ? deepestCause(error) : undefined;
       if (cause instanceof ApplicationFailure && cause.type === 'InputError') throw new InputError(cause.message);
       throw error;
     }
   } finally {
+    interrupt?.dispose();
     if (worker) {
-      worker.shutdown();
-      await workerDone?.catch(() => undefined);
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      const stopped = workerDone?.catch(() => undefined);
+      // After Ctrl-C, don't wait long for in-flight calls: they are cancelled, and Temporal hands them to the next worker.
+      await (interrupt?.signal ? Promise.race([stopped, new Promise((r) => setTimeout(r, 2_000))]) : stopped);
       await closeSharedBrowser(); // the browser adapter's one browser per worker process
     }
-    await client.connection.close();
+    await client?.connection.close();
   }
+}
+
+/** Ctrl-C (SIGINT) or SIGTERM on an attached command: the workflow stays open on Temporal; main() says how to go on. */
+export class Interrupted extends Error {
+  constructor(
+    readonly signal: NodeJS.Signals,
+    readonly workflowId: string,
+    readonly started: boolean,
+  ) {
+    super(`interrupted by ${signal}`);
+    this.name = 'Interrupted';
+  }
+}
+
+interface Interruption {
+  promise: Promise<never>;
+  signal?: NodeJS.Signals;
+  started: boolean;
+  dispose(): void;
+}
+
+function interruption(workflowId: string): Interruption {
+  let reject!: (error: Interrupted) => void;
+  const state: Interruption = {
+    promise: new Promise<never>((_, r) => (reject = r)),
+    started: false,
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+  state.promise.catch(() => undefined);
+  const onSignal = (signal: NodeJS.Signals) => {
+    state.signal = signal;
+    reject(new Interrupted(signal, workflowId, state.started));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return state;
+}
+
+function untilInterrupted<T>(work: Promise<T>, interrupt: Interruption | undefined): Promise<T> {
+  if (!interrupt) return work;
+  work.catch(() => undefined); // abandoned on interrupt
+  return Promise.race([work, interrupt.promise]);
+}
+
+/** What to tell the user after Ctrl-C: the run is durable and still open, and how to continue or cancel it. */
+export function interruptedMessage(e: Interrupted): string {
+  if (!e.started) return `Interrupted (${e.signal}) before ${e.workflowId} was started; nothing was started.`;
+  return [
+    `Interrupted (${e.signal}). ${e.workflowId} is durable and still open on Temporal; nothing collected or judged so far is lost.`,
+    `  continue it: judgeflow worker            (in this directory, or with the same JUDGEFLOW_HOME)`,
+    `  follow it:   judgeflow status ${e.workflowId}`,
+    `  cancel it:   judgeflow cancel ${e.workflowId}`,
+  ].join('\n');
 }
 
 function deepestCause(error: Error): Error {

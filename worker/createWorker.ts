@@ -24,5 +24,14 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...(bundle && fs.existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities({ store: openStore(options.storeFile), env }),
     maxConcurrentActivityTaskExecutions: Number(env.JUDGEFLOW_MAX_ACTIVITIES ?? 32),
+    // A cancel reaches a running activity in a heartbeat response; heartbeats leave at most every 2 s (not 8 s, the
+    // default for a 10 s heartbeat timeout), so a cancelled run stops calling copilots and judges within seconds.
+    maxHeartbeatThrottleInterval: '2 seconds',
+    // An error thrown by workflow code fails the run (with its message) instead of failing the workflow task, which the
+    // server would retry for ever; benchmarkRun records the reason in the store first. Non-determinism still retries,
+    // so a deployed fix can resume the run.
+    workflowFailureErrorTypes: { '*': ['Error'] },
+    // A stopping worker (Ctrl-C) cancels its activities at once; they abort their calls and Temporal hands them on.
+    shutdownGraceTime: '1 second',
   });
 }

@@ -1,4 +1,4 @@
-import { CancellationScope, defineQuery, executeChild, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, defineQuery, executeChild, isCancellation, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { chunkRanges, runPool } from './pool';
 import type { BenchmarkRunInput, ChunkResult, CollectChunkInput, JudgeChunkInput, Progress, RunResult } from './types';
@@ -33,7 +33,7 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
         config.copilots.map(async (copilot) => {
           for (const [from, to] of chunkRanges(prepared.queryIds.length, chunk)) {
             const result = await executeChild(collectChunk, {
-              workflowId: `${runId}-collect-${copilot.name}-${from}`,
+              workflowId: childWorkflowId(`${runId}-collect-${copilot.name}-${from}`),
               args: [{ runId, copilot, queryIds: prepared.queryIds.slice(from, to) }],
             });
             tally(progress, result);
@@ -47,21 +47,38 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
     const { units } = await planJudging({ runId });
     Object.assign(progress, { done: 0, total: units }); // failures stay cumulative across stages
     for (const [from, to] of chunkRanges(units, chunk)) {
-      const result = await executeChild(judgeChunk, { workflowId: `${runId}-judge-${from}`, args: [{ runId, judge: config.judge, from, to }] });
+      const result = await executeChild(judgeChunk, { workflowId: childWorkflowId(`${runId}-judge-${from}`), args: [{ runId, judge: config.judge, from, to }] });
       tally(progress, result);
     }
 
-    // 4. Aggregate and write report.json, results.csv, report.md.
+    // 4. Aggregate and write report.json, results.csv, report.md. Not cancellable: once the files are being written the
+    // run completes, so the stored status always matches the files on disk (a cancel arriving now comes too late).
     progress.stage = 'report';
-    const { reportPath } = await writeReport({ runId });
+    const { reportPath } = await CancellationScope.nonCancellable(() => writeReport({ runId }));
     Object.assign(progress, { stage: 'done', reportPath });
     return { runId, reportPath, progress };
   } catch (error) {
     progress.stage = 'failed';
     // Even when the run was cancelled, the store must learn it ended.
-    await CancellationScope.nonCancellable(() => markRunFailed({ runId, reason: rootCause(error) }));
+    const reason = isCancellation(error) ? 'cancelled (judgeflow cancel, or from the Temporal UI)' : rootCause(error);
+    await CancellationScope.nonCancellable(() => markRunFailed({ runId, reason }));
     throw error;
   }
+}
+
+/** Temporal's default limit on workflow id length (the server's limit.maxIDLength). */
+const MAX_WORKFLOW_ID_LENGTH = 1000;
+
+/**
+ * The server rejects a child whose id is too long by failing the parent's workflow task (BadStartChildExecutionAttributes),
+ * which the workflow never sees and the server retries for ever. Refusing it here fails the run with the reason instead.
+ */
+function childWorkflowId(id: string): string {
+  if (id.length <= MAX_WORKFLOW_ID_LENGTH) return id;
+  throw ApplicationFailure.nonRetryable(
+    `child workflow id "${id.slice(0, 80)}…" is ${id.length} characters, over Temporal's limit of ${MAX_WORKFLOW_ID_LENGTH}; use shorter copilot names`,
+    'InputError',
+  );
 }
 
 /** "Activity task failed" says nothing; the innermost cause says why. */

@@ -258,11 +258,12 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /** The browser's view of a failure (what it was doing, on which page); classification itself is the shared one. */
 function pageFailure(error: unknown, who: string, config: BrowserCopilotConfig, progress: Progress, page: Page | undefined): AdapterError {
-  const where = ` while ${progress.stage}${page ? ` on ${page.url()}` : ''}`;
+  const onPage = page ? ` on ${page.url()}` : '';
+  const where = ` while ${progress.stage}${onPage}`;
   // Aborted: the copilot's timeout (or a cancel, which collectResponse reports as such) stopped the page.
   if (error instanceof Aborted) {
     const seen = progress.answerChars === undefined ? '' : ` (answer had ${progress.answerChars} characters so far)`;
-    return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms${where}${seen}`, { retryable: true });
+    return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms while ${progress.stage}${seen}${onPage}`, { retryable: true });
   }
   // Playwright reports a crashed or closed page as plain Errors ("page.fill: Target page, context or browser has been closed").
   if (error instanceof Error && /^\w+\.\w+: |Target (page, context or browser|closed)|browser has been closed/.test(error.message))

@@ -1,0 +1,68 @@
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { closeSharedBrowser } from '../../activities/adapters/browser';
+import { defaultStorePath } from '../../core/store';
+import { InputError } from '../../core/validate';
+import { createWorker } from '../../worker/createWorker';
+import type { Command } from '../args';
+import { connectWorker, taskQueue } from '../connection';
+import { withClient } from '../runWorkflow';
+import { ensureLocalServer } from '../temporalServer';
+
+/** How long the run's workflow may take to carry the cancel out (record the run as failed, close its children). */
+const CANCEL_TIMEOUT_MS = 60_000;
+
+export const cancelCommand: Command = {
+  name: 'cancel',
+  summary: 'cancel a run: its copilot and judge calls stop within seconds and it is recorded as failed (cancelled)',
+  usage: 'judgeflow cancel RUN_ID',
+  async run({ positionals }) {
+    const runId = positionals[0];
+    if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
+    await ensureLocalServer({ log: console.log });
+    return withClient(async (client) => {
+      const handle = client.workflow.getHandle(runId);
+      let description;
+      try {
+        description = await handle.describe();
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
+        throw error;
+      }
+      if (description.status.name !== 'RUNNING') {
+        console.log(`Run ${runId} is already ${description.status.name.toLowerCase()}; nothing to cancel.`);
+        return 0;
+      }
+      await handle.cancel();
+      console.log(`Cancellation of ${runId} requested.`);
+      // The run's own workflow carries the cancel out, so it needs a worker: another one may be running; if none
+      // picks it up quickly (e.g. after Ctrl-C on judgeflow run), run one here until the run has closed.
+      let closed = await closedWithin(handle, 3_000);
+      if (!closed && description.taskQueue === taskQueue()) closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS));
+      if (!closed) {
+        console.log(`It takes effect when a worker for this run is running: judgeflow worker (with task queue ${description.taskQueue}).`);
+        return 1;
+      }
+      console.log(`Run ${runId} is ${(await handle.describe()).status.name.toLowerCase()}; it is recorded as failed (cancelled). Its stored responses and judgments are kept.`);
+      return 0;
+    });
+  },
+};
+
+async function closedWithin(handle: WorkflowHandle, ms: number): Promise<boolean> {
+  const timeout = new Promise<false>((r) => setTimeout(() => r(false), ms).unref());
+  return Promise.race([handle.result().then(
+    () => true,
+    () => true,
+  ), timeout]);
+}
+
+async function withLocalWorker<T>(fn: () => Promise<T>): Promise<T> {
+  const { connection, namespace } = await connectWorker();
+  const worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
+  try {
+    return await worker.runUntil(fn());
+  } finally {
+    await closeSharedBrowser();
+    await connection.close();
+  }
+}
