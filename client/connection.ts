@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { defaultStorePath, openStore } from '../core/store';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from './temporalServer';
@@ -28,4 +30,14 @@ export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promi
   return { connection: await NativeConnection.connect({ address, tls, apiKey }), namespace };
 }
 
-export const taskQueue = (env: NodeJS.ProcessEnv = process.env) => env.JUDGEFLOW_TASK_QUEUE || 'judgeflow';
+/**
+ * The task queue of this directory's runs. A worker must never take work for a run its results store does not hold, so
+ * the default queue is tied to the store's identity (`judgeflow-<hash of its id>`): workers and runs of one store meet,
+ * another checkout's worker on the same Temporal server never sees them. An explicit JUDGEFLOW_TASK_QUEUE wins (then
+ * every worker on it must share one store).
+ */
+export async function taskQueue(env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  if (env.JUDGEFLOW_TASK_QUEUE) return env.JUDGEFLOW_TASK_QUEUE;
+  const id = await openStore(defaultStorePath(env)).storeId();
+  return `judgeflow-${crypto.createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
+}

@@ -31,14 +31,15 @@ export async function runWorkflow<R>(args: {
   try {
     await untilInterrupted(ensureLocalServer({ env, log: args.print }), interrupt);
     client = await connectClient(env);
+    const queue = await taskQueue(env);
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env);
-      worker = await createWorker({ connection, namespace, taskQueue: taskQueue(env), storeFile: defaultStorePath(env), env });
+      worker = await createWorker({ connection, namespace, taskQueue: queue, storeFile: defaultStorePath(env), env });
       workerDone = worker.run();
     }
-    const handle = await client.workflow.start(args.workflow, { taskQueue: taskQueue(env), workflowId: args.workflowId, args: [args.input] });
+    const handle = await client.workflow.start(args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input] });
     if (interrupt) interrupt.started = true;
-    args.print(`Started ${args.workflowId} (task queue ${taskQueue(env)})`);
+    args.print(`Started ${args.workflowId} (task queue ${queue})`);
     if (args.detach) return undefined;
     try {
       return await untilInterrupted(args.wait ? args.wait(handle) : handle.result(), interrupt);

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { judgeflowHome } from './home';
@@ -173,6 +174,12 @@ export class ResultsStore {
       units.forEach((u, i) => insert.run(runId, i, JSON.stringify(u)));
       if (plan !== undefined) this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
     })();
+  }
+
+  /** This store's persistent random identity (made on first use); the default task queue is derived from it. */
+  storeId(): string {
+    this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run('store-id', crypto.randomBytes(16).toString('hex'));
+    return (this.db.prepare('SELECT value FROM kv WHERE key = ?').get('store-id') as { value: string }).value;
   }
 
   runPlan(runId: string): unknown {

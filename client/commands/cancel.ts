@@ -37,7 +37,7 @@ export const cancelCommand: Command = {
       // The run's own workflow carries the cancel out, so it needs a worker: another one may be running; if none
       // picks it up quickly (e.g. after Ctrl-C on judgeflow run), run one here until the run has closed.
       let closed = await closedWithin(handle, 3_000);
-      if (!closed && description.taskQueue === taskQueue()) closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS));
+      if (!closed && description.taskQueue === (await taskQueue())) closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS));
       if (!closed) {
         console.log(`It takes effect when a worker for this run is running: judgeflow worker (with task queue ${description.taskQueue}).`);
         return 1;
@@ -58,7 +58,7 @@ async function closedWithin(handle: WorkflowHandle, ms: number): Promise<boolean
 
 async function withLocalWorker<T>(fn: () => Promise<T>): Promise<T> {
   const { connection, namespace } = await connectWorker();
-  const worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
+  const worker = await createWorker({ connection, namespace, taskQueue: await taskQueue(), storeFile: defaultStorePath() });
   try {
     return await worker.runUntil(fn());
   } finally {

@@ -1,7 +1,8 @@
 import type { RunRecord, ResultsStore } from '../../core/store';
-import { defaultStorePath } from '../../core/store';
 import type { Command } from '../args';
-import { existingStore } from '../existingStore';
+import { existingStore, whereRunsLive } from '../existingStore';
+import { connectClient } from '../connection';
+import { reconcileRun } from '../reconcile';
 
 export interface RunRow {
   runId: string;
@@ -53,6 +54,19 @@ function columns(header: string[], rows: string[][]): string {
   return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
 }
 
+/** Runs the store still calls running are checked against Temporal (terminated ones become failed); skipped when no server answers. */
+async function reconcileRunning(store: ResultsStore): Promise<void> {
+  const running = (await store.listRuns()).filter((r) => r.status === 'running');
+  if (!running.length) return;
+  const client = await Promise.race([connectClient().catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), 3_000).unref())]);
+  if (!client) return;
+  try {
+    for (const run of running) await reconcileRun(client, store, run.runId).catch(() => null);
+  } finally {
+    await client.connection.close();
+  }
+}
+
 export const runsCommand: Command = {
   name: 'runs',
   summary: 'list runs in the results store, newest first',
@@ -60,9 +74,10 @@ export const runsCommand: Command = {
   options: { json: { type: 'boolean' } },
   async run({ values }) {
     const store = existingStore();
+    if (store) await reconcileRunning(store);
     const rows = store ? listRunRows(store) : [];
     if (values.json) console.log(JSON.stringify(rows, null, 2));
-    else if (!rows.length) console.log(`No runs in ${defaultStorePath()} yet.`);
+    else if (!rows.length) console.log(`No runs here yet: ${whereRunsLive()}.`);
     else
       console.log(
         columns(

@@ -136,11 +136,12 @@ export const scheduleCommand: Command = {
       switch (action) {
         case 'create': {
           const { input } = created!;
+          const queue = await taskQueue();
           try {
             await client.schedule.create({
               scheduleId: name,
               spec: created!.spec,
-              action: { type: 'startWorkflow', workflowType: refreshSnapshot, taskQueue: taskQueue(), workflowId: `${name}-refresh`, args: [input] },
+              action: { type: 'startWorkflow', workflowType: refreshSnapshot, taskQueue: queue, workflowId: `${name}-refresh`, args: [input] },
               // A refresh still running when the next is due is not stacked: the next one is skipped.
               policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' },
               memo: { [MARK]: 'snapshot-refresh', refresh: input.refresh.kind, thenRun: typeof values['then-run'] === 'string' ? path.resolve(values['then-run']) : '' },
@@ -151,7 +152,7 @@ export const scheduleCommand: Command = {
             throw error;
           }
           if (values.json) console.log(JSON.stringify({ name, created: true }));
-          else console.log(`Created schedule "${name}" (${specText(created!.spec as never)}, refresh by ${input.refresh.kind}${input.thenRun ? ', then a benchmark run' : ''}) on task queue ${taskQueue()}.\nA worker must be running (judgeflow worker). Run it now with: judgeflow schedule trigger ${name}`);
+          else console.log(`Created schedule "${name}" (${specText(created!.spec as never)}, refresh by ${input.refresh.kind}${input.thenRun ? ', then a benchmark run' : ''}) on task queue ${queue}.\nA worker must be running (judgeflow worker). Run it now with: judgeflow schedule trigger ${name}`);
           return 0;
         }
         case 'list': {

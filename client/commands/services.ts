@@ -10,8 +10,9 @@ import { ensureLocalServer, serverStatus, stopLocalServer, temporalTarget } from
 async function runWorkerForever(): Promise<number> {
   await ensureLocalServer({ log: console.log });
   const { connection, namespace } = await connectWorker();
-  const worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
-  console.log(`Worker polling task queue "${taskQueue()}" at ${temporalTarget().address} (namespace ${namespace}); results store ${defaultStorePath()}. Ctrl-C to stop.`);
+  const queue = await taskQueue();
+  const worker = await createWorker({ connection, namespace, taskQueue: queue, storeFile: defaultStorePath() });
+  console.log(`Worker polling task queue "${queue}" at ${temporalTarget().address} (namespace ${namespace}); results store ${defaultStorePath()}. Ctrl-C to stop.`);
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await closeSharedBrowser();
   return 0;

@@ -5,8 +5,9 @@ import { openStore } from '../../core/store';
 import { progressQuery } from '../../workflows';
 import type { Progress, RunResult } from '../../workflows/types';
 import { connectClient } from '../connection';
+import { reconcileRun } from '../reconcile';
 
-type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null };
+type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string };
 
 /** Status from Temporal (the source of truth for a run's state), with the progress query when a worker answers it. */
 export async function runStatus(runId: string): Promise<RunStatus> {
@@ -30,8 +31,11 @@ export async function runStatus(runId: string): Promise<RunStatus> {
       if (progress) return { ...pick(progress), runId, status: 'running' };
       return { runId, status: 'running', stage: 'unknown (no worker answered)', done: 0, total: 0, failures: 0, reportPath: null };
     }
-    const stored = openStore().getRun(runId);
-    return { runId, status: 'failed', stage: state.toLowerCase(), done: 0, total: 0, failures: 0, reportPath: stored?.reportPath ?? null };
+    const store = openStore();
+    await reconcileRun(client, store, runId); // terminated / timed out: the store learns it ended, with the reason
+    const stored = await store.getRun(runId);
+    const summary = (stored?.summary ?? null) as { error?: unknown } | null;
+    return { runId, status: 'failed', stage: state.toLowerCase(), done: 0, total: 0, failures: 0, reportPath: stored?.reportPath ?? null, ...(typeof summary?.error === 'string' ? { error: summary.error } : {}) };
   } finally {
     await client.connection.close();
   }
@@ -43,7 +47,7 @@ function pick(p: Progress) {
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath };
+  return { runId: s.runId, status: s.status, stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}) };
 }
 
 export const statusCommand: Command = {
@@ -56,7 +60,7 @@ export const statusCommand: Command = {
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
     const s = ordered(await runStatus(runId));
     if (values.json) console.log(JSON.stringify(s));
-    else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+    else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${s.error ? `\nReason: ${s.error}` : ''}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
     return 0;
   },
 };
