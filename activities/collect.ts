@@ -50,14 +50,15 @@ export function collectActivities(deps: ActivityDeps) {
         const query = store.snapshotQuery(run.snapshotId, input.queryId);
         const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
         const finished = new Date();
+        const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
         store.putResponse({
           ...base,
           status: 'ok',
           text: answer.text,
           raw: answer.raw ?? null,
           html: answer.html ?? null,
-          finishedAt: finished.toISOString(),
-          latencyMs: finished.getTime() - started.getTime(),
+          finishedAt: imported ? (answer.writtenAt ?? null) : finished.toISOString(),
+          latencyMs: imported ? null : finished.getTime() - started.getTime(),
           errorKind: null,
           errorMessage: null,
           conversationId: answer.conversationId ?? null,

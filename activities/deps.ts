@@ -4,6 +4,7 @@ import type { ModelEndpoint } from '../core/llm';
 import type { LoadedRubric } from '../core/protocol';
 import type { ResultsStore, RunRecord } from '../core/store';
 import { protocolFor } from '../rubrics';
+import { contentHash } from '../core/validate';
 
 /** What every activity needs; the worker builds one per process. Secrets are read from `env` inside activities only. */
 export interface ActivityDeps {
@@ -36,7 +37,22 @@ export function runRubric(deps: ActivityDeps, run: RunRecord): LoadedRubric {
 
 export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }): ModelEndpoint {
   const j = run.config.judge;
-  return { baseURL: j.baseURL, model: j.model, apiKeyEnv: j.apiKeyEnv, temperature: run.judge.temperature, timeoutMs: j.timeoutMs, responseFormat: j.responseFormat };
+  return {
+    baseURL: j.baseURL,
+    model: j.model,
+    apiKeyEnv: j.apiKeyEnv,
+    temperature: run.judge.temperature,
+    timeoutMs: j.timeoutMs,
+    responseFormat: j.responseFormat,
+    maxTokens: j.maxTokens,
+    maxTokensParam: j.maxTokensParam,
+    seed: j.sendSeed === false ? null : seedNumber(run.config.seed),
+  };
+}
+
+/** A provider seed (a non-negative 31-bit integer) derived from the run seed, so a re-run asks with the same seed. */
+export function seedNumber(seed: string): number {
+  return parseInt(contentHash(seed, 8), 16) & 0x7fffffff;
 }
 
 export function runDir(run: RunRecord & { config: StoredRunConfig }): string {

@@ -52,7 +52,7 @@ export function runActivities(deps: ActivityDeps) {
           protocol: protocol.id,
           snapshotId,
           rubricVersion: rubric.version,
-          judge: { model: config.judge.model, baseURL: config.judge.baseURL, temperature: config.judge.temperature ?? rubric.judge.temperature },
+          judge: { model: config.judge.model, baseURL: config.judge.baseURL, temperature: config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature },
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,

@@ -56,7 +56,7 @@ export function planRejudge(store: ResultsStore, opts: RejudgeOptions): RejudgeP
   const protocol = protocolFor(config.protocol);
   const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   const rubricChanged = rubric.version !== source.rubricVersion;
-  const judgeChanged = config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature ?? rubric.judge.temperature) !== source.judge.temperature;
+  const judgeChanged = config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !== source.judge.temperature;
   // The cache key is the full judge request, so reuse never mixes answers to different questions. Unchanged rubric:
   // reuse by default (free). Changed rubric: judge every stored response afresh, so the new result set comes from one
   // judging session even on a judge that is not perfectly deterministic; --reuse-answers opts into the saving.

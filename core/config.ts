@@ -10,8 +10,13 @@ export const judgeConfigSchema = z
     baseURL: z.string().url(),
     model: z.string().min(1),
     apiKeyEnv: envNameSchema.optional(),
-    /** Defaults to the rubric's judge temperature. */
-    temperature: z.number().min(0).max(2).optional(),
+    /** Defaults to the rubric's judge temperature; null leaves it out of requests (reasoning models reject it). */
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    /** Cap on answer tokens, sent as maxTokensParam (newer OpenAI models want max_completion_tokens). */
+    maxTokens: z.number().int().min(1).optional(),
+    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    /** Send a seed derived from the run seed (recorded with every judgment); false for endpoints that reject it. */
+    sendSeed: z.boolean().default(true),
     timeoutMs: z.number().int().min(100).default(120_000),
     concurrency: z.number().int().min(1).max(64).default(4),
     /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */

@@ -10,9 +10,14 @@ export interface ModelEndpoint {
   baseURL: string;
   model: string;
   apiKeyEnv?: string;
-  temperature: number;
+  /** null: not sent (reasoning models accept only their default). */
+  temperature: number | null;
   timeoutMs: number;
   responseFormat: 'json_schema' | 'json_object';
+  maxTokens?: number;
+  maxTokensParam?: 'max_tokens' | 'max_completion_tokens';
+  /** Sent as `seed` when set; recorded with every judgment. */
+  seed?: number | null;
 }
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
@@ -27,9 +32,10 @@ export interface JsonAnswerSpec<T> {
   check?: (value: T) => string | null;
 }
 
-export type JsonAnswer<T> =
+export type JsonAnswer<T> = (
   | { ok: true; value: T; raw: string; attempts: number; messages: ChatMessage[] }
-  | { ok: false; error: string; attempts: number; messages: ChatMessage[] };
+  | { ok: false; error: string; attempts: number; messages: ChatMessage[] }
+) & { /** The provider's system_fingerprint of the last answer, when it returned one (null for cached answers). */ systemFingerprint: string | null };
 
 /** Optional memo of answers keyed by the full request, used when re-judging with an unchanged rubric and judge. */
 export interface AnswerCache {
@@ -92,16 +98,19 @@ export async function askJson<T>(args: {
   const { settings, spec } = args;
   let messages = [...args.messages];
   let lastError = '';
+  let systemFingerprint: string | null = null;
   for (let attempt = 1; attempt <= args.maxInvalidAnswers + 1; attempt++) {
     const key = requestKey(settings, messages, spec);
     let raw = args.cache?.get(key) ?? null;
     if (raw === null) {
-      raw = await complete(settings, messages, spec, args.env, args.signal);
+      const answer = await complete(settings, messages, spec, args.env, args.signal);
+      raw = answer.content;
+      systemFingerprint = answer.systemFingerprint;
     }
     const parsed = parseAnswer(raw, spec);
     if ('value' in parsed) {
       args.cache?.set(key, raw ?? '');
-      return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: raw ?? '' }] };
+      return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: raw ?? '' }], systemFingerprint };
     }
     lastError = parsed.error;
     if (args.retryIn === 'conversation') {
@@ -112,17 +121,29 @@ export async function askJson<T>(args: {
       ];
     }
   }
-  return { ok: false, error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`, attempts: args.maxInvalidAnswers + 1, messages };
+  return { ok: false, error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`, attempts: args.maxInvalidAnswers + 1, messages, systemFingerprint };
 }
 
-async function complete(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }, env: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<string | null> {
+async function complete(
+  settings: ModelEndpoint,
+  messages: ChatMessage[],
+  spec: { name: string; jsonSchema: Record<string, unknown> },
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<{ content: string | null; systemFingerprint: string | null }> {
   const responseFormat =
     settings.responseFormat === 'json_schema'
       ? ({ type: 'json_schema', json_schema: { name: spec.name, strict: true, schema: spec.jsonSchema } } as const)
       : ({ type: 'json_object' } as const);
-  const completion = await clientFor(settings, env).chat.completions.create(
-    { model: settings.model, temperature: settings.temperature, messages, response_format: responseFormat },
-    { signal },
-  );
-  return completion.choices[0]?.message?.content ?? null;
+  const completion = await clientFor(settings, env).chat.completions.create({ model: settings.model, messages, response_format: responseFormat, ...optionalParameters(settings) }, { signal });
+  return { content: completion.choices[0]?.message?.content ?? null, systemFingerprint: completion.system_fingerprint ?? null };
+}
+
+/** Parameters some models reject are sent only when set: temperature (null = omitted), the token cap under the name the model wants, seed. */
+export function optionalParameters(settings: { temperature?: number | null; maxTokens?: number; maxTokensParam?: 'max_tokens' | 'max_completion_tokens'; seed?: number | null }) {
+  return {
+    ...(settings.temperature === null || settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    ...(settings.maxTokens ? { [settings.maxTokensParam ?? 'max_tokens']: settings.maxTokens } : {}),
+    ...(settings.seed === null || settings.seed === undefined ? {} : { seed: settings.seed }),
+  };
 }

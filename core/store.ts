@@ -16,7 +16,7 @@ export interface RunRecord {
   protocol: string;
   snapshotId: string;
   rubricVersion: string;
-  judge: { model: string; baseURL: string; temperature: number };
+  judge: { model: string; baseURL: string; temperature: number | null };
   copilots: string[];
   status: 'running' | 'completed' | 'failed';
   startedAt: string;

@@ -71,6 +71,11 @@ export interface StoredJudgment {
 export interface JudgeStamp {
   model: string;
   baseURL: string;
-  temperature: number;
+  /** null: not sent (models that accept only their default). */
+  temperature: number | null;
   rubricVersion: string;
+  /** The seed sent with the request (from the run seed), when one was sent. */
+  seed?: number | null;
+  /** The provider's system_fingerprint for the answer, when it returned one. */
+  systemFingerprint?: string | null;
 }

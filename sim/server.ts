@@ -88,8 +88,23 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
     return sendError(res, 400, 'Request must include a string "model" and a "messages" array.', 'invalid_request_error', 'invalid_request');
   }
+  const rejected = reasoningModelRejection(body);
+  if (rejected) return sendError(res, 400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const reply = faultReply(body, requestIndex, options, seenOnce) ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
   sendReply(res, body, reply);
+}
+
+/**
+ * Models named like `sim-reasoning…` behave as OpenAI's reasoning models do: only the default temperature (1) is
+ * accepted, and max_tokens is refused in favour of max_completion_tokens — with OpenAI's wording, param and code.
+ */
+function reasoningModelRejection(body: any): { message: string; param: string; code: string } | undefined {
+  if (!baseModel(body.model).startsWith('sim-reasoning')) return undefined;
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return { message: `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`, param: 'temperature', code: 'unsupported_value' };
+  if (body.max_tokens !== undefined)
+    return { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", param: 'max_tokens', code: 'unsupported_parameter' };
+  return undefined;
 }
 
 /** Per-request faults from the model prefix win over random ones; both are deterministic. */
@@ -166,6 +181,8 @@ function completion(body: any, content: string) {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: body.model,
+    // Like OpenAI's: identifies the backend configuration that answered (here: the model name).
+    system_fingerprint: `fp_sim_${sha256(String(body.model)).slice(0, 10)}`,
     choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
     usage: usage(body, content),
   };
@@ -257,8 +274,8 @@ function sendJson(res: ServerResponse, status: number, data: unknown, headers?: 
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(data));
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>): void {
-  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
+function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>, param: string | null = null): void {
+  sendJson(res, status, { error: { message, type, param, code } }, headers);
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -12,6 +12,8 @@ const configSchema = z
     path: z.string().min(1),
     /** Defaults to `<copilot name>_response`. */
     column: z.string().min(1).optional(),
+    /** When each answer was written; defaults to `<name>_timestamp` if the file has it. Without one the judge is told no time. */
+    timestampColumn: z.string().min(1).optional(),
   })
   .strict();
 
@@ -37,9 +39,11 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
         // An empty cell means the copilot was never asked or gave nothing: recorded as missing, never scored as an empty answer.
         if (!text.trim())
           throw new AdapterError('missing', `${config.path} has no ${columns.response} value for query ${query.id} ("${shorten(query.text)}")`);
-        const own = [columns.response, columns.chatId, columns.context].filter((c) => table.header.includes(c));
+        const own = [columns.response, columns.chatId, columns.context, columns.timestamp].filter((c) => table.header.includes(c));
         return {
           text,
+          // The file's own time, or none: the time of this import says nothing about when the answer was written.
+          writtenAt: cell(columns.timestamp)?.trim() || null,
           raw: JSON.stringify(Object.fromEntries(own.map((c) => [c, cell(c)]))),
           conversationId: cell(columns.chatId) || undefined,
           context: cell(columns.context) || undefined,
@@ -50,15 +54,17 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
 };
 
 /** Fail at config-validation time, before a run starts, when the file or the column is missing. */
-export function validateCsvCopilot(config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column'>): void {
-  requireColumn(loadTable(config.path), config.path, columnsFor(config).response);
+export function validateCsvCopilot(config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column' | 'timestampColumn'>): void {
+  const table = loadTable(config.path);
+  requireColumn(table, config.path, columnsFor(config).response);
+  if (config.timestampColumn) requireColumn(table, config.path, config.timestampColumn);
 }
 
-function columnsFor(config: Pick<CsvCopilotConfig, 'name' | 'column'>) {
+function columnsFor(config: Pick<CsvCopilotConfig, 'name' | 'column' | 'timestampColumn'>) {
   const response = config.column ?? `${config.name}_response`;
-  // `X_response` pairs with `X_chat_id` and `X_context`, even when the column was named explicitly.
+  // `X_response` pairs with `X_chat_id`, `X_context` and `X_timestamp`, even when the column was named explicitly.
   const prefix = response.endsWith('_response') ? response.slice(0, -'_response'.length) : config.name;
-  return { response, chatId: `${prefix}_chat_id`, context: `${prefix}_context` };
+  return { response, chatId: `${prefix}_chat_id`, context: `${prefix}_context`, timestamp: config.timestampColumn ?? `${prefix}_timestamp` };
 }
 
 interface Table {

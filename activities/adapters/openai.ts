@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
+import { optionalParameters } from '../../core/llm';
 
 const configSchema = z
   .object({
@@ -11,6 +12,10 @@ const configSchema = z
     baseURL: z.string().url(),
     model: z.string().min(1),
     system: z.string().optional(),
+    /** Omitted from requests unless set; null also omits it (reasoning models reject it). */
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    maxTokens: z.number().int().min(1).optional(),
+    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
     apiKeyEnv: envNameSchema.optional(),
   })
   .strict();
@@ -35,7 +40,7 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
         for (const turn of query.history ?? []) messages.push({ role: turn.role, content: turn.content });
         messages.push({ role: 'user', content: query.text });
         try {
-          const completion = await client.chat.completions.create({ model: config.model, messages }, { signal });
+          const completion = await client.chat.completions.create({ model: config.model, messages, ...optionalParameters(config) }, { signal });
           const text = completion.choices[0]?.message?.content;
           if (typeof text !== 'string') throw new AdapterError('invalid_reply', `copilot ${config.name} returned no message content`, { raw: JSON.stringify(completion) });
           return { text, raw: JSON.stringify(completion), conversationId: completion.id };

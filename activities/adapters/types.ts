@@ -52,6 +52,11 @@ export interface CollectedResponse {
   conversationId?: string;
   /** Context that was available to the copilot, when the source provides it. */
   context?: string;
+  /**
+   * For answers collected elsewhere (CSV): when the answer was written, or null when the source does not say.
+   * Stored as the response's finishedAt (what the judge is told); absent for live calls, which finish now.
+   */
+  writtenAt?: string | null;
 }
 
 export interface CopilotAdapter {

@@ -9,9 +9,11 @@ export interface StoredTurn {
   ok: boolean;
   attempts: number;
   error: string | null;
+  /** The provider's system_fingerprint for this turn's answer, when it returned one. */
+  systemFingerprint?: string | null;
 }
 
-export type TurnResult<T> = { ok: true; value: T; attempts: number } | { ok: false; error: string; attempts: number };
+export type TurnResult<T> = ({ ok: true; value: T; attempts: number } | { ok: false; error: string; attempts: number }) & { systemFingerprint: string | null };
 
 /**
  * A judge conversation that survives crashes. Every finished turn is written to the store before the
@@ -58,6 +60,7 @@ export class DurableConversation {
         ok: answer.ok,
         attempts: answer.attempts,
         error: answer.ok ? null : answer.error,
+        systemFingerprint: answer.systemFingerprint,
       };
       this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '');
       // First write wins: if a stale attempt of this activity stored the turn first, continue from ITS answer.
@@ -66,7 +69,7 @@ export class DurableConversation {
     const { request, answer } = this.stored.get(n)!;
     const turn = request as StoredTurn;
     this.messages = [...this.messages, ...turn.messages, { role: 'assistant', content: answer }];
-    return turn.ok ? { ok: true, value: JSON.parse(stripCodeFence(answer)) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
+    return turnResult<T>(turn, answer);
   }
 }
 
@@ -76,10 +79,16 @@ export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, 
   const find = () => ctx.store.judgeTurns(ctx.runId, queryId, version).find((t) => t.turn === n);
   if (!find()) {
     const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal });
-    const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error };
+    const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error, systemFingerprint: answer.systemFingerprint };
     ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '');
   }
   const { request, answer } = find()!;
-  const turn = request as StoredTurn;
-  return turn.ok ? { ok: true, value: JSON.parse(stripCodeFence(answer)) as T, attempts: turn.attempts } : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts };
+  return turnResult<T>(request as StoredTurn, answer);
+}
+
+function turnResult<T>(turn: StoredTurn, answer: string): TurnResult<T> {
+  const systemFingerprint = turn.systemFingerprint ?? null;
+  return turn.ok
+    ? { ok: true, value: JSON.parse(stripCodeFence(answer)) as T, attempts: turn.attempts, systemFingerprint }
+    : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts, systemFingerprint };
 }

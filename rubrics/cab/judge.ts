@@ -71,12 +71,13 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
     taxonomy.push(wanted ? await askOnce(ctx, unit.queryId, TAXONOMY_TURN + i + 1, taxonomyMessages(rubric, query, s, evaluationDate), taxonomySpec(rubric), maxInvalid) : null);
   }
 
-  const stamp = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version };
+  const stamp = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null };
   const createdAt = new Date().toISOString();
   const judgments: StoredJudgment[] = unit.copilots.map((copilot, i) => {
     // The ranking covers every label shown, so a response whose scoring turn failed still gets its rank.
     const rank = ranking?.ok ? ranking.value.ranking.indexOf(labels[i]) + 1 : null;
-    const base = { runId, queryId: unit.queryId, copilot, rubricVersion: rubric.version, position: i + 1, rank, judge: stamp, attempts: scored[i].attempts, createdAt };
+    const judge = { ...stamp, systemFingerprint: scored[i].systemFingerprint };
+    const base = { runId, queryId: unit.queryId, copilot, rubricVersion: rubric.version, position: i + 1, rank, judge, attempts: scored[i].attempts, createdAt };
     const turn = scored[i];
     if (!turn.ok) return { ...base, status: 'failed', scores: null, rationales: null, total: null, error: turn.error };
     const { scores, rationales } = splitScores(turn.value, REASONING_KEY);

@@ -50,9 +50,11 @@ export function systemMessage(rubric: CabRubric, evaluationDate: string): ChatMe
 }
 
 /** What both the scoring turn and the taxonomy check show about one response. */
-function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string) {
+function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string, subject: string) {
   return {
     evaluation_date: evaluationDate,
+    // Only a known time is stated: a made-up one (e.g. when a CSV was imported) would skew temporal relevance.
+    response_written: shown.timestamp ? `${subject} was written at: ${shown.timestamp}` : '',
     response_timestamp: shown.timestamp ?? 'unknown',
     history: historyBlock(query),
     query: query.text,
@@ -67,7 +69,7 @@ export function scoringMessage(rubric: CabRubric, query: Query, shown: ShownResp
     rubric.prompts.scoring,
     {
       label: shown.label,
-      ...responseVars(query, shown, evaluationDate),
+      ...responseVars(query, shown, evaluationDate, shown.label),
       min: String(d.scale.min),
       max: String(d.scale.max),
       dimension_ids: d.dimensions.map((x) => x.id).join(', '),
@@ -104,7 +106,7 @@ export function taxonomyMessages(rubric: CabRubric, query: Query, shown: Omit<Sh
   const user = renderTemplate(
     rubric.prompts.taxonomy,
     {
-      ...responseVars(query, shown, evaluationDate),
+      ...responseVars(query, shown, evaluationDate, 'The response'),
       flags,
       answer_format: scoresFormat(
         rubric.data.taxonomy.map((f) => f.id),

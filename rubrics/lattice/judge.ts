@@ -85,7 +85,7 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     rubricVersion: rubric.version,
     rank: null,
     position: null,
-    judge: { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version },
+    judge: { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: answer.systemFingerprint },
     attempts: answer.attempts,
     createdAt: new Date().toISOString(),
   };
