@@ -115,6 +115,7 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
       if (status === 'ok') result.done++;
       else result.failed++;
     } catch (error) {
+      if (isCancellation(error)) throw error; // a cancelled run records nothing more
       // Even a copilot that breaks every attempt must not lose the rest of the run.
       log.warn('collection failed for good', { queryId, copilot: copilot.name });
       await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
@@ -142,6 +143,7 @@ export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): P
       result.done += r.judged > 0 && r.failed === 0 ? 1 : 0;
       result.failed += r.failed > 0 ? 1 : 0;
     } catch (error) {
+      if (isCancellation(error)) throw error;
       await recordJudgeFailure({ runId, index, reason: rootCause(error) });
       result.failed++;
     }
