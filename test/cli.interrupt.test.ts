@@ -25,7 +25,11 @@ test('SIGINT on judgeflow run exits within 5 s with the resume hint; judgeflow c
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  await until(() => sim.slow.requests.length > 0, 90_000); // the run is collecting
+  // The run is collecting (starting the CLI compiles TypeScript on the fly: slow on a loaded machine).
+  await until(() => sim.slow.requests.length > 0, 150_000).catch((error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${error.message}\nstdout: ${stdout}\nstderr: ${stderr}`);
+  });
   const runId = /Started (\S+)/.exec(stdout)![1];
   const sentAt = Date.now();
   child.kill('SIGINT');

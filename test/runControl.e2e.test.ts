@@ -23,6 +23,11 @@ const sim = simServersForFile({
 const cabQueries = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `q${i + 1}`, text: `Is token ${i + 1} worth buying after the unlock?`, tags: 'Trading' }));
 const latticeQueries = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `t1-c${i + 1}`, text: `Should I stake ETH on Lido, variant ${i + 1}?`, task: 'T1', category: `C${(i % 5) + 1}` }));
 
+/** A small LATTICE run on the shared judge sim. */
+function latticeRun(queryCount: number, copilots: Array<Record<string, unknown>>) {
+  return runConfig(tempDir(), { protocol: 'lattice', queries: latticeQueries(queryCount), judge: { baseURL: sim.judge.url, model: 'sim-judge' }, copilots });
+}
+
 async function closed(handle: WorkflowHandle, ms: number): Promise<'closed' | 'still open'> {
   return Promise.race([handle.result().then(() => 'closed' as const, () => 'closed' as const), new Promise<'still open'>((r) => setTimeout(() => r('still open'), ms))]);
 }
@@ -41,8 +46,7 @@ test('judgeflow cancel mid-judging: no judge call starts more than 15 s after th
   await withWorker('cancel-judging', async ({ client, taskQueue, store, storeFile }) => {
     const runId = `run-cancel-judging-${Date.now()}`;
     const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-    const judged = () => slowJudge.requests.filter((r) => JSON.stringify(r.body).includes(runId) || true).length;
-    await until(() => judged() >= 3, 90_000); // well inside the first units' conversations
+    await until(() => slowJudge.requests.length >= 3, 90_000); // well inside the first units' conversations
     const cancelledAt = Date.now();
     const cancel = await cliInProcess(['cancel', runId], { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue });
     expect(cancel.code).toBe(0);
@@ -60,14 +64,8 @@ test('judgeflow cancel mid-judging: no judge call starts more than 15 s after th
 }, 180_000);
 
 test('a cancel while a rate-limited copilot waits for its next slot (request in flight) ends the run instead of wedging it', async () => {
-  const { slowCopilots, judge } = sim;
-  const dir = tempDir();
-  const cfg = runConfig(dir, {
-    protocol: 'lattice',
-    queries: latticeQueries(3),
-    judge: { baseURL: judge.url, model: 'sim-judge' },
-    copilots: [{ name: 'Slow', type: 'openai', baseURL: slowCopilots.url, model: 'sim-copilot', requestsPerMinute: 1 }],
-  });
+  const { slowCopilots } = sim;
+  const cfg = latticeRun(3, [{ name: 'Slow', type: 'openai', baseURL: slowCopilots.url, model: 'sim-copilot', requestsPerMinute: 1 }]);
   await withWorker('cancel-rate', async ({ client, taskQueue, store }) => {
     const runId = `run-cancel-rate-${Date.now()}`;
     const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
@@ -82,17 +80,11 @@ test('a cancel while a rate-limited copilot waits for its next slot (request in 
 }, 120_000);
 
 test('a copilot that fails fast behind requestsPerMinute: 1 does not wedge the run: it completes with the failures recorded', async () => {
-  const { copilots, judge } = sim;
-  const dir = tempDir();
-  const cfg = runConfig(dir, {
-    protocol: 'lattice',
-    queries: latticeQueries(2),
-    judge: { baseURL: judge.url, model: 'sim-judge' },
-    copilots: [
-      { name: 'Broken', type: 'openai', baseURL: copilots.url, model: 'fault-500:sim-copilot', requestsPerMinute: 1, retry: { maxAttempts: 2, initialIntervalMs: 100 } },
-      { name: 'Fine', type: 'openai', baseURL: copilots.url, model: 'sim-copilot' },
-    ],
-  });
+  const { copilots } = sim;
+  const cfg = latticeRun(2, [
+    { name: 'Broken', type: 'openai', baseURL: copilots.url, model: 'fault-500:sim-copilot', requestsPerMinute: 1, retry: { maxAttempts: 2, initialIntervalMs: 100 } },
+    { name: 'Fine', type: 'openai', baseURL: copilots.url, model: 'sim-copilot' },
+  ]);
   await withWorker('rate-fail', async ({ client, taskQueue, store }) => {
     const runId = `run-rate-fail-${Date.now()}`;
     const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
@@ -107,14 +99,8 @@ test('a copilot that fails fast behind requestsPerMinute: 1 does not wedge the r
 }, 150_000);
 
 test('a cancel during the report step: the run completes and the stored status matches the report files on disk', async () => {
-  const { copilots, judge } = sim;
-  const dir = tempDir();
-  const cfg = runConfig(dir, {
-    protocol: 'lattice',
-    queries: latticeQueries(2),
-    judge: { baseURL: judge.url, model: 'sim-judge' },
-    copilots: [{ name: 'Fine', type: 'openai', baseURL: copilots.url, model: 'sim-copilot' }],
-  });
+  const cfg = latticeRun(2, [{ name: 'Fine', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' }]);
+  const dir = path.dirname(cfg.output);
   const storeFile = path.join(dir, 'results.db');
   const store = new ResultsStore(storeFile);
   const activities = createActivities({ store, env: process.env });
@@ -147,13 +133,7 @@ test('a cancel during the report step: the run completes and the stored status m
 }, 120_000);
 
 test('a copilot name too long for a child workflow id fails the run with the reason instead of retrying workflow tasks for ever', async () => {
-  const { copilots, judge } = sim;
-  const cfg = runConfig(tempDir(), {
-    protocol: 'lattice',
-    queries: latticeQueries(1),
-    judge: { baseURL: judge.url, model: 'sim-judge' },
-    copilots: [{ name: 'Short', type: 'openai', baseURL: copilots.url, model: 'sim-copilot' }],
-  });
+  const cfg = latticeRun(1, [{ name: 'Short', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' }]);
   // Past config validation (which bounds names): the workflow itself must not wedge on such an id.
   cfg.copilots[0].name = 'N'.repeat(2_000);
   await withWorker('long-id', async ({ client, taskQueue, store }) => {
@@ -168,13 +148,7 @@ test('a copilot name too long for a child workflow id fails the run with the rea
 }, 90_000);
 
 test('a run terminated in Temporal is recorded as failed with the reason by status and runs', async () => {
-  const { slowCopilots, judge } = sim;
-  const cfg = runConfig(tempDir(), {
-    protocol: 'lattice',
-    queries: latticeQueries(1),
-    judge: { baseURL: judge.url, model: 'sim-judge' },
-    copilots: [{ name: 'Slow', type: 'openai', baseURL: slowCopilots.url, model: 'sim-copilot' }],
-  });
+  const cfg = latticeRun(1, [{ name: 'Slow', type: 'openai', baseURL: sim.slowCopilots.url, model: 'sim-copilot' }]);
   await withWorker('terminate', async ({ client, taskQueue, store, storeFile }) => {
     const runId = `run-terminate-${Date.now()}`;
     const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });

@@ -1,4 +1,5 @@
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { describeRun } from './status';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { defaultStorePath } from '../../core/store';
 import { InputError } from '../../core/validate';
@@ -21,13 +22,7 @@ export const cancelCommand: Command = {
     await ensureLocalServer({ log: console.log });
     return withClient(async (client) => {
       const handle = client.workflow.getHandle(runId);
-      let description;
-      try {
-        description = await handle.describe();
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
-        throw error;
-      }
+      const description = await describeRun(handle, runId);
       if (description.status.name !== 'RUNNING') {
         console.log(`Run ${runId} is already ${description.status.name.toLowerCase()}; nothing to cancel.`);
         return 0;

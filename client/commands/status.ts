@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { Command } from '../args';
 import { InputError } from '../../core/validate';
 import { openStore } from '../../core/store';
@@ -9,18 +9,22 @@ import { reconcileRun } from '../reconcile';
 
 type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string };
 
+/** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
+export async function describeRun(handle: WorkflowHandle, runId: string) {
+  try {
+    return await handle.describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
+    throw error;
+  }
+}
+
 /** Status from Temporal (the source of truth for a run's state), with the progress query when a worker answers it. */
 export async function runStatus(runId: string): Promise<RunStatus> {
   const client = await connectClient();
   try {
     const handle = client.workflow.getHandle(runId);
-    let description;
-    try {
-      description = await handle.describe();
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
-      throw error;
-    }
+    const description = await describeRun(handle, runId);
     const state = description.status.name;
     if (state === 'COMPLETED') {
       const result = (await handle.result()) as RunResult;
