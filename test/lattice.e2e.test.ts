@@ -111,7 +111,7 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       expect(csv).toHaveLength(1 + queries.length * 2);
       const judgments = store.judgments(result.runId);
       expect(judgments).toHaveLength(queries.length * 2);
-      for (const j of judgments) expect(j.judge).toEqual({ model: 'judge-model-x', baseURL: judge.url, temperature: 0, rubricVersion: report.rubricVersion });
+      for (const j of judgments) expect(j.judge).toEqual({ model: 'judge-model-x', baseURL: judge.url, temperature: 0, rubricVersion: report.rubricVersion, seed: expect.any(Number), systemFingerprint: expect.stringMatching(/^fp_sim_/) });
     },
     env,
   );
