@@ -84,7 +84,7 @@ function parseJsonl(text: string): ParsedTraffic {
 }
 
 function parseCsvTraffic(text: string, file: string): ParsedTraffic {
-  const [header, ...rows] = csvRecords(text);
+  const [header, ...rows] = csvRecords(text, file);
   if (!header) throw new InputError(`${file}: the CSV file is empty (expected a header row with a "query" column)`);
   const names = header.cells.map((h) => h.trim());
   if (!names.includes('query')) throw new InputError(`${file}: missing column "query" (header has: ${names.join(', ')}); the traffic file needs a "query" column`);

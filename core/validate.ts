@@ -34,9 +34,10 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where:
   return result.data;
 }
 
+/** A text file's contents without a leading UTF-8 byte-order mark (editors on Windows add one; it is not content). */
 export function readText(file: string, what: string): string {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new InputError(`${what} ${file} cannot be read (${code ?? String(error)})`);

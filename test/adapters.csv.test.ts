@@ -1,14 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { csvAdapter, validateCsvCopilot, type CsvCopilotConfig } from '../activities/adapters/csv';
-import { parseCsvRecords, toCsv } from '../core/csv';
+import { toCsv } from '../core/csv';
 import type { Query } from '../core/types';
 import { adapterFailure } from './support/adapterError';
+import { cabDatasetRows } from './support/cabDataset';
 
-const DATASET = resolve(__dirname, '../../shared/datasets/cryptoanalystbench/dataset.csv');
-
-const dataset = parseCsvRecords(readFileSync(DATASET, 'utf8'), DATASET, ['query', 'tags']);
+// The published CryptoAnalystBench queries when ../shared has them, else a CAB-shaped fixture of the same size.
+const dataset = cabDatasetRows();
 const answerA = (k: number) => `A on #${k}: BTC, ETH and "SOL" look strong,\nbut watch "funding", fees, and risk.\r\nSources: a, b`;
 const answerB = (k: number) => (k % 3 === 0 ? '' : k % 3 === 1 ? `B says "${k}", plainly` : '   '); // empty and blank cells are missing
 const queries: Query[] = dataset.map((row, k) => ({ id: `cab-${k}`, text: row.query }));

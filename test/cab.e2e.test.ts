@@ -5,11 +5,13 @@ import { benchmarkRun } from '../workflows';
 import { parseCsv } from '../core/csv';
 import { chiSquareUniform, oneWayAnova } from '../core/stats';
 import { runInput } from '../client/startRun';
-import { runConfig, SHARED, tempDir, withWorker } from './support/harness';
+import { runConfig, tempDir, withWorker } from './support/harness';
+import { cabDatasetFile } from './support/cabDataset';
 import { biasedScoring, labelOf, queryTextOf, rankingByTotals, schemaName, scoringPrompts } from './support/cabJudge';
 import { simServersForFile } from './support/sims';
 
-const DATASET = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'dataset.csv');
+// The published CryptoAnalystBench CSV, read where it is, when ../shared has it; else a CAB-shaped fixture of 198 rows.
+const DATASET = cabDatasetFile(tempDir('jf-cab-dataset-'));
 const SYSTEMS = ['NimbusX', 'QuasarX', 'ZephyrX', 'OrchidX'];
 const DIMS = ['relevance', 'temporal_relevance', 'depth', 'data_consistency'];
 const BONUS = 2; // per dimension, so +8 on the total of whatever the judge sees first
@@ -32,7 +34,7 @@ test('identical answers get equal means under a judge that favours position 1; t
   const { judge, copilots } = sim;
   const cfg = runConfig(tempDir(), {
     protocol: 'cab',
-    queries: DATASET, // the real CryptoAnalystBench CSV, read where it is
+    queries: DATASET,
     judge: { baseURL: judge.url, model: 'biased-judge', concurrency: 16 },
     // Four systems, one model: every system gives the same answer to each query.
     copilots: SYSTEMS.map((name) => ({ name, type: 'openai', baseURL: copilots.url, model: 'sim-thorough', concurrency: 16 })),
@@ -126,7 +128,7 @@ test('identical answers get equal means under a judge that favours position 1; t
 
     // The other files: one CSV row per query × system, markdown with the bias verdict, the workbook's sheets.
     const out = path.dirname(result.reportPath);
-    expect(parseCsv(fs.readFileSync(path.join(out, 'results.csv'), 'utf8'))).toHaveLength(1 + Q * 4);
+    expect(parseCsv(fs.readFileSync(path.join(out, 'results.csv'), 'utf8'), 'results.csv')).toHaveLength(1 + Q * 4);
     const md = fs.readFileSync(path.join(out, 'report.md'), 'utf8');
     expect(md).toContain('more than chance would explain');
     for (const s of SYSTEMS) expect(md).toContain(`| ${s} | ${presentation[s].join(' | ')} |`);

@@ -10,9 +10,26 @@ import { planCabUnits } from '../rubrics/cab/plan';
 import { rankingSpec } from '../rubrics/cab/prompts';
 import { parseCabQueries, tagsOf } from '../rubrics/cab/queries';
 import { cabRubricFromContent, loadCabRubric } from '../rubrics/cab/rubric';
-import { REPO, SHARED, tempDir } from './support/harness';
+import { REPO, tempDir } from './support/harness';
+import { cabDatasetFile, cabFixtureRows, REAL_CAB_DATASET, testWithRealCabDataset, writeCabFixture } from './support/cabDataset';
+import { runCli } from './support/cli';
+import { checkCabDataset } from '../rubrics/cab/dataset';
 
-const DATASET = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'dataset.csv');
+// The published CSV when ../shared has it; else a CAB-shaped fixture (198 rows, the published category counts).
+const DATASET = cabDatasetFile(tempDir('jf-cab-dataset-'));
+const PUBLISHED_COUNTS = {
+  'Project & Fundamental Research': 36,
+  'Market Data & Price Discovery': 34,
+  'On-Chain Analytics & Flows': 33,
+  'Macro & Narrative Context': 23,
+  'Trading & Strategy Design': 19,
+  'Crypto Concepts & How-To': 16,
+  'Comparative & Performance Analysis': 14,
+  'Meme Coins': 10,
+  'Security & Risks': 10,
+  NFTs: 2,
+  'Default / General Analysis': 1,
+};
 const RUBRIC_DIR = path.join(REPO, 'rubrics', 'cab');
 
 function write(name: string, text: string): string {
@@ -22,29 +39,46 @@ function write(name: string, text: string): string {
 }
 
 describe('CryptoAnalystBench queries', () => {
-  test('the real 198-query dataset imports with its 11 categories', () => {
+  test('the 198-query dataset imports with its 11 categories (the published file, or a CAB-shaped fixture without ../shared)', () => {
     const queries = parseCabQueries(DATASET);
     expect(queries).toHaveLength(198);
     expect(queries[0].id).toBe('q001');
     expect(queries[197].id).toBe('q198');
     const counts: Record<string, number> = {};
     for (const q of queries) for (const t of tagsOf(q)) counts[t] = (counts[t] ?? 0) + 1;
-    expect(counts).toEqual({
-      'Project & Fundamental Research': 36,
-      'Market Data & Price Discovery': 34,
-      'On-Chain Analytics & Flows': 33,
-      'Macro & Narrative Context': 23,
-      'Trading & Strategy Design': 19,
-      'Crypto Concepts & How-To': 16,
-      'Comparative & Performance Analysis': 14,
-      'Meme Coins': 10,
-      'Security & Risks': 10,
-      NFTs: 2,
-      'Default / General Analysis': 1,
-    });
+    expect(counts).toEqual(PUBLISHED_COUNTS);
     expect(queries.every((q) => q.text.trim() === q.text && q.text.length > 0)).toBe(true);
     // Same file, same ids: the ids are derived from the row order only.
     expect(parseCabQueries(DATASET).map((q) => q.id)).toEqual(queries.map((q) => q.id));
+  });
+
+  testWithRealCabDataset('the published file has the shape judgeflow dataset check expects', async () => {
+    expect(checkCabDataset(REAL_CAB_DATASET)).toMatchObject({ ok: true, rows: 198, columns: ['query', 'tags'], categories: PUBLISHED_COUNTS, problems: [] });
+  });
+
+  test('judgeflow dataset check: the right shape passes; a wrong copy exits 2 saying what differs and where to get the file', async () => {
+    const dir = tempDir('jf-cabcheck-');
+    const ok = await runCli(['dataset', 'check', writeCabFixture(dir)]);
+    expect(ok).toMatchObject({ code: 0 });
+    expect(ok.stdout).toContain('198 queries, 11 categories as published');
+    const rows = cabFixtureRows();
+    const truncated = await runCli(['dataset', 'check', writeCabFixture(path.join(dir, 'short'), rows.slice(0, 150))]);
+    expect(truncated.code).toBe(2);
+    expect(truncated.stderr).toContain('150 queries; the published dataset has 198');
+    expect(truncated.stderr).toContain('https://github.com/sentient-agi/CryptoAnalystBench');
+    expect(truncated.stderr).toContain('data/dataset.csv');
+    const relabelled = rows.map((r, i) => (i === 0 ? { ...r, tags: 'Rumours' } : r));
+    const wrongTag = await runCli(['dataset', 'check', writeCabFixture(path.join(dir, 'tag'), relabelled)]);
+    expect(wrongTag.code).toBe(2);
+    expect(wrongTag.stderr).toMatch(/category "Rumours" \(1 queries\) is not one of the 11[\s\S]*"Project & Fundamental Research": 35 queries; the published dataset has 36/);
+    const noTags = write('dataset.csv', 'query\nIs BTC up?\n');
+    const missingColumn = await runCli(['dataset', 'check', noTags]);
+    expect(missingColumn.code).toBe(2);
+    expect(missingColumn.stderr).toContain('missing column "tags"');
+    const broken = write('dataset.csv', 'query,tags\nIs BTC up?,Meme Coins\n"Is ETH up?,Meme Coins\nIs SOL up?,Meme Coins\n');
+    const malformed = await runCli(['dataset', 'check', broken]);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain(`${broken}:3: malformed CSV`);
   });
 
   test('JSON Lines with tags, history and context', () => {
@@ -75,8 +109,17 @@ describe('CryptoAnalystBench queries', () => {
     fails(write('q.csv', 'question,tags\nhi,x\n'), /no "query" column.*query,tags/);
     fails(write('q.csv', 'query,tags\nIs BTC up?,x\n,y\nis  btc UP?,z\n'), /data row 2: empty "query" cell[\s\S]*data row 3: same query as data row 1/);
     fails(write('q.txt', 'hello'), /must be a \.csv .* or a \.jsonl file/);
+    // An unterminated quote would swallow the rows after it into one query: an error naming the line instead.
+    const open = write('q.csv', 'query,tags\nIs BTC up?,Meme Coins\n\n"Is ETH up?,Meme Coins\nIs SOL up?,Meme Coins\n');
+    fails(open, new RegExp(`${open}:4: malformed CSV: the record starting on line 4 opens a quoted field that is never closed`));
+    fails(write('q.csv', 'query,tags\n"Is BTC up?"x,Meme Coins\n'), /q\.csv:2: malformed CSV/);
     fails(write('q.jsonl', '{"id":"a","text":"x","task":"T1"}\n'), /q\.jsonl:1: .*unknown key\(s\) "task"/);
     fails(write('q.jsonl', '{"id":"a","text":"x"}\n{"id":"a","text":"y"}\n'), /query id "a" appears twice/);
+  });
+
+  test('a UTF-8 byte-order mark is skipped in CSV and JSON Lines query files', () => {
+    expect(parseCabQueries(write('q.csv', '\ufeffquery,tags\r\nIs BTC up?,Meme Coins\r\n'))).toEqual([{ id: 'q001', text: 'Is BTC up?', tags: 'Meme Coins' }]);
+    expect(parseCabQueries(write('q.jsonl', '\ufeff{"id":"a","text":"Is BTC up?"}\n'))).toEqual([{ id: 'a', text: 'Is BTC up?' }]);
   });
 });
 
@@ -167,7 +210,13 @@ describe('CryptoAnalystBench plan and config', () => {
   });
 
   test('the example config is valid; evaluationDate must be YYYY-MM-DD', () => {
-    const config = loadRunConfig(path.join(REPO, 'examples', 'cab-demo.yaml'));
+    // The example points at ../../shared/datasets/cryptoanalystbench/dataset.csv: lay a dataset out there beside a copy.
+    const root = tempDir('jf-cab-example-');
+    fs.mkdirSync(path.join(root, 'repo', 'examples'), { recursive: true });
+    fs.copyFileSync(path.join(REPO, 'examples', 'cab-demo.yaml'), path.join(root, 'repo', 'examples', 'cab-demo.yaml'));
+    fs.mkdirSync(path.join(root, 'shared', 'datasets', 'cryptoanalystbench'), { recursive: true });
+    fs.copyFileSync(DATASET, path.join(root, 'shared', 'datasets', 'cryptoanalystbench', 'dataset.csv'));
+    const config = loadRunConfig(path.join(root, 'repo', 'examples', 'cab-demo.yaml'));
     expect(config.protocol).toBe('cab');
     expect(config.evaluationDate).toBe('2026-03-05');
     const base = { protocol: 'cab', queries: DATASET, judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'm' }] };

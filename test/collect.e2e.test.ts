@@ -4,12 +4,13 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { connectWorker } from '../client/connection';
 import { runInput } from '../client/startRun';
-import { parseCsvRecords, toCsv } from '../core/csv';
+import { toCsv } from '../core/csv';
 import { closeSharedBrowser } from '../activities/adapters/browser';
 import { createWorker } from '../worker/createWorker';
 import { benchmarkRun } from '../workflows';
 import { startSimServer, type SimServer } from '../sim/server';
-import { runConfig, SHARED, tempDir, withWorker, writeQueries } from './support/harness';
+import { runConfig, tempDir, withWorker, writeQueries } from './support/harness';
+import { cabDatasetRows } from './support/cabDataset';
 import { decodedHistory, scriptedLatticeJudge } from './support/judges';
 
 // A chat page this project's adapter has never been tuned for: plain input, a send button, an answer streamed word by word.
@@ -88,8 +89,8 @@ afterAll(async () => {
 
 test('http, streamed http, browser and csv copilots collected across two workers store exactly what each source showed', async () => {
   const dir = tempDir();
-  // Six real CryptoAnalystBench queries; the CSV copilot already answered five of them.
-  const dataset = parseCsvRecords(fs.readFileSync(path.join(SHARED, 'datasets/cryptoanalystbench/dataset.csv'), 'utf8'), 'dataset', ['query', 'tags']);
+  // Six CryptoAnalystBench queries (the published ones when ../shared has them); the CSV copilot already answered five of them.
+  const dataset = cabDatasetRows();
   const picked = dataset.filter((_, i) => i % 33 === 0).slice(0, 6);
   const queries = picked.map((row, i) => ({ id: `q${i}`, text: row.query, task: `T${i + 1}`, category: `C${(i % 5) + 1}` }));
   const csvRows = [['query', 'tags', 'Sheet_response', 'Sheet_chat_id'], ...picked.map((row, i) => [row.query, row.tags, i === 3 ? '' : answerFor('Sheet', row.query) + '\n"quoted", with commas', `chat-${i}`])];

@@ -107,7 +107,7 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       for (const f of ['report.json', 'results.csv', 'report.md']) expect(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'utf8')).not.toContain('canary-7f3e1d');
 
       // One CSV row per query × copilot; every judgment stamped with judge and rubric version.
-      const csv = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'));
+      const csv = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'), 'results.csv');
       expect(csv).toHaveLength(1 + queries.length * 2);
       const judgments = store.judgments(result.runId);
       expect(judgments).toHaveLength(queries.length * 2);

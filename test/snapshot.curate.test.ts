@@ -1,17 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { curateActivities } from '../activities/snapshotCurate';
-import { parseCsvRecords } from '../core/csv';
 import { CAB_CATEGORIES } from '../core/curation';
 import { getWork } from '../core/snapshots';
 import { normalizeText } from '../core/text';
 import { protocolFor } from '../rubrics';
 import { startSimServer, type SimHandler, type SimServer } from '../sim/server';
 import { cliInProcess } from './support/cliInProcess';
-import { SHARED, tempDir, withWorker } from './support/harness';
+import { tempDir, withWorker } from './support/harness';
+import { cabDatasetRows } from './support/cabDataset';
 
-// The published CryptoAnalystBench queries with their labels: the tagger "knows" the right category of each.
-const dataset = parseCsvRecords(fs.readFileSync(path.join(SHARED, 'datasets', 'cryptoanalystbench', 'dataset.csv'), 'utf8'), 'dataset.csv', ['query', 'tags']);
+// The CryptoAnalystBench queries with their labels (published ones when ../shared has them, else a CAB-shaped
+// fixture): the tagger "knows" the right category of each.
+const dataset = cabDatasetRows();
 const truth = new Map<string, string>(dataset.map((r) => [normalizeText(r.query), r.tags]));
 const WHATS_UP = ["What's up with POL", "What's up with BELDEX", "what's up with $SOL"];
 for (const q of WHATS_UP) truth.set(normalizeText(q), 'Market Data & Price Discovery');

@@ -5,7 +5,8 @@ import { diffSnapshots, exportCsv, exportJsonl, labelCounts, saveSnapshot, resol
 import { ResultsStore } from '../core/store';
 import { loadTraffic, parseTraffic } from '../core/traffic';
 import { InputError } from '../core/validate';
-import { parseCsvRecords } from '../core/csv';
+import { parseCsv } from '../core/csv';
+import { cabDatasetRows, testWithRealCabDataset } from './support/cabDataset';
 import { latticeProtocol } from '../rubrics/lattice';
 import { latticeCells } from '../rubrics/lattice/generate';
 import { parseEvery } from '../client/commands/schedule';
@@ -150,9 +151,8 @@ describe('curation stages', () => {
     expect([...easy]).toEqual(['easy one']);
   });
 
-  test('the default category list is the 11 CryptoAnalystBench categories of the published dataset', () => {
-    const rows = parseCsvRecords(fs.readFileSync(path.join(__dirname, '..', '..', 'shared', 'datasets', 'cryptoanalystbench', 'dataset.csv'), 'utf8'), 'dataset', ['query', 'tags']);
-    expect(new Set(rows.map((r) => r.tags))).toEqual(new Set(CAB_CATEGORIES));
+  testWithRealCabDataset('the default category list is the 11 CryptoAnalystBench categories of the published dataset', () => {
+    expect(new Set(cabDatasetRows().map((r) => r.tags))).toEqual(new Set(CAB_CATEGORIES));
   });
 });
 
@@ -175,8 +175,9 @@ describe('snapshots', () => {
     const file = path.join(tempDir(), 'export.jsonl');
     fs.writeFileSync(file, exportJsonl(store.snapshotQueries(first.snapshotId)));
     expect(latticeProtocol.parseQueries(file)).toEqual(queries);
-    const csv = parseCsvRecords(exportCsv(queries), 'csv');
-    expect(csv[1]).toEqual({ id: 't2-c1-01', text: queries[1].text, task: 'T2', category: 'C1', history: JSON.stringify(queries[1].history) });
+    const [header, ...rows] = parseCsv(exportCsv(queries), 'export.csv');
+    expect(header).toEqual(['id', 'text', 'task', 'category', 'history']);
+    expect(rows[1]).toEqual(['t2-c1-01', queries[1].text, 'T2', 'C1', JSON.stringify(queries[1].history)]);
     store.close();
   });
 

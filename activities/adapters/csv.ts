@@ -85,7 +85,13 @@ function loadTable(path: string): Table {
   }
   const cached = cache.get(path);
   if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.table;
-  const [header, ...rows] = parseCsv(readFileSync(path, 'utf8'));
+  let parsed: string[][];
+  try {
+    parsed = parseCsv(readFileSync(path, 'utf8'), path);
+  } catch (error) {
+    throw new AdapterError('config', (error as Error).message);
+  }
+  const [header, ...rows] = parsed;
   if (!header) throw new AdapterError('config', `${path} is empty (expected a header row with a "query" column)`);
   const queryIndex = header.indexOf('query');
   if (queryIndex < 0) throw new AdapterError('config', `${path} has no column "query" (columns: ${header.join(', ')})`);

@@ -42,7 +42,7 @@ export function parseCabQueries(file: string): Query[] {
 }
 
 function parseCabCsv(file: string): Query[] {
-  const [header, ...rows] = parseCsv(readText(file, 'CryptoAnalystBench query file'));
+  const [header, ...rows] = parseCsv(readText(file, 'CryptoAnalystBench query file'), file);
   if (!header) throw new InputError(`${file}: empty CSV; expected a header row with a "query" column (and optionally "tags")`);
   const col = (name: string) => header.findIndex((h) => h.trim() === name);
   const queryCol = col('query');
