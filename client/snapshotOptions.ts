@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { assertWritableDir } from '../core/writableDir';
 import type { ParseArgsConfig } from 'node:util';
 import { CAB_CATEGORIES } from '../core/curation';
 import { loadCategoriesFile } from '../core/categorise';
@@ -165,6 +166,7 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate'): Ru
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   validateCopilots(config, abs);
+  assertWritableDir(config.output, `${abs}: output:`);
   return { ...config, queries: 'snapshot:pending' };
 }
 

@@ -3,7 +3,13 @@ import { z } from 'zod';
 import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
 import { envNameSchema } from '../activities/adapters/common';
 import { protocolFor, protocols } from '../rubrics';
+import { caseInsensitiveDuplicates } from './names';
+import type { Query } from './types';
 import { InputError, loadDataFile } from './validate';
+import { assertWritableDir } from './writableDir';
+
+/** Beyond this a query is refused whatever maxQueryChars says: it would be sent to every copilot and every judge call. */
+export const QUERY_CHARS_HARD_LIMIT = 200_000;
 
 export const judgeConfigSchema = z
   .object({
@@ -57,14 +63,17 @@ export const runConfigSchema = z
     errorTaxonomy: z.boolean().default(false),
     /** Set by the demo when copilots and judge are the local simulator; reports say so at the top. */
     simulated: z.boolean().default(false),
+    /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
+    maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
   })
   .strict()
   .superRefine((c, ctx) => {
-    const seen = new Set<string>();
-    c.copilots.forEach((cp, i) => {
-      if (seen.has(cp.name)) ctx.addIssue({ code: 'custom', path: ['copilots', i, 'name'], message: `duplicate copilot name "${cp.name}"` });
-      seen.add(cp.name);
-    });
+    for (const { index, first } of caseInsensitiveDuplicates(c.copilots.map((cp) => cp.name)))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['copilots', index, 'name'],
+        message: `duplicate copilot name "${c.copilots[index].name}" (copilots[${first}] is "${c.copilots[first].name}"); names must differ in more than letter case, since they name files and report columns`,
+      });
   });
 
 export type RunConfig = z.infer<typeof runConfigSchema>;
@@ -88,15 +97,34 @@ export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfi
   };
 }
 
-/** Load, validate and resolve a run config; also validates the rubric and query file so a bad input fails before anything starts. */
-export function loadRunConfig(file: string): RunConfig {
+/**
+ * Load, validate and resolve a run config; also validates the rubric, the query file and the output directory so a
+ * bad input fails before anything starts. `warn` receives notes that do not stop the run (e.g. very long queries).
+ */
+export function loadRunConfig(file: string, warn: (message: string) => void = (m) => console.error(m)): RunConfig {
   const raw = loadDataFile(runConfigSchema, path.resolve(file), 'config');
   const config = resolveConfigPaths(raw, path.dirname(path.resolve(file)));
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
-  protocol.parseQueries(config.queries);
+  checkQuerySizes(protocol.parseQueries(config.queries), config.queries, config.maxQueryChars, warn);
   validateCopilots(config, path.resolve(file));
+  assertWritableDir(config.output, `${path.resolve(file)}: output:`);
   return config;
+}
+
+/** What every copilot and judge is sent for a query: its text, earlier turns and shared context. */
+const queryChars = (q: Query) => [...q.text].length + (q.history ?? []).reduce((n, t) => n + [...t.content].length, 0) + [...(q.context ?? '')].length;
+
+/** Refuse queries above the hard limit (naming them); warn about those above `maxQueryChars`. */
+export function checkQuerySizes(queries: Query[], file: string, maxQueryChars: number, warn: (message: string) => void): void {
+  const sized = queries.map((q) => ({ id: q.id, chars: queryChars(q) }));
+  const list = (xs: typeof sized) => xs.slice(0, 10).map((x) => `${x.id} (${x.chars.toLocaleString('en')} characters)`).join(', ') + (xs.length > 10 ? ` and ${xs.length - 10} more` : '');
+  const huge = sized.filter((x) => x.chars > QUERY_CHARS_HARD_LIMIT);
+  if (huge.length)
+    throw new InputError(`${file}: ${huge.length} quer${huge.length === 1 ? 'y is' : 'ies are'} longer than ${QUERY_CHARS_HARD_LIMIT.toLocaleString('en')} characters (text, history and context), which every copilot and judge call would be sent: ${list(huge)}; shorten or remove them`);
+  const long = sized.filter((x) => x.chars > maxQueryChars);
+  if (long.length)
+    warn(`warning: ${file}: ${long.length} quer${long.length === 1 ? 'y is' : 'ies are'} longer than maxQueryChars (${maxQueryChars.toLocaleString('en')} characters) and will be sent to every copilot and judge as they are: ${list(long)}. Raise maxQueryChars in the config to silence this.`);
 }
 
 /** Each adapter's own up-front check (e.g. a CSV copilot's file and column), reported against `where` (the config file). */

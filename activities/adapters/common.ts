@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nameSchema } from '../../core/names';
 
 /** Retry policy for one copilot; applied by Temporal to the collect activity. */
 export const retrySchema = z
@@ -28,9 +29,7 @@ export const headersSchema = z
 
 /** Fields every copilot has, whatever its adapter type. Limits are enforced by the run's workflow, so they hold across all workers. */
 export const copilotBaseShape = {
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'use letters, digits, "_", "." or "-" (it names CSV columns and report keys)'),
+  name: nameSchema('copilot name'),
   concurrency: z.number().int().min(1).max(64).default(4),
   requestsPerMinute: z.number().positive().optional(),
   timeoutMs: z.number().int().min(100).default(120_000),

@@ -3,6 +3,7 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, t
 import type { Command } from '../args';
 import { scheduleSnapshots } from '../../core/snapshots';
 import { openStore } from '../../core/store';
+import { assertName } from '../../core/names';
 import { InputError } from '../../core/validate';
 import { refreshSnapshot } from '../../workflows';
 import type { RefreshInput } from '../../workflows/snapshotTypes';
@@ -32,10 +33,10 @@ export function parseEvery(text: string): number {
   return Number(m[1]) * UNITS[m[2]];
 }
 
-function validName(name: string | undefined, usage: string): string {
+function validName(name: string | undefined, usage: string, creating: boolean): string {
   if (!name) throw new InputError(`missing schedule NAME\nUsage: ${usage}`);
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) throw new InputError(`schedule name "${name}": use letters, digits, ".", "_" and "-" (it becomes the Temporal schedule id)`);
-  return name;
+  // A new name is checked in full (it becomes the schedule id and part of every refresh's workflow ids); others only name what exists.
+  return creating ? assertName(name, 'schedule name') : name;
 }
 
 function spec(values: Record<string, unknown>): ScheduleSpec {
@@ -123,7 +124,7 @@ export const scheduleCommand: Command = {
     const [action, rawName] = positionals;
     if (!action) throw new InputError(`missing action\nUsage: ${USAGE}`);
     if (!['create', 'list', 'describe', 'pause', 'unpause', 'trigger', 'delete'].includes(action)) throw new InputError(`unknown action "${action}"\nUsage: ${USAGE}`);
-    const name = action === 'list' ? '' : validName(rawName, USAGE);
+    const name = action === 'list' ? '' : validName(rawName, USAGE, action === 'create');
     // Validate everything before touching the server.
     const created = action === 'create' ? { spec: spec(values), input: refreshInputFrom(name, values) } : undefined;
     await ensureLocalServer({ log: (l) => console.error(l) });
