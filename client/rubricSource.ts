@@ -4,7 +4,7 @@ import YAML from 'yaml';
 import type { LoadedRubric, ProtocolModule } from '../core/protocol';
 import { defaultStorePath, type ResultsStore } from '../core/store';
 import { existingStore } from './existingStore';
-import { InputError } from '../core/validate';
+import { InputError, readText } from '../core/validate';
 import { protocolFor, protocols } from '../rubrics';
 
 /** The protocol a rubric directory belongs to: --protocol, else its rubric.yaml's `protocol:`, else the protocol whose default it is. */
@@ -14,15 +14,16 @@ export function protocolOfDir(dir: string, protocolId?: string): ProtocolModule 
   const byDefault = protocols.find((p) => path.resolve(p.defaultRubricDir) === abs);
   if (byDefault) return byDefault;
   const file = path.join(abs, 'rubric.yaml');
-  if (fs.existsSync(file)) {
-    try {
-      const declared = (YAML.parse(fs.readFileSync(file, 'utf8')) as { protocol?: unknown } | null)?.protocol;
-      if (typeof declared === 'string') return protocolFor(declared);
-    } catch (error) {
-      if (error instanceof InputError) throw error;
-      // Unparseable: the protocol's own loader reports it properly below.
-    }
+  if (!fs.existsSync(file)) throw new InputError(`${abs} holds no rubric.yaml; pass a rubric directory (e.g. a copy of rubrics/lattice or rubrics/cab)`);
+  let declared: unknown;
+  try {
+    declared = (YAML.parse(readText(file, 'rubric')) as { protocol?: unknown } | null)?.protocol;
+  } catch (error) {
+    if (error instanceof InputError) throw error;
+    // The parser's message names the line and column of the mistake.
+    throw new InputError(`${file}: not valid YAML: ${(error as Error).message}`);
   }
+  if (typeof declared === 'string') return protocolFor(declared);
   throw new InputError(`cannot tell which protocol the rubric directory ${abs} belongs to; pass --protocol (known: ${protocols.map((p) => p.id).join(', ')})`);
 }
 

@@ -1,6 +1,6 @@
 import { isTaxonomyKey } from '../rubrics/cab/judge';
 import type { Comparison, PairedDelta } from './compare';
-import { fmt, table } from './markdown';
+import { fmt, mdCode, mdText, table } from './markdown';
 
 const signed = (x: number | null | undefined, digits = 1) => (x === null || x === undefined ? '–' : `${x > 0 ? '+' : ''}${x.toFixed(digits)}`);
 const pFmt = (p: number | null) => (p === null ? '–' : p < 0.001 ? '<0.001' : p.toFixed(3));
@@ -13,7 +13,7 @@ const oneLine = (s: string, max = 160) => {
 
 export function renderComparison(c: Comparison): string {
   const names = Object.keys(c.copilots).sort((x, y) => (c.copilots[x].rankB ?? 1e9) - (c.copilots[y].rankB ?? 1e9) || (x < y ? -1 : 1));
-  const side = (r: Comparison['runA']) => `run \`${r.runId}\` · rubric \`${r.rubricVersion}\` · judge \`${r.judge.model}\` (temperature ${r.judge.temperature})`;
+  const side = (r: Comparison['runA']) => `run \`${r.runId}\` · rubric \`${r.rubricVersion}\` · judge ${mdCode(r.judge.model)} (temperature ${r.judge.temperature})`;
   const out: string[] = [
     `# Compare ${c.runA.runId} → ${c.runB.runId}\n`,
     `- A: ${side(c.runA)}`,
@@ -33,7 +33,7 @@ export function renderComparison(c: Comparison): string {
     ),
     '\nScores are each run\'s mean per-response total over all its ok judgments; ranks follow them (1 = best).\n',
   ];
-  if (c.onlyInA.length || c.onlyInB.length) out.push(`Copilots in one run only: A ${c.onlyInA.join(', ') || '–'}; B ${c.onlyInB.join(', ') || '–'}.\n`);
+  if (c.onlyInA.length || c.onlyInB.length) out.push(`Copilots in one run only: A ${mdText(c.onlyInA.join(', ') || '–')}; B ${mdText(c.onlyInB.join(', ') || '–')}.\n`);
 
   const dims = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].dimensions)))];
   if (dims.length) {
@@ -63,14 +63,14 @@ export function renderComparison(c: Comparison): string {
   const labels = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].groups)))];
   for (const label of labels) {
     const values = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].groups[label] ?? {})))].sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
-    out.push(`## By ${label} (Δ of totals)\n`, table([label, ...names], values.map((v) => [v, ...names.map((n) => (c.copilots[n].groups[label]?.[v] ? `${signed(c.copilots[n].groups[label][v].delta)} (n ${c.copilots[n].groups[label][v].n})` : null))])), '');
+    out.push(`## By ${mdText(label)} (Δ of totals)\n`, table([label, ...names], values.map((v) => [v, ...names.map((n) => (c.copilots[n].groups[label]?.[v] ? `${signed(c.copilots[n].groups[label][v].delta)} (n ${c.copilots[n].groups[label][v].n})` : null))])), '');
   }
 
   out.push(`## Most moved (${c.movers.length})\n`);
   if (!c.movers.length) out.push('No paired response changed its total.\n');
   c.movers.forEach((m, i) => {
     const labelText = Object.entries(m.labels).map(([k, v]) => `${k} ${v}`).join(', ');
-    out.push(`### ${i + 1}. ${m.queryId} · ${m.copilot} · ${fmt(m.a.total)} → ${fmt(m.b.total)} (${signed(m.delta)})\n`, `${labelText ? `${labelText} — ` : ''}${oneLine(m.query)}\n`);
+    out.push(`### ${i + 1}. ${mdText(m.queryId)} · ${mdText(m.copilot)} · ${fmt(m.a.total)} → ${fmt(m.b.total)} (${signed(m.delta)})\n`, mdText(`${labelText ? `${labelText} — ` : ''}${oneLine(m.query)}`) + '\n');
     const dimIds = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores)])].filter((d) => !isTaxonomyKey(d));
     out.push(
       table(

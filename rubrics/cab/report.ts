@@ -1,5 +1,5 @@
 import type { ReportFiles, ReportInput } from '../../core/protocol';
-import { fmt, simulatedBanner, table } from '../../core/markdown';
+import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import { summariseCab, type CabSummary } from './aggregate';
 import { evaluationDateOf, RANKING_RATIONALE, taxonomyKey } from './judge';
@@ -97,7 +97,7 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
   const lines = [
     `# CryptoAnalystBench report — run ${run.runId}\n`,
     simulatedBanner(meta.simulated),
-    `Snapshot \`${run.snapshotId}\` (${meta.queries.length} queries) · rubric version \`${rubric.version}\` · judge \`${run.judge.model}\` at ${run.judge.baseURL} (temperature ${run.judge.temperature}) · evaluation date ${meta.evaluationDate} · presentation seed \`${meta.seed ?? '–'}\`${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
+    `Snapshot \`${run.snapshotId}\` (${meta.queries.length} queries) · rubric version \`${rubric.version}\` · judge ${mdCode(run.judge.model)} at ${mdText(run.judge.baseURL)} (temperature ${run.judge.temperature}) · evaluation date ${meta.evaluationDate} · presentation seed \`${meta.seed ?? '–'}\`${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
     'Each query\'s responses were judged in one shared judge conversation, one per turn, labelled only "Response #k"; the judge then ranked them. The order is rotated by a balanced presentation design (below).\n',
     `## Overall (total = sum of the four dimension means, ${4 * rubric.data.scale.min}–${4 * rubric.data.scale.max})\n`,
     table(

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { LoadedRubric } from '../../core/protocol';
-import { contentHash, InputError, loadDataFile, readText } from '../../core/validate';
+import { contentHash, InputError, loadDataFile, readTextInside } from '../../core/validate';
 
 /** The four scored dimensions; reports and the total (their sum) are keyed by these ids. */
 export const CAB_DIMENSIONS = ['relevance', 'temporal_relevance', 'depth', 'data_consistency'] as const;
@@ -61,7 +61,7 @@ export function loadCabRubric(dir: string): CabRubric {
   if (!fs.existsSync(file)) throw new InputError(`rubric directory ${dir} has no rubric.yaml`);
   const data = loadDataFile(cabRubricSchema, file, 'CryptoAnalystBench rubric');
   const prompts = Object.fromEntries(
-    (Object.keys(data.prompts) as Array<keyof CabPrompts>).map((key) => [key, readText(path.join(dir, data.prompts[key]), `${file}: prompts.${key} file`)]),
+    (Object.keys(data.prompts) as Array<keyof CabPrompts>).map((key) => [key, readTextInside(dir, data.prompts[key], `${file}: prompts.${key} file`)]),
   ) as CabPrompts;
   // Everything the judge sees or the score depends on: the data and the prompt texts.
   return cabRubricFromContent({ data, prompts }, dir);

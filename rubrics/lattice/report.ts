@@ -1,5 +1,5 @@
 import type { ReportFiles, ReportInput } from '../../core/protocol';
-import { fmt, simulatedBanner, table } from '../../core/markdown';
+import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
 import { summariseLattice } from './aggregate';
 import type { LatticeRubric } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
@@ -39,7 +39,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
   const md = [
     `# LATTICE report — run ${run.runId}\n`,
     simulatedBanner(simulated),
-    `Snapshot \`${run.snapshotId}\` (${queries.length} queries) · rubric version \`${rubric.version}\` · judge \`${run.judge.model}\` at ${run.judge.baseURL} (temperature ${run.judge.temperature})${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
+    `Snapshot \`${run.snapshotId}\` (${queries.length} queries) · rubric version \`${rubric.version}\` · judge ${mdCode(run.judge.model)} at ${mdText(run.judge.baseURL)} (temperature ${run.judge.temperature})${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
     '## Overall (0–100)\n',
     table(
       ['rank', 'copilot', 'score', '95% CI', 'judged', 'no score'],

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { LoadedRubric } from '../../core/protocol';
-import { contentHash, InputError, loadDataFile, readText } from '../../core/validate';
+import { contentHash, InputError, loadDataFile, readTextInside } from '../../core/validate';
 
 const DIMENSIONS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'] as const;
 const TASKS = Array.from({ length: 16 }, (_, i) => `T${i + 1}`);
@@ -64,8 +64,8 @@ export function loadLatticeRubric(dir: string): LatticeRubric {
   if (!fs.existsSync(file)) throw new InputError(`rubric directory ${dir} has no rubric.yaml`);
   const data = loadDataFile(latticeRubricSchema, file, 'LATTICE rubric');
   const prompts = {
-    system: readText(path.join(dir, data.prompts.system), `${file}: prompts.system file`),
-    user: readText(path.join(dir, data.prompts.user), `${file}: prompts.user file`),
+    system: readTextInside(dir, data.prompts.system, `${file}: prompts.system file`),
+    user: readTextInside(dir, data.prompts.user, `${file}: prompts.user file`),
   };
   // Everything the judge sees or the score depends on: the data and the prompt texts.
   return latticeRubricFromContent({ data, prompts }, dir);
