@@ -14,7 +14,7 @@ export function assertWritableDir(dir: string, what: string): void {
     try {
       stat = fs.statSync(existing);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new InputError(`${what} ${dir} cannot be used (${(error as NodeJS.ErrnoException).code})`);
+      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) throw new InputError(`${what} ${dir} cannot be used (${(error as NodeJS.ErrnoException).code})`);
     }
     if (stat) {
       if (!stat.isDirectory())

@@ -203,3 +203,16 @@ test('CryptoAnalystBench error-taxonomy flags are not dimensions: compared as ra
   expect(md).not.toMatch(/\| copilot \|[^\n]*taxonomy\./);
   expect(md).not.toMatch(/^\| taxonomy\./m);
 });
+
+test('compare.md shows HTML from rationales, queries and labels as text, never as markup', () => {
+  const payload = '<script>alert(document.cookie)</script>';
+  const hostile: Query[] = queries.map((q, i) => ({ ...q, text: i === 0 ? `<img src=x onerror=alert(1)> ${q.text}` : q.text, task: i === 0 ? '<b>T1</b>' : q.task }));
+  const withRationale = (runId: string, s: Record<string, number>, q: Query) => judgment(runId, q.id, 'Ace', s, { rationales: { D1: `${payload} ${runId}`, D2: 'fine' } });
+  const a = run('A', hostile.map((q, i) => withRationale('A', base(i, 'Ace'), q)), ['Ace']);
+  const b = run('B', hostile.map((q, i) => withRationale('B', { D1: base(i, 'Ace').D1 + 3, D2: base(i, 'Ace').D2 }, q)), ['Ace']);
+  const md = renderComparison(compareRuns(a, b, hostile, { top: 3 }));
+  expect(md).toContain('&lt;script&gt;alert(document.cookie)&lt;/script&gt; A');
+  expect(md).toContain('&lt;img src=x onerror=alert(1)&gt;');
+  expect(md).toContain('&lt;b&gt;T1&lt;/b&gt;');
+  expect(md).not.toMatch(/<script|<img|<b>/);
+});

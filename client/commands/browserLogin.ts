@@ -1,5 +1,6 @@
 import readline from 'node:readline/promises';
-import { chromium } from 'playwright-core';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { writePrivateFile } from '../../core/privateFile';
 import { chromiumPath, ensureChromium } from '../../core/chromium';
 import { InputError } from '../../core/validate';
 import type { Command } from '../args';
@@ -22,7 +23,7 @@ export const browserLoginCommand: Command = {
       const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
       await rl.question('Log in in the Chromium window, then press Enter here to save the session... ');
       rl.close();
-      await context.storageState({ path: out });
+      await saveStorageState(context, out);
       console.log(`Saved the session to ${out}. Point the copilot's storageState at it; treat the file like a password.`);
       return 0;
     } finally {
@@ -30,3 +31,8 @@ export const browserLoginCommand: Command = {
     }
   },
 };
+
+/** The session (cookies, local storage) as a Playwright storageState file that only its owner can read. */
+export async function saveStorageState(context: BrowserContext, out: string): Promise<void> {
+  writePrivateFile(out, JSON.stringify(await context.storageState(), null, 2));
+}
