@@ -164,8 +164,8 @@ function responsesJsonl(responses: StoredResponse[]): string {
     .join('\n') + '\n';
 }
 
-/** Render a run's report from the store; also used by `judgeflow report RUN_ID`. */
-export async function renderReport(deps: ActivityDeps, runId: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
+/** Render a run's report from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
+export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
   const { store } = deps;
   const run = requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
@@ -179,7 +179,7 @@ export async function renderReport(deps: ActivityDeps, runId: string): Promise<{
     plan: store.runPlan(runId),
     options: run.config as unknown as Record<string, unknown>,
   });
-  const dir = runDir(run);
+  const dir = outDir ?? runDir(run);
   writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
   writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));
   writeTextAtomic(path.join(dir, 'report.md'), files.markdown);

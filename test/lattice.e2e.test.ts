@@ -5,6 +5,7 @@ import { runInput } from '../client/startRun';
 import { startSimServer } from '../sim/server';
 import { parseCsv } from '../core/csv';
 import { latticeGrid, runConfig, tempDir, withWorker } from './support/harness';
+import { cliInProcess } from './support/cliInProcess';
 import { decodedHistory, gradedText, scriptedLatticeJudge, scriptedScore } from './support/judges';
 import { simServersForFile } from './support/sims';
 
@@ -42,10 +43,11 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
     { role: 'user', content: 'I hold 2 ETH.' },
     { role: 'assistant', content: 'Noted.' },
   ];
+  queries[1].id = '=HYPERLINK("http://127.0.0.1:9/x","click")'; // a formula a spreadsheet would run
   const env = { ...process.env, SORIN_KEY: 'canary-7f3e1d-secret' };
   await withWorker(
     'lattice-e2e',
-    async ({ client, taskQueue, store }) => {
+    async ({ client, taskQueue, store, storeFile }) => {
       const judgeBefore = judge.requests.length;
       const copilotBefore = copilots.requests.length;
       const cfg = config(tempDir(), queries);
@@ -109,6 +111,20 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       // One CSV row per query × copilot; every judgment stamped with judge and rubric version.
       const csv = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'), 'results.csv');
       expect(csv).toHaveLength(1 + queries.length * 2);
+      // The formula-like query id comes out inert (OWASP: a leading single quote), in the report as stored.
+      expect(csv.filter((row) => row.includes(`'${queries[1].id}`))).toHaveLength(2);
+      expect(csv.flat().filter((cell) => /^[=+\-@\t\r]/.test(cell))).toEqual([]);
+
+      // judgeflow report RUN --out DIR renders the stored run anywhere, the same files as the run's own.
+      const elsewhere = path.join(tempDir(), 'elsewhere');
+      const rendered = await cliInProcess(['report', result.runId, '--out', elsewhere], { JUDGEFLOW_STORE: storeFile });
+      expect(rendered).toMatchObject({ code: 0, stdout: `Report: ${path.join(elsewhere, 'report.json')}` });
+      const withoutStamp = (f: string) => fs.readFileSync(f, 'utf8').replace(/"generatedAt": "[^"]*"/, '');
+      for (const f of ['report.json', 'results.csv', 'report.md', 'responses.jsonl'])
+        expect(withoutStamp(path.join(elsewhere, f))).toBe(withoutStamp(path.join(path.dirname(result.reportPath), f)));
+      const intoFile = await cliInProcess(['report', result.runId, '--out', path.join(elsewhere, 'report.json')], { JUDGEFLOW_STORE: storeFile });
+      expect(intoFile.code).toBe(2);
+      expect(intoFile.stderr).toMatch(/--out .*report\.json is a file, not a directory/);
       const judgments = store.judgments(result.runId);
       expect(judgments).toHaveLength(queries.length * 2);
       for (const j of judgments) expect(j.judge).toEqual({ model: 'judge-model-x', baseURL: judge.url, temperature: 0, rubricVersion: report.rubricVersion, seed: expect.any(Number), systemFingerprint: expect.stringMatching(/^fp_sim_/) });

@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { renderReport } from '../../activities/run';
+import { assertWritableDir } from '../../core/writableDir';
 import { openStore } from '../../core/store';
 import { InputError } from '../../core/validate';
 import type { Command } from '../args';
@@ -7,13 +9,16 @@ import { whereRunsLive } from '../existingStore';
 export const reportCommand: Command = {
   name: 'report',
   summary: "re-render a run's report files from the results store",
-  usage: 'judgeflow report RUN_ID',
-  async run({ positionals }) {
+  usage: 'judgeflow report RUN_ID [--out DIR]   (default: the run\'s own <output>/<RUN_ID>/)',
+  options: { out: { type: 'string', short: 'o' } },
+  async run({ values, positionals }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
+    const out = typeof values.out === 'string' ? path.resolve(values.out) : undefined;
+    if (out) assertWritableDir(out, '--out');
     const store = openStore();
     if (!store.getRun(runId)) throw new InputError(`run ${runId} is not in this results store: ${whereRunsLive(store.file)}`);
-    const { reportPath } = await renderReport({ store, env: process.env }, runId);
+    const { reportPath } = await renderReport({ store, env: process.env }, runId, out);
     console.log(`Report: ${reportPath}`);
     return 0;
   },
