@@ -13,23 +13,12 @@ import { cabRubricFromContent, loadCabRubric } from '../rubrics/cab/rubric';
 import { REPO, tempDir } from './support/harness';
 import { cabDatasetFile, cabFixtureRows, REAL_CAB_DATASET, testWithRealCabDataset, writeCabFixture } from './support/cabDataset';
 import { runCli } from './support/cli';
-import { checkCabDataset } from '../rubrics/cab/dataset';
+import { CAB_DATASET_SHAPE, checkCabDataset } from '../rubrics/cab/dataset';
 
 // The published CSV when ../shared has it; else a CAB-shaped fixture (198 rows, the published category counts).
 const DATASET = cabDatasetFile(tempDir('jf-cab-dataset-'));
-const PUBLISHED_COUNTS = {
-  'Project & Fundamental Research': 36,
-  'Market Data & Price Discovery': 34,
-  'On-Chain Analytics & Flows': 33,
-  'Macro & Narrative Context': 23,
-  'Trading & Strategy Design': 19,
-  'Crypto Concepts & How-To': 16,
-  'Comparative & Performance Analysis': 14,
-  'Meme Coins': 10,
-  'Security & Risks': 10,
-  NFTs: 2,
-  'Default / General Analysis': 1,
-};
+// The published per-category counts (SOURCE.md of the dataset; the real-file test below holds them to the file on CI).
+const PUBLISHED_COUNTS = CAB_DATASET_SHAPE.categories;
 const RUBRIC_DIR = path.join(REPO, 'rubrics', 'cab');
 
 function write(name: string, text: string): string {
