@@ -14,7 +14,7 @@ export function protocolOfDir(dir: string, protocolId?: string): ProtocolModule 
   const byDefault = protocols.find((p) => path.resolve(p.defaultRubricDir) === abs);
   if (byDefault) return byDefault;
   const file = path.join(abs, 'rubric.yaml');
-  if (!fs.existsSync(file)) throw new InputError(`${abs} holds no rubric.yaml; pass a rubric directory (e.g. a copy of rubrics/lattice or rubrics/cab)`);
+  if (!fs.existsSync(file)) throw new InputError(`cannot tell which protocol the rubric directory ${abs} belongs to: it holds no rubric.yaml; pass a rubric directory (e.g. a copy of rubrics/lattice or rubrics/cab)`);
   let declared: unknown;
   try {
     declared = (YAML.parse(readText(file, 'rubric')) as { protocol?: unknown } | null)?.protocol;

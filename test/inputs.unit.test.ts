@@ -78,7 +78,7 @@ test('rubric show --rubric DIR with broken YAML shows the YAML error and its lin
   expect(stderr).toMatch(new RegExp(`line (${lines}|${lines + 1}|${lines + 2})`));
   expect(stderr).not.toContain('cannot tell which protocol');
   const empty = tempDir();
-  expect((await cliInProcess(['rubric', 'show', '--rubric', empty], {})).stderr).toContain(`${empty} holds no rubric.yaml`);
+  expect((await cliInProcess(['rubric', 'show', '--rubric', empty], {})).stderr).toContain(`${empty} belongs to: it holds no rubric.yaml`);
 });
 
 test('browser-login saves the session owner-only: the file 0600, a directory it creates 0700', async () => {

@@ -7,7 +7,7 @@ import { SHARED } from './harness';
 /**
  * The CryptoAnalystBench dataset for tests: the published file when `../shared` holds it (CI does), otherwise a
  * CAB-shaped fixture written here (same columns, 198 rows, the 11 categories with the published counts, awkward
- * cells: commas, quotes, line breaks, non-ASCII), so a fresh clone covers the same behaviour.
+ * cells: commas, quotes, non-ASCII; like the published file, no line breaks inside a query), so a fresh clone covers the same behaviour.
  */
 export const REAL_CAB_DATASET = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'dataset.csv');
 export const HAS_REAL_CAB_DATASET = fs.existsSync(REAL_CAB_DATASET);
@@ -48,8 +48,7 @@ export function cabFixtureRows(): CabRow[] {
       const opener = OPENERS[(i * 7 + Math.floor(i / SUBJECTS.length)) % OPENERS.length];
       const angle = ANGLES[(i * 5 + Math.floor(i / 29)) % ANGLES.length];
       const extra = EXTRAS[(i * 3) % EXTRAS.length];
-      // Every 25th query spans two lines, as pasted multi-part questions do.
-      const text = `${opener} ${subject} ${angle}${extra}${i % 25 === 24 ? `\nfollow-up number ${i}: does that change the picture?` : ''}`;
+      const text = `${opener} ${subject} ${angle}${extra}`;
       rows.push({ query: text.charAt(0).toUpperCase() + text.slice(1), tags });
     }
   }
