@@ -151,4 +151,4 @@ test.each(cases)('judgeflow run refuses $name: exit 2, a clear message, nothing 
 test('the real judgeflow executable exits 2 on a bad name, output path, CSV and rubric path, writing nothing', async () => {
   const picked = [0, 4, 6, 10].map((i) => cases[i]);
   await Promise.all(picked.map((c) => refused(c, runCli)));
-});
+}, 300_000); // four process start-ups (tsx compiles the CLI on the fly): seconds on an idle machine, far more on a loaded one
