@@ -12,7 +12,7 @@ import { parseCabQueries, tagsOf } from '../rubrics/cab/queries';
 import { cabRubricFromContent, loadCabRubric } from '../rubrics/cab/rubric';
 import { REPO, tempDir } from './support/harness';
 import { cabDatasetFile, cabFixtureRows, REAL_CAB_DATASET, testWithRealCabDataset, writeCabFixture } from './support/cabDataset';
-import { runCli } from './support/cli';
+import { cliInProcess } from './support/cliInProcess';
 import { CAB_DATASET_SHAPE, checkCabDataset } from '../rubrics/cab/dataset';
 
 // The published CSV when ../shared has it; else a CAB-shaped fixture (198 rows, the published category counts).
@@ -47,25 +47,25 @@ describe('CryptoAnalystBench queries', () => {
 
   test('judgeflow dataset check: the right shape passes; a wrong copy exits 2 saying what differs and where to get the file', async () => {
     const dir = tempDir('jf-cabcheck-');
-    const ok = await runCli(['dataset', 'check', writeCabFixture(dir)]);
+    const ok = await cliInProcess(['dataset', 'check', writeCabFixture(dir)], {});
     expect(ok).toMatchObject({ code: 0 });
     expect(ok.stdout).toContain('198 queries, 11 categories as published');
     const rows = cabFixtureRows();
-    const truncated = await runCli(['dataset', 'check', writeCabFixture(path.join(dir, 'short'), rows.slice(0, 150))]);
+    const truncated = await cliInProcess(['dataset', 'check', writeCabFixture(path.join(dir, 'short'), rows.slice(0, 150))], {});
     expect(truncated.code).toBe(2);
     expect(truncated.stderr).toContain('150 queries; the published dataset has 198');
     expect(truncated.stderr).toContain('https://github.com/sentient-agi/CryptoAnalystBench');
     expect(truncated.stderr).toContain('data/dataset.csv');
     const relabelled = rows.map((r, i) => (i === 0 ? { ...r, tags: 'Rumours' } : r));
-    const wrongTag = await runCli(['dataset', 'check', writeCabFixture(path.join(dir, 'tag'), relabelled)]);
+    const wrongTag = await cliInProcess(['dataset', 'check', writeCabFixture(path.join(dir, 'tag'), relabelled)], {});
     expect(wrongTag.code).toBe(2);
     expect(wrongTag.stderr).toMatch(/category "Rumours" \(1 queries\) is not one of the 11[\s\S]*"Project & Fundamental Research": 35 queries; the published dataset has 36/);
     const noTags = write('dataset.csv', 'query\nIs BTC up?\n');
-    const missingColumn = await runCli(['dataset', 'check', noTags]);
+    const missingColumn = await cliInProcess(['dataset', 'check', noTags], {});
     expect(missingColumn.code).toBe(2);
     expect(missingColumn.stderr).toContain('missing column "tags"');
     const broken = write('dataset.csv', 'query,tags\nIs BTC up?,Meme Coins\n"Is ETH up?,Meme Coins\nIs SOL up?,Meme Coins\n');
-    const malformed = await runCli(['dataset', 'check', broken]);
+    const malformed = await cliInProcess(['dataset', 'check', broken], {});
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain(`${broken}:3: malformed CSV`);
   });
