@@ -14,7 +14,7 @@
  * dimensions; their rates are compared on their own.
  */
 import { isTaxonomyKey, TAXONOMY_PREFIX } from '../rubrics/cab/judge';
-import { mean, pairedTest } from './stats';
+import { BCA_MIN_N, holmAdjust, mean, pairedTest, type MeanInterval } from './stats';
 import type { RunRecord } from './store';
 import { normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
@@ -37,8 +37,11 @@ export interface PairedDelta {
   a: number | null;
   b: number | null;
   delta: number | null;
-  ci95: { low: number; high: number } | null;
+  ci95: MeanInterval | null;
   pValue: number | null;
+  /** Holm-adjusted across the copilots compared (per dimension for dimension deltas). */
+  pAdjusted: number | null;
+  /** pAdjusted < alpha. */
   significant: boolean;
 }
 
@@ -123,9 +126,19 @@ const key = (queryId: string, copilot: string) => `${queryId}\u0000${copilot}`;
 const okOnly = (js: StoredJudgment[]) => new Map(js.filter((j) => j.status === 'ok' && j.total !== null).map((j) => [key(j.queryId, j.copilot), j]));
 
 function paired(a: number[], b: number[], seed: string, opts: Required<CompareOptions>): PairedDelta {
-  if (a.length === 0) return { n: 0, a: null, b: null, delta: null, ci95: null, pValue: null, significant: false };
+  if (a.length === 0) return { n: 0, a: null, b: null, delta: null, ci95: null, pValue: null, pAdjusted: null, significant: false };
   const t = pairedTest(a, b, { seed, alpha: opts.alpha, iterations: opts.iterations });
-  return { n: t.n, a: mean(a), b: mean(b), delta: t.meanDiff, ci95: t.ci95, pValue: t.pValue, significant: t.significant };
+  // Significance is decided once all copilots are tested (holmAcrossCopilots).
+  return { n: t.n, a: mean(a), b: mean(b), delta: t.meanDiff, ci95: t.ci95, pValue: t.pValue, pAdjusted: null, significant: false };
+}
+
+/** Holm over one family of deltas (one per copilot): sets pAdjusted and significant in place. */
+function holmAcrossCopilots(family: PairedDelta[], alpha: number): void {
+  const adjusted = holmAdjust(family.map((d) => d.pValue ?? NaN));
+  family.forEach((d, i) => {
+    d.pAdjusted = Number.isNaN(adjusted[i]) ? null : adjusted[i];
+    d.significant = d.pAdjusted !== null && d.pAdjusted < alpha;
+  });
 }
 
 /** Rank 1 = highest mean total; ties share the better rank. */
@@ -248,6 +261,9 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
       movers.push({ queryId: ja.queryId, copilot, query: query?.text ?? '', labels, delta, a: side(ja), b: side(jb) });
     }
   }
+  const compared = Object.values(copilots);
+  holmAcrossCopilots(compared.map((c) => c.overall), opts.alpha);
+  for (const d of new Set(compared.flatMap((c) => Object.keys(c.dimensions)))) holmAcrossCopilots(compared.flatMap((c) => (c.dimensions[d] ? [c.dimensions[d]] : [])), opts.alpha);
   movers.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || (x.queryId < y.queryId ? -1 : x.queryId > y.queryId ? 1 : 0) || (x.copilot < y.copilot ? -1 : 1));
 
   const strip = ({ judgments: _judgments, ...rest }: CompareRun) => rest;
@@ -259,7 +275,7 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     rubricChanged: runA.rubricVersion !== runB.rubricVersion,
     judgeChanged: runA.judge.model !== runB.judge.model || runA.judge.baseURL !== runB.judge.baseURL || runA.judge.temperature !== runB.judge.temperature,
     alpha: opts.alpha,
-    test: 'two-sided sign-flip permutation test over paired queries (exact when 2^n ≤ iterations); 95% CI by paired bootstrap; no multiple-comparison correction',
+    test: `two-sided sign-flip permutation test over paired queries (exact when 2^n ≤ iterations), Holm-corrected across copilots (overall, and per dimension); 95% CI of the mean paired difference (Student t below ${BCA_MIN_N} queries, BCa bootstrap from ${BCA_MIN_N})`,
     copilots,
     onlyInA: runA.copilots.filter((c) => !runB.copilots.includes(c)),
     onlyInB: runB.copilots.filter((c) => !runA.copilots.includes(c)),

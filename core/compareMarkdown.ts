@@ -4,7 +4,7 @@ import { fmt, mdCode, mdText, table } from './markdown';
 
 const signed = (x: number | null | undefined, digits = 1) => (x === null || x === undefined ? '–' : `${x > 0 ? '+' : ''}${x.toFixed(digits)}`);
 const pFmt = (p: number | null) => (p === null ? '–' : p < 0.001 ? '<0.001' : p.toFixed(3));
-const ci = (d: PairedDelta) => (d.ci95 ? `${signed(d.ci95.low)} … ${signed(d.ci95.high)}` : '–');
+const ci = (d: PairedDelta) => (d.ci95 ? `${signed(d.ci95.low)} … ${signed(d.ci95.high)} (n ${d.ci95.n})` : '–');
 const mark = (d: PairedDelta) => (d.significant ? `**${signed(d.delta, 2)}**` : signed(d.delta, 2));
 const oneLine = (s: string, max = 160) => {
   const flat = s.replace(/\s+/g, ' ').trim();
@@ -25,10 +25,10 @@ export function renderComparison(c: Comparison): string {
     `Δ = B − A, paired over the queries a copilot has an ok judgment for in both runs. **Bold** = significant at α = ${c.alpha} (${c.test}).\n`,
     '## Overall\n',
     table(
-      ['copilot', 'rank A', 'rank B', 'score A', 'score B', 'paired n', 'Δ', '95% CI', 'p', 'significant', 'judged only in A / B'],
+      ['copilot', 'rank A', 'rank B', 'score A', 'score B', 'paired n', 'Δ', '95% CI', 'p', 'p (Holm)', 'significant', 'judged only in A / B'],
       names.map((n) => {
         const x = c.copilots[n];
-        return [n, x.rankA, x.rankB, fmt(x.scoreA), fmt(x.scoreB), x.overall.n, mark(x.overall), ci(x.overall), pFmt(x.overall.pValue), x.overall.significant ? 'yes' : 'no', `${x.okOnlyInA} / ${x.okOnlyInB}`];
+        return [n, x.rankA, x.rankB, fmt(x.scoreA), fmt(x.scoreB), x.overall.n, mark(x.overall), ci(x.overall), pFmt(x.overall.pValue), pFmt(x.overall.pAdjusted), x.overall.significant ? 'yes' : 'no', `${x.okOnlyInA} / ${x.okOnlyInB}`];
       }),
     ),
     '\nScores are each run\'s mean per-response total over all its ok judgments; ranks follow them (1 = best).\n',
@@ -37,7 +37,7 @@ export function renderComparison(c: Comparison): string {
 
   const dims = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].dimensions)))];
   if (dims.length) {
-    out.push('## Dimensions (Δ, p)\n', table(['copilot', ...dims], names.map((n) => [n, ...dims.map((d) => (c.copilots[n].dimensions[d] ? `${mark(c.copilots[n].dimensions[d])} (p ${pFmt(c.copilots[n].dimensions[d].pValue)})` : null))])), '');
+    out.push('## Dimensions (Δ, p)\n', table(['copilot', ...dims], names.map((n) => [n, ...dims.map((d) => (c.copilots[n].dimensions[d] ? `${mark(c.copilots[n].dimensions[d])} (p ${pFmt(c.copilots[n].dimensions[d].pValue)}, Holm ${pFmt(c.copilots[n].dimensions[d].pAdjusted)})` : null))])), '');
   }
   const flags = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].taxonomy)))].sort();
   if (flags.length) {

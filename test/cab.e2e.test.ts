@@ -3,7 +3,7 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { benchmarkRun } from '../workflows';
 import { parseCsv } from '../core/csv';
-import { chiSquareUniform, oneWayAnova } from '../core/stats';
+import { blockedAnova, chiSquareUniform } from '../core/stats';
 import { runInput } from '../client/startRun';
 import { runConfig, tempDir, withWorker } from './support/harness';
 import { cabDatasetFile } from './support/cabDataset';
@@ -68,6 +68,7 @@ test('identical answers get equal means under a judge that favours position 1; t
     const totals: Record<string, number[]> = Object.fromEntries(SYSTEMS.map((s) => [s, []]));
     const ranks: Record<string, number[]> = Object.fromEntries(SYSTEMS.map((s) => [s, []]));
     const totalsByPosition: number[][] = [[], [], [], []];
+    const totalRows: Array<{ block: string; nuisance: string[]; factor: string; y: number }> = [];
     const rank1ByPosition = [0, 0, 0, 0];
     for (const body of requests) {
       if (schemaName(body) === 'cab_scores') {
@@ -80,6 +81,7 @@ test('identical answers get equal means under a judge that favours position 1; t
         const total = DIMS.reduce((s, d) => s + answer[d].score, 0);
         totals[system].push(total);
         totalsByPosition[prompts.length - 1].push(total);
+        totalRows.push({ block: idOf.get(queryTextOf(body))!, nuisance: [system], factor: String(prompts.length), y: total });
       } else {
         const { ranking } = rankingByTotals(body);
         ranking.forEach((label, k) => ranks[systemOf(body, label)].push(k + 1));
@@ -117,8 +119,13 @@ test('identical answers get equal means under a judge that favours position 1; t
     expect(pb.meanTotalByPosition).toEqual(totalsByPosition.map((t) => expect.closeTo(avg(t), 9)));
     expect(pb.rank1RateByPosition).toEqual(rank1ByPosition.map((c) => expect.closeTo(c / Q, 9)));
     expect(rank1ByPosition[0]).toBe(Q);
-    expect(pb.rank1Test.pValue).toBeCloseTo(chiSquareUniform(rank1ByPosition).pValue, 12);
-    expect(pb.totalsTest.pValue).toBeCloseTo(oneWayAnova(totalsByPosition).pValue, 12);
+    // Every query shows all 4 systems, so the statistic is the plain χ² of the counts (its p is by simulation).
+    expect(pb.rank1Test.statistic).toBeCloseTo(chiSquareUniform(rank1ByPosition).statistic, 9);
+    // Totals by position after query and system blocks, recomputed from what the judge answered.
+    const blocked = blockedAnova(totalRows);
+    expect(pb.totalsTest.dfBetween).toBe(blocked.dfFactor);
+    expect(pb.totalsTest.dfWithin).toBe(blocked.dfResidual);
+    expect(pb.totalsTest.pValue).toBe(blocked.pValue);
     expect(pb.rank1Test.pValue).toBeLessThan(0.001);
     expect(pb.totalsTest.pValue).toBeLessThan(0.001);
     expect(pb.significant).toBe(true);

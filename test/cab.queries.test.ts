@@ -1,11 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadRunConfig, parseRunConfig } from '../core/config';
-import { chiSquareUniform } from '../core/stats';
 import type { StoredResponse } from '../core/types';
 import { InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
-import { goodnessOfFit } from '../rubrics/cab/aggregate';
 import { planCabUnits } from '../rubrics/cab/plan';
 import { rankingSpec } from '../rubrics/cab/prompts';
 import { parseCabQueries, tagsOf } from '../rubrics/cab/queries';
@@ -214,11 +212,5 @@ describe('CryptoAnalystBench plan and config', () => {
       expect(() => parseRunConfig({ ...base, evaluationDate: impossible }, 'cfg.yaml', '/')).toThrow(new RegExp(`cfg\\.yaml: evaluationDate: evaluationDate ${impossible} is not a real calendar date; use YYYY-MM-DD`));
     expect(parseRunConfig({ ...base, evaluationDate: '2024-02-29' }, 'cfg.yaml', '/').evaluationDate).toBe('2024-02-29');
     expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31' }, 'cfg.yaml', '/').evaluationDate).toBe('2026-12-31');
-  });
-
-  test('the rank-1 goodness-of-fit test is chiSquareUniform when every query shows the same number of responses', () => {
-    const counts = [30, 10, 12, 8];
-    expect(goodnessOfFit(counts, [15, 15, 15, 15])).toEqual(chiSquareUniform(counts));
-    expect(goodnessOfFit([3, 1, 0], [2, 2, 0]).df).toBe(1);
   });
 });

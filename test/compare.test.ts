@@ -103,6 +103,23 @@ test('differences that cancel out are not significant, and a tiny sample cannot 
   expect(small.copilots.Ace.overall.significant).toBe(false);
 });
 
+test('significance is Holm-corrected across copilots: five queries all +2 pass alone at α = 0.1 but not among three copilots', () => {
+  // Exact sign-flip p for five equal shifts is 2/32 = 0.0625 (< 0.1); Holm over three copilots makes it 3 × 0.0625.
+  const five = queries.slice(0, 5);
+  const names = ['Ace', 'Bolt', 'Cog'];
+  const a = run('A', five.flatMap((q, i) => names.map((c) => judgment('A', q.id, c, base(i, c)))), names);
+  const b = run('B', five.flatMap((q, i) => names.map((c) => judgment('B', q.id, c, c === 'Ace' ? { D1: base(i, c).D1 + 2, D2: base(i, c).D2 } : base(i, c)))), names);
+  const c = compareRuns(a, b, five, { alpha: 0.1 });
+  expect(c.copilots.Ace.overall.pValue).toBeCloseTo(0.0625, 12);
+  expect(c.copilots.Ace.overall.pAdjusted).toBeCloseTo(3 * 0.0625, 12);
+  expect(c.copilots.Ace.overall.significant).toBe(false);
+  expect(c.copilots.Bolt.overall.pAdjusted).toBe(1);
+  expect(c.test).toContain('Holm');
+  const alone = compareRuns(run('A', a.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), run('B', b.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), five, { alpha: 0.1 });
+  expect(alone.copilots.Ace.overall.significant).toBe(true);
+  expect(renderComparison(c)).toContain('Holm');
+});
+
 test('failed judgments are unpaired, rank changes and copilots in one run only are reported', () => {
   const a = run('A', [
     ...queries.map((q, i) => judgment('A', q.id, 'Ace', { D1: 5, D2: i % 3 })),

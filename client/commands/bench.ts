@@ -6,6 +6,7 @@ import { defaultStorePath } from '../../core/store';
 import { groupNearDuplicates } from '../../core/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { startSimServer } from '../../sim/server';
+import { printStatisticsFigures } from '../../sim/statistics';
 import { createWorker } from '../../worker/createWorker';
 import { benchmarkRun } from '../../workflows';
 import type { Command } from '../args';
@@ -16,10 +17,22 @@ import { ensureLocalServer, judgeflowHome } from '../temporalServer';
 /** Paper-scale throughput and history sizes, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
-  summary: 'measure a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator',
-  usage: 'judgeflow bench [--per-cell 15] [--copilots 6] [--chunk 50] [--concurrency 16]',
-  options: { 'per-cell': { type: 'string' }, copilots: { type: 'string' }, chunk: { type: 'string' }, concurrency: { type: 'string' } },
+  summary: 'measure a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator, and the statistics by simulation',
+  usage: 'judgeflow bench [--only stats|lattice] [--sims 2000] [--per-cell 15] [--copilots 6] [--chunk 50] [--concurrency 16]',
+  options: { only: { type: 'string' }, sims: { type: 'string' }, 'per-cell': { type: 'string' }, copilots: { type: 'string' }, chunk: { type: 'string' }, concurrency: { type: 'string' } },
   async run({ values }) {
+    const only = values.only as string | undefined;
+    if (only !== undefined && only !== 'stats' && only !== 'lattice') {
+      console.error(`judgeflow bench: --only must be stats or lattice, got "${only}"`);
+      return 2;
+    }
+    const sims = values.sims === undefined ? undefined : Number(values.sims);
+    if (sims !== undefined && !(Number.isInteger(sims) && sims > 0)) {
+      console.error(`judgeflow bench: --sims must be a positive integer, got "${values.sims}"`);
+      return 2;
+    }
+    if (only !== 'lattice') printStatisticsFigures(console.log, { sims });
+    if (only === 'stats') return 0;
     const perCell = Number(values['per-cell'] ?? 15);
     const copilotCount = Number(values.copilots ?? 6);
     const concurrency = Number(values.concurrency ?? 16);

@@ -1,8 +1,11 @@
-import { bootstrapMeanCI, chiSquareSurvival, mean, oneWayAnova } from '../../core/stats';
+import { lengthBias, type LengthBias } from '../../core/lengthBias';
+import { perQueryScores, separability, type Separability } from '../../core/separability';
+import { mean, meanCI, type MeanInterval } from '../../core/stats';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import { taxonomyKey } from './judge';
 import type { CabPlan } from './plan';
 import { coverage, type Coverage } from '../../core/coverage';
+import { positionBias, type PositionBias } from './positionBias';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
 
@@ -11,31 +14,16 @@ export interface CabCopilotSummary extends Coverage {
   dimensions: Record<string, number | null>;
   /** Sum of the four dimension means (4–40 on the 1–10 scale). */
   total: number | null;
-  /** Bootstrap 95% CI of the mean total. */
-  ci95: { low: number; high: number } | null;
+  /** 95% CI of the mean total over queries (meanCI: Student t below 100 queries, else BCa bootstrap); n = queries. */
+  ci95: MeanInterval | null;
   /** Mean rank (1 = best) over queries whose ranking succeeded. */
   meanRank: number | null;
+  /** Mean of (rank − 1)/(k − 1) over ranked queries of k ≥ 2 responses: 0 = always first, 1 = always last, whatever k. */
+  normalisedRank: number | null;
   /** rankCounts[k] = queries where the copilot was ranked k+1. */
   rankCounts: number[];
   /** Error taxonomy (errorTaxonomy: true): share of checked responses with each flag present. */
   taxonomy?: { n: number; failed: number; rates: Record<string, number | null> };
-}
-
-export interface PositionBias {
-  /** Mean total of the responses shown in position p+1 (all copilots pooled). */
-  meanTotalByPosition: Array<number | null>;
-  /** Share of ranked queries in which the response in position p+1 was ranked first (among queries that had a position p+1). */
-  rank1RateByPosition: Array<number | null>;
-  meanRankByPosition: Array<number | null>;
-  nByPosition: number[];
-  rank1CountsByPosition: number[];
-  /** Rank-1 counts by position against the counts expected if position did not matter (1/k per position of a k-response query). */
-  rank1Test: { statistic: number; df: number; pValue: number; expected: number[] };
-  /** One-way ANOVA of totals grouped by position. */
-  totalsTest: { F: number | null; dfBetween: number; dfWithin: number; pValue: number | null };
-  alpha: number;
-  /** Either test below alpha/2 (Bonferroni over the two tests): order effects larger than chance. */
-  significant: boolean;
 }
 
 export interface CabSummary {
@@ -43,6 +31,10 @@ export interface CabSummary {
   systems: Record<string, CabCopilotSummary>;
   tags: Record<string, Record<string, { total: number | null; meanRank: number | null; n: number }>>;
   positionBias: PositionBias;
+  /** Pairwise paired tests of per-query totals, Holm-corrected, and the tiers they imply. */
+  separability: Separability;
+  /** Correlation between response length and total. */
+  lengthBias: LengthBias;
   /** copilot → times shown in position p+1 (the presentation design's position counts). */
   presentation: Record<string, number[]>;
   predecessorCounts: Record<string, Record<string, number>> | null;
@@ -53,7 +45,6 @@ export interface CabSummary {
 }
 
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
-const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
 
 /** Judgments that went through a conversation (recordJudgeFailure rows have no position). */
 const inConversation = (j: StoredJudgment) => j.position !== null;
@@ -64,8 +55,6 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
   const judgments = args.judgments.filter((j) => byQuery.has(j.queryId));
   const positions = judgments.reduce((max, j) => Math.max(max, j.position ?? 0), copilots.length);
 
-  const systems: Record<string, CabCopilotSummary> = {};
-  for (const copilot of copilots) systems[copilot] = summariseCopilot(judgments.filter((j) => j.copilot === copilot), responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId)), positions, taxonomy, `${args.seed ?? 'judgeflow'}:${copilot}`);
 
   const tags: CabSummary['tags'] = {};
   for (const j of judgments) {
@@ -88,6 +77,15 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
   }
   const rankingFailures = [...unitSize].filter(([q, k]) => k > 1 && !ranked.has(q)).length;
 
+  const seed = args.seed ?? 'judgeflow';
+  const perQuery = perQueryScores(judgments, copilots);
+  const systems: Record<string, CabCopilotSummary> = {};
+  for (const copilot of copilots) {
+    const mine = judgments.filter((j) => j.copilot === copilot);
+    systems[copilot] = summariseCopilot(mine, responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId)), [...perQuery[copilot].values()], unitSize, positions, taxonomy, `${seed}:${copilot}`);
+  }
+  const byTotal = [...copilots].sort((a, b) => (systems[b].total ?? -Infinity) - (systems[a].total ?? -Infinity));
+
   const presentation: Record<string, number[]> = {};
   for (const copilot of copilots) {
     presentation[copilot] = args.plan?.presentation.positionCounts[copilot]?.slice() ?? countPositions(judgments.filter((j) => j.copilot === copilot && inConversation(j)), positions);
@@ -97,7 +95,9 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
   return {
     systems,
     tags,
-    positionBias: positionBias(judgments.filter(inConversation), unitSize, ranked, positions),
+    positionBias: positionBias(judgments.filter(inConversation), unitSize, ranked, positions, seed),
+    separability: separability(perQuery, byTotal, { seed }),
+    lengthBias: lengthBias(judgments, responses.filter((r) => byQuery.has(r.queryId)), copilots, 'total'),
     presentation,
     predecessorCounts: args.plan?.presentation.predecessorCounts ?? null,
     predecessorImbalance: args.plan?.predecessorImbalance ?? null,
@@ -112,7 +112,7 @@ function countPositions(judgments: StoredJudgment[], positions: number): number[
   return counts;
 }
 
-function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[], positions: number, taxonomy: boolean, seed: string): CabCopilotSummary {
+function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[], queryTotals: number[], unitSize: Map<string, number>, positions: number, taxonomy: boolean, seed: string): CabCopilotSummary {
   const ok = mine.filter((j) => j.status === 'ok');
   const dimensions = Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, meanOrNull(ok.map((j) => j.scores![d]))]));
   const dimMeans = CAB_DIMENSIONS.map((d) => dimensions[d]);
@@ -123,11 +123,9 @@ function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[],
     ...coverage(mine, myResponses),
     dimensions,
     total: dimMeans.some((m) => m === null) ? null : (dimMeans as number[]).reduce((sum, m) => sum + m, 0),
-    ci95: bootstrapMeanCI(
-      ok.map((j) => j.total!),
-      { seed },
-    ),
+    ci95: meanCI(queryTotals, { seed }),
     meanRank: meanOrNull(ranks),
+    normalisedRank: meanOrNull(mine.filter((j) => j.rank !== null && (unitSize.get(j.queryId) ?? 0) > 1).map((j) => (j.rank! - 1) / (unitSize.get(j.queryId)! - 1))),
     rankCounts,
   };
   if (taxonomy) {
@@ -139,43 +137,4 @@ function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[],
     };
   }
   return summary;
-}
-
-const ALPHA = 0.05;
-
-function positionBias(judgments: StoredJudgment[], unitSize: Map<string, number>, ranked: Set<string>, positions: number): PositionBias {
-  const at = (p: number) => judgments.filter((j) => j.position === p + 1);
-  const range = [...Array(positions).keys()];
-  const totals = range.map((p) => at(p).filter((j) => j.status === 'ok').map((j) => j.total!));
-  const rank1CountsByPosition = range.map((p) => at(p).filter((j) => j.rank === 1).length);
-  // Queries that were ranked and had a response in position p+1.
-  const rankedAt = range.map((p) => at(p).filter((j) => ranked.has(j.queryId)).length);
-  // Under "position does not matter", each of the k positions of a ranked query wins with probability 1/k.
-  const expected = range.map((p) => [...ranked].reduce((s, q) => s + (unitSize.get(q)! > p ? 1 / unitSize.get(q)! : 0), 0));
-  const rank1Test = goodnessOfFit(rank1CountsByPosition, expected);
-  const anova = oneWayAnova(totals);
-  const pValues = [rank1Test.pValue, anova.pValue].filter((p) => Number.isFinite(p));
-  return {
-    meanTotalByPosition: totals.map(meanOrNull),
-    rank1RateByPosition: range.map((p) => (rankedAt[p] ? rank1CountsByPosition[p] / rankedAt[p] : null)),
-    meanRankByPosition: range.map((p) => meanOrNull(at(p).filter((j) => j.rank !== null).map((j) => j.rank!))),
-    nByPosition: totals.map((t) => t.length),
-    rank1CountsByPosition,
-    rank1Test: { ...rank1Test, expected },
-    totalsTest: { F: finiteOrNull(anova.F), dfBetween: anova.dfBetween, dfWithin: anova.dfWithin, pValue: finiteOrNull(anova.pValue) },
-    alpha: ALPHA,
-    significant: pValues.some((p) => p < ALPHA / 2),
-  };
-}
-
-/**
- * Pearson goodness of fit against given expected counts (cells expecting 0 are left out). With every
- * ranked query showing the same number of responses this is exactly chiSquareUniform on the counts.
- */
-export function goodnessOfFit(observed: number[], expected: number[]): { statistic: number; df: number; pValue: number } {
-  const cells = observed.map((o, i) => [o, expected[i]] as const).filter(([, e]) => e > 0);
-  const df = cells.length - 1;
-  if (df < 1) return { statistic: 0, df: Math.max(0, df), pValue: 1 };
-  const statistic = cells.reduce((s, [o, e]) => s + (o - e) ** 2 / e, 0);
-  return { statistic, df, pValue: chiSquareSurvival(statistic, df) };
 }

@@ -1,6 +1,7 @@
 import type { ReportFiles, ReportInput } from '../../core/protocol';
 import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
 import { summariseCab, type CabSummary } from './aggregate';
 import { evaluationDateOf, RANKING_RATIONALE, taxonomyKey } from './judge';
 import { readCabPlan } from './plan';
@@ -101,15 +102,18 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
     'Each query\'s responses were judged in one shared judge conversation, one per turn, labelled only "Response #k"; the judge then ranked them. The order is rotated by a balanced presentation design (below).\n',
     `## Overall (total = sum of the four dimension means, ${4 * rubric.data.scale.min}–${4 * rubric.data.scale.max})\n`,
     table(
-      ['rank', 'system', 'total', '95% CI', ...CAB_DIMENSIONS.map(dimName), 'mean rank', `rank counts (${Array.from({ length: positions }, (_, k) => ordinal(k + 1)).join('/')})`, 'scored', 'no score'],
+      ['rank', 'system', 'total', '95% CI', ...CAB_DIMENSIONS.map(dimName), 'mean rank', 'normalised rank', `rank counts (${Array.from({ length: positions }, (_, k) => ordinal(k + 1)).join('/')})`, 'scored', 'no score'],
       names.map((n, i) => {
         const x = s.systems[n];
-        return [i + 1, n, fmt(x.total, 2), x.ci95 ? `${fmt(x.ci95.low, 2)}–${fmt(x.ci95.high, 2)}` : null, ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)), fmt(x.meanRank, 2), x.rankCounts.join(' / '), x.n, x.failed];
+        return [i + 1, n, fmt(x.total, 2), intervalText(x.ci95, 2), ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)), fmt(x.meanRank, 2), fmt(x.normalisedRank, 3), x.rankCounts.join(' / '), x.n, x.failed];
       }),
     ),
     '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored. Mean rank is over queries whose ranking succeeded' +
       (s.rankingFailures ? ` (${s.rankingFailures} ranking turn${s.rankingFailures === 1 ? '' : 's'} failed; those queries keep their scores but have no ranks).` : '.') +
+      ' Normalised rank is (rank − 1)/(k − 1) for a query ranking k responses (0 = first, 1 = last): when queries rank different numbers of systems, raw mean rank favours a system that misses the large queries (a last place among 2 is rank 2, among 5 it is rank 5), the normalised rank does not. ' +
+      INTERVAL_NOTE +
       '\n',
+    ...separabilitySection(s.separability, 2),
     '## Position bias\n',
     pb.significant
       ? `**The judge's verdicts depend on the order of presentation more than chance would explain** (rank-1 test p ${pText(pb.rank1Test.pValue)}, totals-by-position test p ${pText(pb.totalsTest.pValue)}; threshold ${pb.alpha / 2} each). Because every system was shown in every position equally often (within one), this effect is spread evenly over the systems instead of favouring one of them.\n`
@@ -118,7 +122,8 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
       ['position', 'responses scored', 'mean total', 'ranked first', 'rank-1 rate', 'expected rank-1', 'mean rank'],
       pb.nByPosition.map((n, p) => [p + 1, n, fmt(pb.meanTotalByPosition[p], 2), pb.rank1CountsByPosition[p], pct(pb.rank1RateByPosition[p]), fmt(pb.rank1Test.expected[p], 1), fmt(pb.meanRankByPosition[p], 2)]),
     ),
-    `\nRank-1 by position: χ² = ${fmt(pb.rank1Test.statistic, 2)} (df ${pb.rank1Test.df}), p ${pText(pb.rank1Test.pValue)}. Totals by position (one-way ANOVA): F = ${fmt(pb.totalsTest.F, 2)} (df ${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}), p ${pText(pb.totalsTest.pValue)}.\n`,
+    `\nRank-1 by position: χ² = ${fmt(pb.rank1Test.statistic, 2)} (df ${pb.rank1Test.df}), p ${pText(pb.rank1Test.pValue)} (${pb.rank1Test.method}; ${pb.rank1Test.iterations} draws). ` +
+      `Totals by position: F = ${fmt(pb.totalsTest.F, 2)} (df ${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}), p ${pText(pb.totalsTest.pValue)} (${pb.totalsTest.method}).\n`,
     '## Presentation order\n',
     'How often each system was shown in each position. The presentation design is a Williams design: each system takes each position ⌊Q/N⌋ or ⌈Q/N⌉ times over the queries where all N systems answered, and each system directly follows each other system about equally often.\n',
     table(['system', ...Array.from({ length: positions }, (_, p) => `position ${p + 1}`)], names.map((n) => [n, ...s.presentation[n]])),
@@ -135,6 +140,7 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
       '',
     );
   }
+  lines.push(...lengthBiasSection(s.lengthBias));
   if (s.taxonomy) {
     lines.push(
       '## Error taxonomy (share of responses with the problem)\n',

@@ -26,7 +26,8 @@ function sheet(wb: ExcelJS.Workbook, name: string, header: string[], rows: unkno
 
 /**
  * The workbook the CryptoAnalystBench reference harness writes (Evaluation Results, Per-Model Statistics,
- * Tag-wise Rankings), plus Position Bias and Presentation Order sheets.
+ * Tag-wise Rankings), plus Position Bias, Summary (intervals with n, normalised rank), Separability, Length Bias and
+ * Presentation Order sheets.
  */
 export async function writeCabWorkbook(
   file: string,
@@ -95,9 +96,41 @@ export async function writeCabWorkbook(
   );
   const tests = wb.getWorksheet('Position Bias')!;
   tests.addRow([]);
-  tests.addRow(['rank-1 chi-square', pb.rank1Test.statistic, 'df', pb.rank1Test.df, 'p', pb.rank1Test.pValue]);
-  tests.addRow(['totals ANOVA F', pb.totalsTest.F, 'df', `${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}`, 'p', pb.totalsTest.pValue]);
+  tests.addRow(['rank-1 chi-square', pb.rank1Test.statistic, 'df', pb.rank1Test.df, 'p', pb.rank1Test.pValue, pb.rank1Test.method]);
+  tests.addRow(['totals F (blocked on query and system)', pb.totalsTest.F, 'df', `${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}`, 'p', pb.totalsTest.pValue, pb.totalsTest.method]);
   tests.addRow(['significant (each p < alpha/2)', pb.significant ? 'yes' : 'no', 'alpha', pb.alpha]);
+
+  sheet(
+    wb,
+    'Summary',
+    ['system', 'total', 'ci95_low', 'ci95_high', 'ci95_n', 'ci95_method', 'mean_rank', 'normalised_rank', 'scored', 'no_score'],
+    copilots.map((c) => {
+      const x = summary.systems[c];
+      return [c, x.total, x.ci95?.low ?? null, x.ci95?.high ?? null, x.ci95?.n ?? null, x.ci95?.method ?? null, x.meanRank, x.normalisedRank, x.n, x.failed];
+    }),
+  );
+
+  const sep = summary.separability;
+  sheet(
+    wb,
+    'Separability',
+    ['copilot_a', 'copilot_b', 'shared_queries', 'mean_a_minus_b', 'p', 'p_holm', 'separable'],
+    sep.pairs.map((p) => [p.a, p.b, p.n, p.meanDiff, p.pValue, p.pAdjusted, p.significant ? 'yes' : 'no']),
+  );
+  const sepSheet = wb.getWorksheet('Separability')!;
+  sepSheet.addRow([]);
+  sep.tiers.forEach((t, i) => sepSheet.addRow([`tier ${i + 1}`, t.join(', ')]));
+  sepSheet.addRow(['alpha', sep.alpha]);
+  sepSheet.addRow(['method', sep.method]);
+
+  const lb = summary.lengthBias;
+  sheet(
+    wb,
+    'Length Bias',
+    ['scope', 'responses', 'mean_words', 'pearson_r', 'spearman_rho'],
+    [['judge (all copilots)', lb.judge.n, null, lb.judge.pearson, lb.judge.spearman], ...Object.entries(lb.copilots).map(([c, x]) => [c, x.n, x.meanWords, x.pearson, x.spearman])],
+  );
+  wb.getWorksheet('Length Bias')!.addRow(['judge, within query', null, null, lb.judge.withinQuery, null]);
 
   sheet(wb, 'Presentation Order', ['system', ...Array.from({ length: positions }, (_, p) => `position_${p + 1}`)], copilots.map((c) => [c, ...summary.presentation[c]]));
 

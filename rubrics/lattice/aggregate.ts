@@ -1,5 +1,6 @@
 import { coverage, type Coverage } from '../../core/coverage';
-import { bootstrapMeanCI, mean } from '../../core/stats';
+import { perQueryScores } from '../../core/separability';
+import { mean, meanCI, type MeanInterval } from '../../core/stats';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import type { LatticeRubricData } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
@@ -17,7 +18,8 @@ export function latticeScore(rubric: Pick<LatticeRubricData, 'weights' | 'refusa
 
 export interface LatticeCopilotSummary extends Coverage {
   score: number | null;
-  ci95: { low: number; high: number } | null;
+  /** 95% CI of the mean score over queries (meanCI: Student t below 100 queries, else BCa bootstrap); n = queries. */
+  ci95: MeanInterval | null;
   dimensions: Record<string, number | null>;
   tasks: Record<string, number | null>;
   categories: Record<string, number | null>;
@@ -35,6 +37,7 @@ export function summariseLattice(
   seed = 'judgeflow',
 ): Record<string, LatticeCopilotSummary> {
   const byQuery = new Map(queries.map((q) => [q.id, q]));
+  const perQuery = perQueryScores(judgments.filter((j) => byQuery.has(j.queryId)), copilots);
   const out: Record<string, LatticeCopilotSummary> = {};
   for (const copilot of copilots) {
     const mine = judgments.filter((j) => j.copilot === copilot && byQuery.has(j.queryId));
@@ -49,7 +52,7 @@ export function summariseLattice(
     const groupMean = (key: 'task' | 'category', id: string) => meanOrNull(ok.filter((j) => byQuery.get(j.queryId)![key] === id).map((j) => j.total!));
     out[copilot] = {
       score: meanOrNull(totals),
-      ci95: bootstrapMeanCI(totals, { seed: `${seed}:${copilot}` }),
+      ci95: meanCI([...perQuery[copilot].values()], { seed: `${seed}:${copilot}` }),
       ...coverage(mine, myResponses),
       dimensions,
       tasks: Object.fromEntries(LATTICE_TASKS.map((t) => [t, groupMean('task', t)])),

@@ -1,5 +1,8 @@
 import type { ReportFiles, ReportInput } from '../../core/protocol';
 import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
+import { lengthBias } from '../../core/lengthBias';
+import { perQueryScores, separability } from '../../core/separability';
+import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
 import { summariseLattice } from './aggregate';
 import type { LatticeRubric } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
@@ -7,8 +10,13 @@ import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric'
 export function buildLatticeReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as LatticeRubric;
   const { run, queries, responses, judgments } = input;
-  const copilots = summariseLattice(rubric.data, queries, run.copilots, responses, judgments, String(input.options.seed ?? 'judgeflow'));
+  const seed = String(input.options.seed ?? 'judgeflow');
+  const copilots = summariseLattice(rubric.data, queries, run.copilots, responses, judgments, seed);
   const simulated = Boolean(input.options.simulated);
+  const names = Object.keys(copilots).sort((a, b) => (copilots[b].score ?? -1) - (copilots[a].score ?? -1));
+  const inSnapshot = new Set(queries.map((q) => q.id));
+  const separable = separability(perQueryScores(judgments.filter((j) => inSnapshot.has(j.queryId)), run.copilots), names, { seed });
+  const lengths = lengthBias(judgments.filter((j) => inSnapshot.has(j.queryId)), responses, run.copilots, 'score (0–100)');
   const json = {
     runId: run.runId,
     protocol: 'lattice',
@@ -20,6 +28,8 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     queries: queries.length,
     generatedAt: new Date().toISOString(),
     copilots,
+    separability: separable,
+    lengthBias: lengths,
   };
 
   const byKey = new Map(judgments.map((j) => [`${j.queryId}\u0000${j.copilot}`, j]));
@@ -34,7 +44,6 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     }
   }
 
-  const names = Object.keys(copilots).sort((a, b) => (copilots[b].score ?? -1) - (copilots[a].score ?? -1));
   const dimName = (id: string) => [...rubric.data.dimensions, rubric.data.refusal].find((d) => d.id === id)!.name;
   const md = [
     `# LATTICE report — run ${run.runId}\n`,
@@ -43,9 +52,10 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '## Overall (0–100)\n',
     table(
       ['rank', 'copilot', 'score', '95% CI', 'judged', 'no score'],
-      names.map((n, i) => [i + 1, n, fmt(copilots[n].score), copilots[n].ci95 ? `${fmt(copilots[n].ci95!.low)}–${fmt(copilots[n].ci95!.high)}` : null, copilots[n].n, copilots[n].failed]),
+      names.map((n, i) => [i + 1, n, fmt(copilots[n].score), intervalText(copilots[n].ci95), copilots[n].n, copilots[n].failed]),
     ),
-    '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero.\n',
+    '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero. ' + INTERVAL_NOTE + '\n',
+    ...separabilitySection(separable),
     '## Dimensions (0–10)\n',
     table(['copilot', ...dimIds.map((d) => `${d} ${dimName(d)}`)], names.map((n) => [n, ...dimIds.map((d) => fmt(copilots[n].dimensions[d]))])),
     '\n## Tasks (0–100)\n',
@@ -53,6 +63,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '\n## Categories (0–100)\n',
     table(['category', ...names], LATTICE_CATEGORIES.map((c) => [`${c} ${rubric.data.categories.find((x) => x.id === c)!.name}`, ...names.map((n) => fmt(copilots[n].categories[c]))])),
     '',
+    ...lengthBiasSection(lengths),
   ].join('\n');
   return { json, markdown: md, csv, summary: Object.fromEntries(names.map((n) => [n, copilots[n].score])) };
 }
