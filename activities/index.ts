@@ -4,6 +4,7 @@ import { runActivities } from './run';
 import { curateActivities } from './snapshotCurate';
 import { generateActivities } from './snapshotGenerate';
 import { refreshActivities } from './snapshotRefresh';
+import { studyActivities } from './study';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
@@ -17,9 +18,11 @@ export function snapshotActivities(deps: ActivityDeps) {
 
 /** Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories. */
 export function createActivities(deps: ActivityDeps) {
-  return { ...benchmarkActivities(deps), ...snapshotActivities(deps) };
+  return { ...benchmarkActivities(deps), ...snapshotActivities(deps), ...studyActivities(deps) };
 }
 
 export type BenchmarkActivities = ReturnType<typeof benchmarkActivities>;
 export type SnapshotActivities = ReturnType<typeof snapshotActivities>;
+/** The study workflow's activities (record an answer, close, remind). */
+export type StudyActivities = ReturnType<typeof studyActivities>;
 export type { ActivityDeps };

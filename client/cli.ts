@@ -15,10 +15,11 @@ import { rubricCommand } from './commands/rubric';
 import { snapshotCommand } from './commands/snapshot';
 import { scheduleCommand } from './commands/schedule';
 import { cancelCommand } from './commands/cancel';
+import { studyCommand } from './commands/study';
 import { Interrupted, interruptedMessage } from './runWorkflow';
 import { datasetCommand } from './commands/dataset';
 
-export const commands: Command[] = [runCommand, statusCommand, cancelCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand, datasetCommand];
+export const commands: Command[] = [runCommand, statusCommand, cancelCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand, datasetCommand, studyCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -707,3 +707,136 @@ export function midRanks(xs: number[]): number[] {
 export function spearman(x: number[], y: number[]): number {
   return pearson(midRanks(x), midRanks(y));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Agreement, ranking and paired-preference statistics (human preference studies)
+// ---------------------------------------------------------------------------------------------
+
+/** Wilson score interval for a proportion k/n at 95% (z = 1.96); null when n = 0. */
+export function wilsonInterval(k: number, n: number, z = 1.959963984540054): { low: number; high: number } | null {
+  if (n === 0) return null;
+  const p = k / n;
+  const denom = 1 + (z * z) / n;
+  const centre = (p + (z * z) / (2 * n)) / denom;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / denom;
+  return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
+}
+
+/**
+ * Cohen's kappa of two raters' labels on the same items. When chance agreement is 1 (both always gave one and the
+ * same label) kappa is undefined: 1 if they agree on everything, otherwise null.
+ */
+export function cohenKappa(a: string[], b: string[]): number | null {
+  if (a.length !== b.length) throw new RangeError('cohenKappa: label lists differ in length');
+  const n = a.length;
+  if (n === 0) return null;
+  const observed = a.filter((x, i) => x === b[i]).length / n;
+  const labels = new Set([...a, ...b]);
+  let expected = 0;
+  for (const l of labels) expected += (a.filter((x) => x === l).length / n) * (b.filter((x) => x === l).length / n);
+  if (expected >= 1 - 1e-12) return observed === 1 ? 1 : null;
+  return (observed - expected) / (1 - expected);
+}
+
+/** Kendall's tau-b between two score vectors over the same items (ties handled); null with fewer than two items. */
+export function kendallTauB(x: number[], y: number[]): number | null {
+  const n = x.length;
+  if (n !== y.length) throw new RangeError('kendallTauB: vectors differ in length');
+  if (n < 2) return null;
+  let concordant = 0;
+  let discordant = 0;
+  let tiesX = 0;
+  let tiesY = 0;
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) {
+      const dx = Math.sign(x[i] - x[j]);
+      const dy = Math.sign(y[i] - y[j]);
+      if (dx === 0 && dy === 0) continue;
+      if (dx === 0) tiesX++;
+      else if (dy === 0) tiesY++;
+      else if (dx === dy) concordant++;
+      else discordant++;
+    }
+  const denom = Math.sqrt((concordant + discordant + tiesX) * (concordant + discordant + tiesY));
+  return denom === 0 ? null : (concordant - discordant) / denom;
+}
+
+/**
+ * Krippendorff's alpha for nominal data: `units` holds each item's values (one per coder; items with fewer than two
+ * values are not pairable and are skipped). 1 = perfect agreement, 0 = chance. Null when nothing is pairable or every
+ * value is the same (no variation to agree on).
+ */
+export function krippendorffAlphaNominal(units: string[][]): number | null {
+  const pairable = units.filter((u) => u.length >= 2);
+  const coincidence = new Map<string, Map<string, number>>();
+  const add = (c: string, k: string, w: number) => {
+    const row = coincidence.get(c) ?? new Map<string, number>();
+    row.set(k, (row.get(k) ?? 0) + w);
+    coincidence.set(c, row);
+  };
+  for (const u of pairable)
+    for (let i = 0; i < u.length; i++) for (let j = 0; j < u.length; j++) if (i !== j) add(u[i], u[j], 1 / (u.length - 1));
+  const totals = new Map<string, number>();
+  let n = 0;
+  for (const [c, row] of coincidence) {
+    const t = [...row.values()].reduce((s, v) => s + v, 0);
+    totals.set(c, t);
+    n += t;
+  }
+  if (n <= 1) return null;
+  let observedDisagreement = 0;
+  for (const [c, row] of coincidence) for (const [k, v] of row) if (c !== k) observedDisagreement += v;
+  let expectedDisagreement = 0;
+  for (const [c, tc] of totals) for (const [k, tk] of totals) if (c !== k) expectedDisagreement += tc * tk;
+  expectedDisagreement /= n - 1;
+  if (expectedDisagreement === 0) return null;
+  return 1 - observedDisagreement / expectedDisagreement;
+}
+
+/**
+ * Bradley–Terry strengths from pairwise wins (`wins[i][j]`: times i beat j), fitted with Hunter's MM algorithm.
+ * Every compared pair gets `prior` pseudo-wins each way so a player that never lost keeps a finite strength.
+ * Strengths are scaled to a geometric mean of 1 (so 2 means "twice the odds of the average player").
+ */
+export function bradleyTerry(wins: number[][], opts: { prior?: number; iterations?: number } = {}): number[] {
+  const k = wins.length;
+  const prior = opts.prior ?? 0.5;
+  const w = wins.map((row, i) => row.map((v, j) => (i === j ? 0 : v + (v + wins[j][i] > 0 ? prior : 0))));
+  let p = new Array<number>(k).fill(1);
+  for (let it = 0; it < (opts.iterations ?? 500); it++) {
+    const next = p.map((_, i) => {
+      let won = 0;
+      let denom = 0;
+      for (let j = 0; j < k; j++) {
+        if (i === j) continue;
+        won += w[i][j];
+        const games = w[i][j] + w[j][i];
+        if (games > 0) denom += games / (p[i] + p[j]);
+      }
+      return denom > 0 ? won / denom : p[i];
+    });
+    const logMean = next.reduce((s, v) => s + Math.log(v), 0) / k;
+    const scaled = next.map((v) => v / Math.exp(logMean));
+    const delta = Math.max(...scaled.map((v, i) => Math.abs(v - p[i])));
+    p = scaled;
+    if (delta < 1e-10) break;
+  }
+  return p;
+}
+
+/** Seeded percentile interval of a statistic over `iterations` resamples (with replacement) of `units`. */
+export function bootstrapIntervals<T>(units: T[], statistic: (sample: T[]) => number[], opts: { iterations?: number; seed?: string; level?: number } = {}): Array<{ low: number; high: number } | null> {
+  const iterations = opts.iterations ?? 1000;
+  const level = opts.level ?? 0.95;
+  checkIterations(iterations);
+  checkLevel(level);
+  if (units.length < 2) return statistic(units).map(() => null);
+  const rand = seededRandom(opts.seed ?? DEFAULT_SEED);
+  const draws: number[][] = [];
+  for (let it = 0; it < iterations; it++) draws.push(statistic(units.map(() => units[randomIndex(rand, units.length)])));
+  const tail = (1 - level) / 2;
+  return draws[0].map((_, i) => {
+    const sorted = draws.map((d) => d[i]).sort((a, b) => a - b);
+    return { low: quantileSorted(sorted, tail), high: quantileSorted(sorted, 1 - tail) };
+  });
+}

@@ -3,6 +3,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { judgeflowHome } from './home';
+import { SqliteStudyStore } from './study/sqliteStudyStore';
+import type { StudyStore } from './study/types';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
 /**
@@ -60,6 +62,8 @@ const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.pars
 
 export class ResultsStore {
   readonly db: Database.Database;
+  /** Pairwise preference studies (asynchronous interface). */
+  readonly studies: StudyStore;
 
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -67,6 +71,7 @@ export class ResultsStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 10000'); // several worker processes may share one file
     this.db.exec(SCHEMA);
+    this.studies = new SqliteStudyStore(this.db);
   }
 
   close(): void {

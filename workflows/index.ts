@@ -3,3 +3,4 @@ export { benchmarkRun, collectChunk, judgeChunk, progressQuery } from './benchma
 export { snapshotGenerate } from './snapshotGenerate';
 export { snapshotCurate } from './snapshotCurate';
 export { refreshSnapshot } from './refreshSnapshot';
+export { studyWorkflow } from './study';

@@ -27,9 +27,9 @@ const MARK = 'judgeflow';
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
 /** "7d", "12h", "30m", "90s", "2w" → milliseconds. */
-export function parseEvery(text: string): number {
+export function parseEvery(text: string, flag = '--every'): number {
   const m = /^(\d+)\s*([smhdw])$/.exec(text.trim());
-  if (!m || Number(m[1]) <= 0) throw new InputError(`--every ${text}: expected a positive whole number and a unit s, m, h, d or w (e.g. 7d, 12h, 30m)`);
+  if (!m || Number(m[1]) <= 0) throw new InputError(`${flag} ${text}: expected a positive whole number and a unit s, m, h, d or w (e.g. 7d, 12h, 30m)`);
   return Number(m[1]) * UNITS[m[2]];
 }
 

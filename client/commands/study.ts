@@ -1,0 +1,197 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { openStore, type ResultsStore } from '../../core/store';
+import { writeTextAtomic } from '../../core/files';
+import { InputError } from '../../core/validate';
+import { createWorker } from '../../worker/createWorker';
+import { defaultStorePath } from '../../core/store';
+import type { Command } from '../args';
+import { connectClient, connectWorker, taskQueue } from '../connection';
+import { createStudyApp, listen } from '../study/app';
+import { annotationLink, designStudy, inviteAnnotators } from '../study/create';
+import { exportAnnotations, importAnnotations, parseColumnMap } from '../study/exchange';
+import { SubmissionForwarder } from '../study/forwarder';
+import { writeStudyReport } from '../study/report';
+import { closeStudyWorkflow, startStudyWorkflow } from '../study/workflow';
+import { ensureLocalServer } from '../temporalServer';
+
+const USAGE = `judgeflow study create --run RUN_ID [--copilots A,B,C] [--queries N | --query-file F] [--per-item 11] [--seed S] [--name NAME] [--deadline 14d [--remind-before 2d]] [--options FILE]
+       judgeflow study invite NAME --annotators N [--base-url http://127.0.0.1:8787]
+       judgeflow study serve [--host 127.0.0.1] [--port 8787] [--worker]
+       judgeflow study close NAME
+       judgeflow study report NAME [--judge-run RUN_ID]... [--tie-margin X] [--top 10] [--out DIR]
+       judgeflow study export NAME [--format csv|jsonl] [--out FILE]
+       judgeflow study import NAME FILE [--columns annotator=COL,query=COL,left=COL,right=COL,choice=COL,reason=COL,seriousError=COL,errorType=COL,comment=COL]
+       judgeflow study list | status NAME`;
+
+function wholeNumber(values: Record<string, unknown>, name: string, fallback?: number): number | undefined {
+  const v = values[name];
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new InputError(`--${name} ${String(v)}: expected a whole number`);
+  return n;
+}
+
+async function requireStudy(store: ResultsStore, name: string | undefined) {
+  if (!name) throw new InputError(`missing study NAME\nUsage: ${USAGE}`);
+  const study = await store.studies.getStudy(name);
+  if (!study) throw new InputError(`no study named ${name} in the results store ${store.file} (see judgeflow study list)`);
+  return study;
+}
+
+async function serve(values: Record<string, unknown>): Promise<number> {
+  const store = openStore();
+  const host = (values.host as string | undefined) ?? '127.0.0.1';
+  const port = wholeNumber(values, 'port', 8787)!;
+  const forwarder = new SubmissionForwarder(store, () => connectClient(), { log: (l) => console.error(l) });
+  const server = createStudyApp({ store, onSubmitted: () => forwarder.kick() });
+  const url = await listen(server, host, port);
+  forwarder.start();
+  console.log(`Annotation app at ${url}/annotate (annotators open their personal links); JSON API under ${url}/api/. Ctrl-C to stop.`);
+  let worker: Awaited<ReturnType<typeof createWorker>> | null = null;
+  if (values.worker) {
+    await ensureLocalServer({ log: console.log });
+    const { connection, namespace } = await connectWorker();
+    worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
+  }
+  const stopped = new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
+  });
+  await (worker ? Promise.race([worker.run(), stopped]) : stopped);
+  worker?.shutdown();
+  await forwarder.stop();
+  await new Promise((r) => server.close(r));
+  return 0;
+}
+
+export const studyCommand: Command = {
+  name: 'study',
+  summary: 'human pairwise preference studies on a finished run: design, annotation app, durable collection, report',
+  usage: USAGE,
+  options: {
+    run: { type: 'string' },
+    copilots: { type: 'string' },
+    queries: { type: 'string' },
+    'query-file': { type: 'string' },
+    'per-item': { type: 'string' },
+    seed: { type: 'string' },
+    name: { type: 'string' },
+    deadline: { type: 'string' },
+    'remind-before': { type: 'string' },
+    options: { type: 'string' },
+    annotators: { type: 'string' },
+    'base-url': { type: 'string' },
+    host: { type: 'string' },
+    port: { type: 'string' },
+    worker: { type: 'boolean' },
+    'judge-run': { type: 'string', multiple: true },
+    'tie-margin': { type: 'string' },
+    top: { type: 'string' },
+    out: { type: 'string' },
+    format: { type: 'string' },
+    columns: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run({ values, positionals }) {
+    const [action, name, file] = positionals;
+    const store = () => openStore();
+    switch (action) {
+      case 'create': {
+        if (typeof values.run !== 'string') throw new InputError(`missing --run RUN_ID\nUsage: ${USAGE}`);
+        const study = await designStudy(store(), {
+          runId: values.run,
+          name: values.name as string | undefined,
+          copilots: typeof values.copilots === 'string' ? values.copilots.split(',').map((c) => c.trim()).filter(Boolean) : undefined,
+          queries: wholeNumber(values, 'queries'),
+          queryFile: values['query-file'] as string | undefined,
+          perItem: wholeNumber(values, 'per-item', 11)!,
+          seed: values.seed as string | undefined,
+          deadline: values.deadline as string | undefined,
+          remindBefore: values['remind-before'] as string | undefined,
+          optionsFile: values.options as string | undefined,
+        });
+        await ensureLocalServer({ log: (l) => console.error(l) });
+        const client = await connectClient();
+        try {
+          await startStudyWorkflow(client, study, taskQueue());
+        } finally {
+          await client.connection.close();
+        }
+        const e = study.spec.excluded;
+        console.log(
+          `Study ${study.name}: ${study.items} items (${study.spec.queryIds.length} queries × pairs of ${study.spec.copilots.join(', ')}), ${study.assignments} assignments (${study.spec.perItem} per item)` +
+            `${e.pairs ? `; left out ${e.pairs} items whose responses failed (${e.failed}) or are missing (${e.missing})` : ''}.` +
+            `${study.spec.deadline ? ` Closes at ${study.spec.deadline}.` : ''} Workflow ${study.workflowId}. Next: judgeflow study invite ${study.name} --annotators N`,
+        );
+        if (values.json) console.log(JSON.stringify({ study: study.name, items: study.items, assignments: study.assignments, excluded: e, workflowId: study.workflowId }));
+        return 0;
+      }
+      case 'invite': {
+        const s = await requireStudy(store(), name);
+        const count = wholeNumber(values, 'annotators');
+        if (count === undefined) throw new InputError(`missing --annotators N\nUsage: ${USAGE}`);
+        const people = await inviteAnnotators(store(), s.name, count);
+        const base = (values['base-url'] as string | undefined) ?? 'http://127.0.0.1:8787';
+        console.error(`${people.length} personal links (the token in each is the only credential; only its hash is stored, so keep this list):`);
+        for (const p of people) console.log(`${p.label}\t${p.assignments} assignments\t${annotationLink(base, p.token)}`);
+        return 0;
+      }
+      case 'serve':
+        return serve(values);
+      case 'close': {
+        const s = await requireStudy(store(), name);
+        if (s.status === 'closed') throw new InputError(`study ${s.name} is already closed`);
+        const client = await connectClient();
+        try {
+          const result = await closeStudyWorkflow(client, s);
+          console.log(`Study ${s.name} closed: ${result.recorded} answers recorded by the workflow (${result.recordedAtClose} picked up at close).`);
+        } finally {
+          await client.connection.close();
+        }
+        return 0;
+      }
+      case 'report': {
+        const s = await requireStudy(store(), name);
+        const tieMargin = values['tie-margin'] === undefined ? 0 : Number(values['tie-margin']);
+        if (!(tieMargin >= 0)) throw new InputError(`--tie-margin ${String(values['tie-margin'])}: expected a number ≥ 0 (in the protocol's total score units)`);
+        const { dir, report } = await writeStudyReport(store(), s, { judgeRuns: values['judge-run'] as string[] | undefined, tieMargin, top: wholeNumber(values, 'top'), outDir: values.out as string | undefined });
+        if (report.counts.pendingSubmissions) console.error(`warning: ${report.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow (is a worker running?); they are not in this report`);
+        console.log(`Study report: ${path.join(dir, 'study.md')} (study.json, study.xlsx beside it)`);
+        return 0;
+      }
+      case 'export': {
+        const s = await requireStudy(store(), name);
+        const format = (values.format as string | undefined) ?? 'csv';
+        if (format !== 'csv' && format !== 'jsonl') throw new InputError(`--format ${format}: expected csv or jsonl`);
+        const text = await exportAnnotations(store(), s, format);
+        if (values.out) writeTextAtomic(values.out as string, text);
+        else process.stdout.write(text);
+        return 0;
+      }
+      case 'import': {
+        const s = await requireStudy(store(), name);
+        if (!file) throw new InputError(`missing FILE\nUsage: ${USAGE}`);
+        if (!fs.existsSync(file)) throw new InputError(`${file} does not exist`);
+        const n = await importAnnotations(store(), s, file, parseColumnMap(values.columns as string | undefined));
+        console.log(`Imported ${n} annotations into study ${s.name}.`);
+        return 0;
+      }
+      case 'list': {
+        for (const s of await store().studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
+        return 0;
+      }
+      case 'status': {
+        const st = store();
+        const s = await requireStudy(st, name);
+        const subs = await st.studies.submissions(s.name);
+        const annotations = await st.studies.annotations(s.name);
+        const assignments = (await st.studies.studyAssignments(s.name)).filter((a) => a.slot >= 0);
+        const status = { study: s.name, status: s.status, assignments: assignments.length, answered: annotations.filter((a) => a.source === 'app').length, imported: annotations.filter((a) => a.source === 'import').length, pending: subs.filter((x) => x.status === 'pending').length, annotators: (await st.studies.annotators(s.name)).length, deadline: s.spec.deadline, events: await st.studies.studyEvents(s.name) };
+        console.log(values.json ? JSON.stringify(status) : `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotators, ${status.pending} waiting for the workflow, ${status.imported} imported`);
+        return 0;
+      }
+      default:
+        throw new InputError(`unknown study action "${action ?? ''}"\nUsage: ${USAGE}`);
+    }
+  },
+};

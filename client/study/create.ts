@@ -1,0 +1,152 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { dealAssignments, planAssignments, planItems } from '../../core/study/design';
+import type { StudyRecord } from '../../core/study/types';
+import type { ResultsStore } from '../../core/store';
+import { seededRandom } from '../../core/stats';
+import { InputError, readText } from '../../core/validate';
+import { DEFAULT_STUDY_OPTIONS_FILE, loadStudyOptions } from '../../rubrics/study/options';
+import { parseEvery } from '../commands/schedule';
+
+export interface CreateStudyArgs {
+  runId: string;
+  name?: string;
+  copilots?: string[];
+  queries?: number;
+  queryFile?: string;
+  perItem: number;
+  seed?: string;
+  deadline?: string;
+  remindBefore?: string;
+  optionsFile?: string;
+  now?: Date;
+}
+
+export const STUDY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** "14d" from now, or an ISO date/time. */
+function deadlineFrom(text: string, now: Date): string {
+  if (/^\d+\s*[smhdw]$/.test(text.trim())) return new Date(now.getTime() + parseEvery(text, '--deadline')).toISOString();
+  const t = Date.parse(text);
+  if (Number.isNaN(t)) throw new InputError(`--deadline ${text}: expected a duration (14d, 36h) or an ISO date (2026-12-24T18:00:00Z)`);
+  if (t <= now.getTime()) throw new InputError(`--deadline ${text} is in the past`);
+  return new Date(t).toISOString();
+}
+
+/** Query ids from a file: one id per line, or JSON Lines with an "id" field (a snapshot export works as is). */
+function queryIdsFromFile(file: string): string[] {
+  const lines = readText(file, 'query file').split(/\r?\n/);
+  const ids: string[] = [];
+  lines.forEach((line, i) => {
+    const t = line.trim();
+    if (!t || t.startsWith('#')) return;
+    if (t.startsWith('{')) {
+      let id: unknown;
+      try {
+        id = JSON.parse(t).id;
+      } catch (e) {
+        throw new InputError(`${file}:${i + 1}: not valid JSON (${(e as Error).message})`);
+      }
+      if (typeof id !== 'string' || !id) throw new InputError(`${file}:${i + 1}: a JSON line needs a string "id"`);
+      ids.push(id);
+    } else ids.push(t);
+  });
+  return ids;
+}
+
+/** Design a study over a finished run's stored responses and store it (items, assignments). Nothing is written on bad input. */
+export async function designStudy(store: ResultsStore, args: CreateStudyArgs): Promise<StudyRecord & { items: number; assignments: number }> {
+  const now = args.now ?? new Date();
+  const run = store.getRun(args.runId);
+  if (!run) throw new InputError(`run ${args.runId} is not in the results store ${store.file} (see judgeflow runs)`);
+  if (run.status !== 'completed') throw new InputError(`run ${args.runId} is ${run.status}; a study needs a completed run`);
+  const name = args.name ?? `study-${args.runId}`;
+  if (!STUDY_NAME.test(name)) throw new InputError(`study name "${name}": use letters, digits, ".", "_" and "-"`);
+  if (await store.studies.getStudy(name)) throw new InputError(`a study named ${name} already exists; pick another --name`);
+  const copilots = args.copilots ?? run.copilots;
+  const unknown = copilots.filter((c) => !run.copilots.includes(c));
+  if (unknown.length) throw new InputError(`--copilots: ${unknown.join(', ')} not in run ${args.runId} (it has ${run.copilots.join(', ')})`);
+  if (new Set(copilots).size < 2) throw new InputError('--copilots: a pairwise study needs at least two different copilots');
+  if (!Number.isInteger(args.perItem) || args.perItem < 1 || args.perItem > 100) throw new InputError(`--per-item ${args.perItem}: expected a whole number from 1 to 100`);
+  if (args.queries !== undefined && args.queryFile) throw new InputError('give --queries N or --query-file F, not both');
+
+  const snapshot = store.snapshotQueries(run.snapshotId).map((q) => q.id);
+  const seed = args.seed ?? name;
+  let queryIds = snapshot;
+  if (args.queryFile) {
+    queryIds = queryIdsFromFile(args.queryFile);
+    const missing = queryIds.filter((id) => !snapshot.includes(id));
+    if (missing.length) throw new InputError(`${args.queryFile}: query id(s) not in run ${args.runId}: ${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', …' : ''}`);
+    if (new Set(queryIds).size !== queryIds.length) throw new InputError(`${args.queryFile}: a query id is listed twice`);
+  } else if (args.queries !== undefined) {
+    if (!Number.isInteger(args.queries) || args.queries < 1) throw new InputError(`--queries ${args.queries}: expected a positive whole number`);
+    if (args.queries > snapshot.length) throw new InputError(`--queries ${args.queries}: run ${args.runId} has only ${snapshot.length} queries`);
+    const rand = seededRandom(`${seed}/queries`);
+    const keyed = snapshot.map((id) => ({ id, k: rand() }));
+    const chosen = new Set(keyed.sort((a, b) => a.k - b.k).slice(0, args.queries).map((x) => x.id));
+    queryIds = snapshot.filter((id) => chosen.has(id));
+  }
+
+  const responses = new Map(store.responses(args.runId).map((r) => [`${r.queryId}|${r.copilot}`, r.status]));
+  const { items, excluded } = planItems(queryIds, copilots, (q, c) => responses.get(`${q}|${c}`) ?? 'missing');
+  if (!items.length) throw new InputError(`no (query, pair) item has both responses in run ${args.runId}; nothing to annotate`);
+  const options = loadStudyOptions(args.optionsFile ?? DEFAULT_STUDY_OPTIONS_FILE);
+  const deadline = args.deadline ? deadlineFrom(args.deadline, now) : null;
+  let remindAt: string | null = null;
+  if (args.remindBefore) {
+    if (!deadline) throw new InputError('--remind-before needs --deadline');
+    remindAt = new Date(Date.parse(deadline) - parseEvery(args.remindBefore, '--remind-before')).toISOString();
+  }
+  const planned = planAssignments(items, args.perItem, seed);
+  const study: StudyRecord = {
+    name,
+    runId: args.runId,
+    status: 'open',
+    createdAt: now.toISOString(),
+    closedAt: null,
+    workflowId: `study-${name}`,
+    spec: { copilots: [...copilots].sort(), queryIds, perItem: args.perItem, seed, deadline, remindBefore: remindAt, options, excluded },
+  };
+  await store.studies.createStudy(
+    study,
+    items,
+    planned.map((p) => ({ ...p, assignmentId: newOpaqueId() })),
+  );
+  return { ...study, items: items.length, assignments: planned.length };
+}
+
+/** Assignment ids and tokens are random: they say nothing about the item, its copilots or its order. */
+export const newOpaqueId = () => crypto.randomBytes(12).toString('base64url');
+export const newToken = () => crypto.randomBytes(24).toString('base64url');
+export const tokenHash = (token: string) => crypto.createHash('sha256').update(token).digest('hex');
+
+/**
+ * Invite N annotators: one secret token each (only its hash is stored) and their share of the assignments, dealt so
+ * that loads differ by at most one and no one sees an item twice. Done once per study.
+ */
+export async function inviteAnnotators(store: ResultsStore, name: string, count: number): Promise<Array<{ label: string; token: string; assignments: number }>> {
+  const study = await store.studies.getStudy(name);
+  if (!study) throw new InputError(`no study named ${name} (see judgeflow study list)`);
+  if (study.status !== 'open') throw new InputError(`study ${name} is closed`);
+  if ((await store.studies.annotators(name)).some((a) => a.source === 'app')) throw new InputError(`study ${name} already has its annotators; their links were printed when they were invited`);
+  if (!Number.isInteger(count) || count < study.spec.perItem)
+    throw new InputError(`--annotators ${count}: need at least --per-item (${study.spec.perItem}) annotators so that no one sees an item twice`);
+  const assignments = await store.studies.studyAssignments(name);
+  const bySlot = new Map(assignments.map((a) => [a.slot, a]));
+  const deal = dealAssignments(assignments.map((a) => a.slot), count, study.spec.seed);
+  const people = Array.from({ length: count }, (_, i) => ({ annotatorId: `ann-${newOpaqueId()}`, label: `annotator-${String(i + 1).padStart(2, '0')}`, token: newToken() }));
+  await store.studies.addAnnotators(
+    name,
+    people.map((p) => ({ annotatorId: p.annotatorId, study: name, label: p.label, source: 'app' as const, tokenHash: tokenHash(p.token) })),
+    deal.map((d) => ({ assignmentId: bySlot.get(d.slot)!.assignmentId, annotatorId: people[d.annotator].annotatorId, order: d.order })),
+  );
+  return people.map((p, i) => ({ label: p.label, token: p.token, assignments: deal.filter((d) => d.annotator === i).length }));
+}
+
+export function annotationLink(baseUrl: string, token: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/annotate#token=${token}`;
+}
+
+export function assertFileAbsent(file: string): void {
+  if (fs.existsSync(file)) throw new InputError(`${file} already exists; choose another --out`);
+}

@@ -1,0 +1,186 @@
+import path from 'node:path';
+import ExcelJS from 'exceljs';
+import { analyseStudy, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
+import { writeFileAtomic, writeTextAtomic } from '../../core/files';
+import { fmt, table } from '../../core/markdown';
+import type { StudyRecord } from '../../core/study/types';
+import type { ResultsStore, RunRecord } from '../../core/store';
+import type { Query } from '../../core/types';
+import { InputError } from '../../core/validate';
+
+export interface StudyReportOptions {
+  /** More runs whose judgments are compared with the annotators (re-judges of the same responses, a judge panel). */
+  judgeRuns?: string[];
+  tieMargin?: number;
+  outDir?: string;
+  top?: number;
+  bootstrapIterations?: number;
+}
+
+function judgeScores(store: ResultsStore, run: RunRecord): JudgeScores {
+  const scores = new Map<string, { total: number; rationales: Record<string, string> | null }>();
+  for (const j of store.judgments(run.runId, run.rubricVersion)) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
+  return { judgeRunId: run.runId, scores };
+}
+
+export async function studyFigures(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}) {
+  const run = store.getRun(study.runId)!;
+  const judges = [run, ...(opts.judgeRuns ?? []).map((id) => {
+    const r = store.getRun(id);
+    if (!r) throw new InputError(`--judge-run ${id}: no such run in the results store ${store.file}`);
+    if (r.snapshotId !== run.snapshotId) throw new InputError(`--judge-run ${id} judged snapshot ${r.snapshotId}, not the study's ${run.snapshotId}`);
+    return r;
+  })];
+  const annotations = await store.studies.annotations(study.name);
+  const submissions = await store.studies.submissions(study.name);
+  const queries = new Map<string, Query>(store.snapshotQueries(run.snapshotId).map((q) => [q.id, q]));
+  const analysis = analyseStudy({
+    copilots: study.spec.copilots,
+    items: await store.studies.studyItems(study.name),
+    annotations: toFacts(annotations),
+    queries,
+    options: study.spec.options,
+    judges: judges.map((r) => judgeScores(store, r)),
+    tieMargin: opts.tieMargin ?? 0,
+    seed: study.spec.seed,
+    bootstrapIterations: opts.bootstrapIterations,
+    topDisagreements: opts.top,
+  });
+  const annotators = new Set(annotations.map((a) => a.annotatorId));
+  return {
+    study: study.name,
+    runId: study.runId,
+    protocol: run.protocol,
+    status: study.status,
+    createdAt: study.createdAt,
+    closedAt: study.closedAt,
+    copilots: study.spec.copilots,
+    design: { queries: study.spec.queryIds.length, perItem: study.spec.perItem, excluded: study.spec.excluded, seed: study.spec.seed, deadline: study.spec.deadline },
+    counts: {
+      annotations: annotations.length,
+      annotators: annotators.size,
+      imported: annotations.filter((a) => a.source === 'import').length,
+      pendingSubmissions: submissions.filter((s) => s.status === 'pending').length,
+      rejectedSubmissions: submissions.filter((s) => s.status === 'rejected').length,
+      revisions: submissions.filter((s) => s.status === 'recorded').length - annotations.filter((a) => a.source === 'app').length,
+    },
+    ...analysis,
+  };
+}
+
+export type StudyReport = Awaited<ReturnType<typeof studyFigures>>;
+
+const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(100 * x).toFixed(1)}%`);
+const interval = (ci: { low: number; high: number } | null, f: (x: number) => string) => (ci ? `${f(ci.low)}–${f(ci.high)}` : '–');
+
+export function studyMarkdown(r: StudyReport): string {
+  const t7 = r.table7;
+  const out: string[] = [
+    `# Human preference study ${r.study}`,
+    '',
+    `Run \`${r.runId}\` (${r.protocol}); ${r.counts.annotations} annotations by ${r.counts.annotators} annotators on ${r.items.length} items; study ${r.status}.` +
+      (r.counts.pendingSubmissions ? ` **${r.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow and are not counted.**` : ''),
+    `Left out at design: ${r.design.excluded.pairs} (query, pair) items whose responses failed (${r.design.excluded.failed}) or are missing (${r.design.excluded.missing}).`,
+    '',
+    '## Table 7: win rates (ties excluded)',
+    '',
+    table(
+      ['Copilot', 'Win rate', 'Wins / decisive', '95% CI (Wilson)', 'Ties', 'Tie share', 'Appearances', 'Bradley–Terry', 'BT 95% CI'],
+      r.copilots.map((c) => {
+        const x = t7.copilots[c];
+        const bt = t7.bradleyTerry[c];
+        return [c, pct(x.winRate), `${x.wins} / ${x.wins + x.losses}`, interval(x.ci95, pct), x.ties, pct(x.tieShare), x.appearances, fmt(bt.strength, 2), interval(bt.ci95, (v) => v.toFixed(2))];
+      }),
+    ),
+    '',
+    `Overall tie share: ${pct(t7.tieShare)}. Pairwise wins (row beat column):`,
+    '',
+    table(['', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? '–' : `${t7.matrix[c][d].wins}`))])),
+    '',
+    '## Table 8: main reason for the winning response',
+    '',
+    table(['Reason', 'Share', 'Count'], Object.values(r.table8.reasons).map((x) => [x.label, pct(x.share), x.count])),
+    '',
+    '## Table 9: serious errors in rejected responses',
+    '',
+    table(['Copilot', 'Rate', 'Flags / losses'], r.copilots.map((c) => [c, pct(r.table9.copilots[c].rate), `${r.table9.copilots[c].flags} / ${r.table9.copilots[c].losses}`])),
+    '',
+    table(['Error type', 'Rate (of all losses)', 'Count', 'Share of flags'], Object.values(r.table9.types).map((t) => [t.label, pct(t.rate), t.count, pct(t.shareOfFlags)])),
+    '',
+    '## Agreement between annotators',
+    '',
+    `Krippendorff's alpha (nominal, A/B/tie per item): ${fmt(r.interAnnotator.krippendorffAlpha, 3)}. Mean majority strength: ${pct(r.interAnnotator.meanMajorityStrength)}; ` +
+      `items with a clear majority: ${r.interAnnotator.itemsWithMajority} of ${r.interAnnotator.items}. Votes for the majority: ` +
+      Object.entries(r.interAnnotator.majorityStrength).map(([k, v]) => `${k} on ${v} items`).join(', ') + '.',
+  ];
+  for (const j of r.judgeHuman) {
+    const group = (title: string, g: Record<string, { n: number; agreement: number | null; kappa: number | null }>) =>
+      Object.keys(g).length ? ['', `By ${title}:`, '', table([title, 'Items', 'Agreement', "Cohen's kappa"], Object.entries(g).map(([k, v]) => [k, v.n, pct(v.agreement), fmt(v.kappa, 2)]))] : [];
+    out.push(
+      '',
+      `## Judge–human agreement: run ${j.judgeRunId}`,
+      '',
+      `The judge prefers the response with the higher total (a tie within ${j.tieMargin}); compared with the annotators' majority on ${j.itemsCompared} items ` +
+        `(${j.itemsWithoutMajority} without a majority, ${j.itemsWithoutJudgment} without both judgments left out). ` +
+        `Agreement **${pct(j.overall.agreement)}**, Cohen's kappa **${fmt(j.overall.kappa, 3)}**. Kendall's tau between the judge's leaderboard and the human win rates: **${fmt(j.kendallTau, 3)}**.`,
+      '',
+      table(['Copilot', 'Judge mean total', 'Human win rate'], r.copilots.map((c) => [c, fmt(j.leaderboard[c], 1), pct(r.table7.copilots[c].winRate)])),
+      ...group('task', j.byTask),
+      ...group('category', j.byCategory),
+      ...group('main reason', j.byMainReason),
+      '',
+      '### Where they disagree most',
+      '',
+    );
+    for (const d of j.disagreements) {
+      out.push(`- **${d.queryId}** ${d.first} vs ${d.second}: annotators ${d.humanMajority} (votes ${d.votes.first}/${d.votes.second}/${d.votes.tie}), judge ${d.judgePreference} (${d.judgeTotals[d.first]} vs ${d.judgeTotals[d.second]}). ${d.query ? `“${d.query.slice(0, 160)}”` : ''}`);
+      for (const c of [d.first, d.second]) {
+        const rationale = d.judgeRationales[c];
+        if (rationale) out.push(`  - ${c}: ${Object.entries(rationale).map(([k, v]) => `${k}: ${String(v).slice(0, 200)}`).join(' · ')}`);
+      }
+    }
+    if (!j.disagreements.length) out.push('None.');
+  }
+  return out.join('\n') + '\n';
+}
+
+async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
+  const wb = new ExcelJS.Workbook();
+  const sheet = (name: string, header: string[], rows: unknown[][]) => {
+    const ws = wb.addWorksheet(name);
+    ws.addRow(header).font = { bold: true };
+    for (const row of rows) ws.addRow(row.map((v) => (v === undefined ? null : v)));
+    ws.views = [{ state: 'frozen', ySplit: 1 }];
+  };
+  sheet('Win Rates', ['copilot', 'win_rate', 'wins', 'losses', 'ties', 'appearances', 'ci_low', 'ci_high', 'tie_share', 'bt_strength', 'bt_ci_low', 'bt_ci_high'], r.copilots.map((c) => {
+    const x = r.table7.copilots[c];
+    const bt = r.table7.bradleyTerry[c];
+    return [c, x.winRate, x.wins, x.losses, x.ties, x.appearances, x.ci95?.low, x.ci95?.high, x.tieShare, bt.strength, bt.ci95?.low, bt.ci95?.high];
+  }));
+  sheet('Pairwise', ['copilot', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? null : r.table7.matrix[c][d].wins))]));
+  sheet('Reasons', ['reason', 'label', 'count', 'share'], Object.entries(r.table8.reasons).map(([k, v]) => [k, v.label, v.count, v.share]));
+  sheet('Serious Errors', ['copilot_or_type', 'flags', 'losses', 'rate'], [
+    ...r.copilots.map((c) => [c, r.table9.copilots[c].flags, r.table9.copilots[c].losses, r.table9.copilots[c].rate]),
+    ...Object.entries(r.table9.types).map(([k, v]) => [`type:${k}`, v.count, r.table9.overall.losses, v.rate]),
+  ]);
+  sheet('Items', ['item', 'query', 'first', 'second', 'votes_first', 'votes_second', 'votes_tie', 'majority', 'strength', 'main_reason'], r.items.map((i) => [i.itemId, i.queryId, i.first, i.second, i.votes.first, i.votes.second, i.votes.tie, i.majority, i.strength, i.mainReason]));
+  sheet('Judge Agreement', ['judge_run', 'group', 'key', 'items', 'agreement', 'kappa'], r.judgeHuman.flatMap((j) => [
+    [j.judgeRunId, 'overall', '', j.overall.n, j.overall.agreement, j.overall.kappa],
+    ...(['byTask', 'byCategory', 'byMainReason'] as const).flatMap((g) => Object.entries(j[g]).map(([k, v]) => [j.judgeRunId, g, k, v.n, v.agreement, v.kappa])),
+  ]));
+  await writeFileAtomic(file, (tmp) => wb.xlsx.writeFile(tmp));
+}
+
+/** study.json, study.md and study.xlsx under `<run output>/<runId>/study-<name>/` (or --out). */
+export async function writeStudyReport(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}): Promise<{ dir: string; report: StudyReport }> {
+  const report = await studyFigures(store, study, opts);
+  const run = store.getRun(study.runId)!;
+  const output = (run.config as { output?: string }).output ?? '.';
+  const dir = opts.outDir ?? path.join(output, run.runId, `study-${study.name}`);
+  writeTextAtomic(path.join(dir, 'study.json'), JSON.stringify(report, null, 2) + '\n');
+  writeTextAtomic(path.join(dir, 'study.md'), studyMarkdown(report));
+  await writeWorkbook(path.join(dir, 'study.xlsx'), report);
+  return { dir, report };
+}
+
+export type { StudyAnalysis };

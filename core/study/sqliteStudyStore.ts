@@ -1,0 +1,181 @@
+import crypto from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { StudyItem } from './design';
+import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from './types';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, closed_at TEXT, workflow_id TEXT NOT NULL, spec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study_items (study TEXT NOT NULL, item_id TEXT NOT NULL, query_id TEXT NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL, PRIMARY KEY (study, item_id));
+CREATE TABLE IF NOT EXISTS study_assignments (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, item_id TEXT NOT NULL, slot INTEGER NOT NULL, left_copilot TEXT NOT NULL, right_copilot TEXT NOT NULL, annotator_id TEXT, ord INTEGER);
+CREATE INDEX IF NOT EXISTS study_assignments_by_annotator ON study_assignments (annotator_id, ord);
+CREATE TABLE IF NOT EXISTS study_annotators (annotator_id TEXT PRIMARY KEY, study TEXT NOT NULL, label TEXT NOT NULL, token_hash TEXT UNIQUE, source TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study_submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, study TEXT NOT NULL, assignment_id TEXT NOT NULL, annotator_id TEXT NOT NULL, answer TEXT NOT NULL, received_at TEXT NOT NULL, status TEXT NOT NULL, note TEXT);
+CREATE INDEX IF NOT EXISTS study_submissions_pending ON study_submissions (status, seq);
+CREATE TABLE IF NOT EXISTS study_annotations (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, submission_seq INTEGER NOT NULL, answer TEXT NOT NULL, revision INTEGER NOT NULL, submitted_at TEXT NOT NULL, source TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
+`;
+
+const toStudy = (r: any): StudyRecord => ({ name: r.name, runId: r.run_id, status: r.status, createdAt: r.created_at, closedAt: r.closed_at, workflowId: r.workflow_id, spec: JSON.parse(r.spec) });
+const toAssignment = (r: any): StoredAssignment => ({ assignmentId: r.assignment_id, study: r.study, itemId: r.item_id, slot: r.slot, left: r.left_copilot, right: r.right_copilot, annotatorId: r.annotator_id, order: r.ord });
+const toSubmission = (r: any): Submission => ({ seq: r.seq, submissionId: r.submission_id, study: r.study, assignmentId: r.assignment_id, annotatorId: r.annotator_id, answer: JSON.parse(r.answer), receivedAt: r.received_at, status: r.status, note: r.note });
+const toAnnotator = (r: any): Annotator => ({ annotatorId: r.annotator_id, study: r.study, label: r.label, source: r.source });
+
+/** The study tables in the SQLite results store. */
+export class SqliteStudyStore implements StudyStore {
+  constructor(private readonly db: Database.Database) {
+    db.exec(SCHEMA);
+  }
+
+  async createStudy(study: StudyRecord, items: StudyItem[], assignments: Array<Omit<StoredAssignment, 'annotatorId' | 'order' | 'study'>>): Promise<void> {
+    const item = this.db.prepare('INSERT INTO study_items VALUES (?, ?, ?, ?, ?)');
+    const assignment = this.db.prepare('INSERT INTO study_assignments VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)');
+    this.db.transaction(() => {
+      this.db.prepare('INSERT INTO studies VALUES (?, ?, ?, ?, ?, ?, ?)').run(study.name, study.runId, study.status, study.createdAt, study.closedAt, study.workflowId, JSON.stringify(study.spec));
+      for (const it of items) item.run(study.name, it.itemId, it.queryId, it.first, it.second);
+      for (const a of assignments) assignment.run(a.assignmentId, study.name, a.itemId, a.slot, a.left, a.right);
+    })();
+  }
+
+  async getStudy(name: string): Promise<StudyRecord | null> {
+    const row = this.db.prepare('SELECT * FROM studies WHERE name = ?').get(name);
+    return row ? toStudy(row) : null;
+  }
+
+  async listStudies(): Promise<StudyRecord[]> {
+    return this.db.prepare('SELECT * FROM studies ORDER BY created_at DESC').all().map(toStudy);
+  }
+
+  async studyItems(name: string): Promise<StudyItem[]> {
+    return (this.db.prepare('SELECT * FROM study_items WHERE study = ? ORDER BY item_id').all(name) as any[]).map((r) => ({ itemId: r.item_id, queryId: r.query_id, first: r.first, second: r.second }));
+  }
+
+  async studyAssignments(name: string): Promise<StoredAssignment[]> {
+    return this.db.prepare('SELECT * FROM study_assignments WHERE study = ? ORDER BY slot').all(name).map(toAssignment);
+  }
+
+  async addAnnotators(name: string, annotators: Array<Annotator & { tokenHash: string }>, deal: Array<{ assignmentId: string; annotatorId: string; order: number }>): Promise<void> {
+    const insert = this.db.prepare('INSERT INTO study_annotators VALUES (?, ?, ?, ?, ?, ?)');
+    const assign = this.db.prepare('UPDATE study_assignments SET annotator_id = ?, ord = ? WHERE assignment_id = ? AND study = ?');
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const a of annotators) insert.run(a.annotatorId, name, a.label, a.tokenHash, a.source, now);
+      for (const d of deal) assign.run(d.annotatorId, d.order, d.assignmentId, name);
+    })();
+  }
+
+  async annotators(name: string): Promise<Annotator[]> {
+    return this.db.prepare('SELECT * FROM study_annotators WHERE study = ? ORDER BY created_at, label').all(name).map(toAnnotator);
+  }
+
+  async annotatorByTokenHash(tokenHash: string): Promise<Annotator | null> {
+    const row = this.db.prepare('SELECT * FROM study_annotators WHERE token_hash = ?').get(tokenHash);
+    return row ? toAnnotator(row) : null;
+  }
+
+  async annotatorQueue(annotatorId: string): Promise<Array<StoredAssignment & { answer: Answer | null }>> {
+    const rows = this.db
+      .prepare(
+        `SELECT a.*, (SELECT s.answer FROM study_submissions s WHERE s.assignment_id = a.assignment_id AND s.status != 'rejected' ORDER BY s.seq DESC LIMIT 1) AS latest
+         FROM study_assignments a WHERE a.annotator_id = ? ORDER BY a.ord`,
+      )
+      .all(annotatorId) as any[];
+    return rows.map((r) => ({ ...toAssignment(r), answer: r.latest ? (JSON.parse(r.latest) as Answer) : null }));
+  }
+
+  async getAssignment(assignmentId: string): Promise<StoredAssignment | null> {
+    const row = this.db.prepare('SELECT * FROM study_assignments WHERE assignment_id = ?').get(assignmentId);
+    return row ? toAssignment(row) : null;
+  }
+
+  async putSubmission(s: Omit<Submission, 'seq' | 'status' | 'note'>): Promise<Submission> {
+    this.db
+      .prepare("INSERT OR IGNORE INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')")
+      .run(s.submissionId, s.study, s.assignmentId, s.annotatorId, JSON.stringify(s.answer), s.receivedAt);
+    return (await this.getSubmission(s.submissionId))!;
+  }
+
+  async getSubmission(submissionId: string): Promise<Submission | null> {
+    const row = this.db.prepare('SELECT * FROM study_submissions WHERE submission_id = ?').get(submissionId);
+    return row ? toSubmission(row) : null;
+  }
+
+  async pendingSubmissions(limit: number): Promise<Submission[]> {
+    return this.db.prepare("SELECT * FROM study_submissions WHERE status = 'pending' ORDER BY seq LIMIT ?").all(limit).map(toSubmission);
+  }
+
+  private recordInTransaction(submissionId: string): { recorded: boolean; revision: number } | null {
+    const s = this.db.prepare('SELECT * FROM study_submissions WHERE submission_id = ?').get(submissionId) as any;
+    if (!s) return null;
+    const revision = (this.db.prepare("SELECT COUNT(*) AS n FROM study_submissions WHERE assignment_id = ? AND status = 'recorded' AND seq <= ?").get(s.assignment_id, s.seq) as any).n as number;
+    if (s.status === 'recorded') return { recorded: false, revision };
+    if (s.status === 'rejected') return { recorded: false, revision: 0 };
+    this.db.prepare("UPDATE study_submissions SET status = 'recorded' WHERE seq = ?").run(s.seq);
+    const revisions = (this.db.prepare("SELECT COUNT(*) AS n FROM study_submissions WHERE assignment_id = ? AND status = 'recorded'").get(s.assignment_id) as any).n as number;
+    // The last submission received counts, whatever order the recordings arrive in.
+    this.db
+      .prepare(
+        `INSERT INTO study_annotations VALUES (?, ?, ?, ?, ?, ?, 'app')
+         ON CONFLICT (assignment_id) DO UPDATE SET submission_seq = excluded.submission_seq, answer = excluded.answer, submitted_at = excluded.submitted_at, revision = ?
+         WHERE excluded.submission_seq > study_annotations.submission_seq`,
+      )
+      .run(s.assignment_id, s.study, s.seq, s.answer, revisions, s.received_at, revisions);
+    this.db.prepare('UPDATE study_annotations SET revision = ? WHERE assignment_id = ?').run(revisions, s.assignment_id);
+    return { recorded: true, revision: revision + 1 };
+  }
+
+  async recordSubmission(submissionId: string): Promise<{ recorded: boolean; revision: number } | null> {
+    return this.db.transaction(() => this.recordInTransaction(submissionId))();
+  }
+
+  async rejectSubmission(submissionId: string, note: string): Promise<void> {
+    this.db.prepare("UPDATE study_submissions SET status = 'rejected', note = ? WHERE submission_id = ? AND status = 'pending'").run(note, submissionId);
+  }
+
+  async closeStudy(name: string, closedAt: string): Promise<{ recorded: number }> {
+    return this.db.transaction(() => {
+      const pending = this.db.prepare("SELECT submission_id FROM study_submissions WHERE study = ? AND status = 'pending' AND received_at <= ? ORDER BY seq").all(name, closedAt) as any[];
+      let recorded = 0;
+      for (const p of pending) if (this.recordInTransaction(p.submission_id)?.recorded) recorded++;
+      this.db.prepare("UPDATE studies SET status = 'closed', closed_at = COALESCE(closed_at, ?) WHERE name = ?").run(closedAt, name);
+      return { recorded };
+    })();
+  }
+
+  async annotations(name: string): Promise<RecordedAnnotation[]> {
+    const rows = this.db
+      .prepare('SELECT a.*, n.answer, n.revision, n.submitted_at, n.source FROM study_annotations n JOIN study_assignments a ON a.assignment_id = n.assignment_id WHERE n.study = ? ORDER BY a.slot')
+      .all(name) as any[];
+    return rows.map((r) => ({ ...toAssignment(r), annotatorId: r.annotator_id, answer: JSON.parse(r.answer), revision: r.revision, submittedAt: r.submitted_at, source: r.source }));
+  }
+
+  async submissions(name: string): Promise<Submission[]> {
+    return this.db.prepare('SELECT * FROM study_submissions WHERE study = ? ORDER BY seq').all(name).map(toSubmission);
+  }
+
+  async importAnnotations(name: string, rows: Array<{ annotator: string; itemId: string; left: string; right: string; answer: Answer; submittedAt: string }>): Promise<number> {
+    const now = new Date().toISOString();
+    const annotator = this.db.prepare("INSERT OR IGNORE INTO study_annotators VALUES (?, ?, ?, NULL, 'import', ?)");
+    const assignment = this.db.prepare('INSERT INTO study_assignments VALUES (?, ?, ?, -1, ?, ?, ?, NULL)');
+    const submission = this.db.prepare("INSERT INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status) VALUES (?, ?, ?, ?, ?, ?, 'recorded')");
+    const annotation = this.db.prepare("INSERT INTO study_annotations VALUES (?, ?, ?, ?, 1, ?, 'import')");
+    return this.db.transaction(() => {
+      for (const r of rows) {
+        const annotatorId = `import:${name}:${r.annotator}`;
+        annotator.run(annotatorId, name, r.annotator, now);
+        const assignmentId = `imp-${crypto.randomBytes(8).toString('hex')}`;
+        assignment.run(assignmentId, name, r.itemId, r.left, r.right, annotatorId);
+        const seq = submission.run(`imp-${crypto.randomBytes(8).toString('hex')}`, name, assignmentId, annotatorId, JSON.stringify(r.answer), r.submittedAt).lastInsertRowid;
+        annotation.run(assignmentId, name, seq, JSON.stringify(r.answer), r.submittedAt);
+      }
+      return rows.length;
+    })();
+  }
+
+  async addStudyEvent(name: string, kind: string, detail: unknown): Promise<void> {
+    this.db.prepare('INSERT INTO study_events VALUES (?, ?, ?, ?)').run(name, new Date().toISOString(), kind, JSON.stringify(detail));
+  }
+
+  async studyEvents(name: string): Promise<Array<{ at: string; kind: string; detail: unknown }>> {
+    return (this.db.prepare('SELECT * FROM study_events WHERE study = ? ORDER BY rowid').all(name) as any[]).map((r) => ({ at: r.at, kind: r.kind, detail: JSON.parse(r.detail) }));
+  }
+}
