@@ -160,6 +160,7 @@ export function createStudyApp({ store, onSubmitted }: StudyAppOptions): http.Se
       const page = STATIC[url.pathname === '/' ? '/annotate' : url.pathname];
       return send(200, page.type, fs.readFileSync(path.join(PAGE_DIR, page.file)));
     }
+    if (url.pathname === '/favicon.ico') return send(204, 'text/plain', '');
     if (!url.pathname.startsWith('/api/')) return send(404, 'text/plain; charset=utf-8', 'not found');
     api(req, url).then(
       ({ status, body }) => send(status, 'application/json', JSON.stringify(body)),

@@ -16,7 +16,9 @@ function safeHref(url: string): string | null {
   return u;
 }
 
-const INLINE = /(`+)([\s\S]*?)\1|!\[([^\]]*)\]\(([^)]*)\)|\[([^\]]+)\]\(([^)]*)\)|\*\*(.+?)\*\*|__(.+?)__|\*(\S(?:.*?\S)?)\*|\b_(\S(?:.*?\S)?)_\b/g;
+// A link target may hold one level of balanced parentheses, e.g. javascript:alert(1) or a Wikipedia URL.
+const TARGET = String.raw`\(((?:[^()]|\([^()]*\))*)\)`;
+const INLINE = new RegExp(String.raw`(\`+)([\s\S]*?)\1|!\[([^\]]*)\]` + TARGET + String.raw`|\[([^\]]+)\]` + TARGET + String.raw`|\*\*(.+?)\*\*|__(.+?)__|\*(\S(?:.*?\S)?)\*|\b_(\S(?:.*?\S)?)_\b`, 'g');
 
 export function renderInline(text: string): string {
   let out = '';

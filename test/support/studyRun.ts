@@ -24,7 +24,7 @@ export function latent(queryId: string, copilot: string): number {
 
 export function answerText(queryId: string, copilot: string): string {
   const q = latent(queryId, copilot);
-  const hostile = queryId === 'q01' ? Object.values(HOSTILE).join('\n\n') : '';
+  const hostile = Object.values(HOSTILE).join('\n\n');
   return `## Assessment\n\nQuality figure: **${q}**.\n\n- Funding rates are *positive*; watch \`open interest\`.\n- Size positions to risk.\n\n| metric | value |\n|---|---|\n| TVL | $${q}m |\n\n${hostile}`;
 }
 
