@@ -73,12 +73,12 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
     const base = await listen(server, '127.0.0.1', 0);
     forwarder.start();
     try {
-      const invited = await cliInProcess(['study', 'invite', 'pref', '--annotators', '10', '--base-url', base], env);
+      const invited = await cliInProcess(['study', 'invite', 'pref', '--annotators', '15', '--base-url', base], env);
       expect(invited.code).toBe(0);
       const links = invited.stdout.trim().split('\n').map((line) => line.split('\t')[2]);
-      expect(links).toHaveLength(10);
+      expect(links).toHaveLength(15);
       const tokens = links.map((l) => new URL(l).hash.replace('#token=', ''));
-      expect((await cliInProcess(['study', 'invite', 'pref', '--annotators', '10'], env)).code).toBe(2);
+      expect((await cliInProcess(['study', 'invite', 'pref', '--annotators', '15'], env)).code).toBe(2);
 
       const submitted = new Map<string, Answer>();
       // --- one annotator in a real browser, by clicking and by keyboard --------------------------------------------------
@@ -94,7 +94,7 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       await page.goto(links[0]);
       let view = (await (await firstNext).json()).assignment;
       const total = view.total as number;
-      expect(total).toBeGreaterThanOrEqual(34);
+      expect(total).toBeGreaterThanOrEqual(22);
       await page.waitForSelector('#responseA h4');
       expect(await page.textContent('#progress')).toBe(`0 of ${total} done`);
       await page.screenshot({ path: path.join(dir, 'study-page.png'), fullPage: true });
@@ -214,7 +214,7 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(fs.existsSync(path.join(dir, 'report', 'study.xlsx'))).toBe(true);
       expect(fs.readFileSync(path.join(dir, 'report', 'study.md'), 'utf8')).toContain('## Table 7');
       const expected = await recompute(store, submitted);
-      expect(report.counts).toMatchObject({ annotations: study.assignments, annotators: 10, pendingSubmissions: 0, revisions: 1 });
+      expect(report.counts).toMatchObject({ annotations: study.assignments, annotators: 15, pendingSubmissions: 0, revisions: 1 });
       for (const c of STUDY_COPILOTS) {
         const e = expected.per[c];
         expect(report.table7.copilots[c]).toMatchObject({ wins: e.wins, losses: e.losses, ties: e.ties, appearances: e.wins + e.losses + e.ties });

@@ -20,7 +20,7 @@ export class SubmissionForwarder {
   constructor(
     private readonly store: ResultsStore,
     private readonly connect: () => Promise<Client>,
-    private readonly opts: { updateTimeoutMs?: number; maxBackoffMs?: number; log?: (line: string) => void } = {},
+    private readonly opts: { updateTimeoutMs?: number; maxBackoffMs?: number; parallel?: number; log?: (line: string) => void } = {},
   ) {}
 
   start(): void {
@@ -49,9 +49,12 @@ export class SubmissionForwarder {
       for (;;) {
         const pending = await this.store.studies.pendingSubmissions(50);
         if (!pending.length || this.stopped) break;
-        for (const s of pending) {
-          if (this.stopped) break;
-          await this.deliver(s.submissionId, s.study);
+        // A few at a time: the workflow records them concurrently, and the last received answer wins whatever the order.
+        const parallel = this.opts.parallel ?? 8;
+        for (let i = 0; i < pending.length && !this.stopped; i += parallel) {
+          const results = await Promise.allSettled(pending.slice(i, i + parallel).map((s) => this.deliver(s.submissionId, s.study)));
+          const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failure) throw failure.reason;
         }
       }
       this.backoffMs = 0;

@@ -8,9 +8,11 @@ CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, run_id TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS study_items (study TEXT NOT NULL, item_id TEXT NOT NULL, query_id TEXT NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL, PRIMARY KEY (study, item_id));
 CREATE TABLE IF NOT EXISTS study_assignments (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, item_id TEXT NOT NULL, slot INTEGER NOT NULL, left_copilot TEXT NOT NULL, right_copilot TEXT NOT NULL, annotator_id TEXT, ord INTEGER);
 CREATE INDEX IF NOT EXISTS study_assignments_by_annotator ON study_assignments (annotator_id, ord);
+CREATE INDEX IF NOT EXISTS study_assignments_by_study ON study_assignments (study, slot);
 CREATE TABLE IF NOT EXISTS study_annotators (annotator_id TEXT PRIMARY KEY, study TEXT NOT NULL, label TEXT NOT NULL, token_hash TEXT UNIQUE, source TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS study_submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, study TEXT NOT NULL, assignment_id TEXT NOT NULL, annotator_id TEXT NOT NULL, answer TEXT NOT NULL, received_at TEXT NOT NULL, status TEXT NOT NULL, note TEXT);
 CREATE INDEX IF NOT EXISTS study_submissions_pending ON study_submissions (status, seq);
+CREATE INDEX IF NOT EXISTS study_submissions_by_assignment ON study_submissions (assignment_id, seq);
 CREATE TABLE IF NOT EXISTS study_annotations (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, submission_seq INTEGER NOT NULL, answer TEXT NOT NULL, revision INTEGER NOT NULL, submitted_at TEXT NOT NULL, source TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
 `;

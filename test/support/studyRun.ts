@@ -28,22 +28,25 @@ export function answerText(queryId: string, copilot: string): string {
   return `## Assessment\n\nQuality figure: **${q}**.\n\n- Funding rates are *positive*; watch \`open interest\`.\n- Size positions to risk.\n\n| metric | value |\n|---|---|\n| TVL | $${q}m |\n\n${hostile}`;
 }
 
-export function writeFinishedRun(store: ResultsStore, runId: string, output: string, totals: (queryId: string, copilot: string) => number = latent, snapshotId = 'snap-study-test'): string[] {
+/** LATTICE queries carry task and category; CryptoAnalystBench ones a tag (its totals are 4–40 sums, here latent / 2.5). */
+export function writeFinishedRun(store: ResultsStore, runId: string, output: string, totals: (queryId: string, copilot: string) => number = latent, protocol: 'lattice' | 'cab' = 'lattice'): string[] {
+  const snapshotId = `snap-study-${protocol}`;
   const queries = Array.from({ length: 20 }, (_, i) => {
     const n = String(i + 1).padStart(2, '0');
-    return { id: `q${n}`, text: `Question ${n}: should I rotate from ETH into SOL before the upgrade?`, task: `T${(i % 4) + 1}`, category: `C${(i % 5) + 1}`, ...(i === 1 ? { history: [{ role: 'user' as const, content: 'I hold **10 ETH**.' }, { role: 'assistant' as const, content: 'Noted: <b>10 ETH</b> on mainnet.' }] } : {}) };
+    const labels = protocol === 'lattice' ? { task: `T${(i % 4) + 1}`, category: `C${(i % 5) + 1}` } : { tags: ['DeFi', 'Meme Coins', 'Macro'][i % 3] };
+    return { id: `q${n}`, text: `Question ${n}: should I rotate from ETH into SOL before the upgrade?`, ...labels, ...(i === 1 ? { history: [{ role: 'user' as const, content: 'I hold **10 ETH**.' }, { role: 'assistant' as const, content: 'Noted: <b>10 ETH</b> on mainnet.' }] } : {}) };
   });
   store.putSnapshot({ snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: {} }, queries);
   store.createRun({
     runId,
-    protocol: 'lattice',
+    protocol,
     snapshotId,
     rubricVersion: 'rubric-test',
     judge: { model: 'judge-model', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 },
     copilots: STUDY_COPILOTS,
     startedAt: new Date().toISOString(),
     sourceRunId: null,
-    config: { protocol: 'lattice', output, copilots: STUDY_COPILOTS.map((name, i) => ({ name, type: 'openai', model: STUDY_MODELS[i] })) },
+    config: { protocol, output, copilots: STUDY_COPILOTS.map((name, i) => ({ name, type: 'openai', model: STUDY_MODELS[i] })) },
   });
   const now = new Date().toISOString();
   for (const q of queries)
