@@ -9,7 +9,7 @@ import { freePort, startDevServer, type StartedServer } from '../client/temporal
 import type { Answer } from '../core/study/types';
 import { ResultsStore } from '../core/store';
 import { startWorkerProcess } from './support/cli';
-import { tempDir, uniqueQueue } from './support/harness';
+import { tempDir, uniqueQueue, until } from './support/harness';
 import { policyAnswer } from './support/studyAnnotators';
 import { writeFinishedRun } from './support/studyRun';
 
@@ -52,7 +52,7 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
     const pending = async () => (await store.studies.pendingSubmissions(1000)).length;
 
     await submit(9);
-    await waitFor(async () => (await pending()) === 0, 30_000);
+    await until(async () => (await pending()) === 0, 30_000);
 
     worker.kill('SIGKILL');
     await killed(worker);
@@ -66,7 +66,7 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
 
     temporal = await startDevServer(serverOptions);
     worker = startWorkerProcess(env);
-    await waitFor(async () => (await pending()) === 0, 90_000);
+    await until(async () => (await pending()) === 0, 90_000);
 
     const closed = await closeStudyWorkflow(client, (await store.studies.getStudy('durable'))!);
     expect(closed).toMatchObject({ open: false, recorded: 27 });
@@ -83,11 +83,3 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
     store.close();
   }
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}

@@ -12,7 +12,7 @@ import { startStudyWorkflow } from '../client/study/workflow';
 import { connectClient } from '../client/connection';
 import { studyWorkflow } from '../workflows/study';
 import { cliInProcess } from './support/cliInProcess';
-import { withWorker } from './support/harness';
+import { until, withWorker } from './support/harness';
 import { policyAnswer } from './support/studyAnnotators';
 import { HOSTILE, latent, STUDY_COPILOTS, STUDY_MODELS, writeFinishedRun } from './support/studyRun';
 
@@ -61,6 +61,10 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Nobody not in run run-study-e2e/);
     expect(await store.studies.getStudy('bad')).toBeNull();
+    const viaCli = await cliInProcess(['study', 'create', '--run', runId, '--name', 'cli', '--queries', '5', '--per-item', '2', '--copilots', 'Aurora,Borealis,Cirrus'], env);
+    expect(viaCli.code).toBe(0);
+    expect(viaCli.stdout).toMatch(/Study cli: 15 items \(5 queries × pairs of Aurora, Borealis, Cirrus\), 30 assignments/);
+    expect((await client.workflow.getHandle('study-cli').describe()).status.name).toBe('RUNNING');
 
     const study = await designStudy(store, { runId, name: 'pref', perItem: 3, seed: 'e2e' });
     expect(study.items).toBe(20 * 6 - 6); // one failed and one missing response take 3 pairs each
@@ -186,11 +190,7 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(submitted.size).toBe(study.assignments);
 
       // Every acknowledged answer reaches the workflow; then close it.
-      const deadline = Date.now() + 90_000;
-      while ((await store.studies.pendingSubmissions(1)).length) {
-        if (Date.now() > deadline) throw new Error('submissions not recorded in time');
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await until(async () => (await store.studies.pendingSubmissions(1)).length === 0, 90_000);
       const closed = await cliInProcess(['study', 'close', 'pref'], env);
       expect(closed.code).toBe(0);
       const result = await client.workflow.getHandle(study.workflowId).result() as Awaited<ReturnType<typeof studyWorkflow>>;

@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { dealAssignments, planAssignments, planItems } from '../../core/study/design';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
@@ -145,8 +144,4 @@ export async function inviteAnnotators(store: ResultsStore, name: string, count:
 
 export function annotationLink(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/annotate#token=${token}`;
-}
-
-export function assertFileAbsent(file: string): void {
-  if (fs.existsSync(file)) throw new InputError(`${file} already exists; choose another --out`);
 }

@@ -3,6 +3,7 @@ import ExcelJS from 'exceljs';
 import { analyseStudy, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
 import { writeFileAtomic, writeTextAtomic } from '../../core/files';
 import { fmt, table } from '../../core/markdown';
+import { sheet } from '../../core/xlsx';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore, RunRecord } from '../../core/store';
 import type { Query } from '../../core/types';
@@ -146,25 +147,19 @@ export function studyMarkdown(r: StudyReport): string {
 
 async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
   const wb = new ExcelJS.Workbook();
-  const sheet = (name: string, header: string[], rows: unknown[][]) => {
-    const ws = wb.addWorksheet(name);
-    ws.addRow(header).font = { bold: true };
-    for (const row of rows) ws.addRow(row.map((v) => (v === undefined ? null : v)));
-    ws.views = [{ state: 'frozen', ySplit: 1 }];
-  };
-  sheet('Win Rates', ['copilot', 'win_rate', 'wins', 'losses', 'ties', 'appearances', 'ci_low', 'ci_high', 'tie_share', 'bt_strength', 'bt_ci_low', 'bt_ci_high'], r.copilots.map((c) => {
+  sheet(wb, 'Win Rates', ['copilot', 'win_rate', 'wins', 'losses', 'ties', 'appearances', 'ci_low', 'ci_high', 'tie_share', 'bt_strength', 'bt_ci_low', 'bt_ci_high'], r.copilots.map((c) => {
     const x = r.table7.copilots[c];
     const bt = r.table7.bradleyTerry[c];
     return [c, x.winRate, x.wins, x.losses, x.ties, x.appearances, x.ci95?.low, x.ci95?.high, x.tieShare, bt.strength, bt.ci95?.low, bt.ci95?.high];
   }));
-  sheet('Pairwise', ['copilot', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? null : r.table7.matrix[c][d].wins))]));
-  sheet('Reasons', ['reason', 'label', 'count', 'share'], Object.entries(r.table8.reasons).map(([k, v]) => [k, v.label, v.count, v.share]));
-  sheet('Serious Errors', ['copilot_or_type', 'flags', 'losses', 'rate'], [
+  sheet(wb, 'Pairwise', ['copilot', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? null : r.table7.matrix[c][d].wins))]));
+  sheet(wb, 'Reasons', ['reason', 'label', 'count', 'share'], Object.entries(r.table8.reasons).map(([k, v]) => [k, v.label, v.count, v.share]));
+  sheet(wb, 'Serious Errors', ['copilot_or_type', 'flags', 'losses', 'rate'], [
     ...r.copilots.map((c) => [c, r.table9.copilots[c].flags, r.table9.copilots[c].losses, r.table9.copilots[c].rate]),
     ...Object.entries(r.table9.types).map(([k, v]) => [`type:${k}`, v.count, r.table9.overall.losses, v.rate]),
   ]);
-  sheet('Items', ['item', 'query', 'first', 'second', 'votes_first', 'votes_second', 'votes_tie', 'majority', 'strength', 'main_reason'], r.items.map((i) => [i.itemId, i.queryId, i.first, i.second, i.votes.first, i.votes.second, i.votes.tie, i.majority, i.strength, i.mainReason]));
-  sheet('Judge Agreement', ['judge_run', 'group', 'key', 'items', 'agreement', 'kappa'], r.judgeHuman.flatMap((j) => [
+  sheet(wb, 'Items', ['item', 'query', 'first', 'second', 'votes_first', 'votes_second', 'votes_tie', 'majority', 'strength', 'main_reason'], r.items.map((i) => [i.itemId, i.queryId, i.first, i.second, i.votes.first, i.votes.second, i.votes.tie, i.majority, i.strength, i.mainReason]));
+  sheet(wb, 'Judge Agreement', ['judge_run', 'group', 'key', 'items', 'agreement', 'kappa'], r.judgeHuman.flatMap((j) => [
     [j.judgeRunId, 'overall', '', j.overall.n, j.overall.agreement, j.overall.kappa],
     ...(['byTask', 'byCategory', 'byMainReason'] as const).flatMap((g) => Object.entries(j[g]).map(([k, v]) => [j.judgeRunId, g, k, v.n, v.agreement, v.kappa])),
   ]));

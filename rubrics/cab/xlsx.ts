@@ -1,5 +1,6 @@
 import ExcelJS from 'exceljs';
 import { mean, quantileSorted as quantile } from '../../core/stats';
+import { sheet } from '../../core/xlsx';
 import type { Query, StoredJudgment } from '../../core/types';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
@@ -17,12 +18,6 @@ export function describe(xs: number[]) {
   return { mean: m, std: Math.sqrt(variance), variance, min: sorted[0], max: sorted[sorted.length - 1], median: quantile(sorted, 0.5), q25: quantile(sorted, 0.25), q75: quantile(sorted, 0.75), count: xs.length };
 }
 
-function sheet(wb: ExcelJS.Workbook, name: string, header: string[], rows: unknown[][]): void {
-  const ws = wb.addWorksheet(name);
-  ws.addRow(header).font = { bold: true };
-  for (const row of rows) ws.addRow(row.map((v) => (v === undefined ? null : v)));
-  ws.views = [{ state: 'frozen', ySplit: 1 }];
-}
 
 /**
  * The workbook the CryptoAnalystBench reference harness writes (Evaluation Results, Per-Model Statistics,

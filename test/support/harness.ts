@@ -89,9 +89,9 @@ export function simCopilots(baseURL: string, models: Record<string, string>) {
 }
 
 /** Poll `check` every 100 ms until it holds; throws after `timeoutMs`, so a wait that never ends fails the test. */
-export async function until(check: () => boolean, timeoutMs: number): Promise<void> {
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 100));
   }
