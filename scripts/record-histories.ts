@@ -26,6 +26,9 @@ import { openStore } from '../core/store';
 import { startSimServer, type SimServer } from '../sim/server';
 import { createWorker } from '../worker/createWorker';
 import { benchmarkRun, snapshotCurate } from '../workflows';
+import { submitUpdate } from '../workflows/study';
+import { designStudy, inviteAnnotators, tokenHash } from '../client/study/create';
+import { closeStudyWorkflow, startStudyWorkflow } from '../client/study/workflow';
 import type { HistoryFile } from '../test/support/histories';
 
 const REPO = path.resolve(__dirname, '..');
@@ -128,6 +131,29 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
       const input = curateInput({ target: '5', 'batch-size': '3', 'base-url': ctx.sim.url, model: 'sim-tagger', concurrency: '2', seed: 'record' }, file);
       await ctx.client.workflow.execute(snapshotCurate, { taskQueue: ctx.taskQueue, workflowId, args: [input] });
       return workflowId;
+    },
+  },
+  {
+    name: 'study-run',
+    description: 'A human preference study on lattice-run: two answers delivered as submit Updates (recorded by an activity each), one revised, then the close Update.',
+    async run(ctx) {
+      const store = openStore(ctx.storeFile);
+      const study = await designStudy(store, { runId: 'replay-lattice-run', name: 'replay', perItem: 1, seed: 'replay' });
+      await startStudyWorkflow(ctx.client, study, ctx.taskQueue);
+      const [annotator] = await inviteAnnotators(store, 'replay', 1);
+      const queue = await store.studies.annotatorQueue((await store.studies.annotatorByTokenHash(tokenHash(annotator.token)))!.annotatorId);
+      const answers = [
+        { id: queue[0].assignmentId, answer: { choice: 'A' as const, reason: 'accuracy', seriousError: true, errorType: 'factual_error', comment: null } },
+        { id: queue[1].assignmentId, answer: { choice: 'tie' as const, reason: null, seriousError: false, errorType: null, comment: null } },
+        { id: queue[0].assignmentId, answer: { choice: 'B' as const, reason: 'clarity', seriousError: false, errorType: null, comment: 'changed my mind' } },
+      ];
+      for (const [i, a] of answers.entries()) {
+        const submissionId = `replay-submission-${i}`;
+        await store.studies.putSubmission({ submissionId, study: 'replay', assignmentId: a.id, annotatorId: queue[0].annotatorId!, answer: a.answer, receivedAt: new Date().toISOString() });
+        await ctx.client.workflow.getHandle(study.workflowId).executeUpdate(submitUpdate, { args: [{ submissionId }], updateId: submissionId });
+      }
+      await closeStudyWorkflow(ctx.client, study);
+      return study.workflowId;
     },
   },
 ];

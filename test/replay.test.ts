@@ -34,12 +34,13 @@ const files = readHistoryFiles();
 
 test('the recorded scenarios are all there and cover parent and child workflows', () => {
   const byName = new Map(files.map((f) => [f.content.scenario, f.content]));
-  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'snapshot-curate']));
+  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'snapshot-curate', 'study-run']));
   const types = (name: string) => new Set(byName.get(name)!.workflows.map((w) => w.workflowType));
   expect(types('lattice-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   expect(types('cab-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   // A re-judge adopts stored responses: no collection children at all.
   expect(types('lattice-rejudge')).toEqual(new Set(['benchmarkRun', 'judgeChunk']));
+  expect(types('study-run')).toEqual(new Set(['studyWorkflow']));
   for (const f of files) for (const w of f.content.workflows) expect((w.history as { events: unknown[] }).events.length).toBeGreaterThan(5);
 });
 

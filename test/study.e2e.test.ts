@@ -12,6 +12,7 @@ import { startStudyWorkflow } from '../client/study/workflow';
 import { connectClient } from '../client/connection';
 import { studyWorkflow } from '../workflows/study';
 import { cliInProcess } from './support/cliInProcess';
+import { decodedHistory } from './support/judges';
 import { until, withWorker } from './support/harness';
 import { policyAnswer } from './support/studyAnnotators';
 import { HOSTILE, latent, STUDY_COPILOTS, STUDY_MODELS, writeFinishedRun } from './support/studyRun';
@@ -197,9 +198,13 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(result.open).toBe(false);
       expect(result.generation).toBeGreaterThan(2); // continued as new several times, nothing lost
       expect(result.recorded).toBe(study.assignments + 1); // every answer once, plus the one revision
+      // Ids and counts only in the workflow's history: no answer, comment or copilot.
+      const history = decodedHistory(await client.workflow.getHandle(study.workflowId).fetchHistory());
+      expect(history).toContain('recordStudySubmission');
+      for (const text of ['clear winner', 'first thoughts', 'usefulness', ...STUDY_COPILOTS]) expect(history).not.toContain(text);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[1]}/answer`, first)).status).toBe(409);
-      const history = (await store.studies.submissions('pref')).filter((s) => s.assignmentId === mine2[0] && s.status === 'recorded');
-      expect(history.map((s) => s.answer)).toEqual([changedFrom, first]);
+      const revisions = (await store.studies.submissions('pref')).filter((s) => s.assignmentId === mine2[0] && s.status === 'recorded');
+      expect(revisions.map((s) => s.answer)).toEqual([changedFrom, first]);
 
       // --- blind: no copilot name, model, adapter, latency or score anywhere the app sent or received -------------------
       const everything = traffic.join('\n').toLowerCase();
