@@ -71,7 +71,7 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
     expect(study.items).toBe(20 * 6 - 6); // one failed and one missing response take 3 pairs each
     expect(study.spec.excluded).toEqual({ failed: 3, missing: 3, pairs: 6 });
     // A low forced threshold makes the workflow continue as new many times during the test.
-    await startStudyWorkflow(client, study, taskQueue, { continueAsNewAfterEvents: 150 });
+    const firstRunId = await startStudyWorkflow(client, study, taskQueue, { continueAsNewAfterEvents: 150 });
 
     const forwarder = new SubmissionForwarder(store, () => connectClient());
     const server = createStudyApp({ store, onSubmitted: () => forwarder.kick() });
@@ -199,7 +199,7 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(result.generation).toBeGreaterThan(2); // continued as new several times, nothing lost
       expect(result.recorded).toBe(study.assignments + 1); // every answer once, plus the one revision
       // Ids and counts only in the workflow's history: no answer, comment or copilot.
-      const history = decodedHistory(await client.workflow.getHandle(study.workflowId).fetchHistory());
+      const history = decodedHistory(await client.workflow.getHandle(study.workflowId, firstRunId!).fetchHistory());
       expect(history).toContain('recordStudySubmission');
       for (const text of ['clear winner', 'first thoughts', 'usefulness', ...STUDY_COPILOTS]) expect(history).not.toContain(text);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[1]}/answer`, first)).status).toBe(409);

@@ -7,12 +7,13 @@ export function studyWorkflowInput(study: StudyRecord, extra: Partial<StudyWorkf
   return { study: study.name, deadline: study.spec.deadline, remindAt: study.spec.remindBefore, ...extra };
 }
 
-/** Start the study's long-running workflow (idempotent: an already running one is kept). */
-export async function startStudyWorkflow(client: Client, study: StudyRecord, taskQueue: string, extra: Partial<StudyWorkflowInput> = {}): Promise<void> {
+/** Start the study's long-running workflow; returns its first run id, or null when it was already running. */
+export async function startStudyWorkflow(client: Client, study: StudyRecord, taskQueue: string, extra: Partial<StudyWorkflowInput> = {}): Promise<string | null> {
   try {
-    await client.workflow.start(studyWorkflow, { workflowId: study.workflowId, taskQueue, args: [studyWorkflowInput(study, extra)] });
+    return (await client.workflow.start(studyWorkflow, { workflowId: study.workflowId, taskQueue, args: [studyWorkflowInput(study, extra)] })).firstExecutionRunId;
   } catch (error) {
     if ((error as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw error;
+    return null;
   }
 }
 
