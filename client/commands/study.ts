@@ -110,12 +110,17 @@ export const studyCommand: Command = {
           remindBefore: values['remind-before'] as string | undefined,
           optionsFile: values.options as string | undefined,
         });
-        await ensureLocalServer({ log: (l) => console.error(l) });
-        const client = await connectClient();
         try {
-          await startStudyWorkflow(client, study, taskQueue());
-        } finally {
-          await client.connection.close();
+          await ensureLocalServer({ log: (l) => console.error(l) });
+          const client = await connectClient();
+          try {
+            await startStudyWorkflow(client, study, taskQueue());
+          } finally {
+            await client.connection.close();
+          }
+        } catch (error) {
+          // The design is stored; the app starts the workflow when it first delivers an answer.
+          console.error(`warning: could not start the study workflow yet (${(error as Error).message}); \`study serve\` starts it once Temporal answers`);
         }
         const e = study.spec.excluded;
         console.log(

@@ -143,6 +143,7 @@ export function createStudyApp({ store, onSubmitted }: StudyAppOptions): http.Se
         answer,
         receivedAt: new Date().toISOString(),
       });
+      if (!stored) throw new HttpError(409, `study ${study.name} is closed; answers are no longer accepted`);
       if (stored.assignmentId !== m[1] || stored.annotatorId !== annotator.annotatorId) throw new HttpError(409, 'submissionId already used for another answer; omit it or send a fresh one');
       onSubmitted?.();
       return { status: 200, body: { ok: true, submissionId: stored.submissionId, progress: progress(await studies.annotatorQueue(annotator.annotatorId)) } };

@@ -89,11 +89,17 @@ export class SqliteStudyStore implements StudyStore {
     return row ? toAssignment(row) : null;
   }
 
-  async putSubmission(s: Omit<Submission, 'seq' | 'status' | 'note'>): Promise<Submission> {
-    this.db
-      .prepare("INSERT OR IGNORE INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')")
-      .run(s.submissionId, s.study, s.assignmentId, s.annotatorId, JSON.stringify(s.answer), s.receivedAt);
-    return (await this.getSubmission(s.submissionId))!;
+  async putSubmission(s: Omit<Submission, 'seq' | 'status' | 'note'>): Promise<Submission | null> {
+    // Checked in the same transaction as the close, so an answer is either stored before the close (and recorded by it) or refused.
+    const stored = this.db.transaction(() => {
+      const study = this.db.prepare('SELECT status FROM studies WHERE name = ?').get(s.study) as { status: string } | undefined;
+      if (study?.status !== 'open') return false;
+      this.db
+        .prepare("INSERT OR IGNORE INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')")
+        .run(s.submissionId, s.study, s.assignmentId, s.annotatorId, JSON.stringify(s.answer), s.receivedAt);
+      return true;
+    }).immediate();
+    return stored ? this.getSubmission(s.submissionId) : null;
   }
 
   async getSubmission(submissionId: string): Promise<Submission | null> {
@@ -134,13 +140,14 @@ export class SqliteStudyStore implements StudyStore {
   }
 
   async closeStudy(name: string, closedAt: string): Promise<{ recorded: number }> {
-    return this.db.transaction(() => {
-      const pending = this.db.prepare("SELECT submission_id FROM study_submissions WHERE study = ? AND status = 'pending' AND received_at <= ? ORDER BY seq").all(name, closedAt) as any[];
+    const close = this.db.transaction(() => {
+      const pending = this.db.prepare("SELECT submission_id FROM study_submissions WHERE study = ? AND status = 'pending' ORDER BY seq").all(name) as any[];
       let recorded = 0;
       for (const p of pending) if (this.recordInTransaction(p.submission_id)?.recorded) recorded++;
       this.db.prepare("UPDATE studies SET status = 'closed', closed_at = COALESCE(closed_at, ?) WHERE name = ?").run(closedAt, name);
       return { recorded };
-    })();
+    });
+    return close.immediate();
   }
 
   async annotations(name: string): Promise<RecordedAnnotation[]> {

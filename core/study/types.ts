@@ -89,14 +89,14 @@ export interface StudyStore {
   /** The annotator's queue in order, each with the answer that currently counts for it (pending or recorded), if any. */
   annotatorQueue(annotatorId: string): Promise<Array<StoredAssignment & { answer: Answer | null }>>;
   getAssignment(assignmentId: string): Promise<StoredAssignment | null>;
-  /** Store-first acknowledgement of an annotator's answer; returns the stored row (the first one when the id repeats). */
-  putSubmission(s: Omit<Submission, 'seq' | 'status' | 'note'>): Promise<Submission>;
+  /** Store-first acknowledgement of an answer; returns the stored row (the first one when the id repeats), or null once the study is closed. */
+  putSubmission(s: Omit<Submission, 'seq' | 'status' | 'note'>): Promise<Submission | null>;
   getSubmission(submissionId: string): Promise<Submission | null>;
   pendingSubmissions(limit: number): Promise<Submission[]>;
   /** Apply a submission as the assignment's answer if it is the newest so far; idempotent. */
   recordSubmission(submissionId: string): Promise<{ recorded: boolean; revision: number } | null>;
   rejectSubmission(submissionId: string, note: string): Promise<void>;
-  /** Record every pending submission of the study received up to `closedAt`, then mark it closed. */
+  /** Record every pending submission of the study, then mark it closed (atomically with respect to putSubmission). */
   closeStudy(name: string, closedAt: string): Promise<{ recorded: number }>;
   annotations(name: string): Promise<RecordedAnnotation[]>;
   submissions(name: string): Promise<Submission[]>;
