@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { dealAssignments, planAssignments, planItems } from '../../core/study/design';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
-import { seededRandom } from '../../core/stats';
+import { seededRandom } from '../../core/random';
 import { InputError, readText } from '../../core/validate';
 import { DEFAULT_STUDY_OPTIONS_FILE, loadStudyOptions } from '../../rubrics/study/options';
 import { parseEvery } from '../commands/schedule';

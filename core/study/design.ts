@@ -1,4 +1,4 @@
-import { seededRandom } from '../stats';
+import { seededRandom, shuffled } from '../random';
 
 /**
  * The design of a pairwise preference study, as pure functions: which (query, copilot pair) items there are, how many
@@ -47,15 +47,6 @@ export function planItems(queryIds: string[], copilots: string[], status: (query
   return { items, excluded };
 }
 
-function shuffle<T>(xs: T[], rand: () => number): T[] {
-  const out = [...xs];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j], out[i]];
-  }
-  return out;
-}
-
 /**
  * Orient each edge (a pair shown once) so that every node is on the left within one of half its edges: an Euler
  * circuit of the graph, with a dummy node joined to every odd-degree node, enters and leaves every node equally often.
@@ -69,11 +60,11 @@ export function balancedOrientation(edges: Array<[string, string]>, rand: () => 
   for (const [node, d] of [...degree].sort(([x], [y]) => (x < y ? -1 : 1))) if (d % 2 === 1) all.push([node, DUMMY]);
   const adjacency = new Map<string, number[]>();
   for (const [i, [a, b]] of all.entries()) for (const n of [a, b]) adjacency.set(n, [...(adjacency.get(n) ?? []), i]);
-  for (const [n, list] of adjacency) adjacency.set(n, shuffle(list, rand));
+  for (const [n, list] of adjacency) adjacency.set(n, shuffled(list, rand));
   const used = new Array<boolean>(all.length).fill(false);
   const aLeft = new Array<boolean>(all.length).fill(true);
   // Hierholzer, iterative; traversing edge i from u means u is shown on the left.
-  for (const start of shuffle([...adjacency.keys()].sort(), rand)) {
+  for (const start of shuffled([...adjacency.keys()].sort(), rand)) {
     const stack = [start];
     while (stack.length) {
       const u = stack[stack.length - 1];
@@ -103,13 +94,13 @@ export function planAssignments(items: StudyItem[], perItem: number, seed: strin
   const oddLeft = perItem % 2 === 1 ? balancedOrientation(items.map((it) => [it.first, it.second]), rand) : [];
   const out: PlannedAssignment[] = [];
   let slot = 0;
-  const order = shuffle(items.map((_, i) => i), rand);
+  const order = shuffled(items.map((_, i) => i), rand);
   for (const i of order) {
     const item = items[i];
     const sides: boolean[] = [];
     for (let k = 0; k < Math.floor(perItem / 2); k++) sides.push(true, false);
     if (perItem % 2 === 1) sides.push(oddLeft[i]);
-    for (const firstLeft of shuffle(sides, rand))
+    for (const firstLeft of shuffled(sides, rand))
       out.push({ itemId: item.itemId, slot: slot++, left: firstLeft ? item.first : item.second, right: firstLeft ? item.second : item.first });
   }
   return out;
@@ -122,8 +113,12 @@ export function planAssignments(items: StudyItem[], perItem: number, seed: strin
 export function dealAssignments(slots: number[], annotators: number, seed: string): Array<{ slot: number; annotator: number; order: number }> {
   const rand = seededRandom(`${seed}/deal/${annotators}`);
   const byAnnotator = new Map<number, number[]>();
-  for (const slot of slots) byAnnotator.set(slot % annotators, [...(byAnnotator.get(slot % annotators) ?? []), slot]);
+  for (const slot of slots) {
+    const mine = byAnnotator.get(slot % annotators) ?? [];
+    mine.push(slot);
+    byAnnotator.set(slot % annotators, mine);
+  }
   const out: Array<{ slot: number; annotator: number; order: number }> = [];
-  for (const [annotator, mine] of byAnnotator) shuffle(mine, rand).forEach((slot, order) => out.push({ slot, annotator, order }));
+  for (const [annotator, mine] of byAnnotator) shuffled(mine, rand).forEach((slot, order) => out.push({ slot, annotator, order }));
   return out.sort((a, b) => a.slot - b.slot);
 }
