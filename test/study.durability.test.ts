@@ -13,7 +13,7 @@ import { tempDir, uniqueQueue, until } from './support/harness';
 import { policyAnswer } from './support/studyAnnotators';
 import { writeFinishedRun } from './support/studyRun';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 test('worker and Temporal server killed mid-study: the app keeps acknowledging, and every acknowledged answer is in the report', async () => {
   const dir = tempDir('jf-study-kill-');
@@ -52,7 +52,7 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
     const pending = async () => (await store.studies.pendingSubmissions(1000)).length;
 
     await submit(9);
-    await until(async () => (await pending()) === 0, 30_000);
+    await until(async () => (await pending()) === 0, 120_000);
 
     worker.kill('SIGKILL');
     await killed(worker);
@@ -66,7 +66,7 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
 
     temporal = await startDevServer(serverOptions);
     worker = startWorkerProcess(env);
-    await until(async () => (await pending()) === 0, 90_000);
+    await until(async () => (await pending()) === 0, 120_000);
 
     const closed = await closeStudyWorkflow(client, (await store.studies.getStudy('durable'))!);
     expect(closed).toMatchObject({ open: false, recorded: 27 });
