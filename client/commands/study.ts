@@ -52,7 +52,7 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   if (values.worker) {
     await ensureLocalServer({ log: console.log });
     const { connection, namespace } = await connectWorker();
-    worker = await createWorker({ connection, namespace, taskQueue: taskQueue(), storeFile: defaultStorePath() });
+    worker = await createWorker({ connection, namespace, taskQueue: await taskQueue(), storeFile: defaultStorePath() });
   }
   const stopped = new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
@@ -114,7 +114,7 @@ export const studyCommand: Command = {
           await ensureLocalServer({ log: (l) => console.error(l) });
           const client = await connectClient();
           try {
-            await startStudyWorkflow(client, study, taskQueue());
+            await startStudyWorkflow(client, study, await taskQueue());
           } finally {
             await client.connection.close();
           }

@@ -85,7 +85,7 @@ export class SubmissionForwarder {
       if (stored?.status !== 'pending') return;
       if (error instanceof WorkflowNotFoundError && current?.status === 'open') {
         // The workflow was never started (e.g. Temporal was down at `study create`): start it now, then retry.
-        await client.workflow.start(studyWorkflow, { workflowId: study.workflowId, taskQueue: taskQueue(), args: [studyWorkflowInput(study)] }).catch(() => undefined);
+        await client.workflow.start(studyWorkflow, { workflowId: study.workflowId, taskQueue: await taskQueue(), args: [studyWorkflowInput(study)] }).catch(() => undefined);
       }
       if (error instanceof WorkflowUpdateFailedError) this.opts.log?.(`study ${studyName}: the workflow refused submission ${submissionId}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
       throw error;
