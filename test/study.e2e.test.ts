@@ -255,7 +255,7 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       // --- export, and import of the same answers as outside data into a second study: same tables ---------------------
       const exported = await cliInProcess(['study', 'export', 'pref', '--format', 'csv', '--out', path.join(dir, 'export.csv')], env);
       expect(exported.code).toBe(0);
-      const rows = parseCsv(fs.readFileSync(path.join(dir, 'export.csv'), 'utf8'));
+      const rows = parseCsv(fs.readFileSync(path.join(dir, 'export.csv'), 'utf8'), 'export.csv');
       expect(rows).toHaveLength(study.assignments + 1);
       const crowd = [['worker', 'question', 'system_a', 'system_b', 'preferred', 'why', 'serious', 'kind'], ...rows.slice(1).map((r) => [r[2], r[3], r[4], r[5], r[7], r[8], r[9], r[10]])];
       fs.writeFileSync(path.join(dir, 'crowd.csv'), crowd.map((r) => r.join(',')).join('\n'));

@@ -53,7 +53,7 @@ const BOOL: Record<string, boolean> = { '': false, true: true, false: false, '1'
  * line number, and nothing is written unless the whole file is valid.
  */
 export async function importAnnotations(store: ResultsStore, study: StudyRecord, file: string, columns: Record<ImportField, string>): Promise<number> {
-  const records = csvRecords(readText(file, 'annotations file'));
+  const records = csvRecords(readText(file, 'annotations file'), file);
   if (!records.length) throw new InputError(`${file}: empty; expected a header row`);
   const [header, ...rows] = records;
   const index = new Map(header.cells.map((c, i) => [c.trim(), i]));
