@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { adapterFor } from './adapters';
-import type { CopilotAdapter } from './adapters/types';
+import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
 import type { StoredResponse } from '../core/types';
 import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
@@ -39,6 +39,24 @@ export function collectActivities(deps: ActivityDeps) {
       const secrets = secretValues(config, deps.env);
       const started = new Date();
       const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
+      // A CSV copilot's answers were paid for elsewhere; every other adapter's attempt is a request worth counting.
+      const recordCall = (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage'] }) => {
+        if (config.type === 'csv') return;
+        store.putLlmCall({
+          runId: input.runId,
+          role: 'copilot',
+          name: input.copilot,
+          model: 'model' in config && typeof config.model === 'string' ? config.model : null,
+          queryId: input.queryId,
+          promptTokens: c.usage?.promptTokens ?? null,
+          completionTokens: c.usage?.completionTokens ?? null,
+          cachedTokens: c.usage?.cachedTokens ?? null,
+          latencyMs: c.latencyMs,
+          ok: c.ok,
+          errorKind: c.errorKind,
+          at: new Date().toISOString(),
+        });
+      };
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), config.timeoutMs);
       // Cancelling the run aborts the request or closes the page within a heartbeat, not after the copilot's timeout.
@@ -51,6 +69,7 @@ export function collectActivities(deps: ActivityDeps) {
         const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
         const finished = new Date();
         const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
+        recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
         store.putResponse({
           ...base,
           status: 'ok',
@@ -69,6 +88,7 @@ export function collectActivities(deps: ActivityDeps) {
         if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
         const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
         const message = redact(error.message, secrets)!;
+        if (!['config', 'missing', 'store_busy'].includes(error.kind)) recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime() });
         // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
         if (error.kind === 'store_busy' || (error.retryable && currentAttempt() < input.maxAttempts)) {
           throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });

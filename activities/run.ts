@@ -3,7 +3,8 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
-import type { JudgeContext } from '../core/protocol';
+import type { JudgeContext, ReportFiles, ReportInput } from '../core/protocol';
+import { summariseCost } from '../core/cost';
 import type { Query, StoredResponse } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
@@ -94,6 +95,8 @@ export function runActivities(deps: ActivityDeps) {
         options: run.config as unknown as Record<string, unknown>,
         // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
         signal: cancellationSignal(),
+        recordCall: (usage) =>
+          store.putLlmCall({ runId, role: 'judge', name: run.judge.model, queryId: unit.queryId, ...usage, at: new Date().toISOString() }),
       };
       try {
         return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
@@ -164,26 +167,34 @@ function responsesJsonl(responses: StoredResponse[]): string {
     .join('\n') + '\n';
 }
 
-/** Render a run's report from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
-export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
+/** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
+export function buildRunReport(deps: ActivityDeps, runId: string): { run: ReturnType<typeof requireRun>; files: ReportFiles; html: string; responses: StoredResponse[] } {
   const { store } = deps;
   const run = requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
-  const responses = store.responses(runId);
-  const files = protocol.buildReport({
+  const input: ReportInput = {
     run,
     queries: store.snapshotQueries(run.snapshotId),
-    responses,
+    responses: store.responses(runId),
     judgments: store.judgments(runId, run.rubricVersion),
     rubric: runRubric(deps, run),
     plan: store.runPlan(runId),
     options: run.config as unknown as Record<string, unknown>,
-  });
+  };
+  const files = protocol.buildReport(input);
+  files.json.cost = summariseCost(store.llmCalls(runId), run.copilots, run.config.pricing);
+  return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
+}
+
+/** Render a run's report from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
+export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
+  const { run, files, html, responses } = buildRunReport(deps, runId);
   const dir = outDir ?? runDir(run);
   writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
   writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));
   writeTextAtomic(path.join(dir, 'report.md'), files.markdown);
   writeTextAtomic(path.join(dir, 'responses.jsonl'), responsesJsonl(responses));
+  writeTextAtomic(path.join(dir, 'report.html'), html);
   for (const extra of files.extra ?? []) await writeFileAtomic(path.join(dir, extra.name), (tmp) => extra.write(tmp));
   return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }

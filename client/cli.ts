@@ -16,10 +16,11 @@ import { snapshotCommand } from './commands/snapshot';
 import { scheduleCommand } from './commands/schedule';
 import { cancelCommand } from './commands/cancel';
 import { studyCommand } from './commands/study';
+import { viewCommand } from './commands/view';
 import { Interrupted, interruptedMessage } from './runWorkflow';
 import { datasetCommand } from './commands/dataset';
 
-export const commands: Command[] = [runCommand, statusCommand, cancelCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand, datasetCommand, studyCommand];
+export const commands: Command[] = [runCommand, statusCommand, cancelCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand, datasetCommand, studyCommand, viewCommand];
 
 function help(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { writeTextAtomic } from '../core/files';
 import { compareRuns, type CompareOptions, type CompareRun, type Comparison } from '../core/compare';
 import { renderComparison } from '../core/compareMarkdown';
+import { buildCompareHtml } from '../core/compareHtml';
 import type { ResultsStore, RunRecord } from '../core/store';
 import type { Query } from '../core/types';
 import { InputError } from '../core/validate';
@@ -37,12 +38,16 @@ export function defaultCompareDir(runB: RunRecord, runIdA: string): string {
   return path.join(output, runB.runId, `compare-${runIdA}`);
 }
 
-/** Writes compare.json and compare.md, each whole then renamed into place. */
-export function writeComparison(dir: string, comparison: Comparison): { json: string; markdown: string } {
+/** Writes compare.json, compare.md and report.html, each whole then renamed into place. */
+export function writeComparison(dir: string, comparison: Comparison): { json: string; markdown: string; html: string } {
   const write = (name: string, text: string) => {
     const file = path.join(dir, name);
     writeTextAtomic(file, text);
     return file;
   };
-  return { json: write('compare.json', JSON.stringify(comparison, null, 2) + '\n'), markdown: write('compare.md', renderComparison(comparison)) };
+  return {
+    json: write('compare.json', JSON.stringify(comparison, null, 2) + '\n'),
+    markdown: write('compare.md', renderComparison(comparison)),
+    html: write('report.html', buildCompareHtml(comparison)),
+  };
 }

@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import type { RunConfig } from '../core/config';
 import { benchmarkRun, progressQuery } from '../workflows';
-import type { BenchmarkRunInput, Progress, RunResult } from '../workflows/types';
+import type { QueryDefinition } from '@temporalio/common';
+import type { BenchmarkRunInput, RunResult } from '../workflows/types';
+import { progressView, type ProgressMode, type ProgressView, type StageProgress } from './progress';
 import { runWorkflow } from './runWorkflow';
 
 export function newRunId(protocol: string, now = new Date()): string {
@@ -28,6 +30,8 @@ export interface StartOptions {
   /** Where progress lines go (stderr when stdout carries JSON). */
   print: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** Bars on a terminal, lines otherwise (see progressMode); default lines. */
+  progress?: ProgressMode;
 }
 
 /** Start a benchmark run; unless detached, also run a worker in this process and wait for the run to finish. */
@@ -40,33 +44,34 @@ export async function startBenchmark(options: StartOptions): Promise<{ runId: st
     detach: Boolean(options.detach),
     print: options.print,
     env: options.env,
-    wait: (handle) => watch(handle, options.print),
+    wait: (handle) => watch(handle, progressView(options.progress ?? 'lines', options.print)),
   });
   return { runId, result };
 }
 
-/** Print progress whenever it changes until the workflow ends. */
-export async function watch(
-  handle: { query: (q: typeof progressQuery) => Promise<Progress>; result: () => Promise<RunResult> },
-  print: (line: string) => void,
-  onProgress?: (p: Progress) => void | Promise<void>,
-): Promise<RunResult> {
+/** Show progress (bars or lines, see client/progress.ts) until the workflow ends. */
+export async function watch<P extends StageProgress, R>(
+  handle: { query: (q: QueryDefinition<P>) => Promise<P>; result: () => Promise<R> },
+  view: ProgressView,
+  onProgress?: (p: P) => void | Promise<void>,
+  query: QueryDefinition<P> = progressQuery as unknown as QueryDefinition<P>,
+): Promise<R> {
   let finished = false;
   const resultPromise = handle.result().finally(() => (finished = true));
-  let last = '';
-  while (!finished) {
-    await Promise.race([resultPromise.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-    if (finished) break;
-    const p = await handle.query(progressQuery).catch(() => undefined);
-    if (p) await onProgress?.(p);
-    const line = p ? describeProgress(p) : '';
-    if (line && line !== last) print(line);
-    last = line || last;
+  try {
+    while (!finished) {
+      await Promise.race([resultPromise.catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
+      if (finished) break;
+      const p = await handle.query(query).catch(() => undefined);
+      if (!p) continue;
+      await onProgress?.(p);
+      view.update(p);
+    }
+    // The last state (every item done) is worth drawing before the bars stop.
+    const last = await handle.query(query).catch(() => undefined);
+    if (last) view.update(last);
+    return await resultPromise;
+  } finally {
+    view.stop();
   }
-  return resultPromise;
-}
-
-export function describeProgress(p: Progress): string {
-  if (p.stage === 'load') return '[load] reading the snapshot and rubric';
-  return `[${p.stage}] ${p.done}/${p.total} done${p.failures ? `, ${p.failures} failed` : ''}`;
 }

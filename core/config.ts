@@ -65,6 +65,10 @@ export const runConfigSchema = z
     simulated: z.boolean().default(false),
     /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
     maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
+    /** Prices per million tokens, keyed by model (or copilot name for http/browser copilots): reports estimate the cost. */
+    pricing: z
+      .record(z.string(), z.object({ inputPerMTok: z.number().min(0), outputPerMTok: z.number().min(0), cachedInputPerMTok: z.number().min(0).optional() }).strict())
+      .optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -22,6 +22,29 @@ export interface ModelEndpoint {
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
 
+/** What one LLM request cost, as the provider reported it (token fields null when it did not say). */
+export interface CallUsage {
+  model: string;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  cachedTokens: number | null;
+  latencyMs: number;
+  ok: boolean;
+  /** Why it failed (adapter error kind, e.g. rate_limited, http, timeout); null when ok. */
+  errorKind: string | null;
+}
+
+/** OpenAI-style `usage` (chat completions, also sent by many JSON APIs) → token counts; null fields when absent. */
+export function usageFrom(usage: unknown): Pick<CallUsage, 'promptTokens' | 'completionTokens' | 'cachedTokens'> {
+  const u = (usage && typeof usage === 'object' ? usage : {}) as Record<string, any>;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return {
+    promptTokens: num(u.prompt_tokens ?? u.input_tokens),
+    completionTokens: num(u.completion_tokens ?? u.output_tokens),
+    cachedTokens: num(u.prompt_tokens_details?.cached_tokens ?? u.input_tokens_details?.cached_tokens),
+  };
+}
+
 export interface JsonAnswerSpec<T> {
   name: string;
   /** JSON schema sent as response_format (OpenAI structured outputs). */
@@ -94,6 +117,8 @@ export async function askJson<T>(args: {
   env: NodeJS.ProcessEnv;
   cache?: AnswerCache;
   signal?: AbortSignal;
+  /** Told about every request actually sent (cache hits are not requests), failed ones included. */
+  onCall?: (usage: CallUsage) => void | Promise<void>;
 }): Promise<JsonAnswer<T>> {
   const { settings, spec } = args;
   let messages = [...args.messages];
@@ -102,12 +127,15 @@ export async function askJson<T>(args: {
   for (let attempt = 1; attempt <= args.maxInvalidAnswers + 1; attempt++) {
     const key = requestKey(settings, messages, spec);
     let raw = args.cache?.get(key) ?? null;
+    let usage: CallUsage | null = null;
     if (raw === null) {
-      const answer = await complete(settings, messages, spec, args.env, args.signal);
+      const answer = await complete(settings, messages, spec, args.env, args.signal, args.onCall);
       raw = answer.content;
+      usage = answer.usage;
       systemFingerprint = answer.systemFingerprint;
     }
     const parsed = parseAnswer(raw, spec);
+    if (usage) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: 'invalid_answer' });
     if ('value' in parsed) {
       args.cache?.set(key, raw ?? '');
       return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: raw ?? '' }], systemFingerprint };
@@ -130,13 +158,31 @@ async function complete(
   spec: { name: string; jsonSchema: Record<string, unknown> },
   env: NodeJS.ProcessEnv,
   signal?: AbortSignal,
-): Promise<{ content: string | null; systemFingerprint: string | null }> {
+  onCall?: (usage: CallUsage) => void | Promise<void>,
+): Promise<{ content: string | null; systemFingerprint: string | null; usage: CallUsage }> {
   const responseFormat =
     settings.responseFormat === 'json_schema'
       ? ({ type: 'json_schema', json_schema: { name: spec.name, strict: true, schema: spec.jsonSchema } } as const)
       : ({ type: 'json_object' } as const);
-  const completion = await clientFor(settings, env).chat.completions.create({ model: settings.model, messages, response_format: responseFormat, ...optionalParameters(settings) }, { signal });
-  return { content: completion.choices[0]?.message?.content ?? null, systemFingerprint: completion.system_fingerprint ?? null };
+  const started = Date.now();
+  let completion;
+  try {
+    completion = await clientFor(settings, env).chat.completions.create({ model: settings.model, messages, response_format: responseFormat, ...optionalParameters(settings) }, { signal });
+  } catch (error) {
+    await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
+    throw error;
+  }
+  // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
+  const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null };
+  return { content: completion.choices[0]?.message?.content ?? null, systemFingerprint: completion.system_fingerprint ?? null, usage };
+}
+
+/** A short failure kind for cost reports (the full error goes to Temporal): rate_limited, http_5xx, http_4xx, timeout, network. */
+function callErrorKind(error: unknown): string {
+  if (error instanceof OpenAI.APIUserAbortError || error instanceof OpenAI.APIConnectionTimeoutError) return 'timeout';
+  if (error instanceof OpenAI.APIConnectionError) return 'network';
+  if (error instanceof OpenAI.APIError) return error.status === 429 ? 'rate_limited' : `http_${String(error.status ?? 0)[0]}xx`;
+  return 'invalid_reply';
 }
 
 /** Parameters some models reject are sent only when set: temperature (null = omitted), the token cap under the name the model wants, seed. */

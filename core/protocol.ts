@@ -1,4 +1,4 @@
-import type { AnswerCache, ModelEndpoint } from './llm';
+import type { AnswerCache, CallUsage, ModelEndpoint } from './llm';
 import type { JudgeUnit, ResultsStore, RunRecord } from './store';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
@@ -24,6 +24,8 @@ export interface JudgeContext {
   options: Record<string, unknown>;
   /** Aborted when the run is cancelled: pass it to every judge call so none is made (or paid for) after that. */
   signal?: AbortSignal;
+  /** Records every judge request sent (tokens, latency, failure kind) for the run's cost figures. */
+  recordCall?: (usage: CallUsage) => void | Promise<void>;
 }
 
 export interface ReportInput {
@@ -64,4 +66,8 @@ export interface ProtocolModule {
   planUnits(args: { queries: Query[]; responses: StoredResponse[]; copilots: string[]; seed: string }): { units: JudgeUnit[]; plan?: unknown };
   judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
   buildReport(input: ReportInput): ReportFiles;
+  /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */
+  judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
+  /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers. */
+  buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
 }

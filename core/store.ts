@@ -5,7 +5,7 @@ import path from 'node:path';
 import { judgeflowHome } from './home';
 import { SqliteStudyStore } from './study/sqliteStudyStore';
 import type { StudyStore } from './study/types';
-import type { Query, StoredJudgment, StoredResponse } from './types';
+import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './types';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
@@ -55,6 +55,8 @@ CREATE TABLE IF NOT EXISTS judgments (run_id TEXT NOT NULL, query_id TEXT NOT NU
 CREATE TABLE IF NOT EXISTS judge_turns (run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (run_id, query_id, rubric_version, turn));
 CREATE TABLE IF NOT EXISTS judge_cache (cache_key TEXT PRIMARY KEY, answer TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS llm_calls (run_id TEXT NOT NULL, role TEXT NOT NULL, name TEXT NOT NULL, model TEXT, query_id TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, latency_ms REAL NOT NULL, ok INTEGER NOT NULL, error_kind TEXT, at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls (run_id);
 `;
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
@@ -237,6 +239,31 @@ export class ResultsStore {
 
   cacheAnswer(key: string, answer: string): void {
     this.db.prepare('INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?)').run(key, answer, new Date().toISOString());
+  }
+
+  // ---- cost ---------------------------------------------------------------------
+  /** Every request sent is a row (a retried attempt really was sent, and really cost), so this one is not idempotent by design. */
+  putLlmCall(c: LlmCallRecord): void {
+    this.db
+      .prepare('INSERT INTO llm_calls VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at)')
+      .run({ ...c, ok: c.ok ? 1 : 0 });
+  }
+
+  llmCalls(runId: string): LlmCallRecord[] {
+    return (this.db.prepare('SELECT * FROM llm_calls WHERE run_id = ? ORDER BY at').all(runId) as any[]).map((r) => ({
+      runId: r.run_id,
+      role: r.role,
+      name: r.name,
+      model: r.model,
+      queryId: r.query_id,
+      promptTokens: r.prompt_tokens,
+      completionTokens: r.completion_tokens,
+      cachedTokens: r.cached_tokens,
+      latencyMs: r.latency_ms,
+      ok: r.ok === 1,
+      errorKind: r.error_kind,
+      at: r.at,
+    }));
   }
 }
 

@@ -1,3 +1,5 @@
+import type { CallUsage } from './llm';
+
 /** Domain types shared by activities, protocols and adapters. Workflows import only the small run-level ones. */
 
 export interface Turn {
@@ -78,4 +80,16 @@ export interface JudgeStamp {
   seed?: number | null;
   /** The provider's system_fingerprint for the answer, when it returned one. */
   systemFingerprint?: string | null;
+}
+
+/** One request to an LLM or copilot endpoint (every attempt, failed ones included), for a run's cost figures. */
+export interface LlmCallRecord extends Omit<CallUsage, 'model'> {
+  runId: string;
+  role: 'copilot' | 'judge';
+  /** The copilot's name, or the judge model (one per panel member). */
+  name: string;
+  /** null for copilots without a model (http, browser). */
+  model: string | null;
+  queryId: string | null;
+  at: string;
 }

@@ -13,7 +13,15 @@ import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 
 export { answerForSchema } from './schemaAnswer';
 
-export interface SimRequestLog { at: number; path: string; model: string; body: any; headers: Record<string, string | undefined> }
+export interface SimRequestLog {
+  at: number;
+  path: string;
+  model: string;
+  body: any;
+  headers: Record<string, string | undefined>;
+  /** The `usage` this server returned for the request (successful completions only), so tests can check reported token counts. */
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+}
 export interface SimReply { status?: number; headers?: Record<string, string>; body?: string /* raw body, e.g. malformed JSON */; content?: string /* assistant message content */ }
 export type SimHandler = (body: any, ctx: { requestIndex: number; log: SimRequestLog[] }) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
 export interface SimOptions {
@@ -91,7 +99,7 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   const rejected = reasoningModelRejection(body);
   if (rejected) return sendError(res, 400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const reply = faultReply(body, requestIndex, options, seenOnce) ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
-  sendReply(res, body, reply);
+  sendReply(res, body, reply, entry);
 }
 
 /**
@@ -146,7 +154,7 @@ function normalize(reply: SimReply | string | undefined): SimReply | undefined {
   return typeof reply === 'string' ? { content: reply } : reply;
 }
 
-function sendReply(res: ServerResponse, body: any, reply: SimReply): void {
+function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRequestLog): void {
   const status = reply.status ?? 200;
   if (reply.body !== undefined) {
     const contentType = body.stream ? 'text/event-stream' : 'application/json';
@@ -159,6 +167,7 @@ function sendReply(res: ServerResponse, body: any, reply: SimReply): void {
     return sendError(res, status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
   }
   const content = reply.content ?? defaultContent(body);
+  if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, content);
   if (body.stream) return streamCompletion(res, body, content, status, reply.headers);
   sendJson(res, status, completion(body, content), reply.headers);
 }

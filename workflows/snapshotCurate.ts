@@ -1,4 +1,5 @@
-import { patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { stageProgressQuery, type StageProgress } from './stageProgress';
 import type { SnapshotActivities } from '../activities';
 import { llmCallOptions } from './llmCalls';
 import { runPool } from './pool';
@@ -16,11 +17,18 @@ const { curateFilter, planCategorisation, finishCategorisation, curateDistil, cu
  */
 export async function snapshotCurate(input: CurateInput): Promise<CurateResult> {
   const jobId = workflowInfo().workflowId;
-  const filter = await curateFilter({ jobId, from: input.from, minChars: input.minChars, maxChars: input.maxChars, skipBad: input.skipBad });
-  const categorise = await categoriseStage(jobId, input);
-  const distil = await curateDistil({ jobId, similarity: input.similarity });
-  const prune = await curatePrune({ jobId, runId: input.pruneRunId, threshold: input.pruneThreshold, metric: input.pruneMetric });
-  const sample = await curateSample({ jobId, input, workflowId: jobId });
+  // One bar for the five stages.
+  const progress: StageProgress = { stage: 'curate', done: 0, total: 5, failures: 0 };
+  setHandler(stageProgressQuery, () => progress);
+  const step = <T>(result: T): T => {
+    progress.done++;
+    return result;
+  };
+  const filter = step(await curateFilter({ jobId, from: input.from, minChars: input.minChars, maxChars: input.maxChars, skipBad: input.skipBad }));
+  const categorise = step(await categoriseStage(jobId, input));
+  const distil = step(await curateDistil({ jobId, similarity: input.similarity }));
+  const prune = step(await curatePrune({ jobId, runId: input.pruneRunId, threshold: input.pruneThreshold, metric: input.pruneMetric }));
+  const sample = step(await curateSample({ jobId, input, workflowId: jobId }));
   return {
     jobId,
     snapshotId: sample.snapshotId,

@@ -1,4 +1,5 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { stageProgressQuery, type StageProgress } from './stageProgress';
 import type { SnapshotActivities } from '../activities';
 import { llmCallOptions } from './llmCalls';
 import { runPool } from './pool';
@@ -17,6 +18,8 @@ const { planGeneration, dedupeGeneration, storeGenerated } = proxyActivities<Sna
 export async function snapshotGenerate(input: GenerateInput): Promise<GenerateResult> {
   const jobId = workflowInfo().workflowId;
   const { generateCell } = proxyActivities<SnapshotActivities>(llmCallOptions(input.llm));
+  const progress: StageProgress = { stage: 'plan', done: 0, total: 0, failures: 0 };
+  setHandler(stageProgressQuery, () => progress);
   const { cells, promptsVersion } = await planGeneration({ jobId, input });
   const need: Record<string, number> = Object.fromEntries(cells.map((c) => [c, input.perCell]));
   let round = 0;
@@ -25,11 +28,15 @@ export async function snapshotGenerate(input: GenerateInput): Promise<GenerateRe
     const open = cells.filter((c) => need[c] > 0);
     if (!open.length) break;
     const r = round;
+    Object.assign(progress, { stage: `round ${r + 1}`, done: 0, total: open.length, failures: 0 });
     await runPool(open, input.llm.concurrency, 0, async (cell) => {
       const count = need[cell] + Math.max(1, Math.ceil(need[cell] * input.overAsk));
       try {
         await generateCell({ jobId, cell, round: r, count, seed: input.seed, llm: input.llm });
+        progress.done++;
       } catch {
+        progress.done++;
+        progress.failures++;
         // The cell failed for good this round (e.g. the generator kept answering nonsense); the next round tries again.
       }
     });
@@ -37,6 +44,7 @@ export async function snapshotGenerate(input: GenerateInput): Promise<GenerateRe
     for (const c of cells) need[c] = input.perCell - (last.accepted[c] ?? 0);
   }
   const finalRound = Math.max(0, round - 1);
+  Object.assign(progress, { stage: 'store', done: 0, total: 0 });
   const stored = await storeGenerated({ jobId, round: finalRound, input, workflowId: jobId });
   return {
     jobId,

@@ -1,3 +1,4 @@
+import { usageFrom } from '../../core/llm';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Query } from '../../core/types';
@@ -90,10 +91,10 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
             const text = pickText(reply, config.answerPath!);
             if (text === undefined)
               throw new AdapterError('invalid_reply', `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`, { raw });
-            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars) };
+            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply) };
           }
           const streamed = await readStream(response, config, who, (r) => (raw = r), signal);
-          return { text: streamed.text, raw, conversationId: streamed.conversationId ?? usedConversationId(config, vars) };
+          return { text: streamed.text, raw, conversationId: streamed.conversationId ?? usedConversationId(config, vars), ...usageOf(streamed) };
         } catch (error) {
           throw toAdapterError(error, who, { timeout: { signal, ms: config.timeoutMs }, raw });
         }
@@ -204,7 +205,7 @@ async function readStream(
   who: string,
   setRaw: (raw: string) => void,
   signal: AbortSignal,
-): Promise<{ text: string; conversationId?: string }> {
+): Promise<{ text: string; conversationId?: string; usage?: unknown }> {
   if (!response.body) throw new AdapterError('invalid_reply', `${who}: the reply has no body to stream`);
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -214,6 +215,7 @@ async function readStream(
   let text = '';
   let sawChunk = false;
   let conversationId: string | undefined;
+  let usage: unknown;
   let done = false;
 
   const takeChunk = (data: string): void => {
@@ -228,6 +230,7 @@ async function readStream(
     }
     const event = parseJson(data, who, raw);
     conversationId ??= pickConversationId(event, config.conversationIdPath);
+    if (event && typeof event === 'object' && !Array.isArray(event) && (event as Record<string, unknown>).usage) usage = (event as Record<string, unknown>).usage;
     // Events without a chunk (role headers, usage, finish markers) carry no answer text.
     const chunk = pickText(event, config.chunkPath!);
     if (chunk !== undefined) {
@@ -276,7 +279,7 @@ async function readStream(
     const where = config.chunkPath ? `at chunkPath "${config.chunkPath}"` : 'as data: events';
     throw new AdapterError('invalid_reply', `${who}: the ${config.stream} stream carried no answer text ${where}`, { raw });
   }
-  return { text, conversationId };
+  return { text, conversationId, usage };
 }
 
 // ---------- errors ----------
@@ -293,4 +296,10 @@ function parseJson(text: string, who: string, raw = text): unknown {
 function describe(reply: unknown): string {
   if (reply && typeof reply === 'object' && !Array.isArray(reply)) return `top-level keys: ${Object.keys(reply).join(', ') || 'none'}`;
   return `the reply is ${Array.isArray(reply) ? 'an array' : `a ${reply === null ? 'null' : typeof reply}`}`;
+}
+
+/** An OpenAI-style `usage` object at the top of a reply (or in a stream's last event), when the API sends one. */
+function usageOf(reply: unknown): { usage?: ReturnType<typeof usageFrom> } {
+  const usage = reply && typeof reply === 'object' && !Array.isArray(reply) ? (reply as Record<string, unknown>).usage : undefined;
+  return usage && typeof usage === 'object' ? { usage: usageFrom(usage) } : {};
 }

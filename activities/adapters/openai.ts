@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
-import { optionalParameters } from '../../core/llm';
+import { optionalParameters, usageFrom } from '../../core/llm';
 
 const configSchema = z
   .object({
@@ -43,7 +43,7 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
           const completion = await client.chat.completions.create({ model: config.model, messages, ...optionalParameters(config) }, { signal });
           const text = completion.choices[0]?.message?.content;
           if (typeof text !== 'string') throw new AdapterError('invalid_reply', `copilot ${config.name} returned no message content`, { raw: JSON.stringify(completion) });
-          return { text, raw: JSON.stringify(completion), conversationId: completion.id };
+          return { text, raw: JSON.stringify(completion), conversationId: completion.id, ...(completion.usage ? { usage: usageFrom(completion.usage) } : {}) };
         } catch (error) {
           throw toAdapterError(error, `copilot ${config.name}`, { timeout: { signal, ms: config.timeoutMs } });
         }

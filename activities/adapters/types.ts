@@ -57,6 +57,8 @@ export interface CollectedResponse {
    * Stored as the response's finishedAt (what the judge is told); absent for live calls, which finish now.
    */
   writtenAt?: string | null;
+  /** Token usage when the endpoint reports it (OpenAI-style `usage`). */
+  usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null };
 }
 
 export interface CopilotAdapter {

@@ -28,7 +28,7 @@ export const compareCommand: Command = {
       const d = x.overall;
       console.log(`${copilot}: ${d.delta === null ? 'no paired queries' : `Δ ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(2)} over ${d.n} queries, p ${d.pValue!.toFixed(3)}${d.significant ? ' (significant)' : ''}`}; rank ${x.rankA ?? '–'} → ${x.rankB ?? '–'}`);
     }
-    console.log(`Compare: ${files.markdown}\n         ${files.json}`);
+    console.log(`Compare: ${files.markdown}\n         ${files.json}\n         ${files.html}`);
     return 0;
   },
 };

@@ -1,3 +1,5 @@
+import { progressMode, progressView } from '../progress';
+import type { Progress, RunResult } from '../../workflows/types';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -64,10 +66,11 @@ export const demoCommand: Command = {
     const client = await connectClient();
     let killed = Boolean(values['no-kill']);
     try {
-      const result = await watch(client.workflow.getHandle(runId), log, async (p) => {
+      const view = progressView(progressMode(undefined, false), log);
+      const result: RunResult = await watch(client.workflow.getHandle(runId), view, async (p: Progress) => {
         if (!killed && p.stage === 'judge' && p.done >= p.total / 3) {
           killed = true;
-          log(`>>> Killing the worker (SIGKILL, pid ${worker.pid}) in the middle of judging; starting a new one. The run resumes where it was.`);
+          view.log(`>>> Killing the worker (SIGKILL, pid ${worker.pid}) in the middle of judging; starting a new one. The run resumes where it was.`);
           worker.kill('SIGKILL');
           worker = spawnWorker(env);
         }

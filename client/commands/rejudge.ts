@@ -4,13 +4,14 @@ import type { Command } from '../args';
 import { planRejudge } from '../rejudge';
 import { existingStore } from '../existingStore';
 import { startBenchmark } from '../startRun';
+import { progressMode } from '../progress';
 
 const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
 export const rejudgeCommand: Command = {
   name: 'rejudge',
   summary: "judge a finished run's stored responses again (new rubric or judge) as a new run; zero copilot calls",
-  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--force | --reuse-answers] [--detach] [--json]',
+  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--force | --reuse-answers] [--detach] [--json] [--progress auto|bars|lines]',
   options: {
     rubric: { type: 'string' },
     'judge-model': { type: 'string' },
@@ -20,6 +21,7 @@ export const rejudgeCommand: Command = {
     'reuse-answers': { type: 'boolean' },
     detach: { type: 'boolean' },
     json: { type: 'boolean' },
+    progress: { type: 'string' },
   },
   async run({ values, positionals }) {
     const sourceRunId = positionals[0];
@@ -43,7 +45,7 @@ export const rejudgeCommand: Command = {
         `judge ${plan.source.judge.model} → ${plan.config.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}; ` +
         (plan.reuseJudgments ? 'answers to identical judge requests are reused.' : 'every stored response is judged afresh.'),
     );
-    const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print });
+    const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     const summary = { runId, sourceRunId, rubricVersion: plan.rubricVersion, reuseJudgments: plan.reuseJudgments, ...(result ? { reportPath: result.reportPath } : {}) };
     if (asJson) console.log(JSON.stringify(summary));
     else if (result) console.log(`Run ${runId} (re-judge of ${sourceRunId}) completed.\nReport: ${result.reportPath}\nCompare: judgeflow compare ${sourceRunId} ${runId}`);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleSpec } from '@temporalio/client';
 import type { Command } from '../args';
 import { scheduleSnapshots } from '../../core/snapshots';
-import { openStore } from '../../core/store';
+import { openStore, type ResultsStore } from '../../core/store';
 import { assertName } from '../../core/names';
 import { InputError } from '../../core/validate';
 import { refreshSnapshot } from '../../workflows';
@@ -22,7 +22,7 @@ const USAGE = [
 ].join('\n');
 
 /** Memo key marking schedules judgeflow created, so `schedule list` leaves other schedules on the namespace alone. */
-const MARK = 'judgeflow';
+export const MARK = 'judgeflow';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
@@ -80,7 +80,7 @@ function humanMs(ms: number): string {
   return `${ms}ms`;
 }
 
-async function describeSchedule(client: Client, name: string) {
+export async function describeSchedule(client: Client, name: string, store: ResultsStore = openStore()) {
   const handle = client.schedule.getHandle(name);
   let d;
   try {
@@ -101,7 +101,7 @@ async function describeSchedule(client: Client, name: string) {
     running: d.info.runningActions.map((a) => a.workflow.workflowId),
     recent,
     next: d.info.nextActionTimes.slice(0, 3),
-    snapshots: scheduleSnapshots(openStore(), name),
+    snapshots: scheduleSnapshots(store, name),
   };
 }
 

@@ -5,7 +5,10 @@ import { openStore, defaultStorePath, type SnapshotRecord } from '../../core/sto
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, resolveSnapshotId } from '../../core/snapshots';
 import { loadTraffic } from '../../core/traffic';
 import { InputError } from '../../core/validate';
-import { snapshotCurate, snapshotGenerate } from '../../workflows';
+import { snapshotCurate, snapshotGenerate, stageProgressQuery } from '../../workflows';
+import type { StageProgress } from '../../workflows/stageProgress';
+import { progressMode, progressView } from '../progress';
+import { watch } from '../startRun';
 import type { CurateResult, GenerateResult, StageCounts } from '../../workflows/snapshotTypes';
 import { runWorkflow } from '../runWorkflow';
 import { CURATE_USAGE, curateInput, curateOptions, GENERATE_USAGE, generateInput, generateOptions, llmOptions, newJobId } from '../snapshotOptions';
@@ -52,11 +55,18 @@ export function stageLine(st: StageCounts): string {
   return `${st.stage.padEnd(10)} ${String(st.in).padStart(5)} → ${String(st.out).padEnd(5)}${details ? ` (${details})` : ''}`;
 }
 
+/** Bars (or lines) from the job's progress query while it runs. */
+function stageWatcher(values: Record<string, unknown>, print: (line: string) => void) {
+  const mode = progressMode(values.progress, Boolean(values.json));
+  return <R>(handle: { query: (q: typeof stageProgressQuery) => Promise<StageProgress>; result: () => Promise<R> }) => watch(handle, progressView(mode, print), undefined, stageProgressQuery);
+}
+
 async function generate(values: Record<string, unknown>): Promise<number> {
   const input = generateInput(values as never);
   const asJson = Boolean(values.json);
   const print = (line: string) => (asJson ? console.error(line) : console.log(line));
-  const result = (await runWorkflow({ workflow: snapshotGenerate, workflowId: newJobId('generate'), input, detach: Boolean(values.detach), print })) as GenerateResult | undefined;
+  const wait = stageWatcher(values, print);
+  const result = (await runWorkflow({ workflow: snapshotGenerate, workflowId: newJobId('generate'), input, detach: Boolean(values.detach), print, wait })) as GenerateResult | undefined;
   if (!result) return 0;
   if (asJson) console.log(JSON.stringify(result));
   else {
@@ -76,7 +86,8 @@ async function curate(values: Record<string, unknown>): Promise<number> {
   const asJson = Boolean(values.json);
   const print = (line: string) => (asJson ? console.error(line) : console.log(line));
   if (traffic.bad.length) print(`Skipping ${traffic.bad.length} malformed line(s): ${traffic.bad.slice(0, 10).map((b) => b.line).join(', ')}${traffic.bad.length > 10 ? ', ...' : ''}`);
-  const result = (await runWorkflow({ workflow: snapshotCurate, workflowId: newJobId('curate'), input, detach: Boolean(values.detach), print })) as CurateResult | undefined;
+  const wait = stageWatcher(values, print);
+  const result = (await runWorkflow({ workflow: snapshotCurate, workflowId: newJobId('curate'), input, detach: Boolean(values.detach), print, wait })) as CurateResult | undefined;
   if (!result) return 0;
   if (asJson) console.log(JSON.stringify(result));
   else {
@@ -108,6 +119,7 @@ export const snapshotCommand: Command = {
     format: { type: 'string' },
     out: { type: 'string', short: 'o' },
     detach: { type: 'boolean' },
+    progress: { type: 'string' },
     ...llmOptions,
     ...generateOptions,
     ...curateOptions,

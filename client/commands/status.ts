@@ -6,6 +6,9 @@ import { progressQuery } from '../../workflows';
 import type { Progress, RunResult } from '../../workflows/types';
 import { connectClient } from '../connection';
 import { reconcileRun } from '../reconcile';
+import { progressMode, progressView } from '../progress';
+import { withClient } from '../runWorkflow';
+import { watch } from '../startRun';
 
 type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string };
 
@@ -57,11 +60,19 @@ function ordered(s: RunStatus): RunStatus {
 export const statusCommand: Command = {
   name: 'status',
   summary: "show a run's state and progress",
-  usage: 'judgeflow status RUN_ID [--json]',
-  options: { json: { type: 'boolean' } },
+  usage: 'judgeflow status RUN_ID [--json] [--watch [--progress auto|bars|lines]]',
+  options: { json: { type: 'boolean' }, watch: { type: 'boolean' }, progress: { type: 'string' } },
   async run({ values, positionals }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
+    if (values.watch) {
+      const mode = progressMode(values.progress, Boolean(values.json));
+      const first = await runStatus(runId); // also: a clear error for an unknown run
+      if (first.status === 'running') {
+        const print = (line: string) => (values.json ? console.error(line) : console.log(line));
+        await withClient((client) => watch(client.workflow.getHandle(runId), progressView(mode, print)).catch(() => undefined));
+      }
+    }
     const s = ordered(await runStatus(runId));
     if (values.json) console.log(JSON.stringify(s));
     else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${s.error ? `\nReason: ${s.error}` : ''}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);

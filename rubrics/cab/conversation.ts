@@ -50,6 +50,7 @@ export class DurableConversation {
         env: this.ctx.env,
         cache: this.ctx.cache,
         signal: this.ctx.signal,
+        onCall: this.ctx.recordCall,
       });
       // askJson returns the conversation ending in the final answer (ok) or in the last invalid answer plus an
       // unsent re-ask (failure); the conversation goes on from that last answer either way.
@@ -78,7 +79,7 @@ export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, 
   const version = ctx.rubric.version;
   const find = () => ctx.store.judgeTurns(ctx.runId, queryId, version).find((t) => t.turn === n);
   if (!find()) {
-    const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal });
+    const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal, onCall: ctx.recordCall });
     const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error, systemFingerprint: answer.systemFingerprint };
     ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '');
   }

@@ -4,6 +4,7 @@ import { planCabUnits } from './plan';
 import { checkCabPrompts } from './prompts';
 import { parseCabQueries } from './queries';
 import { buildCabReport } from './report';
+import { buildCabHtml } from './html';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
 
 /**
@@ -20,4 +21,7 @@ export const cabProtocol: ProtocolModule = {
   planUnits: planCabUnits,
   judgeUnit: judgeCabUnit,
   buildReport: buildCabReport,
+  buildHtml: buildCabHtml,
+  // One scoring turn per answer, a ranking turn when there is more than one, one taxonomy call per answer when asked for.
+  judgeCallsPerQuery: (answers, options) => answers + (answers > 1 ? 1 : 0) + (options.errorTaxonomy === true ? answers : 0),
 };

@@ -2,6 +2,7 @@ import type { ProtocolModule } from '../../core/protocol';
 import { checkLatticePrompts, judgeLatticeResponse } from './judge';
 import { parseLatticeQueries } from './queries';
 import { buildLatticeReport } from './report';
+import { buildLatticeHtml } from './html';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
 
 /** LATTICE: every response judged independently; units are single (query, copilot) pairs. */
@@ -22,4 +23,6 @@ export const latticeProtocol: ProtocolModule = {
     return status === 'ok' ? { judged: 1, failed: 0 } : { judged: 0, failed: 1 };
   },
   buildReport: buildLatticeReport,
+  buildHtml: buildLatticeHtml,
+  judgeCallsPerQuery: (answers) => answers,
 };

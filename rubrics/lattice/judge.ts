@@ -77,6 +77,7 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     env: ctx.env,
     cache: ctx.cache,
     signal: ctx.signal,
+    onCall: ctx.recordCall,
   });
   const base: Omit<StoredJudgment, 'status' | 'scores' | 'rationales' | 'total' | 'error'> = {
     runId,

@@ -1,0 +1,32 @@
+import type { RunConfig } from '../core/config';
+import { planCalls, type PlannedEndpoint } from '../core/cost';
+import { protocolFor } from '../rubrics';
+
+/** What `judgeflow run --dry-run` prints: planned requests per endpoint, nothing started. */
+export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; totalCalls: number; estimatedCostUsd: number | null } {
+  const protocol = protocolFor(config.protocol);
+  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const endpoints = planCalls({
+    queries: protocol.parseQueries(config.queries),
+    copilots: config.copilots as Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>,
+    judge: config.judge,
+    judgeCallsPerQuery: (answers) => protocol.judgeCallsPerQuery(answers, config as unknown as Record<string, unknown>),
+    judgePromptChars: JSON.stringify(rubric.content).length,
+    pricing: config.pricing,
+  });
+  const priced = endpoints.some((e) => e.estimatedCostUsd !== null);
+  return { endpoints, totalCalls: endpoints.reduce((n, e) => n + e.calls, 0), estimatedCostUsd: priced ? endpoints.reduce((n, e) => n + (e.estimatedCostUsd ?? 0), 0) : null };
+}
+
+export function describeDryRun(plan: ReturnType<typeof dryRunPlan>): string {
+  const rows = plan.endpoints.map((e) => [`${e.role} ${e.name}`, e.endpoint, String(e.calls), e.estimatedCostUsd === null ? '–' : `$${e.estimatedCostUsd.toFixed(4)}`]);
+  const header = ['WHO', 'ENDPOINT', 'CALLS', 'EST. COST'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const lines = [header, ...rows].map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+  lines.push(
+    `Total: ${plan.totalCalls} calls if every request succeeds first time (retries and re-asked invalid judge answers add to it)` +
+      (plan.estimatedCostUsd === null ? '; add `pricing:` to the config for a cost estimate.' : `; estimated $${plan.estimatedCostUsd.toFixed(4)} (rough: ~4 characters a token, assumed answer lengths).`),
+    'Dry run: nothing was started.',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,108 @@
+/**
+ * Progress on the terminal: one bar per stage (done/total, failures, rate, ETA), redrawn in place by
+ * cli-progress when the output is a terminal; plain lines when it is not, or with --json.
+ */
+import cliProgress from 'cli-progress';
+import { InputError } from '../core/validate';
+
+import type { StageProgress } from '../workflows/stageProgress';
+export type { StageProgress };
+
+export type ProgressMode = 'bars' | 'lines';
+
+/**
+ * `--progress auto|bars|lines` (or JUDGEFLOW_PROGRESS): auto draws bars only on a terminal and never with --json,
+ * whose stdout is for machines. `bars` forces them (e.g. under a CI log viewer that renders carriage returns).
+ */
+export function progressMode(option: unknown, json: boolean, stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): ProgressMode {
+  const wanted = typeof option === 'string' && option ? option : env.JUDGEFLOW_PROGRESS || 'auto';
+  if (wanted === 'bars' || wanted === 'lines') return wanted;
+  if (wanted !== 'auto') throw new InputError(`--progress must be auto, bars or lines (got "${wanted}")`);
+  return !json && stream.isTTY ? 'bars' : 'lines';
+}
+
+export interface ProgressView {
+  update(p: StageProgress): void;
+  /** A message that must not be overdrawn by the bars. */
+  log(line: string): void;
+  stop(): void;
+}
+
+export function describeStage(p: StageProgress): string {
+  if (p.stage === 'load') return '[load] reading the snapshot and rubric';
+  return `[${p.stage}] ${p.done}/${p.total} done${p.failures ? `, ${p.failures} failed` : ''}`;
+}
+
+/** Plain lines: one whenever the progress changes. */
+function linesView(print: (line: string) => void): ProgressView {
+  let last = '';
+  return {
+    update(p) {
+      const line = describeStage(p);
+      if (line !== last) print(line);
+      last = line;
+    },
+    log: print,
+    stop() {},
+  };
+}
+
+/** Stages that count nothing of their own (they carry the previous stage's figures): a line, not a bar. */
+const UNCOUNTED = new Set(['load', 'plan', 'report', 'store', 'done', 'failed']);
+
+/** One bar per counting stage; a stage that has moved on is drawn complete. Other stages are lines above the bars. */
+function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView {
+  const multibar = new cliProgress.MultiBar(
+    {
+      stream,
+      format: '{stage} |{bar}| {value}/{total} | {failures} failed | {rate}/s | ETA {eta_formatted}',
+      barCompleteChar: '\u2588',
+      barIncompleteChar: '\u2591',
+      hideCursor: true,
+      clearOnComplete: false,
+      stopOnComplete: false,
+      etaBuffer: 20,
+      fps: 5,
+      // A forced redraw on something that is not a terminal still draws in place (carriage returns).
+      noTTYOutput: forced,
+      notTTYSchedule: 500,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const bars = new Map<string, { bar: cliProgress.SingleBar; started: number; failuresBefore: number }>();
+  let failuresSoFar = 0;
+  let lastStage = '';
+  return {
+    update(p) {
+      if (p.stage !== lastStage) {
+        const previous = bars.get(lastStage);
+        if (previous) previous.bar.update(previous.bar.getTotal());
+      }
+      if (p.total <= 0 || UNCOUNTED.has(p.stage)) {
+        if (p.stage !== lastStage) multibar.log(`[${p.stage}]\n`);
+        lastStage = p.stage;
+        return;
+      }
+      let entry = bars.get(p.stage);
+      if (!entry) {
+        entry = { bar: multibar.create(p.total, 0, { stage: p.stage.padEnd(8), failures: 0, rate: '0.0' }), started: Date.now(), failuresBefore: failuresSoFar };
+        bars.set(p.stage, entry);
+      }
+      lastStage = p.stage;
+      failuresSoFar = p.failures;
+      const seconds = Math.max(0.001, (Date.now() - entry.started) / 1000);
+      entry.bar.setTotal(p.total);
+      entry.bar.update(p.done, { failures: p.failures - entry.failuresBefore, rate: (p.done / seconds).toFixed(1) });
+    },
+    log(line) {
+      multibar.log(`${line}\n`);
+    },
+    stop() {
+      multibar.stop();
+    },
+  };
+}
+
+export function progressView(mode: ProgressMode, print: (line: string) => void, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): ProgressView {
+  return mode === 'bars' ? barsView(stream, !stream.isTTY) : linesView(print);
+}

@@ -1,0 +1,201 @@
+/**
+ * `judgeflow view`: a local, read-only web app over the results store. Runs (with live progress from each running
+ * run's workflow `progress` query), each run's report.html (the same renderer the run writes), a compare of any two
+ * runs, snapshots and their lineage, schedules and their next fire times, links to the Temporal Web UI.
+ *
+ * Read-only: GET and HEAD only, nothing is written to the store or to disk. Pages carry a Content-Security-Policy
+ * (scripts by nonce only, fetches to this server only), and every untrusted text is escaped or set as DOM text.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@temporalio/client';
+import { buildRunReport } from '../../activities/run';
+import { buildCompareHtml } from '../../core/compareHtml';
+import { dataTable, esc, htmlPage, section } from '../../core/html/page';
+import type { ResultsStore } from '../../core/store';
+import { InputError } from '../../core/validate';
+import { progressQuery } from '../../workflows';
+import type { Progress } from '../../workflows/types';
+import { describeSchedule, MARK } from '../commands/schedule';
+import { listRunRows, type RunRow } from '../commands/runs';
+import { compareStoredRuns } from '../compareRuns';
+
+export interface ViewOptions {
+  store: ResultsStore;
+  env?: NodeJS.ProcessEnv;
+  port?: number;
+  host?: string;
+  /** A Temporal client for progress and schedules; the view still lists runs without one. */
+  temporal?: () => Promise<Client | undefined>;
+  /** Base of the Temporal Web UI (default TEMPORAL_UI_URL or http://127.0.0.1:8233). */
+  webUi?: string;
+  namespace?: string;
+  /** How often pages poll for progress (ms). */
+  pollMs?: number;
+}
+
+export interface ViewServer {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+type Row = RunRow & { progress: Progress | null; temporalUrl: string };
+
+const NAV = (active: string) =>
+  `<nav aria-label="judgeflow view" class="toc"><ul>${[
+    ['/', 'Runs'],
+    ['/snapshots', 'Snapshots'],
+    ['/schedules', 'Schedules'],
+  ]
+    .map(([href, label]) => `<li><a href="${href}"${label === active ? ' aria-current="page"' : ''}>${label}</a></li>`)
+    .join('')}</ul></nav>`;
+
+export async function startViewServer(options: ViewOptions): Promise<ViewServer> {
+  const env = options.env ?? process.env;
+  const { store } = options;
+  const namespace = options.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default';
+  const webUi = (options.webUi ?? env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233').replace(/\/+$/, '');
+  const pollMs = options.pollMs ?? 1500;
+  const temporalUrl = (runId: string) => `${webUi}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(runId)}`;
+
+  /** The run workflow's own answer, bounded in time: a run with no worker just shows no progress. */
+  async function progressOf(runId: string): Promise<Progress | null> {
+    const client = await options.temporal?.().catch(() => undefined);
+    if (!client) return null;
+    const query = client.workflow.getHandle(runId).query(progressQuery);
+    return Promise.race([query, new Promise<null>((r) => setTimeout(() => r(null), 2000))]).catch(() => null);
+  }
+
+  async function rows(): Promise<Row[]> {
+    const list = listRunRows(store);
+    return Promise.all(list.map(async (r) => ({ ...r, progress: r.status === 'running' ? await progressOf(r.runId) : null, temporalUrl: temporalUrl(r.runId) })));
+  }
+
+  const page = (title: string, active: string, body: string) =>
+    htmlPage({ title: `${title} — judgeflow view`, header: `<h1>${esc(title)}</h1>${NAV(active)}`, body, connect: "'self'" });
+
+  function runsPage(): string {
+    const table = `<div id="runs-live" data-interval="${pollMs}"><form id="compare-form" class="controls"><button type="submit">Compare the two picked runs</button><span id="compare-msg" role="status" class="muted"></span></form><div class="table-wrap"><table><caption>Runs in ${esc(store.file)}, newest first (updates live)</caption><thead><tr>${[
+      'pick',
+      'run',
+      'protocol',
+      'snapshot',
+      'rubric',
+      'judge',
+      'status',
+      'started',
+      'scores',
+      'Temporal',
+    ]
+      .map((h) => `<th scope="col">${h}</th>`)
+      .join('')}</tr></thead><tbody></tbody></table></div></div>`;
+    return page('Runs', 'Runs', section('runs', 'Runs', table, 'Pick two runs to compare them (the older one is A). Running runs show their progress as the workflow reports it.'));
+  }
+
+  async function runPage(runId: string): Promise<string> {
+    const run = store.getRun(runId);
+    if (!run) throw new NotFound(`no run ${runId} in ${store.file}`);
+    const back = `<p><a href="/">← all runs</a> · <a href="${esc(temporalUrl(runId))}" rel="noopener noreferrer" target="_blank">this run in the Temporal Web UI</a></p>`;
+    if (run.status === 'completed') {
+      const { html } = buildRunReport({ store, env }, runId);
+      return html.replace('<header class="page-header">', `<header class="page-header">${back}`);
+    }
+    const progress = run.status === 'running' ? await progressOf(runId) : null;
+    const body =
+      run.status === 'running'
+        ? `<div id="run-live" data-run="${esc(runId)}"><p>Running: <span class="progress-text">${esc(progress ? `${progress.stage} ${progress.done}/${progress.total}` : 'waiting for a worker')}</span></p><progress max="${progress?.total || 1}" value="${progress?.done ?? 0}" aria-label="progress"></progress><p class="muted">The report appears here when the run finishes.</p></div>`
+        : `<p class="status-failed">This run failed: ${esc((run.summary as { error?: string } | null)?.error ?? 'no reason recorded')}</p>`;
+    return page(`Run ${runId}`, 'Runs', back + body);
+  }
+
+  function snapshotsPage(): string {
+    const snapshots = store.listSnapshots();
+    const byId = new Map(snapshots.map((s) => [s.snapshotId, s]));
+    const lineage = (id: string) => {
+      const chain: string[] = [];
+      for (let s = byId.get(id); s && chain.length < 50; s = s.parentId ? byId.get(s.parentId) : undefined) chain.push(s.snapshotId);
+      const last = byId.get(chain[chain.length - 1]);
+      if (last?.parentId && !byId.has(last.parentId)) chain.push(`${last.parentId} (not in this store)`);
+      return chain.join(' ← ');
+    };
+    const table = dataTable(
+      'Snapshots, newest first',
+      ['snapshot', 'created', 'queries', 'generator', 'parent', 'lineage (newest ← oldest)'],
+      snapshots.map((s) => [s.snapshotId, s.createdAt, s.queryCount, String(s.meta.generator ?? '–'), s.parentId, lineage(s.snapshotId)]),
+    );
+    return page('Snapshots', 'Snapshots', section('snapshots', 'Snapshots and lineage', table));
+  }
+
+  async function schedulesPage(): Promise<string> {
+    const client = await options.temporal?.().catch(() => undefined);
+    if (!client) return page('Schedules', 'Schedules', '<p>Temporal is not reachable, so schedules cannot be listed.</p>');
+    const details = [];
+    for await (const s of client.schedule.list()) if (s.memo?.[MARK]) details.push(await describeSchedule(client, s.scheduleId, store));
+    const table = dataTable(
+      'judgeflow schedules',
+      ['schedule', 'spec', 'paused', 'next fire times', 'actions taken', 'running', 'latest snapshot'],
+      details.map((d) => [d.name, d.spec, d.paused ? 'yes' : 'no', d.next.map((t: Date) => t.toISOString()).join(', ') || '–', d.actionsTaken, d.running.join(', ') || '–', d.snapshots[0]?.snapshotId ?? '–']),
+    );
+    return page('Schedules', 'Schedules', section('schedules', 'Schedules', details.length ? table : '<p>No judgeflow schedules.</p>'));
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'judgeflow view is read-only', { allow: 'GET, HEAD' });
+    const url = new URL(req.url ?? '/', 'http://view');
+    const p = url.pathname;
+    const runMatch = /^\/runs\/([^/]+)$/.exec(p);
+    const apiRun = /^\/api\/runs\/([^/]+)$/.exec(p);
+    if (p === '/' || p === '/runs') return sendHtml(res, runsPage());
+    if (p === '/api/runs') return send(res, 200, 'application/json', JSON.stringify(await rows()));
+    if (apiRun) {
+      const row = (await rows()).find((r) => r.runId === decodeURIComponent(apiRun[1]));
+      return row ? send(res, 200, 'application/json', JSON.stringify(row)) : send(res, 404, 'application/json', '{"error":"no such run"}');
+    }
+    if (runMatch) return sendHtml(res, await runPage(decodeURIComponent(runMatch[1])));
+    if (p === '/compare') {
+      const a = url.searchParams.get('a');
+      const b = url.searchParams.get('b');
+      if (!a || !b) throw new NotFound('compare needs ?a=RUN_A&b=RUN_B');
+      return sendHtml(res, buildCompareHtml(compareStoredRuns(store, a, b, { top: 10 }).comparison));
+    }
+    if (p === '/snapshots') return sendHtml(res, snapshotsPage());
+    if (p === '/schedules') return sendHtml(res, await schedulesPage());
+    throw new NotFound(`nothing at ${p}`);
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      const status = error instanceof NotFound || error instanceof InputError ? (error instanceof NotFound ? 404 : 400) : 500;
+      if (!res.headersSent) sendHtml(res, page(status === 500 ? 'Error' : 'Not found', '', `<p>${esc((error as Error).message)}</p><p><a href="/">← all runs</a></p>`), status);
+      else res.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8080, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host ?? '127.0.0.1';
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+class NotFound extends Error {}
+
+function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', ...headers });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** The page's own CSP meta tag carries the nonce; the header adds framing and sniffing protection. */
+function sendHtml(res: ServerResponse, html: string, status = 200): void {
+  send(res, status, 'text/html', html, { 'x-frame-options': 'DENY' });
+}

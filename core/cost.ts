@@ -1,0 +1,162 @@
+/**
+ * What a run cost: calls, tokens, latency and failures per copilot and for the judge (one entry per judge
+ * model, so a panel shows each member), from the calls recorded in the results store; an estimated price
+ * when the config gives `pricing`. Also the up-front plan of `judgeflow run --dry-run`.
+ */
+import type { LlmCallRecord } from './types';
+
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Price of cached prompt tokens, when the provider discounts them; default: the input price. */
+  cachedInputPerMTok?: number;
+}
+export type Pricing = Record<string, ModelPrice>;
+
+export interface CostLine {
+  model: string | null;
+  calls: number;
+  failed: number;
+  failuresByKind: Record<string, number>;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  /** Calls whose endpoint reported no usage (their tokens are not in the sums). */
+  callsWithoutUsage: number;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  /** null when the config has no price for this model (or copilot name). */
+  estimatedCostUsd: number | null;
+}
+
+export interface CostSummary {
+  copilots: Record<string, CostLine>;
+  judge: Record<string, CostLine>;
+  total: { calls: number; promptTokens: number; completionTokens: number; estimatedCostUsd: number | null };
+  priced: boolean;
+}
+
+/** Nearest-rank percentile of sorted values. */
+export function percentile(sorted: number[], p: number): number | null {
+  if (!sorted.length) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** Price of some tokens under one model's price; cached prompt tokens at their own rate when given. */
+export function priceOf(price: ModelPrice | undefined, tokens: { promptTokens: number; completionTokens: number; cachedTokens?: number }): number | null {
+  if (!price) return null;
+  const cached = tokens.cachedTokens ?? 0;
+  const cachedRate = price.cachedInputPerMTok ?? price.inputPerMTok;
+  return ((tokens.promptTokens - cached) * price.inputPerMTok + cached * cachedRate + tokens.completionTokens * price.outputPerMTok) / 1e6;
+}
+
+function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
+  const failuresByKind: Record<string, number> = {};
+  for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
+  const sum = (f: (c: LlmCallRecord) => number | null) => calls.reduce((n, c) => n + (f(c) ?? 0), 0);
+  const tokens = { promptTokens: sum((c) => c.promptTokens), completionTokens: sum((c) => c.completionTokens), cachedTokens: sum((c) => c.cachedTokens) };
+  const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
+  return {
+    model: calls.find((c) => c.model)?.model ?? null,
+    calls: calls.length,
+    failed: calls.filter((c) => !c.ok).length,
+    failuresByKind,
+    ...tokens,
+    callsWithoutUsage: calls.filter((c) => c.promptTokens === null && c.completionTokens === null).length,
+    latencyP50Ms: percentile(latencies, 50),
+    latencyP95Ms: percentile(latencies, 95),
+    estimatedCostUsd: priceOf(price, tokens),
+  };
+}
+
+/** Copilots are priced by their model, or by their name (for http/browser copilots, which have no model). */
+export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricing: Pricing | undefined): CostSummary {
+  const prices = pricing ?? {};
+  const by = (role: LlmCallRecord['role'], name: string) => calls.filter((c) => c.role === role && c.name === name);
+  const copilotLines: Record<string, CostLine> = {};
+  for (const name of copilots) {
+    const mine = by('copilot', name);
+    const model = mine.find((c) => c.model)?.model;
+    copilotLines[name] = line(mine, (model && prices[model]) || prices[name]);
+  }
+  const judge: Record<string, CostLine> = {};
+  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))]) judge[name] = line(by('judge', name), prices[name]);
+  const lines = [...Object.values(copilotLines), ...Object.values(judge)];
+  const priced = Boolean(pricing) && lines.some((l) => l.estimatedCostUsd !== null);
+  return {
+    copilots: copilotLines,
+    judge,
+    total: {
+      calls: lines.reduce((n, l) => n + l.calls, 0),
+      promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+      completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+      estimatedCostUsd: priced ? lines.reduce((n, l) => n + (l.estimatedCostUsd ?? 0), 0) : null,
+    },
+    priced,
+  };
+}
+
+export interface PlannedEndpoint {
+  role: 'copilot' | 'judge';
+  name: string;
+  endpoint: string;
+  model: string | null;
+  calls: number;
+  /** Rough token estimate behind the cost estimate (≈ 4 characters a token; assumed answer lengths). */
+  estimatedPromptTokens: number;
+  estimatedCompletionTokens: number;
+  estimatedCostUsd: number | null;
+}
+
+/** Assumed answer lengths for the dry-run estimate: a copilot's answer, a judge verdict. */
+export const ASSUMED_COPILOT_ANSWER_TOKENS = 400;
+export const ASSUMED_JUDGE_ANSWER_TOKENS = 250;
+const tokensOf = (chars: number) => Math.ceil(chars / 4);
+
+/**
+ * The calls a run will make if every request succeeds first time (retries and invalid judge answers add to it):
+ * one per query and non-CSV copilot; judge calls as the protocol makes them (`judgeCallsPerQuery`, given the
+ * number of answers to one query). `promptChars` is the judge prompt's fixed size (rubric text), for the estimate.
+ */
+export function planCalls(args: {
+  queries: Array<{ text: string; history?: Array<{ content: string }> }>;
+  copilots: Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>;
+  judge: { model: string; baseURL: string };
+  judgeCallsPerQuery: (answers: number) => number;
+  judgePromptChars: number;
+  pricing?: Pricing;
+}): PlannedEndpoint[] {
+  const prices = args.pricing ?? {};
+  const queryChars = args.queries.reduce((n, q) => n + q.text.length + (q.history ?? []).reduce((m, t) => m + t.content.length, 0), 0);
+  const answering = args.copilots.length;
+  const out: PlannedEndpoint[] = args.copilots.map((c) => {
+    const calls = c.type === 'csv' ? 0 : args.queries.length;
+    const prompt = c.type === 'csv' ? 0 : tokensOf(queryChars);
+    const completion = calls * ASSUMED_COPILOT_ANSWER_TOKENS;
+    const price = (c.model && prices[c.model]) || prices[c.name];
+    return {
+      role: 'copilot',
+      name: c.name,
+      endpoint: c.type === 'csv' ? 'csv file (no calls)' : c.baseURL ?? c.url ?? c.type,
+      model: c.model ?? null,
+      calls,
+      estimatedPromptTokens: prompt,
+      estimatedCompletionTokens: completion,
+      estimatedCostUsd: priceOf(price, { promptTokens: prompt, completionTokens: completion }),
+    };
+  });
+  const judgeCalls = args.queries.length * args.judgeCallsPerQuery(answering);
+  const judgePrompt = judgeCalls * tokensOf(args.judgePromptChars + ASSUMED_COPILOT_ANSWER_TOKENS * 4) + tokensOf(queryChars) * args.judgeCallsPerQuery(answering);
+  const judgeCompletion = judgeCalls * ASSUMED_JUDGE_ANSWER_TOKENS;
+  out.push({
+    role: 'judge',
+    name: args.judge.model,
+    endpoint: args.judge.baseURL,
+    model: args.judge.model,
+    calls: judgeCalls,
+    estimatedPromptTokens: judgePrompt,
+    estimatedCompletionTokens: judgeCompletion,
+    estimatedCostUsd: priceOf(prices[args.judge.model], { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
+  });
+  return out;
+}

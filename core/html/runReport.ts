@@ -1,0 +1,160 @@
+/**
+ * Pieces every run's report.html shares, whatever the protocol: the header (what was run, how), the cost
+ * section and the drill-down data. Protocol modules add their own charts between them.
+ */
+import type { CostLine, CostSummary } from '../cost';
+import type { ReportInput } from '../protocol';
+import type { Query, StoredJudgment, StoredResponse } from '../types';
+import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
+
+export interface HtmlReportInput extends ReportInput {
+  /** The report.json object just built (with its `cost` block): charts read their numbers from it. */
+  report: Record<string, unknown>;
+}
+
+/** Drill-down rows as the page script reads them (short keys: a paper-scale run has thousands). */
+export interface DrillData {
+  dimensions: Array<{ id: string; name: string }>;
+  copilots: string[];
+  labelName: string;
+  labels: string[];
+  hasRank: boolean;
+  queries: Record<string, { text: string; labels: string[]; history?: Query['history'] }>;
+  rows: Array<{
+    q: string;
+    c: string;
+    rs: string;
+    js: string;
+    total: number | null;
+    rank: number | null;
+    position: number | null;
+    scores: Record<string, number> | null;
+    rationales: Record<string, string> | null;
+    text: string | null;
+    error: string | null;
+  }>;
+}
+
+export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run'>, how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] }): DrillData {
+  const args = { ...how, queries: input.queries, copilots: input.run.copilots, responses: input.responses, judgments: input.judgments };
+  const key = (q: string, c: string) => `${q}\u0000${c}`;
+  const responseOf = new Map(args.responses.map((r) => [key(r.queryId, r.copilot), r]));
+  const judgmentOf = new Map(args.judgments.map((j) => [key(j.queryId, j.copilot), j]));
+  const labels = new Set<string>();
+  const queries: DrillData['queries'] = {};
+  for (const q of args.queries) {
+    const ls = args.labelsOf(q);
+    ls.forEach((l) => labels.add(l));
+    queries[q.id] = { text: q.text, labels: ls, ...(q.history?.length ? { history: q.history } : {}) };
+  }
+  const rows: DrillData['rows'] = [];
+  for (const q of args.queries)
+    for (const c of args.copilots) {
+      const r = responseOf.get(key(q.id, c));
+      const j = judgmentOf.get(key(q.id, c));
+      rows.push({
+        q: q.id,
+        c,
+        rs: r?.status ?? 'none',
+        js: j?.status ?? 'none',
+        total: j?.total ?? null,
+        rank: j?.rank ?? null,
+        position: j?.position ?? null,
+        scores: j?.scores ?? null,
+        rationales: j?.rationales ?? null,
+        text: r?.text ?? null,
+        error: r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : null,
+      });
+    }
+  return { dimensions: args.dimensions, copilots: args.copilots, labelName: args.labelName, labels: [...labels].sort(), hasRank: rows.some((r) => r.rank !== null), queries, rows };
+}
+
+/** What was run and how, at the top of every run report. */
+export function runHeader(input: HtmlReportInput, title: string, extra: Array<[string, string | number | null | undefined]> = []): string {
+  const { run, report } = input;
+  const judge = (run.config as { judge?: Record<string, unknown> }).judge ?? {};
+  const settings = [
+    `temperature ${run.judge.temperature}`,
+    judge.responseFormat ? `response format ${judge.responseFormat}` : null,
+    judge.concurrency ? `concurrency ${judge.concurrency}` : null,
+    judge.timeoutMs ? `timeout ${judge.timeoutMs} ms` : null,
+    judge.maxAttempts ? `max attempts ${judge.maxAttempts}` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return `<h1>${esc(title)} — run ${esc(run.runId)}</h1>${simulatedNote(Boolean(report.simulated))}${factList([
+    ['run id', run.runId],
+    ['snapshot id', run.snapshotId],
+    ['queries', input.queries.length],
+    ['rubric version', String(report.rubricVersion ?? run.rubricVersion)],
+    ['judge model', run.judge.model],
+    ['judge endpoint', run.judge.baseURL],
+    ['judge settings', settings],
+    ['seed', String((run.config as { seed?: string }).seed ?? '–')],
+    ['simulated', report.simulated ? 'yes — local simulator' : 'no'],
+    ['copilots', run.copilots.join(', ')],
+    ...(run.sourceRunId ? ([['re-judge of', run.sourceRunId]] as Array<[string, string]>) : []),
+    ...extra,
+    ['started', run.startedAt],
+    ['generated', String(report.generatedAt ?? '')],
+  ])}`;
+}
+
+const ms = (x: number | null) => (x === null ? '–' : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
+const kinds = (l: CostLine) =>
+  Object.entries(l.failuresByKind)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ') || '–';
+
+/** Calls, tokens, latency, failures and estimated cost per copilot and per judge model. */
+export function costSection(cost: CostSummary | undefined): string {
+  if (!cost) return '';
+  const rows = [
+    ...Object.entries(cost.copilots).map(([n, l]) => [`copilot ${n}`, l] as const),
+    ...Object.entries(cost.judge).map(([n, l]) => [`judge ${n}`, l] as const),
+  ];
+  const table = dataTable(
+    'Calls, tokens and latency (every request sent, retried attempts included)',
+    ['who', 'model', 'calls', 'failed', 'failures by kind', 'tokens in', 'tokens out', 'cached in', 'latency p50', 'latency p95', 'estimated cost (USD)'],
+    rows.map(([who, l]) => [who, l.model ?? '–', l.calls, l.failed, kinds(l), l.promptTokens, l.completionTokens, l.cachedTokens, ms(l.latencyP50Ms), ms(l.latencyP95Ms), l.estimatedCostUsd === null ? '–' : `$${l.estimatedCostUsd.toFixed(4)}`]),
+    'id="cost-table"',
+  );
+  const note = `Total: ${cost.total.calls} calls, ${cost.total.promptTokens} tokens in, ${cost.total.completionTokens} tokens out${
+    cost.total.estimatedCostUsd === null ? ' (no prices configured: add <code>pricing: {MODEL: {inputPerMTok, outputPerMTok}}</code> to the config for an estimate)' : `, estimated $${cost.total.estimatedCostUsd.toFixed(4)}`
+  }. Tokens are the counts the endpoints reported; calls without reported usage are counted but add no tokens. CSV answers cost nothing here.`;
+  return section('cost', 'What the run cost', table, note);
+}
+
+/** A run report page: header, contents, protocol sections, cost, drill-down. */
+export function runReportPage(args: { title: string; header: string; sections: Array<[id: string, title: string, html: string]>; cost?: CostSummary; drill: DrillData }): string {
+  const sections = [...args.sections.filter(([, , html]) => html)];
+  const cost = costSection(args.cost);
+  const entries: Array<[string, string]> = [...sections.map(([id, title]) => [id, title] as [string, string]), ...(cost ? [['cost', 'Cost'] as [string, string]] : []), ['drill', 'Every answer']];
+  const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales.');
+  return htmlPage({
+    title: args.title,
+    header: args.header + toc(entries),
+    body: sections.map(([id, title, html]) => section(id, title, html)).join('\n') + cost + drill,
+    data: { drill: args.drill },
+  });
+}
+
+/** Failure counts by kind per copilot: failed/missing responses by adapter error kind, failed judgments. */
+export function failureKinds(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[]): { kinds: string[]; counts: Record<string, Record<string, number>> } {
+  const counts: Record<string, Record<string, number>> = Object.fromEntries(copilots.map((c) => [c, {}]));
+  const add = (c: string, k: string) => {
+    counts[c] ??= {};
+    counts[c][k] = (counts[c][k] ?? 0) + 1;
+  };
+  for (const r of responses) if (r.status !== 'ok') add(r.copilot, r.status === 'missing' ? 'response missing' : `response ${r.errorKind ?? 'failed'}`);
+  for (const j of judgments) if (j.status === 'failed') add(j.copilot, /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
+  const kinds = [...new Set(Object.values(counts).flatMap((k) => Object.keys(k)))].sort();
+  return { kinds, counts };
+}
+
+export function failureTable(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[]): string {
+  const { kinds, counts } = failureKinds(copilots, responses, judgments);
+  if (!kinds.length) return '<p id="failures-none">No failures: every response was collected and judged.</p>';
+  return dataTable('Items with no score, by kind of failure', ['copilot', ...kinds, 'total'], copilots.map((c) => [c, ...kinds.map((k) => counts[c]?.[k] ?? 0), Object.values(counts[c] ?? {}).reduce((a, b) => a + b, 0)]), 'id="failures-table"');
+}
+
