@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { latticeGrid, REPO, simCopilots, tempDir, uniqueQueue, writeQueries } from './support/harness';
-import { runCli } from './support/cli';
+import { cliInProcess } from './support/cliInProcess';
 import { simServersForFile } from './support/sims';
 import type { SimServer } from '../sim/server';
 import { progressMode } from '../client/progress';
@@ -54,7 +54,7 @@ function runInPty(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numbe
 
 test('run --dry-run plans exactly the calls the run then makes; on a terminal the run draws progress bars', async () => {
   const { configFile, env } = setup('pty');
-  const dry = await runCli(['run', '--config', configFile, '--dry-run', '--json'], env);
+  const dry = await cliInProcess(['run', '--config', configFile, '--dry-run', '--json'], env);
   expect(dry.code).toBe(0);
   const plan = JSON.parse(dry.stdout.trim().split('\n').pop()!);
   expect(plan).toMatchObject({ dryRun: true, totalCalls: 10 * 2 + 10 * 2 });
@@ -76,7 +76,8 @@ test('run --dry-run plans exactly the calls the run then makes; on a terminal th
 
 test('with --json or piped output, progress is plain lines', async () => {
   const { configFile, env } = setup('plain');
-  const piped = await runCli(['run', '--config', configFile, '--json'], env);
+  // In process: stdout is not a terminal here, as when piped (and the spawned CLI's start-up is saved).
+  const piped = await cliInProcess(['run', '--config', configFile, '--json'], env);
   expect(piped.code).toBe(0);
   expect(piped.stderr).toMatch(/^\[collect\] \d+\/20 done$/m);
   expect(piped.stderr).toMatch(/^\[judge\] \d+\/20 done$/m);
