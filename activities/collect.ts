@@ -31,18 +31,18 @@ export function collectActivities(deps: ActivityDeps) {
      */
     async collectResponse(input: { runId: string; queryId: string; copilot: string; maxAttempts: number }): Promise<'ok' | 'failed' | 'missing'> {
       const { store } = deps;
-      const existing = store.getResponse(input.runId, input.queryId, input.copilot);
+      const existing = await store.getResponse(input.runId, input.queryId, input.copilot);
       if (existing) return existing.status;
-      const run = requireRun(deps, input.runId);
+      const run = await requireRun(deps, input.runId);
       const config = run.config.copilots.find((c) => c.name === input.copilot);
       if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
       const secrets = secretValues(config, deps.env);
       const started = new Date();
       const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
       // A CSV copilot's answers were paid for elsewhere; every other adapter's attempt is a request worth counting.
-      const recordCall = (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage'] }) => {
+      const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage'] }) => {
         if (config.type === 'csv') return;
-        store.putLlmCall({
+        await store.putLlmCall({
           runId: input.runId,
           role: 'copilot',
           name: input.copilot,
@@ -65,12 +65,12 @@ export function collectActivities(deps: ActivityDeps) {
       try {
         // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
         const adapter = adapterOf(run, config);
-        const query = store.snapshotQuery(run.snapshotId, input.queryId);
+        const query = await store.snapshotQuery(run.snapshotId, input.queryId);
         const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
         const finished = new Date();
         const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
-        recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
-        store.putResponse({
+        await recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
+        await store.putResponse({
           ...base,
           status: 'ok',
           text: answer.text,
@@ -88,14 +88,14 @@ export function collectActivities(deps: ActivityDeps) {
         if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
         const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
         const message = redact(error.message, secrets)!;
-        if (!['config', 'missing', 'store_busy'].includes(error.kind)) recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime() });
+        if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime() });
         // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
         if (error.kind === 'store_busy' || (error.retryable && currentAttempt() < input.maxAttempts)) {
           throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });
         }
         const finished = new Date();
         const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
-        store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
+        await store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
         return status;
       } finally {
         clearTimeout(timer);
@@ -104,10 +104,10 @@ export function collectActivities(deps: ActivityDeps) {
 
     /** Called by the workflow when every attempt crashed (e.g. workers kept dying): the item is failed, the run goes on. */
     async recordCollectFailure(input: { runId: string; queryId: string; copilot: string; reason: string }): Promise<void> {
-      const run = requireRun(deps, input.runId);
+      const run = await requireRun(deps, input.runId);
       const config = run.config.copilots.find((c) => c.name === input.copilot);
       const errorMessage = redact(input.reason, config ? secretValues(config, deps.env) : []);
-      deps.store.putResponse(failedResponse({ runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config?.type ?? 'unknown', status: 'failed', errorKind: 'activity', errorMessage }));
+      await deps.store.putResponse(failedResponse({ runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config?.type ?? 'unknown', status: 'failed', errorKind: 'activity', errorMessage }));
     },
   };
 }

@@ -3,7 +3,7 @@ import type { RunConfig } from '../core/config';
 import type { ModelEndpoint } from '../core/llm';
 import type { LoadedRubric } from '../core/protocol';
 import type { ResultsStore, RunRecord } from '../core/store';
-import { protocolFor } from '../rubrics';
+import { storedRubric } from '../rubrics/storedRubric';
 import { contentHash } from '../core/validate';
 
 /** What every activity needs; the worker builds one per process. Secrets are read from `env` inside activities only. */
@@ -15,23 +15,16 @@ export interface ActivityDeps {
 /** The config stored with a run (validated and path-resolved before the run started). */
 export type StoredRunConfig = RunConfig & { reuseJudgments?: boolean };
 
-export function requireRun(deps: ActivityDeps, runId: string): RunRecord & { config: StoredRunConfig } {
-  const run = deps.store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} is not in the results store ${deps.store.file}; was the worker started with another JUDGEFLOW_HOME?`);
+export async function requireRun(deps: ActivityDeps, runId: string): Promise<RunRecord & { config: StoredRunConfig }> {
+  const run = await deps.store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} is not in the results store ${deps.store.location}; was the worker started with another JUDGEFLOW_HOME?`);
   return run as RunRecord & { config: StoredRunConfig };
 }
 
-const rubricCache = new Map<string, LoadedRubric>();
-/** The exact rubric a run started with, rebuilt from the store (files on disk may have changed since). */
-export function runRubric(deps: ActivityDeps, run: RunRecord): LoadedRubric {
-  let rubric = rubricCache.get(run.rubricVersion);
-  if (!rubric) {
-    const stored = deps.store.getRubric(run.rubricVersion);
-    if (!stored) throw new Error(`rubric ${run.rubricVersion} of run ${run.runId} is not in the results store`);
-    const protocol = protocolFor(stored.protocol);
-    rubric = protocol.rubricFromContent(stored.content as Record<string, unknown>, protocol.defaultRubricDir);
-    rubricCache.set(run.rubricVersion, rubric);
-  }
+/** The exact rubric a run started with (see storedRubric). */
+export async function requireRubric(deps: ActivityDeps, run: RunRecord): Promise<LoadedRubric> {
+  const rubric = await storedRubric(deps.store, run.rubricVersion);
+  if (!rubric) throw new Error(`rubric ${run.rubricVersion} of run ${run.runId} is not in the results store ${deps.store.location}`);
   return rubric;
 }
 

@@ -9,16 +9,12 @@ import type { Query, StoredResponse } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
-import { judgeEndpoint, requireRun, runDir, runRubric, type ActivityDeps, type StoredRunConfig } from './deps';
+import { snapshotIdOf } from '../core/snapshots';
+import { judgeEndpoint, requireRubric, requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
-
-/** Snapshot ids are content hashes: the same queries always make the same snapshot. */
-export function snapshotIdOf(queries: Query[]): string {
-  return `snap-${contentHash(queries)}`;
-}
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -29,26 +25,26 @@ export function runActivities(deps: ActivityDeps) {
       const protocol = protocolFor(config.protocol);
       let snapshotId = '';
       let copilots = config.copilots.map((c) => c.name);
-      await nonRetryableInput(() => {
+      await nonRetryableInput(async () => {
         if (input.sourceRunId) {
-          const source = requireRun(deps, input.sourceRunId);
+          const source = await requireRun(deps, input.sourceRunId);
           snapshotId = source.snapshotId;
           copilots = source.copilots;
-          store.adoptResponses(source.runId, input.runId);
+          await store.adoptResponses(source.runId, input.runId);
         } else if (input.snapshotId) {
-          if (!store.getSnapshot(input.snapshotId)) throw new InputError(`snapshot ${input.snapshotId} is not in the results store ${store.file} (see judgeflow snapshot list)`);
+          if (!(await store.getSnapshot(input.snapshotId))) throw new InputError(`snapshot ${input.snapshotId} is not in the results store ${store.location} (see judgeflow snapshot list)`);
           snapshotId = input.snapshotId;
         } else {
           const queries = protocol.parseQueries(config.queries);
           snapshotId = snapshotIdOf(queries);
-          store.putSnapshot(
+          await store.putSnapshot(
             { snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import', source: config.queries, sourceHash: contentHash(fs.readFileSync(config.queries, 'utf8')) } },
             queries,
           );
         }
         const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
-        store.putRubric(rubric.version, protocol.id, rubric.content);
-        store.createRun({
+        await store.putRubric(rubric.version, protocol.id, rubric.content);
+        await store.createRun({
           runId: input.runId,
           protocol: protocol.id,
           snapshotId,
@@ -60,38 +56,38 @@ export function runActivities(deps: ActivityDeps) {
           config: { ...config, reuseJudgments: input.reuseJudgments ?? false },
         });
       });
-      const run = requireRun(deps, input.runId);
-      return { snapshotId: run.snapshotId, rubricVersion: run.rubricVersion, queryIds: store.snapshotQueries(run.snapshotId).map((q) => q.id) };
+      const run = await requireRun(deps, input.runId);
+      return { snapshotId: run.snapshotId, rubricVersion: run.rubricVersion, queryIds: (await store.snapshotQueries(run.snapshotId)).map((q) => q.id) };
     },
 
     /** Stage 3a: the protocol groups stored responses into judge units (kept in the store; the workflow sees a count). */
     async planJudging({ runId }: { runId: string }): Promise<{ units: number }> {
-      const run = requireRun(deps, runId);
-      const existing = store.judgeUnits(runId);
+      const run = await requireRun(deps, runId);
+      const existing = await store.judgeUnits(runId);
       if (existing.length) return { units: existing.length };
       const { units, plan } = protocolFor(run.protocol).planUnits({
-        queries: store.snapshotQueries(run.snapshotId),
-        responses: store.responses(runId),
+        queries: await store.snapshotQueries(run.snapshotId),
+        responses: await store.responses(runId),
         copilots: run.copilots,
         seed: run.config.seed,
       });
-      store.putJudgeUnits(runId, units, plan); // one transaction: a crash never leaves units without their plan
+      await store.putJudgeUnits(runId, units, plan); // one transaction: a crash never leaves units without their plan
       return { units: units.length };
     },
 
     /** Stage 3b: judge one unit; the verdicts (or recorded failures) go to the store. */
     async judgeUnit({ runId, index }: { runId: string; index: number }): Promise<{ judged: number; failed: number }> {
-      const run = requireRun(deps, runId);
-      const [unit] = store.judgeUnits(runId, index, index + 1);
+      const run = await requireRun(deps, runId);
+      const [unit] = await store.judgeUnits(runId, index, index + 1);
       if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
       const ctx: JudgeContext = {
         store,
         runId,
         snapshotId: run.snapshotId,
-        rubric: runRubric(deps, run),
+        rubric: await requireRubric(deps, run),
         judge: judgeEndpoint(run),
         env: deps.env,
-        cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: () => null, set: (k, v) => store.cacheAnswer(k, v) },
+        cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
         options: run.config as unknown as Record<string, unknown>,
         // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
         signal: cancellationSignal(),
@@ -108,10 +104,10 @@ export function runActivities(deps: ActivityDeps) {
 
     /** When every attempt of a judge unit crashed: record each of its judgments as failed (missing data, not a score). */
     async recordJudgeFailure({ runId, index, reason }: { runId: string; index: number; reason: string }): Promise<void> {
-      const run = requireRun(deps, runId);
-      const [unit] = store.judgeUnits(runId, index, index + 1);
+      const run = await requireRun(deps, runId);
+      const [unit] = await store.judgeUnits(runId, index, index + 1);
       for (const copilot of unit?.copilots ?? []) {
-        store.putJudgment({
+        await store.putJudgment({
           runId,
           queryId: unit.queryId,
           copilot,
@@ -133,12 +129,12 @@ export function runActivities(deps: ActivityDeps) {
     /** Stage 4: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
     async writeReport({ runId }: { runId: string }): Promise<{ reportPath: string }> {
       const { reportPath, summary } = await renderReport(deps, runId);
-      store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
+      await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
       return { reportPath };
     },
 
     async markRunFailed({ runId, reason }: { runId: string; reason: string }): Promise<void> {
-      if (store.getRun(runId)) store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
+      if (await store.getRun(runId)) await store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
     },
   };
 }
@@ -168,27 +164,27 @@ function responsesJsonl(responses: StoredResponse[]): string {
 }
 
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
-export function buildRunReport(deps: ActivityDeps, runId: string): { run: ReturnType<typeof requireRun>; files: ReportFiles; html: string; responses: StoredResponse[] } {
+export async function buildRunReport(deps: ActivityDeps, runId: string): Promise<{ run: RunRecord; files: ReportFiles; html: string; responses: StoredResponse[] }> {
   const { store } = deps;
-  const run = requireRun(deps, runId);
+  const run = await requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
   const input: ReportInput = {
     run,
-    queries: store.snapshotQueries(run.snapshotId),
-    responses: store.responses(runId),
-    judgments: store.judgments(runId, run.rubricVersion),
-    rubric: runRubric(deps, run),
-    plan: store.runPlan(runId),
+    queries: await store.snapshotQueries(run.snapshotId),
+    responses: await store.responses(runId),
+    judgments: await store.judgments(runId, run.rubricVersion),
+    rubric: await requireRubric(deps, run),
+    plan: await store.runPlan(runId),
     options: run.config as unknown as Record<string, unknown>,
   };
   const files = protocol.buildReport(input);
-  files.json.cost = summariseCost(store.llmCalls(runId), run.copilots, run.config.pricing);
+  files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
 }
 
 /** Render a run's report from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
 export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
-  const { run, files, html, responses } = buildRunReport(deps, runId);
+  const { run, files, html, responses } = await buildRunReport(deps, runId);
   const dir = outDir ?? runDir(run);
   writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
   writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));

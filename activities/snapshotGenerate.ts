@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { askJson } from '../core/llm';
-import { getWork, putWork, saveSnapshot } from '../core/snapshots';
+import { saveSnapshot } from '../core/snapshots';
 import { groupNearDuplicates } from '../core/text';
 import type { Query } from '../core/types';
 import { generatedQueryId, generationMessages, generationSpec, latticeCells, loadGenerationPrompts, splitCell } from '../rubrics/lattice/generate';
@@ -10,7 +10,7 @@ import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { INPUT_ERROR, nonRetryableInput } from './failures';
 
 /**
- * LATTICE generation activities. Work rows (core/snapshots.ts putWork) per job:
+ * LATTICE generation activities. Work rows (ResultsStore.putWork) per job:
  *   plan                  {cells, promptsVersion}
  *   gen/<round>/<cell>    candidate texts one generator request returned
  *   accepted/<round>      {cell: texts} after near-duplicate removal over every candidate so far
@@ -23,19 +23,19 @@ type Accepted = Record<string, string[]>;
 
 export function generateActivities(deps: ActivityDeps) {
   const { store } = deps;
-  const plan = (jobId: string): Plan => {
-    const p = getWork<Plan>(store, jobId, 'plan');
-    if (!p) throw new Error(`generation job ${jobId} has no plan in the results store ${store.file}`);
+  const plan = async (jobId: string): Promise<Plan> => {
+    const p = await store.getWork<Plan>(jobId, 'plan');
+    if (!p) throw new Error(`generation job ${jobId} has no plan in the results store ${store.location}`);
     return p;
   };
 
   return {
     /** Validate the cell subsets and fix the prompts' version for the whole job (first write wins). */
     async planGeneration({ jobId, input }: { jobId: string; input: GenerateInput }): Promise<Plan> {
-      return nonRetryableInput(() => {
+      return nonRetryableInput(async () => {
         const cells = latticeCells(input.tasks, input.categories);
         const prompts = loadGenerationPrompts();
-        putWork(store, jobId, 'plan', { cells, promptsVersion: prompts.version });
+        await store.putWork(jobId, 'plan', { cells, promptsVersion: prompts.version });
         return plan(jobId);
       });
     },
@@ -43,13 +43,14 @@ export function generateActivities(deps: ActivityDeps) {
     /** One generator request for one cell in one round. A retried (crashed) cell finds its stored answer. */
     async generateCell(args: { jobId: string; cell: string; round: number; count: number; seed: string; llm: LlmSettings }): Promise<{ candidates: number }> {
       const key = `gen/${args.round}/${args.cell}`;
-      const done = getWork<string[]>(store, args.jobId, key);
+      const done = await store.getWork<string[]>(args.jobId, key);
       if (done) return { candidates: done.length };
       const prompts = loadGenerationPrompts();
-      if (prompts.version !== plan(args.jobId).promptsVersion) {
-        throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${plan(args.jobId).promptsVersion} → ${prompts.version}); start a new generation`, INPUT_ERROR);
+      const { promptsVersion } = await plan(args.jobId);
+      if (prompts.version !== promptsVersion) {
+        throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${promptsVersion} → ${prompts.version}); start a new generation`, INPUT_ERROR);
       }
-      const previous = args.round > 0 ? getWork<Accepted>(store, args.jobId, `accepted/${args.round - 1}`) : null;
+      const previous = args.round > 0 ? await store.getWork<Accepted>(args.jobId, `accepted/${args.round - 1}`) : null;
       const answer = await withHeartbeat(() =>
         askJson({
           settings: args.llm,
@@ -64,8 +65,8 @@ export function generateActivities(deps: ActivityDeps) {
       // An invalid answer after the re-asks is a failed attempt: Temporal retries the cell, the others are untouched.
       if (!answer.ok) throw new Error(`generator gave no valid queries for cell ${args.cell}: ${answer.error}`);
       const texts = answer.value.queries.map((q) => q.replace(/\s+/g, ' ').trim()).filter(Boolean);
-      putWork(store, args.jobId, key, texts);
-      return { candidates: getWork<string[]>(store, args.jobId, key)!.length };
+      await store.putWork(args.jobId, key, texts);
+      return { candidates: (await store.getWork<string[]>(args.jobId, key))!.length };
     },
 
     /**
@@ -74,9 +75,9 @@ export function generateActivities(deps: ActivityDeps) {
      * has room. Earlier rounds win, so refills only add.
      */
     async dedupeGeneration({ jobId, round, perCell, similarity }: { jobId: string; round: number; perCell: number; similarity: number }): Promise<{ accepted: Record<string, number>; candidates: number; duplicates: number }> {
-      const { cells } = plan(jobId);
+      const { cells } = await plan(jobId);
       const pool: Array<{ cell: string; text: string }> = [];
-      for (let r = 0; r <= round; r++) for (const cell of cells) for (const text of getWork<string[]>(store, jobId, `gen/${r}/${cell}`) ?? []) pool.push({ cell, text });
+      for (let r = 0; r <= round; r++) for (const cell of cells) for (const text of (await store.getWork<string[]>(jobId, `gen/${r}/${cell}`)) ?? []) pool.push({ cell, text });
       const groups = groupNearDuplicates(
         pool.map((p) => p.text),
         { threshold: similarity, byTemplate: false },
@@ -93,20 +94,20 @@ export function generateActivities(deps: ActivityDeps) {
           used.add(groupOf[i]);
         }
       });
-      putWork(store, jobId, `accepted/${round}`, accepted);
-      const stored = getWork<Accepted>(store, jobId, `accepted/${round}`)!;
+      await store.putWork(jobId, `accepted/${round}`, accepted);
+      const stored = (await store.getWork<Accepted>(jobId, `accepted/${round}`))!;
       return { accepted: Object.fromEntries(cells.map((c) => [c, stored[c].length])), candidates: pool.length, duplicates };
     },
 
     /** Store the accepted queries as an immutable snapshot with its provenance. */
     async storeGenerated({ jobId, round, input, workflowId }: { jobId: string; round: number; input: GenerateInput; workflowId: string }): Promise<{ snapshotId: string; queries: number; shortCells: string[] }> {
-      const { cells, promptsVersion } = plan(jobId);
-      const accepted = getWork<Accepted>(store, jobId, `accepted/${round}`);
+      const { cells, promptsVersion } = await plan(jobId);
+      const accepted = await store.getWork<Accepted>(jobId, `accepted/${round}`);
       if (!accepted) throw new Error(`generation job ${jobId} has no accepted queries for round ${round}`);
       const queries: Query[] = cells.flatMap((cell) => accepted[cell].map((text, k) => ({ id: generatedQueryId(cell, k), text, ...splitCell(cell) })));
       if (!queries.length) throw ApplicationFailure.nonRetryable('the generator produced no usable queries; nothing to store', INPUT_ERROR);
       const shortCells = cells.filter((c) => accepted[c].length < input.perCell);
-      const { snapshotId } = saveSnapshot(store, {
+      const { snapshotId } = await saveSnapshot(store, {
         queries,
         parentId: input.parentId ?? null,
         meta: {

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { recordScheduleSnapshot, scheduleSnapshots, setScheduleRun } from '../core/snapshots';
 import { InputError } from '../core/validate';
 import type { ActivityDeps } from './deps';
 import { nonRetryableInput } from './failures';
@@ -40,17 +39,17 @@ export function refreshActivities(deps: ActivityDeps) {
   return {
     /** The previous snapshot of this schedule (the new one's parent) and, for curation, the newest traffic file. */
     async refreshPrepare({ schedule, from, parentId }: { schedule: string; from?: string; parentId?: string | null }): Promise<{ parentId: string | null; source?: string }> {
-      const previous = scheduleSnapshots(store, schedule)[0]?.snapshotId ?? parentId ?? null;
+      const previous = (await store.scheduleSnapshots(schedule))[0]?.snapshotId ?? parentId ?? null;
       if (!from) return { parentId: previous };
       return nonRetryableInput(() => ({ parentId: previous, source: newestTrafficFile(from) }));
     },
 
     async refreshRecord(row: { schedule: string; workflowId: string; snapshotId: string; parentId: string | null }): Promise<void> {
-      recordScheduleSnapshot(store, { ...row, createdAt: new Date().toISOString(), runId: null });
+      await store.recordScheduleSnapshot({ ...row, createdAt: new Date().toISOString(), runId: null });
     },
 
     async refreshRecordRun({ schedule, workflowId, runId }: { schedule: string; workflowId: string; runId: string }): Promise<void> {
-      setScheduleRun(store, schedule, workflowId, runId);
+      await store.setScheduleRun(schedule, workflowId, runId);
     },
   };
 }

@@ -7,9 +7,9 @@ import type { ResultsStore, RunRecord } from '../core/store';
 import type { Query } from '../core/types';
 import { InputError } from '../core/validate';
 
-function loadSide(store: ResultsStore, runId: string, which: string): { run: RunRecord; side: CompareRun } {
-  const run = store.getRun(runId);
-  if (!run) throw new InputError(`${which}: run ${runId} is not in the results store ${store.file} (see judgeflow runs)`);
+async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
+  const run = await store.getRun(runId);
+  if (!run) throw new InputError(`${which}: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
   const side: CompareRun = {
     runId: run.runId,
     protocol: run.protocol,
@@ -17,18 +17,18 @@ function loadSide(store: ResultsStore, runId: string, which: string): { run: Run
     rubricVersion: run.rubricVersion,
     judge: run.judge,
     copilots: run.copilots,
-    judgments: store.judgments(run.runId, run.rubricVersion),
+    judgments: await store.judgments(run.runId, run.rubricVersion),
   };
   return { run, side };
 }
 
 /** Compare two stored runs (B against A). */
-export function compareStoredRuns(store: ResultsStore, runIdA: string, runIdB: string, options: CompareOptions = {}): { comparison: Comparison; runB: RunRecord } {
-  const a = loadSide(store, runIdA, 'RUN_A');
-  const b = loadSide(store, runIdB, 'RUN_B');
+export async function compareStoredRuns(store: ResultsStore, runIdA: string, runIdB: string, options: CompareOptions = {}): Promise<{ comparison: Comparison; runB: RunRecord }> {
+  const a = await loadSide(store, runIdA, 'RUN_A');
+  const b = await loadSide(store, runIdB, 'RUN_B');
   if (a.run.protocol !== b.run.protocol) throw new InputError(`run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`);
   // Each run's own snapshot: ids are positional, so across two snapshots a query pairs only on id AND text.
-  const queries: { a: Query[]; b: Query[] } = { a: store.snapshotQueries(a.run.snapshotId), b: store.snapshotQueries(b.run.snapshotId) };
+  const queries: { a: Query[]; b: Query[] } = { a: await store.snapshotQueries(a.run.snapshotId), b: await store.snapshotQueries(b.run.snapshotId) };
   return { comparison: compareRuns(a.side, b.side, queries, options), runB: b.run };
 }
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { defaultStorePath, openStore } from '../core/store';
+import { openStore, storeTarget } from '../stores';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from './temporalServer';
@@ -38,6 +38,6 @@ export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promi
  */
 export async function taskQueue(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   if (env.JUDGEFLOW_TASK_QUEUE) return env.JUDGEFLOW_TASK_QUEUE;
-  const id = await openStore(defaultStorePath(env)).storeId();
+  const id = await (await openStore(storeTarget(env))).storeId();
   return `judgeflow-${crypto.createHash('sha256').update(id).digest('hex').slice(0, 16)}`;
 }

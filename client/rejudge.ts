@@ -31,11 +31,11 @@ export interface RejudgePlan {
  * The config of a re-judge: the source run's stored config with the rubric and judge overridden.
  * Validated here, before anything starts, so a bad override fails as an input error with nothing written.
  */
-export function planRejudge(store: ResultsStore, opts: RejudgeOptions): RejudgePlan {
-  const source = store.getRun(opts.sourceRunId);
-  if (!source) throw new InputError(`run ${opts.sourceRunId} is not in the results store ${store.file} (see judgeflow runs; is JUDGEFLOW_HOME the one the run used?)`);
+export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Promise<RejudgePlan> {
+  const source = await store.getRun(opts.sourceRunId);
+  if (!source) throw new InputError(`run ${opts.sourceRunId} is not in the results store ${store.location} (see judgeflow runs; is JUDGEFLOW_HOME the one the run used?)`);
   if (source.status === 'running') throw new InputError(`run ${source.runId} is still running; re-judge it once it has finished (judgeflow status ${source.runId})`);
-  const collected = store.responses(source.runId).filter((r) => r.status === 'ok').length;
+  const collected = (await store.responses(source.runId)).filter((r) => r.status === 'ok').length;
   if (collected === 0) throw new InputError(`run ${source.runId} has no collected responses to re-judge`);
 
   const { reuseJudgments: _ignored, ...stored } = source.config as Record<string, unknown> & { judge: Record<string, unknown> };

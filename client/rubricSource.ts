@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { LoadedRubric, ProtocolModule } from '../core/protocol';
-import { defaultStorePath, type ResultsStore } from '../core/store';
-import { existingStore } from './existingStore';
+import { openExistingStore, storeLocation, storeTarget } from '../stores';
 import { InputError, readText } from '../core/validate';
-import { protocolFor, protocols } from '../rubrics';
+import { protocols, protocolFor } from '../rubrics';
+import { storedRubric } from '../rubrics/storedRubric';
 
 /** The protocol a rubric directory belongs to: --protocol, else its rubric.yaml's `protocol:`, else the protocol whose default it is. */
 export function protocolOfDir(dir: string, protocolId?: string): ProtocolModule {
@@ -31,32 +31,24 @@ export function loadRubricDir(dir: string, protocolId?: string): LoadedRubric {
   return protocolOfDir(dir, protocolId).loadRubric(path.resolve(dir));
 }
 
-/** A rubric version stored with runs (rebuilt from the results store, so it works after the files changed). */
-export function storedRubric(store: ResultsStore, version: string): LoadedRubric | null {
-  const stored = store.getRubric(version);
-  if (!stored) return null;
-  const protocol = protocolFor(stored.protocol);
-  return protocol.rubricFromContent(stored.content as Record<string, unknown>, protocol.defaultRubricDir);
-}
-
 /**
  * `rubric diff` operands: a rubric directory, a rubric version stored with runs, or a run id (its rubric).
  * Returns the rubric and a label saying which one it was.
  */
-export function resolveRubricRef(ref: string, opts: { protocol?: string; env?: NodeJS.ProcessEnv } = {}): { rubric: LoadedRubric; label: string } {
+export async function resolveRubricRef(ref: string, opts: { protocol?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ rubric: LoadedRubric; label: string }> {
   if (fs.existsSync(ref) && fs.statSync(ref).isDirectory()) return { rubric: loadRubricDir(ref, opts.protocol), label: path.resolve(ref) };
-  const store = existingStore(opts.env);
+  const store = await openExistingStore(opts.env);
   if (store) {
-    const byVersion = storedRubric(store, ref);
+    const byVersion = await storedRubric(store, ref);
     if (byVersion) return { rubric: byVersion, label: 'stored' };
-    const run = store.getRun(ref);
+    const run = await store.getRun(ref);
     if (run) {
-      const rubric = storedRubric(store, run.rubricVersion);
+      const rubric = await storedRubric(store, run.rubricVersion);
       if (rubric) return { rubric, label: `run ${run.runId}` };
     }
   }
   throw new InputError(
-    `"${ref}" is not a rubric directory, nor a rubric version or run id in the results store ${defaultStorePath(opts.env)}${store ? '' : ' (which does not exist yet)'}; ` +
+    `"${ref}" is not a rubric directory, nor a rubric version or run id in the results store ${storeLocation(storeTarget(opts.env))}${store ? '' : ' (which does not exist yet)'}; ` +
       'see judgeflow runs for the versions stored with runs, or pass a directory holding rubric.yaml',
   );
 }

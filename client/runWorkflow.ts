@@ -3,7 +3,6 @@ import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/validate';
 import { closeSharedBrowser } from '../activities/adapters/browser';
 import type { Worker } from '@temporalio/worker';
-import { defaultStorePath } from '../core/store';
 import { createWorker } from '../worker/createWorker';
 import { connectClient, connectWorker, taskQueue } from './connection';
 import { ensureLocalServer } from './temporalServer';
@@ -34,7 +33,7 @@ export async function runWorkflow<R>(args: {
     const queue = await taskQueue(env);
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env);
-      worker = await createWorker({ connection, namespace, taskQueue: queue, storeFile: defaultStorePath(env), env });
+      worker = await createWorker({ connection, namespace, taskQueue: queue, env });
       workerDone = worker.run();
     }
     const handle = await client.workflow.start(args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input] });

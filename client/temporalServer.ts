@@ -89,7 +89,7 @@ export async function isServerUp(address: string, timeoutMs = 2_000, namespace?:
 
 /** host:port → whether a TCP connect succeeds; unparseable addresses are left to gRPC (true). */
 function tcpAccepts(address: string, timeoutMs: number): Promise<boolean> {
-  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
+  const match = address.match(/^\[?([^\]]+?)\]?:(\d+)$/);
   if (!match) return Promise.resolve(true);
   return new Promise((resolve) => {
     const socket = net.connect({ host: match[1], port: Number(match[2]) });

@@ -33,7 +33,7 @@ export const judgeConfigSchema = z
 
 /** YYYY-MM-DD naming a day that exists (no month 13, no 31 April, 29 February only in leap years). */
 function isCalendarDate(s: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  const m = s.match(/^(\d{4})-(\d{2})-(\d{2})$/);
   if (!m) return true; // the format is the regex's to report
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const date = new Date(Date.UTC(y, mo - 1, d));

@@ -62,8 +62,8 @@ export type JsonAnswer<T> = (
 
 /** Optional memo of answers keyed by the full request, used when re-judging with an unchanged rubric and judge. */
 export interface AnswerCache {
-  get(key: string): string | null;
-  set(key: string, answer: string): void;
+  get(key: string): Promise<string | null>;
+  set(key: string, answer: string): Promise<void>;
 }
 
 const clients = new Map<string, OpenAI>();
@@ -126,7 +126,7 @@ export async function askJson<T>(args: {
   let systemFingerprint: string | null = null;
   for (let attempt = 1; attempt <= args.maxInvalidAnswers + 1; attempt++) {
     const key = requestKey(settings, messages, spec);
-    let raw = args.cache?.get(key) ?? null;
+    let raw = (await args.cache?.get(key)) ?? null;
     let usage: CallUsage | null = null;
     if (raw === null) {
       const answer = await complete(settings, messages, spec, args.env, args.signal, args.onCall);
@@ -137,7 +137,7 @@ export async function askJson<T>(args: {
     const parsed = parseAnswer(raw, spec);
     if (usage) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: 'invalid_answer' });
     if ('value' in parsed) {
-      args.cache?.set(key, raw ?? '');
+      await args.cache?.set(key, raw ?? '');
       return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: raw ?? '' }], systemFingerprint };
     }
     lastError = parsed.error;

@@ -7,8 +7,8 @@ import { toCsv } from './csv';
 /**
  * Snapshots as first-class, immutable objects: a set of queries whose id is the content hash of those queries,
  * with provenance (how it was made), its parent (the snapshot it refreshes) and per-category counts.
- * The rows live in the `snapshots` / `snapshot_queries` tables of core/store.ts; this module adds the
- * bookkeeping tables of generation, curation and scheduled refresh.
+ * They live in the results store (core/store.ts); generation and curation keep their intermediate results there
+ * too (putWork/getWork), and scheduled refresh its lineage (recordScheduleSnapshot).
  */
 
 /** How a snapshot was made. Stored as the snapshot's meta (JSON); every field optional except the generator. */
@@ -36,8 +36,8 @@ export interface SnapshotMeta {
   [key: string]: unknown;
 }
 
-/** Same id rule as activities/run.ts snapshotIdOf: the same queries always make the same snapshot. */
-export function snapshotIdFor(queries: Query[]): string {
+/** Snapshot ids are content hashes: the same queries always make the same snapshot, however they were made. */
+export function snapshotIdOf(queries: Query[]): string {
   return `snap-${contentHash(queries)}`;
 }
 
@@ -58,23 +58,26 @@ export function labelCounts(queries: Query[]): Record<string, Record<string, num
 }
 
 /** Store a snapshot made by a generator; returns its id. Idempotent (same queries → same id → first record kept). */
-export function saveSnapshot(store: ResultsStore, args: { queries: Query[]; parentId: string | null; meta: SnapshotMeta; createdAt?: string }): { snapshotId: string; created: boolean } {
-  const snapshotId = snapshotIdFor(args.queries);
-  const existed = store.getSnapshot(snapshotId) !== null;
+export async function saveSnapshot(
+  store: ResultsStore,
+  args: { queries: Query[]; parentId: string | null; meta: SnapshotMeta; createdAt?: string },
+): Promise<{ snapshotId: string; created: boolean }> {
+  const snapshotId = snapshotIdOf(args.queries);
+  const existed = (await store.getSnapshot(snapshotId)) !== null;
   // A refresh that produced exactly its parent's queries must not make the snapshot its own parent.
   const parentId = args.parentId === snapshotId ? null : args.parentId;
-  store.putSnapshot({ snapshotId, createdAt: args.createdAt ?? new Date().toISOString(), parentId, meta: { ...args.meta, counts: labelCounts(args.queries) } }, args.queries);
+  await store.putSnapshot({ snapshotId, createdAt: args.createdAt ?? new Date().toISOString(), parentId, meta: { ...args.meta, counts: labelCounts(args.queries) } }, args.queries);
   return { snapshotId, created: !existed };
 }
 
 /** A snapshot id, or a unique prefix of one (as `git` does), resolved against the store. */
-export function resolveSnapshotId(store: ResultsStore, idOrPrefix: string): SnapshotRecord {
-  const exact = store.getSnapshot(idOrPrefix);
+export async function resolveSnapshotId(store: ResultsStore, idOrPrefix: string): Promise<SnapshotRecord> {
+  const exact = await store.getSnapshot(idOrPrefix);
   if (exact) return exact;
-  const rows = store.db.prepare('SELECT snapshot_id FROM snapshots WHERE snapshot_id LIKE ? ORDER BY snapshot_id').all(`${idOrPrefix.replace(/[%_]/g, '')}%`) as Array<{ snapshot_id: string }>;
-  if (rows.length === 1) return store.getSnapshot(rows[0].snapshot_id)!;
-  if (rows.length > 1) throw new InputError(`snapshot id "${idOrPrefix}" is ambiguous: ${rows.map((r) => r.snapshot_id).join(', ')}`);
-  throw new InputError(`no snapshot "${idOrPrefix}" in the results store ${store.file} (see judgeflow snapshot list)`);
+  const ids = await store.snapshotIdsStartingWith(idOrPrefix);
+  if (ids.length === 1) return (await store.getSnapshot(ids[0]))!;
+  if (ids.length > 1) throw new InputError(`snapshot id "${idOrPrefix}" is ambiguous: ${ids.join(', ')}`);
+  throw new InputError(`no snapshot "${idOrPrefix}" in the results store ${store.location} (see judgeflow snapshot list)`);
 }
 
 // ---- diff -----------------------------------------------------------------------
@@ -133,64 +136,4 @@ export function exportCsv(queries: Query[]): string {
   const rows = queries.map(exportable);
   const columns = FIELD_ORDER.filter((key) => rows.some((r) => r[key] !== undefined));
   return toCsv([columns, ...rows.map((r) => columns.map((c) => (c === 'history' && r[c] !== undefined ? JSON.stringify(r[c]) : r[c])))]);
-}
-
-// ---- work-in-progress and lineage tables -------------------------------------------
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS snapshot_work (job_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (job_id, key));
-CREATE TABLE IF NOT EXISTS schedule_snapshots (schedule TEXT NOT NULL, workflow_id TEXT NOT NULL, snapshot_id TEXT NOT NULL, parent_id TEXT, created_at TEXT NOT NULL, run_id TEXT, PRIMARY KEY (schedule, workflow_id));
-`;
-const ready = new WeakSet<object>();
-function ensureTables(store: ResultsStore): void {
-  if (ready.has(store.db)) return;
-  store.db.exec(SCHEMA);
-  ready.add(store.db);
-}
-
-/**
- * Intermediate results of a generation or curation job (one row per cell-round or stage), so an activity retried
- * after a crash finds its work done, and workflows pass only ids and counts. First write wins.
- */
-export function putWork(store: ResultsStore, jobId: string, key: string, value: unknown): void {
-  ensureTables(store);
-  store.db.prepare('INSERT OR IGNORE INTO snapshot_work VALUES (?, ?, ?)').run(jobId, key, JSON.stringify(value));
-}
-
-export function getWork<T>(store: ResultsStore, jobId: string, key: string): T | null {
-  ensureTables(store);
-  const row = store.db.prepare('SELECT value FROM snapshot_work WHERE job_id = ? AND key = ?').get(jobId, key) as { value: string } | undefined;
-  return row ? (JSON.parse(row.value) as T) : null;
-}
-
-export interface ScheduleSnapshotRow {
-  schedule: string;
-  workflowId: string;
-  snapshotId: string;
-  parentId: string | null;
-  createdAt: string;
-  runId: string | null;
-}
-
-export function recordScheduleSnapshot(store: ResultsStore, row: ScheduleSnapshotRow): void {
-  ensureTables(store);
-  store.db.prepare('INSERT OR IGNORE INTO schedule_snapshots VALUES (?, ?, ?, ?, ?, ?)').run(row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId);
-}
-
-export function setScheduleRun(store: ResultsStore, schedule: string, workflowId: string, runId: string): void {
-  ensureTables(store);
-  store.db.prepare('UPDATE schedule_snapshots SET run_id = ? WHERE schedule = ? AND workflow_id = ?').run(runId, schedule, workflowId);
-}
-
-/** Snapshots a schedule made, newest first. */
-export function scheduleSnapshots(store: ResultsStore, schedule: string): ScheduleSnapshotRow[] {
-  ensureTables(store);
-  return (store.db.prepare('SELECT * FROM schedule_snapshots WHERE schedule = ? ORDER BY created_at DESC, rowid DESC').all(schedule) as any[]).map((r) => ({
-    schedule: r.schedule,
-    workflowId: r.workflow_id,
-    snapshotId: r.snapshot_id,
-    parentId: r.parent_id,
-    createdAt: r.created_at,
-    runId: r.run_id,
-  }));
 }

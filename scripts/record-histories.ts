@@ -22,7 +22,7 @@ import { curateInput } from '../client/snapshotOptions';
 import { runInput } from '../client/startRun';
 import { findOrInstallTemporalCli, freePort, startDevServer } from '../client/temporalServer';
 import { parseRunConfig } from '../core/config';
-import { openStore } from '../core/store';
+import { openStore, type StoreTarget } from '../stores';
 import { startSimServer, type SimServer } from '../sim/server';
 import { createWorker } from '../worker/createWorker';
 import { benchmarkRun, snapshotCurate } from '../workflows';
@@ -40,7 +40,7 @@ const SDK = (require('@temporalio/workflow/package.json') as { version: string }
 interface Ctx {
   client: Client;
   taskQueue: string;
-  storeFile: string;
+  store: StoreTarget;
   sim: SimServer;
 }
 
@@ -91,7 +91,7 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
     description: 'A re-judge of lattice-run with another judge model: adopts stored responses (no collect children), judges again, links sourceRunId.',
     async run(ctx) {
       const runId = 'replay-lattice-rejudge';
-      const plan = planRejudge(openStore(ctx.storeFile), { sourceRunId: 'replay-lattice-run', judgeModel: 'sim-judge-2' });
+      const plan = await planRejudge(await openStore(ctx.store), { sourceRunId: 'replay-lattice-run', judgeModel: 'sim-judge-2' });
       const input = runInput(plan.config, runId, { sourceRunId: 'replay-lattice-run', reuseJudgments: plan.reuseJudgments });
       await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [input] });
       return runId;
@@ -189,17 +189,17 @@ async function main(): Promise<void> {
   const sim = await startSimServer({});
   // Bundle from source (never a stale JUDGEFLOW_WORKFLOW_BUNDLE): the point is to record what the code does now.
   const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_WORKFLOW_BUNDLE: '' };
-  const storeFile = path.join(SCRATCH, 'results.db');
+  const store: StoreTarget = { kind: 'sqlite', file: path.join(SCRATCH, 'results.db') };
   const taskQueue = 'record-histories';
   const { connection, namespace } = await connectWorker(env);
   const client = await connectClient(env);
   try {
-    const worker = await createWorker({ connection, namespace, taskQueue, storeFile, env });
+    const worker = await createWorker({ connection, namespace, taskQueue, store, env });
     await worker.runUntil(async () => {
       fs.mkdirSync(OUT, { recursive: true });
       // Later scenarios may build on earlier ones (the re-judge needs lattice-run), so every scenario runs; only wanted ones are saved.
       for (const scenario of scenarios) {
-        const rootId = await scenario.run({ client, taskQueue, storeFile, sim });
+        const rootId = await scenario.run({ client, taskQueue, store, sim });
         if (wanted.length && !wanted.includes(scenario.name)) continue;
         const file: HistoryFile = { scenario: scenario.name, description: scenario.description, recordedAt: new Date().toISOString(), sdk: SDK, workflows: await collectHistories(client, rootId) };
         const target = path.join(OUT, `${scenario.name}.json`);

@@ -119,7 +119,7 @@ function reasoningModelRejection(body: any): { message: string; param: string; c
 function faultReply(body: any, requestIndex: number, options: SimOptions, seenOnce: Set<string>): SimReply | undefined {
   const faults = options.faults ?? {};
   const retryAfter = { 'Retry-After': String(faults.retryAfterSeconds ?? 1) };
-  const prefix = /^(fault-[a-z0-9-]+):/.exec(body.model)?.[1];
+  const prefix = body.model.match(/^(fault-[a-z0-9-]+):/)?.[1];
   if (prefix === 'fault-429') return errorReply(429, retryAfter);
   if (prefix === 'fault-500') return errorReply(500);
   if (prefix === 'fault-malformed') return { status: 200, body: MALFORMED_BODY };

@@ -92,19 +92,19 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
         const fourth = byTurn(4)[0];
         expect(fourth.messages.slice(0, again.messages.length)).toEqual(again.messages);
         expect(fourth.messages).toHaveLength(again.messages.length + 2);
-        expect(store.judgeTurns(runId, text === FAIL ? 'fail' : 'hang', store.getRun(runId)!.rubricVersion)).toHaveLength(5);
+        expect(await store.judgeTurns(runId, text === FAIL ? 'fail' : 'hang', (await store.getRun(runId))!.rubricVersion)).toHaveLength(5);
       }
-      const judgments = store.judgments(runId);
+      const judgments = (await store.judgments(runId));
       expect(judgments).toHaveLength(12);
       expect(judgments.every((j) => j.status === 'ok' && j.rank !== null)).toBe(true);
 
       // What a turn carries: evaluation date, the response's own timestamp, the user's earlier turns, the context.
       const calm = judge.requests.map((r) => r.body).filter((b) => queryTextOf(b) === CALM && schemaName(b) === 'cab_scores');
       const firstTurn = calm.find((b) => turnOf(b) === 1)!;
-      const shownFirst = store.judgeUnits(runId).find((u) => u.queryId === 'calm')!.copilots[0];
+      const shownFirst = (await store.judgeUnits(runId)).find((u) => u.queryId === 'calm')!.copilots[0];
       const prompt = firstTurn.messages[1].content as string;
       expect(firstTurn.messages[0].content).toContain('Evaluation date: 2026-03-05');
-      expect(prompt).toContain(`Response #1 was written at: ${store.getResponse(runId, 'calm', shownFirst)!.finishedAt}`);
+      expect(prompt).toContain(`Response #1 was written at: ${(await store.getResponse(runId, 'calm', shownFirst))!.finishedAt}`);
       expect(prompt).toContain('I hold 0.5 BTC and some ETH.');
       expect(prompt).toContain('CONTEXT-MARKER');
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
@@ -169,7 +169,7 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
         expect(never[k].messages.slice(-2).map((m: any) => m.role)).toEqual(['assistant', 'user']);
         expect(never[k].messages[never[k].messages.length - 1].content).toMatch(/exactly once/);
       }
-      const neverJudgments = store.judgments(runId).filter((j) => j.queryId === 'r1');
+      const neverJudgments = (await store.judgments(runId)).filter((j) => j.queryId === 'r1');
       expect(neverJudgments).toHaveLength(systems.length);
       expect(neverJudgments.every((j) => j.status === 'ok' && j.rank === null && j.total !== null)).toBe(true);
       expect(report.rankingFailures).toBe(1);
@@ -177,15 +177,14 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       // Fixed on the re-ask: ranks recorded, a permutation of 1..3.
       expect(rankings(ONCE)).toHaveLength(2);
       expect(
-        store
-          .judgments(runId)
+        (await store.judgments(runId))
           .filter((j) => j.queryId === 'r2')
           .map((j) => j.rank)
           .sort(),
       ).toEqual([1, 2, 3]);
 
       // A scoring turn that stays invalid: that response's judgment failed; the others and the ranking go on.
-      const bad = store.judgments(runId).filter((j) => j.queryId === 'r3');
+      const bad = (await store.judgments(runId)).filter((j) => j.queryId === 'r3');
       const failed = bad.filter((j) => j.status === 'failed');
       expect(failed).toHaveLength(1);
       expect(failed[0].position).toBe(2);
@@ -197,7 +196,7 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       expect(report.systems[failed[0].copilot].n).toBe(3);
 
       // Error taxonomy: one independent call per scored response; rates are the flags' means per system.
-      const byText = new Map(store.responses(runId).map((r) => [r.text!, r.copilot]));
+      const byText = new Map((await store.responses(runId)).map((r) => [r.text!, r.copilot]));
       const taxonomyCalls = bodies.filter((b) => schemaName(b) === 'cab_error_taxonomy');
       expect(taxonomyCalls).toHaveLength(4 * 3 - 1);
       expect(taxonomyCalls.every((b) => b.messages.length === 2)).toBe(true);

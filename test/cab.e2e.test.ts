@@ -48,9 +48,9 @@ test('identical answers get equal means under a judge that favours position 1; t
     const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     const requests = judge.requests.slice(before).map((r) => r.body);
-    const run = store.getRun(runId)!;
+    const run = (await store.getRun(runId))!;
 
-    expect(store.responses(runId).filter((r) => r.status !== 'ok').map((r) => `${r.queryId}/${r.copilot}: ${r.errorMessage}`)).toEqual([]);
+    expect((await store.responses(runId)).filter((r) => r.status !== 'ok').map((r) => `${r.queryId}/${r.copilot}: ${r.errorMessage}`)).toEqual([]);
     // Every query: four scoring turns and one ranking, no re-asks; the judge never sees a system name.
     expect(requests.filter((b) => schemaName(b) === 'cab_scores')).toHaveLength(Q * 4);
     expect(requests.filter((b) => schemaName(b) === 'cab_ranking')).toHaveLength(Q);
@@ -61,8 +61,8 @@ test('identical answers get equal means under a judge that favours position 1; t
     expect(requests.every((b) => b.temperature === 0.1)).toBe(true);
 
     // Map labels back to systems with the stored presentation order, then recompute from the judge's answers.
-    const idOf = new Map(store.snapshotQueries(run.snapshotId).map((q) => [q.text, q.id]));
-    const orderOf = new Map(store.judgeUnits(runId).map((u) => [u.queryId, u.copilots]));
+    const idOf = new Map((await store.snapshotQueries(run.snapshotId)).map((q) => [q.text, q.id]));
+    const orderOf = new Map((await store.judgeUnits(runId)).map((u) => [u.queryId, u.copilots]));
     const systemOf = (body: any, label: string) => orderOf.get(idOf.get(queryTextOf(body))!)![Number(label.slice('Response #'.length)) - 1];
     const dims: Record<string, Record<string, number[]>> = Object.fromEntries(SYSTEMS.map((s) => [s, Object.fromEntries(DIMS.map((d) => [d, []]))]));
     const totals: Record<string, number[]> = Object.fromEntries(SYSTEMS.map((s) => [s, []]));

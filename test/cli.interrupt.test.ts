@@ -30,7 +30,7 @@ test('SIGINT on judgeflow run exits within 5 s with the resume hint; judgeflow c
     child.kill('SIGKILL');
     throw new Error(`${error.message}\nstdout: ${stdout}\nstderr: ${stderr}`);
   });
-  const runId = /Started (\S+)/.exec(stdout)![1];
+  const runId = stdout.match(/Started (\S+)/)![1];
   const sentAt = Date.now();
   child.kill('SIGINT');
   const code = await exited;

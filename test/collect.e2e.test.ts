@@ -113,11 +113,11 @@ test('http, streamed http, browser and csv copilots collected across two workers
     async ({ client, taskQueue, store, storeFile }) => {
       // A second worker on the same task queue: the per-copilot limits must hold across both.
       const { connection, namespace } = await connectWorker();
-      const second = await createWorker({ connection, namespace, taskQueue, storeFile, env });
+      const second = await createWorker({ connection, namespace, taskQueue, store: { kind: 'sqlite', file: storeFile }, env });
       const result = await second.runUntil(client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'collect-' + Date.now(), args: [runInput(config, 'run-collect-' + Date.now())] }));
       await connection.close();
 
-      const stored = store.responses(result.runId);
+      const stored = (await store.responses(result.runId));
       const get = (copilot: string, q: string) => stored.find((r) => r.copilot === copilot && r.queryId === queries.find((x) => x.text === q)!.id)!;
       for (const q of queries) {
         expect(get('Api', q.text).text).toBe(served.api.get(q.text));
@@ -189,8 +189,8 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
         const times = attempts.get(q.text)!;
         expect(times.length).toBeGreaterThanOrEqual(3);
         expect(times[1] - times[0]).toBeGreaterThanOrEqual(1900); // Retry-After: 2 honoured
-        expect(store.getResponse(result.runId, q.id, 'Flaky')!.text).toBe(`ok: ${q.text}`);
-        const hung = store.getResponse(result.runId, q.id, 'Hung')!;
+        expect((await store.getResponse(result.runId, q.id, 'Flaky'))!.text).toBe(`ok: ${q.text}`);
+        const hung = (await store.getResponse(result.runId, q.id, 'Hung'))!;
         expect([hung.status, hung.errorKind]).toEqual(['failed', 'timeout']);
       }
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
@@ -235,13 +235,13 @@ test('a copilot that echoes its credential back in an error never lets the key r
       async ({ client, taskQueue, store }) => {
         const runId = 'run-leak-' + Date.now();
         const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] });
-        const echoed = store.getResponse(runId, 'q0', 'Echo')!;
+        const echoed = (await store.getResponse(runId, 'q0', 'Echo'))!;
         expect([echoed.status, echoed.errorKind]).toEqual(['failed', 'http']);
         expect(echoed.errorMessage).toContain('bad credential Bearer ***');
-        const broken = store.getResponse(runId, 'q0', 'Broken')!;
+        const broken = (await store.getResponse(runId, 'q0', 'Broken'))!;
         expect([broken.status, broken.errorKind]).toEqual(['failed', 'config']);
         expect(broken.errorMessage).toContain('NEWLINE_KEY contains a line break');
-        const everything = [JSON.stringify(store.responses(runId))];
+        const everything = [JSON.stringify(await store.responses(runId))];
         for (const f of fs.readdirSync(path.dirname(result.reportPath))) if (f !== 'artefacts') everything.push(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'latin1'));
         for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) everything.push(decodedHistory(await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
         expect(everything.length).toBeGreaterThan(6); // store, 5 files, parent and child histories

@@ -3,7 +3,7 @@ import { compareStoredRuns } from '../client/compareRuns';
 import { compareRuns, type CompareRun } from '../core/compare';
 import { renderComparison } from '../core/compareMarkdown';
 import { saveSnapshot } from '../core/snapshots';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import type { Query, StoredJudgment } from '../core/types';
 import { tempDir } from './support/harness';
 
@@ -186,22 +186,22 @@ test('across two snapshots, positional ids pair only when the normalised texts m
   expect(renderComparison(same)).toContain('queries paired: 6; unpaired: 0 in A, 0 in B\n');
 });
 
-test('compareStoredRuns pairs on id and text with each run\'s own snapshot', () => {
-  const store = new ResultsStore(path.join(tempDir(), 'results.db'));
+test('compareStoredRuns pairs on id and text with each run\'s own snapshot', async () => {
+  const store = new SqliteStore(path.join(tempDir(), 'results.db'));
   try {
     const qa: Query[] = [{ id: 'q001', text: 'What is restaking?' }, { id: 'q002', text: 'Is SOL cheap?' }];
     const qb: Query[] = [{ id: 'q001', text: 'what is restaking' }, { id: 'q002', text: 'Who runs Ethena?' }];
-    const snapA = saveSnapshot(store, { queries: qa, parentId: null, meta: { generator: 'test' } }).snapshotId;
-    const snapB = saveSnapshot(store, { queries: qb, parentId: null, meta: { generator: 'test' } }).snapshotId;
+    const snapA = (await saveSnapshot(store, { queries: qa, parentId: null, meta: { generator: 'test' } })).snapshotId;
+    const snapB = (await saveSnapshot(store, { queries: qb, parentId: null, meta: { generator: 'test' } })).snapshotId;
     for (const [runId, snapshotId, score] of [['A', snapA, 3], ['B', snapB, 7]] as const) {
-      store.createRun({ runId, protocol: 'cab', snapshotId, rubricVersion: `rubric-${runId}`, judge, copilots: ['Ace'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
-      for (const q of [qa, qb][runId === 'A' ? 0 : 1]) store.putJudgment(judgment(runId, q.id, 'Ace', { relevance: score, depth: score }));
+      await store.createRun({ runId, protocol: 'cab', snapshotId, rubricVersion: `rubric-${runId}`, judge, copilots: ['Ace'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
+      for (const q of [qa, qb][runId === 'A' ? 0 : 1]) await store.putJudgment(judgment(runId, q.id, 'Ace', { relevance: score, depth: score }));
     }
-    const { comparison } = compareStoredRuns(store, 'A', 'B');
+    const { comparison } = await compareStoredRuns(store, 'A', 'B');
     expect(comparison.pairing).toMatchObject({ by: 'id+text', paired: 1, unpairedA: 1, unpairedB: 1, textMismatch: 1 });
     expect(comparison.copilots.Ace.overall.n).toBe(1);
   } finally {
-    store.close();
+    await store.close();
   }
 });
 

@@ -59,7 +59,7 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       const judgeRequests = judge.requests.slice(judgeBefore);
       expect(judgeRequests).toHaveLength(queries.length * 2);
       const byText = new Map<string, string>(); // response text -> copilot (from the stored responses)
-      for (const r of store.responses(result.runId)) byText.set(r.text!, r.copilot);
+      for (const r of (await store.responses(result.runId))) byText.set(r.text!, r.copilot);
       const totals: Record<string, number[]> = { Sorin: [], Surfboard: [] };
       const dims: Record<string, Record<string, number[]>> = { Sorin: {}, Surfboard: {} };
       const tasks: Record<string, Record<string, number[]>> = { Sorin: {}, Surfboard: {} };
@@ -125,7 +125,7 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       const intoFile = await cliInProcess(['report', result.runId, '--out', path.join(elsewhere, 'report.json')], { JUDGEFLOW_STORE: storeFile });
       expect(intoFile.code).toBe(2);
       expect(intoFile.stderr).toMatch(/--out .*report\.json is a file, not a directory/);
-      const judgments = store.judgments(result.runId);
+      const judgments = await store.judgments(result.runId);
       expect(judgments).toHaveLength(queries.length * 2);
       for (const j of judgments) expect(j.judge).toEqual({ model: 'judge-model-x', baseURL: judge.url, temperature: 0, rubricVersion: report.rubricVersion, seed: expect.any(Number), systemFingerprint: expect.stringMatching(/^fp_sim_/) });
     },
@@ -162,11 +162,11 @@ test('invalid judge answers become recorded failures and a failing copilot never
       expect(report.copilots.Broken.n).toBe(0);
       expect(report.copilots.Broken.failedResponses).toBe(15);
       expect(report.copilots.Broken.score).toBeNull();
-      const failed = store.judgments(result.runId).filter((j) => j.status === 'failed');
+      const failed = (await store.judgments(result.runId)).filter((j) => j.status === 'failed');
       expect(failed).toHaveLength(1);
       expect(failed[0].scores).toBeNull();
       expect(failed[0].error).toMatch(/invalid judge answer after 3 attempts/);
-      const broken = store.responses(result.runId).filter((r) => r.copilot === 'Broken');
+      const broken = (await store.responses(result.runId)).filter((r) => r.copilot === 'Broken');
       expect(broken.every((r) => r.status === 'failed' && r.errorKind === 'http')).toBe(true);
       expect(result.progress.failures).toBe(16);
     });

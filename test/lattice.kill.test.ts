@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { connectClient } from '../client/connection';
 import { runInput } from '../client/startRun';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import { startSimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
 import { startWorkerProcess } from './support/cli';
@@ -27,21 +27,21 @@ test('a worker killed with SIGKILL mid-judging: the run completes with exactly o
   const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
   let worker = startWorkerProcess(env);
   const client = await connectClient();
-  const store = new ResultsStore(path.join(home, 'results.db'));
+  const store = new SqliteStore(path.join(home, 'results.db'));
   try {
     const runId = 'run-kill-' + Date.now();
     const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
-    const judged = () => store.judgments(runId).length;
-    await until(() => judged() >= 20, 90_000);
+    const judged = async () => (await store.judgments(runId)).length;
+    await until(async () => (await judged()) >= 20, 90_000);
     worker.kill('SIGKILL');
     await new Promise((r) => worker.once('exit', r));
-    const atKill = judged();
+    const atKill = await judged();
     const requestsAtKill = judge.requests.length;
     expect(atKill).toBeLessThan(80);
     worker = startWorkerProcess(env);
     const result = await handle.result();
 
-    const judgments = store.judgments(runId);
+    const judgments = (await store.judgments(runId));
     expect(judgments).toHaveLength(80);
     expect(new Set(judgments.map((j) => `${j.queryId}/${j.copilot}`)).size).toBe(80);
     expect(judgments.every((j) => j.status === 'ok')).toBe(true);
@@ -50,10 +50,10 @@ test('a worker killed with SIGKILL mid-judging: the run completes with exactly o
     expect(judge.requests.length).toBeLessThanOrEqual(80 + 3);
     // After the restart only the judgments still missing (plus those in flight at the kill) were asked for.
     expect(judge.requests.length - requestsAtKill).toBeLessThanOrEqual(80 - atKill + 3);
-    expect(store.responses(runId)).toHaveLength(80);
+    expect(await store.responses(runId)).toHaveLength(80);
   } finally {
     worker.kill('SIGKILL');
-    store.close();
+    await store.close();
     await client.connection.close();
     await judge.close();
     await copilots.close();

@@ -21,7 +21,7 @@ test('a judge that rejects temperature: reported with the fix, not retried; the 
     const before = judge.requests.length;
     const runId = `run-unsupported-${Date.now()}`;
     await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-    const judgments = store.judgments(runId, store.getRun(runId)!.rubricVersion);
+    const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
     expect(judgments.map((j) => j.status)).toEqual(['failed', 'failed']);
     expect(judgments[0].error).toContain("'temperature' does not support");
     expect(judgments[0].error).toContain('set `temperature: null`');
@@ -51,7 +51,7 @@ test('temperature: null and maxTokensParam: max_completion_tokens satisfy it; th
       [undefined, 400],
       [undefined, 400],
     ]);
-    const judgments = store.judgments(runId, store.getRun(runId)!.rubricVersion);
+    const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
     expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
     for (const j of judgments) {
       expect(j.judge.seed).toBe(seedNumber('provider-check'));

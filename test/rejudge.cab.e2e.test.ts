@@ -48,11 +48,11 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
     judgeCalls = judge.requests.length;
     const free = await rejudgeRun(world, source.runId, {}, `cab-free-${Date.now()}`);
     expect(judge.requests.length - judgeCalls).toBe(0);
-    const strip = (runId: string) => world.store.judgments(runId).map((j) => [j.queryId, j.copilot, j.scores, j.total, j.rank, j.position]);
-    expect(strip(free.runId)).toEqual(strip(source.runId));
+    const strip = async (runId: string) => (await world.store.judgments(runId)).map((j) => [j.queryId, j.copilot, j.scores, j.total, j.rank, j.position]);
+    expect(await strip(free.runId)).toEqual(await strip(source.runId));
     // The judge is told the source run's day, not the re-judge's.
-    expect(world.store.getRun(free.runId)!.config).toMatchObject({ evaluationDate: world.store.getRun(source.runId)!.startedAt.slice(0, 10) });
-    expect(JSON.parse(fs.readFileSync(free.reportPath, 'utf8'))).toMatchObject({ sourceRunId: source.runId, evaluationDate: world.store.getRun(source.runId)!.startedAt.slice(0, 10) });
+    expect((await world.store.getRun(free.runId))!.config).toMatchObject({ evaluationDate: (await world.store.getRun(source.runId))!.startedAt.slice(0, 10) });
+    expect(JSON.parse(fs.readFileSync(free.reportPath, 'utf8'))).toMatchObject({ sourceRunId: source.runId, evaluationDate: (await world.store.getRun(source.runId))!.startedAt.slice(0, 10) });
 
     // A changed dimension text: each shared conversation is held again, once.
     const rubricDir = copyRubric('cab');
@@ -66,7 +66,7 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
     expect(report.sourceRunId).toBe(source.runId);
 
     // compare is protocol-generic: per-dimension, total, mean rank and per-tag deltas.
-    const { comparison } = compareStoredRuns(world.store, source.runId, changed.runId);
+    const { comparison } = await compareStoredRuns(world.store, source.runId, changed.runId);
     const nimbus = comparison.copilots.Nimbus;
     expect(nimbus.overall.n).toBe(QUERIES.length);
     expect(Object.keys(nimbus.dimensions).sort()).toEqual(['data_consistency', 'depth', 'relevance', 'temporal_relevance']);

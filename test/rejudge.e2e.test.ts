@@ -75,15 +75,15 @@ const readReport = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
 const reportFiles = (reportPath: string) => ['report.json', 'results.csv', 'report.md'].map((f) => path.join(path.dirname(reportPath), f));
 const cliEnv = (world: TestWorld) => ({ JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue });
 
-function expectSameScores(store: ResultsStore, runA: string, runB: string) {
-  const strip = (runId: string) => store.judgments(runId).map((j) => [j.queryId, j.copilot, j.status, j.scores, j.total]);
-  expect(strip(runB)).toEqual(strip(runA));
+async function expectSameScores(store: ResultsStore, runA: string, runB: string) {
+  const strip = async (runId: string) => (await store.judgments(runId)).map((j) => [j.queryId, j.copilot, j.status, j.scores, j.total]);
+  expect(await strip(runB)).toEqual(await strip(runA));
 }
 
 test('re-judging after a rubric text change: no copilot call, one judge call per stored response, new version in a new report, old report untouched', async () => {
   const before = new Map(reportFiles(source.reportPath).map((f) => [f, fs.readFileSync(f)]));
   const oldReport = readReport(source.reportPath);
-  const stored = world.store.responses(source.runId).filter((r) => r.status === 'ok');
+  const stored = (await world.store.responses(source.runId)).filter((r) => r.status === 'ok');
   expect(stored).toHaveLength(RESPONSES);
 
   const rubricDir = copyRubric();
@@ -119,7 +119,7 @@ test('re-judging after a rubric text change: no copilot call, one judge call per
     const queryText = String(r.body.messages.find((m: any) => m.role === 'user').content).match(/User query:\n<<<\n([\s\S]*?)\n>>>/)![1];
     const queryId = QUERIES.find((q) => q.text === queryText)!.id;
     const response = stored.find((s) => s.text === text && s.queryId === queryId)!;
-    const j = world.store.getJudgment(started.runId, response.queryId, response.copilot, newVersion)!;
+    const j = (await world.store.getJudgment(started.runId, response.queryId, response.copilot, newVersion))!;
     for (const [d, score] of Object.entries(j.scores!)) expect(score).toBe(baseScore(systemOf(r.body), text, d));
   }
   // The report differs exactly where the answers differ: T16 prompts did not change, T1/T2 prompts did.
@@ -153,27 +153,27 @@ test('re-judging with an unchanged rubric and judge is free; --force pays again;
   const free = await rejudgeRun(world, source.runId, {}, `free-${Date.now()}`);
   expect(judge.requests.length - judgeCalls).toBe(0);
   expect(readReport(free.reportPath)).toMatchObject({ sourceRunId: source.runId, rubricVersion: readReport(source.reportPath).rubricVersion });
-  expectSameScores(world.store, source.runId, free.runId);
+  await expectSameScores(world.store, source.runId, free.runId);
   expect(readReport(free.reportPath).copilots).toEqual(readReport(source.reportPath).copilots);
 
   judgeCalls = judge.requests.length;
   const forced = await rejudgeRun(world, source.runId, { force: true }, `forced-${Date.now()}`);
   expect(judge.requests.length - judgeCalls).toBe(RESPONSES);
-  expectSameScores(world.store, source.runId, forced.runId);
+  await expectSameScores(world.store, source.runId, forced.runId);
   expect(copilots.requests.length).toBe(copilotCalls);
 
-  const runsBefore = world.store.listRuns().length;
-  expect(() => planRejudge(world.store, { sourceRunId: 'no-such-run' })).toThrow(/run no-such-run is not in the results store/);
-  expect(() => planRejudge(world.store, { sourceRunId: source.runId, rubricDir: tempDir() })).toThrow(/has no rubric.yaml/);
-  expect(() => planRejudge(world.store, { sourceRunId: source.runId, judgeUrl: 'not a url' })).toThrow(/judge\.baseURL/);
+  const runsBefore = (await world.store.listRuns()).length;
+  await expect(planRejudge(world.store, { sourceRunId: 'no-such-run' })).rejects.toThrow(/run no-such-run is not in the results store/);
+  await expect(planRejudge(world.store, { sourceRunId: source.runId, rubricDir: tempDir() })).rejects.toThrow(/has no rubric.yaml/);
+  await expect(planRejudge(world.store, { sourceRunId: source.runId, judgeUrl: 'not a url' })).rejects.toThrow(/judge\.baseURL/);
   const bad = await cliInProcess(['rejudge', source.runId, '--rubric', '/nonexistent/rubric'], cliEnv(world));
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/judgeflow rejudge: rubric directory \/nonexistent\/rubric has no rubric.yaml/);
-  expect(world.store.listRuns()).toHaveLength(runsBefore); // nothing half-started
+  expect(await world.store.listRuns()).toHaveLength(runsBefore); // nothing half-started
 });
 
 test('compare finds a known injected difference (+2 on every score of one copilot) significant, and a zero difference not', async () => {
-  for (const r of world.store.responses(source.runId)) if (r.copilot === 'Sorin') plusTwo.add(r.text!);
+  for (const r of (await world.store.responses(source.runId))) if (r.copilot === 'Sorin') plusTwo.add(r.text!);
   const bumped = await rejudgeRun(world, source.runId, { judgeModel: 'judge-plus2' }, `plus2-${Date.now()}`);
   const same = await rejudgeRun(world, source.runId, {}, `same-${Date.now()}`);
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { rubricCommand } from '../client/commands/rubric';
 import { diffContent, flattenContent, lineDiff, renderDiff, rubricOutline } from '../core/rubricOutline';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import { contentHash, InputError } from '../core/validate';
 import { latticeProtocol } from '../rubrics/lattice';
 import { tempDir } from './support/harness';
@@ -90,11 +90,11 @@ test('rubric show and diff accept rubric versions and run ids stored in the resu
     editOnce(path.join(dir, 'rubric.yaml'), D2_OLD, D2_NEW);
     const edited = latticeProtocol.loadRubric(dir);
     const original = latticeProtocol.loadRubric(latticeProtocol.defaultRubricDir);
-    const store = new ResultsStore(path.join(home, 'results.db'));
-    store.putRubric(edited.version, 'lattice', edited.content);
-    store.putRubric(original.version, 'lattice', original.content);
-    store.createRun({ runId: 'run-old', protocol: 'lattice', snapshotId: 's', rubricVersion: original.version, judge: { model: 'm', baseURL: 'http://x', temperature: 0 }, copilots: ['A'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
-    store.close();
+    const store = new SqliteStore(path.join(home, 'results.db'));
+    await store.putRubric(edited.version, 'lattice', edited.content);
+    await store.putRubric(original.version, 'lattice', original.content);
+    await store.createRun({ runId: 'run-old', protocol: 'lattice', snapshotId: 's', rubricVersion: original.version, judge: { model: 'm', baseURL: 'http://x', temperature: 0 }, copilots: ['A'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
+    await store.close();
     fs.rmSync(dir, { recursive: true }); // the stored version must not need the files any more
 
     const diff = await capture(() => rubricCommand.run({ values: { json: true }, positionals: ['diff', 'run-old', edited.version] }));

@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { connectWorker } from '../client/connection';
 import { runInput } from '../client/startRun';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import { benchmarkRun, progressQuery } from '../workflows';
 import { cliInProcess } from './support/cliInProcess';
 import { runConfig, tempDir, uniqueQueue, until, withWorker, writeQueries } from './support/harness';
@@ -57,7 +57,7 @@ test('judgeflow cancel mid-judging: no judge call starts more than 15 s after th
     const secondsAfterCancel = (lastCall - cancelledAt) / 1000;
     console.log(`cancel → last judge call started: ${secondsAfterCancel.toFixed(1)} s`);
     expect(secondsAfterCancel).toBeLessThan(15);
-    const run = store.getRun(runId)!;
+    const run = (await store.getRun(runId))!;
     expect(run.status).toBe('failed');
     expect(JSON.stringify(run.summary)).toContain('cancelled');
   });
@@ -75,7 +75,7 @@ test('a cancel while a rate-limited copilot waits for its next slot (request in 
     // Before the fix the in-flight request's rejection went unobserved during the rate-limit sleep: workflow tasks
     // failed for ever and the run never closed.
     expect(await closed(handle, 30_000)).toBe('closed');
-    expect(store.getRun(runId)!.status).toBe('failed');
+    expect((await store.getRun(runId))!.status).toBe('failed');
   });
 }, 120_000);
 
@@ -89,12 +89,12 @@ test('a copilot that fails fast behind requestsPerMinute: 1 does not wedge the r
     const runId = `run-rate-fail-${Date.now()}`;
     const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
     expect(result.progress.failures).toBe(2);
-    const broken = store.responses(runId).filter((r) => r.copilot === 'Broken');
+    const broken = (await store.responses(runId)).filter((r) => r.copilot === 'Broken');
     expect(broken.map((r) => [r.status, r.errorKind])).toEqual([
       ['failed', 'http'],
       ['failed', 'http'],
     ]);
-    expect(store.getRun(runId)!.status).toBe('completed');
+    expect((await store.getRun(runId))!.status).toBe('completed');
   });
 }, 150_000);
 
@@ -102,7 +102,7 @@ test('a cancel during the report step: the run completes and the stored status m
   const cfg = latticeRun(2, [{ name: 'Fine', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' }]);
   const dir = path.dirname(cfg.output);
   const storeFile = path.join(dir, 'results.db');
-  const store = new ResultsStore(storeFile);
+  const store = new SqliteStore(storeFile);
   const activities = createActivities({ store, env: process.env });
   let reportStarted = false;
   // A slow disk: the report activity takes 3 s, so the cancel surely arrives while it runs.
@@ -123,12 +123,12 @@ test('a cancel during the report step: the run completes and the stored status m
       await handle.cancel();
       await handle.result().catch(() => undefined);
       const temporal = (await handle.describe()).status.name;
-      const stored = store.getRun(runId)!;
+      const stored = (await store.getRun(runId))!;
       const reportExists = fs.existsSync(path.join(dir, 'runs', runId, 'report.json'));
       expect({ temporal, stored: stored.status, reportExists }).toEqual({ temporal: 'COMPLETED', stored: 'completed', reportExists: true });
     });
   });
-  store.close();
+  await store.close();
   await connection.close();
 }, 120_000);
 
@@ -141,7 +141,7 @@ test('a copilot name too long for a child workflow id fails the run with the rea
     const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
     expect(await closed(handle, 30_000)).toBe('closed');
     await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
-    const run = store.getRun(runId)!;
+    const run = (await store.getRun(runId))!;
     expect(run.status).toBe('failed');
     expect(JSON.stringify(run.summary)).toContain("over Temporal's limit");
   });
@@ -152,9 +152,9 @@ test('a run terminated in Temporal is recorded as failed with the reason by stat
   await withWorker('terminate', async ({ client, taskQueue, store, storeFile }) => {
     const runId = `run-terminate-${Date.now()}`;
     const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-    await until(() => store.getRun(runId) !== null, 30_000);
+    await until(async () => (await store.getRun(runId)) !== null, 30_000);
     await handle.terminate('operator pulled the plug');
-    expect(store.getRun(runId)!.status).toBe('running'); // nothing in the workflow ran to record it
+    expect((await store.getRun(runId))!.status).toBe('running'); // nothing in the workflow ran to record it
 
     const runs = await cliInProcess(['runs', '--json'], { JUDGEFLOW_STORE: storeFile });
     expect(JSON.parse(runs.stdout).find((r: { runId: string }) => r.runId === runId)).toMatchObject({ status: 'failed', error: 'terminated in Temporal: operator pulled the plug' });

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { curateActivities } from '../activities/snapshotCurate';
 import { CAB_CATEGORIES } from '../core/curation';
-import { getWork } from '../core/snapshots';
 import { normalizeText } from '../core/text';
 import { protocolFor } from '../rubrics';
 import { startSimServer, type SimHandler, type SimServer } from '../sim/server';
@@ -74,7 +73,7 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     expect(refused.code).toBe(2);
     for (const line of badLines) expect(refused.stderr).toContain(`${file}:${line}:`);
     expect(refused.stderr).toContain('--skip-bad');
-    expect(store.listSnapshots()).toHaveLength(0);
+    expect(await store.listSnapshots()).toHaveLength(0);
     expect(taggerRequests).toBe(0);
 
     const { code, stdout, stderr } = await cliInProcess([...base, '--skip-bad'], env);
@@ -97,13 +96,13 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     expect(schema.properties.labels.required).toEqual(Array.from({ length: 25 }, (_, k) => `q${k + 1}`));
     expect(schema.properties.labels.properties.q1.enum).toEqual([...CAB_CATEGORIES]);
     // One activity per batch, each batch's labels stored: a retried or replayed batch asks the tagger nothing again.
-    expect(getWork(store, result.jobId, 'batches')).toBe(categorise.requests);
+    expect(await store.getWork(result.jobId, 'batches')).toBe(categorise.requests);
     const llm = { baseURL: sim.url, model: 'tagger', temperature: 0, timeoutMs: 10_000, concurrency: 1, maxAttempts: 1, responseFormat: 'json_schema' as const };
     await curateActivities({ store, env: {} }).categoriseBatch({ jobId: result.jobId, batch: 0, categories: [...CAB_CATEGORIES], llm });
     expect(taggerRequests).toBe(categorise.requests);
 
     // Distil: re-asked copies and the "What's up with X" family collapse to one each.
-    const distilled: Array<{ query: string }> = getWork(store, result.jobId, 'items/distil')!;
+    const distilled = (await store.getWork<Array<{ query: string }>>(result.jobId, 'items/distil'))!;
     const texts = distilled.map((d) => normalizeText(d.query));
     expect(distil).toMatchObject({ stage: 'distil', in: survivors.length, out: distilled.length });
     expect(distil.collapsed).toBeGreaterThanOrEqual(copies.length + WHATS_UP.length - 1);
@@ -115,7 +114,7 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
 
     // Curate: 60 queries whose category counts are within one query of 60 × the traffic's share.
     expect(curate).toMatchObject({ stage: 'curate', in: distilled.length, out: 60, target: 60 });
-    const snapshot = store.getSnapshot(result.snapshotId)!;
+    const snapshot = (await store.getSnapshot(result.snapshotId))!;
     const total = Object.values(expectedByCategory).reduce((a, b) => a + b, 0);
     const tagCounts = (snapshot.meta.counts as Record<string, Record<string, number>>).tags;
     for (const c of CAB_CATEGORIES) expect(Math.abs((tagCounts[c] ?? 0) - (60 * expectedByCategory[c]) / total)).toBeLessThanOrEqual(1);
@@ -134,22 +133,22 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     expect(again.snapshotId).toBe(result.snapshotId);
 
     // Prune against an earlier run: queries every system scored above 8 on are dropped.
-    const chosen = store.snapshotQueries(result.snapshotId);
+    const chosen = (await store.snapshotQueries(result.snapshotId));
     const runQueries = chosen.slice(0, 4).map((q, i) => ({ id: `r${i}`, text: q.text, tags: q.tags }));
-    store.putSnapshot({ snapshotId: 'snap-earlier', createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import' } }, runQueries);
-    store.createRun({ runId: 'earlier-run', protocol: 'cab', snapshotId: 'snap-earlier', rubricVersion: 'rv1', judge: { model: 'j', baseURL: 'http://x', temperature: 0 }, copilots: ['A', 'B'], startedAt: new Date().toISOString(), sourceRunId: null, config: {} });
+    await store.putSnapshot({ snapshotId: 'snap-earlier', createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import' } }, runQueries);
+    await store.createRun({ runId: 'earlier-run', protocol: 'cab', snapshotId: 'snap-earlier', rubricVersion: 'rv1', judge: { model: 'j', baseURL: 'http://x', temperature: 0 }, copilots: ['A', 'B'], startedAt: new Date().toISOString(), sourceRunId: null, config: {} });
     const judgment = (queryId: string, copilot: string, score: number) =>
       store.putJudgment({ runId: 'earlier-run', queryId, copilot, rubricVersion: 'rv1', status: 'ok', scores: { d1: score, d2: score, d3: score, d4: score }, rationales: null, total: score * 4, rank: null, position: null, error: null, judge: { model: 'j', baseURL: 'http://x', temperature: 0, rubricVersion: 'rv1' }, attempts: 1, createdAt: new Date().toISOString() });
-    for (const id of ['r0', 'r1', 'r2']) for (const s of ['A', 'B']) judgment(id, s, 9);
-    judgment('r3', 'A', 9);
-    judgment('r3', 'B', 5);
+    for (const id of ['r0', 'r1', 'r2']) for (const s of ['A', 'B']) await judgment(id, s, 9);
+    await judgment('r3', 'A', 9);
+    await judgment('r3', 'B', 5);
     const pruned = await cliInProcess([...base, '--skip-bad', '--prune-run', 'earlier-run', '--prune-threshold', '8'], env);
     expect(pruned.code).toBe(0);
     const p = JSON.parse(pruned.stdout);
     expect(p.stages[3]).toMatchObject({ stage: 'prune', in: distilled.length, out: distilled.length - 3, pruned: 3, easyInRun: 3, run: 'earlier-run' });
-    const prunedTexts = store.snapshotQueries(p.snapshotId).map((q) => q.text);
+    const prunedTexts = (await store.snapshotQueries(p.snapshotId)).map((q) => q.text);
     for (const q of runQueries.slice(0, 3)) expect(prunedTexts).not.toContain(q.text);
-    expect(store.getSnapshot(p.snapshotId)!.meta.params).toMatchObject({ pruneRunId: 'earlier-run', pruneThreshold: 8 });
+    expect((await store.getSnapshot(p.snapshotId))!.meta.params).toMatchObject({ pruneRunId: 'earlier-run', pruneThreshold: 8 });
 
     const unknownRun = await cliInProcess([...base, '--skip-bad', '--prune-run', 'no-such-run'], env);
     expect(unknownRun.code).toBe(2);

@@ -92,7 +92,7 @@ test('generation fills every requested cell with distinct queries; a crashed cel
     const handle = await client.workflow.start(snapshotGenerate, { taskQueue, workflowId: `gen-fill-${Date.now()}`, args: [input()] });
     const result = await handle.result();
     expect(result).toMatchObject({ queries: 16, cells: 4, rounds: 1, shortCells: [], duplicatesRemoved: 0 });
-    const queries = store.snapshotQueries(result.snapshotId);
+    const queries = (await store.snapshotQueries(result.snapshotId));
     const perCell: Record<string, string[]> = {};
     for (const q of queries) (perCell[`${q.task}/${q.category}`] ??= []).push(q.id);
     expect(perCell).toEqual({
@@ -110,7 +110,7 @@ test('generation fills every requested cell with distinct queries; a crashed cel
     expect(asked.every((a) => a.count === 6)).toBe(true);
     expect(sim.gen.requests.at(-1)!.body.response_format.type).toBe('json_schema');
 
-    const snap = store.getSnapshot(result.snapshotId)!;
+    const snap = (await store.getSnapshot(result.snapshotId))!;
     expect(snap.meta).toMatchObject({ generator: 'lattice-generate', protocol: 'lattice', model: 'gen-model', baseURL: sim.gen.url, promptsVersion: result.promptsVersion, params: { perCell: 4, seed: 'test' } });
     expect(snap.meta.counts).toEqual({ category: { C1: 8, C3: 8 }, task: { T1: 8, T2: 8 } });
     const history = decodedHistory(await handle.fetchHistory());
@@ -129,7 +129,7 @@ test('a generator that repeats itself triggers regeneration of the short cells (
     expect(result.rounds).toBeGreaterThanOrEqual(2);
     expect(result.duplicatesRemoved).toBeGreaterThanOrEqual(4 * 2 - 1); // SAME and its shouted copy in every cell, kept once
     expect(result.shortCells).toEqual([]);
-    const queries = store.snapshotQueries(result.snapshotId);
+    const queries = (await store.snapshotQueries(result.snapshotId));
     expect(queries).toHaveLength(12);
     expectDistinct(queries.map((q) => q.text));
     expect(queries.filter((q) => normalizeText(q.text) === normalizeText(SAME))).toHaveLength(1);
@@ -165,7 +165,7 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
     const run = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: `gen-run-${Date.now()}`, args: [runInput(config, `gen-run-${Date.now()}`)] });
     const report = JSON.parse(fs.readFileSync(run.reportPath, 'utf8'));
     expect(report.copilots.Solo.n).toBe(4);
-    expect(store.getRun(run.runId)!.snapshotId).toBe(a.snapshotId); // the export is exact: same content, same id
+    expect((await store.getRun(run.runId))!.snapshotId).toBe(a.snapshotId); // the export is exact: same content, same id
 
     const list = await cliInProcess(['snapshot', 'list'], env);
     expect(list.stdout).toContain(a.snapshotId);

@@ -73,11 +73,11 @@ test('a schedule triggered twice makes two snapshots, the first the parent of th
     expect(second.parentId).toBe(first.snapshotId);
     expect(second.snapshotId).not.toBe(first.snapshotId);
     expect(second.unchanged).toBe(false);
-    expect(store.getSnapshot(second.snapshotId)).toMatchObject({ parentId: first.snapshotId, queryCount: 4, meta: { generator: 'lattice-generate', schedule: name } });
+    expect(await store.getSnapshot(second.snapshotId)).toMatchObject({ parentId: first.snapshotId, queryCount: 4, meta: { generator: 'lattice-generate', schedule: name } });
 
     // --then-run: a benchmark run on each new snapshot, as a child workflow, with the config's queries replaced.
     for (const r of [first, second]) {
-      const run = store.getRun(r.runId!)!;
+      const run = (await store.getRun(r.runId!))!;
       expect(run).toMatchObject({ snapshotId: r.snapshotId, status: 'completed', protocol: 'lattice' });
       expect((run.config as { queries: string }).queries).toBe(`snapshot:${r.snapshotId}`);
       expect(JSON.parse(fs.readFileSync(r.reportPath!, 'utf8')).copilots.Terse.n).toBe(4);
@@ -130,8 +130,8 @@ test('a curate schedule picks the newest traffic file of a directory each time',
       expect(first.source).toBe(path.join(dir, 'traffic-1.jsonl'));
       expect(second.source).toBe(path.join(dir, 'traffic-2.jsonl'));
       expect(second.parentId).toBe(first.snapshotId);
-      expect(store.snapshotQueries(second.snapshotId).map((q) => q.tags)).toEqual(['Crypto Concepts & How-To', 'Crypto Concepts & How-To', 'Crypto Concepts & How-To']);
-      expect(store.getSnapshot(second.snapshotId)!.meta).toMatchObject({ source: path.join(dir, 'traffic-2.jsonl'), schedule: name });
+      expect((await store.snapshotQueries(second.snapshotId)).map((q) => q.tags)).toEqual(['Crypto Concepts & How-To', 'Crypto Concepts & How-To', 'Crypto Concepts & How-To']);
+      expect((await store.getSnapshot(second.snapshotId))!.meta).toMatchObject({ source: path.join(dir, 'traffic-2.jsonl'), schedule: name });
       expect((await cliInProcess(['schedule', 'delete', name], env)).code).toBe(0);
     } finally {
       await tagger.close();

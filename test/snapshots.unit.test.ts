@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { allocate, CAB_CATEGORIES, distil, easyQueryTexts, filterByLength, sampleByProportions } from '../core/curation';
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, saveSnapshot, resolveSnapshotId } from '../core/snapshots';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import { loadTraffic, parseTraffic } from '../core/traffic';
 import { InputError } from '../core/validate';
 import { parseCsv } from '../core/csv';
@@ -157,28 +157,28 @@ describe('curation stages', () => {
 });
 
 describe('snapshots', () => {
-  test('ids are content hashes; meta carries counts; export round-trips through the LATTICE query parser', () => {
-    const store = new ResultsStore(path.join(tempDir(), 'results.db'));
+  test('ids are content hashes; meta carries counts; export round-trips through the LATTICE query parser', async () => {
+    const store = new SqliteStore(path.join(tempDir(), 'results.db'));
     const queries = [
       { id: 't1-c1-01', text: 'What is ETH doing today?', task: 'T1', category: 'C1' },
       { id: 't2-c1-01', text: 'Who is behind "Ethena", and what, exactly, does it do?', task: 'T2', category: 'C1', history: [{ role: 'user' as const, content: 'hi' }] },
     ];
-    const first = saveSnapshot(store, { queries, parentId: null, meta: { generator: 'test' } });
-    const again = saveSnapshot(store, { queries, parentId: 'snap-other', meta: { generator: 'test' } });
+    const first = await saveSnapshot(store, { queries, parentId: null, meta: { generator: 'test' } });
+    const again = await saveSnapshot(store, { queries, parentId: 'snap-other', meta: { generator: 'test' } });
     expect(again).toEqual({ snapshotId: first.snapshotId, created: false });
-    const stored = store.getSnapshot(first.snapshotId)!;
+    const stored = (await store.getSnapshot(first.snapshotId))!;
     expect(stored.parentId).toBeNull();
     expect(stored.meta.counts).toEqual({ category: { C1: 2 }, task: { T1: 1, T2: 1 } });
-    expect(resolveSnapshotId(store, first.snapshotId.slice(0, 9)).snapshotId).toBe(first.snapshotId);
-    expect(() => resolveSnapshotId(store, 'snap-nope')).toThrow(/no snapshot/);
+    expect((await resolveSnapshotId(store, first.snapshotId.slice(0, 9))).snapshotId).toBe(first.snapshotId);
+    await expect(resolveSnapshotId(store, 'snap-nope')).rejects.toThrow(/no snapshot/);
 
     const file = path.join(tempDir(), 'export.jsonl');
-    fs.writeFileSync(file, exportJsonl(store.snapshotQueries(first.snapshotId)));
+    fs.writeFileSync(file, exportJsonl(await store.snapshotQueries(first.snapshotId)));
     expect(latticeProtocol.parseQueries(file)).toEqual(queries);
     const [header, ...rows] = parseCsv(exportCsv(queries), 'export.csv');
     expect(header).toEqual(['id', 'text', 'task', 'category', 'history']);
     expect(rows[1]).toEqual(['t2-c1-01', queries[1].text, 'T2', 'C1', JSON.stringify(queries[1].history)]);
-    store.close();
+    await store.close();
   });
 
   test('diff compares by normalised text and counts per label', () => {

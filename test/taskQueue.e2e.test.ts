@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { connectClient, connectWorker, taskQueue } from '../client/connection';
 import { runInput } from '../client/startRun';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import { createWorker } from '../worker/createWorker';
 import { benchmarkRun } from '../workflows';
 import { runConfig, tempDir } from './support/harness';
@@ -20,7 +20,7 @@ test('the default task queue is tied to the store: two stores, three workers, bo
   expect(await taskQueue({ ...envs[0], JUDGEFLOW_TASK_QUEUE: 'explicit' })).toBe('explicit');
 
   const { connection, namespace } = await connectWorker();
-  const workers = await Promise.all(homes.map((home, i) => createWorker({ connection, namespace, taskQueue: queues[i], storeFile: path.join(home, 'results.db'), env: envs[i] })));
+  const workers = await Promise.all(homes.map((home, i) => createWorker({ connection, namespace, taskQueue: queues[i], store: { kind: 'sqlite', file: path.join(home, 'results.db') }, env: envs[i] })));
   const client = await connectClient();
   const queries = [1, 2, 3, 4].map((i) => ({ id: `t2-c${i}`, text: `Which L2 has the lowest fees, case ${i}?`, task: 'T2', category: `C${i}` }));
   try {
@@ -34,10 +34,10 @@ test('the default task queue is tied to the store: two stores, three workers, bo
       }),
     );
     for (const [i, runId] of runIds.entries()) {
-      const store = new ResultsStore(path.join(homes[i], 'results.db'));
-      expect(store.getRun(runId)!.status).toBe('completed');
-      expect(store.responses(runId).map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
-      store.close();
+      const store = new SqliteStore(path.join(homes[i], 'results.db'));
+      expect((await store.getRun(runId))!.status).toBe('completed');
+      expect((await store.responses(runId)).map((r) => r.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+      await store.close();
       // Every activity of the run and its children succeeded at its first attempt: none was taken by another store's worker.
       const ids = [runId, `${runId}-collect-A-0`, `${runId}-judge-0`];
       for (const id of ids) {
@@ -46,7 +46,7 @@ test('the default task queue is tied to the store: two stores, three workers, bo
         expect(events.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt)).not.toContain(2);
       }
     }
-    expect(new ResultsStore(path.join(homes[2], 'results.db')).listRuns()).toEqual([]);
+    expect(new SqliteStore(path.join(homes[2], 'results.db')).listRuns()).toEqual([]);
     workers.forEach((w) => w.shutdown());
     await Promise.all(running);
   } finally {

@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import { openStore } from '../core/store';
+import { openStore, storeTarget, type StoreTarget } from '../stores';
 
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  storeFile: string;
+  /** Default: the one JUDGEFLOW_STORE / JUDGEFLOW_HOME in `env` names. */
+  store?: StoreTarget;
   env?: NodeJS.ProcessEnv;
   /** Path of a pre-bundled workflow file (JUDGEFLOW_WORKFLOW_BUNDLE); otherwise the workflows are bundled at start-up. */
   workflowBundlePath?: string;
@@ -22,7 +23,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...(bundle && fs.existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities({ store: openStore(options.storeFile), env }),
+    activities: createActivities({ store: await openStore(options.store ?? storeTarget(env)), env }),
     maxConcurrentActivityTaskExecutions: Number(env.JUDGEFLOW_MAX_ACTIVITIES ?? 32),
     // A cancel reaches a running activity in a heartbeat response; heartbeats leave at most every 2 s (not 8 s, the
     // default for a 10 s heartbeat timeout), so a cancelled run stops calling copilots and judges within seconds.

@@ -126,7 +126,7 @@ function fillText(template: string, vars: Vars, encode: (s: string) => string): 
 /** A string value that is exactly one placeholder becomes that value (history stays a JSON array); otherwise substitute as text. */
 function fillJson(template: Json, vars: Vars): Json {
   if (typeof template === 'string') {
-    const whole = wholePlaceholder.exec(template);
+    const whole = template.match(wholePlaceholder);
     return whole ? vars[whole[1] as keyof Vars].value : fillText(template, vars, (s) => s);
   }
   if (Array.isArray(template)) return template.map((item) => fillJson(item, vars));
@@ -162,7 +162,7 @@ export function parsePath(path: string): Array<string | number> {
   let at = 0;
   while (at < path.length) {
     token.lastIndex = at;
-    const m = token.exec(path);
+    const m = path.match(token); // sticky, non-global: one match at token.lastIndex
     if (!m) throw new Error(`path "${path}" is not understood at "${path.slice(at)}" (use e.g. data.answer or choices[0].message.content)`);
     segments.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : (m[3] ?? m[4])!));
     at = token.lastIndex;

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseRunConfig } from '../../core/config';
 import { seededRandom } from '../../core/random';
-import { defaultStorePath } from '../../core/store';
 import { groupNearDuplicates } from '../../core/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { startSimServer } from '../../sim/server';
@@ -60,7 +59,7 @@ export const benchCommand: Command = {
       dir,
     );
     const { connection, namespace } = await connectWorker();
-    const worker = await createWorker({ connection, namespace, taskQueue: 'judgeflow-bench', storeFile: defaultStorePath(), env: process.env });
+    const worker = await createWorker({ connection, namespace, taskQueue: 'judgeflow-bench', env: process.env });
     const client = await connectClient();
     const runId = newRunId('bench');
     const started = Date.now();

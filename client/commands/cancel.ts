@@ -1,7 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { describeRun } from './status';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { defaultStorePath } from '../../core/store';
 import { InputError } from '../../core/validate';
 import { createWorker } from '../../worker/createWorker';
 import type { Command } from '../args';
@@ -53,7 +52,7 @@ async function closedWithin(handle: WorkflowHandle, ms: number): Promise<boolean
 
 async function withLocalWorker<T>(fn: () => Promise<T>): Promise<T> {
   const { connection, namespace } = await connectWorker();
-  const worker = await createWorker({ connection, namespace, taskQueue: await taskQueue(), storeFile: defaultStorePath() });
+  const worker = await createWorker({ connection, namespace, taskQueue: await taskQueue() });
   try {
     return await worker.runUntil(fn());
   } finally {

@@ -2,8 +2,7 @@ import path from 'node:path';
 import { InputError } from '../../core/validate';
 import type { Command } from '../args';
 import { compareStoredRuns, defaultCompareDir, writeComparison } from '../compareRuns';
-import { existingStore } from '../existingStore';
-import { defaultStorePath } from '../../core/store';
+import { openExistingStore, storeLocation } from '../../stores';
 
 export const compareCommand: Command = {
   name: 'compare',
@@ -15,9 +14,9 @@ export const compareCommand: Command = {
     const [runIdA, runIdB] = positionals;
     const top = values.top === undefined ? 10 : Number(values.top);
     if (!Number.isInteger(top) || top < 0) throw new InputError(`--top must be a whole number ≥ 0 (got "${values.top}")`);
-    const store = existingStore();
-    if (!store) throw new InputError(`there is no results store at ${defaultStorePath()} yet; set JUDGEFLOW_HOME to where your runs are`);
-    const { comparison, runB } = compareStoredRuns(store, runIdA, runIdB, { top });
+    const store = await openExistingStore();
+    if (!store) throw new InputError(`there is no results store at ${storeLocation()} yet; set JUDGEFLOW_HOME to where your runs are`);
+    const { comparison, runB } = await compareStoredRuns(store, runIdA, runIdB, { top });
     const dir = typeof values.out === 'string' ? path.resolve(values.out) : defaultCompareDir(runB, runIdA);
     const files = writeComparison(dir, comparison);
     if (values.json) {

@@ -1,8 +1,7 @@
-import { defaultStorePath } from '../../core/store';
 import { InputError } from '../../core/validate';
 import type { Command } from '../args';
 import { planRejudge } from '../rejudge';
-import { existingStore } from '../existingStore';
+import { openExistingStore, storeLocation } from '../../stores';
 import { startBenchmark } from '../startRun';
 import { progressMode } from '../progress';
 
@@ -27,9 +26,9 @@ export const rejudgeCommand: Command = {
     const sourceRunId = positionals[0];
     if (!sourceRunId || positionals.length > 1) throw new InputError(`expected exactly one RUN_ID\nUsage: ${this.usage}`);
     if (values.force && values['reuse-answers']) throw new InputError('--force and --reuse-answers contradict each other; pick one');
-    const store = existingStore();
-    if (!store) throw new InputError(`there is no results store at ${defaultStorePath()}; set JUDGEFLOW_HOME to where run ${sourceRunId} was stored`);
-    const plan = planRejudge(store, {
+    const store = await openExistingStore();
+    if (!store) throw new InputError(`there is no results store at ${storeLocation()}; set JUDGEFLOW_HOME to where run ${sourceRunId} was stored`);
+    const plan = await planRejudge(store, {
       sourceRunId,
       rubricDir: str(values.rubric),
       judgeModel: str(values['judge-model']),

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { renderReport } from '../../activities/run';
 import { assertWritableDir } from '../../core/writableDir';
-import { openStore } from '../../core/store';
+import { openStore } from '../../stores';
 import { InputError } from '../../core/validate';
 import type { Command } from '../args';
 import { whereRunsLive } from '../existingStore';
@@ -16,8 +16,8 @@ export const reportCommand: Command = {
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
     const out = typeof values.out === 'string' ? path.resolve(values.out) : undefined;
     if (out) assertWritableDir(out, '--out');
-    const store = openStore();
-    if (!store.getRun(runId)) throw new InputError(`run ${runId} is not in this results store: ${whereRunsLive(store.file)}`);
+    const store = await openStore();
+    if (!(await store.getRun(runId))) throw new InputError(`run ${runId} is not in this results store: ${whereRunsLive(store.location)}`);
     const { reportPath } = await renderReport({ store, env: process.env }, runId, out);
     console.log(`Report: ${reportPath}`);
     return 0;

@@ -24,8 +24,8 @@ export const rubricCommand: Command = {
     }
     if (action === 'diff') {
       if (refs.length !== 2) throw new InputError(`rubric diff needs exactly two operands A and B (got ${refs.length})\nUsage: ${usage}`);
-      const a = resolveRubricRef(refs[0], { protocol });
-      const b = resolveRubricRef(refs[1], { protocol });
+      const a = await resolveRubricRef(refs[0], { protocol });
+      const b = await resolveRubricRef(refs[1], { protocol });
       if (a.rubric.protocol !== b.rubric.protocol) throw new InputError(`cannot diff a ${a.rubric.protocol} rubric (${refs[0]}) with a ${b.rubric.protocol} rubric (${refs[1]})`);
       const changes = diffContent(a.rubric.content, b.rubric.content);
       if (values.json) console.log(JSON.stringify({ a: { version: a.rubric.version, source: a.label }, b: { version: b.rubric.version, source: b.label }, changes }, null, 2));

@@ -1,6 +1,7 @@
 import type { RunRecord, ResultsStore } from '../../core/store';
+import { openExistingStore } from '../../stores';
 import type { Command } from '../args';
-import { existingStore, whereRunsLive } from '../existingStore';
+import { whereRunsLive } from '../existingStore';
 import { connectClient } from '../connection';
 import { reconcileRun } from '../reconcile';
 
@@ -20,8 +21,8 @@ export interface RunRow {
 }
 
 /** Newest first; the status is the one recorded in the results store (judgeflow status asks Temporal). */
-export function listRunRows(store: ResultsStore): RunRow[] {
-  return store.listRuns().map((r) => {
+export async function listRunRows(store: ResultsStore): Promise<RunRow[]> {
+  return (await store.listRuns()).map((r) => {
     const summary = (r.summary ?? null) as Record<string, unknown> | null;
     const error = summary && typeof summary.error === 'string' ? summary.error : null;
     return {
@@ -73,9 +74,9 @@ export const runsCommand: Command = {
   usage: 'judgeflow runs [--json]',
   options: { json: { type: 'boolean' } },
   async run({ values }) {
-    const store = existingStore();
+    const store = await openExistingStore();
     if (store) await reconcileRunning(store);
-    const rows = store ? listRunRows(store) : [];
+    const rows = store ? await listRunRows(store) : [];
     if (values.json) console.log(JSON.stringify(rows, null, 2));
     else if (!rows.length) console.log(`No runs here yet: ${whereRunsLive()}.`);
     else

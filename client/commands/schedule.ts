@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleSpec } from '@temporalio/client';
 import type { Command } from '../args';
-import { scheduleSnapshots } from '../../core/snapshots';
-import { openStore, type ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/store';
+import { openStore } from '../../stores';
 import { assertName } from '../../core/names';
 import { InputError } from '../../core/validate';
 import { refreshSnapshot } from '../../workflows';
@@ -80,7 +80,7 @@ function humanMs(ms: number): string {
   return `${ms}ms`;
 }
 
-export async function describeSchedule(client: Client, name: string, store: ResultsStore = openStore()) {
+export async function describeSchedule(client: Client, name: string, store?: ResultsStore) {
   const handle = client.schedule.getHandle(name);
   let d;
   try {
@@ -101,7 +101,7 @@ export async function describeSchedule(client: Client, name: string, store: Resu
     running: d.info.runningActions.map((a) => a.workflow.workflowId),
     recent,
     next: d.info.nextActionTimes.slice(0, 3),
-    snapshots: scheduleSnapshots(store, name),
+    snapshots: await (store ?? (await openStore())).scheduleSnapshots(name),
   };
 }
 

@@ -1,5 +1,5 @@
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { defaultStorePath } from '../../core/store';
+import { storeLocation } from '../../stores';
 import { InputError } from '../../core/validate';
 import { createWorker } from '../../worker/createWorker';
 import { runSimCli } from '../../sim/main';
@@ -11,8 +11,8 @@ async function runWorkerForever(): Promise<number> {
   await ensureLocalServer({ log: console.log });
   const { connection, namespace } = await connectWorker();
   const queue = await taskQueue();
-  const worker = await createWorker({ connection, namespace, taskQueue: queue, storeFile: defaultStorePath() });
-  console.log(`Worker polling task queue "${queue}" at ${temporalTarget().address} (namespace ${namespace}); results store ${defaultStorePath()}. Ctrl-C to stop.`);
+  const worker = await createWorker({ connection, namespace, taskQueue: queue });
+  console.log(`Worker polling task queue "${queue}" at ${temporalTarget().address} (namespace ${namespace}); results store ${storeLocation()}. Ctrl-C to stop.`);
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await closeSharedBrowser();
   return 0;

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { writeTextAtomic } from '../../core/files';
 import type { Command } from '../args';
-import { openStore, defaultStorePath, type SnapshotRecord } from '../../core/store';
+import type { SnapshotRecord } from '../../core/store';
+import { openStore } from '../../stores';
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, resolveSnapshotId } from '../../core/snapshots';
 import { loadTraffic } from '../../core/traffic';
 import { InputError } from '../../core/validate';
@@ -82,7 +83,10 @@ async function curate(values: Record<string, unknown>): Promise<number> {
   const input = curateInput(values as never, from);
   // Check the file here too, so bad lines are reported before anything starts (the activity checks again).
   const traffic = loadTraffic(input.from, input.skipBad);
-  if (input.pruneRunId && !openStore().getRun(input.pruneRunId)) throw new InputError(`--prune-run ${input.pruneRunId}: no such run in the results store ${defaultStorePath()} (see judgeflow runs)`);
+  if (input.pruneRunId) {
+    const store = await openStore();
+    if (!(await store.getRun(input.pruneRunId))) throw new InputError(`--prune-run ${input.pruneRunId}: no such run in the results store ${store.location} (see judgeflow runs)`);
+  }
   const asJson = Boolean(values.json);
   const print = (line: string) => (asJson ? console.error(line) : console.log(line));
   if (traffic.bad.length) print(`Skipping ${traffic.bad.length} malformed line(s): ${traffic.bad.slice(0, 10).map((b) => b.line).join(', ')}${traffic.bad.length > 10 ? ', ...' : ''}`);
@@ -135,10 +139,10 @@ export const snapshotCommand: Command = {
       case 'curate':
         return curate(values);
       case 'list': {
-        const store = openStore();
-        const all = store.listSnapshots();
+        const store = await openStore();
+        const all = await store.listSnapshots();
         if (values.json) console.log(JSON.stringify(all));
-        else if (!all.length) console.log(`No snapshots in ${store.file}. Make one with judgeflow snapshot generate|curate, or run a benchmark.`);
+        else if (!all.length) console.log(`No snapshots in ${store.location}. Make one with judgeflow snapshot generate|curate, or run a benchmark.`);
         else {
           console.log(`${'SNAPSHOT'.padEnd(18)} ${'CREATED'.padEnd(24)} ${'QUERIES'.padStart(7)}  ${'GENERATOR'.padEnd(16)} PARENT`);
           for (const s of all) console.log(`${s.snapshotId.padEnd(18)} ${s.createdAt.padEnd(24)} ${String(s.queryCount).padStart(7)}  ${String((s.meta as Record<string, unknown>).generator ?? '?').padEnd(16)} ${short(s.parentId)}`);
@@ -147,9 +151,9 @@ export const snapshotCommand: Command = {
       }
       case 'show': {
         need(1, 'one snapshot ID');
-        const store = openStore();
-        const s = resolveSnapshotId(store, ids[0]);
-        const queries = store.snapshotQueries(s.snapshotId);
+        const store = await openStore();
+        const s = await resolveSnapshotId(store, ids[0]);
+        const queries = await store.snapshotQueries(s.snapshotId);
         const counts = labelCounts(queries);
         if (values.json) console.log(JSON.stringify({ ...s, counts, ...(values.queries ? { queries } : {}) }));
         else {
@@ -160,9 +164,9 @@ export const snapshotCommand: Command = {
       }
       case 'diff': {
         need(2, 'two snapshot IDs (A B)');
-        const store = openStore();
-        const [a, b] = ids.map((id) => resolveSnapshotId(store, id));
-        const d = diffSnapshots({ id: a.snapshotId, queries: store.snapshotQueries(a.snapshotId) }, { id: b.snapshotId, queries: store.snapshotQueries(b.snapshotId) });
+        const store = await openStore();
+        const [a, b] = await Promise.all(ids.map((id) => resolveSnapshotId(store, id)));
+        const d = diffSnapshots({ id: a.snapshotId, queries: await store.snapshotQueries(a.snapshotId) }, { id: b.snapshotId, queries: await store.snapshotQueries(b.snapshotId) });
         if (values.json) console.log(JSON.stringify(d));
         else {
           console.log(`${d.a} → ${d.b}: ${d.added.length} added, ${d.removed.length} removed, ${d.unchanged} unchanged (compared by normalised text)${b.parentId === a.snapshotId ? `; ${d.b} is a child of ${d.a}` : ''}`);
@@ -181,9 +185,9 @@ export const snapshotCommand: Command = {
         need(1, 'one snapshot ID');
         const format = typeof values.format === 'string' ? values.format : 'jsonl';
         if (format !== 'jsonl' && format !== 'csv') throw new InputError(`--format ${format}: expected jsonl or csv`);
-        const store = openStore();
-        const s = resolveSnapshotId(store, ids[0]);
-        const queries = store.snapshotQueries(s.snapshotId);
+        const store = await openStore();
+        const s = await resolveSnapshotId(store, ids[0]);
+        const queries = await store.snapshotQueries(s.snapshotId);
         writeOut(format === 'jsonl' ? exportJsonl(queries) : exportCsv(queries), typeof values.out === 'string' ? values.out : undefined);
         if (typeof values.out === 'string') console.error(`Wrote ${queries.length} queries of ${s.snapshotId} to ${path.resolve(values.out)}`);
         return 0;

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { Command } from '../args';
 import { InputError } from '../../core/validate';
-import { openStore } from '../../core/store';
+import { openStore } from '../../stores';
 import { progressQuery } from '../../workflows';
 import type { Progress, RunResult } from '../../workflows/types';
 import { connectClient } from '../connection';
@@ -38,7 +38,7 @@ export async function runStatus(runId: string): Promise<RunStatus> {
       if (progress) return { ...pick(progress), runId, status: 'running' };
       return { runId, status: 'running', stage: 'unknown (no worker answered)', done: 0, total: 0, failures: 0, reportPath: null };
     }
-    const store = openStore();
+    const store = await openStore();
     await reconcileRun(client, store, runId); // terminated / timed out: the store learns it ended, with the reason
     const stored = await store.getRun(runId);
     const summary = (stored?.summary ?? null) as { error?: unknown } | null;

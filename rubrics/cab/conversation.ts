@@ -24,22 +24,21 @@ export type TurnResult<T> = ({ ok: true; value: T; attempts: number } | { ok: fa
  */
 export class DurableConversation {
   private messages: ChatMessage[] = [];
-  private stored: Map<number, { request: unknown; answer: string }>;
+  private stored: Map<number, { request: unknown; answer: string }> | null = null;
 
   constructor(
     private readonly ctx: JudgeContext,
     private readonly queryId: string,
     private readonly maxInvalidAnswers: number,
-  ) {
-    this.stored = this.load();
-  }
+  ) {}
 
-  private load() {
-    return new Map(this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version).map((t) => [t.turn, t]));
+  private async load() {
+    return new Map((await this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version)).map((t) => [t.turn, t]));
   }
 
   /** Turn `n` (1-based) appends `add` and asks for JSON; answered from the store when it finished before. */
   async ask<T>(n: number, kind: StoredTurn['kind'], add: ChatMessage[], spec: JsonAnswerSpec<T>): Promise<TurnResult<T>> {
+    this.stored ??= await this.load();
     if (!this.stored.has(n)) {
       const answer = await askJson({
         settings: this.ctx.judge,
@@ -63,9 +62,9 @@ export class DurableConversation {
         error: answer.ok ? null : answer.error,
         systemFingerprint: answer.systemFingerprint,
       };
-      this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '');
+      await this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '');
       // First write wins: if a stale attempt of this activity stored the turn first, continue from ITS answer.
-      this.stored = this.load();
+      this.stored = await this.load();
     }
     const { request, answer } = this.stored.get(n)!;
     const turn = request as StoredTurn;
@@ -77,13 +76,13 @@ export class DurableConversation {
 /** An independent single call (no shared conversation), stored like a turn so a retried activity does not ask again. */
 export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, messages: ChatMessage[], spec: JsonAnswerSpec<T>, maxInvalidAnswers: number): Promise<TurnResult<T>> {
   const version = ctx.rubric.version;
-  const find = () => ctx.store.judgeTurns(ctx.runId, queryId, version).find((t) => t.turn === n);
-  if (!find()) {
+  const find = async () => (await ctx.store.judgeTurns(ctx.runId, queryId, version)).find((t) => t.turn === n);
+  if (!(await find())) {
     const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal, onCall: ctx.recordCall });
     const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error, systemFingerprint: answer.systemFingerprint };
-    ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '');
+    await ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '');
   }
-  const { request, answer } = find()!;
+  const { request, answer } = (await find())!;
   return turnResult<T>(request as StoredTurn, answer);
 }
 

@@ -40,15 +40,16 @@ type Scores = Record<string, { score: number } & Record<string, unknown>>;
 export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
   const rubric = ctx.rubric as CabRubric;
   const { store, runId } = ctx;
-  const existing = unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version));
+  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version)));
   if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
 
-  const run = store.getRun(runId);
+  const run = await store.getRun(runId);
   if (!run) throw new Error(`run ${runId} is not in the results store`);
   const evaluationDate = evaluationDateOf(ctx.options, run);
-  const query = store.snapshotQuery(ctx.snapshotId, unit.queryId);
+  const query = await store.snapshotQuery(ctx.snapshotId, unit.queryId);
+  const collected = await Promise.all(unit.copilots.map((copilot) => store.getResponse(runId, unit.queryId, copilot)));
   const shown: ShownResponse[] = unit.copilots.map((copilot, i) => {
-    const r = store.getResponse(runId, unit.queryId, copilot);
+    const r = collected[i];
     if (!r || r.status !== 'ok' || r.text === null) throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
     return { label: labelFor(i + 1), text: r.text, timestamp: r.finishedAt, context: r.context ?? query.context ?? null };
   });
@@ -94,7 +95,7 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
     } else if (tax) rationales[TAXONOMY_ERROR] = tax.error;
     return { ...base, status: 'ok', scores, rationales, total, error: null };
   });
-  store.db.transaction(() => judgments.forEach((j) => store.putJudgment(j)))();
+  await store.putJudgments(judgments); // all of the conversation's verdicts, or none
   return tally(judgments.map((j) => j.status));
 }
 

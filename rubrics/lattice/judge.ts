@@ -57,10 +57,10 @@ export function latticeMessages(rubric: LatticeRubric, query: Query, responseTex
 /** One independent judge call for one stored response; the verdict (or the failure) is written to the store. */
 export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: string, copilot: string, ctx: JudgeContext): Promise<'ok' | 'failed'> {
   const { store, runId } = ctx;
-  const existing = store.getJudgment(runId, queryId, copilot, rubric.version);
+  const existing = await store.getJudgment(runId, queryId, copilot, rubric.version);
   if (existing) return existing.status;
-  const query = store.snapshotQuery(ctx.snapshotId, queryId);
-  const response = store.getResponse(runId, queryId, copilot);
+  const query = await store.snapshotQuery(ctx.snapshotId, queryId);
+  const response = await store.getResponse(runId, queryId, copilot);
   if (!response || response.status !== 'ok' || response.text === null) throw new Error(`no collected response for ${queryId}/${copilot}`);
   const dims = dimensionsFor(rubric, query.task!);
   const { jsonSchema, zodSchema } = dimensionScoresSpec(
@@ -91,11 +91,11 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     createdAt: new Date().toISOString(),
   };
   if (!answer.ok) {
-    store.putJudgment({ ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error });
+    await store.putJudgment({ ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error });
     return 'failed';
   }
   const { scores, rationales } = splitScores(answer.value);
-  store.putJudgment({ ...base, status: 'ok', scores, rationales, total: latticeScore(rubric.data, query, scores), error: null });
+  await store.putJudgment({ ...base, status: 'ok', scores, rationales, total: latticeScore(rubric.data, query, scores), error: null });
   return 'ok';
 }
 

@@ -6,7 +6,8 @@ import { Runtime, DefaultLogger } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { connectClient, connectWorker } from '../../client/connection';
 import { parseRunConfig } from '../../core/config';
-import { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/store';
+import { SqliteStore } from '../../stores/sqlite';
 import { createWorker } from '../../worker/createWorker';
 
 export const REPO = path.resolve(__dirname, '..', '..');
@@ -47,13 +48,13 @@ export async function withWorker<T>(name: string, fn: (world: TestWorld) => Prom
   const storeFile = path.join(dir, 'results.db');
   const taskQueue = uniqueQueue(name);
   const { connection, namespace } = await connectWorker();
-  const worker = await createWorker({ connection, namespace, taskQueue, storeFile, env });
+  const worker = await createWorker({ connection, namespace, taskQueue, store: { kind: 'sqlite', file: storeFile }, env });
   const client = await connectClient();
-  const store = new ResultsStore(storeFile);
+  const store = new SqliteStore(storeFile); // a second connection, as a CLI next to the worker would have
   try {
     return await worker.runUntil(fn({ client, taskQueue, store, storeFile, dir }));
   } finally {
-    store.close();
+    await store.close();
     await client.connection.close();
     await connection.close();
   }

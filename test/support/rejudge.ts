@@ -9,7 +9,7 @@ import type { TestWorld } from './harness';
  * Both re-judge test files (LATTICE and CryptoAnalystBench) drive re-judging this way.
  */
 export async function rejudgeRun(world: TestWorld, sourceRunId: string, opts: Omit<RejudgeOptions, 'sourceRunId'>, runId: string): Promise<RunResult> {
-  const plan = planRejudge(world.store, { sourceRunId, ...opts });
+  const plan = await planRejudge(world.store, { sourceRunId, ...opts });
   const input = runInput(plan.config, runId, { sourceRunId, reuseJudgments: plan.reuseJudgments });
   return world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [input] });
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { StudyItem } from './design';
-import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from './types';
+import type { StudyItem } from '../core/study/design';
+import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, closed_at TEXT, workflow_id TEXT NOT NULL, spec TEXT NOT NULL);
