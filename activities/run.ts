@@ -71,7 +71,7 @@ export function runActivities(deps: ActivityDeps) {
         copilots: run.copilots,
         seed: run.config.seed,
       });
-      await store.putJudgeUnits(runId, units, plan); // one transaction: a crash never leaves units without their plan
+      await store.putJudgeUnits(runId, units, plan); // atomic: a crash never leaves units without their plan
       return { units: units.length };
     },
 

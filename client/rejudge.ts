@@ -23,7 +23,7 @@ export interface RejudgePlan {
   rubricVersion: string;
   rubricChanged: boolean;
   judgeChanged: boolean;
-  /** Passed to the workflow: answers to identical judge requests come from the judge_cache table instead of the judge. */
+  /** Passed to the workflow: answers to identical judge requests come from the results store's answer cache instead of the judge. */
   reuseJudgments: boolean;
 }
 

@@ -1,7 +1,7 @@
 import { askJson, stripCodeFence, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
 import type { JudgeContext } from '../../core/protocol';
 
-/** What is stored per judge turn (judge_turns.request); the turn's final answer is stored beside it. */
+/** What is stored per judge turn (its request, ResultsStore.putJudgeTurn); the turn's final answer is stored beside it. */
 export interface StoredTurn {
   kind: 'scoring' | 'ranking' | 'taxonomy';
   /** Messages this turn added to the conversation: its user message plus any re-ask exchanges, without the final answer. */

@@ -7,7 +7,7 @@ import { labelFor, rankingMessage, rankingSpec, REASONING_KEY, scoringMessage, s
 import type { CabRubric } from './rubric';
 
 /**
- * Turn numbers in judge_turns: 1..k score the responses in presentation order, k+1 is the ranking,
+ * Turn numbers of the stored conversation turns (ResultsStore.putJudgeTurn): 1..k score the responses in presentation order, k+1 is the ranking,
  * TAXONOMY_TURN + position are the independent error-taxonomy calls.
  */
 export const TAXONOMY_TURN = 1000;

@@ -2,7 +2,7 @@ import type { JudgeUnit } from '../../core/store';
 import type { Query, StoredResponse } from '../../core/types';
 import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from './presentation';
 
-/** What planUnits stores with the run (kv `plan:<runId>`) and the report shows. */
+/** What planUnits stores with the run (the plan of ResultsStore.putJudgeUnits) and the report shows. */
 export interface CabPlan {
   seed: string;
   presentation: PresentationDesign;
