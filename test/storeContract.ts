@@ -264,6 +264,13 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       });
     });
 
+    test('store id: made once, the same for every connection', async () => {
+      const id = await store.storeId();
+      expect(id).toMatch(/^\S{16,}$/);
+      expect(await store.storeId()).toBe(id);
+      expect(await (await another()).storeId()).toBe(id);
+    });
+
     test('answer cache: miss, hit, first answer kept', async () => {
       expect(await store.cachedAnswer('key-1')).toBeNull();
       await store.cacheAnswer('key-1', '{"d1":{"score":7}}');
