@@ -46,7 +46,9 @@ test('the default task queue is tied to the store: two stores, three workers, bo
         expect(events.filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt)).not.toContain(2);
       }
     }
-    expect(new SqliteStore(path.join(homes[2], 'results.db')).listRuns()).toEqual([]);
+    const untouched = new SqliteStore(path.join(homes[2], 'results.db'));
+    expect(await untouched.listRuns()).toEqual([]);
+    await untouched.close();
     workers.forEach((w) => w.shutdown());
     await Promise.all(running);
   } finally {
