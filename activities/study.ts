@@ -9,7 +9,7 @@ export function studyActivities(deps: ActivityDeps) {
     /** Apply one stored submission as its assignment's answer. Idempotent: a retried or repeated call records nothing new. */
     async recordStudySubmission({ submissionId }: { submissionId: string }): Promise<{ recorded: boolean; revision: number }> {
       const result = await studies.recordSubmission(submissionId);
-      if (!result) throw new InputError(`submission ${submissionId} is not in the results store ${deps.store.file}; is the app using another JUDGEFLOW_HOME than the worker?`);
+      if (!result) throw new InputError(`submission ${submissionId} is not in the results store ${deps.store.location}; is the app using another JUDGEFLOW_HOME than the worker?`);
       return result;
     },
 

@@ -137,7 +137,7 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
     name: 'study-run',
     description: 'A human preference study on lattice-run: two answers delivered as submit Updates (recorded by an activity each), one revised, then the close Update.',
     async run(ctx) {
-      const store = openStore(ctx.storeFile);
+      const store = await openStore(ctx.store);
       const study = await designStudy(store, { runId: 'replay-lattice-run', name: 'replay', perItem: 1, seed: 'replay' });
       await startStudyWorkflow(ctx.client, study, ctx.taskQueue);
       const [annotator] = await inviteAnnotators(store, 'replay', 1);

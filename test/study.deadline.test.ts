@@ -14,7 +14,7 @@ jest.setTimeout(90_000);
 
 test('a study on a CryptoAnalystBench run reminds and then closes itself at its deadline (durable timers); its report compares with the CAB totals', async () => {
   await withWorker('study-deadline', async ({ client, taskQueue, store, dir }) => {
-    writeFinishedRun(store, 'run-cab', path.join(dir, 'runs'), (q, c) => latent(q, c) / 2.5, 'cab');
+    await writeFinishedRun(store, 'run-cab', path.join(dir, 'runs'), (q, c) => latent(q, c) / 2.5, 'cab');
     const study = await designStudy(store, { runId: 'run-cab', name: 'timed', perItem: 1, queries: 3, deadline: '6s', remindBefore: '3s', seed: 't' });
     await startStudyWorkflow(client, study, taskQueue);
     const [person] = await inviteAnnotators(store, 'timed', 1);

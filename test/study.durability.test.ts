@@ -7,7 +7,7 @@ import { writeStudyReport } from '../client/study/report';
 import { closeStudyWorkflow, startStudyWorkflow } from '../client/study/workflow';
 import { freePort, startDevServer, type StartedServer } from '../client/temporalServer';
 import type { Answer } from '../core/study/types';
-import { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
 import { startWorkerProcess } from './support/cli';
 import { tempDir, uniqueQueue, until } from './support/harness';
 import { policyAnswer } from './support/studyAnnotators';
@@ -18,7 +18,7 @@ jest.setTimeout(300_000);
 test('worker and Temporal server killed mid-study: the app keeps acknowledging, and every acknowledged answer is in the report', async () => {
   const dir = tempDir('jf-study-kill-');
   const storeFile = path.join(dir, 'results.db');
-  const store = new ResultsStore(storeFile);
+  const store = new SqliteStore(storeFile);
   // A dedicated, persisted dev server: the shared test server cannot be killed.
   const port = await freePort();
   const serverOptions = { cli: process.env.TEMPORAL_CLI!, port, dbFile: path.join(dir, 'temporal.db'), headless: true, logFile: path.join(dir, 'temporal.log') };
@@ -32,7 +32,7 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
   forwarder.start();
   const killed = (child: typeof worker) => new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
   try {
-    writeFinishedRun(store, 'run-kill', path.join(dir, 'runs'));
+    await writeFinishedRun(store, 'run-kill', path.join(dir, 'runs'));
     const study = await designStudy(store, { runId: 'run-kill', name: 'durable', perItem: 3, queries: 4, seed: 'kill' });
     await startStudyWorkflow(client, study, env.JUDGEFLOW_TASK_QUEUE);
     const people = await inviteAnnotators(store, 'durable', 3);
@@ -80,6 +80,6 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
     worker.kill('SIGKILL');
     await client.connection.close().catch(() => undefined);
     await temporal.stop().catch(() => undefined);
-    store.close();
+    await store.close();
   }
 });

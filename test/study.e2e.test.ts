@@ -53,9 +53,9 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
   await withWorker('study', async ({ client, taskQueue, store, storeFile, dir }) => {
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
     const runId = 'run-study-e2e';
-    writeFinishedRun(store, runId, path.join(dir, 'runs'));
+    await writeFinishedRun(store, runId, path.join(dir, 'runs'));
     // A second judge over the same responses that prefers the opposite of the first everywhere.
-    writeFinishedRun(store, 'run-study-opposite', path.join(dir, 'runs'), (q, c) => 100 - latent(q, c));
+    await writeFinishedRun(store, 'run-study-opposite', path.join(dir, 'runs'), (q, c) => 100 - latent(q, c));
 
     // Bad input: exit 2, clear message, nothing stored.
     const bad = await cliInProcess(['study', 'create', '--run', runId, '--copilots', 'Aurora,Nobody', '--name', 'bad'], env);

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { openStore, type ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/store';
+import { openStore } from '../../stores';
 import { writeTextAtomic } from '../../core/files';
 import { InputError } from '../../core/validate';
 import { createWorker } from '../../worker/createWorker';
-import { defaultStorePath } from '../../core/store';
 import type { Command } from '../args';
 import { connectClient, connectWorker, taskQueue } from '../connection';
 import { createStudyApp, listen } from '../study/app';
@@ -35,12 +35,12 @@ function wholeNumber(values: Record<string, unknown>, name: string, fallback?: n
 async function requireStudy(store: ResultsStore, name: string | undefined) {
   if (!name) throw new InputError(`missing study NAME\nUsage: ${USAGE}`);
   const study = await store.studies.getStudy(name);
-  if (!study) throw new InputError(`no study named ${name} in the results store ${store.file} (see judgeflow study list)`);
+  if (!study) throw new InputError(`no study named ${name} in the results store ${store.location} (see judgeflow study list)`);
   return study;
 }
 
 async function serve(values: Record<string, unknown>): Promise<number> {
-  const store = openStore();
+  const store = await openStore();
   const host = (values.host as string | undefined) ?? '127.0.0.1';
   const port = wholeNumber(values, 'port', 8787)!;
   const forwarder = new SubmissionForwarder(store, () => connectClient(), { log: (l) => console.error(l) });
@@ -52,7 +52,7 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   if (values.worker) {
     await ensureLocalServer({ log: console.log });
     const { connection, namespace } = await connectWorker();
-    worker = await createWorker({ connection, namespace, taskQueue: await taskQueue(), storeFile: defaultStorePath() });
+    worker = await createWorker({ connection, namespace, taskQueue: await taskQueue() });
   }
   const stopped = new Promise<void>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => resolve());
@@ -98,7 +98,7 @@ export const studyCommand: Command = {
     switch (action) {
       case 'create': {
         if (typeof values.run !== 'string') throw new InputError(`missing --run RUN_ID\nUsage: ${USAGE}`);
-        const study = await designStudy(store(), {
+        const study = await designStudy((await store()), {
           runId: values.run,
           name: values.name as string | undefined,
           copilots: typeof values.copilots === 'string' ? values.copilots.split(',').map((c) => c.trim()).filter(Boolean) : undefined,
@@ -132,10 +132,10 @@ export const studyCommand: Command = {
         return 0;
       }
       case 'invite': {
-        const s = await requireStudy(store(), name);
+        const s = await requireStudy((await store()), name);
         const count = wholeNumber(values, 'annotators');
         if (count === undefined) throw new InputError(`missing --annotators N\nUsage: ${USAGE}`);
-        const people = await inviteAnnotators(store(), s.name, count);
+        const people = await inviteAnnotators((await store()), s.name, count);
         const base = (values['base-url'] as string | undefined) ?? 'http://127.0.0.1:8787';
         console.error(`${people.length} personal links (the token in each is the only credential; only its hash is stored, so keep this list):`);
         for (const p of people) console.log(`${p.label}\t${p.assignments} assignments\t${annotationLink(base, p.token)}`);
@@ -144,7 +144,7 @@ export const studyCommand: Command = {
       case 'serve':
         return serve(values);
       case 'close': {
-        const s = await requireStudy(store(), name);
+        const s = await requireStudy((await store()), name);
         if (s.status === 'closed') throw new InputError(`study ${s.name} is already closed`);
         const client = await connectClient();
         try {
@@ -156,37 +156,37 @@ export const studyCommand: Command = {
         return 0;
       }
       case 'report': {
-        const s = await requireStudy(store(), name);
+        const s = await requireStudy((await store()), name);
         const tieMargin = values['tie-margin'] === undefined ? 0 : Number(values['tie-margin']);
         if (!(tieMargin >= 0)) throw new InputError(`--tie-margin ${String(values['tie-margin'])}: expected a number ≥ 0 (in the protocol's total score units)`);
-        const { dir, report } = await writeStudyReport(store(), s, { judgeRuns: values['judge-run'] as string[] | undefined, tieMargin, top: wholeNumber(values, 'top'), outDir: values.out as string | undefined });
+        const { dir, report } = await writeStudyReport((await store()), s, { judgeRuns: values['judge-run'] as string[] | undefined, tieMargin, top: wholeNumber(values, 'top'), outDir: values.out as string | undefined });
         if (report.counts.pendingSubmissions) console.error(`warning: ${report.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow (is a worker running?); they are not in this report`);
         console.log(`Study report: ${path.join(dir, 'study.md')} (study.json, study.xlsx beside it)`);
         return 0;
       }
       case 'export': {
-        const s = await requireStudy(store(), name);
+        const s = await requireStudy((await store()), name);
         const format = (values.format as string | undefined) ?? 'csv';
         if (format !== 'csv' && format !== 'jsonl') throw new InputError(`--format ${format}: expected csv or jsonl`);
-        const text = await exportAnnotations(store(), s, format);
+        const text = await exportAnnotations((await store()), s, format);
         if (values.out) writeTextAtomic(values.out as string, text);
         else process.stdout.write(text);
         return 0;
       }
       case 'import': {
-        const s = await requireStudy(store(), name);
+        const s = await requireStudy((await store()), name);
         if (!file) throw new InputError(`missing FILE\nUsage: ${USAGE}`);
         if (!fs.existsSync(file)) throw new InputError(`${file} does not exist`);
-        const n = await importAnnotations(store(), s, file, parseColumnMap(values.columns as string | undefined));
+        const n = await importAnnotations((await store()), s, file, parseColumnMap(values.columns as string | undefined));
         console.log(`Imported ${n} annotations into study ${s.name}.`);
         return 0;
       }
       case 'list': {
-        for (const s of await store().studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
+        for (const s of await (await store()).studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
         return 0;
       }
       case 'status': {
-        const st = store();
+        const st = (await store());
         const s = await requireStudy(st, name);
         const subs = await st.studies.submissions(s.name);
         const annotations = await st.studies.annotations(s.name);

@@ -96,9 +96,9 @@ export function createStudyApp({ store, onSubmitted }: StudyAppOptions): http.Se
   async function view(study: StudyRecord, queue: Array<StoredAssignment & { answer: Answer | null }>, index: number) {
     const a = queue[index];
     const item = (await studies.studyItems(study.name)).find((it) => it.itemId === a.itemId)!;
-    const run = store.getRun(study.runId)!;
-    const query = store.snapshotQuery(run.snapshotId, item.queryId);
-    const text = async (copilot: string) => store.getResponse(study.runId, item.queryId, copilot)?.text ?? '';
+    const run = (await store.getRun(study.runId))!;
+    const query = await store.snapshotQuery(run.snapshotId, item.queryId);
+    const text = async (copilot: string) => (await store.getResponse(study.runId, item.queryId, copilot))?.text ?? '';
     return {
       id: a.assignmentId,
       position: index + 1,

@@ -56,8 +56,8 @@ function queryIdsFromFile(file: string): string[] {
 /** Design a study over a finished run's stored responses and store it (items, assignments). Nothing is written on bad input. */
 export async function designStudy(store: ResultsStore, args: CreateStudyArgs): Promise<StudyRecord & { items: number; assignments: number }> {
   const now = args.now ?? new Date();
-  const run = store.getRun(args.runId);
-  if (!run) throw new InputError(`run ${args.runId} is not in the results store ${store.file} (see judgeflow runs)`);
+  const run = await store.getRun(args.runId);
+  if (!run) throw new InputError(`run ${args.runId} is not in the results store ${store.location} (see judgeflow runs)`);
   if (run.status !== 'completed') throw new InputError(`run ${args.runId} is ${run.status}; a study needs a completed run`);
   const name = args.name ?? `study-${args.runId}`;
   if (!STUDY_NAME.test(name)) throw new InputError(`study name "${name}": use letters, digits, ".", "_" and "-"`);
@@ -69,7 +69,7 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
   if (!Number.isInteger(args.perItem) || args.perItem < 1 || args.perItem > 100) throw new InputError(`--per-item ${args.perItem}: expected a whole number from 1 to 100`);
   if (args.queries !== undefined && args.queryFile) throw new InputError('give --queries N or --query-file F, not both');
 
-  const snapshot = store.snapshotQueries(run.snapshotId).map((q) => q.id);
+  const snapshot = (await store.snapshotQueries(run.snapshotId)).map((q) => q.id);
   const seed = args.seed ?? name;
   let queryIds = snapshot;
   if (args.queryFile) {
@@ -86,7 +86,7 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
     queryIds = snapshot.filter((id) => chosen.has(id));
   }
 
-  const responses = new Map(store.responses(args.runId).map((r) => [`${r.queryId}|${r.copilot}`, r.status]));
+  const responses = new Map((await store.responses(args.runId)).map((r) => [`${r.queryId}|${r.copilot}`, r.status]));
   const { items, excluded } = planItems(queryIds, copilots, (q, c) => responses.get(`${q}|${c}`) ?? 'missing');
   if (!items.length) throw new InputError(`no (query, pair) item has both responses in run ${args.runId}; nothing to annotate`);
   const options = loadStudyOptions(args.optionsFile ?? DEFAULT_STUDY_OPTIONS_FILE);

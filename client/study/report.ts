@@ -18,30 +18,31 @@ export interface StudyReportOptions {
   bootstrapIterations?: number;
 }
 
-function judgeScores(store: ResultsStore, run: RunRecord): JudgeScores {
+async function judgeScores(store: ResultsStore, run: RunRecord): Promise<JudgeScores> {
   const scores = new Map<string, { total: number; rationales: Record<string, string> | null }>();
-  for (const j of store.judgments(run.runId, run.rubricVersion)) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
+  for (const j of await store.judgments(run.runId, run.rubricVersion)) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
   return { judgeRunId: run.runId, scores };
 }
 
 export async function studyFigures(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}) {
-  const run = store.getRun(study.runId)!;
-  const judges = [run, ...(opts.judgeRuns ?? []).map((id) => {
-    const r = store.getRun(id);
-    if (!r) throw new InputError(`--judge-run ${id}: no such run in the results store ${store.file}`);
+  const run = (await store.getRun(study.runId))!;
+  const judges = [run];
+  for (const id of opts.judgeRuns ?? []) {
+    const r = await store.getRun(id);
+    if (!r) throw new InputError(`--judge-run ${id}: no such run in the results store ${store.location}`);
     if (r.snapshotId !== run.snapshotId) throw new InputError(`--judge-run ${id} judged snapshot ${r.snapshotId}, not the study's ${run.snapshotId}`);
-    return r;
-  })];
+    judges.push(r);
+  }
   const annotations = await store.studies.annotations(study.name);
   const submissions = await store.studies.submissions(study.name);
-  const queries = new Map<string, Query>(store.snapshotQueries(run.snapshotId).map((q) => [q.id, q]));
+  const queries = new Map<string, Query>((await store.snapshotQueries(run.snapshotId)).map((q) => [q.id, q]));
   const analysis = analyseStudy({
     copilots: study.spec.copilots,
     items: await store.studies.studyItems(study.name),
     annotations: toFacts(annotations),
     queries,
     options: study.spec.options,
-    judges: judges.map((r) => judgeScores(store, r)),
+    judges: await Promise.all(judges.map((r) => judgeScores(store, r))),
     tieMargin: opts.tieMargin ?? 0,
     seed: study.spec.seed,
     bootstrapIterations: opts.bootstrapIterations,
@@ -169,7 +170,7 @@ async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
 /** study.json, study.md and study.xlsx under `<run output>/<runId>/study-<name>/` (or --out). */
 export async function writeStudyReport(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}): Promise<{ dir: string; report: StudyReport }> {
   const report = await studyFigures(store, study, opts);
-  const run = store.getRun(study.runId)!;
+  const run = (await store.getRun(study.runId))!;
   const output = (run.config as { output?: string }).output ?? '.';
   const dir = opts.outDir ?? path.join(output, run.runId, `study-${study.name}`);
   writeTextAtomic(path.join(dir, 'study.json'), JSON.stringify(report, null, 2) + '\n');

@@ -29,15 +29,15 @@ export function answerText(queryId: string, copilot: string): string {
 }
 
 /** LATTICE queries carry task and category; CryptoAnalystBench ones a tag (its totals are 4–40 sums, here latent / 2.5). */
-export function writeFinishedRun(store: ResultsStore, runId: string, output: string, totals: (queryId: string, copilot: string) => number = latent, protocol: 'lattice' | 'cab' = 'lattice'): string[] {
+export async function writeFinishedRun(store: ResultsStore, runId: string, output: string, totals: (queryId: string, copilot: string) => number = latent, protocol: 'lattice' | 'cab' = 'lattice'): Promise<string[]> {
   const snapshotId = `snap-study-${protocol}`;
   const queries = Array.from({ length: 20 }, (_, i) => {
     const n = String(i + 1).padStart(2, '0');
     const labels = protocol === 'lattice' ? { task: `T${(i % 4) + 1}`, category: `C${(i % 5) + 1}` } : { tags: ['DeFi', 'Meme Coins', 'Macro'][i % 3] };
     return { id: `q${n}`, text: `Question ${n}: should I rotate from ETH into SOL before the upgrade?`, ...labels, ...(i === 1 ? { history: [{ role: 'user' as const, content: 'I hold **10 ETH**.' }, { role: 'assistant' as const, content: 'Noted: <b>10 ETH</b> on mainnet.' }] } : {}) };
   });
-  store.putSnapshot({ snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: {} }, queries);
-  store.createRun({
+  await store.putSnapshot({ snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: {} }, queries);
+  await store.createRun({
     runId,
     protocol,
     snapshotId,
@@ -53,16 +53,16 @@ export function writeFinishedRun(store: ResultsStore, runId: string, output: str
     for (const [i, copilot] of STUDY_COPILOTS.entries()) {
       // One failed and one missing response, which the study must leave out and count.
       const status = q.id === 'q20' && copilot === 'Dynamo' ? 'failed' : q.id === 'q19' && copilot === 'Cirrus' ? 'missing' : 'ok';
-      store.putResponse({
+      await store.putResponse({
         runId, queryId: q.id, copilot, status, text: status === 'ok' ? answerText(q.id, copilot) : null, raw: null, html: null, adapter: 'openai',
         startedAt: now, finishedAt: now, latencyMs: 1234 + i, errorKind: status === 'failed' ? 'http' : null, errorMessage: null, conversationId: null, context: null,
       });
       if (status === 'ok')
-        store.putJudgment({
+        await store.putJudgment({
           runId, queryId: q.id, copilot, rubricVersion: 'rubric-test', status: 'ok', scores: { D1: 5 }, rationales: { D1: `judge on ${copilot} ${q.id}` },
           total: totals(q.id, copilot), rank: null, position: null, error: null, judge: { model: 'judge-model', baseURL: 'x', temperature: 0, rubricVersion: 'rubric-test' }, attempts: 1, createdAt: now,
         });
     }
-  store.finishRun(runId, 'completed', null, null, now);
+  await store.finishRun(runId, 'completed', null, null, now);
   return queries.map((q) => q.id);
 }
