@@ -5,7 +5,7 @@ import { toCsv } from '../core/csv';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import type { JudgeContext, ReportFiles, ReportInput } from '../core/protocol';
 import { summariseCost } from '../core/cost';
-import type { Query, StoredResponse } from '../core/types';
+import type { StoredResponse } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
@@ -164,7 +164,7 @@ function responsesJsonl(responses: StoredResponse[]): string {
 }
 
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
-export async function buildRunReport(deps: ActivityDeps, runId: string): Promise<{ run: RunRecord; files: ReportFiles; html: string; responses: StoredResponse[] }> {
+export async function buildRunReport(deps: ActivityDeps, runId: string): Promise<{ run: Awaited<ReturnType<typeof requireRun>>; files: ReportFiles; html: string; responses: StoredResponse[] }> {
   const { store } = deps;
   const run = await requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);

@@ -139,7 +139,7 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       await page.keyboard.press('Enter');
       const detail = await page.textContent('#drill-detail');
       expect(detail).toContain(String(target.text));
-      const judgment = world.store.getJudgment(lattice.result.runId, String(target.id), 'Sorin', lattice.report.rubricVersion)!;
+      const judgment = (await world.store.getJudgment(lattice.result.runId, String(target.id), 'Sorin', lattice.report.rubricVersion))!;
       for (const rationale of Object.values(judgment.rationales!)) expect(detail).toContain(rationale);
 
       // The hostile answer is shown as text: no script ran, nothing loaded, no javascript: link.
@@ -212,7 +212,7 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
     editOnce(path.join(rubricDir, 'rubric.yaml'), D2_OLD, D2_NEW);
     const rejudged = await rejudgeRun(world, lattice.result.runId, { rubricDir }, `html-rejudge-${stamp}`);
     expect(fs.existsSync(path.join(path.dirname(rejudged.reportPath), 'report.html'))).toBe(true);
-    const { comparison } = compareStoredRuns(world.store, lattice.result.runId, rejudged.runId, { top: 4 });
+    const { comparison } = await compareStoredRuns(world.store, lattice.result.runId, rejudged.runId, { top: 4 });
     const files = writeComparison(path.join(dir, 'compare'), comparison);
     {
       const { page, seen, url } = await openOffline(files.html);

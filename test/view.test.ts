@@ -69,7 +69,7 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
       expect(await page.$$eval('#chart-forest .mark', (ms) => ms.map((m) => Number(m.getAttribute('data-value'))))).toEqual([0, 0]);
       expect((await page.goto(`${view.url}schedules`))!.status()).toBe(200);
       await page.goto(`${view.url}snapshots`);
-      expect(await page.textContent('main')).toContain(world.store.getRun(runId)!.snapshotId);
+      expect(await page.textContent('main')).toContain((await world.store.getRun(runId))!.snapshotId);
       await page.waitForTimeout(200);
       expect(seen.dialogs).toEqual([]);
       expect(seen.consoleErrors).toEqual([]);

@@ -1,9 +1,8 @@
 import type { Client } from '@temporalio/client';
-import { defaultStorePath } from '../../core/store';
 import { InputError } from '../../core/validate';
 import type { Command } from '../args';
 import { connectClient } from '../connection';
-import { existingStore } from '../existingStore';
+import { openExistingStore, storeLocation } from '../../stores';
 import { startViewServer } from '../view/server';
 
 export const viewCommand: Command = {
@@ -15,8 +14,8 @@ export const viewCommand: Command = {
     const port = values.port === undefined ? 8080 : Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InputError(`--port must be a port number 0–65535 (got "${values.port}")`);
     const host = typeof values.host === 'string' && values.host ? values.host : '127.0.0.1';
-    const store = existingStore();
-    if (!store) throw new InputError(`there is no results store at ${defaultStorePath()} yet; run a benchmark first or set JUDGEFLOW_HOME to where your runs are`);
+    const store = await openExistingStore();
+    if (!store) throw new InputError(`there is no results store at ${storeLocation()} yet; run a benchmark first or set JUDGEFLOW_HOME to where your runs are`);
     // One connection, made when first needed and kept; if Temporal is down the view still lists runs from the store.
     let client: Promise<Client | undefined> | undefined;
     const temporal = () => (client ??= connectClient().catch(() => ((client = undefined), undefined)));

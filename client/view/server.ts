@@ -68,7 +68,7 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   }
 
   async function rows(): Promise<Row[]> {
-    const list = listRunRows(store);
+    const list = await listRunRows(store);
     return Promise.all(list.map(async (r) => ({ ...r, progress: r.status === 'running' ? await progressOf(r.runId) : null, temporalUrl: temporalUrl(r.runId) })));
   }
 
@@ -76,7 +76,7 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     htmlPage({ title: `${title} — judgeflow view`, header: `<h1>${esc(title)}</h1>${NAV(active)}`, body, connect: "'self'" });
 
   function runsPage(): string {
-    const table = `<div id="runs-live" data-interval="${pollMs}"><form id="compare-form" class="controls"><button type="submit">Compare the two picked runs</button><span id="compare-msg" role="status" class="muted"></span></form><div class="table-wrap"><table><caption>Runs in ${esc(store.file)}, newest first (updates live)</caption><thead><tr>${[
+    const table = `<div id="runs-live" data-interval="${pollMs}"><form id="compare-form" class="controls"><button type="submit">Compare the two picked runs</button><span id="compare-msg" role="status" class="muted"></span></form><div class="table-wrap"><table><caption>Runs in ${esc(store.location)}, newest first (updates live)</caption><thead><tr>${[
       'pick',
       'run',
       'protocol',
@@ -94,11 +94,11 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   }
 
   async function runPage(runId: string): Promise<string> {
-    const run = store.getRun(runId);
-    if (!run) throw new NotFound(`no run ${runId} in ${store.file}`);
+    const run = await store.getRun(runId);
+    if (!run) throw new NotFound(`no run ${runId} in ${store.location}`);
     const back = `<p><a href="/">← all runs</a> · <a href="${esc(temporalUrl(runId))}" rel="noopener noreferrer" target="_blank">this run in the Temporal Web UI</a></p>`;
     if (run.status === 'completed') {
-      const { html } = buildRunReport({ store, env }, runId);
+      const { html } = await buildRunReport({ store, env }, runId);
       return html.replace('<header class="page-header">', `<header class="page-header">${back}`);
     }
     const progress = run.status === 'running' ? await progressOf(runId) : null;
@@ -109,8 +109,8 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     return page(`Run ${runId}`, 'Runs', back + body);
   }
 
-  function snapshotsPage(): string {
-    const snapshots = store.listSnapshots();
+  async function snapshotsPage(): Promise<string> {
+    const snapshots = await store.listSnapshots();
     const byId = new Map(snapshots.map((s) => [s.snapshotId, s]));
     const lineage = (id: string) => {
       const chain: string[] = [];
@@ -157,9 +157,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       const a = url.searchParams.get('a');
       const b = url.searchParams.get('b');
       if (!a || !b) throw new NotFound('compare needs ?a=RUN_A&b=RUN_B');
-      return sendHtml(res, buildCompareHtml(compareStoredRuns(store, a, b, { top: 10 }).comparison));
+      return sendHtml(res, buildCompareHtml((await compareStoredRuns(store, a, b, { top: 10 })).comparison));
     }
-    if (p === '/snapshots') return sendHtml(res, snapshotsPage());
+    if (p === '/snapshots') return sendHtml(res, await snapshotsPage());
     if (p === '/schedules') return sendHtml(res, await schedulesPage());
     throw new NotFound(`nothing at ${p}`);
   }
