@@ -48,6 +48,14 @@ export function krippendorffAlpha(units: Ratings, metric: 'interval' | 'nominal'
   return 1 - ((n - 1) * observed) / expected;
 }
 
+/** Krippendorff's alpha for nominal labels (e.g. annotators' winner choices); null where alpha is undefined. */
+export function krippendorffAlphaNominal(units: string[][]): number | null {
+  const codes = new Map<string, number>();
+  const code = (label: string) => codes.get(label) ?? codes.set(label, codes.size).get(label)!;
+  const alpha = krippendorffAlpha(units.map((u) => u.map(code)), 'nominal');
+  return Number.isNaN(alpha) ? null : alpha;
+}
+
 export interface IntraclassCorrelations {
   /** One-way random effects, single rater: raters are interchangeable draws (e.g. repeated samples of one judge). */
   icc1: number;

@@ -738,61 +738,6 @@ export function cohenKappa(a: string[], b: string[]): number | null {
   return (observed - expected) / (1 - expected);
 }
 
-/** Kendall's tau-b between two score vectors over the same items (ties handled); null with fewer than two items. */
-export function kendallTauB(x: number[], y: number[]): number | null {
-  const n = x.length;
-  if (n !== y.length) throw new RangeError('kendallTauB: vectors differ in length');
-  if (n < 2) return null;
-  let concordant = 0;
-  let discordant = 0;
-  let tiesX = 0;
-  let tiesY = 0;
-  for (let i = 0; i < n; i++)
-    for (let j = i + 1; j < n; j++) {
-      const dx = Math.sign(x[i] - x[j]);
-      const dy = Math.sign(y[i] - y[j]);
-      if (dx === 0 && dy === 0) continue;
-      if (dx === 0) tiesX++;
-      else if (dy === 0) tiesY++;
-      else if (dx === dy) concordant++;
-      else discordant++;
-    }
-  const denom = Math.sqrt((concordant + discordant + tiesX) * (concordant + discordant + tiesY));
-  return denom === 0 ? null : (concordant - discordant) / denom;
-}
-
-/**
- * Krippendorff's alpha for nominal data: `units` holds each item's values (one per coder; items with fewer than two
- * values are not pairable and are skipped). 1 = perfect agreement, 0 = chance. Null when nothing is pairable or every
- * value is the same (no variation to agree on).
- */
-export function krippendorffAlphaNominal(units: string[][]): number | null {
-  const pairable = units.filter((u) => u.length >= 2);
-  const coincidence = new Map<string, Map<string, number>>();
-  const add = (c: string, k: string, w: number) => {
-    const row = coincidence.get(c) ?? new Map<string, number>();
-    row.set(k, (row.get(k) ?? 0) + w);
-    coincidence.set(c, row);
-  };
-  for (const u of pairable)
-    for (let i = 0; i < u.length; i++) for (let j = 0; j < u.length; j++) if (i !== j) add(u[i], u[j], 1 / (u.length - 1));
-  const totals = new Map<string, number>();
-  let n = 0;
-  for (const [c, row] of coincidence) {
-    const t = [...row.values()].reduce((s, v) => s + v, 0);
-    totals.set(c, t);
-    n += t;
-  }
-  if (n <= 1) return null;
-  let observedDisagreement = 0;
-  for (const [c, row] of coincidence) for (const [k, v] of row) if (c !== k) observedDisagreement += v;
-  let expectedDisagreement = 0;
-  for (const [c, tc] of totals) for (const [k, tk] of totals) if (c !== k) expectedDisagreement += tc * tk;
-  expectedDisagreement /= n - 1;
-  if (expectedDisagreement === 0) return null;
-  return 1 - observedDisagreement / expectedDisagreement;
-}
-
 /**
  * Bradley–Terry strengths from pairwise wins (`wins[i][j]`: times i beat j), fitted with Hunter's MM algorithm.
  * Every compared pair gets `prior` pseudo-wins each way so a player that never lost keeps a finite strength.

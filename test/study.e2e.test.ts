@@ -3,7 +3,7 @@ import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { parseCsv } from '../core/csv';
 import { chromiumPath } from '../core/chromium';
-import { kendallTauB, krippendorffAlphaNominal } from '../core/stats';
+import { kendallTauB, krippendorffAlphaNominal } from '../core/agreement';
 import type { Answer } from '../core/study/types';
 import { createStudyApp, listen } from '../client/study/app';
 import { designStudy } from '../client/study/create';

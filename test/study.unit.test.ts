@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { cohenKappa, kendallTauB, krippendorffAlphaNominal, wilsonInterval, bradleyTerry } from '../core/stats';
+import { kendallTauB, krippendorffAlphaNominal } from '../core/agreement';
+import { cohenKappa, wilsonInterval, bradleyTerry } from '../core/stats';
 import { analyseStudy, judgePreference, type AnnotationFact } from '../core/study/analysis';
 import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../core/study/design';
 import { renderMarkdown } from '../core/study/safeMarkdown';

@@ -1,4 +1,5 @@
-import { bootstrapIntervals, bradleyTerry, cohenKappa, kendallTauB, krippendorffAlphaNominal, mean, wilsonInterval } from '../stats';
+import { kendallTauB, krippendorffAlphaNominal } from '../agreement';
+import { bootstrapIntervals, bradleyTerry, cohenKappa, mean, wilsonInterval } from '../stats';
 import type { Query } from '../types';
 import type { StudyOptions } from '../../rubrics/study/options';
 import type { StudyItem } from './design';
@@ -217,7 +218,8 @@ function judgeHuman(input: AnalysisInput, judge: JudgeScores, majorities: Return
     }),
   );
   const ranked = input.copilots.filter((c) => leaderboard[c] !== null && perCopilot[c].winRate !== null);
-  const tau = kendallTauB(ranked.map((c) => leaderboard[c]!), ranked.map((c) => perCopilot[c].winRate!));
+  const tauB = kendallTauB(ranked.map((c) => leaderboard[c]!), ranked.map((c) => perCopilot[c].winRate!));
+  const tau = Number.isNaN(tauB) ? null : tauB;
   const opposite = (p: (typeof compared)[number]) => (p.judge === 'tie' || p.human === 'tie' ? 1 : 2);
   const disagreements = compared
     .filter((p) => p.judge !== p.human)
