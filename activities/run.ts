@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
-import type { JudgeContext, ReportFiles, ReportInput } from '../core/protocol';
+import { judgeUnitTimeoutMs, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
 import { summariseCost } from '../core/cost';
 import type { StoredResponse } from '../core/types';
 import { contentHash, InputError } from '../core/validate';
@@ -61,18 +61,26 @@ export function runActivities(deps: ActivityDeps) {
     },
 
     /** Stage 3a: the protocol groups stored responses into judge units (kept in the store; the workflow sees a count). */
-    async planJudging({ runId }: { runId: string }): Promise<{ units: number }> {
+    async planJudging({ runId }: { runId: string }): Promise<{ units: number; unitTimeoutMs: number }> {
       const run = await requireRun(deps, runId);
-      const existing = await store.judgeUnits(runId);
-      if (existing.length) return { units: existing.length };
-      const { units, plan } = protocolFor(run.protocol).planUnits({
-        queries: await store.snapshotQueries(run.snapshotId),
-        responses: await store.responses(runId),
-        copilots: run.copilots,
-        seed: run.config.seed,
-      });
-      await store.putJudgeUnits(runId, units, plan); // atomic: a crash never leaves units without their plan
-      return { units: units.length };
+      const protocol = protocolFor(run.protocol);
+      let units = await store.judgeUnits(runId);
+      if (!units.length) {
+        const planned = protocol.planUnits({
+          queries: await store.snapshotQueries(run.snapshotId),
+          responses: await store.responses(runId),
+          copilots: run.copilots,
+          seed: run.config.seed,
+        });
+        await store.putJudgeUnits(runId, planned.units, planned.plan); // atomic: a crash never leaves units without their plan
+        units = planned.units;
+      }
+      // The judge activity's start-to-close timeout: the largest unit's worst case, as the protocol counts its calls.
+      const rubric = await requireRubric(deps, run);
+      const options = run.config as unknown as Record<string, unknown>;
+      const largest = Math.max(1, ...units.map((unit) => unit.copilots.length));
+      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, options, run.config.judge.timeoutMs, rubric.judge.maxInvalidAnswers);
+      return { units: units.length, unitTimeoutMs };
     },
 
     /** Stage 3b: judge one unit; the verdicts (or recorded failures) go to the store. */

@@ -71,3 +71,15 @@ export interface ProtocolModule {
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers. */
   buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
 }
+
+/** Slack on top of a judge unit's calls for store writes and scheduling. */
+export const JUDGE_UNIT_SLACK_MS = 60_000;
+
+/**
+ * How long judging one unit may take at most: every judge call it makes (as the protocol counts them for a unit of
+ * `answers` responses), each re-asked up to `maxInvalidAnswers` times, each bounded by the judge's call timeout.
+ * A 6-copilot CryptoAnalystBench unit with the error taxonomy: (6 + 1 + 6) × 3 = 39 calls.
+ */
+export function judgeUnitTimeoutMs(protocol: Pick<ProtocolModule, 'judgeCallsPerQuery'>, answers: number, options: Record<string, unknown>, callTimeoutMs: number, maxInvalidAnswers: number): number {
+  return protocol.judgeCallsPerQuery(answers, options) * (1 + maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS;
+}

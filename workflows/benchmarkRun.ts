@@ -44,10 +44,10 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
 
     // 3. Judge: the protocol decides the units (one response, or one shared conversation per query).
     progress.stage = 'judge';
-    const { units } = await planJudging({ runId });
+    const { units, unitTimeoutMs } = await planJudging({ runId });
     Object.assign(progress, { done: 0, total: units }); // failures stay cumulative across stages
     for (const [from, to] of chunkRanges(units, chunk)) {
-      const result = await executeChild(judgeChunk, { workflowId: childWorkflowId(`${runId}-judge-${from}`), args: [{ runId, judge: config.judge, from, to }] });
+      const result = await executeChild(judgeChunk, { workflowId: childWorkflowId(`${runId}-judge-${from}`), args: [{ runId, judge: config.judge, from, to, unitTimeoutMs }] });
       tally(progress, result);
     }
 
@@ -126,11 +126,12 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
 }
 
 /** Judges units [from, to) of a run, at most `judge.concurrency` at a time. */
-export async function judgeChunk({ runId, judge, from, to }: JudgeChunkInput): Promise<ChunkResult> {
+export async function judgeChunk({ runId, judge, from, to, unitTimeoutMs }: JudgeChunkInput): Promise<ChunkResult> {
   const { judgeUnit, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
-    // A unit may be a whole shared conversation (one call per copilot, a ranking, taxonomy checks); finished turns are
-    // stored, so a retry resumes mid-conversation. A dead worker is caught by the heartbeat timeout, not this one.
-    startToCloseTimeout: judge.timeoutMs * 20 + 60_000,
+    // A unit may be a whole shared conversation (one call per copilot, a ranking, taxonomy checks, re-asks): planJudging
+    // sizes the largest unit's worst case. Finished turns are stored, so a retry resumes mid-conversation. Runs planned
+    // before that carry no size and keep the old fixed bound. A dead worker is caught by the heartbeat timeout.
+    startToCloseTimeout: unitTimeoutMs ?? judge.timeoutMs * 20 + 60_000,
     heartbeatTimeout: '10 seconds',
     // Long enough to ride out a judge outage or a burst of 429s (Retry-After is honoured); 4xx errors are not retried.
     retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },

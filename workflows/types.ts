@@ -60,6 +60,8 @@ export interface JudgeChunkInput {
   judge: JudgeLimits;
   from: number;
   to: number;
+  /** The largest unit's worst case (planJudging); absent in runs planned before it was computed. */
+  unitTimeoutMs?: number;
 }
 
 export interface ChunkResult {
