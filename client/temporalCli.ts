@@ -84,7 +84,7 @@ function runCommand(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promis
  * installer or an interrupted pip never leaves a half-written binary at the final path.
  */
 async function pipInstallInto(installDir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  fs.mkdirSync(path.dirname(installDir), { recursive: true });
+  fs.mkdirSync(path.dirname(installDir), { recursive: true, mode: 0o700 }); // may create judgeflow's home first: owner-only like the store
   const tmpDir = `${installDir}.tmp-${process.pid}-${Date.now()}`;
   const pipArgs = [
     'install', '--disable-pip-version-check', '--no-input', '--no-warn-script-location', '--quiet',

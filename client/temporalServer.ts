@@ -399,7 +399,7 @@ export async function ensureLocalServer(
     );
   }
   const home = judgeflowHome(env);
-  fs.mkdirSync(home, { recursive: true });
+  fs.mkdirSync(home, { recursive: true, mode: 0o700 }); // holds the Temporal data and the results store: owner-only
   const files = localServerFiles(home);
   return withStartLock(files.lock, async () => {
     // Someone may have started it while we waited for the lock.

