@@ -44,6 +44,10 @@ describe('toAdapterError', () => {
     );
     expect([unsupported.kind, unsupported.retryable]).toEqual(['unsupported_parameter', false]);
     expect(unsupported.message).toContain('set `temperature: null`');
+    // The fix names the config key that really exists (judge.sendSeed), not a made-up one.
+    const seed = toAdapterError(api(400, { error: { message: "Unsupported parameter: 'seed' is not supported with this model.", type: 'invalid_request_error', param: 'seed', code: 'unsupported_parameter' } }), 'judge');
+    expect([seed.kind, seed.retryable]).toEqual(['unsupported_parameter', false]);
+    expect(seed.message).toContain('set `sendSeed: false`');
   });
 
   test('a cancelled run wins over every other reading; bad input is a config error', () => {
