@@ -28,7 +28,7 @@ export function buildCompareHtml(c: Comparison): string {
   const spread = Math.max(1, ...deltas.flatMap((d) => [Math.abs(d.ci95?.low ?? 0), Math.abs(d.ci95?.high ?? 0), Math.abs(d.delta ?? 0)]));
   const forest = intervalChart({
     id: 'chart-forest',
-    title: 'Score change per copilot (B − A) over paired queries, with 95% bootstrap intervals; filled = significant',
+    title: 'Score change per copilot (B − A) over paired queries, with 95% intervals (Student t below 100 queries, BCa bootstrap from 100); filled = significant',
     items: names.map((n) => {
       const d = c.copilots[n].overall;
       return { label: n, value: d.delta, low: d.ci95?.low ?? null, high: d.ci95?.high ?? null, note: `p ${pText(d.pValue)}${d.significant ? ', significant' : ''}`, emphasis: d.significant };

@@ -27,7 +27,7 @@ export function buildCabHtml(input: HtmlReportInput): string {
     );
   const totals = intervalChart({
     id: 'chart-totals',
-    title: `Total score (${min}–${max}: sum of the four dimension means) with 95% bootstrap intervals`,
+    title: `Total score (${min}–${max}: sum of the four dimension means) with 95% intervals (Student t below 100 queries, BCa bootstrap from 100)`,
     items: names.map((n) => {
       const ci = intervalOf(n);
       return { label: n, value: s.systems[n].total, low: ci?.low ?? null, high: ci?.high ?? null, note: tiers?.[n] ? `tier ${tiers[n]}` : undefined };

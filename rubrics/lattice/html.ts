@@ -19,7 +19,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
 
   const leaderboard = intervalChart({
     id: 'chart-leaderboard',
-    title: 'Overall score (0–100) with 95% bootstrap intervals',
+    title: 'Overall score (0–100) with 95% intervals (Student t below 100 queries, BCa bootstrap from 100)',
     items: names.map((n) => ({ label: n, value: copilots[n].score, low: copilots[n].ci95?.low ?? null, high: copilots[n].ci95?.high ?? null, note: tiers?.[n] ? `tier ${tiers[n]}` : undefined })),
     domain: [0, 100],
     valueName: 'score',
