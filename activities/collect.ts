@@ -4,7 +4,7 @@ import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
 import type { StoredResponse } from '../core/types';
 import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
-import { requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
+import { requireRun, runDir, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
 import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
@@ -18,7 +18,7 @@ export function collectActivities(deps: ActivityDeps) {
     const key = `${run.runId}\u0000${config.name}`;
     let adapter = adapters.get(key);
     if (!adapter) {
-      adapter = adapterFor(config.type).create(config, { env: deps.env, artefactDir: path.join(runDir(run), 'artefacts') });
+      adapter = adapterFor(config.type).create(config, { env: deps.env, artefactDir: path.join(runDir(run), 'artefacts'), seed: seedNumber(run.config.seed) });
       adapters.set(key, adapter);
     }
     return adapter;

@@ -47,9 +47,9 @@ test('temperature: null and maxTokensParam: max_completion_tokens satisfy it; th
       [undefined, undefined, 800, seedNumber('provider-check')],
       [undefined, undefined, 800, seedNumber('provider-check')],
     ]);
-    expect(copilots.requests.slice(before.copilots).map((r) => [r.body.temperature, r.body.max_completion_tokens])).toEqual([
-      [undefined, 400],
-      [undefined, 400],
+    expect(copilots.requests.slice(before.copilots).map((r) => [r.body.temperature, r.body.max_completion_tokens, r.body.seed])).toEqual([
+      [undefined, 400, seedNumber('provider-check')],
+      [undefined, 400, seedNumber('provider-check')],
     ]);
     const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
     expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);

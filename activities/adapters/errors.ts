@@ -72,7 +72,7 @@ export function unsupportedParameter(text: string): string | null {
 function fixFor(parameter: string): string {
   if (parameter === 'temperature') return 'This model does not accept temperature: set `temperature: null` in the judge (or copilot) config to leave it out.';
   if (parameter === 'max_tokens') return 'This model wants max_completion_tokens: set `maxTokensParam: max_completion_tokens` in the judge (or copilot) config.';
-  if (parameter === 'seed') return 'This endpoint does not accept seed: set `sendSeed: false` in the judge config to leave it out.';
+  if (parameter === 'seed') return 'This endpoint does not accept seed: set `sendSeed: false` in the judge (or copilot) config to leave it out.';
   return `Remove "${parameter}" from the request settings in the config; this model does not accept it.`;
 }
 

@@ -16,6 +16,8 @@ const configSchema = z
     temperature: z.number().min(0).max(2).nullable().optional(),
     maxTokens: z.number().int().min(1).optional(),
     maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    /** Send a seed derived from the run seed (false for endpoints that reject it). */
+    sendSeed: z.boolean().default(true),
     apiKeyEnv: envNameSchema.optional(),
   })
   .strict();
@@ -27,7 +29,7 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
   type: 'openai',
   configSchema,
   supportsHistory: true,
-  create(config, { env }) {
+  create(config, { env, seed }) {
     const client = new OpenAI({
       baseURL: config.baseURL,
       apiKey: (config.apiKeyEnv && env[config.apiKeyEnv]) || 'unused',
@@ -40,7 +42,7 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
         for (const turn of query.history ?? []) messages.push({ role: turn.role, content: turn.content });
         messages.push({ role: 'user', content: query.text });
         try {
-          const completion = await client.chat.completions.create({ model: config.model, messages, ...optionalParameters(config) }, { signal });
+          const completion = await client.chat.completions.create({ model: config.model, messages, ...optionalParameters({ ...config, seed: config.sendSeed ? seed : null }) }, { signal });
           const text = completion.choices[0]?.message?.content;
           if (typeof text !== 'string') throw new AdapterError('invalid_reply', `copilot ${config.name} returned no message content`, { raw: JSON.stringify(completion) });
           return { text, raw: JSON.stringify(completion), conversationId: completion.id, ...(completion.usage ? { usage: usageFrom(completion.usage) } : {}) };

@@ -70,6 +70,8 @@ export interface AdapterContext {
   env: NodeJS.ProcessEnv;
   /** Folder for artefacts such as failure screenshots. */
   artefactDir: string;
+  /** Derived from the run seed; adapters whose endpoints take a sampling seed send it (reproducible copilot runs). */
+  seed?: number;
 }
 
 /** One module per adapter type, registered in activities/adapters/index.ts. */
