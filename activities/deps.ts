@@ -1,10 +1,12 @@
 import path from 'node:path';
-import type { RunConfig } from '../core/config';
+import type { JudgeConfig } from '../core/judgeConfig';
 import type { ModelEndpoint } from '../core/llm';
-import type { LoadedRubric } from '../core/protocol';
+import type { LoadedRubric, ProtocolModule } from '../core/protocol';
 import type { ResultsStore, RunRecord } from '../core/store';
 import { storedRubric } from '../rubrics/storedRubric';
-import { contentHash } from '../core/validate';
+import { contentHash } from '../core/hashing';
+import type { Pricing } from '../core/cost';
+import type { CopilotConfig } from './adapters';
 
 /** What every activity needs; the worker builds one per process. Secrets are read from `env` inside activities only. */
 export interface ActivityDeps {
@@ -12,8 +14,31 @@ export interface ActivityDeps {
   env: NodeJS.ProcessEnv;
 }
 
-/** The config stored with a run (validated and path-resolved before the run started). */
-export type StoredRunConfig = RunConfig & { reuseJudgments?: boolean };
+/** The config stored with a run (validated and path-resolved by client/config.ts before the run started). */
+export interface StoredRunConfig {
+  protocol: string;
+  queries: string;
+  judge: JudgeConfig;
+  copilots: CopilotConfig[];
+  output: string;
+  rubric?: string;
+  seed: string;
+  chunkSize: number;
+  simulated: boolean;
+  reuseJudgments?: boolean;
+  pricing?: Pricing;
+}
+
+/**
+ * The protocol's run options: its config section (`cab: {...}`), defaults filled in. Runs stored before options had
+ * their own section kept them at the top level, so those keys are read from there.
+ */
+export function protocolOptions(protocol: ProtocolModule, config: StoredRunConfig): Record<string, unknown> {
+  const stored = config as unknown as Record<string, unknown>;
+  const legacy = Object.fromEntries(Object.keys(protocol.optionsSchema.shape).filter((k) => k in stored).map((k) => [k, stored[k]]));
+  const section = stored[protocol.id];
+  return protocol.optionsSchema.parse({ ...legacy, ...(section && typeof section === 'object' ? section : {}) });
+}
 
 export async function requireRun(deps: ActivityDeps, runId: string): Promise<RunRecord & { config: StoredRunConfig }> {
   const run = await deps.store.getRun(runId);

@@ -6,11 +6,12 @@ import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import { judgeUnitTimeoutMs, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
 import { summariseCost } from '../core/cost';
 import type { StoredResponse } from '../core/types';
-import { contentHash, InputError } from '../core/validate';
+import { contentHash } from '../core/hashing';
+import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
-import { judgeEndpoint, requireRubric, requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
@@ -38,7 +39,7 @@ export function runActivities(deps: ActivityDeps) {
           const queries = protocol.parseQueries(config.queries);
           snapshotId = snapshotIdOf(queries);
           await store.putSnapshot(
-            { snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import', source: config.queries, sourceHash: contentHash(fs.readFileSync(config.queries, 'utf8')) } },
+            { snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import', protocol: protocol.id, source: config.queries, sourceHash: contentHash(fs.readFileSync(config.queries, 'utf8')) } },
             queries,
           );
         }
@@ -77,9 +78,8 @@ export function runActivities(deps: ActivityDeps) {
       }
       // The judge activity's start-to-close timeout: the largest unit's worst case, as the protocol counts its calls.
       const rubric = await requireRubric(deps, run);
-      const options = run.config as unknown as Record<string, unknown>;
       const largest = Math.max(1, ...units.map((unit) => unit.copilots.length));
-      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, options, run.config.judge.timeoutMs, rubric.judge.maxInvalidAnswers);
+      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), run.config.judge.timeoutMs, rubric.judge.maxInvalidAnswers);
       return { units: units.length, unitTimeoutMs };
     },
 
@@ -96,7 +96,7 @@ export function runActivities(deps: ActivityDeps) {
         judge: judgeEndpoint(run),
         env: deps.env,
         cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
-        options: run.config as unknown as Record<string, unknown>,
+        options: protocolOptions(protocolFor(run.protocol), run.config),
         // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
         signal: cancellationSignal(),
         recordCall: (usage) =>
@@ -183,7 +183,9 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     judgments: await store.judgments(runId, run.rubricVersion),
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
-    options: run.config as unknown as Record<string, unknown>,
+    options: protocolOptions(protocol, run.config),
+    seed: run.config.seed,
+    simulated: Boolean(run.config.simulated),
   };
   const files = protocol.buildReport(input);
   files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);

@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import { ApplicationFailure } from '@temporalio/activity';
-import { categoriseMessages, categoriseSpec, batchId, loadCategorisePrompts } from '../core/categorise';
 import { askJson } from '../core/llm';
 import { distil, easyQueryTexts, filterByLength, sampleByProportions } from '../core/curation';
 import { saveSnapshot } from '../core/snapshots';
 import { normalizeText } from '../core/text';
 import { loadTraffic, type TrafficItem } from '../core/traffic';
 import type { Query } from '../core/types';
-import { contentHash } from '../core/validate';
+import { contentHash } from '../core/hashing';
+import { InputError } from '../core/inputError';
+import type { QueryCuration } from '../core/protocol';
+import { protocolFor } from '../rubrics';
 import type { CurateInput, LlmSettings, StageCounts } from '../workflows/snapshotTypes';
 import type { ActivityDeps } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
@@ -22,6 +24,14 @@ import { INPUT_ERROR, nonRetryableInput } from './failures';
 
 type Tagged = TrafficItem & { tag: string };
 type Source = { file: string; hash: string; format: string };
+
+/** The protocol's curation hook; curation jobs started before it was one curated CryptoAnalystBench queries. */
+export function curationOf(protocolId = 'cab'): QueryCuration {
+  const protocol = protocolFor(protocolId);
+  const curation = protocol.snapshots?.curate;
+  if (!curation) throw new InputError(`protocol "${protocol.id}" (${protocol.title}) cannot curate snapshots from traffic`);
+  return curation;
+}
 
 /** Traffic that already carries one of the categories keeps it; only the rest is sent to the tagger. */
 const pretaggedAs = (item: TrafficItem, known: Set<string>): string | null => (item.tags && known.has(item.tags) ? item.tags : null);
@@ -44,10 +54,11 @@ export function curateActivities(deps: ActivityDeps) {
    * Stage 2a: which filtered queries go to the tagger, in batches of `batchSize` (traffic that already carries a known
    * category keeps it). Each batch is stored under its number; the workflow fans out one categoriseBatch per batch.
    */
-  async function planCategorisation({ jobId, categories, batchSize }: { jobId: string; categories: string[]; batchSize: number }): Promise<{ batches: number }> {
+  async function planCategorisation({ jobId, categories, batchSize, protocol }: { jobId: string; categories: string[]; batchSize: number; protocol?: string }): Promise<{ batches: number }> {
     const planned = await store.getWork<number>(jobId, 'batches');
     if (planned !== null) return { batches: planned };
-    await store.putWork(jobId, 'categorisePrompts', loadCategorisePrompts().version);
+    const curation = await nonRetryableInput(async () => curationOf(protocol));
+    await store.putWork(jobId, 'categorisePrompts', curation.loadPrompts().version);
     const known = new Set(categories);
     const toTag = (await items<TrafficItem>(jobId, 'filter')).filter((item) => !pretaggedAs(item, known));
     const batches = Math.ceil(toTag.length / batchSize);
@@ -57,16 +68,17 @@ export function curateActivities(deps: ActivityDeps) {
   }
 
   /** Stage 2b: the LLM tags one batch; its labels are stored, so a retried or replayed batch never asks twice. */
-  async function categoriseBatch({ jobId, batch, categories, llm }: { jobId: string; batch: number; categories: string[]; llm: LlmSettings }): Promise<void> {
+  async function categoriseBatch({ jobId, batch, categories, llm, protocol }: { jobId: string; batch: number; categories: string[]; llm: LlmSettings; protocol?: string }): Promise<void> {
     if (await store.getWork(jobId, `tags/${batch}`)) return;
     const texts = await store.getWork<string[]>(jobId, `batch/${batch}`);
     if (!texts) throw new Error(`curation job ${jobId} has no categorisation batch ${batch} in the results store ${store.location}`);
-    const prompts = loadCategorisePrompts();
+    const curation = await nonRetryableInput(async () => curationOf(protocol));
+    const prompts = curation.loadPrompts();
     const answer = await withHeartbeat(() =>
       askJson({
         settings: llm,
-        messages: categoriseMessages(prompts, categories, texts),
-        spec: categoriseSpec(categories, texts.length),
+        messages: curation.messages(prompts, categories, texts),
+        spec: curation.spec(categories, texts.length),
         maxInvalidAnswers: 2,
         retryIn: 'conversation',
         env: deps.env,
@@ -74,7 +86,7 @@ export function curateActivities(deps: ActivityDeps) {
       }),
     );
     // A batch the tagger cannot label validly is recorded as untagged (counted, dropped), never guessed.
-    const labels: Array<string | null> = answer.ok ? texts.map((_, k) => answer.value.labels[batchId(k)]) : texts.map(() => null);
+    const labels: Array<string | null> = answer.ok ? texts.map((_, k) => answer.value.labels[curation.batchId(k)]) : texts.map(() => null);
     await store.putWork(jobId, `tags/${batch}`, labels);
   }
 
@@ -119,13 +131,13 @@ export function curateActivities(deps: ActivityDeps) {
      * Stage 2 in one activity, for curations started before the workflow fanned the batches out (they replay into
      * this call). The same three steps, the batches `llm.concurrency` at a time.
      */
-    async curateCategorise({ jobId, categories, llm, batchSize }: { jobId: string; categories: string[]; llm: LlmSettings; batchSize: number }): Promise<StageCounts> {
+    async curateCategorise({ jobId, categories, llm, batchSize, protocol }: { jobId: string; categories: string[]; llm: LlmSettings; batchSize: number; protocol?: string }): Promise<StageCounts> {
       const done = await already(jobId, 'categorise');
       if (done) return done;
-      const { batches } = await planCategorisation({ jobId, categories, batchSize });
+      const { batches } = await planCategorisation({ jobId, categories, batchSize, protocol });
       let next = 0;
       const lane = async () => {
-        while (next < batches) await categoriseBatch({ jobId, batch: next++, categories, llm });
+        while (next < batches) await categoriseBatch({ jobId, batch: next++, categories, llm, protocol });
       };
       await Promise.all(Array.from({ length: Math.min(llm.concurrency, batches) }, lane));
       return finishCategorisation({ jobId, categories });
@@ -148,7 +160,9 @@ export function curateActivities(deps: ActivityDeps) {
       if (!runId) return finish(jobId, 'prune', input, { stage: 'prune', in: input.length, out: input.length, skipped: true });
       const run = await store.getRun(runId);
       if (!run) throw ApplicationFailure.nonRetryable(`--prune-run ${runId}: no such run in the results store ${store.location} (see judgeflow runs)`, INPUT_ERROR);
-      const easy = easyQueryTexts({ queries: await store.snapshotQueries(run.snapshotId), judgments: await store.judgments(runId, run.rubricVersion), copilots: run.copilots, threshold, metric });
+      const protocol = protocolFor(run.protocol);
+      const isDimension = (key: string) => protocol.scoreKey(key).kind === 'dimension';
+      const easy = easyQueryTexts({ queries: await store.snapshotQueries(run.snapshotId), judgments: await store.judgments(runId, run.rubricVersion), copilots: run.copilots, threshold, metric, isDimension });
       const kept = input.filter((i) => !easy.has(normalizeText(i.query)));
       return finish(jobId, 'prune', kept, { stage: 'prune', in: input.length, out: kept.length, pruned: input.length - kept.length, easyInRun: easy.size, run: runId, threshold, metric });
     },
@@ -160,18 +174,20 @@ export function curateActivities(deps: ActivityDeps) {
       const proportions = Object.fromEntries(input.categories.map((c) => [c, categorised.filter((t) => t.tag === c).length]));
       const { chosen, allocation } = sampleByProportions(candidates, input.target, proportions, input.seed);
       if (!chosen.length) throw ApplicationFailure.nonRetryable('curation left no queries (see the stage counts); loosen --min-chars/--max-chars or the prune threshold', INPUT_ERROR);
-      const queries: Query[] = chosen.map((c) => ({ id: `q-${contentHash(normalizeText(c.query), 10)}`, text: c.query, tags: c.tag }));
+      const protocol = protocolFor(input.protocol ?? 'cab');
+      const curation = curationOf(protocol.id);
+      const queries: Query[] = chosen.map((c) => curation.query({ id: `q-${contentHash(normalizeText(c.query), 10)}`, text: c.query, category: c.tag }));
       const counts: StageCounts = { stage: 'curate', in: candidates.length, out: queries.length, target: input.target, allocation };
       await store.putWork(jobId, 'counts/curate', counts);
       const stages = await Promise.all((['filter', 'categorise', 'distil', 'prune', 'curate'] as const).map(async (s) => (await store.getWork<StageCounts>(jobId, `counts/${s}`))!));
       const source = (await store.getWork<Source>(jobId, 'source'))!;
       const promptsVersion = (await store.getWork<string>(jobId, 'categorisePrompts')) ?? undefined;
-      const { snapshotId } = await saveSnapshot(store, {
+      const { snapshotId } = await saveSnapshot(store, protocol.labelsOf, {
         queries,
         parentId: input.parentId ?? null,
         meta: {
-          generator: 'cab-curate',
-          protocol: 'cab',
+          generator: curation.generator,
+          protocol: protocol.id,
           promptsVersion,
           model: input.llm.model,
           baseURL: input.llm.baseURL,

@@ -3,14 +3,24 @@ import { askJson } from '../core/llm';
 import { saveSnapshot } from '../core/snapshots';
 import { groupNearDuplicates } from '../core/text';
 import type { Query } from '../core/types';
-import { generatedQueryId, generationMessages, generationSpec, latticeCells, loadGenerationPrompts, splitCell } from '../rubrics/lattice/generate';
+import { InputError } from '../core/inputError';
+import type { QueryGeneration } from '../core/protocol';
+import { protocolFor } from '../rubrics';
 import type { GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 import type { ActivityDeps } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { INPUT_ERROR, nonRetryableInput } from './failures';
 
+/** The protocol's generation hook; a protocol without one cannot be generated (an input error). */
+export function generationOf(protocolId: string): QueryGeneration {
+  const protocol = protocolFor(protocolId);
+  const generation = protocol.snapshots?.generate;
+  if (!generation) throw new InputError(`protocol "${protocol.id}" (${protocol.title}) has no query generator`);
+  return generation;
+}
+
 /**
- * LATTICE generation activities. Work rows (ResultsStore.putWork) per job:
+ * Query generation activities (the protocol's generation hook does the protocol-specific part). Work rows (ResultsStore.putWork) per job:
  *   plan                  {cells, promptsVersion}
  *   gen/<round>/<cell>    candidate texts one generator request returned
  *   accepted/<round>      {cell: texts} after near-duplicate removal over every candidate so far
@@ -33,19 +43,22 @@ export function generateActivities(deps: ActivityDeps) {
     /** Validate the cell subsets and fix the prompts' version for the whole job (first write wins). */
     async planGeneration({ jobId, input }: { jobId: string; input: GenerateInput }): Promise<Plan> {
       return nonRetryableInput(async () => {
-        const cells = latticeCells(input.tasks, input.categories);
-        const prompts = loadGenerationPrompts();
+        const generation = generationOf(input.protocol);
+        const cells = generation.cells({ task: input.tasks, category: input.categories });
+        const prompts = generation.loadPrompts();
         await store.putWork(jobId, 'plan', { cells, promptsVersion: prompts.version });
         return plan(jobId);
       });
     },
 
     /** One generator request for one cell in one round. A retried (crashed) cell finds its stored answer. */
-    async generateCell(args: { jobId: string; cell: string; round: number; count: number; seed: string; llm: LlmSettings }): Promise<{ candidates: number }> {
+    async generateCell(args: { jobId: string; cell: string; round: number; count: number; seed: string; llm: LlmSettings; protocol?: string }): Promise<{ candidates: number }> {
       const key = `gen/${args.round}/${args.cell}`;
       const done = await store.getWork<string[]>(args.jobId, key);
       if (done) return { candidates: done.length };
-      const prompts = loadGenerationPrompts();
+      // Jobs started before generation was a protocol hook generated LATTICE queries.
+      const generation = await nonRetryableInput(() => generationOf(args.protocol ?? 'lattice'));
+      const prompts = generation.loadPrompts();
       const { promptsVersion } = await plan(args.jobId);
       if (prompts.version !== promptsVersion) {
         throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${promptsVersion} → ${prompts.version}); start a new generation`, INPUT_ERROR);
@@ -54,8 +67,8 @@ export function generateActivities(deps: ActivityDeps) {
       const answer = await withHeartbeat(() =>
         askJson({
           settings: args.llm,
-          messages: generationMessages({ prompts, cell: args.cell, count: args.count, seed: `${args.seed}/${args.cell}/round-${args.round}`, avoid: previous?.[args.cell] ?? [] }),
-          spec: generationSpec(1),
+          messages: generation.messages({ prompts, cell: args.cell, count: args.count, seed: `${args.seed}/${args.cell}/round-${args.round}`, avoid: previous?.[args.cell] ?? [] }),
+          spec: generation.spec(1),
           maxInvalidAnswers: 2,
           retryIn: 'conversation',
           env: deps.env,
@@ -104,15 +117,17 @@ export function generateActivities(deps: ActivityDeps) {
       const { cells, promptsVersion } = await plan(jobId);
       const accepted = await store.getWork<Accepted>(jobId, `accepted/${round}`);
       if (!accepted) throw new Error(`generation job ${jobId} has no accepted queries for round ${round}`);
-      const queries: Query[] = cells.flatMap((cell) => accepted[cell].map((text, k) => ({ id: generatedQueryId(cell, k), text, ...splitCell(cell) })));
+      const protocol = protocolFor(input.protocol);
+      const generation = generationOf(input.protocol);
+      const queries: Query[] = cells.flatMap((cell) => accepted[cell].map((text, k) => generation.query(cell, k, text)));
       if (!queries.length) throw ApplicationFailure.nonRetryable('the generator produced no usable queries; nothing to store', INPUT_ERROR);
       const shortCells = cells.filter((c) => accepted[c].length < input.perCell);
-      const { snapshotId } = await saveSnapshot(store, {
+      const { snapshotId } = await saveSnapshot(store, protocol.labelsOf, {
         queries,
         parentId: input.parentId ?? null,
         meta: {
-          generator: 'lattice-generate',
-          protocol: 'lattice',
+          generator: generation.generator,
+          protocol: protocol.id,
           promptsVersion,
           model: input.llm.model,
           baseURL: input.llm.baseURL,

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 
 export interface Command {
   name: string;

@@ -1,28 +1,44 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { parseCommandArgs, type Command } from './args';
-import { InputError } from '../core/validate';
-import { runCommand } from './commands/run';
-import { statusCommand } from './commands/status';
-import { reportCommand } from './commands/report';
-import { devCommand, runSimCli, serverCommand, simCommand, workerCommand } from './commands/services';
-import { demoCommand } from './commands/demo';
-import { browserLoginCommand } from './commands/browserLogin';
-import { benchCommand } from './commands/bench';
-import { rejudgeCommand } from './commands/rejudge';
-import { compareCommand } from './commands/compare';
-import { runsCommand } from './commands/runs';
-import { rubricCommand } from './commands/rubric';
-import { snapshotCommand } from './commands/snapshot';
-import { scheduleCommand } from './commands/schedule';
-import { cancelCommand } from './commands/cancel';
-import { studyCommand } from './commands/study';
-import { viewCommand } from './commands/view';
-import { Interrupted, interruptedMessage } from './runWorkflow';
-import { datasetCommand } from './commands/dataset';
+import { InputError } from '../core/inputError';
+import { Interrupted, interruptedMessage } from './interrupted';
 
-export const commands: Command[] = [runCommand, statusCommand, cancelCommand, reportCommand, workerCommand, devCommand, serverCommand, simCommand, demoCommand, rejudgeCommand, compareCommand, runsCommand, rubricCommand, browserLoginCommand, benchCommand, snapshotCommand, scheduleCommand, datasetCommand, studyCommand, viewCommand];
+type Commands = typeof import('./commands/services');
 
+/**
+ * Every command, by name, in help order. A command's module (and whatever it needs: Temporal, the store, the SDKs)
+ * is loaded only when that command runs, so `judgeflow status --help` does not load a worker or an Excel writer.
+ */
+const commandLoaders: Array<[name: string, load: () => Command]> = [
+  ['run', () => (require('./commands/run') as typeof import('./commands/run')).runCommand],
+  ['status', () => (require('./commands/status') as typeof import('./commands/status')).statusCommand],
+  ['cancel', () => (require('./commands/cancel') as typeof import('./commands/cancel')).cancelCommand],
+  ['report', () => (require('./commands/report') as typeof import('./commands/report')).reportCommand],
+  ['worker', () => (require('./commands/services') as Commands).workerCommand],
+  ['dev', () => (require('./commands/services') as Commands).devCommand],
+  ['server', () => (require('./commands/services') as Commands).serverCommand],
+  ['sim', () => (require('./commands/services') as Commands).simCommand],
+  ['demo', () => (require('./commands/demo') as typeof import('./commands/demo')).demoCommand],
+  ['rejudge', () => (require('./commands/rejudge') as typeof import('./commands/rejudge')).rejudgeCommand],
+  ['compare', () => (require('./commands/compare') as typeof import('./commands/compare')).compareCommand],
+  ['runs', () => (require('./commands/runs') as typeof import('./commands/runs')).runsCommand],
+  ['rubric', () => (require('./commands/rubric') as typeof import('./commands/rubric')).rubricCommand],
+  ['browser-login', () => (require('./commands/browserLogin') as typeof import('./commands/browserLogin')).browserLoginCommand],
+  ['bench', () => (require('./commands/bench') as typeof import('./commands/bench')).benchCommand],
+  ['snapshot', () => (require('./commands/snapshot') as typeof import('./commands/snapshot')).snapshotCommand],
+  ['schedule', () => (require('./commands/schedule') as typeof import('./commands/schedule')).scheduleCommand],
+  ['dataset', () => (require('./commands/dataset') as typeof import('./commands/dataset')).datasetCommand],
+  ['study', () => (require('./commands/study') as typeof import('./commands/study')).studyCommand],
+  ['view', () => (require('./commands/view') as typeof import('./commands/view')).viewCommand],
+];
+
+/** The command named `name`, its module loaded now; undefined for an unknown name. */
+export function loadCommand(name: string): Command | undefined {
+  return commandLoaders.find(([n]) => n === name)?.[1]();
+}
+
+/** The overview lists every command's summary, so it is the one place that loads them all. */
 function help(): string {
+  const commands = commandLoaders.map(([, load]) => load());
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'judgeflow — benchmark crypto AI copilots with LLM judges; every run is a durable Temporal workflow.',
@@ -35,28 +51,17 @@ function help(): string {
   ].join('\n');
 }
 
-/** Worker chatter (bundling, state changes) stays out of the user's way unless asked for. */
-function installQuietRuntime(): void {
-  const level = (process.env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
-  try {
-    Runtime.install({ logger: new DefaultLogger(level) });
-  } catch {
-    // Already installed (by a worker or an earlier main() in this process, e.g. in a test): keep the existing runtime.
-  }
-}
-
 /** Entry point; returns the exit code (0 ok, 1 run failed, 2 bad input, 130/143 interrupted by SIGINT/SIGTERM). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  installQuietRuntime();
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
     return name ? 0 : 2;
   }
-  const command = commands.find((c) => c.name === name);
   try {
+    const command = loadCommand(name);
     if (!command) throw new InputError(`unknown command "${name}"\n\n${help()}`);
-    if (command === simCommand) return await runSimCli(rest);
+    if (name === 'sim') return await (require('./commands/services') as Commands).runSimCli(rest);
     const args = parseCommandArgs(command, rest);
     if (args.values.help) {
       console.log(`${command.summary}\n\nUsage: ${command.usage}`);

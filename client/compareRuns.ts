@@ -5,7 +5,8 @@ import { renderComparison } from '../core/compareMarkdown';
 import { buildCompareHtml } from '../core/compareHtml';
 import type { ResultsStore, RunRecord } from '../core/store';
 import type { Query } from '../core/types';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
+import { protocolFor } from '../rubrics';
 
 async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
   const run = await store.getRun(runId);
@@ -29,7 +30,7 @@ export async function compareStoredRuns(store: ResultsStore, runIdA: string, run
   if (a.run.protocol !== b.run.protocol) throw new InputError(`run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`);
   // Each run's own snapshot: ids are positional, so across two snapshots a query pairs only on id AND text.
   const queries: { a: Query[]; b: Query[] } = { a: await store.snapshotQueries(a.run.snapshotId), b: await store.snapshotQueries(b.run.snapshotId) };
-  return { comparison: compareRuns(a.side, b.side, queries, options), runB: b.run };
+  return { comparison: compareRuns(a.side, b.side, queries, protocolFor(b.run.protocol), options), runB: b.run };
 }
 
 /** Default output: next to run B's report, in compare-<RUN_A>/. */

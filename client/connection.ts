@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { openStore, storeTarget } from '../stores';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from './temporalServer';
 
 /**
@@ -25,8 +25,18 @@ export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promi
   return new Client({ connection, namespace });
 }
 
+/**
+ * A worker's connection. The worker SDK (native bridge, bundler) is loaded here, by the commands that run a worker
+ * only; its chatter (bundling, state changes) stays out of the user's way unless JUDGEFLOW_LOG_LEVEL asks for it.
+ */
 export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promise<{ connection: NativeConnection; namespace: string }> {
   const { address, namespace, tls, apiKey } = connectionOptions(env);
+  const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+  try {
+    Runtime.install({ logger: new DefaultLogger((env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN') });
+  } catch {
+    // Already installed (a second worker in this process, or a test's runtime): keep the existing one.
+  }
   return { connection: await NativeConnection.connect({ address, tls, apiKey }), namespace };
 }
 

@@ -3,7 +3,7 @@
  * cli-progress when the output is a terminal; plain lines when it is not, or with --json.
  */
 import cliProgress from 'cli-progress';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 
 import type { StageProgress } from '../workflows/stageProgress';
 export type { StageProgress };

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { parseRunConfig, type RunConfig } from '../core/config';
+import { parseRunConfig, type RunConfig } from './config';
 import type { ResultsStore, RunRecord } from '../core/store';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 
 export interface RejudgeOptions {
@@ -47,13 +47,14 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
     ...stored,
     judge,
     ...(opts.rubricDir ? { rubric: path.resolve(opts.rubricDir) } : {}),
-    // The responses were collected on the source run's day: judge them as of that day (CryptoAnalystBench's
-    // "today"), not the re-judge's. Pinned also keeps the judge requests identical, so an unchanged re-judge is free.
-    evaluationDate: typeof stored.evaluationDate === 'string' && stored.evaluationDate.trim() ? stored.evaluationDate : source.startedAt.slice(0, 10),
   };
-  const config = parseRunConfig(overridden, `re-judge of run ${source.runId} (its stored config with your overrides)`, process.cwd());
+  const parsed = parseRunConfig(overridden, `re-judge of run ${source.runId} (its stored config with your overrides)`, process.cwd());
+  const protocol = protocolFor(parsed.protocol);
+  // The responses were judged as of the source run (e.g. CryptoAnalystBench's "today" is the day it ran); pinned, the
+  // judge requests stay identical, so an unchanged re-judge is free.
+  const options = parsed[protocol.id] as Record<string, unknown>;
+  const config = { ...parsed, [protocol.id]: protocol.rejudgeOptions ? protocol.rejudgeOptions(options, source) : options };
 
-  const protocol = protocolFor(config.protocol);
   const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   const rubricChanged = rubric.version !== source.rubricVersion;
   const judgeChanged = config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !== source.judge.temperature;

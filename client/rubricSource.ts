@@ -3,7 +3,8 @@ import path from 'node:path';
 import YAML from 'yaml';
 import type { LoadedRubric, ProtocolModule } from '../core/protocol';
 import { openExistingStore, storeLocation, storeTarget } from '../stores';
-import { InputError, readText } from '../core/validate';
+import { InputError } from '../core/inputError';
+import { readText } from '../core/dataFiles';
 import { protocols, protocolFor } from '../rubrics';
 import { storedRubric } from '../rubrics/storedRubric';
 

@@ -1,11 +1,12 @@
 import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { closeSharedBrowser } from '../activities/adapters/browser';
 import type { Worker } from '@temporalio/worker';
 import { createWorker } from '../worker/createWorker';
 import { connectClient, connectWorker, taskQueue } from './connection';
 import { ensureLocalServer } from './temporalServer';
+import { Interrupted } from './interrupted';
 
 /**
  * Start a workflow and, unless detached, run a worker in this process until it finishes (as `judgeflow run` does).
@@ -62,18 +63,6 @@ export async function runWorkflow<R>(args: {
   }
 }
 
-/** Ctrl-C (SIGINT) or SIGTERM on an attached command: the workflow stays open on Temporal; main() says how to go on. */
-export class Interrupted extends Error {
-  constructor(
-    readonly signal: NodeJS.Signals,
-    readonly workflowId: string,
-    readonly started: boolean,
-  ) {
-    super(`interrupted by ${signal}`);
-    this.name = 'Interrupted';
-  }
-}
-
 interface Interruption {
   promise: Promise<never>;
   signal?: NodeJS.Signals;
@@ -105,17 +94,6 @@ function untilInterrupted<T>(work: Promise<T>, interrupt: Interruption | undefin
   if (!interrupt) return work;
   work.catch(() => undefined); // abandoned on interrupt
   return Promise.race([work, interrupt.promise]);
-}
-
-/** What to tell the user after Ctrl-C: the run is durable and still open, and how to continue or cancel it. */
-export function interruptedMessage(e: Interrupted): string {
-  if (!e.started) return `Interrupted (${e.signal}) before ${e.workflowId} was started; nothing was started.`;
-  return [
-    `Interrupted (${e.signal}). ${e.workflowId} is durable and still open on Temporal; nothing collected or judged so far is lost.`,
-    `  continue it: judgeflow worker            (in this directory, or with the same JUDGEFLOW_HOME)`,
-    `  follow it:   judgeflow status ${e.workflowId}`,
-    `  cancel it:   judgeflow cancel ${e.workflowId}`,
-  ].join('\n');
 }
 
 function deepestCause(error: Error): Error {

@@ -5,11 +5,12 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { assertWritableDir } from '../core/writableDir';
 import type { ParseArgsConfig } from 'node:util';
-import { CAB_CATEGORIES } from '../core/curation';
-import { loadCategoriesFile } from '../core/categorise';
-import { parseRunConfig, validateCopilots, type RunConfig } from '../core/config';
-import { InputError, readText } from '../core/validate';
-import { protocolFor } from '../rubrics';
+import { loadCategoriesFile } from '../core/categoriesFile';
+import { parseRunConfig, validateCopilots, type RunConfig } from './config';
+import { InputError } from '../core/inputError';
+import { readText } from '../core/dataFiles';
+import { curationOf } from '../activities/snapshotCurate';
+import { protocolFor, protocols } from '../rubrics';
 import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 
 /** Options of `snapshot generate`, `snapshot curate` and `schedule create --refresh ...`, turned into validated workflow inputs. */
@@ -95,11 +96,15 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
   };
 }
 
+/** Protocols with the given snapshot hook, for error messages. */
+const protocolsThat = (kind: 'generate' | 'curate') => protocols.filter((p) => p.snapshots?.[kind]).map((p) => `"${p.id}"`).join(', ');
+
 export function generateInput(values: Values): GenerateInput {
   const protocol = str(values, 'protocol') ?? 'lattice';
-  if (protocol !== 'lattice') throw new InputError(`--protocol ${protocol}: only "lattice" queries are generated (CryptoAnalystBench queries are curated from traffic: judgeflow snapshot curate)`);
+  if (!protocolFor(protocol).snapshots?.generate)
+    throw new InputError(`--protocol ${protocol}: only ${protocolsThat('generate')} queries are generated (CryptoAnalystBench queries are curated from traffic: judgeflow snapshot curate)`);
   return {
-    protocol: 'lattice',
+    protocol,
     perCell: numberOption(values, 'per-cell', 15, { min: 1, max: 200, integer: true }),
     tasks: list(str(values, 'tasks')),
     categories: list(str(values, 'categories')),
@@ -125,7 +130,7 @@ export function curateInput(values: Values, from: string): CurateInput {
     target: numberOption(values, 'target', 200, { min: 1, integer: true }),
     minChars,
     maxChars,
-    categories: categoriesFile ? loadCategoriesFile(path.resolve(categoriesFile)) : [...CAB_CATEGORIES],
+    categories: categoriesFile ? loadCategoriesFile(path.resolve(categoriesFile)) : [...curationOf(CURATED_PROTOCOL).defaultCategories],
     ...(str(values, 'prune-run') ? { pruneRunId: str(values, 'prune-run') } : {}),
     pruneThreshold: numberOption(values, 'prune-threshold', 8),
     pruneMetric: metric,
@@ -143,14 +148,17 @@ export function newJobId(kind: string, now = new Date()): string {
   return `snapshot-${kind}-${stamp}-${crypto.randomBytes(3).toString('hex')}`;
 }
 
+/** Curation from traffic makes CryptoAnalystBench queries (the only protocol with a curation hook today). */
+const CURATED_PROTOCOL = 'cab';
+
 /** The protocol whose queries a refresh makes. */
-export const protocolOfRefresh = (kind: 'generate' | 'curate') => (kind === 'generate' ? 'lattice' : 'cab');
+export const protocolOfRefresh = (kind: 'generate' | 'curate', input?: { protocol?: string }) => input?.protocol ?? (kind === 'generate' ? 'lattice' : CURATED_PROTOCOL);
 
 /**
  * A run config for `--then-run`: its queries come from the new snapshot, so a `queries:` key is optional (and ignored).
  * Validated now (schema, paths, rubric, each copilot's adapter check) so a scheduled run cannot fail on a typo weeks later.
  */
-export function loadThenRunConfig(file: string, kind: 'generate' | 'curate'): RunConfig {
+export function loadThenRunConfig(file: string, kind: 'generate' | 'curate', input?: { protocol?: string }): RunConfig {
   const abs = path.resolve(file);
   let raw: unknown;
   try {
@@ -161,7 +169,7 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate'): Ru
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError(`${abs}: a run config must be a mapping (see judgeflow run --help)`);
   const config = parseRunConfig({ queries: 'snapshot:pending', ...(raw as Record<string, unknown>) }, abs, path.dirname(abs));
-  const expected = protocolOfRefresh(kind);
+  const expected = protocolOfRefresh(kind, input);
   if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);

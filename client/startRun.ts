@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { RunConfig } from '../core/config';
+import type { RunConfig } from './config';
 import { benchmarkRun, progressQuery } from '../workflows';
 import type { QueryDefinition } from '@temporalio/common';
 import type { BenchmarkRunInput, RunResult } from '../workflows/types';

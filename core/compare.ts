@@ -3,17 +3,17 @@
  * (an agent before and after a change). Pure: fed from the results store by client/compareRuns.ts.
  *
  * Protocol-generic: it works on what every protocol stores per judgment — the response's `total`, its
- * per-dimension `scores` and (CryptoAnalystBench) its `rank` — and groups queries by whichever labels they
- * carry (LATTICE task and category, CryptoAnalystBench tags). Differences are paired by query: only queries
+ * per-dimension `scores` and (for protocols that rank) its `rank` — and groups queries by the labels the
+ * run's protocol reads from them (`labelsOf`: LATTICE task and category, CryptoAnalystBench tags). Differences are paired by query: only queries
  * a copilot has an ok judgment for in BOTH runs count, and the sign-flip permutation test of core/stats.ts
  * says whether a mean difference is larger than chance.
  *
  * Query ids are positional in most snapshots (generated `t1-c1-01`, CAB CSV `q001`), so across two different
  * snapshots an id alone does not name the same query: there a query is paired only when both snapshots hold
- * its id with the same normalised text. CryptoAnalystBench error-taxonomy flags (`taxonomy.*` scores) are not
- * dimensions; their rates are compared on their own.
+ * its id with the same normalised text. Score keys the protocol calls flags (`scoreKey`, e.g. CryptoAnalystBench's
+ * error taxonomy) are not dimensions; their rates are compared on their own.
  */
-import { isTaxonomyKey, TAXONOMY_PREFIX } from '../rubrics/cab/judge';
+import type { ProtocolModule } from './protocol';
 import { BCA_MIN_N, holmAdjust, mean, pairedTest, type MeanInterval } from './stats';
 import type { RunRecord } from './store';
 import { normalizeText } from './text';
@@ -112,14 +112,8 @@ export interface Comparison {
   movers: Mover[];
 }
 
-export const GROUP_LABELS = ['task', 'category', 'tags'] as const;
-
-/** A query's values for a grouping label; CryptoAnalystBench stores several tags one per line, and a query counts in each. */
-function labelValues(query: Query | undefined, label: (typeof GROUP_LABELS)[number]): string[] {
-  const v = query?.[label];
-  if (typeof v !== 'string' || !v.trim()) return [];
-  return label === 'tags' ? v.split('\n').map((t) => t.trim()).filter(Boolean) : [v];
-}
+/** What comparing needs to know of the runs' protocol: how it reads a query's labels and its score keys. */
+export type ProtocolReading = Pick<ProtocolModule, 'labelsOf' | 'scoreKey'>;
 
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
 const key = (queryId: string, copilot: string) => `${queryId}\u0000${copilot}`;
@@ -179,13 +173,21 @@ function pairQueries(runA: CompareRun, runB: CompareRun, queriesA: Map<string, Q
  * `queries`: one list when both runs judged one snapshot, else each run's own snapshot queries (`{ a, b }`),
  * so that a query is paired only when its id AND its text match. B's labels and text are shown for a paired query.
  */
-export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[] | { a: Query[]; b: Query[] }, options: CompareOptions = {}): Comparison {
+export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[] | { a: Query[]; b: Query[] }, protocol: ProtocolReading, options: CompareOptions = {}): Comparison {
   const opts: Required<CompareOptions> = { top: options.top ?? 10, alpha: options.alpha ?? 0.05, iterations: options.iterations ?? 5000 };
   const okA = okOnly(runA.judgments);
   const okB = okOnly(runB.judgments);
   const queriesA = new Map((Array.isArray(queries) ? queries : queries.a).map((q) => [q.id, q]));
   const queriesB = new Map((Array.isArray(queries) ? queries : queries.b).map((q) => [q.id, q]));
   const byId = (id: string) => queriesB.get(id) ?? queriesA.get(id);
+  // A query a copilot has no partner for is not looked at; every label is read once, through the protocol.
+  const labelCache = new Map<string, Record<string, string[]>>();
+  const labelsOf = (query: Query | undefined): Record<string, string[]> => {
+    if (!query) return {};
+    let labels = labelCache.get(query.id);
+    if (!labels) labelCache.set(query.id, (labels = protocol.labelsOf(query)));
+    return labels;
+  };
   const { ids: pairedIds, pairing } = pairQueries(runA, runB, queriesA, queriesB);
   const common = runA.copilots.filter((c) => runB.copilots.includes(c));
   const scoreOf = (ok: Map<string, StoredJudgment>, copilots: string[]) =>
@@ -210,20 +212,22 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     const taxonomy: Record<string, GroupDelta> = {};
     for (const d of scoreKeys) {
       const withDim = bothHave(d);
-      if (isTaxonomyKey(d)) {
+      const kind = protocol.scoreKey(d);
+      if (kind.kind === 'flag') {
         const a = meanOrNull(withDim.map((p) => p.ja.scores![d]));
         const b = meanOrNull(withDim.map((p) => p.jb.scores![d]));
-        taxonomy[d.slice(TAXONOMY_PREFIX.length)] = { n: withDim.length, a, b, delta: a !== null && b !== null ? b - a : null };
+        taxonomy[kind.name] = { n: withDim.length, a, b, delta: a !== null && b !== null ? b - a : null };
       } else dimensions[d] = paired(withDim.map((p) => p.ja.scores![d]), withDim.map((p) => p.jb.scores![d]), `compare:${copilot}:${d}`, opts);
     }
 
     const groups: Record<string, Record<string, GroupDelta>> = {};
-    for (const label of GROUP_LABELS) {
-      const values = [...new Set(pairs.flatMap((p) => labelValues(p.query, label)))].sort();
+    const labelNames = [...new Set(pairs.flatMap((p) => Object.keys(labelsOf(p.query))))];
+    for (const label of labelNames) {
+      const values = [...new Set(pairs.flatMap((p) => labelsOf(p.query)[label] ?? []))].sort();
       if (!values.length) continue;
       groups[label] = {};
       for (const v of values) {
-        const inGroup = pairs.filter((p) => labelValues(p.query, label).includes(v));
+        const inGroup = pairs.filter((p) => (labelsOf(p.query)[label] ?? []).includes(v));
         const a = meanOrNull(inGroup.map((p) => p.ja.total!));
         const b = meanOrNull(inGroup.map((p) => p.jb.total!));
         groups[label][v] = { n: inGroup.length, a, b, delta: meanOrNull(inGroup.map((p) => p.jb.total! - p.ja.total!)) };
@@ -255,8 +259,7 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     for (const { ja, jb, query } of pairs) {
       const delta = jb.total! - ja.total!;
       if (delta === 0) continue;
-      const labels: Record<string, string> = {};
-      for (const label of GROUP_LABELS) if (typeof query?.[label] === 'string') labels[label] = query[label]!;
+      const labels = Object.fromEntries(Object.entries(labelsOf(query)).map(([label, values]) => [label, values.join(', ')]));
       const side = (j: StoredJudgment) => ({ total: j.total!, scores: j.scores ?? {}, rationales: j.rationales, rank: j.rank });
       movers.push({ queryId: ja.queryId, copilot, query: query?.text ?? '', labels, delta, a: side(ja), b: side(jb) });
     }

@@ -1,4 +1,3 @@
-import { isTaxonomyKey } from '../rubrics/cab/judge';
 import type { Comparison, PairedDelta } from './compare';
 import { fmt, mdCode, mdText, table } from './markdown';
 
@@ -71,7 +70,8 @@ export function renderComparison(c: Comparison): string {
   c.movers.forEach((m, i) => {
     const labelText = Object.entries(m.labels).map(([k, v]) => `${k} ${v}`).join(', ');
     out.push(`### ${i + 1}. ${mdText(m.queryId)} · ${mdText(m.copilot)} · ${fmt(m.a.total)} → ${fmt(m.b.total)} (${signed(m.delta)})\n`, mdText(`${labelText ? `${labelText} — ` : ''}${oneLine(m.query)}`) + '\n');
-    const dimIds = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores)])].filter((d) => !isTaxonomyKey(d));
+    // Only the dimensions: flags (e.g. error taxonomy) have their own table above.
+    const dimIds = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores)])].filter((d) => dims.includes(d));
     out.push(
       table(
         ['dimension', 'A', 'A rationale', 'B', 'B rationale'],

@@ -1,5 +1,5 @@
 import { CsvError, parse, type Options } from 'csv-parse/sync';
-import { InputError } from './validate';
+import { InputError } from './inputError';
 
 /**
  * RFC 4180 CSV for the whole project (query files, CSV answers, traffic), read with csv-parse: quoted fields,

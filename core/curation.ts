@@ -1,4 +1,3 @@
-import { isTaxonomyKey } from '../rubrics/cab/judge';
 import { seededRandom, shuffled } from './random';
 import { groupNearDuplicates, normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
@@ -7,21 +6,6 @@ import type { Query, StoredJudgment } from './types';
  * The pure parts of CryptoAnalystBench-style curation (filter → categorise → distil → prune → curate).
  * Deterministic: the same input and seed always give the same snapshot.
  */
-
-/** The 11 CryptoAnalystBench categories, in the order of the paper's table. */
-export const CAB_CATEGORIES = [
-  'Project & Fundamental Research',
-  'Market Data & Price Discovery',
-  'On-Chain Analytics & Flows',
-  'Macro & Narrative Context',
-  'Trading & Strategy Design',
-  'Crypto Concepts & How-To',
-  'Comparative & Performance Analysis',
-  'Meme Coins',
-  'Security & Risks',
-  'NFTs',
-  'Default / General Analysis',
-] as const;
 
 /** Length in characters as a reader counts them (code points, not UTF-16 units). */
 export const charLength = (s: string) => [...s].length;
@@ -54,15 +38,22 @@ export function distil<T extends { query: string }>(items: T[], threshold: numbe
 
 /**
  * Stage 4: the queries of an earlier run on which every copilot scored above the threshold ("easy": they no longer
- * separate copilots). Returns their normalised texts. `mean` is the mean of a judgment's dimension scores (both protocols'
- * dimensions are 0/1–10; CryptoAnalystBench error-taxonomy flags, stored as `taxonomy.*` 0/1 scores, are not dimensions
- * and are left out), `total` the protocol's stored total (LATTICE 0–100, CryptoAnalystBench 4–40).
+ * separate copilots). Returns their normalised texts. `mean` is the mean of a judgment's dimension scores (score keys the
+ * run's protocol calls flags, such as CryptoAnalystBench's error taxonomy, are left out), `total` the protocol's stored
+ * total (LATTICE 0–100, CryptoAnalystBench 4–40).
  */
-export function easyQueryTexts(args: { queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; threshold: number; metric: 'mean' | 'total' }): Set<string> {
+export function easyQueryTexts(args: {
+  queries: Query[];
+  judgments: StoredJudgment[];
+  copilots: string[];
+  threshold: number;
+  metric: 'mean' | 'total';
+  isDimension: (scoreKey: string) => boolean;
+}): Set<string> {
   const byQuery = new Map<string, Map<string, number>>();
   for (const j of args.judgments) {
     if (j.status !== 'ok') continue;
-    const values = j.scores ? Object.entries(j.scores).filter(([k]) => !isTaxonomyKey(k)).map(([, v]) => v) : [];
+    const values = j.scores ? Object.entries(j.scores).filter(([k]) => args.isDimension(k)).map(([, v]) => v) : [];
     const score = args.metric === 'total' ? j.total : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
     if (score === null) continue;
     let perCopilot = byQuery.get(j.queryId);

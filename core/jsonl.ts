@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { describeZodError, InputError, readText } from './validate';
+import { describeZodError, InputError } from './inputError';
+import { readText } from './dataFiles';
 
 /** Parse JSON Lines, validating each line; every bad line is reported with its number, then the whole file is rejected. */
 export function parseJsonLines<S extends z.ZodType>(file: string, schema: S, what: string): Array<z.infer<S>> {

@@ -1,6 +1,6 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { z } from 'zod';
-import { contentHash } from './validate';
+import { contentHash } from './hashing';
 
 /**
  * One OpenAI-compatible chat endpoint and how to ask it: the judge of a run (temperature already resolved from the
@@ -66,6 +66,9 @@ export interface AnswerCache {
   set(key: string, answer: string): Promise<void>;
 }
 
+/** The SDK is loaded on first use, so commands that never call an LLM never load it. */
+const openaiSdk = (): typeof OpenAI => (require('openai') as typeof import('openai')).default;
+
 const clients = new Map<string, OpenAI>();
 function clientFor(settings: ModelEndpoint, env: NodeJS.ProcessEnv): OpenAI {
   const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || 'unused';
@@ -73,7 +76,7 @@ function clientFor(settings: ModelEndpoint, env: NodeJS.ProcessEnv): OpenAI {
   let client = clients.get(key);
   if (!client) {
     // Transport retries belong to Temporal (visible, bounded, survive crashes), so the SDK's own are off.
-    client = new OpenAI({ baseURL: settings.baseURL, apiKey, maxRetries: 0, timeout: settings.timeoutMs });
+    client = new (openaiSdk())({ baseURL: settings.baseURL, apiKey, maxRetries: 0, timeout: settings.timeoutMs });
     clients.set(key, client);
   }
   return client;
@@ -179,9 +182,9 @@ async function complete(
 
 /** A short failure kind for cost reports (the full error goes to Temporal): rate_limited, http_5xx, http_4xx, timeout, network. */
 function callErrorKind(error: unknown): string {
-  if (error instanceof OpenAI.APIUserAbortError || error instanceof OpenAI.APIConnectionTimeoutError) return 'timeout';
-  if (error instanceof OpenAI.APIConnectionError) return 'network';
-  if (error instanceof OpenAI.APIError) return error.status === 429 ? 'rate_limited' : `http_${String(error.status ?? 0)[0]}xx`;
+  if (error instanceof openaiSdk().APIUserAbortError || error instanceof openaiSdk().APIConnectionTimeoutError) return 'timeout';
+  if (error instanceof openaiSdk().APIConnectionError) return 'network';
+  if (error instanceof openaiSdk().APIError) return error.status === 429 ? 'rate_limited' : `http_${String(error.status ?? 0)[0]}xx`;
   return 'invalid_reply';
 }
 

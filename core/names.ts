@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { InputError } from './validate';
+import { InputError } from './inputError';
 
 /**
  * Names chosen by users that end up in Temporal workflow ids (copilots, schedules), file names (artefacts,

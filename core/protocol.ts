@@ -1,4 +1,6 @@
-import type { AnswerCache, CallUsage, ModelEndpoint } from './llm';
+import type { z } from 'zod';
+import type { AnswerCache, CallUsage, ChatMessage, JsonAnswerSpec, ModelEndpoint } from './llm';
+import type { PromptPair } from './prompts';
 import type { JudgeUnit, ResultsStore, RunRecord } from './store';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
@@ -20,7 +22,7 @@ export interface JudgeContext {
   env: NodeJS.ProcessEnv;
   /** Present when re-judging may reuse answers to identical requests. */
   cache?: AnswerCache;
-  /** Protocol-specific run options from the config (e.g. evaluationDate, errorTaxonomy). */
+  /** This protocol's run options: its section of the config, validated by its `optionsSchema`. */
   options: Record<string, unknown>;
   /** Aborted when the run is cancelled: pass it to every judge call so none is made (or paid for) after that. */
   signal?: AbortSignal;
@@ -36,7 +38,12 @@ export interface ReportInput {
   rubric: LoadedRubric;
   /** What planUnits stored (e.g. the presentation design). */
   plan: unknown;
+  /** This protocol's run options (its config section). */
   options: Record<string, unknown>;
+  /** The run's seed (every seeded choice, e.g. bootstrap intervals). */
+  seed: string;
+  /** Copilots and judge were the local simulator: reports say so at the top. */
+  simulated: boolean;
 }
 
 export interface ReportFiles {
@@ -49,19 +56,73 @@ export interface ReportFiles {
   extra?: Array<{ name: string; write(file: string): Promise<void> }>;
 }
 
+/** How a stored score key reads: a rubric dimension (averaged, compared, tested) or a 0/1 flag reported as a rate. */
+export type ScoreKeyKind = { kind: 'dimension' } | { kind: 'flag'; name: string };
+
 /**
- * A protocol is rubric data plus this small module. Workflows only see unit counts and ids,
- * so adding a protocol never touches them.
+ * Optional: the protocol generates query snapshots with an LLM, one request per cell (a crashed cell is retried alone).
+ * Cells are the protocol's own strata (LATTICE: task × category).
+ */
+export interface QueryGeneration {
+  /** Recorded as the snapshot's `generator`. */
+  generator: string;
+  /** The cells to fill; `subsets` restrict them (label name → allowed values), unknown values are an InputError. */
+  cells(subsets: Record<string, string[] | undefined>): string[];
+  loadPrompts(): PromptPair;
+  messages(args: { prompts: PromptPair; cell: string; count: number; seed: string; avoid: string[] }): ChatMessage[];
+  /** The answer holds at least `min` non-empty query texts. */
+  spec(min: number): JsonAnswerSpec<{ queries: string[] }>;
+  /** The k-th accepted text of a cell as a query of this protocol. */
+  query(cell: string, k: number, text: string): Query;
+}
+
+/** Optional: the protocol curates query snapshots from production traffic, tagging each query with one category. */
+export interface QueryCuration {
+  /** Recorded as the snapshot's `generator`. */
+  generator: string;
+  defaultCategories: readonly string[];
+  loadPrompts(): PromptPair;
+  /** Batch-local ids the tagger echoes back, one per query of a batch. */
+  batchId(k: number): string;
+  messages(prompts: PromptPair, categories: string[], texts: string[]): ChatMessage[];
+  spec(categories: string[], count: number): JsonAnswerSpec<{ labels: Record<string, string> }>;
+  /** A curated traffic query as a query of this protocol. */
+  query(args: { id: string; text: string; category: string }): Query;
+}
+
+/**
+ * A protocol is rubric data plus this small module: everything protocol-specific that shared code needs (config options,
+ * query fields and labels, which scores are dimensions, how long judging a unit may take, snapshot hooks) is asked of
+ * it here, so adding a protocol is a folder in rubrics/ and one line in rubrics/index.ts. Workflows only see unit counts,
+ * ids and timeouts.
  */
 export interface ProtocolModule {
   id: string;
   title: string;
   defaultRubricDir: string;
+  /**
+   * Run options under the config's `<id>:` section (e.g. `cab: { evaluationDate, errorTaxonomy }`), a zod object with
+   * defaults; validated when the config is loaded and stored with the run.
+   */
+  optionsSchema: z.ZodObject;
+  /** Re-judging keeps what made the source's verdicts comparable (CryptoAnalystBench pins the source's evaluation date). */
+  rejudgeOptions?(options: Record<string, unknown>, source: Pick<RunRecord, 'startedAt'>): Record<string, unknown>;
   loadRubric(dir: string): LoadedRubric;
   /** Rebuild a rubric from the content stored with a run, so a resumed run judges with exactly the rubric it started with. */
   rubricFromContent(content: Record<string, unknown>, dir: string): LoadedRubric;
+  /** One query line of this protocol (id, text, history? and its own fields), strict. */
+  querySchema: z.ZodType;
+  /** This protocol's query fields besides id, text and history, in the order an exported query file lists them. */
+  queryFields: readonly string[];
   /** Read and validate a query file (JSON Lines, or what else the protocol accepts). */
   parseQueries(file: string): Query[];
+  /**
+   * A query's labels: label name → its values (a query may carry several, e.g. CryptoAnalystBench tags). Every place
+   * that groups by label (reports, compare, snapshot counts and diffs) reads labels through this one function.
+   */
+  labelsOf(query: Query): Record<string, string[]>;
+  /** Which stored score keys are rubric dimensions and which are flags (e.g. CryptoAnalystBench's `taxonomy.*`). */
+  scoreKey(key: string): ScoreKeyKind;
   /** Decide what the judge sees together: one unit per judge conversation. */
   planUnits(args: { queries: Query[]; responses: StoredResponse[]; copilots: string[]; seed: string }): { units: JudgeUnit[]; plan?: unknown };
   judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
@@ -70,6 +131,8 @@ export interface ProtocolModule {
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers. */
   buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
+  /** Optional snapshot makers (`judgeflow snapshot generate|curate --protocol <id>`). */
+  snapshots?: { generate?: QueryGeneration; curate?: QueryCuration };
 }
 
 /** Slack on top of a judge unit's calls for store writes and scheduling. */
@@ -83,3 +146,6 @@ export const JUDGE_UNIT_SLACK_MS = 60_000;
 export function judgeUnitTimeoutMs(protocol: Pick<ProtocolModule, 'judgeCallsPerQuery'>, answers: number, options: Record<string, unknown>, callTimeoutMs: number, maxInvalidAnswers: number): number {
   return protocol.judgeCallsPerQuery(answers, options) * (1 + maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS;
 }
+
+/** Score keys that are not dimensions are flags; a protocol without flags says so with this. */
+export const allDimensions = (): ScoreKeyKind => ({ kind: 'dimension' });

@@ -6,7 +6,7 @@
  * keyed by id (`data.dimensions[D2].description`) so a reordered or inserted item diffs as one change, not many.
  */
 import type { LoadedRubric } from './protocol';
-import { contentHash } from './validate';
+import { contentHash } from './hashing';
 
 export type Leaf = string | number | boolean | null;
 

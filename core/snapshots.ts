@@ -1,7 +1,8 @@
 import type { ResultsStore, SnapshotRecord } from './store';
 import { normalizeText } from './text';
 import type { Query } from './types';
-import { contentHash, InputError } from './validate';
+import { contentHash } from './hashing';
+import { InputError } from './inputError';
 import { toCsv } from './csv';
 
 /**
@@ -41,32 +42,35 @@ export function snapshotIdOf(queries: Query[]): string {
   return `snap-${contentHash(queries)}`;
 }
 
-const LABELS = ['category', 'task', 'tags'] as const;
+/** A protocol's reading of a query's labels (ProtocolModule.labelsOf): label name → values. */
+export type LabelsOf = (query: Query) => Record<string, string[]>;
 
-/** Per-label counts, e.g. { category: { C1: 16, ... }, task: { T1: 5, ... } }; labels no query has are left out. */
-export function labelCounts(queries: Query[]): Record<string, Record<string, number>> {
-  const out: Record<string, Record<string, number>> = {};
-  for (const label of LABELS) {
-    for (const q of queries) {
-      const value = q[label];
-      if (typeof value !== 'string') continue;
-      const counts = (out[label] ??= {});
-      counts[value] = (counts[value] ?? 0) + 1;
+/**
+ * Per-label counts, e.g. { category: { C1: 16, ... }, task: { T1: 5, ... } }, labels in name order; labels no query has
+ * are left out. A query with several values of a label (CryptoAnalystBench tags) counts once under each.
+ */
+export function labelCounts(queries: Query[], labelsOf: LabelsOf): Record<string, Record<string, number>> {
+  const byLabel: Record<string, Record<string, number>> = {};
+  for (const q of queries) {
+    for (const [label, values] of Object.entries(labelsOf(q))) {
+      const counts = (byLabel[label] ??= {});
+      for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
     }
   }
-  return out;
+  return Object.fromEntries(Object.keys(byLabel).sort().map((label) => [label, byLabel[label]]));
 }
 
 /** Store a snapshot made by a generator; returns its id. Idempotent (same queries → same id → first record kept). */
 export async function saveSnapshot(
   store: ResultsStore,
+  labelsOf: LabelsOf,
   args: { queries: Query[]; parentId: string | null; meta: SnapshotMeta; createdAt?: string },
 ): Promise<{ snapshotId: string; created: boolean }> {
   const snapshotId = snapshotIdOf(args.queries);
   const existed = (await store.getSnapshot(snapshotId)) !== null;
   // A refresh that produced exactly its parent's queries must not make the snapshot its own parent.
   const parentId = args.parentId === snapshotId ? null : args.parentId;
-  await store.putSnapshot({ snapshotId, createdAt: args.createdAt ?? new Date().toISOString(), parentId, meta: { ...args.meta, counts: labelCounts(args.queries) } }, args.queries);
+  await store.putSnapshot({ snapshotId, createdAt: args.createdAt ?? new Date().toISOString(), parentId, meta: { ...args.meta, counts: labelCounts(args.queries, labelsOf) } }, args.queries);
   return { snapshotId, created: !existed };
 }
 
@@ -95,11 +99,11 @@ export interface SnapshotDiff {
 }
 
 /** Compare by normalised text (ids are per snapshot, e.g. t1-c1-01 in every generated snapshot). */
-export function diffSnapshots(a: { id: string; queries: Query[] }, b: { id: string; queries: Query[] }): SnapshotDiff {
+export function diffSnapshots(a: { id: string; queries: Query[] }, b: { id: string; queries: Query[] }, labelsOf: LabelsOf): SnapshotDiff {
   const inA = new Set(a.queries.map((q) => normalizeText(q.text)));
   const inB = new Set(b.queries.map((q) => normalizeText(q.text)));
-  const ca = labelCounts(a.queries);
-  const cb = labelCounts(b.queries);
+  const ca = labelCounts(a.queries, labelsOf);
+  const cb = labelCounts(b.queries, labelsOf);
   const counts: SnapshotDiff['counts'] = {};
   for (const label of new Set([...Object.keys(ca), ...Object.keys(cb)])) {
     const values = [...new Set([...Object.keys(ca[label] ?? {}), ...Object.keys(cb[label] ?? {})])].sort();
@@ -117,23 +121,26 @@ export function diffSnapshots(a: { id: string; queries: Query[] }, b: { id: stri
 
 // ---- export ---------------------------------------------------------------------
 
-const FIELD_ORDER = ['id', 'text', 'task', 'category', 'tags', 'context', 'history'] as const;
-
-/** A query with only the fields a run config's query file accepts, in a stable order. */
-function exportable(q: Query): Record<string, unknown> {
+/**
+ * A query with only the fields a run config's query file accepts, in a stable order: id, text, the protocol's own
+ * fields (ProtocolModule.queryFields), history.
+ */
+function exportable(q: Query, fields: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of FIELD_ORDER) if (q[key] !== undefined) out[key] = q[key];
+  for (const key of exportOrder(fields)) if (q[key] !== undefined) out[key] = q[key];
   return out;
 }
 
+const exportOrder = (fields: readonly string[]) => ['id', 'text', ...fields.filter((f) => !['id', 'text', 'history'].includes(f)), 'history'];
+
 /** JSON Lines exactly as the run config's `queries:` file accepts (LATTICE {id,text,task,category}, CAB {id,text,tags}). */
-export function exportJsonl(queries: Query[]): string {
-  return queries.map((q) => JSON.stringify(exportable(q))).join('\n') + '\n';
+export function exportJsonl(queries: Query[], fields: readonly string[]): string {
+  return queries.map((q) => JSON.stringify(exportable(q, fields))).join('\n') + '\n';
 }
 
 /** CSV with a header of the fields present; `history` (a list of turns) as JSON text. */
-export function exportCsv(queries: Query[]): string {
-  const rows = queries.map(exportable);
-  const columns = FIELD_ORDER.filter((key) => rows.some((r) => r[key] !== undefined));
+export function exportCsv(queries: Query[], fields: readonly string[]): string {
+  const rows = queries.map((q) => exportable(q, fields));
+  const columns = exportOrder(fields).filter((key) => rows.some((r) => r[key] !== undefined));
   return toCsv([columns, ...rows.map((r) => columns.map((c) => (c === 'history' && r[c] !== undefined ? JSON.stringify(r[c]) : r[c])))]);
 }

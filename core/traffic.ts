@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { csvRecords } from './csv';
-import { InputError, readText } from './validate';
+import { InputError } from './inputError';
+import { readText } from './dataFiles';
 
 /**
  * Production traffic files for curation: JSON Lines or CSV with a `query` field and optional

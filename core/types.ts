@@ -7,20 +7,17 @@ export interface Turn {
   content: string;
 }
 
-/** One benchmark query as it lives in a snapshot. Protocol-specific labels are optional here and enforced by each protocol's query schema. */
+/**
+ * One benchmark query as it lives in a snapshot: what every protocol has (id, text, earlier turns), plus the
+ * protocol's own labels and fields (LATTICE task and category, CryptoAnalystBench tags and context, ...), validated by
+ * that protocol's query schema and read through its module (`labelsOf`), never by shared code.
+ */
 export interface Query {
   id: string;
   text: string;
-  /** LATTICE task type T1..T16 */
-  task?: string;
-  /** LATTICE query category C1..C5 */
-  category?: string;
-  /** CryptoAnalystBench category label */
-  tags?: string;
   /** Previous turns of the user's conversation, oldest first. */
   history?: Turn[];
-  /** Context that was available to the copilots (CryptoAnalystBench). */
-  context?: string;
+  readonly [field: string]: unknown;
 }
 
 export type ResponseStatus = 'ok' | 'failed' | 'missing';
@@ -59,9 +56,9 @@ export interface StoredJudgment {
   rationales: Record<string, string> | null;
   /** protocol score of this response (LATTICE 0-100; CAB sum of dimensions 4-40) */
   total: number | null;
-  /** CAB: 1-based rank within the query; null elsewhere */
+  /** 1-based rank within the query, for protocols that rank the responses to one query (CryptoAnalystBench); else null */
   rank: number | null;
-  /** CAB: 1-based position in the shared conversation; null elsewhere */
+  /** 1-based position in which the judge saw the response, for protocols that show several together; else null */
   position: number | null;
   error: string | null;
   judge: JudgeStamp;

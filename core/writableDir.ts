@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { InputError } from './validate';
+import { InputError } from './inputError';
 
 /**
  * `dir` is (or can be created as) a directory this process can write into. Checked when a config is loaded, so an

@@ -1,5 +1,5 @@
 import type { ProtocolModule } from '../core/protocol';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { cabProtocol } from './cab';
 import { latticeProtocol } from './lattice';
 

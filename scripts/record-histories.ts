@@ -21,7 +21,7 @@ import { planRejudge } from '../client/rejudge';
 import { curateInput } from '../client/snapshotOptions';
 import { runInput } from '../client/startRun';
 import { findOrInstallTemporalCli, freePort, startDevServer } from '../client/temporalServer';
-import { parseRunConfig } from '../core/config';
+import { parseRunConfig } from '../client/config';
 import { openStore, type StoreTarget } from '../stores';
 import { startSimServer, type SimServer } from '../sim/server';
 import { createWorker } from '../worker/createWorker';
@@ -105,7 +105,7 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
       const file = path.join(SCRATCH, 'cab-queries.jsonl');
       const queries = ['How do ETH staking yields compare with T-bills this month?', 'Is Hyperliquid volume growth sustainable?', 'What drives BTC dominance right now?'];
       fs.writeFileSync(file, queries.map((text, i) => JSON.stringify({ id: `c${i + 1}`, text, tags: 'Market' })).join('\n') + '\n');
-      const config = simConfig(ctx, 'cab', file, { evaluationDate: '2025-06-01' });
+      const config = simConfig(ctx, 'cab', file, { cab: { evaluationDate: '2025-06-01' } });
       await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
       return runId;
     },

@@ -6,7 +6,7 @@ const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { ensureChromium } = require('../core/chromium.ts');
+const { ensureChromium } = require('../client/chromium.ts');
 
 async function main() {
   const root = path.resolve(__dirname, '..');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { judgeflowHome } from '../core/home';
 import type { ResultsStore } from '../core/store';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { SqliteStore } from './sqlite';
 
 /**

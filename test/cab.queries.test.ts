@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadRunConfig, parseRunConfig } from '../core/config';
+import { loadRunConfig, parseRunConfig } from '../client/config';
 import type { StoredResponse } from '../core/types';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import { planCabUnits } from '../rubrics/cab/plan';
 import { rankingSpec } from '../rubrics/cab/prompts';
@@ -80,7 +80,7 @@ describe('CryptoAnalystBench queries', () => {
     expect(a).toEqual({ id: 'a', text: 'Is ETH cheap?', tags: 'Meme Coins\nNFTs', history: [{ role: 'user', content: 'hi' }], context: 'ctx' });
     expect(tagsOf(a)).toEqual(['Meme Coins', 'NFTs']);
     expect(tagsOf(b)).toEqual(['Security & Risks']);
-    expect(tagsOf({ tags: "['A', \"B\"]" })).toEqual(['A', 'B']);
+    expect(tagsOf({ id: 'c', text: 'q', tags: "['A', \"B\"]" })).toEqual(['A', 'B']);
   });
 
   test('a CSV may carry ids and a shared context; other columns are ignored', () => {
@@ -205,12 +205,17 @@ describe('CryptoAnalystBench plan and config', () => {
     fs.copyFileSync(DATASET, path.join(root, 'shared', 'datasets', 'cryptoanalystbench', 'dataset.csv'));
     const config = loadRunConfig(path.join(root, 'repo', 'examples', 'cab-demo.yaml'));
     expect(config.protocol).toBe('cab');
-    expect(config.evaluationDate).toBe('2026-03-05');
+    expect(config.cab).toEqual({ evaluationDate: '2026-03-05', errorTaxonomy: true });
     const base = { protocol: 'cab', queries: DATASET, judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'm' }] };
-    expect(() => parseRunConfig({ ...base, evaluationDate: '5 March 2026' }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: evaluationDate: use YYYY-MM-DD/);
+    expect(() => parseRunConfig({ ...base, cab: { evaluationDate: '5 March 2026' } }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: cab\.evaluationDate: use YYYY-MM-DD/);
     for (const impossible of ['2026-13-45', '2026-02-30', '2025-02-29', '2026-04-31', '2026-00-10', '2026-01-00'])
-      expect(() => parseRunConfig({ ...base, evaluationDate: impossible }, 'cfg.yaml', '/')).toThrow(new RegExp(`cfg\\.yaml: evaluationDate: evaluationDate ${impossible} is not a real calendar date; use YYYY-MM-DD`));
-    expect(parseRunConfig({ ...base, evaluationDate: '2024-02-29' }, 'cfg.yaml', '/').evaluationDate).toBe('2024-02-29');
-    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31' }, 'cfg.yaml', '/').evaluationDate).toBe('2026-12-31');
+      expect(() => parseRunConfig({ ...base, cab: { evaluationDate: impossible } }, 'cfg.yaml', '/')).toThrow(new RegExp(`cfg\\.yaml: cab\\.evaluationDate: evaluationDate ${impossible} is not a real calendar date; use YYYY-MM-DD`));
+    expect(parseRunConfig({ ...base, cab: { evaluationDate: '2024-02-29' } }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2024-02-29', errorTaxonomy: false });
+    // Configs written before the `cab:` section keep working: top-level CryptoAnalystBench keys move into it.
+    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31', errorTaxonomy: true }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2026-12-31', errorTaxonomy: true });
+    expect(() => parseRunConfig({ ...base, evaluationDate: '5 March 2026' }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: cab\.evaluationDate: use YYYY-MM-DD/);
+    // The shared schema stays strict: a protocol's keys are not accepted for another protocol.
+    expect(() => parseRunConfig({ ...base, protocol: 'lattice', evaluationDate: '2026-12-31' }, 'cfg.yaml', '/')).toThrow(/unrecognized key|evaluationDate/i);
+    expect(() => parseRunConfig({ ...base, protocol: 'lattice', cab: { errorTaxonomy: true } }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: cab: options of protocol "cab", but this config runs protocol "lattice"/);
   });
 });

@@ -208,7 +208,7 @@ test('a CSV copilot whose column is missing is rejected when the config is loade
   fs.writeFileSync(path.join(dir, 'answers.csv'), 'query,tags,Other_response\nq,t,a\n');
   writeQueries(dir, [{ id: 'q', text: 'q', task: 'T1', category: 'C1' }]);
   fs.writeFileSync(path.join(dir, 'config.yaml'), `protocol: lattice\nqueries: queries.jsonl\njudge: { baseURL: http://127.0.0.1:9/v1, model: j }\ncopilots:\n  - { name: Sheet, type: csv, path: answers.csv }\n`);
-  const { loadRunConfig } = require('../core/config');
+  const { loadRunConfig } = require('../client/config');
   expect(() => loadRunConfig(path.join(dir, 'config.yaml'))).toThrow(/copilots\[0\] \(Sheet\):.*no column "Sheet_response"/);
 });
 

@@ -5,6 +5,8 @@ import { renderComparison } from '../core/compareMarkdown';
 import { saveSnapshot } from '../core/snapshots';
 import { SqliteStore } from '../stores/sqlite';
 import type { Query, StoredJudgment } from '../core/types';
+import { cabProtocol } from '../rubrics/cab';
+import { latticeProtocol } from '../rubrics/lattice';
 import { tempDir } from './support/harness';
 
 const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
@@ -49,7 +51,7 @@ test('a known +2 on every dimension for one copilot is significant; an unchanged
       }),
     ),
   );
-  const c = compareRuns(a, b, queries, { top: 5 });
+  const c = compareRuns(a, b, queries, latticeProtocol, { top: 5 });
   const ace = c.copilots.Ace;
   expect(ace.overall.n).toBe(12);
   expect(ace.overall.delta).toBeCloseTo(4, 12);
@@ -86,7 +88,7 @@ test('a known +2 on every dimension for one copilot is significant; an unchanged
 test('differences that cancel out are not significant, and a tiny sample cannot be', () => {
   const a = run('A', queries.map((q, i) => judgment('A', q.id, 'Ace', base(i, 'Ace'))), ['Ace']);
   const b = run('B', queries.map((q, i) => judgment('B', q.id, 'Ace', { D1: base(i, 'Ace').D1 + (i % 2 ? 1 : -1), D2: base(i, 'Ace').D2 })), ['Ace']);
-  const c = compareRuns(a, b, queries);
+  const c = compareRuns(a, b, queries, latticeProtocol);
   expect(c.copilots.Ace.overall.delta).toBeCloseTo(0, 12);
   expect(c.copilots.Ace.overall.significant).toBe(false);
   expect(c.copilots.Ace.overall.pValue).toBeGreaterThan(0.5);
@@ -98,6 +100,7 @@ test('differences that cancel out are not significant, and a tiny sample cannot 
     run('A', four.map((q, i) => judgment('A', q.id, 'Ace', base(i, 'Ace'))), ['Ace']),
     run('B', four.map((q, i) => judgment('B', q.id, 'Ace', { D1: base(i, 'Ace').D1 + 2, D2: base(i, 'Ace').D2 })), ['Ace']),
     four,
+    latticeProtocol,
   );
   expect(small.copilots.Ace.overall.pValue).toBeCloseTo(0.125, 12);
   expect(small.copilots.Ace.overall.significant).toBe(false);
@@ -109,13 +112,13 @@ test('significance is Holm-corrected across copilots: five queries all +2 pass a
   const names = ['Ace', 'Bolt', 'Cog'];
   const a = run('A', five.flatMap((q, i) => names.map((c) => judgment('A', q.id, c, base(i, c)))), names);
   const b = run('B', five.flatMap((q, i) => names.map((c) => judgment('B', q.id, c, c === 'Ace' ? { D1: base(i, c).D1 + 2, D2: base(i, c).D2 } : base(i, c)))), names);
-  const c = compareRuns(a, b, five, { alpha: 0.1 });
+  const c = compareRuns(a, b, five, latticeProtocol, { alpha: 0.1 });
   expect(c.copilots.Ace.overall.pValue).toBeCloseTo(0.0625, 12);
   expect(c.copilots.Ace.overall.pAdjusted).toBeCloseTo(3 * 0.0625, 12);
   expect(c.copilots.Ace.overall.significant).toBe(false);
   expect(c.copilots.Bolt.overall.pAdjusted).toBe(1);
   expect(c.test).toContain('Holm');
-  const alone = compareRuns(run('A', a.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), run('B', b.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), five, { alpha: 0.1 });
+  const alone = compareRuns(run('A', a.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), run('B', b.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), five, latticeProtocol, { alpha: 0.1 });
   expect(alone.copilots.Ace.overall.significant).toBe(true);
   expect(renderComparison(c)).toContain('Holm');
 });
@@ -131,7 +134,7 @@ test('failed judgments are unpaired, rank changes and copilots in one run only a
     ...queries.map((q, i) => judgment('B', q.id, 'Bolt', { D1: 6, D2: i % 3 })),
     ...queries.map((q) => judgment('B', q.id, 'New', { D1: 1, D2: 1 })),
   ], ['Ace', 'Bolt', 'New']);
-  const c = compareRuns(a, b, queries);
+  const c = compareRuns(a, b, queries, latticeProtocol);
   expect(c.onlyInA).toEqual(['Gone']);
   expect(c.onlyInB).toEqual(['New']);
   expect(Object.keys(c.copilots)).toEqual(['Ace', 'Bolt']);
@@ -152,7 +155,7 @@ test('CryptoAnalystBench-shaped judgments: groups by tags and compares the mean 
         judgment(runId, q.id, 'Bolt', dims(7), { rank: flip && i < 4 ? 2 : 1, position: 2 }),
       ]),
     );
-  const c = compareRuns(side('A', false), side('B', true), cabQueries);
+  const c = compareRuns(side('A', false), side('B', true), cabQueries, cabProtocol);
   expect(c.copilots.Ace.groups.tags.defi).toMatchObject({ n: 4, delta: 12 });
   expect(c.copilots.Ace.groups.tags.macro).toMatchObject({ n: 4, delta: 0 });
   expect(c.copilots.Ace.groups.tags.risk).toMatchObject({ n: 1, delta: 12 }); // several tags: the query counts in each
@@ -169,7 +172,7 @@ test('across two snapshots, positional ids pair only when the normalised texts m
   qb.push({ id: 'q06', text: 'Only in B', task: 'T1' });
   const a = { ...run('A', qa.map((q, i) => judgment('A', q.id, 'Ace', { D1: i, D2: 1 })), ['Ace']), snapshotId: 'snap-a' };
   const b = { ...run('B', qb.map((q, i) => judgment('B', q.id, 'Ace', { D1: i + 5, D2: 1 })), ['Ace']), snapshotId: 'snap-b' };
-  const c = compareRuns(a, b, { a: qa, b: qb });
+  const c = compareRuns(a, b, { a: qa, b: qb }, latticeProtocol);
   expect(c.sameSnapshot).toBe(false);
   expect(c.pairing).toEqual({ by: 'id+text', paired: 2, unpairedA: 4, unpairedB: 5, textMismatch: 4 });
   expect(c.copilots.Ace.overall.n).toBe(2);
@@ -181,7 +184,7 @@ test('across two snapshots, positional ids pair only when the normalised texts m
   expect(md).toContain('queries paired: 2; unpaired: 4 in A, 5 in B (4 share an id but not the text)');
 
   // One snapshot: ids alone pair (texts come from one list), and the counts say so.
-  const same = compareRuns(run('A', qa.map((q) => judgment('A', q.id, 'Ace', { D1: 1, D2: 1 })), ['Ace']), run('B', qa.map((q) => judgment('B', q.id, 'Ace', { D1: 2, D2: 1 })), ['Ace']), qa);
+  const same = compareRuns(run('A', qa.map((q) => judgment('A', q.id, 'Ace', { D1: 1, D2: 1 })), ['Ace']), run('B', qa.map((q) => judgment('B', q.id, 'Ace', { D1: 2, D2: 1 })), ['Ace']), qa, latticeProtocol);
   expect(same.pairing).toEqual({ by: 'id', paired: 6, unpairedA: 0, unpairedB: 0, textMismatch: 0 });
   expect(renderComparison(same)).toContain('queries paired: 6; unpaired: 0 in A, 0 in B\n');
 });
@@ -191,8 +194,8 @@ test('compareStoredRuns pairs on id and text with each run\'s own snapshot', asy
   try {
     const qa: Query[] = [{ id: 'q001', text: 'What is restaking?' }, { id: 'q002', text: 'Is SOL cheap?' }];
     const qb: Query[] = [{ id: 'q001', text: 'what is restaking' }, { id: 'q002', text: 'Who runs Ethena?' }];
-    const snapA = (await saveSnapshot(store, { queries: qa, parentId: null, meta: { generator: 'test' } })).snapshotId;
-    const snapB = (await saveSnapshot(store, { queries: qb, parentId: null, meta: { generator: 'test' } })).snapshotId;
+    const snapA = (await saveSnapshot(store, cabProtocol.labelsOf, { queries: qa, parentId: null, meta: { generator: 'test' } })).snapshotId;
+    const snapB = (await saveSnapshot(store, cabProtocol.labelsOf, { queries: qb, parentId: null, meta: { generator: 'test' } })).snapshotId;
     for (const [runId, snapshotId, score] of [['A', snapA, 3], ['B', snapB, 7]] as const) {
       await store.createRun({ runId, protocol: 'cab', snapshotId, rubricVersion: `rubric-${runId}`, judge, copilots: ['Ace'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
       for (const q of [qa, qb][runId === 'A' ? 0 : 1]) await store.putJudgment(judgment(runId, q.id, 'Ace', { relevance: score, depth: score }));
@@ -209,7 +212,7 @@ test('CryptoAnalystBench error-taxonomy flags are not dimensions: compared as ra
   const flags = (i: number, on: boolean) => ({ 'taxonomy.hallucination': on ? 1 : 0, 'taxonomy.stale_data': i % 2 });
   const a = run('A', queries.map((q, i) => judgment('A', q.id, 'Ace', { relevance: 5, depth: 6 }, { scores: { relevance: 5, depth: 6, ...flags(i, i < 3) }, total: 11 })), ['Ace']);
   const b = run('B', queries.map((q, i) => judgment('B', q.id, 'Ace', { relevance: 7, depth: 6 }, { scores: { relevance: 7, depth: 6, ...flags(i, i < 9) }, total: 13 })), ['Ace']);
-  const c = compareRuns(a, b, queries);
+  const c = compareRuns(a, b, queries, cabProtocol);
   expect(Object.keys(c.copilots.Ace.dimensions)).toEqual(['depth', 'relevance']);
   expect(c.copilots.Ace.taxonomy.hallucination).toMatchObject({ n: 12, a: 0.25, b: 0.75 });
   expect(c.copilots.Ace.taxonomy.hallucination.delta).toBeCloseTo(0.5, 12);
@@ -227,7 +230,7 @@ test('compare.md shows HTML from rationales, queries and labels as text, never a
   const withRationale = (runId: string, s: Record<string, number>, q: Query) => judgment(runId, q.id, 'Ace', s, { rationales: { D1: `${payload} ${runId}`, D2: 'fine' } });
   const a = run('A', hostile.map((q, i) => withRationale('A', base(i, 'Ace'), q)), ['Ace']);
   const b = run('B', hostile.map((q, i) => withRationale('B', { D1: base(i, 'Ace').D1 + 3, D2: base(i, 'Ace').D2 }, q)), ['Ace']);
-  const md = renderComparison(compareRuns(a, b, hostile, { top: 3 }));
+  const md = renderComparison(compareRuns(a, b, hostile, latticeProtocol, { top: 3 }));
   expect(md).toContain('&lt;script&gt;alert(document.cookie)&lt;/script&gt; A');
   expect(md).toContain('&lt;img src=x onerror=alert(1)&gt;');
   expect(md).toContain('&lt;b&gt;T1&lt;/b&gt;');

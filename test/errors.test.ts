@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { toAdapterError } from '../activities/adapters/errors';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 
 /** One classifier for every copilot and judge failure: known transient faults retry, anything else is a non-retryable internal error. */
 describe('toAdapterError', () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { latticeScore, summariseLattice } from '../rubrics/lattice/aggregate';
 import { loadLatticeRubric } from '../rubrics/lattice/rubric';
 import { latticeProtocol } from '../rubrics/lattice';
-import { loadRunConfig } from '../core/config';
+import { loadRunConfig } from '../client/config';
 import type { StoredJudgment, StoredResponse } from '../core/types';
 import { tempDir } from './support/harness';
 

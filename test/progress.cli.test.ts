@@ -7,7 +7,7 @@ import { cliInProcess } from './support/cliInProcess';
 import { simServersForFile } from './support/sims';
 import type { SimServer } from '../sim/server';
 import { progressMode } from '../client/progress';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 
 jest.setTimeout(120_000);
 

@@ -51,7 +51,7 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
     const strip = async (runId: string) => (await world.store.judgments(runId)).map((j) => [j.queryId, j.copilot, j.scores, j.total, j.rank, j.position]);
     expect(await strip(free.runId)).toEqual(await strip(source.runId));
     // The judge is told the source run's day, not the re-judge's.
-    expect((await world.store.getRun(free.runId))!.config).toMatchObject({ evaluationDate: (await world.store.getRun(source.runId))!.startedAt.slice(0, 10) });
+    expect((await world.store.getRun(free.runId))!.config).toMatchObject({ cab: { evaluationDate: (await world.store.getRun(source.runId))!.startedAt.slice(0, 10) } });
     expect(JSON.parse(fs.readFileSync(free.reportPath, 'utf8'))).toMatchObject({ sourceRunId: source.runId, evaluationDate: (await world.store.getRun(source.runId))!.startedAt.slice(0, 10) });
 
     // A changed dimension text: each shared conversation is held again, once.

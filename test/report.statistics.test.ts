@@ -50,7 +50,7 @@ describe('CryptoAnalystBench report statistics', () => {
     }
   });
   const rubric = loadCabRubric(cabProtocol.defaultRubricDir);
-  const report = buildCabReport({ run: runRecord('cab', systems), queries, responses, judgments, rubric, plan: undefined, options: { seed: 's' } });
+  const report = buildCabReport({ run: runRecord('cab', systems), queries, responses, judgments, rubric, plan: undefined, options: {}, seed: 's', simulated: false });
   const json = report.json as any;
 
   test('intervals carry n and method; normalised rank corrects for query size', () => {
@@ -118,7 +118,7 @@ test('LATTICE report: separability, intervals with n and length bias', () => {
       responses.push(response(q.id, c, 50 + v * 10));
     }
   });
-  const report = buildLatticeReport({ run: runRecord('lattice', copilots), queries, responses, judgments, rubric, plan: undefined, options: { seed: 's' } });
+  const report = buildLatticeReport({ run: runRecord('lattice', copilots), queries, responses, judgments, rubric, plan: undefined, options: {}, seed: 's', simulated: false });
   const json = report.json as any;
   expect(json.copilots.Hi.ci95).toMatchObject({ n: 30, method: 't' });
   expect(json.separability.tiers).toEqual([['Hi'], ['Mid2', 'Mid1']].map((t) => expect.arrayContaining(t)));

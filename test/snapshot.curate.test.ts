@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { curateActivities } from '../activities/snapshotCurate';
-import { CAB_CATEGORIES } from '../core/curation';
+import { CAB_CATEGORIES } from '../rubrics/cab/curation';
 import { normalizeText } from '../core/text';
 import { protocolFor } from '../rubrics';
 import { startSimServer, type SimHandler, type SimServer } from '../sim/server';

@@ -1,12 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { allocate, CAB_CATEGORIES, distil, easyQueryTexts, filterByLength, sampleByProportions } from '../core/curation';
+import { CAB_CATEGORIES } from '../rubrics/cab/curation';
+import { allocate, distil, easyQueryTexts, filterByLength, sampleByProportions } from '../core/curation';
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, saveSnapshot, resolveSnapshotId } from '../core/snapshots';
 import { SqliteStore } from '../stores/sqlite';
 import { loadTraffic, parseTraffic } from '../core/traffic';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { parseCsv } from '../core/csv';
 import { cabDatasetRows, testWithRealCabDataset } from './support/cabDataset';
+import { cabProtocol } from '../rubrics/cab';
 import { latticeProtocol } from '../rubrics/lattice';
 import { latticeCells } from '../rubrics/lattice/generate';
 import { parseEvery } from '../client/commands/schedule';
@@ -137,6 +139,7 @@ describe('curation stages', () => {
       copilots: ['A', 'B'],
       threshold: 8,
       metric: 'mean',
+      isDimension: () => true,
     });
     expect([...easy]).toEqual(['easy one']);
   });
@@ -147,7 +150,7 @@ describe('curation stages', () => {
     const flags = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((f) => [`taxonomy.${f}`, 0]));
     const j = (queryId: string, copilot: string) =>
       ({ queryId, copilot, status: 'ok', scores: { relevance: 9, depth: 9, temporal_relevance: 9, data_consistency: 9, ...flags }, total: 36 }) as never;
-    const easy = easyQueryTexts({ queries: [q('1', 'Easy one?')], judgments: [j('1', 'A'), j('1', 'B')], copilots: ['A', 'B'], threshold: 8, metric: 'mean' });
+    const easy = easyQueryTexts({ queries: [q('1', 'Easy one?')], judgments: [j('1', 'A'), j('1', 'B')], copilots: ['A', 'B'], threshold: 8, metric: 'mean', isDimension: (k) => cabProtocol.scoreKey(k).kind === 'dimension' });
     expect([...easy]).toEqual(['easy one']);
   });
 
@@ -163,8 +166,8 @@ describe('snapshots', () => {
       { id: 't1-c1-01', text: 'What is ETH doing today?', task: 'T1', category: 'C1' },
       { id: 't2-c1-01', text: 'Who is behind "Ethena", and what, exactly, does it do?', task: 'T2', category: 'C1', history: [{ role: 'user' as const, content: 'hi' }] },
     ];
-    const first = await saveSnapshot(store, { queries, parentId: null, meta: { generator: 'test' } });
-    const again = await saveSnapshot(store, { queries, parentId: 'snap-other', meta: { generator: 'test' } });
+    const first = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: null, meta: { generator: 'test' } });
+    const again = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: 'snap-other', meta: { generator: 'test' } });
     expect(again).toEqual({ snapshotId: first.snapshotId, created: false });
     const stored = (await store.getSnapshot(first.snapshotId))!;
     expect(stored.parentId).toBeNull();
@@ -173,9 +176,9 @@ describe('snapshots', () => {
     await expect(resolveSnapshotId(store, 'snap-nope')).rejects.toThrow(/no snapshot/);
 
     const file = path.join(tempDir(), 'export.jsonl');
-    fs.writeFileSync(file, exportJsonl(await store.snapshotQueries(first.snapshotId)));
+    fs.writeFileSync(file, exportJsonl(await store.snapshotQueries(first.snapshotId), latticeProtocol.queryFields));
     expect(latticeProtocol.parseQueries(file)).toEqual(queries);
-    const [header, ...rows] = parseCsv(exportCsv(queries), 'export.csv');
+    const [header, ...rows] = parseCsv(exportCsv(queries, latticeProtocol.queryFields), 'export.csv');
     expect(header).toEqual(['id', 'text', 'task', 'category', 'history']);
     expect(rows[1]).toEqual(['t2-c1-01', queries[1].text, 'T2', 'C1', JSON.stringify(queries[1].history)]);
     await store.close();
@@ -190,12 +193,12 @@ describe('snapshots', () => {
       { id: '9', text: 'what is eth', tags: 'X' },
       { id: '3', text: 'New question', tags: 'X' },
     ];
-    const d = diffSnapshots({ id: 'A', queries: a }, { id: 'B', queries: b });
+    const d = diffSnapshots({ id: 'A', queries: a }, { id: 'B', queries: b }, cabProtocol.labelsOf);
     expect(d.added.map((q) => q.text)).toEqual(['New question']);
     expect(d.removed.map((q) => q.text)).toEqual(['Is SOL cheap?']);
     expect(d.unchanged).toBe(1);
     expect(d.counts.tags).toEqual({ X: { a: 1, b: 2 }, Y: { a: 1, b: 0 } });
-    expect(labelCounts(b)).toEqual({ tags: { X: 2 } });
+    expect(labelCounts(b, cabProtocol.labelsOf)).toEqual({ tags: { X: 2 } });
   });
 });
 

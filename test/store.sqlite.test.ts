@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { openExistingStore, parseStoreSpec, storeTarget } from '../stores';
 import { SqliteStore } from '../stores/sqlite';
 import { tempDir } from './support/harness';

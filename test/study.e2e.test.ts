@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { parseCsv } from '../core/csv';
-import { chromiumPath } from '../core/chromium';
+import { chromiumPath } from '../activities/adapters/chromiumPath';
 import { kendallTauB, krippendorffAlphaNominal } from '../core/agreement';
 import type { Answer } from '../core/study/types';
 import { createStudyApp, listen } from '../client/study/app';

@@ -6,7 +6,7 @@ import { analyseStudy, judgePreference, type AnnotationFact } from '../core/stud
 import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../core/study/design';
 import { renderMarkdown } from '../core/study/safeMarkdown';
 import { loadStudyOptions, studyOptionsSchema } from '../rubrics/study/options';
-import { InputError } from '../core/validate';
+import { InputError } from '../core/inputError';
 import { tempDir } from './support/harness';
 
 const copilots = ['A1', 'B2', 'C3', 'D4', 'E5'];

@@ -49,15 +49,15 @@ async function categoriseStage(jobId: string, input: CurateInput): Promise<Stage
       heartbeatTimeout: '30 seconds',
       retry: { maximumAttempts: llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
     });
-    return curateCategorise({ jobId, categories, llm, batchSize });
+    return curateCategorise({ jobId, categories, llm, batchSize, protocol: input.protocol });
   }
   const { categoriseBatch } = proxyActivities<SnapshotActivities>(llmCallOptions(llm));
-  const { batches } = await planCategorisation({ jobId, categories, batchSize });
+  const { batches } = await planCategorisation({ jobId, categories, batchSize, protocol: input.protocol });
   await runPool(
     Array.from({ length: batches }, (_, batch) => batch),
     llm.concurrency,
     0,
-    (batch) => categoriseBatch({ jobId, batch, categories, llm }),
+    (batch) => categoriseBatch({ jobId, batch, categories, llm, protocol: input.protocol }),
   );
   return finishCategorisation({ jobId, categories });
 }

@@ -12,7 +12,8 @@ export interface LlmSettings extends ModelEndpoint {
 }
 
 export interface GenerateInput {
-  protocol: 'lattice';
+  /** A protocol with a query generator (LATTICE). */
+  protocol: string;
   perCell: number;
   /** Subsets of T1..T16 and C1..C5; all when absent. */
   tasks?: string[];
@@ -46,6 +47,8 @@ export interface GenerateResult {
 }
 
 export interface CurateInput {
+  /** A protocol that curates from traffic; CryptoAnalystBench when absent. */
+  protocol?: string;
   /** Absolute path of the traffic file (JSON Lines or CSV). */
   from: string;
   target: number;

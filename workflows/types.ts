@@ -28,7 +28,7 @@ export interface JudgeLimits {
 /** Workflow input. The config carries names of environment variables, never their values. */
 export interface BenchmarkRunInput {
   runId: string;
-  /** The validated run config with absolute paths (see core/config.ts). */
+  /** The validated run config with absolute paths (see client/config.ts). */
   config: {
     protocol: string;
     copilots: CopilotLimits[];

@@ -1,9 +1,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { chromium, errors, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { z } from 'zod';
-import { chromiumPath, CHROMIUM_INSTALL_COMMAND, isExecutable } from '../../core/chromium';
+import { chromiumPath, CHROMIUM_INSTALL_COMMAND, isExecutable } from './chromiumPath';
+
+/** playwright-core is loaded when a browser copilot first runs, not whenever a config is read. */
+const playwright = () => require('playwright-core') as typeof import('playwright-core');
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
 import { toAdapterError } from './errors';
@@ -98,7 +101,7 @@ function sharedBrowser(): Promise<Browser> {
   const executablePath = chromiumPath();
   if (!isExecutable(executablePath))
     return Promise.reject(new AdapterError('browser', `Chromium is not installed at ${executablePath}; install it with: ${CHROMIUM_INSTALL_COMMAND}`));
-  const launching = chromium
+  const launching = playwright().chromium
     .launch({
       executablePath,
       headless: true,
@@ -229,7 +232,7 @@ async function need(page: Page, selector: string, what: string): Promise<Locator
     await locator.waitFor({ state: 'visible' });
     return locator;
   } catch (error) {
-    if (!(error instanceof errors.TimeoutError)) throw error;
+    if (!(error instanceof playwright().errors.TimeoutError)) throw error;
     const count = await page.locator(selector).count().catch(() => 0);
     const found = count ? `matched ${count} element(s), none visible,` : 'matched nothing';
     // Retryable: a page that loaded slowly or showed an interstitial often works on the next attempt.

@@ -11,10 +11,7 @@ export const retrySchema = z
   })
   .strict();
 
-/** The name of an environment variable holding a secret: never the secret itself. */
-export const envNameSchema = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself');
+export { envNameSchema } from '../../core/judgeConfig';
 
 /** Header values that carry credentials must reference a variable, so the secret never sits in the config or workflow history. */
 export const headersSchema = z

@@ -1,6 +1,5 @@
-import OpenAI from 'openai';
-import { errors as playwrightErrors } from 'playwright-core';
-import { InputError } from '../../core/validate';
+import type OpenAISdk from 'openai';
+import { InputError } from '../../core/inputError';
 import { retryAfterMs } from './common';
 import { AdapterError } from './types';
 
@@ -32,6 +31,9 @@ const STORE_BUSY_CODES = /^SQLITE_(BUSY|LOCKED)/;
  */
 export function toAdapterError(error: unknown, who: string, context: FailureContext = {}): AdapterError {
   if (error instanceof AdapterError) return error;
+  // The SDKs are loaded here, on a failure, not whenever a config is read (the CLI loads only what a command uses).
+  const OpenAI = (require('openai') as typeof import('openai')).default as typeof OpenAISdk;
+  const playwrightErrors = (require('playwright-core') as typeof import('playwright-core')).errors;
   const where = context.where ?? '';
   const raw = context.raw || undefined;
   if (context.cancellation?.aborted) return new AdapterError('cancelled', `${who}: the call was abandoned because the run was cancelled`, { raw });

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
@@ -24,13 +24,16 @@ const configSchema = z
 
 export type OpenAICopilotConfig = z.infer<typeof configSchema>;
 
+/** The SDK is loaded on first use (a copilot call or an error to classify), not when configs are read. */
+const openaiSdk = (): typeof OpenAI => (require('openai') as typeof import('openai')).default;
+
 /** Any OpenAI-compatible Chat Completions endpoint playing a copilot. */
 export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
   type: 'openai',
   configSchema,
   supportsHistory: true,
   create(config, { env, seed }) {
-    const client = new OpenAI({
+    const client = new (openaiSdk())({
       baseURL: config.baseURL,
       apiKey: (config.apiKeyEnv && env[config.apiKeyEnv]) || 'unused',
       maxRetries: 0, // retries belong to Temporal so they are visible and bounded per copilot

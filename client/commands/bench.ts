@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseRunConfig } from '../../core/config';
+import { parseRunConfig } from '../config';
 import { seededRandom } from '../../core/random';
 import { groupNearDuplicates } from '../../core/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';

@@ -1,8 +1,9 @@
 import readline from 'node:readline/promises';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { writePrivateFile } from '../../core/privateFile';
-import { chromiumPath, ensureChromium } from '../../core/chromium';
-import { InputError } from '../../core/validate';
+import { chromiumPath } from '../../activities/adapters/chromiumPath';
+import { ensureChromium } from '../chromium';
+import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 
 /** Capture a logged-in session for the browser adapter: you log in by hand in a visible window, we save its storageState. */

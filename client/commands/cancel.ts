@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { describeRun } from './status';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { createWorker } from '../../worker/createWorker';
 import type { Command } from '../args';
 import { connectWorker, taskQueue } from '../connection';

@@ -1,5 +1,5 @@
 import { assertCabDataset, CAB_DATASET_SHAPE, CAB_DATASET_SOURCE } from '../../rubrics/cab/dataset';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 
 const usage = 'judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)';

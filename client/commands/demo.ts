@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { loadRunConfig } from '../../core/config';
+import { loadRunConfig } from '../config';
 import { startSimServer } from '../../sim/server';
 import type { Command } from '../args';
 import { connectClient } from '../connection';

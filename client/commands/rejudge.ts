@@ -1,4 +1,4 @@
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 import { planRejudge } from '../rejudge';
 import { openExistingStore, storeLocation } from '../../stores';

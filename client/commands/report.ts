@@ -2,7 +2,7 @@ import path from 'node:path';
 import { renderReport } from '../../activities/run';
 import { assertWritableDir } from '../../core/writableDir';
 import { openStore } from '../../stores';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 import { whereRunsLive } from '../existingStore';
 

@@ -1,5 +1,5 @@
 import { diffContent, renderDiff, renderOutline, rubricOutline } from '../../core/rubricOutline';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { protocolFor } from '../../rubrics';
 import type { Command } from '../args';
 import { loadRubricDir, resolveRubricRef } from '../rubricSource';

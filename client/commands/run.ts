@@ -1,8 +1,8 @@
 import type { Command } from '../args';
 import { requireString } from '../args';
-import { loadRunConfig } from '../../core/config';
+import { loadRunConfig } from '../config';
 import { startBenchmark } from '../startRun';
-import { ensureChromium } from '../../core/chromium';
+import { ensureChromium } from '../chromium';
 import { describeDryRun, dryRunPlan } from '../dryRun';
 import { progressMode } from '../progress';
 

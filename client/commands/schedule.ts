@@ -4,7 +4,7 @@ import type { Command } from '../args';
 import type { ResultsStore } from '../../core/store';
 import { openStore } from '../../stores';
 import { assertName } from '../../core/names';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { refreshSnapshot } from '../../workflows';
 import type { RefreshInput } from '../../workflows/snapshotTypes';
 import { taskQueue } from '../connection';
@@ -60,7 +60,7 @@ export function refreshInputFrom(name: string, values: Record<string, unknown>):
     assertTrafficSource(path.resolve(from));
     refresh = { kind, options: curateInput(values as never, from) };
   }
-  const thenRun = typeof values['then-run'] === 'string' ? { config: loadThenRunConfig(values['then-run'], kind) as unknown as NonNullable<RefreshInput['thenRun']>['config'] } : undefined;
+  const thenRun = typeof values['then-run'] === 'string' ? { config: loadThenRunConfig(values['then-run'], kind, refresh.options) as unknown as NonNullable<RefreshInput['thenRun']>['config'] } : undefined;
   return { schedule: name, refresh, ...(thenRun ? { thenRun } : {}) };
 }
 

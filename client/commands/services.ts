@@ -1,6 +1,6 @@
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { storeLocation } from '../../stores';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { createWorker } from '../../worker/createWorker';
 import { runSimCli } from '../../sim/main';
 import type { Command } from '../args';

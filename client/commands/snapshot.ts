@@ -5,13 +5,14 @@ import type { SnapshotRecord } from '../../core/store';
 import { openStore } from '../../stores';
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, resolveSnapshotId } from '../../core/snapshots';
 import { loadTraffic } from '../../core/traffic';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { snapshotCurate, snapshotGenerate, stageProgressQuery } from '../../workflows';
 import type { StageProgress } from '../../workflows/stageProgress';
 import { progressMode, progressView } from '../progress';
 import { watch } from '../startRun';
 import type { CurateResult, GenerateResult, StageCounts } from '../../workflows/snapshotTypes';
 import { runWorkflow } from '../runWorkflow';
+import { queryReadingOf } from '../snapshotProtocol';
 import { CURATE_USAGE, curateInput, curateOptions, GENERATE_USAGE, generateInput, generateOptions, llmOptions, newJobId } from '../snapshotOptions';
 
 const USAGE = [
@@ -154,11 +155,12 @@ export const snapshotCommand: Command = {
         const store = await openStore();
         const s = await resolveSnapshotId(store, ids[0]);
         const queries = await store.snapshotQueries(s.snapshotId);
-        const counts = labelCounts(queries);
+        const { labelsOf } = queryReadingOf(s);
+        const counts = labelCounts(queries, labelsOf);
         if (values.json) console.log(JSON.stringify({ ...s, counts, ...(values.queries ? { queries } : {}) }));
         else {
           console.log(describe(s, counts));
-          if (values.queries) for (const q of queries) console.log(`  ${q.id}\t${[q.task, q.category, q.tags].filter(Boolean).join('/')}\t${q.text}`);
+          if (values.queries) for (const q of queries) console.log(`  ${q.id}\t${Object.values(labelsOf(q)).flat().join('/')}\t${q.text}`);
         }
         return 0;
       }
@@ -166,7 +168,7 @@ export const snapshotCommand: Command = {
         need(2, 'two snapshot IDs (A B)');
         const store = await openStore();
         const [a, b] = await Promise.all(ids.map((id) => resolveSnapshotId(store, id)));
-        const d = diffSnapshots({ id: a.snapshotId, queries: await store.snapshotQueries(a.snapshotId) }, { id: b.snapshotId, queries: await store.snapshotQueries(b.snapshotId) });
+        const d = diffSnapshots({ id: a.snapshotId, queries: await store.snapshotQueries(a.snapshotId) }, { id: b.snapshotId, queries: await store.snapshotQueries(b.snapshotId) }, queryReadingOf(a, b).labelsOf);
         if (values.json) console.log(JSON.stringify(d));
         else {
           console.log(`${d.a} → ${d.b}: ${d.added.length} added, ${d.removed.length} removed, ${d.unchanged} unchanged (compared by normalised text)${b.parentId === a.snapshotId ? `; ${d.b} is a child of ${d.a}` : ''}`);
@@ -188,7 +190,8 @@ export const snapshotCommand: Command = {
         const store = await openStore();
         const s = await resolveSnapshotId(store, ids[0]);
         const queries = await store.snapshotQueries(s.snapshotId);
-        writeOut(format === 'jsonl' ? exportJsonl(queries) : exportCsv(queries), typeof values.out === 'string' ? values.out : undefined);
+        const { queryFields } = queryReadingOf(s);
+        writeOut(format === 'jsonl' ? exportJsonl(queries, queryFields) : exportCsv(queries, queryFields), typeof values.out === 'string' ? values.out : undefined);
         if (typeof values.out === 'string') console.error(`Wrote ${queries.length} queries of ${s.snapshotId} to ${path.resolve(values.out)}`);
         return 0;
       }

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { Command } from '../args';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { openStore } from '../../stores';
 import { progressQuery } from '../../workflows';
 import type { Progress, RunResult } from '../../workflows/types';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ResultsStore } from '../../core/store';
 import { openStore } from '../../stores';
 import { writeTextAtomic } from '../../core/files';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { createWorker } from '../../worker/createWorker';
 import type { Command } from '../args';
 import { connectClient, connectWorker, taskQueue } from '../connection';

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 import { connectClient } from '../connection';
 import { openExistingStore, storeLocation } from '../../stores';

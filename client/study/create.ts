@@ -3,7 +3,8 @@ import { dealAssignments, planAssignments, planItems } from '../../core/study/de
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
 import { seededRandom } from '../../core/random';
-import { InputError, readText } from '../../core/validate';
+import { InputError } from '../../core/inputError';
+import { readText } from '../../core/dataFiles';
 import { DEFAULT_STUDY_OPTIONS_FILE, loadStudyOptions } from '../../rubrics/study/options';
 import { parseEvery } from '../commands/schedule';
 

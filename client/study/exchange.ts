@@ -1,7 +1,8 @@
 import { csvRecords, toCsv } from '../../core/csv';
 import type { Answer, StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
-import { InputError, readText } from '../../core/validate';
+import { InputError } from '../../core/inputError';
+import { readText } from '../../core/dataFiles';
 
 /** Every recorded annotation of a study, one row each, for analysis elsewhere (and `study import` reads the CSV back). */
 export const EXPORT_COLUMNS = ['study', 'assignment_id', 'annotator', 'query_id', 'left', 'right', 'choice', 'winner', 'reason', 'serious_error', 'error_type', 'comment', 'revision', 'submitted_at', 'source'] as const;

@@ -7,7 +7,7 @@ import { sheet } from '../../core/xlsx';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore, RunRecord } from '../../core/store';
 import type { Query } from '../../core/types';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 
 export interface StudyReportOptions {
   /** More runs whose judgments are compared with the annotators (re-judges of the same responses, a judge panel). */

@@ -13,7 +13,7 @@ import { buildRunReport } from '../../activities/run';
 import { buildCompareHtml } from '../../core/compareHtml';
 import { dataTable, esc, htmlPage, section } from '../../core/html/page';
 import type { ResultsStore } from '../../core/store';
-import { InputError } from '../../core/validate';
+import { InputError } from '../../core/inputError';
 import { progressQuery } from '../../workflows';
 import type { Progress } from '../../workflows/types';
 import { describeSchedule, MARK } from '../commands/schedule';

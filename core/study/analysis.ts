@@ -184,6 +184,12 @@ function agreementOf(pairs: Array<{ judge: Preference; human: Preference }>) {
   };
 }
 
+/** A query's label field when it is one string (studies group LATTICE's task and category, CAB's tags cell). */
+function textField(query: Query | undefined, name: string): string | null {
+  const value = query?.[name];
+  return typeof value === 'string' ? value : null;
+}
+
 function groupAgreement<T extends { judge: Preference; human: Preference }>(pairs: T[], key: (p: T) => string | null | undefined) {
   const groups = new Map<string, T[]>();
   for (const p of pairs) {
@@ -249,8 +255,8 @@ function judgeHuman(input: AnalysisInput, judge: JudgeScores, majorities: Return
     itemsWithoutMajority: noMajority,
     itemsWithoutJudgment: missingJudgment,
     overall: agreementOf(compared),
-    byTask: groupAgreement(compared, (p) => p.query?.task),
-    byCategory: groupAgreement(compared, (p) => p.query?.category ?? p.query?.tags),
+    byTask: groupAgreement(compared, (p) => textField(p.query, 'task')),
+    byCategory: groupAgreement(compared, (p) => textField(p.query, 'category') ?? textField(p.query, 'tags')),
     byMainReason: groupAgreement(compared, (p) => p.m.mainReason ?? (p.human === 'tie' ? 'tie' : null)),
     leaderboard,
     kendallTau: tau,

@@ -1,6 +1,7 @@
-import { CAB_CATEGORIES } from '../../core/curation';
+import { CAB_CATEGORIES } from './curation';
 import { parseCsv } from '../../core/csv';
-import { InputError, readText } from '../../core/validate';
+import { InputError } from '../../core/inputError';
+import { readText } from '../../core/dataFiles';
 import { parseCabQueries, tagsOf } from './queries';
 
 /** Where the published CryptoAnalystBench queries come from (judgeflow does not ship them). */

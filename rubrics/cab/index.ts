@@ -1,8 +1,10 @@
 import type { ProtocolModule } from '../../core/protocol';
-import { judgeCabUnit } from './judge';
+import { cabCuration } from './curation';
+import { isTaxonomyKey, judgeCabUnit, TAXONOMY_PREFIX } from './judge';
+import { cabOptionsSchema, evaluationDateOf } from './options';
 import { planCabUnits } from './plan';
 import { checkCabPrompts } from './prompts';
-import { parseCabQueries } from './queries';
+import { cabLabels, cabQuerySchema, parseCabQueries } from './queries';
 import { buildCabReport } from './report';
 import { buildCabHtml } from './html';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
@@ -15,13 +17,22 @@ export const cabProtocol: ProtocolModule = {
   id: 'cab',
   title: 'CryptoAnalystBench',
   defaultRubricDir: __dirname,
+  optionsSchema: cabOptionsSchema,
+  // A re-judge answers "what would the new rubric say about the same answers", so "today" stays the source's day.
+  rejudgeOptions: (options, source) => ({ ...options, evaluationDate: evaluationDateOf(options, source) }),
   loadRubric: (dir) => checkCabPrompts(loadCabRubric(dir)),
   rubricFromContent: cabRubricFromContent,
+  querySchema: cabQuerySchema,
+  queryFields: ['tags', 'context'],
   parseQueries: parseCabQueries,
+  labelsOf: cabLabels,
+  // Error-taxonomy flags (0/1) are stored beside the dimensions as `taxonomy.<flag>` scores.
+  scoreKey: (key) => (isTaxonomyKey(key) ? { kind: 'flag', name: key.slice(TAXONOMY_PREFIX.length) } : { kind: 'dimension' }),
   planUnits: planCabUnits,
   judgeUnit: judgeCabUnit,
   buildReport: buildCabReport,
   buildHtml: buildCabHtml,
   // One scoring turn per answer, a ranking turn when there is more than one, one taxonomy call per answer when asked for.
   judgeCallsPerQuery: (answers, options) => answers + (answers > 1 ? 1 : 0) + (options.errorTaxonomy === true ? answers : 0),
+  snapshots: { curate: cabCuration },
 };

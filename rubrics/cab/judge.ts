@@ -1,9 +1,11 @@
 import type { JudgeContext } from '../../core/protocol';
 import { splitScores } from '../../core/scoreSchema';
-import type { JudgeUnit, RunRecord } from '../../core/store';
+import type { JudgeUnit } from '../../core/store';
+import { evaluationDateOf } from './options';
 import type { StoredJudgment } from '../../core/types';
 import { askOnce, DurableConversation, type TurnResult } from './conversation';
 import { labelFor, rankingMessage, rankingSpec, REASONING_KEY, scoringMessage, scoringSpec, systemMessage, taxonomyMessages, taxonomySpec, type RankingAnswer, type ShownResponse } from './prompts';
+import { asCabQuery } from './queries';
 import type { CabRubric } from './rubric';
 
 /**
@@ -21,15 +23,6 @@ export const taxonomyKey = (flag: string) => `${TAXONOMY_PREFIX}${flag}`;
 export const isTaxonomyKey = (key: string) => key.startsWith(TAXONOMY_PREFIX);
 export const TAXONOMY_ERROR = 'taxonomy_error';
 
-/**
- * The date the judge treats as "today": the config's evaluationDate, else the day the run started (UTC).
- * Both are stored with the run, so a resumed or retried activity uses the same date.
- */
-export function evaluationDateOf(options: Record<string, unknown>, run: Pick<RunRecord, 'startedAt'>): string {
-  const configured = options.evaluationDate;
-  return typeof configured === 'string' && configured.trim() ? configured.trim() : run.startedAt.slice(0, 10);
-}
-
 type Scores = Record<string, { score: number } & Record<string, unknown>>;
 
 /**
@@ -46,7 +39,7 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
   const run = await store.getRun(runId);
   if (!run) throw new Error(`run ${runId} is not in the results store`);
   const evaluationDate = evaluationDateOf(ctx.options, run);
-  const query = await store.snapshotQuery(ctx.snapshotId, unit.queryId);
+  const query = asCabQuery(await store.snapshotQuery(ctx.snapshotId, unit.queryId));
   const collected = await Promise.all(unit.copilots.map((copilot) => store.getResponse(runId, unit.queryId, copilot)));
   const shown: ShownResponse[] = unit.copilots.map((copilot, i) => {
     const r = collected[i];

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
+import { historyBlock } from '../../core/history';
 import { dimensionScoresSpec } from '../../core/scoreSchema';
 import type { Query } from '../../core/types';
-import { renderTemplate, requireShown } from '../../core/validate';
+import { renderTemplate, requireShown } from '../../core/prompts';
 import type { CabRubric } from './rubric';
 
 /** What one turn shows about one response. Never the copilot's name: only its label. */
@@ -20,12 +21,6 @@ export const labelFor = (position: number) => `Response #${position}`;
 
 /** Per-dimension answers are `{score, reasoning}`, as in the reference harness. */
 export const REASONING_KEY = 'reasoning';
-
-function historyBlock(query: Query): string {
-  if (!query.history?.length) return '';
-  const turns = query.history.map((t) => `${t.role === 'user' ? 'User' : 'Assistant'}: ${t.content}`).join('\n');
-  return `\nPrevious turns of the user's conversation (context for the query below):\n<<<\n${turns}\n>>>\n`;
-}
 
 function contextBlock(context: string | null): string {
   if (!context?.trim()) return '';
@@ -56,7 +51,7 @@ function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluat
     // Only a known time is stated: a made-up one (e.g. when a CSV was imported) would skew temporal relevance.
     response_written: shown.timestamp ? `${subject} was written at: ${shown.timestamp}` : '',
     response_timestamp: shown.timestamp ?? 'unknown',
-    history: historyBlock(query),
+    history: historyBlock(query.history),
     query: query.text,
     context: contextBlock(shown.context),
     response: shown.text,

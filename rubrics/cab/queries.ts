@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { parseCsv } from '../../core/csv';
+import { turnSchema } from '../../core/history';
 import { assertUniqueIds, parseJsonLines } from '../../core/jsonl';
 import type { Query } from '../../core/types';
-import { InputError, readText } from '../../core/validate';
+import { InputError } from '../../core/inputError';
+import { readText } from '../../core/dataFiles';
 
-const turnSchema = z.object({ role: z.enum(['user', 'assistant']), content: z.string() }).strict();
 
 export const cabQuerySchema = z
   .object({
@@ -18,6 +19,11 @@ export const cabQuerySchema = z
     context: z.string().optional(),
   })
   .strict();
+
+/** A CryptoAnalystBench query: the shared fields plus its category labels (one per line) and the context systems had. */
+export type CabQuery = Query & { tags?: string; context?: string };
+
+export const asCabQuery = (query: Query) => query as CabQuery;
 
 /**
  * CryptoAnalystBench queries, by file extension:
@@ -75,12 +81,18 @@ function parseCabCsv(file: string): Query[] {
  * The category labels of a query: a JSON or Python-style list literal ("['A', 'B']"), one label per line,
  * or the whole cell as one label (the published dataset's layout).
  */
-export function tagsOf(query: Pick<Query, 'tags'>): string[] {
-  const raw = query.tags?.trim();
+export function tagsOf(query: Query): string[] {
+  const raw = typeof query.tags === 'string' ? query.tags.trim() : '';
   if (!raw) return [];
   if (raw.startsWith('[') && raw.endsWith(']')) {
     const items = raw.slice(1, -1).match(/"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'/g);
     if (items) return [...new Set(items.map((s) => s.slice(1, -1).trim()).filter(Boolean))];
   }
   return [...new Set(raw.split(/\r?\n/).map((t) => t.trim()).filter(Boolean))];
+}
+
+/** CryptoAnalystBench's one label, `tags`, read the one way every report, comparison and snapshot count reads it. */
+export function cabLabels(query: Query): Record<string, string[]> {
+  const tags = tagsOf(query);
+  return tags.length ? { tags } : {};
 }

@@ -3,7 +3,8 @@ import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
 import { summariseCab, type CabSummary } from './aggregate';
-import { evaluationDateOf, RANKING_RATIONALE, taxonomyKey } from './judge';
+import { RANKING_RATIONALE, taxonomyKey } from './judge';
+import { evaluationDateOf } from './options';
 import { readCabPlan } from './plan';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';
@@ -14,8 +15,8 @@ export function buildCabReport(input: ReportInput): ReportFiles {
   const { run, queries, responses, judgments } = input;
   const plan = readCabPlan(input.plan);
   const taxonomy = input.options.errorTaxonomy === true;
-  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy, seed: String(input.options.seed ?? 'judgeflow') });
-  const simulated = Boolean(input.options.simulated);
+  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy, seed: input.seed });
+  const simulated = input.simulated;
   const evaluationDate = evaluationDateOf(input.options, run);
   const json = {
     protocol: 'cab',

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { LoadedRubric } from '../../core/protocol';
-import { contentHash, InputError, loadDataFile, readTextInside } from '../../core/validate';
+import { contentHash } from '../../core/hashing';
+import { InputError } from '../../core/inputError';
+import { loadDataFile, readTextInside } from '../../core/dataFiles';
 
 /** The four scored dimensions; reports and the total (their sum) are keyed by these ids. */
 export const CAB_DIMENSIONS = ['relevance', 'temporal_relevance', 'depth', 'data_consistency'] as const;

@@ -1,4 +1,3 @@
-import ExcelJS from 'exceljs';
 import { mean, quantileSorted as quantile } from '../../core/stats';
 import { sheet } from '../../core/xlsx';
 import type { Query, StoredJudgment } from '../../core/types';
@@ -29,7 +28,8 @@ export async function writeCabWorkbook(
   input: { rows: ResultRow[]; summary: CabSummary; queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; taxonomy: boolean },
 ): Promise<void> {
   const { rows, summary, copilots } = input;
-  const wb = new ExcelJS.Workbook();
+  // exceljs is large: loaded only when a workbook is written.
+  const wb = new (require('exceljs') as typeof import('exceljs')).Workbook();
   const positions = summary.positionBias.nByPosition.length;
 
   const resultColumns = [

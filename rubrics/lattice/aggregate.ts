@@ -9,10 +9,10 @@ import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric'
  * 0–100 score of one response. T1–T15: Σ weight(category, d) × score(d) / scale max (weights sum to 100).
  * T16 (safe refusal): Refusal × 100 / scale max, i.e. Refusal × 10 on the 0–10 scale.
  */
-export function latticeScore(rubric: Pick<LatticeRubricData, 'weights' | 'refusalTask' | 'refusal' | 'scale'>, query: Pick<Query, 'task' | 'category'>, scores: Record<string, number>): number {
+export function latticeScore(rubric: Pick<LatticeRubricData, 'weights' | 'refusalTask' | 'refusal' | 'scale'>, query: { task: string; category: string }, scores: Record<string, number>): number {
   const max = rubric.scale.max;
   if (query.task === rubric.refusalTask) return (scores[rubric.refusal.id] * 100) / max;
-  const weights = rubric.weights[query.category!];
+  const weights = rubric.weights[query.category];
   return LATTICE_DIMENSIONS.reduce((sum, d) => sum + weights[d] * scores[d], 0) / max;
 }
 

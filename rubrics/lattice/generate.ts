@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
-import { InputError, loadPromptPair, renderTemplate, type PromptPair } from '../../core/validate';
+import type { QueryGeneration } from '../../core/protocol';
+import { InputError } from '../../core/inputError';
+import { loadPromptPair, renderTemplate, type PromptPair } from '../../core/prompts';
 import { LATTICE_CATEGORIES, LATTICE_TASKS, loadLatticeRubric, type LatticeRubric } from './rubric';
 
 /**
@@ -84,3 +86,13 @@ export function generationSpec(min: number): JsonAnswerSpec<{ queries: string[] 
     check: (v) => (v.queries.filter((q) => q.trim().length > 0).length < min ? `expected at least ${min} non-empty queries, got ${v.queries.length}` : null),
   };
 }
+
+/** The snapshot hook of the LATTICE module: one generator request per task × category cell. */
+export const latticeGeneration: QueryGeneration = {
+  generator: 'lattice-generate',
+  cells: (subsets) => latticeCells(subsets.task, subsets.category),
+  loadPrompts: () => loadGenerationPrompts(),
+  messages: (args) => generationMessages(args),
+  spec: generationSpec,
+  query: (cell, k, text) => ({ id: generatedQueryId(cell, k), text, ...splitCell(cell) }),
+};

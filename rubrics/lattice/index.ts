@@ -1,6 +1,8 @@
-import type { ProtocolModule } from '../../core/protocol';
+import { z } from 'zod';
+import { allDimensions, type ProtocolModule } from '../../core/protocol';
+import { latticeGeneration } from './generate';
 import { checkLatticePrompts, judgeLatticeResponse } from './judge';
-import { parseLatticeQueries } from './queries';
+import { latticeLabels, latticeQuerySchema, parseLatticeQueries } from './queries';
 import { buildLatticeReport } from './report';
 import { buildLatticeHtml } from './html';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
@@ -10,9 +12,14 @@ export const latticeProtocol: ProtocolModule = {
   id: 'lattice',
   title: 'LATTICE',
   defaultRubricDir: __dirname,
+  optionsSchema: z.object({}).strict(),
   loadRubric: (dir) => checkLatticePrompts(loadLatticeRubric(dir)),
   rubricFromContent: latticeRubricFromContent,
+  querySchema: latticeQuerySchema,
+  queryFields: ['task', 'category'],
   parseQueries: parseLatticeQueries,
+  labelsOf: latticeLabels,
+  scoreKey: allDimensions,
   planUnits({ queries, responses, copilots }) {
     const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
     const units = queries.flatMap((q) => copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)).map((c) => ({ queryId: q.id, copilots: [c] })));
@@ -25,4 +32,5 @@ export const latticeProtocol: ProtocolModule = {
   buildReport: buildLatticeReport,
   buildHtml: buildLatticeHtml,
   judgeCallsPerQuery: (answers) => answers,
+  snapshots: { generate: latticeGeneration },
 };

@@ -1,26 +1,22 @@
 import { askJson, type ChatMessage } from '../../core/llm';
 import type { JudgeContext } from '../../core/protocol';
 import { dimensionScoresSpec, splitScores } from '../../core/scoreSchema';
-import type { Query, StoredJudgment } from '../../core/types';
-import { renderTemplate, requireShown } from '../../core/validate';
+import { historyBlock } from '../../core/history';
+import type { StoredJudgment } from '../../core/types';
+import { renderTemplate, requireShown } from '../../core/prompts';
 import type { LatticeRubric } from './rubric';
 import { latticeScore } from './aggregate';
+import { asLatticeQuery, type LatticeQuery } from './queries';
 
 /** The dimensions a response is graded on: T16 gets only Refusal. */
 export function dimensionsFor(rubric: LatticeRubric, task: string) {
   return task === rubric.data.refusalTask ? [rubric.data.refusal] : rubric.data.dimensions;
 }
 
-function historyBlock(query: Query): string {
-  if (!query.history?.length) return '';
-  const turns = query.history.map((t) => `${t.role === 'user' ? 'User' : 'Copilot'}: ${t.content}`).join('\n');
-  return `\nPrevious conversation (context for the query below):\n<<<\n${turns}\n>>>\n`;
-}
-
 /** The judge sees the query, labels and the response text — never which copilot wrote it. */
-export function latticeMessages(rubric: LatticeRubric, query: Query, responseText: string): ChatMessage[] {
+export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, responseText: string): ChatMessage[] {
   const d = rubric.data;
-  const dims = dimensionsFor(rubric, query.task!);
+  const dims = dimensionsFor(rubric, query.task);
   const task = d.tasks.find((t) => t.id === query.task)!;
   const category = d.categories.find((c) => c.id === query.category)!;
   const system = renderTemplate(
@@ -41,7 +37,7 @@ export function latticeMessages(rubric: LatticeRubric, query: Query, responseTex
       category_id: category.id,
       category_name: category.name,
       category_description: category.description,
-      history: historyBlock(query),
+      history: historyBlock(query.history),
       query: query.text,
       response: responseText,
       dimension_ids: dims.map((x) => x.id).join(', '),
@@ -59,10 +55,10 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
   const { store, runId } = ctx;
   const existing = await store.getJudgment(runId, queryId, copilot, rubric.version);
   if (existing) return existing.status;
-  const query = await store.snapshotQuery(ctx.snapshotId, queryId);
+  const query = asLatticeQuery(await store.snapshotQuery(ctx.snapshotId, queryId));
   const response = await store.getResponse(runId, queryId, copilot);
   if (!response || response.status !== 'ok' || response.text === null) throw new Error(`no collected response for ${queryId}/${copilot}`);
-  const dims = dimensionsFor(rubric, query.task!);
+  const dims = dimensionsFor(rubric, query.task);
   const { jsonSchema, zodSchema } = dimensionScoresSpec(
     dims.map((x) => x.id),
     rubric.data.scale.min,

@@ -10,9 +10,9 @@ import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric'
 export function buildLatticeReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as LatticeRubric;
   const { run, queries, responses, judgments } = input;
-  const seed = String(input.options.seed ?? 'judgeflow');
+  const seed = input.seed;
   const copilots = summariseLattice(rubric.data, queries, run.copilots, responses, judgments, seed);
-  const simulated = Boolean(input.options.simulated);
+  const simulated = input.simulated;
   const names = Object.keys(copilots).sort((a, b) => (copilots[b].score ?? -1) - (copilots[a].score ?? -1));
   const inSnapshot = new Set(queries.map((q) => q.id));
   const separable = separability(perQueryScores(judgments.filter((j) => inSnapshot.has(j.queryId)), run.copilots), names, { seed });

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { LoadedRubric } from '../../core/protocol';
-import { contentHash, InputError, loadDataFile, readTextInside } from '../../core/validate';
+import { contentHash } from '../../core/hashing';
+import { InputError } from '../../core/inputError';
+import { loadDataFile, readTextInside } from '../../core/dataFiles';
 
 const DIMENSIONS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'] as const;
 const TASKS = Array.from({ length: 16 }, (_, i) => `T${i + 1}`);

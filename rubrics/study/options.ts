@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { loadDataFile } from '../../core/validate';
+import { loadDataFile } from '../../core/dataFiles';
 
 /** The answer options of a pairwise preference study: data in options.yaml, validated here. */
 const id = z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'ids are 1-40 letters, digits, "_" or "-"');

@@ -1,5 +1,5 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { chromiumPath } from '../../core/chromium';
+import { chromiumPath } from '../../activities/adapters/chromiumPath';
 
 /** Headless Debian Chromium, as the browser adapter launches it. */
 export function launchChromium(): Promise<Browser> {

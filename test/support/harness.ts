@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Runtime, DefaultLogger } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { connectClient, connectWorker } from '../../client/connection';
-import { parseRunConfig } from '../../core/config';
+import { parseRunConfig } from '../../client/config';
 import type { ResultsStore } from '../../core/store';
 import { SqliteStore } from '../../stores/sqlite';
 import { createWorker } from '../../worker/createWorker';

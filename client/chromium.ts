@@ -1,22 +1,5 @@
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-
-/** Debian's Chromium; the browser adapter never uses a browser downloaded by Playwright. */
-export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
-export const CHROMIUM_INSTALL_COMMAND = 'apt-get update && apt-get install -y chromium';
-
-export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.CHROMIUM_PATH || DEFAULT_CHROMIUM_PATH;
-}
-
-export function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { CHROMIUM_INSTALL_COMMAND, chromiumPath, DEFAULT_CHROMIUM_PATH, isExecutable } from '../activities/adapters/chromiumPath';
 
 /**
  * Return the Chromium executable, installing Debian's package when it is missing and we are root.

@@ -1,12 +1,28 @@
 import path from 'node:path';
-import YAML from 'yaml';
 import { z } from 'zod';
-import type { ChatMessage, JsonAnswerSpec } from './llm';
-import { InputError, loadPromptPair, readText, renderTemplate, type PromptPair } from './validate';
+import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
+import { loadPromptPair, renderTemplate, type PromptPair } from '../../core/prompts';
+import type { QueryCuration } from '../../core/protocol';
 
-/** LLM tagging of traffic queries into a configurable category list (curation stage 2). Prompts in rubrics/cab/curation/. */
+/** The 11 CryptoAnalystBench categories, in the order of the paper's table. */
+export const CAB_CATEGORIES = [
+  'Project & Fundamental Research',
+  'Market Data & Price Discovery',
+  'On-Chain Analytics & Flows',
+  'Macro & Narrative Context',
+  'Trading & Strategy Design',
+  'Crypto Concepts & How-To',
+  'Comparative & Performance Analysis',
+  'Meme Coins',
+  'Security & Risks',
+  'NFTs',
+  'Default / General Analysis',
+] as const;
 
-export const CATEGORISE_DIR = path.resolve(__dirname, '..', 'rubrics', 'cab', 'curation');
+
+/** LLM tagging of traffic queries into a configurable category list (curation stage 2). Prompts in ./curation/. */
+
+export const CATEGORISE_DIR = path.join(__dirname, 'curation');
 
 export type CategorisePrompts = PromptPair;
 
@@ -54,28 +70,13 @@ export function categoriseSpec(categories: string[], count: number): JsonAnswerS
   };
 }
 
-/** A categories file: a YAML/JSON list of names, or plain text with one name per line (# comments allowed). */
-export function loadCategoriesFile(file: string): string[] {
-  const text = readText(file, 'categories file');
-  let list: unknown;
-  const ext = path.extname(file).toLowerCase();
-  if (['.yaml', '.yml', '.json'].includes(ext)) {
-    try {
-      list = YAML.parse(text);
-    } catch (error) {
-      throw new InputError(`${file}: not valid YAML/JSON: ${(error as Error).message}`);
-    }
-    if (list && typeof list === 'object' && !Array.isArray(list) && Array.isArray((list as { categories?: unknown }).categories)) list = (list as { categories: unknown }).categories;
-  } else {
-    list = text
-      .split(/\r?\n/)
-      .map((l) => l.replace(/#.*$/, '').trim())
-      .filter(Boolean);
-  }
-  if (!Array.isArray(list) || !list.every((c) => typeof c === 'string' && c.trim())) throw new InputError(`${file}: expected a list of category names (one per line, or a YAML/JSON list)`);
-  const names = (list as string[]).map((c) => c.trim());
-  const dup = names.find((c, i) => names.indexOf(c) !== i);
-  if (dup) throw new InputError(`${file}: category "${dup}" is listed twice`);
-  if (names.length < 2) throw new InputError(`${file}: need at least 2 categories, found ${names.length}`);
-  return names;
-}
+/** The snapshot hook of the CryptoAnalystBench module: curation from traffic, tagging into its categories. */
+export const cabCuration: QueryCuration = {
+  generator: 'cab-curate',
+  defaultCategories: CAB_CATEGORIES,
+  loadPrompts: () => loadCategorisePrompts(),
+  batchId,
+  messages: categoriseMessages,
+  spec: categoriseSpec,
+  query: ({ id, text, category }) => ({ id, text, tags: category }),
+};

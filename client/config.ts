@@ -1,0 +1,170 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
+import type { StoredRunConfig } from '../activities/deps';
+import { loadDataFile } from '../core/dataFiles';
+import { InputError, parseWith } from '../core/inputError';
+import { judgeConfigSchema } from '../core/judgeConfig';
+import { caseInsensitiveDuplicates } from '../core/names';
+import { assertWritableDir } from '../core/writableDir';
+import type { Query } from '../core/types';
+import { protocolFor, protocols } from '../rubrics';
+
+/**
+ * A run config, assembled from its parts: the shared keys, each copilot's adapter schema, and the protocol's own
+ * options under a section named after it (`cab: { evaluationDate, errorTaxonomy }`). Only this top layer knows every
+ * adapter and protocol; the layers below see a validated, path-resolved config.
+ */
+/** Beyond this a query is refused whatever maxQueryChars says: it would be sent to every copilot and every judge call. */
+export const QUERY_CHARS_HARD_LIMIT = 200_000;
+
+const sharedKeys = {
+  protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]),
+  queries: z.string().min(1),
+  judge: judgeConfigSchema,
+  copilots: z.array(copilotConfigSchema).min(1),
+  output: z.string().default('runs'),
+  /** A rubric directory other than the protocol's default (e.g. an edited copy). */
+  rubric: z.string().optional(),
+  /** Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced. */
+  seed: z.string().default('judgeflow'),
+  /** Work items per child workflow; keeps every workflow history small at paper scale. */
+  chunkSize: z.number().int().min(1).max(500).default(50),
+  /** Set by the demo when copilots and judge are the local simulator; reports say so at the top. */
+  simulated: z.boolean().default(false),
+  /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
+  maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
+  /** Prices per million tokens, keyed by model (or copilot name for http/browser copilots): reports estimate the cost. */
+  pricing: z
+    .record(z.string(), z.object({ inputPerMTok: z.number().min(0), outputPerMTok: z.number().min(0), cachedInputPerMTok: z.number().min(0).optional() }).strict())
+    .optional(),
+};
+
+export const runConfigSchema = z
+  .object({ ...sharedKeys, ...Object.fromEntries(protocols.map((p) => [p.id, p.optionsSchema.optional()])) })
+  .strict()
+  .superRefine((c, ctx) => {
+    for (const { index, first } of caseInsensitiveDuplicates(c.copilots.map((cp) => cp.name)))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['copilots', index, 'name'],
+        message: `duplicate copilot name "${c.copilots[index].name}" (copilots[${first}] is "${c.copilots[first].name}"); names must differ in more than letter case, since they name files and report columns`,
+      });
+    for (const p of protocols)
+      if (p.id !== c.protocol && (c as Record<string, unknown>)[p.id] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [p.id], message: `options of protocol "${p.id}", but this config runs protocol "${c.protocol}"; remove the section` });
+  });
+
+export type RunConfig = z.infer<z.ZodObject<typeof sharedKeys>> & Record<string, unknown>;
+export type { CopilotConfig };
+
+/**
+ * Configs written before protocol options had their own section put them at the top level (`evaluationDate: ...`);
+ * such keys of the chosen protocol are moved into its section (the section's own value wins).
+ */
+function liftLegacyOptions(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const raw = { ...(value as Record<string, unknown>) };
+  const protocol = protocols.find((p) => p.id === raw.protocol);
+  if (!protocol) return raw;
+  const section = raw[protocol.id];
+  const lifted: Record<string, unknown> = {};
+  for (const key of Object.keys(protocol.optionsSchema.shape)) {
+    if (key in sharedKeys || !(key in raw)) continue;
+    lifted[key] = raw[key];
+    delete raw[key];
+  }
+  if (Object.keys(lifted).length) raw[protocol.id] = section && typeof section === 'object' && !Array.isArray(section) ? { ...lifted, ...section } : section ?? lifted;
+  return raw;
+}
+
+/** The protocol's section with its defaults filled in, so the stored config says exactly what the run used. */
+function withProtocolOptions(config: RunConfig): RunConfig {
+  const protocol = protocolFor(config.protocol);
+  return { ...config, [protocol.id]: protocol.optionsSchema.parse(config[protocol.id] ?? {}) };
+}
+
+const PATH_KEYS = ['path', 'storageState'] as const;
+
+/** Paths in a config file are relative to that file. */
+export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfig {
+  const abs = (p: string) => path.resolve(baseDir, p);
+  return {
+    ...config,
+    queries: abs(config.queries),
+    output: abs(config.output),
+    rubric: config.rubric ? abs(config.rubric) : undefined,
+    copilots: config.copilots.map((c) => {
+      const copy: Record<string, unknown> = { ...c };
+      for (const key of PATH_KEYS) if (typeof copy[key] === 'string') copy[key] = abs(copy[key] as string);
+      return copy as CopilotConfig;
+    }),
+  };
+}
+
+/**
+ * Load, validate and resolve a run config; also validates the rubric, the query file and the output directory so a
+ * bad input fails before anything starts. `warn` receives notes that do not stop the run (very long queries, history
+ * a copilot cannot send).
+ */
+export function loadRunConfig(file: string, warn: (message: string) => void = (m) => console.error(m)): RunConfig {
+  const where = path.resolve(file);
+  const raw = loadDataFile(z.unknown(), where, 'config');
+  const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
+  const protocol = protocolFor(config.protocol);
+  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const queries = protocol.parseQueries(config.queries);
+  checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
+  validateCopilots(config, where);
+  assertWritableDir(config.output, `${where}: output:`);
+  for (const message of historyWarnings(config, queries)) warn(`warning: ${where}: ${message}`);
+  return config;
+}
+
+/** What every copilot and judge is sent for a query: its text, earlier turns and any shared context field. */
+const queryChars = (q: Query) => [...q.text].length + (q.history ?? []).reduce((n, t) => n + [...t.content].length, 0) + (typeof q.context === 'string' ? [...q.context].length : 0);
+
+/** Refuse queries above the hard limit (naming them); warn about those above `maxQueryChars`. */
+export function checkQuerySizes(queries: Query[], file: string, maxQueryChars: number, warn: (message: string) => void): void {
+  const sized = queries.map((q) => ({ id: q.id, chars: queryChars(q) }));
+  const list = (xs: typeof sized) => xs.slice(0, 10).map((x) => `${x.id} (${x.chars.toLocaleString('en')} characters)`).join(', ') + (xs.length > 10 ? ` and ${xs.length - 10} more` : '');
+  const huge = sized.filter((x) => x.chars > QUERY_CHARS_HARD_LIMIT);
+  if (huge.length)
+    throw new InputError(`${file}: ${huge.length} quer${huge.length === 1 ? 'y is' : 'ies are'} longer than ${QUERY_CHARS_HARD_LIMIT.toLocaleString('en')} characters (text, history and context), which every copilot and judge call would be sent: ${list(huge)}; shorten or remove them`);
+  const long = sized.filter((x) => x.chars > maxQueryChars);
+  if (long.length)
+    warn(`warning: ${file}: ${long.length} quer${long.length === 1 ? 'y is' : 'ies are'} longer than maxQueryChars (${maxQueryChars.toLocaleString('en')} characters) and will be sent to every copilot and judge as they are: ${list(long)}. Raise maxQueryChars in the config to silence this.`);
+}
+
+/** Each adapter's own up-front check (e.g. a CSV copilot's file and column), reported against `where` (the config file). */
+export function validateCopilots(config: Pick<RunConfig, 'copilots'>, where: string): void {
+  config.copilots.forEach((copilot, i) => {
+    try {
+      adapterFor(copilot.type).validate?.(copilot);
+    } catch (error) {
+      throw new InputError(`${where}: copilots[${i}] (${copilot.name}): ${(error as Error).message}`);
+    }
+  });
+}
+
+/** A multi-turn query sent to a copilot type that cannot send earlier turns reaches it as a single question. */
+export function historyWarnings(config: Pick<RunConfig, 'copilots'>, queries: Query[]): string[] {
+  const multiTurn = queries.filter((q) => q.history?.length).length;
+  if (!multiTurn) return [];
+  return config.copilots
+    .filter((c) => !adapterFor(c.type).supportsHistory)
+    .map(
+      (c) =>
+        `${multiTurn} of ${queries.length} queries carry earlier turns (history), but copilot "${c.name}" (type ${c.type}) cannot send them: it is asked only the last question. Use an openai or http copilot for multi-turn queries, or drop their history.`,
+    );
+}
+
+export function parseRunConfig(value: unknown, where: string, baseDir: string): RunConfig {
+  const parsed = runConfigSchema.safeParse(liftLegacyOptions(value));
+  if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => `${where}: ${i.path.join('.')}: ${i.message}`).join('\n'));
+  return resolveConfigPaths(withProtocolOptions(parsed.data as RunConfig), baseDir);
+}
+
+// The layers below read a run's config through StoredRunConfig; a config this module accepts must be one.
+const _fitsStoredConfig = (c: RunConfig): StoredRunConfig => c;
+void _fitsStoredConfig;

@@ -1,0 +1,76 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkLayering, describeViolation, importsOf, sourceFiles } from './support/layering';
+
+const ROOT = path.join(__dirname, '..');
+const exists = (rel: string) => fs.existsSync(path.join(ROOT, rel));
+
+test('no source file imports a layer above its own; workflows import only the workflow API and types', () => {
+  const files = sourceFiles(ROOT);
+  expect(files.length).toBeGreaterThan(80);
+  expect(checkLayering(files, exists).map(describeViolation)).toEqual([]);
+});
+
+describe('the checker', () => {
+  // Synthetic files: paths are what place them in a layer, the text what they import.
+  const check = (file: string, text: string, present: string[] = []) =>
+    checkLayering([{ file, text }], (p) => present.includes(p) || exists(p)).map(describeViolation);
+
+  test('reads every kind of import', () => {
+    const refs = importsOf(
+      'x.ts',
+      [
+        "import a from './a';",
+        "import type { B } from './b';",
+        "import { type C } from './c';",
+        "export { d } from './d';",
+        "export type { E } from './e';",
+        "import f = require('./f');",
+        "const g = require('./g');",
+        "const h = await import('./h');",
+        "let i: import('./i').I;",
+      ].join('\n'),
+    );
+    expect(refs.map((r) => [r.specifier, r.typeOnly, r.line])).toEqual([
+      ['./a', false, 1],
+      ['./b', true, 2],
+      ['./c', true, 3],
+      ['./d', false, 4],
+      ['./e', true, 5],
+      ['./f', false, 6],
+      ['./g', false, 7],
+      ['./h', false, 8],
+      ['./i', true, 9],
+    ]);
+  });
+
+  test('fails on core importing a protocol, an adapter or the client, naming the file, line and import', () => {
+    expect(check('core/compare.ts', "import { x } from '../rubrics/cab/judge';")).toEqual([
+      "core/compare.ts:1 imports '../rubrics/cab/judge': layer 0 (core/) imports layer 1 (rubrics/): lower layers never import higher ones",
+    ]);
+    expect(check('core/config.ts', "\nimport type { A } from '../activities/adapters';")).toEqual([
+      "core/config.ts:2 imports '../activities/adapters': layer 0 (core/) imports layer 1 (activities/adapters/): lower layers never import higher ones",
+    ]);
+    expect(check('core/x.ts', "const c = require('../client/config');")).toHaveLength(1);
+    expect(check('core/x.ts', "export * from '../stores/sqlite';", ['stores/sqlite.ts'])).toHaveLength(1);
+  });
+
+  test('fails on siblings of layer 1 importing each other, and on activities importing the CLI', () => {
+    expect(check('activities/adapters/http.ts', "import { tagsOf } from '../../rubrics/cab/queries';")).toEqual([
+      "activities/adapters/http.ts:1 imports '../../rubrics/cab/queries': activities/adapters/ may import only core/ and its own folder, not rubrics/cab/",
+    ]);
+    expect(check('rubrics/lattice/report.ts', "import { tagsOf } from '../cab/queries';")).toHaveLength(1);
+    expect(check('rubrics/index.ts', "import { judgeCabUnit } from './cab/judge';")).toHaveLength(1);
+    expect(check('rubrics/index.ts', "import { cabProtocol } from './cab';")).toEqual([]);
+    expect(check('activities/run.ts', "import { loadRunConfig } from '../client/config';")).toHaveLength(1);
+    expect(check('client/cli.ts', "import { x } from '../core/types';")).toEqual([]);
+  });
+
+  test('fails on workflow code importing values from anything but @temporalio/workflow and other workflow files', () => {
+    expect(check('workflows/benchmarkRun.ts', "import { protocolFor } from '../rubrics';")).toEqual([
+      "workflows/benchmarkRun.ts:1 imports '../rubrics': workflow code may import only @temporalio/workflow, other workflow files, and types (import type)",
+    ]);
+    expect(check('workflows/benchmarkRun.ts', "import { z } from 'zod';")).toHaveLength(1);
+    expect(check('workflows/x.ts', "import type { RunActivities } from '../activities';\nimport { proxyActivities } from '@temporalio/workflow';\nimport { runPool } from './pool';")).toEqual([]);
+  });
+});
