@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { JUDGE_UNIT_SLACK_MS, type ProtocolModule } from '../../core/protocol';
+import type { JudgeUnit } from '../../core/store';
+import { checkPairwisePrompts, judgePairwiseUnit, OPPONENT_PREFIX, pairsOf } from './judge';
+import { pairwiseLabels, pairwiseQuerySchema, parsePairwiseQueries } from './queries';
+import { buildPairwiseReport, type PairwisePlan } from './report';
+import { loadPairwiseRubric, pairwiseRubricFromContent } from './rubric';
+
+/**
+ * Pairwise preference: per query, every pair of copilots' responses is shown to the judge, blinded as "A" and "B",
+ * and the judge prefers one or calls a tie. One unit = one query; reports give win rates.
+ */
+export const pairwiseProtocol: ProtocolModule = {
+  id: 'pairwise',
+  title: 'Pairwise preference',
+  defaultRubricDir: __dirname,
+  optionsSchema: z.object({}).strict(),
+  loadRubric: (dir) => checkPairwisePrompts(loadPairwiseRubric(dir)),
+  rubricFromContent: pairwiseRubricFromContent,
+  querySchema: pairwiseQuerySchema,
+  queryFields: ['topic'],
+  parseQueries: parsePairwiseQueries,
+  labelsOf: pairwiseLabels,
+  // `preference` is the dimension; `vs.<opponent>` outcomes (0, ½, 1) are compared as rates.
+  scoreKey: (key) => (key.startsWith(OPPONENT_PREFIX) ? { kind: 'flag', name: key } : { kind: 'dimension' }),
+  /** Copilots with a response, in config order, reversed on every other query: each copilot of a pair is shown first equally often. */
+  planUnits({ queries, responses, copilots }) {
+    const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
+    const units: JudgeUnit[] = [];
+    for (const q of queries) {
+      const present = copilots.filter((c) => collected.has(`${q.id}\u0000${c}`));
+      if (present.length >= 2) units.push({ queryId: q.id, copilots: units.length % 2 ? [...present].reverse() : present });
+    }
+    return { units, plan: { units } satisfies PairwisePlan };
+  },
+  // One judge call per pair, each re-asked at most maxInvalidAnswers times.
+  judgeUnitTimeoutMs: (unit, { callTimeoutMs, rubric }) => pairsOf(unit).length * (1 + rubric.judge.maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS,
+  judgeUnit: judgePairwiseUnit,
+  buildReport: buildPairwiseReport,
+};
