@@ -40,6 +40,6 @@ describe('a query with history sent to a copilot that cannot send it', () => {
     fs.writeFileSync(file, 'protocol: lattice\nqueries: q.jsonl\njudge: { baseURL: http://127.0.0.1:9/v1, model: j }\ncopilots:\n  - { name: Sheet, type: csv, path: answers.csv }\n');
     const warnings: string[] = [];
     loadRunConfig(file, (m) => warnings.push(m));
-    expect(warnings).toEqual([expect.stringMatching(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: 1 of 2 queries carry earlier turns`))]);
+    expect(warnings).toEqual([expect.stringMatching(new RegExp(`^warning: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: 1 of 2 queries carry earlier turns`))]);
   });
 });

@@ -3,7 +3,7 @@
  * `judgeflow bench --only stats` prints the same figures over thousands of runs). Presentation orders come
  * from the real CAB balanced schedule.
  */
-import { intervalCoverage, POSITION_SCENARIO, positionTotalsRejection, rankOneMixedSizesRejection } from '../sim/statistics';
+import { intervalCoverage, POSITION_SCENARIO, positionTotalsRejection, rankOneMixedSizesRejection } from '../rubrics/cab/statisticsSimulation';
 
 describe('position bias of CAB totals (4 systems 20/24/28/32, 100 queries, query sd 4, noise sd 3; α = 0.025)', () => {
   test('a +1.5 bonus for position 1 is found by the blocked test, and was missed by the one-way ANOVA', () => {

@@ -5,7 +5,7 @@ import { seededRandom } from '../../core/random';
 import { groupNearDuplicates } from '../../core/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { startSimServer } from '../../sim/server';
-import { printStatisticsFigures } from '../../sim/statistics';
+import { printStatisticsFigures } from '../../rubrics/cab/statisticsSimulation';
 import { createWorker } from '../../worker/createWorker';
 import { benchmarkRun } from '../../workflows';
 import type { Command } from '../args';

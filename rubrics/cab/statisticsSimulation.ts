@@ -4,10 +4,10 @@
  * test/statistics.simulation.test.ts (few, fast, fixed seeds) and `judgeflow bench --only stats` (many, printed).
  * Every presentation order comes from the real balanced CAB presentation design (rubrics/cab/presentation.ts).
  */
-import { rankOneByPositionTest, totalsByPositionTest, type PositionedJudgment } from '../rubrics/cab/positionBias';
-import { buildPresentationDesign } from '../rubrics/cab/presentation';
-import { seededRandom } from '../core/random';
-import { BCA_MIN_N, chiSquareSurvival, meanCI, oneWayAnova, type IntervalMethod } from '../core/stats';
+import { rankOneByPositionTest, totalsByPositionTest, type PositionedJudgment } from './positionBias';
+import { buildPresentationDesign } from './presentation';
+import { seededRandom } from '../../core/random';
+import { BCA_MIN_N, chiSquareSurvival, meanCI, oneWayAnova, type IntervalMethod } from '../../core/stats';
 
 /** Standard normal draws from a seeded uniform (Box–Muller). */
 export function normalSampler(rand: () => number): () => number {
