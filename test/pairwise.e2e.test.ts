@@ -33,7 +33,7 @@ test('a pairwise run: every pair judged blind in both orders, win rates recomput
     // Three copilots → three pairs per query, one judge call each, never naming a copilot.
     const requests = sim.judge.requests.slice(before);
     expect(requests).toHaveLength(queries.length * 3);
-    const textOf = new Map(store.responses(result.runId).map((r) => [r.text!, r.copilot]));
+    const textOf = new Map((await store.responses(result.runId)).map((r) => [r.text!, r.copilot]));
     const shownFirst: Record<string, number> = {};
     for (const r of requests) {
       const prompt = JSON.stringify(r.body.messages);
@@ -48,7 +48,7 @@ test('a pairwise run: every pair judged blind in both orders, win rates recomput
     for (const [k, n] of Object.entries(shownFirst)) expect([k, n]).toEqual([k, 3]);
 
     // Expected outcomes from the stored texts: the longer response wins.
-    const responses = store.responses(result.runId);
+    const responses = await store.responses(result.runId);
     const len = (q: string, c: string) => responses.find((r) => r.queryId === q && r.copilot === c)!.text!.length;
     const names = Object.keys(COPILOTS);
     for (const me of names) {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { JUDGE_UNIT_SLACK_MS, type ProtocolModule } from '../../core/protocol';
+import type { ProtocolModule } from '../../core/protocol';
 import type { JudgeUnit } from '../../core/store';
-import { checkPairwisePrompts, judgePairwiseUnit, OPPONENT_PREFIX, pairsOf } from './judge';
+import { buildPairwiseHtml } from './html';
+import { checkPairwisePrompts, judgePairwiseUnit, OPPONENT_PREFIX } from './judge';
 import { pairwiseLabels, pairwiseQuerySchema, parsePairwiseQueries } from './queries';
 import { buildPairwiseReport, type PairwisePlan } from './report';
 import { loadPairwiseRubric, pairwiseRubricFromContent } from './rubric';
@@ -33,8 +34,9 @@ export const pairwiseProtocol: ProtocolModule = {
     }
     return { units, plan: { units } satisfies PairwisePlan };
   },
-  // One judge call per pair, each re-asked at most maxInvalidAnswers times.
-  judgeUnitTimeoutMs: (unit, { callTimeoutMs, rubric }) => pairsOf(unit).length * (1 + rubric.judge.maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS,
   judgeUnit: judgePairwiseUnit,
   buildReport: buildPairwiseReport,
+  buildHtml: buildPairwiseHtml,
+  // One judge call per pair of answers.
+  judgeCallsPerQuery: (answers) => (answers * (answers - 1)) / 2,
 };

@@ -51,15 +51,17 @@ export function checkPairwisePrompts(rubric: PairwiseRubric): PairwiseRubric {
 export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
   const rubric = ctx.rubric as PairwiseRubric;
   const { store, runId } = ctx;
-  const existing = unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version));
+  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version)));
   if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
 
-  const query = store.snapshotQuery(ctx.snapshotId, unit.queryId);
-  const text = (copilot: string) => {
-    const r = store.getResponse(runId, unit.queryId, copilot);
+  const query = await store.snapshotQuery(ctx.snapshotId, unit.queryId);
+  const texts = new Map<string, string>();
+  for (const copilot of unit.copilots) {
+    const r = await store.getResponse(runId, unit.queryId, copilot);
     if (!r || r.status !== 'ok' || r.text === null) throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
-    return r.text;
-  };
+    texts.set(copilot, r.text);
+  }
+  const text = (copilot: string) => texts.get(copilot)!;
   const outcomes = new Map<string, Record<string, { points: number; rationale: string }>>(unit.copilots.map((c) => [c, {}]));
   const errors: string[] = [];
   let attempts = 0;
@@ -96,7 +98,7 @@ export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Pro
     const rationales = Object.fromEntries(mine.map(([o, x]) => [`${OPPONENT_PREFIX}${o}`, x.rationale]));
     return { ...base, copilot, judge, status: 'ok', scores, rationales, total: preference, error: null };
   });
-  for (const j of judgments) store.putJudgment(j);
+  await store.putJudgments(judgments); // every copilot of the query at once: a crash never leaves half a unit judged
   return tally(judgments.map((j) => j.status));
 }
 
