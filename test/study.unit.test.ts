@@ -5,7 +5,8 @@ import { cohenKappa, wilsonInterval, bradleyTerry } from '../core/stats';
 import { analyseStudy, judgePreference, type AnnotationFact } from '../core/study/analysis';
 import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../core/study/design';
 import { renderMarkdown } from '../core/study/safeMarkdown';
-import { loadStudyOptions, studyOptionsSchema } from '../rubrics/study/options';
+import { loadStudyOptions } from '../rubrics/study/options';
+import { studyOptionsSchema } from '../core/study/options';
 import { InputError } from '../core/inputError';
 import { tempDir } from './support/harness';
 

@@ -1,7 +1,7 @@
 import { kendallTauB, krippendorffAlphaNominal } from '../agreement';
 import { bootstrapIntervals, bradleyTerry, cohenKappa, mean, wilsonInterval } from '../stats';
 import type { Query } from '../types';
-import type { StudyOptions } from '../../rubrics/study/options';
+import type { StudyOptions } from './options';
 import type { StudyItem } from './design';
 import type { Answer, RecordedAnnotation } from './types';
 

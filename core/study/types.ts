@@ -1,4 +1,4 @@
-import type { StudyOptions } from '../../rubrics/study/options';
+import type { StudyOptions } from './options';
 import type { StudyItem } from './design';
 
 /** Records of a pairwise preference study as the results store keeps them. */
