@@ -3,6 +3,7 @@
  * model, so a panel shows each member), from the calls recorded in the results store; an estimated price
  * when the config gives `pricing`. Also the up-front plan of `judgeflow run --dry-run`.
  */
+import { quantileSorted } from './stats';
 import type { LlmCallRecord } from './types';
 
 export interface ModelPrice {
@@ -36,12 +37,6 @@ export interface CostSummary {
   priced: boolean;
 }
 
-/** Nearest-rank percentile of sorted values. */
-export function percentile(sorted: number[], p: number): number | null {
-  if (!sorted.length) return null;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
 /** Price of some tokens under one model's price; cached prompt tokens at their own rate when given. */
 export function priceOf(price: ModelPrice | undefined, tokens: { promptTokens: number; completionTokens: number; cachedTokens?: number }): number | null {
   if (!price) return null;
@@ -63,8 +58,8 @@ function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
     failuresByKind,
     ...tokens,
     callsWithoutUsage: calls.filter((c) => c.promptTokens === null && c.completionTokens === null).length,
-    latencyP50Ms: percentile(latencies, 50),
-    latencyP95Ms: percentile(latencies, 95),
+    latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
+    latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
     estimatedCostUsd: priceOf(price, tokens),
   };
 }

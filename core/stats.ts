@@ -425,37 +425,6 @@ export function chiSquareUniform(counts: number[]): ChiSquareResult {
   return { statistic, df, pValue: chiSquareSurvival(statistic, df) };
 }
 
-/**
- * Pearson test of independence on an r x c contingency table. All-zero rows and columns are
- * dropped first: they carry no information and would otherwise divide by a zero expected count
- * and inflate the degrees of freedom.
- */
-export function chiSquareIndependence(table: number[][]): ChiSquareResult {
-  const width = Math.max(0, ...table.map((row) => row.length));
-  const cell = (r: number[], j: number): number => r[j] ?? 0; // ragged rows: missing cells are 0
-  if (table.some((row) => row.some((c) => !(c >= 0) || !Number.isFinite(c)))) {
-    throw new RangeError('chiSquareIndependence: counts must be finite and non-negative');
-  }
-
-  const rows = table.filter((row) => row.some((c) => c > 0));
-  const cols = [...Array(width).keys()].filter((j) => rows.some((row) => cell(row, j) > 0));
-  const df = Math.max(0, (rows.length - 1) * (cols.length - 1));
-  if (df === 0) return { statistic: 0, df, pValue: 1 };
-
-  const rowTotals = rows.map((row) => cols.reduce((s, j) => s + cell(row, j), 0));
-  const colTotals = cols.map((j) => rows.reduce((s, row) => s + cell(row, j), 0));
-  const total = rowTotals.reduce((s, t) => s + t, 0);
-
-  let statistic = 0;
-  rows.forEach((row, i) => {
-    cols.forEach((j, jj) => {
-      const expected = (rowTotals[i] * colTotals[jj]) / total;
-      statistic += (cell(row, j) - expected) ** 2 / expected;
-    });
-  });
-  return { statistic, df, pValue: chiSquareSurvival(statistic, df) };
-}
-
 export interface AnovaResult {
   F: number;
   dfBetween: number;

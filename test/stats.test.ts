@@ -1,7 +1,6 @@
 import {
   betaI,
   blockedAnova,
-  chiSquareIndependence,
   chiSquareSurvival,
   chiSquareUniform,
   fSurvival,
@@ -352,41 +351,6 @@ describe('chiSquareUniform', () => {
     expect(chiSquareUniform([]).pValue).toBe(1);
     expect(chiSquareUniform([5]).pValue).toBe(1);
     expect(chiSquareUniform([0, 0, 0]).pValue).toBe(1);
-  });
-});
-
-describe('chiSquareIndependence', () => {
-  it('computes a 2x2 table by hand and skips all-zero rows and columns', () => {
-    // Expected 15 in every cell: 4 * 5^2 / 15 = 20/3.
-    const r = chiSquareIndependence([
-      [10, 20],
-      [20, 10],
-    ]);
-    expect(r.statistic).toBeCloseTo(20 / 3, 12);
-    expect(r.df).toBe(1);
-    expect(r.pValue).toBeLessThan(0.01); // 6.667 > 6.635
-    expect(r.pValue).toBeGreaterThan(0.005); // 6.667 < 7.879
-    expect(
-      chiSquareIndependence([
-        [10, 0, 20],
-        [0, 0, 0],
-        [20, 0, 10],
-      ]),
-    ).toEqual(r);
-  });
-
-  it('gives p = 1 for a table with proportional rows', () => {
-    const r = chiSquareIndependence([
-      [10, 20, 30],
-      [20, 40, 60],
-    ]);
-    expect(r.statistic).toBeCloseTo(0, 12);
-    expect(r.df).toBe(2);
-    expect(r.pValue).toBeCloseTo(1, 12);
-  });
-
-  it('has df 0 and p = 1 when only one row survives', () => {
-    expect(chiSquareIndependence([[1, 2, 3], [0, 0, 0]])).toEqual({ statistic: 0, df: 0, pValue: 1 });
   });
 });
 

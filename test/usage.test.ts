@@ -1,6 +1,6 @@
 import { httpAdapter } from '../activities/adapters/http';
 import { openaiAdapter } from '../activities/adapters/openai';
-import { summariseCost, percentile } from '../core/cost';
+import { summariseCost } from '../core/cost';
 import type { LlmCallRecord } from '../core/types';
 import { simServersForFile } from './support/sims';
 
@@ -26,7 +26,7 @@ test('copilot adapters return the usage the endpoint reported: openai, http JSON
   expect(noUsage.usage).toBeUndefined();
 });
 
-test('cost summary: sums, nearest-rank latency percentiles, failures by kind, prices by model or copilot name', () => {
+test('cost summary: sums, latency percentiles (linear interpolation, as every quantile in judgeflow), failures by kind, prices by model or copilot name', () => {
   const call = (over: Partial<LlmCallRecord>): LlmCallRecord => ({ runId: 'r', role: 'copilot', name: 'A', model: 'm', queryId: 'q', promptTokens: 100, completionTokens: 10, cachedTokens: 40, latencyMs: 100, ok: true, errorKind: null, at: '', ...over });
   const calls = [
     ...Array.from({ length: 19 }, (_, i) => call({ latencyMs: (i + 1) * 10 })),
@@ -35,10 +35,12 @@ test('cost summary: sums, nearest-rank latency percentiles, failures by kind, pr
     call({ role: 'judge', name: 'j', model: 'j', promptTokens: 1000, completionTokens: 0, cachedTokens: 0 }),
   ];
   const cost = summariseCost(calls, ['A', 'Web'], { m: { inputPerMTok: 1, outputPerMTok: 10, cachedInputPerMTok: 0.5 }, Web: { inputPerMTok: 9, outputPerMTok: 9 } });
-  expect(cost.copilots.A).toMatchObject({ calls: 20, failed: 1, failuresByKind: { rate_limited: 1 }, promptTokens: 1900, completionTokens: 190, cachedTokens: 760, latencyP50Ms: 100, latencyP95Ms: 190 });
+  expect(cost.copilots.A).toMatchObject({ calls: 20, failed: 1, failuresByKind: { rate_limited: 1 }, promptTokens: 1900, completionTokens: 190, cachedTokens: 760, latencyP50Ms: 105 });
+  // 20 latencies 10…190 and 1000: the 95th percentile lies 5% of the way from 190 to 1000.
+  expect(cost.copilots.A.latencyP95Ms).toBeCloseTo(190 + 0.05 * (1000 - 190), 9);
   expect(cost.copilots.A.estimatedCostUsd).toBeCloseTo(((1900 - 760) * 1 + 760 * 0.5 + 190 * 10) / 1e6, 12);
   expect(cost.copilots.Web).toMatchObject({ calls: 1, callsWithoutUsage: 1, estimatedCostUsd: 0 });
   expect(cost.judge.j).toMatchObject({ calls: 1, promptTokens: 1000, estimatedCostUsd: null });
   expect(cost.total).toMatchObject({ calls: 22, promptTokens: 2900 });
-  expect(percentile([], 50)).toBeNull();
+  expect(summariseCost([], ['A'], undefined).copilots.A).toMatchObject({ calls: 0, latencyP50Ms: null, latencyP95Ms: null });
 });
