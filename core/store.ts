@@ -6,7 +6,8 @@ import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './typ
  * This file is the contract only; implementations live in stores/ (SQLite today) and must pass test/storeContract.ts.
  *
  * Rules every implementation keeps:
- * - Writes are idempotent, keyed by run, query, copilot (and rubric version for judgments): the first write wins, so an
+ * - Writes are idempotent, keyed by run, query, copilot (and rubric version, sample and judge name for judgments and
+ *   judge turns): the first write wins, so an
  *   activity retried after a crash never creates a second row and never replaces what an earlier attempt stored.
  * - Several processes (workers, CLI) may use one store at the same time.
  * - Methods that write several rows (`putSnapshot`, `putJudgeUnits`, `putJudgments`) are atomic: all rows or none.
@@ -42,7 +43,25 @@ export interface JudgeUnit {
   queryId: string;
   /** LATTICE: one copilot; CryptoAnalystBench: every copilot present, in presentation order. */
   copilots: string[];
+  /** Repeated judging: which sample of the unit this work item asks for (absent = 0). */
+  sample?: number;
+  /** Judge panels: which member judges this work item (absent = the run's single judge, ''). */
+  judge?: string;
 }
+
+/**
+ * Which verdict of a unit: the sample and the panel member. Judgments and judge turns are keyed by it too, so every
+ * sample of every judge is its own row; sample 0 of judge '' is what a run with one judge asked once stores.
+ */
+export interface JudgeSlot {
+  sample: number;
+  judge: string;
+}
+
+export const FIRST_SLOT: JudgeSlot = { sample: 0, judge: '' };
+
+/** The slot a planned work item asks for. */
+export const slotOf = (unit: Pick<JudgeUnit, 'sample' | 'judge'>): JudgeSlot => ({ sample: unit.sample ?? 0, judge: unit.judge ?? '' });
 
 /** One finished turn of a shared judge conversation (or an independent call stored like one). */
 export interface StoredJudgeTurn {
@@ -114,13 +133,14 @@ export interface ResultsStore {
   putJudgment(judgment: StoredJudgment): Promise<void>;
   /** Every verdict of one judge unit (e.g. one shared conversation), all or none; each first-write-wins. */
   putJudgments(judgments: StoredJudgment[]): Promise<void>;
-  getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string): Promise<StoredJudgment | null>;
-  /** Ordered by query id, then copilot; only one rubric version's when given. */
+  /** The verdict of one slot (default: sample 0 of the single judge). Rows read back always carry `sample` and `judgeName`. */
+  getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot?: JudgeSlot): Promise<StoredJudgment | null>;
+  /** Every sample of every judge; ordered by query id, copilot, judge name, sample; only one rubric version's when given. */
   judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]>;
-  /** Turns of a shared judge conversation, so a crashed conversation resumes where it stopped. First write wins. */
-  putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string): Promise<void>;
+  /** Turns of a shared judge conversation (one per slot), so a crashed conversation resumes where it stopped. First write wins. */
+  putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot?: JudgeSlot): Promise<void>;
   /** Ordered by turn number. */
-  judgeTurns(runId: string, queryId: string, rubricVersion: string): Promise<StoredJudgeTurn[]>;
+  judgeTurns(runId: string, queryId: string, rubricVersion: string, slot?: JudgeSlot): Promise<StoredJudgeTurn[]>;
 
   // ---- answer cache (keyed by the full judge request, so an unchanged rubric and judge never pay twice) ----
   cachedAnswer(key: string): Promise<string | null>;

@@ -64,6 +64,10 @@ export interface StoredJudgment {
   judge: JudgeStamp;
   attempts: number;
   createdAt: string;
+  /** Repeated judging (`samples`): which independent sample of this unit, from 0; a unit judged once is sample 0. */
+  sample?: number;
+  /** Judge panels: the panel member's name; '' for a run's single judge. */
+  judgeName?: string;
 }
 
 /** Recorded with every judgment so results can be audited and re-judged. */

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { JudgeUnit, NewRun, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoredJudgeTurn } from '../core/store';
+import { FIRST_SLOT, type JudgeSlot, type JudgeUnit, type NewRun, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type StoredJudgeTurn } from '../core/store';
 import type { StudyStore } from '../core/study/types';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import { SqliteStudyStore } from './sqliteStudies';
@@ -14,6 +14,12 @@ import { SqliteStudyStore } from './sqliteStudies';
  * database file's mode) is 0600, since it holds copilot answers and raw payloads.
  */
 
+/** Judgments and judge turns are keyed by sample and panel judge too (rows from before that are sample 0 of judge ''). */
+const JUDGMENT_COLUMNS =
+  "run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, judge_name TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, copilot, rubric_version, sample, judge_name)";
+const JUDGE_TURN_COLUMNS =
+  "run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, judge_name TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, rubric_version, sample, judge_name, turn)";
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS snapshots (snapshot_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, parent_id TEXT, meta TEXT NOT NULL, query_count INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS snapshot_queries (snapshot_id TEXT NOT NULL, idx INTEGER NOT NULL, query_id TEXT NOT NULL, query TEXT NOT NULL, PRIMARY KEY (snapshot_id, idx));
@@ -22,8 +28,8 @@ CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, protocol TEXT NOT NULL
 CREATE TABLE IF NOT EXISTS rubrics (rubric_version TEXT PRIMARY KEY, protocol TEXT NOT NULL, content TEXT NOT NULL, stored_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS responses (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, status TEXT NOT NULL, text TEXT, raw TEXT, html TEXT, adapter TEXT NOT NULL, started_at TEXT, finished_at TEXT, latency_ms REAL, error_kind TEXT, error_message TEXT, conversation_id TEXT, context TEXT, PRIMARY KEY (run_id, query_id, copilot));
 CREATE TABLE IF NOT EXISTS judge_units (run_id TEXT NOT NULL, idx INTEGER NOT NULL, unit TEXT NOT NULL, PRIMARY KEY (run_id, idx));
-CREATE TABLE IF NOT EXISTS judgments (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, rubric_version));
-CREATE TABLE IF NOT EXISTS judge_turns (run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (run_id, query_id, rubric_version, turn));
+CREATE TABLE IF NOT EXISTS judgments (${JUDGMENT_COLUMNS});
+CREATE TABLE IF NOT EXISTS judge_turns (${JUDGE_TURN_COLUMNS});
 CREATE TABLE IF NOT EXISTS judge_cache (cache_key TEXT PRIMARY KEY, answer TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS llm_calls (run_id TEXT NOT NULL, role TEXT NOT NULL, name TEXT NOT NULL, model TEXT, query_id TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, latency_ms REAL NOT NULL, ok INTEGER NOT NULL, error_kind TEXT, at TEXT NOT NULL);
@@ -59,6 +65,7 @@ export class SqliteStore implements ResultsStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 10000'); // several worker processes may share one file
     this.db.exec(SCHEMA);
+    addJudgeSlotColumns(this.db);
     this.studies = new SqliteStudyStore(this.db);
   }
 
@@ -197,31 +204,36 @@ export class SqliteStore implements ResultsStore {
 
   private insertJudgment(j: StoredJudgment): void {
     this.db
-      .prepare('INSERT OR IGNORE INTO judgments VALUES (@runId, @queryId, @copilot, @rubricVersion, @status, @scores, @rationales, @total, @rank, @position, @error, @judge, @attempts, @createdAt)')
-      .run({ ...j, scores: json(j.scores), rationales: json(j.rationales), judge: JSON.stringify(j.judge) });
+      .prepare(
+        'INSERT OR IGNORE INTO judgments VALUES (@runId, @queryId, @copilot, @rubricVersion, @status, @scores, @rationales, @total, @rank, @position, @error, @judge, @attempts, @createdAt, @sample, @judgeName)',
+      )
+      .run({ ...j, scores: json(j.scores), rationales: json(j.rationales), judge: JSON.stringify(j.judge), sample: j.sample ?? 0, judgeName: j.judgeName ?? '' });
   }
 
-  async getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string): Promise<StoredJudgment | null> {
+  async getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgment | null> {
     const row = this.db
-      .prepare('SELECT * FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND rubric_version = ?')
-      .get(runId, queryId, copilot, rubricVersion) as any;
+      .prepare('SELECT * FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND rubric_version = ? AND sample = ? AND judge_name = ?')
+      .get(runId, queryId, copilot, rubricVersion, slot.sample, slot.judge) as any;
     return row ? toJudgment(row) : null;
   }
 
   async judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]> {
+    const order = 'ORDER BY query_id, copilot, judge_name, sample';
     const rows = rubricVersion
-      ? this.db.prepare('SELECT * FROM judgments WHERE run_id = ? AND rubric_version = ? ORDER BY query_id, copilot').all(runId, rubricVersion)
-      : this.db.prepare('SELECT * FROM judgments WHERE run_id = ? ORDER BY query_id, copilot').all(runId);
+      ? this.db.prepare(`SELECT * FROM judgments WHERE run_id = ? AND rubric_version = ? ${order}`).all(runId, rubricVersion)
+      : this.db.prepare(`SELECT * FROM judgments WHERE run_id = ? ${order}`).all(runId);
     return (rows as any[]).map(toJudgment);
   }
 
-  async putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO judge_turns VALUES (?, ?, ?, ?, ?, ?)').run(runId, queryId, rubricVersion, turn, JSON.stringify(request), answer);
+  async putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot = FIRST_SLOT): Promise<void> {
+    this.db.prepare('INSERT OR IGNORE INTO judge_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge);
   }
 
-  async judgeTurns(runId: string, queryId: string, rubricVersion: string): Promise<StoredJudgeTurn[]> {
+  async judgeTurns(runId: string, queryId: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgeTurn[]> {
     return (
-      this.db.prepare('SELECT turn, request, answer FROM judge_turns WHERE run_id = ? AND query_id = ? AND rubric_version = ? ORDER BY turn').all(runId, queryId, rubricVersion) as any[]
+      this.db
+        .prepare('SELECT turn, request, answer FROM judge_turns WHERE run_id = ? AND query_id = ? AND rubric_version = ? AND sample = ? AND judge_name = ? ORDER BY turn')
+        .all(runId, queryId, rubricVersion, slot.sample, slot.judge) as any[]
     ).map((r) => ({ turn: r.turn, request: JSON.parse(r.request), answer: r.answer }));
   }
 
@@ -348,5 +360,26 @@ function toJudgment(row: any): StoredJudgment {
     judge: JSON.parse(row.judge),
     attempts: row.attempts,
     createdAt: row.created_at,
+    sample: row.sample,
+    judgeName: row.judge_name,
   };
+}
+
+/**
+ * Stores made before repeated judging and panels key judgments and judge turns without sample and judge name: rebuild
+ * those two tables with the wider key, their rows becoming sample 0 of judge ''. One immediate transaction, re-checked
+ * inside, so several processes opening an old store at once migrate it once.
+ */
+function addJudgeSlotColumns(db: Database.Database): void {
+  const hasSample = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).some((c) => c.name === 'sample');
+  if (hasSample('judgments') && hasSample('judge_turns')) return;
+  db.transaction(() => {
+    for (const [table, columns] of [
+      ['judgments', JUDGMENT_COLUMNS],
+      ['judge_turns', JUDGE_TURN_COLUMNS],
+    ]) {
+      if (hasSample(table)) continue;
+      db.exec(`CREATE TABLE ${table}_slots (${columns}); INSERT INTO ${table}_slots SELECT *, 0, '' FROM ${table}; DROP TABLE ${table}; ALTER TABLE ${table}_slots RENAME TO ${table};`);
+    }
+  }).immediate();
 }

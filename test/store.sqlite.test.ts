@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { InputError } from '../core/inputError';
 import { openExistingStore, parseStoreSpec, storeTarget } from '../stores';
@@ -84,5 +85,34 @@ describe('choosing the store (JUDGEFLOW_STORE)', () => {
     await made.close();
     const store = await openExistingStore(env);
     expect(await store!.getRun('visible')).toMatchObject({ runId: 'visible' });
+  });
+});
+
+describe('sqlite schema migration', () => {
+  test('a store made before samples and panels keeps its judgments and turns as sample 0 of judge "" and takes new slots', async () => {
+    const dir = tempDir('jf-migrate-');
+    const file = path.join(dir, 'results.db');
+    // The two tables exactly as releases before repeated judging created them.
+    const old = new Database(file);
+    old.exec(`CREATE TABLE judgments (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, rubric_version));
+      CREATE TABLE judge_turns (run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (run_id, query_id, rubric_version, turn));`);
+    old.prepare('INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run('r1', 'q1', 'Ace', 'rv1', 'ok', '{"d1":7}', '{"d1":"ok"}', 70, null, null, null, '{"model":"m","baseURL":"u","temperature":0,"rubricVersion":"rv1"}', 1, '2025-01-01T00:00:00.000Z');
+    old.prepare('INSERT INTO judge_turns VALUES (?, ?, ?, ?, ?, ?)').run('r1', 'q1', 'rv1', 1, '{"kind":"scoring"}', 'old answer');
+    old.close();
+
+    const [a, b] = [new SqliteStore(file), new SqliteStore(file)]; // two processes opening it: migrated once
+    try {
+      expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
+      expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: { kind: 'scoring' }, answer: 'old answer' }]);
+      const again = (await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!;
+      await b.putJudgment({ ...again, sample: 1, total: 40 });
+      expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
+        [0, 70],
+        [1, 40],
+      ]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });

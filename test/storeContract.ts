@@ -60,6 +60,8 @@ export const aJudgment = (runId: string, queryId: string, copilot: string, over:
   judge: { model: 'judge-m', baseURL: 'http://judge.test/v1', temperature: 0, rubricVersion: 'rv1' },
   attempts: 1,
   createdAt: '2025-01-01T00:00:02.000Z',
+  sample: 0,
+  judgeName: '',
   ...over,
 });
 
