@@ -1,8 +1,10 @@
 import path from 'node:path';
 import type { JudgeConfig } from '../core/judgeConfig';
 import type { ModelEndpoint } from '../core/llm';
+import { consensusJudgments, type PanelAggregate } from '../core/consensus';
+import type { StoredJudgment } from '../core/types';
 import type { LoadedRubric, ProtocolModule } from '../core/protocol';
-import type { ResultsStore, RunRecord } from '../core/store';
+import { FIRST_SLOT, type JudgeSlot, type ResultsStore, type RunRecord } from '../core/store';
 import { storedRubric } from '../rubrics/storedRubric';
 import { contentHash } from '../core/hashing';
 import type { Pricing } from '../core/cost';
@@ -53,18 +55,51 @@ export async function requireRubric(deps: ActivityDeps, run: RunRecord): Promise
   return rubric;
 }
 
-export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }): ModelEndpoint {
-  const j = run.config.judge;
+/** A judge of the run: the panel member of that name, or the run's one `judge` (named ''). */
+export type RunJudge = JudgeConfig & { name: string };
+
+/** Every judge of a run (a run without a panel has one, named ''). */
+export function runJudges(config: StoredRunConfig): RunJudge[] {
+  return [{ ...config.judge, name: '' }];
+}
+
+/**
+ * One verdict per query × copilot of a run, as every report, compare, study and prune reads them: each judge's mean over
+ * its successful samples, then the panel's aggregate (see core/consensus.ts).
+ */
+export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
+  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig));
+}
+
+/** How a panel's judges are combined into the reported score (a single judge: its own mean). */
+export function panelAggregate(_config: StoredRunConfig): PanelAggregate {
+  return 'mean';
+}
+
+/** How many independent samples of every unit each judge is asked for (1 for runs made before samples existed). */
+export function runSamples(config: StoredRunConfig): number {
+  return config.judge.samples ?? 1;
+}
+
+/**
+ * How the judge of `slot` is asked. Sample 0 keeps the seed and cache key a run without samples had (so re-judging an
+ * older run reuses its answers); later samples get their own seed and cache key, so they are independent asks.
+ */
+export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot: JudgeSlot = FIRST_SLOT): ModelEndpoint {
+  const j = runJudges(run.config).find((x) => x.name === slot.judge);
+  if (!j) throw new Error(`run ${run.runId} has no judge named "${slot.judge}"`);
+  const variant = [slot.judge ? `judge:${slot.judge}` : '', slot.sample ? `sample:${slot.sample}` : ''].filter(Boolean).join(' ');
   return {
     baseURL: j.baseURL,
     model: j.model,
     apiKeyEnv: j.apiKeyEnv,
-    temperature: run.judge.temperature,
+    temperature: slot.judge ? (j.temperature === undefined ? run.judge.temperature : j.temperature) : run.judge.temperature,
     timeoutMs: j.timeoutMs,
     responseFormat: j.responseFormat,
     maxTokens: j.maxTokens,
     maxTokensParam: j.maxTokensParam,
-    seed: j.sendSeed === false ? null : seedNumber(run.config.seed),
+    seed: j.sendSeed === false ? null : seedNumber(slot.sample ? `${run.config.seed}:sample:${slot.sample}` : run.config.seed),
+    ...(variant ? { cacheVariant: variant } : {}),
   };
 }
 

@@ -3,7 +3,12 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
-import { judgeUnitTimeoutMs, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
+import { judgeUnitTimeoutMs, judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
+import { slotOf } from '../core/store';
+import { workItems } from '../core/workItems';
+import { consensusJudgments } from '../core/consensus';
+import { reliability } from '../core/reliability';
+import { judgingMarkdown } from '../core/judgingReport';
 import { summariseCost } from '../core/cost';
 import type { StoredResponse } from '../core/types';
 import { contentHash } from '../core/hashing';
@@ -11,7 +16,7 @@ import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
-import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
@@ -73,13 +78,14 @@ export function runActivities(deps: ActivityDeps) {
           copilots: run.copilots,
           seed: run.config.seed,
         });
-        await store.putJudgeUnits(runId, planned.units, planned.plan); // atomic: a crash never leaves units without their plan
-        units = planned.units;
+        units = workItems(planned.units, runSamples(run.config), runJudges(run.config).map((j) => j.name));
+        await store.putJudgeUnits(runId, units, planned.plan); // atomic: a crash never leaves units without their plan
       }
       // The judge activity's start-to-close timeout: the largest unit's worst case, as the protocol counts its calls.
       const rubric = await requireRubric(deps, run);
       const largest = Math.max(1, ...units.map((unit) => unit.copilots.length));
-      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), run.config.judge.timeoutMs, rubric.judge.maxInvalidAnswers);
+      const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
+      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers);
       return { units: units.length, unitTimeoutMs };
     },
 
@@ -88,25 +94,28 @@ export function runActivities(deps: ActivityDeps) {
       const run = await requireRun(deps, runId);
       const [unit] = await store.judgeUnits(runId, index, index + 1);
       if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
+      const slot = slotOf(unit);
+      const judge = judgeEndpoint(run, slot);
       const ctx: JudgeContext = {
         store,
         runId,
         snapshotId: run.snapshotId,
         rubric: await requireRubric(deps, run),
-        judge: judgeEndpoint(run),
+        judge,
+        slot,
         env: deps.env,
         cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
         options: protocolOptions(protocolFor(run.protocol), run.config),
         // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
         signal: cancellationSignal(),
         recordCall: (usage) =>
-          store.putLlmCall({ runId, role: 'judge', name: run.judge.model, queryId: unit.queryId, ...usage, at: new Date().toISOString() }),
+          store.putLlmCall({ runId, role: 'judge', name: slot.judge || judge.model, queryId: unit.queryId, ...usage, at: new Date().toISOString() }),
       };
       try {
         return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
       } catch (error) {
         if (ctx.signal?.aborted) throw ctx.signal.reason;
-        throw judgeFailure(error, secretValues(run.config.judge, deps.env));
+        throw judgeFailure(error, runJudges(run.config).flatMap((j) => secretValues(j, deps.env)));
       }
     },
 
@@ -116,6 +125,7 @@ export function runActivities(deps: ActivityDeps) {
       const [unit] = await store.judgeUnits(runId, index, index + 1);
       for (const copilot of unit?.copilots ?? []) {
         await store.putJudgment({
+          ...judgmentSlot(slotOf(unit)),
           runId,
           queryId: unit.queryId,
           copilot,
@@ -176,11 +186,13 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   const { store } = deps;
   const run = await requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
+  // Every sample of every judge; reports read one consensus verdict per response and measure the spread separately.
+  const verdicts = await store.judgments(runId, run.rubricVersion);
   const input: ReportInput = {
     run,
     queries: await store.snapshotQueries(run.snapshotId),
     responses: await store.responses(runId),
-    judgments: await store.judgments(runId, run.rubricVersion),
+    judgments: consensusJudgments(verdicts, panelAggregate(run.config)),
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
     options: protocolOptions(protocol, run.config),
@@ -189,6 +201,9 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   };
   const files = protocol.buildReport(input);
   files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  const reliable = reliability(verdicts, runSamples(run.config), protocol.scoreKey);
+  if (reliable) files.json.reliability = reliable;
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json)].join('\n');
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
 }
 

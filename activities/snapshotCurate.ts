@@ -11,7 +11,7 @@ import { InputError } from '../core/inputError';
 import type { QueryCuration } from '../core/protocol';
 import { protocolFor } from '../rubrics';
 import type { CurateInput, LlmSettings, StageCounts } from '../workflows/snapshotTypes';
-import type { ActivityDeps } from './deps';
+import { consensusVerdicts, type ActivityDeps } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { INPUT_ERROR, nonRetryableInput } from './failures';
 
@@ -162,7 +162,7 @@ export function curateActivities(deps: ActivityDeps) {
       if (!run) throw ApplicationFailure.nonRetryable(`--prune-run ${runId}: no such run in the results store ${store.location} (see judgeflow runs)`, INPUT_ERROR);
       const protocol = protocolFor(run.protocol);
       const isDimension = (key: string) => protocol.scoreKey(key).kind === 'dimension';
-      const easy = easyQueryTexts({ queries: await store.snapshotQueries(run.snapshotId), judgments: await store.judgments(runId, run.rubricVersion), copilots: run.copilots, threshold, metric, isDimension });
+      const easy = easyQueryTexts({ queries: await store.snapshotQueries(run.snapshotId), judgments: await consensusVerdicts(store, run), copilots: run.copilots, threshold, metric, isDimension });
       const kept = input.filter((i) => !easy.has(normalizeText(i.query)));
       return finish(jobId, 'prune', kept, { stage: 'prune', in: input.length, out: kept.length, pruned: input.length - kept.length, easyInRun: easy.size, run: runId, threshold, metric });
     },

@@ -7,6 +7,7 @@ import type { ResultsStore, RunRecord } from '../core/store';
 import type { Query } from '../core/types';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
+import { consensusVerdicts } from '../activities/deps';
 
 async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
   const run = await store.getRun(runId);
@@ -18,7 +19,7 @@ async function loadSide(store: ResultsStore, runId: string, which: string): Prom
     rubricVersion: run.rubricVersion,
     judge: run.judge,
     copilots: run.copilots,
-    judgments: await store.judgments(run.runId, run.rubricVersion),
+    judgments: await consensusVerdicts(store, run),
   };
   return { run, side };
 }

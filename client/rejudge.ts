@@ -11,6 +11,11 @@ export interface RejudgeOptions {
   judgeModel?: string;
   judgeUrl?: string;
   judgeKeyEnv?: string;
+  /**
+   * Independent samples per unit. Samples the source already has are identical requests (same seed, same presentation
+   * rotation), so with answer reuse only the new ones are asked: `--samples 3` on a run judged once asks for samples 2 and 3.
+   */
+  samples?: number;
   /** Ask the judge again even where an identical request was answered before. */
   force?: boolean;
   /** Reuse answers to identical judge requests even though the rubric version changed (e.g. only weights changed). */
@@ -43,6 +48,7 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   if (opts.judgeModel) judge.model = opts.judgeModel;
   if (opts.judgeUrl) judge.baseURL = opts.judgeUrl;
   if (opts.judgeKeyEnv) judge.apiKeyEnv = opts.judgeKeyEnv;
+  if (opts.samples) judge.samples = opts.samples;
   const overridden = {
     ...stored,
     judge,

@@ -23,6 +23,8 @@ export const judgeConfigSchema = z
     /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
     maxAttempts: z.number().int().min(1).max(20).default(8),
     responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
+    /** Repeated judging: every unit is judged this many times independently; reports use the mean and measure the spread. */
+    samples: z.number().int().min(1).max(50).default(1),
   })
   .strict();
 

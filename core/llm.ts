@@ -18,6 +18,11 @@ export interface ModelEndpoint {
   maxTokensParam?: 'max_tokens' | 'max_completion_tokens';
   /** Sent as `seed` when set; recorded with every judgment. */
   seed?: number | null;
+  /**
+   * Part of the answer cache key when set: repeated samples (and panel members) ask identical requests but must get
+   * independent answers. Unset for sample 0 of a single judge, so caches written before samples existed still match.
+   */
+  cacheVariant?: string;
 }
 
 export type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
@@ -83,7 +88,8 @@ function clientFor(settings: ModelEndpoint, env: NodeJS.ProcessEnv): OpenAI {
 }
 
 export function requestKey(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
-  return contentHash({ model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat, messages, schema: spec.jsonSchema }, 40);
+  const request = { model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat, messages, schema: spec.jsonSchema };
+  return contentHash(settings.cacheVariant === undefined ? request : { ...request, variant: settings.cacheVariant }, 40);
 }
 
 /** Some endpoints wrap JSON in a Markdown code fence even when asked for JSON; the content is what counts. */

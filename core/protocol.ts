@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { AnswerCache, CallUsage, ChatMessage, JsonAnswerSpec, ModelEndpoint } from './llm';
 import type { PromptPair } from './prompts';
-import type { JudgeUnit, ResultsStore, RunRecord } from './store';
+import type { JudgeSlot, JudgeUnit, ResultsStore, RunRecord } from './store';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
 /** A rubric after validation: `content` is exactly what the version hash covers. */
@@ -19,6 +19,11 @@ export interface JudgeContext {
   snapshotId: string;
   rubric: LoadedRubric;
   judge: ModelEndpoint;
+  /**
+   * Which sample and which panel judge this call is: every read and write of verdicts and judge turns is keyed by it
+   * (ResultsStore's `slot` arguments), and every stored judgment carries it (`judgmentSlot`).
+   */
+  slot: JudgeSlot;
   env: NodeJS.ProcessEnv;
   /** Present when re-judging may reuse answers to identical requests. */
   cache?: AnswerCache;
@@ -146,6 +151,9 @@ export const JUDGE_UNIT_SLACK_MS = 60_000;
 export function judgeUnitTimeoutMs(protocol: Pick<ProtocolModule, 'judgeCallsPerQuery'>, answers: number, options: Record<string, unknown>, callTimeoutMs: number, maxInvalidAnswers: number): number {
   return protocol.judgeCallsPerQuery(answers, options) * (1 + maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS;
 }
+
+/** The slot fields a protocol spreads into every judgment it stores. */
+export const judgmentSlot = (slot: JudgeSlot): { sample: number; judgeName: string } => ({ sample: slot.sample, judgeName: slot.judge });
 
 /** Score keys that are not dimensions are flags; a protocol without flags says so with this. */
 export const allDimensions = (): ScoreKeyKind => ({ kind: 'dimension' });

@@ -23,6 +23,8 @@ export function intBetween(rng: Random, min: number, max: number): number {
 export interface AnswerHints {
   quality?: number;
   itemQualities?: number[];
+  /** Added to every `*score` (before rounding and clamping to the schema's range): a judge's leniency, bias or noise. */
+  scoreShift?: () => number;
 }
 
 interface WalkContext {
@@ -126,7 +128,8 @@ function numberAnswer(s: any, ctx: WalkContext, integer: boolean): number {
   let max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - (integer ? 1 : 0.01) : Math.max(10, min);
   if (integer) { min = Math.ceil(min); max = Math.floor(max); }
   const quality = /score$/i.test(ctx.key) ? qualityFor(ctx) : undefined;
-  const raw = quality === undefined ? min + ctx.rng() * (max - min) : biased(quality, min, max, ctx.rng);
+  const base = quality === undefined ? min + ctx.rng() * (max - min) : biased(quality, min, max, ctx.rng);
+  const raw = quality !== undefined && ctx.hints.scoreShift ? base + ctx.hints.scoreShift() : base;
   const value = integer ? Math.round(raw) : Math.round(raw * 100) / 100;
   return Math.min(max, Math.max(min, value));
 }

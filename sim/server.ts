@@ -21,6 +21,21 @@ export interface SimRequestLog {
   headers: Record<string, string | undefined>;
   /** The `usage` this server returned for the request (successful completions only), so tests can check reported token counts. */
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  /** The assistant content it answered with (successful completions only), so tests can recompute what a judge said. */
+  content?: string;
+}
+
+/**
+ * A simulated judge's character, chosen by the request's model name (SimOptions.judges): scores move by `leniency`
+ * points, by `bonus` points for responses containing `favour.contains` (self-preference: a judge recognising its own
+ * family's style), and by Gaussian noise of sd `noise` points drawn afresh for every request (seeded by request index),
+ * so repeated samples of one unit differ. Without a profile a judge is deterministic: identical requests, identical answers.
+ */
+export interface SimJudgeProfile {
+  noise?: number;
+  leniency?: number;
+  favour?: { contains: string; bonus: number };
+  seed?: number;
 }
 export interface SimReply { status?: number; headers?: Record<string, string>; body?: string /* raw body, e.g. malformed JSON */; content?: string /* assistant message content */ }
 export type SimHandler = (body: any, ctx: { requestIndex: number; log: SimRequestLog[] }) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
@@ -30,6 +45,7 @@ export interface SimOptions {
   latencyMs?: number; // added delay before each reply
   handler?: SimHandler; // custom behaviour; return undefined to fall back to the default behaviour
   faults?: { rate429?: number; rate500?: number; rateMalformed?: number; retryAfterSeconds?: number; seed?: number }; // fractions 0..1, deterministic by request index + seed
+  judges?: Record<string, SimJudgeProfile>; // judge model name -> its character (leniency, self-preference, noise)
   onRequest?: (entry: SimRequestLog) => void; // observe chat requests as they arrive (the CLI logs them)
 }
 export interface SimServer { url: string /* e.g. http://127.0.0.1:PORT/v1 */; port: number; requests: SimRequestLog[]; close(): Promise<void> }
@@ -99,7 +115,7 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   const rejected = reasoningModelRejection(body);
   if (rejected) return sendError(res, 400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const reply = faultReply(body, requestIndex, options, seenOnce) ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
-  sendReply(res, body, reply, entry);
+  sendReply(res, body, reply, entry, options.judges?.[baseModel(body.model)], requestIndex);
 }
 
 /**
@@ -154,7 +170,7 @@ function normalize(reply: SimReply | string | undefined): SimReply | undefined {
   return typeof reply === 'string' ? { content: reply } : reply;
 }
 
-function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRequestLog): void {
+function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRequestLog, judge: SimJudgeProfile | undefined, requestIndex: number): void {
   const status = reply.status ?? 200;
   if (reply.body !== undefined) {
     const contentType = body.stream ? 'text/event-stream' : 'application/json';
@@ -166,21 +182,32 @@ function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRe
     const [type, code] = status === 429 ? ['requests', 'rate_limit_exceeded'] : status >= 500 ? ['server_error', 'server_error'] : ['invalid_request_error', null];
     return sendError(res, status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
   }
-  const content = reply.content ?? defaultContent(body);
+  const content = reply.content ?? defaultContent(body, judge, requestIndex);
+  entry.content = content;
   if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, content);
   if (body.stream) return streamCompletion(res, body, content, status, reply.headers);
   sendJson(res, status, completion(body, content), reply.headers);
 }
 
 /** Judges ask for json_schema output; everything else is treated as a copilot question. */
-function defaultContent(body: any): string {
+function defaultContent(body: any, judge: SimJudgeProfile | undefined, requestIndex: number): string {
   const messages: Message[] = body.messages.map((m: any) => ({ role: String(m?.role), content: textOf(m?.content) }));
   const format = body.response_format;
   if (format?.type === 'json_schema') {
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-    return JSON.stringify(answerForSchema(format.json_schema?.schema ?? {}, JSON.stringify(messages), judgeHints(lastUser)));
+    const hints = { ...judgeHints(lastUser), ...(judge ? { scoreShift: judgeShift(judge, lastUser, requestIndex) } : {}) };
+    return JSON.stringify(answerForSchema(format.json_schema?.schema ?? {}, JSON.stringify(messages), hints));
   }
   return defaultCopilotAnswer(baseModel(body.model), messages);
+}
+
+/** The points a profiled judge adds to each score of this request: leniency, self-preference bonus, fresh noise. */
+function judgeShift(judge: SimJudgeProfile, judgedText: string, requestIndex: number): () => number {
+  const rng = seededRandom(`sim-judge:${judge.seed ?? 0}:${requestIndex}`);
+  const fixed = (judge.leniency ?? 0) + (judge.favour && judgedText.includes(judge.favour.contains) ? judge.favour.bonus : 0);
+  // Box–Muller: a standard normal draw from two uniforms.
+  const normal = () => Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+  return () => fixed + (judge.noise ? judge.noise * normal() : 0);
 }
 
 function completion(body: any, content: string) {

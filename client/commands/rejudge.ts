@@ -10,12 +10,13 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 export const rejudgeCommand: Command = {
   name: 'rejudge',
   summary: "judge a finished run's stored responses again (new rubric or judge) as a new run; zero copilot calls",
-  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--force | --reuse-answers] [--detach] [--json] [--progress auto|bars|lines]',
+  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--detach] [--json] [--progress auto|bars|lines]',
   options: {
     rubric: { type: 'string' },
     'judge-model': { type: 'string' },
     'judge-url': { type: 'string' },
     'judge-key-env': { type: 'string' },
+    samples: { type: 'string' },
     force: { type: 'boolean' },
     'reuse-answers': { type: 'boolean' },
     detach: { type: 'boolean' },
@@ -26,6 +27,8 @@ export const rejudgeCommand: Command = {
     const sourceRunId = positionals[0];
     if (!sourceRunId || positionals.length > 1) throw new InputError(`expected exactly one RUN_ID\nUsage: ${this.usage}`);
     if (values.force && values['reuse-answers']) throw new InputError('--force and --reuse-answers contradict each other; pick one');
+    const samples = values.samples === undefined ? undefined : Number(values.samples);
+    if (samples !== undefined && !(Number.isInteger(samples) && samples >= 1 && samples <= 50)) throw new InputError(`--samples must be a whole number from 1 to 50, got "${values.samples}"`);
     const store = await openExistingStore();
     if (!store) throw new InputError(`there is no results store at ${storeLocation()}; set JUDGEFLOW_HOME to where run ${sourceRunId} was stored`);
     const plan = await planRejudge(store, {
@@ -34,6 +37,7 @@ export const rejudgeCommand: Command = {
       judgeModel: str(values['judge-model']),
       judgeUrl: str(values['judge-url']),
       judgeKeyEnv: str(values['judge-key-env']),
+      samples,
       force: Boolean(values.force),
       reuseAnswers: Boolean(values['reuse-answers']),
     });

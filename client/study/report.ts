@@ -8,6 +8,7 @@ import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore, RunRecord } from '../../core/store';
 import type { Query } from '../../core/types';
 import { InputError } from '../../core/inputError';
+import { consensusVerdicts } from '../../activities/deps';
 
 export interface StudyReportOptions {
   /** More runs whose judgments are compared with the annotators (re-judges of the same responses, a judge panel). */
@@ -20,7 +21,7 @@ export interface StudyReportOptions {
 
 async function judgeScores(store: ResultsStore, run: RunRecord): Promise<JudgeScores> {
   const scores = new Map<string, { total: number; rationales: Record<string, string> | null }>();
-  for (const j of await store.judgments(run.runId, run.rubricVersion)) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
+  for (const j of await consensusVerdicts(store, run)) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
   return { judgeRunId: run.runId, scores };
 }
 

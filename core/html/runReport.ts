@@ -126,8 +126,16 @@ export function costSection(cost: CostSummary | undefined): string {
 }
 
 /** A run report page: header, contents, protocol sections, cost, drill-down. */
-export function runReportPage(args: { title: string; header: string; sections: Array<[id: string, title: string, html: string]>; cost?: CostSummary; drill: DrillData }): string {
-  const sections = [...args.sections.filter(([, , html]) => html)];
+export function runReportPage(args: {
+  title: string;
+  header: string;
+  sections: Array<[id: string, title: string, html: string]>;
+  /** Sections every protocol shares about its judges (repeated samples, panels): after the protocol's own. */
+  judging?: Array<[id: string, title: string, html: string]>;
+  cost?: CostSummary;
+  drill: DrillData;
+}): string {
+  const sections = [...args.sections, ...(args.judging ?? [])].filter(([, , html]) => html);
   const cost = costSection(args.cost);
   const entries: Array<[string, string]> = [...sections.map(([id, title]) => [id, title] as [string, string]), ...(cost ? [['cost', 'Cost'] as [string, string]] : []), ['drill', 'Every answer']];
   const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales.');

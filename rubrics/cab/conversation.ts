@@ -33,7 +33,7 @@ export class DurableConversation {
   ) {}
 
   private async load() {
-    return new Map((await this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version)).map((t) => [t.turn, t]));
+    return new Map((await this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version, this.ctx.slot)).map((t) => [t.turn, t]));
   }
 
   /** Turn `n` (1-based) appends `add` and asks for JSON; answered from the store when it finished before. */
@@ -62,7 +62,7 @@ export class DurableConversation {
         error: answer.ok ? null : answer.error,
         systemFingerprint: answer.systemFingerprint,
       };
-      await this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '');
+      await this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '', this.ctx.slot);
       // First write wins: if a stale attempt of this activity stored the turn first, continue from ITS answer.
       this.stored = await this.load();
     }
@@ -76,11 +76,11 @@ export class DurableConversation {
 /** An independent single call (no shared conversation), stored like a turn so a retried activity does not ask again. */
 export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, messages: ChatMessage[], spec: JsonAnswerSpec<T>, maxInvalidAnswers: number): Promise<TurnResult<T>> {
   const version = ctx.rubric.version;
-  const find = async () => (await ctx.store.judgeTurns(ctx.runId, queryId, version)).find((t) => t.turn === n);
+  const find = async () => (await ctx.store.judgeTurns(ctx.runId, queryId, version, ctx.slot)).find((t) => t.turn === n);
   if (!(await find())) {
     const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal, onCall: ctx.recordCall });
     const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error, systemFingerprint: answer.systemFingerprint };
-    await ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '');
+    await ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '', ctx.slot);
   }
   const { request, answer } = (await find())!;
   return turnResult<T>(request as StoredTurn, answer);

@@ -1,6 +1,7 @@
 import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/html/charts';
 import { dataTable, esc, num } from '../../core/html/page';
 import { drillData, runHeader, runReportPage, type HtmlReportInput } from '../../core/html/runReport';
+import { judgingSections } from '../../core/judgingReport';
 import { separabilityTiers } from '../../core/html/tiers';
 import type { CostSummary } from '../../core/cost';
 import { meanCI } from '../../core/stats';
@@ -126,6 +127,7 @@ export function buildCabHtml(input: HtmlReportInput): string {
       ['presentation', 'Presentation order', balance],
       ['taxonomy', 'Error taxonomy', taxonomy],
     ],
+    judging: judgingSections(input.report),
     cost: input.report.cost as CostSummary | undefined,
     drill: drillData(input, {
       // The ranking's rationale (and taxonomy flags) show in the detail with the other rationales; they are not score columns.

@@ -1,4 +1,4 @@
-import type { JudgeContext } from '../../core/protocol';
+import { judgmentSlot, type JudgeContext } from '../../core/protocol';
 import { splitScores } from '../../core/scoreSchema';
 import type { JudgeUnit } from '../../core/store';
 import { evaluationDateOf } from './options';
@@ -33,7 +33,7 @@ type Scores = Record<string, { score: number } & Record<string, unknown>>;
 export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
   const rubric = ctx.rubric as CabRubric;
   const { store, runId } = ctx;
-  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version)));
+  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version, ctx.slot)));
   if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
 
   const run = await store.getRun(runId);
@@ -71,7 +71,7 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
     // The ranking covers every label shown, so a response whose scoring turn failed still gets its rank.
     const rank = ranking?.ok ? ranking.value.ranking.indexOf(labels[i]) + 1 : null;
     const judge = { ...stamp, systemFingerprint: scored[i].systemFingerprint };
-    const base = { runId, queryId: unit.queryId, copilot, rubricVersion: rubric.version, position: i + 1, rank, judge, attempts: scored[i].attempts, createdAt };
+    const base = { runId, queryId: unit.queryId, copilot, rubricVersion: rubric.version, position: i + 1, rank, judge, attempts: scored[i].attempts, createdAt, ...judgmentSlot(ctx.slot) };
     const turn = scored[i];
     if (!turn.ok) return { ...base, status: 'failed', scores: null, rationales: null, total: null, error: turn.error };
     const { scores, rationales } = splitScores(turn.value, REASONING_KEY);

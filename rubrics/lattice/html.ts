@@ -1,6 +1,7 @@
 import { groupedBars, heatmap, intervalChart } from '../../core/html/charts';
 import { separabilityTiers } from '../../core/html/tiers';
 import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput } from '../../core/html/runReport';
+import { judgingSections } from '../../core/judgingReport';
 import type { CostSummary } from '../../core/cost';
 import type { LatticeCopilotSummary } from './aggregate';
 import type { LatticeRubric } from './rubric';
@@ -69,6 +70,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
       ['categories', 'Categories × copilots', categories],
       ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments)],
     ],
+    judging: judgingSections(input.report),
     cost: input.report.cost as CostSummary | undefined,
     drill: drillData(input, {
       dimensions: dims,

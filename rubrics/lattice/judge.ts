@@ -1,5 +1,5 @@
 import { askJson, type ChatMessage } from '../../core/llm';
-import type { JudgeContext } from '../../core/protocol';
+import { judgmentSlot, type JudgeContext } from '../../core/protocol';
 import { dimensionScoresSpec, splitScores } from '../../core/scoreSchema';
 import { historyBlock } from '../../core/history';
 import type { StoredJudgment } from '../../core/types';
@@ -53,7 +53,7 @@ export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, resp
 /** One independent judge call for one stored response; the verdict (or the failure) is written to the store. */
 export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: string, copilot: string, ctx: JudgeContext): Promise<'ok' | 'failed'> {
   const { store, runId } = ctx;
-  const existing = await store.getJudgment(runId, queryId, copilot, rubric.version);
+  const existing = await store.getJudgment(runId, queryId, copilot, rubric.version, ctx.slot);
   if (existing) return existing.status;
   const query = asLatticeQuery(await store.snapshotQuery(ctx.snapshotId, queryId));
   const response = await store.getResponse(runId, queryId, copilot);
@@ -85,6 +85,7 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     judge: { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: answer.systemFingerprint },
     attempts: answer.attempts,
     createdAt: new Date().toISOString(),
+    ...judgmentSlot(ctx.slot),
   };
   if (!answer.ok) {
     await store.putJudgment({ ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error });

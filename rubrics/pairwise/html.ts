@@ -1,6 +1,7 @@
 import type { CostSummary } from '../../core/cost';
 import { columnChart, heatmap } from '../../core/html/charts';
 import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput } from '../../core/html/runReport';
+import { judgingSections } from '../../core/judgingReport';
 import { pairwiseLabels } from './queries';
 
 interface WinRecord {
@@ -39,6 +40,7 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
       ['head-to-head', 'Head to head', matrix],
       ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments)],
     ],
+    judging: judgingSections(input.report),
     cost: input.report.cost as CostSummary | undefined,
     drill: drillData(input, { dimensions: [{ id: 'preference', name: 'Preference' }], labelName: 'topic', labelsOf: (q) => pairwiseLabels(q).topic ?? [] }),
   });

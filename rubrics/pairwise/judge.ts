@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { historyBlock } from '../../core/history';
 import { askJson, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
-import type { JudgeContext } from '../../core/protocol';
+import { judgmentSlot, type JudgeContext } from '../../core/protocol';
 import { renderTemplate, requireShown } from '../../core/prompts';
 import type { JudgeUnit } from '../../core/store';
 import type { Query, StoredJudgment } from '../../core/types';
@@ -51,7 +51,7 @@ export function checkPairwisePrompts(rubric: PairwiseRubric): PairwiseRubric {
 export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
   const rubric = ctx.rubric as PairwiseRubric;
   const { store, runId } = ctx;
-  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version)));
+  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version, ctx.slot)));
   if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
 
   const query = await store.snapshotQuery(ctx.snapshotId, unit.queryId);
@@ -88,7 +88,7 @@ export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Pro
     outcomes.get(b)![a] = { points: 1 - pointsA, rationale: answer.value.rationale };
   }
 
-  const base = { runId, queryId: unit.queryId, rubricVersion: rubric.version, rank: null, position: null, attempts, createdAt: new Date().toISOString() };
+  const base = { runId, queryId: unit.queryId, rubricVersion: rubric.version, rank: null, position: null, attempts, createdAt: new Date().toISOString(), ...judgmentSlot(ctx.slot) };
   const judge = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: systemFingerprint ?? null };
   const judgments: StoredJudgment[] = unit.copilots.map((copilot) => {
     const mine = Object.entries(outcomes.get(copilot)!);
