@@ -61,7 +61,7 @@ test('judge.samples: 3 against a judge that varies by call: each response judged
     expect(await world.store.judgments(result.runId)).toHaveLength(90);
 
     // results.csv: every row's dimension scores are the mean of that response's three answers.
-    const rows = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'));
+    const rows = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'), 'results.csv');
     const header = rows[0];
     for (const row of rows.slice(1)) {
       const text = responses.find((r) => r.queryId === row[header.indexOf('query_id')] && r.copilot === row[header.indexOf('copilot')])!.text!;
