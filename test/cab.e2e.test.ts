@@ -7,7 +7,7 @@ import { blockedAnova, chiSquareUniform } from '../core/stats';
 import { runInput } from '../client/startRun';
 import { runConfig, tempDir, withWorker } from './support/harness';
 import { cabDatasetFile } from './support/cabDataset';
-import { biasedScoring, labelOf, queryTextOf, rankingByTotals, schemaName, scoringPrompts } from './support/cabJudge';
+import { biasedScoring, firstFavouringJudge, labelOf, queryTextOf, rankingByTotals, schemaName, scoringPrompts } from './support/cabJudge';
 import { simServersForFile } from './support/sims';
 
 // The published CryptoAnalystBench CSV, read where it is, when ../shared has it; else a CAB-shaped fixture of 198 rows.
@@ -19,14 +19,7 @@ const Q = 198; // the whole dataset; not a multiple of 4, so position counts are
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const sim = simServersForFile({
-  judge: {
-    handler: (body) => {
-      const name = schemaName(body);
-      if (name === 'cab_scores') return JSON.stringify(biasedScoring(body, BONUS));
-      if (name === 'cab_ranking') return JSON.stringify(rankingByTotals(body));
-      return undefined;
-    },
-  },
+  judge: { handler: firstFavouringJudge(BONUS) },
   copilots: {},
 });
 

@@ -1,28 +1,33 @@
 import path from 'node:path';
 import { connectClient } from '../client/connection';
 import { runInput } from '../client/startRun';
+import type { StoredJudgment } from '../core/types';
 import { SqliteStore } from '../stores/sqlite';
-import { startSimServer } from '../sim/server';
+import { startSimServer, type SimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
 import { startWorkerProcess } from './support/cli';
 import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until } from './support/harness';
-import { scriptedLatticeJudge } from './support/judges';
+import { gradedText, scriptedLatticeJudge } from './support/judges';
 
 jest.setTimeout(180_000);
 
-test('a worker killed with SIGKILL mid-judging: the run completes with exactly one judgment per response, none lost', async () => {
-  // A slow judge so that the kill lands while judgments are in flight.
+const CONCURRENCY = 3;
+
+/**
+ * A LATTICE run on a worker process killed with SIGKILL once `killAfter` judgments are stored, then restarted.
+ * A slow judge so that the kill lands while judgments are in flight.
+ */
+async function killMidJudging(args: { queries: number; copilots: Record<string, string>; samples?: number; killAfter: number; chunkSize: number }) {
   const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 120 });
   const copilots = await startSimServer({});
   const dir = tempDir();
   const home = path.join(dir, 'home');
-  const queries = latticeGrid(8, 5); // 40 queries × 2 copilots = 80 judgments
   const config = runConfig(dir, {
     protocol: 'lattice',
-    queries,
-    judge: { baseURL: judge.url, model: 'judge', concurrency: 3 },
-    copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }),
-    chunkSize: 10,
+    queries: latticeGrid(args.queries / 5, 5),
+    judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY, ...(args.samples ? { samples: args.samples } : {}) },
+    copilots: simCopilots(copilots.url, args.copilots),
+    chunkSize: args.chunkSize,
   });
   const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
   let worker = startWorkerProcess(env);
@@ -32,25 +37,14 @@ test('a worker killed with SIGKILL mid-judging: the run completes with exactly o
     const runId = 'run-kill-' + Date.now();
     const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
     const judged = async () => (await store.judgments(runId)).length;
-    await until(async () => (await judged()) >= 20, 90_000);
+    await until(async () => (await judged()) >= args.killAfter, 90_000);
     worker.kill('SIGKILL');
     await new Promise((r) => worker.once('exit', r));
     const atKill = await judged();
     const requestsAtKill = judge.requests.length;
-    expect(atKill).toBeLessThan(80);
     worker = startWorkerProcess(env);
     const result = await handle.result();
-
-    const judgments = (await store.judgments(runId));
-    expect(judgments).toHaveLength(80);
-    expect(new Set(judgments.map((j) => `${j.queryId}/${j.copilot}`)).size).toBe(80);
-    expect(judgments.every((j) => j.status === 'ok')).toBe(true);
-    expect(result.progress).toMatchObject({ stage: 'done', done: 80, total: 80, failures: 0 });
-    // Finished judgments were not paid for twice: only those in flight at the kill (≤ judge concurrency) were re-asked.
-    expect(judge.requests.length).toBeLessThanOrEqual(80 + 3);
-    // After the restart only the judgments still missing (plus those in flight at the kill) were asked for.
-    expect(judge.requests.length - requestsAtKill).toBeLessThanOrEqual(80 - atKill + 3);
-    expect(await store.responses(runId)).toHaveLength(80);
+    return { result, atKill, requestsAtKill, requests: [...judge.requests], judgments: await store.judgments(runId), responses: await store.responses(runId) };
   } finally {
     worker.kill('SIGKILL');
     await store.close();
@@ -58,4 +52,39 @@ test('a worker killed with SIGKILL mid-judging: the run completes with exactly o
     await judge.close();
     await copilots.close();
   }
+}
+
+/** Finished judgments were not paid for twice: only those in flight at the kill (≤ judge concurrency) were re-asked. */
+function expectOnlyInFlightRepeated(run: { atKill: number; requestsAtKill: number; requests: SimServer['requests'] }, expected: number) {
+  expect(run.atKill).toBeLessThan(expected);
+  expect(run.requests.length).toBeLessThanOrEqual(expected + CONCURRENCY);
+  // After the restart only the judgments still missing (plus those in flight at the kill) were asked for.
+  expect(run.requests.length - run.requestsAtKill).toBeLessThanOrEqual(expected - run.atKill + CONCURRENCY);
+}
+
+test('a worker killed with SIGKILL mid-judging: the run completes with exactly one judgment per response, none lost', async () => {
+  // 40 queries × 2 copilots = 80 judgments
+  const run = await killMidJudging({ queries: 40, copilots: { A: 'sim-thorough', B: 'sim-terse' }, killAfter: 20, chunkSize: 10 });
+  expect(run.judgments).toHaveLength(80);
+  expect(new Set(run.judgments.map((j) => `${j.queryId}/${j.copilot}`)).size).toBe(80);
+  expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
+  expect(run.result.progress).toMatchObject({ stage: 'done', done: 80, total: 80, failures: 0 });
+  expectOnlyInFlightRepeated(run, 80);
+  expect(run.responses).toHaveLength(80);
+});
+
+test('killed mid-judging with judge.samples: 3: every sample stored once, no judge call repeated beyond those in flight', async () => {
+  const expected = 20 * 2 * 3; // 20 queries × 2 copilots × 3 samples
+  const run = await killMidJudging({ queries: 20, copilots: { A: 'sim-thorough', B: 'sim-copilot' }, samples: 3, killAfter: 40, chunkSize: 25 });
+  const key = (j: StoredJudgment) => `${j.queryId}/${j.copilot}/${j.sample}`;
+  expect(run.judgments).toHaveLength(expected);
+  expect(new Set(run.judgments.map(key)).size).toBe(expected);
+  expect(new Set(run.judgments.map((j) => j.sample))).toEqual(new Set([0, 1, 2]));
+  expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
+  expectOnlyInFlightRepeated(run, expected);
+  // Each response was asked 3 times, plus at most one repeat for a call in flight at the kill.
+  const perText = new Map<string, number>();
+  for (const r of run.requests) perText.set(gradedText(r.body), (perText.get(gradedText(r.body)) ?? 0) + 1);
+  expect(perText.size).toBe(40);
+  expect([...perText.values()].every((n) => n >= 3 && n <= 4)).toBe(true);
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { runInput } from '../client/startRun';
 import { benchmarkRun } from '../workflows';
 import { runConfig, simCopilots, tempDir, withWorker, writeQueries } from './support/harness';
-import { biasedScoring, rankingByTotals, responseTextOf, schemaName, scoringPrompts } from './support/cabJudge';
+import { biasedScoring, firstFavouringJudge, responseTextOf, schemaName, scoringPrompts } from './support/cabJudge';
 import { simServersForFile } from './support/sims';
 
 jest.setTimeout(180_000);
@@ -18,14 +18,7 @@ const QUERIES = ['ETH staking yields', 'SOL outage risk', 'BTC ETF flows', 'ARB 
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const sim = simServersForFile({
-  judge: {
-    handler: (body) => {
-      const name = schemaName(body);
-      if (name === 'cab_scores') return JSON.stringify(biasedScoring(body, BONUS));
-      if (name === 'cab_ranking') return JSON.stringify(rankingByTotals(body));
-      return undefined;
-    },
-  },
+  judge: { handler: firstFavouringJudge(BONUS) },
   copilots: {},
 });
 

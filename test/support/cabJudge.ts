@@ -1,3 +1,4 @@
+import type { SimHandler } from '../../sim/server';
 import { hashInt } from './judges';
 
 /**
@@ -71,3 +72,13 @@ export function rankingByTotals(body: any): { ranking: string[]; rationale: stri
     .map((x) => x.l);
   return { ranking, rationale: 'by totals' };
 }
+
+/** A CryptoAnalystBench judge that adds `bonus` per dimension to whatever it sees first and ranks by the totals it gave. */
+export const firstFavouringJudge =
+  (bonus: number): SimHandler =>
+  (body) => {
+    const name = schemaName(body);
+    if (name === 'cab_scores') return JSON.stringify(biasedScoring(body, bonus));
+    if (name === 'cab_ranking') return JSON.stringify(rankingByTotals(body));
+    return undefined;
+  };
