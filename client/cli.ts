@@ -29,6 +29,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['dataset', () => (require('./commands/dataset') as typeof import('./commands/dataset')).datasetCommand],
   ['study', () => (require('./commands/study') as typeof import('./commands/study')).studyCommand],
   ['view', () => (require('./commands/view') as typeof import('./commands/view')).viewCommand],
+  ['store', () => (require('./commands/store') as typeof import('./commands/store')).storeCommand],
 ];
 
 /** The command named `name`, its module loaded now; undefined for an unknown name. */
@@ -47,7 +48,7 @@ function help(): string {
     '',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'Environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/KEY, JUDGEFLOW_HOME (default ./.judgeflow), JUDGEFLOW_TASK_QUEUE.',
+    'Environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/KEY, JUDGEFLOW_HOME (default ./.judgeflow), JUDGEFLOW_STORE (sqlite:PATH or postgres://…), JUDGEFLOW_TASK_QUEUE.',
   ].join('\n');
 }
 

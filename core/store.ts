@@ -1,4 +1,5 @@
-import type { StudyStore } from './study/types';
+import type { StudyItem } from './study/design';
+import type { Annotator, Answer, StoredAssignment, StudyRecord, StudyStore, Submission } from './study/types';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './types';
 
 /**
@@ -80,12 +81,67 @@ export interface ScheduleSnapshotRow {
   runId: string | null;
 }
 
+/** Everything one study holds, for copying it between stores as a whole. */
+export interface StudyDump {
+  study: StudyRecord;
+  items: StudyItem[];
+  assignments: StoredAssignment[];
+  annotators: Array<Annotator & { tokenHash: string | null; createdAt: string }>;
+  /** In the order they were received; `seq` is the source's and is renumbered by the target. */
+  submissions: Submission[];
+  /** The answer that counts per assignment, naming the submission it came from by id (seqs differ between stores). */
+  annotations: Array<{ assignmentId: string; submissionId: string; answer: Answer; revision: number; submittedAt: string; source: 'app' | 'import' }>;
+  events: Array<{ at: string; kind: string; detail: unknown }>;
+}
+
+/**
+ * One record of a store's content as `exportRecords` yields it and `importRecords` writes it (`judgeflow store copy`).
+ * Built from the domain types, so a field added to e.g. StoredJudgment is copied without touching this list.
+ */
+export type StoreRecord =
+  | { kind: 'snapshot'; snapshot: SnapshotRecord; queries: Query[] }
+  | { kind: 'rubric'; version: string; protocol: string; content: unknown; storedAt: string }
+  | { kind: 'run'; run: RunRecord }
+  | { kind: 'response'; response: StoredResponse }
+  | { kind: 'judgeUnits'; runId: string; units: JudgeUnit[]; plan: unknown }
+  | { kind: 'judgment'; judgment: StoredJudgment }
+  | ({ kind: 'judgeTurn'; runId: string; queryId: string; rubricVersion: string; slot: JudgeSlot } & StoredJudgeTurn)
+  /** All of a run's LLM calls: they have no key, so they are written only when the target has none for the run yet. */
+  | { kind: 'llmCalls'; runId: string; calls: LlmCallRecord[] }
+  | { kind: 'cachedAnswer'; key: string; answer: string; createdAt: string }
+  | { kind: 'work'; jobId: string; key: string; value: unknown }
+  | { kind: 'scheduleSnapshot'; row: ScheduleSnapshotRow }
+  /** A whole study; written only when the target has no study of that name. */
+  | { kind: 'study'; dump: StudyDump };
+
+export type RecordKind = StoreRecord['kind'];
+export type RecordCounts = Partial<Record<RecordKind, number>>;
+
+/** What `migrate` found and did. Versions count from 1; each store keeps its applied versions in `schema_migrations`. */
+export interface MigrationReport {
+  /** The schema version the store is at now. */
+  version: number;
+  /** Migrations applied by this call (or by the open that preceded it), oldest first. */
+  applied: Array<{ version: number; name: string }>;
+}
+
 export interface ResultsStore {
-  /** Where the data is, for messages (a file path; never a credential). */
+  /** Where the data is, for messages (a file path or a URL; never a credential). */
   readonly location: string;
   /** Pairwise preference studies (their own interface, stored alongside the runs). */
   readonly studies: StudyStore;
   close(): Promise<void>;
+  /**
+   * Bring the schema up to date. Stores do this by themselves before first use, exactly once even when several processes
+   * open a store at the same time; calling it is only needed to say what was done (`judgeflow store migrate`).
+   */
+  migrate(): Promise<MigrationReport>;
+
+  // ---- copying a whole store (judgeflow store copy) -------------------------------------------------
+  /** Every record, in batches of a bounded size (a snapshot with its queries, a page of responses, a study). */
+  exportRecords(): AsyncIterable<StoreRecord[]>;
+  /** Write one batch atomically; each record is first-write-wins, so importing twice adds nothing. Returns how many were new, by kind. */
+  importRecords(batch: StoreRecord[]): Promise<RecordCounts>;
 
   // ---- snapshots (immutable sets of queries; the id is a content hash) -------------------------
   /** The record and its queries together; a snapshot already stored is kept as it was. */

@@ -5,41 +5,62 @@ import type { ResultsStore } from '../core/store';
 import { InputError } from '../core/inputError';
 import { SqliteStore } from './sqlite';
 
+/** Loaded only when a PostgreSQL store is used, so SQLite users and short commands never load the driver. */
+const postgres = () => require('./postgres') as typeof import('./postgres');
+
 /**
- * Which results store to use, from JUDGEFLOW_STORE: a file path or `sqlite:PATH` (SQLite), else
- * <JUDGEFLOW_HOME or ./.judgeflow>/results.db. A new implementation is one more case in `parseStoreSpec`.
+ * Which results store to use, from JUDGEFLOW_STORE: a file path or `sqlite:PATH` (SQLite), `postgres://…` or
+ * `postgresql://…` (PostgreSQL, shared by workers on many machines), else <JUDGEFLOW_HOME or ./.judgeflow>/results.db.
+ * A new implementation is one more case in `parseStoreSpec` and `openNew`.
  */
-export type StoreTarget = { kind: 'sqlite'; file: string };
+export type StoreTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
 
 export function storeTarget(env: NodeJS.ProcessEnv = process.env): StoreTarget {
   const spec = env.JUDGEFLOW_STORE?.trim();
   return spec ? parseStoreSpec(spec) : { kind: 'sqlite', file: path.join(judgeflowHome(env), 'results.db') };
 }
 
-export function parseStoreSpec(spec: string): StoreTarget {
+/** `where` names the setting in messages (JUDGEFLOW_STORE, or a command's option). */
+export function parseStoreSpec(spec: string, where = 'JUDGEFLOW_STORE'): StoreTarget {
   const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(spec)?.[1]?.toLowerCase(); // two letters at least: C:\ is a path
   if (!scheme) return { kind: 'sqlite', file: path.resolve(spec) };
   switch (scheme) {
     case 'sqlite': {
       const file = spec.slice(scheme.length + 1).replace(/^\/\/(?=\/)/, ''); // sqlite:///abs/path as well as sqlite:path
-      if (!file) throw new InputError('JUDGEFLOW_STORE="sqlite:" names no file; use sqlite:PATH or a file path');
+      if (!file) throw new InputError(`${where}="sqlite:" names no file; use sqlite:PATH or a file path`);
       return { kind: 'sqlite', file: path.resolve(file) };
     }
+    case 'postgres':
+    case 'postgresql': {
+      let url: URL;
+      try {
+        url = new URL(spec);
+      } catch {
+        throw new InputError(`${where}="${withoutCredentials(spec)}" is not a valid URL; use postgres://USER@HOST:PORT/DATABASE (the password in PGPASSWORD or ~/.pgpass, or in the URL)`);
+      }
+      if (!url.hostname && !url.searchParams.get('host'))
+        throw new InputError(`${where}="${withoutCredentials(spec)}" names no host; use postgres://USER@HOST:PORT/DATABASE`);
+      return { kind: 'postgres', url: spec };
+    }
     default:
-      throw new InputError(`JUDGEFLOW_STORE="${withoutCredentials(spec)}": unknown results store scheme "${scheme}:"; use a file path or sqlite:PATH`);
+      throw new InputError(`${where}="${withoutCredentials(spec)}": unknown results store scheme "${scheme}:"; use a file path, sqlite:PATH or postgres://USER@HOST/DATABASE`);
   }
 }
 
 /** For messages: where the store is, never with a password. */
 export function storeLocation(target: StoreTarget = storeTarget()): string {
-  return target.file;
+  if (target.kind === 'sqlite') return target.file;
+  const url = new URL(target.url);
+  url.password = '';
+  url.searchParams.delete('password');
+  return url.toString();
 }
 
 function withoutCredentials(spec: string): string {
   return spec.replace(/\/\/[^/@]*@/, '//***@');
 }
 
-const key = (t: StoreTarget) => `${t.kind}:${t.file}`;
+const key = (t: StoreTarget) => (t.kind === 'sqlite' ? `sqlite:${t.file}` : t.url);
 const opened = new Map<string, ResultsStore>();
 
 /** One shared store per target per process (never close it: workers and commands keep it for their lifetime). */
@@ -57,11 +78,24 @@ export function openNew(target: StoreTarget): ResultsStore {
   switch (target.kind) {
     case 'sqlite':
       return new SqliteStore(target.file);
+    case 'postgres':
+      return new (postgres().PostgresStore)(target.url, storeLocation(target));
   }
 }
 
 /** The store only if it already exists, so read-only commands (and typos) leave no empty store behind. */
 export async function openExistingStore(env: NodeJS.ProcessEnv = process.env): Promise<ResultsStore | null> {
   const target = storeTarget(env);
-  return fs.existsSync(target.file) ? openStore(target) : null;
+  return (await storeExists(target)) ? openStore(target) : null;
+}
+
+/** A SQLite file that exists; a PostgreSQL database that holds judgeflow's schema (asked without creating anything). */
+export async function storeExists(target: StoreTarget): Promise<boolean> {
+  if (target.kind === 'sqlite') return fs.existsSync(target.file);
+  const probe = new (postgres().PostgresStore)(target.url, storeLocation(target));
+  try {
+    return await probe.exists();
+  } finally {
+    await probe.close();
+  }
 }

@@ -2,10 +2,12 @@ import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FIRST_SLOT, type JudgeSlot, type JudgeUnit, type NewRun, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type StoredJudgeTurn } from '../core/store';
-import type { StudyStore } from '../core/study/types';
+import { FIRST_SLOT, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type StoredJudgeTurn, type StoreRecord } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
+import { migrateSqlite } from './sqliteSchema';
 import { SqliteStudyStore } from './sqliteStudies';
+import { EXPORT_PAGE, exportRecords, json, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+
 
 /**
  * The results store in one SQLite file (WAL mode, so several worker processes on one machine can share it).
@@ -14,32 +16,6 @@ import { SqliteStudyStore } from './sqliteStudies';
  * database file's mode) is 0600, since it holds copilot answers and raw payloads.
  */
 
-/** Judgments and judge turns are keyed by sample and panel judge too (rows from before that are sample 0 of judge ''). */
-const JUDGMENT_COLUMNS =
-  "run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, judge_name TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, copilot, rubric_version, sample, judge_name)";
-const JUDGE_TURN_COLUMNS =
-  "run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, judge_name TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, rubric_version, sample, judge_name, turn)";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS snapshots (snapshot_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, parent_id TEXT, meta TEXT NOT NULL, query_count INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS snapshot_queries (snapshot_id TEXT NOT NULL, idx INTEGER NOT NULL, query_id TEXT NOT NULL, query TEXT NOT NULL, PRIMARY KEY (snapshot_id, idx));
-CREATE UNIQUE INDEX IF NOT EXISTS snapshot_query_ids ON snapshot_queries (snapshot_id, query_id);
-CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, protocol TEXT NOT NULL, snapshot_id TEXT NOT NULL, rubric_version TEXT NOT NULL, judge TEXT NOT NULL, copilots TEXT NOT NULL, status TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, report_path TEXT, source_run_id TEXT, summary TEXT, config TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS rubrics (rubric_version TEXT PRIMARY KEY, protocol TEXT NOT NULL, content TEXT NOT NULL, stored_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS responses (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, status TEXT NOT NULL, text TEXT, raw TEXT, html TEXT, adapter TEXT NOT NULL, started_at TEXT, finished_at TEXT, latency_ms REAL, error_kind TEXT, error_message TEXT, conversation_id TEXT, context TEXT, PRIMARY KEY (run_id, query_id, copilot));
-CREATE TABLE IF NOT EXISTS judge_units (run_id TEXT NOT NULL, idx INTEGER NOT NULL, unit TEXT NOT NULL, PRIMARY KEY (run_id, idx));
-CREATE TABLE IF NOT EXISTS judgments (${JUDGMENT_COLUMNS});
-CREATE TABLE IF NOT EXISTS judge_turns (${JUDGE_TURN_COLUMNS});
-CREATE TABLE IF NOT EXISTS judge_cache (cache_key TEXT PRIMARY KEY, answer TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS llm_calls (run_id TEXT NOT NULL, role TEXT NOT NULL, name TEXT NOT NULL, model TEXT, query_id TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, latency_ms REAL NOT NULL, ok INTEGER NOT NULL, error_kind TEXT, at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls (run_id);
-CREATE TABLE IF NOT EXISTS snapshot_work (job_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (job_id, key));
-CREATE TABLE IF NOT EXISTS schedule_snapshots (schedule TEXT NOT NULL, workflow_id TEXT NOT NULL, snapshot_id TEXT NOT NULL, parent_id TEXT, created_at TEXT NOT NULL, run_id TEXT, PRIMARY KEY (schedule, workflow_id));
-`;
-
-const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
-const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
 /** Create the directory owner-only and the database file 0600 before SQLite opens it. */
 function prepareFile(file: string): void {
@@ -57,15 +33,16 @@ function prepareFile(file: string): void {
 
 export class SqliteStore implements ResultsStore {
   private readonly db: Database.Database;
-  readonly studies: StudyStore;
+  readonly studies: SqliteStudyStore;
+  /** What opening the file applied (migrations run on open, since better-sqlite3 is synchronous). */
+  private readonly migrated: MigrationReport;
 
   constructor(readonly location: string) {
     prepareFile(location);
     this.db = new Database(location);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 10000'); // several worker processes may share one file
-    this.db.exec(SCHEMA);
-    addJudgeSlotColumns(this.db);
+    this.migrated = migrateSqlite(this.db, location);
     this.studies = new SqliteStudyStore(this.db);
   }
 
@@ -73,15 +50,21 @@ export class SqliteStore implements ResultsStore {
     this.db.close();
   }
 
+  async migrate(): Promise<MigrationReport> {
+    const now = migrateSqlite(this.db, this.location);
+    return { version: now.version, applied: [...this.migrated.applied, ...now.applied] };
+  }
+
   // ---- snapshots -------------------------------------------------------------
   async putSnapshot(s: Omit<SnapshotRecord, 'queryCount'>, queries: Query[]): Promise<void> {
+    this.db.transaction(() => this.insertSnapshot(s, queries))();
+  }
+
+  private insertSnapshot(s: Omit<SnapshotRecord, 'queryCount'>, queries: Query[]): number {
     const insertQuery = this.db.prepare('INSERT OR IGNORE INTO snapshot_queries VALUES (?, ?, ?, ?)');
-    this.db.transaction(() => {
-      const added = this.db
-        .prepare('INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?)')
-        .run(s.snapshotId, s.createdAt, s.parentId, JSON.stringify(s.meta), queries.length).changes;
-      if (added) queries.forEach((q, i) => insertQuery.run(s.snapshotId, i, q.id, JSON.stringify(q)));
-    })();
+    const added = this.db.prepare('INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?)').run(s.snapshotId, s.createdAt, s.parentId, JSON.stringify(s.meta), queries.length).changes;
+    if (added) queries.forEach((q, i) => insertQuery.run(s.snapshotId, i, q.id, JSON.stringify(q)));
+    return added;
   }
 
   async getSnapshot(snapshotId: string): Promise<SnapshotRecord | null> {
@@ -117,9 +100,13 @@ export class SqliteStore implements ResultsStore {
 
   // ---- runs -------------------------------------------------------------------
   async createRun(r: NewRun): Promise<void> {
-    this.db
-      .prepare('INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, NULL, ?)')
-      .run(r.runId, r.protocol, r.snapshotId, r.rubricVersion, JSON.stringify(r.judge), JSON.stringify(r.copilots), 'running', r.startedAt, r.sourceRunId, JSON.stringify(r.config));
+    this.insertRun({ ...r, status: 'running', finishedAt: null, reportPath: null, summary: null });
+  }
+
+  private insertRun(r: RunRecord): number {
+    return this.db
+      .prepare('INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(r.runId, r.protocol, r.snapshotId, r.rubricVersion, JSON.stringify(r.judge), JSON.stringify(r.copilots), r.status, r.startedAt, r.finishedAt, r.reportPath, r.sourceRunId, json(r.summary), JSON.stringify(r.config)).changes;
   }
 
   async finishRun(runId: string, status: RunRecord['status'], reportPath: string | null, summary: unknown, finishedAt: string): Promise<void> {
@@ -137,7 +124,11 @@ export class SqliteStore implements ResultsStore {
 
   // ---- rubrics ----------------------------------------------------------------
   async putRubric(version: string, protocol: string, content: unknown): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?, ?)').run(version, protocol, JSON.stringify(content), new Date().toISOString());
+    this.insertRubric(version, protocol, content, new Date().toISOString());
+  }
+
+  private insertRubric(version: string, protocol: string, content: unknown, storedAt: string): number {
+    return this.db.prepare('INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?, ?)').run(version, protocol, JSON.stringify(content), storedAt).changes;
   }
 
   async getRubric(version: string): Promise<{ protocol: string; content: unknown } | null> {
@@ -147,9 +138,13 @@ export class SqliteStore implements ResultsStore {
 
   // ---- responses --------------------------------------------------------------
   async putResponse(r: StoredResponse): Promise<void> {
-    this.db
+    this.insertResponse(r);
+  }
+
+  private insertResponse(r: StoredResponse): number {
+    return this.db
       .prepare('INSERT OR IGNORE INTO responses VALUES (@runId, @queryId, @copilot, @status, @text, @raw, @html, @adapter, @startedAt, @finishedAt, @latencyMs, @errorKind, @errorMessage, @conversationId, @context)')
-      .run(r);
+      .run(r).changes;
   }
 
   async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
@@ -171,11 +166,14 @@ export class SqliteStore implements ResultsStore {
 
   // ---- judging ----------------------------------------------------------------
   async putJudgeUnits(runId: string, units: JudgeUnit[], plan?: unknown): Promise<void> {
+    this.db.transaction(() => this.insertJudgeUnits(runId, units, plan))();
+  }
+
+  private insertJudgeUnits(runId: string, units: JudgeUnit[], plan: unknown): number {
     const insert = this.db.prepare('INSERT OR IGNORE INTO judge_units VALUES (?, ?, ?)');
-    this.db.transaction(() => {
-      units.forEach((u, i) => insert.run(runId, i, JSON.stringify(u)));
-      if (plan !== undefined) this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
-    })();
+    const added = units.reduce((n, u, i) => n + insert.run(runId, i, JSON.stringify(u)).changes, 0);
+    if (plan !== undefined) this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
+    return added;
   }
 
   async storeId(): Promise<string> {
@@ -202,12 +200,12 @@ export class SqliteStore implements ResultsStore {
     this.db.transaction(() => judgments.forEach((j) => this.insertJudgment(j)))();
   }
 
-  private insertJudgment(j: StoredJudgment): void {
-    this.db
+  private insertJudgment(j: StoredJudgment): number {
+    return this.db
       .prepare(
         'INSERT OR IGNORE INTO judgments VALUES (@runId, @queryId, @copilot, @rubricVersion, @status, @scores, @rationales, @total, @rank, @position, @error, @judge, @attempts, @createdAt, @sample, @judgeName)',
       )
-      .run({ ...j, scores: json(j.scores), rationales: json(j.rationales), judge: JSON.stringify(j.judge), sample: j.sample ?? 0, judgeName: j.judgeName ?? '' });
+      .run({ ...j, scores: json(j.scores), rationales: json(j.rationales), judge: JSON.stringify(j.judge), sample: j.sample ?? 0, judgeName: j.judgeName ?? '' }).changes;
   }
 
   async getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgment | null> {
@@ -226,7 +224,13 @@ export class SqliteStore implements ResultsStore {
   }
 
   async putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot = FIRST_SLOT): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO judge_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge);
+    this.insertJudgeTurn(runId, queryId, rubricVersion, turn, request, answer, slot);
+  }
+
+  private insertJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot): number {
+    return this.db
+      .prepare('INSERT OR IGNORE INTO judge_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge).changes;
   }
 
   async judgeTurns(runId: string, queryId: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgeTurn[]> {
@@ -244,36 +248,35 @@ export class SqliteStore implements ResultsStore {
   }
 
   async cacheAnswer(key: string, answer: string): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?)').run(key, answer, new Date().toISOString());
+    this.insertCachedAnswer(key, answer, new Date().toISOString());
+  }
+
+  private insertCachedAnswer(key: string, answer: string, createdAt: string): number {
+    return this.db.prepare('INSERT OR IGNORE INTO judge_cache VALUES (?, ?, ?)').run(key, answer, createdAt).changes;
   }
 
   // ---- cost ---------------------------------------------------------------------
   async putLlmCall(c: LlmCallRecord): Promise<void> {
-    this.db
+    this.insertLlmCall(c);
+  }
+
+  private insertLlmCall(c: LlmCallRecord): number {
+    return this.db
       .prepare('INSERT INTO llm_calls VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at)')
-      .run({ ...c, ok: c.ok ? 1 : 0 });
+      .run({ ...c, ok: c.ok ? 1 : 0 }).changes;
   }
 
   async llmCalls(runId: string): Promise<LlmCallRecord[]> {
-    return (this.db.prepare('SELECT * FROM llm_calls WHERE run_id = ? ORDER BY at').all(runId) as any[]).map((r) => ({
-      runId: r.run_id,
-      role: r.role,
-      name: r.name,
-      model: r.model,
-      queryId: r.query_id,
-      promptTokens: r.prompt_tokens,
-      completionTokens: r.completion_tokens,
-      cachedTokens: r.cached_tokens,
-      latencyMs: r.latency_ms,
-      ok: r.ok === 1,
-      errorKind: r.error_kind,
-      at: r.at,
-    }));
+    return (this.db.prepare('SELECT * FROM llm_calls WHERE run_id = ? ORDER BY at, rowid').all(runId) as any[]).map(toLlmCall);
   }
 
   // ---- snapshot jobs ----------------------------------------------------------
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO snapshot_work VALUES (?, ?, ?)').run(jobId, key, JSON.stringify(value));
+    this.insertWork(jobId, key, value);
+  }
+
+  private insertWork(jobId: string, key: string, value: unknown): number {
+    return this.db.prepare('INSERT OR IGNORE INTO snapshot_work VALUES (?, ?, ?)').run(jobId, key, JSON.stringify(value)).changes;
   }
 
   async getWork<T>(jobId: string, key: string): Promise<T | null> {
@@ -283,7 +286,11 @@ export class SqliteStore implements ResultsStore {
 
   // ---- scheduled refresh lineage ---------------------------------------------
   async recordScheduleSnapshot(row: ScheduleSnapshotRow): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO schedule_snapshots VALUES (?, ?, ?, ?, ?, ?)').run(row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId);
+    this.insertScheduleSnapshot(row);
+  }
+
+  private insertScheduleSnapshot(row: ScheduleSnapshotRow): number {
+    return this.db.prepare('INSERT OR IGNORE INTO schedule_snapshots VALUES (?, ?, ?, ?, ?, ?)').run(row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId).changes;
   }
 
   async setScheduleRun(schedule: string, workflowId: string, runId: string): Promise<void> {
@@ -291,95 +298,63 @@ export class SqliteStore implements ResultsStore {
   }
 
   async scheduleSnapshots(schedule: string): Promise<ScheduleSnapshotRow[]> {
-    return (this.db.prepare('SELECT * FROM schedule_snapshots WHERE schedule = ? ORDER BY created_at DESC, rowid DESC').all(schedule) as any[]).map((r) => ({
-      schedule: r.schedule,
-      workflowId: r.workflow_id,
-      snapshotId: r.snapshot_id,
-      parentId: r.parent_id,
-      createdAt: r.created_at,
-      runId: r.run_id,
-    }));
+    return (this.db.prepare('SELECT * FROM schedule_snapshots WHERE schedule = ? ORDER BY created_at DESC, rowid DESC').all(schedule) as any[]).map(toScheduleSnapshot);
   }
-}
 
-function toSnapshot(row: any): SnapshotRecord {
-  return { snapshotId: row.snapshot_id, createdAt: row.created_at, parentId: row.parent_id, meta: JSON.parse(row.meta), queryCount: row.query_count };
-}
+  // ---- copying a whole store -------------------------------------------------------
+  exportRecords(): AsyncIterable<StoreRecord[]> {
+    const db = this.db;
+    return exportRecords(this, {
+      async *pages(sql) {
+        const page = db.prepare(`${sql} LIMIT ? OFFSET ?`);
+        for (let offset = 0; ; offset += EXPORT_PAGE) {
+          const rows = page.all(EXPORT_PAGE, offset);
+          if (rows.length) yield rows;
+          if (rows.length < EXPORT_PAGE) return;
+        }
+      },
+      column: async (sql) => db.prepare(sql).pluck().all() as string[],
+      insertionOrder: 'rowid',
+      studyDump: (name) => this.studies.dump(name),
+    });
+  }
 
-function toRun(row: any): RunRecord {
-  return {
-    runId: row.run_id,
-    protocol: row.protocol,
-    snapshotId: row.snapshot_id,
-    rubricVersion: row.rubric_version,
-    judge: JSON.parse(row.judge),
-    copilots: JSON.parse(row.copilots),
-    status: row.status,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    reportPath: row.report_path,
-    sourceRunId: row.source_run_id,
-    summary: parse(row.summary),
-    config: JSON.parse(row.config),
-  };
-}
+  async importRecords(batch: StoreRecord[]): Promise<RecordCounts> {
+    return this.db.transaction(() => {
+      const counts: RecordCounts = {};
+      for (const record of batch) counts[record.kind] = (counts[record.kind] ?? 0) + this.importRecord(record);
+      return counts;
+    }).immediate(); // the write lock from the start: a run's LLM calls are checked for and written without another writer in between
+  }
 
-function toResponse(row: any): StoredResponse {
-  return {
-    runId: row.run_id,
-    queryId: row.query_id,
-    copilot: row.copilot,
-    status: row.status,
-    text: row.text,
-    raw: row.raw,
-    html: row.html,
-    adapter: row.adapter,
-    startedAt: row.started_at,
-    finishedAt: row.finished_at,
-    latencyMs: row.latency_ms,
-    errorKind: row.error_kind,
-    errorMessage: row.error_message,
-    conversationId: row.conversation_id,
-    context: row.context,
-  };
-}
-
-function toJudgment(row: any): StoredJudgment {
-  return {
-    runId: row.run_id,
-    queryId: row.query_id,
-    copilot: row.copilot,
-    rubricVersion: row.rubric_version,
-    status: row.status,
-    scores: parse(row.scores),
-    rationales: parse(row.rationales),
-    total: row.total,
-    rank: row.rank,
-    position: row.position,
-    error: row.error,
-    judge: JSON.parse(row.judge),
-    attempts: row.attempts,
-    createdAt: row.created_at,
-    sample: row.sample,
-    judgeName: row.judge_name,
-  };
-}
-
-/**
- * Stores made before repeated judging and panels key judgments and judge turns without sample and judge name: rebuild
- * those two tables with the wider key, their rows becoming sample 0 of judge ''. One immediate transaction, re-checked
- * inside, so several processes opening an old store at once migrate it once.
- */
-function addJudgeSlotColumns(db: Database.Database): void {
-  const hasSample = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).some((c) => c.name === 'sample');
-  if (hasSample('judgments') && hasSample('judge_turns')) return;
-  db.transaction(() => {
-    for (const [table, columns] of [
-      ['judgments', JUDGMENT_COLUMNS],
-      ['judge_turns', JUDGE_TURN_COLUMNS],
-    ]) {
-      if (hasSample(table)) continue;
-      db.exec(`CREATE TABLE ${table}_slots (${columns}); INSERT INTO ${table}_slots SELECT *, 0, '' FROM ${table}; DROP TABLE ${table}; ALTER TABLE ${table}_slots RENAME TO ${table};`);
+  /** One record, first write wins; returns how many rows it added. */
+  private importRecord(r: StoreRecord): number {
+    switch (r.kind) {
+      case 'snapshot':
+        return this.insertSnapshot(r.snapshot, r.queries);
+      case 'rubric':
+        return this.insertRubric(r.version, r.protocol, r.content, r.storedAt);
+      case 'run':
+        return this.insertRun(r.run);
+      case 'response':
+        return this.insertResponse(r.response);
+      case 'judgeUnits':
+        return this.insertJudgeUnits(r.runId, r.units, r.plan);
+      case 'judgment':
+        return this.insertJudgment(r.judgment);
+      case 'judgeTurn':
+        return this.insertJudgeTurn(r.runId, r.queryId, r.rubricVersion, r.turn, r.request, r.answer, r.slot);
+      case 'llmCalls':
+        if (this.db.prepare('SELECT 1 FROM llm_calls WHERE run_id = ? LIMIT 1').get(r.runId)) return 0;
+        return r.calls.reduce((n, c) => n + this.insertLlmCall(c), 0);
+      case 'cachedAnswer':
+        return this.insertCachedAnswer(r.key, r.answer, r.createdAt);
+      case 'work':
+        return this.insertWork(r.jobId, r.key, r.value);
+      case 'scheduleSnapshot':
+        return this.insertScheduleSnapshot(r.row);
+      case 'study':
+        return this.studies.insertDump(r.dump);
     }
-  }).immediate();
+  }
 }

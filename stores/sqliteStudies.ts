@@ -1,32 +1,14 @@
 import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { StudyItem } from '../core/study/design';
+import type { StudyDump } from '../core/store';
 import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
+import { studyDump, toAnnotator, toAssignment, toStudy, toSubmission } from './rows';
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, closed_at TEXT, workflow_id TEXT NOT NULL, spec TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS study_items (study TEXT NOT NULL, item_id TEXT NOT NULL, query_id TEXT NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL, PRIMARY KEY (study, item_id));
-CREATE TABLE IF NOT EXISTS study_assignments (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, item_id TEXT NOT NULL, slot INTEGER NOT NULL, left_copilot TEXT NOT NULL, right_copilot TEXT NOT NULL, annotator_id TEXT, ord INTEGER);
-CREATE INDEX IF NOT EXISTS study_assignments_by_annotator ON study_assignments (annotator_id, ord);
-CREATE INDEX IF NOT EXISTS study_assignments_by_study ON study_assignments (study, slot);
-CREATE TABLE IF NOT EXISTS study_annotators (annotator_id TEXT PRIMARY KEY, study TEXT NOT NULL, label TEXT NOT NULL, token_hash TEXT UNIQUE, source TEXT NOT NULL, created_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS study_submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, study TEXT NOT NULL, assignment_id TEXT NOT NULL, annotator_id TEXT NOT NULL, answer TEXT NOT NULL, received_at TEXT NOT NULL, status TEXT NOT NULL, note TEXT);
-CREATE INDEX IF NOT EXISTS study_submissions_pending ON study_submissions (status, seq);
-CREATE INDEX IF NOT EXISTS study_submissions_by_assignment ON study_submissions (assignment_id, seq);
-CREATE TABLE IF NOT EXISTS study_annotations (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, submission_seq INTEGER NOT NULL, answer TEXT NOT NULL, revision INTEGER NOT NULL, submitted_at TEXT NOT NULL, source TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
-`;
-
-const toStudy = (r: any): StudyRecord => ({ name: r.name, runId: r.run_id, status: r.status, createdAt: r.created_at, closedAt: r.closed_at, workflowId: r.workflow_id, spec: JSON.parse(r.spec) });
-const toAssignment = (r: any): StoredAssignment => ({ assignmentId: r.assignment_id, study: r.study, itemId: r.item_id, slot: r.slot, left: r.left_copilot, right: r.right_copilot, annotatorId: r.annotator_id, order: r.ord });
-const toSubmission = (r: any): Submission => ({ seq: r.seq, submissionId: r.submission_id, study: r.study, assignmentId: r.assignment_id, annotatorId: r.annotator_id, answer: JSON.parse(r.answer), receivedAt: r.received_at, status: r.status, note: r.note });
-const toAnnotator = (r: any): Annotator => ({ annotatorId: r.annotator_id, study: r.study, label: r.label, source: r.source });
 
 /** The study tables in the SQLite results store. */
 export class SqliteStudyStore implements StudyStore {
-  constructor(private readonly db: Database.Database) {
-    db.exec(SCHEMA);
-  }
+  constructor(private readonly db: Database.Database) {}
 
   async createStudy(study: StudyRecord, items: StudyItem[], assignments: Array<Omit<StoredAssignment, 'annotatorId' | 'order' | 'study'>>): Promise<void> {
     const item = this.db.prepare('INSERT INTO study_items VALUES (?, ?, ?, ?, ?)');
@@ -186,5 +168,37 @@ export class SqliteStudyStore implements StudyStore {
 
   async studyEvents(name: string): Promise<Array<{ at: string; kind: string; detail: unknown }>> {
     return (this.db.prepare('SELECT * FROM study_events WHERE study = ? ORDER BY rowid').all(name) as any[]).map((r) => ({ at: r.at, kind: r.kind, detail: JSON.parse(r.detail) }));
+  }
+
+  // ---- copying (used by SqliteStore's export and import) ----------------------------
+  async dump(name: string): Promise<StudyDump> {
+    const inserted = (sql: string) => this.db.prepare(sql).all(name) as any[];
+    return studyDump(this, name, {
+      assignments: inserted('SELECT * FROM study_assignments WHERE study = ? ORDER BY rowid'),
+      annotators: inserted('SELECT * FROM study_annotators WHERE study = ? ORDER BY rowid'),
+      annotations: inserted('SELECT n.*, s.submission_id FROM study_annotations n JOIN study_submissions s ON s.seq = n.submission_seq WHERE n.study = ? ORDER BY n.rowid'),
+    });
+  }
+
+  /** A whole study, inside the caller's transaction; a study already here is kept as it is (returns 0). */
+  insertDump(d: StudyDump): number {
+    const s = d.study;
+    const added = this.db.prepare('INSERT OR IGNORE INTO studies VALUES (?, ?, ?, ?, ?, ?, ?)').run(s.name, s.runId, s.status, s.createdAt, s.closedAt, s.workflowId, JSON.stringify(s.spec)).changes;
+    if (!added) return 0;
+    const item = this.db.prepare('INSERT INTO study_items VALUES (?, ?, ?, ?, ?)');
+    for (const it of d.items) item.run(s.name, it.itemId, it.queryId, it.first, it.second);
+    const assignment = this.db.prepare('INSERT INTO study_assignments VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const a of d.assignments) assignment.run(a.assignmentId, s.name, a.itemId, a.slot, a.left, a.right, a.annotatorId, a.order);
+    const annotator = this.db.prepare('INSERT INTO study_annotators VALUES (?, ?, ?, ?, ?, ?)');
+    for (const a of d.annotators) annotator.run(a.annotatorId, s.name, a.label, a.tokenHash, a.source, a.createdAt);
+    const submission = this.db.prepare('INSERT INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    const seqOf = new Map<string, number | bigint>();
+    for (const x of d.submissions)
+      seqOf.set(x.submissionId, submission.run(x.submissionId, s.name, x.assignmentId, x.annotatorId, JSON.stringify(x.answer), x.receivedAt, x.status, x.note).lastInsertRowid);
+    const annotation = this.db.prepare('INSERT INTO study_annotations VALUES (?, ?, ?, ?, ?, ?, ?)');
+    for (const n of d.annotations) annotation.run(n.assignmentId, s.name, seqOf.get(n.submissionId), JSON.stringify(n.answer), n.revision, n.submittedAt, n.source);
+    const event = this.db.prepare('INSERT INTO study_events VALUES (?, ?, ?, ?)');
+    for (const e of d.events) event.run(s.name, e.at, e.kind, JSON.stringify(e.detail));
+    return 1;
   }
 }

@@ -65,7 +65,7 @@ describe('choosing the store (JUDGEFLOW_STORE)', () => {
   test('an unknown scheme is an input error that names it and never echoes a password', () => {
     const attempt = () => parseStoreSpec('mysql://jf:s3cret@db.internal/judgeflow');
     expect(attempt).toThrow(InputError);
-    expect(attempt).toThrow(/unknown results store scheme "mysql:"; use a file path or sqlite:PATH/);
+    expect(attempt).toThrow(/unknown results store scheme "mysql:"; use a file path, sqlite:PATH or postgres:\/\/USER@HOST\/DATABASE/);
     expect(attempt).toThrow(/mysql:\/\/\*\*\*@db\.internal/);
     try {
       attempt();

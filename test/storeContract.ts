@@ -1,5 +1,6 @@
-import type { JudgeUnit, NewRun, ResultsStore } from '../core/store';
-import type { Query, StoredJudgment, StoredResponse } from '../core/types';
+import type { JudgeUnit, NewRun, RecordCounts, ResultsStore, StoreRecord } from '../core/store';
+import type { Answer, StudyRecord } from '../core/study/types';
+import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 
 /**
  * The contract every results store implementation must pass (SQLite today; PostgreSQL next):
@@ -64,6 +65,152 @@ export const aJudgment = (runId: string, queryId: string, copilot: string, over:
   judgeName: '',
   ...over,
 });
+
+export const aCall = (runId: string, at: string, over: Partial<LlmCallRecord> = {}): LlmCallRecord => ({
+  runId,
+  role: 'judge',
+  name: 'judge-m',
+  model: 'judge-m',
+  queryId: 'q1',
+  promptTokens: 1200,
+  completionTokens: 300,
+  cachedTokens: 0,
+  latencyMs: 812.25,
+  ok: true,
+  errorKind: null,
+  at,
+  ...over,
+});
+
+export const aStudy = (name: string, over: Partial<StudyRecord> = {}): StudyRecord => ({
+  name,
+  runId: 'r1',
+  status: 'open',
+  createdAt: '2025-02-01T00:00:00.000Z',
+  closedAt: null,
+  workflowId: `study-${name}`,
+  spec: { copilots: ['Ace', 'Bolt'], queryIds: ['q1', 'q2'], perItem: 2, seed: 's', deadline: null, remindBefore: null, options: { choices: ['A', 'B', 'tie'] } as never, excluded: { failed: 0, missing: 0, pairs: 0 } },
+  ...over,
+});
+
+const answer = (choice: Answer['choice'], reason: string | null = 'Accuracy'): Answer => ({ choice, reason, seriousError: false, errorType: null, comment: null });
+
+/** A study with two items, four assignments dealt to two annotators (token hashes th-ann-1, th-ann-2). */
+async function makeStudy(store: ResultsStore, name = 'pilot'): Promise<void> {
+  await store.studies.createStudy(
+    aStudy(name),
+    [
+      { itemId: `${name}-i1`, queryId: 'q1', first: 'Ace', second: 'Bolt' },
+      { itemId: `${name}-i2`, queryId: 'q2', first: 'Ace', second: 'Bolt' },
+    ],
+    [
+      { assignmentId: `${name}-a1`, itemId: `${name}-i1`, slot: 0, left: 'Ace', right: 'Bolt' },
+      { assignmentId: `${name}-a2`, itemId: `${name}-i1`, slot: 1, left: 'Bolt', right: 'Ace' },
+      { assignmentId: `${name}-a3`, itemId: `${name}-i2`, slot: 2, left: 'Ace', right: 'Bolt' },
+      { assignmentId: `${name}-a4`, itemId: `${name}-i2`, slot: 3, left: 'Bolt', right: 'Ace' },
+    ],
+  );
+  await store.studies.addAnnotators(
+    name,
+    [
+      { annotatorId: `${name}-ann-1`, study: name, label: 'alice', source: 'app', tokenHash: `th-${name}-1` },
+      { annotatorId: `${name}-ann-2`, study: name, label: 'bob', source: 'app', tokenHash: `th-${name}-2` },
+    ],
+    [
+      { assignmentId: `${name}-a1`, annotatorId: `${name}-ann-1`, order: 0 },
+      { assignmentId: `${name}-a3`, annotatorId: `${name}-ann-1`, order: 1 },
+      { assignmentId: `${name}-a2`, annotatorId: `${name}-ann-2`, order: 0 },
+      { assignmentId: `${name}-a4`, annotatorId: `${name}-ann-2`, order: 1 },
+    ],
+  );
+}
+
+const submission = (study: string, id: string, assignment: string, annotator: string, a: Answer, receivedAt: string) => ({
+  submissionId: id,
+  study,
+  assignmentId: assignment,
+  annotatorId: annotator,
+  answer: a,
+  receivedAt,
+});
+
+/** Something in every table: what `store copy` must carry over. */
+export async function fillEverything(store: ResultsStore): Promise<void> {
+  await store.putSnapshot({ snapshotId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { generator: 'test' } }, queries);
+  await store.putRubric('rv1', 'cab', { dimensions: [{ id: 'd1' }], z: 1, a: 2 });
+  await store.createRun(aRun('r1', { protocol: 'cab', snapshotId: 'snap-x' }));
+  await store.finishRun('r1', 'completed', '/out/r1/report.json', { Ace: 30.5 }, '2025-01-02T00:00:00.000Z');
+  await store.createRun(aRun('r2', { sourceRunId: 'r1' }));
+  for (const q of ['q-a', 'q-b']) for (const c of ['Ace', 'Bolt']) await store.putResponse(aResponse('r1', q, c, { html: c === 'Bolt' ? '<b>x</b>' : null }));
+  await store.putResponse(aResponse('r1', 'q-c', 'Ace', { status: 'failed', text: null, errorKind: 'http', errorMessage: '503', latencyMs: null }));
+  await store.putJudgeUnits('r1', [{ queryId: 'q-a', copilots: ['Bolt', 'Ace'] }, { queryId: 'q-b', copilots: ['Ace', 'Bolt'] }], { seed: 's', orders: { 'q-a': ['Bolt', 'Ace'] } });
+  await store.putJudgeUnits('r2', [{ queryId: 'q-a', copilots: ['Ace'] }]);
+  await store.putJudgments([aJudgment('r1', 'q-a', 'Ace', { rank: 1 }), aJudgment('r1', 'q-a', 'Bolt', { rank: 2, position: 1 })]);
+  await store.putJudgment(aJudgment('r1', 'q-b', 'Ace', { status: 'failed', scores: null, rationales: null, total: null, rank: null, position: null, error: 'invalid', attempts: 3 }));
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [{ role: 'user', content: 'x' }] }, 'a1');
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 2, { messages: [] }, 'a2');
+  await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z'));
+  await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z', { ok: false, errorKind: 'timeout', promptTokens: null, completionTokens: null, cachedTokens: null }));
+  await store.putLlmCall(aCall('r2', '2025-01-01T00:00:06.000Z', { role: 'copilot', name: 'Ace', model: null }));
+  await store.cacheAnswer('cache-key-1', '{"d1":7}');
+  await store.putWork('job-1', 'plan', { cells: ['T1/C1'] });
+  await store.recordScheduleSnapshot({ schedule: 'weekly', workflowId: 'wf-1', snapshotId: 'snap-x', parentId: null, createdAt: '2025-01-01T00:00:00.000Z', runId: null });
+  await store.recordScheduleSnapshot({ schedule: 'weekly', workflowId: 'wf-2', snapshotId: 'snap-x', parentId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', runId: null });
+  await store.setScheduleRun('weekly', 'wf-2', 'r1');
+  await makeStudy(store);
+  await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'));
+  await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'));
+  await store.studies.putSubmission(submission('pilot', 'sub-3', 'pilot-a2', 'pilot-ann-2', answer('tie', null), '2025-02-02T00:02:00.000Z'));
+  await store.studies.recordSubmission('sub-1');
+  await store.studies.recordSubmission('sub-2');
+  await store.studies.importAnnotations('pilot', [{ annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('A'), submittedAt: '2025-02-03T00:00:00.000Z' }]);
+  await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
+}
+
+/** Everything a store holds, read through the interface (what a copy must reproduce). */
+export async function everything(store: ResultsStore): Promise<unknown> {
+  const runs = await store.listRuns();
+  const perRun = await Promise.all(
+    ['r1', 'r2'].map(async (runId) => ({
+      responses: await store.responses(runId),
+      units: await store.judgeUnits(runId),
+      plan: await store.runPlan(runId),
+      judgments: await store.judgments(runId),
+      turns: await store.judgeTurns(runId, 'q-a', 'rv1'),
+      calls: await store.llmCalls(runId),
+    })),
+  );
+  const studies = await store.studies.listStudies();
+  const study = {
+    items: await store.studies.studyItems('pilot'),
+    assignments: await store.studies.studyAssignments('pilot'),
+    annotators: await store.studies.annotators('pilot'),
+    byToken: await store.studies.annotatorByTokenHash('th-pilot-1'),
+    queue: await store.studies.annotatorQueue('pilot-ann-1'),
+    annotations: await store.studies.annotations('pilot'),
+    // seq is each store's own numbering; the order is what must survive
+    submissions: (await store.studies.submissions('pilot')).map(({ seq: _seq, ...rest }) => rest),
+    events: await store.studies.studyEvents('pilot'),
+  };
+  return {
+    snapshots: await store.listSnapshots(),
+    queries: await store.snapshotQueries('snap-x'),
+    rubric: await store.getRubric('rv1'),
+    runs,
+    perRun,
+    cache: await store.cachedAnswer('cache-key-1'),
+    work: await store.getWork('job-1', 'plan'),
+    schedule: await store.scheduleSnapshots('weekly'),
+    studies,
+    study,
+  };
+}
+
+async function copyAll(from: ResultsStore, to: ResultsStore): Promise<RecordCounts> {
+  const total: RecordCounts = {};
+  for await (const batch of from.exportRecords()) for (const [kind, n] of Object.entries(await to.importRecords(batch))) total[kind as StoreRecord['kind']] = (total[kind as StoreRecord['kind']] ?? 0) + n;
+  return total;
+}
 
 const queries: Query[] = [
   { id: 'q-b', text: 'Second id, first position', task: 'T1', category: 'C1' },
@@ -183,6 +330,15 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.getResponse('r1', 'q2', 'Ace')).toBeNull();
         expect((await store.responses('r1')).map((r) => `${r.queryId}/${r.copilot}/${r.status}`)).toEqual(['q1/Ace/ok', 'q1/Bolt/missing', 'q2/Bolt/ok']);
         expect((await store.responses('r1'))[0]).toEqual(aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }));
+      });
+
+      test('an answer containing U+0000 is stored (PostgreSQL text cannot hold it: it may come back as U+FFFD)', async () => {
+        await store.putResponse(aResponse('r1', 'q1', 'Ace', { text: 'a\u0000b', raw: '\u0000', errorMessage: 'x\u0000' }));
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: '\u0000' }, 'ans\u0000');
+        const stored = (await store.getResponse('r1', 'q1', 'Ace'))!;
+        expect(['a\u0000b', 'a\uFFFDb']).toContain(stored.text);
+        expect(['\u0000', '\uFFFD']).toContain(stored.raw);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: { m: '\u0000' }, answer: expect.stringMatching(/^ans[\u0000\uFFFD]$/) }]);
       });
 
       test('adoptResponses copies another run\'s responses once, keeping what the target already has', async () => {
@@ -332,6 +488,177 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       expect(await other.responses('shared')).toEqual(await store.responses('shared'));
       await other.finishRun('shared', 'completed', '/r.json', { Ace: 1 }, '2025-01-02T00:00:00.000Z');
       expect((await store.getRun('shared'))!.status).toBe('completed');
+    });
+
+    test('text is ordered by code point (as SQLite), whatever the database locale', async () => {
+      for (const copilot of ['ace', 'Bolt', 'b', 'Zed', '_x']) await store.putResponse(aResponse('r1', 'q1', copilot));
+      for (const q of ['q-b', 'Q-a', 'q_a']) await store.putJudgment(aJudgment('r1', q, 'Ace'));
+      expect((await store.responses('r1')).map((r) => r.copilot)).toEqual(['Bolt', 'Zed', '_x', 'ace', 'b']);
+      expect((await store.judgments('r1')).map((j) => j.queryId)).toEqual(['Q-a', 'q-b', 'q_a']);
+      await store.createRun(aRun('run-a', { startedAt: '2025-01-01T00:00:00.000Z' }));
+      await store.createRun(aRun('RUN-b', { startedAt: '2025-01-01T00:00:00.000Z' }));
+      expect((await store.listRuns()).map((r) => r.runId)).toEqual(['run-a', 'RUN-b']);
+    });
+
+    test('LLM calls: every call kept (a retry really was sent), per run, in time order, every field', async () => {
+      const late = aCall('r1', '2025-01-01T00:00:09.000Z', { queryId: null, model: null, role: 'copilot', name: 'Ace' });
+      const failed = aCall('r1', '2025-01-01T00:00:01.000Z', { ok: false, errorKind: 'rate_limit', promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0.5 });
+      await store.putLlmCall(late);
+      await store.putLlmCall(failed);
+      await store.putLlmCall(failed);
+      await store.putLlmCall(aCall('r2', '2025-01-01T00:00:00.000Z'));
+      expect(await store.llmCalls('r1')).toEqual([failed, failed, late]);
+      expect(await store.llmCalls('r2')).toHaveLength(1);
+      expect(await store.llmCalls('none')).toEqual([]);
+    });
+
+    describe('studies', () => {
+      test('a study, its items and assignments, annotators dealt their queues', async () => {
+        await makeStudy(store);
+        expect(await store.studies.getStudy('pilot')).toEqual(aStudy('pilot'));
+        expect(await store.studies.getStudy('nope')).toBeNull();
+        await store.studies.createStudy(aStudy('later', { createdAt: '2025-03-01T00:00:00.000Z' }), [], []);
+        expect((await store.studies.listStudies()).map((s) => s.name)).toEqual(['later', 'pilot']);
+        expect((await store.studies.studyItems('pilot')).map((i) => i.itemId)).toEqual(['pilot-i1', 'pilot-i2']);
+        expect((await store.studies.studyAssignments('pilot')).map((a) => [a.assignmentId, a.annotatorId, a.order])).toEqual([
+          ['pilot-a1', 'pilot-ann-1', 0],
+          ['pilot-a2', 'pilot-ann-2', 0],
+          ['pilot-a3', 'pilot-ann-1', 1],
+          ['pilot-a4', 'pilot-ann-2', 1],
+        ]);
+        expect(await store.studies.annotators('pilot')).toEqual([
+          { annotatorId: 'pilot-ann-1', study: 'pilot', label: 'alice', source: 'app' },
+          { annotatorId: 'pilot-ann-2', study: 'pilot', label: 'bob', source: 'app' },
+        ]);
+        expect(await store.studies.annotatorByTokenHash('th-pilot-2')).toMatchObject({ annotatorId: 'pilot-ann-2' });
+        expect(await store.studies.annotatorByTokenHash('th-none')).toBeNull();
+        expect(await store.studies.getAssignment('pilot-a3')).toEqual({ assignmentId: 'pilot-a3', study: 'pilot', itemId: 'pilot-i2', slot: 2, left: 'Ace', right: 'Bolt', annotatorId: 'pilot-ann-1', order: 1 });
+        expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => [a.assignmentId, a.answer])).toEqual([
+          ['pilot-a1', null],
+          ['pilot-a3', null],
+        ]);
+      });
+
+      test('submissions: stored once per id, recorded idempotently, the last received counts, rejected ones never do', async () => {
+        await makeStudy(store);
+        const first = await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'));
+        expect(first).toMatchObject({ submissionId: 'sub-1', status: 'pending', note: null, answer: answer('A') });
+        expect(await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:09:00.000Z'))).toEqual(first);
+        await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'));
+        await store.studies.putSubmission(submission('pilot', 'sub-bad', 'pilot-a3', 'pilot-ann-1', answer('tie'), '2025-02-02T00:02:00.000Z'));
+        expect((await store.studies.pendingSubmissions(10)).map((s) => s.submissionId)).toEqual(['sub-1', 'sub-2', 'sub-bad']);
+        expect((await store.studies.pendingSubmissions(1)).map((s) => s.submissionId)).toEqual(['sub-1']);
+        expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => a.answer?.choice ?? null)).toEqual(['B', 'tie']);
+        // Recorded out of order: the later submission still wins.
+        expect(await store.studies.recordSubmission('sub-2')).toEqual({ recorded: true, revision: 1 });
+        expect(await store.studies.recordSubmission('sub-1')).toEqual({ recorded: true, revision: 1 });
+        expect(await store.studies.recordSubmission('sub-2')).toEqual({ recorded: false, revision: 2 });
+        expect(await store.studies.recordSubmission('sub-none')).toBeNull();
+        await store.studies.rejectSubmission('sub-bad', 'not an annotator of this item');
+        expect(await store.studies.recordSubmission('sub-bad')).toEqual({ recorded: false, revision: 0 });
+        expect(await store.studies.getSubmission('sub-bad')).toMatchObject({ status: 'rejected', note: 'not an annotator of this item' });
+        const annotations = await store.studies.annotations('pilot');
+        expect(annotations.map((a) => [a.assignmentId, a.answer.choice, a.revision, a.submittedAt, a.source])).toEqual([['pilot-a1', 'B', 2, '2025-02-02T00:01:00.000Z', 'app']]);
+        expect((await store.studies.submissions('pilot')).map((s) => [s.submissionId, s.status])).toEqual([
+          ['sub-1', 'recorded'],
+          ['sub-2', 'recorded'],
+          ['sub-bad', 'rejected'],
+        ]);
+      });
+
+      test('closing records what is pending, then refuses answers; imported annotations and events', async () => {
+        await makeStudy(store);
+        await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a2', 'pilot-ann-2', answer('A'), '2025-02-02T00:00:00.000Z'));
+        expect(await store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z')).toEqual({ recorded: 1 });
+        expect(await store.studies.closeStudy('pilot', '2025-02-06T00:00:00.000Z')).toEqual({ recorded: 0 });
+        expect(await store.studies.getStudy('pilot')).toMatchObject({ status: 'closed', closedAt: '2025-02-05T00:00:00.000Z' });
+        expect(await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a4', 'pilot-ann-2', answer('B'), '2025-02-07T00:00:00.000Z'))).toBeNull();
+        expect(await store.studies.getSubmission('sub-2')).toBeNull();
+        expect(await store.studies.importAnnotations('pilot', [
+          { annotator: 'carol', itemId: 'pilot-i1', left: 'Bolt', right: 'Ace', answer: answer('B'), submittedAt: '2025-01-01T00:00:00.000Z' },
+          { annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('tie', null), submittedAt: '2025-01-01T00:00:00.000Z' },
+        ])).toBe(2);
+        const annotations = await store.studies.annotations('pilot');
+        expect(annotations.map((a) => [a.annotatorId, a.left, a.answer.choice, a.source])).toEqual([
+          ['import:pilot:carol', 'Bolt', 'B', 'import'],
+          ['import:pilot:carol', 'Ace', 'tie', 'import'],
+          ['pilot-ann-2', 'Bolt', 'A', 'app'],
+        ]);
+        expect((await store.studies.annotators('pilot')).map((a) => [a.label, a.source])).toContainEqual(['carol', 'import']);
+        await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
+        await store.studies.addStudyEvent('pilot', 'closed', { by: 'deadline' });
+        expect((await store.studies.studyEvents('pilot')).map((e) => [e.kind, e.detail])).toEqual([
+          ['reminder', { pending: ['bob'] }],
+          ['closed', { by: 'deadline' }],
+        ]);
+      });
+
+      test('an answer racing the close from another connection is either recorded by the close or refused', async () => {
+        const other = await another();
+        await makeStudy(store);
+        const puts = Array.from({ length: 12 }, (_, i) =>
+          other.studies.putSubmission(submission('pilot', `race-${i}`, `pilot-a${(i % 4) + 1}`, 'pilot-ann-1', answer('A'), `2025-02-02T00:00:${String(i).padStart(2, '0')}.000Z`)),
+        );
+        const [closed, ...stored] = await Promise.all([store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z'), ...puts]);
+        const accepted = stored.filter(Boolean).length;
+        const all = await store.studies.submissions('pilot');
+        expect(all).toHaveLength(accepted);
+        expect(all.every((s) => s.status === 'recorded')).toBe(true); // nothing stored and left pending after the close
+        expect(closed.recorded).toBe(accepted);
+      });
+    });
+
+    describe('several connections at once', () => {
+      test('the same keys written concurrently from two connections: one row each', async () => {
+        const other = await another();
+        const both = <T>(fn: (s: ResultsStore, who: string) => Promise<T>) => Promise.all([fn(store, 'a'), fn(other, 'b')]);
+        await both((s, who) => s.createRun(aRun('race', { protocol: who })));
+        await both((s, who) => s.putJudgeUnits('race', [{ queryId: 'q1', copilots: [who] }], { by: who }));
+        await both((s, who) => s.putJudgments([aJudgment('race', 'q1', 'Ace', { error: who }), aJudgment('race', 'q1', 'Bolt', { error: who })]));
+        await both((s, who) => s.putSnapshot({ snapshotId: 'snap-race', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { by: who } }, queries));
+        await both((s, who) => s.putRubric('rv-race', who, {}));
+        await both((s, who) => s.cacheAnswer('race-key', who));
+        await both((s, who) => s.putWork('job', 'k', who));
+        expect(await store.listRuns()).toHaveLength(1);
+        expect(await other.judgeUnits('race')).toHaveLength(1);
+        expect(await store.judgments('race')).toHaveLength(2);
+        expect(await store.snapshotQueries('snap-race')).toEqual(queries);
+        expect((await store.getRun('race'))!.protocol).toBe((await other.getRun('race'))!.protocol);
+        expect(await store.cachedAnswer('race-key')).toBe(await other.cachedAnswer('race-key'));
+      });
+
+      test('store id: two connections asking first at the same time agree', async () => {
+        const other = await another();
+        const [a, b] = await Promise.all([store.storeId(), other.storeId()]);
+        expect(a).toBe(b);
+      });
+    });
+
+    describe('copying (exportRecords / importRecords)', () => {
+      test('everything is carried over intact, and a second copy adds nothing', async () => {
+        await fillEverything(store);
+        const target = await makeStore();
+        const copy = await target.open();
+        try {
+          const counts = await copyAll(store, copy);
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 3, judgeTurn: 2, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, study: 1 });
+          expect(await everything(copy)).toEqual(await everything(store));
+          expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
+          expect(await everything(copy)).toEqual(await everything(store));
+          // The copy is a store of its own: it keeps its own identity (the default task queue is derived from it).
+          expect(await copy.storeId()).not.toBe(await store.storeId());
+        } finally {
+          await copy.close();
+          await target.dispose?.();
+        }
+      });
+    });
+
+    test('migrate says the schema is current and applies nothing more', async () => {
+      const report = await store.migrate();
+      expect(report.version).toBeGreaterThanOrEqual(1);
+      expect((await store.migrate()).version).toBe(report.version);
+      expect((await (await another()).migrate()).applied).toEqual([]);
     });
   });
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { findOrInstallTemporalCli, freePort, startDevServer } from '../../client/temporalServer';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { provisionPostgres } from './postgresServer';
 
 /**
  * One real Temporal dev server (in memory, its own port) and one workflow bundle for the whole test run.
@@ -12,6 +13,7 @@ export default async function globalSetup(): Promise<void> {
   const repo = path.resolve(__dirname, '..', '..');
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'judgeflow-test-'));
   const cli = await findOrInstallTemporalCli({ home: path.join(repo, '.judgeflow'), log: (m) => console.log(m) });
+  await provisionPostgres((m) => console.log(m)); // each PostgreSQL test file starts its own server from these binaries
   const port = await freePort();
   const server = await startDevServer({ cli, port, uiPort: await freePort(), headless: true, logFile: path.join(scratch, 'temporal.log') });
   const bundle = path.join(scratch, 'workflows.js');

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import { connectClient, connectWorker } from '../../client/connection';
 import { parseRunConfig } from '../../client/config';
 import type { ResultsStore } from '../../core/store';
-import { SqliteStore } from '../../stores/sqlite';
+import { openNew, type StoreTarget } from '../../stores';
 import { createWorker } from '../../worker/createWorker';
 
 export const REPO = path.resolve(__dirname, '..', '..');
@@ -41,16 +41,20 @@ export interface TestWorld {
   dir: string;
 }
 
-/** Run `fn` with a real worker (in this process) on its own task queue and store, against the test Temporal server. */
-export async function withWorker<T>(name: string, fn: (world: TestWorld) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+/**
+ * Run `fn` with a real worker (in this process) on its own task queue and store, against the test Temporal server.
+ * The store is a new SQLite file in a temporary directory unless `target` names another (e.g. a PostgreSQL database).
+ */
+export async function withWorker<T>(name: string, fn: (world: TestWorld) => Promise<T>, env: NodeJS.ProcessEnv = process.env, target?: StoreTarget): Promise<T> {
   quietRuntime();
   const dir = tempDir(`jf-${name}-`);
   const storeFile = path.join(dir, 'results.db');
   const taskQueue = uniqueQueue(name);
+  const storeTarget: StoreTarget = target ?? { kind: 'sqlite', file: storeFile };
   const { connection, namespace } = await connectWorker();
-  const worker = await createWorker({ connection, namespace, taskQueue, store: { kind: 'sqlite', file: storeFile }, env });
+  const worker = await createWorker({ connection, namespace, taskQueue, store: storeTarget, env });
   const client = await connectClient();
-  const store = new SqliteStore(storeFile); // a second connection, as a CLI next to the worker would have
+  const store = openNew(storeTarget); // a second connection, as a CLI next to the worker would have
   try {
     return await worker.runUntil(fn({ client, taskQueue, store, storeFile, dir }));
   } finally {

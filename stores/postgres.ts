@@ -1,0 +1,353 @@
+import crypto from 'node:crypto';
+import { FIRST_SLOT, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type StoredJudgeTurn, type StoreRecord } from '../core/store';
+import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
+import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
+import { PostgresStudyStore } from './postgresStudies';
+import { EXPORT_PAGE, exportRecords, json, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+
+/**
+ * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
+ * Method for method the same as stores/sqlite.ts (same tables, same keys, first write wins through ON CONFLICT DO NOTHING);
+ * keep the two side by side when the schema changes. The schema is migrated before first use (stores/postgresDb.ts).
+ */
+
+/** Positions are INTEGER; "to the end" must not overflow the parameter's type. */
+const END = 2 ** 31 - 1;
+/** Column lists where a later migration added columns (their order in the table is the order they were added). */
+const JUDGMENT_COLUMNS = 'run_id, query_id, copilot, rubric_version, status, scores, rationales, total, rank, position, error, judge, attempts, created_at, sample, judge_name';
+const JUDGE_TURN_COLUMNS = 'run_id, query_id, rubric_version, turn, request, answer, sample, judge_name';
+const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at';
+
+
+export class PostgresStore implements ResultsStore {
+  private readonly db: PostgresDb;
+  readonly studies: PostgresStudyStore;
+
+  /** `connectionString` may hold a password; `location` (for messages) must not. */
+  constructor(connectionString: string, readonly location: string) {
+    this.db = new PostgresDb(connectionString, location);
+    this.studies = new PostgresStudyStore(this.db);
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
+  migrate(): Promise<MigrationReport> {
+    return this.db.migrate();
+  }
+
+  /** Whether the database holds a judgeflow store already (read-only commands must not create one). */
+  exists(): Promise<boolean> {
+    return this.db.exists();
+  }
+
+  // ---- snapshots -------------------------------------------------------------
+  async putSnapshot(s: Omit<SnapshotRecord, 'queryCount'>, queries: Query[]): Promise<void> {
+    await this.db.transaction((c) => this.insertSnapshot(c, s, queries));
+  }
+
+  private async insertSnapshot(c: Queryable, s: Omit<SnapshotRecord, 'queryCount'>, queries: Query[]): Promise<number> {
+    const added = await insertIgnore(c, 'snapshots', [s.snapshotId, s.createdAt, s.parentId, JSON.stringify(s.meta), queries.length]);
+    if (added && queries.length)
+      await c.query('INSERT INTO snapshot_queries SELECT $1, ord - 1, id, query FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS q(id, query, ord) ON CONFLICT DO NOTHING', [
+        s.snapshotId,
+        queries.map((q) => q.id),
+        queries.map((q) => JSON.stringify(q)),
+      ]);
+    return added;
+  }
+
+  async getSnapshot(snapshotId: string): Promise<SnapshotRecord | null> {
+    const [row] = await this.db.rows('SELECT * FROM snapshots WHERE snapshot_id = $1', [snapshotId]);
+    return row ? toSnapshot(row) : null;
+  }
+
+  async snapshotIdsStartingWith(prefix: string): Promise<string[]> {
+    return (await this.db.rows('SELECT snapshot_id FROM snapshots WHERE left(snapshot_id, $1) = $2 ORDER BY snapshot_id', [prefix.length, prefix])).map((r) => r.snapshot_id);
+  }
+
+  async listSnapshots(): Promise<SnapshotRecord[]> {
+    return (await this.db.rows('SELECT * FROM snapshots ORDER BY created_at DESC')).map(toSnapshot);
+  }
+
+  async snapshotQueries(snapshotId: string, from = 0, to = END): Promise<Query[]> {
+    return (await this.db.rows('SELECT query FROM snapshot_queries WHERE snapshot_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx', [snapshotId, from, Math.min(to, END)])).map(
+      (r) => JSON.parse(r.query) as Query,
+    );
+  }
+
+  async snapshotQuery(snapshotId: string, queryId: string): Promise<Query> {
+    const [row] = await this.db.rows('SELECT query FROM snapshot_queries WHERE snapshot_id = $1 AND query_id = $2', [snapshotId, queryId]);
+    if (!row) throw new Error(`query ${queryId} is not in snapshot ${snapshotId}`);
+    return JSON.parse(row.query) as Query;
+  }
+
+  // ---- runs -------------------------------------------------------------------
+  async createRun(r: NewRun): Promise<void> {
+    await this.insertRun(await this.db.ready(), { ...r, status: 'running', finishedAt: null, reportPath: null, summary: null });
+  }
+
+  private async insertRun(c: Queryable, r: RunRecord): Promise<number> {
+    const judge = JSON.stringify(r.judge);
+    const copilots = JSON.stringify(r.copilots);
+    return insertIgnore(c, 'runs', [r.runId, r.protocol, r.snapshotId, r.rubricVersion, judge, copilots, r.status, r.startedAt, r.finishedAt, r.reportPath, r.sourceRunId, json(r.summary), JSON.stringify(r.config)]);
+  }
+
+  async finishRun(runId: string, status: RunRecord['status'], reportPath: string | null, summary: unknown, finishedAt: string): Promise<void> {
+    await this.db.query('UPDATE runs SET status = $1, report_path = $2, summary = $3, finished_at = $4 WHERE run_id = $5', [status, reportPath, json(summary), finishedAt, runId]);
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    const [row] = await this.db.rows('SELECT * FROM runs WHERE run_id = $1', [runId]);
+    return row ? toRun(row) : null;
+  }
+
+  async listRuns(): Promise<RunRecord[]> {
+    return (await this.db.rows('SELECT * FROM runs ORDER BY started_at DESC, run_id DESC')).map(toRun);
+  }
+
+  // ---- rubrics ----------------------------------------------------------------
+  async putRubric(version: string, protocol: string, content: unknown): Promise<void> {
+    await this.insertRubric(await this.db.ready(), version, protocol, content, new Date().toISOString());
+  }
+
+  private async insertRubric(c: Queryable, version: string, protocol: string, content: unknown, storedAt: string): Promise<number> {
+    return insertIgnore(c, 'rubrics', [version, protocol, JSON.stringify(content), storedAt]);
+  }
+
+  async getRubric(version: string): Promise<{ protocol: string; content: unknown } | null> {
+    const [row] = await this.db.rows('SELECT protocol, content FROM rubrics WHERE rubric_version = $1', [version]);
+    return row ? { protocol: row.protocol, content: JSON.parse(row.content) } : null;
+  }
+
+  // ---- responses --------------------------------------------------------------
+  async putResponse(r: StoredResponse): Promise<void> {
+    await this.insertResponse(await this.db.ready(), r);
+  }
+
+  private async insertResponse(c: Queryable, r: StoredResponse): Promise<number> {
+    const outcome = [r.status, r.text, r.raw, r.html, r.adapter, r.startedAt, r.finishedAt, r.latencyMs, r.errorKind, r.errorMessage, r.conversationId, r.context];
+    return insertIgnore(c, 'responses', [r.runId, r.queryId, r.copilot, ...outcome]);
+  }
+
+  async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
+    const [row] = await this.db.rows('SELECT * FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [runId, queryId, copilot]);
+    return row ? toResponse(row) : null;
+  }
+
+  async responses(runId: string): Promise<StoredResponse[]> {
+    return (await this.db.rows('SELECT * FROM responses WHERE run_id = $1 ORDER BY query_id, copilot', [runId])).map(toResponse);
+  }
+
+  async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {
+    return (
+      await this.db.query(
+        `INSERT INTO responses SELECT $1, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context FROM responses WHERE run_id = $2 ON CONFLICT DO NOTHING`,
+        [toRunId, fromRunId],
+      )
+    ).rowCount;
+  }
+
+  // ---- judging ----------------------------------------------------------------
+  async putJudgeUnits(runId: string, units: JudgeUnit[], plan?: unknown): Promise<void> {
+    const unitTexts = units.map((u) => JSON.stringify(u));
+    const planText = plan === undefined ? undefined : JSON.stringify(plan); // serialised before the transaction: a plan that cannot be stored stores nothing
+    await this.db.transaction((c) => this.insertJudgeUnits(c, runId, unitTexts, planText));
+  }
+
+  private async insertJudgeUnits(c: Queryable, runId: string, unitTexts: string[], planText: string | undefined): Promise<number> {
+    const added = unitTexts.length
+      ? ((await c.query('INSERT INTO judge_units SELECT $1, ord - 1, unit FROM unnest($2::text[]) WITH ORDINALITY AS u(unit, ord) ON CONFLICT DO NOTHING', [runId, unitTexts])).rowCount ?? 0)
+      : 0;
+    if (planText !== undefined) await insertIgnore(c, 'kv', [`plan:${runId}`, planText]);
+    return added;
+  }
+
+  async storeId(): Promise<string> {
+    await insertIgnore(await this.db.ready(), 'kv', ['store-id', crypto.randomBytes(16).toString('hex')]);
+    return (await this.db.rows('SELECT value FROM kv WHERE key = $1', ['store-id']))[0].value;
+  }
+
+  async runPlan(runId: string): Promise<unknown> {
+    const [row] = await this.db.rows('SELECT value FROM kv WHERE key = $1', [`plan:${runId}`]);
+    return row ? JSON.parse(row.value) : undefined;
+  }
+
+  async judgeUnits(runId: string, from = 0, to = END): Promise<JudgeUnit[]> {
+    return (await this.db.rows('SELECT unit FROM judge_units WHERE run_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx', [runId, from, Math.min(to, END)])).map(
+      (r) => JSON.parse(r.unit) as JudgeUnit,
+    );
+  }
+
+  async putJudgment(j: StoredJudgment): Promise<void> {
+    await this.insertJudgment(await this.db.ready(), j);
+  }
+
+  async putJudgments(judgments: StoredJudgment[]): Promise<void> {
+    await this.db.transaction(async (c) => {
+      for (const j of judgments) await this.insertJudgment(c, j);
+    });
+  }
+
+  private async insertJudgment(c: Queryable, j: StoredJudgment): Promise<number> {
+    const verdict = [j.status, json(j.scores), json(j.rationales), j.total, j.rank, j.position, j.error, JSON.stringify(j.judge), j.attempts, j.createdAt];
+    return insertIgnore(c, 'judgments', [j.runId, j.queryId, j.copilot, j.rubricVersion, ...verdict, j.sample ?? 0, j.judgeName ?? ''], JUDGMENT_COLUMNS);
+  }
+
+  async getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgment | null> {
+    const [row] = await this.db.rows('SELECT * FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND rubric_version = $4 AND sample = $5 AND judge_name = $6', [
+      runId,
+      queryId,
+      copilot,
+      rubricVersion,
+      slot.sample,
+      slot.judge,
+    ]);
+    return row ? toJudgment(row) : null;
+  }
+
+  async judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]> {
+    const order = 'ORDER BY query_id, copilot, judge_name, sample';
+    const rows = rubricVersion
+      ? await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 AND rubric_version = $2 ${order}`, [runId, rubricVersion])
+      : await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 ${order}`, [runId]);
+    return rows.map(toJudgment);
+  }
+
+  async putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot = FIRST_SLOT): Promise<void> {
+    await this.insertJudgeTurn(await this.db.ready(), runId, queryId, rubricVersion, turn, request, answer, slot);
+  }
+
+  private async insertJudgeTurn(c: Queryable, runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot): Promise<number> {
+    return insertIgnore(c, 'judge_turns', [runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge], JUDGE_TURN_COLUMNS);
+  }
+
+  async judgeTurns(runId: string, queryId: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgeTurn[]> {
+    const where = 'run_id = $1 AND query_id = $2 AND rubric_version = $3 AND sample = $4 AND judge_name = $5';
+    return (await this.db.rows(`SELECT turn, request, answer FROM judge_turns WHERE ${where} ORDER BY turn`, [runId, queryId, rubricVersion, slot.sample, slot.judge])).map(
+      (r) => ({ turn: r.turn, request: JSON.parse(r.request), answer: r.answer }),
+    );
+  }
+
+  // ---- answer cache -----------------------------------------------------------
+  async cachedAnswer(key: string): Promise<string | null> {
+    const [row] = await this.db.rows('SELECT answer FROM judge_cache WHERE cache_key = $1', [key]);
+    return row?.answer ?? null;
+  }
+
+  async cacheAnswer(key: string, answer: string): Promise<void> {
+    await this.insertCachedAnswer(await this.db.ready(), key, answer, new Date().toISOString());
+  }
+
+  private async insertCachedAnswer(c: Queryable, key: string, answer: string, createdAt: string): Promise<number> {
+    return insertIgnore(c, 'judge_cache', [key, answer, createdAt]);
+  }
+
+  // ---- cost ---------------------------------------------------------------------
+  async putLlmCall(c: LlmCallRecord): Promise<void> {
+    await this.insertLlmCall(await this.db.ready(), c);
+  }
+
+  /** Not idempotent by design (there is no key: every attempt sent is a call), so a plain INSERT. */
+  private async insertLlmCall(c: Queryable, call: LlmCallRecord): Promise<number> {
+    const usage = [call.promptTokens, call.completionTokens, call.cachedTokens, call.latencyMs, call.ok, call.errorKind, call.at];
+    return (await c.query(`INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, [call.runId, call.role, call.name, call.model, call.queryId, ...usage])).rowCount ?? 0;
+  }
+
+  async llmCalls(runId: string): Promise<LlmCallRecord[]> {
+    return (await this.db.rows('SELECT * FROM llm_calls WHERE run_id = $1 ORDER BY at, seq', [runId])).map(toLlmCall);
+  }
+
+  // ---- snapshot jobs ----------------------------------------------------------
+  async putWork(jobId: string, key: string, value: unknown): Promise<void> {
+    await this.insertWork(await this.db.ready(), jobId, key, value);
+  }
+
+  private async insertWork(c: Queryable, jobId: string, key: string, value: unknown): Promise<number> {
+    return insertIgnore(c, 'snapshot_work', [jobId, key, JSON.stringify(value)]);
+  }
+
+  async getWork<T>(jobId: string, key: string): Promise<T | null> {
+    const [row] = await this.db.rows('SELECT value FROM snapshot_work WHERE job_id = $1 AND key = $2', [jobId, key]);
+    return row ? (JSON.parse(row.value) as T) : null;
+  }
+
+  // ---- scheduled refresh lineage ---------------------------------------------
+  async recordScheduleSnapshot(row: ScheduleSnapshotRow): Promise<void> {
+    await this.insertScheduleSnapshot(await this.db.ready(), row);
+  }
+
+  private async insertScheduleSnapshot(c: Queryable, row: ScheduleSnapshotRow): Promise<number> {
+    return insertIgnore(c, 'schedule_snapshots', [row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId], 'schedule, workflow_id, snapshot_id, parent_id, created_at, run_id');
+  }
+
+  async setScheduleRun(schedule: string, workflowId: string, runId: string): Promise<void> {
+    await this.db.query('UPDATE schedule_snapshots SET run_id = $1 WHERE schedule = $2 AND workflow_id = $3', [runId, schedule, workflowId]);
+  }
+
+  async scheduleSnapshots(schedule: string): Promise<ScheduleSnapshotRow[]> {
+    return (await this.db.rows('SELECT * FROM schedule_snapshots WHERE schedule = $1 ORDER BY created_at DESC, seq DESC', [schedule])).map(toScheduleSnapshot);
+  }
+
+  // ---- copying a whole store -------------------------------------------------------
+  exportRecords(): AsyncIterable<StoreRecord[]> {
+    const db = this.db;
+    return exportRecords(this, {
+      async *pages(sql) {
+        for (let offset = 0; ; offset += EXPORT_PAGE) {
+          const rows = await db.rows(`${sql} LIMIT $1 OFFSET $2`, [EXPORT_PAGE, offset]);
+          if (rows.length) yield rows;
+          if (rows.length < EXPORT_PAGE) return;
+        }
+      },
+      column: async (sql) => (await db.rows(sql)).map((r) => Object.values(r)[0] as string),
+      insertionOrder: 'seq',
+      studyDump: (name) => this.studies.dump(name),
+    });
+  }
+
+  async importRecords(batch: StoreRecord[]): Promise<RecordCounts> {
+    return this.db.transaction(async (c) => {
+      const counts: RecordCounts = {};
+      for (const record of batch) counts[record.kind] = (counts[record.kind] ?? 0) + (await this.importRecord(c, record));
+      return counts;
+    });
+  }
+
+  /** One record, first write wins; returns how many rows it added. */
+  private async importRecord(c: Queryable, r: StoreRecord): Promise<number> {
+    switch (r.kind) {
+      case 'snapshot':
+        return this.insertSnapshot(c, r.snapshot, r.queries);
+      case 'rubric':
+        return this.insertRubric(c, r.version, r.protocol, r.content, r.storedAt);
+      case 'run':
+        return this.insertRun(c, r.run);
+      case 'response':
+        return this.insertResponse(c, r.response);
+      case 'judgeUnits':
+        return this.insertJudgeUnits(c, r.runId, r.units.map((u) => JSON.stringify(u)), r.plan === undefined ? undefined : JSON.stringify(r.plan));
+      case 'judgment':
+        return this.insertJudgment(c, r.judgment);
+      case 'judgeTurn':
+        return this.insertJudgeTurn(c, r.runId, r.queryId, r.rubricVersion, r.turn, r.request, r.answer, r.slot);
+      case 'llmCalls': {
+        // Serialised per run, so two copies running at once cannot both find the run empty.
+        await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`llm_calls:${r.runId}`]);
+        if ((await c.query('SELECT 1 FROM llm_calls WHERE run_id = $1 LIMIT 1', [r.runId])).rowCount) return 0;
+        let added = 0;
+        for (const call of r.calls) added += await this.insertLlmCall(c, call);
+        return added;
+      }
+      case 'cachedAnswer':
+        return this.insertCachedAnswer(c, r.key, r.answer, r.createdAt);
+      case 'work':
+        return this.insertWork(c, r.jobId, r.key, r.value);
+      case 'scheduleSnapshot':
+        return this.insertScheduleSnapshot(c, r.row);
+      case 'study':
+        return this.studies.insertDump(c, r.dump);
+    }
+  }
+}

@@ -1,0 +1,161 @@
+import type { ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump } from '../core/store';
+import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
+import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/types';
+
+/**
+ * What both store implementations share: rows (snake_case columns, JSON as text) to domain records, and the export of
+ * every record for `store copy`. The tables are the same in both; only the SQL dialect differs.
+ */
+
+/** Rows per batch when exporting (bounds memory when copying a large store). */
+export const EXPORT_PAGE = 500;
+
+export const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+export const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
+
+export function toSnapshot(row: any): SnapshotRecord {
+  return { snapshotId: row.snapshot_id, createdAt: row.created_at, parentId: row.parent_id, meta: JSON.parse(row.meta), queryCount: row.query_count };
+}
+
+export function toRun(row: any): RunRecord {
+  return {
+    runId: row.run_id,
+    protocol: row.protocol,
+    snapshotId: row.snapshot_id,
+    rubricVersion: row.rubric_version,
+    judge: JSON.parse(row.judge),
+    copilots: JSON.parse(row.copilots),
+    status: row.status,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    reportPath: row.report_path,
+    sourceRunId: row.source_run_id,
+    summary: parse(row.summary),
+    config: JSON.parse(row.config),
+  };
+}
+
+export function toResponse(row: any): StoredResponse {
+  return {
+    runId: row.run_id,
+    queryId: row.query_id,
+    copilot: row.copilot,
+    status: row.status,
+    text: row.text,
+    raw: row.raw,
+    html: row.html,
+    adapter: row.adapter,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    latencyMs: row.latency_ms,
+    errorKind: row.error_kind,
+    errorMessage: row.error_message,
+    conversationId: row.conversation_id,
+    context: row.context,
+  };
+}
+
+export function toJudgment(row: any): StoredJudgment {
+  return {
+    runId: row.run_id,
+    queryId: row.query_id,
+    copilot: row.copilot,
+    rubricVersion: row.rubric_version,
+    status: row.status,
+    scores: parse(row.scores),
+    rationales: parse(row.rationales),
+    total: row.total,
+    rank: row.rank,
+    position: row.position,
+    error: row.error,
+    judge: JSON.parse(row.judge),
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    sample: row.sample,
+    judgeName: row.judge_name,
+  };
+}
+
+export function toScheduleSnapshot(r: any): ScheduleSnapshotRow {
+  return { schedule: r.schedule, workflowId: r.workflow_id, snapshotId: r.snapshot_id, parentId: r.parent_id, createdAt: r.created_at, runId: r.run_id };
+}
+
+export function toLlmCall(r: any): LlmCallRecord {
+  return {
+    runId: r.run_id,
+    role: r.role,
+    name: r.name,
+    model: r.model,
+    queryId: r.query_id,
+    promptTokens: r.prompt_tokens,
+    completionTokens: r.completion_tokens,
+    cachedTokens: r.cached_tokens,
+    latencyMs: r.latency_ms,
+    ok: Boolean(r.ok), // SQLite keeps 0/1, PostgreSQL a boolean
+    errorKind: r.error_kind,
+    at: r.at,
+  };
+}
+
+export const toStudy = (r: any): StudyRecord => ({ name: r.name, runId: r.run_id, status: r.status, createdAt: r.created_at, closedAt: r.closed_at, workflowId: r.workflow_id, spec: JSON.parse(r.spec) });
+export const toAssignment = (r: any): StoredAssignment => ({ assignmentId: r.assignment_id, study: r.study, itemId: r.item_id, slot: r.slot, left: r.left_copilot, right: r.right_copilot, annotatorId: r.annotator_id, order: r.ord });
+export const toSubmission = (r: any): Submission => ({ seq: r.seq, submissionId: r.submission_id, study: r.study, assignmentId: r.assignment_id, annotatorId: r.annotator_id, answer: JSON.parse(r.answer), receivedAt: r.received_at, status: r.status, note: r.note });
+export const toAnnotator = (r: any): Annotator => ({ annotatorId: r.annotator_id, study: r.study, label: r.label, source: r.source });
+
+/**
+ * A whole study for copying: what the study interface reads, plus rows only the implementation can list, each in the
+ * order they were inserted (assignments and annotators with their raw columns; annotations joined to their submission's id).
+ */
+export async function studyDump(studies: StudyStore, name: string, rows: { assignments: any[]; annotators: any[]; annotations: any[] }): Promise<StudyDump> {
+  const study = await studies.getStudy(name);
+  if (!study) throw new Error(`no study ${name}`);
+  return {
+    study,
+    items: await studies.studyItems(name),
+    assignments: rows.assignments.map(toAssignment),
+    annotators: rows.annotators.map((r) => ({ ...toAnnotator(r), tokenHash: r.token_hash, createdAt: r.created_at })),
+    submissions: await studies.submissions(name),
+    annotations: rows.annotations.map((r) => ({ assignmentId: r.assignment_id, submissionId: r.submission_id, answer: JSON.parse(r.answer), revision: r.revision, submittedAt: r.submitted_at, source: r.source })),
+    events: await studies.studyEvents(name),
+  };
+}
+
+/** How an implementation reads its own tables for the export. */
+export interface TableReader {
+  /** The rows of `sql` (a SELECT ending in ORDER BY), EXPORT_PAGE at a time. */
+  pages(sql: string): AsyncIterable<any[]>;
+  /** The first column of every row of `sql`. */
+  column(sql: string): Promise<string[]>;
+  /** The column that orders rows as they were inserted (SQLite's rowid, an identity column in PostgreSQL). */
+  insertionOrder: string;
+  studyDump(name: string): Promise<StudyDump>;
+}
+
+/** Every record of a store, table by table, in batches of at most EXPORT_PAGE rows (a snapshot, a run's LLM calls and a study go whole). */
+export async function* exportRecords(store: ResultsStore, read: TableReader): AsyncIterable<StoreRecord[]> {
+  async function* mapped(sql: string, toRecord: (row: any) => StoreRecord): AsyncIterable<StoreRecord[]> {
+    for await (const rows of read.pages(sql)) yield rows.map(toRecord);
+  }
+  for (const snapshot of await store.listSnapshots()) yield [{ kind: 'snapshot', snapshot, queries: await store.snapshotQueries(snapshot.snapshotId) }];
+  yield* mapped('SELECT * FROM rubrics ORDER BY rubric_version', (r) => ({ kind: 'rubric', version: r.rubric_version, protocol: r.protocol, content: JSON.parse(r.content), storedAt: r.stored_at }));
+  yield* mapped('SELECT * FROM runs ORDER BY run_id', (r) => ({ kind: 'run', run: toRun(r) }));
+  yield* mapped('SELECT * FROM responses ORDER BY run_id, query_id, copilot', (r) => ({ kind: 'response', response: toResponse(r) }));
+  const planned = new Set([...(await read.column('SELECT DISTINCT run_id FROM judge_units')), ...(await read.column("SELECT key FROM kv WHERE key LIKE 'plan:%'")).map((k) => k.slice('plan:'.length))]);
+  for (const runId of [...planned].sort()) yield [{ kind: 'judgeUnits', runId, units: await store.judgeUnits(runId), plan: await store.runPlan(runId) }];
+  yield* mapped('SELECT * FROM judgments ORDER BY run_id, query_id, copilot, rubric_version, sample, judge_name', (r) => ({ kind: 'judgment', judgment: toJudgment(r) }));
+  yield* mapped('SELECT * FROM judge_turns ORDER BY run_id, query_id, rubric_version, sample, judge_name, turn', (r) => ({
+    kind: 'judgeTurn',
+    runId: r.run_id,
+    queryId: r.query_id,
+    rubricVersion: r.rubric_version,
+    slot: { sample: r.sample, judge: r.judge_name },
+    turn: r.turn,
+    request: JSON.parse(r.request),
+    answer: r.answer,
+  }));
+  for (const runId of await read.column('SELECT DISTINCT run_id FROM llm_calls ORDER BY run_id')) yield [{ kind: 'llmCalls', runId, calls: await store.llmCalls(runId) }];
+  yield* mapped('SELECT * FROM judge_cache ORDER BY cache_key', (r) => ({ kind: 'cachedAnswer', key: r.cache_key, answer: r.answer, createdAt: r.created_at }));
+  yield* mapped('SELECT * FROM snapshot_work ORDER BY job_id, key', (r) => ({ kind: 'work', jobId: r.job_id, key: r.key, value: JSON.parse(r.value) }));
+  yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({ kind: 'scheduleSnapshot', row: toScheduleSnapshot(r) }));
+  for (const name of await read.column('SELECT name FROM studies ORDER BY name')) yield [{ kind: 'study', dump: await read.studyDump(name) }];
+}

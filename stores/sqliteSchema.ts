@@ -1,0 +1,83 @@
+import type Database from 'better-sqlite3';
+import type { MigrationReport } from '../core/store';
+import { latestVersion, pendingMigrations, type Migration } from './migrations';
+
+/**
+ * The SQLite store's schema, as versioned migrations (the same versions and names as stores/postgresSchema.ts).
+ * Version 1 is the schema as it was before slots (sample, panel judge) and before migrations were versioned, so it uses
+ * IF NOT EXISTS: stores made before then take it as a no-op.
+ */
+
+/** Judgments and judge turns keyed by sample and panel judge too (version 2). */
+const JUDGMENT_COLUMNS =
+  "run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, judge_name TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, copilot, rubric_version, sample, judge_name)";
+const JUDGE_TURN_COLUMNS =
+  "run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, sample INTEGER NOT NULL DEFAULT 0, judge_name TEXT NOT NULL DEFAULT '', PRIMARY KEY (run_id, query_id, rubric_version, sample, judge_name, turn)";
+
+export const SQLITE_MIGRATIONS: Array<Migration<Database.Database>> = [
+  {
+    version: 1,
+    name: 'runs, snapshots, responses, judging, cost, schedules and studies',
+    up: `
+CREATE TABLE IF NOT EXISTS snapshots (snapshot_id TEXT PRIMARY KEY, created_at TEXT NOT NULL, parent_id TEXT, meta TEXT NOT NULL, query_count INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS snapshot_queries (snapshot_id TEXT NOT NULL, idx INTEGER NOT NULL, query_id TEXT NOT NULL, query TEXT NOT NULL, PRIMARY KEY (snapshot_id, idx));
+CREATE UNIQUE INDEX IF NOT EXISTS snapshot_query_ids ON snapshot_queries (snapshot_id, query_id);
+CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, protocol TEXT NOT NULL, snapshot_id TEXT NOT NULL, rubric_version TEXT NOT NULL, judge TEXT NOT NULL, copilots TEXT NOT NULL, status TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, report_path TEXT, source_run_id TEXT, summary TEXT, config TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rubrics (rubric_version TEXT PRIMARY KEY, protocol TEXT NOT NULL, content TEXT NOT NULL, stored_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS responses (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, status TEXT NOT NULL, text TEXT, raw TEXT, html TEXT, adapter TEXT NOT NULL, started_at TEXT, finished_at TEXT, latency_ms REAL, error_kind TEXT, error_message TEXT, conversation_id TEXT, context TEXT, PRIMARY KEY (run_id, query_id, copilot));
+CREATE TABLE IF NOT EXISTS judge_units (run_id TEXT NOT NULL, idx INTEGER NOT NULL, unit TEXT NOT NULL, PRIMARY KEY (run_id, idx));
+CREATE TABLE IF NOT EXISTS judgments (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, rubric_version));
+CREATE TABLE IF NOT EXISTS judge_turns (run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (run_id, query_id, rubric_version, turn));
+CREATE TABLE IF NOT EXISTS judge_cache (cache_key TEXT PRIMARY KEY, answer TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS llm_calls (run_id TEXT NOT NULL, role TEXT NOT NULL, name TEXT NOT NULL, model TEXT, query_id TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cached_tokens INTEGER, latency_ms REAL NOT NULL, ok INTEGER NOT NULL, error_kind TEXT, at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls (run_id);
+CREATE TABLE IF NOT EXISTS snapshot_work (job_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (job_id, key));
+CREATE TABLE IF NOT EXISTS schedule_snapshots (schedule TEXT NOT NULL, workflow_id TEXT NOT NULL, snapshot_id TEXT NOT NULL, parent_id TEXT, created_at TEXT NOT NULL, run_id TEXT, PRIMARY KEY (schedule, workflow_id));
+CREATE TABLE IF NOT EXISTS studies (name TEXT PRIMARY KEY, run_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, closed_at TEXT, workflow_id TEXT NOT NULL, spec TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study_items (study TEXT NOT NULL, item_id TEXT NOT NULL, query_id TEXT NOT NULL, first TEXT NOT NULL, second TEXT NOT NULL, PRIMARY KEY (study, item_id));
+CREATE TABLE IF NOT EXISTS study_assignments (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, item_id TEXT NOT NULL, slot INTEGER NOT NULL, left_copilot TEXT NOT NULL, right_copilot TEXT NOT NULL, annotator_id TEXT, ord INTEGER);
+CREATE INDEX IF NOT EXISTS study_assignments_by_annotator ON study_assignments (annotator_id, ord);
+CREATE INDEX IF NOT EXISTS study_assignments_by_study ON study_assignments (study, slot);
+CREATE TABLE IF NOT EXISTS study_annotators (annotator_id TEXT PRIMARY KEY, study TEXT NOT NULL, label TEXT NOT NULL, token_hash TEXT UNIQUE, source TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study_submissions (seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, study TEXT NOT NULL, assignment_id TEXT NOT NULL, annotator_id TEXT NOT NULL, answer TEXT NOT NULL, received_at TEXT NOT NULL, status TEXT NOT NULL, note TEXT);
+CREATE INDEX IF NOT EXISTS study_submissions_pending ON study_submissions (status, seq);
+CREATE INDEX IF NOT EXISTS study_submissions_by_assignment ON study_submissions (assignment_id, seq);
+CREATE TABLE IF NOT EXISTS study_annotations (assignment_id TEXT PRIMARY KEY, study TEXT NOT NULL, submission_seq INTEGER NOT NULL, answer TEXT NOT NULL, revision INTEGER NOT NULL, submitted_at TEXT NOT NULL, source TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
+`,
+  },
+  {
+    version: 2,
+    name: 'judgments and judge turns keyed by sample and panel judge',
+    // SQLite cannot change a primary key: rebuild both tables, old rows becoming sample 0 of judge ''. Stores made
+    // between that change and versioned migrations have the columns already and are left as they are.
+    up: (db) => {
+      const hasSample = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).some((c) => c.name === 'sample');
+      for (const [table, columns] of [
+        ['judgments', JUDGMENT_COLUMNS],
+        ['judge_turns', JUDGE_TURN_COLUMNS],
+      ]) {
+        if (hasSample(table)) continue;
+        db.exec(`CREATE TABLE ${table}_slots (${columns}); INSERT INTO ${table}_slots SELECT *, 0, '' FROM ${table}; DROP TABLE ${table}; ALTER TABLE ${table}_slots RENAME TO ${table};`);
+      }
+    },
+  },
+];
+
+/** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */
+export function migrateSqlite(db: Database.Database, location: string): MigrationReport {
+  return db
+    .transaction(() => {
+      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+      const applied = (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version);
+      const pending = pendingMigrations(SQLITE_MIGRATIONS, applied, location);
+      for (const m of pending) {
+        if (typeof m.up === 'string') db.exec(m.up);
+        else m.up(db);
+        db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+      }
+      return { version: latestVersion(SQLITE_MIGRATIONS), applied: pending.map(({ version, name }) => ({ version, name })) };
+    })
+    .immediate();
+}
