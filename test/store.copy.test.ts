@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseStoreSpec, storeLocation } from '../stores';
 import { PostgresStore } from '../stores/postgres';
+import { POSTGRES_MIGRATIONS } from '../stores/postgresSchema';
 import { SqliteStore } from '../stores/sqlite';
 import { cliInProcess } from './support/cliInProcess';
 import { tempDir } from './support/harness';
@@ -58,9 +59,12 @@ describePostgres(`judgeflow store${unavailable ? ` (skipped: ${unavailable})` : 
     const url = await postgres.server().createDatabase('jf_cli_migrate');
     const first = await cliInProcess(['store', 'migrate'], { JUDGEFLOW_STORE: url });
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^Results store postgres:\/\/judgeflow@127\.0\.0\.1:\d+\/jf_cli_migrate: applied 1 \(runs, snapshots.*\); schema is at version 1\.$/);
+    const latest = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;
+    expect(first.stdout).toMatch(/^Results store postgres:\/\/judgeflow@127\.0\.0\.1:\d+\/jf_cli_migrate: applied 1 \(runs, snapshots.*\); schema is at version \d+\.$/);
+    expect(first.stdout).toContain(POSTGRES_MIGRATIONS.map((m) => `${m.version} (${m.name})`).join(', '));
+    expect(first.stdout).toContain(`schema is at version ${latest}.`);
     const second = await cliInProcess(['store', 'migrate', '--json'], { JUDGEFLOW_STORE: url });
-    expect(JSON.parse(second.stdout)).toMatchObject({ version: 1, applied: [] });
+    expect(JSON.parse(second.stdout)).toMatchObject({ version: latest, applied: [] });
   });
 
   test('bad input is refused with exit code 2, a reason, no password and nothing written', async () => {

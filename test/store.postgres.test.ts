@@ -87,6 +87,37 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       }
     });
 
+    test('a store at version 1 (before samples and panels) is migrated in place: old verdicts become sample 0 of judge ""', async () => {
+      const url = await postgres.server().createDatabase('jf_v1');
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        // The database exactly as a store at version 1 left it.
+        await client.query(POSTGRES_MIGRATIONS[0].up);
+        await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES (1, $1)', [POSTGRES_MIGRATIONS[0].name]);
+        await client.query("INSERT INTO judgments VALUES ('r1', 'q1', 'Ace', 'rv1', 'ok', '{\"d1\":7}', null, 70, null, null, null, '{}', 1, '2025-01-01T00:00:00.000Z')");
+        await client.query("INSERT INTO judge_turns VALUES ('r1', 'q1', 'rv1', 1, '{}', 'old answer')");
+      } finally {
+        await client.end();
+      }
+      const [a, b] = [new PostgresStore(url, location(url)), new PostgresStore(url, location(url))];
+      try {
+        const reports = await Promise.all([a.migrate(), b.migrate()]);
+        expect(reports.flatMap((r) => r.applied.map((m) => m.version))).toEqual([2]);
+        expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
+        expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: {}, answer: 'old answer' }]);
+        await b.putJudgment({ ...(await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!, sample: 1, total: 40 });
+        expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
+          [0, 70],
+          [1, 40],
+        ]);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     test('a store migrated by a newer judgeflow is refused with a clear message, not misread', async () => {
       const url = await postgres.server().createDatabase('jf_newer');
       const first = new PostgresStore(url, location(url));

@@ -149,6 +149,8 @@ export async function fillEverything(store: ResultsStore): Promise<void> {
   await store.putJudgment(aJudgment('r1', 'q-b', 'Ace', { status: 'failed', scores: null, rationales: null, total: null, rank: null, position: null, error: 'invalid', attempts: 3 }));
   await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [{ role: 'user', content: 'x' }] }, 'a1');
   await store.putJudgeTurn('r1', 'q-a', 'rv1', 2, { messages: [] }, 'a2');
+  await store.putJudgment(aJudgment('r1', 'q-a', 'Ace', { sample: 1, judgeName: 'panel-b', total: 12 }));
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [] }, 'panel b, sample 1', { sample: 1, judge: 'panel-b' });
   await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z'));
   await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z', { ok: false, errorKind: 'timeout', promptTokens: null, completionTokens: null, cachedTokens: null }));
   await store.putLlmCall(aCall('r2', '2025-01-01T00:00:06.000Z', { role: 'copilot', name: 'Ace', model: null }));
@@ -177,6 +179,7 @@ export async function everything(store: ResultsStore): Promise<unknown> {
       plan: await store.runPlan(runId),
       judgments: await store.judgments(runId),
       turns: await store.judgeTurns(runId, 'q-a', 'rv1'),
+      otherSlotTurns: await store.judgeTurns(runId, 'q-a', 'rv1', { sample: 1, judge: 'panel-b' }),
       calls: await store.llmCalls(runId),
     })),
   );
@@ -407,6 +410,30 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const broken = aJudgment('r1', 'q2', 'Bolt', { scores: { d1: BigInt(7) as unknown as number } });
         await expect(store.putJudgments([aJudgment('r1', 'q2', 'Ace'), broken])).rejects.toThrow();
         expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv1')).toBeNull();
+      });
+
+      test('every sample of every panel judge is its own verdict and conversation; read back by slot, ordered by judge then sample', async () => {
+        const base = aJudgment('r1', 'q1', 'Ace');
+        await store.putJudgments([
+          { ...base, sample: 1, judgeName: 'panel-b', total: 11 },
+          { ...base, sample: 0, judgeName: 'panel-b', total: 10 },
+          { ...base, sample: 1, judgeName: '', total: 1 },
+        ]);
+        await store.putJudgment(base);
+        await store.putJudgment({ ...base, sample: 1, judgeName: '', total: 99 }); // first write wins per slot
+        expect((await store.judgments('r1')).map((j) => [j.judgeName, j.sample, j.total])).toEqual([
+          ['', 0, 55.5],
+          ['', 1, 1],
+          ['panel-b', 0, 10],
+          ['panel-b', 1, 11],
+        ]);
+        expect((await store.getJudgment('r1', 'q1', 'Ace', 'rv1', { sample: 1, judge: 'panel-b' }))!.total).toBe(11);
+        expect(await store.getJudgment('r1', 'q1', 'Ace', 'rv1', { sample: 2, judge: 'panel-b' })).toBeNull();
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, {}, 'first slot');
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, {}, 'sample 1 of b', { sample: 1, judge: 'panel-b' });
+        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: {}, answer: 'first slot' }]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 1, judge: 'panel-b' })).toEqual([{ turn: 1, request: {}, answer: 'sample 1 of b' }]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 0, judge: 'panel-b' })).toEqual([]);
       });
 
       test('conversation turns: read back in turn order, first write wins, per rubric version', async () => {
@@ -641,7 +668,7 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const copy = await target.open();
         try {
           const counts = await copyAll(store, copy);
-          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 3, judgeTurn: 2, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, study: 1 });
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, study: 1 });
           expect(await everything(copy)).toEqual(await everything(store));
           expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
           expect(await everything(copy)).toEqual(await everything(store));
