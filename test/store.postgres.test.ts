@@ -4,7 +4,7 @@ import { openExistingStore, parseStoreSpec, storeExists, storeLocation, storeTar
 import { PostgresStore } from '../stores/postgres';
 import { POSTGRES_MIGRATIONS } from '../stores/postgresSchema';
 import { postgresForFile } from './support/postgresServer';
-import { aRun, describeStoreContract } from './storeContract';
+import { aRun, describeStoreContract, expectOldVerdictsAsFirstSlot } from './storeContract';
 
 /** The PostgreSQL results store against a real server started for this file (skipped, with the reason, where none can be). */
 const postgres = postgresForFile();
@@ -105,13 +105,7 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       try {
         const reports = await Promise.all([a.migrate(), b.migrate()]);
         expect(reports.flatMap((r) => r.applied.map((m) => m.version))).toEqual([2]);
-        expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
-        expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: {}, answer: 'old answer' }]);
-        await b.putJudgment({ ...(await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!, sample: 1, total: 40 });
-        expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
-          [0, 70],
-          [1, 40],
-        ]);
+        await expectOldVerdictsAsFirstSlot(a, b, {});
       } finally {
         await a.close();
         await b.close();

@@ -5,7 +5,7 @@ import { InputError } from '../core/inputError';
 import { openExistingStore, parseStoreSpec, storeTarget } from '../stores';
 import { SqliteStore } from '../stores/sqlite';
 import { tempDir } from './support/harness';
-import { aRun, describeStoreContract } from './storeContract';
+import { aRun, describeStoreContract, expectOldVerdictsAsFirstSlot } from './storeContract';
 
 describeStoreContract('sqlite', () => {
   const dir = tempDir('jf-store-');
@@ -102,14 +102,7 @@ describe('sqlite schema migration', () => {
 
     const [a, b] = [new SqliteStore(file), new SqliteStore(file)]; // two processes opening it: migrated once
     try {
-      expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
-      expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: { kind: 'scoring' }, answer: 'old answer' }]);
-      const again = (await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!;
-      await b.putJudgment({ ...again, sample: 1, total: 40 });
-      expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
-        [0, 70],
-        [1, 40],
-      ]);
+      await expectOldVerdictsAsFirstSlot(a, b, { kind: 'scoring' });
     } finally {
       await a.close();
       await b.close();

@@ -221,6 +221,21 @@ const queries: Query[] = [
   { id: 'q-c', text: 'Third', context: 'ctx' },
 ];
 
+/**
+ * After a store made before samples and panels (one verdict r1/q1/Ace/rv1 with total 70 and scores {d1: 7}, one turn
+ * answered 'old answer' with request `oldRequest`) is opened by two connections `a` and `b`: its rows are sample 0 of
+ * judge '' and new slots can be added.
+ */
+export async function expectOldVerdictsAsFirstSlot(a: ResultsStore, b: ResultsStore, oldRequest: unknown): Promise<void> {
+  expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
+  expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: oldRequest, answer: 'old answer' }]);
+  await b.putJudgment({ ...(await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!, sample: 1, total: 40 });
+  expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
+    [0, 70],
+    [1, 40],
+  ]);
+}
+
 export function describeStoreContract(name: string, makeStore: () => StoreFixture | Promise<StoreFixture>): void {
   describe(`results store contract: ${name}`, () => {
     let fixture: StoreFixture;
