@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { freePort } from '../../client/temporalServer';
 
 /**
@@ -87,7 +87,9 @@ export async function startPostgres(log: (line: string) => void = () => undefine
 
   const url = (database: string) => `postgres://${USER}:${encodeURIComponent(PASSWORD)}@127.0.0.1:${port}/${database}`;
   const admin = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {
-    const client = new Client({ connectionString: url('postgres') });
+    // Loaded here, not at the top: jest's global setup imports this file, and must not need the driver to provision.
+    const { Client: PgClient } = require('pg') as typeof import('pg');
+    const client: Client = new PgClient({ connectionString: url('postgres') });
     await client.connect();
     try {
       return await fn(client);
