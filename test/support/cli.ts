@@ -3,7 +3,7 @@ import path from 'node:path';
 import { REPO } from './harness';
 
 /** The real CLI entry point, as users run it; runCli and startWorkerProcess both start it. */
-const CLI = path.join(REPO, 'bin', 'judgeflow.js');
+export const CLI = path.join(REPO, 'bin', 'judgeflow.js');
 
 /**
  * Run the real CLI (`node bin/judgeflow.js ...`) as a child process, with the test environment
