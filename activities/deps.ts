@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { JudgeConfig } from '../core/judgeConfig';
+import type { JudgeConfig, PanelJudgeConfig, PanelOptions } from '../core/judgeConfig';
 import type { ModelEndpoint } from '../core/llm';
 import { consensusJudgments, type PanelAggregate } from '../core/consensus';
 import type { StoredJudgment } from '../core/types';
@@ -20,7 +20,10 @@ export interface ActivityDeps {
 export interface StoredRunConfig {
   protocol: string;
   queries: string;
-  judge: JudgeConfig;
+  /** One judge, or a panel (`judges` with `panel` options): exactly one is set. */
+  judge?: JudgeConfig;
+  judges?: PanelJudgeConfig[];
+  panel?: PanelOptions;
   copilots: CopilotConfig[];
   output: string;
   rubric?: string;
@@ -56,11 +59,11 @@ export async function requireRubric(deps: ActivityDeps, run: RunRecord): Promise
 }
 
 /** A judge of the run: the panel member of that name, or the run's one `judge` (named ''). */
-export type RunJudge = JudgeConfig & { name: string };
+export type RunJudge = Omit<JudgeConfig, 'samples'> & { name: string; family?: string };
 
-/** Every judge of a run (a run without a panel has one, named ''). */
-export function runJudges(config: StoredRunConfig): RunJudge[] {
-  return [{ ...config.judge, name: '' }];
+/** Every judge of a run: the panel's members, or the one judge, named ''. */
+export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): RunJudge[] {
+  return config.judges ?? [{ ...config.judge!, name: '' }];
 }
 
 /**
@@ -72,20 +75,28 @@ export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Pr
 }
 
 /** How a panel's judges are combined into the reported score (a single judge: its own mean). */
-export function panelAggregate(_config: StoredRunConfig): PanelAggregate {
-  return 'mean';
+export function panelAggregate(config: Pick<StoredRunConfig, 'panel'>): PanelAggregate {
+  return config.panel?.aggregate ?? 'mean';
 }
 
 /** How many independent samples of every unit each judge is asked for (1 for runs made before samples existed). */
-export function runSamples(config: StoredRunConfig): number {
-  return config.judge.samples ?? 1;
+export function runSamples(config: Pick<StoredRunConfig, 'judge' | 'panel'>): number {
+  return (config.judge ? config.judge.samples : config.panel?.samples) ?? 1;
+}
+
+/** What the run record says about its judging: the single judge, or the panel's models and endpoints together. */
+export function runJudgeRecord(config: Pick<StoredRunConfig, 'judge' | 'judges'>, rubricTemperature: number): RunRecord['judge'] {
+  const temperatureOf = (j: { temperature?: number | null }) => (j.temperature === undefined ? rubricTemperature : j.temperature);
+  if (config.judge) return { model: config.judge.model, baseURL: config.judge.baseURL, temperature: temperatureOf(config.judge) };
+  const judges = config.judges!;
+  return { model: `panel: ${judges.map((j) => `${j.name} (${j.model})`).join(', ')}`, baseURL: [...new Set(judges.map((j) => j.baseURL))].join(' '), temperature: temperatureOf(judges[0]) };
 }
 
 /**
  * How the judge of `slot` is asked. Sample 0 keeps the seed and cache key a run without samples had (so re-judging an
  * older run reuses its answers); later samples get their own seed and cache key, so they are independent asks.
  */
-export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot: JudgeSlot = FIRST_SLOT): ModelEndpoint {
+export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot: JudgeSlot = FIRST_SLOT, rubricTemperature: number | null = run.judge.temperature): ModelEndpoint {
   const j = runJudges(run.config).find((x) => x.name === slot.judge);
   if (!j) throw new Error(`run ${run.runId} has no judge named "${slot.judge}"`);
   const variant = [slot.judge ? `judge:${slot.judge}` : '', slot.sample ? `sample:${slot.sample}` : ''].filter(Boolean).join(' ');
@@ -93,7 +104,8 @@ export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot
     baseURL: j.baseURL,
     model: j.model,
     apiKeyEnv: j.apiKeyEnv,
-    temperature: slot.judge ? (j.temperature === undefined ? run.judge.temperature : j.temperature) : run.judge.temperature,
+    // A panel member's own temperature, else the rubric's; the single judge's was resolved when the run was made.
+    temperature: slot.judge ? (j.temperature === undefined ? rubricTemperature : j.temperature) : run.judge.temperature,
     timeoutMs: j.timeoutMs,
     responseFormat: j.responseFormat,
     maxTokens: j.maxTokens,

@@ -8,6 +8,7 @@ import { slotOf } from '../core/store';
 import { workItems } from '../core/workItems';
 import { consensusJudgments } from '../core/consensus';
 import { reliability } from '../core/reliability';
+import { panelFigures } from '../core/panel';
 import { judgingMarkdown } from '../core/judgingReport';
 import { summariseCost } from '../core/cost';
 import type { StoredResponse } from '../core/types';
@@ -16,7 +17,7 @@ import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
-import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
@@ -55,7 +56,7 @@ export function runActivities(deps: ActivityDeps) {
           protocol: protocol.id,
           snapshotId,
           rubricVersion: rubric.version,
-          judge: { model: config.judge.model, baseURL: config.judge.baseURL, temperature: config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature },
+          judge: runJudgeRecord(config, rubric.judge.temperature),
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
@@ -95,12 +96,13 @@ export function runActivities(deps: ActivityDeps) {
       const [unit] = await store.judgeUnits(runId, index, index + 1);
       if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
       const slot = slotOf(unit);
-      const judge = judgeEndpoint(run, slot);
+      const rubric = await requireRubric(deps, run);
+      const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
       const ctx: JudgeContext = {
         store,
         runId,
         snapshotId: run.snapshotId,
-        rubric: await requireRubric(deps, run),
+        rubric,
         judge,
         slot,
         env: deps.env,
@@ -203,6 +205,14 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
   const reliable = reliability(verdicts, runSamples(run.config), protocol.scoreKey);
   if (reliable) files.json.reliability = reliable;
+  const panel = panelFigures({
+    rows: verdicts,
+    judges: (run.config.judges ?? []).map(({ name, model, family }) => ({ name, model, ...(family ? { family } : {}) })),
+    copilotFamilies: Object.fromEntries(run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family])),
+    aggregate: panelAggregate(run.config),
+    scoreKey: protocol.scoreKey,
+  });
+  if (panel) files.json.panel = panel;
   files.markdown = [files.markdown, ...judgingMarkdown(files.json)].join('\n');
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
 }

@@ -4,7 +4,7 @@ import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activiti
 import type { StoredRunConfig } from '../activities/deps';
 import { loadDataFile } from '../core/dataFiles';
 import { InputError, parseWith } from '../core/inputError';
-import { judgeConfigSchema } from '../core/judgeConfig';
+import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/judgeConfig';
 import { caseInsensitiveDuplicates } from '../core/names';
 import { assertWritableDir } from '../core/writableDir';
 import type { Query } from '../core/types';
@@ -21,7 +21,10 @@ export const QUERY_CHARS_HARD_LIMIT = 200_000;
 const sharedKeys = {
   protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]),
   queries: z.string().min(1),
-  judge: judgeConfigSchema,
+  /** One judge, or a panel (`judges`) whose verdicts combine per `panel`; exactly one of the two. */
+  judge: judgeConfigSchema.optional(),
+  judges: z.array(panelJudgeSchema).min(2).max(12).optional(),
+  panel: panelOptionsSchema.optional(),
   copilots: z.array(copilotConfigSchema).min(1),
   output: z.string().default('runs'),
   /** A rubric directory other than the protocol's default (e.g. an edited copy). */
@@ -44,6 +47,11 @@ export const runConfigSchema = z
   .object({ ...sharedKeys, ...Object.fromEntries(protocols.map((p) => [p.id, p.optionsSchema.optional()])) })
   .strict()
   .superRefine((c, ctx) => {
+    if (!c.judge === !c.judges)
+      ctx.addIssue({ code: 'custom', path: c.judge ? ['judges'] : ['judge'], message: c.judge ? 'give either judge: (one judge) or judges: (a panel), not both' : 'missing: give judge: (one judge) or judges: (a panel of two or more)' });
+    if (c.panel && !c.judges) ctx.addIssue({ code: 'custom', path: ['panel'], message: 'panel: options apply to judges: (a panel); with one judge use judge.samples' });
+    for (const { index, first } of caseInsensitiveDuplicates((c.judges ?? []).map((j) => j.name)))
+      ctx.addIssue({ code: 'custom', path: ['judges', index, 'name'], message: `duplicate judge name "${c.judges![index].name}" (judges[${first}] is "${c.judges![first].name}"); every panel member needs its own name` });
     for (const { index, first } of caseInsensitiveDuplicates(c.copilots.map((cp) => cp.name)))
       ctx.addIssue({
         code: 'custom',

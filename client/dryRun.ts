@@ -1,5 +1,5 @@
 import type { RunConfig } from './config';
-import { protocolOptions, runSamples, type StoredRunConfig } from '../activities/deps';
+import { protocolOptions, runJudges, runSamples, type StoredRunConfig } from '../activities/deps';
 import { planCalls, type PlannedEndpoint } from '../core/cost';
 import { protocolFor } from '../rubrics';
 
@@ -10,7 +10,7 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
   const endpoints = planCalls({
     queries: protocol.parseQueries(config.queries),
     copilots: config.copilots as Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>,
-    judge: config.judge,
+    judges: runJudges(config as unknown as StoredRunConfig),
     judgeCallsPerQuery: (answers) => runSamples(config as unknown as StoredRunConfig) * protocol.judgeCallsPerQuery(answers, protocolOptions(protocol, config as unknown as StoredRunConfig)),
     judgePromptChars: JSON.stringify(rubric.content).length,
     pricing: config.pricing,

@@ -43,15 +43,23 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   const collected = (await store.responses(source.runId)).filter((r) => r.status === 'ok').length;
   if (collected === 0) throw new InputError(`run ${source.runId} has no collected responses to re-judge`);
 
-  const { reuseJudgments: _ignored, ...stored } = source.config as Record<string, unknown> & { judge: Record<string, unknown> };
-  const judge = { ...stored.judge };
-  if (opts.judgeModel) judge.model = opts.judgeModel;
-  if (opts.judgeUrl) judge.baseURL = opts.judgeUrl;
-  if (opts.judgeKeyEnv) judge.apiKeyEnv = opts.judgeKeyEnv;
-  if (opts.samples) judge.samples = opts.samples;
+  const { reuseJudgments: _ignored, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown> };
+  const judging: Record<string, unknown> = {};
+  if (stored.judge) {
+    const judge = { ...stored.judge };
+    if (opts.judgeModel) judge.model = opts.judgeModel;
+    if (opts.judgeUrl) judge.baseURL = opts.judgeUrl;
+    if (opts.judgeKeyEnv) judge.apiKeyEnv = opts.judgeKeyEnv;
+    if (opts.samples) judge.samples = opts.samples;
+    judging.judge = judge;
+  } else {
+    if (opts.judgeModel || opts.judgeUrl || opts.judgeKeyEnv)
+      throw new InputError(`run ${source.runId} was judged by a panel (judges:); --judge-model, --judge-url and --judge-key-env change a single judge. Re-judge it with the panel as it is, or start a new run with an edited judges: list`);
+    if (opts.samples) judging.panel = { ...stored.panel, samples: opts.samples };
+  }
   const overridden = {
     ...stored,
-    judge,
+    ...judging,
     ...(opts.rubricDir ? { rubric: path.resolve(opts.rubricDir) } : {}),
   };
   const parsed = parseRunConfig(overridden, `re-judge of run ${source.runId} (its stored config with your overrides)`, process.cwd());
@@ -63,7 +71,9 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
 
   const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   const rubricChanged = rubric.version !== source.rubricVersion;
-  const judgeChanged = config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !== source.judge.temperature;
+  const judgeChanged = config.judge
+    ? config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !== source.judge.temperature
+    : false; // a panel is re-judged as it was (its members cannot be overridden)
   // The cache key is the full judge request, so reuse never mixes answers to different questions. Unchanged rubric:
   // reuse by default (free). Changed rubric: judge every stored response afresh, so the new result set comes from one
   // judging session even on a judge that is not perfectly deterministic; --reuse-answers opts into the saving.

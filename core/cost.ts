@@ -116,7 +116,8 @@ const tokensOf = (chars: number) => Math.ceil(chars / 4);
 export function planCalls(args: {
   queries: Array<{ text: string; history?: Array<{ content: string }> }>;
   copilots: Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>;
-  judge: { model: string; baseURL: string };
+  /** Every judge (a panel's members each make every judge call). */
+  judges: Array<{ name: string; model: string; baseURL: string }>;
   judgeCallsPerQuery: (answers: number) => number;
   judgePromptChars: number;
   pricing?: Pricing;
@@ -143,15 +144,16 @@ export function planCalls(args: {
   const judgeCalls = args.queries.length * args.judgeCallsPerQuery(answering);
   const judgePrompt = judgeCalls * tokensOf(args.judgePromptChars + ASSUMED_COPILOT_ANSWER_TOKENS * 4) + tokensOf(queryChars) * args.judgeCallsPerQuery(answering);
   const judgeCompletion = judgeCalls * ASSUMED_JUDGE_ANSWER_TOKENS;
-  out.push({
-    role: 'judge',
-    name: args.judge.model,
-    endpoint: args.judge.baseURL,
-    model: args.judge.model,
-    calls: judgeCalls,
-    estimatedPromptTokens: judgePrompt,
-    estimatedCompletionTokens: judgeCompletion,
-    estimatedCostUsd: priceOf(prices[args.judge.model], { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
-  });
+  for (const judge of args.judges)
+    out.push({
+      role: 'judge',
+      name: judge.name || judge.model,
+      endpoint: judge.baseURL,
+      model: judge.model,
+      calls: judgeCalls,
+      estimatedPromptTokens: judgePrompt,
+      estimatedCompletionTokens: judgeCompletion,
+      estimatedCostUsd: priceOf(prices[judge.model], { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
+    });
   return out;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nameSchema } from './names';
 
 /** The name of an environment variable holding a secret: never the secret itself. */
 export const envNameSchema = z
@@ -6,8 +7,7 @@ export const envNameSchema = z
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the NAME of an environment variable (e.g. OPENAI_API_KEY), not the key itself');
 
 /** The config's `judge:` block: an OpenAI-compatible endpoint, named by its key's variable, never the key. */
-export const judgeConfigSchema = z
-  .object({
+const judgeShape = {
     baseURL: z.string().url(),
     model: z.string().min(1),
     apiKeyEnv: envNameSchema.optional(),
@@ -23,9 +23,26 @@ export const judgeConfigSchema = z
     /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
     maxAttempts: z.number().int().min(1).max(20).default(8),
     responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
-    /** Repeated judging: every unit is judged this many times independently; reports use the mean and measure the spread. */
-    samples: z.number().int().min(1).max(50).default(1),
+};
+
+/** Repeated judging: every unit is judged this many times independently; reports use the mean and measure the spread. */
+const samplesSchema = z.number().int().min(1).max(50).default(1);
+
+export const judgeConfigSchema = z.object({ ...judgeShape, samples: samplesSchema }).strict();
+
+/** One member of a judge panel (`judges:`): a judge with a name (report columns, stored verdicts) and optional model family. */
+export const panelJudgeSchema = z
+  .object({
+    ...judgeShape,
+    name: nameSchema('judge name'),
+    /** Model family (e.g. "anthropic"): matched against copilots' `family` to flag possible self-preference. */
+    family: z.string().min(1).max(64).optional(),
   })
   .strict();
 
+/** How a panel's verdicts combine: `aggregate` over judges of each judge's mean over its `samples`. */
+export const panelOptionsSchema = z.object({ aggregate: z.enum(['mean', 'median']).default('mean'), samples: samplesSchema }).strict();
+
 export type JudgeConfig = z.infer<typeof judgeConfigSchema>;
+export type PanelJudgeConfig = z.infer<typeof panelJudgeSchema>;
+export type PanelOptions = z.infer<typeof panelOptionsSchema>;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { saveStorageState } from '../client/commands/browserLogin';
-import { loadRunConfig } from '../client/config';
+import { loadRunConfig, parseRunConfig } from '../client/config';
 import { chromiumPath } from '../activities/adapters/chromiumPath';
 import { csvRecords, toCsv } from '../core/csv';
 import { parseTraffic } from '../core/traffic';
@@ -105,4 +105,20 @@ test('browser-login saves the session owner-only: the file 0600, a directory it 
   } finally {
     await browser.close();
   }
+});
+
+describe('judge panels in the run config', () => {
+  const base = { protocol: 'lattice', queries: 'q.jsonl', copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }] };
+  const member = (name: string) => ({ name, baseURL: 'http://127.0.0.1:9/v1', model: 'm' });
+  const parse = (extra: Record<string, unknown>) => () => parseRunConfig({ ...base, ...extra }, 'cfg.yaml', '/tmp');
+  test('judge xor judges; unique names; panel options only with a panel — each a clear input error naming the key', () => {
+    expect(parse({})).toThrow(/cfg\.yaml: judge: missing: give judge: \(one judge\) or judges:/);
+    expect(parse({ judge: member('x'), judges: [member('a'), member('b')] })).toThrow(/judges: give either judge: \(one judge\) or judges: \(a panel\), not both/);
+    expect(parse({ judges: [member('a'), member('A')] })).toThrow(/judges\.1\.name: duplicate judge name "A"/);
+    expect(parse({ judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'm' }, panel: { aggregate: 'median' } })).toThrow(/panel: panel: options apply to judges:/);
+    expect(parse({ judges: [member('a'), { ...member('b'), apiKey: 'sk-1' }] })).toThrow(/judges\.1/);
+    const ok = parseRunConfig({ ...base, judges: [member('a'), { ...member('b'), family: 'acme' }], panel: { aggregate: 'median', samples: 2 } }, 'cfg.yaml', '/tmp');
+    expect(ok.panel).toEqual({ aggregate: 'median', samples: 2 });
+    expect(ok.judges![1]).toMatchObject({ name: 'b', family: 'acme', concurrency: 4 });
+  });
 });

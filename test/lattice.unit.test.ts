@@ -86,7 +86,7 @@ describe('validation errors name the file and the field', () => {
     const file = config(good);
     const c = loadRunConfig(file);
     expect(c.queries).toBe(path.join(path.dirname(file), 'q.jsonl'));
-    expect(c.judge.responseFormat).toBe('json_schema');
+    expect(c.judge!.responseFormat).toBe('json_schema');
     expect(c.copilots[0]).toMatchObject({ concurrency: 4, timeoutMs: 120000 });
   });
   test('unknown keys and bad values name their path', () => {

@@ -47,7 +47,8 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
     const { units, unitTimeoutMs } = await planJudging({ runId });
     Object.assign(progress, { done: 0, total: units }); // failures stay cumulative across stages
     for (const [from, to] of chunkRanges(units, chunk)) {
-      const result = await executeChild(judgeChunk, { workflowId: childWorkflowId(`${runId}-judge-${from}`), args: [{ runId, judge: config.judge, from, to, unitTimeoutMs }] });
+      const limits = config.judges ? { judge: config.judges[0], judges: config.judges } : { judge: config.judge! };
+      const result = await executeChild(judgeChunk, { workflowId: childWorkflowId(`${runId}-judge-${from}`), args: [{ runId, ...limits, from, to, unitTimeoutMs }] });
       tally(progress, result);
     }
 
@@ -125,29 +126,34 @@ export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInp
   return result;
 }
 
-/** Judges units [from, to) of a run, at most `judge.concurrency` at a time. */
-export async function judgeChunk({ runId, judge, from, to, unitTimeoutMs }: JudgeChunkInput): Promise<ChunkResult> {
-  const { judgeUnit, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
-    // A unit may be a whole shared conversation (one call per copilot, a ranking, taxonomy checks, re-asks): planJudging
-    // sizes the largest unit's worst case. Finished turns are stored, so a retry resumes mid-conversation. Runs planned
-    // before that carry no size and keep the old fixed bound. A dead worker is caught by the heartbeat timeout.
-    startToCloseTimeout: unitTimeoutMs ?? judge.timeoutMs * 20 + 60_000,
-    heartbeatTimeout: '10 seconds',
-    // Long enough to ride out a judge outage or a burst of 429s (Retry-After is honoured); 4xx errors are not retried.
-    retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-  });
+/** Judges units [from, to) of a run, at most `judge.concurrency` at a time (a panel: each judge within its own limits). */
+export async function judgeChunk({ runId, judge, judges, from, to, unitTimeoutMs }: JudgeChunkInput): Promise<ChunkResult> {
   const result: ChunkResult = { done: 0, failed: 0 };
   const indexes = Array.from({ length: to - from }, (_, k) => from + k);
-  await runPool(indexes, judge.concurrency, 0, async (index) => {
-    try {
-      const r = await judgeUnit({ runId, index });
-      result.done += r.judged > 0 && r.failed === 0 ? 1 : 0;
-      result.failed += r.failed > 0 ? 1 : 0;
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      await recordJudgeFailure({ runId, index, reason: rootCause(error) });
-      result.failed++;
-    }
-  });
+  const lanes = judges?.length ? judges.map((limits, j) => ({ limits, items: indexes.filter((i) => i % judges.length === j) })) : [{ limits: judge, items: indexes }];
+  await Promise.all(
+    lanes.map(({ limits, items }) => {
+      const { judgeUnit, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
+        // A unit may be a whole shared conversation (one call per copilot, a ranking, taxonomy checks, re-asks): planJudging
+        // sizes the largest unit's worst case. Finished turns are stored, so a retry resumes mid-conversation. Runs planned
+        // before that carry no size and keep the old fixed bound. A dead worker is caught by the heartbeat timeout.
+        startToCloseTimeout: unitTimeoutMs ?? limits.timeoutMs * 20 + 60_000,
+        heartbeatTimeout: '10 seconds',
+        // Long enough to ride out a judge outage or a burst of 429s (Retry-After is honoured); 4xx errors are not retried.
+        retry: { maximumAttempts: limits.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+      });
+      return runPool(items, limits.concurrency, 0, async (index) => {
+        try {
+          const r = await judgeUnit({ runId, index });
+          result.done += r.judged > 0 && r.failed === 0 ? 1 : 0;
+          result.failed += r.failed > 0 ? 1 : 0;
+        } catch (error) {
+          if (isCancellation(error)) throw error;
+          await recordJudgeFailure({ runId, index, reason: rootCause(error) });
+          result.failed++;
+        }
+      });
+    }),
+  );
   return result;
 }

@@ -32,7 +32,9 @@ export interface BenchmarkRunInput {
   config: {
     protocol: string;
     copilots: CopilotLimits[];
-    judge: JudgeLimits;
+    /** One judge, or a panel (`judges`): exactly one is set. */
+    judge?: JudgeLimits;
+    judges?: JudgeLimits[];
     chunkSize: number;
   } & Record<string, unknown>;
   /** Re-judge: reuse this run's stored responses instead of collecting. */
@@ -58,6 +60,8 @@ export interface CollectChunkInput {
 export interface JudgeChunkInput {
   runId: string;
   judge: JudgeLimits;
+  /** A panel: work item i belongs to judges[i mod judges.length] (planJudging's order) and runs within that judge's limits. */
+  judges?: JudgeLimits[];
   from: number;
   to: number;
   /** The largest unit's worst case (planJudging); absent in runs planned before it was computed. */

@@ -31,6 +31,8 @@ export const copilotBaseShape = {
   requestsPerMinute: z.number().positive().optional(),
   timeoutMs: z.number().int().min(100).default(120_000),
   retry: retrySchema.default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000 }),
+  /** Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference. */
+  family: z.string().min(1).max(64).optional(),
 };
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -45,7 +45,7 @@ export const rejudgeCommand: Command = {
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     print(
       `Re-judging run ${sourceRunId}: rubric ${plan.source.rubricVersion} → ${plan.rubricVersion}${plan.rubricChanged ? '' : ' (unchanged)'}, ` +
-        `judge ${plan.source.judge.model} → ${plan.config.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}; ` +
+        `judge ${plan.source.judge.model} → ${plan.config.judge?.model ?? plan.source.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}; ` +
         (plan.reuseJudgments ? 'answers to identical judge requests are reused.' : 'every stored response is judged afresh.'),
     );
     const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });

@@ -1,0 +1,103 @@
+/**
+ * A judge panel's own figures (report.json's `panel` block): each judge's leaderboard, how far the judges agree
+ * (per dimension and total: Krippendorff's alpha, interval, judges as raters; ICC(2,1) where every judge scored every
+ * unit), Kendall's tau-b between every two judges' copilot orderings, the units they disagree on most (with each
+ * judge's rationales), and self-preference: a judge and a copilot of one model family, with that copilot's score with
+ * and without that judge.
+ */
+import { intraclassCorrelation, kendallTauB, krippendorffAlpha } from './agreement';
+import { aggregateOf, byJudge, byUnit, consensusJudgments, type PanelAggregate } from './consensus';
+import type { ScoreKeyKind } from './protocol';
+import { mean } from './stats';
+import type { StoredJudgment } from './types';
+
+export interface PanelMember {
+  name: string;
+  model: string;
+  family?: string;
+}
+
+export interface Panel {
+  aggregate: PanelAggregate;
+  judges: PanelMember[];
+  /** judge → copilot → mean total over the units that judge scored (its own leaderboard). */
+  leaderboards: Record<string, Record<string, { score: number | null; n: number }>>;
+  agreement: Record<string, { units: number; alpha: number | null; icc: number | null }>;
+  rankCorrelation: Array<{ a: string; b: string; kendallTau: number | null }>;
+  disagreements: Array<{ queryId: string; copilot: string; range: number; judges: Record<string, { total: number; rationales: Record<string, string> | null }> }>;
+  selfPreference: Array<{ judge: string; copilot: string; family: string; score: number | null; scoreWithoutJudge: number | null; difference: number | null }>;
+  method: string;
+}
+
+export const PANEL_METHOD =
+  "agreement: Krippendorff's alpha (interval) and ICC(2,1) with judges as raters over units (query × copilot), each judge's value the mean of its samples; rankCorrelation: Kendall's tau-b of the copilots' mean totals; disagreements: units with the largest range of judges' totals";
+
+const finite = (x: number) => (Number.isFinite(x) ? x : null);
+const unitKey = (j: Pick<StoredJudgment, 'queryId' | 'copilot'>) => `${j.queryId}\u0000${j.copilot}`;
+
+function leaderboard(verdicts: StoredJudgment[], copilots: string[]): Record<string, { score: number | null; n: number }> {
+  return Object.fromEntries(
+    copilots.map((c) => {
+      const totals = verdicts.filter((j) => j.copilot === c && j.status === 'ok' && j.total !== null).map((j) => j.total!);
+      return [c, { score: totals.length ? mean(totals) : null, n: totals.length }];
+    }),
+  );
+}
+
+/** The `panel` block, or null for a run with one judge. */
+export function panelFigures(args: { rows: StoredJudgment[]; judges: PanelMember[]; copilotFamilies: Record<string, string | undefined>; aggregate: PanelAggregate; scoreKey: (key: string) => ScoreKeyKind; top?: number }): Panel | null {
+  const { judges, aggregate } = args;
+  if (judges.length < 2) return null;
+  const copilots = Object.keys(args.copilotFamilies);
+  const grouped = byJudge(args.rows);
+  // Each judge's verdict per unit: the mean of its samples.
+  const perJudge = new Map(judges.map((j) => [j.name, consensusJudgments(grouped.get(j.name) ?? [])]));
+  const lookup = new Map(judges.map((j) => [j.name, new Map(perJudge.get(j.name)!.filter((v) => v.status === 'ok').map((v) => [unitKey(v), v]))]));
+  const units = byUnit(args.rows).map((g) => g[0]);
+  const valueTable = (pick: (j: StoredJudgment) => number | null | undefined) => units.map((u) => judges.map((j) => pick(lookup.get(j.name)!.get(unitKey(u)) ?? ({} as StoredJudgment)) ?? null));
+  const dimensionKeys = [...new Set(args.rows.flatMap((j) => Object.keys(j.scores ?? {})))].filter((k) => args.scoreKey(k).kind === 'dimension').sort();
+  const agreementOf = (table: Array<Array<number | null>>) => {
+    const rated = table.filter((r) => r.filter((v) => v !== null).length >= 2);
+    return { units: rated.length, alpha: finite(krippendorffAlpha(rated, 'interval')), icc: finite(intraclassCorrelation(table.filter((r) => r.every((v) => v !== null))).icc2) };
+  };
+  const agreement = Object.fromEntries([...dimensionKeys.map((k) => [k, agreementOf(valueTable((j) => j.scores?.[k]))]), ['total', agreementOf(valueTable((j) => j.total))]]);
+
+  const leaderboards = Object.fromEntries(judges.map((j) => [j.name, leaderboard(perJudge.get(j.name)!, copilots)]));
+  const rankCorrelation: Panel['rankCorrelation'] = [];
+  for (let a = 0; a < judges.length; a++)
+    for (let b = a + 1; b < judges.length; b++) {
+      const both = copilots.filter((c) => leaderboards[judges[a].name][c].score !== null && leaderboards[judges[b].name][c].score !== null);
+      const tau = kendallTauB(both.map((c) => leaderboards[judges[a].name][c].score!), both.map((c) => leaderboards[judges[b].name][c].score!));
+      rankCorrelation.push({ a: judges[a].name, b: judges[b].name, kendallTau: finite(tau) });
+    }
+
+  const disagreements = units
+    .map((u) => {
+      const verdicts = judges.map((j) => [j.name, lookup.get(j.name)!.get(unitKey(u))] as const).filter(([, v]) => v?.total !== null && v?.total !== undefined);
+      const totals = verdicts.map(([, v]) => v!.total!);
+      return { queryId: u.queryId, copilot: u.copilot, range: totals.length >= 2 ? Math.max(...totals) - Math.min(...totals) : 0, judges: Object.fromEntries(verdicts.map(([n, v]) => [n, { total: v!.total!, rationales: v!.rationales }])) };
+    })
+    .filter((d) => d.range > 0)
+    .sort((x, y) => y.range - x.range || x.queryId.localeCompare(y.queryId) || x.copilot.localeCompare(y.copilot))
+    .slice(0, args.top ?? 10);
+
+  // A copilot's panel score: the mean over its units of the aggregate of the judges' verdicts (optionally without one judge).
+  const agg = aggregateOf(aggregate);
+  const panelScore = (copilot: string, without?: string) => {
+    const scores = units
+      .filter((u) => u.copilot === copilot)
+      .map((u) => judges.filter((j) => j.name !== without).map((j) => lookup.get(j.name)!.get(unitKey(u))?.total).filter((t): t is number => t !== null && t !== undefined))
+      .filter((ts) => ts.length)
+      .map(agg);
+    return scores.length ? mean(scores) : null;
+  };
+  const selfPreference: Panel['selfPreference'] = [];
+  for (const j of judges)
+    for (const c of copilots)
+      if (j.family && args.copilotFamilies[c] === j.family) {
+        const score = panelScore(c);
+        const scoreWithoutJudge = panelScore(c, j.name);
+        selfPreference.push({ judge: j.name, copilot: c, family: j.family, score, scoreWithoutJudge, difference: score !== null && scoreWithoutJudge !== null ? score - scoreWithoutJudge : null });
+      }
+  return { aggregate, judges, leaderboards, agreement, rankCorrelation, disagreements, selfPreference, method: PANEL_METHOD };
+}

@@ -1,0 +1,66 @@
+/** The `panel` block in report.md and report.html, the same for every protocol. */
+import { dataTable, esc } from './html/page';
+import { fmt, mdText, table } from './markdown';
+import type { Panel } from './panel';
+
+function tables(p: Panel) {
+  const copilots = Object.keys(p.leaderboards[p.judges[0].name] ?? {});
+  return {
+    leaderboards: { header: ['copilot', ...p.judges.map((j) => `${j.name} (${j.model})`)], rows: copilots.map((c) => [c, ...p.judges.map((j) => fmt(p.leaderboards[j.name][c].score, 2))]) },
+    agreement: { header: ['score', 'units', "Krippendorff's α", 'ICC(2,1)'], rows: Object.entries(p.agreement).map(([k, a]) => [k, a.units, fmt(a.alpha, 3), fmt(a.icc, 3)]) },
+    tau: { header: ['judge A', 'judge B', "Kendall's τ-b of copilot orderings"], rows: p.rankCorrelation.map((r) => [r.a, r.b, fmt(r.kendallTau, 3)]) },
+    self: {
+      header: ['judge', 'copilot', 'family', 'score (panel)', 'score without that judge', 'difference'],
+      rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.score, 2), fmt(s.scoreWithoutJudge, 2), fmt(s.difference, 2)]),
+    },
+    disagreements: {
+      header: ['query', 'copilot', 'range', ...p.judges.map((j) => j.name)],
+      rows: p.disagreements.map((d) => [d.queryId, d.copilot, fmt(d.range, 2), ...p.judges.map((j) => (d.judges[j.name] ? `${fmt(d.judges[j.name].total, 1)}: ${Object.values(d.judges[j.name].rationales ?? {})[0] ?? ''}` : '–'))]),
+    },
+  };
+}
+
+const selfNote = (p: Panel) =>
+  p.selfPreference.length
+    ? `Self-preference check: ${p.selfPreference.length} judge × copilot pair(s) share a model family; the copilot's score is shown with and without that judge.`
+    : 'No judge shares a model family with a copilot (set family: on judges and copilots to check self-preference).';
+
+export function panelMarkdown(p: Panel | null | undefined): string[] {
+  if (!p) return [];
+  const t = tables(p);
+  return [
+    '## Judge panel\n',
+    `Scores above are the ${p.aggregate} over ${p.judges.length} judges of each judge's mean over its samples.\n`,
+    '### Each judge\'s leaderboard\n',
+    table(t.leaderboards.header, t.leaderboards.rows),
+    '\n### Agreement between judges\n',
+    table(t.agreement.header, t.agreement.rows),
+    '',
+    table(t.tau.header, t.tau.rows),
+    `\n### Self-preference\n\n${selfNote(p)}\n`,
+    ...(p.selfPreference.length ? [table(t.self.header, t.self.rows)] : []),
+    '\n### Where the judges disagree most\n',
+    table(t.disagreements.header, t.disagreements.rows.map((r) => r.map((c) => (typeof c === 'string' ? mdText(c) : c)))),
+    `\nMethod: ${p.method}.\n`,
+  ];
+}
+
+export function panelSections(report: Record<string, unknown>): Array<[string, string, string]> {
+  const p = report.panel as Panel | undefined;
+  if (!p) return [];
+  const t = tables(p);
+  return [
+    [
+      'panel',
+      'Judge panel',
+      `<p class="intro">${esc(`Scores are the ${p.aggregate} over ${p.judges.length} judges of each judge's mean over its samples.`)}</p>` +
+        dataTable("Each judge's leaderboard (mean total)", t.leaderboards.header, t.leaderboards.rows, 'id="panel-leaderboards"') +
+        dataTable('Agreement between judges', t.agreement.header, t.agreement.rows, 'id="panel-agreement"') +
+        dataTable('Rank correlation of copilot orderings', t.tau.header, t.tau.rows) +
+        `<p class="note" id="panel-self-preference-note">${esc(selfNote(p))}</p>` +
+        (p.selfPreference.length ? dataTable('Self-preference: same model family', t.self.header, t.self.rows, 'id="panel-self-preference"') : '') +
+        dataTable('Where the judges disagree most (total and first rationale per judge)', t.disagreements.header, t.disagreements.rows) +
+        `<p class="note">Method: ${esc(p.method)}.</p>`,
+    ],
+  ];
+}
