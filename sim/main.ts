@@ -2,7 +2,7 @@
  * `judgeflow sim`: run the simulated OpenAI-compatible server until SIGINT/SIGTERM,
  * so the demo and manual runs can point copilots and judges at it.
  */
-import { startSimServer, type SimOptions } from './server';
+import { startSimServer, type SimJudgeProfile, type SimOptions } from './server';
 
 const USAGE = `Usage: judgeflow sim [options]
 
@@ -18,6 +18,9 @@ Options:
   --rate-malformed F    fraction 0..1 of requests answered with a body that is not valid JSON
   --retry-after N       Retry-After seconds sent with 429s (default 1)
   --seed N              seed for which requests get faults (default 0)
+  --judge MODEL:SPEC    a judge model's character, SPEC = comma-separated noise=SD, leniency=POINTS,
+                        favour=TEXT, bonus=POINTS, seed=N (e.g. --judge noisy:noise=1.5 --judge fan:favour=Here is,bonus=2);
+                        repeatable; judges without one answer identical requests identically
   --quiet               do not print a line per request
   -h, --help            show this help
 
@@ -50,11 +53,41 @@ export function parseSimArgs(argv: string[]): CliArgs {
       case '--rate-malformed': faults.rateMalformed = fraction(flag, value()); break;
       case '--retry-after': faults.retryAfterSeconds = integer(flag, value(), 0, 3600); break;
       case '--seed': faults.seed = integer(flag, value(), 0, Number.MAX_SAFE_INTEGER); break;
+      case '--judge': {
+        const [model, profile] = judgeProfile(value());
+        args.options.judges = { ...args.options.judges, [model]: profile };
+        break;
+      }
       default: throw new Error(`unknown option ${flag}`);
     }
   }
   if (Object.keys(faults).length > 0) args.options.faults = faults;
   return args;
+}
+
+/** `MODEL:noise=1.5,leniency=-1,favour=TEXT,bonus=2,seed=3` → the model name and its SimJudgeProfile. */
+function judgeProfile(text: string): [string, SimJudgeProfile] {
+  const colon = text.indexOf(':');
+  if (colon < 1) throw new Error(`--judge needs MODEL:SPEC (e.g. noisy-judge:noise=1.5), got "${text}"`);
+  const profile: SimJudgeProfile = {};
+  let favour: string | undefined;
+  let bonus = 0;
+  for (const part of text.slice(colon + 1).split(',')) {
+    const [key, raw = ''] = part.split(/=(.*)/s, 2);
+    const number = () => {
+      const n = Number(raw);
+      if (!Number.isFinite(n)) throw new Error(`--judge ${key} must be a number, got "${raw}"`);
+      return n;
+    };
+    if (key === 'noise') profile.noise = Math.abs(number());
+    else if (key === 'leniency') profile.leniency = number();
+    else if (key === 'seed') profile.seed = number();
+    else if (key === 'bonus') bonus = number();
+    else if (key === 'favour') favour = raw;
+    else throw new Error(`--judge: unknown setting "${key}" (noise, leniency, favour, bonus, seed)`);
+  }
+  if (favour) profile.favour = { contains: favour, bonus };
+  return [text.slice(0, colon), profile];
 }
 
 function integer(flag: string, text: string, min: number, max: number): number {

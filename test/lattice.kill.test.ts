@@ -17,7 +17,7 @@ const CONCURRENCY = 3;
  * A LATTICE run on a worker process killed with SIGKILL once `killAfter` judgments are stored, then restarted.
  * A slow judge so that the kill lands while judgments are in flight.
  */
-async function killMidJudging(args: { queries: number; copilots: Record<string, string>; samples?: number; killAfter: number; chunkSize: number }) {
+async function killMidJudging(args: { queries: number; copilots: Record<string, string>; judging?: (judgeUrl: string) => Record<string, unknown>; killAfter: number; chunkSize: number }) {
   const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 120 });
   const copilots = await startSimServer({});
   const dir = tempDir();
@@ -25,7 +25,7 @@ async function killMidJudging(args: { queries: number; copilots: Record<string, 
   const config = runConfig(dir, {
     protocol: 'lattice',
     queries: latticeGrid(args.queries / 5, 5),
-    judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY, ...(args.samples ? { samples: args.samples } : {}) },
+    ...(args.judging?.(judge.url) ?? { judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY } }),
     copilots: simCopilots(copilots.url, args.copilots),
     chunkSize: args.chunkSize,
   });
@@ -73,18 +73,31 @@ test('a worker killed with SIGKILL mid-judging: the run completes with exactly o
   expect(run.responses).toHaveLength(80);
 });
 
-test('killed mid-judging with judge.samples: 3: every sample stored once, no judge call repeated beyond those in flight', async () => {
-  const expected = 20 * 2 * 3; // 20 queries × 2 copilots × 3 samples
-  const run = await killMidJudging({ queries: 20, copilots: { A: 'sim-thorough', B: 'sim-copilot' }, samples: 3, killAfter: 40, chunkSize: 25 });
-  const key = (j: StoredJudgment) => `${j.queryId}/${j.copilot}/${j.sample}`;
+test('killed mid-judging with a panel of two judges and 2 samples each: every verdict stored once, no judge call repeated beyond those in flight', async () => {
+  const expected = 20 * 2 * 2 * 2; // 20 queries × 2 copilots × 2 samples × 2 judges
+  const run = await killMidJudging({
+    queries: 20,
+    copilots: { A: 'sim-thorough', B: 'sim-copilot' },
+    judging: (url) => ({
+      judges: [
+        { name: 'first', baseURL: url, model: 'judge-1', concurrency: 1 },
+        { name: 'second', baseURL: url, model: 'judge-2', concurrency: CONCURRENCY - 1 },
+      ],
+      panel: { samples: 2 },
+    }),
+    killAfter: 50,
+    chunkSize: 40,
+  });
+  const key = (j: StoredJudgment) => `${j.queryId}/${j.copilot}/${j.judgeName}/${j.sample}`;
   expect(run.judgments).toHaveLength(expected);
   expect(new Set(run.judgments.map(key)).size).toBe(expected);
-  expect(new Set(run.judgments.map((j) => j.sample))).toEqual(new Set([0, 1, 2]));
+  expect(new Set(run.judgments.map((j) => `${j.judgeName}/${j.sample}`))).toEqual(new Set(['first/0', 'first/1', 'second/0', 'second/1']));
   expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
+  // The two judges together have CONCURRENCY calls in flight at most.
   expectOnlyInFlightRepeated(run, expected);
-  // Each response was asked 3 times, plus at most one repeat for a call in flight at the kill.
-  const perText = new Map<string, number>();
-  for (const r of run.requests) perText.set(gradedText(r.body), (perText.get(gradedText(r.body)) ?? 0) + 1);
-  expect(perText.size).toBe(40);
-  expect([...perText.values()].every((n) => n >= 3 && n <= 4)).toBe(true);
+  // Each judge asked about each response twice, plus at most one repeat for a call in flight at the kill.
+  const perJudgeText = new Map<string, number>();
+  for (const r of run.requests) perJudgeText.set(`${r.model}|${gradedText(r.body)}`, (perJudgeText.get(`${r.model}|${gradedText(r.body)}`) ?? 0) + 1);
+  expect(perJudgeText.size).toBe(80);
+  expect([...perJudgeText.values()].every((n) => n >= 2 && n <= 3)).toBe(true);
 });

@@ -248,6 +248,23 @@ describe('sim server options', () => {
   };
   afterAll(() => Promise.all(servers.map((s) => s.close())));
 
+  test('judge profiles over HTTP: noise varies call to call, leniency shifts, favour rewards the matching text', async () => {
+    const server = await start({ judges: { noisy: { noise: 2, seed: 1 }, lenient: { leniency: 3 }, fan: { favour: { contains: 'MAGIC', bonus: 4 } } } });
+    const schema = { type: 'object', properties: { D1: { type: 'object', properties: { score: { type: 'integer', minimum: 0, maximum: 10 }, rationale: { type: 'string' } }, required: ['score', 'rationale'] } }, required: ['D1'] };
+    const score = async (model: string, text: string) => {
+      const r = await client(server).chat.completions.create({ model, messages: ask(`Copilot response:\n<<<\n${text}\n>>>`), response_format: { type: 'json_schema', json_schema: { name: 'j', schema } } });
+      return JSON.parse(r.choices[0].message.content!).D1.score as number;
+    };
+    const plain = 'A short answer.';
+    const steady = await Promise.all([1, 2, 3, 4, 5, 6].map(() => score('steady', plain)));
+    expect(new Set(steady).size).toBe(1);
+    const noisy = await Promise.all([1, 2, 3, 4, 5, 6].map(() => score('noisy', plain)));
+    expect(new Set(noisy).size).toBeGreaterThan(1);
+    expect(await score('lenient', plain)).toBe(Math.min(10, steady[0] + 3));
+    expect(await score('fan', `${plain} MAGIC`)).toBeGreaterThan(await score('steady', `${plain} MAGIC`));
+    expect(await score('fan', plain)).toBe(steady[0]);
+  });
+
   test('a custom handler can answer, send raw bodies, or fall back to the default', async () => {
     const sim = await start({
       handler: (body, { requestIndex }) => {
@@ -309,7 +326,14 @@ describe('sim CLI', () => {
     });
     expect(() => parseSimArgs(['--rate-429', '2'])).toThrow(/between 0 and 1/);
     expect(() => parseSimArgs(['--bogus'])).toThrow(/unknown option/);
+    expect(parseSimArgs(['--judge', 'noisy:noise=1.5,seed=3', '--judge=fan:favour=Here is a,bonus=2,leniency=-1']).options.judges).toEqual({
+      noisy: { noise: 1.5, seed: 3 },
+      fan: { favour: { contains: 'Here is a', bonus: 2 }, leniency: -1 },
+    });
+    expect(() => parseSimArgs(['--judge', 'noisy'])).toThrow(/MODEL:SPEC/);
+    expect(() => parseSimArgs(['--judge', 'x:loud=2'])).toThrow(/unknown setting "loud"/);
   });
+
 
   test('--help prints usage and exits 0; bad flags exit 2', async () => {
     const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
