@@ -195,6 +195,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     queries: await store.snapshotQueries(run.snapshotId),
     responses: await store.responses(runId),
     judgments: consensusJudgments(verdicts, panelAggregate(run.config)),
+    verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
     options: protocolOptions(protocol, run.config),

@@ -3,7 +3,7 @@ import { dataTable, esc } from './html/page';
 import { fmt, mdText, table } from './markdown';
 import type { Panel } from './panel';
 
-function tables(p: Panel) {
+export function tables(p: Panel) {
   const copilots = Object.keys(p.leaderboards[p.judges[0].name] ?? {});
   return {
     leaderboards: { header: ['copilot', ...p.judges.map((j) => `${j.name} (${j.model})`)], rows: copilots.map((c) => [c, ...p.judges.map((j) => fmt(p.leaderboards[j.name][c].score, 2))]) },

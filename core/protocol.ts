@@ -39,7 +39,13 @@ export interface ReportInput {
   run: RunRecord;
   queries: Query[];
   responses: StoredResponse[];
+  /** One consensus verdict per query × copilot (core/consensus.ts): the mean over samples, the panel's aggregate. */
   judgments: StoredJudgment[];
+  /**
+   * Every stored verdict (each sample of each judge; the same rows as `judgments` when a run was judged once by one
+   * judge), for figures that are about single judge conversations, e.g. position effects.
+   */
+  verdicts?: StoredJudgment[];
   rubric: LoadedRubric;
   /** What planUnits stored (e.g. the presentation design). */
   plan: unknown;

@@ -5,12 +5,12 @@ import { DISAGREE_POINTS, type JudgeReliability, type Reliability, type SpreadFi
 
 const pct = (x: number | null) => (x === null ? null : `${(100 * x).toFixed(1)}%`);
 
-function rows(r: JudgeReliability): Array<Array<string | number | null>> {
+export function rows(r: JudgeReliability): Array<Array<string | number | null>> {
   const row = (name: string, s: SpreadFigures) => [name, s.units, fmt(s.withinUnitSd, 2), pct(s.disagreeShare), fmt(s.alpha, 3)];
   return [...Object.entries(r.dimensions).map(([d, s]) => row(d, s)), row('total', r.total)];
 }
 
-const HEADER = ['score', 'units', 'within-unit SD', `samples ≥ ${DISAGREE_POINTS} points apart`, "Krippendorff's α (interval)"];
+export const HEADER = ['score', 'units', 'within-unit SD', `samples ≥ ${DISAGREE_POINTS} points apart`, "Krippendorff's α (interval)"];
 
 function failuresText(r: JudgeReliability): string {
   return (

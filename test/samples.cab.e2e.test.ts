@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import ExcelJS from 'exceljs';
 import { runInput } from '../client/startRun';
 import { benchmarkRun } from '../workflows';
 import { runConfig, simCopilots, tempDir, withWorker, writeQueries } from './support/harness';
@@ -68,5 +69,13 @@ test('CryptoAnalystBench with judge.samples: 3: three conversations per query, e
     expect(rel.rank1Changes.queries).toBe(QUERIES.length);
     expect(rel.rank1Changes.rate).toBeGreaterThan(0.5);
     expect(rel.total.withinUnitSd).toBeGreaterThan(0);
+
+    // Position effects are measured per conversation: 3 per query, every system in every position once per query.
+    expect(report.positionBias.nByPosition).toEqual([1, 2, 3].map(() => QUERIES.length * 3));
+    for (const s of Object.keys(SYSTEMS)) expect(report.presentation[s]).toEqual([1, 2, 3].map(() => QUERIES.length));
+    expect(report.positionBias.meanTotalByPosition[0]).toBeGreaterThan(report.positionBias.meanTotalByPosition[1] + 4);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(result.reportPath.replace('report.json', 'report.xlsx'));
+    expect(wb.getWorksheet('Reliability')!.rowCount).toBe(1 + DIMS.length + 1);
   });
 });

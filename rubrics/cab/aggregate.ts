@@ -49,7 +49,18 @@ const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
 /** Judgments that went through a conversation (recordJudgeFailure rows have no position). */
 const inConversation = (j: StoredJudgment) => j.position !== null;
 
-export function summariseCab(args: { queries: Query[]; copilots: string[]; responses: StoredResponse[]; judgments: StoredJudgment[]; plan: CabPlan | undefined; taxonomy: boolean; seed?: string }): CabSummary {
+export function summariseCab(args: {
+  queries: Query[];
+  copilots: string[];
+  responses: StoredResponse[];
+  /** One verdict per query × system (the mean over samples and judges). */
+  judgments: StoredJudgment[];
+  /** Every conversation's verdicts, when there were several per query (samples, panels): position effects are measured on these. */
+  verdicts?: StoredJudgment[];
+  plan: CabPlan | undefined;
+  taxonomy: boolean;
+  seed?: string;
+}): CabSummary {
   const { queries, copilots, responses, taxonomy } = args;
   const byQuery = new Map(queries.map((q) => [q.id, q]));
   const judgments = args.judgments.filter((j) => byQuery.has(j.queryId));
@@ -86,16 +97,19 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
   }
   const byTotal = [...copilots].sort((a, b) => (systems[b].total ?? -Infinity) - (systems[a].total ?? -Infinity));
 
+  // Position effects live in single conversations: with several per query (samples, panel judges) each is its own block.
+  const conversations = byConversation(args.verdicts?.filter((j) => byQuery.has(j.queryId)), judgments);
   const presentation: Record<string, number[]> = {};
   for (const copilot of copilots) {
-    presentation[copilot] = args.plan?.presentation.positionCounts[copilot]?.slice() ?? countPositions(judgments.filter((j) => j.copilot === copilot && inConversation(j)), positions);
+    const designed = conversations.several ? undefined : args.plan?.presentation.positionCounts[copilot]?.slice();
+    presentation[copilot] = designed ?? countPositions(conversations.rows.filter((j) => j.copilot === copilot && inConversation(j)), positions);
     while (presentation[copilot].length < positions) presentation[copilot].push(0);
   }
 
   return {
     systems,
     tags,
-    positionBias: positionBias(judgments.filter(inConversation), unitSize, ranked, positions, seed),
+    positionBias: positionBias(conversations.rows.filter(inConversation), conversations.unitSize ?? unitSize, conversations.ranked ?? ranked, positions, seed),
     separability: separability(perQuery, byTotal, { seed }),
     lengthBias: lengthBias(judgments, responses.filter((r) => byQuery.has(r.queryId)), copilots, 'total'),
     presentation,
@@ -104,6 +118,22 @@ export function summariseCab(args: { queries: Query[]; copilots: string[]; respo
     rankingFailures,
     taxonomy,
   };
+}
+
+/**
+ * Verdicts keyed by conversation (query, judge, sample) when a query had several; else the consensus rows as they are.
+ * `unitSize` and `ranked` then count per conversation too.
+ */
+function byConversation(verdicts: StoredJudgment[] | undefined, judgments: StoredJudgment[]): { several: boolean; rows: StoredJudgment[]; unitSize?: Map<string, number>; ranked?: Set<string> } {
+  if (!verdicts || verdicts.length <= judgments.length) return { several: false, rows: judgments };
+  const rows = verdicts.map((j) => ({ ...j, queryId: `${j.queryId}\u0000${j.judgeName ?? ''}\u0000${j.sample ?? 0}` }));
+  const unitSize = new Map<string, number>();
+  const ranked = new Set<string>();
+  for (const j of rows.filter(inConversation)) {
+    unitSize.set(j.queryId, (unitSize.get(j.queryId) ?? 0) + 1);
+    if (j.rank !== null) ranked.add(j.queryId);
+  }
+  return { several: true, rows, unitSize, ranked };
 }
 
 function countPositions(judgments: StoredJudgment[], positions: number): number[] {

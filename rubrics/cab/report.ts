@@ -15,7 +15,7 @@ export function buildCabReport(input: ReportInput): ReportFiles {
   const { run, queries, responses, judgments } = input;
   const plan = readCabPlan(input.plan);
   const taxonomy = input.options.errorTaxonomy === true;
-  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, plan, taxonomy, seed: input.seed });
+  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, verdicts: input.verdicts, plan, taxonomy, seed: input.seed });
   const simulated = input.simulated;
   const evaluationDate = evaluationDateOf(input.options, run);
   const json = {
@@ -44,7 +44,8 @@ export function buildCabReport(input: ReportInput): ReportFiles {
     markdown,
     csv,
     summary: Object.fromEntries(copilotsByTotal.map((s) => [s, summary.systems[s].total])),
-    extra: [{ name: 'report.xlsx', write: (file) => writeCabWorkbook(file, { rows, summary, queries, judgments, copilots: run.copilots, taxonomy }) }],
+    // `json` is read when the workbook is written, after the shared blocks (reliability, panel) were added to it.
+    extra: [{ name: 'report.xlsx', write: (file) => writeCabWorkbook(file, { rows, summary, queries, judgments, copilots: run.copilots, taxonomy, report: json }) }],
   };
 }
 

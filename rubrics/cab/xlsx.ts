@@ -1,5 +1,6 @@
 import { mean, quantileSorted as quantile } from '../../core/stats';
 import { sheet } from '../../core/xlsx';
+import { judgingSheets } from '../../core/judgingReport';
 import type { Query, StoredJudgment } from '../../core/types';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
@@ -25,7 +26,7 @@ export function describe(xs: number[]) {
  */
 export async function writeCabWorkbook(
   file: string,
-  input: { rows: ResultRow[]; summary: CabSummary; queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; taxonomy: boolean },
+  input: { rows: ResultRow[]; summary: CabSummary; queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; taxonomy: boolean; report?: Record<string, unknown> },
 ): Promise<void> {
   const { rows, summary, copilots } = input;
   // exceljs is large: loaded only when a workbook is written.
@@ -129,5 +130,6 @@ export async function writeCabWorkbook(
 
   sheet(wb, 'Presentation Order', ['system', ...Array.from({ length: positions }, (_, p) => `position_${p + 1}`)], copilots.map((c) => [c, ...summary.presentation[c]]));
 
+  if (input.report) judgingSheets(wb, input.report);
   await wb.xlsx.writeFile(file);
 }
