@@ -65,7 +65,7 @@ export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggre
     }
     const means = [...byJudge(group).values()].map(judgeMean).filter((m): m is NonNullable<typeof m> => m !== null);
     const first = group.find((j) => j.status === 'ok');
-    const ranks = [...byJudge(group).values()].map(judgeMean).filter((m) => m?.rank !== null && m?.rank !== undefined).map((m) => m!.rank!);
+    const ranks = means.filter((m) => m.rank !== null).map((m) => m.rank!);
     if (!first) {
       const failed = group[0];
       return { ...failed, error: `all ${group.length} verdicts failed; first: ${failed.error ?? 'no reason recorded'}` };
