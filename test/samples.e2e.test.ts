@@ -81,7 +81,7 @@ test('judge.samples: 3 against a judge that varies by call: each response judged
     for (const d of DIMS) {
       expect(rel.dimensions[d].units).toBe(30);
       expect(rel.dimensions[d].withinUnitSd).toBeGreaterThan(0.8);
-      expect(rel.dimensions[d].alpha).toBeLessThan(0.8);
+      expect(rel.dimensions[d].alpha).toBeLessThan(0.85); // measured 0.45–0.71 (noise-free: 1)
       expect(rel.dimensions[d].disagreeShare).toBeGreaterThan(0.3);
     }
     const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
