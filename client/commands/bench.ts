@@ -12,19 +12,22 @@ import type { Command } from '../args';
 import { connectClient, connectWorker } from '../connection';
 import { newRunId, runInput } from '../startRun';
 import { ensureLocalServer, judgeflowHome } from '../temporalServer';
+import { printStartupFigures } from '../startupFigures';
 
 /** Paper-scale throughput and history sizes, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
-  summary: 'measure a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator, and the statistics by simulation',
-  usage: 'judgeflow bench [--only stats|lattice] [--sims 2000] [--per-cell 15] [--copilots 6] [--chunk 50] [--concurrency 16]',
+  summary: 'measure command start-up, a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator, and the statistics by simulation',
+  usage: 'judgeflow bench [--only stats|lattice|startup] [--sims 2000] [--per-cell 15] [--copilots 6] [--chunk 50] [--concurrency 16]',
   options: { only: { type: 'string' }, sims: { type: 'string' }, 'per-cell': { type: 'string' }, copilots: { type: 'string' }, chunk: { type: 'string' }, concurrency: { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;
-    if (only !== undefined && only !== 'stats' && only !== 'lattice') {
-      console.error(`judgeflow bench: --only must be stats or lattice, got "${only}"`);
+    if (only !== undefined && only !== 'stats' && only !== 'lattice' && only !== 'startup') {
+      console.error(`judgeflow bench: --only must be stats, lattice or startup, got "${only}"`);
       return 2;
     }
+    if (only === undefined || only === 'startup') await printStartupFigures(console.log);
+    if (only === 'startup') return 0;
     const sims = values.sims === undefined ? undefined : Number(values.sims);
     if (sims !== undefined && !(Number.isInteger(sims) && sims > 0)) {
       console.error(`judgeflow bench: --sims must be a positive integer, got "${values.sims}"`);
