@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { openStore, storeTarget } from '../stores';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from './temporalServer';
+import { temporalClient } from './temporalSdk';
 
 /**
  * Connection settings from the environment, shared by clients and workers:
@@ -21,6 +22,7 @@ export function connectionOptions(env: NodeJS.ProcessEnv = process.env) {
 
 export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<Client> {
   const { address, namespace, tls, apiKey } = connectionOptions(env);
+  const { Client, Connection } = temporalClient();
   const connection = await Connection.connect({ address, tls, apiKey });
   return new Client({ connection, namespace });
 }

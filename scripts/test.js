@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // `npm test`: provision what the tests need (Chromium from Debian; the Temporal CLI is installed by jest's global setup),
-// type-check, run jest, and print one closing "passed, failed" line.
+// type-check, compile dist/ if it is stale (tests start the CLI as users do), run jest, and print one closing
+// "passed, failed" line.
 require('tsx/cjs');
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { ensureChromium } = require('../client/chromium.ts');
+const { ensureBuilt } = require('./build.js');
 
 async function main() {
   const root = path.resolve(__dirname, '..');
@@ -14,6 +16,10 @@ async function main() {
   const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', root, '--noEmit'], { stdio: 'inherit', cwd: root });
   if (tsc.status !== 0) {
     console.log('typecheck: 0 passed, 1 failed');
+    return 1;
+  }
+  if (!ensureBuilt(root)) {
+    console.log('build: 0 passed, 1 failed');
     return 1;
   }
   const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'judgeflow-jest-')), 'results.json');

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
 
@@ -18,6 +18,8 @@ export interface WorkerOptions {
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const env = options.env ?? process.env;
   const bundle = options.workflowBundlePath ?? env.JUDGEFLOW_WORKFLOW_BUNDLE;
+  // The worker SDK (native bridge, bundler) loads here, not when a command module that can start a worker is imported.
+  const { Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -1,5 +1,5 @@
 import readline from 'node:readline/promises';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { writePrivateFile } from '../../core/privateFile';
 import { chromiumPath } from '../../activities/adapters/chromiumPath';
 import { ensureChromium } from '../chromium';
@@ -17,6 +17,7 @@ export const browserLoginCommand: Command = {
     const out = values.out;
     if (!url || typeof out !== 'string') throw new InputError(`missing URL or --out\nUsage: ${this.usage}`);
     await ensureChromium();
+    const { chromium } = require('playwright-core') as typeof import('playwright-core'); // loaded when a login runs, not at start-up
     const browser = await chromium.launch({ executablePath: chromiumPath(), headless: false });
     try {
       const context = await browser.newContext();

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleSpec } from '@temporalio/client';
+import type { Client, ScheduleSpec } from '@temporalio/client';
+import { temporalClient } from '../temporalSdk';
 import type { Command } from '../args';
 import type { ResultsStore } from '../../core/store';
 import { openStore } from '../../stores';
@@ -86,7 +87,7 @@ export async function describeSchedule(client: Client, name: string, store?: Res
   try {
     d = await handle.describe();
   } catch (error) {
-    if (error instanceof ScheduleNotFoundError) throw new InputError(`no schedule "${name}" (see judgeflow schedule list)`);
+    if (error instanceof temporalClient().ScheduleNotFoundError) throw new InputError(`no schedule "${name}" (see judgeflow schedule list)`);
     throw error;
   }
   const recent = d.info.recentActions.map((a) => ({ workflowId: a.action.workflow.workflowId, scheduledAt: a.scheduledAt, takenAt: a.takenAt }));
@@ -131,7 +132,7 @@ export const scheduleCommand: Command = {
     return withClient(async (client) => {
       const handle = client.schedule.getHandle(name);
       const missing = (error: unknown) => {
-        if (error instanceof ScheduleNotFoundError) throw new InputError(`no schedule "${name}" (see judgeflow schedule list)`);
+        if (error instanceof temporalClient().ScheduleNotFoundError) throw new InputError(`no schedule "${name}" (see judgeflow schedule list)`);
         throw error;
       };
       switch (action) {
@@ -144,12 +145,12 @@ export const scheduleCommand: Command = {
               spec: created!.spec,
               action: { type: 'startWorkflow', workflowType: refreshSnapshot, taskQueue: queue, workflowId: `${name}-refresh`, args: [input] },
               // A refresh still running when the next is due is not stacked: the next one is skipped.
-              policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' },
+              policies: { overlap: temporalClient().ScheduleOverlapPolicy.SKIP, catchupWindow: '10 minutes' },
               memo: { [MARK]: 'snapshot-refresh', refresh: input.refresh.kind, thenRun: typeof values['then-run'] === 'string' ? path.resolve(values['then-run']) : '' },
               state: { paused: Boolean(values.paused), note: `judgeflow snapshot refresh (${input.refresh.kind})` },
             });
           } catch (error) {
-            if (error instanceof ScheduleAlreadyRunning) throw new InputError(`schedule "${name}" already exists; delete it first (judgeflow schedule delete ${name}) or pick another name`);
+            if (error instanceof temporalClient().ScheduleAlreadyRunning) throw new InputError(`schedule "${name}" already exists; delete it first (judgeflow schedule delete ${name}) or pick another name`);
             throw error;
           }
           if (values.json) console.log(JSON.stringify({ name, created: true }));
@@ -189,7 +190,7 @@ export const scheduleCommand: Command = {
           return 0;
         case 'trigger':
           // Same overlap rule as scheduled actions: a refresh already running is not doubled.
-          await handle.trigger(ScheduleOverlapPolicy.SKIP).catch(missing);
+          await handle.trigger(temporalClient().ScheduleOverlapPolicy.SKIP).catch(missing);
           console.log(`Triggered schedule "${name}" (skipped if a refresh is still running; see judgeflow schedule describe ${name}).`);
           return 0;
         case 'delete':

@@ -1,4 +1,5 @@
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { temporalClient } from '../temporalSdk';
 import type { Command } from '../args';
 import { InputError } from '../../core/inputError';
 import { openStore } from '../../stores';
@@ -17,7 +18,7 @@ export async function describeRun(handle: WorkflowHandle, runId: string) {
   try {
     return await handle.describe();
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
+    if (error instanceof temporalClient().WorkflowNotFoundError) throw new InputError(`no run ${runId} on this Temporal server (see judgeflow runs)`);
     throw error;
   }
 }

@@ -1,4 +1,5 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { temporalClient } from '../temporalSdk';
 import type { ResultsStore } from '../../core/store';
 import { studyWorkflow, submitUpdate } from '../../workflows/study';
 import { taskQueue } from '../connection';
@@ -83,11 +84,11 @@ export class SubmissionForwarder {
       // Closing records every answer stored before it, so what is still pending after a close came in too late.
       if (current?.status === 'closed' && stored?.status === 'pending') return this.store.studies.rejectSubmission(submissionId, 'arrived after the study closed');
       if (stored?.status !== 'pending') return;
-      if (error instanceof WorkflowNotFoundError && current?.status === 'open') {
+      if (error instanceof temporalClient().WorkflowNotFoundError && current?.status === 'open') {
         // The workflow was never started (e.g. Temporal was down at `study create`): start it now, then retry.
         await client.workflow.start(studyWorkflow, { workflowId: study.workflowId, taskQueue: await taskQueue(), args: [studyWorkflowInput(study)] }).catch(() => undefined);
       }
-      if (error instanceof WorkflowUpdateFailedError) this.opts.log?.(`study ${studyName}: the workflow refused submission ${submissionId}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+      if (error instanceof temporalClient().WorkflowUpdateFailedError) this.opts.log?.(`study ${studyName}: the workflow refused submission ${submissionId}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
       throw error;
     }
   }

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import ExcelJS from 'exceljs';
 import { analyseStudy, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
 import { writeFileAtomic, writeTextAtomic } from '../../core/files';
 import { fmt, table } from '../../core/markdown';
@@ -148,7 +147,7 @@ export function studyMarkdown(r: StudyReport): string {
 }
 
 async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
-  const wb = new ExcelJS.Workbook();
+  const wb = new (require('exceljs') as typeof import('exceljs')).Workbook(); // loaded when a workbook is written, not at start-up
   sheet(wb, 'Win Rates', ['copilot', 'win_rate', 'wins', 'losses', 'ties', 'appearances', 'ci_low', 'ci_high', 'tie_share', 'bt_strength', 'bt_ci_low', 'bt_ci_high'], r.copilots.map((c) => {
     const x = r.table7.copilots[c];
     const bt = r.table7.bradleyTerry[c];
