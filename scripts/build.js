@@ -1,31 +1,29 @@
 #!/usr/bin/env node
-// Compiles judgeflow once (tsc -> dist/, plus the non-TypeScript files the code reads at run time), so a command starts
-// in a fraction of a second instead of compiling TypeScript on every start. Plain JavaScript on purpose: bin/judgeflow.js
-// asks `isBuilt` on every start, before any TypeScript can be loaded.
+// Compiles judgeflow's TypeScript once into dist/, so a command starts in a fraction of a second instead of compiling
+// on every start. Plain JavaScript on purpose: bin/judgeflow.js asks `isBuilt` on every start, before any TypeScript
+// can be loaded.
 //
 //   node scripts/build.js              build (npm run build; npm install / npm ci run it as `prepare`)
 //   node scripts/build.js --if-stale   build only when dist/ does not match the sources (npm test, demo, bench)
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 
 const ROOT = path.resolve(__dirname, '..');
-/** The folders tsconfig.build.json compiles; every other file in them (rubric YAML, prompts, page CSS/JS) is copied. */
+/** The folders compiled into dist/ (the layout's code folders; test/ and scripts/ run through jest and tsx). */
 const SOURCE_DIRS = ['workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim'];
 /** Files outside SOURCE_DIRS that change what the build produces. */
-const BUILD_INPUTS = ['tsconfig.json', 'tsconfig.build.json'];
+const BUILD_INPUTS = ['tsconfig.json', 'scripts/build.js'];
 const STAMP = '.build-stamp.json';
-const TSBUILDINFO = '.tsbuildinfo';
 
-/** Every file under the source folders, relative to `root`, sorted. */
+/** Every .ts file under the source folders, relative to `root`, sorted. */
 function sourceFiles(root) {
   const files = [];
   const walk = (rel) => {
     for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
       const child = path.join(rel, entry.name);
       if (entry.isDirectory()) walk(child);
-      else if (entry.isFile()) files.push(child);
+      else if (entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(child);
     }
   };
   for (const dir of SOURCE_DIRS) if (fs.existsSync(path.join(root, dir))) walk(dir);
@@ -61,71 +59,104 @@ function isBuilt(root = ROOT) {
   return stamp.fingerprint === sourceFingerprint(root);
 }
 
-/** Output paths (relative to dist/) that a source file produces. */
-function outputsOf(rel) {
-  if (rel.endsWith('.d.ts')) return [];
-  if (rel.endsWith('.ts')) {
-    const js = rel.slice(0, -3) + '.js';
-    return [js, js + '.map'];
-  }
-  return [rel];
+/**
+ * Compiled code sees its source folder as `__dirname`, so the files it reads beside itself (rubric YAML and prompts,
+ * report page CSS/JS, study page) are the checkout's own: dist/ holds only JavaScript, an edited prompt needs no build,
+ * and paths shown to users (`judgeflow rubric show`, prompt errors) never point into dist/.
+ */
+function sourceDirnamePlugin(root) {
+  return {
+    name: 'source-dirname',
+    setup(build) {
+      build.onLoad({ filter: /\.ts$/ }, async (args) => {
+        const text = await fs.promises.readFile(args.path, 'utf8');
+        if (!/\b__dirname\b/.test(text)) return undefined;
+        const sourceDir = path.dirname(args.path);
+        const up = path.relative(path.join(root, 'dist', path.relative(root, sourceDir)), sourceDir).split(path.sep).join('/');
+        return { contents: text.replace(/\b__dirname\b/g, `require('node:path').join(__dirname, ${JSON.stringify(up)})`), loader: 'ts' };
+      });
+    },
+  };
 }
 
-/** Compile into dist/ (incrementally), copy the other files, drop outputs whose source is gone, then stamp. */
-function build(root = ROOT, log = (line) => console.log(line)) {
-  const dist = path.join(root, 'dist');
-  let tsc;
+/**
+ * Compile every .ts file with esbuild (the compiler tsx uses on the fly, so dist/ runs what JUDGEFLOW_DEV=1 runs;
+ * types are checked by `npm run typecheck` and `npm test`, not here) into a new folder that then replaces dist/ whole:
+ * a running judgeflow that loads a module late never reads a half-written file, and nothing of a deleted source
+ * survives. Takes about a second.
+ */
+async function build(root = ROOT, log = (line) => console.log(line)) {
+  let esbuild;
   try {
-    tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+    esbuild = require(require.resolve('esbuild', { paths: [root] }));
   } catch {
-    // An install without devDependencies: the launcher runs the sources through tsx instead.
-    log('judgeflow build: typescript is not installed (npm install without dev dependencies?); commands will run from source via tsx');
-    return true;
-  }
-  const fingerprint = sourceFingerprint(root);
-  // Unstamp first: while the build runs, and if it fails, the launcher falls back to the sources.
-  fs.rmSync(path.join(dist, STAMP), { force: true });
-  const started = Date.now();
-  const result = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit', cwd: root });
-  if (result.status !== 0) {
-    log('judgeflow build: tsc failed (see above); dist/ is not used until a build succeeds');
+    log('judgeflow build: esbuild is not installed (run npm install); commands run from source via tsx');
     return false;
   }
-  const files = sourceFiles(root);
-  const expected = new Set([STAMP, TSBUILDINFO]);
-  for (const rel of files) {
-    for (const out of outputsOf(rel)) expected.add(out);
-    if (!rel.endsWith('.ts')) {
-      fs.mkdirSync(path.join(dist, path.dirname(rel)), { recursive: true });
-      fs.copyFileSync(path.join(root, rel), path.join(dist, rel));
-    }
+  const started = Date.now();
+  removeAbandonedBuilds(root);
+  const fingerprint = sourceFingerprint(root); // before compiling: an edit made during the build leaves dist/ stale
+  const sources = sourceFiles(root);
+  const next = path.join(root, `dist.new-${process.pid}`);
+  try {
+    await esbuild.build({
+      absWorkingDir: root,
+      entryPoints: sources,
+      outdir: next,
+      outbase: '.',
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: true,
+      tsconfig: 'tsconfig.json',
+      logLevel: 'error',
+      plugins: [sourceDirnamePlugin(root)],
+    });
+  } catch {
+    fs.rmSync(next, { recursive: true, force: true });
+    log('judgeflow build: esbuild failed (see above); dist/ is left as it was');
+    return false;
   }
-  pruneOutputs(dist, '', expected);
-  fs.writeFileSync(path.join(dist, STAMP), JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }) + '\n');
-  log(`judgeflow build: dist/ compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  fs.writeFileSync(path.join(next, STAMP), JSON.stringify({ fingerprint, builtAt: new Date().toISOString() }) + '\n');
+  const dist = path.join(root, 'dist');
+  const old = path.join(root, `dist.old-${process.pid}`);
+  if (fs.existsSync(dist)) fs.renameSync(dist, old);
+  try {
+    fs.renameSync(next, dist);
+  } catch (error) {
+    if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+    fs.rmSync(next, { recursive: true, force: true }); // a build running at the same time put its dist/ there first
+  }
+  fs.rmSync(old, { recursive: true, force: true });
+  log(`judgeflow build: ${sources.length} modules compiled into dist/ in ${Date.now() - started} ms`);
   return true;
 }
 
-/** Removes files in dist/ that no current source produces (a renamed or deleted module must not linger). */
-function pruneOutputs(dist, rel, expected) {
-  for (const entry of fs.readdirSync(path.join(dist, rel), { withFileTypes: true })) {
-    const child = path.join(rel, entry.name);
-    if (entry.isDirectory()) {
-      pruneOutputs(dist, child, expected);
-      if (fs.readdirSync(path.join(dist, child)).length === 0) fs.rmdirSync(path.join(dist, child));
-    } else if (!expected.has(child)) fs.rmSync(path.join(dist, child));
+/** dist.new-PID / dist.old-PID folders left by a build that was killed (its process is gone). */
+function removeAbandonedBuilds(root) {
+  for (const name of fs.readdirSync(root)) {
+    const pid = /^dist\.(?:new|old)-(\d+)$/.exec(name)?.[1];
+    if (pid && !isAlive(Number(pid))) fs.rmSync(path.join(root, name), { recursive: true, force: true });
   }
 }
 
-/** Builds when dist/ is missing or stale; true when dist/ is (now) usable or cannot be built for want of typescript. */
-function ensureBuilt(root = ROOT, log) {
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** Builds when dist/ is missing or stale; true when dist/ is (now) current. */
+async function ensureBuilt(root = ROOT, log) {
   return isBuilt(root) || build(root, log);
 }
 
-module.exports = { isBuilt, build, ensureBuilt, sourceFingerprint };
+module.exports = { isBuilt, build, ensureBuilt };
 
 if (require.main === module) {
   const ifStale = process.argv.includes('--if-stale');
-  const ok = ifStale ? ensureBuilt() : build();
-  process.exit(ok ? 0 : 1);
+  (ifStale ? ensureBuilt() : build()).then((ok) => process.exit(ok ? 0 : 1));
 }

@@ -18,7 +18,7 @@ async function main() {
     console.log('typecheck: 0 passed, 1 failed');
     return 1;
   }
-  if (!ensureBuilt(root)) {
+  if (!(await ensureBuilt(root))) {
     console.log('build: 0 passed, 1 failed');
     return 1;
   }
