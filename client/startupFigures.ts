@@ -2,8 +2,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI_PATH, PACKAGE_ROOT } from './packageRoot';
 import { isServerUp, temporalTarget } from './temporalServer';
+
+/** The checkout (compiled code sees its source folder as __dirname: see scripts/build.js). */
+const PACKAGE_ROOT = path.resolve(__dirname, '..');
+const CLI_PATH = path.join(PACKAGE_ROOT, 'bin', 'judgeflow.js');
 
 /** Linux reports CPU times in clock ticks; 100 per second on every platform Node supports there. */
 const TICKS_PER_SECOND = 100;

@@ -17,7 +17,7 @@ import { printStartupFigures } from '../startupFigures';
 /** Paper-scale throughput and history sizes, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
-  summary: 'measure command start-up, a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator, and the statistics by simulation',
+  summary: 'measure the statistics by simulation, command start-up, and a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator',
   usage: 'judgeflow bench [--only stats|lattice|startup] [--sims 2000] [--per-cell 15] [--copilots 6] [--chunk 50] [--concurrency 16]',
   options: { only: { type: 'string' }, sims: { type: 'string' }, 'per-cell': { type: 'string' }, copilots: { type: 'string' }, chunk: { type: 'string' }, concurrency: { type: 'string' } },
   async run({ values }) {
@@ -26,15 +26,15 @@ export const benchCommand: Command = {
       console.error(`judgeflow bench: --only must be stats, lattice or startup, got "${only}"`);
       return 2;
     }
-    if (only === undefined || only === 'startup') await printStartupFigures(console.log);
-    if (only === 'startup') return 0;
     const sims = values.sims === undefined ? undefined : Number(values.sims);
     if (sims !== undefined && !(Number.isInteger(sims) && sims > 0)) {
       console.error(`judgeflow bench: --sims must be a positive integer, got "${values.sims}"`);
       return 2;
     }
-    if (only !== 'lattice') printStatisticsFigures(console.log, { sims });
+    if (only === undefined || only === 'stats') printStatisticsFigures(console.log, { sims });
     if (only === 'stats') return 0;
+    if (only === undefined || only === 'startup') await printStartupFigures(console.log);
+    if (only === 'startup') return 0;
     const perCell = Number(values['per-cell'] ?? 15);
     const copilotCount = Number(values.copilots ?? 6);
     const concurrency = Number(values.concurrency ?? 16);

@@ -10,9 +10,9 @@ import type { Command } from '../args';
 import { connectClient } from '../connection';
 import { newRunId, startBenchmark, watch } from '../startRun';
 import { ensureLocalServer, judgeflowHome } from '../temporalServer';
-import { CLI_PATH, PACKAGE_ROOT } from '../packageRoot';
 
-const SNAPSHOT = path.join(PACKAGE_ROOT, 'examples', 'lattice-demo.jsonl');
+const ROOT = path.resolve(__dirname, '..', '..');
+const SNAPSHOT = path.join(ROOT, 'examples', 'lattice-demo.jsonl');
 
 /** A demo config: OpenAI when OPENAI_API_KEY is set, otherwise the local simulator (and the report says so). */
 function demoConfig(simURL: string | null) {
@@ -37,7 +37,7 @@ function demoConfig(simURL: string | null) {
 }
 
 function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [CLI_PATH, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   return child;
 }
 
