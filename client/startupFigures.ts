@@ -61,7 +61,7 @@ export async function printStartupFigures(log: (line: string) => void, options: 
   if (built) modes.push(['compiled (dist/)', env]);
   modes.push(['tsx (JUDGEFLOW_DEV=1)', { ...env, JUDGEFLOW_DEV: '1' }]);
   log(`\nStart-up: node bin/judgeflow.js <command> to exit, median of ${runs} runs, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`);
-  if (!built) log(`dist/ is missing or older than the sources: no compiled figures (npm run build, in ${PACKAGE_ROOT})`);
+  if (!built) log(`dist/ is missing or out of date: no compiled figures (npm run build, in ${PACKAGE_ROOT})`);
   if (!serverUp) log(`no Temporal server at ${target.address}: "status RUN_ID" is left out (judgeflow server starts one)`);
   const width = Math.max(...commands.map((c) => c.join(' ').length));
   log(`  ${'command'.padEnd(width)}  ${modes.map(([label]) => label.padStart(28)).join('')}`);
