@@ -9,6 +9,7 @@ import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
 import path from 'node:path';
+import type { CallOutcome } from '../workflows/types';
 
 const adapters = new Map<string, CopilotAdapter>();
 
@@ -24,82 +25,130 @@ export function collectActivities(deps: ActivityDeps) {
     return adapter;
   }
 
+  /** Ask one copilot one query and store what it answered (or, on the last attempt, why it failed). */
+  /**
+   * Ask one copilot one query and store what it answered (or, on the last attempt, why it failed). A retryable fault
+   * goes back to Temporal (honouring Retry-After), except a throttle when `throttles` is 'report': that comes back as
+   * `throttled`, for the workflow's limiter.
+   */
+  async function collectAndStore(
+    run: RunRecord & { config: StoredRunConfig },
+    queryId: string,
+    copilot: string,
+    lastAttempt: boolean,
+    throttles: 'throw' | 'report' = 'throw',
+  ): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+    const { store } = deps;
+    const input = { runId: run.runId, queryId, copilot };
+    const config = run.config.copilots.find((c) => c.name === input.copilot);
+    if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
+    const secrets = secretValues(config, deps.env);
+    const started = new Date();
+    const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
+    // A CSV copilot's answers were paid for elsewhere; every other adapter's attempt is a request worth counting.
+    const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage'] }) => {
+      if (config.type === 'csv') return;
+      await store.putLlmCall({
+        runId: input.runId,
+        role: 'copilot',
+        name: input.copilot,
+        model: 'model' in config && typeof config.model === 'string' ? config.model : null,
+        queryId: input.queryId,
+        promptTokens: c.usage?.promptTokens ?? null,
+        completionTokens: c.usage?.completionTokens ?? null,
+        cachedTokens: c.usage?.cachedTokens ?? null,
+        latencyMs: c.latencyMs,
+        ok: c.ok,
+        errorKind: c.errorKind,
+        at: new Date().toISOString(),
+      });
+    };
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), config.timeoutMs);
+    // Cancelling the run aborts the request or closes the page within a heartbeat, not after the copilot's timeout.
+    const cancellation = cancellationSignal();
+    const signal = AbortSignal.any([timeout.signal, cancellation]);
+    try {
+      // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
+      const adapter = adapterOf(run, config);
+      const query = await store.snapshotQuery(run.snapshotId, input.queryId);
+      const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
+      const finished = new Date();
+      const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
+      await recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
+      await store.putResponse({
+        ...base,
+        status: 'ok',
+        text: answer.text,
+        raw: answer.raw ?? null,
+        html: answer.html ?? null,
+        finishedAt: imported ? (answer.writtenAt ?? null) : finished.toISOString(),
+        latencyMs: imported ? null : finished.getTime() - started.getTime(),
+        errorKind: null,
+        errorMessage: null,
+        conversationId: answer.conversationId ?? null,
+        context: answer.context ?? null,
+      });
+      const tokens = (answer.usage?.promptTokens ?? 0) + (answer.usage?.completionTokens ?? 0);
+      return { status: 'ok', outcome: { tokens: tokens || undefined, rateLimit: answer.rateLimit } };
+    } catch (thrown) {
+      if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
+      const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
+      const message = redact(error.message, secrets)!;
+      if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime() });
+      // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
+      const throttled = error.kind === 'rate_limited' || error.options.retryAfterMs !== undefined || error.options.status === 503;
+      if (throttles === 'report' && throttled && !lastAttempt) return { status: 'throttled', outcome: { throttled: true, retryAfterMs: error.options.retryAfterMs } };
+      if (error.kind === 'store_busy' || (error.retryable && !lastAttempt)) {
+        throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });
+      }
+      const finished = new Date();
+      const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
+      await store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
+      return { status, outcome: { throttled } };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   return {
     /**
      * Ask one copilot one query and store what it answered. Retryable faults (429, 5xx, timeouts) go back to Temporal,
      * honouring Retry-After; on the last attempt the failure is recorded instead, so the run goes on.
      */
     async collectResponse(input: { runId: string; queryId: string; copilot: string; maxAttempts: number }): Promise<'ok' | 'failed' | 'missing'> {
-      const { store } = deps;
-      const existing = await store.getResponse(input.runId, input.queryId, input.copilot);
+      const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
       if (existing) return existing.status;
+      return (await collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, currentAttempt() >= input.maxAttempts)).status as 'ok' | 'failed' | 'missing';
+    },
+
+    /**
+     * A run that judges while it collects: ask and store as collectResponse does, and tell the workflow's limiter what
+     * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one).
+     */
+    async collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+      const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
+      if (existing) return { status: existing.status, outcome: {} };
+      const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;
+      return collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, last, 'report');
+    },
+
+    /**
+     * Answers held already (a CSV file): every query of these copilots, read from one source and stored in one step.
+     * Returns how many answers were stored and how many were missing or failed.
+     */
+    async importAnswers(input: { runId: string; copilots: string[] }): Promise<{ ok: number; failed: number }> {
       const run = await requireRun(deps, input.runId);
-      const config = run.config.copilots.find((c) => c.name === input.copilot);
-      if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
-      const secrets = secretValues(config, deps.env);
-      const started = new Date();
-      const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
-      // A CSV copilot's answers were paid for elsewhere; every other adapter's attempt is a request worth counting.
-      const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage'] }) => {
-        if (config.type === 'csv') return;
-        await store.putLlmCall({
-          runId: input.runId,
-          role: 'copilot',
-          name: input.copilot,
-          model: 'model' in config && typeof config.model === 'string' ? config.model : null,
-          queryId: input.queryId,
-          promptTokens: c.usage?.promptTokens ?? null,
-          completionTokens: c.usage?.completionTokens ?? null,
-          cachedTokens: c.usage?.cachedTokens ?? null,
-          latencyMs: c.latencyMs,
-          ok: c.ok,
-          errorKind: c.errorKind,
-          at: new Date().toISOString(),
-        });
-      };
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), config.timeoutMs);
-      // Cancelling the run aborts the request or closes the page within a heartbeat, not after the copilot's timeout.
-      const cancellation = cancellationSignal();
-      const signal = AbortSignal.any([timeout.signal, cancellation]);
-      try {
-        // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
-        const adapter = adapterOf(run, config);
-        const query = await store.snapshotQuery(run.snapshotId, input.queryId);
-        const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
-        const finished = new Date();
-        const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
-        await recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
-        await store.putResponse({
-          ...base,
-          status: 'ok',
-          text: answer.text,
-          raw: answer.raw ?? null,
-          html: answer.html ?? null,
-          finishedAt: imported ? (answer.writtenAt ?? null) : finished.toISOString(),
-          latencyMs: imported ? null : finished.getTime() - started.getTime(),
-          errorKind: null,
-          errorMessage: null,
-          conversationId: answer.conversationId ?? null,
-          context: answer.context ?? null,
-        });
-        return 'ok';
-      } catch (thrown) {
-        if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
-        const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
-        const message = redact(error.message, secrets)!;
-        if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime() });
-        // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
-        if (error.kind === 'store_busy' || (error.retryable && currentAttempt() < input.maxAttempts)) {
-          throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });
-        }
-        const finished = new Date();
-        const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
-        await store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
-        return status;
-      } finally {
-        clearTimeout(timer);
-      }
+      const counts = { ok: 0, failed: 0 };
+      const queries = await deps.store.snapshotQueries(run.snapshotId);
+      await withHeartbeat(async () => {
+        for (const copilot of input.copilots)
+          for (const query of queries) {
+            const status = (await deps.store.getResponse(input.runId, query.id, copilot))?.status ?? (await collectAndStore(run, query.id, copilot, true)).status;
+            counts[status === 'ok' ? 'ok' : 'failed']++;
+          }
+      });
+      return counts;
     },
 
     /** Called by the workflow when every attempt crashed (e.g. workers kept dying): the item is failed, the run goes on. */

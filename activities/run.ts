@@ -18,13 +18,49 @@ import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
 import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
-import { cancellationSignal, withHeartbeat } from './heartbeat';
+import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
+import type { CallUsage, RateLimitInfo } from '../core/llm';
+import type { CallOutcome } from '../workflows/types';
+import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
+
+  async function judgeStoredUnit(runId: string, index: number, onCall?: (usage: CallUsage) => void): Promise<{ judged: number; failed: number }> {
+    const run = await requireRun(deps, runId);
+    const [unit] = await store.judgeUnits(runId, index, index + 1);
+    if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
+    const slot = slotOf(unit);
+    const rubric = await requireRubric(deps, run);
+    const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
+    const ctx: JudgeContext = {
+      store,
+      runId,
+      snapshotId: run.snapshotId,
+      rubric,
+      judge,
+      slot,
+      env: deps.env,
+      cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
+      options: protocolOptions(protocolFor(run.protocol), run.config),
+      // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
+      signal: cancellationSignal(),
+      recordCall: (usage) => {
+        onCall?.(usage);
+        return store.putLlmCall({ runId, role: 'judge', name: slot.judge || judge.model, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
+      },
+    };
+    try {
+      return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+    } catch (error) {
+      if (ctx.signal?.aborted) throw ctx.signal.reason;
+      throw judgeFailure(error, runJudges(run.config).flatMap((j) => secretValues(j, deps.env)));
+    }
+  }
+
   return {
     /** Stage 1: store the snapshot, the rubric and the run record. Idempotent. */
     async prepareRun(input: BenchmarkRunInput): Promise<PreparedRun> {
@@ -92,32 +128,26 @@ export function runActivities(deps: ActivityDeps) {
 
     /** Stage 3b: judge one unit; the verdicts (or recorded failures) go to the store. */
     async judgeUnit({ runId, index }: { runId: string; index: number }): Promise<{ judged: number; failed: number }> {
-      const run = await requireRun(deps, runId);
-      const [unit] = await store.judgeUnits(runId, index, index + 1);
-      if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
-      const slot = slotOf(unit);
-      const rubric = await requireRubric(deps, run);
-      const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
-      const ctx: JudgeContext = {
-        store,
-        runId,
-        snapshotId: run.snapshotId,
-        rubric,
-        judge,
-        slot,
-        env: deps.env,
-        cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
-        options: protocolOptions(protocolFor(run.protocol), run.config),
-        // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
-        signal: cancellationSignal(),
-        recordCall: (usage) =>
-          store.putLlmCall({ runId, role: 'judge', name: slot.judge || judge.model, queryId: unit.queryId, ...usage, at: new Date().toISOString() }),
-      };
+      return judgeStoredUnit(runId, index);
+    },
+
+    /**
+     * A run that judges while it collects: judge one work item, and tell the workflow's limiter what the judge said.
+     * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
+     * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
+     */
+    async judgeWork({ runId, index, attempt, maxAttempts }: { runId: string; index: number; attempt: number; maxAttempts: number }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+      const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
       try {
-        return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+        const result = await judgeStoredUnit(runId, index, (call) => {
+          usage.tokens += (call.promptTokens ?? 0) + (call.completionTokens ?? 0);
+          if (call.rateLimit) usage.rateLimit = call.rateLimit; // the latest call's word on the limits
+        });
+        return { ...result, throttled: false, outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit } };
       } catch (error) {
-        if (ctx.signal?.aborted) throw ctx.signal.reason;
-        throw judgeFailure(error, runJudges(run.config).flatMap((j) => secretValues(j, deps.env)));
+        const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
+        if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined } };
+        throw error;
       }
     },
 
@@ -159,6 +189,19 @@ export function runActivities(deps: ActivityDeps) {
   };
 }
 
+/** Rate-limit details of a call are for the workflow's limiter, not the cost records. */
+function withoutLimits(usage: CallUsage): Omit<CallUsage, 'rateLimit'> {
+  const { rateLimit: _, ...rest } = usage;
+  return rest;
+}
+
+/** A judge failure that says "fewer calls, please" (429, 503, or any Retry-After). */
+function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number } | null {
+  const retryAfterMs = failure.nextRetryDelay === undefined || failure.nextRetryDelay === null ? undefined : msToNumber(failure.nextRetryDelay);
+  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message)) return { retryAfterMs };
+  return null;
+}
+
 /**
  * How a judge-side error goes back to Temporal: a rubric problem is not retried; HTTP 429/5xx and network errors are,
  * honouring Retry-After; other 4xx (bad model, bad key, an unsupported parameter) and unrecognised errors (bugs) are not.
@@ -198,6 +241,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
+    units: await store.judgeUnits(runId),
     options: protocolOptions(protocol, run.config),
     seed: run.config.seed,
     simulated: Boolean(run.config.simulated),

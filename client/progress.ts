@@ -29,18 +29,27 @@ export interface ProgressView {
 }
 
 export function describeStage(p: StageProgress): string {
-  if (p.stage === 'load') return '[load] reading the snapshot and rubric';
-  return `[${p.stage}] ${p.done}/${p.total} done${p.failures ? `, ${p.failures} failed` : ''}`;
+  return stageLines(p).join('\n');
 }
 
-/** Plain lines: one whenever the progress changes. */
+/** One line per stage; stages running together (a run's collect and judge) get one line each. */
+function stageLines(p: StageProgress): string[] {
+  if (p.stage === 'load') return ['[load] reading the snapshot and rubric'];
+  const line = (stage: string, s: { done: number; total: number; failures: number }) => `[${stage}] ${s.done}/${s.total} done${s.failures ? `, ${s.failures} failed` : ''}`;
+  const together = Object.entries(p.stages ?? {}).map(([stage, s]) => line(stage, s));
+  return p.stages && p.stage in p.stages ? together : [...together, line(p.stage, p)];
+}
+
+/** Plain lines: one whenever a stage's progress changes. */
 function linesView(print: (line: string) => void): ProgressView {
-  let last = '';
+  const last = new Map<string, string>();
   return {
     update(p) {
-      const line = describeStage(p);
-      if (line !== last) print(line);
-      last = line;
+      for (const line of stageLines(p)) {
+        const stage = line.slice(0, line.indexOf(']') + 1);
+        if (last.get(stage) !== line) print(line);
+        last.set(stage, line);
+      }
     },
     log: print,
     stop() {},
@@ -72,8 +81,27 @@ function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView 
   const bars = new Map<string, { bar: cliProgress.SingleBar; started: number; failuresBefore: number }>();
   let failuresSoFar = 0;
   let lastStage = '';
-  return {
+  const view: ProgressView = {
     update(p) {
+      // Stages running together (collect and judge): one bar each, from their own figures.
+      if (p.stages) {
+        for (const [stage, s] of Object.entries(p.stages)) {
+          if (s.total <= 0) continue;
+          let entry = bars.get(stage);
+          if (!entry) {
+            entry = { bar: multibar.create(s.total, 0, { stage: stage.padEnd(8), failures: 0, rate: '0.0' }), started: Date.now(), failuresBefore: 0 };
+            bars.set(stage, entry);
+          }
+          const seconds = Math.max(0.001, (Date.now() - entry.started) / 1000);
+          entry.bar.setTotal(s.total);
+          entry.bar.update(s.done, { failures: s.failures, rate: (s.done / seconds).toFixed(1) });
+        }
+        failuresSoFar = p.failures;
+        if (p.stage in p.stages) {
+          lastStage = p.stage;
+          return;
+        }
+      }
       if (p.stage !== lastStage) {
         const previous = bars.get(lastStage);
         if (previous) previous.bar.update(previous.bar.getTotal());
@@ -101,6 +129,7 @@ function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView 
       multibar.stop();
     },
   };
+  return view;
 }
 
 export function progressView(mode: ProgressMode, print: (line: string) => void, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): ProgressView {

@@ -20,6 +20,9 @@ const judgeShape = {
     sendSeed: z.boolean().default(true),
     timeoutMs: z.number().int().min(100).default(120_000),
     concurrency: z.number().int().min(1).max(64).default(4),
+    /** Hard caps, held across all workers by the run's workflow (runs that judge while they collect). */
+    requestsPerMinute: z.number().positive().optional(),
+    tokensPerMinute: z.number().positive().optional(),
     /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
     maxAttempts: z.number().int().min(1).max(20).default(8),
     responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),

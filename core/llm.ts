@@ -37,6 +37,42 @@ export interface CallUsage {
   ok: boolean;
   /** Why it failed (adapter error kind, e.g. rate_limited, http, timeout); null when ok. */
   errorKind: string | null;
+  /** What the endpoint's rate-limit headers said, when it sent them. */
+  rateLimit?: RateLimitInfo;
+}
+
+/** `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (OpenAI's names; many providers send the same). */
+export interface RateLimitInfo {
+  remainingRequests?: number;
+  resetRequestsMs?: number;
+  remainingTokens?: number;
+  resetTokensMs?: number;
+}
+
+/** Read the rate-limit headers of a response; undefined when it sent none. Resets are durations like `1s`, `6m0s`, `20ms`. */
+export function rateLimitHeaders(headers: { get(name: string): string | null }): RateLimitInfo | undefined {
+  const number = (name: string) => {
+    const value = headers.get(name);
+    const n = value === null ? NaN : Number(value);
+    return Number.isFinite(n) ? n : undefined;
+  };
+  const info: RateLimitInfo = {
+    remainingRequests: number('x-ratelimit-remaining-requests'),
+    resetRequestsMs: durationMs(headers.get('x-ratelimit-reset-requests')),
+    remainingTokens: number('x-ratelimit-remaining-tokens'),
+    resetTokensMs: durationMs(headers.get('x-ratelimit-reset-tokens')),
+  };
+  const present = Object.fromEntries(Object.entries(info).filter(([, v]) => v !== undefined)) as RateLimitInfo;
+  return Object.keys(present).length ? present : undefined;
+}
+
+function durationMs(value: string | null): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  const parts = [...value.matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+  if (!parts.length) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+  return parts.reduce((sum, [, n, u]) => sum + Number(n) * unit[u as keyof typeof unit], 0);
 }
 
 /** OpenAI-style `usage` (chat completions, also sent by many JSON APIs) → token counts; null fields when absent. */
@@ -175,14 +211,19 @@ async function complete(
       : ({ type: 'json_object' } as const);
   const started = Date.now();
   let completion;
+  let rateLimit: RateLimitInfo | undefined;
   try {
-    completion = await clientFor(settings, env).chat.completions.create({ model: settings.model, messages, response_format: responseFormat, ...optionalParameters(settings) }, { signal });
+    const { data, response } = await clientFor(settings, env)
+      .chat.completions.create({ model: settings.model, messages, response_format: responseFormat, ...optionalParameters(settings) }, { signal })
+      .withResponse();
+    completion = data;
+    rateLimit = rateLimitHeaders(response.headers);
   } catch (error) {
     await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
     throw error;
   }
   // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
-  const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null };
+  const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
   return { content: completion.choices[0]?.message?.content ?? null, systemFingerprint: completion.system_fingerprint ?? null, usage };
 }
 

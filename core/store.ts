@@ -180,6 +180,11 @@ export interface ResultsStore {
   // ---- judging -------------------------------------------------------------------------------------
   /** The units and the plan they came from (e.g. the presentation design), written together: never units without their plan. */
   putJudgeUnits(runId: string, units: JudgeUnit[], plan?: unknown): Promise<void>;
+  /**
+   * Runs that judge while they collect: add the units not stored yet (same query and copilots in the same order) after
+   * the run's existing units, atomically; returns how many units the run now has. Units already stored keep their place.
+   */
+  appendJudgeUnits(runId: string, units: JudgeUnit[]): Promise<number>;
   /** This store's persistent random identity (made on first use); the default task queue is derived from it. */
   storeId(): Promise<string>;
   /** What putJudgeUnits stored as the plan; undefined when there is none. */

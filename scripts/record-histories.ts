@@ -111,6 +111,26 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
     },
   },
   {
+    name: 'pipelined-run',
+    description:
+      'A LATTICE run that judges while it collects (pipelined-run patch): planPipeline, importAnswers for a CSV copilot, collectAnswer per live answer, planReadyJudging, judgeWork, writeReport; no child workflows.',
+    async run(ctx) {
+      const runId = 'replay-pipelined-run';
+      const queries = path.join(SCRATCH, 'lattice-queries.jsonl');
+      const csv = path.join(SCRATCH, 'held.csv');
+      const texts = fs.readFileSync(queries, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { text: string }).text);
+      fs.writeFileSync(csv, 'query,Held_response\n' + texts.map((t, i) => `"${t}",A held answer ${i + 1}.`).join('\n') + '\n');
+      const config = simConfig(ctx, 'lattice', queries, {
+        copilots: [
+          { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough' },
+          { name: 'Held', type: 'csv', path: csv },
+        ],
+      });
+      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      return runId;
+    },
+  },
+  {
     name: 'snapshot-curate',
     description: 'Curation of 9 traffic lines (one too short, one pre-tagged): filter → categorise in batches of 3 → distil → prune → sample.',
     async run(ctx) {

@@ -13,6 +13,7 @@ Options:
   --port N              port to listen on (default 8000; 0 = random free port)
   --host H              interface to bind (default 127.0.0.1)
   --latency-ms N        delay added before every reply (default 0)
+  --rpm N, --tpm N      rate limit: requests / tokens per minute; above it, 429 with Retry-After
   --rate-429 F          fraction 0..1 of requests answered with HTTP 429
   --rate-500 F          fraction 0..1 of requests answered with HTTP 500
   --rate-malformed F    fraction 0..1 of requests answered with a body that is not valid JSON
@@ -52,6 +53,8 @@ export function parseSimArgs(argv: string[]): CliArgs {
       case '--rate-500': faults.rate500 = fraction(flag, value()); break;
       case '--rate-malformed': faults.rateMalformed = fraction(flag, value()); break;
       case '--retry-after': faults.retryAfterSeconds = integer(flag, value(), 0, 3600); break;
+      case '--rpm': (args.options.rateLimit ??= {}).requestsPerMinute = integer(flag, value(), 1, 10_000_000); break;
+      case '--tpm': (args.options.rateLimit ??= {}).tokensPerMinute = integer(flag, value(), 1, 1_000_000_000); break;
       case '--seed': faults.seed = integer(flag, value(), 0, Number.MAX_SAFE_INTEGER); break;
       case '--judge': {
         const [model, profile] = judgeProfile(value());

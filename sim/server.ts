@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { seededRandom } from '../core/random';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
+import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';
 
 export { answerForSchema } from './schemaAnswer';
 
@@ -23,6 +24,8 @@ export interface SimRequestLog {
   usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   /** The assistant content it answered with (successful completions only), so tests can recompute what a judge said. */
   content?: string;
+  /** Set when the rate limit turned the request away (HTTP 429). */
+  rateLimited?: boolean;
 }
 
 /**
@@ -47,6 +50,7 @@ export interface SimOptions {
   faults?: { rate429?: number; rate500?: number; rateMalformed?: number; retryAfterSeconds?: number; seed?: number }; // fractions 0..1, deterministic by request index + seed
   judges?: Record<string, SimJudgeProfile>; // judge model name -> its character (leniency, self-preference, noise)
   onRequest?: (entry: SimRequestLog) => void; // observe chat requests as they arrive (the CLI logs them)
+  rateLimit?: SimRateLimit; // requests and tokens per minute: above them, 429 + Retry-After at once (no latency)
 }
 export interface SimServer { url: string /* e.g. http://127.0.0.1:PORT/v1 */; port: number; requests: SimRequestLog[]; close(): Promise<void> }
 
@@ -60,8 +64,9 @@ const MALFORMED_BODY = '{"id":"chatcmpl-sim-broken","object":"chat.completion","
 export async function startSimServer(options: SimOptions = {}): Promise<SimServer> {
   const requests: SimRequestLog[] = [];
   const seenOnce = new Set<string>();
+  const limiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const server = createServer((req, res) => {
-    route(req, res, options, requests, seenOnce).catch((error: unknown) => {
+    route(req, res, options, requests, seenOnce, limiter).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
       else res.end();
     });
@@ -86,15 +91,15 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>): Promise<void> {
+async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
-  if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce);
+  if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
 }
 
-async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>): Promise<void> {
+async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
   const raw = await readBody(req);
   let body: any;
   try {
@@ -106,6 +111,12 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body: body ?? raw, headers: flattenHeaders(req) };
   const requestIndex = log.push(entry) - 1;
   options.onRequest?.(entry);
+  const refused = limiter?.admit(Date.now());
+  if (refused) {
+    entry.rateLimited = true;
+    const headers = { ...limiter!.headers(Date.now()), 'retry-after': String(Math.ceil(refused.retryAfterMs / 1000)), 'retry-after-ms': String(Math.ceil(refused.retryAfterMs)) };
+    return sendError(res, 429, 'Rate limit reached for requests (simulated).', 'requests', 'rate_limit_exceeded', headers);
+  }
   if (options.latencyMs) await sleep(options.latencyMs);
 
   if (body === undefined) return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
@@ -115,6 +126,13 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   const rejected = reasoningModelRejection(body);
   if (rejected) return sendError(res, 400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const reply = faultReply(body, requestIndex, options, seenOnce) ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
+  if (limiter) {
+    // Tokens count once answered; the headers then say what is left.
+    const content = reply.content ?? (reply.body === undefined && (reply.status ?? 200) < 400 ? defaultContent(body, options.judges?.[baseModel(body.model)], requestIndex) : undefined);
+    if (content !== undefined && reply.content === undefined) reply.content = content;
+    if (content !== undefined) limiter.charge(Date.now(), usage(body, content).total_tokens);
+    reply.headers = { ...limiter.headers(Date.now()), ...reply.headers };
+  }
   sendReply(res, body, reply, entry, options.judges?.[baseModel(body.model)], requestIndex);
 }
 

@@ -164,6 +164,20 @@ export class PostgresStore implements ResultsStore {
     return added;
   }
 
+  async appendJudgeUnits(runId: string, units: JudgeUnit[]): Promise<number> {
+    const unitTexts = units.map((u) => JSON.stringify(u));
+    return this.db.transaction(async (c) => {
+      // One appender per run at a time (the run's workflow plans serially; a retried attempt may overlap the first).
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`judge-units:${runId}`]);
+      let count = Number((await c.query('SELECT COUNT(*) AS n FROM judge_units WHERE run_id = $1', [runId])).rows[0].n);
+      for (const unit of unitTexts) {
+        const found = await c.query('SELECT 1 FROM judge_units WHERE run_id = $1 AND md5(unit) = md5($2) AND unit = $2', [runId, unit]);
+        if (!found.rowCount) await c.query('INSERT INTO judge_units VALUES ($1, $2, $3)', [runId, count++, unit]);
+      }
+      return count;
+    });
+  }
+
   async storeId(): Promise<string> {
     await insertIgnore(await this.db.ready(), 'kv', ['store-id', crypto.randomBytes(16).toString('hex')]);
     return (await this.db.rows('SELECT value FROM kv WHERE key = $1', ['store-id']))[0].value;

@@ -51,4 +51,9 @@ ALTER TABLE judge_turns ADD COLUMN sample INTEGER NOT NULL DEFAULT 0, ADD COLUMN
 ALTER TABLE judge_turns DROP CONSTRAINT judge_turns_pkey, ADD PRIMARY KEY (run_id, query_id, rubric_version, sample, judge_name, turn);
 `,
   },
+  {
+    version: 3,
+    name: 'judge units found by content (runs that judge while they collect append units)',
+    up: `CREATE INDEX judge_units_by_unit ON judge_units (run_id, md5(unit));`,
+  },
 ];

@@ -176,6 +176,19 @@ export class SqliteStore implements ResultsStore {
     return added;
   }
 
+  async appendJudgeUnits(runId: string, units: JudgeUnit[]): Promise<number> {
+    const stored = this.db.prepare('SELECT 1 FROM judge_units WHERE run_id = ? AND unit = ?');
+    const insert = this.db.prepare('INSERT INTO judge_units VALUES (?, ?, ?)');
+    return this.db.transaction(() => {
+      let count = (this.db.prepare('SELECT COUNT(*) AS n FROM judge_units WHERE run_id = ?').get(runId) as { n: number }).n;
+      for (const unit of units) {
+        const json = JSON.stringify(unit);
+        if (!stored.get(runId, json)) insert.run(runId, count++, json);
+      }
+      return count;
+    }).immediate();
+  }
+
   async storeId(): Promise<string> {
     this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run('store-id', crypto.randomBytes(16).toString('hex'));
     return (this.db.prepare('SELECT value FROM kv WHERE key = ?').get('store-id') as { value: string }).value;

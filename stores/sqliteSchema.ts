@@ -63,6 +63,11 @@ CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, 
       }
     },
   },
+  {
+    version: 3,
+    name: 'judge units found by content (runs that judge while they collect append units)',
+    up: 'CREATE INDEX IF NOT EXISTS judge_units_by_unit ON judge_units (run_id, unit);',
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { connectClient, connectWorker } from '../client/connection';
 import { uniqueQueue } from './support/harness';
+import { Limiter } from '../workflows/pool';
 
 /**
  * A task that rejects while its lane waits out the rate interval used to be an unobserved rejection: the workflow task
@@ -28,3 +29,71 @@ test('runPool: a task failing during the rate-limit sleep rejects the pool; the 
     await connection.close();
   }
 }, 120_000);
+
+describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => {
+  // The decisions only (tryStart/release at given times); acquire() wraps them in workflow conditions and timers.
+  const start = (limiter: Limiter, now: number) => {
+    const r = limiter.tryStart(now);
+    if (r === 'full' || 'waitMs' in r) throw new Error(`could not start at ${now}: ${JSON.stringify(r)}`);
+    return r;
+  };
+
+  test('the window halves once per burst of throttles, grows by one per window of successes, and stays within [1, concurrency]', () => {
+    const limiter = new Limiter({ concurrency: 8 });
+    const burst = Array.from({ length: 8 }, () => start(limiter, 0));
+    expect(limiter.tryStart(0)).toBe('full');
+    // Every call of the burst is refused: one halving, not eight.
+    for (const ticket of burst) limiter.release(ticket, { throttled: true }, 10);
+    expect(limiter.allowed).toBe(4);
+    // A call started after the halving and throttled halves again.
+    limiter.release(start(limiter, 20), { throttled: true }, 30);
+    expect(limiter.allowed).toBe(2);
+    for (let k = 0; k < 10; k++) limiter.release(start(limiter, 40), { throttled: true }, 50 + k);
+    expect(limiter.allowed).toBe(1);
+    // Additive increase: +1 after a window's worth of successes.
+    limiter.release(start(limiter, 100), {}, 110);
+    expect(limiter.allowed).toBe(2);
+    limiter.release(start(limiter, 120), {}, 130);
+    limiter.release(start(limiter, 120), {}, 130);
+    expect(limiter.allowed).toBe(3);
+    for (let k = 0; k < 100; k++) limiter.release(start(limiter, 200), {}, 210);
+    expect(limiter.allowed).toBe(8);
+  });
+
+  test('Retry-After and exhausted rate-limit headers hold every start until then', () => {
+    const limiter = new Limiter({ concurrency: 4 });
+    limiter.release(start(limiter, 0), { throttled: true, retryAfterMs: 2_000 }, 100);
+    expect(limiter.tryStart(1_000)).toEqual({ waitMs: 1_100 });
+    const ticket = start(limiter, 2_100);
+    limiter.release(ticket, { rateLimit: { remainingRequests: 0, resetRequestsMs: 700 } }, 2_200);
+    expect(limiter.tryStart(2_200)).toEqual({ waitMs: 700 });
+    // Requests left for every call in flight and the next: no hold.
+    const a = start(limiter, 3_000);
+    limiter.release(start(limiter, 3_000), { rateLimit: { remainingRequests: 5, resetRequestsMs: 60_000 } }, 3_100);
+    expect(limiter.tryStart(3_100)).toEqual({ startedAt: 3_100 });
+    limiter.release(a, {}, 3_200);
+  });
+
+  test('requestsPerMinute spaces starts; tokensPerMinute keeps the last minute under the cap', () => {
+    const rpm = new Limiter({ concurrency: 4, requestsPerMinute: 120 });
+    start(rpm, 0);
+    expect(rpm.tryStart(100)).toEqual({ waitMs: 400 });
+    start(rpm, 500);
+
+    const tpm = new Limiter({ concurrency: 4, tokensPerMinute: 1_000 });
+    tpm.release(start(tpm, 0), { tokens: 400 }, 1_000);
+    tpm.release(start(tpm, 1_000), { tokens: 400 }, 2_000);
+    // 800 used, a call of the average size (400) would exceed 1,000: wait until the first call's tokens leave the minute.
+    expect(tpm.tryStart(2_000)).toEqual({ waitMs: 59_000 });
+    expect('startedAt' in (tpm.tryStart(61_000) as object)).toBe(true);
+  });
+
+  test('its state survives continue-as-new', () => {
+    const limiter = new Limiter({ concurrency: 8, tokensPerMinute: 10_000 });
+    limiter.release(start(limiter, 0), { throttled: true, retryAfterMs: 5_000, tokens: 50 }, 100);
+    const copy = new Limiter({ concurrency: 8, tokensPerMinute: 10_000 }, JSON.parse(JSON.stringify(limiter.state(200))));
+    expect(copy.allowed).toBe(4);
+    expect(copy.tryStart(200)).toEqual({ waitMs: 4_900 });
+    expect(copy.state(200).recentTokens).toEqual([[100, 50]]);
+  });
+});

@@ -34,13 +34,20 @@ const files = readHistoryFiles();
 
 test('the recorded scenarios are all there and cover parent and child workflows', () => {
   const byName = new Map(files.map((f) => [f.content.scenario, f.content]));
-  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'snapshot-curate', 'study-run']));
+  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'pipelined-run', 'snapshot-curate', 'study-run']));
   const types = (name: string) => new Set(byName.get(name)!.workflows.map((w) => w.workflowType));
   expect(types('lattice-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   expect(types('cab-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   // A re-judge adopts stored responses: no collection children at all.
   expect(types('lattice-rejudge')).toEqual(new Set(['benchmarkRun', 'judgeChunk']));
   expect(types('study-run')).toEqual(new Set(['studyWorkflow']));
+  // Judged while collected: one workflow, the CSV copilot imported in one step.
+  expect(types('pipelined-run')).toEqual(new Set(['benchmarkRun']));
+  const activities = (byName.get('pipelined-run')!.workflows[0].history as { events: Array<Record<string, any>> }).events.flatMap((e) =>
+    e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType.name as string] : [],
+  );
+  expect(activities.filter((a) => a === 'importAnswers')).toHaveLength(1);
+  expect(new Set(activities)).toEqual(new Set(['prepareRun', 'planPipeline', 'importAnswers', 'collectAnswer', 'planReadyJudging', 'judgeWork', 'writeReport']));
   for (const f of files) for (const w of f.content.workflows) expect((w.history as { events: unknown[] }).events.length).toBeGreaterThan(5);
 });
 
@@ -63,11 +70,12 @@ test.each(files.map((f) => [f.content.scenario, f.content] as const))('recorded 
 test('replay fails when a stage is reordered without a patch (planJudging before prepareRun)', async () => {
   if (!bundle) throw new Error('JUDGEFLOW_WORKFLOW_BUNDLE is not set; run through jest (test/support/globalSetup.ts builds it)');
   const code = fs.readFileSync(bundle, 'utf8');
-  const anchor = 'await prepareRun(input)';
+  // The old shape's stage 1 (the recorded lattice-run predates the pipelined-run patch).
+  const anchor = 'const prepared = await prepareRun(input);';
   // If this fails, benchmarkRun no longer calls prepareRun(input) that way: update the anchor, keep the probe.
   expect(code.split(anchor)).toHaveLength(2);
   const mutated = path.join(tempDir('jf-replay-probe-'), 'workflows.js');
-  fs.writeFileSync(mutated, code.replace(anchor, '(await planJudging({ runId }), await prepareRun(input))'));
+  fs.writeFileSync(mutated, code.replace(anchor, 'const prepared = (await planJudging({ runId }), await prepareRun(input));'));
   const run = files.find((f) => f.content.scenario === 'lattice-run')!.content;
   const parentOnly: HistoryFile = { ...run, workflows: run.workflows.filter((w) => w.workflowType === 'benchmarkRun') };
   const failures = await replayFailures(parentOnly, replayOptions(mutated));

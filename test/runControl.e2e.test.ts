@@ -132,18 +132,17 @@ test('a cancel during the report step: the run completes and the stored status m
   await connection.close();
 }, 120_000);
 
-test('a copilot name too long for a child workflow id fails the run with the reason instead of retrying workflow tasks for ever', async () => {
+test('a copilot name too long for a child workflow id does not matter: a run that judges while it collects starts no child workflows', async () => {
   const cfg = latticeRun(1, [{ name: 'Short', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' }]);
-  // Past config validation (which bounds names): the workflow itself must not wedge on such an id.
+  // Past config validation (which bounds names): the workflow itself must not wedge on such a name.
   cfg.copilots[0].name = 'N'.repeat(2_000);
   await withWorker('long-id', async ({ client, taskQueue, store }) => {
     const runId = `run-long-id-${Date.now()}`;
     const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
     expect(await closed(handle, 30_000)).toBe('closed');
-    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
-    const run = (await store.getRun(runId))!;
-    expect(run.status).toBe('failed');
-    expect(JSON.stringify(run.summary)).toContain("over Temporal's limit");
+    await handle.result();
+    expect((await store.getRun(runId))!.status).toBe('completed');
+    expect((await store.responses(runId)).map((r) => r.copilot)).toEqual(['N'.repeat(2_000)]);
   });
 }, 90_000);
 

@@ -393,6 +393,17 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.judgeUnits('r2')).toHaveLength(3);
       });
 
+      test('appended units: each unit once, after the ones already stored, in order; the count is returned', async () => {
+        expect(await store.appendJudgeUnits('r1', units.slice(0, 2))).toBe(2);
+        expect(await store.appendJudgeUnits('r1', [units[1], units[2], units[0]])).toBe(3);
+        expect(await store.appendJudgeUnits('r1', [])).toBe(3);
+        expect(await store.judgeUnits('r1')).toEqual(units);
+        expect(await store.judgeUnits('r1', 2, 3)).toEqual([units[2]]);
+        // The same query with its copilots in another order is another unit.
+        expect(await store.appendJudgeUnits('r1', [{ queryId: 'q1', copilots: ['Ace', 'Bolt'] }])).toBe(4);
+        expect(await store.appendJudgeUnits('r2', [units[2]])).toBe(1);
+      });
+
       test('units and plan are atomic: a plan that cannot be stored leaves no units behind', async () => {
         await expect(store.putJudgeUnits('r1', units, { cannotSerialise: BigInt(1) })).rejects.toThrow();
         expect(await store.judgeUnits('r1')).toEqual([]);

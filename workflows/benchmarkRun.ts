@@ -1,5 +1,6 @@
-import { ApplicationFailure, CancellationScope, defineQuery, executeChild, isCancellation, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, defineQuery, executeChild, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
+import { runPipeline, rootCause } from './pipeline';
 import { chunkRanges, runPool } from './pool';
 import type { BenchmarkRunInput, ChunkResult, CollectChunkInput, JudgeChunkInput, Progress, RunResult } from './types';
 
@@ -11,17 +12,27 @@ const { prepareRun, planJudging, writeReport, markRunFailed } = proxyActivities<
 });
 
 /**
- * One benchmark run: load the query snapshot → collect every copilot's answers → judge them → aggregate and write the report.
- * Collection and judging fan out to child workflows of `chunkSize` items, so no history grows past a few thousand events
- * even at paper scale (1,200 queries × 6 copilots). Large texts never enter this history: activities keep them in the results store.
+ * One benchmark run: load the query snapshot → collect every copilot's answers and judge each judge unit as soon as its
+ * answers are in → aggregate and write the report. Collecting and judging run in this workflow's pools (workflows/pipeline.ts);
+ * when its history grows long it continues as new, carrying where it stands. Large texts never enter this history:
+ * activities keep them in the results store. Runs started before the pipeline (no `pipelined-run` marker) replay the
+ * old shape: collect everything in child workflows of `chunkSize`, then judge in chunks.
  */
 export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
   const { runId, config } = input;
-  const progress: Progress = { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
+  const progress: Progress = input.resume?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
   setHandler(progressQuery, () => progress);
   const chunk = config.chunkSize;
 
   try {
+    if (patched('pipelined-run')) {
+      // 1. Load the snapshot, rubric and run record (or, when re-judging, adopt the source run's responses).
+      const prepared = input.resume?.prepared ?? (await prepareRun(input));
+      // 2 + 3. Collect and judge with no barrier between them.
+      const pipeline = await runPipeline({ input, prepared, progress, state: input.resume?.pipeline });
+      if (pipeline) await continueAsNew<typeof benchmarkRun>({ ...input, resume: { prepared, pipeline, progress } });
+      return await report(runId, progress);
+    }
     // 1. Load the snapshot, rubric and run record (or, when re-judging, adopt the source run's responses).
     const prepared = await prepareRun(input);
 
@@ -52,19 +63,26 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
       tally(progress, result);
     }
 
-    // 4. Aggregate and write report.json, results.csv, report.md. Not cancellable: once the files are being written the
-    // run completes, so the stored status always matches the files on disk (a cancel arriving now comes too late).
-    progress.stage = 'report';
-    const { reportPath } = await CancellationScope.nonCancellable(() => writeReport({ runId }));
-    Object.assign(progress, { stage: 'done', reportPath });
-    return { runId, reportPath, progress };
+    return await report(runId, progress);
   } catch (error) {
+    if (error instanceof ContinueAsNew) throw error; // the run goes on in its next history
     progress.stage = 'failed';
     // Even when the run was cancelled, the store must learn it ended.
     const reason = isCancellation(error) ? 'cancelled (judgeflow cancel, or from the Temporal UI)' : rootCause(error);
     await CancellationScope.nonCancellable(() => markRunFailed({ runId, reason }));
     throw error;
   }
+}
+
+/**
+ * 4. Aggregate and write report.json, results.csv, report.md. Not cancellable: once the files are being written the
+ * run completes, so the stored status always matches the files on disk (a cancel arriving now comes too late).
+ */
+async function report(runId: string, progress: Progress): Promise<RunResult> {
+  progress.stage = 'report';
+  const { reportPath } = await CancellationScope.nonCancellable(() => writeReport({ runId }));
+  Object.assign(progress, { stage: 'done', reportPath });
+  return { runId, reportPath, progress };
 }
 
 /** Temporal's default limit on workflow id length (the server's limit.maxIDLength). */
@@ -80,13 +98,6 @@ function childWorkflowId(id: string): string {
     `child workflow id "${id.slice(0, 80)}…" is ${id.length} characters, over Temporal's limit of ${MAX_WORKFLOW_ID_LENGTH}; use shorter copilot names`,
     'InputError',
   );
-}
-
-/** "Activity task failed" says nothing; the innermost cause says why. */
-function rootCause(error: unknown): string {
-  let e = error as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
-  return e?.message ?? String(error);
 }
 
 function tally(progress: Progress, result: ChunkResult): void {

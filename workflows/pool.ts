@@ -1,4 +1,5 @@
-import { patched, sleep } from '@temporalio/workflow';
+import { condition, patched, sleep } from '@temporalio/workflow';
+import type { CallOutcome, LimiterState } from './types';
 
 /**
  * Run `task` over `items` with at most `concurrency` in flight, starting at most one every `minIntervalMs`.
@@ -38,4 +39,114 @@ export function chunkRanges(total: number, size: number): Array<[number, number]
   const ranges: Array<[number, number]> = [];
   for (let from = 0; from < total; from += size) ranges.push([from, Math.min(total, from + size)]);
   return ranges;
+}
+
+export interface LimiterOptions {
+  /** The most calls in flight; the window adapts within [1, concurrency]. */
+  concurrency: number;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+}
+
+const MINUTE_MS = 60_000;
+
+/**
+ * One endpoint's calls, adapted like TCP congestion control (AIMD): the window of calls in flight grows by one per
+ * window of successful calls and halves when the endpoint throttles (once per burst: only calls started after the last
+ * halving count), always within [1, concurrency]. requestsPerMinute spaces starts; tokensPerMinute holds the tokens
+ * reported over the last minute under the cap; Retry-After and exhausted rate-limit headers hold every start until then.
+ * Held by the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers only).
+ */
+export class Limiter {
+  private inFlight = 0;
+  private window: number;
+  private notBefore: number;
+  private lastDecrease = -Infinity;
+  private recentTokens: Array<[number, number]>;
+
+  constructor(private readonly options: LimiterOptions, state?: LimiterState) {
+    this.window = state?.window ?? options.concurrency;
+    this.notBefore = state?.notBefore ?? 0;
+    this.recentTokens = state?.recentTokens ?? [];
+  }
+
+  /** Calls allowed in flight now. */
+  get allowed(): number {
+    return Math.max(1, Math.min(this.options.concurrency, Math.floor(this.window)));
+  }
+
+  /**
+   * Wait for a free place and the earliest allowed start; null when `stop()` became true first. Safe for several
+   * waiters: the check and the taking of a place happen with no await between them.
+   */
+  async acquire(stop: () => boolean): Promise<{ startedAt: number } | null> {
+    for (;;) {
+      await condition(() => stop() || this.inFlight < this.allowed);
+      if (stop()) return null;
+      const start = this.tryStart(Date.now());
+      if (start === 'full') continue; // another waiter took the place
+      if ('waitMs' in start) await sleep(start.waitMs); // then look again: a throttle may have moved the start
+      else return start;
+    }
+  }
+
+  /** Start a call at `now` if the limits allow it: its ticket, how long to wait, or 'full' when the window is. */
+  tryStart(now: number): { startedAt: number } | { waitMs: number } | 'full' {
+    if (this.inFlight >= this.allowed) return 'full';
+    const wait = this.earliestStart(now) - now;
+    if (wait > 0) return { waitMs: wait };
+    this.inFlight++;
+    if (this.options.requestsPerMinute) this.notBefore = Math.max(this.notBefore, now) + MINUTE_MS / this.options.requestsPerMinute;
+    return { startedAt: now };
+  }
+
+  release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
+    this.inFlight--;
+    if (outcome.tokens) this.recentTokens.push([now, outcome.tokens]);
+    this.honourHeaders(now, outcome);
+    if (outcome.throttled) {
+      if (outcome.retryAfterMs) this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
+      if (ticket.startedAt >= this.lastDecrease) {
+        this.window = Math.max(1, this.allowed / 2);
+        this.lastDecrease = now;
+      }
+    } else this.window = Math.min(this.options.concurrency, this.window + 1 / this.allowed);
+  }
+
+  /**
+   * Rate-limit headers: when fewer requests (or tokens, at the average call's size) remain than calls are in flight plus
+   * the next one, no call starts before the endpoint's reset.
+   */
+  private honourHeaders(now: number, { rateLimit }: CallOutcome): void {
+    if (!rateLimit) return;
+    const { remainingRequests, resetRequestsMs, remainingTokens, resetTokensMs } = rateLimit;
+    if (remainingRequests !== undefined && resetRequestsMs !== undefined && remainingRequests <= this.inFlight) this.notBefore = Math.max(this.notBefore, now + resetRequestsMs);
+    const perCall = this.recentTokens.length ? this.recentTokens.reduce((sum, [, tokens]) => sum + tokens, 0) / this.recentTokens.length : 0;
+    if (remainingTokens !== undefined && resetTokensMs !== undefined && remainingTokens < perCall * (this.inFlight + 1)) this.notBefore = Math.max(this.notBefore, now + resetTokensMs);
+  }
+
+  /** What continue-as-new carries over. */
+  state(now = Date.now()): LimiterState {
+    const since = now - MINUTE_MS;
+    return { window: this.window, notBefore: this.notBefore, recentTokens: this.recentTokens.filter(([at]) => at > since) };
+  }
+
+  private earliestStart(now: number): number {
+    let start = this.notBefore;
+    const cap = this.options.tokensPerMinute;
+    if (cap) {
+      const since = now - MINUTE_MS;
+      this.recentTokens = this.recentTokens.filter(([at]) => at > since);
+      const used = this.recentTokens.reduce((sum, [, tokens]) => sum + tokens, 0);
+      // Room for one more call of the average size seen so far; otherwise wait until enough of the last minute expires.
+      const expected = this.recentTokens.length ? used / this.recentTokens.length : 0;
+      let excess = used + expected - cap;
+      for (const [at, tokens] of this.recentTokens) {
+        if (excess <= 0) break;
+        start = Math.max(start, at + MINUTE_MS);
+        excess -= tokens;
+      }
+    }
+    return start;
+  }
 }

@@ -6,6 +6,8 @@ export interface StageProgress {
   done: number;
   total: number;
   failures: number;
+  /** Stages running at the same time (a run's collect and judge), each with its own figures. */
+  stages?: Record<string, { done: number; total: number; failures: number }>;
 }
 
 export const stageProgressQuery = defineQuery<StageProgress>('progress');

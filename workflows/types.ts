@@ -1,7 +1,20 @@
+import type { RateLimitInfo } from '../core/llm';
+
 /** Small, serialisable values that cross the workflow boundary. Large texts stay in the results store. */
 
 export type Stage = 'load' | 'collect' | 'judge' | 'report' | 'done' | 'failed';
 
+/** One stage's figures. */
+export interface StageCounts {
+  done: number;
+  total: number;
+  failures: number;
+}
+
+/**
+ * `stage`, `done`, `total` and `failures` are the headline (the stage still running, failures over all stages). A run
+ * that judges while it collects also gives both stages' figures in `stages`; judge `total` grows as units become ready.
+ */
 export interface Progress {
   runId: string;
   stage: Stage;
@@ -9,18 +22,22 @@ export interface Progress {
   total: number;
   failures: number;
   reportPath: string | null;
+  stages?: { collect: StageCounts; judge: StageCounts };
 }
 
 export interface CopilotLimits {
   name: string;
   concurrency: number;
   requestsPerMinute?: number;
+  tokensPerMinute?: number;
   timeoutMs: number;
   retry: { maxAttempts: number; initialIntervalMs: number; backoffCoefficient: number; maxIntervalMs: number };
 }
 
 export interface JudgeLimits {
   concurrency: number;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
   timeoutMs: number;
   maxAttempts: number;
 }
@@ -43,6 +60,45 @@ export interface BenchmarkRunInput {
   snapshotId?: string;
   /** Re-judge: reuse stored judge answers for identical requests (unchanged rubric and judge). */
   reuseJudgments?: boolean;
+  /** Set when the run continued as new (its history had grown long): where the pipeline stands. */
+  resume?: { prepared: PreparedRun; pipeline: PipelineState; progress: Progress };
+}
+
+/** How a run that judges while it collects gets its answers (planPipeline), and how long one judge unit may take. */
+export interface PipelinePlan {
+  /** The largest possible unit's worst case (every copilot answered). */
+  unitTimeoutMs: number;
+  /** Copilots asked query by query, in the workflow's pools. */
+  live: string[];
+  /** Copilots whose answers are held already, grouped by source (one CSV file): one import step per group. */
+  imports: string[][];
+  /** Every answer is in the store already (a re-judge adopted its source run's answers). */
+  answered: boolean;
+}
+
+/** Everything a pipelined run carries into its next history (continue-as-new); nothing is in flight then. */
+export interface PipelineState {
+  plan: PipelinePlan;
+  /** Per live copilot, the position of the next query to ask. */
+  nextQuery: Record<string, number>;
+  /** Imported and adopted answers are stored and their units planned. */
+  answersImported: boolean;
+  /** Judge work items planned so far, and per judge (one, or each of a panel) the next of its items to start. */
+  planned: number;
+  nextItems: number[];
+  collect: StageCounts;
+  judge: StageCounts;
+  /** Adaptive limits per endpoint (judge and each copilot). */
+  limits: Record<string, LimiterState>;
+}
+
+/** An endpoint's adaptive state (see workflows/pool.ts Limiter). */
+export interface LimiterState {
+  window: number;
+  /** Earliest time (ms) the next call may start (rate caps, Retry-After, rate-limit headers). */
+  notBefore: number;
+  /** [time, tokens] of the calls of the last minute (tokensPerMinute). */
+  recentTokens: Array<[number, number]>;
 }
 
 export interface PreparedRun {
@@ -77,4 +133,16 @@ export interface RunResult {
   runId: string;
   reportPath: string;
   progress: Progress;
+}
+
+/** What one call told about its endpoint's limits (reported by activities in their results). */
+export interface CallOutcome {
+  /** HTTP 429/503 or a Retry-After: the endpoint wants fewer calls. */
+  throttled?: boolean;
+  /** How long the endpoint asked to wait before the next call. */
+  retryAfterMs?: number;
+  /** Tokens the call used (the response's usage), for tokensPerMinute. */
+  tokens?: number;
+  /** The endpoint's rate-limit headers (x-ratelimit-remaining-*, x-ratelimit-reset-*), when it sent them. */
+  rateLimit?: RateLimitInfo;
 }

@@ -29,6 +29,8 @@ export const copilotBaseShape = {
   name: nameSchema('copilot name'),
   concurrency: z.number().int().min(1).max(64).default(4),
   requestsPerMinute: z.number().positive().optional(),
+  /** Hard cap on the tokens (the responses' usage) this copilot may use per minute. */
+  tokensPerMinute: z.number().positive().optional(),
   timeoutMs: z.number().int().min(100).default(120_000),
   retry: retrySchema.default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000 }),
   /** Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference. */

@@ -24,6 +24,7 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
   type: 'csv',
   configSchema,
   supportsHistory: false,
+  importSource: (config) => config.path,
   validate: (config) => validateCsvCopilot(config),
   create(config) {
     const columns = columnsFor(config);

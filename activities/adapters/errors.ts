@@ -43,7 +43,7 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new AdapterError('timeout', `${who}: ${error.message}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}${causeOf(error)}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number')
-    return httpFailure(who, error.status, JSON.stringify(error.error ?? null), error.headers?.get?.('retry-after') ?? null, error.message);
+    return httpFailure(who, error.status, JSON.stringify(error.error ?? null), retryAfterHeader(error.headers), error.message);
   if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
@@ -61,7 +61,7 @@ export function httpFailure(who: string, status: number, body: string, retryAfte
   if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, { retryable: true, retryAfterMs: after, raw: body || undefined });
   const unsupported = status === 400 ? unsupportedParameter(`${summary ?? ''} ${body}`) : null;
   if (unsupported) return new AdapterError('unsupported_parameter', `${who} answered HTTP 400${detail}. ${fixFor(unsupported)}`, { raw: body || undefined });
-  return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw: body || undefined });
+  return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw: body || undefined, status });
 }
 
 /** The request parameter a 400 rejects as unsupported (as OpenAI words it for reasoning models), if that is what it says. */
@@ -95,4 +95,10 @@ function causeOf(error: unknown): string {
 export function snippet(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
+}
+
+/** OpenAI's precise `retry-after-ms` when sent, else `Retry-After` (seconds or an HTTP date). */
+function retryAfterHeader(headers: { get?(name: string): string | null } | undefined): string | null {
+  const ms = Number(headers?.get?.('retry-after-ms') ?? NaN);
+  return Number.isFinite(ms) ? String(ms / 1000) : (headers?.get?.('retry-after') ?? null);
 }

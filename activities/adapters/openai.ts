@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
-import { optionalParameters, usageFrom } from '../../core/llm';
+import { optionalParameters, rateLimitHeaders, usageFrom } from '../../core/llm';
 
 const configSchema = z
   .object({
@@ -45,10 +45,13 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
         for (const turn of query.history ?? []) messages.push({ role: turn.role, content: turn.content });
         messages.push({ role: 'user', content: query.text });
         try {
-          const completion = await client.chat.completions.create({ model: config.model, messages, ...optionalParameters({ ...config, seed: config.sendSeed ? seed : null }) }, { signal });
+          const { data: completion, response } = await client.chat.completions
+            .create({ model: config.model, messages, ...optionalParameters({ ...config, seed: config.sendSeed ? seed : null }) }, { signal })
+            .withResponse();
+          const rateLimit = rateLimitHeaders(response.headers);
           const text = completion.choices[0]?.message?.content;
           if (typeof text !== 'string') throw new AdapterError('invalid_reply', `copilot ${config.name} returned no message content`, { raw: JSON.stringify(completion) });
-          return { text, raw: JSON.stringify(completion), conversationId: completion.id, ...(completion.usage ? { usage: usageFrom(completion.usage) } : {}) };
+          return { text, raw: JSON.stringify(completion), conversationId: completion.id, ...(completion.usage ? { usage: usageFrom(completion.usage) } : {}), ...(rateLimit ? { rateLimit } : {}) };
         } catch (error) {
           throw toAdapterError(error, `copilot ${config.name}`, { timeout: { signal, ms: config.timeoutMs } });
         }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Query } from '../../core/types';
+import type { RateLimitInfo } from '../../core/llm';
 
 /** Why a collection failed; stored with the response and shown in reports. */
 export type AdapterErrorKind =
@@ -26,7 +27,7 @@ export class AdapterError extends Error {
   constructor(
     readonly kind: AdapterErrorKind,
     message: string,
-    readonly options: { retryable?: boolean; retryAfterMs?: number; screenshotPath?: string; raw?: string } = {},
+    readonly options: { retryable?: boolean; retryAfterMs?: number; screenshotPath?: string; raw?: string; status?: number } = {},
   ) {
     super(message);
     this.name = 'AdapterError';
@@ -57,6 +58,8 @@ export interface CollectedResponse {
    * Stored as the response's finishedAt (what the judge is told); absent for live calls, which finish now.
    */
   writtenAt?: string | null;
+  /** What the endpoint's rate-limit headers said (x-ratelimit-remaining-*, x-ratelimit-reset-*). */
+  rateLimit?: RateLimitInfo;
   /** Token usage when the endpoint reports it (OpenAI-style `usage`). */
   usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null };
 }
@@ -82,6 +85,11 @@ export interface AdapterModule<C extends { type: string }> {
   /** Whether the adapter sends `query.history` as previous turns. */
   supportsHistory: boolean;
   create(config: C, context: AdapterContext): CopilotAdapter;
+  /**
+   * Answers held already (CSV): where they come from. A run imports every copilot of one source in one step instead of
+   * asking for them one by one.
+   */
+  importSource?(config: C): string;
   /** Optional up-front check run when the config is loaded (e.g. a CSV file has the copilot's column). */
   validate?(config: C): void;
 }

@@ -11,7 +11,7 @@ import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
 import { watch } from '../startRun';
 
-type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string };
+type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages'] };
 
 /** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
 export async function describeRun(handle: WorkflowHandle, runId: string) {
@@ -50,12 +50,19 @@ export async function runStatus(runId: string): Promise<RunStatus> {
 }
 
 function pick(p: Progress) {
-  return { stage: p.stage, done: p.done, total: p.total, failures: p.failures, reportPath: p.reportPath };
+  return { stage: p.stage, done: p.done, total: p.total, failures: p.failures, reportPath: p.reportPath, ...(p.stages ? { stages: p.stages } : {}) };
 }
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}) };
+  return { runId: s.runId, status: s.status, stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.stages ? { stages: s.stages } : {}) };
+}
+
+/** A run that judges while it collects: both stages' figures. */
+function stagesText(s: RunStatus): string {
+  if (!s.stages) return '';
+  const part = (name: string, c: { done: number; total: number; failures: number }) => `${name} ${c.done}/${c.total}${c.failures ? ` (${c.failures} failed)` : ''}`;
+  return ` (${part('collect', s.stages.collect)}, ${part('judge', s.stages.judge)})`;
 }
 
 export const statusCommand: Command = {
@@ -76,7 +83,7 @@ export const statusCommand: Command = {
     }
     const s = ordered(await runStatus(runId));
     if (values.json) console.log(JSON.stringify(s));
-    else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${s.error ? `\nReason: ${s.error}` : ''}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+    else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
     return 0;
   },
 };

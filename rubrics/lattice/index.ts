@@ -25,6 +25,7 @@ export const latticeProtocol: ProtocolModule = {
     const units = queries.flatMap((q) => copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)).map((c) => ({ queryId: q.id, copilots: [c] })));
     return { units };
   },
+  readyUnits: ({ query, responses }) => responses.filter((r) => r.status === 'ok').map((r) => ({ queryId: query.id, copilots: [r.copilot] })),
   async judgeUnit(unit, ctx) {
     const status = await judgeLatticeResponse(ctx.rubric as LatticeRubric, unit.queryId, unit.copilots[0], ctx);
     return status === 'ok' ? { judged: 1, failed: 0 } : { judged: 0, failed: 1 };

@@ -34,6 +34,12 @@ export const pairwiseProtocol: ProtocolModule = {
     }
     return { units, plan: { units } satisfies PairwisePlan };
   },
+  /** Once every copilot has answered the query (or failed for good): the same order as planUnits, reversed on odd query positions. */
+  readyUnits({ query, position, responses, copilots }) {
+    if (copilots.some((c) => !responses.some((r) => r.copilot === c))) return [];
+    const present = copilots.filter((c) => responses.some((r) => r.copilot === c && r.status === 'ok'));
+    return present.length >= 2 ? [{ queryId: query.id, copilots: position % 2 ? [...present].reverse() : present }] : [];
+  },
   judgeUnit: judgePairwiseUnit,
   buildReport: buildPairwiseReport,
   buildHtml: buildPairwiseHtml,

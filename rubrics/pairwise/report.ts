@@ -40,7 +40,7 @@ export function buildPairwiseReport(input: ReportInput): ReportFiles {
   const topics: Record<string, Record<string, Record3>> = {};
   const order = { pairs: 0, firstWins: 0, secondWins: 0, ties: 0 };
   const csv: unknown[][] = [['run_id', 'query_id', 'shown_first', 'shown_second', 'preferred', 'winner']];
-  for (const unit of plan?.units ?? []) {
+  for (const unit of plan?.units ?? input.units ?? []) {
     for (const [a, b] of pairsOf(unit)) {
       const points = outcome(unit.queryId, a, b);
       if (typeof points !== 'number') {

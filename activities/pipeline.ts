@@ -1,0 +1,77 @@
+import { judgeUnitTimeoutMs } from '../core/protocol';
+import type { Query, StoredResponse } from '../core/types';
+import type { JudgeUnit, RunRecord } from '../core/store';
+import type { PipelinePlan } from '../workflows/types';
+import { protocolFor } from '../rubrics';
+import { adapterFor } from './adapters';
+import { protocolOptions, requireRubric, requireRun, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
+import { workItems } from '../core/workItems';
+
+/** Snapshots are immutable: a worker keeps the last few it read, with each query's position. */
+const snapshotCache = new Map<string, { byId: Map<string, { query: Query; position: number }> }>();
+
+export function pipelineActivities(deps: ActivityDeps) {
+  const { store } = deps;
+
+  async function snapshotIndex(snapshotId: string) {
+    let cached = snapshotCache.get(snapshotId);
+    if (!cached) {
+      const queries = await store.snapshotQueries(snapshotId);
+      cached = { byId: new Map(queries.map((query, position) => [query.id, { query, position }])) };
+      if (snapshotCache.size >= 4) snapshotCache.delete(snapshotCache.keys().next().value!);
+      snapshotCache.set(snapshotId, cached);
+    }
+    return cached.byId;
+  }
+
+  /**
+   * The protocol's units become judge work items here: each unit once per sample and per judge (core/workItems.ts), as
+   * planJudging does for runs judged after collection.
+   */
+  async function appendJudgeWork(run: RunRecord & { config: StoredRunConfig }, units: JudgeUnit[]): Promise<number> {
+    return store.appendJudgeUnits(run.runId, workItems(units, runSamples(run.config), runJudges(run.config).map((j) => j.name)));
+  }
+
+  return {
+    /** Before a pipelined run's first answer: the protocol's plan made ahead (if it has one), and how answers arrive. */
+    async planPipeline({ runId }: { runId: string }): Promise<PipelinePlan> {
+      const run = await requireRun(deps, runId);
+      const protocol = protocolFor(run.protocol);
+      if (protocol.planAhead && (await store.runPlan(runId)) === undefined) {
+        const plan = protocol.planAhead({ queries: await store.snapshotQueries(run.snapshotId), copilots: run.copilots, seed: run.config.seed });
+        await store.putJudgeUnits(runId, [], plan);
+      }
+      const rubric = await requireRubric(deps, run);
+      const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
+      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers);
+      if (run.sourceRunId) return { unitTimeoutMs, live: [], imports: [], answered: true };
+      const sources = new Map<string, string[]>();
+      const live: string[] = [];
+      for (const copilot of run.config.copilots) {
+        const source = adapterFor(copilot.type).importSource?.(copilot);
+        if (source === undefined) live.push(copilot.name);
+        else sources.set(source, [...(sources.get(source) ?? []), copilot.name]);
+      }
+      return { unitTimeoutMs, live, imports: [...sources.values()], answered: false };
+    },
+
+    /**
+     * Some queries got more answers: plan the judge units those answers make ready (the protocol decides which) after
+     * the units planned so far. Returns how many work items the run has now; the workflow judges the new ones.
+     */
+    async planReadyJudging({ runId, queryIds }: { runId: string; queryIds: string[] }): Promise<{ planned: number }> {
+      const run = await requireRun(deps, runId);
+      const protocol = protocolFor(run.protocol);
+      const plan = await store.runPlan(runId);
+      const index = await snapshotIndex(run.snapshotId);
+      const units: JudgeUnit[] = [];
+      for (const queryId of queryIds) {
+        const entry = index.get(queryId);
+        if (!entry) throw new Error(`query ${queryId} is not in snapshot ${run.snapshotId}`);
+        const responses = (await Promise.all(run.copilots.map((c) => store.getResponse(runId, queryId, c)))).filter((r): r is StoredResponse => r !== null);
+        units.push(...protocol.readyUnits({ query: entry.query, position: entry.position, responses, copilots: run.copilots, plan }));
+      }
+      return { planned: await appendJudgeWork(run, units) };
+    },
+  };
+}

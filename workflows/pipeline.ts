@@ -1,0 +1,226 @@
+import { isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
+import type { BenchmarkActivities } from '../activities';
+import { Limiter } from './pool';
+import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, PreparedRun, Progress } from './types';
+
+/** Queries handed to one planReadyJudging step at most (a re-judge or a CSV import makes every query ready at once). */
+const READY_BATCH = 200;
+
+const { planPipeline, planReadyJudging, importAnswers, recordCollectFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
+
+/**
+ * Collect and judge at once, with no stage barrier: every copilot's answers are asked for in its own pool, and as
+ * answers are stored the protocol says which judge units they make ready (planReadyJudging); those are judged in the
+ * judge's pool straight away. Each endpoint (each copilot, the judge) has one adaptive Limiter held here, so its limits
+ * hold across every worker. When Temporal suggests continuing as new, no new call starts; once the calls in flight are
+ * done the state to carry over is returned (undefined when the run's collecting and judging are finished).
+ */
+export async function runPipeline(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: PipelineState }): Promise<PipelineState | undefined> {
+  const { input, prepared, progress } = args;
+  const { runId, config } = input;
+  const queryIds = prepared.queryIds;
+  const plan = args.state?.plan ?? (await planPipeline({ runId }));
+  const state: PipelineState = args.state ?? {
+    plan,
+    nextQuery: {},
+    answersImported: false,
+    planned: 0,
+    nextItems: [],
+    collect: { done: 0, total: queryIds.length * (plan.live.length + plan.imports.flat().length), failures: 0 },
+    judge: { done: 0, total: 0, failures: 0 },
+    limits: {},
+  };
+  progress.stages = { collect: state.collect, judge: state.judge };
+
+  let stopping = false;
+  const stop = () => (stopping ||= workflowInfo().continueAsNewSuggested);
+  let collecting = true;
+  let readinessDone = false;
+  const refresh = () => {
+    const stage = collecting && state.collect.total > state.collect.done ? state.collect : state.judge;
+    Object.assign(progress, { stage: stage === state.collect ? 'collect' : 'judge', done: stage.done, total: stage.total, failures: state.collect.failures + state.judge.failures });
+  };
+  refresh();
+
+  // Queries with answers the readiness step has not seen yet, in arrival order.
+  const pending: string[] = [];
+  const pendingSet = new Set<string>();
+  const answered = (queryId: string) => {
+    if (pendingSet.has(queryId)) return;
+    pendingSet.add(queryId);
+    pending.push(queryId);
+  };
+
+  const limiters = new Map<string, Limiter>();
+  const limiterOf = (key: string, options: ConstructorParameters<typeof Limiter>[0]) => {
+    let limiter = limiters.get(key);
+    if (!limiter) limiters.set(key, (limiter = new Limiter(options, state.limits[key])));
+    return limiter;
+  };
+
+  async function importAll(): Promise<void> {
+    if (state.answersImported) return;
+    if (plan.answered) queryIds.forEach(answered);
+    await Promise.all(
+      plan.imports.map(async (copilots) => {
+        const counts = await importAnswers({ runId, copilots });
+        state.collect.done += counts.ok + counts.failed;
+        state.collect.failures += counts.failed;
+        queryIds.forEach(answered);
+        refresh();
+      }),
+    );
+    state.answersImported = true;
+  }
+
+  async function collectCopilot(copilot: CopilotLimits): Promise<void> {
+    const limiter = limiterOf(`copilot:${copilot.name}`, { concurrency: copilot.concurrency, requestsPerMinute: copilot.requestsPerMinute, tokensPerMinute: copilot.tokensPerMinute });
+    const { collectAnswer } = proxyActivities<BenchmarkActivities>({
+      // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
+      startToCloseTimeout: copilot.timeoutMs + 30_000,
+      heartbeatTimeout: '10 seconds',
+      retry: {
+        // The activity records the failure itself on its last attempt; the extra attempts only cover crashed workers.
+        maximumAttempts: copilot.retry.maxAttempts + 2,
+        initialInterval: copilot.retry.initialIntervalMs,
+        backoffCoefficient: copilot.retry.backoffCoefficient,
+        maximumInterval: copilot.retry.maxIntervalMs,
+      },
+    });
+    const running = new Set<Promise<void>>();
+    for (;;) {
+      const position = state.nextQuery[copilot.name] ?? 0;
+      if (position >= queryIds.length) break;
+      const ticket = await limiter.acquire(stop);
+      if (!ticket) break;
+      state.nextQuery[copilot.name] = position + 1;
+      const queryId = queryIds[position];
+      const item = (async () => {
+        let held: { startedAt: number } | null = ticket;
+        let ok = false;
+        try {
+          for (let attempt = 1; ; attempt++) {
+            const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts });
+            limiter.release(held!, result.outcome);
+            held = null;
+            if (result.status !== 'throttled') {
+              ok = result.status === 'ok';
+              break;
+            }
+            // A throttled call is asked again within the (now smaller) window, even while stopping: it has started.
+            held = await limiter.acquire(() => false);
+          }
+        } catch (error) {
+          if (held) limiter.release(held, {});
+          if (isCancellation(error)) throw error; // a cancelled run records nothing more
+          // Even a copilot that breaks every attempt must not lose the rest of the run.
+          log.warn('collection failed for good', { queryId, copilot: copilot.name });
+          await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
+        }
+        state.collect.done++;
+        if (!ok) state.collect.failures++;
+        answered(queryId);
+        refresh();
+      })();
+      // Observed at once (an unobserved rejection would fail every workflow task); awaited below.
+      item.catch(() => undefined);
+      running.add(item);
+      void item.finally(() => running.delete(item)).catch(() => undefined);
+    }
+    await Promise.all(running);
+  }
+
+  async function planReady(): Promise<void> {
+    for (;;) {
+      await condition(() => pending.length > 0 || !collecting);
+      if (!pending.length) break;
+      const batch = pending.splice(0, READY_BATCH);
+      batch.forEach((q) => pendingSet.delete(q));
+      state.planned = (await planReadyJudging({ runId, queryIds: batch })).planned;
+      state.judge.total = state.planned;
+      refresh();
+    }
+    readinessDone = true;
+  }
+
+  // A panel: work item i belongs to judges[i mod judges.length] (planReadyJudging appends whole units × samples × judges),
+  // and each judge works through its own items within its own limits.
+  const judges: JudgeLimits[] = config.judges?.length ? config.judges : [config.judge!];
+
+  async function judgeAll(lane: number): Promise<void> {
+    const judge = judges[lane];
+    const next = () => state.nextItems[lane] ?? lane;
+    const limiter = limiterOf(judges.length > 1 ? `judge:${lane}` : 'judge', { concurrency: judge.concurrency, requestsPerMinute: judge.requestsPerMinute, tokensPerMinute: judge.tokensPerMinute });
+    const { judgeWork } = proxyActivities<BenchmarkActivities>({
+      // The largest possible unit's worst case (planPipeline). A dead worker is caught by the heartbeat timeout.
+      startToCloseTimeout: plan.unitTimeoutMs,
+      heartbeatTimeout: '10 seconds',
+      // Long enough to ride out a judge outage (429s come back to this workflow's limiter instead); 4xx are not retried.
+      retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    });
+    const running = new Set<Promise<void>>();
+    for (;;) {
+      await condition(() => stop() || next() < state.planned || readinessDone);
+      if (next() >= state.planned) {
+        if (readinessDone || stopping) break;
+        continue;
+      }
+      const ticket = await limiter.acquire(stop);
+      if (!ticket) break;
+      const index = next();
+      state.nextItems[lane] = index + judges.length;
+      const item = (async () => {
+        let held: { startedAt: number } | null = ticket;
+        let outcome: 'done' | 'failed' | 'none' = 'failed';
+        try {
+          for (let attempt = 1; ; attempt++) {
+            const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts });
+            limiter.release(held!, result.outcome);
+            held = null;
+            if (!result.throttled) {
+              outcome = result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none';
+              break;
+            }
+            held = await limiter.acquire(() => false);
+          }
+        } catch (error) {
+          if (held) limiter.release(held, {});
+          if (isCancellation(error)) throw error;
+          await recordJudgeFailure({ runId, index, reason: rootCause(error) });
+        }
+        if (outcome !== 'none') state.judge.done++;
+        if (outcome === 'failed') state.judge.failures++;
+        refresh();
+      })();
+      item.catch(() => undefined);
+      running.add(item);
+      void item.finally(() => running.delete(item)).catch(() => undefined);
+    }
+    await Promise.all(running);
+  }
+
+  const collection = (async () => {
+    await Promise.all([importAll(), ...config.copilots.filter((c) => plan.live.includes(c.name)).map(collectCopilot)]);
+    collecting = false;
+    refresh();
+  })();
+  await Promise.all([collection, planReady(), ...judges.map((_, lane) => judgeAll(lane))]);
+
+  const judged = judges.every((_, lane) => (state.nextItems[lane] ?? lane) >= state.planned);
+  const finished = state.answersImported && plan.live.every((c) => (state.nextQuery[c] ?? 0) >= queryIds.length) && judged;
+  if (finished) return undefined;
+  for (const [key, limiter] of limiters) state.limits[key] = limiter.state();
+  return state;
+}
+
+/** "Activity task failed" says nothing; the innermost cause says why. */
+export function rootCause(error: unknown): string {
+  let e = error as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
+  return e?.message ?? String(error);
+}
