@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, defineQuery, executeChild, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
+import { copilotCallOptions } from './llmCalls';
 import { runPipeline, rootCause } from './pipeline';
 import { chunkRanges, runPool } from './pool';
 import type { BenchmarkRunInput, ChunkResult, CollectChunkInput, JudgeChunkInput, Progress, RunResult } from './types';
@@ -107,18 +108,7 @@ function tally(progress: Progress, result: ChunkResult): void {
 
 /** Collects one copilot's answers to a slice of queries, within that copilot's limits. */
 export async function collectChunk({ runId, copilot, queryIds }: CollectChunkInput): Promise<ChunkResult> {
-  const { collectResponse, recordCollectFailure } = proxyActivities<BenchmarkActivities>({
-    // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
-    startToCloseTimeout: copilot.timeoutMs + 30_000,
-    heartbeatTimeout: '10 seconds',
-    retry: {
-      // The activity records the failure itself on its last attempt; the extra attempts only cover crashed workers.
-      maximumAttempts: copilot.retry.maxAttempts + 2,
-      initialInterval: copilot.retry.initialIntervalMs,
-      backoffCoefficient: copilot.retry.backoffCoefficient,
-      maximumInterval: copilot.retry.maxIntervalMs,
-    },
-  });
+  const { collectResponse, recordCollectFailure } = proxyActivities<BenchmarkActivities>(copilotCallOptions(copilot));
   const result: ChunkResult = { done: 0, failed: 0 };
   const interval = copilot.requestsPerMinute ? Math.ceil(60_000 / copilot.requestsPerMinute) : 0;
   await runPool(queryIds, copilot.concurrency, interval, async (queryId) => {

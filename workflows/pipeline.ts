@@ -1,6 +1,7 @@
 import { isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { condition } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
+import { copilotCallOptions } from './llmCalls';
 import { Limiter } from './pool';
 import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, PreparedRun, Progress } from './types';
 
@@ -80,18 +81,7 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
 
   async function collectCopilot(copilot: CopilotLimits): Promise<void> {
     const limiter = limiterOf(`copilot:${copilot.name}`, { concurrency: copilot.concurrency, requestsPerMinute: copilot.requestsPerMinute, tokensPerMinute: copilot.tokensPerMinute });
-    const { collectAnswer } = proxyActivities<BenchmarkActivities>({
-      // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
-      startToCloseTimeout: copilot.timeoutMs + 30_000,
-      heartbeatTimeout: '10 seconds',
-      retry: {
-        // The activity records the failure itself on its last attempt; the extra attempts only cover crashed workers.
-        maximumAttempts: copilot.retry.maxAttempts + 2,
-        initialInterval: copilot.retry.initialIntervalMs,
-        backoffCoefficient: copilot.retry.backoffCoefficient,
-        maximumInterval: copilot.retry.maxIntervalMs,
-      },
-    });
+    const { collectAnswer } = proxyActivities<BenchmarkActivities>(copilotCallOptions(copilot));
     const running = new Set<Promise<void>>();
     for (;;) {
       const position = state.nextQuery[copilot.name] ?? 0;
