@@ -9,7 +9,7 @@ import { scriptedLatticeJudge } from './support/judges';
 let judge: SimServer;
 let slowCopilots: SimServer;
 let limited: SimServer;
-const LIMIT = { requests: 20, windowMs: 2_000 }; // 10 requests a second
+const LIMIT = { requests: 12, windowMs: 2_000 }; // 6 requests a second
 beforeAll(async () => {
   judge = await startSimServer({ handler: scriptedLatticeJudge });
   slowCopilots = await startSimServer({ latencyMs: 150 });
@@ -73,7 +73,7 @@ test('judging starts before collection ends; answers held in a CSV are imported 
 }, 90_000);
 
 test('an endpoint answering 429 + Retry-After above its rate: the run completes, few calls are refused, the achieved rate is near the limit', async () => {
-  const queries = latticeGrid(16, 5).slice(0, 50);
+  const queries = latticeGrid(16, 5).slice(0, 60);
   const cfg = runConfig(tempDir(), {
     protocol: 'lattice',
     queries,
@@ -84,7 +84,7 @@ test('an endpoint answering 429 + Retry-After above its rate: the run completes,
     const before = limited.requests.length;
     const runId = 'run-limited-' + Date.now();
     await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-    expect((await store.responses(runId)).filter((r) => r.status === 'ok')).toHaveLength(50);
+    expect((await store.responses(runId)).filter((r) => r.status === 'ok')).toHaveLength(60);
 
     const calls = limited.requests.slice(before);
     const refused = calls.filter((r) => r.rateLimited).length;
@@ -94,8 +94,9 @@ test('an endpoint answering 429 + Retry-After above its rate: the run completes,
     const limit = LIMIT.requests / (LIMIT.windowMs / 1000);
     console.log(`rate-limited endpoint: ${calls.length} calls, ${refused} refused with 429 (${((100 * refused) / calls.length).toFixed(1)}%), achieved ${rate.toFixed(1)}/s against a limit of ${limit}/s`);
     // Unadapted, 8 calls of 100 ms in flight would send 80/s and have most calls refused.
-    expect(refused / calls.length).toBeLessThan(0.25);
-    expect(rate).toBeGreaterThan(0.6 * limit);
-    expect(rate).toBeLessThanOrEqual(limit * 1.6); // the sim's window admits a burst of 20 at the start
+    expect(refused / calls.length).toBeLessThan(0.2);
+    // Near the limit, and never above what the endpoint lets through.
+    expect(rate).toBeGreaterThan(0.5 * limit);
+    expect(rate).toBeLessThanOrEqual(limit * 1.6); // the sim's window admits a burst of 12 at the start
   });
 }, 90_000);

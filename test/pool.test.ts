@@ -37,6 +37,12 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     if (r === 'full' || 'waitMs' in r) throw new Error(`could not start at ${now}: ${JSON.stringify(r)}`);
     return r;
   };
+  /** Start at the first moment the limiter allows from `now` on (after a throttle the start rate spaces starts). */
+  const startWhenAllowed = (limiter: Limiter, now: number) => {
+    const r = limiter.tryStart(now);
+    if (r === 'full') throw new Error(`no place free at ${now}`);
+    return 'waitMs' in r ? start(limiter, now + r.waitMs) : r;
+  };
 
   test('the window halves once per burst of throttles, grows by one per window of successes, and stays within [1, concurrency]', () => {
     const limiter = new Limiter({ concurrency: 8 });
@@ -46,24 +52,37 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     for (const ticket of burst) limiter.release(ticket, { throttled: true }, 10);
     expect(limiter.allowed).toBe(4);
     // A call started after the halving and throttled halves again.
-    limiter.release(start(limiter, 20), { throttled: true }, 30);
+    let t = 20;
+    let ticket = startWhenAllowed(limiter, t);
+    limiter.release(ticket, { throttled: true }, (t = ticket.startedAt + 10));
     expect(limiter.allowed).toBe(2);
-    for (let k = 0; k < 10; k++) limiter.release(start(limiter, 40), { throttled: true }, 50 + k);
+    for (let k = 0; k < 10; k++) {
+      ticket = startWhenAllowed(limiter, t);
+      limiter.release(ticket, { throttled: true }, (t = ticket.startedAt + 10));
+    }
     expect(limiter.allowed).toBe(1);
+    const succeed = () => {
+      ticket = startWhenAllowed(limiter, t);
+      limiter.release(ticket, {}, (t = ticket.startedAt + 10));
+    };
     // Additive increase: +1 after a window's worth of successes.
-    limiter.release(start(limiter, 100), {}, 110);
+    succeed();
     expect(limiter.allowed).toBe(2);
-    limiter.release(start(limiter, 120), {}, 130);
-    limiter.release(start(limiter, 120), {}, 130);
+    succeed();
+    succeed();
     expect(limiter.allowed).toBe(3);
-    for (let k = 0; k < 100; k++) limiter.release(start(limiter, 200), {}, 210);
+    for (let k = 0; k < 100; k++) succeed();
     expect(limiter.allowed).toBe(8);
   });
 
   test('Retry-After and exhausted rate-limit headers hold every start until then', () => {
+    const throttled = new Limiter({ concurrency: 32 });
+    const tickets = Array.from({ length: 20 }, () => start(throttled, 0));
+    tickets.slice(1).forEach((ticket) => throttled.release(ticket, {}, 50));
+    throttled.release(tickets[0], { throttled: true, retryAfterMs: 2_000 }, 100);
+    expect(throttled.tryStart(1_000)).toEqual({ waitMs: 1_100 });
+    start(throttled, 2_100);
     const limiter = new Limiter({ concurrency: 4 });
-    limiter.release(start(limiter, 0), { throttled: true, retryAfterMs: 2_000 }, 100);
-    expect(limiter.tryStart(1_000)).toEqual({ waitMs: 1_100 });
     const ticket = start(limiter, 2_100);
     limiter.release(ticket, { rateLimit: { remainingRequests: 0, resetRequestsMs: 700 } }, 2_200);
     expect(limiter.tryStart(2_200)).toEqual({ waitMs: 700 });
@@ -86,6 +105,21 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     // 800 used, a call of the average size (400) would exceed 1,000: wait until the first call's tokens leave the minute.
     expect(tpm.tryStart(2_000)).toEqual({ waitMs: 59_000 });
     expect('startedAt' in (tpm.tryStart(61_000) as object)).toBe(true);
+  });
+
+  test('fast calls against a low limit: a throttle caps the start rate below the rate just measured, and it grows back with time', () => {
+    const limiter = new Limiter({ concurrency: 1 });
+    // One call at a time, each taking 100 ms: 10 starts a second, and the endpoint throttles.
+    for (let k = 0; k < 20; k++) limiter.release(start(limiter, k * 100), {}, k * 100 + 100);
+    limiter.release(start(limiter, 2_000), { throttled: true }, 2_100);
+    // 0.85 × the rate started over the last 2 s (19 starts: 9.5 a second); the bucket is empty after a throttle.
+    expect(limiter.startRate(2_100)).toBeCloseTo(0.85 * 9.5, 5);
+    expect((limiter.tryStart(2_100) as { waitMs: number }).waitMs).toBeCloseTo(1_000 / (0.85 * 9.5), 5);
+    // 3% of the measured rate per second without a throttle: back to it after 5 s.
+    expect(limiter.startRate(7_100)).toBeCloseTo(9.5, 5);
+    // A late timer starts the calls that were due together (up to one second's worth).
+    expect(limiter.tryStart(3_100)).toEqual({ startedAt: 3_100 });
+    expect(limiter.tryStart(3_100)).toBe('full');
   });
 
   test('its state survives continue-as-new', () => {

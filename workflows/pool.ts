@@ -50,11 +50,20 @@ export interface LimiterOptions {
 
 const MINUTE_MS = 60_000;
 
+/** A throttle sets the start rate to this share of the rate calls were just started at (as AWS SDKs' adaptive mode does). */
+const RATE_DECREASE = 0.85;
+/** Then the start rate grows back by this share of that measured rate per second without a throttle. */
+const RATE_GROWTH_PER_SECOND = 0.03;
+/** The span the start rate is measured over. */
+const RATE_SPAN_MS = 2_000;
+
 /**
  * One endpoint's calls, adapted like TCP congestion control (AIMD): the window of calls in flight grows by one per
  * window of successful calls and halves when the endpoint throttles (once per burst: only calls started after the last
- * halving count), always within [1, concurrency]. requestsPerMinute spaces starts; tokensPerMinute holds the tokens
- * reported over the last minute under the cap; Retry-After and exhausted rate-limit headers hold every start until then.
+ * halving count), within [1, concurrency]. Fast calls against a low limit exceed it even one at a time, so a throttle also
+ * caps the start rate at 0.85 × the rate calls were started at over the last 2 s, growing back linearly with time (3%
+ * of that rate per second) until the next throttle (a token bucket of one second's starts). requestsPerMinute spaces starts; tokensPerMinute holds the tokens reported over
+ * the last minute under the cap; Retry-After and exhausted rate-limit headers hold every start until then.
  * Held by the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers only).
  */
 export class Limiter {
@@ -63,11 +72,26 @@ export class Limiter {
   private notBefore: number;
   private lastDecrease = -Infinity;
   private recentTokens: Array<[number, number]>;
+  /** Start rate control, set by the first throttle: the rate measured then, and when. */
+  private rateBase?: number;
+  private throttledAt = 0;
+  private recentStarts: number[];
+  /**
+   * Starts allowed by the start rate: a bucket refilled at that rate, holding up to one second's worth, so a timer that
+   * fires late (the server's timers are coarse, about a second) starts the calls that were due together.
+   */
+  private rateTokens = 0;
+  private rateTokensAt = 0;
 
   constructor(private readonly options: LimiterOptions, state?: LimiterState) {
     this.window = state?.window ?? options.concurrency;
     this.notBefore = state?.notBefore ?? 0;
     this.recentTokens = state?.recentTokens ?? [];
+    this.rateBase = state?.rateBase ?? undefined;
+    this.throttledAt = state?.throttledAt ?? 0;
+    this.recentStarts = state?.recentStarts ?? [];
+    this.rateTokens = state?.rateTokens ?? 0;
+    this.rateTokensAt = state?.rateTokensAt ?? 0;
   }
 
   /** Calls allowed in flight now. */
@@ -85,7 +109,7 @@ export class Limiter {
       if (stop()) return null;
       const start = this.tryStart(Date.now());
       if (start === 'full') continue; // another waiter took the place
-      if ('waitMs' in start) await sleep(start.waitMs); // then look again: a throttle may have moved the start
+      if ('waitMs' in start) await sleep(Math.ceil(start.waitMs)); // then look again: a throttle may have moved the start
       else return start;
     }
   }
@@ -97,6 +121,9 @@ export class Limiter {
     if (wait > 0) return { waitMs: wait };
     this.inFlight++;
     if (this.options.requestsPerMinute) this.notBefore = Math.max(this.notBefore, now) + MINUTE_MS / this.options.requestsPerMinute;
+    if (this.rateBase !== undefined) this.rateTokens -= 1;
+    this.recentStarts.push(now);
+    while (this.recentStarts[0] <= now - RATE_SPAN_MS) this.recentStarts.shift();
     return { startedAt: now };
   }
 
@@ -108,9 +135,20 @@ export class Limiter {
       if (outcome.retryAfterMs) this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
       if (ticket.startedAt >= this.lastDecrease) {
         this.window = Math.max(1, this.allowed / 2);
+        const measured = (1_000 * this.recentStarts.filter((at) => at > now - RATE_SPAN_MS).length) / RATE_SPAN_MS;
+        this.rateBase = Math.max(0.05, Math.min(measured, this.startRate(now) ?? Infinity));
+        this.throttledAt = now;
+        this.rateTokens = 0;
+        this.rateTokensAt = now;
         this.lastDecrease = now;
       }
     } else this.window = Math.min(this.options.concurrency, this.window + 1 / this.allowed);
+  }
+
+  /** Calls per second allowed to start now; undefined before any throttle. */
+  startRate(now: number): number | undefined {
+    if (this.rateBase === undefined) return undefined;
+    return this.rateBase * (RATE_DECREASE + (RATE_GROWTH_PER_SECOND * Math.max(0, now - this.throttledAt)) / 1_000);
   }
 
   /**
@@ -128,11 +166,17 @@ export class Limiter {
   /** What continue-as-new carries over. */
   state(now = Date.now()): LimiterState {
     const since = now - MINUTE_MS;
-    return { window: this.window, notBefore: this.notBefore, recentTokens: this.recentTokens.filter(([at]) => at > since) };
+    return { window: this.window, notBefore: this.notBefore, recentTokens: this.recentTokens.filter(([at]) => at > since), rateBase: this.rateBase ?? null, throttledAt: this.throttledAt, recentStarts: this.recentStarts.filter((at) => at > now - RATE_SPAN_MS), rateTokens: this.rateTokens, rateTokensAt: this.rateTokensAt };
   }
 
   private earliestStart(now: number): number {
     let start = this.notBefore;
+    const rate = this.startRate(now);
+    if (rate !== undefined) {
+      this.rateTokens = Math.min(Math.max(1, rate), this.rateTokens + (rate * Math.max(0, now - this.rateTokensAt)) / 1_000);
+      this.rateTokensAt = now;
+      if (this.rateTokens < 1) start = Math.max(start, now + ((1 - this.rateTokens) * 1_000) / rate);
+    }
     const cap = this.options.tokensPerMinute;
     if (cap) {
       const since = now - MINUTE_MS;

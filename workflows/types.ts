@@ -99,6 +99,12 @@ export interface LimiterState {
   notBefore: number;
   /** [time, tokens] of the calls of the last minute (tokensPerMinute). */
   recentTokens: Array<[number, number]>;
+  /** Start rate control: the start rate measured at the last throttle (null before one), when, and the recent starts. */
+  rateBase?: number | null;
+  throttledAt?: number;
+  recentStarts?: number[];
+  rateTokens?: number;
+  rateTokensAt?: number;
 }
 
 export interface PreparedRun {

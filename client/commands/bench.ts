@@ -1,91 +1,80 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { parseRunConfig } from '../config';
 import { seededRandom } from '../../core/random';
 import { groupNearDuplicates } from '../../core/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
-import { startSimServer } from '../../sim/server';
 import { printStatisticsFigures } from '../../rubrics/cab/statisticsSimulation';
-import { createWorker } from '../../worker/createWorker';
-import { benchmarkRun } from '../../workflows';
 import type { Command } from '../args';
-import { connectClient, connectWorker } from '../connection';
-import { newRunId, runInput } from '../startRun';
-import { ensureLocalServer, judgeflowHome } from '../temporalServer';
+import { measureRun, type RunFigures, type RunScenario } from '../benchRuns';
 import { printStartupFigures } from '../startupFigures';
 
-/** Paper-scale throughput and history sizes, measured against the local simulator. Figures, not assertions. */
+/** The run scenarios of issue 13: latency-bound (the measured 1.83× case) and paper scale against rate-limited endpoints. */
+const SCENARIOS: RunScenario[] = [
+  { name: 'latency-bound', queries: 80, copilots: 6, latencyMs: 400, copilotConcurrency: 4, judgeConcurrency: 8 },
+  // Each copilot endpoint allows 6 requests a second and the judge 40; unthrottled, the concurrencies would send 20 and 80.
+  { name: 'paper-scale, rate-limited', queries: 1200, copilots: 6, latencyMs: 200, copilotConcurrency: 4, judgeConcurrency: 16, copilotPerSecond: 6, judgePerSecond: 40 },
+];
+
+/** Paper-scale throughput, limits and resources, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
-  summary: 'measure the statistics by simulation, command start-up, and a paper-scale LATTICE run (default 1,200 queries × 6 copilots) against the simulator',
-  usage: 'judgeflow bench [--only stats|lattice|startup] [--sims 2000] [--per-cell 15] [--copilots 6] [--chunk 50] [--concurrency 16]',
-  options: { only: { type: 'string' }, sims: { type: 'string' }, 'per-cell': { type: 'string' }, copilots: { type: 'string' }, chunk: { type: 'string' }, concurrency: { type: 'string' } },
+  summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited) as a table',
+  usage: 'judgeflow bench [--only stats|startup|runs] [--sims 2000] [--paper-queries 1200]',
+  options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;
-    if (only !== undefined && only !== 'stats' && only !== 'lattice' && only !== 'startup') {
-      console.error(`judgeflow bench: --only must be stats, lattice or startup, got "${only}"`);
+    if (only !== undefined && only !== 'stats' && only !== 'startup' && only !== 'runs') {
+      console.error(`judgeflow bench: --only must be stats, startup or runs, got "${only}"`);
       return 2;
     }
-    const sims = values.sims === undefined ? undefined : Number(values.sims);
-    if (sims !== undefined && !(Number.isInteger(sims) && sims > 0)) {
-      console.error(`judgeflow bench: --sims must be a positive integer, got "${values.sims}"`);
-      return 2;
-    }
+    const sims = positiveInteger(values.sims, '--sims');
+    const paperQueries = positiveInteger(values['paper-queries'], '--paper-queries');
+    if (sims === null || paperQueries === null) return 2;
     if (only === undefined || only === 'stats') printStatisticsFigures(console.log, { sims });
     if (only === 'stats') return 0;
     if (only === undefined || only === 'startup') await printStartupFigures(console.log);
     if (only === 'startup') return 0;
-    const perCell = Number(values['per-cell'] ?? 15);
-    const copilotCount = Number(values.copilots ?? 6);
-    const concurrency = Number(values.concurrency ?? 16);
     benchAlgorithms();
-    await ensureLocalServer({ log: console.log });
-    const sim = await startSimServer({ port: 0 });
-    const dir = path.join(judgeflowHome(), 'bench');
-    fs.mkdirSync(dir, { recursive: true });
-    const lines: string[] = [];
-    for (let t = 1; t <= 16; t++)
-      for (let c = 1; c <= 5; c++)
-        for (let k = 0; k < perCell; k++) lines.push(JSON.stringify({ id: `t${t}-c${c}-${k}`, text: `Bench question ${k} for task ${t}, category ${c}: is staking ETH on Lido worth the risk?`, task: `T${t}`, category: `C${c}` }));
-    fs.writeFileSync(path.join(dir, 'queries.jsonl'), lines.join('\n') + '\n');
-    const config = parseRunConfig(
-      {
-        protocol: 'lattice',
-        queries: 'queries.jsonl',
-        judge: { baseURL: sim.url, model: 'sim-judge', concurrency },
-        copilots: Array.from({ length: copilotCount }, (_, i) => ({ name: `C${i + 1}`, type: 'openai', baseURL: sim.url, model: i % 2 ? 'sim-terse' : 'sim-thorough', concurrency })),
-        output: 'runs',
-        chunkSize: Number(values.chunk ?? 50),
-        simulated: true,
-      },
-      'bench config',
-      dir,
-    );
-    const { connection, namespace } = await connectWorker();
-    const worker = await createWorker({ connection, namespace, taskQueue: 'judgeflow-bench', env: process.env });
-    const client = await connectClient();
-    const runId = newRunId('bench');
-    const started = Date.now();
-    const result = await worker.runUntil(client.workflow.execute(benchmarkRun, { taskQueue: 'judgeflow-bench', workflowId: runId, args: [runInput(config, runId)] }));
-    const seconds = (Date.now() - started) / 1000;
-    const items = lines.length * copilotCount;
-    const sizes: Array<{ id: string; events: number }> = [];
-    for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
-      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-      sizes.push({ id: wf.workflowId, events: history.events?.length ?? 0 });
+    const rows: RunFigures[] = [];
+    for (const scenario of SCENARIOS) {
+      const s = scenario.copilotPerSecond && paperQueries ? { ...scenario, queries: paperQueries } : scenario;
+      console.log(`\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} copilots …`);
+      rows.push(await measureRun(s, console.log));
     }
-    const parent = sizes.find((s) => s.id === runId);
-    const children = sizes.filter((s) => s.id !== runId);
-    console.log(`\nLATTICE bench: ${lines.length} queries × ${copilotCount} copilots = ${items} responses, ${items} judgments (simulator, no latency)`);
-    console.log(`wall time ${seconds.toFixed(1)} s; ${(items / seconds).toFixed(1)} query × copilot items per second (each one collect and one judge activity)`);
-    console.log(`parent workflow history: ${parent?.events} events; ${children.length} child workflows, largest ${Math.max(...children.map((c) => c.events))} events, mean ${(children.reduce((s, c) => s + c.events, 0) / children.length).toFixed(0)}`);
-    console.log(`report: ${result.reportPath}`);
-    await client.connection.close();
-    await connection.close();
-    await sim.close();
+    console.log('\n' + runTable(rows));
     return 0;
   },
 };
+
+function positiveInteger(value: unknown, flag: string): number | undefined | null {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (Number.isInteger(n) && n > 0) return n;
+  console.error(`judgeflow bench: ${flag} must be a positive integer, got "${value}"`);
+  return null;
+}
+
+/** One row per scenario, in Markdown (README's bench section copies it). */
+export function runTable(rows: RunFigures[]): string {
+  const header = ['scenario', 'wall s', 'bound s', 'wall ÷ bound', 'LLM calls', '429s', 'worker CPU ms / call', 'worker peak RSS MB', 'server peak RSS MB', 'largest history (events)', 'store MB', 'judged while collecting'];
+  const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+  const body = rows.map((r) =>
+    line([
+      `${r.scenario.name} (${r.scenario.queries} × ${r.scenario.copilots}, ${r.scenario.latencyMs} ms/call${r.scenario.copilotPerSecond ? `, copilots ${r.scenario.copilotPerSecond}/s, judge ${r.scenario.judgePerSecond}/s` : ''})`,
+      r.wallS.toFixed(1),
+      r.boundS.toFixed(1),
+      `${(r.wallS / r.boundS).toFixed(2)}×`,
+      r.llmCalls,
+      `${r.refused} (${((100 * r.refused) / r.llmCalls).toFixed(1)}%)`,
+      (r.workerCpuMs / r.llmCalls).toFixed(1),
+      r.workerPeakMB.toFixed(0),
+      r.serverPeakMB.toFixed(0),
+      `${r.largestHistory} (${r.histories} histories)`,
+      r.storeMB.toFixed(1),
+      r.overlapped ? 'yes' : 'no',
+    ]),
+  );
+  // PostgreSQL with two workers (issue 13 §3/§4) gets its row here once that store exists.
+  return [line(header), line(header.map(() => '---')), ...body].join('\n');
+}
 
 /** In-process figures for the pure algorithms whose speed tests no longer time (they assert the work saved instead). */
 function benchAlgorithms(): void {

@@ -1,0 +1,173 @@
+/**
+ * `judgeflow bench`'s run scenarios: one LATTICE run each against simulated copilots and judge (latency and rate limits
+ * as a provider would impose them), on its own throwaway Temporal dev server, with the worker in its own process so
+ * its CPU time and peak memory are its own. Figures, not assertions.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { judgeflowHome } from '../core/home';
+import { startSimServer, type SimServer } from '../sim/server';
+import { benchmarkRun } from '../workflows';
+import { parseRunConfig } from './config';
+import { connectClient } from './connection';
+import { newRunId, runInput } from './startRun';
+import { findOrInstallTemporalCli } from './temporalCli';
+import { freePort, startDevServer } from './temporalServer';
+
+export interface RunScenario {
+  name: string;
+  queries: number;
+  copilots: number;
+  /** Added to every simulated call. */
+  latencyMs: number;
+  copilotConcurrency: number;
+  judgeConcurrency: number;
+  /** Each copilot endpoint's rate limit (requests per second, over a sliding second); none when absent. */
+  copilotPerSecond?: number;
+  judgePerSecond?: number;
+}
+
+export interface RunFigures {
+  scenario: RunScenario;
+  wallS: number;
+  /** The least wall time the latencies, concurrencies and rate limits allow with collecting and judging overlapped. */
+  boundS: number;
+  llmCalls: number;
+  refused: number;
+  workerCpuMs: number;
+  workerPeakMB: number;
+  serverPeakMB: number;
+  histories: number;
+  largestHistory: number;
+  storeMB: number;
+  /** The first judge call was sent before the last copilot call. */
+  overlapped: boolean;
+}
+
+const REPO = path.resolve(__dirname, '..');
+
+/**
+ * The bound: each endpoint needs max(calls ÷ rate, ⌈calls ÷ concurrency⌉ × latency); judging cannot end before the last
+ * answer plus one judge call, nor start before the first answer.
+ */
+export function pipelinedBoundS(s: RunScenario): number {
+  const latency = s.latencyMs / 1000;
+  const stage = (calls: number, concurrency: number, perSecond?: number) => Math.max(perSecond ? calls / perSecond : 0, Math.ceil(calls / concurrency) * latency);
+  const collect = stage(s.queries, s.copilotConcurrency, s.copilotPerSecond);
+  const judge = stage(s.queries * s.copilots, s.judgeConcurrency, s.judgePerSecond);
+  return Math.max(collect + latency, latency + judge);
+}
+
+export async function measureRun(s: RunScenario, log: (line: string) => void): Promise<RunFigures> {
+  const dir = path.join(judgeflowHome(), 'bench', `${s.name}-${Date.now()}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const cli = await findOrInstallTemporalCli({ log });
+  const server = await startDevServer({ cli, port: await freePort(), headless: true, logFile: path.join(dir, 'temporal.log') });
+  const limit = (perSecond?: number) => (perSecond ? { rateLimit: { requestsPerMinute: perSecond, windowMs: 1_000 } } : {});
+  const judge = await startSimServer({ latencyMs: s.latencyMs, ...limit(s.judgePerSecond) });
+  const copilots = await Promise.all(Array.from({ length: s.copilots }, () => startSimServer({ latencyMs: s.latencyMs, ...limit(s.copilotPerSecond) })));
+  // One worker serves every call in flight (6 × 4 copilot calls + 16 judge calls at paper scale), above the default 32.
+  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_HOME: dir, JUDGEFLOW_STORE: '', JUDGEFLOW_TASK_QUEUE: 'judgeflow-bench', JUDGEFLOW_MAX_ACTIVITIES: '64' };
+  let worker: ChildProcess | undefined;
+  try {
+    const config = parseRunConfig(
+      {
+        protocol: 'lattice',
+        queries: writeQueries(dir, s.queries),
+        judge: { baseURL: judge.url, model: 'sim-judge', concurrency: s.judgeConcurrency },
+        copilots: copilots.map((sim, i) => ({ name: `C${i + 1}`, type: 'openai', baseURL: sim.url, model: i % 2 ? 'sim-terse' : 'sim-thorough', concurrency: s.copilotConcurrency })),
+        output: 'runs',
+        simulated: true,
+      },
+      'bench config',
+      dir,
+    );
+    worker = await startWorker(env, log);
+    const cpuAtStart = cpuMs(worker.pid!); // bundling the workflow code is start-up, not run work
+    const client = await connectClient(env);
+    const runId = newRunId('bench');
+    const started = Date.now();
+    await client.workflow.execute(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
+    const wallS = (Date.now() - started) / 1000;
+    const workerCpuMs = cpuMs(worker.pid!) - cpuAtStart;
+    const workerPeakMB = peakMB(worker.pid!);
+    const serverPeakMB = peakMB(server.pid);
+    const sizes: number[] = [];
+    for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) sizes.push((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events?.length ?? 0);
+    await client.connection.close();
+    const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
+    const lastCopilotCall = Math.max(...copilots.flatMap((sim) => sim.requests.map((r) => r.at)));
+    return {
+      scenario: s,
+      wallS,
+      boundS: pipelinedBoundS(s),
+      llmCalls: calls.length,
+      refused: calls.filter((r) => r.rateLimited).length,
+      workerCpuMs,
+      workerPeakMB,
+      serverPeakMB,
+      histories: sizes.length,
+      largestHistory: Math.max(...sizes),
+      storeMB: ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0) / 1e6,
+      overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
+    };
+  } finally {
+    if (worker) await stop(worker);
+    await Promise.all([judge, ...copilots].map((sim: SimServer) => sim.close()));
+    await server.stop();
+  }
+}
+
+function writeQueries(dir: string, count: number): string {
+  const lines = Array.from({ length: count }, (_, k) => {
+    const task = (k % 16) + 1;
+    const category = (Math.floor(k / 16) % 5) + 1;
+    return JSON.stringify({ id: `q${k}`, text: `Bench question ${k} for task ${task}, category ${category}: is staking ETH on Lido worth the risk?`, task: `T${task}`, category: `C${category}` });
+  });
+  const file = path.join(dir, 'queries.jsonl');
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+/** `judgeflow worker` in its own process; resolves once it polls. */
+function startWorker(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output = (output + chunk.toString('utf8')).slice(-4_000);
+      if (output.includes('Worker polling')) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-4_000)));
+    child.once('exit', (code) => {
+      log(output);
+      reject(new Error(`the bench worker exited (${code}) before it polled`));
+    });
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** User + system CPU time of a live process (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Peak resident memory of a live process (VmHWM). */
+function peakMB(pid: number): number {
+  const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m);
+  return line ? Number(line[1]) / 1024 : NaN;
+}
