@@ -55,16 +55,17 @@ export function createRateLimiter(limit: SimRateLimit): RateLimiter {
       expire(now);
       const out: Record<string, string> = {};
       if (limit.sendHeaders === false) return out;
+      // As OpenAI's: the time until the limit is back to its initial state (the newest counted request leaves the window).
       const reset = (at: number | undefined) => `${Math.max(0, Math.ceil((at ?? now) + windowMs - now))}ms`;
       if (limit.requestsPerMinute) {
         out['x-ratelimit-limit-requests'] = String(limit.requestsPerMinute);
         out['x-ratelimit-remaining-requests'] = String(Math.max(0, limit.requestsPerMinute - requests.length));
-        out['x-ratelimit-reset-requests'] = reset(requests[0]);
+        out['x-ratelimit-reset-requests'] = reset(requests[requests.length - 1]);
       }
       if (limit.tokensPerMinute) {
         out['x-ratelimit-limit-tokens'] = String(limit.tokensPerMinute);
         out['x-ratelimit-remaining-tokens'] = String(Math.max(0, limit.tokensPerMinute - tokensUsed()));
-        out['x-ratelimit-reset-tokens'] = reset(tokens[0]?.[0]);
+        out['x-ratelimit-reset-tokens'] = reset(tokens[tokens.length - 1]?.[0]);
       }
       return out;
     },

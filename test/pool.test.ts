@@ -86,6 +86,14 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     const ticket = start(limiter, 2_100);
     limiter.release(ticket, { rateLimit: { remainingRequests: 0, resetRequestsMs: 700 } }, 2_200);
     expect(limiter.tryStart(2_200)).toEqual({ waitMs: 700 });
+    // Two requests left, but one call started after the reporting one (perhaps not counted yet): one more start, then none until the reset.
+    const budget = new Limiter({ concurrency: 8 });
+    const reporting = start(budget, 10_000);
+    start(budget, 10_050);
+    budget.release(reporting, { rateLimit: { remainingRequests: 2, resetRequestsMs: 900 } }, 10_100);
+    start(budget, 10_100);
+    expect(budget.tryStart(10_100)).toEqual({ waitMs: 900 });
+    expect(budget.tryStart(11_000)).toEqual({ startedAt: 11_000 });
     // Requests left for every call in flight and the next: no hold.
     const a = start(limiter, 3_000);
     limiter.release(start(limiter, 3_000), { rateLimit: { remainingRequests: 5, resetRequestsMs: 60_000 } }, 3_100);

@@ -82,6 +82,9 @@ export class Limiter {
    */
   private rateTokens = 0;
   private rateTokensAt = 0;
+  /** Requests the endpoint's headers last said remain (less those started since), until its reset. */
+  private headerBudget?: number;
+  private headerResetAt = 0;
 
   constructor(private readonly options: LimiterOptions, state?: LimiterState) {
     this.window = state?.window ?? options.concurrency;
@@ -92,6 +95,8 @@ export class Limiter {
     this.recentStarts = state?.recentStarts ?? [];
     this.rateTokens = state?.rateTokens ?? 0;
     this.rateTokensAt = state?.rateTokensAt ?? 0;
+    this.headerBudget = state?.headerBudget ?? undefined;
+    this.headerResetAt = state?.headerResetAt ?? 0;
   }
 
   /** Calls allowed in flight now. */
@@ -109,8 +114,12 @@ export class Limiter {
       if (stop()) return null;
       const start = this.tryStart(Date.now());
       if (start === 'full') continue; // another waiter took the place
-      if ('waitMs' in start) await sleep(Math.ceil(start.waitMs)); // then look again: a throttle may have moved the start
-      else return start;
+      if ('waitMs' in start) {
+        // The server's timers are coarse (about a second); any activation on the way (a call finishing) that finds the
+        // start due takes it sooner. Then look again: a throttle may have moved the start.
+        const due = Date.now() + start.waitMs;
+        await condition(() => stop() || Date.now() >= due, Math.ceil(start.waitMs));
+      } else return start;
     }
   }
 
@@ -122,6 +131,7 @@ export class Limiter {
     this.inFlight++;
     if (this.options.requestsPerMinute) this.notBefore = Math.max(this.notBefore, now) + MINUTE_MS / this.options.requestsPerMinute;
     if (this.rateBase !== undefined) this.rateTokens -= 1;
+    if (this.headerBudget !== undefined) this.headerBudget -= 1;
     this.recentStarts.push(now);
     while (this.recentStarts[0] <= now - RATE_SPAN_MS) this.recentStarts.shift();
     return { startedAt: now };
@@ -130,7 +140,7 @@ export class Limiter {
   release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
     this.inFlight--;
     if (outcome.tokens) this.recentTokens.push([now, outcome.tokens]);
-    this.honourHeaders(now, outcome);
+    this.honourHeaders(now, ticket, outcome);
     if (outcome.throttled) {
       if (outcome.retryAfterMs) this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
       if (ticket.startedAt >= this.lastDecrease) {
@@ -152,25 +162,32 @@ export class Limiter {
   }
 
   /**
-   * Rate-limit headers: when fewer requests (or tokens, at the average call's size) remain than calls are in flight plus
-   * the next one, no call starts before the endpoint's reset.
+   * Rate-limit headers: the requests the endpoint said remain, less the calls started after this one (it may not have
+   * counted them yet), may start before its reset; then none until the reset. Likewise when the tokens left would not
+   * cover those calls and one more, at the average call's size.
    */
-  private honourHeaders(now: number, { rateLimit }: CallOutcome): void {
+  private honourHeaders(now: number, ticket: { startedAt: number }, { rateLimit }: CallOutcome): void {
     if (!rateLimit) return;
     const { remainingRequests, resetRequestsMs, remainingTokens, resetTokensMs } = rateLimit;
-    if (remainingRequests !== undefined && resetRequestsMs !== undefined && remainingRequests <= this.inFlight) this.notBefore = Math.max(this.notBefore, now + resetRequestsMs);
+    const startedSince = this.recentStarts.filter((at) => at > ticket.startedAt).length;
+    if (remainingRequests !== undefined && resetRequestsMs !== undefined) {
+      this.headerBudget = remainingRequests - startedSince;
+      this.headerResetAt = now + resetRequestsMs;
+    }
     const perCall = this.recentTokens.length ? this.recentTokens.reduce((sum, [, tokens]) => sum + tokens, 0) / this.recentTokens.length : 0;
-    if (remainingTokens !== undefined && resetTokensMs !== undefined && remainingTokens < perCall * (this.inFlight + 1)) this.notBefore = Math.max(this.notBefore, now + resetTokensMs);
+    if (remainingTokens !== undefined && resetTokensMs !== undefined && remainingTokens < perCall * (startedSince + 1)) this.notBefore = Math.max(this.notBefore, now + resetTokensMs);
   }
 
   /** What continue-as-new carries over. */
   state(now = Date.now()): LimiterState {
     const since = now - MINUTE_MS;
-    return { window: this.window, notBefore: this.notBefore, recentTokens: this.recentTokens.filter(([at]) => at > since), rateBase: this.rateBase ?? null, throttledAt: this.throttledAt, recentStarts: this.recentStarts.filter((at) => at > now - RATE_SPAN_MS), rateTokens: this.rateTokens, rateTokensAt: this.rateTokensAt };
+    return { window: this.window, notBefore: this.notBefore, recentTokens: this.recentTokens.filter(([at]) => at > since), rateBase: this.rateBase ?? null, throttledAt: this.throttledAt, recentStarts: this.recentStarts.filter((at) => at > now - RATE_SPAN_MS), rateTokens: this.rateTokens, rateTokensAt: this.rateTokensAt, headerBudget: this.headerBudget ?? null, headerResetAt: this.headerResetAt };
   }
 
   private earliestStart(now: number): number {
     let start = this.notBefore;
+    if (this.headerBudget !== undefined && now >= this.headerResetAt) this.headerBudget = undefined;
+    if (this.headerBudget !== undefined && this.headerBudget <= 0) start = Math.max(start, this.headerResetAt);
     const rate = this.startRate(now);
     if (rate !== undefined) {
       this.rateTokens = Math.min(Math.max(1, rate), this.rateTokens + (rate * Math.max(0, now - this.rateTokensAt)) / 1_000);

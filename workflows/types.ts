@@ -105,6 +105,9 @@ export interface LimiterState {
   recentStarts?: number[];
   rateTokens?: number;
   rateTokensAt?: number;
+  /** Requests the endpoint's rate-limit headers said remain (null when unknown), until headerResetAt. */
+  headerBudget?: number | null;
+  headerResetAt?: number;
 }
 
 export interface PreparedRun {
