@@ -10,6 +10,7 @@ import { judgeflowHome } from '../core/home';
 import { startSimServer, type SimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
 import { parseRunConfig } from './config';
+import { provisionPostgres, startPostgres, type PostgresServer } from './postgresServer';
 import { connectClient } from './connection';
 import { newRunId, runInput } from './startRun';
 import { findOrInstallTemporalCli } from './temporalCli';
@@ -26,6 +27,10 @@ export interface RunScenario {
   /** Each copilot endpoint's rate limit (requests per second, over a sliding second); none when absent. */
   copilotPerSecond?: number;
   judgePerSecond?: number;
+  /** The results store: SQLite (default) or a throwaway local PostgreSQL server. */
+  store?: 'sqlite' | 'postgres';
+  /** Worker processes serving the run (default 1); with PostgreSQL they share the store as workers on several machines would. */
+  workers?: number;
 }
 
 export interface RunFigures {
@@ -35,7 +40,9 @@ export interface RunFigures {
   boundS: number;
   llmCalls: number;
   refused: number;
+  /** Summed over the workers. */
   workerCpuMs: number;
+  /** The largest worker's peak. */
   workerPeakMB: number;
   serverPeakMB: number;
   histories: number;
@@ -67,9 +74,15 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
   const limit = (perSecond?: number) => (perSecond ? { rateLimit: { requestsPerMinute: perSecond, windowMs: 1_000 } } : {});
   const judge = await startSimServer({ latencyMs: s.latencyMs, ...limit(s.judgePerSecond) });
   const copilots = await Promise.all(Array.from({ length: s.copilots }, () => startSimServer({ latencyMs: s.latencyMs, ...limit(s.copilotPerSecond) })));
+  let postgres: PostgresServer | undefined;
+  if (s.store === 'postgres') {
+    await provisionPostgres(log);
+    postgres = await startPostgres(log);
+  }
+  const storeUrl = postgres ? await postgres.createDatabase('judgeflow_bench') : '';
   // One worker serves every call in flight (6 × 4 copilot calls + 16 judge calls at paper scale), above the default 32.
-  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_HOME: dir, JUDGEFLOW_STORE: '', JUDGEFLOW_TASK_QUEUE: 'judgeflow-bench', JUDGEFLOW_MAX_ACTIVITIES: '64' };
-  let worker: ChildProcess | undefined;
+  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_HOME: dir, JUDGEFLOW_STORE: storeUrl, JUDGEFLOW_TASK_QUEUE: 'judgeflow-bench', JUDGEFLOW_MAX_ACTIVITIES: '64' };
+  const workers: ChildProcess[] = [];
   try {
     const config = parseRunConfig(
       {
@@ -83,15 +96,20 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       'bench config',
       dir,
     );
-    worker = await startWorker(env, log);
-    const cpuAtStart = cpuMs(worker.pid!); // bundling the workflow code is start-up, not run work
+    // Each worker in its own directory and home, as on its own machine; only the store (and Temporal) is shared.
+    for (let w = 0; w < (s.workers ?? 1); w++) {
+      const home = w === 0 ? dir : path.join(dir, `machine-${w + 1}`);
+      fs.mkdirSync(home, { recursive: true });
+      workers.push(await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log));
+    }
+    const cpuAtStart = workers.map((w) => cpuMs(w.pid!)); // bundling the workflow code is start-up, not run work
     const client = await connectClient(env);
     const runId = newRunId('bench');
     const started = Date.now();
     await client.workflow.execute(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
     const wallS = (Date.now() - started) / 1000;
-    const workerCpuMs = cpuMs(worker.pid!) - cpuAtStart;
-    const workerPeakMB = peakMB(worker.pid!);
+    const workerCpuMs = workers.reduce((sum, w, i) => sum + cpuMs(w.pid!) - cpuAtStart[i], 0);
+    const workerPeakMB = Math.max(...workers.map((w) => peakMB(w.pid!)));
     const serverPeakMB = peakMB(server.pid);
     const sizes: number[] = [];
     for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) sizes.push((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events?.length ?? 0);
@@ -109,11 +127,12 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       serverPeakMB,
       histories: sizes.length,
       largestHistory: Math.max(...sizes),
-      storeMB: ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0) / 1e6,
+      storeMB: (postgres ? await databaseBytes(storeUrl) : ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0)) / 1e6,
       overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
     };
   } finally {
-    if (worker) await stop(worker);
+    await Promise.all(workers.map(stop));
+    await postgres?.stop();
     await Promise.all([judge, ...copilots].map((sim: SimServer) => sim.close()));
     await server.stop();
   }
@@ -131,8 +150,8 @@ function writeQueries(dir: string, count: number): string {
 }
 
 /** `judgeflow worker` in its own process; resolves once it polls. */
-function startWorker(env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startWorker(env: NodeJS.ProcessEnv, cwd: string, log: (line: string) => void): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'worker'], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -158,6 +177,18 @@ async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
   if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** A PostgreSQL database's size on disk (tables, indexes, TOAST). */
+async function databaseBytes(url: string): Promise<number> {
+  const { Client } = require('pg') as typeof import('pg');
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query('SELECT pg_database_size(current_database()) AS bytes')).rows[0].bytes);
+  } finally {
+    await client.end();
+  }
 }
 
 /** User + system CPU time of a live process (Linux /proc; clock ticks of 10 ms). */

@@ -11,12 +11,14 @@ const SCENARIOS: RunScenario[] = [
   { name: 'latency-bound', queries: 80, copilots: 6, latencyMs: 400, copilotConcurrency: 4, judgeConcurrency: 8 },
   // Each copilot endpoint allows 6 requests a second and the judge 40; unthrottled, the concurrencies would send 20 and 80.
   { name: 'paper-scale, rate-limited', queries: 1200, copilots: 6, latencyMs: 200, copilotConcurrency: 4, judgeConcurrency: 16, copilotPerSecond: 6, judgePerSecond: 40 },
+  // The same run with the results in PostgreSQL and two workers, each in its own directory and home (two "machines").
+  { name: 'paper-scale, rate-limited, PostgreSQL, 2 workers', queries: 1200, copilots: 6, latencyMs: 200, copilotConcurrency: 4, judgeConcurrency: 16, copilotPerSecond: 6, judgePerSecond: 40, store: 'postgres', workers: 2 },
 ];
 
 /** Paper-scale throughput, limits and resources, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
-  summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited) as a table',
+  summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
   usage: 'judgeflow bench [--only stats|startup|runs] [--sims 2000] [--paper-queries 1200]',
   options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' } },
   async run({ values }) {
@@ -54,7 +56,7 @@ function positiveInteger(value: unknown, flag: string): number | undefined | nul
 
 /** One row per scenario, in Markdown (README's bench section copies it). */
 export function runTable(rows: RunFigures[]): string {
-  const header = ['scenario', 'wall s', 'bound s', 'wall ÷ bound', 'LLM calls', '429s', 'worker CPU ms / call', 'worker peak RSS MB', 'server peak RSS MB', 'largest history (events)', 'store MB', 'judged while collecting'];
+  const header = ['scenario', 'wall s', 'bound s', 'wall ÷ bound', 'LLM calls', '429s', 'worker CPU ms / call (all workers)', 'worker peak RSS MB (largest)', 'server peak RSS MB', 'largest history (events)', 'store MB', 'judged while collecting'];
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const body = rows.map((r) =>
     line([
@@ -72,7 +74,6 @@ export function runTable(rows: RunFigures[]): string {
       r.overlapped ? 'yes' : 'no',
     ]),
   );
-  // PostgreSQL with two workers (issue 13 §3/§4) gets its row here once that store exists.
   return [line(header), line(header.map(() => '---')), ...body].join('\n');
 }
 
