@@ -135,10 +135,14 @@ test('http, streamed http, browser and csv copilots collected across two workers
         else expect(r.text).toBe(answerFor('Sheet', q.text) + '\n"quoted", with commas');
       }
       expect(get('Sheet', queries[0].text).conversationId).toBe('chat-0');
-      // Limits: never more than 2 concurrent API calls across both workers, and starts paced at ≥100 ms.
+      // Limits: never more than 2 concurrent API calls across both workers, and starts paced at 600 a minute (100 ms).
+      // The workflow spaces the starts; each request then reaches the server after its own dispatch delay (tens of ms on
+      // a busy machine), so a gap may read shorter than 100 ms — but unpaced, two calls (concurrency 2) start together.
       expect(maxInFlight).toBeLessThanOrEqual(2);
+      expect(apiStarts.length).toBeGreaterThanOrEqual(4);
       const gaps = apiStarts.slice(1).map((t, i) => t - apiStarts[i]);
-      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(90);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
+      expect(apiStarts[apiStarts.length - 1] - apiStarts[0]).toBeGreaterThanOrEqual((apiStarts.length - 1) * 100 - 50);
       expect(authHeaders.every((h) => h === 'Bearer tok-123')).toBe(true);
 
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
