@@ -9,9 +9,6 @@ import { tempDir, withWorker } from './support/harness';
 import { hashInt, scriptedLatticeJudge } from './support/judges';
 import { simServersForFile } from './support/sims';
 
-// Known intermittent failure, under investigation: the curate-schedule test once stored 2 of 3 queries on a fresh clone (cause not found yet; see the closing note of stop 16). A retry is logged, so it stays visible.
-jest.retryTimes(1, { logErrorsBeforeRetry: true });
-
 let n = 0;
 /** A generator that never repeats itself: every query carries a fresh number and its own words. */
 const generator: SimHandler = (body) => {
@@ -34,7 +31,9 @@ async function triggerAndWait(client: Client, name: string, env: Record<string, 
   const handle = client.schedule.getHandle(name);
   for (let i = 0; i < 600; i++) {
     const d = await handle.describe();
-    if (d.info.recentActions.length >= k) return client.workflow.getHandle(d.info.recentActions[k - 1].action.workflow.workflowId).result();
+    // Two triggers in one second share a workflow id (the schedule appends the time to the second): the run id picks the action.
+    const action = d.info.recentActions[k - 1]?.action.workflow;
+    if (action) return client.workflow.getHandle(action.workflowId, action.firstExecutionRunId).result();
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`schedule ${name} did not start action ${k}`);

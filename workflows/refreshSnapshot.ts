@@ -1,4 +1,4 @@
-import { executeChild, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { executeChild, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
 import { snapshotCurate } from './snapshotCurate';
@@ -16,7 +16,11 @@ const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<Snap
  * keeps its own small history and shows up on its own in the Web UI.
  */
 export async function refreshSnapshot(input: RefreshInput): Promise<RefreshResult> {
-  const workflowId = workflowInfo().workflowId;
+  // A schedule names its workflows by the trigger time to the second, so two triggers in one second share a workflow
+  // id. The run id tells them apart; the children, the seed and the store's rows are keyed by it so neither refresh
+  // resumes the other's work.
+  const info = workflowInfo();
+  const workflowId = patched('refresh-id-per-run') ? `${info.workflowId}-${info.runId}` : info.workflowId;
   const { refresh, schedule } = input;
   const prepared = await refreshPrepare({ schedule, from: refresh.kind === 'curate' ? refresh.options.from : undefined, parentId: refresh.options.parentId ?? null });
   // Each refresh varies the seed, so a deterministic generator still yields a new set and curation a new sample.
