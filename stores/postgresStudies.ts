@@ -112,7 +112,7 @@ export class PostgresStudyStore implements StudyStore {
         ])
       ).rows[0].n as number;
     const revision = await count(s.seq);
-    if (s.status === 'recorded') return { recorded: false, revision };
+    if (s.status === 'recorded') return { recorded: true, revision }; // recorded before (an activity retried after its worker died): the same answer
     if (s.status === 'rejected') return { recorded: false, revision: 0 };
     await c.query("UPDATE study_submissions SET status = 'recorded' WHERE seq = $1", [s.seq]);
     const revisions = await count();

@@ -97,7 +97,7 @@ export class SqliteStudyStore implements StudyStore {
     const s = this.db.prepare('SELECT * FROM study_submissions WHERE submission_id = ?').get(submissionId) as any;
     if (!s) return null;
     const revision = (this.db.prepare("SELECT COUNT(*) AS n FROM study_submissions WHERE assignment_id = ? AND status = 'recorded' AND seq <= ?").get(s.assignment_id, s.seq) as any).n as number;
-    if (s.status === 'recorded') return { recorded: false, revision };
+    if (s.status === 'recorded') return { recorded: true, revision }; // recorded before (an activity retried after its worker died): the same answer
     if (s.status === 'rejected') return { recorded: false, revision: 0 };
     this.db.prepare("UPDATE study_submissions SET status = 'recorded' WHERE seq = ?").run(s.seq);
     const revisions = (this.db.prepare("SELECT COUNT(*) AS n FROM study_submissions WHERE assignment_id = ? AND status = 'recorded'").get(s.assignment_id) as any).n as number;

@@ -13,9 +13,6 @@ import { tempDir, uniqueQueue, until } from './support/harness';
 import { policyAnswer } from './support/studyAnnotators';
 import { writeFinishedRun } from './support/studyRun';
 
-// Known intermittent failure, under investigation: once recorded 26 of 27 acknowledged answers on a fresh clone (cause not found yet; see the closing note of stop 16). A retry is logged, so it stays visible.
-jest.retryTimes(1, { logErrorsBeforeRetry: true });
-
 jest.setTimeout(300_000);
 
 test('worker and Temporal server killed mid-study: the app keeps acknowledging, and every acknowledged answer is in the report', async () => {

@@ -93,7 +93,7 @@ export interface StudyStore {
   putSubmission(s: Omit<Submission, 'seq' | 'status' | 'note'>): Promise<Submission | null>;
   getSubmission(submissionId: string): Promise<Submission | null>;
   pendingSubmissions(limit: number): Promise<Submission[]>;
-  /** Apply a submission as the assignment's answer if it is the newest so far; idempotent. */
+  /** Apply a submission as the assignment's answer if it is the newest so far; idempotent: `recorded` stays true when asked again, so a retried activity counts it once. */
   recordSubmission(submissionId: string): Promise<{ recorded: boolean; revision: number } | null>;
   rejectSubmission(submissionId: string, note: string): Promise<void>;
   /** Record every pending submission of the study, then mark it closed (atomically with respect to putSubmission). */
