@@ -1,6 +1,7 @@
 import type { StudyItem } from './study/design';
 import type { Annotator, Answer, StoredAssignment, StudyRecord, StudyStore, Submission } from './study/types';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './types';
+import { contentHash } from './hashing';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
@@ -81,6 +82,35 @@ export interface ScheduleSnapshotRow {
   runId: string | null;
 }
 
+/**
+ * A file a run produced besides its results (a browser copilot's failure screenshot), kept in the store with the bytes
+ * so that any machine reaching the store can read it, whichever worker made it.
+ */
+export interface NewArtefact {
+  runId: string;
+  /** Unique within the run; a file name (exported as such). */
+  name: string;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface ArtefactInfo {
+  /** Derived from the run and name (artefactIdOf), so a retried write finds its own row. */
+  artefactId: string;
+  runId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  createdAt: string;
+}
+
+export type Artefact = ArtefactInfo & { bytes: Buffer };
+
+export const artefactIdOf = (runId: string, name: string): string => contentHash(`${runId}\u0000${name}`, 16);
+
+/** How errors and reports refer to a stored artefact (`judgeflow artefacts RUN --out DIR` writes it out). */
+export const artefactRef = (artefactId: string): string => `artefact:${artefactId}`;
+
 /** Everything one study holds, for copying it between stores as a whole. */
 export interface StudyDump {
   study: StudyRecord;
@@ -111,6 +141,7 @@ export type StoreRecord =
   | { kind: 'cachedAnswer'; key: string; answer: string; createdAt: string }
   | { kind: 'work'; jobId: string; key: string; value: unknown }
   | { kind: 'scheduleSnapshot'; row: ScheduleSnapshotRow }
+  | { kind: 'artefact'; artefact: Artefact }
   /** A whole study; written only when the target has no study of that name. */
   | { kind: 'study'; dump: StudyDump };
 
@@ -215,6 +246,13 @@ export interface ResultsStore {
   // ---- snapshot jobs: intermediate results of generation/curation, first write wins ---------------
   putWork(jobId: string, key: string, value: unknown): Promise<void>;
   getWork<T>(jobId: string, key: string): Promise<T | null>;
+
+  // ---- artefacts (failure screenshots): bytes in the store, first write wins per run and name ---------
+  /** Returns the artefact's id (the same for the same run and name, whether this call stored it or an earlier one did). */
+  putArtefact(artefact: NewArtefact): Promise<string>;
+  getArtefact(artefactId: string): Promise<Artefact | null>;
+  /** A run's artefacts without their bytes, ordered by name. */
+  artefacts(runId: string): Promise<ArtefactInfo[]>;
 
   // ---- scheduled refresh lineage -------------------------------------------------------------------
   /** Idempotent per (schedule, workflowId). */

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { FIRST_SLOT, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type StoredJudgeTurn, type StoreRecord } from '../core/store';
+import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { PostgresStudyStore } from './postgresStudies';
-import { EXPORT_PAGE, exportRecords, json, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
 /**
  * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
@@ -287,6 +287,26 @@ export class PostgresStore implements ResultsStore {
     return row ? (JSON.parse(row.value) as T) : null;
   }
 
+  // ---- artefacts ------------------------------------------------------------------
+  async putArtefact(a: NewArtefact): Promise<string> {
+    const artefactId = artefactIdOf(a.runId, a.name);
+    await this.insertArtefact(await this.db.ready(), { ...a, artefactId, createdAt: new Date().toISOString() });
+    return artefactId;
+  }
+
+  private async insertArtefact(c: Queryable, a: Omit<Artefact, 'size' | 'bytes'> & { bytes: Uint8Array }): Promise<number> {
+    return insertIgnore(c, 'artefacts', [a.artefactId, a.runId, a.name, a.contentType, Buffer.from(a.bytes), a.createdAt]);
+  }
+
+  async getArtefact(artefactId: string): Promise<Artefact | null> {
+    const [row] = await this.db.rows('SELECT * FROM artefacts WHERE artefact_id = $1', [artefactId]);
+    return row ? toArtefact(row) : null;
+  }
+
+  async artefacts(runId: string): Promise<ArtefactInfo[]> {
+    return (await this.db.rows(`SELECT ${ARTEFACT_INFO_COLUMNS}, octet_length(bytes) AS size FROM artefacts WHERE run_id = $1 ORDER BY name`, [runId])).map(toArtefactInfo);
+  }
+
   // ---- scheduled refresh lineage ---------------------------------------------
   async recordScheduleSnapshot(row: ScheduleSnapshotRow): Promise<void> {
     await this.insertScheduleSnapshot(await this.db.ready(), row);
@@ -360,6 +380,8 @@ export class PostgresStore implements ResultsStore {
         return this.insertWork(c, r.jobId, r.key, r.value);
       case 'scheduleSnapshot':
         return this.insertScheduleSnapshot(c, r.row);
+      case 'artefact':
+        return this.insertArtefact(c, r.artefact);
       case 'study':
         return this.studies.insertDump(c, r.dump);
     }

@@ -56,4 +56,12 @@ ALTER TABLE judge_turns DROP CONSTRAINT judge_turns_pkey, ADD PRIMARY KEY (run_i
     name: 'judge units found by content (runs that judge while they collect append units)',
     up: `CREATE INDEX judge_units_by_unit ON judge_units (run_id, md5(unit));`,
   },
+  {
+    version: 4,
+    name: 'artefacts (failure screenshots) stored with their bytes',
+    up: `
+CREATE TABLE artefacts (artefact_id ${C} PRIMARY KEY, run_id ${C} NOT NULL, name ${C} NOT NULL, content_type TEXT NOT NULL, bytes BYTEA NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX artefacts_by_run ON artefacts (run_id, name);
+`,
+  },
 ];

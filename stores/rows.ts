@@ -1,4 +1,4 @@
-import type { ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump } from '../core/store';
+import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump } from '../core/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/types';
 
@@ -97,6 +97,15 @@ export function toLlmCall(r: any): LlmCallRecord {
   };
 }
 
+/** Columns of `artefacts` without the bytes, with their size. */
+export const ARTEFACT_INFO_COLUMNS = 'artefact_id, run_id, name, content_type, created_at';
+
+export function toArtefactInfo(r: any): ArtefactInfo {
+  return { artefactId: r.artefact_id, runId: r.run_id, name: r.name, contentType: r.content_type, size: Number(r.size), createdAt: r.created_at };
+}
+
+export const toArtefact = (r: any): Artefact => ({ ...toArtefactInfo({ ...r, size: r.bytes.length }), bytes: Buffer.from(r.bytes) });
+
 export const toStudy = (r: any): StudyRecord => ({ name: r.name, runId: r.run_id, status: r.status, createdAt: r.created_at, closedAt: r.closed_at, workflowId: r.workflow_id, spec: JSON.parse(r.spec) });
 export const toAssignment = (r: any): StoredAssignment => ({ assignmentId: r.assignment_id, study: r.study, itemId: r.item_id, slot: r.slot, left: r.left_copilot, right: r.right_copilot, annotatorId: r.annotator_id, order: r.ord });
 export const toSubmission = (r: any): Submission => ({ seq: r.seq, submissionId: r.submission_id, study: r.study, assignmentId: r.assignment_id, annotatorId: r.annotator_id, answer: JSON.parse(r.answer), receivedAt: r.received_at, status: r.status, note: r.note });
@@ -157,5 +166,7 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
   yield* mapped('SELECT * FROM judge_cache ORDER BY cache_key', (r) => ({ kind: 'cachedAnswer', key: r.cache_key, answer: r.answer, createdAt: r.created_at }));
   yield* mapped('SELECT * FROM snapshot_work ORDER BY job_id, key', (r) => ({ kind: 'work', jobId: r.job_id, key: r.key, value: JSON.parse(r.value) }));
   yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({ kind: 'scheduleSnapshot', row: toScheduleSnapshot(r) }));
+  // One artefact per batch: their bytes may be megabytes each.
+  for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id')) yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
   for (const name of await read.column('SELECT name FROM studies ORDER BY name')) yield [{ kind: 'study', dump: await read.studyDump(name) }];
 }

@@ -2,11 +2,11 @@ import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FIRST_SLOT, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type StoredJudgeTurn, type StoreRecord } from '../core/store';
+import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import { migrateSqlite } from './sqliteSchema';
 import { SqliteStudyStore } from './sqliteStudies';
-import { EXPORT_PAGE, exportRecords, json, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
 
 /**
@@ -297,6 +297,26 @@ export class SqliteStore implements ResultsStore {
     return row ? (JSON.parse(row.value) as T) : null;
   }
 
+  // ---- artefacts ------------------------------------------------------------------
+  async putArtefact(a: NewArtefact): Promise<string> {
+    const artefactId = artefactIdOf(a.runId, a.name);
+    this.insertArtefact({ ...a, artefactId, createdAt: new Date().toISOString() });
+    return artefactId;
+  }
+
+  private insertArtefact(a: Omit<Artefact, 'size' | 'bytes'> & { bytes: Uint8Array }): number {
+    return this.db.prepare('INSERT OR IGNORE INTO artefacts VALUES (?, ?, ?, ?, ?, ?)').run(a.artefactId, a.runId, a.name, a.contentType, Buffer.from(a.bytes), a.createdAt).changes;
+  }
+
+  async getArtefact(artefactId: string): Promise<Artefact | null> {
+    const row = this.db.prepare('SELECT * FROM artefacts WHERE artefact_id = ?').get(artefactId);
+    return row ? toArtefact(row) : null;
+  }
+
+  async artefacts(runId: string): Promise<ArtefactInfo[]> {
+    return (this.db.prepare(`SELECT ${ARTEFACT_INFO_COLUMNS}, length(bytes) AS size FROM artefacts WHERE run_id = ? ORDER BY name`).all(runId) as any[]).map(toArtefactInfo);
+  }
+
   // ---- scheduled refresh lineage ---------------------------------------------
   async recordScheduleSnapshot(row: ScheduleSnapshotRow): Promise<void> {
     this.insertScheduleSnapshot(row);
@@ -366,6 +386,8 @@ export class SqliteStore implements ResultsStore {
         return this.insertWork(r.jobId, r.key, r.value);
       case 'scheduleSnapshot':
         return this.insertScheduleSnapshot(r.row);
+      case 'artefact':
+        return this.insertArtefact(r.artefact);
       case 'study':
         return this.studies.insertDump(r.dump);
     }

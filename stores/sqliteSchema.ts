@@ -68,6 +68,14 @@ CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, 
     name: 'judge units found by content (runs that judge while they collect append units)',
     up: 'CREATE INDEX IF NOT EXISTS judge_units_by_unit ON judge_units (run_id, unit);',
   },
+  {
+    version: 4,
+    name: 'artefacts (failure screenshots) stored with their bytes',
+    up: `
+CREATE TABLE artefacts (artefact_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, name TEXT NOT NULL, content_type TEXT NOT NULL, bytes BLOB NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX artefacts_by_run ON artefacts (run_id, name);
+`,
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

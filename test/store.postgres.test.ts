@@ -104,7 +104,7 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       const [a, b] = [new PostgresStore(url, location(url)), new PostgresStore(url, location(url))];
       try {
         const reports = await Promise.all([a.migrate(), b.migrate()]);
-        expect(reports.flatMap((r) => r.applied.map((m) => m.version))).toEqual([2, 3]);
+        expect(reports.flatMap((r) => r.applied.map((m) => m.version))).toEqual(POSTGRES_MIGRATIONS.slice(1).map((m) => m.version));
         await expectOldVerdictsAsFirstSlot(a, b, {});
       } finally {
         await a.close();

@@ -1,4 +1,4 @@
-import type { JudgeUnit, NewRun, RecordCounts, ResultsStore, StoreRecord } from '../core/store';
+import { artefactIdOf, type JudgeUnit, type NewRun, type RecordCounts, type ResultsStore, type StoreRecord } from '../core/store';
 import type { Answer, StudyRecord } from '../core/study/types';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 
@@ -167,7 +167,11 @@ export async function fillEverything(store: ResultsStore): Promise<void> {
   await store.studies.recordSubmission('sub-2');
   await store.studies.importAnnotations('pilot', [{ annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('A'), submittedAt: '2025-02-03T00:00:00.000Z' }]);
   await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
+  await store.putArtefact({ runId: 'r1', name: 'Ace-q-c.png', contentType: 'image/png', bytes: PNG_BYTES });
 }
+
+/** Every byte value, a NUL first (PostgreSQL text could not hold it; a screenshot's bytes must survive exactly). */
+const PNG_BYTES = Buffer.concat([Buffer.from([0, 0x89, 0x50, 0x4e, 0x47]), Buffer.from(Array.from({ length: 256 }, (_, i) => i))]);
 
 /** Everything a store holds, read through the interface (what a copy must reproduce). */
 export async function everything(store: ResultsStore): Promise<unknown> {
@@ -181,6 +185,7 @@ export async function everything(store: ResultsStore): Promise<unknown> {
       turns: await store.judgeTurns(runId, 'q-a', 'rv1'),
       otherSlotTurns: await store.judgeTurns(runId, 'q-a', 'rv1', { sample: 1, judge: 'panel-b' }),
       calls: await store.llmCalls(runId),
+      artefacts: await Promise.all((await store.artefacts(runId)).map(async (a) => ({ ...a, bytes: (await store.getArtefact(a.artefactId))!.bytes }))),
     })),
   );
   const studies = await store.studies.listStudies();
@@ -516,6 +521,26 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       expect(await store.scheduleSnapshots('none')).toEqual([]);
     });
 
+    test('artefacts: bytes kept exactly, readable from another connection, first write per run and name wins', async () => {
+      const other = await another();
+      const shot = { runId: 'r1', name: 'Ace-q1.png', contentType: 'image/png', bytes: PNG_BYTES };
+      const [id, sameId] = await Promise.all([store.putArtefact(shot), other.putArtefact({ ...shot, bytes: Buffer.from('a retried attempt') })]);
+      expect(id).toBe(artefactIdOf('r1', 'Ace-q1.png'));
+      expect(sameId).toBe(id);
+      const stored = (await other.getArtefact(id))!;
+      expect(stored).toMatchObject({ artefactId: id, runId: 'r1', name: 'Ace-q1.png', contentType: 'image/png', size: stored.bytes.length });
+      expect([PNG_BYTES, Buffer.from('a retried attempt')].some((b) => b.equals(stored.bytes))).toBe(true);
+      await other.putArtefact({ runId: 'r1', name: 'Ace-q0.txt', contentType: 'text/plain', bytes: Buffer.from('log') });
+      await other.putArtefact({ runId: 'r2', name: 'Ace-q1.png', contentType: 'image/png', bytes: Buffer.from('other run') });
+      expect((await store.artefacts('r1')).map((a) => [a.name, a.contentType, a.size])).toEqual([
+        ['Ace-q0.txt', 'text/plain', 3],
+        ['Ace-q1.png', 'image/png', stored.bytes.length],
+      ]);
+      expect((await store.getArtefact(artefactIdOf('r2', 'Ace-q1.png')))!.bytes.toString()).toBe('other run');
+      expect(await store.getArtefact('no-such-id')).toBeNull();
+      expect(await store.artefacts('none')).toEqual([]);
+    });
+
     test('two connections writing interleaved: every row once, the first writer wins, each sees the other\'s writes', async () => {
       const other = await another();
       await store.createRun(aRun('shared'));
@@ -694,7 +719,7 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const copy = await target.open();
         try {
           const counts = await copyAll(store, copy);
-          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, study: 1 });
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1 });
           expect(await everything(copy)).toEqual(await everything(store));
           expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
           expect(await everything(copy)).toEqual(await everything(store));

@@ -22,6 +22,7 @@ const LABELS: Record<RecordKind, string> = {
   cachedAnswer: 'cached judge answers',
   work: 'snapshot job results',
   scheduleSnapshot: 'scheduled snapshots',
+  artefact: 'artefacts (screenshots)',
   study: 'studies',
 };
 
