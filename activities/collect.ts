@@ -4,11 +4,11 @@ import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
 import type { StoredResponse } from '../core/types';
 import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
-import { requireRun, runDir, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
+import { requireRun, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
 import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
-import path from 'node:path';
+import { artefactSaver } from './artefacts';
 import type { CallOutcome } from '../workflows/types';
 
 const adapters = new Map<string, CopilotAdapter>();
@@ -19,7 +19,8 @@ export function collectActivities(deps: ActivityDeps) {
     const key = `${run.runId}\u0000${config.name}`;
     let adapter = adapters.get(key);
     if (!adapter) {
-      adapter = adapterFor(config.type).create(config, { env: deps.env, artefactDir: path.join(runDir(run), 'artefacts'), seed: seedNumber(run.config.seed) });
+      // Screenshots go to the store, not this worker's disk: the run may finish, and be reported, on another machine.
+      adapter = adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) });
       adapters.set(key, adapter);
     }
     return adapter;

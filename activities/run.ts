@@ -25,6 +25,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
+import { writeArtefacts } from './artefacts';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -262,7 +263,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
 }
 
-/** Render a run's report from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
+/** Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
 export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
   const { run, files, html, responses } = await buildRunReport(deps, runId);
   const dir = outDir ?? runDir(run);
@@ -272,5 +273,7 @@ export async function renderReport(deps: ActivityDeps, runId: string, outDir?: s
   writeTextAtomic(path.join(dir, 'responses.jsonl'), responsesJsonl(responses));
   writeTextAtomic(path.join(dir, 'report.html'), html);
   for (const extra of files.extra ?? []) await writeFileAtomic(path.join(dir, extra.name), (tmp) => extra.write(tmp));
+  // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
+  await writeArtefacts(deps.store, runId, path.join(dir, 'artefacts'));
   return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }

@@ -13,6 +13,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['status', () => (require('./commands/status') as typeof import('./commands/status')).statusCommand],
   ['cancel', () => (require('./commands/cancel') as typeof import('./commands/cancel')).cancelCommand],
   ['report', () => (require('./commands/report') as typeof import('./commands/report')).reportCommand],
+  ['artefacts', () => (require('./commands/artefacts') as typeof import('./commands/artefacts')).artefactsCommand],
   ['worker', () => (require('./commands/services') as Commands).workerCommand],
   ['dev', () => (require('./commands/services') as Commands).devCommand],
   ['server', () => (require('./commands/services') as Commands).serverCommand],

@@ -1,9 +1,14 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { browserAdapter, closeSharedBrowser } from '../activities/adapters/browser';
+import { artefactSaver } from '../activities/artefacts';
+import type { ResultsStore } from '../core/store';
+import { SqliteStore } from '../stores/sqlite';
+import { aRun } from './storeContract';
+import { runCli } from './support/cli';
 import type { Query } from '../core/types';
 import { adapterFailure } from './support/adapterError';
 
@@ -70,9 +75,16 @@ const LOGIN_PAGE = '<!doctype html><html><body><h1>Please log in</h1></body></ht
 let server: Server;
 let base: string;
 let artefactDir: string;
+/** The results store the adapter keeps its failure screenshots in (as a run's collect activity gives it). */
+let store: ResultsStore;
+let storeFile: string;
+const RUN = 'run-browser';
 
 beforeAll(async () => {
   artefactDir = mkdtempSync(join(tmpdir(), 'judgeflow-browser-'));
+  storeFile = join(artefactDir, 'results.db');
+  store = new SqliteStore(storeFile);
+  await store.createRun(aRun(RUN));
   server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/api/plan') {
@@ -94,6 +106,7 @@ afterAll(async () => {
   await closeSharedBrowser();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
+  await store.close();
   rmSync(artefactDir, { recursive: true, force: true });
 });
 
@@ -106,7 +119,7 @@ function ask(fields: Record<string, unknown>, query: Query) {
     timeoutMs: 15_000,
     ...fields,
   });
-  const adapter = browserAdapter.create(config, { env: {}, artefactDir });
+  const adapter = browserAdapter.create(config, { env: {}, saveArtefact: artefactSaver(store, RUN) });
   return adapter.collect({ query, signal: AbortSignal.timeout(config.timeoutMs) });
 }
 
@@ -166,15 +179,34 @@ test('a "Thinking…" placeholder inside the new answer bubble is not taken for 
   expect(custom.text).toBe(planned.get(questions[1]));
 });
 
-test('a page that never finishes: timeout error with a screenshot', async () => {
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+test('a page that never finishes: timeout error with a screenshot in the store, readable by another process', async () => {
   const error = await adapterFailure(ask({ url: `${base}/?forever=1`, timeoutMs: 3000 }, { id: 'q5/forever', text: 'Never stop' }));
   expect(error.kind).toBe('timeout');
   expect(error.retryable).toBe(true);
   expect(error.message).toMatch(/did not finish within 3000 ms while waiting for the answer to finish \(answer had \d+ characters so far\)/);
-  expect(error.options.screenshotPath).toBeDefined();
-  expect(existsSync(error.options.screenshotPath!)).toBe(true);
-  expect(basename(error.options.screenshotPath!)).toMatch(/^WebBot-q5_forever-.*\.png$/);
-  expect(error.message).toContain(error.options.screenshotPath!);
+  const ref = error.options.screenshot!;
+  expect(ref).toMatch(/^artefact:[0-9a-f]{16}$/);
+  expect(error.message).toContain(`(screenshot: ${ref})`);
+  // Another handle on the store (as a worker on another machine holds one) reads the screenshot itself.
+  const other = new SqliteStore(storeFile);
+  try {
+    const shot = (await other.getArtefact(ref.slice('artefact:'.length)))!;
+    expect(shot).toMatchObject({ runId: RUN, contentType: 'image/png' });
+    expect(shot.name).toMatch(/^WebBot-q5_forever-.*\.png$/);
+    expect(shot.bytes.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
+  } finally {
+    await other.close();
+  }
+  // And another process writes it out as a file: what `judgeflow artefacts RUN --out DIR` is for.
+  const out = join(artefactDir, 'exported');
+  const exported = await runCli(['artefacts', RUN, '--out', out, '--json'], { JUDGEFLOW_STORE: storeFile });
+  expect(exported.stderr).toBe('');
+  const files = JSON.parse(exported.stdout) as Array<{ ref: string; file: string }>;
+  const file = files.find((f) => f.ref === ref)!.file;
+  expect(file.startsWith(out)).toBe(true);
+  expect(readFileSync(file).subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
 });
 
 test('a missing input selector fails fast naming it, with a screenshot', async () => {
@@ -185,7 +217,8 @@ test('a missing input selector fails fast naming it, with a screenshot', async (
   );
   expect(error.kind).toBe('selector');
   expect(error.message).toContain(`input selector "#nope" matched nothing on ${base}/`);
-  expect(existsSync(error.options.screenshotPath!)).toBe(true);
+  const shot = await store.getArtefact(error.options.screenshot!.slice('artefact:'.length));
+  expect(shot?.name).toMatch(/^WebBot-q6-.*\.png$/);
 });
 
 test('without the storageState the login page has no input: selector error', async () => {

@@ -28,7 +28,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function adapter(fields: Partial<CsvCopilotConfig> & { name: string }) {
   const config = csvAdapter.configSchema.parse({ type: 'csv', path, ...fields });
-  return csvAdapter.create(config, { env: {}, artefactDir: dir });
+  return csvAdapter.create(config, { env: {} });
 }
 
 const signal = new AbortController().signal;
@@ -91,7 +91,7 @@ test('a missing column is a config error naming the column and the file, at vali
 test('the parsed file is cached per path and re-read when it changes', async () => {
   const small = join(dir, 'small.csv');
   writeFileSync(small, toCsv([['query', 'C_response'], ['Q1', 'first']]));
-  const c = csvAdapter.create(csvAdapter.configSchema.parse({ name: 'C', type: 'csv', path: small }), { env: {}, artefactDir: dir });
+  const c = csvAdapter.create(csvAdapter.configSchema.parse({ name: 'C', type: 'csv', path: small }), { env: {} });
   expect((await c.collect({ query: { id: '1', text: 'Q1' }, signal })).text).toBe('first');
   writeFileSync(small, toCsv([['query', 'C_response'], ['Q1', 'second, edited']]));
   const later = new Date(Date.now() + 10_000);

@@ -128,7 +128,7 @@ function configFor(fields: Record<string, unknown>) {
 }
 
 function collect(fields: Record<string, unknown>, signal = AbortSignal.timeout(10_000), q: Query = query) {
-  const adapter = httpAdapter.create(configFor(fields), { env, artefactDir: '/tmp' });
+  const adapter = httpAdapter.create(configFor(fields), { env });
   return adapter.collect({ query: q, signal });
 }
 
@@ -163,7 +163,7 @@ test('a string body is a raw JSON template whose placeholders are JSON-escaped',
 });
 
 test('an unset env var in a header is a config error naming it', () => {
-  expect(() => httpAdapter.create(configFor({ url: `${base}/chat`, answerPath: 'a' }), { env: {}, artefactDir: '/tmp' })).toThrow(
+  expect(() => httpAdapter.create(configFor({ url: `${base}/chat`, answerPath: 'a' }), { env: {} })).toThrow(
     /JUDGEFLOW_TEST_API_KEY/,
   );
 });

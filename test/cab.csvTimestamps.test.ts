@@ -23,7 +23,7 @@ function csvFile(header: string[], row: string[]): string {
 
 async function collect(file: string, fields: Record<string, unknown> = {}) {
   const config = csvAdapter.configSchema.parse({ name: 'Elsa', type: 'csv', path: file, ...fields });
-  return csvAdapter.create(config, { env: {}, artefactDir: tempDir() }).collect({ query, signal: new AbortController().signal });
+  return csvAdapter.create(config, { env: {} }).collect({ query, signal: new AbortController().signal });
 }
 
 const prompt = (timestamp: string | null) => scoringMessage(rubric, query, { label: 'Response #1', text: 'Yes, size small.', timestamp, context: null }, '2026-03-05').content;

@@ -6,7 +6,7 @@ import { simServersForFile } from './support/sims';
 
 const sim = simServersForFile({ copilots: {} });
 const query = { id: 'q1', text: 'Should I stake ETH on Lido or Rocket Pool?' };
-const ctx = { env: {}, artefactDir: '/tmp' };
+const ctx = { env: {} };
 const collect = (adapter: { collect: (r: { query: typeof query; signal: AbortSignal }) => Promise<any> }) => adapter.collect({ query, signal: AbortSignal.timeout(10_000) });
 
 test('copilot adapters return the usage the endpoint reported: openai, http JSON, http SSE with a usage event; none when absent', async () => {

@@ -1,13 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { z } from 'zod';
 import { chromiumPath, CHROMIUM_INSTALL_COMMAND, isExecutable } from './chromiumPath';
 
 /** playwright-core is loaded when a browser copilot first runs, not whenever a config is read. */
 const playwright = () => require('playwright-core') as typeof import('playwright-core');
-import { AdapterError, type AdapterModule } from './types';
+import { AdapterError, type AdapterContext, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
 import { toAdapterError } from './errors';
 
@@ -62,7 +60,7 @@ export const browserAdapter: AdapterModule<BrowserCopilotConfig> = {
   configSchema,
   // A chat page has no way to inject earlier turns; the query text is sent alone.
   supportsHistory: false,
-  create(config, { artefactDir }) {
+  create(config, { saveArtefact }) {
     const who = `copilot ${config.name}`;
     return {
       async collect({ query, signal }) {
@@ -80,9 +78,9 @@ export const browserAdapter: AdapterModule<BrowserCopilotConfig> = {
           return await untilAborted(ask(page, config, query.text, progress, signal), signal);
         } catch (error) {
           const failure = pageFailure(error, who, config, progress, page);
-          const screenshotPath = page && (await saveScreenshot(page, artefactDir, config.name, query.id));
-          if (!screenshotPath) throw failure;
-          throw new AdapterError(failure.kind, `${failure.message} (screenshot: ${screenshotPath})`, { ...failure.options, screenshotPath });
+          const screenshot = page && saveArtefact && (await saveScreenshot(page, saveArtefact, config.name, query.id));
+          if (!screenshot) throw failure;
+          throw new AdapterError(failure.kind, `${failure.message} (screenshot: ${screenshot})`, { ...failure.options, screenshot });
         } finally {
           await context?.close().catch(() => undefined);
         }
@@ -274,13 +272,12 @@ function pageFailure(error: unknown, who: string, config: BrowserCopilotConfig, 
   return toAdapterError(error, who, { where });
 }
 
-async function saveScreenshot(page: Page, artefactDir: string, copilot: string, queryId: string): Promise<string | undefined> {
+/** Named by copilot, query and time, so every failed attempt keeps its own screenshot. */
+async function saveScreenshot(page: Page, save: NonNullable<AdapterContext['saveArtefact']>, copilot: string, queryId: string): Promise<string | undefined> {
   const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_');
-  const path = join(artefactDir, `${safe(copilot)}-${safe(queryId)}-${new Date().toISOString().replace(/[:.]/g, '-')}.png`);
+  const name = `${safe(copilot)}-${safe(queryId)}-${new Date().toISOString().replace(/[:.]/g, '-')}.png`;
   try {
-    await mkdir(artefactDir, { recursive: true });
-    await page.screenshot({ path, fullPage: true, timeout: 10_000 });
-    return path;
+    return await save({ name, contentType: 'image/png', bytes: await page.screenshot({ fullPage: true, timeout: 10_000 }) });
   } catch {
     return undefined; // a failed screenshot must not hide the original failure
   }

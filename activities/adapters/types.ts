@@ -27,7 +27,14 @@ export class AdapterError extends Error {
   constructor(
     readonly kind: AdapterErrorKind,
     message: string,
-    readonly options: { retryable?: boolean; retryAfterMs?: number; screenshotPath?: string; raw?: string; status?: number } = {},
+    readonly options: {
+      retryable?: boolean;
+      retryAfterMs?: number;
+      /** Where the failure screenshot is: `artefact:<id>` in the results store (`judgeflow artefacts RUN`). */
+      screenshot?: string;
+      raw?: string;
+      status?: number;
+    } = {},
   ) {
     super(message);
     this.name = 'AdapterError';
@@ -71,8 +78,11 @@ export interface CopilotAdapter {
 /** Things an adapter may need from its surroundings; secrets come only from `env`, inside the activity. */
 export interface AdapterContext {
   env: NodeJS.ProcessEnv;
-  /** Folder for artefacts such as failure screenshots. */
-  artefactDir: string;
+  /**
+   * Keeps a file the adapter made (a failure screenshot) where any machine can read it — the results store — and returns
+   * how to refer to it (`artefact:<id>`). Absent when the adapter runs outside a run: then nothing is kept.
+   */
+  saveArtefact?: (artefact: { name: string; contentType: string; bytes: Uint8Array }) => Promise<string>;
   /** Derived from the run seed; adapters whose endpoints take a sampling seed send it (reproducible copilot runs). */
   seed?: number;
 }
