@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../core/files';
-import { artefactRef, type ArtefactInfo, type ResultsStore } from '../core/store';
+import { artefactFileName, artefactRef, type ArtefactInfo, type ResultsStore } from '../core/store';
 import type { AdapterContext } from './adapters/types';
 
 /**
@@ -12,11 +12,6 @@ import type { AdapterContext } from './adapters/types';
 /** What a run's adapters are given to keep an artefact: stored under the run, referred to as `artefact:<id>`. */
 export function artefactSaver(store: ResultsStore, runId: string): NonNullable<AdapterContext['saveArtefact']> {
   return async (artefact) => artefactRef(await store.putArtefact({ runId, ...artefact }));
-}
-
-/** The file an artefact is written to: its stored name reduced to a plain file name (the store may hold any text). */
-export function artefactFileName(a: Pick<ArtefactInfo, 'artefactId' | 'name'>): string {
-  return path.basename(a.name).replace(/[^A-Za-z0-9_.-]+/g, '_').replace(/^\.+/, '') || a.artefactId;
 }
 
 /** Write every artefact of a run into `dir` (each written whole, then renamed into place); returns what was written where. */

@@ -4,7 +4,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import { judgeUnitTimeoutMs, judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
-import { slotOf } from '../core/store';
+import { artefactFileName, artefactRef, slotOf } from '../core/store';
+import type { ReportArtefact } from '../core/html/runReport';
 import { workItems } from '../core/workItems';
 import { consensusJudgments } from '../core/consensus';
 import { reliability } from '../core/reliability';
@@ -259,6 +260,9 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     scoreKey: protocol.scoreKey,
   });
   if (panel) files.json.panel = panel;
+  const artefacts = await store.artefacts(runId);
+  if (artefacts.length)
+    files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
   files.markdown = [files.markdown, ...judgingMarkdown(files.json)].join('\n');
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
 }

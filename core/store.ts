@@ -111,6 +111,13 @@ export const artefactIdOf = (runId: string, name: string): string => contentHash
 /** How errors and reports refer to a stored artefact (`judgeflow artefacts RUN --out DIR` writes it out). */
 export const artefactRef = (artefactId: string): string => `artefact:${artefactId}`;
 
+/**
+ * The file an artefact is exported as: its id, then its stored name reduced to plain characters (the store may hold any
+ * text). The id keeps every file of a run distinct and lets `judgeflow view` serve a report's relative links.
+ */
+export const artefactFileName = (a: Pick<ArtefactInfo, 'artefactId' | 'name'>): string =>
+  `${a.artefactId}-${a.name.split(/[\\/]/).pop()!.replace(/[^A-Za-z0-9_.-]+/g, '_')}`;
+
 /** Everything one study holds, for copying it between stores as a whole. */
 export interface StudyDump {
   study: StudyRecord;

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { renderReport } from '../activities/run';
 import { benchmarkRun } from '../workflows';
 import { runInput } from '../client/startRun';
 import { startViewServer } from '../client/view/server';
@@ -56,10 +59,25 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
       await page.waitForFunction((id) => document.querySelector(`[data-run-status="${id}"]`)?.textContent === 'completed', runId, { timeout: 10_000 });
       expect(await page.getAttribute(`tr[data-run="${runId}"] a[target=_blank]`, 'href')).toBe(`http://127.0.0.1:8233/namespaces/default/workflows/${runId}`);
 
+      // A failure screenshot in the store (as a browser copilot's collect activity keeps one), with a name to be made safe.
+      const shot = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('not really a picture')]);
+      const shotId = await world.store.putArtefact({ runId, name: 'Evil q1/../x.png', contentType: 'image/png', bytes: shot });
+
       // Its report, from the same renderer as report.html; the hostile answer executes nothing here either.
       await page.click(`tr[data-run="${runId}"] a[href="/runs/${runId}"]`);
       await page.waitForSelector('#drill-table');
       expect(await page.textContent('h1')).toContain(`LATTICE report — run ${runId}`);
+      // The report links the artefact relatively; the view serves that link from the store.
+      const href = (await page.getAttribute('#artefacts a', 'href'))!;
+      expect(href).toBe(`artefacts/${shotId}-x.png`);
+      const served = await fetch(new URL(href, page.url()));
+      expect(served.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await served.arrayBuffer()).equals(shot)).toBe(true);
+      // The same link works next to a report rendered anywhere from the store.
+      const out = path.join(tempDir('jf-view-report-'), 'report');
+      await renderReport({ store: world.store, env: process.env }, runId, out);
+      expect(JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8')).artefacts).toEqual([{ ref: `artefact:${shotId}`, name: 'Evil q1/../x.png', contentType: 'image/png', size: shot.length, file: href }]);
+      expect(fs.readFileSync(path.join(out, href)).equals(shot)).toBe(true);
       await page.selectOption('#drill-copilot', 'Evil');
       await page.locator('#drill-table tbody tr').first().press('Enter');
       await expectInert(page, '#drill-detail .answer');

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { artefactFileName, writeArtefacts } from '../../activities/artefacts';
-import { artefactRef } from '../../core/store';
+import { writeArtefacts } from '../../activities/artefacts';
+import { artefactFileName, artefactRef } from '../../core/store';
 import { assertWritableDir } from '../../core/writableDir';
 import { InputError } from '../../core/inputError';
 import { openExistingStore } from '../../stores';

@@ -1,6 +1,6 @@
 /**
  * `judgeflow view`: a local, read-only web app over the results store. Runs (with live progress from each running
- * run's workflow `progress` query), each run's report.html (the same renderer the run writes), a compare of any two
+ * run's workflow `progress` query), each run's report.html (the same renderer the run writes) and its artefacts, a compare of any two
  * runs, snapshots and their lineage, schedules and their next fire times, links to the Temporal Web UI.
  *
  * Read-only: GET and HEAD only, nothing is written to the store or to disk. Pages carry a Content-Security-Policy
@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import { buildRunReport } from '../../activities/run';
 import { buildCompareHtml } from '../../core/compareHtml';
 import { dataTable, esc, htmlPage, section } from '../../core/html/page';
-import type { ResultsStore } from '../../core/store';
+import type { Artefact, ResultsStore } from '../../core/store';
 import { InputError } from '../../core/inputError';
 import { progressQuery } from '../../workflows';
 import type { Progress } from '../../workflows/types';
@@ -153,6 +153,13 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       return row ? send(res, 200, 'application/json', JSON.stringify(row)) : send(res, 404, 'application/json', '{"error":"no such run"}');
     }
     if (runMatch) return sendHtml(res, await runPage(decodeURIComponent(runMatch[1])));
+    // A run page's links to its artefacts are relative (`artefacts/<id>-<name>`, as next to a rendered report.html).
+    const artefactMatch = /^\/runs\/artefacts\/([0-9a-f]{16})-[^/]*$/.exec(p);
+    if (artefactMatch) {
+      const artefact = await store.getArtefact(artefactMatch[1]);
+      if (!artefact) throw new NotFound(`no artefact ${artefactMatch[1]} in ${store.location}`);
+      return sendArtefact(res, artefact);
+    }
     if (p === '/compare') {
       const a = url.searchParams.get('a');
       const b = url.searchParams.get('b');
@@ -193,6 +200,23 @@ class NotFound extends Error {}
 function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', ...headers });
   res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** Images are shown; anything else is offered as a download. Nothing served here may run script. */
+const SHOWN = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
+
+function sendArtefact(res: ServerResponse, artefact: Artefact): void {
+  const shown = SHOWN.has(artefact.contentType);
+  res.writeHead(200, {
+    'content-type': shown ? artefact.contentType : 'application/octet-stream',
+    ...(shown ? {} : { 'content-disposition': 'attachment' }),
+    'content-length': String(artefact.bytes.length),
+    'content-security-policy': "default-src 'none'; sandbox",
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : artefact.bytes);
 }
 
 /** The page's own CSP meta tag carries the nonce; the header adds framing and sniffing protection. */

@@ -125,7 +125,23 @@ export function costSection(cost: CostSummary | undefined): string {
   return section('cost', 'What the run cost', table, note);
 }
 
-/** A run report page: header, contents, protocol sections, cost, drill-down. */
+/** A stored artefact as report.json lists it; `file` is where `judgeflow report` wrote it, relative to the report. */
+export interface ReportArtefact {
+  ref: string;
+  name: string;
+  contentType: string;
+  size: number;
+  file: string;
+}
+
+/** Links to the run's artefacts (failure screenshots): files next to report.html, or served by `judgeflow view`. */
+function artefactSection(artefacts: ReportArtefact[] | undefined): string {
+  if (!artefacts?.length) return '';
+  const items = artefacts.map((a) => `<li><a href="${esc(a.file)}">${esc(a.name)}</a> (${esc(a.contentType)}, ${a.size} bytes) <code>${esc(a.ref)}</code></li>`);
+  return section('artefacts', 'Artefacts', `<ul>${items.join('')}</ul>`, 'Kept in the results store; failure messages name them by <code>artefact:ID</code>.');
+}
+
+/** A run report page: header, contents, protocol sections, cost, artefacts, drill-down. */
 export function runReportPage(args: {
   title: string;
   header: string;
@@ -133,16 +149,23 @@ export function runReportPage(args: {
   /** Sections every protocol shares about its judges (repeated samples, panels): after the protocol's own. */
   judging?: Array<[id: string, title: string, html: string]>;
   cost?: CostSummary;
+  artefacts?: ReportArtefact[];
   drill: DrillData;
 }): string {
   const sections = [...args.sections, ...(args.judging ?? [])].filter(([, , html]) => html);
   const cost = costSection(args.cost);
-  const entries: Array<[string, string]> = [...sections.map(([id, title]) => [id, title] as [string, string]), ...(cost ? [['cost', 'Cost'] as [string, string]] : []), ['drill', 'Every answer']];
+  const artefacts = artefactSection(args.artefacts);
+  const entries: Array<[string, string]> = [
+    ...sections.map(([id, title]) => [id, title] as [string, string]),
+    ...(cost ? [['cost', 'Cost'] as [string, string]] : []),
+    ...(artefacts ? [['artefacts', 'Artefacts'] as [string, string]] : []),
+    ['drill', 'Every answer'],
+  ];
   const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales.');
   return htmlPage({
     title: args.title,
     header: args.header + toc(entries),
-    body: sections.map(([id, title, html]) => section(id, title, html)).join('\n') + cost + drill,
+    body: sections.map(([id, title, html]) => section(id, title, html)).join('\n') + cost + artefacts + drill,
     data: { drill: args.drill },
   });
 }

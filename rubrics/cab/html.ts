@@ -1,6 +1,6 @@
 import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/html/charts';
 import { dataTable, esc, num } from '../../core/html/page';
-import { drillData, runHeader, runReportPage, type HtmlReportInput } from '../../core/html/runReport';
+import { drillData, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
 import { judgingSections } from '../../core/judgingReport';
 import { separabilityTiers } from '../../core/html/tiers';
 import type { CostSummary } from '../../core/cost';
@@ -129,6 +129,7 @@ export function buildCabHtml(input: HtmlReportInput): string {
     ],
     judging: judgingSections(input.report),
     cost: input.report.cost as CostSummary | undefined,
+    artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     drill: drillData(input, {
       // The ranking's rationale (and taxonomy flags) show in the detail with the other rationales; they are not score columns.
       dimensions: rubric.data.dimensions.map((d) => ({ id: d.id, name: d.name })),

@@ -1,6 +1,6 @@
 import { groupedBars, heatmap, intervalChart } from '../../core/html/charts';
 import { separabilityTiers } from '../../core/html/tiers';
-import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput } from '../../core/html/runReport';
+import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
 import { judgingSections } from '../../core/judgingReport';
 import type { CostSummary } from '../../core/cost';
 import type { LatticeCopilotSummary } from './aggregate';
@@ -72,6 +72,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
     ],
     judging: judgingSections(input.report),
     cost: input.report.cost as CostSummary | undefined,
+    artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     drill: drillData(input, {
       dimensions: dims,
       labelName: 'task / category',

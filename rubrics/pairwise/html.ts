@@ -1,6 +1,6 @@
 import type { CostSummary } from '../../core/cost';
 import { columnChart, heatmap } from '../../core/html/charts';
-import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput } from '../../core/html/runReport';
+import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
 import { judgingSections } from '../../core/judgingReport';
 import { pairwiseLabels } from './queries';
 
@@ -42,6 +42,7 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
     ],
     judging: judgingSections(input.report),
     cost: input.report.cost as CostSummary | undefined,
+    artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     drill: drillData(input, { dimensions: [{ id: 'preference', name: 'Preference' }], labelName: 'topic', labelsOf: (q) => pairwiseLabels(q).topic ?? [] }),
   });
 }
