@@ -31,6 +31,7 @@ describePostgres(`judgeflow store${unavailable ? ` (skipped: ${unavailable})` : 
       expect(first.stdout).toMatch(/responses\s+5\s+\(5 new\)/);
       expect(first.stdout).toMatch(/LLM calls\s+3\s+\(3 new\)/);
       expect(first.stdout).toMatch(/studies\s+1\s+\(1 new\)/);
+      expect(first.stdout).toMatch(/artefacts \(screenshots\)\s+1\s+\(1 new\)/);
       expect(first.stdout).not.toContain(encodeURIComponent(postgres.server().password));
       const copy = openPostgres(url);
       try {
