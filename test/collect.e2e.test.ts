@@ -169,7 +169,7 @@ test('http, streamed http, browser and csv copilots collected across two workers
   );
 });
 
-test('429 with Retry-After and 500 are retried through Temporal; a copilot that never answers is a recorded timeout and the run goes on', async () => {
+test('429 with Retry-After and 500 are retried through Temporal; a copilot that never answers is a recorded timeout and the run goes on; a broken page leaves its screenshot in the store', async () => {
   const dir = tempDir();
   const attempts = new Map<string, number[]>();
   const flaky = http.createServer((req, res) => {
@@ -195,6 +195,7 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
     copilots: [
       { name: 'Flaky', type: 'http', url: `${flakyURL}/ask`, body: { question: '{{query}}' }, answerPath: 'answer', retry: { maxAttempts: 4, initialIntervalMs: 100 } },
       { name: 'Hung', type: 'http', url: `${flakyURL}/never`, body: { question: '{{query}}' }, answerPath: 'answer', timeoutMs: 800, retry: { maxAttempts: 2, initialIntervalMs: 100 } },
+      { name: 'Broken', type: 'browser', url: `${base}/chat`, selectors: { input: '#no-such-input', answer: 'article.bot' }, selectorTimeoutMs: 300, retry: { maxAttempts: 1 } },
     ],
   });
   try {
@@ -207,10 +208,18 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
         expect((await store.getResponse(result.runId, q.id, 'Flaky'))!.text).toBe(`ok: ${q.text}`);
         const hung = (await store.getResponse(result.runId, q.id, 'Hung'))!;
         expect([hung.status, hung.errorKind]).toEqual(['failed', 'timeout']);
+        // The worker kept the page's screenshot in the store, not on its own disk, and the failure names it.
+        const broken = (await store.getResponse(result.runId, q.id, 'Broken'))!;
+        expect([broken.status, broken.errorKind]).toEqual(['failed', 'selector']);
+        const id = /\(screenshot: artefact:([0-9a-f]{16})\)/.exec(broken.errorMessage ?? '')![1];
+        const shot = (await store.getArtefact(id))!;
+        expect([shot.runId, shot.contentType, shot.bytes.subarray(1, 4).toString()]).toEqual([result.runId, 'image/png', 'PNG']);
       }
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.copilots.Flaky.n).toBe(2);
       expect(report.copilots.Hung.failedResponses).toBe(2);
+      expect(report.artefacts).toHaveLength(2);
+      for (const a of report.artefacts) expect(fs.existsSync(path.join(path.dirname(result.reportPath), a.file))).toBe(true);
     });
   } finally {
     flaky.closeAllConnections();
