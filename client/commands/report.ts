@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { renderReport } from '../../activities/run';
 import { assertWritableDir } from '../../core/writableDir';
-import { openStore } from '../../stores';
 import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
-import { whereRunsLive } from '../existingStore';
+import { requireExistingStore, whereRunsLive } from '../existingStore';
 
 export const reportCommand: Command = {
   name: 'report',
@@ -14,10 +13,10 @@ export const reportCommand: Command = {
   async run({ values, positionals }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
+    const store = await requireExistingStore();
+    if (!(await store.getRun(runId))) throw new InputError(`run ${runId} is not in this results store: ${whereRunsLive(store.location)}`);
     const out = typeof values.out === 'string' ? path.resolve(values.out) : undefined;
     if (out) assertWritableDir(out, '--out');
-    const store = await openStore();
-    if (!(await store.getRun(runId))) throw new InputError(`run ${runId} is not in this results store: ${whereRunsLive(store.location)}`);
     const { reportPath } = await renderReport({ store, env: process.env }, runId, out);
     console.log(`Report: ${reportPath}`);
     return 0;

@@ -2,7 +2,8 @@ import path from 'node:path';
 import { writeTextAtomic } from '../../core/files';
 import type { Command } from '../args';
 import type { SnapshotRecord } from '../../core/store';
-import { openStore } from '../../stores';
+import { openExistingStore, openStore, storeLocation } from '../../stores';
+import { requireExistingStore } from '../existingStore';
 import { diffSnapshots, exportCsv, exportJsonl, labelCounts, resolveSnapshotId } from '../../core/snapshots';
 import { loadTraffic } from '../../core/traffic';
 import { InputError } from '../../core/inputError';
@@ -140,10 +141,10 @@ export const snapshotCommand: Command = {
       case 'curate':
         return curate(values);
       case 'list': {
-        const store = await openStore();
-        const all = await store.listSnapshots();
+        const store = await openExistingStore();
+        const all = store ? await store.listSnapshots() : [];
         if (values.json) console.log(JSON.stringify(all));
-        else if (!all.length) console.log(`No snapshots in ${store.location}. Make one with judgeflow snapshot generate|curate, or run a benchmark.`);
+        else if (!all.length) console.log(`No snapshots in ${store?.location ?? storeLocation()}. Make one with judgeflow snapshot generate|curate, or run a benchmark.`);
         else {
           console.log(`${'SNAPSHOT'.padEnd(18)} ${'CREATED'.padEnd(24)} ${'QUERIES'.padStart(7)}  ${'GENERATOR'.padEnd(16)} PARENT`);
           for (const s of all) console.log(`${s.snapshotId.padEnd(18)} ${s.createdAt.padEnd(24)} ${String(s.queryCount).padStart(7)}  ${String((s.meta as Record<string, unknown>).generator ?? '?').padEnd(16)} ${short(s.parentId)}`);
@@ -152,7 +153,7 @@ export const snapshotCommand: Command = {
       }
       case 'show': {
         need(1, 'one snapshot ID');
-        const store = await openStore();
+        const store = await requireExistingStore();
         const s = await resolveSnapshotId(store, ids[0]);
         const queries = await store.snapshotQueries(s.snapshotId);
         const { labelsOf } = queryReadingOf(s);
@@ -166,7 +167,7 @@ export const snapshotCommand: Command = {
       }
       case 'diff': {
         need(2, 'two snapshot IDs (A B)');
-        const store = await openStore();
+        const store = await requireExistingStore();
         const [a, b] = await Promise.all(ids.map((id) => resolveSnapshotId(store, id)));
         const d = diffSnapshots({ id: a.snapshotId, queries: await store.snapshotQueries(a.snapshotId) }, { id: b.snapshotId, queries: await store.snapshotQueries(b.snapshotId) }, queryReadingOf(a, b).labelsOf);
         if (values.json) console.log(JSON.stringify(d));
@@ -187,7 +188,7 @@ export const snapshotCommand: Command = {
         need(1, 'one snapshot ID');
         const format = typeof values.format === 'string' ? values.format : 'jsonl';
         if (format !== 'jsonl' && format !== 'csv') throw new InputError(`--format ${format}: expected jsonl or csv`);
-        const store = await openStore();
+        const store = await requireExistingStore();
         const s = await resolveSnapshotId(store, ids[0]);
         const queries = await store.snapshotQueries(s.snapshotId);
         const { queryFields } = queryReadingOf(s);
