@@ -3,6 +3,8 @@ import { Context } from '@temporalio/activity';
 /**
  * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout
  * instead of the (long) start-to-close timeout. Outside an activity (unit tests) it just runs `work`.
+ * The first heartbeat leaves after `everyMs`, not at once: the server counts the heartbeat timeout from the activity's
+ * start, and every heartbeat is a write of the run's state on the server, so a call shorter than that sends none.
  */
 export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 2_000): Promise<T> {
   let context: Context | undefined;
@@ -11,7 +13,6 @@ export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 2_000):
   } catch {
     return work();
   }
-  context.heartbeat();
   const timer = setInterval(() => context!.heartbeat(), everyMs);
   try {
     return await work();

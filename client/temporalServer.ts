@@ -228,6 +228,9 @@ export interface StartDevServerOptions {
 
 function devServerArgs(opts: StartDevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  // Eager activity dispatch: an activity scheduled by a workflow task comes back to that worker in the task's completion
+  // response, skipping the server's task matching (a round trip and server CPU on every LLM call).
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.headless) args.push('--headless');
   // The UI binds to loopback too; its news feed would only fetch from the Internet.

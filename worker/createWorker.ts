@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
@@ -10,14 +11,18 @@ export interface WorkerOptions {
   /** Default: the one JUDGEFLOW_STORE / JUDGEFLOW_HOME in `env` names. */
   store?: StoreTarget;
   env?: NodeJS.ProcessEnv;
-  /** Path of a pre-bundled workflow file (JUDGEFLOW_WORKFLOW_BUNDLE); otherwise the workflows are bundled at start-up. */
+  /**
+   * Path of a pre-bundled workflow file (JUDGEFLOW_WORKFLOW_BUNDLE); by default the compiled CLI's dist/workflow-bundle.js
+   * (bundled with the build from the same sources); run from the sources, the workflows are bundled at start-up.
+   */
   workflowBundlePath?: string;
 }
 
 /** A worker runs every workflow and activity of judgeflow; run as many as you like against one task queue. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const env = options.env ?? process.env;
-  const bundle = options.workflowBundlePath ?? env.JUDGEFLOW_WORKFLOW_BUNDLE;
+  // __filename, not __dirname: the build points a compiled module's __dirname at its source folder (scripts/build.js).
+  const bundle = options.workflowBundlePath ?? (env.JUDGEFLOW_WORKFLOW_BUNDLE || path.join(path.dirname(__filename), '..', 'workflow-bundle.js'));
   // The worker SDK (native bridge, bundler) loads here, not when a command module that can start a worker is imported.
   const { Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   return Worker.create({

@@ -1,4 +1,4 @@
-import { isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import { condition } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
@@ -125,9 +125,16 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
     await Promise.all(running);
   }
 
+  /** Judge work items planned but not started yet for one judge of the panel (item i belongs to judges[i mod n]). */
+  const unstarted = (lane: number) => Math.ceil(Math.max(0, state.planned - (state.nextItems[lane] ?? lane)) / judges.length);
+
   async function planReady(): Promise<void> {
+    // Plan once a judge is about to run out of work (under two windows of items left), not after every answer: the
+    // answers that arrived meanwhile are planned in one step, so fewer activities and workflow tasks compete with the calls.
+    const whenNeeded = patched('pipeline-plan-ready-when-needed');
+    const needed = () => !whenNeeded || judges.some((judge, lane) => unstarted(lane) < 2 * judge.concurrency);
     for (;;) {
-      await condition(() => pending.length > 0 || !collecting);
+      await condition(() => (pending.length > 0 && needed()) || !collecting);
       if (!pending.length) break;
       const batch = pending.splice(0, READY_BATCH);
       batch.forEach((q) => pendingSet.delete(q));
