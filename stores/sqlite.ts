@@ -31,6 +31,27 @@ function prepareFile(file: string): void {
   }
 }
 
+/** Distinct SQL texts kept compiled per connection; queries built with varying text beyond that are compiled afresh. */
+const STATEMENT_CACHE = 500;
+
+/**
+ * better-sqlite3 compiles a statement on every prepare(); a worker asks the same few dozen queries for every LLM call, so
+ * each connection keeps its statements compiled (about 0.8 ms of worker CPU per call). A cached statement is handed out
+ * with pluck() off, so one caller's pluck() does not change what the next one reads.
+ */
+function reuseStatements(db: Database.Database): void {
+  const compile = db.prepare.bind(db);
+  const statements = new Map<string, Database.Statement>();
+  db.prepare = ((sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= STATEMENT_CACHE) statements.clear();
+      statements.set(sql, (statement = compile(sql)));
+    } else if (statement.reader) statement.pluck(false);
+    return statement;
+  }) as typeof db.prepare;
+}
+
 export class SqliteStore implements ResultsStore {
   private readonly db: Database.Database;
   readonly studies: SqliteStudyStore;
@@ -42,6 +63,7 @@ export class SqliteStore implements ResultsStore {
     this.db = new Database(location);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 10000'); // several worker processes may share one file
+    reuseStatements(this.db);
     this.migrated = migrateSqlite(this.db, location);
     this.studies = new SqliteStudyStore(this.db);
   }
