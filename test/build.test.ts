@@ -60,6 +60,11 @@ test('bin/judgeflow.js runs the compiled CLI while dist/ matches the sources, an
   expect(dev.stdout).toContain(statusCommand.summary);
   expect(dev.stdout).not.toContain(marked);
 
+  // The workflows are bundled with the build, for compiled workers to load instead of bundling at start-up.
+  const workflowBundle = fs.readFileSync(path.join(copy, 'dist', 'workflow-bundle.js'), 'utf8');
+  expect(workflowBundle).toContain('benchmarkRun');
+  expect(workflowBundle).toContain('globalThis.__webpack_module_cache__'); // what the SDK's reusable V8 context requires
+
   // Rubric files are read from the checkout, not from a copy in dist/ that a user might edit.
   const rubric = await launch(['rubric', 'show', '--protocol', 'cab', '--json'], { JUDGEFLOW_HOME: path.join(copy, '.judgeflow') });
   expect(rubric.code).toBe(0);
