@@ -3,7 +3,7 @@ import { adapterFor } from './adapters';
 import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
 import type { StoredResponse } from '../core/types';
-import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
+import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import { requireRun, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
 import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
@@ -125,9 +125,11 @@ export function collectActivities(deps: ActivityDeps) {
 
     /**
      * A run that judges while it collects: ask and store as collectResponse does, and tell the workflow's limiter what
-     * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one).
+     * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one); `sendAt` is when
+     * the limiter allows the call (it may start the activity a little ahead).
      */
-    async collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+    async collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; sendAt?: number }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+      await untilSendTime(input.sendAt);
       const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
       if (existing) return { status: existing.status, outcome: {} };
       const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;

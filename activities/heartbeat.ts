@@ -37,3 +37,12 @@ export function cancellationSignal(): AbortSignal {
     return new AbortController().signal;
   }
 }
+
+/**
+ * A call the workflow's limiter started ahead of its time (`sendAt`, epoch ms): wait until then before sending it. Capped
+ * at a few seconds, so a clock that differs between machines never parks an activity for long.
+ */
+export async function untilSendTime(sendAt: number | undefined): Promise<void> {
+  const wait = sendAt === undefined ? 0 : Math.min(5_000, sendAt - Date.now());
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}

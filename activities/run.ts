@@ -19,7 +19,7 @@ import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
 import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
-import { cancellationSignal, currentAttempt, withHeartbeat } from './heartbeat';
+import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -138,7 +138,8 @@ export function runActivities(deps: ActivityDeps) {
      * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
      * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
      */
-    async judgeWork({ runId, index, attempt, maxAttempts }: { runId: string; index: number; attempt: number; maxAttempts: number }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+    async judgeWork({ runId, index, attempt, maxAttempts, sendAt }: { runId: string; index: number; attempt: number; maxAttempts: number; sendAt?: number }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+      await untilSendTime(sendAt); // when the workflow's limiter allows the first call (it may start the activity ahead)
       const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
       try {
         const result = await judgeStoredUnit(runId, index, (call) => {

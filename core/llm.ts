@@ -41,8 +41,9 @@ export interface CallUsage {
   rateLimit?: RateLimitInfo;
 }
 
-/** `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (OpenAI's names; many providers send the same). */
+/** `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (OpenAI's names; many providers send the same). */
 export interface RateLimitInfo {
+  limitRequests?: number;
   remainingRequests?: number;
   resetRequestsMs?: number;
   remainingTokens?: number;
@@ -57,6 +58,7 @@ export function rateLimitHeaders(headers: { get(name: string): string | null }):
     return Number.isFinite(n) ? n : undefined;
   };
   const info: RateLimitInfo = {
+    limitRequests: number('x-ratelimit-limit-requests'),
     remainingRequests: number('x-ratelimit-remaining-requests'),
     resetRequestsMs: durationMs(headers.get('x-ratelimit-reset-requests')),
     remainingTokens: number('x-ratelimit-remaining-tokens'),

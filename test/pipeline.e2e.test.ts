@@ -8,16 +8,12 @@ import { scriptedLatticeJudge } from './support/judges';
 
 let judge: SimServer;
 let slowCopilots: SimServer;
-let limited: SimServer;
-const LIMIT = { requests: 12, windowMs: 2_000 }; // 6 requests a second
 beforeAll(async () => {
   judge = await startSimServer({ handler: scriptedLatticeJudge });
   slowCopilots = await startSimServer({ latencyMs: 150 });
-  // An endpoint that answers 429 + Retry-After above its rate and sends no x-ratelimit headers: only AIMD can adapt to it.
-  limited = await startSimServer({ latencyMs: 100, rateLimit: { requestsPerMinute: LIMIT.requests, windowMs: LIMIT.windowMs, sendHeaders: false } });
 });
 afterAll(async () => {
-  await Promise.all([judge, slowCopilots, limited].map((s) => s.close()));
+  await Promise.all([judge, slowCopilots].map((s) => s.close()));
 });
 
 /** Activity names a run's histories scheduled (every run of the continue-as-new chain). */
@@ -69,34 +65,5 @@ test('judging starts before collection ends; answers held in a CSV are imported 
     expect(activities.filter((a) => a === 'collectAnswer')).toHaveLength(24);
     expect((await store.responses(runId)).filter((r) => r.copilot === 'Held' && r.status === 'ok')).toHaveLength(12);
     expect(result.progress.stages).toEqual({ collect: { done: 36, total: 36, failures: 0 }, judge: { done: 36, total: 36, failures: 0 } });
-  });
-}, 90_000);
-
-test('an endpoint answering 429 + Retry-After above its rate: the run completes, few calls are refused, the achieved rate is near the limit', async () => {
-  const queries = latticeGrid(16, 5).slice(0, 60);
-  const cfg = runConfig(tempDir(), {
-    protocol: 'lattice',
-    queries,
-    judge: { baseURL: judge.url, model: 'judge-model-x', concurrency: 8 },
-    copilots: [{ name: 'Limited', type: 'openai', baseURL: limited.url, model: 'sim-terse', concurrency: 8, retry: { maxAttempts: 3, initialIntervalMs: 200, backoffCoefficient: 2, maxIntervalMs: 2000 } }],
-  });
-  await withWorker('pipeline-rate-limit', async ({ client, taskQueue, store }) => {
-    const before = limited.requests.length;
-    const runId = 'run-limited-' + Date.now();
-    await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-    expect((await store.responses(runId)).filter((r) => r.status === 'ok')).toHaveLength(60);
-
-    const calls = limited.requests.slice(before);
-    const refused = calls.filter((r) => r.rateLimited).length;
-    const accepted = calls.filter((r) => !r.rateLimited);
-    const seconds = (accepted[accepted.length - 1].at - accepted[0].at) / 1000;
-    const rate = (accepted.length - 1) / seconds;
-    const limit = LIMIT.requests / (LIMIT.windowMs / 1000);
-    console.log(`rate-limited endpoint: ${calls.length} calls, ${refused} refused with 429 (${((100 * refused) / calls.length).toFixed(1)}%), achieved ${rate.toFixed(1)}/s against a limit of ${limit}/s`);
-    // Unadapted, 8 calls of 100 ms in flight would send 80/s and have most calls refused.
-    expect(refused / calls.length).toBeLessThan(0.2);
-    // Near the limit, and never above what the endpoint lets through.
-    expect(rate).toBeGreaterThan(0.5 * limit);
-    expect(rate).toBeLessThanOrEqual(limit * 1.6); // the sim's window admits a burst of 12 at the start
   });
 }, 90_000);

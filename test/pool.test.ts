@@ -115,8 +115,8 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     expect('startedAt' in (tpm.tryStart(61_000) as object)).toBe(true);
   });
 
-  test('fast calls against a low limit: a throttle caps the start rate below the rate just measured, and it grows back with time', () => {
-    const limiter = new Limiter({ concurrency: 1 });
+  test('runs from before pacing (paced: false) keep the earlier rule: 0.85 × every start of the last 2 s, growing back with time', () => {
+    const limiter = new Limiter({ concurrency: 1, paced: false });
     // One call at a time, each taking 100 ms: 10 starts a second, and the endpoint throttles.
     for (let k = 0; k < 20; k++) limiter.release(start(limiter, k * 100), {}, k * 100 + 100);
     limiter.release(start(limiter, 2_000), { throttled: true }, 2_100);
@@ -128,6 +128,70 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     // A late timer starts the calls that were due together (up to one second's worth).
     expect(limiter.tryStart(3_100)).toEqual({ startedAt: 3_100 });
     expect(limiter.tryStart(3_100)).toBe('full');
+  });
+
+  test('a throttle paces starts at 0.9 × the rate the endpoint admitted (span + Retry-After), back to it along a cubic in 10 s', () => {
+    const limiter = new Limiter({ concurrency: 8 });
+    // A sliding window of 12 a second (2 s): 8 start at once, then 4 more at 100 ms of which one is refused and says
+    // when it would be allowed (1.9 s on); 3 still in flight.
+    for (const ticket of Array.from({ length: 8 }, () => start(limiter, 0))) limiter.release(ticket, {}, 100);
+    const second = Array.from({ length: 4 }, () => start(limiter, 100));
+    expect(limiter.startRate(100)).toBeUndefined(); // nothing learnt before a throttle
+    limiter.release(second[3], { throttled: true, retryAfterMs: 1_900 }, 110);
+    // Admitted before the refused one: 11 starts over 0.11 s + 1.9 s; the Retry-After holds every start until then.
+    expect(limiter.startRate(110)).toBeCloseTo(0.9 * (11 / 2.01), 5);
+    expect(limiter.tryStart(200)).toEqual({ waitMs: 1_810 });
+    // The cubic: flat around the admitted rate at 10 s, above it later (in case the limit was underestimated).
+    expect(limiter.startRate(5_110)!).toBeGreaterThan(0.98 * (11 / 2.01));
+    expect(limiter.startRate(10_110)).toBeCloseTo(11 / 2.01, 5);
+    expect(limiter.startRate(15_110)!).toBeLessThan(1.02 * (11 / 2.01));
+    expect(limiter.startRate(30_110)!).toBeGreaterThan(1.5 * (11 / 2.01));
+    // Refused calls of the same burst (started before the decrease) do not decrease it again.
+    limiter.release(second[2], { throttled: true, retryAfterMs: 1_850 }, 120);
+    expect(limiter.startRate(110)).toBeCloseTo(0.9 * (11 / 2.01), 5);
+    // Paced: one start at a time, spaced by the rate.
+    const rate = limiter.startRate(2_010)!;
+    const first = startWhenAllowed(limiter, 2_010);
+    const next = limiter.tryStart(first.startedAt) as { waitMs: number };
+    expect(next.waitMs).toBeCloseTo(1_000 / rate, 0);
+  });
+
+  test('headers that say the requests are used up give the rate: starts are paced below it, not held for the whole reset', () => {
+    const limiter = new Limiter({ concurrency: 8 });
+    const tickets = Array.from({ length: 4 }, () => start(limiter, 0));
+    // 6 a second: none remain, and the limit is back to its initial state in 1 s. A sliding window counted this call no
+    // sooner than it was sent (200 ms ago), so it lasts at most 1.2 s: at least 5 a second.
+    limiter.release(tickets[0], { rateLimit: { limitRequests: 6, remainingRequests: 0, resetRequestsMs: 1_000 } }, 200);
+    expect(limiter.startRate(200)).toBeCloseTo(0.96 * 5, 5);
+    // Not held until the reset (1,200): the next start is one interval of the pace away.
+    expect((limiter.tryStart(200) as { waitMs: number }).waitMs).toBeCloseTo(1_000 / (0.96 * 5), 5);
+    // The tightest such window of the last minute counts (this call may have been the newest: 0.8 s + 0.21 s).
+    limiter.release(tickets[1], { rateLimit: { limitRequests: 6, remainingRequests: 0, resetRequestsMs: 800 } }, 210);
+    const rate = 6 / 1.01;
+    expect(limiter.startRate(210)).toBeCloseTo(0.96 * rate, 5);
+    // Never more than the limit within that window: 6 started since 0, so the 7th waits for the first to leave it.
+    const fifth = startWhenAllowed(limiter, 210);
+    const sixth = startWhenAllowed(limiter, fifth.startedAt);
+    expect(sixth.startedAt + 1_000 / (0.96 * rate)).toBeLessThan(1_010);
+    expect((limiter.tryStart(sixth.startedAt) as { waitMs: number }).waitMs).toBeCloseTo(1_010 - sixth.startedAt, 5);
+    // A throttle while so paced widens the margin below the headers' rate (3%), which then grows back slowly.
+    limiter.release(tickets[2], { throttled: true, retryAfterMs: 100 }, 220);
+    expect(limiter.startRate(220)).toBeCloseTo(0.96 * 0.97 * rate, 5);
+    expect(limiter.startRate(40_220)).toBeCloseTo(0.96 * rate, 5);
+    // Without a limit header there is no rate to pace by: exhausted headers hold starts until the reset, as before.
+    const unpaced = new Limiter({ concurrency: 4 });
+    unpaced.release(start(unpaced, 0), { rateLimit: { remainingRequests: 0, resetRequestsMs: 700 } }, 100);
+    expect(unpaced.tryStart(100)).toEqual({ waitMs: 700 });
+    expect(unpaced.startRate(100)).toBeUndefined();
+  });
+
+  test('a start due within `aheadMs` is taken now for then: the ticket says when to send, and the next one is spaced from it', () => {
+    const limiter = new Limiter({ concurrency: 8, requestsPerMinute: 300 }); // one every 200 ms
+    start(limiter, 0);
+    expect(limiter.tryStart(50)).toEqual({ waitMs: 150 });
+    expect(limiter.tryStart(50, 1_000)).toEqual({ startedAt: 200 });
+    expect(limiter.tryStart(50, 1_000)).toEqual({ startedAt: 400 });
+    expect(limiter.tryStart(50, 100)).toEqual({ waitMs: 450 });
   });
 
   test('its state survives continue-as-new', () => {

@@ -7,6 +7,8 @@ import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, Prep
 
 /** Queries handed to one planReadyJudging step at most (a re-judge or a CSV import makes every query ready at once). */
 const READY_BATCH = 200;
+/** How far ahead a paced start may be taken (see `aheadMs` below). */
+const SEND_AHEAD_MS = 1_000;
 
 const { planPipeline, planReadyJudging, importAnswers, recordCollectFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
@@ -58,9 +60,15 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
   };
 
   const limiters = new Map<string, Limiter>();
+  // Runs started before starts were paced keep the earlier limiter rules, so their histories replay. Paced, a start due
+  // within a second is taken at once and the activity sends its call at that time (`sendAt`): the server's timers may
+  // fire most of a second late, which would otherwise set the pace whenever no other call wakes the workflow.
+  const paced = patched('adaptive-pacing');
+  const aheadMs = paced ? SEND_AHEAD_MS : 0;
+  const sendAt = (ticket: { startedAt: number }) => (ticket.startedAt > Date.now() ? { sendAt: ticket.startedAt } : {});
   const limiterOf = (key: string, options: ConstructorParameters<typeof Limiter>[0]) => {
     let limiter = limiters.get(key);
-    if (!limiter) limiters.set(key, (limiter = new Limiter(options, state.limits[key])));
+    if (!limiter) limiters.set(key, (limiter = new Limiter({ ...options, paced }, state.limits[key])));
     return limiter;
   };
 
@@ -86,7 +94,7 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
     for (;;) {
       const position = state.nextQuery[copilot.name] ?? 0;
       if (position >= queryIds.length) break;
-      const ticket = await limiter.acquire(stop);
+      const ticket = await limiter.acquire(stop, aheadMs);
       if (!ticket) break;
       state.nextQuery[copilot.name] = position + 1;
       const queryId = queryIds[position];
@@ -95,7 +103,7 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
         let ok = false;
         try {
           for (let attempt = 1; ; attempt++) {
-            const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts });
+            const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...sendAt(held!) });
             limiter.release(held!, result.outcome);
             held = null;
             if (result.status !== 'throttled') {
@@ -103,7 +111,7 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
               break;
             }
             // A throttled call is asked again within the (now smaller) window, even while stopping: it has started.
-            held = await limiter.acquire(() => false);
+            held = await limiter.acquire(() => false, aheadMs);
           }
         } catch (error) {
           if (held) limiter.release(held, {});
@@ -167,7 +175,7 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
         if (readinessDone || stopping) break;
         continue;
       }
-      const ticket = await limiter.acquire(stop);
+      const ticket = await limiter.acquire(stop, aheadMs);
       if (!ticket) break;
       const index = next();
       state.nextItems[lane] = index + judges.length;
@@ -176,14 +184,14 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
         let outcome: 'done' | 'failed' | 'none' = 'failed';
         try {
           for (let attempt = 1; ; attempt++) {
-            const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts });
+            const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...sendAt(held!) });
             limiter.release(held!, result.outcome);
             held = null;
             if (!result.throttled) {
               outcome = result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none';
               break;
             }
-            held = await limiter.acquire(() => false);
+            held = await limiter.acquire(() => false, aheadMs);
           }
         } catch (error) {
           if (held) limiter.release(held, {});

@@ -46,25 +46,65 @@ export interface LimiterOptions {
   concurrency: number;
   requestsPerMinute?: number;
   tokensPerMinute?: number;
+  /**
+   * Pace starts from what the endpoint admitted and from its limit headers (default). False keeps the earlier rules
+   * (throttle: 0.85 × every start of the last 2 s; exhausted headers: hold until the full reset) for runs started before
+   * the 'adaptive-pacing' patch, so their histories replay.
+   */
+  paced?: boolean;
 }
 
 const MINUTE_MS = 60_000;
 
-/** A throttle sets the start rate to this share of the rate calls were just started at (as AWS SDKs' adaptive mode does). */
-const RATE_DECREASE = 0.85;
-/** Then the start rate grows back by this share of that measured rate per second without a throttle. */
-const RATE_GROWTH_PER_SECOND = 0.03;
-/** The span the start rate is measured over. */
-const RATE_SPAN_MS = 2_000;
+/** Earlier rules (runs without the 'adaptive-pacing' patch): 0.85 × the rate started over the last 2 s, +3% of it a second. */
+const LEGACY = { decrease: 0.85, growthPerSecond: 0.03, spanMs: 2_000 };
+
+/**
+ * Paced rules. A throttle sets the start rate to 0.9 × the rate the endpoint admitted; it grows back along a cubic (as
+ * TCP CUBIC does): fast at first, flat for a while around that rate (where the limit was just found), then faster again
+ * in case the limit was underestimated or has grown. Back to the admitted rate after 10 s, so against a steady limit a
+ * throttle comes about once every ten seconds: with one refused call each, a few percent at one call a second, under 2%
+ * from about 6 a second.
+ */
+const PACED = {
+  decrease: 0.9,
+  /** Seconds from a throttle back to the admitted rate (K of CUBIC; C = (1 − decrease) / K³). */
+  recoveryS: 10,
+  /** Admitted starts are counted over this span (or since the first start, when that is sooner). */
+  spanMs: 5_000,
+  /** Starts are paced at this share of the rate the headers show, so a little jitter in arrival stays under the limit. */
+  headerMargin: 0.96,
+  /** Each throttle while paced so makes that share 3% smaller, down to 85%; it grows back by 0.1% a second. */
+  headerMarginDecrease: 0.97,
+  minHeaderMargin: 0.85,
+  headerMarginGrowthPerSecond: 0.001,
+  /** Header reports a window is taken from: those of this span before the last (the tightest bound on it counts). */
+  headerSpanMs: 60_000,
+  /**
+   * The bucket of allowed starts holds this many seconds of them (at least one): little, so starts stay spaced. (The
+   * server's timers are coarse, but paced starts are taken up to a second ahead and sent on time by the activity.)
+   */
+  burstS: 0.1,
+};
+const CUBIC_C = (1 - PACED.decrease) / PACED.recoveryS ** 3;
 
 /**
  * One endpoint's calls, adapted like TCP congestion control (AIMD): the window of calls in flight grows by one per
  * window of successful calls and halves when the endpoint throttles (once per burst: only calls started after the last
- * halving count), within [1, concurrency]. Fast calls against a low limit exceed it even one at a time, so a throttle also
- * caps the start rate at 0.85 × the rate calls were started at over the last 2 s, growing back linearly with time (3%
- * of that rate per second) until the next throttle (a token bucket of one second's starts). requestsPerMinute spaces starts; tokensPerMinute holds the tokens reported over
- * the last minute under the cap; Retry-After and exhausted rate-limit headers hold every start until then.
- * Held by the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers only).
+ * halving count), within [1, concurrency]. Fast calls against a low limit exceed it even one at a time, so starts are
+ * also paced (a token bucket) at a rate learnt from the endpoint:
+ * - a throttle (429/503, Retry-After) sets it to 0.9 × the rate the endpoint admitted — the calls started in the last
+ *   5 s (or since the first start) before the refused one, less those refused, over that span plus the Retry-After —
+ *   and it grows back along a cubic (see PACED);
+ * - rate-limit headers that say the requests are used up (none remain beyond the calls started since) give the window
+ *   the limit holds over: the time the endpoint says it needs to be back to its initial state, plus the call's time
+ *   since it was sent (a sliding window counted it no sooner; a token bucket, as OpenAI's and Anthropic's headers
+ *   describe, needs about the reset). Starts are paced at 96% of limit ÷ window (the tightest window of the last
+ *   minute), and never more than the limit start within one window, rather than bursting and then waiting for the
+ *   whole reset; a throttle while so paced widens the margin (see PACED).
+ * requestsPerMinute spaces starts; tokensPerMinute holds the tokens reported over the last minute under the cap;
+ * Retry-After holds every start until then; exhausted headers with no limit header to pace by hold starts until their
+ * reset. Held by the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers).
  */
 export class Limiter {
   private inFlight = 0;
@@ -72,31 +112,45 @@ export class Limiter {
   private notBefore: number;
   private lastDecrease = -Infinity;
   private recentTokens: Array<[number, number]>;
-  /** Start rate control, set by the first throttle: the rate measured then, and when. */
+  /** Start rate control, set by the first throttle: the rate admitted then (legacy: started then), and when. */
   private rateBase?: number;
   private throttledAt = 0;
   private recentStarts: number[];
-  /**
-   * Starts allowed by the start rate: a bucket refilled at that rate, holding up to one second's worth, so a timer that
-   * fires late (the server's timers are coarse, about a second) starts the calls that were due together.
-   */
+  /** Start times of throttled calls, within the span admitted starts are counted over. */
+  private refusedStarts: number[];
+  /** [when, requests per second] from headers that said the requests were used up. */
+  private headerRates: Array<[number, number]>;
+  /** The endpoint's request limit, as its headers last said. */
+  private headerLimit?: number;
+  /** Starts allowed by the start rate: a bucket refilled at that rate (see PACED.burstS). */
   private rateTokens = 0;
   private rateTokensAt = 0;
   /** Requests the endpoint's headers last said remain (less those started since), until its reset. */
   private headerBudget?: number;
   private headerResetAt = 0;
+  private headerMargin: number;
+  private headerMarginAt: number;
+  private readonly paced: boolean;
+  private readonly rule: { spanMs: number };
 
   constructor(private readonly options: LimiterOptions, state?: LimiterState) {
+    this.paced = options.paced ?? true;
+    this.rule = this.paced ? PACED : LEGACY;
     this.window = state?.window ?? options.concurrency;
     this.notBefore = state?.notBefore ?? 0;
     this.recentTokens = state?.recentTokens ?? [];
     this.rateBase = state?.rateBase ?? undefined;
     this.throttledAt = state?.throttledAt ?? 0;
     this.recentStarts = state?.recentStarts ?? [];
+    this.refusedStarts = state?.refusedStarts ?? [];
+    this.headerRates = state?.headerRates ?? [];
+    this.headerLimit = state?.headerLimit ?? undefined;
     this.rateTokens = state?.rateTokens ?? 0;
     this.rateTokensAt = state?.rateTokensAt ?? 0;
     this.headerBudget = state?.headerBudget ?? undefined;
     this.headerResetAt = state?.headerResetAt ?? 0;
+    this.headerMargin = state?.headerMargin ?? PACED.headerMargin;
+    this.headerMarginAt = state?.headerMarginAt ?? 0;
   }
 
   /** Calls allowed in flight now. */
@@ -108,11 +162,11 @@ export class Limiter {
    * Wait for a free place and the earliest allowed start; null when `stop()` became true first. Safe for several
    * waiters: the check and the taking of a place happen with no await between them.
    */
-  async acquire(stop: () => boolean): Promise<{ startedAt: number } | null> {
+  async acquire(stop: () => boolean, aheadMs = 0): Promise<{ startedAt: number } | null> {
     for (;;) {
       await condition(() => stop() || this.inFlight < this.allowed);
       if (stop()) return null;
-      const start = this.tryStart(Date.now());
+      const start = this.tryStart(Date.now(), aheadMs);
       if (start === 'full') continue; // another waiter took the place
       if ('waitMs' in start) {
         // The server's timers are coarse (about a second); any activation on the way (a call finishing) that finds the
@@ -123,18 +177,24 @@ export class Limiter {
     }
   }
 
-  /** Start a call at `now` if the limits allow it: its ticket, how long to wait, or 'full' when the window is. */
-  tryStart(now: number): { startedAt: number } | { waitMs: number } | 'full' {
+  /**
+   * Start a call at `now` if the limits allow it: its ticket, how long to wait, or 'full' when the window is. With
+   * `aheadMs`, a start due within that time is taken now for then: the ticket's `startedAt` is when the call may be
+   * sent (the activity waits until then), so pacing does not hang on the server's coarse timers.
+   */
+  tryStart(now: number, aheadMs = 0): { startedAt: number } | { waitMs: number } | 'full' {
     if (this.inFlight >= this.allowed) return 'full';
     const wait = this.earliestStart(now) - now;
-    if (wait > 0) return { waitMs: wait };
+    if (wait > aheadMs) return { waitMs: wait - aheadMs };
+    const at = now + Math.max(0, wait);
+    if (at > now) this.earliestStart(at); // the bucket as it will be then
     this.inFlight++;
-    if (this.options.requestsPerMinute) this.notBefore = Math.max(this.notBefore, now) + MINUTE_MS / this.options.requestsPerMinute;
-    if (this.rateBase !== undefined) this.rateTokens -= 1;
+    if (this.options.requestsPerMinute) this.notBefore = Math.max(this.notBefore, at) + MINUTE_MS / this.options.requestsPerMinute;
+    if (this.startRate(at) !== undefined) this.rateTokens -= 1;
     if (this.headerBudget !== undefined) this.headerBudget -= 1;
-    this.recentStarts.push(now);
-    while (this.recentStarts[0] <= now - RATE_SPAN_MS) this.recentStarts.shift();
-    return { startedAt: now };
+    this.recentStarts.push(at);
+    while (this.recentStarts[0] <= now - this.startsKeptMs()) this.recentStarts.shift();
+    return { startedAt: at };
   }
 
   release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
@@ -143,36 +203,107 @@ export class Limiter {
     this.honourHeaders(now, ticket, outcome);
     if (outcome.throttled) {
       if (outcome.retryAfterMs) this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
+      if (this.paced) this.refusedStarts = [...this.refusedStarts.filter((at) => at > now - PACED.spanMs), ticket.startedAt];
       if (ticket.startedAt >= this.lastDecrease) {
         this.window = Math.max(1, this.allowed / 2);
-        const measured = (1_000 * this.recentStarts.filter((at) => at > now - RATE_SPAN_MS).length) / RATE_SPAN_MS;
-        this.rateBase = Math.max(0.05, Math.min(measured, this.startRate(now) ?? Infinity));
-        this.throttledAt = now;
-        this.rateTokens = 0;
-        this.rateTokensAt = now;
+        // Paced by the headers' rate, a throttle is arrival jitter at the edge of the limit: keep a wider margin below it.
+        if (this.paced && this.headerRate() !== undefined) {
+          this.headerMargin = Math.max(PACED.minHeaderMargin, this.marginAt(now) * PACED.headerMarginDecrease);
+          this.headerMarginAt = now;
+        } else {
+          this.rateBase = this.paced ? this.admittedRate(now, ticket.startedAt, outcome.retryAfterMs ?? 0) : this.legacyMeasuredRate(now);
+          this.throttledAt = now;
+        }
+        // Paced, one start is allowed the moment a Retry-After ends (the endpoint said it would take one then).
+        const hold = this.paced ? (outcome.retryAfterMs ?? 0) : 0;
+        this.rateTokens = hold > 0 ? 1 : 0;
+        this.rateTokensAt = now + hold;
         this.lastDecrease = now;
       }
     } else this.window = Math.min(this.options.concurrency, this.window + 1 / this.allowed);
   }
 
-  /** Calls per second allowed to start now; undefined before any throttle. */
+  /** Calls per second allowed to start now; undefined while neither a throttle nor the headers have set one. */
   startRate(now: number): number | undefined {
-    if (this.rateBase === undefined) return undefined;
-    return this.rateBase * (RATE_DECREASE + (RATE_GROWTH_PER_SECOND * Math.max(0, now - this.throttledAt)) / 1_000);
+    const seconds = Math.max(0, now - this.throttledAt) / 1_000;
+    if (!this.paced) return this.rateBase === undefined ? undefined : this.rateBase * (LEGACY.decrease + LEGACY.growthPerSecond * seconds);
+    const rates: number[] = [];
+    if (this.rateBase !== undefined) rates.push(this.rateBase * (1 + CUBIC_C * (seconds - PACED.recoveryS) ** 3));
+    const fromHeaders = this.headerRate();
+    if (fromHeaders !== undefined) rates.push(fromHeaders * this.marginAt(now));
+    return rates.length ? Math.max(0.01, Math.min(...rates)) : undefined;
+  }
+
+  /** The window the headers' limit holds over (the limit over their rate), once they have shown a rate. */
+  private headerWindow(): { limit: number; ms: number } | undefined {
+    const rate = this.paced ? this.headerRate() : undefined;
+    return rate && this.headerLimit ? { limit: this.headerLimit, ms: (1_000 * this.headerLimit) / rate } : undefined;
+  }
+
+  /** Starts are kept for the admitted rate's span, and for the headers' window (up to a minute). */
+  private startsKeptMs(): number {
+    return Math.max(this.rule.spanMs, Math.min(MINUTE_MS, this.headerWindow()?.ms ?? 0));
+  }
+
+  /** The share of the headers' rate starts are paced at now. */
+  private marginAt(now: number): number {
+    return Math.min(PACED.headerMargin, this.headerMargin + (PACED.headerMarginGrowthPerSecond * Math.max(0, now - this.headerMarginAt)) / 1_000);
+  }
+
+  /**
+   * The rate the endpoint admitted: the calls started up to the refused one over the span (the last 5 s, or since the
+   * first start), less those it refused, over that span up to when it said it would take another (now + Retry-After).
+   * Against a sliding window that first fills in a burst this is its limit over its window; in a steady state, the rate
+   * it let through. At least one call, so an endpoint that refuses the very first call still gets asked again.
+   */
+  private admittedRate(now: number, refusedAt: number, retryAfterMs: number): number {
+    const from = Math.max(now - PACED.spanMs, this.recentStarts[0] ?? now);
+    const started = this.recentStarts.filter((at) => at >= from && at <= refusedAt).length;
+    const refused = this.refusedStarts.filter((at) => at >= from && at <= refusedAt).length;
+    return (1_000 * Math.max(1, started - refused)) / Math.max(100, now - from + retryAfterMs);
+  }
+
+  /** Legacy: 0.85 × every start of the last 2 s (refused ones included), never above the rate allowed just before. */
+  private legacyMeasuredRate(now: number): number {
+    const measured = (1_000 * this.recentStarts.filter((at) => at > now - LEGACY.spanMs).length) / LEGACY.spanMs;
+    return Math.max(0.05, Math.min(measured, this.startRate(now) ?? Infinity));
+  }
+
+  /**
+   * The rate the headers showed (requests per second): the limit over the tightest window of the minute before their
+   * last word on it; undefined when none did. It stays while paced starts keep the requests from running out.
+   */
+  private headerRate(): number | undefined {
+    const last = this.headerRates[this.headerRates.length - 1]?.[0];
+    if (last === undefined) return undefined;
+    this.headerRates = this.headerRates.filter(([at]) => at > last - PACED.headerSpanMs);
+    return Math.max(...this.headerRates.map(([, rate]) => rate));
   }
 
   /**
    * Rate-limit headers: the requests the endpoint said remain, less the calls started after this one (it may not have
-   * counted them yet), may start before its reset; then none until the reset. Likewise when the tokens left would not
+   * counted them yet), may start before its reset. When none remain and the endpoint says its limit, that gives the rate
+   * to pace starts at; without a limit header no call starts before the reset. Likewise when the tokens left would not
    * cover those calls and one more, at the average call's size.
    */
   private honourHeaders(now: number, ticket: { startedAt: number }, { rateLimit }: CallOutcome): void {
     if (!rateLimit) return;
-    const { remainingRequests, resetRequestsMs, remainingTokens, resetTokensMs } = rateLimit;
+    const { remainingRequests, resetRequestsMs, limitRequests, remainingTokens, resetTokensMs } = rateLimit;
     const startedSince = this.recentStarts.filter((at) => at > ticket.startedAt).length;
     if (remainingRequests !== undefined && resetRequestsMs !== undefined) {
       this.headerBudget = remainingRequests - startedSince;
       this.headerResetAt = now + resetRequestsMs;
+      if (this.paced && this.headerBudget <= 0 && limitRequests && resetRequestsMs > 0) {
+        if (this.headerRate() === undefined && this.rateBase === undefined) {
+          // Pacing begins now: no store of starts saved up from before.
+          this.rateTokens = 0;
+          this.rateTokensAt = now;
+        }
+        // A sliding window is full until its newest request leaves it, which the endpoint counted no sooner than this call
+        // was sent: limit ÷ (reset + the call's time since then) is at most its rate, nearly so when this was the newest.
+        this.headerRates.push([now, (1_000 * limitRequests) / (resetRequestsMs + Math.max(0, now - ticket.startedAt))]);
+        this.headerLimit = limitRequests;
+      }
     }
     const perCall = this.recentTokens.length ? this.recentTokens.reduce((sum, [, tokens]) => sum + tokens, 0) / this.recentTokens.length : 0;
     if (remainingTokens !== undefined && resetTokensMs !== undefined && remainingTokens < perCall * (startedSince + 1)) this.notBefore = Math.max(this.notBefore, now + resetTokensMs);
@@ -181,18 +312,44 @@ export class Limiter {
   /** What continue-as-new carries over. */
   state(now = Date.now()): LimiterState {
     const since = now - MINUTE_MS;
-    return { window: this.window, notBefore: this.notBefore, recentTokens: this.recentTokens.filter(([at]) => at > since), rateBase: this.rateBase ?? null, throttledAt: this.throttledAt, recentStarts: this.recentStarts.filter((at) => at > now - RATE_SPAN_MS), rateTokens: this.rateTokens, rateTokensAt: this.rateTokensAt, headerBudget: this.headerBudget ?? null, headerResetAt: this.headerResetAt };
+    return {
+      window: this.window,
+      notBefore: this.notBefore,
+      recentTokens: this.recentTokens.filter(([at]) => at > since),
+      rateBase: this.rateBase ?? null,
+      throttledAt: this.throttledAt,
+      recentStarts: this.recentStarts.filter((at) => at > now - this.startsKeptMs()),
+      refusedStarts: this.refusedStarts.filter((at) => at > now - PACED.spanMs),
+      headerRates: this.headerRates,
+      headerLimit: this.headerLimit ?? null,
+      rateTokens: this.rateTokens,
+      rateTokensAt: this.rateTokensAt,
+      headerBudget: this.headerBudget ?? null,
+      headerResetAt: this.headerResetAt,
+      headerMargin: this.headerMargin,
+      headerMarginAt: this.headerMarginAt,
+    };
   }
 
   private earliestStart(now: number): number {
     let start = this.notBefore;
     if (this.headerBudget !== undefined && now >= this.headerResetAt) this.headerBudget = undefined;
-    if (this.headerBudget !== undefined && this.headerBudget <= 0) start = Math.max(start, this.headerResetAt);
+    // Paced by the headers' rate, a used-up budget needs no hold: the pace is what the endpoint frees.
+    const window = this.headerWindow();
+    if (this.headerBudget !== undefined && this.headerBudget <= 0 && !window) start = Math.max(start, this.headerResetAt);
+    if (window) {
+      // Never more than the limit in any window (as long as the limit over the rate): a sliding window is full for that
+      // long after a burst (at the start), and a token bucket then has no more either.
+      const recent = this.recentStarts.filter((at) => at > now - window.ms);
+      if (recent.length >= window.limit) start = Math.max(start, recent[recent.length - window.limit] + window.ms);
+    }
     const rate = this.startRate(now);
     if (rate !== undefined) {
-      this.rateTokens = Math.min(Math.max(1, rate), this.rateTokens + (rate * Math.max(0, now - this.rateTokensAt)) / 1_000);
-      this.rateTokensAt = now;
-      if (this.rateTokens < 1) start = Math.max(start, now + ((1 - this.rateTokens) * 1_000) / rate);
+      const capacity = Math.max(1, rate * (this.paced ? PACED.burstS : 1));
+      this.rateTokens = Math.min(capacity, this.rateTokens + (rate * Math.max(0, now - this.rateTokensAt)) / 1_000);
+      // Paced, nothing accrues during a Retry-After (the bucket refills from its end).
+      this.rateTokensAt = this.paced ? Math.max(this.rateTokensAt, now) : now;
+      if (this.rateTokens < 1) start = Math.max(start, this.rateTokensAt + ((1 - this.rateTokens) * 1_000) / rate);
     }
     const cap = this.options.tokensPerMinute;
     if (cap) {

@@ -103,11 +103,18 @@ export interface LimiterState {
   rateBase?: number | null;
   throttledAt?: number;
   recentStarts?: number[];
+  /** Start times of recently throttled calls, and [when, requests per second] from headers that said none remained. */
+  refusedStarts?: number[];
+  headerRates?: Array<[number, number]>;
+  headerLimit?: number | null;
   rateTokens?: number;
   rateTokensAt?: number;
   /** Requests the endpoint's rate-limit headers said remain (null when unknown), until headerResetAt. */
   headerBudget?: number | null;
   headerResetAt?: number;
+  /** The share of the headers' rate starts are paced at (smaller after each throttle while so paced). */
+  headerMargin?: number;
+  headerMarginAt?: number;
 }
 
 export interface PreparedRun {
