@@ -9,7 +9,7 @@ import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
-import type { CallOutcome } from '../workflows/types';
+import type { CallOutcome, SendSlot } from '../workflows/types';
 
 const adapters = new Map<string, CopilotAdapter>();
 
@@ -125,11 +125,11 @@ export function collectActivities(deps: ActivityDeps) {
 
     /**
      * A run that judges while it collects: ask and store as collectResponse does, and tell the workflow's limiter what
-     * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one); `sendAt` is when
+     * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one); `send` is when
      * the limiter allows the call (it may start the activity a little ahead).
      */
-    async collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; sendAt?: number }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
-      await untilSendTime(input.sendAt);
+    async collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+      await untilSendTime(input.runId, input.send);
       const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
       if (existing) return { status: existing.status, outcome: {} };
       const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;

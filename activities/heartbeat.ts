@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { SendSlot } from '../workflows/types';
 
 /**
  * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout
@@ -38,11 +39,21 @@ export function cancellationSignal(): AbortSignal {
   }
 }
 
+/** Per run and endpoint, when this worker last let a paced call go (pruned as they age). */
+const lastSends = new Map<string, number>();
+
 /**
- * A call the workflow's limiter started ahead of its time (`sendAt`, epoch ms): wait until then before sending it. Capped
- * at a few seconds, so a clock that differs between machines never parks an activity for long.
+ * A paced call (see SendSlot): wait until the limiter's time for it, and until this worker's previous call to that
+ * endpoint is `spacingMs` behind. Capped at a few seconds, so a clock that differs between machines never parks an
+ * activity for long.
  */
-export async function untilSendTime(sendAt: number | undefined): Promise<void> {
-  const wait = sendAt === undefined ? 0 : Math.min(5_000, sendAt - Date.now());
+export async function untilSendTime(runId: string, send: SendSlot | undefined): Promise<void> {
+  if (!send) return;
+  const key = `${runId}/${send.endpoint}`;
+  // A call picked up late goes now, and the next one a full spacing after it.
+  const at = Math.max(send.at, (lastSends.get(key) ?? -Infinity) + (send.spacingMs ?? 0), Date.now());
+  lastSends.set(key, at); // taken before waiting, so the next call of this worker queues behind it
+  if (lastSends.size > 1_000) for (const [k, last] of lastSends) if (last < Date.now() - 60_000) lastSends.delete(k);
+  const wait = Math.min(5_000, at - Date.now());
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }

@@ -16,7 +16,7 @@ import type { StoredResponse } from '../core/types';
 import { contentHash } from '../core/hashing';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
-import type { BenchmarkRunInput, PreparedRun } from '../workflows/types';
+import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
 import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
@@ -138,8 +138,8 @@ export function runActivities(deps: ActivityDeps) {
      * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
      * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
      */
-    async judgeWork({ runId, index, attempt, maxAttempts, sendAt }: { runId: string; index: number; attempt: number; maxAttempts: number; sendAt?: number }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
-      await untilSendTime(sendAt); // when the workflow's limiter allows the first call (it may start the activity ahead)
+    async judgeWork({ runId, index, attempt, maxAttempts, send }: { runId: string; index: number; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+      await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
       const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
       try {
         const result = await judgeStoredUnit(runId, index, (call) => {

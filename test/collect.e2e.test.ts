@@ -139,7 +139,7 @@ test('http, streamed http, browser and csv copilots collected across two workers
       // Limits: never more than 2 concurrent API calls across both workers, and starts paced at 600 a minute (100 ms).
       // The run's workflow spaces the starts (it holds the limits for every worker); each request then reaches the server
       // after its own activity dispatch delay, which differs between the two workers' pollers, so server-side gaps are
-      // not the limit's. What the workflow controls is when each call may be sent: its scheduling, or the later `sendAt`
+      // not the limit's. What the workflow controls is when each call may be sent: its scheduling, or the later `send.at`
       // it gave the activity when it took the start ahead of time (its timers are coarse). Those are ≥ 100 ms apart.
       expect(maxInFlight).toBeLessThanOrEqual(2);
       // The workflow's clock is its task's start: the WorkflowTaskStarted event just before the task that scheduled the call.
@@ -150,7 +150,7 @@ test('http, streamed http, browser and csv copilots collected across two workers
         const attrs = event.activityTaskScheduledEventAttributes;
         if (attrs?.activityType?.name !== 'collectAnswer') continue;
         const args = JSON.parse(Buffer.from(attrs.input!.payloads![0].data!).toString('utf8'));
-        if (args.copilot === 'Api') scheduled.push(args.sendAt ?? timeOf.get(Number(attrs.workflowTaskCompletedEventId) - 1)!);
+        if (args.copilot === 'Api') scheduled.push(args.send?.at ?? timeOf.get(Number(attrs.workflowTaskCompletedEventId) - 1)!);
       }
       expect(scheduled).toHaveLength(queries.length);
       const gaps = scheduled.slice(1).map((t, i) => t - scheduled[i]);

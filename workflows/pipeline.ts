@@ -2,8 +2,8 @@ import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@te
 import { condition } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
-import { Limiter } from './pool';
-import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, PreparedRun, Progress } from './types';
+import { Limiter, type Ticket } from './pool';
+import type { SendSlot, BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, PreparedRun, Progress } from './types';
 
 /** Queries handed to one planReadyJudging step at most (a re-judge or a CSV import makes every query ready at once). */
 const READY_BATCH = 200;
@@ -61,11 +61,12 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
 
   const limiters = new Map<string, Limiter>();
   // Runs started before starts were paced keep the earlier limiter rules, so their histories replay. Paced, a start due
-  // within a second is taken at once and the activity sends its call at that time (`sendAt`): the server's timers may
+  // within a second is taken at once and the activity sends its call at that time (`send`): the server's timers may
   // fire most of a second late, which would otherwise set the pace whenever no other call wakes the workflow.
   const paced = patched('adaptive-pacing');
   const aheadMs = paced ? SEND_AHEAD_MS : 0;
-  const sendAt = (ticket: { startedAt: number }) => (ticket.startedAt > Date.now() ? { sendAt: ticket.startedAt } : {});
+  const sendSlot = (endpoint: string, ticket: Ticket): { send?: SendSlot } =>
+    ticket.startedAt > Date.now() || ticket.spacingMs ? { send: { at: ticket.startedAt, spacingMs: ticket.spacingMs, endpoint } } : {};
   const limiterOf = (key: string, options: ConstructorParameters<typeof Limiter>[0]) => {
     let limiter = limiters.get(key);
     if (!limiter) limiters.set(key, (limiter = new Limiter({ ...options, paced }, state.limits[key])));
@@ -88,7 +89,8 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
   }
 
   async function collectCopilot(copilot: CopilotLimits): Promise<void> {
-    const limiter = limiterOf(`copilot:${copilot.name}`, { concurrency: copilot.concurrency, requestsPerMinute: copilot.requestsPerMinute, tokensPerMinute: copilot.tokensPerMinute });
+    const endpoint = `copilot:${copilot.name}`;
+    const limiter = limiterOf(endpoint, { concurrency: copilot.concurrency, requestsPerMinute: copilot.requestsPerMinute, tokensPerMinute: copilot.tokensPerMinute });
     const { collectAnswer } = proxyActivities<BenchmarkActivities>(copilotCallOptions(copilot));
     const running = new Set<Promise<void>>();
     for (;;) {
@@ -99,11 +101,11 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
       state.nextQuery[copilot.name] = position + 1;
       const queryId = queryIds[position];
       const item = (async () => {
-        let held: { startedAt: number } | null = ticket;
+        let held: Ticket | null = ticket;
         let ok = false;
         try {
           for (let attempt = 1; ; attempt++) {
-            const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...sendAt(held!) });
+            const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...sendSlot(endpoint, held!) });
             limiter.release(held!, result.outcome);
             held = null;
             if (result.status !== 'throttled') {
@@ -160,7 +162,8 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
   async function judgeAll(lane: number): Promise<void> {
     const judge = judges[lane];
     const next = () => state.nextItems[lane] ?? lane;
-    const limiter = limiterOf(judges.length > 1 ? `judge:${lane}` : 'judge', { concurrency: judge.concurrency, requestsPerMinute: judge.requestsPerMinute, tokensPerMinute: judge.tokensPerMinute });
+    const endpoint = judges.length > 1 ? `judge:${lane}` : 'judge';
+    const limiter = limiterOf(endpoint, { concurrency: judge.concurrency, requestsPerMinute: judge.requestsPerMinute, tokensPerMinute: judge.tokensPerMinute });
     const { judgeWork } = proxyActivities<BenchmarkActivities>({
       // The largest possible unit's worst case (planPipeline). A dead worker is caught by the heartbeat timeout.
       startToCloseTimeout: plan.unitTimeoutMs,
@@ -180,11 +183,11 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
       const index = next();
       state.nextItems[lane] = index + judges.length;
       const item = (async () => {
-        let held: { startedAt: number } | null = ticket;
+        let held: Ticket | null = ticket;
         let outcome: 'done' | 'failed' | 'none' = 'failed';
         try {
           for (let attempt = 1; ; attempt++) {
-            const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...sendAt(held!) });
+            const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...sendSlot(endpoint, held!) });
             limiter.release(held!, result.outcome);
             held = null;
             if (!result.throttled) {

@@ -87,6 +87,14 @@ const PACED = {
   burstS: 0.1,
 };
 const CUBIC_C = (1 - PACED.decrease) / PACED.recoveryS ** 3;
+/** Paced, a worker keeps its sends to the endpoint 95% of the pace's interval apart (see SendSlot). */
+const SEND_SPACING = 0.95;
+
+/** A started call: when it may be sent, and (paced) how far apart one worker should keep its sends. */
+export interface Ticket {
+  startedAt: number;
+  spacingMs?: number;
+}
 
 /**
  * One endpoint's calls, adapted like TCP congestion control (AIMD): the window of calls in flight grows by one per
@@ -130,6 +138,8 @@ export class Limiter {
   private headerResetAt = 0;
   private headerMargin: number;
   private headerMarginAt: number;
+  /** When the start rate was first measured from admitted calls (the same burst's later refusals refine it). */
+  private measuredAt?: number;
   private readonly paced: boolean;
   private readonly rule: { spanMs: number };
 
@@ -153,6 +163,18 @@ export class Limiter {
     this.headerMarginAt = state?.headerMarginAt ?? 0;
   }
 
+  /** A start taken ahead of its time is not at the endpoint yet, so it does not count against the window. */
+  private hasRoom(now: number): boolean {
+    return this.inFlight - this.startsAfter(now) < this.allowed;
+  }
+
+  /** Starts taken for a time after `now` (at most one: see tryStart). */
+  private startsAfter(now: number): number {
+    let n = 0;
+    for (let i = this.recentStarts.length - 1; i >= 0 && this.recentStarts[i] > now; i--) n++;
+    return n;
+  }
+
   /** Calls allowed in flight now. */
   get allowed(): number {
     return Math.max(1, Math.min(this.options.concurrency, Math.floor(this.window)));
@@ -162,17 +184,19 @@ export class Limiter {
    * Wait for a free place and the earliest allowed start; null when `stop()` became true first. Safe for several
    * waiters: the check and the taking of a place happen with no await between them.
    */
-  async acquire(stop: () => boolean, aheadMs = 0): Promise<{ startedAt: number } | null> {
+  async acquire(stop: () => boolean, aheadMs = 0): Promise<Ticket | null> {
     for (;;) {
-      await condition(() => stop() || this.inFlight < this.allowed);
+      await condition(() => stop() || this.hasRoom(Date.now()));
       if (stop()) return null;
       const start = this.tryStart(Date.now(), aheadMs);
       if (start === 'full') continue; // another waiter took the place
       if ('waitMs' in start) {
         // The server's timers are coarse (about a second); any activation on the way (a call finishing) that finds the
-        // start due takes it sooner. Then look again: a throttle may have moved the start.
+        // start due, or the start taken ahead now sent (so the next may be taken ahead), looks again sooner. So does a
+        // throttle, which may have moved the start.
         const due = Date.now() + start.waitMs;
-        await condition(() => stop() || Date.now() >= due, Math.ceil(start.waitMs));
+        const ahead = this.startsAfter(Date.now());
+        await condition(() => stop() || Date.now() >= due || this.startsAfter(Date.now()) < ahead, Math.ceil(start.waitMs));
       } else return start;
     }
   }
@@ -182,10 +206,12 @@ export class Limiter {
    * `aheadMs`, a start due within that time is taken now for then: the ticket's `startedAt` is when the call may be
    * sent (the activity waits until then), so pacing does not hang on the server's coarse timers.
    */
-  tryStart(now: number, aheadMs = 0): { startedAt: number } | { waitMs: number } | 'full' {
-    if (this.inFlight >= this.allowed) return 'full';
+  tryStart(now: number, aheadMs = 0): Ticket | { waitMs: number } | 'full' {
+    if (!this.hasRoom(now)) return 'full';
     const wait = this.earliestStart(now) - now;
-    if (wait > aheadMs) return { waitMs: wait - aheadMs };
+    // One start at a time is taken ahead: enough to carry the pace past a late timer, without parking many activities.
+    const ahead = this.startsAfter(now) ? 0 : aheadMs;
+    if (wait > ahead) return { waitMs: wait - ahead };
     const at = now + Math.max(0, wait);
     if (at > now) this.earliestStart(at); // the bucket as it will be then
     this.inFlight++;
@@ -194,7 +220,8 @@ export class Limiter {
     if (this.headerBudget !== undefined) this.headerBudget -= 1;
     this.recentStarts.push(at);
     while (this.recentStarts[0] <= now - this.startsKeptMs()) this.recentStarts.shift();
-    return { startedAt: at };
+    const rate = this.paced ? this.startRate(at) : undefined;
+    return rate ? { startedAt: at, spacingMs: (SEND_SPACING * 1_000) / rate } : { startedAt: at };
   }
 
   release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
@@ -206,12 +233,17 @@ export class Limiter {
       if (this.paced) this.refusedStarts = [...this.refusedStarts.filter((at) => at > now - PACED.spanMs), ticket.startedAt];
       if (ticket.startedAt >= this.lastDecrease) {
         this.window = Math.max(1, this.allowed / 2);
-        // Paced by the headers' rate, a throttle is arrival jitter at the edge of the limit: keep a wider margin below it.
-        if (this.paced && this.headerRate() !== undefined) {
+        // An endpoint that sends its limit in headers is paced by them: a throttle is arrival jitter at the edge of the
+        // limit, so keep a wider margin below it (a rate guessed from admitted calls would only be worse than theirs).
+        if (this.paced && this.headerLimit !== undefined) {
           this.headerMargin = Math.max(PACED.minHeaderMargin, this.marginAt(now) * PACED.headerMarginDecrease);
           this.headerMarginAt = now;
         } else {
-          this.rateBase = this.paced ? this.admittedRate(now, ticket.startedAt, outcome.retryAfterMs ?? 0) : this.legacyMeasuredRate(now);
+          // Paced already, the limit is just below the pace the calls were started at (as CUBIC takes the window at a
+          // loss); the first time, it is what the endpoint admitted.
+          const pace = this.rateBase !== undefined ? this.startRate(ticket.startedAt) : undefined;
+          this.rateBase = this.paced ? (pace ?? this.admittedRate(now, ticket.startedAt, outcome.retryAfterMs ?? 0)) : this.legacyMeasuredRate(now);
+          this.measuredAt = this.paced && pace === undefined ? now : undefined;
           this.throttledAt = now;
         }
         // Paced, one start is allowed the moment a Retry-After ends (the endpoint said it would take one then).
@@ -219,6 +251,10 @@ export class Limiter {
         this.rateTokens = hold > 0 ? 1 : 0;
         this.rateTokensAt = now + hold;
         this.lastDecrease = now;
+      } else if (this.measuredAt !== undefined && this.rateBase !== undefined) {
+        // The rest of the burst that gave the first measure: calls started with the refused one were counted as admitted
+        // until their own refusals came back. Measured again with them.
+        this.rateBase = Math.min(this.rateBase, this.admittedRate(now, ticket.startedAt, outcome.retryAfterMs ?? 0));
       }
     } else this.window = Math.min(this.options.concurrency, this.window + 1 / this.allowed);
   }
@@ -252,7 +288,8 @@ export class Limiter {
 
   /**
    * The rate the endpoint admitted: the calls started up to the refused one over the span (the last 5 s, or since the
-   * first start), less those it refused, over that span up to when it said it would take another (now + Retry-After).
+   * first start), less those it refused, over that span up to when it said it would take another (the refused call's start + Retry-After: the
+   * workflow may hear of the refusal a while after it was made).
    * Against a sliding window that first fills in a burst this is its limit over its window; in a steady state, the rate
    * it let through. At least one call, so an endpoint that refuses the very first call still gets asked again.
    */
@@ -260,7 +297,7 @@ export class Limiter {
     const from = Math.max(now - PACED.spanMs, this.recentStarts[0] ?? now);
     const started = this.recentStarts.filter((at) => at >= from && at <= refusedAt).length;
     const refused = this.refusedStarts.filter((at) => at >= from && at <= refusedAt).length;
-    return (1_000 * Math.max(1, started - refused)) / Math.max(100, now - from + retryAfterMs);
+    return (1_000 * Math.max(1, started - refused)) / Math.max(100, refusedAt - from + retryAfterMs);
   }
 
   /** Legacy: 0.85 × every start of the last 2 s (refused ones included), never above the rate allowed just before. */
@@ -290,19 +327,21 @@ export class Limiter {
     if (!rateLimit) return;
     const { remainingRequests, resetRequestsMs, limitRequests, remainingTokens, resetTokensMs } = rateLimit;
     const startedSince = this.recentStarts.filter((at) => at > ticket.startedAt).length;
+    if (this.paced && limitRequests) this.headerLimit = limitRequests;
     if (remainingRequests !== undefined && resetRequestsMs !== undefined) {
       this.headerBudget = remainingRequests - startedSince;
       this.headerResetAt = now + resetRequestsMs;
       if (this.paced && this.headerBudget <= 0 && limitRequests && resetRequestsMs > 0) {
-        if (this.headerRate() === undefined && this.rateBase === undefined) {
-          // Pacing begins now: no store of starts saved up from before.
-          this.rateTokens = 0;
-          this.rateTokensAt = now;
+        if (this.headerRate() === undefined) {
+          // Paced by the headers from now on: what they say supersedes a rate guessed from an earlier throttle, and no
+          // store of starts is saved up from before.
+          this.rateBase = undefined;
+          if (this.rateTokensAt <= now) this.rateTokens = 0;
+          this.rateTokensAt = Math.max(this.rateTokensAt, now);
         }
         // A sliding window is full until its newest request leaves it, which the endpoint counted no sooner than this call
         // was sent: limit ÷ (reset + the call's time since then) is at most its rate, nearly so when this was the newest.
         this.headerRates.push([now, (1_000 * limitRequests) / (resetRequestsMs + Math.max(0, now - ticket.startedAt))]);
-        this.headerLimit = limitRequests;
       }
     }
     const perCall = this.recentTokens.length ? this.recentTokens.reduce((sum, [, tokens]) => sum + tokens, 0) / this.recentTokens.length : 0;

@@ -92,6 +92,17 @@ export interface PipelineState {
   limits: Record<string, LimiterState>;
 }
 
+/**
+ * When a paced call may be sent (epoch ms): the limiter may start its activity up to a second ahead. Each worker also
+ * keeps its sends to one endpoint `spacingMs` apart, so calls a stalled worker picks up late do not leave in a burst.
+ */
+export interface SendSlot {
+  at: number;
+  spacingMs?: number;
+  /** The run's limiter key (`copilot:NAME`, `judge`, `judge:LANE`). */
+  endpoint: string;
+}
+
 /** An endpoint's adaptive state (see workflows/pool.ts Limiter). */
 export interface LimiterState {
   window: number;
