@@ -78,7 +78,7 @@ const PACED = {
   headerMarginDecrease: 0.97,
   minHeaderMargin: 0.85,
   headerMarginGrowthPerSecond: 0.001,
-  /** Header reports a window is taken from: those of this span before the last (the tightest bound on it counts). */
+  /** Header reports the window is taken from: those of this span before the last (the longest reset counts). */
   headerSpanMs: 60_000,
   /**
    * The bucket of allowed starts holds this many seconds of them (at least one): little, so starts stay spaced. (The
@@ -105,11 +105,11 @@ export interface Ticket {
  *   5 s (or since the first start) before the refused one, less those refused, over that span plus the Retry-After —
  *   and it grows back along a cubic (see PACED);
  * - rate-limit headers that say the requests are used up (none remain beyond the calls started since) give the window
- *   the limit holds over: the time the endpoint says it needs to be back to its initial state, plus the call's time
- *   since it was sent (a sliding window counted it no sooner; a token bucket, as OpenAI's and Anthropic's headers
- *   describe, needs about the reset). Starts are paced at 96% of limit ÷ window (the tightest window of the last
- *   minute), and never more than the limit start within one window, rather than bursting and then waiting for the
- *   whole reset; a throttle while so paced widens the margin (see PACED).
+ *   the limit holds over: the time the endpoint says it needs to be back to its initial state (limit ÷ rate for a token
+ *   bucket, as OpenAI's and Anthropic's headers describe; at most the window for a sliding window, nearly so when a
+ *   request has just arrived: the longest reset of the last minute counts). Starts are paced at 96% of limit ÷ window,
+ *   and never more than the limit start within one window, rather than bursting and then waiting for the whole reset;
+ *   a throttle while so paced widens the margin (see PACED).
  * requestsPerMinute spaces starts; tokensPerMinute holds the tokens reported over the last minute under the cap;
  * Retry-After holds every start until then; exhausted headers with no limit header to pace by hold starts until their
  * reset. Held by the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers).
@@ -307,14 +307,14 @@ export class Limiter {
   }
 
   /**
-   * The rate the headers showed (requests per second): the limit over the tightest window of the minute before their
+   * The rate the headers showed (requests per second): the limit over the longest reset of the minute before their
    * last word on it; undefined when none did. It stays while paced starts keep the requests from running out.
    */
   private headerRate(): number | undefined {
     const last = this.headerRates[this.headerRates.length - 1]?.[0];
     if (last === undefined) return undefined;
     this.headerRates = this.headerRates.filter(([at]) => at > last - PACED.headerSpanMs);
-    return Math.max(...this.headerRates.map(([, rate]) => rate));
+    return Math.min(...this.headerRates.map(([, rate]) => rate));
   }
 
   /**
@@ -339,9 +339,10 @@ export class Limiter {
           if (this.rateTokensAt <= now) this.rateTokens = 0;
           this.rateTokensAt = Math.max(this.rateTokensAt, now);
         }
-        // A sliding window is full until its newest request leaves it, which the endpoint counted no sooner than this call
-        // was sent: limit ÷ (reset + the call's time since then) is at most its rate, nearly so when this was the newest.
-        this.headerRates.push([now, (1_000 * limitRequests) / (resetRequestsMs + Math.max(0, now - ticket.startedAt))]);
+        // A token bucket is back to its initial state after limit ÷ rate; a sliding window once its newest request leaves
+        // it, at most a window away, nearly so when a request has just arrived. (The call's own time cannot be added: on
+        // a loaded machine it is mostly the worker's, not the endpoint's.)
+        this.headerRates.push([now, (1_000 * limitRequests) / resetRequestsMs]);
       }
     }
     const perCall = this.recentTokens.length ? this.recentTokens.reduce((sum, [, tokens]) => sum + tokens, 0) / this.recentTokens.length : 0;
