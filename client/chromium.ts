@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { CHROMIUM_INSTALL_COMMAND, chromiumPath, DEFAULT_CHROMIUM_PATH, isExecutable } from '../activities/adapters/chromiumPath';
+import { CHROMIUM_INSTALL_COMMAND, chromiumPath, DEFAULT_CHROMIUM_PATH } from '../activities/adapters/chromiumPath';
+import { isExecutableFile } from '../core/files';
 
 /**
  * Return the Chromium executable, installing Debian's package when it is missing and we are root.
@@ -7,7 +8,7 @@ import { CHROMIUM_INSTALL_COMMAND, chromiumPath, DEFAULT_CHROMIUM_PATH, isExecut
  */
 export async function ensureChromium(log: (line: string) => void = console.log): Promise<string> {
   const path = chromiumPath();
-  if (isExecutable(path)) return path;
+  if (isExecutableFile(path)) return path;
   if (process.env.CHROMIUM_PATH && path !== DEFAULT_CHROMIUM_PATH)
     // Installing the package would not put a browser at a custom path, so do not pretend it would.
     throw new Error(`CHROMIUM_PATH is ${path}, which is not an executable file; fix or unset CHROMIUM_PATH (unset, ${DEFAULT_CHROMIUM_PATH} from Debian's chromium package is used)`);
@@ -16,7 +17,7 @@ export async function ensureChromium(log: (line: string) => void = console.log):
   log(`Chromium not found at ${path}; installing Debian's chromium package: ${CHROMIUM_INSTALL_COMMAND}`);
   await run('apt-get', ['update']);
   await run('apt-get', ['install', '-y', 'chromium']);
-  if (!isExecutable(path)) throw new Error(`apt-get installed chromium but ${path} is still missing; install it manually with: ${CHROMIUM_INSTALL_COMMAND}`);
+  if (!isExecutableFile(path)) throw new Error(`apt-get installed chromium but ${path} is still missing; install it manually with: ${CHROMIUM_INSTALL_COMMAND}`);
   return path;
 }
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from 'pg';
+import { isExecutableFile } from '../core/files';
 import { freePort } from './temporalServer';
 
 /**
@@ -40,7 +41,7 @@ export function findPostgresBin(): string | null {
         .map((v) => path.join('/usr/lib/postgresql', v, 'bin'))
     : [];
   const candidates = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...debian];
-  return candidates.find((dir) => ['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutable(path.join(dir, b)))) ?? null;
+  return candidates.find((dir) => ['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutableFile(path.join(dir, b)))) ?? null;
 }
 
 /** Why the PostgreSQL tests cannot run here, or null when they can (binaries present, or installable as root). */
@@ -48,7 +49,7 @@ export function postgresUnavailable(): string | null {
   const root = process.getuid?.() === 0;
   if (findPostgresBin()) return root && !systemUser('postgres') ? 'running as root, and there is no "postgres" system user to run the server as' : null;
   if (!root) return `PostgreSQL server binaries not found (PATH, /usr/lib/postgresql/*/bin) and not root to install them: apt-get install -y ${PACKAGE}`;
-  if (!isExecutable('/usr/bin/apt-get')) return 'PostgreSQL server binaries not found and there is no apt-get to install them';
+  if (!isExecutableFile('/usr/bin/apt-get')) return 'PostgreSQL server binaries not found and there is no apt-get to install them';
   return null;
 }
 
@@ -145,15 +146,6 @@ function systemUser(name: string): { uid: number; gid: number } | null {
   if (!line) return null;
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
 }
 
 function exec(file: string, args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<string> {

