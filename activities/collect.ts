@@ -10,6 +10,7 @@ import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, SendSlot } from '../workflows/types';
+import { runBatch, type BatchResult } from './batches';
 
 const adapters = new Map<string, CopilotAdapter>();
 
@@ -112,6 +113,19 @@ export function collectActivities(deps: ActivityDeps) {
     }
   }
 
+  /**
+   * A run that judges while it collects: ask and store as collectResponse does, and tell the workflow's limiter what
+   * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one); `send` is when
+   * the limiter allows the call (it may start the activity a little ahead).
+   */
+  async function collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+    await untilSendTime(input.runId, input.send);
+    const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
+    if (existing) return { status: existing.status, outcome: {} };
+    const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;
+    return collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, last, 'report');
+  }
+
   return {
     /**
      * Ask one copilot one query and store what it answered. Retryable faults (429, 5xx, timeouts) go back to Temporal,
@@ -123,17 +137,12 @@ export function collectActivities(deps: ActivityDeps) {
       return (await collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, currentAttempt() >= input.maxAttempts)).status as 'ok' | 'failed' | 'missing';
     },
 
-    /**
-     * A run that judges while it collects: ask and store as collectResponse does, and tell the workflow's limiter what
-     * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one); `send` is when
-     * the limiter allows the call (it may start the activity a little ahead).
-     */
-    async collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
-      await untilSendTime(input.runId, input.send);
-      const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
-      if (existing) return { status: existing.status, outcome: {} };
-      const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;
-      return collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, last, 'report');
+    collectAnswer,
+
+    /** Several queries asked of one copilot in a row, in one activity (see runBatch). */
+    async collectAnswers(input: { runId: string; copilot: string; queryIds: string[] }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled' }>> {
+      // A throttle comes back at once, whatever the attempt: the workflow then asks that query again on its own.
+      return runBatch(input.queryIds, (queryId) => collectAnswer({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }), (result) => result.status === 'throttled');
     },
 
     /**

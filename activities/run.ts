@@ -27,6 +27,7 @@ import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
+import { runBatch, type BatchResult } from './batches';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -60,6 +61,27 @@ export function runActivities(deps: ActivityDeps) {
     } catch (error) {
       if (ctx.signal?.aborted) throw ctx.signal.reason;
       throw judgeFailure(error, runJudges(run.config).flatMap((j) => secretValues(j, deps.env)));
+    }
+  }
+
+  /**
+   * A run that judges while it collects: judge one work item, and tell the workflow's limiter what the judge said.
+   * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
+   * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
+   */
+  async function judgeWork({ runId, index, attempt, maxAttempts, send }: { runId: string; index: number; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+    await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
+    const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
+    try {
+      const result = await judgeStoredUnit(runId, index, (call) => {
+        usage.tokens += (call.promptTokens ?? 0) + (call.completionTokens ?? 0);
+        if (call.rateLimit) usage.rateLimit = call.rateLimit; // the latest call's word on the limits
+      });
+      return { ...result, throttled: false, outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit } };
+    } catch (error) {
+      const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
+      if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined } };
+      throw error;
     }
   }
 
@@ -133,25 +155,12 @@ export function runActivities(deps: ActivityDeps) {
       return judgeStoredUnit(runId, index);
     },
 
-    /**
-     * A run that judges while it collects: judge one work item, and tell the workflow's limiter what the judge said.
-     * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
-     * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
-     */
-    async judgeWork({ runId, index, attempt, maxAttempts, send }: { runId: string; index: number; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
-      await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
-      const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
-      try {
-        const result = await judgeStoredUnit(runId, index, (call) => {
-          usage.tokens += (call.promptTokens ?? 0) + (call.completionTokens ?? 0);
-          if (call.rateLimit) usage.rateLimit = call.rateLimit; // the latest call's word on the limits
-        });
-        return { ...result, throttled: false, outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit } };
-      } catch (error) {
-        const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
-        if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined } };
-        throw error;
-      }
+    judgeWork,
+
+    /** Several work items of one judge judged in a row, in one activity (see runBatch). */
+    async judgeWorkItems({ runId, indices }: { runId: string; indices: number[] }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
+      // A throttle comes back at once, whatever the attempt: the workflow then asks the item again on its own.
+      return runBatch(indices, (index) => judgeWork({ runId, index, attempt: 1, maxAttempts: Infinity }), (result) => result.throttled);
     },
 
     /** When every attempt of a judge unit crashed: record each of its judgments as failed (missing data, not a score). */

@@ -25,6 +25,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const bundle = options.workflowBundlePath ?? (env.JUDGEFLOW_WORKFLOW_BUNDLE || path.join(path.dirname(__filename), '..', 'workflow-bundle.js'));
   // The worker SDK (native bridge, bundler) loads here, not when a command module that can start a worker is imported.
   const { Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+  // The OpenAI SDK loads lazily (a short CLI command never needs it); a worker will, so it loads now rather than in
+  // the first calls of a run, all at once.
+  require('openai');
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,

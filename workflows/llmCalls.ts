@@ -16,7 +16,7 @@ export function llmCallOptions(llm: LlmSettings): ActivityOptions {
 }
 
 /** Options of an activity that asks one copilot one query, within that copilot's timeout and retry settings. */
-export function copilotCallOptions(copilot: CopilotLimits): ActivityOptions {
+export function copilotCallOptions(copilot: CopilotLimits): ActivityOptions & { startToCloseTimeout: number } {
   return {
     // The adapter aborts at timeoutMs itself; the margin only catches a worker that died mid-call.
     startToCloseTimeout: copilot.timeoutMs + 30_000,

@@ -1,9 +1,10 @@
-import { isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { isCancellation, log, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { condition } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
 import { Limiter, type Ticket } from './pool';
-import type { SendSlot, BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, PreparedRun, Progress } from './types';
+import { batchOptions, batchSize, CallTimes } from './batches';
+import type { CallOutcome, SendSlot, BenchmarkRunInput, CopilotLimits, JudgeLimits, PipelineState, PreparedRun, Progress } from './types';
 
 /** Queries handed to one planReadyJudging step at most (a re-judge or a CSV import makes every query ready at once). */
 const READY_BATCH = 200;
@@ -73,6 +74,19 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
     return limiter;
   };
 
+  // Runs started before batching ask one item per activity, so their histories replay.
+  const batched = patched('batched-calls');
+  const callTimes = new CallTimes();
+  /** Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize). */
+  const sizeOf = (limiter: Limiter, ticket: Ticket, endpoint: string, remaining: number) =>
+    batched && !sendSlot(endpoint, ticket).send && limiter.windowOnly(Date.now()) ? batchSize({ remaining, allowed: limiter.allowed, callMs: callTimes.of(endpoint) }) : 1;
+  /** Work started in the background: its failure is observed at once (an unobserved rejection would fail every workflow task), and it is awaited at the end. */
+  const track = (running: Set<Promise<void>>, work: Promise<void>) => {
+    work.catch(() => undefined);
+    running.add(work);
+    void work.finally(() => running.delete(work)).catch(() => undefined);
+  };
+
   async function importAll(): Promise<void> {
     if (state.answersImported) return;
     if (plan.answered) queryIds.forEach(answered);
@@ -91,46 +105,71 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
   async function collectCopilot(copilot: CopilotLimits): Promise<void> {
     const endpoint = `copilot:${copilot.name}`;
     const limiter = limiterOf(endpoint, { concurrency: copilot.concurrency, requestsPerMinute: copilot.requestsPerMinute, tokensPerMinute: copilot.tokensPerMinute });
-    const { collectAnswer } = proxyActivities<BenchmarkActivities>(copilotCallOptions(copilot));
+    const options = copilotCallOptions(copilot);
+    const { collectAnswer } = proxyActivities<BenchmarkActivities>(options);
+    const counted = (queryId: string, ok: boolean) => {
+      state.collect.done++;
+      if (!ok) state.collect.failures++;
+      answered(queryId);
+      refresh();
+    };
+
+    /** One query, attempt after attempt (a throttled one is asked again within the smaller window). */
+    async function askOne(queryId: string, ticket: Ticket | null): Promise<void> {
+      let held: Ticket | null = ticket ?? (await limiter.acquire(() => false, aheadMs));
+      let ok = false;
+      try {
+        for (let attempt = 1; ; attempt++) {
+          const began = Date.now();
+          const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...sendSlot(endpoint, held!) });
+          limiter.release(held!, result.outcome);
+          held = null;
+          if (result.status !== 'throttled') {
+            callTimes.note(endpoint, Date.now() - began, 1);
+            ok = result.status === 'ok';
+            break;
+          }
+          // A throttled call is asked again within the (now smaller) window, even while stopping: it has started.
+          held = await limiter.acquire(() => false, aheadMs);
+        }
+      } catch (error) {
+        if (held) limiter.release(held, {});
+        if (isCancellation(error)) throw error; // a cancelled run records nothing more
+        // Even a copilot that breaks every attempt must not lose the rest of the run.
+        log.warn('collection failed for good', { queryId, copilot: copilot.name });
+        await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
+      }
+      counted(queryId, ok);
+    }
+
+    /** Several queries in one activity; those it did not finish (a throttle, an error) are asked one by one. */
+    async function askMany(batch: string[], ticket: Ticket): Promise<void> {
+      const { collectAnswers } = proxyActivities<BenchmarkActivities>(batchOptions(options, batch.length));
+      const began = Date.now();
+      let finished = 0;
+      try {
+        const result = await collectAnswers({ runId, copilot: copilot.name, queryIds: batch });
+        releaseBatch(limiter, ticket, result);
+        result.results.forEach((r, i) => counted(batch[i], r.status === 'ok'));
+        finished = result.results.length;
+        if (!result.stoppedBy) callTimes.note(endpoint, Date.now() - began, batch.length);
+      } catch (error) {
+        limiter.release(ticket, {});
+        if (isCancellation(error)) throw error;
+      }
+      for (const queryId of batch.slice(finished)) await askOne(queryId, null);
+    }
+
     const running = new Set<Promise<void>>();
     for (;;) {
       const position = state.nextQuery[copilot.name] ?? 0;
       if (position >= queryIds.length) break;
       const ticket = await limiter.acquire(stop, aheadMs);
       if (!ticket) break;
-      state.nextQuery[copilot.name] = position + 1;
-      const queryId = queryIds[position];
-      const item = (async () => {
-        let held: Ticket | null = ticket;
-        let ok = false;
-        try {
-          for (let attempt = 1; ; attempt++) {
-            const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...sendSlot(endpoint, held!) });
-            limiter.release(held!, result.outcome);
-            held = null;
-            if (result.status !== 'throttled') {
-              ok = result.status === 'ok';
-              break;
-            }
-            // A throttled call is asked again within the (now smaller) window, even while stopping: it has started.
-            held = await limiter.acquire(() => false, aheadMs);
-          }
-        } catch (error) {
-          if (held) limiter.release(held, {});
-          if (isCancellation(error)) throw error; // a cancelled run records nothing more
-          // Even a copilot that breaks every attempt must not lose the rest of the run.
-          log.warn('collection failed for good', { queryId, copilot: copilot.name });
-          await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
-        }
-        state.collect.done++;
-        if (!ok) state.collect.failures++;
-        answered(queryId);
-        refresh();
-      })();
-      // Observed at once (an unobserved rejection would fail every workflow task); awaited below.
-      item.catch(() => undefined);
-      running.add(item);
-      void item.finally(() => running.delete(item)).catch(() => undefined);
+      const size = sizeOf(limiter, ticket, endpoint, queryIds.length - position);
+      const batch = queryIds.slice(position, position + size);
+      state.nextQuery[copilot.name] = position + batch.length;
+      track(running, batch.length > 1 ? askMany(batch, ticket) : askOne(batch[0], ticket));
     }
     await Promise.all(running);
   }
@@ -164,13 +203,61 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
     const next = () => state.nextItems[lane] ?? lane;
     const endpoint = judges.length > 1 ? `judge:${lane}` : 'judge';
     const limiter = limiterOf(endpoint, { concurrency: judge.concurrency, requestsPerMinute: judge.requestsPerMinute, tokensPerMinute: judge.tokensPerMinute });
-    const { judgeWork } = proxyActivities<BenchmarkActivities>({
+    const options: ActivityOptions & { startToCloseTimeout: number } = {
       // The largest possible unit's worst case (planPipeline). A dead worker is caught by the heartbeat timeout.
       startToCloseTimeout: plan.unitTimeoutMs,
       heartbeatTimeout: '10 seconds',
       // Long enough to ride out a judge outage (429s come back to this workflow's limiter instead); 4xx are not retried.
       retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-    });
+    };
+    const { judgeWork } = proxyActivities<BenchmarkActivities>(options);
+    const counted = (result: { judged: number; failed: number } | 'failed') => {
+      const outcome = result === 'failed' || result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none';
+      if (outcome !== 'none') state.judge.done++;
+      if (outcome === 'failed') state.judge.failures++;
+      refresh();
+    };
+
+    async function judgeOne(index: number, ticket: Ticket | null): Promise<void> {
+      let held: Ticket | null = ticket ?? (await limiter.acquire(() => false, aheadMs));
+      try {
+        for (let attempt = 1; ; attempt++) {
+          const began = Date.now();
+          const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...sendSlot(endpoint, held!) });
+          limiter.release(held!, result.outcome);
+          held = null;
+          if (!result.throttled) {
+            callTimes.note(endpoint, Date.now() - began, 1);
+            return counted(result);
+          }
+          held = await limiter.acquire(() => false, aheadMs);
+        }
+      } catch (error) {
+        if (held) limiter.release(held, {});
+        if (isCancellation(error)) throw error;
+        await recordJudgeFailure({ runId, index, reason: rootCause(error) });
+        counted('failed');
+      }
+    }
+
+    /** Several items in one activity; those it did not finish (a throttle, an error) are judged one by one. */
+    async function judgeMany(indices: number[], ticket: Ticket): Promise<void> {
+      const { judgeWorkItems } = proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length));
+      const began = Date.now();
+      let finished = 0;
+      try {
+        const result = await judgeWorkItems({ runId, indices });
+        releaseBatch(limiter, ticket, result);
+        result.results.forEach(counted);
+        finished = result.results.length;
+        if (!result.stoppedBy) callTimes.note(endpoint, Date.now() - began, indices.length);
+      } catch (error) {
+        limiter.release(ticket, {});
+        if (isCancellation(error)) throw error;
+      }
+      for (const index of indices.slice(finished)) await judgeOne(index, null);
+    }
+
     const running = new Set<Promise<void>>();
     for (;;) {
       await condition(() => stop() || next() < state.planned || readinessDone);
@@ -181,33 +268,10 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
       const ticket = await limiter.acquire(stop, aheadMs);
       if (!ticket) break;
       const index = next();
-      state.nextItems[lane] = index + judges.length;
-      const item = (async () => {
-        let held: Ticket | null = ticket;
-        let outcome: 'done' | 'failed' | 'none' = 'failed';
-        try {
-          for (let attempt = 1; ; attempt++) {
-            const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...sendSlot(endpoint, held!) });
-            limiter.release(held!, result.outcome);
-            held = null;
-            if (!result.throttled) {
-              outcome = result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none';
-              break;
-            }
-            held = await limiter.acquire(() => false, aheadMs);
-          }
-        } catch (error) {
-          if (held) limiter.release(held, {});
-          if (isCancellation(error)) throw error;
-          await recordJudgeFailure({ runId, index, reason: rootCause(error) });
-        }
-        if (outcome !== 'none') state.judge.done++;
-        if (outcome === 'failed') state.judge.failures++;
-        refresh();
-      })();
-      item.catch(() => undefined);
-      running.add(item);
-      void item.finally(() => running.delete(item)).catch(() => undefined);
+      const size = sizeOf(limiter, ticket, endpoint, unstarted(lane));
+      const indices = Array.from({ length: size }, (_, k) => index + k * judges.length);
+      state.nextItems[lane] = index + size * judges.length;
+      track(running, size > 1 ? judgeMany(indices, ticket) : judgeOne(index, ticket));
     }
     await Promise.all(running);
   }
@@ -231,4 +295,13 @@ export function rootCause(error: unknown): string {
   let e = error as { message?: string; cause?: unknown } | undefined;
   while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
   return e?.message ?? String(error);
+}
+
+/**
+ * A batch is back: its later calls count as starts, and its ticket goes back with what the endpoint said (a throttle
+ * as of the call it stopped at).
+ */
+function releaseBatch(limiter: Limiter, ticket: Ticket, batch: { sentAt: number[]; outcome: CallOutcome }): void {
+  limiter.noteStarts(batch.sentAt.slice(1));
+  limiter.release(batch.outcome.throttled && batch.sentAt.length ? { startedAt: batch.sentAt[batch.sentAt.length - 1] } : ticket, batch.outcome);
 }

@@ -259,6 +259,25 @@ export class Limiter {
     } else this.window = Math.min(this.options.concurrency, this.window + 1 / this.allowed);
   }
 
+  /**
+   * Nothing but the window limits calls now: no requests or tokens per minute, no start rate learnt from a throttle or
+   * from headers, no hold, and plenty of requests left by the headers' word. Only then may one start carry several calls
+   * in a row (see runBatch): paced calls need each start to be its own.
+   */
+  windowOnly(now: number): boolean {
+    const { requestsPerMinute, tokensPerMinute, concurrency } = this.options;
+    const headroom = this.headerBudget === undefined || now >= this.headerResetAt || this.headerBudget >= 16 * concurrency;
+    return !requestsPerMinute && !tokensPerMinute && this.startRate(now) === undefined && this.notBefore <= now && headroom;
+  }
+
+  /** Calls sent within a start's batch after its first: they count as starts for the rate a later throttle measures. */
+  noteStarts(times: number[], now = Date.now()): void {
+    if (!times.length) return;
+    // Another machine's clock may run ahead: a start counted after now would read as one taken ahead (see startsAfter).
+    this.recentStarts = [...this.recentStarts, ...times.map((at) => Math.min(at, now))].sort((a, b) => a - b);
+    if (this.headerBudget !== undefined) this.headerBudget -= times.length;
+  }
+
   /** Calls per second allowed to start now; undefined while neither a throttle nor the headers have set one. */
   startRate(now: number): number | undefined {
     const seconds = Math.max(0, now - this.throttledAt) / 1_000;

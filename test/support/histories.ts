@@ -25,3 +25,28 @@ export function readHistoryFiles(dir = HISTORY_DIR): Array<{ file: string; conte
 export function replayInputs(file: HistoryFile): Array<{ workflowId: string; history: History }> {
   return file.workflows.map((w) => ({ workflowId: w.workflowId, history: historyFromJSON(w.history) }));
 }
+
+/**
+ * Activities a run's histories scheduled (every run of its continue-as-new chain), with the work items each carried:
+ * `queryId/copilot` for collection, `judge#index` for judge work (one for a single call, several for a batch).
+ */
+export async function scheduledActivities(client: import('@temporalio/client').Client, workflowId: string): Promise<Array<{ name: string; items: string[] }>> {
+  const scheduled: Array<{ name: string; items: string[] }> = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    const history = await client.workflow.getHandle(workflowId, wf.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const attrs = e.activityTaskScheduledEventAttributes;
+      if (!attrs) continue;
+      const data = attrs.input?.payloads?.[0]?.data;
+      const args = data ? JSON.parse(Buffer.from(data).toString('utf8')) : {};
+      const items: string[] = [
+        ...(args.queryId && args.copilot ? [`${args.queryId}/${args.copilot}`] : []),
+        ...(Array.isArray(args.queryIds) && args.copilot ? args.queryIds.map((q: string) => `${q}/${args.copilot}`) : []),
+        ...(typeof args.index === 'number' ? [`judge#${args.index}`] : []),
+        ...(Array.isArray(args.indices) ? args.indices.map((i: number) => `judge#${i}`) : []),
+      ];
+      scheduled.push({ name: attrs.activityType!.name!, items });
+    }
+  }
+  return scheduled;
+}
