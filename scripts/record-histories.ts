@@ -131,6 +131,24 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
     },
   },
   {
+    name: 'batched-run',
+    description:
+      'A pipelined LATTICE run whose endpoints are limited only by concurrency (batched-calls patch): after the first timed calls, collectAnswers and judgeWorkItems ask several items per activity.',
+    async run(ctx) {
+      const runId = 'replay-batched-run';
+      const file = path.join(SCRATCH, 'batched-queries.jsonl');
+      const lines = Array.from({ length: 16 }, (_, k) => JSON.stringify({ id: `b${k + 1}`, text: `Batched question ${k + 1}: is staking ETH on Lido worth the risk?`, task: `T${(k % 15) + 1}`, category: `C${(k % 5) + 1}` }));
+      fs.writeFileSync(file, lines.join('\n') + '\n');
+      // One place per endpoint: a backlog builds up, so the calls after the first go in batches.
+      const config = simConfig(ctx, 'lattice', file, {
+        judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 1 },
+        copilots: [{ name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough', concurrency: 1 }],
+      });
+      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      return runId;
+    },
+  },
+  {
     name: 'snapshot-curate',
     description: 'Curation of 9 traffic lines (one too short, one pre-tagged): filter → categorise in batches of 3 → distil → prune → sample.',
     async run(ctx) {

@@ -34,7 +34,7 @@ const files = readHistoryFiles();
 
 test('the recorded scenarios are all there and cover parent and child workflows', () => {
   const byName = new Map(files.map((f) => [f.content.scenario, f.content]));
-  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'pipelined-run', 'snapshot-curate', 'study-run']));
+  expect([...byName.keys()]).toEqual(expect.arrayContaining(['lattice-run', 'lattice-rejudge', 'cab-run', 'pipelined-run', 'batched-run', 'snapshot-curate', 'study-run']));
   const types = (name: string) => new Set(byName.get(name)!.workflows.map((w) => w.workflowType));
   expect(types('lattice-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
   expect(types('cab-run')).toEqual(new Set(['benchmarkRun', 'collectChunk', 'judgeChunk']));
@@ -48,6 +48,11 @@ test('the recorded scenarios are all there and cover parent and child workflows'
   );
   expect(activities.filter((a) => a === 'importAnswers')).toHaveLength(1);
   expect(new Set(activities)).toEqual(new Set(['prepareRun', 'planPipeline', 'importAnswers', 'collectAnswer', 'planReadyJudging', 'judgeWork', 'writeReport']));
+  // Calls batched into activities (the batched-calls patch): recorded beside the one-call-per-activity shape above.
+  const batched = (byName.get('batched-run')!.workflows[0].history as { events: Array<Record<string, any>> }).events.flatMap((e) =>
+    e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType.name as string] : [],
+  );
+  expect(batched).toEqual(expect.arrayContaining(['collectAnswers', 'judgeWorkItems']));
   for (const f of files) for (const w of f.content.workflows) expect((w.history as { events: unknown[] }).events.length).toBeGreaterThan(5);
 });
 
