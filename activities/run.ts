@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
+import { table } from '../core/markdown';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import { judgeUnitTimeoutMs, judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
 import { artefactFileName, artefactRef, slotOf } from '../core/store';
@@ -229,6 +230,13 @@ function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
 }
 
+/** report.md's list of the run's artefacts (failure screenshots), linked to their copies beside the report. */
+function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
+  if (!artefacts?.length) return [];
+  // Links point at artefacts/<file> beside the report; the ids and names are the store's, the names escaped as text.
+  return ['', '## Artefacts', '', table(['artefact', 'name', 'type', 'bytes'], artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]))];
+}
+
 /** What each copilot answered, as stored (raw payloads and HTML stay in the store). */
 function responsesJsonl(responses: StoredResponse[]): string {
   return responses
@@ -273,7 +281,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json)].join('\n');
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined)].join('\n');
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
 }
 

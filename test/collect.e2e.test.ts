@@ -221,6 +221,9 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
       expect(report.copilots.Hung.failedResponses).toBe(2);
       expect(report.artefacts).toHaveLength(2);
       for (const a of report.artefacts) expect(fs.existsSync(path.join(path.dirname(result.reportPath), a.file))).toBe(true);
+      // report.md lists them too, each linked to its copy.
+      const markdown = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
+      for (const a of report.artefacts) expect(markdown).toContain(`[${a.ref}](${a.file})`);
     });
   } finally {
     flaky.closeAllConnections();
