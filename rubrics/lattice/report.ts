@@ -35,9 +35,10 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
   const byKey = new Map(judgments.map((j) => [`${j.queryId}\u0000${j.copilot}`, j]));
   const dimIds = [...LATTICE_DIMENSIONS, rubric.data.refusal.id];
   const csv: unknown[][] = [['run_id', 'query_id', 'copilot', 'task', 'category', ...dimIds, 'total', 'response_status', 'judgment_status', 'failure_reason']];
+  const responseOf = new Map(responses.map((r) => [`${r.queryId}\u0000${r.copilot}`, r]));
   for (const q of queries) {
     for (const copilot of run.copilots) {
-      const r = responses.find((x) => x.queryId === q.id && x.copilot === copilot);
+      const r = responseOf.get(`${q.id}\u0000${copilot}`);
       const j = byKey.get(`${q.id}\u0000${copilot}`);
       const reason = r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : !r ? 'not collected' : !j ? 'not judged' : '';
       csv.push([run.runId, q.id, copilot, q.task, q.category, ...dimIds.map((d) => j?.scores?.[d] ?? ''), j?.total ?? '', r?.status ?? 'none', j?.status ?? 'none', reason]);
