@@ -1,6 +1,7 @@
 import { isCancellation, log, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { condition } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
+import type { BatchResult } from '../activities/batches';
 import { copilotCallOptions } from './llmCalls';
 import { Limiter, type Ticket } from './pool';
 import { batchOptions, batchSize, CallTimes } from './batches';
@@ -80,6 +81,26 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
   /** Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize). */
   const sizeOf = (limiter: Limiter, ticket: Ticket, endpoint: string, remaining: number) =>
     batched && !sendSlot(endpoint, ticket).send && limiter.windowOnly(Date.now()) ? batchSize({ remaining, allowed: limiter.allowed, callMs: callTimes.of(endpoint) }) : 1;
+  /**
+   * One start carrying several items (`call`, one activity): what it finished is counted (`done`), its ticket goes back
+   * with what the endpoint said, and each item it did not finish (a throttle, an error, a batch that failed for good)
+   * is asked again on its own (`one`), with that item's own attempts.
+   */
+  async function inBatch<K, R>(limiter: Limiter, ticket: Ticket, endpoint: string, keys: K[], call: (keys: K[]) => Promise<BatchResult<R>>, done: (result: R, key: K) => void, one: (key: K) => Promise<void>): Promise<void> {
+    const began = Date.now();
+    let finished = 0;
+    try {
+      const result = await call(keys);
+      releaseBatch(limiter, ticket, result);
+      result.results.forEach((r, i) => done(r, keys[i]));
+      finished = result.results.length;
+      if (!result.stoppedBy) callTimes.note(endpoint, Date.now() - began, keys.length);
+    } catch (error) {
+      limiter.release(ticket, {});
+      if (isCancellation(error)) throw error;
+    }
+    for (const key of keys.slice(finished)) await one(key);
+  }
   /** Work started in the background: its failure is observed at once (an unobserved rejection would fail every workflow task), and it is awaited at the end. */
   const track = (running: Set<Promise<void>>, work: Promise<void>) => {
     work.catch(() => undefined);
@@ -143,22 +164,16 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
     }
 
     /** Several queries in one activity; those it did not finish (a throttle, an error) are asked one by one. */
-    async function askMany(batch: string[], ticket: Ticket): Promise<void> {
-      const { collectAnswers } = proxyActivities<BenchmarkActivities>(batchOptions(options, batch.length));
-      const began = Date.now();
-      let finished = 0;
-      try {
-        const result = await collectAnswers({ runId, copilot: copilot.name, queryIds: batch });
-        releaseBatch(limiter, ticket, result);
-        result.results.forEach((r, i) => counted(batch[i], r.status === 'ok'));
-        finished = result.results.length;
-        if (!result.stoppedBy) callTimes.note(endpoint, Date.now() - began, batch.length);
-      } catch (error) {
-        limiter.release(ticket, {});
-        if (isCancellation(error)) throw error;
-      }
-      for (const queryId of batch.slice(finished)) await askOne(queryId, null);
-    }
+    const askMany = (batch: string[], ticket: Ticket) =>
+      inBatch(
+        limiter,
+        ticket,
+        endpoint,
+        batch,
+        (queryIds) => proxyActivities<BenchmarkActivities>(batchOptions(options, queryIds.length)).collectAnswers({ runId, copilot: copilot.name, queryIds }),
+        (result, queryId) => counted(queryId, result.status === 'ok'),
+        (queryId) => askOne(queryId, null),
+      );
 
     const running = new Set<Promise<void>>();
     for (;;) {
@@ -241,22 +256,16 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
     }
 
     /** Several items in one activity; those it did not finish (a throttle, an error) are judged one by one. */
-    async function judgeMany(indices: number[], ticket: Ticket): Promise<void> {
-      const { judgeWorkItems } = proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length));
-      const began = Date.now();
-      let finished = 0;
-      try {
-        const result = await judgeWorkItems({ runId, indices });
-        releaseBatch(limiter, ticket, result);
-        result.results.forEach(counted);
-        finished = result.results.length;
-        if (!result.stoppedBy) callTimes.note(endpoint, Date.now() - began, indices.length);
-      } catch (error) {
-        limiter.release(ticket, {});
-        if (isCancellation(error)) throw error;
-      }
-      for (const index of indices.slice(finished)) await judgeOne(index, null);
-    }
+    const judgeMany = (indices: number[], ticket: Ticket) =>
+      inBatch(
+        limiter,
+        ticket,
+        endpoint,
+        indices,
+        (batch) => proxyActivities<BenchmarkActivities>(batchOptions(options, batch.length)).judgeWorkItems({ runId, indices: batch }),
+        (result) => counted(result),
+        (index) => judgeOne(index, null),
+      );
 
     const running = new Set<Promise<void>>();
     for (;;) {
