@@ -6,12 +6,14 @@ const path = require('node:path');
 const { isBuilt } = require('../scripts/build.js');
 
 const root = path.resolve(__dirname, '..');
-let cli;
-if (!process.env.JUDGEFLOW_DEV && isBuilt(root)) {
+const built = !process.env.JUDGEFLOW_DEV && isBuilt(root);
+if (built) {
   if (process.env.JUDGEFLOW_DEBUG) process.setSourceMapsEnabled(true); // stack traces name the .ts lines
-  cli = require('../dist/client/cli.js');
 } else {
   require('tsx/cjs');
-  cli = require('../client/cli.ts');
 }
-cli.main(process.argv.slice(2)).then((code) => process.exit(code));
+const argv = process.argv.slice(2);
+// `judgeflow worker`/`dev` run in a process started with the worker's heap and malloc settings (worker/workerProcess.ts).
+const { relaunchAsWorkerProcess } = require(built ? '../dist/worker/workerProcess.js' : '../worker/workerProcess.ts');
+const exitCode = relaunchAsWorkerProcess(argv, __filename) ?? require(built ? '../dist/client/cli.js' : '../client/cli.ts').main(argv);
+exitCode.then((code) => process.exit(code));

@@ -10,6 +10,7 @@ import type { Command } from '../args';
 import { connectClient } from '../connection';
 import { newRunId, startBenchmark, watch } from '../startRun';
 import { ensureLocalServer, judgeflowHome } from '../temporalServer';
+import { workerProcessSetup } from '../../worker/workerProcess';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SNAPSHOT = path.join(ROOT, 'examples', 'lattice-demo.jsonl');
@@ -37,8 +38,9 @@ function demoConfig(simURL: string | null) {
 }
 
 function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'judgeflow.js'), 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  return child;
+  // With the worker's settings, so `judgeflow worker` does not start again in a child: the SIGKILL below hits the worker.
+  const setup = workerProcessSetup(env);
+  return spawn(process.execPath, [...setup.nodeArgs, path.join(ROOT, 'bin', 'judgeflow.js'), 'worker'], { env: setup.env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export const demoCommand: Command = {
