@@ -6,6 +6,7 @@ import { runInput } from '../client/startRun';
 import { openNew } from '../stores';
 import { startSimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
+import { workerProcessSetup } from '../worker/workerProcess';
 import { CLI } from './support/cli';
 import { latticeGrid, runConfig, simCopilots, tempDir, until } from './support/harness';
 import { scriptedLatticeJudge } from './support/judges';
@@ -26,7 +27,9 @@ function machine(name: string, root: string, storeUrl: string): { proc: ChildPro
   // No JUDGEFLOW_TASK_QUEUE: each machine derives the queue from the shared store's id, as the README's rule says.
   const { JUDGEFLOW_TASK_QUEUE: _unused, ...inherited } = process.env;
   const env = { ...inherited, JUDGEFLOW_HOME: home, JUDGEFLOW_STORE: storeUrl };
-  const proc = spawn(process.execPath, [CLI, 'worker'], { cwd, env, stdio: 'ignore' });
+  // Given the worker settings, `judgeflow worker` runs in this process (no launcher): its pid is in its worker identity.
+  const setup = workerProcessSetup(env);
+  const proc = spawn(process.execPath, [...setup.nodeArgs, CLI, 'worker'], { cwd, env: setup.env, stdio: 'ignore' });
   return { proc, home, exited: new Promise((resolve) => proc.once('exit', resolve)) };
 }
 
