@@ -3,11 +3,11 @@
  * as a provider would impose them), on its own throwaway Temporal dev server, with the worker in its own process so
  * its CPU time and peak memory are its own. Figures, not assertions.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { judgeflowHome } from '../core/home';
-import { workerProcessSetup } from '../worker/workerProcess';
+import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
 import { parseRunConfig } from './config';
@@ -152,9 +152,8 @@ function writeQueries(dir: string, count: number): string {
 
 /** `judgeflow worker` in its own process; resolves once it polls. */
 function startWorker(env: NodeJS.ProcessEnv, cwd: string, log: (line: string) => void): Promise<ChildProcess> {
-  // Started with the worker's settings itself, so `judgeflow worker` does not start again in a child: this pid is the worker.
-  const setup = workerProcessSetup(env);
-  const child = spawn(process.execPath, [...setup.nodeArgs, path.join(REPO, 'bin', 'judgeflow.js'), 'worker'], { env: setup.env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  // This pid is the worker itself (see spawnWorkerProcess), so its CPU time and peak memory are the worker's.
+  const child = spawnWorkerProcess(path.join(REPO, 'bin', 'judgeflow.js'), env, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { connectClient, taskQueue } from '../client/connection';
@@ -6,7 +6,7 @@ import { runInput } from '../client/startRun';
 import { openNew } from '../stores';
 import { startSimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
-import { workerProcessSetup } from '../worker/workerProcess';
+import { spawnWorkerProcess } from '../worker/workerProcess';
 import { CLI } from './support/cli';
 import { latticeGrid, runConfig, simCopilots, tempDir, until } from './support/harness';
 import { scriptedLatticeJudge } from './support/judges';
@@ -27,9 +27,8 @@ function machine(name: string, root: string, storeUrl: string): { proc: ChildPro
   // No JUDGEFLOW_TASK_QUEUE: each machine derives the queue from the shared store's id, as the README's rule says.
   const { JUDGEFLOW_TASK_QUEUE: _unused, ...inherited } = process.env;
   const env = { ...inherited, JUDGEFLOW_HOME: home, JUDGEFLOW_STORE: storeUrl };
-  // Given the worker settings, `judgeflow worker` runs in this process (no launcher): its pid is in its worker identity.
-  const setup = workerProcessSetup(env);
-  const proc = spawn(process.execPath, [...setup.nodeArgs, CLI, 'worker'], { cwd, env: setup.env, stdio: 'ignore' });
+  // The worker itself, no launcher (see spawnWorkerProcess): its pid is in its worker identity.
+  const proc = spawnWorkerProcess(CLI, env, { cwd, stdio: 'ignore' });
   return { proc, home, exited: new Promise((resolve) => proc.once('exit', resolve)) };
 }
 

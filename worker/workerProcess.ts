@@ -8,7 +8,7 @@
  * processes with them (`judgeflow bench` and `demo`), and `judgeflow worker`/`dev` start themselves again with them
  * when they were not given. Small on purpose: bin/judgeflow.js loads it before the CLI.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import os from 'node:os';
 import { InputError } from '../core/inputError';
 
@@ -46,6 +46,15 @@ export function workerProcessSetup(env: NodeJS.ProcessEnv, execArgv: readonly st
     nodeArgs: [...unless(HEAP_FLAG, `--max-old-space-size=${heapMb}`), ...unless(SEMI_SPACE_FLAG, `--max-semi-space-size=${DEFAULT_WORKER_SEMI_SPACE_MB}`)],
     env: env.MALLOC_ARENA_MAX ? { ...env } : { ...env, MALLOC_ARENA_MAX: DEFAULT_MALLOC_ARENAS },
   };
+}
+
+/**
+ * `judgeflow worker` (the CLI at `cli`) in a new process started with the worker settings for `env`, so it runs there
+ * and does not start itself again: the returned process is the worker (its pid is the one to measure or kill).
+ */
+export function spawnWorkerProcess(cli: string, env: NodeJS.ProcessEnv, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
+  const setup = workerProcessSetup(env);
+  return spawn(process.execPath, [...setup.nodeArgs, cli, 'worker'], { ...options, env: setup.env });
 }
 
 function workerHeapMb(value: string | undefined): number {

@@ -1,6 +1,6 @@
 import { progressMode, progressView } from '../progress';
 import type { Progress, RunResult } from '../../workflows/types';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -10,7 +10,7 @@ import type { Command } from '../args';
 import { connectClient } from '../connection';
 import { newRunId, startBenchmark, watch } from '../startRun';
 import { ensureLocalServer, judgeflowHome } from '../temporalServer';
-import { workerProcessSetup } from '../../worker/workerProcess';
+import { spawnWorkerProcess } from '../../worker/workerProcess';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const SNAPSHOT = path.join(ROOT, 'examples', 'lattice-demo.jsonl');
@@ -38,9 +38,8 @@ function demoConfig(simURL: string | null) {
 }
 
 function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
-  // With the worker's settings, so `judgeflow worker` does not start again in a child: the SIGKILL below hits the worker.
-  const setup = workerProcessSetup(env);
-  return spawn(process.execPath, [...setup.nodeArgs, path.join(ROOT, 'bin', 'judgeflow.js'), 'worker'], { env: setup.env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // The worker itself (see spawnWorkerProcess): the SIGKILL below hits the worker, not a launcher.
+  return spawnWorkerProcess(path.join(ROOT, 'bin', 'judgeflow.js'), env, { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 export const demoCommand: Command = {
