@@ -82,6 +82,37 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
   const sizeOf = (limiter: Limiter, ticket: Ticket, endpoint: string, remaining: number) =>
     batched && !sendSlot(endpoint, ticket).send && limiter.windowOnly(Date.now()) ? batchSize({ remaining, allowed: limiter.allowed, callMs: callTimes.of(endpoint) }) : 1;
   /**
+   * One item in its own activity (`call`), attempt after attempt: a throttled call is asked again within the (now
+   * smaller) window, even while stopping (it has started). Its result, or the error once every attempt failed; a
+   * cancelled run's cancellation is thrown (a cancelled run records nothing more).
+   */
+  async function alone<R extends { outcome: CallOutcome }>(
+    limiter: Limiter,
+    ticket: Ticket | null,
+    endpoint: string,
+    call: (attempt: number, slot: { send?: SendSlot }) => Promise<R>,
+    throttled: (result: R) => boolean,
+  ): Promise<{ result: R } | { error: unknown }> {
+    let held: Ticket | null = ticket ?? (await limiter.acquire(() => false, aheadMs));
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const began = Date.now();
+        const result = await call(attempt, sendSlot(endpoint, held!));
+        limiter.release(held!, result.outcome);
+        held = null;
+        if (!throttled(result)) {
+          callTimes.note(endpoint, Date.now() - began, 1);
+          return { result };
+        }
+        held = await limiter.acquire(() => false, aheadMs);
+      }
+    } catch (error) {
+      if (held) limiter.release(held, {});
+      if (isCancellation(error)) throw error;
+      return { error };
+    }
+  }
+  /**
    * One start carrying several items (`call`, one activity): what it finished is counted (`done`), its ticket goes back
    * with what the endpoint said, and each item it did not finish (a throttle, an error, a batch that failed for good)
    * is asked again on its own (`one`), with that item's own attempts.
@@ -135,32 +166,21 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
       refresh();
     };
 
-    /** One query, attempt after attempt (a throttled one is asked again within the smaller window). */
+    /** One query in its own activity; when every attempt failed, the failure is recorded and the run goes on. */
     async function askOne(queryId: string, ticket: Ticket | null): Promise<void> {
-      let held: Ticket | null = ticket ?? (await limiter.acquire(() => false, aheadMs));
-      let ok = false;
-      try {
-        for (let attempt = 1; ; attempt++) {
-          const began = Date.now();
-          const result = await collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...sendSlot(endpoint, held!) });
-          limiter.release(held!, result.outcome);
-          held = null;
-          if (result.status !== 'throttled') {
-            callTimes.note(endpoint, Date.now() - began, 1);
-            ok = result.status === 'ok';
-            break;
-          }
-          // A throttled call is asked again within the (now smaller) window, even while stopping: it has started.
-          held = await limiter.acquire(() => false, aheadMs);
-        }
-      } catch (error) {
-        if (held) limiter.release(held, {});
-        if (isCancellation(error)) throw error; // a cancelled run records nothing more
+      const asked = await alone(
+        limiter,
+        ticket,
+        endpoint,
+        (attempt, slot) => collectAnswer({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...slot }),
+        (result) => result.status === 'throttled',
+      );
+      if ('error' in asked) {
         // Even a copilot that breaks every attempt must not lose the rest of the run.
         log.warn('collection failed for good', { queryId, copilot: copilot.name });
-        await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
+        await recordCollectFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(asked.error) });
       }
-      counted(queryId, ok);
+      counted(queryId, 'result' in asked && asked.result.status === 'ok');
     }
 
     /** Several queries in one activity; those it did not finish (a throttle, an error) are asked one by one. */
@@ -233,26 +253,18 @@ export async function runPipeline(args: { input: BenchmarkRunInput; prepared: Pr
       refresh();
     };
 
+    /** One item in its own activity; when every attempt failed, its judgments are recorded as failed. */
     async function judgeOne(index: number, ticket: Ticket | null): Promise<void> {
-      let held: Ticket | null = ticket ?? (await limiter.acquire(() => false, aheadMs));
-      try {
-        for (let attempt = 1; ; attempt++) {
-          const began = Date.now();
-          const result = await judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...sendSlot(endpoint, held!) });
-          limiter.release(held!, result.outcome);
-          held = null;
-          if (!result.throttled) {
-            callTimes.note(endpoint, Date.now() - began, 1);
-            return counted(result);
-          }
-          held = await limiter.acquire(() => false, aheadMs);
-        }
-      } catch (error) {
-        if (held) limiter.release(held, {});
-        if (isCancellation(error)) throw error;
-        await recordJudgeFailure({ runId, index, reason: rootCause(error) });
-        counted('failed');
-      }
+      const judged = await alone(
+        limiter,
+        ticket,
+        endpoint,
+        (attempt, slot) => judgeWork({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
+        (result) => result.throttled,
+      );
+      if ('result' in judged) return counted(judged.result);
+      await recordJudgeFailure({ runId, index, reason: rootCause(judged.error) });
+      counted('failed');
     }
 
     /** Several items in one activity; those it did not finish (a throttle, an error) are judged one by one. */
