@@ -1,7 +1,7 @@
 /**
  * Agreement and reliability of judges: the same unit (a response, a query's ranking) judged several times,
  * by one judge sampled repeatedly or by a panel. Pure functions over plain numbers, checked in
- * test/agreement.test.ts against published worked examples.
+ * test/core/agreement.test.ts against published worked examples.
  *
  * Layout convention: `units[u][r]` is the value rater (or sample) r gave unit u; null/undefined/NaN = missing.
  */

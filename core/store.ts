@@ -5,7 +5,7 @@ import { contentHash } from './hashing';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
- * This file is the contract only; implementations live in stores/ (SQLite today) and must pass test/storeContract.ts.
+ * This file is the contract only; implementations live in stores/ (SQLite and PostgreSQL) and must pass test/stores/contract.ts.
  *
  * Rules every implementation keeps:
  * - Writes are idempotent, keyed by run, query, copilot (and rubric version, sample and judge name for judgments and

@@ -1,5 +1,5 @@
 /**
- * Records the workflow histories that test/replay.test.ts replays: small real runs against a throwaway Temporal
+ * Records the workflow histories that test/workflows/replay.test.ts replays: small real runs against a throwaway Temporal
  * dev server and the local simulator, each saved with its parent and every child workflow.
  *
  *   npx tsx scripts/record-histories.ts            # all scenarios

@@ -1,7 +1,7 @@
 /**
  * Simulations that show judgeflow's statistics detect what they claim: power and false-positive rates of the
  * CryptoAnalystBench position-bias tests, and coverage of the confidence intervals. Shared by
- * test/statistics.simulation.test.ts (few, fast, fixed seeds) and `judgeflow bench --only stats` (many, printed).
+ * test/rubrics/cab/statisticsSimulation.test.ts (few, fast, fixed seeds) and `judgeflow bench --only stats` (many, printed).
  * Every presentation order comes from the real balanced CAB presentation design (rubrics/cab/presentation.ts).
  */
 import { rankOneByPositionTest, totalsByPositionTest, type PositionedJudgment } from './positionBias';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils';
 
-/** Recorded workflow histories replayed by test/replay.test.ts; refreshed by scripts/record-histories.ts. */
+/** Recorded workflow histories replayed by test/workflows/replay.test.ts; refreshed by scripts/record-histories.ts. */
 export const HISTORY_DIR = path.resolve(__dirname, '..', 'histories');
 
 /** One scenario (a run: its parent workflow and every child) per file. */

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { latticeGrid, REPO, simCopilots, tempDir, uniqueQueue, writeQueries } from '../support/harness';
+import { cliInProcess } from '../support/cliInProcess';
+import { simServersForFile } from '../support/sims';
+import type { SimServer } from '../../sim/server';
+import { progressMode } from '../../client/progress';
+import { InputError } from '../../core/inputError';
+
+jest.setTimeout(120_000);
+
+// Slow enough (10 answers per copilot, 2 at a time, 300 ms each) that the progress poll (every 500 ms) draws a frame mid-stage.
+const sim = simServersForFile({ judge: {}, copilots: { latencyMs: 300 } });
+const CLI = path.join(REPO, 'bin', 'judgeflow.js');
+const ESC = '\u001b[';
+
+function setup(name: string) {
+  const dir = tempDir(`jf-${name}-`);
+  const queries = writeQueries(dir, latticeGrid(16, 5).filter((q) => ['T2', 'T16'].includes(q.task as string)));
+  const configFile = path.join(dir, 'bench.yaml');
+  fs.writeFileSync(
+    configFile,
+    YAML.stringify({
+      protocol: 'lattice',
+      queries,
+      judge: { baseURL: sim.judge.url, model: 'sim-judge' },
+      copilots: simCopilots(sim.copilots.url, { Sorin: 'sim-thorough', Terse: 'sim-terse' }).map((c) => ({ ...c, concurrency: 2 })),
+      output: path.join(dir, 'runs'),
+      chunkSize: 4, // progress moves chunk by chunk
+      pricing: { 'sim-judge': { inputPerMTok: 1, outputPerMTok: 2 } },
+    }),
+  );
+  const env = { JUDGEFLOW_HOME: path.join(dir, 'home'), JUDGEFLOW_TASK_QUEUE: uniqueQueue(name), JUDGEFLOW_PROGRESS: '' };
+  return { configFile, env };
+}
+
+/** Requests per model the sims received since `marks`. */
+function requestsSince(marks: Record<string, number>, servers: Record<string, SimServer>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, server] of Object.entries(servers)) for (const r of server.requests.slice(marks[name])) out[r.model] = (out[r.model] ?? 0) + 1;
+  return out;
+}
+
+/** `judgeflow ARGS` inside a pseudo-terminal (util-linux `script`), as a person at a terminal runs it. */
+function runInPty(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+  const command = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  return new Promise((resolve) => {
+    execFile('script', ['-q', '-e', '-c', command, '/dev/null'], { env: { ...process.env, ...env, COLUMNS: '120', TERM: 'xterm' }, timeout: 110_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, output: stdout }),
+    );
+  });
+}
+
+test('run --dry-run plans exactly the calls the run then makes; on a terminal the run draws progress bars', async () => {
+  const { configFile, env } = setup('pty');
+  const dry = await cliInProcess(['run', '--config', configFile, '--dry-run', '--json'], env);
+  expect(dry.code).toBe(0);
+  const plan = JSON.parse(dry.stdout.trim().split('\n').pop()!);
+  expect(plan).toMatchObject({ dryRun: true, totalCalls: 10 * 2 + 10 * 2 });
+  expect(plan.endpoints.find((e: any) => e.role === 'judge').estimatedCostUsd).toBeGreaterThan(0);
+  expect(fs.existsSync(path.join(env.JUDGEFLOW_HOME, 'results.db'))).toBe(false); // nothing started, nothing stored
+
+  const marks = { judge: sim.judge.requests.length, copilots: sim.copilots.requests.length };
+  const { code, output } = await runInPty(['run', '--config', configFile], env);
+  expect(code).toBe(0);
+  // Counted at the servers: exactly what the dry run planned, per endpoint.
+  const made = requestsSince(marks, sim);
+  for (const e of plan.endpoints) expect(made[e.model]).toBe(e.calls);
+  // Bars drawn in place: cursor control, bar characters, one bar per stage with done/total, failures, rate and ETA.
+  expect(output).toContain(ESC);
+  expect(output).toMatch(/collect\s+\|[█░]+\| 20\/20 \| 0 failed \| [\d.]+\/s \|/);
+  expect(output).toMatch(/\| ETA \d+s/); // while a stage runs (its last frame, once done, may be drawn without one)
+  expect(output).toMatch(/judge\s+\|[█░]+\| 20\/20 \| 0 failed/);
+  expect(output).toContain('Report:');
+});
+
+test('with --json or piped output, progress is plain lines', async () => {
+  const { configFile, env } = setup('plain');
+  // In process: stdout is not a terminal here, as when piped (and the spawned CLI's start-up is saved).
+  const piped = await cliInProcess(['run', '--config', configFile, '--json'], env);
+  expect(piped.code).toBe(0);
+  expect(piped.stderr).toMatch(/^\[collect\] \d+\/20 done$/m);
+  expect(piped.stderr).toMatch(/^\[judge\] \d+\/20 done$/m);
+  expect(piped.stderr + piped.stdout).not.toContain(ESC);
+  expect(piped.stderr).not.toContain('█');
+  const last = JSON.parse(piped.stdout.trim().split('\n').pop()!);
+  expect(fs.existsSync(path.join(path.dirname(last.reportPath), 'report.html'))).toBe(true);
+});
+
+test('progress mode: bars only on a terminal and never with --json, unless forced; a bad value is an input error', () => {
+  expect(progressMode(undefined, false, { isTTY: true }, {})).toBe('bars');
+  expect(progressMode(undefined, true, { isTTY: true }, {})).toBe('lines');
+  expect(progressMode(undefined, false, { isTTY: false }, {})).toBe('lines');
+  expect(progressMode('bars', true, { isTTY: false }, {})).toBe('bars');
+  expect(progressMode(undefined, false, { isTTY: true }, { JUDGEFLOW_PROGRESS: 'lines' })).toBe('lines');
+  expect(() => progressMode('fancy', false, {}, {})).toThrow(InputError);
+});

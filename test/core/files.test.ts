@@ -1,0 +1,39 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeFileAtomic } from '../../core/files';
+import { REPO, tempDir } from '../support/harness';
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('writeFileAtomic / writeTextAtomic with concurrent writers', () => {
+  test('two overlapping writes of one file (report racing its retry) both succeed; the file is one of them, whole', async () => {
+    const file = path.join(tempDir('jf-files-'), 'report.json');
+    const write = (text: string, delayMs: number) =>
+      writeFileAtomic(file, async (tmp) => {
+        fs.writeFileSync(tmp, text.slice(0, 10));
+        await pause(delayMs); // the other writer runs meanwhile
+        fs.appendFileSync(tmp, text.slice(10));
+      });
+    const a = 'A'.repeat(5000);
+    const b = 'B'.repeat(7000);
+    await Promise.all([write(a, 50), write(b, 10)]);
+    expect([a, b]).toContain(fs.readFileSync(file, 'utf8'));
+    expect(fs.readdirSync(path.dirname(file))).toEqual(['report.json']); // no temp file left behind
+  });
+
+  test('several processes rewriting one file never fail and never leave a mixed file', async () => {
+    const dir = tempDir('jf-files-');
+    const file = path.join(dir, 'results.csv');
+    const script = `require('tsx/cjs'); const { writeTextAtomic } = require(${JSON.stringify(path.join(REPO, 'core', 'files.ts'))});
+      const text = process.argv[1].repeat(200000); for (let i = 0; i < 30; i++) writeTextAtomic(${JSON.stringify(file)}, text);`;
+    const run = (letter: string) =>
+      new Promise<string>((resolve) => execFile(process.execPath, ['-e', script, letter], { cwd: REPO }, (error, _out, stderr) => resolve(error ? stderr || String(error) : '')));
+    const errors = await Promise.all(['x', 'y', 'z'].map(run));
+    expect(errors).toEqual(['', '', '']);
+    const content = fs.readFileSync(file, 'utf8');
+    expect(content.length).toBe(200000);
+    expect(new Set(content).size).toBe(1);
+    expect(fs.readdirSync(dir)).toEqual(['results.csv']);
+  });
+});

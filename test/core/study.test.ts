@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { kendallTauB, krippendorffAlphaNominal } from '../../core/agreement';
+import { cohenKappa, wilsonInterval, bradleyTerry } from '../../core/stats';
+import { analyseStudy, judgePreference, type AnnotationFact } from '../../core/study/analysis';
+import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../../core/study/design';
+import { renderMarkdown } from '../../core/study/safeMarkdown';
+import { loadStudyOptions } from '../../rubrics/study/options';
+import { studyOptionsSchema } from '../../core/study/options';
+import { InputError } from '../../core/inputError';
+import { tempDir } from '../support/harness';
+
+const copilots = ['A1', 'B2', 'C3', 'D4', 'E5'];
+const queries = Array.from({ length: 17 }, (_, i) => `q${i}`);
+
+test('items are every pair on every query where both answered; failed and missing pairs are counted', () => {
+  const { items, excluded } = planItems(queries, copilots, (q, c) => (q === 'q3' && c === 'C3' ? 'failed' : q === 'q4' && c === 'E5' ? 'missing' : 'ok'));
+  expect(items).toHaveLength(17 * 10 - 8);
+  expect(excluded).toEqual({ failed: 4, missing: 4, pairs: 8 });
+  expect(items.every((it) => it.first < it.second)).toBe(true);
+});
+
+test.each([1, 2, 3, 11])('left/right is balanced per copilot (±1) and per item with %i per item; dealing is balanced and never repeats an item', (perItem) => {
+  const { items } = planItems(queries, copilots, () => 'ok');
+  const planned = planAssignments(items, perItem, 'seed-x');
+  expect(planned).toHaveLength(items.length * perItem);
+  for (const c of copilots) {
+    const mine = planned.filter((p) => p.left === c || p.right === c);
+    const left = mine.filter((p) => p.left === c).length;
+    expect(Math.abs(left - mine.length / 2)).toBeLessThanOrEqual(1);
+  }
+  for (const it of items) {
+    const copies = planned.filter((p) => p.itemId === it.itemId);
+    expect(Math.abs(copies.filter((p) => p.left === it.first).length - perItem / 2)).toBeLessThanOrEqual(0.5);
+  }
+  // Randomised: some items show their first copilot on the right.
+  expect(planned.some((p) => p.left !== p.itemId.split('|')[1])).toBe(true);
+  const n = Math.max(perItem, 7);
+  const deal = dealAssignments(planned.map((p) => p.slot), n, 'seed-x');
+  const loads = Array.from({ length: n }, (_, a) => deal.filter((d) => d.annotator === a).length);
+  expect(Math.max(...loads) - Math.min(...loads)).toBeLessThanOrEqual(1);
+  const seen = new Set<string>();
+  for (const d of deal) {
+    const key = `${d.annotator}|${planned[d.slot].itemId}`;
+    expect(seen.has(key)).toBe(false);
+    seen.add(key);
+  }
+  // Same seed, same design.
+  expect(planAssignments(items, perItem, 'seed-x')).toEqual(planned);
+});
+
+test('balancedOrientation handles odd degrees and multi-edges', () => {
+  const edges: Array<[string, string]> = [['a', 'b'], ['a', 'b'], ['a', 'c'], ['b', 'c'], ['c', 'd'], ['a', 'd'], ['a', 'd']];
+  const left = balancedOrientation(edges, () => 0.3);
+  for (const node of ['a', 'b', 'c', 'd']) {
+    const mine = edges.map((e, i) => ({ e, i })).filter(({ e }) => e.includes(node));
+    const onLeft = mine.filter(({ e, i }) => (left[i] ? e[0] : e[1]) === node).length;
+    expect(Math.abs(onLeft - mine.length / 2)).toBeLessThanOrEqual(1);
+  }
+});
+
+test('Markdown is rendered with every source character escaped: no script, handler, remote image or javascript: link survives', () => {
+  const html = renderMarkdown('# T\n<script>alert(1)</script>\n<img src=x onerror=alert(1)>\n![a](http://evil/x.png)\n[x](javascript:alert(1)) [ok](https://example.org/a"b)\n\n**b** *i* `<c>`\n\n- one\n- two\n\n| h | i |\n|---|---|\n| 1 | <b>2</b> |');
+  // Every tag in the output is one the renderer writes, with only its own attributes.
+  const tags = [...html.matchAll(/<\/?([a-z0-9]+)([^>]*)>/gi)];
+  expect(new Set(tags.map((t) => t[1]))).toEqual(new Set(['h3', 'p', 'br', 'span', 'a', 'strong', 'em', 'code', 'ul', 'li', 'table', 'thead', 'tbody', 'tr', 'th', 'td']));
+  for (const t of tags) expect(t[2].replace(/\s(href|rel|target|class)="[^"<>]*"/g, '')).toBe('');
+  expect(html).not.toMatch(/javascript:|<img|<script/i);
+  expect(html).toContain('&lt;script&gt;');
+  expect(html).toContain('<a href="https://example.org/a&quot;b" rel="noopener noreferrer nofollow" target="_blank">ok</a>');
+  expect(html).toContain('<strong>b</strong> <em>i</em> <code>&lt;c&gt;</code>');
+  expect(html).toContain('<ul><li>one</li><li>two</li></ul>');
+  expect(html).toContain('<td>&lt;b&gt;2&lt;/b&gt;</td>');
+  expect(html).toContain('[image: a]');
+});
+
+test('statistics: Wilson, Cohen kappa, Kendall tau-b, Krippendorff alpha, Bradley–Terry', () => {
+  const w = wilsonInterval(7, 10)!;
+  expect(w.low).toBeCloseTo(0.3968, 3);
+  expect(w.high).toBeCloseTo(0.8922, 3);
+  expect(wilsonInterval(0, 0)).toBeNull();
+  expect(cohenKappa(['a', 'b', 'a', 'b'], ['a', 'b', 'a', 'b'])).toBe(1);
+  expect(cohenKappa(['a', 'b', 'a', 'b'], ['b', 'a', 'b', 'a'])).toBe(-1);
+  // 2x2 textbook example: po = 0.7, pe = 0.5 → 0.4
+  expect(cohenKappa(['x', 'x', 'y', 'y', 'x', 'y', 'x', 'y', 'x', 'y'], ['x', 'y', 'y', 'y', 'x', 'x', 'x', 'y', 'x', 'x'])).toBeCloseTo(0.4, 10);
+  expect(kendallTauB([1, 2, 3, 4], [10, 20, 30, 40])).toBe(1);
+  expect(kendallTauB([1, 2, 3, 4], [4, 3, 2, 1])).toBe(-1);
+  expect(kendallTauB([1, 2, 3], [1, 3, 2])).toBeCloseTo(1 / 3, 10);
+  // Krippendorff (2011) nominal example, 4 coders × 12 units with missing values: alpha = 0.743.
+  const data = [
+    ['a', 'a', null, 'a'], ['b', 'b', 'c', 'b'], ['c', 'c', 'c', 'c'], ['c', 'c', 'c', 'c'], ['b', 'b', 'b', 'b'], ['a', 'b', 'c', 'd'],
+    ['d', 'd', 'd', 'd'], ['a', 'a', 'b', 'a'], ['b', 'b', 'b', 'b'], [null, 'e', 'e', 'e'], [null, null, 'a', 'a'], [null, null, 'c', null],
+  ].map((u) => u.filter((v): v is string => v !== null));
+  expect(krippendorffAlphaNominal(data)).toBeCloseTo(0.743, 3);
+  expect(krippendorffAlphaNominal([['a', 'a'], ['a', 'a']])).toBeNull();
+  const bt = bradleyTerry([[0, 8, 9], [2, 0, 6], [1, 4, 0]]);
+  expect(bt[0]).toBeGreaterThan(bt[1]);
+  expect(bt[1]).toBeGreaterThan(bt[2]);
+  expect(bt.reduce((s, v) => s * v, 1)).toBeCloseTo(1, 6);
+});
+
+test('judge preference: higher total wins, within the margin is a tie, a missing judgment gives none', () => {
+  const judge = { judgeRunId: 'r', scores: new Map([['q|X', { total: 70, rationales: null }], ['q|Y', { total: 68, rationales: null }]]) };
+  const item = { itemId: 'q|X|Y', queryId: 'q', first: 'X', second: 'Y' };
+  expect(judgePreference(judge, item, 0)).toBe('first');
+  expect(judgePreference(judge, item, 2)).toBe('tie');
+  expect(judgePreference(judge, { ...item, second: 'Z' }, 0)).toBeNull();
+});
+
+test('analysis: a tie majority matched by a tie judge; an item split three ways has no majority', () => {
+  const options = loadStudyOptions();
+  const items = [{ itemId: 'q|X|Y', queryId: 'q', first: 'X', second: 'Y' }, { itemId: 'r|X|Y', queryId: 'r', first: 'X', second: 'Y' }];
+  const ans = (choice: 'A' | 'B' | 'tie', itemId: string): AnnotationFact => ({ itemId, left: 'X', right: 'Y', answer: { choice, reason: choice === 'tie' ? null : 'accuracy', seriousError: false, errorType: null, comment: null } });
+  const result = analyseStudy({
+    copilots: ['X', 'Y'], items, options, tieMargin: 1, seed: 's',
+    annotations: [ans('tie', 'q|X|Y'), ans('tie', 'q|X|Y'), ans('A', 'q|X|Y'), ans('A', 'r|X|Y'), ans('B', 'r|X|Y'), ans('tie', 'r|X|Y')],
+    queries: new Map(), judges: [{ judgeRunId: 'j', scores: new Map([['q|X', { total: 50, rationales: null }], ['q|Y', { total: 50.5, rationales: null }], ['r|X', { total: 1, rationales: null }], ['r|Y', { total: 9, rationales: null }]]) }],
+  });
+  expect(result.judgeHuman[0]).toMatchObject({ itemsCompared: 1, itemsWithoutMajority: 1, overall: { n: 1, agreement: 1 } });
+  expect(result.table7.copilots.X).toMatchObject({ wins: 2, losses: 1, ties: 3, appearances: 6 });
+});
+
+test('study options are data, validated at load with clear errors', () => {
+  const options = loadStudyOptions();
+  expect(options.reasons.map((r) => r.label)).toEqual(['Accuracy', 'Usefulness', 'Reasoning', 'Caution', 'Clarity']);
+  expect(options.errorTypes).toHaveLength(5);
+  const dir = tempDir();
+  const bad = path.join(dir, 'options.yaml');
+  fs.writeFileSync(bad, 'choices: [{id: A, label: x}, {id: B, label: y}, {id: tie, label: z}]\nreasons: [{id: acc, label: A, description: d}, {id: acc, label: B, description: e}]\nerrorTypes: []\n');
+  expect(() => loadStudyOptions(bad)).toThrow(InputError);
+  expect(() => loadStudyOptions(bad)).toThrow(/reasons\[1\]\.id: duplicate id "acc"/);
+  expect(studyOptionsSchema.safeParse({ ...options, extra: 1 }).success).toBe(false);
+});

@@ -1,0 +1,103 @@
+import path from 'node:path';
+import { connectClient } from '../../client/connection';
+import { runInput } from '../../client/startRun';
+import type { StoredJudgment } from '../../core/types';
+import { SqliteStore } from '../../stores/sqlite';
+import { startSimServer, type SimServer } from '../../sim/server';
+import { benchmarkRun } from '../../workflows';
+import { startWorkerProcess } from '../support/cli';
+import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until } from '../support/harness';
+import { gradedText, scriptedLatticeJudge } from '../support/judges';
+
+jest.setTimeout(180_000);
+
+const CONCURRENCY = 3;
+
+/**
+ * A LATTICE run on a worker process killed with SIGKILL once `killAfter` judgments are stored, then restarted.
+ * A slow judge so that the kill lands while judgments are in flight.
+ */
+async function killMidJudging(args: { queries: number; copilots: Record<string, string>; judging?: (judgeUrl: string) => Record<string, unknown>; killAfter: number; chunkSize: number }) {
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 120 });
+  const copilots = await startSimServer({});
+  const dir = tempDir();
+  const home = path.join(dir, 'home');
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries: latticeGrid(args.queries / 5, 5),
+    ...(args.judging?.(judge.url) ?? { judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY } }),
+    copilots: simCopilots(copilots.url, args.copilots),
+    chunkSize: args.chunkSize,
+  });
+  const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
+  let worker = startWorkerProcess(env);
+  const client = await connectClient();
+  const store = new SqliteStore(path.join(home, 'results.db'));
+  try {
+    const runId = 'run-kill-' + Date.now();
+    const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
+    const judged = async () => (await store.judgments(runId)).length;
+    await until(async () => (await judged()) >= args.killAfter, 90_000);
+    worker.kill('SIGKILL');
+    await new Promise((r) => worker.once('exit', r));
+    const atKill = await judged();
+    const requestsAtKill = judge.requests.length;
+    worker = startWorkerProcess(env);
+    const result = await handle.result();
+    return { result, atKill, requestsAtKill, requests: [...judge.requests], judgments: await store.judgments(runId), responses: await store.responses(runId) };
+  } finally {
+    worker.kill('SIGKILL');
+    await store.close();
+    await client.connection.close();
+    await judge.close();
+    await copilots.close();
+  }
+}
+
+/** Finished judgments were not paid for twice: only those in flight at the kill (≤ judge concurrency) were re-asked. */
+function expectOnlyInFlightRepeated(run: { atKill: number; requestsAtKill: number; requests: SimServer['requests'] }, expected: number) {
+  expect(run.atKill).toBeLessThan(expected);
+  expect(run.requests.length).toBeLessThanOrEqual(expected + CONCURRENCY);
+  // After the restart only the judgments still missing (plus those in flight at the kill) were asked for.
+  expect(run.requests.length - run.requestsAtKill).toBeLessThanOrEqual(expected - run.atKill + CONCURRENCY);
+}
+
+test('a worker killed with SIGKILL mid-judging: the run completes with exactly one judgment per response, none lost', async () => {
+  // 40 queries × 2 copilots = 80 judgments
+  const run = await killMidJudging({ queries: 40, copilots: { A: 'sim-thorough', B: 'sim-terse' }, killAfter: 20, chunkSize: 10 });
+  expect(run.judgments).toHaveLength(80);
+  expect(new Set(run.judgments.map((j) => `${j.queryId}/${j.copilot}`)).size).toBe(80);
+  expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
+  expect(run.result.progress).toMatchObject({ stage: 'done', done: 80, total: 80, failures: 0 });
+  expectOnlyInFlightRepeated(run, 80);
+  expect(run.responses).toHaveLength(80);
+});
+
+test('killed mid-judging with a panel of two judges and 2 samples each: every verdict stored once, no judge call repeated beyond those in flight', async () => {
+  const expected = 20 * 2 * 2 * 2; // 20 queries × 2 copilots × 2 samples × 2 judges
+  const run = await killMidJudging({
+    queries: 20,
+    copilots: { A: 'sim-thorough', B: 'sim-copilot' },
+    judging: (url) => ({
+      judges: [
+        { name: 'first', baseURL: url, model: 'judge-1', concurrency: 1 },
+        { name: 'second', baseURL: url, model: 'judge-2', concurrency: CONCURRENCY - 1 },
+      ],
+      panel: { samples: 2 },
+    }),
+    killAfter: 50,
+    chunkSize: 40,
+  });
+  const key = (j: StoredJudgment) => `${j.queryId}/${j.copilot}/${j.judgeName}/${j.sample}`;
+  expect(run.judgments).toHaveLength(expected);
+  expect(new Set(run.judgments.map(key)).size).toBe(expected);
+  expect(new Set(run.judgments.map((j) => `${j.judgeName}/${j.sample}`))).toEqual(new Set(['first/0', 'first/1', 'second/0', 'second/1']));
+  expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
+  // The two judges together have CONCURRENCY calls in flight at most.
+  expectOnlyInFlightRepeated(run, expected);
+  // Each judge asked about each response twice, plus at most one repeat for a call in flight at the kill.
+  const perJudgeText = new Map<string, number>();
+  for (const r of run.requests) perJudgeText.set(`${r.model}|${gradedText(r.body)}`, (perJudgeText.get(`${r.model}|${gradedText(r.body)}`) ?? 0) + 1);
+  expect(perJudgeText.size).toBe(80);
+  expect([...perJudgeText.values()].every((n) => n >= 2 && n <= 3)).toBe(true);
+});

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import { runInput } from '../../client/startRun';
+import { benchmarkRun } from '../../workflows';
+import { latticeGrid, runConfig, tempDir, withWorker } from '../support/harness';
+import { gradedText } from '../support/judges';
+import { simServersForFile } from '../support/sims';
+
+jest.setTimeout(180_000);
+
+// Independent of rubrics/lattice: the published weight table, typed in again.
+const WEIGHTS: Record<string, number[]> = { C1: [15, 25, 15, 15, 15, 15], C2: [15, 20, 20, 15, 15, 15], C3: [20, 15, 20, 20, 10, 15], C4: [15, 10, 30, 20, 10, 15], C5: [25, 15, 25, 10, 10, 15] };
+const DIMS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'];
+const THOROUGH = 'Here is a structured view'; // how sim-thorough answers start: the "own family's style" the selfish judge favours
+const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+const sim = simServersForFile({
+  judge: { judges: { 'lenient-model': { leniency: 2 }, 'harsh-model': { leniency: -2 }, 'selfish-model': { favour: { contains: THOROUGH, bonus: 3 } } } },
+  copilots: {},
+});
+
+test('a panel of three judges, one favouring its own family: per-judge leaderboards match their answers, agreement computed, self-preference flagged', async () => {
+  const queries = latticeGrid(16, 5).filter((q) => ['T1', 'T2'].includes(q.task as string));
+  const cfg = runConfig(tempDir(), {
+    protocol: 'lattice',
+    queries,
+    judges: [
+      { name: 'lenient', baseURL: sim.judge.url, model: 'lenient-model', concurrency: 2 },
+      { name: 'harsh', baseURL: sim.judge.url, model: 'harsh-model', concurrency: 3 },
+      { name: 'selfish', baseURL: sim.judge.url, model: 'selfish-model', concurrency: 1, family: 'acme' },
+    ],
+    copilots: [
+      { name: 'Sorin', type: 'openai', baseURL: sim.copilots.url, model: 'sim-thorough', family: 'acme' },
+      { name: 'Elsa', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' },
+    ],
+    chunkSize: 12,
+  });
+  await withWorker('panel', async ({ client, taskQueue, store }) => {
+    const before = sim.judge.requests.length;
+    const runId = 'run-panel-' + Date.now();
+    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+    const requests = sim.judge.requests.slice(before);
+    const responses = await store.responses(runId);
+    const copilotOf = new Map(responses.map((r) => [r.text!, r.copilot]));
+    const categoryOf = (body: any) => JSON.stringify(body.messages).match(/Query category: (C\d)/)![1];
+
+    // Every response judged once by every member.
+    const judgeOf: Record<string, string> = { 'lenient-model': 'lenient', 'harsh-model': 'harsh', 'selfish-model': 'selfish' };
+    expect(requests).toHaveLength(queries.length * 2 * 3);
+    // Per judge, per copilot: the mean 0–100 total of that judge's answers; per response: the mean over the judges.
+    const totals: Record<string, Record<string, number[]>> = {};
+    const perResponse = new Map<string, number[]>();
+    const otherJudges = new Map<string, number[]>(); // lenient and harsh only
+    for (const r of requests) {
+      const answer = JSON.parse(r.content!);
+      const w = WEIGHTS[categoryOf(r.body)];
+      const total = DIMS.reduce((s, d, i) => s + w[i] * answer[d].score, 0) / 10;
+      const copilot = copilotOf.get(gradedText(r.body))!;
+      ((totals[judgeOf[r.model]] ??= {})[copilot] ??= []).push(total);
+      perResponse.set(gradedText(r.body), [...(perResponse.get(gradedText(r.body)) ?? []), total]);
+      if (judgeOf[r.model] !== 'selfish') otherJudges.set(gradedText(r.body), [...(otherJudges.get(gradedText(r.body)) ?? []), total]);
+    }
+    const panel = report.panel;
+    for (const judge of ['lenient', 'harsh', 'selfish'])
+      for (const copilot of ['Sorin', 'Elsa']) {
+        expect(totals[judge][copilot]).toHaveLength(queries.length);
+        expect(panel.leaderboards[judge][copilot].score).toBeCloseTo(avg(totals[judge][copilot]), 9);
+      }
+    // The reported score is the panel mean.
+    for (const copilot of ['Sorin', 'Elsa'])
+      expect(report.copilots[copilot].score).toBeCloseTo(avg(responses.filter((r) => r.copilot === copilot).map((r) => avg(perResponse.get(r.text!)!))), 9);
+    expect(panel.leaderboards.lenient.Sorin.score).toBeGreaterThan(panel.leaderboards.harsh.Sorin.score);
+
+    // Agreement per dimension and total; a tau for each of the three pairs.
+    for (const k of [...DIMS, 'total']) {
+      expect(panel.agreement[k].units).toBe(queries.length * 2);
+      expect(typeof panel.agreement[k].alpha).toBe('number');
+    }
+    expect(panel.rankCorrelation.map((r: any) => `${r.a}/${r.b}`)).toEqual(['lenient/harsh', 'lenient/selfish', 'harsh/selfish']);
+    expect(panel.disagreements.length).toBeGreaterThan(0);
+    expect(Object.keys(panel.disagreements[0].judges).sort()).toEqual(['harsh', 'lenient', 'selfish']);
+
+    // Self-preference: only the selfish judge and its family's copilot, whose score drops without that judge.
+    expect(panel.selfPreference).toHaveLength(1);
+    const flag = panel.selfPreference[0];
+    expect(flag).toMatchObject({ judge: 'selfish', copilot: 'Sorin', family: 'acme' });
+    const sorin = responses.filter((r) => r.copilot === 'Sorin').map((r) => r.text!);
+    expect(flag.score).toBeCloseTo(avg(sorin.map((t) => avg(perResponse.get(t)!))), 9);
+    expect(flag.scoreWithoutJudge).toBeCloseTo(avg(sorin.map((t) => avg(otherJudges.get(t)!))), 9);
+    expect(flag.difference).toBeGreaterThan(0);
+    expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8')).toContain('## Judge panel');
+    expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain('id="panel-self-preference"');
+  });
+});

@@ -1,0 +1,62 @@
+import { benchmarkRun } from '../../workflows';
+import { runInput } from '../../client/startRun';
+import { seedNumber } from '../../activities/deps';
+import { runConfig, tempDir, withWorker } from '../support/harness';
+import { simServersForFile } from '../support/sims';
+
+/** Real providers' parameter rules, played by the simulator over real HTTP: `sim-reasoning` rejects temperature and max_tokens like OpenAI's reasoning models. */
+
+const sim = simServersForFile({ judge: {}, copilots: {} });
+const queries = [1, 2].map((i) => ({ id: `t1-c${i}`, text: `Should I bridge USDC to Base, case ${i}?`, task: 'T1', category: `C${i}` }));
+
+test('a judge that rejects temperature: reported with the fix, not retried; the run still ends', async () => {
+  const { judge, copilots } = sim;
+  const cfg = runConfig(tempDir(), {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: judge.url, model: 'sim-reasoning-1' }, // the rubric's temperature is sent
+    copilots: [{ name: 'A', type: 'openai', baseURL: copilots.url, model: 'sim-copilot' }],
+  });
+  await withWorker('unsupported-temperature', async ({ client, taskQueue, store }) => {
+    const before = judge.requests.length;
+    const runId = `run-unsupported-${Date.now()}`;
+    await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
+    expect(judgments.map((j) => j.status)).toEqual(['failed', 'failed']);
+    expect(judgments[0].error).toContain("'temperature' does not support");
+    expect(judgments[0].error).toContain('set `temperature: null`');
+    expect(judge.requests.length - before).toBe(2); // one request per unit: a 400 is not retried (maxAttempts is 8)
+  });
+}, 120_000);
+
+test('temperature: null and maxTokensParam: max_completion_tokens satisfy it; the seed and system_fingerprint are recorded with every judgment', async () => {
+  const { judge, copilots } = sim;
+  const cfg = runConfig(tempDir(), {
+    protocol: 'lattice',
+    queries,
+    seed: 'provider-check',
+    judge: { baseURL: judge.url, model: 'sim-reasoning-1', temperature: null, maxTokens: 800, maxTokensParam: 'max_completion_tokens' },
+    copilots: [{ name: 'A', type: 'openai', baseURL: copilots.url, model: 'sim-reasoning-1', temperature: null, maxTokens: 400, maxTokensParam: 'max_completion_tokens' }],
+  });
+  await withWorker('omitted-parameters', async ({ client, taskQueue, store }) => {
+    const before = { judge: judge.requests.length, copilots: copilots.requests.length };
+    const runId = `run-omitted-${Date.now()}`;
+    await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const judgeBodies = judge.requests.slice(before.judge).map((r) => r.body);
+    expect(judgeBodies.map((b) => [b.temperature, b.max_tokens, b.max_completion_tokens, b.seed])).toEqual([
+      [undefined, undefined, 800, seedNumber('provider-check')],
+      [undefined, undefined, 800, seedNumber('provider-check')],
+    ]);
+    expect(copilots.requests.slice(before.copilots).map((r) => [r.body.temperature, r.body.max_completion_tokens, r.body.seed])).toEqual([
+      [undefined, 400, seedNumber('provider-check')],
+      [undefined, 400, seedNumber('provider-check')],
+    ]);
+    const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
+    expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
+    for (const j of judgments) {
+      expect(j.judge.seed).toBe(seedNumber('provider-check'));
+      expect(j.judge.systemFingerprint).toMatch(/^fp_sim_[0-9a-f]{10}$/);
+      expect(j.judge.temperature).toBeNull();
+    }
+  });
+}, 120_000);

@@ -1,0 +1,742 @@
+import { artefactIdOf, type JudgeUnit, type NewRun, type RecordCounts, type ResultsStore, type StoreRecord } from '../../core/store';
+import type { Answer, StudyRecord } from '../../core/study/types';
+import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../../core/types';
+
+/**
+ * The contract every results store implementation must pass (SQLite today; PostgreSQL next):
+ * `describeStoreContract('postgres', makePostgresFixture)` in a test file of its own is all a new one needs.
+ */
+
+/** A fresh, empty backing store. `open()` may be called several times: each call is another connection to the same data. */
+export interface StoreFixture {
+  open(): ResultsStore | Promise<ResultsStore>;
+  /** Remove the backing data (after every store opened from it is closed). */
+  dispose?(): void | Promise<void>;
+}
+
+export const aRun = (runId: string, over: Partial<NewRun> = {}): NewRun => ({
+  runId,
+  protocol: 'lattice',
+  snapshotId: 'snap-1',
+  rubricVersion: 'rv1',
+  judge: { model: 'judge-m', baseURL: 'http://judge.test/v1', temperature: 0 },
+  copilots: ['Ace', 'Bolt'],
+  startedAt: '2025-01-01T00:00:00.000Z',
+  sourceRunId: null,
+  config: { seed: 'x', nested: { list: [1, 2] } },
+  ...over,
+});
+
+export const aResponse = (runId: string, queryId: string, copilot: string, over: Partial<StoredResponse> = {}): StoredResponse => ({
+  runId,
+  queryId,
+  copilot,
+  status: 'ok',
+  text: `${copilot} on ${queryId}`,
+  raw: '{"raw":true}',
+  html: null,
+  adapter: 'openai',
+  startedAt: '2025-01-01T00:00:00.000Z',
+  finishedAt: '2025-01-01T00:00:01.000Z',
+  latencyMs: 1000.5,
+  errorKind: null,
+  errorMessage: null,
+  conversationId: 'conv-1',
+  context: null,
+  ...over,
+});
+
+export const aJudgment = (runId: string, queryId: string, copilot: string, over: Partial<StoredJudgment> = {}): StoredJudgment => ({
+  runId,
+  queryId,
+  copilot,
+  rubricVersion: 'rv1',
+  status: 'ok',
+  scores: { d1: 7, d2: 3 },
+  rationales: { d1: 'because', d2: 'also' },
+  total: 55.5,
+  rank: 2,
+  position: 1,
+  error: null,
+  judge: { model: 'judge-m', baseURL: 'http://judge.test/v1', temperature: 0, rubricVersion: 'rv1' },
+  attempts: 1,
+  createdAt: '2025-01-01T00:00:02.000Z',
+  sample: 0,
+  judgeName: '',
+  ...over,
+});
+
+export const aCall = (runId: string, at: string, over: Partial<LlmCallRecord> = {}): LlmCallRecord => ({
+  runId,
+  role: 'judge',
+  name: 'judge-m',
+  model: 'judge-m',
+  queryId: 'q1',
+  promptTokens: 1200,
+  completionTokens: 300,
+  cachedTokens: 0,
+  latencyMs: 812.25,
+  ok: true,
+  errorKind: null,
+  at,
+  ...over,
+});
+
+export const aStudy = (name: string, over: Partial<StudyRecord> = {}): StudyRecord => ({
+  name,
+  runId: 'r1',
+  status: 'open',
+  createdAt: '2025-02-01T00:00:00.000Z',
+  closedAt: null,
+  workflowId: `study-${name}`,
+  spec: { copilots: ['Ace', 'Bolt'], queryIds: ['q1', 'q2'], perItem: 2, seed: 's', deadline: null, remindBefore: null, options: { choices: ['A', 'B', 'tie'] } as never, excluded: { failed: 0, missing: 0, pairs: 0 } },
+  ...over,
+});
+
+const answer = (choice: Answer['choice'], reason: string | null = 'Accuracy'): Answer => ({ choice, reason, seriousError: false, errorType: null, comment: null });
+
+/** A study with two items, four assignments dealt to two annotators (token hashes th-ann-1, th-ann-2). */
+async function makeStudy(store: ResultsStore, name = 'pilot'): Promise<void> {
+  await store.studies.createStudy(
+    aStudy(name),
+    [
+      { itemId: `${name}-i1`, queryId: 'q1', first: 'Ace', second: 'Bolt' },
+      { itemId: `${name}-i2`, queryId: 'q2', first: 'Ace', second: 'Bolt' },
+    ],
+    [
+      { assignmentId: `${name}-a1`, itemId: `${name}-i1`, slot: 0, left: 'Ace', right: 'Bolt' },
+      { assignmentId: `${name}-a2`, itemId: `${name}-i1`, slot: 1, left: 'Bolt', right: 'Ace' },
+      { assignmentId: `${name}-a3`, itemId: `${name}-i2`, slot: 2, left: 'Ace', right: 'Bolt' },
+      { assignmentId: `${name}-a4`, itemId: `${name}-i2`, slot: 3, left: 'Bolt', right: 'Ace' },
+    ],
+  );
+  await store.studies.addAnnotators(
+    name,
+    [
+      { annotatorId: `${name}-ann-1`, study: name, label: 'alice', source: 'app', tokenHash: `th-${name}-1` },
+      { annotatorId: `${name}-ann-2`, study: name, label: 'bob', source: 'app', tokenHash: `th-${name}-2` },
+    ],
+    [
+      { assignmentId: `${name}-a1`, annotatorId: `${name}-ann-1`, order: 0 },
+      { assignmentId: `${name}-a3`, annotatorId: `${name}-ann-1`, order: 1 },
+      { assignmentId: `${name}-a2`, annotatorId: `${name}-ann-2`, order: 0 },
+      { assignmentId: `${name}-a4`, annotatorId: `${name}-ann-2`, order: 1 },
+    ],
+  );
+}
+
+const submission = (study: string, id: string, assignment: string, annotator: string, a: Answer, receivedAt: string) => ({
+  submissionId: id,
+  study,
+  assignmentId: assignment,
+  annotatorId: annotator,
+  answer: a,
+  receivedAt,
+});
+
+/** Something in every table: what `store copy` must carry over. */
+export async function fillEverything(store: ResultsStore): Promise<void> {
+  await store.putSnapshot({ snapshotId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { generator: 'test' } }, queries);
+  await store.putRubric('rv1', 'cab', { dimensions: [{ id: 'd1' }], z: 1, a: 2 });
+  await store.createRun(aRun('r1', { protocol: 'cab', snapshotId: 'snap-x' }));
+  await store.finishRun('r1', 'completed', '/out/r1/report.json', { Ace: 30.5 }, '2025-01-02T00:00:00.000Z');
+  await store.createRun(aRun('r2', { sourceRunId: 'r1' }));
+  for (const q of ['q-a', 'q-b']) for (const c of ['Ace', 'Bolt']) await store.putResponse(aResponse('r1', q, c, { html: c === 'Bolt' ? '<b>x</b>' : null }));
+  await store.putResponse(aResponse('r1', 'q-c', 'Ace', { status: 'failed', text: null, errorKind: 'http', errorMessage: '503', latencyMs: null }));
+  await store.putJudgeUnits('r1', [{ queryId: 'q-a', copilots: ['Bolt', 'Ace'] }, { queryId: 'q-b', copilots: ['Ace', 'Bolt'] }], { seed: 's', orders: { 'q-a': ['Bolt', 'Ace'] } });
+  await store.putJudgeUnits('r2', [{ queryId: 'q-a', copilots: ['Ace'] }]);
+  await store.putJudgments([aJudgment('r1', 'q-a', 'Ace', { rank: 1 }), aJudgment('r1', 'q-a', 'Bolt', { rank: 2, position: 1 })]);
+  await store.putJudgment(aJudgment('r1', 'q-b', 'Ace', { status: 'failed', scores: null, rationales: null, total: null, rank: null, position: null, error: 'invalid', attempts: 3 }));
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [{ role: 'user', content: 'x' }] }, 'a1');
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 2, { messages: [] }, 'a2');
+  await store.putJudgment(aJudgment('r1', 'q-a', 'Ace', { sample: 1, judgeName: 'panel-b', total: 12 }));
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [] }, 'panel b, sample 1', { sample: 1, judge: 'panel-b' });
+  await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z'));
+  await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z', { ok: false, errorKind: 'timeout', promptTokens: null, completionTokens: null, cachedTokens: null }));
+  await store.putLlmCall(aCall('r2', '2025-01-01T00:00:06.000Z', { role: 'copilot', name: 'Ace', model: null }));
+  await store.cacheAnswer('cache-key-1', '{"d1":7}');
+  await store.putWork('job-1', 'plan', { cells: ['T1/C1'] });
+  await store.recordScheduleSnapshot({ schedule: 'weekly', workflowId: 'wf-1', snapshotId: 'snap-x', parentId: null, createdAt: '2025-01-01T00:00:00.000Z', runId: null });
+  await store.recordScheduleSnapshot({ schedule: 'weekly', workflowId: 'wf-2', snapshotId: 'snap-x', parentId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', runId: null });
+  await store.setScheduleRun('weekly', 'wf-2', 'r1');
+  await makeStudy(store);
+  await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'));
+  await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'));
+  await store.studies.putSubmission(submission('pilot', 'sub-3', 'pilot-a2', 'pilot-ann-2', answer('tie', null), '2025-02-02T00:02:00.000Z'));
+  await store.studies.recordSubmission('sub-1');
+  await store.studies.recordSubmission('sub-2');
+  await store.studies.importAnnotations('pilot', [{ annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('A'), submittedAt: '2025-02-03T00:00:00.000Z' }]);
+  await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
+  await store.putArtefact({ runId: 'r1', name: 'Ace-q-c.png', contentType: 'image/png', bytes: PNG_BYTES });
+}
+
+/** Every byte value, a NUL first (PostgreSQL text could not hold it; a screenshot's bytes must survive exactly). */
+const PNG_BYTES = Buffer.concat([Buffer.from([0, 0x89, 0x50, 0x4e, 0x47]), Buffer.from(Array.from({ length: 256 }, (_, i) => i))]);
+
+/** Everything a store holds, read through the interface (what a copy must reproduce). */
+export async function everything(store: ResultsStore): Promise<unknown> {
+  const runs = await store.listRuns();
+  const perRun = await Promise.all(
+    ['r1', 'r2'].map(async (runId) => ({
+      responses: await store.responses(runId),
+      units: await store.judgeUnits(runId),
+      plan: await store.runPlan(runId),
+      judgments: await store.judgments(runId),
+      turns: await store.judgeTurns(runId, 'q-a', 'rv1'),
+      otherSlotTurns: await store.judgeTurns(runId, 'q-a', 'rv1', { sample: 1, judge: 'panel-b' }),
+      calls: await store.llmCalls(runId),
+      artefacts: await Promise.all((await store.artefacts(runId)).map(async (a) => ({ ...a, bytes: (await store.getArtefact(a.artefactId))!.bytes }))),
+    })),
+  );
+  const studies = await store.studies.listStudies();
+  const study = {
+    items: await store.studies.studyItems('pilot'),
+    assignments: await store.studies.studyAssignments('pilot'),
+    annotators: await store.studies.annotators('pilot'),
+    byToken: await store.studies.annotatorByTokenHash('th-pilot-1'),
+    queue: await store.studies.annotatorQueue('pilot-ann-1'),
+    annotations: await store.studies.annotations('pilot'),
+    // seq is each store's own numbering; the order is what must survive
+    submissions: (await store.studies.submissions('pilot')).map(({ seq: _seq, ...rest }) => rest),
+    events: await store.studies.studyEvents('pilot'),
+  };
+  return {
+    snapshots: await store.listSnapshots(),
+    queries: await store.snapshotQueries('snap-x'),
+    rubric: await store.getRubric('rv1'),
+    runs,
+    perRun,
+    cache: await store.cachedAnswer('cache-key-1'),
+    work: await store.getWork('job-1', 'plan'),
+    schedule: await store.scheduleSnapshots('weekly'),
+    studies,
+    study,
+  };
+}
+
+async function copyAll(from: ResultsStore, to: ResultsStore): Promise<RecordCounts> {
+  const total: RecordCounts = {};
+  for await (const batch of from.exportRecords()) for (const [kind, n] of Object.entries(await to.importRecords(batch))) total[kind as StoreRecord['kind']] = (total[kind as StoreRecord['kind']] ?? 0) + n;
+  return total;
+}
+
+const queries: Query[] = [
+  { id: 'q-b', text: 'Second id, first position', task: 'T1', category: 'C1' },
+  { id: 'q-a', text: 'First id, second position', tags: 'Meme Coins', history: [{ role: 'user', content: 'earlier' }] },
+  { id: 'q-c', text: 'Third', context: 'ctx' },
+];
+
+/**
+ * After a store made before samples and panels (one verdict r1/q1/Ace/rv1 with total 70 and scores {d1: 7}, one turn
+ * answered 'old answer' with request `oldRequest`) is opened by two connections `a` and `b`: its rows are sample 0 of
+ * judge '' and new slots can be added.
+ */
+export async function expectOldVerdictsAsFirstSlot(a: ResultsStore, b: ResultsStore, oldRequest: unknown): Promise<void> {
+  expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
+  expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: oldRequest, answer: 'old answer' }]);
+  await b.putJudgment({ ...(await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!, sample: 1, total: 40 });
+  expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
+    [0, 70],
+    [1, 40],
+  ]);
+}
+
+export function describeStoreContract(name: string, makeStore: () => StoreFixture | Promise<StoreFixture>): void {
+  describe(`results store contract: ${name}`, () => {
+    let fixture: StoreFixture;
+    let store: ResultsStore;
+    const extra: ResultsStore[] = [];
+    /** Another connection to the same data, closed after the test. */
+    const another = async () => {
+      const s = await fixture.open();
+      extra.push(s);
+      return s;
+    };
+
+    beforeEach(async () => {
+      fixture = await makeStore();
+      store = await fixture.open();
+    });
+    afterEach(async () => {
+      for (const s of extra.splice(0)) await s.close();
+      await store.close();
+      await fixture.dispose?.();
+    });
+
+    describe('runs', () => {
+      test('createRun is idempotent: the first record is kept, status starts as running', async () => {
+        await store.createRun(aRun('r1'));
+        await store.createRun(aRun('r1', { protocol: 'cab', copilots: ['Other'] }));
+        expect(await store.getRun('r1')).toEqual({ ...aRun('r1'), status: 'running', finishedAt: null, reportPath: null, summary: null });
+        expect(await store.listRuns()).toHaveLength(1);
+        expect(await store.getRun('nope')).toBeNull();
+      });
+
+      test('finishRun records status, report path, summary and time', async () => {
+        await store.createRun(aRun('r1'));
+        await store.finishRun('r1', 'completed', '/out/r1/report.json', { Ace: 71.5, Bolt: null }, '2025-01-02T00:00:00.000Z');
+        expect(await store.getRun('r1')).toMatchObject({ status: 'completed', reportPath: '/out/r1/report.json', summary: { Ace: 71.5, Bolt: null }, finishedAt: '2025-01-02T00:00:00.000Z' });
+        await store.createRun(aRun('r2'));
+        await store.finishRun('r2', 'failed', null, { error: 'boom' }, '2025-01-03T00:00:00.000Z');
+        expect(await store.getRun('r2')).toMatchObject({ status: 'failed', reportPath: null, summary: { error: 'boom' } });
+      });
+
+      test('listRuns is newest first, then by run id descending', async () => {
+        await store.createRun(aRun('old', { startedAt: '2025-01-01T00:00:00.000Z' }));
+        await store.createRun(aRun('new', { startedAt: '2025-03-01T00:00:00.000Z' }));
+        await store.createRun(aRun('mid-a', { startedAt: '2025-02-01T00:00:00.000Z' }));
+        await store.createRun(aRun('mid-b', { startedAt: '2025-02-01T00:00:00.000Z' }));
+        expect((await store.listRuns()).map((r) => r.runId)).toEqual(['new', 'mid-b', 'mid-a', 'old']);
+      });
+    });
+
+    describe('snapshots', () => {
+      const record = { snapshotId: 'snap-abc123', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { generator: 'test', counts: { task: { T1: 1 } } } };
+
+      test('put, get, queries in snapshot order, ranges, one query by id', async () => {
+        await store.putSnapshot(record, queries);
+        expect(await store.getSnapshot('snap-abc123')).toEqual({ ...record, queryCount: 3 });
+        expect(await store.snapshotQueries('snap-abc123')).toEqual(queries);
+        expect(await store.snapshotQueries('snap-abc123', 1)).toEqual(queries.slice(1));
+        expect(await store.snapshotQueries('snap-abc123', 1, 2)).toEqual([queries[1]]);
+        expect(await store.snapshotQueries('snap-abc123', 3)).toEqual([]);
+        expect(await store.snapshotQuery('snap-abc123', 'q-a')).toEqual(queries[1]);
+        expect(await store.getSnapshot('snap-none')).toBeNull();
+        expect(await store.snapshotQueries('snap-none')).toEqual([]);
+      });
+
+      test('a query not in the snapshot is an error naming both', async () => {
+        await store.putSnapshot(record, queries);
+        await expect(store.snapshotQuery('snap-abc123', 'q-zzz')).rejects.toThrow(/q-zzz.*snap-abc123/);
+      });
+
+      test('a snapshot stored again keeps its first record and queries', async () => {
+        await store.putSnapshot(record, queries);
+        await store.putSnapshot({ ...record, createdAt: '2026-01-01T00:00:00.000Z', parentId: 'snap-other', meta: { generator: 'again' } }, queries.slice(0, 1));
+        expect(await store.getSnapshot('snap-abc123')).toEqual({ ...record, queryCount: 3 });
+        expect(await store.snapshotQueries('snap-abc123')).toEqual(queries);
+      });
+
+      test('list is newest first; ids by prefix', async () => {
+        await store.putSnapshot({ ...record, snapshotId: 'snap-aa1', createdAt: '2025-01-01T00:00:00.000Z' }, queries);
+        await store.putSnapshot({ ...record, snapshotId: 'snap-aa2', createdAt: '2025-03-01T00:00:00.000Z', parentId: 'snap-aa1' }, queries.slice(1));
+        await store.putSnapshot({ ...record, snapshotId: 'snap-b', createdAt: '2025-02-01T00:00:00.000Z' }, queries);
+        expect((await store.listSnapshots()).map((s) => [s.snapshotId, s.queryCount, s.parentId])).toEqual([
+          ['snap-aa2', 2, 'snap-aa1'],
+          ['snap-b', 3, null],
+          ['snap-aa1', 3, null],
+        ]);
+        expect(await store.snapshotIdsStartingWith('snap-aa')).toEqual(['snap-aa1', 'snap-aa2']);
+        expect(await store.snapshotIdsStartingWith('snap-b')).toEqual(['snap-b']);
+        expect(await store.snapshotIdsStartingWith('snap-%')).toEqual([]); // no pattern characters
+        expect(await store.snapshotIdsStartingWith('snap-_a1')).toEqual([]);
+      });
+    });
+
+    test('rubrics: by version, first write wins', async () => {
+      const content = { dimensions: [{ id: 'd1', text: 'Intent' }], weights: { C1: [0.5, 0.5] } };
+      await store.putRubric('rv1', 'lattice', content);
+      await store.putRubric('rv1', 'cab', { other: true });
+      expect(await store.getRubric('rv1')).toEqual({ protocol: 'lattice', content });
+      expect(await store.getRubric('rv2')).toBeNull();
+    });
+
+    describe('responses', () => {
+      test('round trip of every field; first write wins; ordered by query id then copilot', async () => {
+        const first = aResponse('r1', 'q2', 'Bolt');
+        await store.putResponse(first);
+        await store.putResponse({ ...first, text: 'a retried attempt', status: 'failed' });
+        await store.putResponse(aResponse('r1', 'q1', 'Bolt', { status: 'missing', text: null, raw: null, errorKind: 'missing', errorMessage: 'no row', latencyMs: null, conversationId: null }));
+        await store.putResponse(aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }));
+        await store.putResponse(aResponse('r2', 'q1', 'Ace'));
+        expect(await store.getResponse('r1', 'q2', 'Bolt')).toEqual(first);
+        expect(await store.getResponse('r1', 'q2', 'Ace')).toBeNull();
+        expect((await store.responses('r1')).map((r) => `${r.queryId}/${r.copilot}/${r.status}`)).toEqual(['q1/Ace/ok', 'q1/Bolt/missing', 'q2/Bolt/ok']);
+        expect((await store.responses('r1'))[0]).toEqual(aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }));
+      });
+
+      test('an answer containing U+0000 is stored (PostgreSQL text cannot hold it: it may come back as U+FFFD)', async () => {
+        await store.putResponse(aResponse('r1', 'q1', 'Ace', { text: 'a\u0000b', raw: '\u0000', errorMessage: 'x\u0000' }));
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: '\u0000' }, 'ans\u0000');
+        const stored = (await store.getResponse('r1', 'q1', 'Ace'))!;
+        expect(['a\u0000b', 'a\uFFFDb']).toContain(stored.text);
+        expect(['\u0000', '\uFFFD']).toContain(stored.raw);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: { m: '\u0000' }, answer: expect.stringMatching(/^ans[\u0000\uFFFD]$/) }]);
+      });
+
+      test('adoptResponses copies another run\'s responses once, keeping what the target already has', async () => {
+        await store.putResponse(aResponse('src', 'q1', 'Ace'));
+        await store.putResponse(aResponse('src', 'q2', 'Ace', { status: 'failed', text: null, errorKind: 'http', errorMessage: '500' }));
+        await store.putResponse(aResponse('dst', 'q2', 'Ace', { text: 'already here' }));
+        expect(await store.adoptResponses('src', 'dst')).toBe(1);
+        expect(await store.adoptResponses('src', 'dst')).toBe(0);
+        expect(await store.getResponse('dst', 'q1', 'Ace')).toEqual(aResponse('dst', 'q1', 'Ace'));
+        expect((await store.getResponse('dst', 'q2', 'Ace'))!.text).toBe('already here');
+        expect(await store.responses('src')).toHaveLength(2);
+      });
+    });
+
+    describe('judging', () => {
+      const units: JudgeUnit[] = [
+        { queryId: 'q1', copilots: ['Bolt', 'Ace'] },
+        { queryId: 'q2', copilots: ['Ace', 'Bolt'] },
+        { queryId: 'q3', copilots: ['Ace'] },
+      ];
+
+      test('units and plan: stored together, read in order and by range; a second plan changes nothing', async () => {
+        expect(await store.runPlan('r1')).toBeUndefined();
+        expect(await store.judgeUnits('r1')).toEqual([]);
+        const plan = { seed: 's', schedule: { orders: { q1: ['Bolt', 'Ace'] } }, predecessorImbalance: 0.25 };
+        await store.putJudgeUnits('r1', units, plan);
+        await store.putJudgeUnits('r1', units.slice(0, 1).map((u) => ({ ...u, copilots: ['Other'] })), { seed: 'other' });
+        expect(await store.judgeUnits('r1')).toEqual(units);
+        expect(await store.judgeUnits('r1', 1, 2)).toEqual([units[1]]);
+        expect(await store.judgeUnits('r1', 2)).toEqual([units[2]]);
+        expect(await store.runPlan('r1')).toEqual(plan);
+        await store.putJudgeUnits('r2', units);
+        expect(await store.runPlan('r2')).toBeUndefined();
+        expect(await store.judgeUnits('r2')).toHaveLength(3);
+      });
+
+      test('appended units: each unit once, after the ones already stored, in order; the count is returned', async () => {
+        expect(await store.appendJudgeUnits('r1', units.slice(0, 2))).toBe(2);
+        expect(await store.appendJudgeUnits('r1', [units[1], units[2], units[0]])).toBe(3);
+        expect(await store.appendJudgeUnits('r1', [])).toBe(3);
+        expect(await store.judgeUnits('r1')).toEqual(units);
+        expect(await store.judgeUnits('r1', 2, 3)).toEqual([units[2]]);
+        // The same query with its copilots in another order is another unit.
+        expect(await store.appendJudgeUnits('r1', [{ queryId: 'q1', copilots: ['Ace', 'Bolt'] }])).toBe(4);
+        expect(await store.appendJudgeUnits('r2', [units[2]])).toBe(1);
+      });
+
+      test('units and plan are atomic: a plan that cannot be stored leaves no units behind', async () => {
+        await expect(store.putJudgeUnits('r1', units, { cannotSerialise: BigInt(1) })).rejects.toThrow();
+        expect(await store.judgeUnits('r1')).toEqual([]);
+        expect(await store.runPlan('r1')).toBeUndefined();
+      });
+
+      test('judgments: first write wins, keyed by rubric version too, filtered and ordered', async () => {
+        const first = aJudgment('r1', 'q2', 'Ace');
+        await store.putJudgment(first);
+        await store.putJudgment({ ...first, total: 1, status: 'failed' });
+        const failed = aJudgment('r1', 'q2', 'Ace', { rubricVersion: 'rv2', status: 'failed', scores: null, rationales: null, total: null, rank: null, position: null, error: 'invalid answer', attempts: 3 });
+        await store.putJudgment(failed);
+        await store.putJudgment(aJudgment('r1', 'q1', 'Bolt'));
+        expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv1')).toEqual(first);
+        expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv2')).toEqual(failed);
+        expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv3')).toBeNull();
+        expect((await store.judgments('r1', 'rv1')).map((j) => `${j.queryId}/${j.copilot}`)).toEqual(['q1/Bolt', 'q2/Ace']);
+        expect(await store.judgments('r1', 'rv2')).toEqual([failed]);
+        expect(await store.judgments('r1')).toHaveLength(3);
+        expect(await store.judgments('r9')).toEqual([]);
+      });
+
+      test('putJudgments: all of a unit\'s verdicts or none; each row first-write-wins', async () => {
+        const kept = aJudgment('r1', 'q1', 'Ace', { total: 10 });
+        await store.putJudgment(kept);
+        await store.putJudgments([aJudgment('r1', 'q1', 'Ace', { total: 99 }), aJudgment('r1', 'q1', 'Bolt', { rank: 1 })]);
+        expect((await store.getJudgment('r1', 'q1', 'Ace', 'rv1'))!.total).toBe(10);
+        expect((await store.getJudgment('r1', 'q1', 'Bolt', 'rv1'))!.rank).toBe(1);
+        // A batch whose last row cannot be stored (a score that is not JSON) stores none of its rows.
+        const broken = aJudgment('r1', 'q2', 'Bolt', { scores: { d1: BigInt(7) as unknown as number } });
+        await expect(store.putJudgments([aJudgment('r1', 'q2', 'Ace'), broken])).rejects.toThrow();
+        expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv1')).toBeNull();
+      });
+
+      test('every sample of every panel judge is its own verdict and conversation; read back by slot, ordered by judge then sample', async () => {
+        const base = aJudgment('r1', 'q1', 'Ace');
+        await store.putJudgments([
+          { ...base, sample: 1, judgeName: 'panel-b', total: 11 },
+          { ...base, sample: 0, judgeName: 'panel-b', total: 10 },
+          { ...base, sample: 1, judgeName: '', total: 1 },
+        ]);
+        await store.putJudgment(base);
+        await store.putJudgment({ ...base, sample: 1, judgeName: '', total: 99 }); // first write wins per slot
+        expect((await store.judgments('r1')).map((j) => [j.judgeName, j.sample, j.total])).toEqual([
+          ['', 0, 55.5],
+          ['', 1, 1],
+          ['panel-b', 0, 10],
+          ['panel-b', 1, 11],
+        ]);
+        expect((await store.getJudgment('r1', 'q1', 'Ace', 'rv1', { sample: 1, judge: 'panel-b' }))!.total).toBe(11);
+        expect(await store.getJudgment('r1', 'q1', 'Ace', 'rv1', { sample: 2, judge: 'panel-b' })).toBeNull();
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, {}, 'first slot');
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, {}, 'sample 1 of b', { sample: 1, judge: 'panel-b' });
+        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: {}, answer: 'first slot' }]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 1, judge: 'panel-b' })).toEqual([{ turn: 1, request: {}, answer: 'sample 1 of b' }]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 0, judge: 'panel-b' })).toEqual([]);
+      });
+
+      test('conversation turns: read back in turn order, first write wins, per rubric version', async () => {
+        for (const turn of [3, 1, 1001, 2]) await store.putJudgeTurn('r1', 'q1', 'rv1', turn, { kind: 'scoring', messages: [{ role: 'user', content: `turn ${turn}` }] }, `answer ${turn}`);
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 2, { stale: true }, 'a stale attempt');
+        await store.putJudgeTurn('r1', 'q1', 'rv2', 1, { other: 'version' }, 'v2');
+        await store.putJudgeTurn('r1', 'q2', 'rv1', 1, {}, 'other query');
+        const turns = await store.judgeTurns('r1', 'q1', 'rv1');
+        expect(turns.map((t) => t.turn)).toEqual([1, 2, 3, 1001]);
+        expect(turns[1]).toEqual({ turn: 2, request: { kind: 'scoring', messages: [{ role: 'user', content: 'turn 2' }] }, answer: 'answer 2' });
+        expect(await store.judgeTurns('r1', 'q1', 'rv2')).toEqual([{ turn: 1, request: { other: 'version' }, answer: 'v2' }]);
+        expect(await store.judgeTurns('r1', 'q9', 'rv1')).toEqual([]);
+      });
+    });
+
+    test('store id: made once, the same for every connection', async () => {
+      const id = await store.storeId();
+      expect(id).toMatch(/^\S{16,}$/);
+      expect(await store.storeId()).toBe(id);
+      expect(await (await another()).storeId()).toBe(id);
+    });
+
+    test('answer cache: miss, hit, first answer kept', async () => {
+      expect(await store.cachedAnswer('key-1')).toBeNull();
+      await store.cacheAnswer('key-1', '{"d1":{"score":7}}');
+      await store.cacheAnswer('key-1', 'later');
+      await store.cacheAnswer('key-2', '');
+      expect(await store.cachedAnswer('key-1')).toBe('{"d1":{"score":7}}');
+      expect(await store.cachedAnswer('key-2')).toBe('');
+    });
+
+    test('snapshot job work: per job and key, first write wins', async () => {
+      expect(await store.getWork('job-1', 'plan')).toBeNull();
+      await store.putWork('job-1', 'plan', { cells: ['T1/C1'], promptsVersion: 'p1' });
+      await store.putWork('job-1', 'plan', { cells: [] });
+      await store.putWork('job-2', 'plan', 'other job');
+      await store.putWork('job-1', 'counts', 0);
+      expect(await store.getWork('job-1', 'plan')).toEqual({ cells: ['T1/C1'], promptsVersion: 'p1' });
+      expect(await store.getWork('job-2', 'plan')).toBe('other job');
+      expect(await store.getWork('job-1', 'counts')).toBe(0);
+    });
+
+    test('schedule lineage: newest first per schedule, idempotent, run recorded later', async () => {
+      const row = (workflowId: string, snapshotId: string, createdAt: string) => ({ schedule: 'weekly', workflowId, snapshotId, parentId: null, createdAt, runId: null });
+      await store.recordScheduleSnapshot(row('wf-1', 'snap-1', '2025-01-01T00:00:00.000Z'));
+      await store.recordScheduleSnapshot({ ...row('wf-2', 'snap-2', '2025-01-08T00:00:00.000Z'), parentId: 'snap-1' });
+      await store.recordScheduleSnapshot(row('wf-2', 'snap-other', '2025-02-01T00:00:00.000Z'));
+      await store.recordScheduleSnapshot({ ...row('wf-9', 'snap-9', '2025-03-01T00:00:00.000Z'), schedule: 'daily' });
+      await store.setScheduleRun('weekly', 'wf-2', 'run-2');
+      expect(await store.scheduleSnapshots('weekly')).toEqual([
+        { schedule: 'weekly', workflowId: 'wf-2', snapshotId: 'snap-2', parentId: 'snap-1', createdAt: '2025-01-08T00:00:00.000Z', runId: 'run-2' },
+        { schedule: 'weekly', workflowId: 'wf-1', snapshotId: 'snap-1', parentId: null, createdAt: '2025-01-01T00:00:00.000Z', runId: null },
+      ]);
+      expect(await store.scheduleSnapshots('none')).toEqual([]);
+    });
+
+    test('artefacts: bytes kept exactly, readable from another connection, first write per run and name wins', async () => {
+      const other = await another();
+      const shot = { runId: 'r1', name: 'Ace-q1.png', contentType: 'image/png', bytes: PNG_BYTES };
+      const [id, sameId] = await Promise.all([store.putArtefact(shot), other.putArtefact({ ...shot, bytes: Buffer.from('a retried attempt') })]);
+      expect(id).toBe(artefactIdOf('r1', 'Ace-q1.png'));
+      expect(sameId).toBe(id);
+      const stored = (await other.getArtefact(id))!;
+      expect(stored).toMatchObject({ artefactId: id, runId: 'r1', name: 'Ace-q1.png', contentType: 'image/png', size: stored.bytes.length });
+      expect([PNG_BYTES, Buffer.from('a retried attempt')].some((b) => b.equals(stored.bytes))).toBe(true);
+      await other.putArtefact({ runId: 'r1', name: 'Ace-q0.txt', contentType: 'text/plain', bytes: Buffer.from('log') });
+      await other.putArtefact({ runId: 'r2', name: 'Ace-q1.png', contentType: 'image/png', bytes: Buffer.from('other run') });
+      expect((await store.artefacts('r1')).map((a) => [a.name, a.contentType, a.size])).toEqual([
+        ['Ace-q0.txt', 'text/plain', 3],
+        ['Ace-q1.png', 'image/png', stored.bytes.length],
+      ]);
+      expect((await store.getArtefact(artefactIdOf('r2', 'Ace-q1.png')))!.bytes.toString()).toBe('other run');
+      expect(await store.getArtefact('no-such-id')).toBeNull();
+      expect(await store.artefacts('none')).toEqual([]);
+    });
+
+    test('two connections writing interleaved: every row once, the first writer wins, each sees the other\'s writes', async () => {
+      const other = await another();
+      await store.createRun(aRun('shared'));
+      expect(await other.getRun('shared')).toMatchObject({ runId: 'shared', status: 'running' });
+      const writes: Array<Promise<void>> = [];
+      for (let q = 0; q < 40; q++) {
+        const [a, b] = q % 2 ? [store, other] : [other, store];
+        writes.push(a.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Ace', { text: `first ${q}` })));
+        writes.push(b.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Ace', { text: `second ${q}` })));
+        writes.push(b.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Bolt')));
+        writes.push(a.putJudgeTurn('shared', `q${q}`, 'rv1', 1, { by: 'a' }, 'a'));
+        writes.push(b.putJudgeTurn('shared', `q${q}`, 'rv1', 1, { by: 'b' }, 'b'));
+      }
+      await Promise.all(writes);
+      for (const s of [store, other]) {
+        const rows = await s.responses('shared');
+        expect(rows).toHaveLength(80);
+        const ace = rows.filter((r) => r.copilot === 'Ace');
+        expect(ace.every((r) => r.text === `first ${Number(r.queryId.slice(1))}` || r.text === `second ${Number(r.queryId.slice(1))}`)).toBe(true);
+        expect(await s.judgeTurns('shared', 'q7', 'rv1')).toHaveLength(1);
+      }
+      // Both connections agree on which write won.
+      expect(await other.responses('shared')).toEqual(await store.responses('shared'));
+      await other.finishRun('shared', 'completed', '/r.json', { Ace: 1 }, '2025-01-02T00:00:00.000Z');
+      expect((await store.getRun('shared'))!.status).toBe('completed');
+    });
+
+    test('text is ordered by code point (as SQLite), whatever the database locale', async () => {
+      for (const copilot of ['ace', 'Bolt', 'b', 'Zed', '_x']) await store.putResponse(aResponse('r1', 'q1', copilot));
+      for (const q of ['q-b', 'Q-a', 'q_a']) await store.putJudgment(aJudgment('r1', q, 'Ace'));
+      expect((await store.responses('r1')).map((r) => r.copilot)).toEqual(['Bolt', 'Zed', '_x', 'ace', 'b']);
+      expect((await store.judgments('r1')).map((j) => j.queryId)).toEqual(['Q-a', 'q-b', 'q_a']);
+      await store.createRun(aRun('run-a', { startedAt: '2025-01-01T00:00:00.000Z' }));
+      await store.createRun(aRun('RUN-b', { startedAt: '2025-01-01T00:00:00.000Z' }));
+      expect((await store.listRuns()).map((r) => r.runId)).toEqual(['run-a', 'RUN-b']);
+    });
+
+    test('LLM calls: every call kept (a retry really was sent), per run, in time order, every field', async () => {
+      const late = aCall('r1', '2025-01-01T00:00:09.000Z', { queryId: null, model: null, role: 'copilot', name: 'Ace' });
+      const failed = aCall('r1', '2025-01-01T00:00:01.000Z', { ok: false, errorKind: 'rate_limit', promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0.5 });
+      await store.putLlmCall(late);
+      await store.putLlmCall(failed);
+      await store.putLlmCall(failed);
+      await store.putLlmCall(aCall('r2', '2025-01-01T00:00:00.000Z'));
+      expect(await store.llmCalls('r1')).toEqual([failed, failed, late]);
+      expect(await store.llmCalls('r2')).toHaveLength(1);
+      expect(await store.llmCalls('none')).toEqual([]);
+    });
+
+    describe('studies', () => {
+      test('a study, its items and assignments, annotators dealt their queues', async () => {
+        await makeStudy(store);
+        expect(await store.studies.getStudy('pilot')).toEqual(aStudy('pilot'));
+        expect(await store.studies.getStudy('nope')).toBeNull();
+        await store.studies.createStudy(aStudy('later', { createdAt: '2025-03-01T00:00:00.000Z' }), [], []);
+        expect((await store.studies.listStudies()).map((s) => s.name)).toEqual(['later', 'pilot']);
+        expect((await store.studies.studyItems('pilot')).map((i) => i.itemId)).toEqual(['pilot-i1', 'pilot-i2']);
+        expect((await store.studies.studyAssignments('pilot')).map((a) => [a.assignmentId, a.annotatorId, a.order])).toEqual([
+          ['pilot-a1', 'pilot-ann-1', 0],
+          ['pilot-a2', 'pilot-ann-2', 0],
+          ['pilot-a3', 'pilot-ann-1', 1],
+          ['pilot-a4', 'pilot-ann-2', 1],
+        ]);
+        expect(await store.studies.annotators('pilot')).toEqual([
+          { annotatorId: 'pilot-ann-1', study: 'pilot', label: 'alice', source: 'app' },
+          { annotatorId: 'pilot-ann-2', study: 'pilot', label: 'bob', source: 'app' },
+        ]);
+        expect(await store.studies.annotatorByTokenHash('th-pilot-2')).toMatchObject({ annotatorId: 'pilot-ann-2' });
+        expect(await store.studies.annotatorByTokenHash('th-none')).toBeNull();
+        expect(await store.studies.getAssignment('pilot-a3')).toEqual({ assignmentId: 'pilot-a3', study: 'pilot', itemId: 'pilot-i2', slot: 2, left: 'Ace', right: 'Bolt', annotatorId: 'pilot-ann-1', order: 1 });
+        expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => [a.assignmentId, a.answer])).toEqual([
+          ['pilot-a1', null],
+          ['pilot-a3', null],
+        ]);
+      });
+
+      test('submissions: stored once per id, recorded idempotently, the last received counts, rejected ones never do', async () => {
+        await makeStudy(store);
+        const first = await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'));
+        expect(first).toMatchObject({ submissionId: 'sub-1', status: 'pending', note: null, answer: answer('A') });
+        expect(await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:09:00.000Z'))).toEqual(first);
+        await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'));
+        await store.studies.putSubmission(submission('pilot', 'sub-bad', 'pilot-a3', 'pilot-ann-1', answer('tie'), '2025-02-02T00:02:00.000Z'));
+        expect((await store.studies.pendingSubmissions(10)).map((s) => s.submissionId)).toEqual(['sub-1', 'sub-2', 'sub-bad']);
+        expect((await store.studies.pendingSubmissions(1)).map((s) => s.submissionId)).toEqual(['sub-1']);
+        expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => a.answer?.choice ?? null)).toEqual(['B', 'tie']);
+        // Recorded out of order: the later submission still wins.
+        expect(await store.studies.recordSubmission('sub-2')).toEqual({ recorded: true, revision: 1 });
+        expect(await store.studies.recordSubmission('sub-1')).toEqual({ recorded: true, revision: 1 });
+        expect(await store.studies.recordSubmission('sub-2')).toEqual({ recorded: true, revision: 2 });
+        expect(await store.studies.recordSubmission('sub-none')).toBeNull();
+        await store.studies.rejectSubmission('sub-bad', 'not an annotator of this item');
+        expect(await store.studies.recordSubmission('sub-bad')).toEqual({ recorded: false, revision: 0 });
+        expect(await store.studies.getSubmission('sub-bad')).toMatchObject({ status: 'rejected', note: 'not an annotator of this item' });
+        const annotations = await store.studies.annotations('pilot');
+        expect(annotations.map((a) => [a.assignmentId, a.answer.choice, a.revision, a.submittedAt, a.source])).toEqual([['pilot-a1', 'B', 2, '2025-02-02T00:01:00.000Z', 'app']]);
+        expect((await store.studies.submissions('pilot')).map((s) => [s.submissionId, s.status])).toEqual([
+          ['sub-1', 'recorded'],
+          ['sub-2', 'recorded'],
+          ['sub-bad', 'rejected'],
+        ]);
+      });
+
+      test('closing records what is pending, then refuses answers; imported annotations and events', async () => {
+        await makeStudy(store);
+        await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a2', 'pilot-ann-2', answer('A'), '2025-02-02T00:00:00.000Z'));
+        expect(await store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z')).toEqual({ recorded: 1 });
+        expect(await store.studies.closeStudy('pilot', '2025-02-06T00:00:00.000Z')).toEqual({ recorded: 0 });
+        expect(await store.studies.getStudy('pilot')).toMatchObject({ status: 'closed', closedAt: '2025-02-05T00:00:00.000Z' });
+        expect(await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a4', 'pilot-ann-2', answer('B'), '2025-02-07T00:00:00.000Z'))).toBeNull();
+        expect(await store.studies.getSubmission('sub-2')).toBeNull();
+        expect(await store.studies.importAnnotations('pilot', [
+          { annotator: 'carol', itemId: 'pilot-i1', left: 'Bolt', right: 'Ace', answer: answer('B'), submittedAt: '2025-01-01T00:00:00.000Z' },
+          { annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('tie', null), submittedAt: '2025-01-01T00:00:00.000Z' },
+        ])).toBe(2);
+        const annotations = await store.studies.annotations('pilot');
+        expect(annotations.map((a) => [a.annotatorId, a.left, a.answer.choice, a.source])).toEqual([
+          ['import:pilot:carol', 'Bolt', 'B', 'import'],
+          ['import:pilot:carol', 'Ace', 'tie', 'import'],
+          ['pilot-ann-2', 'Bolt', 'A', 'app'],
+        ]);
+        expect((await store.studies.annotators('pilot')).map((a) => [a.label, a.source])).toContainEqual(['carol', 'import']);
+        await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
+        await store.studies.addStudyEvent('pilot', 'closed', { by: 'deadline' });
+        expect((await store.studies.studyEvents('pilot')).map((e) => [e.kind, e.detail])).toEqual([
+          ['reminder', { pending: ['bob'] }],
+          ['closed', { by: 'deadline' }],
+        ]);
+      });
+
+      test('an answer racing the close from another connection is either recorded by the close or refused', async () => {
+        const other = await another();
+        await makeStudy(store);
+        const puts = Array.from({ length: 12 }, (_, i) =>
+          other.studies.putSubmission(submission('pilot', `race-${i}`, `pilot-a${(i % 4) + 1}`, 'pilot-ann-1', answer('A'), `2025-02-02T00:00:${String(i).padStart(2, '0')}.000Z`)),
+        );
+        const [closed, ...stored] = await Promise.all([store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z'), ...puts]);
+        const accepted = stored.filter(Boolean).length;
+        const all = await store.studies.submissions('pilot');
+        expect(all).toHaveLength(accepted);
+        expect(all.every((s) => s.status === 'recorded')).toBe(true); // nothing stored and left pending after the close
+        expect(closed.recorded).toBe(accepted);
+      });
+    });
+
+    describe('several connections at once', () => {
+      test('the same keys written concurrently from two connections: one row each', async () => {
+        const other = await another();
+        const both = <T>(fn: (s: ResultsStore, who: string) => Promise<T>) => Promise.all([fn(store, 'a'), fn(other, 'b')]);
+        await both((s, who) => s.createRun(aRun('race', { protocol: who })));
+        await both((s, who) => s.putJudgeUnits('race', [{ queryId: 'q1', copilots: [who] }], { by: who }));
+        await both((s, who) => s.putJudgments([aJudgment('race', 'q1', 'Ace', { error: who }), aJudgment('race', 'q1', 'Bolt', { error: who })]));
+        await both((s, who) => s.putSnapshot({ snapshotId: 'snap-race', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { by: who } }, queries));
+        await both((s, who) => s.putRubric('rv-race', who, {}));
+        await both((s, who) => s.cacheAnswer('race-key', who));
+        await both((s, who) => s.putWork('job', 'k', who));
+        expect(await store.listRuns()).toHaveLength(1);
+        expect(await other.judgeUnits('race')).toHaveLength(1);
+        expect(await store.judgments('race')).toHaveLength(2);
+        expect(await store.snapshotQueries('snap-race')).toEqual(queries);
+        expect((await store.getRun('race'))!.protocol).toBe((await other.getRun('race'))!.protocol);
+        expect(await store.cachedAnswer('race-key')).toBe(await other.cachedAnswer('race-key'));
+      });
+
+      test('store id: two connections asking first at the same time agree', async () => {
+        const other = await another();
+        const [a, b] = await Promise.all([store.storeId(), other.storeId()]);
+        expect(a).toBe(b);
+      });
+    });
+
+    describe('copying (exportRecords / importRecords)', () => {
+      test('everything is carried over intact, and a second copy adds nothing', async () => {
+        await fillEverything(store);
+        const target = await makeStore();
+        const copy = await target.open();
+        try {
+          const counts = await copyAll(store, copy);
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1 });
+          expect(await everything(copy)).toEqual(await everything(store));
+          expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
+          expect(await everything(copy)).toEqual(await everything(store));
+          // The copy is a store of its own: it keeps its own identity (the default task queue is derived from it).
+          expect(await copy.storeId()).not.toBe(await store.storeId());
+        } finally {
+          await copy.close();
+          await target.dispose?.();
+        }
+      });
+    });
+
+    test('migrate says the schema is current and applies nothing more', async () => {
+      const report = await store.migrate();
+      expect(report.version).toBeGreaterThanOrEqual(1);
+      expect((await store.migrate()).version).toBe(report.version);
+      expect((await (await another()).migrate()).applied).toEqual([]);
+    });
+  });
+}
