@@ -23,6 +23,19 @@ export interface Query {
 export type ResponseStatus = 'ok' | 'failed' | 'missing';
 
 /** What is stored per copilot response. */
+/**
+ * One source a copilot retrieved or cited (a search result, a document, a tool output): what its citations refer to.
+ * Shared by the adapters that read sources (http `sourcesPath`, OpenAI-compatible search citations, browser
+ * `selectors.sources`, CSV traces) and the grounding checks that verify citations against them.
+ */
+export interface AnswerSource {
+  id?: string;
+  url?: string;
+  title?: string;
+  /** The source's text, when the copilot's API or trace gives it. */
+  text?: string;
+}
+
 export interface StoredResponse {
   runId: string;
   queryId: string;

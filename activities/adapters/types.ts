@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Query } from '../../core/types';
+import type { AnswerSource, Query } from '../../core/types';
 import type { RateLimitInfo } from '../../core/llm';
 
 /** Why a collection failed; stored with the response and shown in reports. */
@@ -58,8 +58,10 @@ export interface CollectedResponse {
   /** Answer container's HTML (browser adapter). */
   html?: string;
   conversationId?: string;
-  /** Context that was available to the copilot, when the source provides it. */
+  /** Context that was available to the copilot (tool outputs, retrieved text), when the source provides it. */
   context?: string;
+  /** The sources the copilot cited or retrieved, when the source provides them. */
+  sources?: AnswerSource[];
   /**
    * For answers collected elsewhere (CSV): when the answer was written, or null when the source does not say.
    * Stored as the response's finishedAt (what the judge is told); absent for live calls, which finish now.
