@@ -4,7 +4,8 @@ import { adapterFor } from '../../activities/adapters';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { loadRunConfig } from '../../client/config';
 import { loadLatticeRubric } from '../../rubrics/lattice/rubric';
-import { startSimServer, type SimServer } from '../../sim/server';
+import { startSimServer } from '../../sim/server';
+import { simServersForFile } from '../support/sims';
 
 jest.setTimeout(60_000);
 
@@ -60,16 +61,11 @@ describe('README.md is a guide of bounded size', () => {
 });
 
 describe("the quick start's copilots against the simulator", () => {
-  let sim: SimServer;
-  beforeAll(async () => {
-    sim = await startSimServer({ port: 0 });
-  });
-  afterAll(async () => {
-    await closeSharedBrowser();
-    await sim.close();
-  });
+  const sims = simServersForFile({ sim: {} });
+  afterAll(() => closeSharedBrowser());
 
   test('each copilot of examples/quickstart.yaml answers a query (the csv one from its file)', async () => {
+    const { sim } = sims;
     const config = loadRunConfig(QUICKSTART, () => undefined);
     const origin = sim.url.replace(/\/v1$/, '');
     const query = { id: 'q3', text: 'Should I stake my ETH with Lido or run my own validator? I have 32 ETH and a 3-year horizon.' };

@@ -1,23 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { startSimServer, type SimServer } from '../../sim/server';
 import { cliInProcess } from '../support/cliInProcess';
 import { REPO, tempDir, uniqueQueue } from '../support/harness';
+import { simServersForFile } from '../support/sims';
 
 jest.setTimeout(120_000);
 
-let sim: SimServer;
-beforeAll(async () => {
-  sim = await startSimServer({ port: 0 });
-});
-afterAll(async () => {
-  await closeSharedBrowser();
-  await sim.close();
-});
+const sims = simServersForFile({ sim: {} });
+afterAll(() => closeSharedBrowser());
 
 // The README's quick start as a user runs it, with the simulator on a free port instead of 8000.
 test('examples/quickstart.yaml runs end to end: every copilot type answers, the csv gap is missing, the judge scores the rest', async () => {
+  const { sim } = sims;
   const dir = tempDir('jf-quickstart-');
   const origin = sim.url.replace(/\/v1$/, '');
   for (const file of ['quickstart.yaml', 'quickstart.jsonl', 'quickstart-answers.csv']) {
