@@ -177,7 +177,7 @@ function sections(): Section[] {
     },
     {
       heading: 'judge',
-      intro: 'One judge: an OpenAI-compatible endpoint. Give `judge:` or `judges:`, exactly one of the two.',
+      intro: 'One judge: the endpoint and model that score the answers. Give `judge:` or `judges:`, exactly one of the two.',
       rows: rowsOf(jsonSchemaOf(judgeConfigSchema)),
     },
     {
