@@ -16,6 +16,37 @@ const QUICKSTART = path.join(ROOT, 'examples', 'quickstart.yaml');
 // Pages other branches are writing; the README links them already. Remove each name once its page is merged.
 const PAGES_NOT_YET_MERGED = ['providers.md', 'anthropic.md', 'statistics.md', 'grounding.md', 'over-time.md', 'operations-notes.md'];
 
+interface Link {
+  from: string;
+  file: string;
+  anchor?: string;
+}
+
+/** Markdown links to files of this repository (not http links), resolved against `dir`; `#anchor` alone is the page itself. */
+function localLinks(text: string, dir: string, from = 'README.md'): Link[] {
+  return [...text.matchAll(/\]\(([^)\s]*)\)/g)]
+    .map((m) => m[1])
+    .filter((target) => !/^[a-z]+:/.test(target))
+    .map((target) => {
+      const [file, anchor] = target.split('#');
+      return { from, file: file ? path.resolve(dir, file) : path.join(dir, from), anchor: anchor || undefined };
+    });
+}
+
+/** GitHub's anchor for a heading. */
+const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+
+function brokenLinks(links: Link[]): Array<{ from: string; to: string }> {
+  return links
+    .filter((l) => !PAGES_NOT_YET_MERGED.includes(path.basename(l.file)))
+    .filter((l) => {
+      if (!fs.existsSync(l.file)) return true;
+      if (!l.anchor) return false;
+      return ![...fs.readFileSync(l.file, 'utf8').matchAll(/^#+ (.+)$/gm)].some((m) => anchorOf(m[1]) === l.anchor);
+    })
+    .map((l) => ({ from: l.from, to: path.relative(ROOT, l.file) + (l.anchor ? `#${l.anchor}` : '') }));
+}
+
 describe('README.md is a guide of bounded size', () => {
   test('at most 250 lines, 30,000 characters, and no line over 400 characters', () => {
     const lines = README.split('\n');
@@ -25,18 +56,19 @@ describe('README.md is a guide of bounded size', () => {
   });
 
   test('every docs/ link resolves to a file (and every anchor to a heading of it)', () => {
-    const links = [...README.matchAll(/\]\((docs\/[^)#\s]+)(#[^)\s]*)?\)/g)].map((m) => ({ file: m[1], anchor: m[2]?.slice(1) }));
+    const links = localLinks(README, ROOT).filter((l) => l.file.startsWith(path.join(ROOT, 'docs')));
     expect(links.length).toBeGreaterThan(10);
-    const broken = links
-      .filter((l) => !PAGES_NOT_YET_MERGED.includes(path.basename(l.file)))
-      .filter((l) => {
-        const file = path.join(ROOT, l.file);
-        if (!fs.existsSync(file)) return true;
-        if (!l.anchor) return false;
-        const anchors = [...fs.readFileSync(file, 'utf8').matchAll(/^#+ (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-'));
-        return !anchors.includes(l.anchor);
-      });
-    expect(broken).toEqual([]);
+    expect(brokenLinks(links)).toEqual([]);
+  });
+
+  test('the docs/ pages link only to files and headings that exist', () => {
+    const docs = path.join(ROOT, 'docs');
+    const links = fs
+      .readdirSync(docs)
+      .filter((f) => f.endsWith('.md'))
+      .flatMap((f) => localLinks(fs.readFileSync(path.join(docs, f), 'utf8'), docs, f));
+    expect(links.length).toBeGreaterThan(10);
+    expect(brokenLinks(links)).toEqual([]);
   });
 
   test("the quick start's config is examples/quickstart.yaml as it is, and it loads", () => {
