@@ -60,6 +60,11 @@ export interface BenchmarkRunInput {
   snapshotId?: string;
   /** Re-judge: reuse stored judge answers for identical requests (unchanged rubric and judge). */
   reuseJudgments?: boolean;
+  /**
+   * A fresh execution of an existing run (judgeflow resume: after an upgrade, or a failed or terminated execution):
+   * continue from what the results store holds, asking nothing it has already.
+   */
+  resumeFromStore?: boolean;
   /** Set when the run continued as new (its history had grown long): where the pipeline stands. */
   resume?: { prepared: PreparedRun; pipeline: PipelineState; progress: Progress };
 }
