@@ -95,6 +95,11 @@ export function studyMarkdown(r: StudyReport): string {
       }),
     ),
     '',
+    `Bradley–Terry: maximum likelihood with ${t7.bradleyTerryFit.prior} pseudo-wins each way per compared pair, scaled to a geometric mean of 1; ` +
+      `${t7.bradleyTerryFit.converged ? `converged in ${t7.bradleyTerryFit.iterations} Newton steps` : `**not converged** after ${t7.bradleyTerryFit.iterations} Newton steps`}.` +
+      (t7.bradleyTerryFit.groups.length > 1 ? ` The comparisons fall into ${t7.bradleyTerryFit.groups.length} unconnected groups (${t7.bradleyTerryFit.groups.map((g) => g.join(', ')).join(' | ')}); strengths are given for the first only.` : '') +
+      r.copilots.filter((c) => t7.bradleyTerry[c].reason).map((c) => ` ${c}: no strength (${t7.bradleyTerry[c].reason}).`).join(''),
+    '',
     `Overall tie share: ${pct(t7.tieShare)}. Pairwise wins (row beat column):`,
     '',
     table(['', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? '–' : `${t7.matrix[c][d].wins}`))])),

@@ -89,10 +89,11 @@ function table7(input: AnalysisInput, byItem: Map<string, StudyItem>) {
       }
     return bradleyTerry(w);
   };
-  const strengths = fit(itemsWithAnswers);
-  const intervals = bootstrapIntervals(itemsWithAnswers, fit, { iterations: input.bootstrapIterations ?? 1000, seed: `${input.seed}/bradley-terry` });
-  const bt = Object.fromEntries(copilots.map((c, i) => [c, { strength: strengths[i], ci95: intervals[i] }]));
-  return { copilots: perCopilot, matrix, bradleyTerry: bt, tieShare: rate(annotations.filter((a) => a.answer.choice === 'tie').length, annotations.length) };
+  const point = fit(itemsWithAnswers);
+  const intervals = bootstrapIntervals(itemsWithAnswers, (sample) => fit(sample).strengths.map((s) => s ?? NaN), { iterations: input.bootstrapIterations ?? 1000, seed: `${input.seed}/bradley-terry` });
+  const bt = Object.fromEntries(copilots.map((c, i) => [c, { strength: point.strengths[i], ci95: point.strengths[i] === null ? null : intervals[i], reason: point.reasons[i] }]));
+  const bradleyTerryFit = { prior: point.prior, iterations: point.iterations, converged: point.converged, groups: point.groups.map((g) => g.map((i) => copilots[i])) };
+  return { copilots: perCopilot, matrix, bradleyTerry: bt, bradleyTerryFit, tieShare: rate(annotations.filter((a) => a.answer.choice === 'tie').length, annotations.length) };
 }
 
 function table8(input: AnalysisInput) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { kendallTauB, krippendorffAlphaNominal } from '../../core/agreement';
-import { cohenKappa, wilsonInterval, bradleyTerry } from '../../core/stats';
+import { cohenKappa, wilsonInterval, bradleyTerry, BRADLEY_TERRY_PRIOR } from '../../core/stats';
 import { analyseStudy, judgePreference, type AnnotationFact } from '../../core/study/analysis';
 import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../../core/study/design';
 import { renderMarkdown } from '../../core/study/safeMarkdown';
@@ -93,7 +93,7 @@ test('statistics: Wilson, Cohen kappa, Kendall tau-b, Krippendorff alpha, Bradle
   ].map((u) => u.filter((v): v is string => v !== null));
   expect(krippendorffAlphaNominal(data)).toBeCloseTo(0.743, 3);
   expect(krippendorffAlphaNominal([['a', 'a'], ['a', 'a']])).toBeNull();
-  const bt = bradleyTerry([[0, 8, 9], [2, 0, 6], [1, 4, 0]]);
+  const bt = bradleyTerry([[0, 8, 9], [2, 0, 6], [1, 4, 0]]).strengths as number[];
   expect(bt[0]).toBeGreaterThan(bt[1]);
   expect(bt[1]).toBeGreaterThan(bt[2]);
   expect(bt.reduce((s, v) => s * v, 1)).toBeCloseTo(1, 6);
@@ -130,4 +130,31 @@ test('study options are data, validated at load with clear errors', () => {
   expect(() => loadStudyOptions(bad)).toThrow(InputError);
   expect(() => loadStudyOptions(bad)).toThrow(/reasons\[1\]\.id: duplicate id "acc"/);
   expect(studyOptionsSchema.safeParse({ ...options, extra: 1 }).success).toBe(false);
+});
+
+test('Bradley–Terry in a study where one copilot wins every comparison equals a converged fit with the documented prior', () => {
+  const options = loadStudyOptions();
+  const copilots = ['X', 'Y', 'Z'];
+  const pairs: Array<[string, string]> = [['X', 'Y'], ['X', 'Z'], ['Y', 'Z']];
+  const items = ['q1', 'q2', 'q3', 'q4'].flatMap((q) => pairs.map(([a, b]) => ({ itemId: `${q}|${a}|${b}`, queryId: q, first: a, second: b })));
+  // X wins everything; Y beats Z on three queries of four.
+  const annotations: AnnotationFact[] = items.flatMap((it, n) => [0, 1].map(() => {
+    const winner = it.first === 'X' ? 'X' : n % 4 === 3 ? 'Z' : 'Y';
+    return { itemId: it.itemId, left: it.first, right: it.second, answer: { choice: winner === it.first ? 'A' : 'B', reason: 'accuracy', seriousError: false, errorType: null, comment: null } } as AnnotationFact;
+  }));
+  const result = analyseStudy({ copilots, items, options, tieMargin: 0, seed: 's', annotations, queries: new Map(), judges: [], bootstrapIterations: 50 });
+  // Reference: Zermelo/MM iterations run to a 1e-13 relative change, with BRADLEY_TERRY_PRIOR pseudo-wins each way per compared pair.
+  const wins = copilots.map((c) => copilots.map((d) => annotations.filter((a) => (a.answer.choice === 'A' ? a.left : a.right) === c && (a.left === d || a.right === d) && c !== d).length));
+  const w = wins.map((row, i) => row.map((v, j) => (i === j ? 0 : v + BRADLEY_TERRY_PRIOR)));
+  let p = [1, 1, 1];
+  for (let it = 0; it < 1_000_000; it++) {
+    const next = p.map((pi, i) => w[i].reduce((s, v) => s + v, 0) / p.reduce((s, pj, j) => (j === i ? s : s + (w[i][j] + w[j][i]) / (pi + pj)), 0));
+    const g = Math.exp(next.reduce((s, v) => s + Math.log(v), 0) / 3);
+    const scaled = next.map((v) => v / g);
+    const change = Math.max(...scaled.map((v, i) => Math.abs(v / p[i] - 1)));
+    p = scaled;
+    if (change < 1e-13) break;
+  }
+  copilots.forEach((c, i) => expect(Math.abs(result.table7.bradleyTerry[c].strength! / p[i] - 1)).toBeLessThan(0.01));
+  expect(result.table7.bradleyTerryFit).toMatchObject({ converged: true, prior: BRADLEY_TERRY_PRIOR, groups: [['X', 'Y', 'Z']] });
 });
