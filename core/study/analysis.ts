@@ -1,6 +1,6 @@
 import { kendallTauB, krippendorffAlphaNominal } from '../agreement';
 import { bootstrapIntervals, bradleyTerry, cohenKappa, mean, wilsonInterval } from '../stats';
-import type { Query } from '../types';
+import type { Query, StoredJudgment } from '../types';
 import type { StudyOptions } from './options';
 import type { StudyItem } from './design';
 import type { Answer, RecordedAnnotation } from './types';
@@ -33,6 +33,13 @@ export interface JudgeScores {
   judgeRunId: string;
   /** "queryId|copilot" → the judgment's total and rationales; absent or failed judgments are missing. */
   scores: Map<string, { total: number; rationales: Record<string, string> | null }>;
+}
+
+/** A run's consensus verdicts as JudgeScores (ok judgments with a total). */
+export function judgeScoresOf(judgeRunId: string, verdicts: StoredJudgment[]): JudgeScores {
+  const scores: JudgeScores['scores'] = new Map();
+  for (const j of verdicts) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
+  return { judgeRunId, scores };
 }
 
 export interface AnalysisInput {
