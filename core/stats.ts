@@ -704,6 +704,33 @@ export function wilsonInterval(k: number, n: number, z = 1.959963984540054): { l
   return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
 }
 
+/** The x with I_x(a, b) = p (the Beta(a, b) quantile), by bisection on the regularized incomplete beta function. */
+export function betaQuantile(p: number, a: number, b: number): number {
+  if (p <= 0) return 0;
+  if (p >= 1) return 1;
+  let lo = 0;
+  let hi = 1;
+  for (let i = 0; i < 200 && hi - lo > 1e-15; i++) {
+    const mid = (lo + hi) / 2;
+    if (betaI(a, b, mid) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * Exact (Clopper–Pearson) interval for a proportion k/n: the Beta quantiles Beta(α/2; k, n−k+1) and
+ * Beta(1−α/2; k+1, n−k), 0 and 1 at the ends. Conservative (coverage at least the level for every p), which is
+ * what a claim such as "false-positive rate ≤ 3%" needs. Null when n = 0.
+ */
+export function clopperPearson(k: number, n: number, level = 0.95): { low: number; high: number } | null {
+  checkLevel(level);
+  if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 0 && k <= n)) throw new RangeError(`clopperPearson: need integers 0 ≤ k ≤ n, got ${k} of ${n}`);
+  if (n === 0) return null;
+  const tail = (1 - level) / 2;
+  return { low: k === 0 ? 0 : betaQuantile(tail, k, n - k + 1), high: k === n ? 1 : betaQuantile(1 - tail, k + 1, n - k) };
+}
+
 /**
  * Cohen's kappa of two raters' labels on the same items. When chance agreement is 1 (both always gave one and the
  * same label) kappa is undefined: 1 if they agree on everything, otherwise null.

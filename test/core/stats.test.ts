@@ -4,6 +4,7 @@ import {
   bradleyTerry,
   BRADLEY_TERRY_PRIOR,
   chiSquareSurvival,
+  clopperPearson,
   chiSquareUniform,
   fSurvival,
   gammaQ,
@@ -467,5 +468,37 @@ describe('bradleyTerry', () => {
     expect(fit.converged).toBe(false);
     expect(fit.iterations).toBe(20);
     expect(fit.reasons[0]).toMatch(/not converged after 20/);
+  });
+});
+
+describe('clopperPearson', () => {
+  it('matches known exact intervals', () => {
+    // scipy.stats.binomtest(5, 10).proportion_ci(method='exact'): (0.187086, 0.812914)
+    const half = clopperPearson(5, 10)!;
+    expect(half.low).toBeCloseTo(0.187086, 6);
+    expect(half.high).toBeCloseTo(0.812914, 6);
+    // Closed forms at the ends: k = 0 → [0, 1 − (α/2)^(1/n)], k = n → [(α/2)^(1/n), 1].
+    expect(clopperPearson(0, 10)).toEqual({ low: 0, high: expect.closeTo(1 - 0.025 ** (1 / 10), 12) });
+    expect(clopperPearson(10, 10)).toEqual({ low: expect.closeTo(0.025 ** (1 / 10), 12), high: 1 });
+    // The figures: 56 of 2,000 runs → 2.1–3.6%; 42 of 2,000 → 1.5–2.8%.
+    const fpr = clopperPearson(56, 2000)!;
+    expect(fpr.low).toBeCloseTo(0.0212, 3);
+    expect(fpr.high).toBeCloseTo(0.0362, 3);
+    const rank1 = clopperPearson(42, 2000)!;
+    expect(rank1.low).toBeCloseTo(0.0152, 3);
+    expect(rank1.high).toBeCloseTo(0.0283, 3);
+    expect(clopperPearson(0, 0)).toBeNull();
+    expect(() => clopperPearson(3, 2)).toThrow(RangeError);
+  });
+
+  it('is exact: the lower bound is where P(X ≥ k) = α/2 and the upper where P(X ≤ k) = α/2', () => {
+    const binomTail = (k: number, n: number, p: number, upper: boolean) => {
+      let s = 0;
+      for (let i = 0; i <= n; i++) if (upper ? i >= k : i <= k) s += Math.exp(lnGamma(n + 1) - lnGamma(i + 1) - lnGamma(n - i + 1) + i * Math.log(p) + (n - i) * Math.log(1 - p));
+      return s;
+    };
+    const ci = clopperPearson(7, 40)!;
+    expect(binomTail(7, 40, ci.low, true)).toBeCloseTo(0.025, 9);
+    expect(binomTail(7, 40, ci.high, false)).toBeCloseTo(0.025, 9);
   });
 });
