@@ -39,7 +39,7 @@ function checkIterations(iterations: number): void {
 
 const DEFAULT_SEED = 'judgeflow';
 
-export type IntervalMethod = 't' | 'bca' | 'percentile';
+export type IntervalMethod = 't' | 'bca' | 'percentile' | 'studentized';
 
 /** A confidence interval for a mean, with the number of independent units it rests on and how it was made. */
 export interface MeanInterval {
@@ -61,7 +61,8 @@ export const BCA_MIN_N = 100;
  * n = 5, 91% at n = 10), and BCa, though better, still fell short of t up to n = 50 in simulation (about 91–93%
  * against t's 94–95% on normal and CAB-like scores); from 100 units both cover and BCa follows skewed score
  * distributions more closely (`judgeflow bench --only stats` prints
- * the coverage). Returns null for fewer than two values, where no interval is meaningful.
+ * the coverage). `studentized` (bootstrap-t) is available for comparison and is not what reports use. Returns null for
+ * fewer than two values, where no interval is meaningful.
  */
 export function meanCI(
   xs: number[],
@@ -83,6 +84,27 @@ export function meanCI(
   }
 
   const rand = seededRandom(opts.seed ?? DEFAULT_SEED);
+  if (method === 'studentized') {
+    // Bootstrap-t (Efron and Tibshirani 1993, ch. 12): the quantiles of t* = (m* − m) / se* replace Student's. A resample
+    // with no spread gets t* = ±1e6 (or 0), sorting to the ends as an infinite one would without making NaNs.
+    const se = Math.sqrt(variance / n);
+    const ts = new Array<number>(iterations);
+    for (let it = 0; it < iterations; it++) {
+      let sum = 0;
+      let sumSq = 0;
+      for (let i = 0; i < n; i++) {
+        const x = xs[Math.floor(rand() * n)] - m;
+        sum += x;
+        sumSq += x * x;
+      }
+      const mStar = sum / n;
+      const seStar = Math.sqrt(Math.max(0, (sumSq - n * mStar * mStar) / (n - 1)) / n);
+      ts[it] = seStar > 1e-12 * se ? mStar / seStar : Math.sign(mStar) * 1e6;
+    }
+    ts.sort((x, y) => x - y);
+    const tail = (1 - level) / 2;
+    return { low: m - quantileSorted(ts, 1 - tail) * se, high: m - quantileSorted(ts, tail) * se, n, method };
+  }
   const means = new Array<number>(iterations);
   for (let it = 0; it < iterations; it++) {
     let sum = 0;
