@@ -16,7 +16,7 @@
  * bootstrap); a pair is flagged only when that interval excludes zero. A term that the design cannot separate from
  * the units and leniencies (every judge of the family, or the judge scoring only its own family) is null.
  */
-import { bootstrapIntervals } from './stats';
+import { bootstrapIntervals, solvePositiveDefinite } from './stats';
 
 export interface SelfPreferenceEntry {
   judge: string;
@@ -43,38 +43,10 @@ interface QueryMoments {
   xty: number[];
 }
 
-/** Cholesky solve of a positive (semi)definite system, using only the columns in `keep`; null when singular there. */
-function solveKept(xtx: number[][], xty: number[], keep: number[]): number[] | null {
-  const m = keep.length;
-  const l = Array.from({ length: m }, () => new Array<number>(m).fill(0));
-  for (let i = 0; i < m; i++)
-    for (let j = 0; j <= i; j++) {
-      let s = xtx[keep[i]][keep[j]];
-      for (let k = 0; k < j; k++) s -= l[i][k] * l[j][k];
-      if (i === j) {
-        if (!(s > 1e-9 * Math.max(1e-300, xtx[keep[i]][keep[i]]))) return null;
-        l[i][i] = Math.sqrt(s);
-      } else l[i][j] = s / l[j][j];
-    }
-  const z = new Array<number>(m).fill(0);
-  for (let i = 0; i < m; i++) {
-    let s = xty[keep[i]];
-    for (let k = 0; k < i; k++) s -= l[i][k] * z[k];
-    z[i] = s / l[i][i];
-  }
-  const x = new Array<number>(m).fill(0);
-  for (let i = m - 1; i >= 0; i--) {
-    let s = z[i];
-    for (let k = i + 1; k < m; k++) s -= l[k][i] * x[k];
-    x[i] = s / l[i][i];
-  }
-  return x;
-}
-
 /** Of `columns` in order, those kept when each that is (numerically) a combination of the kept ones before it is dropped. */
 function independentColumns(xtx: number[][], columns: number[]): number[] {
   const keep: number[] = [];
-  for (const c of columns) if (solveKept(xtx, xtx[c], [...keep, c]) !== null) keep.push(c);
+  for (const c of columns) if (solvePositiveDefinite(xtx, xtx[c], [...keep, c]) !== null) keep.push(c);
   return keep;
 }
 
@@ -137,7 +109,7 @@ export function selfPreference(input: SelfPreferenceInput): SelfPreferenceEntry[
   const terms = familyJudges.map((j) => ownColumn.get(j.name)!);
   const identified = terms.map((c) => independentColumns(all.xtx, [...Array(p).keys()].filter((d) => d !== c)).length < keep.length);
   const estimate = (s: { xtx: number[][]; xty: number[] }) => {
-    const beta = solveKept(s.xtx, s.xty, keep);
+    const beta = solvePositiveDefinite(s.xtx, s.xty, keep);
     return terms.map((c, t) => (beta && identified[t] ? beta[keep.indexOf(c)] : NaN));
   };
   const point = estimate(all);

@@ -785,25 +785,33 @@ export interface BradleyTerryFit {
   converged: boolean;
 }
 
-/** Solve A x = b by Gaussian elimination with partial pivoting (A small and dense); A and b are overwritten. */
-function solveLinear(a: number[][], b: number[]): number[] {
-  const n = b.length;
-  for (let col = 0; col < n; col++) {
-    let pivot = col;
-    for (let r = col + 1; r < n; r++) if (Math.abs(a[r][col]) > Math.abs(a[pivot][col])) pivot = r;
-    [a[col], a[pivot]] = [a[pivot], a[col]];
-    [b[col], b[pivot]] = [b[pivot], b[col]];
-    for (let r = col + 1; r < n; r++) {
-      const f = a[r][col] / a[col][col];
-      for (let c = col; c < n; c++) a[r][c] -= f * a[col][c];
-      b[r] -= f * b[col];
+/**
+ * Cholesky solve of a symmetric positive definite system A x = b restricted to the rows and columns in `keep` (all by
+ * default); null when that part of A is (numerically) singular, which callers use to find aliased columns.
+ */
+export function solvePositiveDefinite(xtx: number[][], xty: number[], keep: number[] = xty.map((_, i) => i)): number[] | null {
+  const m = keep.length;
+  const l = Array.from({ length: m }, () => new Array<number>(m).fill(0));
+  for (let i = 0; i < m; i++)
+    for (let j = 0; j <= i; j++) {
+      let s = xtx[keep[i]][keep[j]];
+      for (let k = 0; k < j; k++) s -= l[i][k] * l[j][k];
+      if (i === j) {
+        if (!(s > 1e-9 * Math.max(1e-300, xtx[keep[i]][keep[i]]))) return null;
+        l[i][i] = Math.sqrt(s);
+      } else l[i][j] = s / l[j][j];
     }
+  const z = new Array<number>(m).fill(0);
+  for (let i = 0; i < m; i++) {
+    let s = xty[keep[i]];
+    for (let k = 0; k < i; k++) s -= l[i][k] * z[k];
+    z[i] = s / l[i][i];
   }
-  const x = new Array<number>(n).fill(0);
-  for (let r = n - 1; r >= 0; r--) {
-    let s = b[r];
-    for (let c = r + 1; c < n; c++) s -= a[r][c] * x[c];
-    x[r] = s / a[r][r];
+  const x = new Array<number>(m).fill(0);
+  for (let i = m - 1; i >= 0; i--) {
+    let s = z[i];
+    for (let k = i + 1; k < m; k++) s -= l[k][i] * x[k];
+    x[i] = s / l[i][i];
   }
   return x;
 }
@@ -884,8 +892,10 @@ export function bradleyTerry(wins: number[][], opts: { prior?: number; maxIterat
         hess[a][b] -= info;
         hess[b][a] -= info;
       }
-    const step = [0, ...solveLinear(hess.slice(1).map((row) => row.slice(1)), grad.slice(1))];
-    if (!step.every(Number.isFinite)) break;
+    // The information matrix less the fixed player's row and column is positive definite on a connected group.
+    const solved = solvePositiveDefinite(hess.slice(1).map((row) => row.slice(1)), grad.slice(1));
+    if (!solved || !solved.every(Number.isFinite)) break;
+    const step = [0, ...solved];
     let scale = 1;
     let next = theta.map((t, a) => t + step[a]);
     let value = loglik(next);
