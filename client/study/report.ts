@@ -178,6 +178,10 @@ async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
     const bt = r.table7.bradleyTerry[c];
     return [c, x.winRate, x.wins, x.losses, x.ties, x.appearances, x.ci95?.low, x.ci95?.high, x.tieShare, bt.strength, bt.ci95?.low, bt.ci95?.high];
   }));
+  sheet(wb, 'Calibrated', ['copilot', 'calibrated_win_rate', 'ci_low', 'ci_high', 'judge_only', 'annotators_only', 'items', 'annotated_items', 'more_labels_to_halve', 'note'], r.copilots.map((c) => {
+    const x = r.calibrated.copilots[c];
+    return [c, x.winRate, x.ci95?.low, x.ci95?.high, x.judgeOnly, x.humanOnly, x.items, x.annotatedItems, x.moreLabelsToHalve, x.moreLabelsNote];
+  }));
   sheet(wb, 'Pairwise', ['copilot', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? null : r.table7.matrix[c][d].wins))]));
   sheet(wb, 'Reasons', ['reason', 'label', 'count', 'share'], Object.entries(r.table8.reasons).map(([k, v]) => [k, v.label, v.count, v.share]));
   sheet(wb, 'Serious Errors', ['copilot_or_type', 'flags', 'losses', 'rate'], [
