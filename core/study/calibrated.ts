@@ -136,7 +136,8 @@ function calibrateOne(values: ItemValues[], input: CalibrationInput, copilot: st
   }
   draws.sort((a, b) => a - b);
   const clamp = (x: number) => Math.min(1, Math.max(0, x));
-  const ci95 = failed === 0 && labelled.length >= 2 ? { low: clamp(quantileSorted(draws, 0.025)), high: clamp(quantileSorted(draws, 0.975)) } : null;
+  // One annotated query would make the correction's resampling constant: no interval then.
+  const ci95 = failed === 0 && strata[0].length >= 2 ? { low: clamp(quantileSorted(draws, 0.025)), high: clamp(quantileSorted(draws, 0.975)) } : null;
 
   // Labels needed to halve the interval (normal approximation of the linearised ratio).
   const z = (win: number, decisive: number) => (win - point.rate * decisive) / point.d;
