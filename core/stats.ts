@@ -857,7 +857,6 @@ export function bradleyTerry(wins: number[][], opts: { prior?: number; maxIterat
     if (!w[i].some((v, j) => v + w[j][i] > 0)) reasons[i] = 'no decisive comparison';
     else if (!main.includes(i)) reasons[i] = 'not compared, directly or through others, with the group that sets the scale';
   }
-  if (main.length === 1) reasons[main[0]] = 'no decisive comparison';
   if (main.length < 2) return { strengths, reasons, groups, prior, iterations: 0, converged: true };
   // With prior 0 a player that never lost has no finite maximum: Newton then runs to the cap and says so.
   const m = main.length;
