@@ -13,7 +13,9 @@ import { reliability } from '../core/reliability';
 import { panelFigures } from '../core/panel';
 import { judgingMarkdown } from '../core/judgingReport';
 import { summariseCost } from '../core/cost';
-import type { StoredResponse } from '../core/types';
+import type { StoredJudgment, StoredResponse } from '../core/types';
+import { calibratedWinRates, type CalibratedWinRates } from '../core/study/calibrated';
+import { judgeScoresOf, toFacts } from '../core/study/analysis';
 import { contentHash } from '../core/hashing';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
@@ -282,7 +284,32 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
   files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined)].join('\n');
-  return { run, files, html: protocol.buildHtml({ ...input, report: files.json }), responses: input.responses };
+  const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
+  return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
+}
+
+/** Calibrated win rates from every study of the run that has annotations (report.html shows them beside the judge's). */
+async function studyCalibrations(store: ActivityDeps['store'], runId: string, runCopilots: string[], queryIds: string[], verdicts: StoredJudgment[]) {
+  const out: Array<{ study: string; calibrated: CalibratedWinRates }> = [];
+  const judge = judgeScoresOf(runId, verdicts);
+  for (const study of (await store.studies.listStudies()).filter((s) => s.runId === runId)) {
+    const annotations = await store.studies.annotations(study.name);
+    if (!annotations.length) continue;
+    const copilots = study.spec.copilots.filter((c) => runCopilots.includes(c));
+    out.push({
+      study: study.name,
+      calibrated: calibratedWinRates({
+        copilots,
+        queryIds: queryIds.filter((q) => copilots.some((c) => judge.scores.has(`${q}|${c}`))),
+        studyItems: await store.studies.studyItems(study.name),
+        annotations: toFacts(annotations),
+        judge,
+        tieMargin: 0,
+        seed: study.spec.seed,
+      }),
+    });
+  }
+  return out;
 }
 
 /** Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */

@@ -5,9 +5,11 @@ import { sheet } from './xlsx';
 import type { Reliability } from './reliability';
 import type { Panel } from './panel';
 import { panelMarkdown, panelSections, tables as panelTables } from './panelReport';
+import type { CalibratedWinRates } from './study/calibrated';
+import { calibratedSections } from './study/calibratedReport';
 
-export function judgingSections(report: Record<string, unknown>): Array<[string, string, string]> {
-  return [...panelSections(report), ...reliabilitySections(report)];
+export function judgingSections(report: Record<string, unknown>, studies: Array<{ study: string; calibrated: CalibratedWinRates }> = []): Array<[string, string, string]> {
+  return [...panelSections(report), ...reliabilitySections(report), ...calibratedSections(studies)];
 }
 
 export function judgingMarkdown(report: Record<string, unknown>): string[] {

@@ -2,12 +2,13 @@
  * A judge panel's own figures (report.json's `panel` block): each judge's leaderboard, how far the judges agree
  * (per dimension and total: Krippendorff's alpha, interval, judges as raters; ICC(2,1) where every judge scored every
  * unit), Kendall's tau-b between every two judges' copilot orderings, the units they disagree on most (with each
- * judge's rationales), and self-preference: a judge and a copilot of one model family, with that copilot's score with
- * and without that judge.
+ * judge's rationales), and self-preference: for a judge and a copilot of one model family, the judge's own-family term in a
+ * two-way model of the panel's per-query totals (core/selfPreference.ts).
  */
 import { intraclassCorrelation, kendallTauB, krippendorffAlpha } from './agreement';
-import { aggregateOf, byJudge, byUnit, consensusJudgments, type PanelAggregate } from './consensus';
+import { byJudge, byUnit, consensusJudgments, type PanelAggregate } from './consensus';
 import type { ScoreKeyKind } from './protocol';
+import { selfPreference as selfPreferenceOf, type SelfPreferenceEntry } from './selfPreference';
 import { mean } from './stats';
 import type { StoredJudgment } from './types';
 
@@ -25,7 +26,8 @@ export interface Panel {
   agreement: Record<string, { units: number; alpha: number | null; icc: number | null }>;
   rankCorrelation: Array<{ a: string; b: string; kendallTau: number | null }>;
   disagreements: Array<{ queryId: string; copilot: string; range: number; judges: Record<string, { total: number; rationales: Record<string, string> | null }> }>;
-  selfPreference: Array<{ judge: string; copilot: string; family: string; score: number | null; scoreWithoutJudge: number | null; difference: number | null }>;
+  /** Judge × copilot pairs of one model family, with the judge's own-family term (core/selfPreference.ts). */
+  selfPreference: SelfPreferenceEntry[];
   method: string;
 }
 
@@ -81,23 +83,10 @@ export function panelFigures(args: { rows: StoredJudgment[]; judges: PanelMember
     .sort((x, y) => y.range - x.range || x.queryId.localeCompare(y.queryId) || x.copilot.localeCompare(y.copilot))
     .slice(0, args.top ?? 10);
 
-  // A copilot's panel score: the mean over its units of the aggregate of the judges' verdicts (optionally without one judge).
-  const agg = aggregateOf(aggregate);
-  const panelScore = (copilot: string, without?: string) => {
-    const scores = units
-      .filter((u) => u.copilot === copilot)
-      .map((u) => judges.filter((j) => j.name !== without).map((j) => lookup.get(j.name)!.get(unitKey(u))?.total).filter((t): t is number => t !== null && t !== undefined))
-      .filter((ts) => ts.length)
-      .map(agg);
-    return scores.length ? mean(scores) : null;
-  };
-  const selfPreference: Panel['selfPreference'] = [];
-  for (const j of judges)
-    for (const c of copilots)
-      if (j.family && args.copilotFamilies[c] === j.family) {
-        const score = panelScore(c);
-        const scoreWithoutJudge = panelScore(c, j.name);
-        selfPreference.push({ judge: j.name, copilot: c, family: j.family, score, scoreWithoutJudge, difference: score !== null && scoreWithoutJudge !== null ? score - scoreWithoutJudge : null });
-      }
+  const selfPreference = selfPreferenceOf({
+    judges,
+    copilotFamilies: args.copilotFamilies,
+    totals: judges.flatMap((j) => [...lookup.get(j.name)!.values()].filter((v) => v.total !== null).map((v) => ({ judge: j.name, queryId: v.queryId, copilot: v.copilot, total: v.total! }))),
+  });
   return { aggregate, judges, leaderboards, agreement, rankCorrelation, disagreements, selfPreference, method: PANEL_METHOD };
 }

@@ -10,8 +10,8 @@ export function tables(p: Panel) {
     agreement: { header: ['score', 'units', "Krippendorff's α", 'ICC(2,1)'], rows: Object.entries(p.agreement).map(([k, a]) => [k, a.units, fmt(a.alpha, 3), fmt(a.icc, 3)]) },
     tau: { header: ['judge A', 'judge B', "Kendall's τ-b of copilot orderings"], rows: p.rankCorrelation.map((r) => [r.a, r.b, fmt(r.kendallTau, 3)]) },
     self: {
-      header: ['judge', 'copilot', 'family', 'score (panel)', 'score without that judge', 'difference'],
-      rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.score, 2), fmt(s.scoreWithoutJudge, 2), fmt(s.difference, 2)]),
+      header: ['judge', 'copilot', 'family', 'self-preference (points)', '95% CI', 'flagged'],
+      rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.difference, 2), s.ci95 ? `${fmt(s.ci95.low, 2)} to ${fmt(s.ci95.high, 2)}` : '–', s.flagged ? 'yes' : 'no']),
     },
     disagreements: {
       header: ['query', 'copilot', 'range', ...p.judges.map((j) => j.name)],
@@ -22,7 +22,9 @@ export function tables(p: Panel) {
 
 const selfNote = (p: Panel) =>
   p.selfPreference.length
-    ? `Self-preference check: ${p.selfPreference.length} judge × copilot pair(s) share a model family; the copilot's score is shown with and without that judge.`
+    ? `Self-preference check: ${p.selfPreference.length} judge × copilot pair(s) share a model family. Self-preference is the judge's own-family term in a model of every judge's per-query totals ` +
+      `(answer quality per query and copilot + judge leniency + one own-family term per judge with a family), in points of the copilot's score, with a 95% interval from resampling queries; ` +
+      `flagged only when the interval excludes zero (${p.selfPreference.filter((s) => s.flagged).length} flagged). A judge lenient to every copilot is not self-preferring.`
     : 'No judge shares a model family with a copilot (set family: on judges and copilots to check self-preference).';
 
 export function panelMarkdown(p: Panel | null | undefined): string[] {

@@ -19,7 +19,7 @@ const SCENARIOS: RunScenario[] = [
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
-  usage: 'judgeflow bench [--only stats|startup|runs|latency] [--sims 2000] [--paper-queries 1200]',
+  usage: 'judgeflow bench [--only stats|startup|runs|latency] [--sims 5000] [--paper-queries 1200]',
   options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;

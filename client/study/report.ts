@@ -1,5 +1,7 @@
 import path from 'node:path';
-import { analyseStudy, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
+import { analyseStudy, judgeScoresOf, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
+import { calibratedWinRates } from '../../core/study/calibrated';
+import { CALIBRATED_HEADER, calibratedIntro, calibratedRows } from '../../core/study/calibratedReport';
 import { writeFileAtomic, writeTextAtomic } from '../../core/files';
 import { fmt, table } from '../../core/markdown';
 import { sheet } from '../../core/xlsx';
@@ -19,9 +21,7 @@ export interface StudyReportOptions {
 }
 
 async function judgeScores(store: ResultsStore, run: RunRecord): Promise<JudgeScores> {
-  const scores = new Map<string, { total: number; rationales: Record<string, string> | null }>();
-  for (const j of await consensusVerdicts(store, run)) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
-  return { judgeRunId: run.runId, scores };
+  return judgeScoresOf(run.runId, await consensusVerdicts(store, run));
 }
 
 export async function studyFigures(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}) {
@@ -36,19 +36,33 @@ export async function studyFigures(store: ResultsStore, study: StudyRecord, opts
   const annotations = await store.studies.annotations(study.name);
   const submissions = await store.studies.submissions(study.name);
   const queries = new Map<string, Query>((await store.snapshotQueries(run.snapshotId)).map((q) => [q.id, q]));
+  const items = await store.studies.studyItems(study.name);
+  const scores = await Promise.all(judges.map((r) => judgeScores(store, r)));
+  const judgeScoresOfRun = scores[0];
   const analysis = analyseStudy({
     copilots: study.spec.copilots,
-    items: await store.studies.studyItems(study.name),
+    items,
     annotations: toFacts(annotations),
     queries,
     options: study.spec.options,
-    judges: await Promise.all(judges.map((r) => judgeScores(store, r))),
+    judges: scores,
     tieMargin: opts.tieMargin ?? 0,
     seed: study.spec.seed,
     bootstrapIterations: opts.bootstrapIterations,
     topDisagreements: opts.top,
   });
   const annotators = new Set(annotations.map((a) => a.annotatorId));
+  // The run's own judge over every (query, pair) item of the run, calibrated by the annotators.
+  const calibrated = calibratedWinRates({
+    copilots: study.spec.copilots,
+    queryIds: [...queries.keys()].filter((q) => study.spec.copilots.some((c) => judgeScoresOfRun.scores.has(`${q}|${c}`))),
+    studyItems: items,
+    annotations: toFacts(annotations),
+    judge: judgeScoresOfRun,
+    tieMargin: opts.tieMargin ?? 0,
+    seed: study.spec.seed,
+    iterations: opts.bootstrapIterations,
+  });
   return {
     study: study.name,
     runId: study.runId,
@@ -67,6 +81,7 @@ export async function studyFigures(store: ResultsStore, study: StudyRecord, opts
       revisions: submissions.filter((s) => s.status === 'recorded').length - annotations.filter((a) => a.source === 'app').length,
     },
     ...analysis,
+    calibrated,
   };
 }
 
@@ -74,6 +89,10 @@ export type StudyReport = Awaited<ReturnType<typeof studyFigures>>;
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(100 * x).toFixed(1)}%`);
 const interval = (ci: { low: number; high: number } | null, f: (x: number) => string) => (ci ? `${f(ci.low)}–${f(ci.high)}` : '–');
+
+function calibratedMarkdown(r: StudyReport): string[] {
+  return ['## Calibrated win rates', '', calibratedIntro(r.calibrated), '', table(CALIBRATED_HEADER, calibratedRows(r.calibrated)), ''];
+}
 
 export function studyMarkdown(r: StudyReport): string {
   const t7 = r.table7;
@@ -95,10 +114,16 @@ export function studyMarkdown(r: StudyReport): string {
       }),
     ),
     '',
+    `Bradley–Terry: maximum likelihood with ${t7.bradleyTerryFit.prior} pseudo-wins each way per compared pair, scaled to a geometric mean of 1; ` +
+      `${t7.bradleyTerryFit.converged ? `converged in ${t7.bradleyTerryFit.iterations} Newton steps` : `**not converged** after ${t7.bradleyTerryFit.iterations} Newton steps`}.` +
+      (t7.bradleyTerryFit.groups.length > 1 ? ` The comparisons fall into ${t7.bradleyTerryFit.groups.length} unconnected groups (${t7.bradleyTerryFit.groups.map((g) => g.join(', ')).join(' | ')}); strengths are given for the first only.` : '') +
+      r.copilots.filter((c) => t7.bradleyTerry[c].reason).map((c) => ` ${c}: no strength (${t7.bradleyTerry[c].reason}).`).join(''),
+    '',
     `Overall tie share: ${pct(t7.tieShare)}. Pairwise wins (row beat column):`,
     '',
     table(['', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? '–' : `${t7.matrix[c][d].wins}`))])),
     '',
+    ...calibratedMarkdown(r),
     '## Table 8: main reason for the winning response',
     '',
     table(['Reason', 'Share', 'Count'], Object.values(r.table8.reasons).map((x) => [x.label, pct(x.share), x.count])),
@@ -152,6 +177,10 @@ async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
     const x = r.table7.copilots[c];
     const bt = r.table7.bradleyTerry[c];
     return [c, x.winRate, x.wins, x.losses, x.ties, x.appearances, x.ci95?.low, x.ci95?.high, x.tieShare, bt.strength, bt.ci95?.low, bt.ci95?.high];
+  }));
+  sheet(wb, 'Calibrated', ['copilot', 'calibrated_win_rate', 'ci_low', 'ci_high', 'judge_only', 'annotators_only', 'items', 'annotated_items', 'more_labels_to_halve', 'note'], r.copilots.map((c) => {
+    const x = r.calibrated.copilots[c];
+    return [c, x.winRate, x.ci95?.low, x.ci95?.high, x.judgeOnly, x.humanOnly, x.items, x.annotatedItems, x.moreLabelsToHalve, x.moreLabelsNote];
   }));
   sheet(wb, 'Pairwise', ['copilot', ...r.copilots], r.copilots.map((c) => [c, ...r.copilots.map((d) => (c === d ? null : r.table7.matrix[c][d].wins))]));
   sheet(wb, 'Reasons', ['reason', 'label', 'count', 'share'], Object.entries(r.table8.reasons).map(([k, v]) => [k, v.label, v.count, v.share]));

@@ -7,9 +7,13 @@ import type { ReportInput } from '../protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../types';
 import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
 
+import type { CalibratedWinRates } from '../study/calibrated';
+
 export interface HtmlReportInput extends ReportInput {
   /** The report.json object just built (with its `cost` block): charts read their numbers from it. */
   report: Record<string, unknown>;
+  /** Win rates calibrated by the run's human preference studies that have annotations (shown beside the judge's own). */
+  studies?: Array<{ study: string; calibrated: CalibratedWinRates }>;
 }
 
 /** Drill-down rows as the page script reads them (short keys: a paper-scale run has thousands). */

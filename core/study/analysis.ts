@@ -1,6 +1,6 @@
 import { kendallTauB, krippendorffAlphaNominal } from '../agreement';
 import { bootstrapIntervals, bradleyTerry, cohenKappa, mean, wilsonInterval } from '../stats';
-import type { Query } from '../types';
+import type { Query, StoredJudgment } from '../types';
 import type { StudyOptions } from './options';
 import type { StudyItem } from './design';
 import type { Answer, RecordedAnnotation } from './types';
@@ -33,6 +33,13 @@ export interface JudgeScores {
   judgeRunId: string;
   /** "queryId|copilot" → the judgment's total and rationales; absent or failed judgments are missing. */
   scores: Map<string, { total: number; rationales: Record<string, string> | null }>;
+}
+
+/** A run's consensus verdicts as JudgeScores (ok judgments with a total). */
+export function judgeScoresOf(judgeRunId: string, verdicts: StoredJudgment[]): JudgeScores {
+  const scores: JudgeScores['scores'] = new Map();
+  for (const j of verdicts) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
+  return { judgeRunId, scores };
 }
 
 export interface AnalysisInput {
@@ -89,10 +96,11 @@ function table7(input: AnalysisInput, byItem: Map<string, StudyItem>) {
       }
     return bradleyTerry(w);
   };
-  const strengths = fit(itemsWithAnswers);
-  const intervals = bootstrapIntervals(itemsWithAnswers, fit, { iterations: input.bootstrapIterations ?? 1000, seed: `${input.seed}/bradley-terry` });
-  const bt = Object.fromEntries(copilots.map((c, i) => [c, { strength: strengths[i], ci95: intervals[i] }]));
-  return { copilots: perCopilot, matrix, bradleyTerry: bt, tieShare: rate(annotations.filter((a) => a.answer.choice === 'tie').length, annotations.length) };
+  const point = fit(itemsWithAnswers);
+  const intervals = bootstrapIntervals(itemsWithAnswers, (sample) => fit(sample).strengths.map((s) => s ?? NaN), { iterations: input.bootstrapIterations ?? 1000, seed: `${input.seed}/bradley-terry` });
+  const bt = Object.fromEntries(copilots.map((c, i) => [c, { strength: point.strengths[i], ci95: point.strengths[i] === null ? null : intervals[i], reason: point.reasons[i] }]));
+  const bradleyTerryFit = { prior: point.prior, iterations: point.iterations, converged: point.converged, groups: point.groups.map((g) => g.map((i) => copilots[i])) };
+  return { copilots: perCopilot, matrix, bradleyTerry: bt, bradleyTerryFit, tieShare: rate(annotations.filter((a) => a.answer.choice === 'tie').length, annotations.length) };
 }
 
 function table8(input: AnalysisInput) {

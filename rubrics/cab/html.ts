@@ -127,7 +127,7 @@ export function buildCabHtml(input: HtmlReportInput): string {
       ['presentation', 'Presentation order', balance],
       ['taxonomy', 'Error taxonomy', taxonomy],
     ],
-    judging: judgingSections(input.report),
+    judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     drill: drillData(input, {

@@ -70,7 +70,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
       ['categories', 'Categories × copilots', categories],
       ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments)],
     ],
-    judging: judgingSections(input.report),
+    judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     drill: drillData(input, {

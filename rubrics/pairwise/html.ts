@@ -40,7 +40,7 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
       ['head-to-head', 'Head to head', matrix],
       ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments)],
     ],
-    judging: judgingSections(input.report),
+    judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     drill: drillData(input, { dimensions: [{ id: 'preference', name: 'Preference' }], labelName: 'topic', labelsOf: (q) => pairwiseLabels(q).topic ?? [] }),

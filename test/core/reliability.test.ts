@@ -5,6 +5,7 @@ import { reliability } from '../../core/reliability';
 import { workItems } from '../../core/workItems';
 import type { StoredJudgment } from '../../core/types';
 import { aJudgment } from '../stores/contract';
+import { seededRandom } from '../../core/random';
 
 const v = (queryId: string, copilot: string, over: Partial<StoredJudgment>) => aJudgment('r1', queryId, copilot, { rank: null, position: null, ...over });
 
@@ -82,8 +83,66 @@ describe('panel figures', () => {
     expect(p.rankCorrelation).toEqual([{ a: 'j1', b: 'j2', kendallTau: 1 }]);
     expect(p.agreement.d1.units).toBe(6);
     expect(p.agreement.d1.alpha).toBeGreaterThan(0.5);
-    expect(p.selfPreference).toEqual([{ judge: 'j2', copilot: 'B', family: 'acme', score: 17, scoreWithoutJudge: 15, difference: 2 }]);
+    // j2 adds 4 to its family's copilot only and nothing else: its own-family term is exactly 4 on every resample.
+    expect(p.selfPreference).toHaveLength(1);
+    expect(p.selfPreference[0]).toMatchObject({ judge: 'j2', copilot: 'B', family: 'acme', flagged: true });
+    expect(p.selfPreference[0].difference).toBeCloseTo(4, 9);
+    expect(p.selfPreference[0].ci95!.low).toBeCloseTo(4, 9);
     expect(p.disagreements.map((d) => `${d.queryId}/${d.copilot}/${d.range}`)).toEqual(['q1/B/4', 'q2/B/4', 'q3/B/4']);
     expect(panelFigures({ rows, judges: [judges[0]], copilotFamilies: {}, aggregate: 'mean', scoreKey: allDimensions })).toBeNull();
+  });
+});
+
+describe('self-preference', () => {
+  // Synthetic per-query totals on 0–100: copilot quality + query difficulty + answer-specific quality + judge noise.
+  const simulate = (shift: (judge: string, copilot: string) => number, seed: string) => {
+    const rand = seededRandom(seed);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+    const quality: Record<string, number> = { O: 62, A: 55, X: 70 };
+    const rows: StoredJudgment[] = [];
+    for (let q = 0; q < 40; q++) {
+      const difficulty = 8 * normal();
+      for (const c of Object.keys(quality)) {
+        const answer = quality[c] + difficulty + 5 * normal();
+        for (const judge of ['n1', 'n2', 'lenient', 'selfish']) {
+          const total = answer + shift(judge, c) + 4 * normal();
+          rows.push(v(`q${q}`, c, { judgeName: judge, scores: { d1: total }, total }));
+        }
+      }
+    }
+    return rows;
+  };
+  const judges = [{ name: 'n1', model: 'm1' }, { name: 'n2', model: 'm2' }, { name: 'lenient', model: 'gpt', family: 'openai' }, { name: 'selfish', model: 'claude', family: 'acme' }];
+  const copilotFamilies = { O: 'openai', A: 'acme', X: undefined };
+
+  test("a judge lenient to every copilot is not self-preferring; one favouring only its family's copilot is flagged", () => {
+    // lenient: +4 to every copilot; selfish: +12 to its family's copilot A only.
+    const rows = simulate((judge, copilot) => (judge === 'lenient' ? 4 : judge === 'selfish' && copilot === 'A' ? 12 : 0), 'self-preference');
+    const p = panelFigures({ rows, judges, copilotFamilies, aggregate: 'mean', scoreKey: allDimensions })!;
+    const lenient = p.selfPreference.find((s) => s.judge === 'lenient')!;
+    const selfish = p.selfPreference.find((s) => s.judge === 'selfish')!;
+    expect(p.selfPreference.map((s) => `${s.judge}/${s.copilot}/${s.family}`)).toEqual(['lenient/O/openai', 'selfish/A/acme']);
+    expect(Math.abs(lenient.difference!)).toBeLessThanOrEqual(3);
+    expect(lenient.ci95!.low).toBeLessThan(0);
+    expect(lenient.ci95!.high).toBeGreaterThan(0);
+    expect(lenient.flagged).toBe(false);
+    expect(selfish.difference!).toBeGreaterThanOrEqual(10);
+    expect(selfish.ci95!.low).toBeGreaterThan(0);
+    expect(selfish.flagged).toBe(true);
+  });
+
+  test('is null when the design cannot separate it from leniency', () => {
+    // Every judge is of the copilot's family: the own-family terms are the judges' leniency on it, aliased.
+    const rows = simulate(() => 0, 'aliased');
+    const all = judges.map((j) => ({ ...j, family: 'acme' }));
+    const p = panelFigures({ rows, judges: all, copilotFamilies: { O: undefined, A: 'acme', X: undefined }, aggregate: 'mean', scoreKey: allDimensions })!;
+    expect(p.selfPreference).toHaveLength(4);
+    // Only differences between the judges' terms are estimable, not any one of them.
+    for (const s of p.selfPreference) expect(s).toMatchObject({ copilot: 'A', difference: null, ci95: null, flagged: false });
+    // A judge that scored only its own family's copilot cannot be told lenient from self-preferring either.
+    const onlyOwn = rows.filter((r) => r.judgeName !== 'selfish' || r.copilot === 'A');
+    const q = panelFigures({ rows: onlyOwn, judges, copilotFamilies, aggregate: 'mean', scoreKey: allDimensions })!;
+    expect(q.selfPreference.find((s) => s.judge === 'selfish')).toMatchObject({ difference: null, flagged: false });
+    expect(q.selfPreference.find((s) => s.judge === 'lenient')!.difference).not.toBeNull();
   });
 });

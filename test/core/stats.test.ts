@@ -1,7 +1,10 @@
 import {
   betaI,
   blockedAnova,
+  bradleyTerry,
+  BRADLEY_TERRY_PRIOR,
   chiSquareSurvival,
+  clopperPearson,
   chiSquareUniform,
   fSurvival,
   gammaQ,
@@ -191,6 +194,14 @@ describe('blockedAnova', () => {
     expect(blockedAnova(exact).pValue).toBe(0);
     const flat = exact.map((r) => ({ ...r, y: 0.7 }));
     expect(blockedAnova(flat).pValue).toBe(1);
+  });
+
+  it('is unmoved by a large constant offset', () => {
+    const y = [[9.3, 9.4, 9.6, 10.0], [9.4, 9.3, 9.8, 9.9], [9.2, 9.4, 9.5, 9.7], [9.7, 9.6, 10.0, 10.2]];
+    const rows = (offset: number) => y.flatMap((row, t) => row.map((v, c) => ({ block: `coupon${c}`, factor: `tip${t}`, y: offset + v })));
+    const shifted = blockedAnova(rows(1e7));
+    expect(shifted.F).toBeCloseTo(14.4375, 4);
+    expect(shifted.pValue).toBeCloseTo(blockedAnova(rows(0)).pValue, 6);
   });
 });
 
@@ -387,5 +398,107 @@ describe('oneWayAnova', () => {
     // 0.7 is not exact in binary: the group means differ from 0.7 in the last bit, which must not read as an effect.
     expect(oneWayAnova([[0.7, 0.7, 0.7], [0.7, 0.7, 0.7, 0.7]]).pValue).toBe(1);
     expect(oneWayAnova([[0.1, 0.1, 0.1], [0.3, 0.3, 0.3]]).pValue).toBe(0);
+  });
+
+  it('is unmoved by a large constant offset (centred sums; scipy f_oneway gives p = 0.2746)', () => {
+    const r = oneWayAnova([[1e7 + 1, 1e7 + 2, 1e7 + 3], [1e7 + 2, 1e7 + 3, 1e7 + 5]]);
+    expect(r.F).toBeCloseTo(1.6, 6);
+    expect(r.pValue).toBeCloseTo(0.2746, 4);
+    expect(r.pValue).toBeCloseTo(oneWayAnova([[1, 2, 3], [2, 3, 5]]).pValue, 8);
+    expect(oneWayAnova([[1e7 + 0.7, 1e7 + 0.7], [1e7 + 0.7, 1e7 + 0.7]]).pValue).toBe(1);
+  });
+});
+
+describe('bradleyTerry', () => {
+  const ratios = (s: Array<number | null>, ref: number) => s.map((v) => v! / s[ref]!);
+
+  it('converges on lopsided data to the maximum-likelihood fit with the documented prior', () => {
+    // The fit two independent implementations agree on; 500 MM steps used to stop at [652.1, 1.239, 0.0012].
+    const fit = bradleyTerry([[0, 1000, 1000], [0, 0, 1000], [0, 0, 0]]);
+    expect(fit.converged).toBe(true);
+    expect(fit.prior).toBe(BRADLEY_TERRY_PRIOR);
+    const r = ratios(fit.strengths, 1);
+    expect(r[0]).toBeCloseTo(1001.001, 2);
+    expect(r[2]).toBeCloseTo(0.000999, 6);
+    expect(fit.strengths.reduce((p, v) => p! * v!, 1)).toBeCloseTo(1, 9);
+  });
+
+  it('satisfies the likelihood equations: each player\'s wins equal its expected wins', () => {
+    // Six copilots where the better always wins, 10 games per pair.
+    const k = 6;
+    const wins = Array.from({ length: k }, (_, i) => Array.from({ length: k }, (_, j) => (i < j ? 10 : 0)));
+    const fit = bradleyTerry(wins);
+    expect(fit.converged).toBe(true);
+    const p = fit.strengths as number[];
+    for (let i = 0; i < k; i++) {
+      let observed = 0;
+      let expected = 0;
+      for (let j = 0; j < k; j++) {
+        if (i === j) continue;
+        observed += wins[i][j] + fit.prior;
+        expected += (wins[i][j] + wins[j][i] + 2 * fit.prior) * (p[i] / (p[i] + p[j]));
+      }
+      expect(Math.abs(observed - expected)).toBeLessThan(1e-7);
+    }
+    expect(p[0]).toBeGreaterThan(p[1]);
+  });
+
+  it('gives null with the reason where no strength can be estimated, and reports the connected groups', () => {
+    // C only ever tied (no decisive comparison); D and E met only each other.
+    const wins = [
+      [0, 3, 0, 0, 0],
+      [1, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 2],
+      [0, 0, 0, 1, 0],
+    ];
+    const fit = bradleyTerry(wins);
+    expect(fit.groups).toEqual([[0, 1], [3, 4]]);
+    expect(fit.strengths[0]).toBeGreaterThan(1);
+    expect(fit.strengths[2]).toBeNull();
+    expect(fit.reasons[2]).toBe('no decisive comparison');
+    expect(fit.strengths[3]).toBeNull();
+    expect(fit.reasons[3]).toMatch(/not compared/);
+    expect(bradleyTerry([[0, 0], [0, 0]]).strengths).toEqual([null, null]);
+  });
+
+  it('reports an iteration cap that was hit', () => {
+    // Without a prior a player that never lost has no finite maximum.
+    const fit = bradleyTerry([[0, 5], [0, 0]], { prior: 0, maxIterations: 20 });
+    expect(fit.converged).toBe(false);
+    expect(fit.iterations).toBe(20);
+    expect(fit.reasons[0]).toMatch(/not converged after 20/);
+  });
+});
+
+describe('clopperPearson', () => {
+  it('matches known exact intervals', () => {
+    // scipy.stats.binomtest(5, 10).proportion_ci(method='exact'): (0.187086, 0.812914)
+    const half = clopperPearson(5, 10)!;
+    expect(half.low).toBeCloseTo(0.187086, 6);
+    expect(half.high).toBeCloseTo(0.812914, 6);
+    // Closed forms at the ends: k = 0 → [0, 1 − (α/2)^(1/n)], k = n → [(α/2)^(1/n), 1].
+    expect(clopperPearson(0, 10)).toEqual({ low: 0, high: expect.closeTo(1 - 0.025 ** (1 / 10), 12) });
+    expect(clopperPearson(10, 10)).toEqual({ low: expect.closeTo(0.025 ** (1 / 10), 12), high: 1 });
+    // The issue's figures: 56 of 2,000 runs → 2.1–3.6%; 42 of 2,000 → 1.5–2.8%.
+    const fpr = clopperPearson(56, 2000)!;
+    expect(fpr.low).toBeCloseTo(0.0212, 3);
+    expect(fpr.high).toBeCloseTo(0.0362, 3);
+    const rank1 = clopperPearson(42, 2000)!;
+    expect(rank1.low).toBeCloseTo(0.0152, 3);
+    expect(rank1.high).toBeCloseTo(0.0283, 3);
+    expect(clopperPearson(0, 0)).toBeNull();
+    expect(() => clopperPearson(3, 2)).toThrow(RangeError);
+  });
+
+  it('is exact: the lower bound is where P(X ≥ k) = α/2 and the upper where P(X ≤ k) = α/2', () => {
+    const binomTail = (k: number, n: number, p: number, upper: boolean) => {
+      let s = 0;
+      for (let i = 0; i <= n; i++) if (upper ? i >= k : i <= k) s += Math.exp(lnGamma(n + 1) - lnGamma(i + 1) - lnGamma(n - i + 1) + i * Math.log(p) + (n - i) * Math.log(1 - p));
+      return s;
+    };
+    const ci = clopperPearson(7, 40)!;
+    expect(binomTail(7, 40, ci.low, true)).toBeCloseTo(0.025, 9);
+    expect(binomTail(7, 40, ci.high, false)).toBeCloseTo(0.025, 9);
   });
 });

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { kendallTauB, krippendorffAlphaNominal } from '../../core/agreement';
-import { cohenKappa, wilsonInterval, bradleyTerry } from '../../core/stats';
+import { cohenKappa, wilsonInterval, bradleyTerry, BRADLEY_TERRY_PRIOR } from '../../core/stats';
 import { analyseStudy, judgePreference, type AnnotationFact } from '../../core/study/analysis';
+import { calibratedWinRates } from '../../core/study/calibrated';
+import { seededRandom } from '../../core/random';
 import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../../core/study/design';
 import { renderMarkdown } from '../../core/study/safeMarkdown';
 import { loadStudyOptions } from '../../rubrics/study/options';
@@ -93,7 +95,7 @@ test('statistics: Wilson, Cohen kappa, Kendall tau-b, Krippendorff alpha, Bradle
   ].map((u) => u.filter((v): v is string => v !== null));
   expect(krippendorffAlphaNominal(data)).toBeCloseTo(0.743, 3);
   expect(krippendorffAlphaNominal([['a', 'a'], ['a', 'a']])).toBeNull();
-  const bt = bradleyTerry([[0, 8, 9], [2, 0, 6], [1, 4, 0]]);
+  const bt = bradleyTerry([[0, 8, 9], [2, 0, 6], [1, 4, 0]]).strengths as number[];
   expect(bt[0]).toBeGreaterThan(bt[1]);
   expect(bt[1]).toBeGreaterThan(bt[2]);
   expect(bt.reduce((s, v) => s * v, 1)).toBeCloseTo(1, 6);
@@ -130,4 +132,120 @@ test('study options are data, validated at load with clear errors', () => {
   expect(() => loadStudyOptions(bad)).toThrow(InputError);
   expect(() => loadStudyOptions(bad)).toThrow(/reasons\[1\]\.id: duplicate id "acc"/);
   expect(studyOptionsSchema.safeParse({ ...options, extra: 1 }).success).toBe(false);
+});
+
+test('Bradley–Terry in a study where one copilot wins every comparison equals a converged fit with the documented prior', () => {
+  const options = loadStudyOptions();
+  const copilots = ['X', 'Y', 'Z'];
+  const pairs: Array<[string, string]> = [['X', 'Y'], ['X', 'Z'], ['Y', 'Z']];
+  const items = ['q1', 'q2', 'q3', 'q4'].flatMap((q) => pairs.map(([a, b]) => ({ itemId: `${q}|${a}|${b}`, queryId: q, first: a, second: b })));
+  // X wins everything; Y beats Z on three queries of four.
+  const annotations: AnnotationFact[] = items.flatMap((it, n) => [0, 1].map(() => {
+    const winner = it.first === 'X' ? 'X' : n % 4 === 3 ? 'Z' : 'Y';
+    return { itemId: it.itemId, left: it.first, right: it.second, answer: { choice: winner === it.first ? 'A' : 'B', reason: 'accuracy', seriousError: false, errorType: null, comment: null } } as AnnotationFact;
+  }));
+  const result = analyseStudy({ copilots, items, options, tieMargin: 0, seed: 's', annotations, queries: new Map(), judges: [], bootstrapIterations: 50 });
+  // Reference: Zermelo/MM iterations run to a 1e-13 relative change, with BRADLEY_TERRY_PRIOR pseudo-wins each way per compared pair.
+  const wins = copilots.map((c) => copilots.map((d) => annotations.filter((a) => (a.answer.choice === 'A' ? a.left : a.right) === c && (a.left === d || a.right === d) && c !== d).length));
+  const w = wins.map((row, i) => row.map((v, j) => (i === j ? 0 : v + BRADLEY_TERRY_PRIOR)));
+  let p = [1, 1, 1];
+  for (let it = 0; it < 1_000_000; it++) {
+    const next = p.map((pi, i) => w[i].reduce((s, v) => s + v, 0) / p.reduce((s, pj, j) => (j === i ? s : s + (w[i][j] + w[j][i]) / (pi + pj)), 0));
+    const g = Math.exp(next.reduce((s, v) => s + Math.log(v), 0) / 3);
+    const scaled = next.map((v) => v / g);
+    const change = Math.max(...scaled.map((v, i) => Math.abs(v / p[i] - 1)));
+    p = scaled;
+    if (change < 1e-13) break;
+  }
+  copilots.forEach((c, i) => expect(Math.abs(result.table7.bradleyTerry[c].strength! / p[i] - 1)).toBeLessThan(0.01));
+  expect(result.table7.bradleyTerryFit).toMatchObject({ converged: true, prior: BRADLEY_TERRY_PRIOR, groups: [['X', 'Y', 'Z']] });
+});
+
+describe('calibrated win rates (prediction-powered inference)', () => {
+  const copilots = ['X', 'Y', 'Z'];
+  const pairs: Array<[string, string]> = [['X', 'Y'], ['X', 'Z'], ['Y', 'Z']];
+  // Latent quality per (query, copilot); annotators prefer the better answer, the judge is biased towards Z by `bias` points.
+  const world = (queries: number, seed: string, bias: number) => {
+    const rand = seededRandom(seed);
+    const normal = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());
+    const base: Record<string, number> = { X: 60, Y: 55, Z: 50 };
+    const queryIds = Array.from({ length: queries }, (_, q) => `q${q}`);
+    const latent = new Map(queryIds.flatMap((q) => copilots.map((c) => [`${q}|${c}`, base[c] + 10 * normal()] as const)));
+    const scores = new Map(queryIds.flatMap((q) => copilots.map((c) => [`${q}|${c}`, { total: latent.get(`${q}|${c}`)! + (c === 'Z' ? bias : 0) + 4 * normal(), rationales: null }] as const)));
+    return { rand, queryIds, latent, judge: { judgeRunId: 'run', scores } };
+  };
+  const annotate = (w: ReturnType<typeof world>, labelledQueries: string[], perItem: number) => {
+    const items = labelledQueries.flatMap((q) => pairs.map(([a, b]) => ({ itemId: `${q}|${a}|${b}`, queryId: q, first: a, second: b })));
+    const annotations: AnnotationFact[] = items.flatMap((it) =>
+      Array.from({ length: perItem }, () => {
+        const gap = w.latent.get(`${it.queryId}|${it.first}`)! - w.latent.get(`${it.queryId}|${it.second}`)!;
+        // Annotators are noisy around the latent gap, and tie when it is small.
+        const seen = gap + 6 * (w.rand() - 0.5);
+        const choice = Math.abs(seen) < 1 ? 'tie' : seen > 0 ? 'A' : 'B';
+        return { itemId: it.itemId, left: it.first, right: it.second, answer: { choice, reason: choice === 'tie' ? null : 'accuracy', seriousError: false, errorType: null, comment: null } } as AnnotationFact;
+      }),
+    );
+    return { items, annotations };
+  };
+
+  test('with every item annotated it is the annotators\' own win rate, whatever the judge', () => {
+    const w = world(30, 'all', 8);
+    const { items, annotations } = annotate(w, w.queryIds, 3);
+    const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0, seed: 's', iterations: 300 });
+    const analysis = analyseStudy({ copilots, items, annotations, options: loadStudyOptions(), queries: new Map(), judges: [], tieMargin: 0, seed: 's', bootstrapIterations: 10 });
+    expect(c.items).toBe(90);
+    expect(c.annotatedItems).toBe(90);
+    for (const name of copilots) {
+      const x = c.copilots[name];
+      expect(Math.abs(x.winRate! - analysis.table7.copilots[name].winRate!)).toBeLessThanOrEqual(0.03);
+      expect(x.winRate!).toBeCloseTo(x.humanOnly!, 12);
+      expect(x.ci95!.low).toBeLessThanOrEqual(x.winRate!);
+      expect(x.ci95!.high).toBeGreaterThanOrEqual(x.winRate!);
+      expect(x.moreLabelsToHalve).toBeNull();
+      expect(x.moreLabelsNote).toMatch(/every item is annotated/);
+    }
+    // The biased judge alone overrates Z; the calibrated rate does not.
+    expect(c.copilots.Z.judgeOnly!).toBeGreaterThan(c.copilots.Z.winRate! + 0.05);
+  });
+
+  test('a judge that agrees with the annotators wherever both answered gives its own rate over the whole run', () => {
+    const w = world(60, 'agree', 0);
+    const labelled = w.queryIds.slice(0, 10);
+    // Annotators here copy the judge's preference.
+    const items = labelled.flatMap((q) => pairs.map(([a, b]) => ({ itemId: `${q}|${a}|${b}`, queryId: q, first: a, second: b })));
+    const annotations: AnnotationFact[] = items.map((it) => {
+      const pref = judgePreference(w.judge, it, 0);
+      return { itemId: it.itemId, left: it.first, right: it.second, answer: { choice: pref === 'first' ? 'A' : pref === 'second' ? 'B' : 'tie', reason: 'accuracy', seriousError: false, errorType: null, comment: null } } as AnnotationFact;
+    });
+    const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0, seed: 's', iterations: 300 });
+    expect(c.annotatedItems).toBe(30);
+    for (const name of copilots) expect(c.copilots[name].winRate!).toBeCloseTo(c.copilots[name].judgeOnly!, 12);
+    expect(c.copilots.X.moreLabelsNote).toMatch(/agree on every annotated item/);
+  });
+
+  test('covers the true win rate with a biased judge and a fifth of the items annotated, and says how many labels would halve the interval', () => {
+    // The truth: the annotators' win rate over a very large run of the same world.
+    const truthWorld = world(3000, 'truth', 8);
+    const truth = annotate(truthWorld, truthWorld.queryIds, 1);
+    const zWins = truth.annotations.filter((x) => (x.answer.choice === 'A' ? x.left : x.answer.choice === 'B' ? x.right : null) === 'Z').length;
+    const zDecisive = truth.annotations.filter((x) => x.answer.choice !== 'tie' && (x.left === 'Z' || x.right === 'Z')).length;
+    const truthRates = { Z: { winRate: zWins / zDecisive } };
+    let covered = 0;
+    let judgeCovered = 0;
+    const runs = 60;
+    let more: number | null = null;
+    for (let r = 0; r < runs; r++) {
+      const w = world(100, `run${r}`, 8);
+      const { items, annotations } = annotate(w, w.queryIds.slice(0, 20), 1);
+      const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0, seed: `s${r}`, iterations: 200 }).copilots.Z;
+      if (c.ci95!.low <= truthRates.Z.winRate! && truthRates.Z.winRate! <= c.ci95!.high) covered++;
+      if (Math.abs(c.judgeOnly! - truthRates.Z.winRate!) < 0.02) judgeCovered++;
+      more ??= c.moreLabelsToHalve;
+    }
+    // 95% nominal; with 60 runs anything from 51 up is consistent with it (binomial 1st percentile ≈ 53).
+    expect(covered).toBeGreaterThanOrEqual(51);
+    // The judge alone is off by more than 2 points nearly every time (it favours Z).
+    expect(judgeCovered).toBeLessThan(10);
+    expect(more).toBeGreaterThan(0);
+  });
 });

@@ -50,7 +50,6 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
     // Per judge, per copilot: the mean 0–100 total of that judge's answers; per response: the mean over the judges.
     const totals: Record<string, Record<string, number[]>> = {};
     const perResponse = new Map<string, number[]>();
-    const otherJudges = new Map<string, number[]>(); // lenient and harsh only
     for (const r of requests) {
       const answer = JSON.parse(r.content!);
       const w = WEIGHTS[categoryOf(r.body)];
@@ -58,7 +57,6 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
       const copilot = copilotOf.get(gradedText(r.body))!;
       ((totals[judgeOf[r.model]] ??= {})[copilot] ??= []).push(total);
       perResponse.set(gradedText(r.body), [...(perResponse.get(gradedText(r.body)) ?? []), total]);
-      if (judgeOf[r.model] !== 'selfish') otherJudges.set(gradedText(r.body), [...(otherJudges.get(gradedText(r.body)) ?? []), total]);
     }
     const panel = report.panel;
     for (const judge of ['lenient', 'harsh', 'selfish'])
@@ -80,14 +78,18 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
     expect(panel.disagreements.length).toBeGreaterThan(0);
     expect(Object.keys(panel.disagreements[0].judges).sort()).toEqual(['harsh', 'lenient', 'selfish']);
 
-    // Self-preference: only the selfish judge and its family's copilot, whose score drops without that judge.
+    // Self-preference: only the selfish judge and its family's copilot, flagged. (A sim judge's leniency is added per
+    // dimension and clamped at the 0–10 range, so it is not uniform over copilots: the lenient-but-not-selfish case is
+    // checked in test/core/reliability.test.ts on synthetic totals.)
     expect(panel.selfPreference).toHaveLength(1);
-    const flag = panel.selfPreference[0];
-    expect(flag).toMatchObject({ judge: 'selfish', copilot: 'Sorin', family: 'acme' });
-    const sorin = responses.filter((r) => r.copilot === 'Sorin').map((r) => r.text!);
-    expect(flag.score).toBeCloseTo(avg(sorin.map((t) => avg(perResponse.get(t)!))), 9);
-    expect(flag.scoreWithoutJudge).toBeCloseTo(avg(sorin.map((t) => avg(otherJudges.get(t)!))), 9);
-    expect(flag.difference).toBeGreaterThan(0);
+    const selfish = panel.selfPreference[0];
+    expect(selfish).toMatchObject({ judge: 'selfish', copilot: 'Sorin', family: 'acme', flagged: true });
+    expect(selfish.difference).toBeGreaterThanOrEqual(10);
+    expect(selfish.ci95.low).toBeGreaterThan(0);
+    // With two copilots and every unit judged by all three, least squares makes the term the selfish judge's
+    // Sorin-minus-Elsa gap less the other judges' mean gap (each judge's leniency cancels within its own gap).
+    const gap = (judge: string) => avg(totals[judge].Sorin) - avg(totals[judge].Elsa);
+    expect(selfish.difference).toBeCloseTo(gap('selfish') - (gap('lenient') + gap('harsh')) / 2, 6);
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8')).toContain('## Judge panel');
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain('id="panel-self-preference"');
   });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { parseCsv } from '../../core/csv';
+import { protocolFor } from '../../rubrics';
 import { chromiumPath } from '../../activities/adapters/chromiumPath';
 import { kendallTauB, krippendorffAlphaNominal } from '../../core/agreement';
 import type { Answer } from '../../core/study/types';
@@ -247,6 +248,28 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(opposite).toMatchObject({ judgeRunId: 'run-study-opposite', itemsCompared: study.items, overall: { agreement: 0 } });
       expect(opposite.disagreements.length).toBe(10);
       expect(opposite.disagreements[0].judgeRationales).toBeDefined();
+      // Calibrated win rates: this study annotates every item of the run, so they are the annotators' own.
+      // The pairs left out at design (a failed or missing response) have no judgment either.
+      expect(report.calibrated).toMatchObject({ judgeRunId: runId, annotatedItems: report.calibrated.items, itemsWithoutJudgment: report.design.excluded.pairs, annotatedItemsWithoutJudgment: 0 });
+      expect(report.calibrated.items).toBe(study.items);
+      for (const c of STUDY_COPILOTS) {
+        const x = report.calibrated.copilots[c];
+        expect(Math.abs(x.winRate - expected.per[c].wins / (expected.per[c].wins + expected.per[c].losses))).toBeLessThanOrEqual(0.03);
+        expect(x.ci95.low).toBeLessThanOrEqual(x.winRate);
+        expect(x.ci95.high).toBeGreaterThanOrEqual(x.winRate);
+        expect(typeof x.judgeOnly).toBe('number');
+      }
+      expect(fs.readFileSync(path.join(dir, 'report', 'study.md'), 'utf8')).toContain('## Calibrated win rates');
+      // The run's report, rendered again now that a study has annotations, shows calibrated and judge-only side by side.
+      // (The fake finished run has no rubric in the store; the report needs LATTICE's.)
+      const lattice = protocolFor('lattice');
+      await store.putRubric('rubric-test', 'lattice', lattice.loadRubric(lattice.defaultRubricDir).content);
+      const rerendered = await cliInProcess(['report', runId, '--out', path.join(dir, 'rerendered')], env);
+      expect(rerendered.stderr).toBe('');
+      expect(rerendered.code).toBe(0);
+      const html = fs.readFileSync(path.join(dir, 'rerendered', 'report.html'), 'utf8');
+      expect(html).toContain('Calibrated by study pref');
+      expect(html).toMatch(/Calibrated win rate<\/th>.*Judge only<\/th>/);
       const humanRates = STUDY_COPILOTS.map((c) => expected.per[c].wins / (expected.per[c].wins + expected.per[c].losses));
       const judgeMeans = STUDY_COPILOTS.map((c) => same.leaderboard[c]);
       expect(same.kendallTau).toBeCloseTo(kendallTauB(judgeMeans, humanRates)!, 12);
