@@ -1,0 +1,46 @@
+/**
+ * Comparing and gating two runs as the results store holds them (consensus verdicts of each run, each run's own
+ * snapshot queries). Here in the activities layer because a schedule's alert step gates from an activity; the CLI's
+ * compare and gate use the same functions (client/compareRuns.ts).
+ */
+import { compareRuns, type CompareOptions, type CompareRun, type Comparison } from '../core/compare';
+import { assertGateable, gate, type GateOptions, type GateResult } from '../core/gate';
+import type { ResultsStore, RunRecord } from '../core/store';
+import type { Query } from '../core/types';
+import { InputError } from '../core/inputError';
+import { protocolFor } from '../rubrics';
+import { consensusVerdicts } from './deps';
+
+async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
+  const run = await store.getRun(runId);
+  if (!run) throw new InputError(`${which}: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
+  const side: CompareRun = {
+    runId: run.runId,
+    protocol: run.protocol,
+    snapshotId: run.snapshotId,
+    rubricVersion: run.rubricVersion,
+    judge: run.judge,
+    copilots: run.copilots,
+    judgments: await consensusVerdicts(store, run),
+  };
+  return { run, side };
+}
+
+/** Compare two stored runs (B against A). */
+export async function compareStoredRuns(store: ResultsStore, runIdA: string, runIdB: string, options: CompareOptions = {}): Promise<{ comparison: Comparison; runB: RunRecord }> {
+  const a = await loadSide(store, runIdA, 'RUN_A');
+  const b = await loadSide(store, runIdB, 'RUN_B');
+  if (a.run.protocol !== b.run.protocol) throw new InputError(`run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`);
+  // Each run's own snapshot: ids are positional, so across two snapshots a query pairs only on id AND text.
+  const queries: { a: Query[]; b: Query[] } = { a: await store.snapshotQueries(a.run.snapshotId), b: await store.snapshotQueries(b.run.snapshotId) };
+  return { comparison: compareRuns(a.side, b.side, queries, protocolFor(b.run.protocol), options), runB: b.run };
+}
+
+/** The gate over two stored runs: refused (InputError) unless both ran one snapshot of one protocol. */
+export async function gateStoredRuns(store: ResultsStore, baseline: string, candidate: string, options: CompareOptions & GateOptions = {}): Promise<{ comparison: Comparison; result: GateResult }> {
+  const a = await store.getRun(baseline);
+  const b = await store.getRun(candidate);
+  if (a && b) assertGateable(a, b);
+  const { comparison } = await compareStoredRuns(store, baseline, candidate, options);
+  return { comparison, result: gate(comparison, options) };
+}
