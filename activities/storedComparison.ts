@@ -9,6 +9,7 @@ import type { ResultsStore, RunRecord } from '../core/store';
 import type { Query } from '../core/types';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
+import { trend, type Trend } from '../core/trend';
 import { consensusVerdicts } from './deps';
 
 async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
@@ -43,4 +44,21 @@ export async function gateStoredRuns(store: ResultsStore, baseline: string, cand
   if (a && b) assertGateable(a, b);
   const { comparison } = await compareStoredRuns(store, baseline, candidate, options);
   return { comparison, result: gate(comparison, options) };
+}
+
+/**
+ * The trend over stored runs, in time order. Runs still running or failed are listed (with what they have judged);
+ * runs of another protocol than the first are refused.
+ */
+export async function trendStoredRuns(store: ResultsStore, runIds: string[], options: CompareOptions = {}): Promise<Trend> {
+  const loaded = [];
+  const snapshots = new Map<string, Query[]>();
+  for (const runId of runIds) {
+    const { run, side } = await loadSide(store, runId, 'trend');
+    if (loaded.length && run.protocol !== loaded[0].protocol) throw new InputError(`run ${runId} is ${run.protocol} and run ${loaded[0].runId} is ${loaded[0].protocol}; a trend follows runs of one protocol`);
+    if (!snapshots.has(run.snapshotId)) snapshots.set(run.snapshotId, await store.snapshotQueries(run.snapshotId));
+    loaded.push({ ...side, startedAt: run.startedAt, status: run.status, queries: snapshots.get(run.snapshotId)! });
+  }
+  if (!loaded.length) return { runs: [] };
+  return trend(loaded, protocolFor(loaded[0].protocol), options);
 }
