@@ -3,6 +3,10 @@
  * snapshot queries). Here in the activities layer because a schedule's alert step gates from an activity; the CLI's
  * compare and gate use the same functions (client/compareRuns.ts).
  */
+import path from 'node:path';
+import { writeTextAtomic } from '../core/files';
+import { renderComparison } from '../core/compareMarkdown';
+import { buildCompareHtml } from '../core/compareHtml';
 import { compareRuns, type CompareOptions, type CompareRun, type Comparison } from '../core/compare';
 import { assertGateable, gate, type GateOptions, type GateResult } from '../core/gate';
 import type { ResultsStore, RunRecord } from '../core/store';
@@ -61,4 +65,24 @@ export async function trendStoredRuns(store: ResultsStore, runIds: string[], opt
   }
   if (!loaded.length) return { runs: [] };
   return trend(loaded, protocolFor(loaded[0].protocol), options);
+}
+
+/** Default output: next to run B's report, in compare-<RUN_A>/. */
+export function defaultCompareDir(runB: RunRecord, runIdA: string): string {
+  const output = (runB.config as { output?: string }).output ?? 'runs';
+  return path.join(output, runB.runId, `compare-${runIdA}`);
+}
+
+/** Writes compare.json, compare.md and report.html, each whole then renamed into place. */
+export function writeComparison(dir: string, comparison: Comparison): { json: string; markdown: string; html: string } {
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    writeTextAtomic(file, text);
+    return file;
+  };
+  return {
+    json: write('compare.json', JSON.stringify(comparison, null, 2) + '\n'),
+    markdown: write('compare.md', renderComparison(comparison)),
+    html: write('report.html', buildCompareHtml(comparison)),
+  };
 }
