@@ -14,6 +14,7 @@ import type { Query } from '../core/types';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import { trend, type Trend } from '../core/trend';
+import { stability, type Stability } from '../core/stability';
 import { consensusVerdicts } from './deps';
 
 async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
@@ -85,4 +86,22 @@ export function writeComparison(dir: string, comparison: Comparison): { json: st
     markdown: write('compare.md', renderComparison(comparison)),
     html: write('report.html', buildCompareHtml(comparison)),
   };
+}
+
+/** Answer stability over stored runs: every run's ok answers and every judge sample (core/stability.ts). */
+export async function stabilityOfStoredRuns(store: ResultsStore, runIds: string[], options: { threshold?: number } = {}): Promise<Stability> {
+  const runs = [];
+  for (const runId of runIds) {
+    const run = await store.getRun(runId);
+    if (!run) throw new InputError(`stability: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
+    runs.push({
+      runId,
+      startedAt: run.startedAt,
+      copilots: run.copilots,
+      queries: await store.snapshotQueries(run.snapshotId),
+      responses: await store.responses(runId),
+      judgments: await store.judgments(runId, run.rubricVersion),
+    });
+  }
+  return stability(runs, options);
 }

@@ -23,6 +23,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['compare', () => (require('./commands/compare') as typeof import('./commands/compare')).compareCommand],
   ['gate', () => (require('./commands/gate') as typeof import('./commands/gate')).gateCommand],
   ['trend', () => (require('./commands/trend') as typeof import('./commands/trend')).trendCommand],
+  ['stability', () => (require('./commands/stability') as typeof import('./commands/stability')).stabilityCommand],
   ['runs', () => (require('./commands/runs') as typeof import('./commands/runs')).runsCommand],
   ['rubric', () => (require('./commands/rubric') as typeof import('./commands/rubric')).rubricCommand],
   ['browser-login', () => (require('./commands/browserLogin') as typeof import('./commands/browserLogin')).browserLoginCommand],

@@ -43,7 +43,7 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
         configFile,
         YAML.stringify({
           protocol: 'lattice',
-          judge: { baseURL: sim.judge.url, model: 'judge-live', concurrency: 6 },
+          judge: { baseURL: sim.judge.url, model: 'judge-live', concurrency: 6, samples: 2 },
           copilots: [
             { name: 'Sorin', type: 'openai', baseURL: sim.copilots.url, model: 'sim-thorough' },
             { name: 'Surfboard', type: 'openai', baseURL: sim.copilots.url, model: 'sim-terse' },
@@ -52,7 +52,7 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
         }),
       );
       const name = `nightly-${Date.now()}`;
-      const base = ['schedule', 'create', name, '--every', '15s', '--refresh', 'none', '--queries', queries, '--then-run', configFile];
+      const base = ['schedule', 'create', name, '--every', '15s', '--refresh', 'none', '--queries', queries, '--collect-again', '--then-run', configFile];
       const missing = await cliInProcess(['schedule', 'create', name, '--every', '15s', '--refresh', 'none', '--then-run', configFile], env);
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('--snapshot ID');
@@ -107,6 +107,13 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       // The runs before the judge changed found nothing to report.
       const first = JSON.parse(fs.readFileSync((await store.getRun(runIds[0]))!.reportPath!, 'utf8'));
       expect(first.alert).toMatchObject({ status: 'no-baseline' });
+
+      // Stability: the sim copilots answer alike every time; Surfboard's scores moved (the judge), Sorin's did not.
+      const stable = JSON.parse((await cliInProcess(['stability', '--schedule', name, '--json'], env)).stdout);
+      expect(stable.runs.length).toBe(trend.runs.length);
+      expect(stable.copilots.Sorin).toMatchObject({ meanSimilarity: 1, changedShare: 0, samples: 2, reading: 'stable' });
+      expect(stable.copilots.Surfboard).toMatchObject({ meanSimilarity: 1, changedShare: 0, reading: 'judge drift' });
+      expect(stable.copilots.Surfboard.scoreVarianceAcrossRuns).toBeGreaterThan(0);
 
       const described = JSON.parse((await cliInProcess(['schedule', 'describe', name, '--json'], env)).stdout);
       expect(described.runs.map((r: { runId: string }) => r.runId).reverse()).toEqual(runIds);
