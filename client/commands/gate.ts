@@ -4,7 +4,7 @@ import { gateDetails, gateJunit, gateLine } from '../../core/gate';
 import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 import { gateStoredRuns } from '../compareRuns';
-import { openExistingStore, storeLocation } from '../../stores';
+import { requireExistingStore } from '../existingStore';
 
 const USAGE = 'judgeflow gate --baseline RUN_A --candidate RUN_B [--max-drop POINTS] [--alpha 0.05] [--json] [--junit FILE]';
 
@@ -28,8 +28,7 @@ export const gateCommand: Command = {
     if (!baseline || !candidate) throw new InputError(`missing --${baseline ? 'candidate' : 'baseline'} RUN\nUsage: ${USAGE}`);
     const maxDrop = number(values, 'max-drop', 0, (x) => x >= 0, 'a number of points ≥ 0');
     const alpha = number(values, 'alpha', 0.05, (x) => x > 0 && x < 1, 'a number between 0 and 1');
-    const store = await openExistingStore();
-    if (!store) throw new InputError(`there is no results store at ${storeLocation()} yet; set JUDGEFLOW_HOME to where your runs are`);
+    const store = await requireExistingStore();
     const outcome = await gateStoredRuns(store, baseline, candidate, { maxDrop, alpha });
     const { comparison, result } = outcome;
     if (typeof values.junit === 'string') writeTextAtomic(path.resolve(values.junit), gateJunit(comparison, { maxDrop }));

@@ -2,8 +2,8 @@ import { stabilityOfStoredRuns } from '../../activities/storedComparison';
 import { InputError } from '../../core/inputError';
 import type { Stability } from '../../core/stability';
 import type { Command } from '../args';
-import { openExistingStore, storeLocation } from '../../stores';
-import { scheduleRunIds } from './trend';
+import { requireExistingStore } from '../existingStore';
+import { runIdsFrom } from './trend';
 
 const USAGE = 'judgeflow stability --schedule NAME | --runs RUN,RUN,... [--threshold 0.8] [--json]';
 const fixed = (x: number | null, digits = 2) => (x === null ? '–' : x.toFixed(digits));
@@ -25,14 +25,10 @@ export const stabilityCommand: Command = {
   options: { schedule: { type: 'string' }, runs: { type: 'string' }, threshold: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, positionals }) {
     if (positionals.length) throw new InputError(`unexpected argument "${positionals[0]}"\nUsage: ${USAGE}`);
-    const schedule = typeof values.schedule === 'string' ? values.schedule : undefined;
-    const runs = typeof values.runs === 'string' ? values.runs : undefined;
-    if (Boolean(schedule) === Boolean(runs)) throw new InputError(`give exactly one of --schedule NAME or --runs RUN,RUN,...\nUsage: ${USAGE}`);
     const threshold = values.threshold === undefined ? 0.8 : Number(values.threshold);
     if (!Number.isFinite(threshold) || threshold <= 0 || threshold > 1) throw new InputError(`--threshold must be a similarity between 0 and 1 (got "${values.threshold}")`);
-    const store = await openExistingStore();
-    if (!store) throw new InputError(`there is no results store at ${storeLocation()} yet; set JUDGEFLOW_HOME to where your runs are`);
-    const runIds = schedule ? await scheduleRunIds(store, schedule) : runs!.split(',').map((r) => r.trim()).filter(Boolean);
+    const store = await requireExistingStore();
+    const runIds = await runIdsFrom(store, values, USAGE);
     const s = await stabilityOfStoredRuns(store, runIds, { threshold });
     console.log(values.json ? JSON.stringify(s, null, 2) : renderStability(s));
     return 0;

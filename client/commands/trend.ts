@@ -3,7 +3,7 @@ import type { ResultsStore } from '../../core/store';
 import type { Trend } from '../../core/trend';
 import { trendStoredRuns } from '../../activities/storedComparison';
 import type { Command } from '../args';
-import { openExistingStore, storeLocation } from '../../stores';
+import { requireExistingStore } from '../existingStore';
 
 const USAGE = 'judgeflow trend --schedule NAME | --runs RUN,RUN,... [--json]';
 
@@ -12,6 +12,17 @@ export async function scheduleRunIds(store: ResultsStore, schedule: string): Pro
   const rows = await store.scheduleSnapshots(schedule);
   if (!rows.length) throw new InputError(`schedule "${schedule}" has made no snapshot in the results store ${store.location} yet (see judgeflow schedule describe ${schedule})`);
   return rows.flatMap((r) => (r.runId ? [r.runId] : [])).reverse();
+}
+
+/** The runs `--schedule NAME` or `--runs A,B,C` name (exactly one of them), for trend and stability. */
+export async function runIdsFrom(store: ResultsStore, values: Record<string, unknown>, usage: string): Promise<string[]> {
+  const schedule = typeof values.schedule === 'string' ? values.schedule : undefined;
+  const runs = typeof values.runs === 'string' ? values.runs : undefined;
+  if (Boolean(schedule) === Boolean(runs)) throw new InputError(`give exactly one of --schedule NAME or --runs RUN,RUN,...\nUsage: ${usage}`);
+  if (schedule) return scheduleRunIds(store, schedule);
+  const ids = runs!.split(',').map((r) => r.trim()).filter(Boolean);
+  if (!ids.length) throw new InputError(`--runs: expected run ids separated by commas (got "${runs}")`);
+  return ids;
 }
 
 const fixed = (x: number | null, digits = 2) => (x === null ? '–' : x.toFixed(digits));
@@ -40,13 +51,8 @@ export const trendCommand: Command = {
   options: { schedule: { type: 'string' }, runs: { type: 'string' }, json: { type: 'boolean' } },
   async run({ values, positionals }) {
     if (positionals.length) throw new InputError(`unexpected argument "${positionals[0]}"\nUsage: ${USAGE}`);
-    const schedule = typeof values.schedule === 'string' ? values.schedule : undefined;
-    const runs = typeof values.runs === 'string' ? values.runs : undefined;
-    if (Boolean(schedule) === Boolean(runs)) throw new InputError(`give exactly one of --schedule NAME or --runs RUN,RUN,...\nUsage: ${USAGE}`);
-    const store = await openExistingStore();
-    if (!store) throw new InputError(`there is no results store at ${storeLocation()} yet; set JUDGEFLOW_HOME to where your runs are`);
-    const runIds = schedule ? await scheduleRunIds(store, schedule) : runs!.split(',').map((r) => r.trim()).filter(Boolean);
-    if (!schedule && runIds.length < 1) throw new InputError(`--runs: expected run ids separated by commas (got "${runs}")`);
+    const store = await requireExistingStore();
+    const runIds = await runIdsFrom(store, values, USAGE);
     const t = await trendStoredRuns(store, runIds);
     console.log(values.json ? JSON.stringify(t, null, 2) : renderTrend(t));
     return 0;

@@ -1,3 +1,4 @@
+import { renderTrend } from '../../client/commands/trend';
 import { trend, type TrendRunInput } from '../../core/trend';
 import type { Query, StoredJudgment } from '../../core/types';
 import { latticeProtocol } from '../../rubrics/lattice';
@@ -42,4 +43,9 @@ test('runs in time order with scores and intervals; the paired test against the 
   expect(r3.vsPrevious!.copilots.Bolt).toMatchObject({ n: 8, delta: -4, significant: true });
   expect(r3.vsPrevious!.regressions).toEqual(['Bolt']);
   expect(r3.vsPrevious!.copilots.Ace.delta).toBe(0);
+
+  const text = renderTrend(t);
+  expect(text).toContain('vs r2: another snapshot, compared on 8 shared queries (8 new, 8 gone)');
+  expect(text).toMatch(/Bolt: [^\n]*Δ -4\.00 over 8[^\n]*REGRESSION/);
+  expect(text).not.toMatch(/Ace: [^\n]*REGRESSION/);
 });
