@@ -74,6 +74,11 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       expect(firsts[0] - createdAt).toBeGreaterThan(13_000);
       expect(firsts[0] - createdAt).toBeLessThan(17_000);
       expect(firsts[1] - firsts[0]).toBe(15_000);
+      const text = (await cliInProcess(['schedule', 'describe', name], env)).stdout;
+      expect(text).toContain(`config: ${configFile}`);
+      expect(text).toContain(`judge: judge-live at ${sim.judge.url}`);
+      expect(text).toContain('copilots: Sorin (openai sim-thorough), Surfboard (openai sim-terse)');
+      expect(text).toContain('refresh: none (snapshot snap-');
 
       // Run 1 now, run 2 at the first firing; then the judge turns harsh on the terse copilot for the runs after.
       expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(0);
