@@ -34,7 +34,13 @@ export const gateCommand: Command = {
     if (typeof values.junit === 'string') writeTextAtomic(path.resolve(values.junit), gateJunit(comparison, { maxDrop }));
     if (values.json) console.log(JSON.stringify(result, null, 2));
     else {
-      for (const d of gateDetails(comparison, { maxDrop })) console.log(gateLine(d, comparison.copilots[d.copilot]));
+      if (comparison.judgeChanged) console.log(`note: the runs were judged by different judges (${comparison.runA.judge.model} → ${comparison.runB.judge.model}); a difference may be the judge's`);
+      if (comparison.rubricChanged) console.log(`note: the runs were judged under different rubric versions (${comparison.runA.rubricVersion} → ${comparison.runB.rubricVersion})`);
+      for (const d of gateDetails(comparison, { maxDrop })) {
+        console.log(gateLine(d, comparison.copilots[d.copilot]));
+        // Where a regressed copilot fell most: its groups (task, category, tags) by delta, lowest first.
+        if (d.verdict === 'regression') for (const g of [...d.groups].sort((x, y) => (x.delta ?? 0) - (y.delta ?? 0)).slice(0, 5)) console.log(`  ${g.group}: Δ ${g.delta === null ? '–' : g.delta.toFixed(2)} over ${g.n}`);
+      }
       console.log(result.regressions.length ? `FAIL: ${result.regressions.map((r) => r.copilot).join(', ')} regressed (α ${alpha}, max drop ${maxDrop})` : `PASS: no copilot regressed (α ${alpha}, max drop ${maxDrop})`);
     }
     return result.regressions.length ? 1 : 0;

@@ -60,6 +60,8 @@ test('gate: the same responses judged again by a noisy judge pass (exit 0); a co
     // Text output names the regressed copilot; a generous --max-drop lets the same drop pass.
     const text = await cliInProcess(['gate', '--baseline', source.runId, '--candidate', harsh.runId], env);
     expect(text.stdout).toContain('FAIL: Surfboard regressed');
+    expect(text.stdout).toContain('note: the runs were judged by different judges (judge-a → judge-harsh)');
+    expect(text.stdout).toMatch(/Surfboard: REGRESSION[^\n]*\n  (task|category)\.[^:]+: Δ -/);
     expect((await cliInProcess(['gate', '--baseline', source.runId, '--candidate', harsh.runId, '--max-drop', '20'], env)).code).toBe(0);
 
     // Bad input: exit 2 with the reason.

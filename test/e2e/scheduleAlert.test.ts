@@ -105,6 +105,8 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       expect(alert.headers['idempotency-key']).toBe(`judgeflow-alert-${alert.body.runId}`);
       const runIds = trend.runs.map((r: { runId: string }) => r.runId);
       expect(runIds.indexOf(alert.body.baselineRunId)).toBe(runIds.indexOf(alert.body.runId) - 1);
+      // The trend marks the same run: Surfboard regressed against the run before, Sorin did not.
+      expect(trend.runs[runIds.indexOf(alert.body.runId)].vsPrevious.regressions).toEqual(['Surfboard']);
       // Never twice for one run; the run's report says it was delivered.
       expect(new Set(receiver.received.map((r) => r.body.runId)).size).toBe(receiver.received.length);
       const report = JSON.parse(fs.readFileSync((await store.getRun(alert.body.runId))!.reportPath!, 'utf8'));
