@@ -30,6 +30,7 @@ const workKey = (runId: string) => `alert:${runId}`;
 async function previousRun(store: ResultsStore, schedule: string, runId: string): Promise<string | null> {
   const ids = (await store.scheduleSnapshots(schedule)).flatMap((r) => (r.runId ? [r.runId] : []));
   const at = ids.indexOf(runId);
+  if (at < 0) return null;
   for (const id of ids.slice(at + 1)) if ((await store.getRun(id))?.status === 'completed') return id;
   return null;
 }
@@ -60,22 +61,26 @@ export function alertActivities({ store, env }: ActivityDeps) {
       const regressions = body.regressions.map((r) => r.copilot);
       const finish = async (outcome: AlertOutcome) => {
         await store.putWork(workKey(runId), 'outcome', outcome);
-        recordInReport(run?.reportPath ?? null, { ...outcome, url: alert.url, at: new Date().toISOString() });
+        recordInReport(run?.reportPath ?? null, { ...outcome, url: alert.url ?? `$${alert.urlEnv}`, at: new Date().toISOString() });
         return outcome;
       };
       if (alert.on === 'regression' && !regressions.length) return finish({ status: baselineRunId ? 'not-needed' : 'no-baseline', baselineRunId, regressions, attempts: 0 });
+      const url = alert.url ?? (alert.urlEnv ? env[alert.urlEnv] : undefined);
+      if (!url) return finish({ status: 'failed', baselineRunId, regressions, attempts: attempt, error: `${alert.urlEnv} is not set in the worker's environment (the alert URL)` });
+      // Named by its variable when it came from the environment, so a token in it stays out of reports and errors.
+      const where = alert.url ?? `$${alert.urlEnv}`;
       let error: string;
       try {
-        const res = await fetch(alert.url, {
+        const res = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'idempotency-key': `judgeflow-alert-${runId}` },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(20_000),
         });
         if (res.ok) return finish({ status: 'delivered', baselineRunId, regressions, attempts: attempt });
-        error = `HTTP ${res.status} from ${alert.url}`;
+        error = `HTTP ${res.status} from ${where}`;
       } catch (e) {
-        error = `${(e as Error).message} (${alert.url})`;
+        error = `${(e as Error).message} (${where})`;
       }
       // Retried by Temporal with back-off; the last attempt records the failure instead of failing the refresh.
       if (attempt < lastAttempt) throw new Error(`alert not delivered, attempt ${attempt} of ${lastAttempt}: ${error}`);

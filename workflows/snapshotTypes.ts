@@ -99,7 +99,10 @@ export type RefreshSpec = { kind: 'generate'; options: GenerateInput } | { kind:
 
 /** Where and when a schedule's runs are reported: POSTed JSON, by an activity, once per run. */
 export interface AlertSettings {
-  url: string;
+  /** The URL itself (not a secret), or */
+  url?: string;
+  /** the name of the worker's environment variable that holds it (a webhook URL carrying a token). */
+  urlEnv?: string;
   /** regression: only when a copilot regressed against the previous scheduled run; any: after every run that has one. */
   on: 'regression' | 'any';
 }

@@ -16,7 +16,7 @@ import { ensureLocalServer } from '../temporalServer';
 import { assertTrafficSource, CURATE_USAGE, curateInput, curateOptions, GENERATE_USAGE, generateInput, generateOptions, llmOptions, loadThenRunConfig } from '../snapshotOptions';
 
 const USAGE = [
-  'judgeflow schedule create NAME (--every 7d [--at HH:MM] | --at HH:MM | --cron "0 6 * * MON") --refresh generate|curate|none <options> [--then-run CONFIG [--alert-url URL [--alert-on regression|any]]] [--paused] [--json]',
+  'judgeflow schedule create NAME (--every 7d [--at HH:MM] | --at HH:MM | --cron "0 6 * * MON") --refresh generate|curate|none <options> [--then-run CONFIG [--alert-url URL | --alert-url-env VAR] [--alert-on regression|any]] [--paused] [--json]',
   `    generate options: ${GENERATE_USAGE}`,
   `    curate options:   ${CURATE_USAGE.replace('--from traffic.jsonl', '--from FILE|DIR|GLOB (newest file is used)')}`,
   '    none options:     --snapshot ID | --queries FILE, [--collect-again]; needs --then-run (the same queries benchmarked each time)',
@@ -82,11 +82,15 @@ export async function refreshInputFrom(name: string, values: Record<string, unkn
   if (kind !== 'generate' && kind !== 'curate' && kind !== 'none') throw new InputError(`--refresh must be "generate", "curate" or "none"${kind ? `, not "${kind}"` : ''}\nUsage: ${USAGE}`);
   if (values['collect-again'] && kind !== 'none') throw new InputError(`--collect-again re-collects one fixed snapshot: it needs --refresh none (a ${kind} schedule makes a new snapshot each time)`);
   const alertUrl = typeof values['alert-url'] === 'string' ? values['alert-url'] : undefined;
+  // A webhook URL with a token in it is a secret: --alert-url-env names the worker's environment variable that holds it.
+  const alertUrlEnv = typeof values['alert-url-env'] === 'string' ? values['alert-url-env'] : undefined;
   const alertOn = values['alert-on'] ?? 'regression';
   if (alertOn !== 'regression' && alertOn !== 'any') throw new InputError(`--alert-on must be "regression" or "any", not "${alertOn}"`);
-  if (values['alert-on'] !== undefined && !alertUrl) throw new InputError('--alert-on needs --alert-url URL');
+  if (alertUrl && alertUrlEnv) throw new InputError('give --alert-url URL or --alert-url-env VAR, not both');
+  if (values['alert-on'] !== undefined && !alertUrl && !alertUrlEnv) throw new InputError('--alert-on needs --alert-url URL (or --alert-url-env VAR)');
+  if (alertUrlEnv && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(alertUrlEnv)) throw new InputError(`--alert-url-env ${alertUrlEnv}: expected an environment variable name (letters, digits, _)`);
+  if ((alertUrl || alertUrlEnv) && typeof values['then-run'] !== 'string') throw new InputError('--alert-url needs --then-run CONFIG: the alert compares each scheduled run with the previous one');
   if (alertUrl) {
-    if (typeof values['then-run'] !== 'string') throw new InputError('--alert-url needs --then-run CONFIG: the alert compares each scheduled run with the previous one');
     let url: URL | undefined;
     try {
       url = new URL(alertUrl);
@@ -127,7 +131,8 @@ export async function refreshInputFrom(name: string, values: Record<string, unkn
     typeof values['then-run'] === 'string'
       ? { config: loadThenRunConfig(values['then-run'], kind, refresh.kind === 'none' ? { protocol: fixedProtocol } : refresh.options) as unknown as NonNullable<RefreshInput['thenRun']>['config'] }
       : undefined;
-  const alert = alertUrl ? { url: alertUrl, on: alertOn as 'regression' | 'any' } : undefined;
+  const on = alertOn as 'regression' | 'any';
+  const alert = alertUrl ? { url: alertUrl, on } : alertUrlEnv ? { urlEnv: alertUrlEnv, on } : undefined;
   return { schedule: name, refresh, ...(thenRun ? { thenRun } : {}), ...(alert ? { alert } : {}) };
 }
 
@@ -184,7 +189,7 @@ export async function describeSchedule(client: Client, name: string, store?: Res
     judge: config?.judge ? { model: config.judge.model, baseURL: config.judge.baseURL } : null,
     judges: config?.judges?.map((j) => ({ name: j.name ?? j.model, model: j.model, baseURL: j.baseURL })) ?? null,
     copilots: config?.copilots?.map((c) => ({ name: c.name, type: c.type, model: c.model ?? null })) ?? [],
-    alert: input?.alert ? { on: input.alert.on } : null,
+    alert: input?.alert ? { on: input.alert.on, ...(input.alert.urlEnv ? { urlEnv: input.alert.urlEnv } : {}) } : null,
     runs,
     snapshots,
   };
@@ -204,6 +209,7 @@ export const scheduleCommand: Command = {
     queries: { type: 'string' },
     'collect-again': { type: 'boolean' },
     'alert-url': { type: 'string' },
+    'alert-url-env': { type: 'string' },
     'alert-on': { type: 'string' },
     paused: { type: 'boolean' },
     json: { type: 'boolean' },

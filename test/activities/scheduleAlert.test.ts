@@ -37,11 +37,11 @@ test('the alert step: a failed POST throws for Temporal to retry, a delivered on
   try {
     const queries: Query[] = Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, text: `question ${i}`, task: 'T1', category: 'C1' }));
     const { snapshotId } = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: null, meta: { generator: 'test' } });
-    const ids = ['s-20261201-0600-aaaaaa', 's-20261202-0600-bbbbbb', 's-20261203-0600-cccccc'];
+    const ids = ['s-20261201-0600-aaaaaa', 's-20261202-0600-bbbbbb', 's-20261203-0600-cccccc', 's-20261204-0600-dddddd'];
     for (const [k, runId] of ids.entries()) {
       await store.createRun({ runId, protocol: 'lattice', snapshotId, rubricVersion: 'v1', judge, copilots: ['Ace', 'Bolt'], startedAt: `2026-12-0${k + 1}T06:00:00Z`, sourceRunId: null, config: { output: path.join(dir, 'runs') } });
       await store.recordScheduleSnapshot({ schedule: 's', workflowId: `wf-${k}`, snapshotId, parentId: null, createdAt: `2026-12-0${k + 1}T06:00:00Z`, runId });
-      for (const [i, q] of queries.entries()) for (const c of ['Ace', 'Bolt']) await store.putJudgment(j(runId, q.id, c, 4 + (i % 3) - (c === 'Ace' && k === 2 ? 2 : 0)));
+      for (const [i, q] of queries.entries()) for (const c of ['Ace', 'Bolt']) await store.putJudgment(j(runId, q.id, c, 4 + (i % 3) - (c === 'Ace' && k >= 2 ? 2 : 0)));
       const reportPath = path.join(dir, 'runs', runId, 'report.json');
       fs.mkdirSync(path.dirname(reportPath), { recursive: true });
       fs.writeFileSync(reportPath, JSON.stringify({ runId }));
@@ -69,6 +69,14 @@ test('the alert step: a failed POST throws for Temporal to retry, a delivered on
     const down = { url: 'http://127.0.0.1:1/', on: 'any' as const };
     expect(await refreshAlert({ schedule: 's', runId: ids[0], alert: down, lastAttempt: 1 })).toMatchObject({ status: 'failed', baselineRunId: null, error: expect.stringContaining('127.0.0.1:1') });
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'runs', ids[0], 'report.json'), 'utf8')).alert).toMatchObject({ status: 'failed' });
+
+    // --alert-url-env: the URL (a secret webhook) comes from the worker's environment and is named by its variable only.
+    const unset = alertActivities({ store, env: {} }).refreshAlert;
+    const secret = { urlEnv: 'JF_HOOK', on: 'any' as const };
+    expect(await alertActivities({ store, env: { JF_HOOK: hook.url } }).refreshAlert({ schedule: 's', runId: ids[3], alert: secret, lastAttempt: 5 })).toMatchObject({ status: 'delivered', regressions: [] });
+    expect(hook.got).toHaveLength(4);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'runs', ids[3], 'report.json'), 'utf8')).alert.url).toBe('$JF_HOOK');
+    expect(await unset({ schedule: 's', runId: `${ids[3]}-other`, alert: secret, lastAttempt: 5 })).toMatchObject({ status: 'failed', error: "JF_HOOK is not set in the worker's environment (the alert URL)" });
   } finally {
     await hook.close();
     await store.close();

@@ -57,6 +57,8 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('--snapshot ID');
       expect((await cliInProcess([...base, '--alert-url', 'ftp://x'], env)).stderr).toContain('expected an http:// or https:// URL');
+      expect((await cliInProcess([...base, '--alert-url', receiver.url, '--alert-url-env', 'HOOK'], env)).stderr).toContain('not both');
+      expect((await cliInProcess([...base, '--alert-url-env', 'not a name'], env)).stderr).toContain('expected an environment variable name');
 
       const createdAt = Date.now();
       const created = await cliInProcess([...base, '--alert-url', receiver.url], env);
