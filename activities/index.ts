@@ -4,6 +4,7 @@ import { pipelineActivities } from './pipeline';
 import { runActivities } from './run';
 import { curateActivities } from './snapshotCurate';
 import { generateActivities } from './snapshotGenerate';
+import { alertActivities } from './scheduleAlert';
 import { refreshActivities } from './snapshotRefresh';
 import { studyActivities } from './study';
 
@@ -12,9 +13,9 @@ export function benchmarkActivities(deps: ActivityDeps) {
   return { ...runActivities(deps), ...collectActivities(deps), ...pipelineActivities(deps) };
 }
 
-/** The snapshot workflows' activities: generation, curation and the scheduled refresh's bookkeeping. */
+/** The snapshot workflows' activities: generation, curation, the scheduled refresh's bookkeeping and its alert. */
 export function snapshotActivities(deps: ActivityDeps) {
-  return { ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps) };
+  return { ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps), ...alertActivities(deps) };
 }
 
 /** Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories. */

@@ -158,7 +158,7 @@ export const protocolOfRefresh = (kind: 'generate' | 'curate', input?: { protoco
  * A run config for `--then-run`: its queries come from the new snapshot, so a `queries:` key is optional (and ignored).
  * Validated now (schema, paths, rubric, each copilot's adapter check) so a scheduled run cannot fail on a typo weeks later.
  */
-export function loadThenRunConfig(file: string, kind: 'generate' | 'curate', input?: { protocol?: string }): RunConfig {
+export function loadThenRunConfig(file: string, kind: 'generate' | 'curate' | 'none', input?: { protocol?: string }): RunConfig {
   const abs = path.resolve(file);
   let raw: unknown;
   try {
@@ -169,7 +169,9 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate', inp
   }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError(`${abs}: a run config must be a mapping (see judgeflow run --help)`);
   const config = parseRunConfig({ queries: 'snapshot:pending', ...(raw as Record<string, unknown>) }, abs, path.dirname(abs));
-  const expected = protocolOfRefresh(kind, input);
+  // A fixed snapshot (refresh none) names its protocol only when a generator or an import recorded it.
+  const expected = kind === 'none' ? (input?.protocol ?? config.protocol) : protocolOfRefresh(kind, input);
+  if (config.protocol !== expected && kind === 'none') throw new InputError(`${abs}: protocol "${config.protocol}" cannot run a snapshot made for protocol "${expected}"; use protocol: ${expected}`);
   if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);

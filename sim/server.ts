@@ -53,7 +53,17 @@ export interface SimOptions {
   onRequest?: (entry: SimRequestLog) => void; // observe chat requests as they arrive (the CLI logs them)
   rateLimit?: SimRateLimit; // requests and tokens per minute: above them, 429 + Retry-After at once (no latency)
 }
-export interface SimServer { url: string /* e.g. http://127.0.0.1:PORT/v1 */; port: number; requests: SimRequestLog[]; close(): Promise<void> }
+export interface SimServer {
+  url: string /* e.g. http://127.0.0.1:PORT/v1 */;
+  port: number;
+  requests: SimRequestLog[];
+  /**
+   * Give a judge model a new character (or none) from the next request on: a judge that starts marking a copilot down
+   * part-way through a schedule, for the regression alert tests.
+   */
+  setJudgeProfile(model: string, profile: SimJudgeProfile | undefined): void;
+  close(): Promise<void>;
+}
 
 type Message = { role: string; content: string };
 
@@ -62,7 +72,9 @@ const BAD_JSON_CONTENT = 'Sure! Here is my verdict: {"score": 7, "rationale": "s
 /** A body that claims to be JSON but is cut off mid-object, like a dropped proxy connection. */
 const MALFORMED_BODY = '{"id":"chatcmpl-sim-broken","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist';
 
-export async function startSimServer(options: SimOptions = {}): Promise<SimServer> {
+export async function startSimServer(given: SimOptions = {}): Promise<SimServer> {
+  // Our own copy: setJudgeProfile changes the judges of this server, not the caller's options object.
+  const options: SimOptions = { ...given, judges: { ...given.judges } };
   const requests: SimRequestLog[] = [];
   const seenOnce = new Set<string>();
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
@@ -83,6 +95,12 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     url: `http://${urlHost}:${port}/v1`,
     port,
     requests,
+    setJudgeProfile: (model, profile) => {
+      const judges = { ...options.judges };
+      if (profile) judges[model] = profile;
+      else delete judges[model];
+      options.judges = judges;
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

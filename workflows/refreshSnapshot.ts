@@ -1,4 +1,4 @@
-import { executeChild, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { executeChild, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
 import { snapshotCurate } from './snapshotCurate';
@@ -10,6 +10,22 @@ const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<Snap
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });
 
+const ALERT_ATTEMPTS = 5;
+// Delivery retried with back-off (1 s, 2 s, 4 s, 8 s); the last attempt records a failure instead of failing the refresh.
+const { refreshAlert } = proxyActivities<SnapshotActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: ALERT_ATTEMPTS, initialInterval: '1 second', backoffCoefficient: 2, nonRetryableErrorTypes: ['InputError'] },
+});
+
+/**
+ * A scheduled run's id: the schedule's name, the start date and minute (UTC), and the last six characters of the
+ * Temporal run id (its random tail: the server's run ids are UUIDv7, whose first characters are a timestamp).
+ */
+export function scheduledRunId(schedule: string, startTime: Date, temporalRunId: string): string {
+  const stamp = startTime.toISOString().replace(/[-:]/g, '').slice(0, 13).replace('T', '-');
+  return `${schedule}-${stamp}-${temporalRunId.replace(/-/g, '').slice(-6)}`;
+}
+
 /**
  * What a refresh schedule starts: make a new snapshot (from the newest traffic file, or by generation) whose parent is
  * the schedule's previous snapshot, and optionally benchmark it. Generation and curation run as child workflows, so each
@@ -20,22 +36,23 @@ export async function refreshSnapshot(input: RefreshInput): Promise<RefreshResul
   // id. The run id tells them apart; the children, the seed and the store's rows are keyed by it so neither refresh
   // resumes the other's work.
   const info = workflowInfo();
-  const workflowId = patched('refresh-id-per-run') ? `${info.workflowId}-${info.runId}` : info.workflowId;
+  const workflowId = `${info.workflowId}-${info.runId}`;
   const { refresh, schedule } = input;
-  const prepared = await refreshPrepare({ schedule, from: refresh.kind === 'curate' ? refresh.options.from : undefined, parentId: refresh.options.parentId ?? null });
-  // Each refresh varies the seed, so a deterministic generator still yields a new set and curation a new sample.
-  const seed = `${refresh.options.seed}/${workflowId}`;
+  const prepared = await refreshPrepare({ schedule, from: refresh.kind === 'curate' ? refresh.options.from : undefined, parentId: refresh.kind === 'none' ? null : (refresh.options.parentId ?? null) });
   const common = { workflowId: `${workflowId}-snapshot` };
+  // Each refresh varies the seed, so a deterministic generator still yields a new set and curation a new sample.
   const made =
-    refresh.kind === 'generate'
-      ? await executeChild(snapshotGenerate, { ...common, args: [{ ...refresh.options, seed, parentId: prepared.parentId, schedule }] })
-      : await executeChild(snapshotCurate, { ...common, args: [{ ...refresh.options, from: prepared.source!, seed, parentId: prepared.parentId, schedule }] });
+    refresh.kind === 'none'
+      ? { snapshotId: refresh.options.snapshotId }
+      : refresh.kind === 'generate'
+        ? await executeChild(snapshotGenerate, { ...common, args: [{ ...refresh.options, seed: `${refresh.options.seed}/${workflowId}`, parentId: prepared.parentId, schedule }] })
+        : await executeChild(snapshotCurate, { ...common, args: [{ ...refresh.options, from: prepared.source!, seed: `${refresh.options.seed}/${workflowId}`, parentId: prepared.parentId, schedule }] });
   await refreshRecord({ schedule, workflowId, snapshotId: made.snapshotId, parentId: prepared.parentId });
   const result: RefreshResult = { schedule, snapshotId: made.snapshotId, parentId: prepared.parentId, unchanged: made.snapshotId === prepared.parentId, ...(prepared.source ? { source: prepared.source } : {}) };
   upsertMemo({ snapshotId: result.snapshotId, parentId: result.parentId ?? '' });
 
   if (input.thenRun) {
-    const runId = `${workflowId}-run`;
+    const runId = scheduledRunId(schedule, info.startTime, info.runId);
     result.runId = runId;
     upsertMemo({ runId });
     await refreshRecordRun({ schedule, workflowId, runId });
@@ -44,6 +61,7 @@ export async function refreshSnapshot(input: RefreshInput): Promise<RefreshResul
       args: [{ runId, snapshotId: made.snapshotId, config: { ...input.thenRun.config, queries: `snapshot:${made.snapshotId}` } }],
     });
     result.reportPath = run.reportPath;
+    if (input.alert) result.alert = await refreshAlert({ schedule, runId, alert: input.alert, lastAttempt: ALERT_ATTEMPTS });
   }
   return result;
 }

@@ -88,7 +88,24 @@ export interface CurateResult {
   allocation: Record<string, number>;
 }
 
-export type RefreshSpec = { kind: 'generate'; options: GenerateInput } | { kind: 'curate'; options: CurateInput };
+/** No new snapshot: every firing benchmarks the same one (a fixed query set on a cadence). */
+export interface FixedQueriesInput {
+  snapshotId: string;
+  /** Stated with --collect-again: each firing collects the copilots' answers anew (for judgeflow stability). */
+  collectAgain: boolean;
+}
+
+export type RefreshSpec = { kind: 'generate'; options: GenerateInput } | { kind: 'curate'; options: CurateInput } | { kind: 'none'; options: FixedQueriesInput };
+
+/** Where and when a schedule's runs are reported: POSTed JSON, by an activity, once per run. */
+export interface AlertSettings {
+  /** The URL itself (not a secret), or */
+  url?: string;
+  /** the name of the worker's environment variable that holds it (a webhook URL carrying a token). */
+  urlEnv?: string;
+  /** regression: only when a copilot regressed against the previous scheduled run; any: after every run that has one. */
+  on: 'regression' | 'any';
+}
 
 export interface RefreshInput {
   /** The schedule's name (its Temporal schedule id); snapshots of one schedule form a parent → child chain. */
@@ -97,6 +114,8 @@ export interface RefreshInput {
   refresh: RefreshSpec;
   /** Start a benchmark run on the new snapshot (as a child workflow) with this validated run config. */
   thenRun?: { config: BenchmarkRunInput['config'] };
+  /** After each run, gate it against the schedule's previous run and POST the verdict (needs thenRun). */
+  alert?: AlertSettings;
 }
 
 export interface RefreshResult {
@@ -108,4 +127,14 @@ export interface RefreshResult {
   source?: string;
   runId?: string;
   reportPath?: string;
+  /** What the alert step did (absent without an alert URL). */
+  alert?: AlertOutcome;
+}
+
+export interface AlertOutcome {
+  status: 'delivered' | 'not-needed' | 'no-baseline' | 'failed' | 'already-delivered';
+  baselineRunId: string | null;
+  regressions: string[];
+  attempts: number;
+  error?: string;
 }

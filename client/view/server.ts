@@ -19,6 +19,9 @@ import type { Progress } from '../../workflows/types';
 import { describeSchedule, MARK } from '../commands/schedule';
 import { listRunRows, type RunRow } from '../commands/runs';
 import { compareStoredRuns } from '../compareRuns';
+import { trendStoredRuns } from '../../activities/storedComparison';
+import { trendSections } from '../../core/html/trend';
+import { scheduleRunIds } from '../commands/trend';
 
 export interface ViewOptions {
   store: ResultsStore;
@@ -96,7 +99,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   async function runPage(runId: string): Promise<string> {
     const run = await store.getRun(runId);
     if (!run) throw new NotFound(`no run ${runId} in ${store.location}`);
-    const back = `<p><a href="/">← all runs</a> · <a href="${esc(temporalUrl(runId))}" rel="noopener noreferrer" target="_blank">this run in the Temporal Web UI</a></p>`;
+    const schedule = await scheduleOf(runId);
+    const madeBy = schedule ? ` · made by schedule <a href="/schedules/${encodeURIComponent(schedule)}">${esc(schedule)}</a>` : '';
+    const back = `<p><a href="/">← all runs</a>${madeBy} · <a href="${esc(temporalUrl(runId))}" rel="noopener noreferrer" target="_blank">this run in the Temporal Web UI</a></p>`;
     if (run.status === 'completed') {
       const { html } = await buildRunReport({ store, env }, runId);
       return html.replace('<header class="page-header">', `<header class="page-header">${back}`);
@@ -107,6 +112,22 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
         ? `<div id="run-live" data-run="${esc(runId)}"><p>Running: <span class="progress-text">${esc(progress ? `${progress.stage} ${progress.done}/${progress.total}` : 'waiting for a worker')}</span></p><progress max="${progress?.total || 1}" value="${progress?.done ?? 0}" aria-label="progress"></progress><p class="muted">The report appears here when the run finishes.</p></div>`
         : `<p class="status-failed">This run failed: ${esc((run.summary as { error?: string } | null)?.error ?? 'no reason recorded')}</p>`;
     return page(`Run ${runId}`, 'Runs', back + body);
+  }
+
+  /** The schedule a run came from: its id starts with the schedule's name (workflows/refreshSnapshot.ts scheduledRunId), which the store confirms. */
+  async function scheduleOf(runId: string): Promise<string | null> {
+    const m = /^(.+)-\d{8}-\d{4}-[0-9a-z]{6}$/.exec(runId);
+    if (!m) return null;
+    return (await store.scheduleSnapshots(m[1])).some((r) => r.runId === runId) ? m[1] : null;
+  }
+
+  async function schedulePage(name: string): Promise<string> {
+    const t = await trendStoredRuns(store, await scheduleRunIds(store, name).catch((error: unknown) => {
+      if (error instanceof InputError) throw new NotFound(error.message);
+      throw error;
+    }));
+    const body = trendSections(t, { run: (id) => `/runs/${encodeURIComponent(id)}`, compare: (a, b) => `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}` });
+    return page(`Schedule ${name}`, 'Schedules', `<p><a href="/schedules">← all schedules</a></p>${body}`);
   }
 
   async function snapshotsPage(): Promise<string> {
@@ -134,10 +155,12 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     for await (const s of client.schedule.list()) if (s.memo?.[MARK]) details.push(await describeSchedule(client, s.scheduleId, store));
     const table = dataTable(
       'judgeflow schedules',
-      ['schedule', 'spec', 'paused', 'next fire times', 'actions taken', 'running', 'latest snapshot'],
-      details.map((d) => [d.name, d.spec, d.paused ? 'yes' : 'no', d.next.map((t: Date) => t.toISOString()).join(', ') || '–', d.actionsTaken, d.running.join(', ') || '–', d.snapshots[0]?.snapshotId ?? '–']),
+      ['schedule', 'spec', 'paused', 'next fire times', 'actions taken', 'running', 'latest snapshot', 'latest run'],
+      details.map((d) => [d.name, d.spec, d.paused ? 'yes' : 'no', d.next.map((t: Date) => t.toISOString()).join(', ') || '–', d.actionsTaken, d.running.join(', ') || '–', d.snapshots[0]?.snapshotId ?? '–', d.runs[0] ? `${d.runs[0].runId} (${d.runs[0].status})` : '–']),
     );
-    return page('Schedules', 'Schedules', section('schedules', 'Schedules', details.length ? table : '<p>No judgeflow schedules.</p>'));
+    // Each schedule's name links to its page (dataTable escapes its cells, so the links go in afterwards).
+    const linked = details.reduce((html, d) => html.replace(`<th scope="row">${esc(d.name)}</th>`, `<th scope="row"><a href="/schedules/${encodeURIComponent(d.name)}">${esc(d.name)}</a></th>`), table);
+    return page('Schedules', 'Schedules', section('schedules', 'Schedules', details.length ? linked : '<p>No judgeflow schedules.</p>'));
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -168,6 +191,8 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     }
     if (p === '/snapshots') return sendHtml(res, await snapshotsPage());
     if (p === '/schedules') return sendHtml(res, await schedulesPage());
+    const scheduleMatch = /^\/schedules\/([^/]+)$/.exec(p);
+    if (scheduleMatch) return sendHtml(res, await schedulePage(decodeURIComponent(scheduleMatch[1])));
     throw new NotFound(`nothing at ${p}`);
   }
 

@@ -226,3 +226,59 @@ export function heatmap(o: { id: string; title: string; rowHeader: string; rows:
     .map((c) => `<th scope="col">${esc(c)}</th>`)
     .join('')}</tr></thead><tbody>${body}</tbody></table></div></figure>`;
 }
+
+export interface LinePoint {
+  value: number | null;
+  low?: number | null;
+  high?: number | null;
+  /** Drawn as a marked point (e.g. a significant regression against the previous run). */
+  flagged?: boolean;
+}
+
+/**
+ * One line per series over ordered x labels (e.g. a copilot's score over a schedule's runs), its 95% intervals as a
+ * translucent band, flagged points ringed in red with a downward triangle.
+ */
+export function lineChart(o: { id: string; title: string; labels: string[]; series: string[]; points: LinePoint[][]; domain: [number, number]; digits?: number; valueName: string; flagName?: string }): string {
+  const digits = o.digits ?? 1;
+  const [min, max] = o.domain;
+  const left = 50;
+  const plotW = 640;
+  const plotH = 240;
+  const top = 10;
+  const x = (i: number) => left + (o.labels.length > 1 ? (i / (o.labels.length - 1)) * plotW : plotW / 2);
+  const y = (v: number) => top + plotH - ((Math.max(min, Math.min(max, v)) - min) / (max - min || 1)) * plotH;
+  const grid = ticks(min, max)
+    .map((t) => `<line class="grid" x1="${left}" x2="${left + plotW}" y1="${y(t)}" y2="${y(t)}"/><text x="${left - 6}" y="${y(t) + 4}" text-anchor="end">${tickText(t)}</text>`)
+    .join('');
+  const xLabels = o.labels.map((l, i) => `<text x="${x(i)}" y="${top + plotH + 16}" text-anchor="middle" font-size="10">${esc(l)}</text>`).join('');
+  const layers = o.series
+    .map((s, si) => {
+      const pts = o.points[si];
+      const colour = colourOf(si);
+      const banded = pts.map((p, i) => ({ p, i })).filter(({ p }) => p.value !== null && p.low != null && p.high != null);
+      const band = banded.length > 1 ? `<polygon class="band" fill="${colour}" fill-opacity="0.15" stroke="none" points="${[...banded.map(({ p, i }) => `${x(i)},${y(p.high!)}`), ...[...banded].reverse().map(({ p, i }) => `${x(i)},${y(p.low!)}`)].join(' ')}"/>` : '';
+      const line = `<polyline fill="none" stroke="${colour}" stroke-width="2" points="${pts.flatMap((p, i) => (p.value === null ? [] : [`${x(i)},${y(p.value)}`])).join(' ')}"/>`;
+      const marks = pts
+        .map((p, i) =>
+          p.value === null
+            ? ''
+            : `<g class="mark" data-series="${esc(s)}" data-label="${esc(o.labels[i])}" data-value="${raw(p.value)}"${attr('data-low', raw(p.low))}${attr('data-high', raw(p.high))}${p.flagged ? ' data-flagged="true"' : ''}><circle cx="${x(i)}" cy="${y(p.value)}" r="4" fill="${colour}"><title>${esc(s)} · ${esc(o.labels[i])}: ${num(p.value, digits)}${p.flagged ? ` (${esc(o.flagName ?? 'flagged')})` : ''}</title></circle>${
+                p.flagged ? `<circle cx="${x(i)}" cy="${y(p.value)}" r="8" fill="none" stroke="#D55E00" stroke-width="2"/><path d="M${x(i) - 5},${y(p.value) + 12} h10 l-5,8 z" fill="#D55E00"/>` : ''
+              }</g>`,
+        )
+        .join('');
+      return band + line + marks;
+    })
+    .join('');
+  const svg = `<svg class="chart" viewBox="0 0 ${left + plotW + 30} ${top + plotH + 26}" xmlns="http://www.w3.org/2000/svg">${grid}${xLabels}${layers}</svg>`;
+  const description = o.series
+    .map((s, si) => `${s}: ${o.points[si].map((p, i) => `${o.labels[i]} ${num(p.value, digits)}${p.flagged ? ` (${o.flagName ?? 'flagged'})` : ''}`).join(', ')}`)
+    .join('; ');
+  const table = dataTable(
+    o.title,
+    ['', ...o.series.flatMap((s) => [`${s} ${o.valueName}`, `${s} 95% interval`])],
+    o.labels.map((l, i) => [l, ...o.series.flatMap((_, si) => { const p = o.points[si][i]; return [`${num(p.value, digits)}${p.flagged ? ` ▼ ${o.flagName ?? 'flagged'}` : ''}`, p.low != null ? `${num(p.low, digits)} – ${num(p.high, digits)}` : '–']; })]),
+  );
+  return figure(o.id, o.title, description, svg, table, legendOf(o.series));
+}

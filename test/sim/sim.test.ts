@@ -263,6 +263,14 @@ describe('sim server options', () => {
     expect(await score('lenient', plain)).toBe(Math.min(10, steady[0] + 3));
     expect(await score('fan', `${plain} MAGIC`)).toBeGreaterThan(await score('steady', `${plain} MAGIC`));
     expect(await score('fan', plain)).toBe(steady[0]);
+
+    // setJudgeProfile: from the next request on the judge is harsher on the matching text, and can be reset.
+    const magic = await score('steady', `${plain} MAGIC`);
+    server.setJudgeProfile('steady', { favour: { contains: 'MAGIC', bonus: -2 } });
+    expect(await score('steady', `${plain} MAGIC`)).toBe(Math.max(0, magic - 2));
+    expect(await score('steady', plain)).toBe(steady[0]);
+    server.setJudgeProfile('steady', undefined);
+    expect(await score('steady', `${plain} MAGIC`)).toBe(magic);
   });
 
   test('a custom handler can answer, send raw bodies, or fall back to the default', async () => {

@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { alertActivities } from '../../activities/scheduleAlert';
+import { saveSnapshot } from '../../core/snapshots';
+import type { Query, StoredJudgment } from '../../core/types';
+import { latticeProtocol } from '../../rubrics/lattice';
+import { SqliteStore } from '../../stores/sqlite';
+import { tempDir } from '../support/harness';
+
+const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
+const j = (runId: string, queryId: string, copilot: string, score: number): StoredJudgment => ({
+  runId, queryId, copilot, rubricVersion: 'v1', status: 'ok', scores: { D1: score, D2: score }, rationales: null, total: 2 * score, rank: null, position: null, error: null,
+  judge: { ...judge, rubricVersion: 'v1' }, attempts: 1, createdAt: '2025-01-01T00:00:00Z',
+});
+
+/** A receiver that answers with the next status of `statuses` (then 204) and keeps what it was sent. */
+async function receiver(statuses: number[]) {
+  const got: any[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.writeHead(statuses.shift() ?? 204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, got, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('the alert step: a failed POST throws for Temporal to retry, a delivered one is never sent again, the last failure is recorded', async () => {
+  const dir = tempDir();
+  const store = new SqliteStore(path.join(dir, 'results.db'));
+  const hook = await receiver([500, 503]);
+  try {
+    const queries: Query[] = Array.from({ length: 10 }, (_, i) => ({ id: `q${i}`, text: `question ${i}`, task: 'T1', category: 'C1' }));
+    const { snapshotId } = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: null, meta: { generator: 'test' } });
+    const ids = ['s-20261201-0600-aaaaaa', 's-20261202-0600-bbbbbb', 's-20261203-0600-cccccc', 's-20261204-0600-dddddd'];
+    for (const [k, runId] of ids.entries()) {
+      await store.createRun({ runId, protocol: 'lattice', snapshotId, rubricVersion: 'v1', judge, copilots: ['Ace', 'Bolt'], startedAt: `2026-12-0${k + 1}T06:00:00Z`, sourceRunId: null, config: { output: path.join(dir, 'runs') } });
+      await store.recordScheduleSnapshot({ schedule: 's', workflowId: `wf-${k}`, snapshotId, parentId: null, createdAt: `2026-12-0${k + 1}T06:00:00Z`, runId });
+      for (const [i, q] of queries.entries()) for (const c of ['Ace', 'Bolt']) await store.putJudgment(j(runId, q.id, c, 4 + (i % 3) - (c === 'Ace' && k >= 2 ? 2 : 0)));
+      const reportPath = path.join(dir, 'runs', runId, 'report.json');
+      fs.mkdirSync(path.dirname(reportPath), { recursive: true });
+      fs.writeFileSync(reportPath, JSON.stringify({ runId }));
+      await store.finishRun(runId, 'completed', reportPath, null, `2026-12-0${k + 1}T06:05:00Z`);
+    }
+    const { refreshAlert } = alertActivities({ store, env: {} });
+    const alert = { url: hook.url, on: 'regression' as const };
+
+    // Run 2 did not regress against run 1: nothing is sent.
+    expect(await refreshAlert({ schedule: 's', runId: ids[1], alert, lastAttempt: 5 })).toMatchObject({ status: 'not-needed', baselineRunId: ids[0], regressions: [] });
+    // Run 3: Ace fell. The receiver fails twice (each attempt throws, for Temporal's retry with back-off), then takes it.
+    await expect(refreshAlert({ schedule: 's', runId: ids[2], alert, lastAttempt: 5 })).rejects.toThrow(/HTTP 500/);
+    await expect(refreshAlert({ schedule: 's', runId: ids[2], alert, lastAttempt: 5 })).rejects.toThrow(/HTTP 503/);
+    expect(await refreshAlert({ schedule: 's', runId: ids[2], alert, lastAttempt: 5 })).toMatchObject({ status: 'delivered', baselineRunId: ids[1], regressions: ['Ace'] });
+    expect(hook.got).toHaveLength(3);
+    expect(hook.got[2]).toMatchObject({ schedule: 's', runId: ids[2], baselineRunId: ids[1], baseline: ids[1], candidate: ids[2] });
+    expect(hook.got[2].regressions.map((r: { copilot: string }) => r.copilot)).toEqual(['Ace']);
+    expect(hook.got[2].compare).toMatch(/^file:\/\/.*compare-s-20261202-0600-bbbbbb\/report\.html$/);
+    // Asked again (a retried workflow task, a replay): not sent twice.
+    expect(await refreshAlert({ schedule: 's', runId: ids[2], alert, lastAttempt: 5 })).toMatchObject({ status: 'already-delivered' });
+    expect(hook.got).toHaveLength(3);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'runs', ids[2], 'report.json'), 'utf8')).alert).toMatchObject({ status: 'delivered', regressions: ['Ace'], url: hook.url });
+
+    // --alert-on any: the first run (no baseline) is reported too; a receiver that never answers is recorded as failed on the last attempt.
+    const down = { url: 'http://127.0.0.1:1/', on: 'any' as const };
+    expect(await refreshAlert({ schedule: 's', runId: ids[0], alert: down, lastAttempt: 1 })).toMatchObject({ status: 'failed', baselineRunId: null, error: expect.stringContaining('127.0.0.1:1') });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'runs', ids[0], 'report.json'), 'utf8')).alert).toMatchObject({ status: 'failed' });
+
+    // --alert-url-env: the URL (a secret webhook) comes from the worker's environment and is named by its variable only.
+    const unset = alertActivities({ store, env: {} }).refreshAlert;
+    const secret = { urlEnv: 'JF_HOOK', on: 'any' as const };
+    expect(await alertActivities({ store, env: { JF_HOOK: hook.url } }).refreshAlert({ schedule: 's', runId: ids[3], alert: secret, lastAttempt: 5 })).toMatchObject({ status: 'delivered', regressions: [] });
+    expect(hook.got).toHaveLength(4);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'runs', ids[3], 'report.json'), 'utf8')).alert.url).toBe('$JF_HOOK');
+    expect(await unset({ schedule: 's', runId: `${ids[3]}-other`, alert: secret, lastAttempt: 5 })).toMatchObject({ status: 'failed', error: "JF_HOOK is not set in the worker's environment (the alert URL)" });
+  } finally {
+    await hook.close();
+    await store.close();
+  }
+});
