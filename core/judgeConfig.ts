@@ -1,5 +1,16 @@
 import { z } from 'zod';
 import { nameSchema } from './names';
+import { PROVIDER_IDS } from './providers/profile';
+
+/** Provider fields passed through in every request body (tools, web_search_options, reasoning_effort, provider routing…). */
+export const extraBodySchema = z
+  .record(z.string(), z.unknown())
+  .optional()
+  .superRefine((body, ctx) => {
+    for (const name of ['model', 'messages', 'stream'])
+      if (body && name in body) ctx.addIssue({ code: 'custom', path: [name], message: `extraBody may not set "${name}": judgeflow sends it itself` });
+  })
+  .describe('Provider fields added to every request body as they are (e.g. reasoning_effort, web_search_options, provider: {require_parameters: true})');
 
 /** The name of an environment variable holding a secret: never the secret itself. */
 export const envNameSchema = z
@@ -10,12 +21,13 @@ export const envNameSchema = z
 const judgeShape = {
     baseURL: z.string().url(),
     model: z.string().min(1),
+    provider: z.enum(PROVIDER_IDS).optional().describe('Provider profile (parameter names, JSON enforcement, error shapes); inferred from the base URL host when absent, else openai-compatible'),
     apiKeyEnv: envNameSchema.optional(),
     /** Defaults to the rubric's judge temperature; null leaves it out of requests (reasoning models reject it). */
     temperature: z.number().min(0).max(2).nullable().optional(),
     /** Cap on answer tokens, sent as maxTokensParam (newer OpenAI models want max_completion_tokens). */
     maxTokens: z.number().int().min(1).optional(),
-    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
+    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).optional().describe("Name of the token cap; default: the provider profile's (max_completion_tokens for reasoning models)"),
     /** Send a seed derived from the run seed (recorded with every judgment); false for endpoints that reject it. */
     sendSeed: z.boolean().default(true),
     timeoutMs: z.number().int().min(100).default(120_000),
@@ -25,7 +37,8 @@ const judgeShape = {
     tokensPerMinute: z.number().positive().optional(),
     /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
     maxAttempts: z.number().int().min(1).max(20).default(8),
-    responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
+    responseFormat: z.enum(['json_schema', 'json_object', 'none']).optional().describe("response_format sent for the judge's JSON answer; default: the provider profile's (json_object for DeepSeek)"),
+    extraBody: extraBodySchema,
 };
 
 /** Repeated judging: every unit is judged this many times independently; reports use the mean and measure the spread. */

@@ -1,0 +1,40 @@
+import type { ProviderHttpError } from './httpError';
+
+/**
+ * What this worker process learnt about each endpoint during its runs (keyed by base URL and model): parameters it
+ * refused (left out from then on, so one 400 is paid once, not per call) and whether it is out of quota (then it is not
+ * asked again for a while: every further call fails at once with the provider's words).
+ */
+const dropped = new Map<string, Set<string>>();
+const exhausted = new Map<string, { error: ProviderHttpError; until: number }>();
+
+/** How long an out-of-quota endpoint is not asked (a run's items fail at once; a later run asks again). */
+const QUOTA_PAUSE_MS = 10 * 60_000;
+
+export function endpointKey(endpoint: { baseURL: string; model: string }): string {
+  return `${endpoint.baseURL.replace(/\/+$/, '')}\u0000${endpoint.model}`;
+}
+
+export function droppedParameters(key: string): Set<string> {
+  let set = dropped.get(key);
+  if (!set) dropped.set(key, (set = new Set()));
+  return set;
+}
+
+export function quotaExhausted(key: string, now = Date.now()): ProviderHttpError | null {
+  const entry = exhausted.get(key);
+  if (!entry) return null;
+  if (entry.until > now) return entry.error;
+  exhausted.delete(key);
+  return null;
+}
+
+export function markQuotaExhausted(key: string, error: ProviderHttpError, now = Date.now()): void {
+  exhausted.set(key, { error, until: now + QUOTA_PAUSE_MS });
+}
+
+/** For tests: forget what was learnt. */
+export function resetProviderSession(): void {
+  dropped.clear();
+  exhausted.clear();
+}
