@@ -128,12 +128,6 @@ export function requestKey(settings: ModelEndpoint, messages: ChatMessage[], spe
   return contentHash(settings.cacheVariant === undefined ? request : { ...request, variant: settings.cacheVariant }, 40);
 }
 
-/** Some endpoints wrap JSON in a Markdown code fence even when asked for JSON; the content is what counts. */
-export function stripCodeFence(raw: string): string {
-  const fenced = raw.trim().match(/^```(?:json)?\s*\n([\s\S]*?)\n?```$/i);
-  return fenced ? fenced[1] : raw;
-}
-
 /** The JSON value of a stored or received answer, read as robustly as when it was first checked. */
 export function parseJsonAnswer(raw: string): unknown {
   const extracted = extractJson(raw);
