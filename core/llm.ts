@@ -264,9 +264,12 @@ async function complete(
         // A 400/422 naming a parameter this request sent: leave it out for the rest of the run and ask again at once.
         const refused = error.status === 400 || error.status === 422 ? unsupportedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`) : null;
         const drop = refused ? dropKey(refused, body) : null;
-        if (drop && !dropped.has(drop) && drops < MAX_DROPS) {
+        // (A concurrent call may have learnt it already: this body was built before, so ask again all the same.)
+        if (drop && drops < MAX_DROPS) {
+          const learnt = !dropped.has(drop);
           dropped.add(drop);
-          await onCall?.(failed(started, `dropped:${drop}`)); // recorded once per endpoint: the note in llm_calls and the cost table
+          // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
+          await onCall?.(failed(started, learnt ? `dropped:${drop}` : 'unsupported_parameter'));
           continue;
         }
         // Groq's best-effort JSON mode fails the request itself when the model's JSON does not validate

@@ -71,7 +71,7 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
                 raw = error.body;
                 const refused = error.status === 400 || error.status === 422 ? unsupportedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`) : null;
                 const drop = refused ? dropKey(refused, body) : null;
-                if (drop && !dropped.has(drop) && drops < MAX_DROPS) {
+                if (drop && drops < MAX_DROPS) {
                   dropped.add(drop); // left out for the rest of the run on this endpoint; asked again at once
                   continue;
                 }
