@@ -7,7 +7,7 @@ import { noschema } from './noschema';
 import { openrouter200error } from './openrouter';
 import { quota } from './quota';
 import { refusal } from './refusal';
-import { search, stall, toolcall } from './search';
+import { empty, search, stall, toolcall } from './search';
 import { streamCut, streamError, streamLength } from './streams';
 import { think } from './think';
 import { truncate } from './truncate';
@@ -34,6 +34,7 @@ export const SIM_PROFILES: Record<string, SimProfile> = {
   search,
   toolcall,
   stall,
+  empty,
 };
 
 /** The profile a model name selects, if any (`sim-gemini`, `sim-think-2`…); plain simulator models select none. */

@@ -18,3 +18,6 @@ export const toolcall: SimProfile = () => ({
 
 /** A reply that sends its headers, then stalls before the body (a hung proxy): the client's timeout must end it. */
 export const stall: SimProfile = () => ({ stallMs: 60_000 });
+
+/** An empty answer (content ""), which a copilot must never have judged. */
+export const empty: SimProfile = () => ({ content: '' });
