@@ -329,10 +329,12 @@ async function completeAnthropic(
       maxTokens: settings.maxTokens ?? 4096,
       temperature: settings.temperature,
       jsonSchema: { name: spec.name, schema: spec.jsonSchema },
+      ...(settings.extraBody ? { extraBody: settings.extraBody } : {}),
       timeoutMs: settings.timeoutMs,
       signal,
     });
-    const usage: CallUsage = { model: settings.model, ...answer.usage, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
+    const { promptTokens, completionTokens, cachedTokens } = answer.usage;
+    const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
     const problem = answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
     return { content: answer.content, problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem, systemFingerprint: null, usage };
   } catch (error) {

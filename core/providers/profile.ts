@@ -56,3 +56,17 @@ export interface ProviderProfile {
 
 /** OpenAI's reasoning families (o1, o3, o4-mini, gpt-5…), bare or routed as `openai/o3`. */
 export const openaiReasoningModel = (model: string): boolean => /^(openai\/)?(o\d|gpt-5)(\b|[-.:_])/i.test(model);
+
+/** Hosts of open-weight models (Together, Fireworks): OpenAI-shaped, json_schema best-effort per model, R1-style think blocks. */
+export const openWeightsHost = {
+  transport: 'openai-chat',
+  seedParam: 'seed',
+  seedHonoured: true,
+  maxTokensParam: 'max_tokens',
+  responseFormat: 'json_schema',
+  schemaEnforced: false,
+  strict: false,
+  errors: '{"error": {"message", "type", "code"}}',
+  batchApi: true,
+  notes: ['R1-style models answer <think>…</think> first: stripped before parsing and judging', 'json_schema not enforced on every model: the schema also in the prompt'],
+} as const satisfies Partial<ProviderProfile>;
