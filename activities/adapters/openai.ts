@@ -42,7 +42,7 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
   configSchema,
   supportsHistory: true,
   validate(config) {
-    if (profileOf(config).transport !== 'openai-chat') throw new Error(`copilot ${config.name}: provider "${config.provider}" is not an OpenAI-compatible endpoint; use type: ${config.provider}`);
+    if (profileOf(config).transport !== 'openai-chat') throw new Error(`provider "${config.provider}" speaks its own API, not Chat Completions: use type: ${config.provider} for this copilot`);
   },
   create(config, { env, seed }) {
     const apiKey = (config.apiKeyEnv && env[config.apiKeyEnv]) || undefined;

@@ -9,7 +9,7 @@ const dropped = new Map<string, Set<string>>();
 const exhausted = new Map<string, { error: ProviderHttpError; until: number }>();
 
 /** How long an out-of-quota endpoint is not asked (a run's items fail at once; a later run asks again). */
-const QUOTA_PAUSE_MS = 10 * 60_000;
+const QUOTA_PAUSE_MS = 2 * 60_000;
 
 export function endpointKey(endpoint: { baseURL: string; model: string }): string {
   return `${endpoint.baseURL.replace(/\/+$/, '')}\u0000${endpoint.model}`;

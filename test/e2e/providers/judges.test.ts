@@ -89,3 +89,11 @@ test('an out-of-credit judge is asked at most a dozen times; the run says "quota
   expect(run.llmCalls.filter((c) => c.role === 'judge').map((c) => c.errorKind)).toEqual(Array(asked).fill('quota'));
   expect(run.elapsedMs).toBeLessThan(30_000);
 }, 120_000);
+
+test('an OpenRouter HTTP 200 carrying an error is retried like a 5xx and recorded in llm_calls (issue 22 item 7)', async () => {
+  const run = await providerRun('openrouter-calls', { judge: { baseURL: sim.judge.url, provider: 'openrouter', model: 'sim-openrouter-200error-2' }, copilots: copilots(), queries: QUERIES.slice(0, 2) });
+  expect(run.judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
+  const judgeCalls = run.llmCalls.filter((c) => c.role === 'judge');
+  expect(judgeCalls.filter((c) => !c.ok).map((c) => c.errorKind)).toEqual(['http_5xx', 'http_5xx']);
+  expect(judgeCalls.filter((c) => c.ok)).toHaveLength(2);
+}, 120_000);
