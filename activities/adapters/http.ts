@@ -91,6 +91,9 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
             raw = await response.text();
             const reply = parseJson(raw, who);
             const text = pickText(reply, config.answerPath!);
+            // An error in a 200 reply (OpenRouter during generation — openrouter.ai docs, "Errors"): the error it is, retried like a 5xx.
+            if (text === undefined && reply && typeof reply === 'object' && 'error' in reply)
+              throw new AdapterError('http', `${who} answered HTTP ${response.status} with an error: ${snippet(providerErrorMessage(raw) ?? raw)}`, { retryable: true, raw, status: 502 });
             if (text === undefined)
               throw new AdapterError('invalid_reply', `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`, { raw });
             return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply) };

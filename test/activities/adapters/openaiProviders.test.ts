@@ -69,6 +69,16 @@ test('a reply that sends headers and then stalls fails at the timeout, body incl
   expect(Date.now() - started).toBeLessThan(5_000);
 });
 
+test('a JSON copilot answering HTTP 200 with {"error": …} fails as that error, retryable', async () => {
+  const json = httpAdapter.create(
+    httpAdapter.configSchema.parse({ name: 'J', type: 'http', url: `${sim.url}/chat/completions`, body: { model: 'sim-openrouter-200error-json', messages: [{ role: 'user', content: '{{query}}' }] }, answerPath: 'choices[0].message.content' }),
+    { env: {} },
+  );
+  const failure = await adapterFailure(json.collect({ query, signal: signal() }));
+  expect([failure.kind, failure.retryable, failure.message]).toEqual(['http', true, 'copilot J answered HTTP 200 with an error: Provider returned error: upstream model overloaded']);
+  expect((await json.collect({ query, signal: signal() })).text.length).toBeGreaterThan(20);
+});
+
 describe('SSE streams that are not complete answers fail with the reason', () => {
   test('cut off: no finish_reason, no [DONE]', async () => {
     const failure = await adapterFailure(sseCopilot('sim-stream-cut').collect({ query, signal: signal() }));
