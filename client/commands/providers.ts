@@ -1,13 +1,18 @@
 import type { Command } from '../args';
 import { PROFILES, PROVIDER_IDS, type ProviderProfile } from '../../core/providers';
 
+/** A host pattern as a reader would write it: `(^|\.)api\.openai\.com$` → `api.openai.com` (and its subdomains). */
+const hostPattern = (pattern: RegExp): string => pattern.source.replace(/\(\^\|\\\.\)/g, '').replace(/[\^$]/g, '').replace(/\\/g, '');
+
 /** One profile in words: what a request to it carries and which quirks judgeflow handles. */
 export function describeProfile(p: ProviderProfile): string[] {
   const format = p.responseFormat === 'json_schema' ? `json_schema${p.strict ? ' (strict)' : ' (strict: false)'}` : p.responseFormat === 'json_object' ? 'json_object (JSON mode)' : 'none';
   return [
     `${p.id} — ${p.label}`,
-    `  transport: ${p.transport}${p.hosts.length ? `; recognised hosts: ${p.hosts.map((h) => h.source.replace(/\\/g, '')).join(', ')}` : '; never inferred: name it with provider:'}`,
-    `  sends: seed as ${p.seedParam ?? '(not sent)'}; token cap as ${p.maxTokensParam}${p.reasoningModel ? ' (max_completion_tokens and no temperature for o1/o3/o4/gpt-5)' : ''}; response_format ${format}${p.extraBody ? `; ${JSON.stringify(p.extraBody)}` : ''}`,
+    `  transport: ${p.transport}${p.hosts.length ? `; recognised hosts: ${p.hosts.map(hostPattern).join(', ')}` : '; never inferred: name it with provider:'}`,
+    p.transport === 'anthropic-messages'
+      ? `  sends: no seed; max_tokens (required); the system prompt apart; a JSON answer through a forced tool call`
+      : `  sends: seed as ${p.seedParam ?? '(not sent)'}; token cap as ${p.maxTokensParam}${p.reasoningModel ? ' (max_completion_tokens and no temperature for o1/o3/o4/gpt-5)' : ''}; response_format ${format}${p.extraBody ? `; ${JSON.stringify(p.extraBody)}` : ''}`,
     `  schema in the prompt: ${p.responseFormat !== 'json_schema' || !p.schemaEnforced ? 'yes (enforcement not known)' : 'no (enforced)'}; batch API: ${p.batchApi ? 'yes' : 'no'}`,
     `  errors: ${p.errors}`,
     ...p.notes.map((n) => `  - ${n}`),
