@@ -1,7 +1,7 @@
 import type { ProviderHttpError } from './httpError';
 
 /**
- * What this worker process learnt about each endpoint during its runs (keyed by base URL and model): parameters it
+ * What this worker process learnt about each endpoint during its runs (keyed by base URL, model and key variable): parameters it
  * refused (left out from then on, so one 400 is paid once, not per call) and whether it is out of quota (then it is not
  * asked again for a while: every further call fails at once with the provider's words).
  */
@@ -11,8 +11,9 @@ const exhausted = new Map<string, { error: ProviderHttpError; until: number }>()
 /** How long an out-of-quota endpoint is not asked (a run's items fail at once; a later run asks again). */
 const QUOTA_PAUSE_MS = 2 * 60_000;
 
-export function endpointKey(endpoint: { baseURL: string; model: string }): string {
-  return `${endpoint.baseURL.replace(/\/+$/, '')}\u0000${endpoint.model}`;
+/** One endpoint: base URL, model and the key's variable name (two accounts on one host are two endpoints). */
+export function endpointKey(endpoint: { baseURL: string; model: string; apiKeyEnv?: string }): string {
+  return `${endpoint.baseURL.replace(/\/+$/, '')}\u0000${endpoint.model}\u0000${endpoint.apiKeyEnv ?? ''}`;
 }
 
 export function droppedParameters(key: string): Set<string> {
