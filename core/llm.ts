@@ -3,11 +3,11 @@ import { contentHash } from './hashing';
 import { InputError } from './inputError';
 import { openaiChat } from './providers/chat';
 import { contentText, extractJson, finishProblem, stripThink, toolCallProblem } from './providers/extract';
-import { isQuotaError, providerErrorCodes, providerErrorMessage, unsupportedParameter } from './providers/errorBody';
+import { isQuotaError, providerErrorCodes, providerErrorMessage } from './providers/errorBody';
 import { ProviderHttpError } from './providers/httpError';
 import { profileOf, type ProviderId } from './providers';
-import { chatRequestBody, dropKey, type RequestSettings } from './providers/request';
-import { droppedParameters, endpointKey, markQuotaExhausted, quotaExhausted } from './providers/session';
+import { chatRequestBody, type RequestSettings } from './providers/request';
+import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from './providers/session';
 import { ProviderTimeoutError } from './providers/replyError';
 
 /**
@@ -260,18 +260,14 @@ async function complete(
     try {
       ({ completion, headers } = await openaiChat({ baseURL: settings.baseURL, apiKey, body, timeoutMs: settings.timeoutMs, signal }));
     } catch (error) {
+      // A 400/422 naming a parameter this request sent: left out for the rest of the run, and asked again at once.
+      const refusal = drops < MAX_DROPS ? learnRefusedParameter(error, body, dropped) : null;
+      if (refusal) {
+        // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
+        await onCall?.(failed(started, refusal.learnt ? `dropped:${refusal.parameter}` : 'unsupported_parameter'));
+        continue;
+      }
       if (error instanceof ProviderHttpError) {
-        // A 400/422 naming a parameter this request sent: leave it out for the rest of the run and ask again at once.
-        const refused = error.status === 400 || error.status === 422 ? unsupportedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`) : null;
-        const drop = refused ? dropKey(refused, body) : null;
-        // (A concurrent call may have learnt it already: this body was built before, so ask again all the same.)
-        if (drop && drops < MAX_DROPS) {
-          const learnt = !dropped.has(drop);
-          dropped.add(drop);
-          // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
-          await onCall?.(failed(started, learnt ? `dropped:${drop}` : 'unsupported_parameter'));
-          continue;
-        }
         // Groq's best-effort JSON mode fails the request itself when the model's JSON does not validate
         // (console.groq.com docs, "Structured outputs"): an invalid answer, re-asked like one.
         if (error.status === 400 && providerErrorCodes(error.body).includes('json_validate_failed')) {

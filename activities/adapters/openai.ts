@@ -7,9 +7,9 @@ import { PROVIDER_IDS, profileOf } from '../../core/providers';
 import { openaiChat } from '../../core/providers/chat';
 import { contentText, finishProblem, sourcesOf, stripThink, toolCallProblem } from '../../core/providers/extract';
 import { ProviderHttpError } from '../../core/providers/httpError';
-import { isQuotaError, providerErrorMessage, unsupportedParameter } from '../../core/providers/errorBody';
-import { chatRequestBody, dropKey } from '../../core/providers/request';
-import { droppedParameters, endpointKey, markQuotaExhausted, quotaExhausted } from '../../core/providers/session';
+import { isQuotaError } from '../../core/providers/errorBody';
+import { chatRequestBody } from '../../core/providers/request';
+import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from '../../core/providers/session';
 import { extraBodySchema } from '../../core/judgeConfig';
 
 const configSchema = z
@@ -67,16 +67,10 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
             try {
               reply = await openaiChat({ baseURL: config.baseURL, apiKey, body, timeoutMs: config.timeoutMs, signal });
             } catch (error) {
-              if (error instanceof ProviderHttpError) {
-                raw = error.body;
-                const refused = error.status === 400 || error.status === 422 ? unsupportedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`) : null;
-                const drop = refused ? dropKey(refused, body) : null;
-                if (drop && drops < MAX_DROPS) {
-                  dropped.add(drop); // left out for the rest of the run on this endpoint; asked again at once
-                  continue;
-                }
-                if (isQuotaError(error.status, error.body)) markQuotaExhausted(key, error);
-              }
+              if (error instanceof ProviderHttpError) raw = error.body;
+              // A 400/422 naming a parameter this request sent: left out for the rest of the run; asked again at once.
+              if (drops < MAX_DROPS && learnRefusedParameter(error, body, dropped)) continue;
+              if (error instanceof ProviderHttpError && isQuotaError(error.status, error.body)) markQuotaExhausted(key, error);
               throw error;
             }
             const { completion, headers } = reply;

@@ -1,4 +1,6 @@
-import type { ProviderHttpError } from './httpError';
+import { providerErrorMessage, unsupportedParameter } from './errorBody';
+import { ProviderHttpError } from './httpError';
+import { dropKey } from './request';
 
 /**
  * What this worker process learnt about each endpoint during its runs (keyed by base URL, model and key variable): parameters it
@@ -38,4 +40,18 @@ export function markQuotaExhausted(key: string, error: ProviderHttpError, now = 
 export function resetProviderSession(): void {
   dropped.clear();
   exhausted.clear();
+}
+
+/**
+ * When `error` is a 400/422 refusing a parameter `body` sent, remember it for the endpoint and return it; `learnt` is
+ * false when a concurrent call learnt it meanwhile (this body was built before). The caller asks again.
+ */
+export function learnRefusedParameter(error: unknown, body: Record<string, unknown>, dropped: Set<string>): { parameter: string; learnt: boolean } | null {
+  if (!(error instanceof ProviderHttpError) || (error.status !== 400 && error.status !== 422)) return null;
+  const refused = unsupportedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`);
+  const parameter = refused ? dropKey(refused, body) : null;
+  if (!parameter) return null;
+  const learnt = !dropped.has(parameter);
+  dropped.add(parameter);
+  return { parameter, learnt };
 }

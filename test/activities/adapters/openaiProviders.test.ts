@@ -36,6 +36,15 @@ test('search citations, search_results and url_citation annotations come with th
   ]);
 });
 
+test('a copilot endpoint refusing a parameter: learnt from its 400, left out, asked again at once', async () => {
+  const before = sim.requests.length;
+  const answer = await copilot('sim-gemini-copilot').collect({ query, signal: signal() }); // unknown host: seed sent, refused
+  expect(answer.text.length).toBeGreaterThan(20);
+  expect(sim.requests.slice(before).map((r) => 'seed' in r.body)).toEqual([true, false]);
+  await copilot('sim-gemini-copilot').collect({ query, signal: signal() });
+  expect(sim.requests.slice(before).map((r) => 'seed' in r.body)).toEqual([true, false, false]);
+});
+
 test('extraBody fields reach the provider as they are', async () => {
   const before = sim.requests.length;
   await copilot('sim-copilot', { extraBody: { reasoning_effort: 'low', web_search_options: { search_context_size: 'high' } } }).collect({ query, signal: signal() });
