@@ -108,6 +108,8 @@ export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot
     temperature: slot.judge ? (j.temperature === undefined ? rubricTemperature : j.temperature) : run.judge.temperature,
     timeoutMs: j.timeoutMs,
     responseFormat: j.responseFormat,
+    ...(j.provider ? { provider: j.provider } : {}),
+    ...(j.extraBody ? { extraBody: j.extraBody } : {}),
     maxTokens: j.maxTokens,
     maxTokensParam: j.maxTokensParam,
     seed: j.sendSeed === false ? null : seedNumber(slot.sample ? `${run.config.seed}:sample:${slot.sample}` : run.config.seed),

@@ -35,6 +35,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['study', () => (require('./commands/study') as typeof import('./commands/study')).studyCommand],
   ['view', () => (require('./commands/view') as typeof import('./commands/view')).viewCommand],
   ['store', () => (require('./commands/store') as typeof import('./commands/store')).storeCommand],
+  ['providers', () => (require('./commands/providers') as typeof import('./commands/providers')).providersCommand],
 ];
 
 /** The command named `name`, its module loaded now; undefined for an unknown name. */

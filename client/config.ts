@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { profileOf } from '../core/providers';
 import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
 import type { StoredRunConfig } from '../activities/deps';
 import { loadDataFile } from '../core/dataFiles';
@@ -136,7 +137,25 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   validateCopilots(config, where);
   assertWritableDir(config.output, `${where}: output:`);
   for (const message of historyWarnings(config, queries)) warn(`warning: ${where}: ${message}`);
+  for (const message of samplesWarnings(config, protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir).judge.temperature)) warn(`warning: ${where}: ${message}`);
   return config;
+}
+
+/**
+ * Repeated samples are independent draws only if the judge varies between them: at temperature 0, a provider that
+ * ignores or lacks a seed (core/providers: seedHonoured false) answers near-identically, and the reliability figures
+ * computed from the samples come out inflated.
+ */
+export function samplesWarnings(config: Pick<RunConfig, 'judge' | 'judges' | 'panel'>, rubricTemperature: number): string[] {
+  const samples = config.judge?.samples ?? config.panel?.samples ?? 1;
+  if (samples <= 1) return [];
+  const judges = config.judge ? [{ ...config.judge, name: undefined as string | undefined }] : (config.judges ?? []);
+  return judges.flatMap((j) => {
+    const temperature = j.temperature === undefined ? rubricTemperature : j.temperature;
+    const profile = profileOf(j);
+    if (temperature !== 0 || profile.seedHonoured) return [];
+    return [`judge${j.name ? ` ${j.name}` : ''}: ${samples} samples at temperature 0 from provider ${profile.id}, which does not honour a seed: the samples will be near-identical and the reliability figures inflated; raise the judge's temperature (e.g. 0.7) for independent samples`];
+  });
 }
 
 /** What every copilot and judge is sent for a query: its text, earlier turns and any shared context field. */

@@ -2,9 +2,45 @@ import type { RunConfig } from './config';
 import { protocolOptions, runJudges, runSamples, type StoredRunConfig } from '../activities/deps';
 import { planCalls, type PlannedEndpoint } from '../core/cost';
 import { protocolFor } from '../rubrics';
+import { profileOf } from '../core/providers';
+import { chatRequestBody } from '../core/providers/request';
+
+/** What one endpoint's requests carry besides the model and messages, as its provider profile builds them. */
+export interface EndpointParameters {
+  who: string;
+  provider: string;
+  parameters: Record<string, unknown>;
+  /** Whether the answer's JSON Schema is added to the prompt (a judge whose provider does not enforce it). */
+  schemaInPrompt: boolean;
+}
+
+const SAMPLE_SCHEMA = { name: 'judgment', schema: { type: 'object', properties: {}, additionalProperties: false } };
+
+export function endpointParameters(config: RunConfig): EndpointParameters[] {
+  const out: EndpointParameters[] = [];
+  const describe = (who: string, endpoint: Record<string, any>, json: boolean, temperature: number | null | undefined) => {
+    const profile = profileOf({ provider: endpoint.provider, baseURL: endpoint.baseURL });
+    const messages = [{ role: 'system', content: 'S' }, { role: 'user', content: 'U' }];
+    const body = chatRequestBody(profile, { ...endpoint, model: endpoint.model, temperature, seed: endpoint.sendSeed === false ? null : 1 } as never, messages, json ? SAMPLE_SCHEMA : null);
+    const { model: _m, messages: sent, ...parameters } = body;
+    if (parameters.response_format && typeof parameters.response_format === 'object') {
+      const format = parameters.response_format as { type: string; json_schema?: { strict?: boolean } };
+      parameters.response_format = format.type === 'json_schema' ? `json_schema (strict: ${format.json_schema?.strict})` : format.type;
+    }
+    for (const name of ['seed', 'random_seed']) if (name in parameters) parameters[name] = '<derived from the run seed>';
+    out.push({ who, provider: profile.id, parameters, schemaInPrompt: JSON.stringify(sent) !== JSON.stringify(messages) });
+  };
+  const rubricTemperature = (() => {
+    const protocol = protocolFor(config.protocol);
+    return protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir).judge.temperature;
+  })();
+  for (const j of runJudges(config as unknown as StoredRunConfig)) describe(`judge${j.name ? ` ${j.name}` : ''}`, j, true, j.temperature === undefined ? rubricTemperature : j.temperature);
+  for (const c of config.copilots as Array<Record<string, any>>) if (c.type === 'openai') describe(`copilot ${c.name}`, c, false, c.temperature);
+  return out;
+}
 
 /** What `judgeflow run --dry-run` prints: planned requests per endpoint, nothing started. */
-export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; totalCalls: number; estimatedCostUsd: number | null } {
+export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; totalCalls: number; estimatedCostUsd: number | null; parameters: EndpointParameters[] } {
   const protocol = protocolFor(config.protocol);
   const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   const endpoints = planCalls({
@@ -16,7 +52,7 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
     pricing: config.pricing,
   });
   const priced = endpoints.some((e) => e.estimatedCostUsd !== null);
-  return { endpoints, totalCalls: endpoints.reduce((n, e) => n + e.calls, 0), estimatedCostUsd: priced ? endpoints.reduce((n, e) => n + (e.estimatedCostUsd ?? 0), 0) : null };
+  return { endpoints, totalCalls: endpoints.reduce((n, e) => n + e.calls, 0), estimatedCostUsd: priced ? endpoints.reduce((n, e) => n + (e.estimatedCostUsd ?? 0), 0) : null, parameters: endpointParameters(config) };
 }
 
 export function describeDryRun(plan: ReturnType<typeof dryRunPlan>): string {
@@ -27,7 +63,14 @@ export function describeDryRun(plan: ReturnType<typeof dryRunPlan>): string {
   lines.push(
     `Total: ${plan.totalCalls} calls if every request succeeds first time (retries and re-asked invalid judge answers add to it)` +
       (plan.estimatedCostUsd === null ? '; add `pricing:` to the config for a cost estimate.' : `; estimated $${plan.estimatedCostUsd.toFixed(4)} (rough: ~4 characters a token, assumed answer lengths).`),
-    'Dry run: nothing was started.',
   );
+  if (plan.parameters.length) {
+    lines.push('', 'Parameters each endpoint gets (besides model and messages):');
+    for (const p of plan.parameters) {
+      const sent = Object.entries(p.parameters).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') || '(none)';
+      lines.push(`  ${p.who} [provider ${p.provider}]: ${sent}${p.schemaInPrompt ? '; the answer\'s JSON Schema added to the prompt' : ''}`);
+    }
+  }
+  lines.push('Dry run: nothing was started.');
   return lines.join('\n');
 }

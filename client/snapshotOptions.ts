@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import { assertWritableDir } from '../core/writableDir';
 import type { ParseArgsConfig } from 'node:util';
 import { loadCategoriesFile } from '../core/categoriesFile';
+import { PROVIDER_IDS, profileOf, type ProviderId } from '../core/providers';
 import { parseRunConfig, validateCopilots, type RunConfig } from './config';
 import { InputError } from '../core/inputError';
 import { readText } from '../core/dataFiles';
@@ -21,6 +22,7 @@ export const llmOptions: NonNullable<ParseArgsConfig['options']> = {
   model: { type: 'string' },
   'base-url': { type: 'string' },
   'api-key-env': { type: 'string' },
+  provider: { type: 'string' },
   temperature: { type: 'string' },
   concurrency: { type: 'string' },
   'timeout-ms': { type: 'string' },
@@ -52,9 +54,9 @@ export const curateOptions: NonNullable<ParseArgsConfig['options']> = {
 };
 
 export const GENERATE_USAGE =
-  '--protocol lattice [--per-cell 15] [--tasks T1,T2] [--categories C1,C2] [--seed S] [--model M --base-url URL --api-key-env VAR] [--temperature 0.9] [--concurrency 4] [--max-rounds 4] [--over-ask 0.5] [--similarity 0.8] [--parent ID]';
+  '--protocol lattice [--per-cell 15] [--tasks T1,T2] [--categories C1,C2] [--seed S] [--model M --base-url URL --api-key-env VAR --provider P] [--temperature 0.9] [--concurrency 4] [--max-rounds 4] [--over-ask 0.5] [--similarity 0.8] [--parent ID]';
 export const CURATE_USAGE =
-  '--from traffic.jsonl [--target 200] [--min-chars 15 --max-chars 500] [--categories FILE] [--prune-run RUN_ID --prune-threshold 8 --prune-metric mean|total] [--seed S] [--skip-bad] [--model M --base-url URL --api-key-env VAR] [--batch-size 20] [--similarity 0.8] [--parent ID]';
+  '--from traffic.jsonl [--target 200] [--min-chars 15 --max-chars 500] [--categories FILE] [--prune-run RUN_ID --prune-threshold 8 --prune-metric mean|total] [--seed S] [--skip-bad] [--model M --base-url URL --api-key-env VAR --provider P] [--batch-size 20] [--similarity 0.8] [--parent ID]';
 
 function str(values: Values, name: string): string | undefined {
   const v = values[name];
@@ -82,6 +84,8 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
   } catch {
     throw new InputError(`--base-url ${baseURL}: not a URL (e.g. http://127.0.0.1:8000/v1)`);
   }
+  const provider = str(values, 'provider');
+  if (provider !== undefined && !(PROVIDER_IDS as readonly string[]).includes(provider)) throw new InputError(`--provider ${provider}: expected one of ${PROVIDER_IDS.join(', ')} (see judgeflow providers)`);
   const apiKeyEnv = str(values, 'api-key-env') ?? 'OPENAI_API_KEY';
   if (!envNameSchema.safeParse(apiKeyEnv).success) throw new InputError(`--api-key-env ${apiKeyEnv}: give the NAME of an environment variable, not a key`);
   return {
@@ -92,7 +96,10 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
     timeoutMs: numberOption(values, 'timeout-ms', 120_000, { min: 100, integer: true }),
     concurrency: numberOption(values, 'concurrency', 4, { min: 1, max: 64, integer: true }),
     maxAttempts: 5,
-    responseFormat: 'json_schema',
+    ...(provider ? { provider: provider as ProviderId } : {}),
+    // The provider profile's response format (DeepSeek: JSON mode, the schema then goes in the prompt). LlmSettings
+    // (workflows/snapshotTypes.ts) still requires the field, so it is filled from the profile here.
+    responseFormat: profileOf({ provider, baseURL }).responseFormat === 'json_object' ? 'json_object' : 'json_schema',
   };
 }
 
@@ -125,7 +132,7 @@ export function curateInput(values: Values, from: string): CurateInput {
   const metric = str(values, 'prune-metric') ?? 'mean';
   if (metric !== 'mean' && metric !== 'total') throw new InputError(`--prune-metric ${metric}: expected "mean" (mean dimension score) or "total" (the protocol's total)`);
   const categoriesFile = str(values, 'categories');
-  return {
+  const input: CurateInput = {
     from: path.resolve(from),
     target: numberOption(values, 'target', 200, { min: 1, integer: true }),
     minChars,
@@ -141,6 +148,22 @@ export function curateInput(values: Values, from: string): CurateInput {
     similarity: numberOption(values, 'similarity', 0.8, { min: 0.05, max: 1 }),
     parentId: str(values, 'parent') ?? null,
   };
+  checkEnumLimit(input);
+  return input;
+}
+
+/**
+ * OpenAI's strict structured outputs allow at most 1,000 enum values in one schema (structured outputs guide, limits);
+ * the tagging schema has one enum of the categories per query of a batch, so batch size × categories must stay under it.
+ */
+export const STRICT_ENUM_LIMIT = 1000;
+function checkEnumLimit(input: CurateInput): void {
+  const profile = profileOf(input.llm);
+  const values = input.batchSize * input.categories.length;
+  if (values > STRICT_ENUM_LIMIT && profile.responseFormat === 'json_schema' && profile.strict && input.llm.responseFormat !== 'json_object')
+    throw new InputError(
+      `--batch-size ${input.batchSize} × ${input.categories.length} categories = ${values} enum values in the tagging schema, above the ${STRICT_ENUM_LIMIT} that strict structured outputs allow (provider ${profile.id}); use --batch-size ${Math.max(1, Math.floor(STRICT_ENUM_LIMIT / input.categories.length))} or fewer`,
+    );
 }
 
 export function newJobId(kind: string, now = new Date()): string {

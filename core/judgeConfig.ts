@@ -1,5 +1,16 @@
 import { z } from 'zod';
 import { nameSchema } from './names';
+import { PROVIDER_IDS } from './providers/profile';
+
+/** Provider fields passed through in every request body (tools, web_search_options, reasoning_effort, provider routing…). */
+export const extraBodySchema = z
+  .record(z.string(), z.unknown())
+  .optional()
+  .superRefine((body, ctx) => {
+    for (const name of ['model', 'messages', 'stream'])
+      if (body && name in body) ctx.addIssue({ code: 'custom', path: [name], message: `extraBody may not set "${name}": judgeflow sends it itself` });
+  })
+  .describe('Provider fields added to every request body as they are (e.g. reasoning_effort, web_search_options, provider: {require_parameters: true})');
 
 /** The name of an environment variable holding a secret: never the secret itself. */
 export const envNameSchema = z
@@ -10,17 +21,19 @@ export const envNameSchema = z
 const judgeShape = {
     baseURL: z.string().url().describe('The OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1 (the simulator).'),
     model: z.string().min(1).describe('The judge model, as the endpoint names it (the simulator: sim-judge).'),
+    provider: z.enum(PROVIDER_IDS).optional().describe('Provider profile (parameter names, JSON enforcement, error shapes); inferred from the base URL host when absent, else openai-compatible.'),
     apiKeyEnv: envNameSchema.optional().describe('Name of the environment variable holding the API key, read by the worker only; never the key itself.'),
     temperature: z.number().min(0).max(2).nullable().optional().describe("Sampling temperature; default: the rubric's judge temperature; null leaves it out of requests (reasoning models reject it)."),
     maxTokens: z.number().int().min(1).optional().describe('Cap on answer tokens, sent under the name maxTokensParam gives.'),
-    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens').describe('Request field that carries maxTokens (newer OpenAI models want max_completion_tokens).'),
+    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).optional().describe("Request field that carries maxTokens; default: the provider profile's (max_completion_tokens for reasoning models)."),
     sendSeed: z.boolean().default(true).describe('Send a seed derived from the run seed (recorded with every judgment); false for endpoints that reject it.'),
-    timeoutMs: z.number().int().min(100).default(120_000).describe('Time one judge call may take before it counts as failed and is retried.'),
+    timeoutMs: z.number().int().min(100).default(120_000).describe('Time one judge call may take, body included, before it counts as failed and is retried.'),
     concurrency: z.number().int().min(1).max(64).default(4).describe("Most judge calls in flight for this run; the adaptive limiter works within it."),
     requestsPerMinute: z.number().positive().optional().describe("Hard cap on requests a minute to this endpoint, held across all the run's workers."),
     tokensPerMinute: z.number().positive().optional().describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
     maxAttempts: z.number().int().min(1).max(20).default(8).describe('Attempts per call at transport level (HTTP 429/5xx, timeouts; Retry-After honoured); invalid answers are re-asked per the rubric.'),
-    responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema').describe('How the answer schema is requested: json_schema (structured outputs) or json_object for endpoints without them.'),
+    responseFormat: z.enum(['json_schema', 'json_object', 'none']).optional().describe("response_format sent for the judge's JSON answer; default: the provider profile's (json_object for DeepSeek)."),
+    extraBody: extraBodySchema,
 };
 
 const samplesSchema = z

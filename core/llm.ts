@@ -1,6 +1,14 @@
-import type OpenAI from 'openai';
 import type { z } from 'zod';
 import { contentHash } from './hashing';
+import { InputError } from './inputError';
+import { openaiChat } from './providers/chat';
+import { contentText, extractJson, finishProblem, stripThink, toolCallProblem } from './providers/extract';
+import { isQuotaError, providerErrorCodes, providerErrorMessage } from './providers/errorBody';
+import { ProviderHttpError } from './providers/httpError';
+import { profileOf, type ProviderId } from './providers';
+import { chatRequestBody, type RequestSettings } from './providers/request';
+import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from './providers/session';
+import { ProviderTimeoutError } from './providers/replyError';
 
 /**
  * One OpenAI-compatible chat endpoint and how to ask it: the judge of a run (temperature already resolved from the
@@ -13,7 +21,12 @@ export interface ModelEndpoint {
   /** null: not sent (reasoning models accept only their default). */
   temperature: number | null;
   timeoutMs: number;
-  responseFormat: 'json_schema' | 'json_object';
+  /** The config's explicit response format; absent: the provider profile's. */
+  responseFormat?: 'json_schema' | 'json_object' | 'none';
+  /** The provider profile (core/providers); absent: inferred from the base URL's host. */
+  provider?: ProviderId;
+  /** Provider fields sent with every request as they are (reasoning_effort, provider routing…). */
+  extraBody?: Record<string, unknown>;
   maxTokens?: number;
   maxTokensParam?: 'max_tokens' | 'max_completion_tokens';
   /** Sent as `seed` when set; recorded with every judgment. */
@@ -51,7 +64,8 @@ export interface RateLimitInfo {
 }
 
 /** Read the rate-limit headers of a response; undefined when it sent none. Resets are durations like `1s`, `6m0s`, `20ms`. */
-export function rateLimitHeaders(headers: { get(name: string): string | null }): RateLimitInfo | undefined {
+export function rateLimitHeaders(source: { get(name: string): string | null } | Record<string, string>): RateLimitInfo | undefined {
+  const headers = typeof source.get === 'function' ? (source as { get(name: string): string | null }) : { get: (name: string) => (source as Record<string, string>)[name] ?? null };
   const number = (name: string) => {
     const value = headers.get(name);
     const n = value === null ? NaN : Number(value);
@@ -109,42 +123,23 @@ export interface AnswerCache {
   set(key: string, answer: string): Promise<void>;
 }
 
-/** The SDK is loaded on first use, so commands that never call an LLM never load it. */
-const openaiSdk = (): typeof OpenAI => (require('openai') as typeof import('openai')).default;
-
-const clients = new Map<string, OpenAI>();
-function clientFor(settings: ModelEndpoint, env: NodeJS.ProcessEnv): OpenAI {
-  const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || 'unused';
-  const key = `${settings.baseURL}\u0000${apiKey}`;
-  let client = clients.get(key);
-  if (!client) {
-    // Transport retries belong to Temporal (visible, bounded, survive crashes), so the SDK's own are off.
-    client = new (openaiSdk())({ baseURL: settings.baseURL, apiKey, maxRetries: 0, timeout: settings.timeoutMs });
-    clients.set(key, client);
-  }
-  return client;
-}
-
 export function requestKey(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
-  const request = { model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat, messages, schema: spec.jsonSchema };
+  const request = { model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat ?? 'json_schema', messages, schema: spec.jsonSchema };
   return contentHash(settings.cacheVariant === undefined ? request : { ...request, variant: settings.cacheVariant }, 40);
 }
 
-/** Some endpoints wrap JSON in a Markdown code fence even when asked for JSON; the content is what counts. */
-export function stripCodeFence(raw: string): string {
-  const fenced = raw.trim().match(/^```(?:json)?\s*\n([\s\S]*?)\n?```$/i);
-  return fenced ? fenced[1] : raw;
+/** The JSON value of a stored or received answer, read as robustly as when it was first checked. */
+export function parseJsonAnswer(raw: string): unknown {
+  const extracted = extractJson(raw);
+  if ('error' in extracted) throw new Error(extracted.error);
+  return extracted.value;
 }
 
 function parseAnswer<T>(raw: string | null | undefined, spec: JsonAnswerSpec<T>): { value: T } | { error: string } {
   if (!raw) return { error: 'empty answer' };
-  let value: unknown;
-  try {
-    value = JSON.parse(stripCodeFence(raw));
-  } catch (error) {
-    return { error: `answer is not valid JSON (${(error as Error).message})` };
-  }
-  const parsed = spec.zodSchema.safeParse(value);
+  const extracted = extractJson(raw);
+  if ('error' in extracted) return extracted;
+  const parsed = spec.zodSchema.safeParse(extracted.value);
   if (!parsed.success) return { error: `answer does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}` };
   const problem = spec.check?.(parsed.data);
   return problem ? { error: problem } : { value: parsed.data };
@@ -152,8 +147,10 @@ function parseAnswer<T>(raw: string | null | undefined, spec: JsonAnswerSpec<T>)
 
 /**
  * Ask for a JSON answer. Transport failures (HTTP errors, timeouts) throw, so Temporal retries the activity.
- * Invalid answers are re-asked up to `maxInvalidAnswers` times — as a fresh request, or inside the same
- * conversation with the reason appended — then returned as a failure (the caller records it; never a default score).
+ * Invalid answers (also refusals, truncated or filtered answers, tool calls, Groq's json_validate_failed) are re-asked up
+ * to `maxInvalidAnswers` times — as a fresh request, or inside the same conversation — then returned as a failure (the
+ * caller records it; never a default score). A re-ask is never byte-identical to what failed: it carries the reason and
+ * its own seed.
  */
 export async function askJson<T>(args: {
   settings: ModelEndpoint;
@@ -175,29 +172,69 @@ export async function askJson<T>(args: {
     const key = requestKey(settings, messages, spec);
     let raw = (await args.cache?.get(key)) ?? null;
     let usage: CallUsage | null = null;
+    let problem: string | null = null;
     if (raw === null) {
-      const answer = await complete(settings, messages, spec, args.env, args.signal, args.onCall);
+      const seed = settings.seed === null || settings.seed === undefined ? settings.seed : (settings.seed + attempt - 1) & 0x7fffffff;
+      const answer = await complete({ ...settings, seed }, messages, spec, args.env, args.signal, args.onCall);
       raw = answer.content;
+      problem = answer.problem;
       usage = answer.usage;
       systemFingerprint = answer.systemFingerprint;
     }
     const parsed = parseAnswer(raw, spec);
-    if (usage) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: 'invalid_answer' });
+    if (usage) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: problem?.startsWith('refused') ? 'refusal' : 'invalid_answer' });
     if ('value' in parsed) {
       await args.cache?.set(key, raw ?? '');
-      return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: raw ?? '' }], systemFingerprint };
+      return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: stripThink(raw ?? '') || (raw ?? '') }], systemFingerprint };
     }
-    lastError = parsed.error;
+    // A refusal, a cut-off or a tool call says more than the parse error it causes.
+    lastError = problem ?? parsed.error;
+    const again = `That answer was invalid: ${lastError}. Answer again with JSON that matches the schema exactly.`;
     if (args.retryIn === 'conversation') {
-      messages = [
-        ...messages,
-        { role: 'assistant', content: raw ?? '' },
-        { role: 'user', content: `That answer was invalid: ${parsed.error}. Answer again with JSON that matches the schema exactly.` },
-      ];
+      // Never an empty assistant turn (Anthropic's Messages API rejects them): say what came back instead.
+      messages = [...messages, { role: 'assistant', content: (raw && raw.trim()) || `(no answer: ${lastError})` }, { role: 'user', content: again }];
+    } else {
+      messages = withNote(args.messages, again);
     }
   }
   return { ok: false, error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`, attempts: args.maxInvalidAnswers + 1, messages, systemFingerprint };
 }
+
+/** The original request with the reason for the re-ask added to its last user message (roles keep alternating). */
+function withNote(messages: ChatMessage[], note: string): ChatMessage[] {
+  const last = messages.map((m) => m.role).lastIndexOf('user');
+  if (last < 0) return [...messages, { role: 'user', content: note }];
+  return messages.map((m, i) => (i === last ? { ...m, content: `${m.content}\n\n(${note})` } : m));
+}
+
+/** The parts of a judge endpoint that decide the request body (for `run --dry-run` and `judgeflow providers`). */
+export function requestSettings(settings: ModelEndpoint): RequestSettings {
+  return {
+    model: settings.model,
+    temperature: settings.temperature,
+    maxTokens: settings.maxTokens,
+    maxTokensParam: settings.maxTokensParam,
+    seed: settings.seed,
+    responseFormat: settings.responseFormat,
+    extraBody: settings.extraBody,
+  };
+}
+
+/** The request body a judge call would send now, after what this worker learnt about the endpoint. */
+export function judgeRequestBody(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }): Record<string, unknown> {
+  return chatRequestBody(profileOf(settings), requestSettings(settings), messages, { name: spec.name, schema: spec.jsonSchema }, droppedParameters(endpointKey(settings)));
+}
+
+interface Completed {
+  content: string | null;
+  /** Why the answer cannot be used, in words, when the reply says so itself (refusal, cut off, filtered, tool call). */
+  problem: string | null;
+  systemFingerprint: string | null;
+  usage: CallUsage;
+}
+
+/** How many refused parameters one call may drop before giving up (each drop is one extra request, once per run). */
+const MAX_DROPS = 4;
 
 async function complete(
   settings: ModelEndpoint,
@@ -206,42 +243,110 @@ async function complete(
   env: NodeJS.ProcessEnv,
   signal?: AbortSignal,
   onCall?: (usage: CallUsage) => void | Promise<void>,
-): Promise<{ content: string | null; systemFingerprint: string | null; usage: CallUsage }> {
-  const responseFormat =
-    settings.responseFormat === 'json_schema'
-      ? ({ type: 'json_schema', json_schema: { name: spec.name, strict: true, schema: spec.jsonSchema } } as const)
-      : ({ type: 'json_object' } as const);
-  const started = Date.now();
-  let completion;
-  let rateLimit: RateLimitInfo | undefined;
+): Promise<Completed> {
+  const profile = profileOf(settings);
+  const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || undefined;
+  const key = endpointKey(settings);
+  const failed = (started: number, errorKind: string): CallUsage => ({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind });
+  const exhausted = quotaExhausted(key);
+  if (exhausted) throw exhausted; // out of quota: not asked again (see core/providers/session.ts)
+  if (profile.transport === 'anthropic-messages') return completeAnthropic(settings, messages, spec, apiKey, signal, onCall);
+  const dropped = droppedParameters(key);
+  for (let drops = 0; ; drops++) {
+    const body = chatRequestBody(profile, requestSettings(settings), messages, { name: spec.name, schema: spec.jsonSchema }, dropped);
+    const started = Date.now();
+    let completion: any;
+    let headers: Record<string, string>;
+    try {
+      ({ completion, headers } = await openaiChat({ baseURL: settings.baseURL, apiKey, body, timeoutMs: settings.timeoutMs, signal }));
+    } catch (error) {
+      // A 400/422 naming a parameter this request sent: left out for the rest of the run, and asked again at once.
+      const refusal = drops < MAX_DROPS ? learnRefusedParameter(error, body, dropped) : null;
+      if (refusal) {
+        // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
+        await onCall?.(failed(started, refusal.learnt ? `dropped:${refusal.parameter}` : 'unsupported_parameter'));
+        continue;
+      }
+      if (error instanceof ProviderHttpError) {
+        // Groq's best-effort JSON mode fails the request itself when the model's JSON does not validate
+        // (console.groq.com docs, "Structured outputs"): an invalid answer, re-asked like one.
+        if (error.status === 400 && providerErrorCodes(error.body).includes('json_validate_failed')) {
+          const usage = failed(started, 'invalid_answer');
+          return { content: null, problem: `the provider's JSON validation failed (json_validate_failed): ${providerErrorMessage(error.body) ?? error.body}`, systemFingerprint: null, usage };
+        }
+        if (isQuotaError(error.status, error.body)) markQuotaExhausted(key, error);
+      }
+      await onCall?.(failed(started, callErrorKind(error)));
+      throw error;
+    }
+    const rateLimit = rateLimitHeaders(headers);
+    const choice = completion.choices[0];
+    const message = choice?.message ?? {};
+    const content = contentText(message.content);
+    const problem =
+      (typeof message.refusal === 'string' && message.refusal && !content ? `refused: ${message.refusal}` : null) ??
+      toolCallProblem(content ? null : message) ??
+      finishProblem(choice?.finish_reason) ??
+      (content === null ? 'the reply has no message content' : null);
+    // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
+    const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
+    return { content, problem, systemFingerprint: typeof completion.system_fingerprint === 'string' ? completion.system_fingerprint : null, usage };
+  }
+}
+
+/**
+ * `provider: anthropic`: the native Messages API (core/providers/anthropicMessages.ts, built by the anthropic work).
+ * Loaded by name so this module compiles before that file is merged.
+ */
+async function completeAnthropic(
+  settings: ModelEndpoint,
+  messages: ChatMessage[],
+  spec: { name: string; jsonSchema: Record<string, unknown> },
+  apiKey: string | undefined,
+  signal: AbortSignal | undefined,
+  onCall?: (usage: CallUsage) => void | Promise<void>,
+): Promise<Completed> {
+  let anthropicChat: (args: Record<string, unknown>) => Promise<{ content: string | null; stopReason: string | null; usage: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null }; rateLimit?: RateLimitInfo }>;
   try {
-    const { data, response } = await clientFor(settings, env)
-      .chat.completions.create({ model: settings.model, messages, response_format: responseFormat, ...optionalParameters(settings) }, { signal })
-      .withResponse();
-    completion = data;
-    rateLimit = rateLimitHeaders(response.headers);
+    // TODO(anthropic): core/providers/anthropicMessages.ts is written on the anthropic branch; this resolves once merged.
+    ({ anthropicChat } = require('./providers/anthropicMessages'));
+  } catch {
+    throw new InputError('provider "anthropic" needs the Messages API transport (core/providers/anthropicMessages.ts), which this build lacks');
+  }
+  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n') || undefined;
+  const started = Date.now();
+  try {
+    const answer = await anthropicChat({
+      baseURL: settings.baseURL,
+      model: settings.model,
+      apiKey: apiKey ?? '',
+      system,
+      messages: messages.filter((m) => m.role !== 'system'),
+      maxTokens: settings.maxTokens ?? 4096,
+      temperature: settings.temperature,
+      jsonSchema: { name: spec.name, schema: spec.jsonSchema },
+      ...(settings.extraBody ? { extraBody: settings.extraBody } : {}),
+      timeoutMs: settings.timeoutMs,
+      signal,
+    });
+    const { promptTokens, completionTokens, cachedTokens } = answer.usage;
+    const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
+    const problem = answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
+    return { content: answer.content, problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem, systemFingerprint: null, usage };
   } catch (error) {
+    if (error instanceof ProviderHttpError && isQuotaError(error.status, error.body)) markQuotaExhausted(endpointKey(settings), error);
     await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
     throw error;
   }
-  // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
-  const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
-  return { content: completion.choices[0]?.message?.content ?? null, systemFingerprint: completion.system_fingerprint ?? null, usage };
 }
 
-/** A short failure kind for cost reports (the full error goes to Temporal): rate_limited, http_5xx, http_4xx, timeout, network. */
-function callErrorKind(error: unknown): string {
-  if (error instanceof openaiSdk().APIUserAbortError || error instanceof openaiSdk().APIConnectionTimeoutError) return 'timeout';
-  if (error instanceof openaiSdk().APIConnectionError) return 'network';
-  if (error instanceof openaiSdk().APIError) return error.status === 429 ? 'rate_limited' : `http_${String(error.status ?? 0)[0]}xx`;
+/** A short failure kind for cost reports (the full error goes to Temporal): quota, rate_limited, http_5xx, http_4xx, timeout, network. */
+export function callErrorKind(error: unknown): string {
+  if (error instanceof ProviderTimeoutError || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))) return 'timeout';
+  if (error instanceof ProviderHttpError) {
+    if (isQuotaError(error.status, error.body)) return 'quota';
+    return error.status === 429 ? 'rate_limited' : `http_${String(error.status)[0]}xx`;
+  }
+  if (error instanceof TypeError && /fetch failed/.test(error.message)) return 'network';
   return 'invalid_reply';
-}
-
-/** Parameters some models reject are sent only when set: temperature (null = omitted), the token cap under the name the model wants, seed. */
-export function optionalParameters(settings: { temperature?: number | null; maxTokens?: number; maxTokensParam?: 'max_tokens' | 'max_completion_tokens'; seed?: number | null }) {
-  return {
-    ...(settings.temperature === null || settings.temperature === undefined ? {} : { temperature: settings.temperature }),
-    ...(settings.maxTokens ? { [settings.maxTokensParam ?? 'max_tokens']: settings.maxTokens } : {}),
-    ...(settings.seed === null || settings.seed === undefined ? {} : { seed: settings.seed }),
-  };
 }

@@ -12,6 +12,7 @@ import { seededRandom } from '../core/random';
 import { chatPageHtml } from './chatPage';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';
+import { simProfileFor } from './profiles';
 
 export { answerForSchema } from './schemaAnswer';
 
@@ -41,7 +42,22 @@ export interface SimJudgeProfile {
   favour?: { contains: string; bonus: number };
   seed?: number;
 }
-export interface SimReply { status?: number; headers?: Record<string, string>; body?: string /* raw body, e.g. malformed JSON */; content?: string /* assistant message content */ }
+export interface SimReply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string /* raw body, e.g. malformed JSON */;
+  content?: string /* assistant message content */;
+  /** Extra or overriding fields of the assistant message (refusal, tool_calls, annotations, content: null). */
+  message?: Record<string, unknown>;
+  /** The choice's finish_reason (default "stop"). */
+  finishReason?: string;
+  /** Extra top-level fields of the completion (citations, search_results). */
+  extra?: Record<string, unknown>;
+  /** A raw SSE body sent as it is to a streaming request (broken streams, error events). */
+  stream?: string;
+  /** Send the headers, then nothing for this long (a stalled proxy). */
+  stallMs?: number;
+}
 export type SimHandler = (body: any, ctx: { requestIndex: number; log: SimRequestLog[] }) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
 export interface SimOptions {
   port?: number; // 0 = random free port (default)
@@ -145,7 +161,18 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   }
   const rejected = reasoningModelRejection(body);
   if (rejected) return sendError(res, 400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
-  const reply = faultReply(body, requestIndex, options, seenOnce) ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
+  const profile = simProfileFor(baseModel(body.model));
+  const profiled = profile?.(body, {
+    requestIndex,
+    seenBefore: (key) => {
+      const hash = sha256(JSON.stringify(key));
+      const seen = seenOnce.has(hash);
+      seenOnce.add(hash);
+      return seen;
+    },
+    plainAnswer: (b) => defaultContent(b, options.judges?.[baseModel(b.model)], requestIndex),
+  });
+  const reply = faultReply(body, requestIndex, options, seenOnce) ?? profiled ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
   if (limiter) {
     // Tokens count once answered; the headers then say what is left.
     const content = reply.content ?? (reply.body === undefined && (reply.status ?? 200) < 400 ? defaultContent(body, options.judges?.[baseModel(body.model)], requestIndex) : undefined);
@@ -210,6 +237,17 @@ function normalize(reply: SimReply | string | undefined): SimReply | undefined {
 
 function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRequestLog, judge: SimJudgeProfile | undefined, requestIndex: number): void {
   const status = reply.status ?? 200;
+  if (reply.stallMs !== undefined) {
+    res.writeHead(status, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
+    res.flushHeaders();
+    const timer = setTimeout(() => res.end(), reply.stallMs);
+    res.on('close', () => clearTimeout(timer));
+    return;
+  }
+  if (reply.stream !== undefined && body.stream) {
+    res.writeHead(status, { 'content-type': 'text/event-stream', ...reply.headers }).end(reply.stream);
+    return;
+  }
   if (reply.body !== undefined) {
     const contentType = body.stream ? 'text/event-stream' : 'application/json';
     const payload = body.stream ? `data: ${reply.body}\n\n` : reply.body;
@@ -220,11 +258,14 @@ function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRe
     const [type, code] = status === 429 ? ['requests', 'rate_limit_exceeded'] : status >= 500 ? ['server_error', 'server_error'] : ['invalid_request_error', null];
     return sendError(res, status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
   }
-  const content = reply.content ?? defaultContent(body, judge, requestIndex);
+  const overridden = reply.message && 'content' in reply.message;
+  const content = reply.content ?? (overridden ? String(reply.message!.content ?? '') : defaultContent(body, judge, requestIndex));
   entry.content = content;
   if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, content);
   if (body.stream) return streamCompletion(res, body, content, status, reply.headers);
-  sendJson(res, status, completion(body, content), reply.headers);
+  const answer = completion(body, content);
+  if (reply.message || reply.finishReason) answer.choices[0] = { ...answer.choices[0], message: { ...answer.choices[0].message, ...reply.message } as never, finish_reason: reply.finishReason ?? 'stop' };
+  sendJson(res, status, { ...answer, ...reply.extra }, reply.headers);
 }
 
 /** Judges ask for json_schema output; everything else is treated as a copilot question. */

@@ -2,6 +2,11 @@ import type OpenAISdk from 'openai';
 import { InputError } from '../../core/inputError';
 import { retryAfterMs } from './common';
 import { AdapterError } from './types';
+import { ProviderHttpError } from '../../core/providers/httpError';
+import { ProviderReplyError, ProviderTimeoutError } from '../../core/providers/replyError';
+import { isQuotaError, providerErrorMessage, unsupportedParameter } from '../../core/providers/errorBody';
+
+export { unsupportedParameter } from '../../core/providers/errorBody';
 
 /** What the caller knows about the failed call, so the message can say what was happening. */
 export interface FailureContext {
@@ -40,10 +45,14 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   if (context.timeout?.signal.aborted || error instanceof OpenAI.APIUserAbortError)
     return new AdapterError('timeout', `${who} did not answer within its timeout${context.timeout ? ` of ${context.timeout.ms} ms` : ''}${where}`, { retryable: true, raw });
   if (error instanceof InputError) return new AdapterError('config', `${who}: ${error.message}`);
+  if (error instanceof ProviderTimeoutError) return new AdapterError('timeout', `${who} did not answer within its timeout of ${error.ms} ms${where}`, { retryable: true, raw });
+  // judgeflow's own transports (core/providers): read exactly like the SDK's APIError below.
+  if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader({ get: (name) => error.headers[name] ?? null }));
+  if (error instanceof ProviderReplyError) return new AdapterError('invalid_reply', `${who}: ${error.message}${where}`, { retryable: true, raw: error.raw });
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new AdapterError('timeout', `${who}: ${error.message}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}${causeOf(error)}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number')
-    return httpFailure(who, error.status, JSON.stringify(error.error ?? null), retryAfterHeader(error.headers), error.message);
+    return httpFailure(who, error.status, error.error === undefined ? '' : JSON.stringify(error.error), retryAfterHeader(error.headers), /status code \(no body\)/.test(error.message) ? undefined : error.message);
   if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
@@ -54,27 +63,28 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   return new AdapterError('internal', `${who}: internal error (${name}): ${message}${where}`, { raw });
 }
 
-/** An HTTP error status from a copilot or judge: 429/5xx/408 retry (honouring Retry-After); other 4xx do not. */
+/**
+ * An HTTP error status from a copilot or judge: 429/5xx/408 retry (honouring Retry-After); other 4xx do not. The message
+ * carries the provider's own words from whatever shape its body has (core/providers/errorBody.ts). Out of credit (OpenAI's
+ * 429 insufficient_quota, OpenRouter's 402) is `quota`: never retried — "retrying billing, spend, or quota errors won't
+ * restore API access" (OpenAI error codes guide).
+ */
 export function httpFailure(who: string, status: number, body: string, retryAfter: string | null, summary?: string): AdapterError {
   const after = retryAfterMs(retryAfter);
-  const detail = summary ? `: ${snippet(summary)}` : body ? `: ${snippet(body)}` : '';
+  const words = providerErrorMessage(body) ?? summary ?? null;
+  const detail = words ? `: ${snippet(words)}` : body ? `: ${snippet(body)}` : ' (no body)';
+  if (isQuotaError(status, body)) return new AdapterError('quota', `${who} is out of quota or credit (HTTP ${status})${detail}. Not retried: add credit or raise the limit, then run again`, { raw: body || undefined, status });
   if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, { retryable: true, retryAfterMs: after, raw: body || undefined });
-  const unsupported = status === 400 ? unsupportedParameter(`${summary ?? ''} ${body}`) : null;
-  if (unsupported) return new AdapterError('unsupported_parameter', `${who} answered HTTP 400${detail}. ${fixFor(unsupported)}`, { raw: body || undefined });
+  const unsupported = status === 400 || status === 422 ? unsupportedParameter(`${words ?? ''} ${summary ?? ''} ${body}`) : null;
+  if (unsupported) return new AdapterError('unsupported_parameter', `${who} answered HTTP ${status}${detail}. ${fixFor(unsupported)}`, { raw: body || undefined });
   return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw: body || undefined, status });
-}
-
-/** The request parameter a 400 rejects as unsupported (as OpenAI words it for reasoning models), if that is what it says. */
-export function unsupportedParameter(text: string): string | null {
-  if (!/unsupported (parameter|value)|not supported|does not support/i.test(text)) return null;
-  const named = text.match(/'(temperature|max_tokens|max_completion_tokens|seed|top_p|response_format|presence_penalty|frequency_penalty)'/) ?? text.match(/"param"\s*:\s*"(\w+)"/);
-  return named ? named[1] : null;
 }
 
 function fixFor(parameter: string): string {
   if (parameter === 'temperature') return 'This model does not accept temperature: set `temperature: null` in the judge (or copilot) config to leave it out.';
   if (parameter === 'max_tokens') return 'This model wants max_completion_tokens: set `maxTokensParam: max_completion_tokens` in the judge (or copilot) config.';
-  if (parameter === 'seed') return 'This endpoint does not accept seed: set `sendSeed: false` in the judge (or copilot) config to leave it out.';
+  if (parameter === 'seed' || parameter === 'random_seed') return 'This endpoint does not accept seed: set `sendSeed: false` (or the right `provider:`) in the judge (or copilot) config to leave it out.';
+  if (parameter === 'response_format') return 'This endpoint does not take this response_format: set `responseFormat: json_object` (or `none`) or the right `provider:` in the judge config.';
   return `Remove "${parameter}" from the request settings in the config; this model does not accept it.`;
 }
 

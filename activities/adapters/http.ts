@@ -5,6 +5,8 @@ import type { Query } from '../../core/types';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, expandEnv, headersSchema } from './common';
 import { httpFailure, snippet, toAdapterError } from './errors';
+import { providerErrorMessage } from '../../core/providers/errorBody';
+import { finishProblem } from '../../core/providers/extract';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const jsonSchema: z.ZodType<Json> = z.lazy(() =>
@@ -89,6 +91,9 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
             raw = await response.text();
             const reply = parseJson(raw, who);
             const text = pickText(reply, config.answerPath!);
+            // An error in a 200 reply (OpenRouter during generation — openrouter.ai docs, "Errors"): the error it is, retried like a 5xx.
+            if (text === undefined && reply && typeof reply === 'object' && 'error' in reply)
+              throw new AdapterError('http', `${who} answered HTTP ${response.status} with an error: ${snippet(providerErrorMessage(raw) ?? raw)}`, { retryable: true, raw, status: 502 });
             if (text === undefined)
               throw new AdapterError('invalid_reply', `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`, { raw });
             return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply) };
@@ -217,11 +222,22 @@ async function readStream(
   let conversationId: string | undefined;
   let usage: unknown;
   let done = false;
+  let eventName = '';
+  /** Set when events are OpenAI-style chunks (`choices`): such a stream is complete only with `[DONE]` or a finish_reason. */
+  let chatChunks = false;
+  let finishReason: string | null = null;
 
   const takeChunk = (data: string): void => {
     if (config.stream === 'sse' && data.trim() === '[DONE]') {
       done = true;
       return;
+    }
+    // An error part-way (`event: error`, or OpenRouter's `data: {"error": …}` — openrouter.ai docs, "Errors"): the
+    // answer so far is not the answer. Retried like a 5xx.
+    const errorEvent = eventName === 'error';
+    eventName = '';
+    if (errorEvent || /^\s*\{\s*"error"\s*:/.test(data)) {
+      throw new AdapterError('incomplete', `${who}: the stream reported an error before the answer was complete: ${snippet(providerErrorMessage(data) ?? data)}`, { retryable: true, raw: raw || data });
     }
     if (config.stream === 'sse' && !config.chunkPath) {
       text += data; // plain-text events
@@ -231,6 +247,11 @@ async function readStream(
     const event = parseJson(data, who, raw);
     conversationId ??= pickConversationId(event, config.conversationIdPath);
     if (event && typeof event === 'object' && !Array.isArray(event) && (event as Record<string, unknown>).usage) usage = (event as Record<string, unknown>).usage;
+    const choices = (event as { choices?: Array<{ finish_reason?: string | null }> } | null)?.choices;
+    if (Array.isArray(choices)) {
+      chatChunks = true;
+      finishReason = choices[0]?.finish_reason ?? finishReason;
+    }
     // Events without a chunk (role headers, usage, finish markers) carry no answer text.
     const chunk = pickText(event, config.chunkPath!);
     if (chunk !== undefined) {
@@ -250,7 +271,9 @@ async function readStream(
       eventData = [];
     } else if (line.startsWith('data:')) {
       eventData.push(line.slice(line[5] === ' ' ? 6 : 5));
-    } // comments, `event:`, `id:` and `retry:` lines carry no answer text
+    } else if (line.startsWith('event:')) {
+      eventName = line.slice(6).trim();
+    } // comments, `id:` and `retry:` lines carry no answer text
   };
 
   try {
@@ -275,6 +298,10 @@ async function readStream(
     setRaw(raw);
     if (done) await reader.cancel().catch(() => undefined);
   }
+  const cut = finishProblem(finishReason);
+  if (cut) throw new AdapterError('incomplete', `${who}: ${cut}`, { raw });
+  if (chatChunks && !done && !finishReason)
+    throw new AdapterError('incomplete', `${who}: the stream ended before the answer was complete (no finish_reason and no [DONE])`, { retryable: true, raw });
   if (!sawChunk) {
     const where = config.chunkPath ? `at chunkPath "${config.chunkPath}"` : 'as data: events';
     throw new AdapterError('invalid_reply', `${who}: the ${config.stream} stream carried no answer text ${where}`, { raw });

@@ -15,6 +15,12 @@ export type AdapterErrorKind =
   | 'browser'
   /** A 400 naming a request parameter the model does not accept (e.g. temperature on reasoning models). */
   | 'unsupported_parameter'
+  /** Out of credit or over a spend limit (HTTP 429 insufficient_quota, 402): never retried. */
+  | 'quota'
+  /** The answer is incomplete: cut off (finish_reason length), filtered, a stream that ended early or reported an error. */
+  | 'incomplete'
+  /** The model answered with a tool call instead of text. */
+  | 'tool_call'
   /** The run was cancelled while the call was in flight. */
   | 'cancelled'
   /** The results store stayed locked by another process (transient; never recorded as the item's failure). */

@@ -1,4 +1,4 @@
-import { askJson, stripCodeFence, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
+import { askJson, parseJsonAnswer, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
 import type { JudgeContext } from '../../core/protocol';
 
 /** What is stored per judge turn (its request, ResultsStore.putJudgeTurn); the turn's final answer is stored beside it. */
@@ -89,6 +89,6 @@ export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, 
 function turnResult<T>(turn: StoredTurn, answer: string): TurnResult<T> {
   const systemFingerprint = turn.systemFingerprint ?? null;
   return turn.ok
-    ? { ok: true, value: JSON.parse(stripCodeFence(answer)) as T, attempts: turn.attempts, systemFingerprint }
+    ? { ok: true, value: parseJsonAnswer(answer) as T, attempts: turn.attempts, systemFingerprint }
     : { ok: false, error: turn.error ?? 'invalid answer', attempts: turn.attempts, systemFingerprint };
 }

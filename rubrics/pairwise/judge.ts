@@ -76,6 +76,7 @@ export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Pro
       env: ctx.env,
       cache: ctx.cache,
       signal: ctx.signal,
+      onCall: ctx.recordCall, // every protocol's judge calls are counted (cost, tokens-per-minute, header pacing)
     });
     attempts += answer.attempts;
     systemFingerprint ??= answer.systemFingerprint;

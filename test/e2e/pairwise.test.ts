@@ -33,6 +33,8 @@ test('a pairwise run: every pair judged blind in both orders, win rates recomput
     // Three copilots → three pairs per query, one judge call each, never naming a copilot.
     const requests = sim.judge.requests.slice(before);
     expect(requests).toHaveLength(queries.length * 3);
+    // Every pairwise judge call is recorded like any protocol's (cost, tokens-per-minute, header pacing).
+    expect((await store.llmCalls(result.runId)).filter((c) => c.role === 'judge')).toHaveLength(requests.length);
     const textOf = new Map((await store.responses(result.runId)).map((r) => [r.text!, r.copilot]));
     const shownFirst: Record<string, number> = {};
     for (const r of requests) {

@@ -9,7 +9,7 @@ import { simServersForFile } from '../support/sims';
 const sim = simServersForFile({ judge: {}, copilots: {} });
 const queries = [1, 2].map((i) => ({ id: `t1-c${i}`, text: `Should I bridge USDC to Base, case ${i}?`, task: 'T1', category: `C${i}` }));
 
-test('a judge that rejects temperature: reported with the fix, not retried; the run still ends', async () => {
+test('a judge that rejects temperature: left out after its one 400, and every unit judged', async () => {
   const { judge, copilots } = sim;
   const cfg = runConfig(tempDir(), {
     protocol: 'lattice',
@@ -22,10 +22,12 @@ test('a judge that rejects temperature: reported with the fix, not retried; the 
     const runId = `run-unsupported-${Date.now()}`;
     await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
     const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
-    expect(judgments.map((j) => j.status)).toEqual(['failed', 'failed']);
-    expect(judgments[0].error).toContain("'temperature' does not support");
-    expect(judgments[0].error).toContain('set `temperature: null`');
-    expect(judge.requests.length - before).toBe(2); // one request per unit: a 400 is not retried (maxAttempts is 8)
+    expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
+    const bodies = judge.requests.slice(before).map((r) => r.body);
+    // The refusal is paid once per endpoint (core/providers/session.ts) — or once per call already in flight then.
+    const refused = bodies.filter((b) => 'temperature' in b).length;
+    expect(refused).toBeGreaterThanOrEqual(1);
+    expect(bodies.length - refused).toBe(2);
   });
 }, 120_000);
 

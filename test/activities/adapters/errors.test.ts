@@ -57,3 +57,26 @@ describe('toAdapterError', () => {
     expect([toAdapterError(new InputError('no such column'), 'copilot A').kind, toAdapterError(new InputError('x'), 'copilot A').retryable]).toEqual(['config', false]);
   });
 });
+
+describe('ProviderHttpError (judgeflow\'s own transports) is read exactly like the SDK\'s APIError', () => {
+  const { ProviderHttpError } = require('../../../core/providers/httpError') as typeof import('../../../core/providers/httpError');
+  const body = (status: number, message: string, code: string | null = null) => JSON.stringify({ error: { message, type: 'x', param: null, code } });
+
+  test.each([
+    [429, body(429, 'Rate limit reached for requests', 'rate_limit_exceeded'), { 'retry-after': '2' }],
+    [500, body(500, 'The server had an error'), {}],
+    [400, body(400, 'Invalid model'), {}],
+    [400, body(400, "Unsupported value: 'temperature' does not support 0 with this model."), {}],
+  ])('HTTP %i', (status, text, headers) => {
+    const ours = toAdapterError(new ProviderHttpError(status, text, headers), 'judge');
+    const sdk = toAdapterError(OpenAI.APIError.generate(status, JSON.parse(text), undefined, new Headers(headers)), 'judge');
+    expect([ours.kind, ours.retryable, ours.options.retryAfterMs, ours.message]).toEqual([sdk.kind, sdk.retryable, sdk.options.retryAfterMs, sdk.message]);
+  });
+
+  test('quota is its own kind, never retried; a not-JSON reply and a whole-call timeout are retried', () => {
+    const quota = toAdapterError(new ProviderHttpError(429, body(429, 'You exceeded your current quota, please check your plan and billing details.', 'insufficient_quota'), {}), 'judge');
+    expect([quota.kind, quota.retryable]).toEqual(['quota', false]);
+    const { ProviderReplyError, ProviderTimeoutError } = require('../../../core/providers/replyError') as typeof import('../../../core/providers/replyError');
+    expect([toAdapterError(new ProviderReplyError('the reply is not JSON', '<html>'), 'judge').kind, toAdapterError(new ProviderTimeoutError(2000), 'judge').message]).toEqual(['invalid_reply', 'judge did not answer within its timeout of 2000 ms']);
+  });
+});

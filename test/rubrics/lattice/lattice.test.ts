@@ -86,7 +86,7 @@ describe('validation errors name the file and the field', () => {
     const file = config(good);
     const c = loadRunConfig(file);
     expect(c.queries).toBe(path.join(path.dirname(file), 'q.jsonl'));
-    expect(c.judge!.responseFormat).toBe('json_schema');
+    expect(c.judge!.responseFormat).toBeUndefined(); // the provider profile decides (core/providers)
     expect(c.copilots[0]).toMatchObject({ concurrency: 4, timeoutMs: 120000 });
   });
   test('unknown keys and bad values name their path', () => {
@@ -114,14 +114,5 @@ describe('validation errors name the file and the field', () => {
     test('duplicate copilot names and query ids', () => {
     expect(() => loadRunConfig(config(good + '  - { name: Sorin, type: openai, baseURL: http://127.0.0.1:8001/v1, model: x }\n'))).toThrow(/copilots\[1\]\.name: duplicate copilot name "Sorin"/);
     expect(() => loadRunConfig(config(good, '{"id":"q1","text":"a","task":"T1","category":"C1"}\n{"id":"q1","text":"b","task":"T1","category":"C1"}\n'))).toThrow(/query id "q1" appears twice/);
-  });
-});
-
-describe('judge answers', () => {
-  const { stripCodeFence } = require('../../../core/llm');
-  test('a JSON answer wrapped in a Markdown fence is read; anything else is left alone', () => {
-    expect(JSON.parse(stripCodeFence('```json\n{"D1": {"score": 3, "rationale": "x"}}\n```'))).toEqual({ D1: { score: 3, rationale: 'x' } });
-    expect(stripCodeFence('{"a": 1}')).toBe('{"a": 1}');
-    expect(stripCodeFence('Sure! ```json\n{}\n```')).toBe('Sure! ```json\n{}\n```');
   });
 });

@@ -1,0 +1,20 @@
+import type { ProviderProfile } from './profile';
+
+export const deepseek: ProviderProfile = {
+  id: 'deepseek',
+  label: 'DeepSeek (api.deepseek.com)',
+  transport: 'openai-chat',
+  hosts: [/(^|\.)api\.deepseek\.com$/],
+  seedParam: null,
+  seedHonoured: false,
+  maxTokensParam: 'max_tokens',
+  // llm-exe issue #662: json_schema is rejected with `{"error":{"message":"This response_format type is unavailable
+  // now",…}}`; DeepSeek API docs, "JSON Output": only `{"type": "json_object"}`, and the prompt must contain the word
+  // "json" and an example of the wanted format — so the schema goes into the prompt.
+  responseFormat: 'json_object',
+  schemaEnforced: false,
+  strict: false,
+  errors: '{"error": {"message", "type", "code"}}',
+  batchApi: false,
+  notes: ['JSON mode only, the schema in the prompt ("This response_format type is unavailable now" — llm-exe #662; DeepSeek docs, JSON Output)', 'deepseek-reasoner: <think> blocks stripped'],
+};

@@ -1,0 +1,9 @@
+import { openWeightsHost, type ProviderProfile } from './profile';
+
+export const fireworks: ProviderProfile = {
+  ...openWeightsHost,
+  notes: [...openWeightsHost.notes],
+  id: 'fireworks',
+  label: 'Fireworks AI (api.fireworks.ai/inference/v1)',
+  hosts: [/(^|\.)api\.fireworks\.ai$/],
+};

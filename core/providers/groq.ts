@@ -1,0 +1,19 @@
+import type { ProviderProfile } from './profile';
+
+export const groq: ProviderProfile = {
+  id: 'groq',
+  label: 'Groq (api.groq.com/openai/v1)',
+  transport: 'openai-chat',
+  hosts: [/(^|\.)api\.groq\.com$/],
+  seedParam: 'seed',
+  seedHonoured: true,
+  maxTokensParam: 'max_completion_tokens',
+  // console.groq.com docs, "Structured outputs": strict mode "currently only available on select models"; best-effort
+  // mode elsewhere, which can fail a request with a 400 `json_validate_failed` — re-asked like an invalid answer.
+  responseFormat: 'json_schema',
+  schemaEnforced: false,
+  strict: false,
+  errors: '{"error": {"message", "type", "code"}}; 400 code json_validate_failed when best-effort JSON fails',
+  batchApi: true,
+  notes: ['best-effort json_schema (strict: false), the schema also in the prompt', '400 json_validate_failed re-asked like an invalid answer (Groq docs, Structured outputs)'],
+};

@@ -1,0 +1,19 @@
+import type { ProviderProfile } from './profile';
+
+export const mistral: ProviderProfile = {
+  id: 'mistral',
+  label: 'Mistral La Plateforme (api.mistral.ai)',
+  transport: 'openai-chat',
+  hosts: [/(^|\.)api\.mistral\.ai$/],
+  // eca issue #231, langchain-azure issue #82: `seed` is refused with 422 `extra_forbidden` ("Extra inputs are not
+  // permitted"); Mistral API reference: the parameter is `random_seed`, the cap `max_tokens`.
+  seedParam: 'random_seed',
+  seedHonoured: true,
+  maxTokensParam: 'max_tokens',
+  responseFormat: 'json_schema',
+  schemaEnforced: true,
+  strict: true,
+  errors: '422 {"detail": [{"type": "extra_forbidden", "loc": ["body", …], "msg"}]} or {"message": …}',
+  batchApi: true,
+  notes: ['seed sent as random_seed (extra_forbidden on seed — eca #231, langchain-azure #82)', 'max_tokens (max_completion_tokens not accepted)'],
+};
