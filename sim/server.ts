@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { seededRandom } from '../core/random';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';
+import { anthropicMessages } from './anthropic';
 
 export { answerForSchema } from './schemaAnswer';
 
@@ -94,6 +95,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
 async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
   if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
+  if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
@@ -332,7 +334,7 @@ function sendError(res: ServerResponse, status: number, message: string, type: s
   sendJson(res, status, { error: { message, type, param, code } }, headers);
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -341,7 +343,7 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
+export function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;

@@ -1,5 +1,6 @@
 import type OpenAISdk from 'openai';
 import { InputError } from '../../core/inputError';
+import { ProviderHttpError } from '../../core/providers/httpError';
 import { retryAfterMs } from './common';
 import { AdapterError } from './types';
 
@@ -44,6 +45,10 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}${causeOf(error)}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number')
     return httpFailure(who, error.status, JSON.stringify(error.error ?? null), retryAfterHeader(error.headers), error.message);
+  // judgeflow's own transports (core/providers): the body as the provider sent it, Retry-After from its headers.
+  if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader(new Headers(error.headers)), error.message);
+  // fetch aborted by AbortSignal.timeout (the transports' own whole-call timeout) rejects with a DOMException "TimeoutError".
+  if (error instanceof Error && error.name === 'TimeoutError') return new AdapterError('timeout', `${who} did not answer within its timeout${where}`, { retryable: true, raw });
   if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
