@@ -48,7 +48,8 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   // judgeflow's own transports (core/providers): the body as the provider sent it, Retry-After from its headers.
   if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader(new Headers(error.headers)), error.message);
   // fetch aborted by AbortSignal.timeout (the transports' own whole-call timeout) rejects with a DOMException "TimeoutError".
-  if (error instanceof Error && error.name === 'TimeoutError') return new AdapterError('timeout', `${who} did not answer within its timeout${where}`, { retryable: true, raw });
+  // (A DOMException is not an `instanceof Error` across realms, e.g. under jest: its name is what identifies it.)
+  if ((error as { name?: unknown } | null)?.name === 'TimeoutError') return new AdapterError('timeout', `${who} did not answer within its timeout${where}`, { retryable: true, raw });
   if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
