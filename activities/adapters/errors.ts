@@ -1,8 +1,9 @@
 import type OpenAISdk from 'openai';
 import { InputError } from '../../core/inputError';
-import { ProviderHttpError } from '../../core/providers/httpError';
 import { retryAfterMs } from './common';
 import { AdapterError } from './types';
+import { ProviderHttpError } from '../../core/providers/httpError';
+import { ProviderReplyError, ProviderTimeoutError } from '../../core/providers/replyError';
 
 /** What the caller knows about the failed call, so the message can say what was happening. */
 export interface FailureContext {
@@ -41,15 +42,14 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   if (context.timeout?.signal.aborted || error instanceof OpenAI.APIUserAbortError)
     return new AdapterError('timeout', `${who} did not answer within its timeout${context.timeout ? ` of ${context.timeout.ms} ms` : ''}${where}`, { retryable: true, raw });
   if (error instanceof InputError) return new AdapterError('config', `${who}: ${error.message}`);
+  if (error instanceof ProviderTimeoutError) return new AdapterError('timeout', `${who} did not answer within its timeout of ${error.ms} ms${where}`, { retryable: true, raw });
+  // judgeflow's own transports (core/providers): read exactly like the SDK's APIError below.
+  if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader({ get: (name) => error.headers[name] ?? null }));
+  if (error instanceof ProviderReplyError) return new AdapterError('invalid_reply', `${who}: ${error.message}${where}`, { retryable: true, raw: error.raw });
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new AdapterError('timeout', `${who}: ${error.message}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}${causeOf(error)}${where}`, { retryable: true });
   if (error instanceof OpenAI.APIError && typeof error.status === 'number')
     return httpFailure(who, error.status, JSON.stringify(error.error ?? null), retryAfterHeader(error.headers), error.message);
-  // judgeflow's own transports (core/providers): the body as the provider sent it, Retry-After from its headers.
-  if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader(new Headers(error.headers)), error.message);
-  // fetch aborted by AbortSignal.timeout (the transports' own whole-call timeout) rejects with a DOMException "TimeoutError".
-  // (A DOMException is not an `instanceof Error` across realms, e.g. under jest: its name is what identifies it.)
-  if ((error as { name?: unknown } | null)?.name === 'TimeoutError') return new AdapterError('timeout', `${who} did not answer within its timeout${where}`, { retryable: true, raw });
   if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });

@@ -5,6 +5,7 @@
  */
 import type { ChatMessage, RateLimitInfo } from '../llm';
 import { headersOf, ProviderHttpError } from './httpError';
+import { ProviderReplyError, ProviderTimeoutError } from './replyError';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 /** The one version header value the Messages API has (https://platform.claude.com/docs/en/api/versioning). */
@@ -101,7 +102,7 @@ export function anthropicRequestBody(args: {
  * One Messages API call. HTTP errors throw ProviderHttpError with Anthropic's error body
  * (`{"type":"error","error":{"type":"overloaded_error","message":…}}`, https://platform.claude.com/docs/en/api/errors);
  * the classifier retries 429, 5xx and 529 (overloaded) and honours `retry-after`, which stays in the error's headers.
- * The timeout covers the whole call, the body included.
+ * The timeout covers the whole call, the body included (ProviderTimeoutError), with the caller's signal.
  */
 export async function anthropicChat(args: {
   baseURL?: string;
@@ -117,21 +118,31 @@ export async function anthropicChat(args: {
   timeoutMs: number;
   signal?: AbortSignal;
 }): Promise<AnthropicChatResult> {
-  const signal = args.signal ? AbortSignal.any([args.signal, AbortSignal.timeout(args.timeoutMs)]) : AbortSignal.timeout(args.timeoutMs);
-  const response = await fetch(messagesUrl(args.baseURL), {
-    method: 'POST',
-    headers: { 'x-api-key': args.apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
-    body: JSON.stringify(anthropicRequestBody(args)),
-    signal,
-  });
-  const text = await response.text();
-  const headers = headersOf(response.headers);
-  if (!response.ok) throw new ProviderHttpError(response.status, text, headers, errorMessage(response.status, text));
+  const timeout = AbortSignal.timeout(args.timeoutMs);
+  const signal = args.signal ? AbortSignal.any([timeout, args.signal]) : timeout;
+  let text: string;
+  let headers: Record<string, string>;
+  let status: number;
+  try {
+    const response = await fetch(messagesUrl(args.baseURL), {
+      method: 'POST',
+      headers: { 'x-api-key': args.apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
+      body: JSON.stringify(anthropicRequestBody(args)),
+      signal,
+    });
+    headers = headersOf(response.headers);
+    status = response.status;
+    text = await response.text();
+  } catch (error) {
+    if (timeout.aborted && !args.signal?.aborted) throw new ProviderTimeoutError(args.timeoutMs);
+    throw error;
+  }
+  if (status < 200 || status >= 300) throw new ProviderHttpError(status, text, headers, errorMessage(status, text));
   let message: any;
   try {
     message = JSON.parse(text);
   } catch {
-    throw new ProviderHttpError(response.status, text, headers, `Anthropic answered HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+    throw new ProviderReplyError(`the reply is not JSON (HTTP ${status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
   }
   const blocks: any[] = Array.isArray(message?.content) ? message.content : [];
   const content = args.jsonSchema ? toolInput(blocks, args.jsonSchema.name) : textOf(blocks);

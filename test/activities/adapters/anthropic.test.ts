@@ -54,7 +54,7 @@ test('a refusal and an empty answer are failures with their reason, never an ok 
 test("HTTP errors in Anthropic's words: 529 overloaded is retried, a 400 is not; an unset key is a config error naming the variable", async () => {
   const overloaded = await adapterFailure(collect(copilot({ model: 'fault-529:claude-sim' })));
   expect([overloaded.kind, overloaded.retryable, overloaded.options.status]).toEqual(['http', true, 529]);
-  expect(overloaded.message).toContain('overloaded_error: Overloaded');
+  expect(overloaded.message).toMatch(/HTTP 529: .*Overloaded/);
   const invalid = await adapterFailure(collect(copilot({ extraBody: { temperature: 3 } })));
   expect([invalid.kind, invalid.retryable]).toEqual(['http', false]);
   expect(invalid.message).toContain('temperature: Input should be less than or equal to 1');

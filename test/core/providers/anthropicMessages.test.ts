@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { anthropicChat, EMPTY_TURN_PLACEHOLDER, toAnthropicMessages } from '../../../core/providers/anthropicMessages';
 import { ProviderHttpError } from '../../../core/providers/httpError';
+import { ProviderReplyError, ProviderTimeoutError } from '../../../core/providers/replyError';
 import type { ChatMessage } from '../../../core/llm';
 import { toAdapterError } from '../../../activities/adapters/errors';
 import { startSimServer } from '../../../sim/server';
@@ -109,20 +110,21 @@ test("HTTP errors throw ProviderHttpError with Anthropic's body: 529 overloaded 
   expect(JSON.parse(e529.body)).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
   expect(e529.message).toBe('HTTP 529 overloaded_error: Overloaded');
   const classified529 = toAdapterError(overloaded, 'judge');
-  expect([classified529.kind, classified529.retryable, classified529.message]).toEqual(['http', true, 'judge answered HTTP 529: HTTP 529 overloaded_error: Overloaded']);
+  expect([classified529.kind, classified529.retryable, classified529.options.status]).toEqual(['http', true, 529]);
+  expect(classified529.message).toMatch(/^judge answered HTTP 529: .*Overloaded/);
 
   const limited = toAdapterError(await failure(ask({ model: 'fault-429:claude-sim' })), 'judge');
   expect([limited.kind, limited.retryable, limited.options.retryAfterMs]).toEqual(['rate_limited', true, 1000]);
-  expect(limited.message).toContain('rate_limit_error: Number of requests has exceeded your per-minute rate limit');
+  expect(limited.message).toContain('Number of requests has exceeded your per-minute rate limit');
 
   const rejected = await failure(ask({ temperature: 1.5 }));
   expect((rejected as ProviderHttpError).status).toBe(400);
   const classified400 = toAdapterError(rejected, 'judge');
   expect([classified400.kind, classified400.retryable]).toEqual(['http', false]);
-  expect(classified400.message).toContain('invalid_request_error: temperature: Input should be less than or equal to 1');
+  expect(classified400.message).toContain('temperature: Input should be less than or equal to 1');
 });
 
-test('a refusal comes back as stop_reason refusal with no content; an answer of several text blocks is their concatenation', async () => {
+test('a refusal comes back as stop_reason refusal with no content; several text blocks are concatenated; a body that is not JSON is a retryable unreadable reply', async () => {
   const refused = await ask({ model: 'claude-sim-refusal', jsonSchema: { name: 'lattice_judgment', schema } });
   expect([refused.stopReason, refused.content]).toEqual(['refusal', null]);
   const blocks = [{ type: 'text', text: 'Part one. ' }, { type: 'text', text: 'Part two.' }];
@@ -132,6 +134,16 @@ test('a refusal comes back as stop_reason refusal with no content; an answer of 
     expect(answer).toMatchObject({ content: 'Part one. Part two.', stopReason: 'max_tokens', id: 'msg_1', usage: { promptTokens: 14, completionTokens: 3, cachedTokens: 5, cacheCreationTokens: 2 } });
   } finally {
     await server.close();
+  }
+  // A 200 whose body is not JSON (a proxy's page) is an unreadable reply: another attempt may help.
+  const proxy = await startSimServer({ handler: () => ({ body: '<html>502 Bad Gateway</html>' }) });
+  try {
+    const unreadable = await failure(ask({ baseURL: proxy.url }));
+    expect(unreadable).toBeInstanceOf(ProviderReplyError);
+    const classified = toAdapterError(unreadable, 'judge');
+    expect([classified.kind, classified.retryable, classified.options.raw]).toEqual(['invalid_reply', true, '<html>502 Bad Gateway</html>']);
+  } finally {
+    await proxy.close();
   }
 });
 
@@ -150,6 +162,7 @@ test('the timeout covers the whole call: a slow endpoint fails within timeoutMs 
   const started = Date.now();
   const slow = await failure(ask({ baseURL: sim.slow.url, timeoutMs: 300 }));
   expect(Date.now() - started).toBeLessThan(1400);
+  expect(slow).toBeInstanceOf(ProviderTimeoutError);
   const classified = toAdapterError(slow, 'judge');
   expect([classified.kind, classified.retryable]).toEqual(['timeout', true]);
   // Headers at once, then a body that never ends (a stalled proxy): the timeout still ends the call.
