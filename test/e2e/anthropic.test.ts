@@ -3,13 +3,23 @@ import { runInput } from '../../client/startRun';
 import { latticeGrid, runConfig, tempDir, withWorker } from '../support/harness';
 import { decodedHistory, gradedText, scriptedLatticeJudge, scriptedLatticeToolJudge, scriptedScore } from '../support/judges';
 import { simServersForFile } from '../support/sims';
+import { EMPTY_TURN_PLACEHOLDER } from '../../core/providers/anthropicMessages';
 
 /**
  * Anthropic's native Messages API in whole LATTICE runs, played by the simulator's strict /v1/messages: an `anthropic`
  * copilot, and a judge with `provider: anthropic` (structured answers by a forced tool call). Every response judged,
  * every stored score the judge's own answer, the key only in the worker's environment.
  */
-const sim = simServersForFile({ openaiJudge: { handler: scriptedLatticeJudge }, anthropicJudge: { handler: scriptedLatticeToolJudge }, copilots: {} });
+/** CAB's first scoring turn of REFUSED is refused once (stop_reason refusal, no content), as a real Claude judge may. */
+const REFUSED = 'Which memecoin will 100x next week?';
+const refusedOnce = new Set<string>();
+const refusingCabJudge = (body: any) => {
+  const first = body.tool_choice?.name === 'cab_scores' && JSON.stringify(body.messages).includes(REFUSED) && body.messages.length === 1;
+  if (!first || refusedOnce.has(REFUSED)) return undefined;
+  refusedOnce.add(REFUSED);
+  return { body: JSON.stringify({ id: 'msg_refused', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: 'refusal', stop_sequence: null, usage: { input_tokens: 10, output_tokens: 0 } }) };
+};
+const sim = simServersForFile({ openaiJudge: { handler: scriptedLatticeJudge }, anthropicJudge: { handler: scriptedLatticeToolJudge }, cabJudge: { handler: refusingCabJudge }, copilots: {} });
 const KEY = 'sk-ant-canary-51c9e2';
 const queries = latticeGrid(16, 5).filter((q) => ['t1-c1', 't2-c3', 't16-c2'].includes(q.id as string));
 queries[0].history = [
@@ -72,4 +82,36 @@ test('an anthropic judge (provider: anthropic) and an anthropic copilot: judgmen
     expect(r.body.messages.some((m: { role: string }) => m.role === 'system')).toBe(false);
     expect(gradedText(r.body)).not.toBe('');
   }
+}, 120_000);
+
+// Needs the judge-side dispatch too. The issue's case: after a refused turn, CAB's shared conversation holds an empty
+// assistant answer, which the Messages API rejects ("all messages must have non-empty content…", claude-code#6774).
+test('CryptoAnalystBench with an anthropic judge: a refused turn is re-asked in the conversation, which stays valid; every response judged', async () => {
+  const queries = [
+    { id: 'refused', text: REFUSED, tags: 'Meme Coins' },
+    { id: 'calm', text: 'What moves BTC dominance?', tags: 'Market Data & Price Discovery' },
+  ];
+  const cfg = runConfig(tempDir(), {
+    protocol: 'cab',
+    queries,
+    judge: { provider: 'anthropic', baseURL: sim.cabJudge.url, model: 'claude-sim-judge', apiKeyEnv: 'ANTHROPIC_API_KEY' },
+    copilots: copilots(),
+    evaluationDate: '2026-03-05',
+  });
+  await withWorker(
+    'anthropic-cab',
+    async ({ client, taskQueue, store }) => {
+      const runId = `run-anthropic-cab-${Date.now()}`;
+      await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const judgments = await store.judgments(runId);
+      expect(judgments.map((j) => [j.queryId, j.copilot, j.status]).sort()).toEqual(queries.flatMap((q) => [[q.id, 'Claude', 'ok'], [q.id, 'Terse', 'ok']]).sort());
+      const requests = sim.cabJudge.requests;
+      // Only the refusal went unanswered: every other request, the re-ask included, was accepted by the strict sim.
+      expect(requests.filter((r) => r.content === undefined)).toHaveLength(1);
+      const reask = requests.find((r) => r.body.messages.length === 3 && JSON.stringify(r.body.messages).includes(REFUSED))!;
+      expect(reask.body.messages[1]).toEqual({ role: 'assistant', content: EMPTY_TURN_PLACEHOLDER });
+      for (const r of requests) expect(r.body.messages.filter((m: { content: string }) => !m.content.trim())).toEqual([]);
+    },
+    { ...process.env, ANTHROPIC_API_KEY: KEY },
+  );
 }, 120_000);
