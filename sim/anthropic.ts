@@ -4,7 +4,7 @@
  * Reference: https://platform.claude.com/docs/en/api/messages and https://platform.claude.com/docs/en/api/errors.
  *
  * Model names choose faults, as on the chat endpoint: `fault-529:` (overloaded), `fault-429:` (rate limit, retry-after),
- * `fault-500:` (api_error); a model named `…refusal…` answers `stop_reason: refusal` with no content, `…empty…` an
+ * `fault-500:` (api_error), `fault-credit:` (400, out of credit); a model named `…refusal…` answers `stop_reason: refusal` with no content, `…empty…` an
  * `end_turn` with no content blocks.
  */
 import { createHash } from 'node:crypto';
@@ -41,7 +41,9 @@ export async function anthropicMessages(req: IncomingMessage, res: ServerRespons
   const invalid = requestProblem(body);
   if (invalid) return sendError(res, 400, 'invalid_request_error', invalid, limits);
 
-  const fault = body.model.match(/^fault-(\d{3}):/)?.[1];
+  const fault = body.model.match(/^fault-(\d{3}|credit):/)?.[1];
+  // Out of credit is a 400, not a 429 (anthropics/claude-code#4684): asking again cannot help.
+  if (fault === 'credit') return sendError(res, 400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.', limits);
   if (fault === '529') return sendError(res, 529, 'overloaded_error', 'Overloaded', limits);
   if (fault === '500') return sendError(res, 500, 'api_error', 'Internal server error', limits);
   if (fault === '429') return sendError(res, 429, 'rate_limit_error', 'Number of requests has exceeded your per-minute rate limit (simulated).', { ...limits, 'anthropic-ratelimit-requests-remaining': '0', 'retry-after': '1' });

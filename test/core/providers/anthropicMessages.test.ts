@@ -102,7 +102,7 @@ test('a merged conversation the sim accepts: two user turns in a row and a syste
   expect(sim.anthropic.requests.at(-1)!.body.messages).toEqual([{ role: 'user', content: 'What about SOL?\n\nAnd ETH?' }]);
 });
 
-test("HTTP errors throw ProviderHttpError with Anthropic's body: 529 overloaded retries like a 5xx, 429 honours retry-after, 400 is final and in Anthropic's words", async () => {
+test("HTTP errors throw ProviderHttpError with Anthropic's body: 529 overloaded retries like a 5xx, 429 honours retry-after, out of credit (a 400) and other 400s are final, in Anthropic's words", async () => {
   const overloaded = await failure(ask({ model: 'fault-529:claude-sim' }));
   expect(overloaded).toBeInstanceOf(ProviderHttpError);
   const e529 = overloaded as ProviderHttpError;
@@ -116,6 +116,10 @@ test("HTTP errors throw ProviderHttpError with Anthropic's body: 529 overloaded 
   const limited = toAdapterError(await failure(ask({ model: 'fault-429:claude-sim' })), 'judge');
   expect([limited.kind, limited.retryable, limited.options.retryAfterMs]).toEqual(['rate_limited', true, 1000]);
   expect(limited.message).toContain('Number of requests has exceeded your per-minute rate limit');
+
+  const broke = toAdapterError(await failure(ask({ model: 'fault-credit:claude-sim' })), 'judge');
+  expect(broke.retryable).toBe(false);
+  expect(broke.message).toContain('Your credit balance is too low to access the Anthropic API');
 
   const rejected = await failure(ask({ temperature: 1.5 }));
   expect((rejected as ProviderHttpError).status).toBe(400);
