@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerForSchema, judgeHints } from './schemaAnswer';
-import { defaultCopilotAnswer, flattenHeaders, readBody, type SimOptions, type SimReply, type SimRequestLog } from './server';
+import { defaultCopilotAnswer, receive, type SimOptions, type SimReply, type SimRequestLog } from './server';
 
 type Turn = { role: string; content: unknown };
 type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'api_error' | 'overloaded_error';
@@ -21,16 +21,7 @@ const REQUESTS_PER_MINUTE = 1000;
 const TOKENS_PER_MINUTE = 400_000;
 
 export async function anthropicMessages(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[]): Promise<void> {
-  const raw = await readBody(req);
-  let body: any;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    body = undefined;
-  }
-  const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body: body ?? raw, headers: flattenHeaders(req) };
-  const requestIndex = log.push(entry) - 1;
-  options.onRequest?.(entry);
+  const { body, entry, requestIndex } = await receive(req, path, options, log);
   if (options.latencyMs) await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
   const limits = rateLimitHeaders(log);
 

@@ -101,7 +101,8 @@ async function route(req: IncomingMessage, res: ServerResponse, options: SimOpti
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
 }
 
-async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
+/** Read one request and log it, for every endpoint: its JSON body (undefined when it is not JSON) and its log entry. */
+export async function receive(req: IncomingMessage, path: string, options: SimOptions, log: SimRequestLog[]): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
   const raw = await readBody(req);
   let body: any;
   try {
@@ -113,6 +114,11 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body: body ?? raw, headers: flattenHeaders(req) };
   const requestIndex = log.push(entry) - 1;
   options.onRequest?.(entry);
+  return { body, entry, requestIndex };
+}
+
+async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
+  const { body, entry, requestIndex } = await receive(req, path, options, log);
   const refused = limiter?.admit(Date.now());
   if (refused) {
     entry.rateLimited = true;
@@ -334,7 +340,7 @@ function sendError(res: ServerResponse, status: number, message: string, type: s
   sendJson(res, status, { error: { message, type, param, code } }, headers);
 }
 
-export function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -343,7 +349,7 @@ export function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
+function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
   return out;

@@ -68,16 +68,20 @@ export function toAnthropicMessages(system: string | undefined, messages: ChatMe
   return { ...(systems.length ? { system: systems.join('\n\n') } : {}), messages: turns };
 }
 
-/** The request body: `max_tokens` is required by the Messages API; a JSON answer is a forced call of one tool. */
-export function anthropicRequestBody(args: {
+/** What one request asks: the model, the chat, the token cap and, for a JSON answer, the schema it must fit. */
+export interface AnthropicRequest {
   model: string;
   system?: string;
   messages: ChatMessage[];
   maxTokens: number;
   temperature?: number | null;
   jsonSchema?: { name: string; schema: Record<string, unknown> };
+  /** Provider fields sent as they are (e.g. `metadata`, `top_k`, `cache_control`); the fields above win. */
   extraBody?: Record<string, unknown>;
-}): Record<string, unknown> {
+}
+
+/** The request body: `max_tokens` is required by the Messages API; a JSON answer is a forced call of one tool. */
+export function anthropicRequestBody(args: AnthropicRequest): Record<string, unknown> {
   const shaped = toAnthropicMessages(args.system, args.messages);
   return {
     ...args.extraBody,
@@ -104,20 +108,7 @@ export function anthropicRequestBody(args: {
  * the classifier retries 429, 5xx and 529 (overloaded) and honours `retry-after`, which stays in the error's headers.
  * The timeout covers the whole call, the body included (ProviderTimeoutError), with the caller's signal.
  */
-export async function anthropicChat(args: {
-  baseURL?: string;
-  model: string;
-  apiKey: string;
-  system?: string;
-  messages: ChatMessage[];
-  maxTokens: number;
-  temperature?: number | null;
-  jsonSchema?: { name: string; schema: Record<string, unknown> };
-  /** Provider fields sent as they are (e.g. `metadata`, `top_k`, `cache_control`); the fields above win. */
-  extraBody?: Record<string, unknown>;
-  timeoutMs: number;
-  signal?: AbortSignal;
-}): Promise<AnthropicChatResult> {
+export async function anthropicChat(args: AnthropicRequest & { baseURL?: string; apiKey: string; timeoutMs: number; signal?: AbortSignal }): Promise<AnthropicChatResult> {
   const timeout = AbortSignal.timeout(args.timeoutMs);
   const signal = args.signal ? AbortSignal.any([timeout, args.signal]) : timeout;
   let text: string;
