@@ -8,10 +8,10 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicMessages } from './anthropic';
 import { seededRandom } from '../core/random';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';
-import { anthropicMessages } from './anthropic';
 
 export { answerForSchema } from './schemaAnswer';
 
