@@ -28,6 +28,9 @@ Options:
 Per-request faults via the model name: fault-429:<m>, fault-500:<m>, fault-malformed:<m>,
 fault-badjson:<m>, fault-once-429:<m>. Model names containing "terse", "thorough" or
 "refuser" change the copilot's style. The request log is at GET /_sim/requests.
+
+POST /v1/messages is Anthropic's Messages API, as strict as the real one (400s in its words); faults
+fault-529:<m>, fault-429:<m>, fault-500:<m>, fault-credit:<m>; models containing "refusal" or "empty".
 `;
 
 interface CliArgs { options: SimOptions; quiet: boolean; help: boolean }
