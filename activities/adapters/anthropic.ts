@@ -48,6 +48,8 @@ export const anthropicAdapter: AdapterModule<AnthropicCopilotConfig> = {
           // "refusal: Claude declined to respond" (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons):
           // a failure with its reason, never an empty answer to judge.
           if (answer.stopReason === 'refusal') throw new AdapterError('invalid_reply', `${who} refused to answer (stop_reason: refusal)${answer.content ? `: ${answer.content.slice(0, 200)}` : ''}`, { raw });
+          const stopped = stopProblem(answer.stopReason, answer.toolCalls);
+          if (stopped) throw new AdapterError('invalid_reply', `${who}: ${stopped}`, { raw });
           if (!answer.content?.trim()) throw new AdapterError('invalid_reply', `${who} returned an empty answer (stop_reason: ${answer.stopReason ?? 'none'})`, { raw });
           const { cacheCreationTokens: _written, ...usage } = answer.usage;
           return { text: answer.content, raw, ...(answer.id ? { conversationId: answer.id } : {}), usage, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
@@ -58,3 +60,15 @@ export const anthropicAdapter: AdapterModule<AnthropicCopilotConfig> = {
     };
   },
 };
+
+/**
+ * Stop reasons that mean the text is not a whole answer (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons):
+ * max_tokens and model_context_window_exceeded cut it off, pause_turn paused a server-tool loop mid-turn, tool_use asks
+ * the caller to run a tool (possible only when extraBody declares tools), which judgeflow does not do.
+ */
+function stopProblem(stopReason: string | null, toolCalls: string[]): string | null {
+  if (stopReason === 'max_tokens' || stopReason === 'model_context_window_exceeded') return `the answer was cut off (stop_reason: ${stopReason}); raise maxTokens`;
+  if (stopReason === 'pause_turn') return 'the answer was paused mid-turn by a server tool loop (stop_reason: pause_turn)';
+  if (stopReason === 'tool_use') return `the model answered with a tool call (${toolCalls.join(', ') || '?'}) instead of text; judgeflow does not run tools for an anthropic copilot`;
+  return null;
+}

@@ -37,6 +37,8 @@ export interface AnthropicChatResult {
   stopReason: string | null;
   usage: AnthropicUsage;
   rateLimit?: RateLimitInfo;
+  /** Names of the tools the model called (`tool_use` blocks). */
+  toolCalls: string[];
   /** The message id (`msg_…`), and the whole body as received, for the copilot adapter's raw record. */
   id?: string;
   raw: string;
@@ -142,6 +144,7 @@ export async function anthropicChat(args: AnthropicRequest & { baseURL?: string;
     content,
     stopReason: typeof message?.stop_reason === 'string' ? message.stop_reason : null,
     usage: anthropicUsage(message?.usage),
+    toolCalls: blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.name)),
     ...(rateLimit ? { rateLimit } : {}),
     ...(typeof message?.id === 'string' ? { id: message.id } : {}),
     raw: text,

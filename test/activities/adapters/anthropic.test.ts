@@ -1,6 +1,7 @@
 import { anthropicAdapter } from '../../../activities/adapters/anthropic';
 import { adapterFor, copilotConfigSchema } from '../../../activities/adapters';
 import { adapterFailure } from '../../support/adapterError';
+import { startSimServer } from '../../../sim/server';
 import { simServersForFile } from '../../support/sims';
 
 /** The `anthropic` copilot against the simulator's Messages API. */
@@ -61,4 +62,24 @@ test("HTTP errors in Anthropic's words: 529 overloaded is retried, a 400 is not;
   const noKey = await adapterFailure(copilot({ apiKeyEnv: 'UNSET_ANTHROPIC_KEY' }).collect({ query, signal: AbortSignal.timeout(5000) }));
   expect([noKey.kind, noKey.message]).toEqual(['config', "copilot Claude: the environment variable UNSET_ANTHROPIC_KEY (apiKeyEnv) is not set in the worker's environment"]);
   expect(JSON.stringify([overloaded, invalid, noKey].map((e) => [e.message, e.options.raw]))).not.toContain('sk-ant-secret-value');
+});
+
+test('an answer cut off at max_tokens, a paused turn and a tool call are failures named by their stop_reason, with the text kept in raw', async () => {
+  const reply = (stop_reason: string, content: unknown[]) => JSON.stringify({ id: 'msg_x', type: 'message', role: 'assistant', content, stop_reason, usage: { input_tokens: 5, output_tokens: 5 } });
+  const replies: Record<string, string> = {
+    'claude-cut': reply('max_tokens', [{ type: 'text', text: 'ETH looks strong because' }]),
+    'claude-paused': reply('pause_turn', [{ type: 'text', text: 'Searching the web for' }]),
+    'claude-tool': reply('tool_use', [{ type: 'tool_use', id: 'toolu_1', name: 'get_price', input: { symbol: 'ETH' } }]),
+  };
+  const server = await startSimServer({ handler: (body) => ({ body: replies[body.model] }) });
+  try {
+    const fail = (model: string) => adapterFailure(copilot({ baseURL: server.url, model }).collect({ query, signal: AbortSignal.timeout(5000) }));
+    const cut = await fail('claude-cut');
+    expect([cut.kind, cut.message]).toEqual(['invalid_reply', 'copilot Claude: the answer was cut off (stop_reason: max_tokens); raise maxTokens']);
+    expect(cut.options.raw).toContain('ETH looks strong because');
+    expect((await fail('claude-paused')).message).toContain('stop_reason: pause_turn');
+    expect((await fail('claude-tool')).message).toBe('copilot Claude: the model answered with a tool call (get_price) instead of text; judgeflow does not run tools for an anthropic copilot');
+  } finally {
+    await server.close();
+  }
 });
