@@ -1,6 +1,6 @@
+import { anthropicChat } from './providers/anthropicMessages';
 import type { z } from 'zod';
 import { contentHash } from './hashing';
-import { InputError } from './inputError';
 import { openaiChat } from './providers/chat';
 import { contentText, extractJson, finishProblem, stripThink, toolCallProblem } from './providers/extract';
 import { isQuotaError, providerErrorCodes, providerErrorMessage } from './providers/errorBody';
@@ -294,10 +294,7 @@ async function complete(
   }
 }
 
-/**
- * `provider: anthropic`: the native Messages API (core/providers/anthropicMessages.ts, built by the anthropic work).
- * Loaded by name so this module compiles before that file is merged.
- */
+/** `provider: anthropic`: the native Messages API (core/providers/anthropicMessages.ts). */
 async function completeAnthropic(
   settings: ModelEndpoint,
   messages: ChatMessage[],
@@ -306,13 +303,6 @@ async function completeAnthropic(
   signal: AbortSignal | undefined,
   onCall?: (usage: CallUsage) => void | Promise<void>,
 ): Promise<Completed> {
-  let anthropicChat: (args: Record<string, unknown>) => Promise<{ content: string | null; stopReason: string | null; usage: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null }; rateLimit?: RateLimitInfo }>;
-  try {
-    // TODO(anthropic): core/providers/anthropicMessages.ts is written on the anthropic branch; this resolves once merged.
-    ({ anthropicChat } = require('./providers/anthropicMessages'));
-  } catch {
-    throw new InputError('provider "anthropic" needs the Messages API transport (core/providers/anthropicMessages.ts), which this build lacks');
-  }
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n') || undefined;
   const started = Date.now();
   try {

@@ -30,6 +30,9 @@ fault-badjson:<m>, fault-once-429:<m>. Model names containing "terse", "thorough
 "refuser" change the copilot's style. The request log is at GET /_sim/requests.
 A chat web page for browser copilots is at GET /chat?model=<m> (input #prompt, send #send,
 answers .answer, each followed by .answer-done).
+
+POST /v1/messages is Anthropic's Messages API, as strict as the real one (400s in its words); faults
+fault-529:<m>, fault-429:<m>, fault-500:<m>, fault-credit:<m>; models containing "refusal" or "empty".
 `;
 
 interface CliArgs { options: SimOptions; quiet: boolean; help: boolean }

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { anthropicMessages } from './anthropic';
 import { seededRandom } from '../core/random';
 import { chatPageHtml } from './chatPage';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
@@ -129,13 +130,15 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
 async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
   if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
+  if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
   if (req.method === 'GET' && path === '/chat') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(chatPageHtml());
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
 }
 
-async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
+/** Read one request and log it, for every endpoint: its JSON body (undefined when it is not JSON) and its log entry. */
+export async function receive(req: IncomingMessage, path: string, options: SimOptions, log: SimRequestLog[]): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
   const raw = await readBody(req);
   let body: any;
   try {
@@ -147,6 +150,11 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
   const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body: body ?? raw, headers: flattenHeaders(req) };
   const requestIndex = log.push(entry) - 1;
   options.onRequest?.(entry);
+  return { body, entry, requestIndex };
+}
+
+async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
+  const { body, entry, requestIndex } = await receive(req, path, options, log);
   const refused = limiter?.admit(Date.now());
   if (refused) {
     entry.rateLimited = true;

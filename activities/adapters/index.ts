@@ -4,9 +4,10 @@ import { openaiAdapter } from './openai';
 import { httpAdapter } from './http';
 import { browserAdapter } from './browser';
 import { csvAdapter } from './csv';
+import { anthropicAdapter } from './anthropic';
 
 /** Every copilot adapter type. Adding one is a new module here; workflows never change. */
-export const adapterModules = [openaiAdapter, httpAdapter, browserAdapter, csvAdapter] as const;
+export const adapterModules = [openaiAdapter, anthropicAdapter, httpAdapter, browserAdapter, csvAdapter] as const;
 
 export type CopilotConfig = z.infer<(typeof adapterModules)[number]['configSchema']>;
 

@@ -33,3 +33,11 @@ export const scriptedLatticeJudge: SimHandler = (body) => {
 export function decodedHistory(history: unknown): string {
   return JSON.stringify(history).replace(/"data":"([A-Za-z0-9+/=]+)"/g, (_, b64: string) => `"data":${JSON.stringify(Buffer.from(b64, 'base64').toString('utf8'))}`);
 }
+
+/** scriptedLatticeJudge on Anthropic's Messages API: the dimensions are the forced tool's input_schema properties. */
+export const scriptedLatticeToolJudge: SimHandler = (body) => {
+  const tool = body.tools?.find((t: any) => t.name === body.tool_choice?.name);
+  if (!tool) return undefined; // copilots get the default behaviour
+  const text = gradedText(body);
+  return JSON.stringify(Object.fromEntries(Object.keys(tool.input_schema.properties).map((d) => [d, { score: scriptedScore(text, d), rationale: `scripted ${d}` }])));
+};
