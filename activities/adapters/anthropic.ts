@@ -7,7 +7,7 @@ import { ANTHROPIC_BASE_URL, anthropicChat } from '../../core/providers/anthropi
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('anthropic'),
+    type: z.literal('anthropic').describe("Anthropic's native Messages API (x-api-key, anthropic-version; system prompt apart, alternating non-empty turns)."),
     model: z.string().min(1).describe('Anthropic model id, e.g. claude-sonnet-4-5'),
     baseURL: z.string().url().default(ANTHROPIC_BASE_URL).describe('Messages API host; requests go to {baseURL}/v1/messages'),
     apiKeyEnv: envNameSchema.default('ANTHROPIC_API_KEY').describe('environment variable holding the API key (sent as x-api-key)'),
