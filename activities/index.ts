@@ -1,6 +1,6 @@
 import { collectActivities } from './collect';
 import type { ActivityDeps } from './deps';
-import { pipelineActivities } from './pipeline';
+import { planActivities } from './plan';
 import { runActivities } from './run';
 import { curateActivities } from './snapshotCurate';
 import { generateActivities } from './snapshotGenerate';
@@ -9,7 +9,7 @@ import { studyActivities } from './study';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...pipelineActivities(deps) };
+  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps) };
 }
 
 /** The snapshot workflows' activities: generation, curation and the scheduled refresh's bookkeeping. */

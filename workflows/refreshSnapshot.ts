@@ -1,4 +1,4 @@
-import { executeChild, patched, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { executeChild, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
 import { snapshotCurate } from './snapshotCurate';
@@ -20,7 +20,7 @@ export async function refreshSnapshot(input: RefreshInput): Promise<RefreshResul
   // id. The run id tells them apart; the children, the seed and the store's rows are keyed by it so neither refresh
   // resumes the other's work.
   const info = workflowInfo();
-  const workflowId = patched('refresh-id-per-run') ? `${info.workflowId}-${info.runId}` : info.workflowId;
+  const workflowId = `${info.workflowId}-${info.runId}`;
   const { refresh, schedule } = input;
   const prepared = await refreshPrepare({ schedule, from: refresh.kind === 'curate' ? refresh.options.from : undefined, parentId: refresh.options.parentId ?? null });
   // Each refresh varies the seed, so a deterministic generator still yields a new set and curation a new sample.

@@ -1,6 +1,6 @@
-import { runBatch } from '../../activities/batches';
-import { batchSize, CallTimes } from '../../workflows/batches';
-import { Limiter } from '../../workflows/pool';
+import { runBatch } from '../../activities/callBatch';
+import { batchSize, CallTimes } from '../../workflows/limits/batchSize';
+import { Limiter } from '../../workflows/limits/limiter';
 
 describe('batches: several work items of one endpoint asked in one activity', () => {
   test('batchSize: one until calls are timed; then as many as fit in 2 s, up to 8, leaving every place of the window a share', () => {
