@@ -165,7 +165,7 @@ export function runActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Stage 4: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
+    /** Stage 3: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
     async writeReport({ runId }: { runId: string }): Promise<{ reportPath: string }> {
       const { reportPath, summary } = await renderReport(deps, runId);
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
