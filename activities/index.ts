@@ -2,10 +2,10 @@ import { collectActivities } from './collect';
 import type { ActivityDeps } from './deps';
 import { planActivities } from './plan';
 import { runActivities } from './run';
-import { curateActivities } from './snapshotCurate';
-import { generateActivities } from './snapshotGenerate';
+import { curateActivities } from './curate';
+import { generateActivities } from './generate';
 import { refreshActivities } from './snapshotRefresh';
-import { studyActivities } from './study';
+import { studyActivities } from './studyAnswers';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {

@@ -9,7 +9,7 @@ import { loadCategoriesFile } from '../core/categoriesFile';
 import { parseRunConfig, validateCopilots, type RunConfig } from './config';
 import { InputError } from '../core/inputError';
 import { readText } from '../core/dataFiles';
-import { curationOf } from '../activities/snapshotCurate';
+import { curationOf } from '../activities/curate';
 import { protocolFor, protocols } from '../rubrics';
 import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { curateActivities } from '../../activities/snapshotCurate';
+import { curateActivities } from '../../activities/curate';
 import { CAB_CATEGORIES } from '../../rubrics/cab/curation';
 import { normalizeText } from '../../core/text';
 import { protocolFor } from '../../rubrics';
