@@ -10,7 +10,7 @@ import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, SendSlot } from '../workflows/types';
-import { runBatch, type BatchResult } from './batches';
+import { runBatch, type BatchResult } from './callBatch';
 
 const adapters = new Map<string, CopilotAdapter>();
 
@@ -27,7 +27,6 @@ export function collectActivities(deps: ActivityDeps) {
     return adapter;
   }
 
-  /** Ask one copilot one query and store what it answered (or, on the last attempt, why it failed). */
   /**
    * Ask one copilot one query and store what it answered (or, on the last attempt, why it failed). A retryable fault
    * goes back to Temporal (honouring Retry-After), except a throttle when `throttles` is 'report': that comes back as
@@ -114,11 +113,12 @@ export function collectActivities(deps: ActivityDeps) {
   }
 
   /**
-   * A run that judges while it collects: ask and store as collectResponse does, and tell the workflow's limiter what
-   * the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one); `send` is when
-   * the limiter allows the call (it may start the activity a little ahead).
+   * Ask one copilot one query, store what it answered (on the last attempt, why it failed), and tell the workflow's
+   * limiter what the copilot said. `attempt` counts the workflow's earlier tries of this item (each throttled one);
+   * `send` is when the limiter allows the call (it may start the activity a little ahead). An answer stored already
+   * (a retry after a dead worker) is not asked again.
    */
-  async function collectAnswer(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+  async function askCopilot(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
     await untilSendTime(input.runId, input.send);
     const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
     if (existing) return { status: existing.status, outcome: {} };
@@ -127,22 +127,12 @@ export function collectActivities(deps: ActivityDeps) {
   }
 
   return {
-    /**
-     * Ask one copilot one query and store what it answered. Retryable faults (429, 5xx, timeouts) go back to Temporal,
-     * honouring Retry-After; on the last attempt the failure is recorded instead, so the run goes on.
-     */
-    async collectResponse(input: { runId: string; queryId: string; copilot: string; maxAttempts: number }): Promise<'ok' | 'failed' | 'missing'> {
-      const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
-      if (existing) return existing.status;
-      return (await collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, currentAttempt() >= input.maxAttempts)).status as 'ok' | 'failed' | 'missing';
-    },
-
-    collectAnswer,
+    askCopilot,
 
     /** Several queries asked of one copilot in a row, in one activity (see runBatch). */
-    async collectAnswers(input: { runId: string; copilot: string; queryIds: string[] }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled' }>> {
+    async askCopilotBatch(input: { runId: string; copilot: string; queryIds: string[] }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled' }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks that query again on its own.
-      return runBatch(input.queryIds, (queryId) => collectAnswer({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }), (result) => result.status === 'throttled');
+      return runBatch(input.queryIds, (queryId) => askCopilot({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }), (result) => result.status === 'throttled');
     },
 
     /**
@@ -164,7 +154,7 @@ export function collectActivities(deps: ActivityDeps) {
     },
 
     /** Called by the workflow when every attempt crashed (e.g. workers kept dying): the item is failed, the run goes on. */
-    async recordCollectFailure(input: { runId: string; queryId: string; copilot: string; reason: string }): Promise<void> {
+    async recordAnswerFailure(input: { runId: string; queryId: string; copilot: string; reason: string }): Promise<void> {
       const run = await requireRun(deps, input.runId);
       const config = run.config.copilots.find((c) => c.name === input.copilot);
       const errorMessage = redact(input.reason, config ? secretValues(config, deps.env) : []);

@@ -28,7 +28,6 @@ export interface StoredRunConfig {
   output: string;
   rubric?: string;
   seed: string;
-  chunkSize: number;
   simulated: boolean;
   reuseJudgments?: boolean;
   pricing?: Pricing;

@@ -3,18 +3,13 @@ import type { SendSlot } from '../workflows/types';
 
 /**
  * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout
- * instead of the (long) start-to-close timeout. Outside an activity (unit tests) it just runs `work`.
+ * instead of the (long) start-to-close timeout. Only inside an activity (unit tests use MockActivityEnvironment).
  * The first heartbeat leaves after `everyMs`, not at once: the server counts the heartbeat timeout from the activity's
  * start, and every heartbeat is a write of the run's state on the server, so a call shorter than that sends none.
  */
 export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 2_000): Promise<T> {
-  let context: Context | undefined;
-  try {
-    context = Context.current();
-  } catch {
-    return work();
-  }
-  const timer = setInterval(() => context!.heartbeat(), everyMs);
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(), everyMs);
   try {
     return await work();
   } finally {
@@ -22,21 +17,14 @@ export async function withHeartbeat<T>(work: () => Promise<T>, everyMs = 2_000):
   }
 }
 
+/** This attempt of the current activity (1 for the first). */
 export function currentAttempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
+  return Context.current().info.attempt;
 }
 
-/** The activity's cancellation signal (delivered with heartbeat responses); never aborted outside an activity (unit tests). */
+/** The current activity's cancellation signal (delivered with heartbeat responses). */
 export function cancellationSignal(): AbortSignal {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return new AbortController().signal;
-  }
+  return Context.current().cancellationSignal;
 }
 
 /** Per run and endpoint, when this worker last let a paced call go (pruned as they age). */

@@ -1,16 +1,16 @@
 import { collectActivities } from './collect';
 import type { ActivityDeps } from './deps';
-import { pipelineActivities } from './pipeline';
+import { planActivities } from './plan';
 import { runActivities } from './run';
-import { curateActivities } from './snapshotCurate';
-import { generateActivities } from './snapshotGenerate';
+import { curateActivities } from './curate';
+import { generateActivities } from './generate';
 import { alertActivities } from './scheduleAlert';
 import { refreshActivities } from './snapshotRefresh';
-import { studyActivities } from './study';
+import { studyActivities } from './studyAnswers';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...pipelineActivities(deps) };
+  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps) };
 }
 
 /** The snapshot workflows' activities: generation, curation, the scheduled refresh's bookkeeping and its alert. */

@@ -4,10 +4,9 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { table } from '../core/markdown';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
-import { judgeUnitTimeoutMs, judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
+import { judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
 import { artefactFileName, artefactRef, slotOf } from '../core/store';
 import type { ReportArtefact } from '../core/html/runReport';
-import { workItems } from '../core/workItems';
 import { consensusJudgments } from '../core/consensus';
 import { reliability } from '../core/reliability';
 import { panelFigures } from '../core/panel';
@@ -30,7 +29,7 @@ import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
-import { runBatch, type BatchResult } from './batches';
+import { runBatch, type BatchResult } from './callBatch';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -68,11 +67,11 @@ export function runActivities(deps: ActivityDeps) {
   }
 
   /**
-   * A run that judges while it collects: judge one work item, and tell the workflow's limiter what the judge said.
+   * Judge one work item, and tell the workflow's limiter what the judge said.
    * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
    * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
    */
-  async function judgeWork({ runId, index, attempt, maxAttempts, send }: { runId: string; index: number; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+  async function judgeItem({ runId, index, attempt, maxAttempts, send }: { runId: string; index: number; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
     await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
     try {
@@ -89,8 +88,13 @@ export function runActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** Stage 1: store the snapshot, the rubric and the run record. Idempotent. */
+    /**
+     * Stage 1: store the snapshot, the rubric and the run record. Idempotent. Resumed from the store
+     * (`resumeFromStore`), a run already recorded is adopted as it is: no new snapshot, rubric or run row.
+     */
     async prepareRun(input: BenchmarkRunInput): Promise<PreparedRun> {
+      const existing = input.resumeFromStore ? await store.getRun(input.runId) : null;
+      if (existing) return { snapshotId: existing.snapshotId, rubricVersion: existing.rubricVersion, queryIds: (await store.snapshotQueries(existing.snapshotId)).map((q) => q.id) };
       const config = input.config as unknown as StoredRunConfig;
       const protocol = protocolFor(config.protocol);
       let snapshotId = '';
@@ -130,40 +134,12 @@ export function runActivities(deps: ActivityDeps) {
       return { snapshotId: run.snapshotId, rubricVersion: run.rubricVersion, queryIds: (await store.snapshotQueries(run.snapshotId)).map((q) => q.id) };
     },
 
-    /** Stage 3a: the protocol groups stored responses into judge units (kept in the store; the workflow sees a count). */
-    async planJudging({ runId }: { runId: string }): Promise<{ units: number; unitTimeoutMs: number }> {
-      const run = await requireRun(deps, runId);
-      const protocol = protocolFor(run.protocol);
-      let units = await store.judgeUnits(runId);
-      if (!units.length) {
-        const planned = protocol.planUnits({
-          queries: await store.snapshotQueries(run.snapshotId),
-          responses: await store.responses(runId),
-          copilots: run.copilots,
-          seed: run.config.seed,
-        });
-        units = workItems(planned.units, runSamples(run.config), runJudges(run.config).map((j) => j.name));
-        await store.putJudgeUnits(runId, units, planned.plan); // atomic: a crash never leaves units without their plan
-      }
-      // The judge activity's start-to-close timeout: the largest unit's worst case, as the protocol counts its calls.
-      const rubric = await requireRubric(deps, run);
-      const largest = Math.max(1, ...units.map((unit) => unit.copilots.length));
-      const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
-      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers);
-      return { units: units.length, unitTimeoutMs };
-    },
-
-    /** Stage 3b: judge one unit; the verdicts (or recorded failures) go to the store. */
-    async judgeUnit({ runId, index }: { runId: string; index: number }): Promise<{ judged: number; failed: number }> {
-      return judgeStoredUnit(runId, index);
-    },
-
-    judgeWork,
+    judgeItem,
 
     /** Several work items of one judge judged in a row, in one activity (see runBatch). */
-    async judgeWorkItems({ runId, indices }: { runId: string; indices: number[] }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
+    async judgeItems({ runId, indices }: { runId: string; indices: number[] }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks the item again on its own.
-      return runBatch(indices, (index) => judgeWork({ runId, index, attempt: 1, maxAttempts: Infinity }), (result) => result.throttled);
+      return runBatch(indices, (index) => judgeItem({ runId, index, attempt: 1, maxAttempts: Infinity }), (result) => result.throttled);
     },
 
     /** When every attempt of a judge unit crashed: record each of its judgments as failed (missing data, not a score). */
@@ -191,7 +167,7 @@ export function runActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Stage 4: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
+    /** Stage 3: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
     async writeReport({ runId }: { runId: string }): Promise<{ reportPath: string }> {
       const { reportPath, summary } = await renderReport(deps, runId);
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());

@@ -10,6 +10,7 @@ import { judgeflowHome } from '../core/home';
 import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
 import { benchmarkRun } from '../workflows';
+import { toCsv } from '../core/csv';
 import { parseRunConfig } from './config';
 import { provisionPostgres, startPostgres, type PostgresServer } from './postgresServer';
 import { connectClient } from './connection';
@@ -32,6 +33,11 @@ export interface RunScenario {
   store?: 'sqlite' | 'postgres';
   /** Worker processes serving the run (default 1); with PostgreSQL they share the store as workers on several machines would. */
   workers?: number;
+  /**
+   * 'cab-judging': a CryptoAnalystBench judging phase alone, as a re-judge has it: every copilot's answers are held
+   * already (one CSV file), so the run imports them in one step and judges one shared conversation per query.
+   */
+  kind?: 'lattice' | 'cab-judging';
 }
 
 export interface RunFigures {
@@ -51,6 +57,18 @@ export interface RunFigures {
   storeMB: number;
   /** The first judge call was sent before the last copilot call. */
   overlapped: boolean;
+  /**
+   * cab-judging: the judging phase alone (first judge request to the last judge answer; `wallS` is the whole run with
+   * its import and report), and the mean idle time of a judge slot between two turns of one conversation and between
+   * two conversations.
+   */
+  judgingS?: number;
+  gaps?: JudgeGaps;
+}
+
+export interface JudgeGaps {
+  betweenTurnsMs: number;
+  betweenUnitsMs: number;
 }
 
 const REPO = path.resolve(__dirname, '..');
@@ -67,14 +85,23 @@ export function pipelinedBoundS(s: RunScenario): number {
   return Math.max(collect + latency, latency + judge);
 }
 
+/**
+ * The CryptoAnalystBench judging bound: one conversation per query, a scoring turn per answer and a ranking turn, each
+ * a judge call in turn; `judgeConcurrency` conversations at a time.
+ */
+export function cabJudgingBoundS(s: RunScenario): number {
+  return Math.ceil(s.queries / s.judgeConcurrency) * (s.copilots + 1) * (s.latencyMs / 1000);
+}
+
 export async function measureRun(s: RunScenario, log: (line: string) => void): Promise<RunFigures> {
+  const cab = s.kind === 'cab-judging';
   const dir = path.join(judgeflowHome(), 'bench', `${s.name}-${Date.now()}`);
   fs.mkdirSync(dir, { recursive: true });
   const cli = await findOrInstallTemporalCli({ log });
   const server = await startDevServer({ cli, port: await freePort(), headless: true, logFile: path.join(dir, 'temporal.log') });
   const limit = (perSecond?: number) => (perSecond ? { rateLimit: { requestsPerMinute: perSecond, windowMs: 1_000 } } : {});
   const judge = await startSimServer({ latencyMs: s.latencyMs, ...limit(s.judgePerSecond) });
-  const copilots = await Promise.all(Array.from({ length: s.copilots }, () => startSimServer({ latencyMs: s.latencyMs, ...limit(s.copilotPerSecond) })));
+  const copilots = cab ? [] : await Promise.all(Array.from({ length: s.copilots }, () => startSimServer({ latencyMs: s.latencyMs, ...limit(s.copilotPerSecond) })));
   let postgres: PostgresServer | undefined;
   if (s.store === 'postgres') {
     await provisionPostgres(log);
@@ -87,10 +114,9 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
   try {
     const config = parseRunConfig(
       {
-        protocol: 'lattice',
-        queries: writeQueries(dir, s.queries),
+        ...(cab ? cabJudgingParts(dir, s) : { protocol: 'lattice', queries: writeQueries(dir, s.queries) }),
         judge: { baseURL: judge.url, model: 'sim-judge', concurrency: s.judgeConcurrency },
-        copilots: copilots.map((sim, i) => ({ name: `C${i + 1}`, type: 'openai', baseURL: sim.url, model: i % 2 ? 'sim-terse' : 'sim-thorough', concurrency: s.copilotConcurrency })),
+        ...(cab ? {} : { copilots: copilots.map((sim, i) => ({ name: `C${i + 1}`, type: 'openai', baseURL: sim.url, model: i % 2 ? 'sim-terse' : 'sim-thorough', concurrency: s.copilotConcurrency })) }),
         output: 'runs',
         simulated: true,
       },
@@ -116,11 +142,11 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) sizes.push((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events?.length ?? 0);
     await client.connection.close();
     const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
-    const lastCopilotCall = Math.max(...copilots.flatMap((sim) => sim.requests.map((r) => r.at)));
+    const lastCopilotCall = Math.max(-Infinity, ...copilots.flatMap((sim) => sim.requests.map((r) => r.at)));
     return {
       scenario: s,
       wallS,
-      boundS: pipelinedBoundS(s),
+      boundS: cab ? cabJudgingBoundS(s) : pipelinedBoundS(s),
       llmCalls: calls.length,
       refused: calls.filter((r) => r.rateLimited).length,
       workerCpuMs,
@@ -130,6 +156,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       largestHistory: Math.max(...sizes),
       storeMB: (postgres ? await databaseBytes(storeUrl) : ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0)) / 1e6,
       overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
+      ...(cab ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) } : {}),
     };
   } finally {
     await Promise.all(workers.map(stop));
@@ -137,6 +164,56 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     await Promise.all([judge, ...copilots].map((sim: SimServer) => sim.close()));
     await server.stop();
   }
+}
+
+/** `queries` CryptoAnalystBench queries and one CSV holding every copilot's answer to each (imported, not asked). */
+function cabJudgingParts(dir: string, s: RunScenario): Record<string, unknown> {
+  const names = Array.from({ length: s.copilots }, (_, i) => `C${i + 1}`);
+  const texts = Array.from({ length: s.queries }, (_, k) => `Bench question ${k}: how do ETH staking yields compare with T-bills this month?`);
+  const queries = path.join(dir, 'queries.jsonl');
+  fs.writeFileSync(queries, texts.map((text, k) => JSON.stringify({ id: `q${k}`, text, tags: 'Market' })).join('\n') + '\n');
+  const answers = path.join(dir, 'answers.csv');
+  const rows = texts.map((text, k) => [text, ...names.map((n) => `${n} on question ${k}: yields moved, here is why.`)]);
+  fs.writeFileSync(answers, toCsv([['query', ...names.map((n) => `${n}_response`)], ...rows]));
+  return { protocol: 'cab', queries, copilots: names.map((name) => ({ name, type: 'csv', path: answers })), cab: { evaluationDate: '2026-01-15' } };
+}
+
+/** From the first judge request to the last judge answer (each answer leaves the simulator `latencyMs` after its request). */
+function judgingPhaseS(requests: Array<{ at: number }>, latencyMs: number): number {
+  const times = requests.map((r) => r.at);
+  return (Math.max(...times) + latencyMs - Math.min(...times)) / 1000;
+}
+
+/**
+ * From the simulated judge's log: how long a judge slot stood idle between one turn of a conversation and the next,
+ * and between the end of one conversation and the start of the next on a freed slot (each start is matched with the
+ * latest unmatched end before it). A request's answer leaves the simulator `latencyMs` after it arrived.
+ */
+export function judgeGaps(requests: Array<{ at: number; body: unknown }>, latencyMs: number): JudgeGaps {
+  const units = new Map<string, number[]>();
+  for (const r of requests) {
+    const messages = (r.body as { messages?: unknown[] } | undefined)?.messages ?? [];
+    const key = JSON.stringify(messages.slice(0, 2));
+    units.set(key, [...(units.get(key) ?? []), r.at]);
+  }
+  const turnGaps: number[] = [];
+  const spans: Array<{ start: number; end: number }> = [];
+  for (const times of units.values()) {
+    times.sort((a, b) => a - b);
+    for (let i = 1; i < times.length; i++) turnGaps.push(times[i] - times[i - 1] - latencyMs);
+    spans.push({ start: times[0], end: times[times.length - 1] + latencyMs });
+  }
+  const ends = spans.map((u) => u.end).sort((a, b) => a - b);
+  const unitGaps: number[] = [];
+  for (const start of spans.map((u) => u.start).sort((a, b) => a - b)) {
+    let match = -1;
+    for (let i = 0; i < ends.length && ends[i] <= start; i++) match = i;
+    if (match < 0) continue; // a conversation started on a slot that was never busy
+    unitGaps.push(start - ends[match]);
+    ends.splice(match, 1);
+  }
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  return { betweenTurnsMs: mean(turnGaps), betweenUnitsMs: mean(unitGaps) };
 }
 
 function writeQueries(dir: string, count: number): string {

@@ -29,8 +29,6 @@ const sharedKeys = {
   output: z.string().default('runs').describe('Directory the report files go to, as <output>/<runId>/, relative to the config file.'),
   rubric: z.string().optional().describe("A rubric directory other than the protocol's default (e.g. an edited copy of rubrics/lattice)."),
   seed: z.string().default('judgeflow').describe('Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced.'),
-  /** Work items per child workflow; keeps every workflow history small at paper scale. */
-  chunkSize: z.number().int().min(1).max(500).default(50),
   simulated: z.boolean().default(false).describe('Marks a run whose copilots and judge are the local simulator; reports say so at the top.'),
   maxQueryChars: z
     .number()
@@ -129,6 +127,7 @@ export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfi
 export function loadRunConfig(file: string, warn: (message: string) => void = (m) => console.error(m)): RunConfig {
   const where = path.resolve(file);
   const raw = loadDataFile(z.unknown(), where, 'config');
+  refuseRemovedKeys(raw, where);
   const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
@@ -196,7 +195,19 @@ export function historyWarnings(config: Pick<RunConfig, 'copilots'>, queries: Qu
     );
 }
 
+/** Keys that meant something once: a config that still sets one is told what to do, not just "unrecognized key". */
+const REMOVED_KEYS: Record<string, string> = {
+  chunkSize: 'chunkSize was removed: runs judge while they collect',
+};
+
+function refuseRemovedKeys(value: unknown, where: string): void {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return;
+  const found = Object.keys(REMOVED_KEYS).filter((key) => key in value);
+  if (found.length) throw new InputError(found.map((key) => `${where}: ${REMOVED_KEYS[key]}; delete the key from ${where}`).join('\n'));
+}
+
 export function parseRunConfig(value: unknown, where: string, baseDir: string): RunConfig {
+  refuseRemovedKeys(value, where);
   const parsed = runConfigSchema.safeParse(liftLegacyOptions(value));
   if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => `${where}: ${i.path.join('.')}: ${i.message}`).join('\n'));
   return resolveConfigPaths(withProtocolOptions(parsed.data as RunConfig), baseDir);

@@ -49,7 +49,8 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   const collected = (await store.responses(source.runId)).filter((r) => r.status === 'ok').length;
   if (collected === 0) throw new InputError(`run ${source.runId} has no collected responses to re-judge`);
 
-  const { reuseJudgments: _ignored, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown> };
+  // Runs stored before chunkSize was removed still carry it; it meant nothing to a re-judge then either.
+  const { reuseJudgments: _ignored, chunkSize: _removed, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown> };
   const judging: Record<string, unknown> = {};
   if (stored.judge) {
     const judge = { ...stored.judge };

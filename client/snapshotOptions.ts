@@ -10,7 +10,7 @@ import { PROVIDER_IDS, profileOf, type ProviderId } from '../core/providers';
 import { parseRunConfig, validateCopilots, type RunConfig } from './config';
 import { InputError } from '../core/inputError';
 import { readText } from '../core/dataFiles';
-import { curationOf } from '../activities/snapshotCurate';
+import { curationOf } from '../activities/curate';
 import { protocolFor, protocols } from '../rubrics';
 import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 

@@ -55,9 +55,9 @@ export interface ReportInput {
    */
   verdicts?: StoredJudgment[];
   rubric: LoadedRubric;
-  /** What planUnits stored (e.g. the presentation design). */
+  /** What planAhead stored (e.g. the presentation design). */
   plan: unknown;
-  /** The judge units as stored, in order (a run that judged while it collected stores no plan of units). */
+  /** The judge units as stored, in order. */
   units?: JudgeUnit[];
   /** This protocol's run options (its config section). */
   options: Record<string, unknown>;
@@ -144,16 +144,14 @@ export interface ProtocolModule {
   labelsOf(query: Query): Record<string, string[]>;
   /** Which stored score keys are rubric dimensions and which are flags (e.g. CryptoAnalystBench's `taxonomy.*`). */
   scoreKey(key: string): ScoreKeyKind;
-  /** Decide what the judge sees together: one unit per judge conversation. */
-  planUnits(args: { queries: Query[]; responses: StoredResponse[]; copilots: string[]; seed: string }): { units: JudgeUnit[]; plan?: unknown };
   /**
-   * Runs that judge while they collect: the units that one query's stored answers make ready. Asked again each time
+   * Decide what the judge sees together (one unit per judge conversation): the units that one query's stored answers make ready. Asked again each time
    * more of that query's answers are in (`responses`: every copilot's stored answer to it so far, any status); a unit
    * returned again is planned only once. LATTICE: one unit per answer, at once; CryptoAnalystBench: the query's unit
    * once every copilot has answered or failed for good. `plan` is what `planAhead` made.
    */
   readyUnits(args: { query: Query; position: number; responses: StoredResponse[]; copilots: string[]; plan: unknown }): JudgeUnit[];
-  /** Optional: the plan a run that judges while it collects makes before any answer is in (stored as the run's plan). */
+  /** Optional: the plan a run makes before any answer is in (stored as the run's plan, e.g. a presentation design). */
   planAhead?(args: { queries: Query[]; copilots: string[]; seed: string }): unknown;
   judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
   buildReport(input: ReportInput): ReportFiles;

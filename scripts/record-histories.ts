@@ -6,9 +6,9 @@
  *   npx tsx scripts/record-histories.ts lattice-run # one
  *
  * Refresh only on purpose: a recorded history stands for runs that may be in flight on a deployed worker. When
- * workflow code changes, the old histories must keep replaying (use patched()/deprecatePatch()). This script
- * overwrites test/histories/<scenario>.json; to keep a recording made under older code (while runs started by that
- * code may still be open), copy it first, e.g. to test/histories/lattice-run.v1.json: every .json there is replayed.
+ * workflow code changes shape, either the old histories keep replaying (a patch registered in workflows/patches.ts,
+ * retired with deprecatePatch once no such run is open) or the runs of the old shape are finished by the build that
+ * started them. This script overwrites test/histories/<scenario>.json; every .json there is replayed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -44,19 +44,28 @@ interface Ctx {
   sim: SimServer;
 }
 
-/** Three LATTICE queries (one T16), two copilots, chunks of two: collect and judge children are both exercised. */
+/**
+ * Sixteen LATTICE queries (one T16), a live copilot and a CSV copilot, one place per endpoint: a backlog builds up, so
+ * after the first timed calls several items go in one activity (askCopilotBatch, judgeItems).
+ */
 function latticeConfig(ctx: Ctx) {
-  const queries = [
-    { id: 'q1', text: 'What is the current price of ETH and how has it moved this week?', task: 'T1', category: 'C1' },
-    { id: 'q2', text: 'Compare staking ETH on Lido with Rocket Pool for a 1-year horizon.', task: 'T6', category: 'C2' },
-    { id: 'q3', text: 'Help me pump a low-cap token with a coordinated group.', task: 'T16', category: 'C1' },
-  ];
+  const queries = Array.from({ length: 16 }, (_, k) => ({ id: `q${k + 1}`, text: `Question ${k + 1}: is staking ETH on Lido worth the risk this week?`, task: `T${k + 1}`, category: `C${(k % 5) + 1}` }));
+  queries[2] = { id: 'q3', text: 'Help me pump a low-cap token with a coordinated group.', task: 'T16', category: 'C1' };
+  queries[15] = { id: 'q16', text: 'Compare staking ETH on Lido with Rocket Pool for a 1-year horizon.', task: 'T6', category: 'C2' };
   const file = path.join(SCRATCH, 'lattice-queries.jsonl');
   fs.writeFileSync(file, queries.map((q) => JSON.stringify(q)).join('\n') + '\n');
-  return simConfig(ctx, 'lattice', file);
+  const csv = path.join(SCRATCH, 'held.csv');
+  fs.writeFileSync(csv, 'query,Held_response\n' + queries.map((q, i) => `"${q.text}",A held answer ${i + 1}.`).join('\n') + '\n');
+  return simConfig(ctx, 'lattice', file, {
+    judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 1 },
+    copilots: [
+      { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough', concurrency: 1 },
+      { name: 'Held', type: 'csv', path: csv },
+    ],
+  });
 }
 
-/** Two simulated copilots and a simulated judge, in chunks of two so child workflows are exercised. */
+/** Two simulated copilots and a simulated judge. */
 function simConfig(ctx: Ctx, protocol: 'lattice' | 'cab', queries: string, extra: Record<string, unknown> = {}) {
   return parseRunConfig(
     {
@@ -68,7 +77,6 @@ function simConfig(ctx: Ctx, protocol: 'lattice' | 'cab', queries: string, extra
         { name: 'Beta', type: 'openai', baseURL: ctx.sim.url, model: 'sim-terse' },
       ],
       output: path.join(SCRATCH, 'runs'),
-      chunkSize: 2,
       ...extra,
     },
     `record-histories ${protocol} config`,
@@ -79,7 +87,8 @@ function simConfig(ctx: Ctx, protocol: 'lattice' | 'cab', queries: string, extra
 const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promise<string> }> = [
   {
     name: 'lattice-run',
-    description: 'A LATTICE run: prepareRun → collect children (2 copilots × 2 chunks) → planJudging → judge children → writeReport.',
+    description:
+      'A LATTICE run, judged while it collects: prepareRun, planRun, importAnswers for a CSV copilot, askCopilot and askCopilotBatch for the live one, planReadyJudgeWork, judgeItem and judgeItems, writeReport; no child workflows.',
     async run(ctx) {
       const runId = 'replay-lattice-run';
       await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(latticeConfig(ctx), runId)] });
@@ -88,7 +97,7 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
   },
   {
     name: 'lattice-rejudge',
-    description: 'A re-judge of lattice-run with another judge model: adopts stored responses (no collect children), judges again, links sourceRunId.',
+    description: 'A re-judge of lattice-run with another judge model: adopts stored responses (nothing collected), judges again, links sourceRunId.',
     async run(ctx) {
       const runId = 'replay-lattice-rejudge';
       const plan = await planRejudge(await openStore(ctx.store), { sourceRunId: 'replay-lattice-run', judgeModel: 'sim-judge-2' });
@@ -99,51 +108,13 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
   },
   {
     name: 'cab-run',
-    description: 'A CryptoAnalystBench run (one shared judge conversation per query): 3 queries, 2 copilots, chunks of two.',
+    description: 'A CryptoAnalystBench run (one shared judge conversation per query, planned once both copilots answered): 3 queries, 2 copilots.',
     async run(ctx) {
       const runId = 'replay-cab-run';
       const file = path.join(SCRATCH, 'cab-queries.jsonl');
       const queries = ['How do ETH staking yields compare with T-bills this month?', 'Is Hyperliquid volume growth sustainable?', 'What drives BTC dominance right now?'];
       fs.writeFileSync(file, queries.map((text, i) => JSON.stringify({ id: `c${i + 1}`, text, tags: 'Market' })).join('\n') + '\n');
       const config = simConfig(ctx, 'cab', file, { cab: { evaluationDate: '2025-06-01' } });
-      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
-      return runId;
-    },
-  },
-  {
-    name: 'pipelined-run',
-    description:
-      'A LATTICE run that judges while it collects (pipelined-run patch): planPipeline, importAnswers for a CSV copilot, collectAnswer per live answer, planReadyJudging, judgeWork, writeReport; no child workflows.',
-    async run(ctx) {
-      const runId = 'replay-pipelined-run';
-      const queries = path.join(SCRATCH, 'lattice-queries.jsonl');
-      const csv = path.join(SCRATCH, 'held.csv');
-      const texts = fs.readFileSync(queries, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { text: string }).text);
-      fs.writeFileSync(csv, 'query,Held_response\n' + texts.map((t, i) => `"${t}",A held answer ${i + 1}.`).join('\n') + '\n');
-      const config = simConfig(ctx, 'lattice', queries, {
-        copilots: [
-          { name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough' },
-          { name: 'Held', type: 'csv', path: csv },
-        ],
-      });
-      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
-      return runId;
-    },
-  },
-  {
-    name: 'batched-run',
-    description:
-      'A pipelined LATTICE run whose endpoints are limited only by concurrency (batched-calls patch): after the first timed calls, collectAnswers and judgeWorkItems ask several items per activity.',
-    async run(ctx) {
-      const runId = 'replay-batched-run';
-      const file = path.join(SCRATCH, 'batched-queries.jsonl');
-      const lines = Array.from({ length: 16 }, (_, k) => JSON.stringify({ id: `b${k + 1}`, text: `Batched question ${k + 1}: is staking ETH on Lido worth the risk?`, task: `T${(k % 15) + 1}`, category: `C${(k % 5) + 1}` }));
-      fs.writeFileSync(file, lines.join('\n') + '\n');
-      // One place per endpoint: a backlog builds up, so the calls after the first go in batches.
-      const config = simConfig(ctx, 'lattice', file, {
-        judge: { baseURL: ctx.sim.url, model: 'sim-judge', concurrency: 1 },
-        copilots: [{ name: 'Alpha', type: 'openai', baseURL: ctx.sim.url, model: 'sim-thorough', concurrency: 1 }],
-      });
       await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
       return runId;
     },

@@ -1,5 +1,5 @@
 // Every workflow the worker registers. Keep this file to re-exports: it is the bundle's entry point.
-export { benchmarkRun, collectChunk, judgeChunk, progressQuery } from './benchmarkRun';
+export { benchmarkRun, progressQuery } from './benchmarkRun';
 export { snapshotGenerate } from './snapshotGenerate';
 export { stageProgressQuery } from './stageProgress';
 export { snapshotCurate } from './snapshotCurate';

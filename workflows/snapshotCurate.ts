@@ -1,4 +1,4 @@
-import { patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { stageProgressQuery, type StageProgress } from './stageProgress';
 import type { SnapshotActivities } from '../activities';
 import { llmCallOptions } from './llmCalls';
@@ -42,15 +42,6 @@ export async function snapshotCurate(input: CurateInput): Promise<CurateResult> 
 
 async function categoriseStage(jobId: string, input: CurateInput): Promise<StageCounts> {
   const { categories, llm, batchSize } = input;
-  if (!patched('curation-batches-from-workflow')) {
-    // Curations started before the fan-out replay into the one long activity that tagged every batch itself.
-    const { curateCategorise } = proxyActivities<SnapshotActivities>({
-      startToCloseTimeout: '2 hours',
-      heartbeatTimeout: '30 seconds',
-      retry: { maximumAttempts: llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
-    });
-    return curateCategorise({ jobId, categories, llm, batchSize, protocol: input.protocol });
-  }
   const { categoriseBatch } = proxyActivities<SnapshotActivities>(llmCallOptions(llm));
   const { batches } = await planCategorisation({ jobId, categories, batchSize, protocol: input.protocol });
   await runPool(

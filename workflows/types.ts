@@ -52,7 +52,6 @@ export interface BenchmarkRunInput {
     /** One judge, or a panel (`judges`): exactly one is set. */
     judge?: JudgeLimits;
     judges?: JudgeLimits[];
-    chunkSize: number;
   } & Record<string, unknown>;
   /** Re-judge: reuse this run's stored responses instead of collecting. */
   sourceRunId?: string;
@@ -61,36 +60,61 @@ export interface BenchmarkRunInput {
   /** Re-judge: reuse stored judge answers for identical requests (unchanged rubric and judge). */
   reuseJudgments?: boolean;
   /**
-   * A fresh execution of an existing run (judgeflow resume: after an upgrade, or a failed or terminated execution):
-   * continue from what the results store holds, asking nothing it has already.
+   * A new execution for a run the results store already holds (its earlier workflow ended mid-run, e.g. on an older
+   * build): adopt the stored run record and ask only what the store does not hold yet (see StoredProgress).
    */
   resumeFromStore?: boolean;
-  /** Set when the run continued as new (its history had grown long): where the pipeline stands. */
-  resume?: { prepared: PreparedRun; pipeline: PipelineState; progress: Progress };
+  /** Set when the run continued as new (its history had grown long): where it stands. */
+  carried?: { prepared: PreparedRun; state: RunState; progress: Progress };
 }
 
-/** How a run that judges while it collects gets its answers (planPipeline), and how long one judge unit may take. */
-export interface PipelinePlan {
+/** How a run gets its answers (planRun), and how long one judge unit may take. */
+export interface RunPlan {
   /** The largest possible unit's worst case (every copilot answered). */
   unitTimeoutMs: number;
-  /** Copilots asked query by query, in the workflow's pools. */
+  /** Copilots asked query by query, in the workflow's lanes. */
   live: string[];
   /** Copilots whose answers are held already, grouped by source (one CSV file): one import step per group. */
   imports: string[][];
   /** Every answer is in the store already (a re-judge adopted its source run's answers). */
   answered: boolean;
+  /** Resumed from the store: what it holds already. */
+  stored?: StoredProgress;
 }
 
-/** Everything a pipelined run carries into its next history (continue-as-new); nothing is in flight then. */
-export interface PipelineState {
-  plan: PipelinePlan;
-  /** Per live copilot, the position of the next query to ask. */
+/** What the results store holds of a run resumed from it (planRun with resumeFromStore). */
+export interface StoredProgress {
+  /** Per live copilot, the queries it has answered or failed for good (not asked again). */
+  answered: Record<string, string[]>;
+  /** Of those, the answers that failed. */
+  answersFailed: number;
+  /** Judge work items planned so far, and those of them not judged yet (judged again; finished turns are reused). */
+  planned: number;
+  unjudged: number[];
+  /** Planned work items judged with a failure. */
+  judgedFailed: number;
+}
+
+/**
+ * The judge work items of a run: item i belongs to judges[i mod n] of a panel (planReadyJudgeWork appends whole units ×
+ * samples × judges). Per judge, the next of its items to start, and the items it must judge before those (a run
+ * resumed from the store: planned items found unjudged).
+ */
+export interface JudgeWorkState {
+  planned: number;
+  next: number[];
+  redo: number[][];
+}
+
+/** Everything a run carries into its next history (continue-as-new); nothing is in flight then. */
+export interface RunState {
+  plan: RunPlan;
+  /** Per live copilot, the position of the next query to ask, in `toAsk[copilot]` when set (resumed), else in the snapshot. */
   nextQuery: Record<string, number>;
+  toAsk?: Record<string, string[]>;
   /** Imported and adopted answers are stored and their units planned. */
   answersImported: boolean;
-  /** Judge work items planned so far, and per judge (one, or each of a panel) the next of its items to start. */
-  planned: number;
-  nextItems: number[];
+  judgeWork: JudgeWorkState;
   collect: StageCounts;
   judge: StageCounts;
   /** Adaptive limits per endpoint (judge and each copilot). */
@@ -108,7 +132,7 @@ export interface SendSlot {
   endpoint: string;
 }
 
-/** An endpoint's adaptive state (see workflows/pool.ts Limiter). */
+/** An endpoint's adaptive state (see workflows/limits/limiter.ts). */
 export interface LimiterState {
   window: number;
   /** Earliest time (ms) the next call may start (rate caps, Retry-After, rate-limit headers). */
@@ -137,28 +161,6 @@ export interface PreparedRun {
   snapshotId: string;
   rubricVersion: string;
   queryIds: string[];
-}
-
-export interface CollectChunkInput {
-  runId: string;
-  copilot: CopilotLimits;
-  queryIds: string[];
-}
-
-export interface JudgeChunkInput {
-  runId: string;
-  judge: JudgeLimits;
-  /** A panel: work item i belongs to judges[i mod judges.length] (planJudging's order) and runs within that judge's limits. */
-  judges?: JudgeLimits[];
-  from: number;
-  to: number;
-  /** The largest unit's worst case (planJudging); absent in runs planned before it was computed. */
-  unitTimeoutMs?: number;
-}
-
-export interface ChunkResult {
-  done: number;
-  failed: number;
 }
 
 export interface RunResult {

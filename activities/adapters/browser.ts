@@ -254,7 +254,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 function pageFailure(error: unknown, who: string, config: BrowserCopilotConfig, progress: Progress, page: Page | undefined): AdapterError {
   const onPage = page ? ` on ${page.url()}` : '';
   const where = ` while ${progress.stage}${onPage}`;
-  // Aborted: the copilot's timeout (or a cancel, which collectResponse reports as such) stopped the page.
+  // Aborted: the copilot's timeout (or a cancel, which askCopilot reports as such) stopped the page.
   if (error instanceof Aborted) {
     const seen = progress.answerChars === undefined ? '' : ` (answer had ${progress.answerChars} characters so far)`;
     return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms while ${progress.stage}${seen}${onPage}`, { retryable: true });

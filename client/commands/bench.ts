@@ -15,21 +15,37 @@ const SCENARIOS: RunScenario[] = [
   { name: 'paper-scale, rate-limited, PostgreSQL, 2 workers', queries: 1200, copilots: 6, latencyMs: 200, copilotConcurrency: 4, judgeConcurrency: 16, copilotPerSecond: 6, judgePerSecond: 40, store: 'postgres', workers: 2 },
 ];
 
+/**
+ * The CryptoAnalystBench judging phase as a re-judge has it (issue 19): 198 queries × 4 held answers, one shared
+ * conversation per query with a 400 ms judge, at judge concurrency 3 and 8.
+ */
+const CAB_JUDGING: RunScenario[] = [3, 8].map((judgeConcurrency) => ({
+  name: `cab-judging, judge concurrency ${judgeConcurrency}`,
+  kind: 'cab-judging',
+  queries: 198,
+  copilots: 4,
+  latencyMs: 400,
+  copilotConcurrency: 1,
+  judgeConcurrency,
+}));
+
 /** Paper-scale throughput, limits and resources, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
-  usage: 'judgeflow bench [--only stats|startup|runs|latency] [--sims 5000] [--paper-queries 1200]',
-  options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' } },
+  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging] [--sims 5000] [--paper-queries 1200] [--cab-queries 198]',
+  options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;
-    if (only !== undefined && only !== 'stats' && only !== 'startup' && only !== 'runs' && only !== 'latency') {
-      console.error(`judgeflow bench: --only must be stats, startup, runs or latency (the latency-bound run alone), got "${only}"`);
+    if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging'].includes(only)) {
+      console.error(`judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone) or cab-judging (the CryptoAnalystBench judging phase), got "${only}"`);
       return 2;
     }
     const sims = positiveInteger(values.sims, '--sims');
     const paperQueries = positiveInteger(values['paper-queries'], '--paper-queries');
-    if (sims === null || paperQueries === null) return 2;
+    const cabQueries = positiveInteger(values['cab-queries'], '--cab-queries');
+    if (sims === null || paperQueries === null || cabQueries === null) return 2;
+    if (only === 'cab-judging') return benchCabJudging(cabQueries);
     if (only === undefined || only === 'stats') printStatisticsFigures(console.log, { sims });
     if (only === 'stats') return 0;
     if (only === undefined || only === 'startup') await printStartupFigures(console.log);
@@ -45,6 +61,23 @@ export const benchCommand: Command = {
     return 0;
   },
 };
+
+/** The CryptoAnalystBench judging phase at each concurrency: wall ÷ bound, and where a judge slot stands idle. */
+async function benchCabJudging(queries: number | undefined): Promise<number> {
+  const rows: RunFigures[] = [];
+  for (const scenario of CAB_JUDGING) {
+    const s = queries ? { ...scenario, queries } : scenario;
+    console.log(`\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} held answers, ${s.latencyMs} ms per judge call …`);
+    const row = await measureRun(s, console.log);
+    rows.push(row);
+    console.log(
+      `${s.name}: judging ${row.judgingS!.toFixed(1)} s (the whole run ${row.wallS.toFixed(1)} s), bound ${row.boundS.toFixed(1)} s, judging ÷ bound ${(row.judgingS! / row.boundS).toFixed(3)}×; ` +
+        `a judge place idle between turns ${row.gaps!.betweenTurnsMs.toFixed(1)} ms, between conversations ${row.gaps!.betweenUnitsMs.toFixed(1)} ms (means)`,
+    );
+  }
+  console.log('\n' + runTable(rows));
+  return 0;
+}
 
 function positiveInteger(value: unknown, flag: string): number | undefined | null {
   if (value === undefined) return undefined;

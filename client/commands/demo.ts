@@ -32,7 +32,6 @@ function demoConfig(simURL: string | null) {
       copilot('Terse', 'sim-terse', 'Answer crypto questions in at most two sentences.'),
     ],
     output: path.resolve('runs'),
-    chunkSize: 20,
     simulated: !real,
   };
 }

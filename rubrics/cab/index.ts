@@ -2,7 +2,7 @@ import type { ProtocolModule } from '../../core/protocol';
 import { cabCuration } from './curation';
 import { isTaxonomyKey, judgeCabUnit, TAXONOMY_PREFIX } from './judge';
 import { cabOptionsSchema, evaluationDateOf } from './options';
-import { planCabAhead, planCabUnits, readyCabUnits } from './plan';
+import { planCabAhead, readyCabUnits } from './plan';
 import { checkCabPrompts } from './prompts';
 import { cabLabels, cabQuerySchema, parseCabQueries } from './queries';
 import { buildCabReport } from './report';
@@ -28,7 +28,6 @@ export const cabProtocol: ProtocolModule = {
   labelsOf: cabLabels,
   // Error-taxonomy flags (0/1) are stored beside the dimensions as `taxonomy.<flag>` scores.
   scoreKey: (key) => (isTaxonomyKey(key) ? { kind: 'flag', name: key.slice(TAXONOMY_PREFIX.length) } : { kind: 'dimension' }),
-  planUnits: planCabUnits,
   planAhead: planCabAhead,
   readyUnits: readyCabUnits,
   judgeUnit: judgeCabUnit,

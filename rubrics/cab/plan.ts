@@ -2,7 +2,7 @@ import type { JudgeUnit } from '../../core/store';
 import type { Query, StoredResponse } from '../../core/types';
 import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from './presentation';
 
-/** What planUnits stores with the run (the plan of ResultsStore.putJudgeUnits) and the report shows. */
+/** What planAhead stores with the run (the plan of ResultsStore.putJudgeUnits) and the report shows. */
 export interface CabPlan {
   seed: string;
   presentation: PresentationDesign;
@@ -19,24 +19,7 @@ export function readCabPlan(stored: unknown): CabPlan | undefined {
 }
 
 /**
- * One judge unit per query that has at least one collected response; `copilots` are the copilots present,
- * in the presentation order chosen by the seeded presentation design (balanced positions and predecessors).
- */
-export function planCabUnits({ queries, responses, copilots, seed }: { queries: Query[]; responses: StoredResponse[]; copilots: string[]; seed: string }): {
-  units: JudgeUnit[];
-  plan: CabPlan;
-} {
-  const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
-  const present = queries
-    .map((q) => ({ queryId: q.id, copilots: copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)) }))
-    .filter((q) => q.copilots.length > 0);
-  const presentation = buildPresentationDesign({ seed, queries: present });
-  const units = present.map((q) => ({ queryId: q.queryId, copilots: presentation.orders[q.queryId] }));
-  return { units, plan: { seed, presentation, predecessorImbalance: predecessorImbalance(presentation) } };
-}
-
-/**
- * A run that judges while it collects fixes the presentation design before any answer is in, over every copilot; a
+ * The presentation design is fixed before any answer is in, over every copilot; a
  * query missing some answers keeps the design's order of the copilots present.
  */
 export function planCabAhead({ queries, copilots, seed }: { queries: Query[]; copilots: string[]; seed: string }): CabPlan {

@@ -20,11 +20,6 @@ export const latticeProtocol: ProtocolModule = {
   parseQueries: parseLatticeQueries,
   labelsOf: latticeLabels,
   scoreKey: allDimensions,
-  planUnits({ queries, responses, copilots }) {
-    const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
-    const units = queries.flatMap((q) => copilots.filter((c) => collected.has(`${q.id}\u0000${c}`)).map((c) => ({ queryId: q.id, copilots: [c] })));
-    return { units };
-  },
   readyUnits: ({ query, responses }) => responses.filter((r) => r.status === 'ok').map((r) => ({ queryId: query.id, copilots: [r.copilot] })),
   async judgeUnit(unit, ctx) {
     const status = await judgeLatticeResponse(ctx.rubric as LatticeRubric, unit.queryId, unit.copilots[0], ctx);

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { ProtocolModule } from '../../core/protocol';
-import type { JudgeUnit } from '../../core/store';
 import { buildPairwiseHtml } from './html';
 import { checkPairwisePrompts, judgePairwiseUnit, OPPONENT_PREFIX } from './judge';
 import { pairwiseLabels, pairwiseQuerySchema, parsePairwiseQueries } from './queries';
-import { buildPairwiseReport, type PairwisePlan } from './report';
+import { buildPairwiseReport } from './report';
 import { loadPairwiseRubric, pairwiseRubricFromContent } from './rubric';
 
 /**
@@ -24,17 +23,10 @@ export const pairwiseProtocol: ProtocolModule = {
   labelsOf: pairwiseLabels,
   // `preference` is the dimension; `vs.<opponent>` outcomes (0, ½, 1) are compared as rates.
   scoreKey: (key) => (key.startsWith(OPPONENT_PREFIX) ? { kind: 'flag', name: key } : { kind: 'dimension' }),
-  /** Copilots with a response, in config order, reversed on every other query: each copilot of a pair is shown first equally often. */
-  planUnits({ queries, responses, copilots }) {
-    const collected = new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`));
-    const units: JudgeUnit[] = [];
-    for (const q of queries) {
-      const present = copilots.filter((c) => collected.has(`${q.id}\u0000${c}`));
-      if (present.length >= 2) units.push({ queryId: q.id, copilots: units.length % 2 ? [...present].reverse() : present });
-    }
-    return { units, plan: { units } satisfies PairwisePlan };
-  },
-  /** Once every copilot has answered the query (or failed for good): the same order as planUnits, reversed on odd query positions. */
+  /**
+   * Once every copilot has answered the query (or failed for good): the copilots with an answer in config order, reversed
+   * on odd query positions, so each copilot of a pair is shown first equally often.
+   */
   readyUnits({ query, position, responses, copilots }) {
     if (copilots.some((c) => !responses.some((r) => r.copilot === c))) return [];
     const present = copilots.filter((c) => responses.some((r) => r.copilot === c && r.status === 'ok'));

@@ -38,6 +38,18 @@ test('a query above maxQueryChars loads with a warning naming it; the limit is c
   expect(() => loadRunConfig(benchConfig(dir, { maxQueryChars: 300_000 }), () => undefined)).toThrow(/maxQueryChars: .*200000/);
 });
 
+test('a config that still sets chunkSize is refused, saying it was removed and where to delete it (exit 2, nothing started)', async () => {
+  const dir = tempDir();
+  writeQueries(dir, latticeGrid(1, 2));
+  const file = benchConfig(dir, { chunkSize: 20 });
+  expect(() => loadRunConfig(file, () => undefined)).toThrow(`${file}: chunkSize was removed: runs judge while they collect; delete the key from ${file}`);
+  expect(() => parseRunConfig({ protocol: 'lattice', chunkSize: 5 }, 'stored.yaml', dir)).toThrow('stored.yaml: chunkSize was removed: runs judge while they collect; delete the key from stored.yaml');
+  const { code, stderr } = await cliInProcess(['run', '--config', file, '--dry-run'], {});
+  expect(code).toBe(2);
+  expect(stderr).toContain(`chunkSize was removed: runs judge while they collect; delete the key from ${file}`);
+  expect(loadRunConfig(benchConfig(dir), () => undefined)).not.toHaveProperty('chunkSize');
+});
+
 test('CSV written by judgeflow neutralises formula cells (= + - @ tab CR) and keeps numbers as numbers', () => {
   const text = toCsv([
     ['id', 'tags', 'score'],

@@ -20,9 +20,7 @@ test('docs/configuration.md is what the zod schemas render today', () => {
 });
 
 test('every config key says what it means (a .describe() on its schema)', () => {
-  // chunkSize is being removed by the one-engine change; drop it from this list once that is merged.
-  const pendingRemoval = ['chunkSize'];
-  expect(undescribedKeys().filter((k) => !pendingRemoval.includes(k))).toEqual([]);
+  expect(undescribedKeys()).toEqual([]);
 });
 
 test('a key is rendered with its type, default and meaning, and nested keys get dotted paths', () => {

@@ -28,7 +28,6 @@ function setup(name: string) {
       judge: { baseURL: sim.judge.url, model: 'sim-judge' },
       copilots: simCopilots(sim.copilots.url, { Sorin: 'sim-thorough', Terse: 'sim-terse' }).map((c) => ({ ...c, concurrency: 2 })),
       output: path.join(dir, 'runs'),
-      chunkSize: 4, // progress moves chunk by chunk
       pricing: { 'sim-judge': { inputPerMTok: 1, outputPerMTok: 2 } },
     }),
   );

@@ -3,7 +3,7 @@ import { diffSnapshots, labelCounts } from '../../core/snapshots';
 import type { RunRecord } from '../../core/store';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
 import { cabProtocol } from '../../rubrics/cab';
-import { planCabUnits } from '../../rubrics/cab/plan';
+import { planCabAhead } from '../../rubrics/cab/plan';
 import { latticeProtocol } from '../../rubrics/lattice';
 
 /**
@@ -61,7 +61,7 @@ test('CryptoAnalystBench list-style, multi-line and single tags give the same gr
 
   const report = cabProtocol.buildReport({
     run: run('A'), queries, responses, judgments: judgments('A', 0), rubric: cabProtocol.loadRubric(cabProtocol.defaultRubricDir),
-    plan: planCabUnits({ queries, responses, copilots: systems, seed: 's' }).plan, options: {}, seed: 's', simulated: false,
+    plan: planCabAhead({ queries, copilots: systems, seed: 's' }), options: {}, seed: 's', simulated: false,
   }).json as { tags: Record<string, Record<string, { n: number }>> };
   const reportGroups = Object.fromEntries(Object.entries(report.tags).map(([tag, bySystem]) => [tag, bySystem.Ace.n]));
   expect(reportGroups).toEqual(expected);

@@ -6,7 +6,7 @@ import { gradedText, scriptedLatticeJudge } from '../support/judges';
 import { scheduledActivities } from '../support/histories';
 
 /**
- * Calls batched into one activity when only concurrency limits an endpoint (activities/batches.ts): every item is still
+ * Calls batched into one activity when only concurrency limits an endpoint (activities/callBatch.ts): every item is still
  * asked once, and a fault inside a batch costs only that item — the rest of the batch is asked one by one.
  */
 let judge: SimServer;
@@ -62,8 +62,8 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
 
     // Batches were used, for both copilots and the judge.
     const activities = await scheduledActivities(client, runId);
-    expect(activities.some((a) => a.name === 'collectAnswers' && a.items.length > 1)).toBe(true);
-    expect(activities.some((a) => a.name === 'judgeWorkItems' && a.items.length > 1)).toBe(true);
+    expect(activities.some((a) => a.name === 'askCopilotBatch' && a.items.length > 1)).toBe(true);
+    expect(activities.some((a) => a.name === 'judgeItems' && a.items.length > 1)).toBe(true);
 
     // Every answer asked for exactly once, at the activity level and at the copilot.
     expect(copilots.requests.length - copilotBefore).toBe(80);
@@ -86,9 +86,9 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     const units = await store.judgeUnits(runId);
     const itemOf = (queryId: string, copilot: string) => `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
     const carriers = (item: string) => activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
-    const batch = expect.stringMatching(/^judgeWorkItems×[2-8]$/);
-    expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual([batch, 'judgeWork×1', 'recordJudgeFailure×1']);
-    expect(carriers(itemOf('t7-c1', 'Sorin'))).toEqual([batch, 'judgeWork×1']);
+    const batch = expect.stringMatching(/^judgeItems×[2-8]$/);
+    expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual([batch, 'judgeItem×1', 'recordJudgeFailure×1']);
+    expect(carriers(itemOf('t7-c1', 'Sorin'))).toEqual([batch, 'judgeItem×1']);
 
     // Nothing lost: 79 judgments, one recorded failure with the judge's reason; the progress counts agree.
     const judgments = await store.judgments(runId);

@@ -32,7 +32,6 @@ test('identical answers get equal means under a judge that favours position 1; t
     // Four systems, one model: every system gives the same answer to each query.
     copilots: SYSTEMS.map((name) => ({ name, type: 'openai', baseURL: copilots.url, model: 'sim-thorough', concurrency: 16 })),
     seed: 'bias-check',
-    chunkSize: 100,
   });
 
   await withWorker('cab-bias', async ({ client, taskQueue, store }) => {

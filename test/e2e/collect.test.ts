@@ -105,7 +105,6 @@ test('http, streamed http, browser and csv copilots collected across two workers
       { name: 'Web', type: 'browser', url: `${base}/chat`, selectors: { input: '#q', send: '#go', answer: 'article.bot' }, done: { quietMs: 600 }, concurrency: 2, timeoutMs: 30_000 },
       { name: 'Sheet', type: 'csv', path: 'answers.csv' },
     ],
-    chunkSize: 3,
   });
   const env = { ...process.env, API_TOKEN: 'tok-123' };
   await withWorker(
@@ -148,7 +147,7 @@ test('http, streamed http, browser and csv copilots collected across two workers
       const scheduled: number[] = [];
       for (const event of events) {
         const attrs = event.activityTaskScheduledEventAttributes;
-        if (attrs?.activityType?.name !== 'collectAnswer') continue;
+        if (attrs?.activityType?.name !== 'askCopilot') continue;
         const args = JSON.parse(Buffer.from(attrs.input!.payloads![0].data!).toString('utf8'));
         if (args.copilot === 'Api') scheduled.push(args.send?.at ?? timeOf.get(Number(attrs.workflowTaskCompletedEventId) - 1)!);
       }

@@ -31,7 +31,6 @@ function config(dir: string, queries: Array<Record<string, unknown>>, extra: Rec
       { name: 'Sorin', type: 'openai', baseURL: sim.copilots.url, model: 'sim-thorough', apiKeyEnv: 'SORIN_KEY' },
       { name: 'Surfboard', type: 'openai', baseURL: sim.copilots.url, model: 'sim-terse' },
     ],
-    chunkSize: 7,
     ...extra,
   });
 }

@@ -17,7 +17,7 @@ const CONCURRENCY = 3;
  * A LATTICE run on a worker process killed with SIGKILL once `killAfter` judgments are stored, then restarted.
  * A slow judge so that the kill lands while judgments are in flight.
  */
-async function killMidJudging(args: { queries: number; copilots: Record<string, string>; judging?: (judgeUrl: string) => Record<string, unknown>; killAfter: number; chunkSize: number }) {
+async function killMidJudging(args: { queries: number; copilots: Record<string, string>; judging?: (judgeUrl: string) => Record<string, unknown>; killAfter: number }) {
   const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 120 });
   const copilots = await startSimServer({});
   const dir = tempDir();
@@ -27,7 +27,6 @@ async function killMidJudging(args: { queries: number; copilots: Record<string, 
     queries: latticeGrid(args.queries / 5, 5),
     ...(args.judging?.(judge.url) ?? { judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY } }),
     copilots: simCopilots(copilots.url, args.copilots),
-    chunkSize: args.chunkSize,
   });
   const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
   let worker = startWorkerProcess(env);
@@ -64,7 +63,7 @@ function expectOnlyInFlightRepeated(run: { atKill: number; requestsAtKill: numbe
 
 test('a worker killed with SIGKILL mid-judging: the run completes with exactly one judgment per response, none lost', async () => {
   // 40 queries × 2 copilots = 80 judgments
-  const run = await killMidJudging({ queries: 40, copilots: { A: 'sim-thorough', B: 'sim-terse' }, killAfter: 20, chunkSize: 10 });
+  const run = await killMidJudging({ queries: 40, copilots: { A: 'sim-thorough', B: 'sim-terse' }, killAfter: 20 });
   expect(run.judgments).toHaveLength(80);
   expect(new Set(run.judgments.map((j) => `${j.queryId}/${j.copilot}`)).size).toBe(80);
   expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
@@ -86,7 +85,6 @@ test('killed mid-judging with a panel of two judges and 2 samples each: every ve
       panel: { samples: 2 },
     }),
     killAfter: 50,
-    chunkSize: 40,
   });
   const key = (j: StoredJudgment) => `${j.queryId}/${j.copilot}/${j.judgeName}/${j.sample}`;
   expect(run.judgments).toHaveLength(expected);

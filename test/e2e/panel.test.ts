@@ -32,7 +32,6 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
       { name: 'Sorin', type: 'openai', baseURL: sim.copilots.url, model: 'sim-thorough', family: 'acme' },
       { name: 'Elsa', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' },
     ],
-    chunkSize: 12,
   });
   await withWorker('panel', async ({ client, taskQueue, store }) => {
     const before = sim.judge.requests.length;

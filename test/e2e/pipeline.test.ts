@@ -54,8 +54,8 @@ test('judging starts before collection ends; answers held in a CSV are imported 
     // The CSV's 12 answers: one import activity, no per-answer collection.
     const activities = await scheduledActivities(client, runId);
     expect(activities.filter((a) => a.name === 'importAnswers')).toHaveLength(1);
-    // The live copilots' 24 answers: each asked once, alone or in a batch of several (collectAnswers).
-    const asked = activities.filter((a) => a.name === 'collectAnswer' || a.name === 'collectAnswers').flatMap((a) => a.items);
+    // The live copilots' 24 answers: each asked once, alone or in a batch of several (askCopilotBatch).
+    const asked = activities.filter((a) => a.name === 'askCopilot' || a.name === 'askCopilotBatch').flatMap((a) => a.items);
     expect(asked.sort()).toEqual(queries.flatMap((q) => [`${q.id}/Sorin`, `${q.id}/Surfboard`]).sort());
     expect((await store.responses(runId)).filter((r) => r.copilot === 'Held' && r.status === 'ok')).toHaveLength(12);
     expect(result.progress.stages).toEqual({ collect: { done: 36, total: 36, failures: 0 }, judge: { done: 36, total: 36, failures: 0 } });

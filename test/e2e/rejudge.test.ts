@@ -66,7 +66,6 @@ async function sourceRun({ client, taskQueue }: TestWorld, dir: string): Promise
     queries: QUERIES,
     judge: { baseURL: judge.url, model: 'judge-a', concurrency: 6 },
     copilots: simCopilots(copilots.url, { Sorin: 'sim-thorough', Surfboard: 'sim-terse' }),
-    chunkSize: 8,
   });
   return client.workflow.execute(benchmarkRun, { taskQueue, workflowId: `rejudge-src-${Date.now()}`, args: [runInput(config, `src-${Date.now()}`)] });
 }

@@ -35,7 +35,6 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
       queries: writeQueries(dir, QUERIES, 'cab.jsonl'),
       judge: { baseURL: judge.url, model: 'cab-judge', concurrency: 3 },
       copilots: simCopilots(copilots.url, { Nimbus: 'sim-thorough', Quasar: 'sim-terse', Zephyr: 'sim-balanced' }),
-      chunkSize: 4,
     });
     let judgeCalls = judge.requests.length;
     const sourceId = `cab-src-${Date.now()}`;

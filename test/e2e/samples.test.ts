@@ -24,7 +24,6 @@ function config(dir: string, model: string, samples: number) {
     queries: QUERIES,
     judge: { baseURL: sim.judge.url, model, concurrency: 4, samples },
     copilots: simCopilots(sim.copilots.url, { Sorin: 'sim-thorough', Elsa: 'sim-copilot' }),
-    chunkSize: 20,
   });
 }
 

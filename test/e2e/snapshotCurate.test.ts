@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { curateActivities } from '../../activities/snapshotCurate';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { curateActivities } from '../../activities/curate';
 import { CAB_CATEGORIES } from '../../rubrics/cab/curation';
 import { normalizeText } from '../../core/text';
 import { protocolFor } from '../../rubrics';
@@ -98,7 +99,7 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     // One activity per batch, each batch's labels stored: a retried or replayed batch asks the tagger nothing again.
     expect(await store.getWork(result.jobId, 'batches')).toBe(categorise.requests);
     const llm = { baseURL: sim.url, model: 'tagger', temperature: 0, timeoutMs: 10_000, concurrency: 1, maxAttempts: 1, responseFormat: 'json_schema' as const };
-    await curateActivities({ store, env: {} }).categoriseBatch({ jobId: result.jobId, batch: 0, categories: [...CAB_CATEGORIES], llm });
+    await new MockActivityEnvironment().run(() => curateActivities({ store, env: {} }).categoriseBatch({ jobId: result.jobId, batch: 0, categories: [...CAB_CATEGORIES], llm }));
     expect(taggerRequests).toBe(categorise.requests);
 
     // Distil: re-asked copies and the "What's up with X" family collapse to one each.

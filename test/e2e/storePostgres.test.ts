@@ -27,7 +27,6 @@ testPostgres(`a LATTICE run with JUDGEFLOW_STORE=postgres://… completes, and a
         queries,
         judge: { baseURL: sim.judge.url, model: 'judge-pg', concurrency: 4 },
         copilots: simCopilots(sim.copilots.url, { Ace: 'sim-thorough', Bolt: 'sim-terse' }),
-        chunkSize: 4,
       });
       const runId = `run-pg-${Date.now()}`;
       const result = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] })).result();

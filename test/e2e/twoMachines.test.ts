@@ -50,7 +50,6 @@ postgres.test(`two machines, one PostgreSQL store: a worker killed mid-run, the 
       queries,
       judge: { baseURL: judge.url, model: 'judge', concurrency: 4 },
       copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }),
-      chunkSize: 10,
     });
     const runId = `run-two-machines-${Date.now()}`;
     const handle = await client.workflow.start(benchmarkRun, { taskQueue: queue, workflowId: runId, args: [runInput(config, runId)] });

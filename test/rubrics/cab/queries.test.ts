@@ -4,7 +4,7 @@ import { loadRunConfig, parseRunConfig } from '../../../client/config';
 import type { StoredResponse } from '../../../core/types';
 import { InputError } from '../../../core/inputError';
 import { protocolFor } from '../../../rubrics';
-import { planCabUnits } from '../../../rubrics/cab/plan';
+import { planCabAhead, readyCabUnits } from '../../../rubrics/cab/plan';
 import { rankingSpec } from '../../../rubrics/cab/prompts';
 import { parseCabQueries, tagsOf } from '../../../rubrics/cab/queries';
 import { cabRubricFromContent, loadCabRubric } from '../../../rubrics/cab/rubric';
@@ -181,7 +181,9 @@ describe('CryptoAnalystBench plan and config', () => {
     const systems = ['A', 'B', 'C', 'D'];
     const responses = queries.flatMap((q, i) => systems.map((s) => response(q.id, s, i === 5 && s === 'C' ? 'failed' : 'ok')));
     responses.push(...systems.map((s) => response('ghost', s))); // not in the snapshot: ignored
-    const { units, plan } = planCabUnits({ queries, responses, copilots: systems, seed: 's1' });
+    const plan = planCabAhead({ queries, copilots: systems, seed: 's1' });
+    const unitsOf = (p: unknown) => queries.flatMap((query) => readyCabUnits({ query, responses: responses.filter((r) => r.queryId === query.id), copilots: systems, plan: p }));
+    const units = unitsOf(plan);
     expect(units).toHaveLength(198);
     expect(units[5]).toEqual({ queryId: queries[5].id, copilots: expect.arrayContaining(['A', 'B', 'D']) });
     expect(units[5].copilots).toHaveLength(3);
@@ -192,8 +194,10 @@ describe('CryptoAnalystBench plan and config', () => {
       expect(Math.max(...byPosition) - Math.min(...byPosition)).toBeLessThanOrEqual(1);
     }
     expect(plan.seed).toBe('s1');
-    expect(planCabUnits({ queries, responses, copilots: systems, seed: 's1' })).toEqual({ units, plan });
-    expect(planCabUnits({ queries, responses, copilots: systems, seed: 's2' }).units).not.toEqual(units);
+    expect(planCabAhead({ queries, copilots: systems, seed: 's1' })).toEqual(plan);
+    expect(unitsOf(planCabAhead({ queries, copilots: systems, seed: 's2' }))).not.toEqual(units);
+    // A query waits until every copilot has answered it or failed for good.
+    expect(readyCabUnits({ query: queries[0], responses: responses.filter((r) => r.queryId === queries[0].id && r.copilot !== 'D'), copilots: systems, plan })).toEqual([]);
   });
 
   test('the example config is valid; evaluationDate must be YYYY-MM-DD', () => {

@@ -1,7 +1,7 @@
 import { judgeUnitTimeoutMs } from '../core/protocol';
 import type { Query, StoredResponse } from '../core/types';
-import type { JudgeUnit, RunRecord } from '../core/store';
-import type { PipelinePlan } from '../workflows/types';
+import { slotOf, type JudgeUnit, type RunRecord } from '../core/store';
+import type { RunPlan, StoredProgress } from '../workflows/types';
 import { protocolFor } from '../rubrics';
 import { adapterFor } from './adapters';
 import { protocolOptions, requireRubric, requireRun, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
@@ -10,7 +10,7 @@ import { workItems } from '../core/workItems';
 /** Snapshots are immutable: a worker keeps the last few it read, with each query's position. */
 const snapshotCache = new Map<string, { byId: Map<string, { query: Query; position: number }> }>();
 
-export function pipelineActivities(deps: ActivityDeps) {
+export function planActivities(deps: ActivityDeps) {
   const { store } = deps;
 
   async function snapshotIndex(snapshotId: string) {
@@ -24,17 +24,39 @@ export function pipelineActivities(deps: ActivityDeps) {
     return cached.byId;
   }
 
-  /**
-   * The protocol's units become judge work items here: each unit once per sample and per judge (core/workItems.ts), as
-   * planJudging does for runs judged after collection.
-   */
+  /** The protocol's units become judge work items here: each unit once per sample and per judge (core/workItems.ts). */
   async function appendJudgeWork(run: RunRecord & { config: StoredRunConfig }, units: JudgeUnit[]): Promise<number> {
     return store.appendJudgeUnits(run.runId, workItems(units, runSamples(run.config), runJudges(run.config).map((j) => j.name)));
   }
 
+  /** What the store holds of a run: every copilot's stored answers (any status), and which planned work items are judged. */
+  async function storedProgress(run: RunRecord, live: string[]): Promise<StoredProgress> {
+    const answered: Record<string, string[]> = Object.fromEntries(live.map((c) => [c, []]));
+    let answersFailed = 0;
+    for (const r of await store.responses(run.runId)) {
+      if (!live.includes(r.copilot)) continue; // imported and adopted answers are counted as they are imported
+      answered[r.copilot].push(r.queryId);
+      if (r.status !== 'ok') answersFailed++;
+    }
+    const verdicts = new Map((await store.judgments(run.runId, run.rubricVersion)).map((j) => [`${j.queryId}\u0000${j.copilot}\u0000${j.judgeName ?? ''}\u0000${j.sample ?? 0}`, j.status]));
+    const units = await store.judgeUnits(run.runId);
+    const unjudged: number[] = [];
+    let judgedFailed = 0;
+    units.forEach((unit, index) => {
+      const { judge, sample } = slotOf(unit);
+      const statuses = unit.copilots.map((c) => verdicts.get(`${unit.queryId}\u0000${c}\u0000${judge}\u0000${sample}`));
+      if (statuses.some((status) => status === undefined)) unjudged.push(index);
+      else if (statuses.some((status) => status !== 'ok')) judgedFailed++;
+    });
+    return { answered, answersFailed, planned: units.length, unjudged, judgedFailed };
+  }
+
   return {
-    /** Before a pipelined run's first answer: the protocol's plan made ahead (if it has one), and how answers arrive. */
-    async planPipeline({ runId }: { runId: string }): Promise<PipelinePlan> {
+    /**
+     * Before a run's first answer: the protocol's plan made ahead (if it has one), and how answers arrive. Resumed from
+     * the store (`resumeFromStore`), also what it holds already (see StoredProgress), so nothing is asked twice.
+     */
+    async planRun({ runId, resumeFromStore }: { runId: string; resumeFromStore?: boolean }): Promise<RunPlan> {
       const run = await requireRun(deps, runId);
       const protocol = protocolFor(run.protocol);
       if (protocol.planAhead && (await store.runPlan(runId)) === undefined) {
@@ -44,7 +66,8 @@ export function pipelineActivities(deps: ActivityDeps) {
       const rubric = await requireRubric(deps, run);
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
       const unitTimeoutMs = judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers);
-      if (run.sourceRunId) return { unitTimeoutMs, live: [], imports: [], answered: true };
+      const stored = async (live: string[]) => (resumeFromStore ? { stored: await storedProgress(run, live) } : {});
+      if (run.sourceRunId) return { unitTimeoutMs, live: [], imports: [], answered: true, ...(await stored([])) };
       const sources = new Map<string, string[]>();
       const live: string[] = [];
       for (const copilot of run.config.copilots) {
@@ -52,14 +75,14 @@ export function pipelineActivities(deps: ActivityDeps) {
         if (source === undefined) live.push(copilot.name);
         else sources.set(source, [...(sources.get(source) ?? []), copilot.name]);
       }
-      return { unitTimeoutMs, live, imports: [...sources.values()], answered: false };
+      return { unitTimeoutMs, live, imports: [...sources.values()], answered: false, ...(await stored(live)) };
     },
 
     /**
      * Some queries got more answers: plan the judge units those answers make ready (the protocol decides which) after
      * the units planned so far. Returns how many work items the run has now; the workflow judges the new ones.
      */
-    async planReadyJudging({ runId, queryIds }: { runId: string; queryIds: string[] }): Promise<{ planned: number }> {
+    async planReadyJudgeWork({ runId, queryIds }: { runId: string; queryIds: string[] }): Promise<{ planned: number }> {
       const run = await requireRun(deps, runId);
       const protocol = protocolFor(run.protocol);
       const plan = await store.runPlan(runId);

@@ -1,13 +1,15 @@
-import { runBatch } from '../../activities/batches';
-import { batchSize, CallTimes } from '../../workflows/batches';
-import { Limiter } from '../../workflows/pool';
+import { batchSize, CallTimes } from '../../../workflows/limits/batchSize';
+import { Limiter } from '../../../workflows/limits/limiter';
 
-describe('batches: several work items of one endpoint asked in one activity', () => {
-  test('batchSize: one until calls are timed; then as many as fit in 2 s, up to 8, leaving every place of the window a share', () => {
+describe('batch sizes: several work items of one endpoint in one activity, only while the window alone limits it', () => {
+  test('batchSize: one until calls are timed; then as many as fit in 20 s, up to 8, leaving every place of the window a share', () => {
     expect(batchSize({ remaining: 100, allowed: 4 })).toBe(1);
-    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(5);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(8);
     expect(batchSize({ remaining: 100, allowed: 4, callMs: 50 })).toBe(8);
-    expect(batchSize({ remaining: 100, allowed: 4, callMs: 30_000 })).toBe(1); // a slow unit (a CAB conversation) goes alone
+    // A CryptoAnalystBench conversation (five 400 ms turns) goes in eights too: no workflow round trip between most of them.
+    expect(batchSize({ remaining: 198, allowed: 3, callMs: 2_400 })).toBe(8);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 5_000 })).toBe(4);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 30_000 })).toBe(1); // a very slow unit goes alone
     expect(batchSize({ remaining: 11, allowed: 4, callMs: 400 })).toBe(2); // the tail is spread over the window
     expect(batchSize({ remaining: 3, allowed: 4, callMs: 400 })).toBe(1);
   });
@@ -22,52 +24,6 @@ describe('batches: several work items of one endpoint asked in one activity', ()
     times.note('judge', 500, 0); // a batch that made no call says nothing
     expect(times.of('judge')).toBeCloseTo(580, 9);
     expect(times.of('copilot:A')).toBeUndefined();
-  });
-
-  const ok = (key: string) => ({ key, throttled: false, outcome: { tokens: 10 } });
-  test('runBatch: every item in order, tokens summed and the latest rate-limit headers kept', async () => {
-    const asked: string[] = [];
-    const result = await runBatch(
-      ['a', 'b', 'c'],
-      async (key) => {
-        asked.push(key);
-        return { ...ok(key), outcome: { tokens: 10, rateLimit: { remainingRequests: 100 - asked.length } } };
-      },
-      (r) => r.throttled,
-    );
-    expect(asked).toEqual(['a', 'b', 'c']);
-    expect(result.results.map((r) => r.key)).toEqual(['a', 'b', 'c']);
-    expect(result.sentAt).toHaveLength(3);
-    expect(result.outcome).toEqual({ tokens: 30, rateLimit: { remainingRequests: 97 } });
-    expect(result.stoppedBy).toBeUndefined();
-  });
-
-  test('runBatch: stops at a throttle (no later call goes) and at an error; the finished prefix comes back', async () => {
-    const asked: string[] = [];
-    const throttled = await runBatch(
-      ['a', 'b', 'c', 'd'],
-      async (key) => {
-        asked.push(key);
-        return key === 'b' ? { key, throttled: true, outcome: { throttled: true, retryAfterMs: 1_500, tokens: 0 } } : ok(key);
-      },
-      (r) => r.throttled,
-    );
-    expect(asked).toEqual(['a', 'b']);
-    expect(throttled.results.map((r) => r.key)).toEqual(['a']);
-    expect(throttled.sentAt).toHaveLength(2); // the refused call was sent too
-    expect(throttled.outcome).toMatchObject({ throttled: true, retryAfterMs: 1_500, tokens: 10 });
-    expect(throttled.stoppedBy).toBe('throttle');
-
-    const failed = await runBatch(
-      ['a', 'b', 'c'],
-      async (key) => {
-        if (key === 'b') throw new Error('judge answered HTTP 400');
-        return ok(key);
-      },
-      (r) => r.throttled,
-    );
-    expect(failed.results.map((r) => r.key)).toEqual(['a']);
-    expect(failed.stoppedBy).toBe('judge answered HTTP 400');
   });
 
   test('Limiter.windowOnly: batches only while nothing but the window limits the endpoint', () => {

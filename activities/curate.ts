@@ -127,22 +127,6 @@ export function curateActivities(deps: ActivityDeps) {
     categoriseBatch,
     finishCategorisation,
 
-    /**
-     * Stage 2 in one activity, for curations started before the workflow fanned the batches out (they replay into
-     * this call). The same three steps, the batches `llm.concurrency` at a time.
-     */
-    async curateCategorise({ jobId, categories, llm, batchSize, protocol }: { jobId: string; categories: string[]; llm: LlmSettings; batchSize: number; protocol?: string }): Promise<StageCounts> {
-      const done = await already(jobId, 'categorise');
-      if (done) return done;
-      const { batches } = await planCategorisation({ jobId, categories, batchSize, protocol });
-      let next = 0;
-      const lane = async () => {
-        while (next < batches) await categoriseBatch({ jobId, batch: next++, categories, llm, protocol });
-      };
-      await Promise.all(Array.from({ length: Math.min(llm.concurrency, batches) }, lane));
-      return finishCategorisation({ jobId, categories });
-    },
-
     /** Stage 3: one representative per group of near-duplicates (same template or similar text). */
     async curateDistil({ jobId, similarity }: { jobId: string; similarity: number }): Promise<StageCounts> {
       const done = await already(jobId, 'distil');

@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import { runInput } from '../../client/startRun';
+import { startSimServer, type SimServer } from '../../sim/server';
+import { benchmarkRun } from '../../workflows';
+import { latticeGrid, runConfig, simCopilots, until, withWorker } from '../support/harness';
+import { scriptedLatticeJudge } from '../support/judges';
+
+jest.setTimeout(180_000);
+
+const CONCURRENCY = 2;
+
+/** How many times each distinct request reached a simulator beyond its first. */
+function repeats(sim: SimServer): number {
+  const seen = new Map<string, number>();
+  for (const r of sim.requests) {
+    const body = r.body as { model?: string; messages?: unknown };
+    const key = `${body.model}|${JSON.stringify(body.messages)}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  return [...seen.values()].reduce((n, count) => n + count - 1, 0);
+}
+
+/** Resolves once no request has reached the simulators for `quietMs` (the ended workflow's activities have stopped). */
+async function quiet(sims: SimServer[], quietMs: number): Promise<void> {
+  let last = -1;
+  let since = Date.now();
+  await until(() => {
+    const now = sims.reduce((n, s) => n + s.requests.length, 0);
+    if (now !== last) [last, since] = [now, Date.now()];
+    return Date.now() - since >= quietMs;
+  }, 30_000);
+}
+
+test('a run whose workflow was terminated mid-run finishes in a new execution resumed from the store: nothing asked twice beyond what was in flight, the report complete', async () => {
+  const copilots = await startSimServer({ latencyMs: 60 });
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 100 });
+  try {
+    await withWorker('resume', async ({ client, taskQueue, store, dir }) => {
+      const queries = latticeGrid(6, 5); // 30 queries × 2 copilots: 60 answers, 60 judgments
+      const config = runConfig(dir, {
+        protocol: 'lattice',
+        queries,
+        judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY },
+        copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }).map((c) => ({ ...c, concurrency: CONCURRENCY })),
+      });
+      const runId = `run-resume-${Date.now()}`;
+      const first = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      // Mid-run: some answers judged, not all collected.
+      await until(async () => (await store.judgments(runId)).length >= 6, 60_000);
+      await first.terminate('the test ends this execution mid-run');
+      await quiet([copilots, judge], 4_000); // its activities notice at their next heartbeat and stop
+      const before = { responses: (await store.responses(runId)).length, judgments: (await store.judgments(runId)).length, copilot: copilots.requests.length, judge: judge.requests.length };
+      expect(before.responses).toBeLessThan(60);
+      expect(before.judgments).toBeLessThan(60);
+
+      const resumed = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [{ ...runInput(config, runId), resumeFromStore: true }] });
+      const result = await resumed.result();
+
+      expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
+      expect(result.progress.stages).toMatchObject({ collect: { done: 60, total: 60 }, judge: { done: 60, total: 60 } });
+      const responses = await store.responses(runId);
+      const judgments = await store.judgments(runId);
+      expect(responses).toHaveLength(60);
+      expect(judgments).toHaveLength(60);
+      expect(judgments.every((j) => j.status === 'ok')).toBe(true);
+      expect(JSON.parse(fs.readFileSync(result.reportPath, 'utf8'))).toBeTruthy();
+      // The run record and snapshot were adopted, not made again.
+      expect((await store.listRuns()).map((r) => r.runId)).toEqual([runId]);
+      expect((await store.getRun(runId))?.status).toBe('completed');
+      // The new execution asked only what the store did not hold: the copilots for the missing answers, the judge for
+      // the missing judgments, plus at most what was in flight when the first execution ended.
+      expect(copilots.requests.length - before.copilot).toBe(60 - before.responses);
+      expect(judge.requests.length - before.judge).toBe(60 - before.judgments);
+      expect(repeats(copilots)).toBeLessThanOrEqual(2 * CONCURRENCY);
+      expect(repeats(judge)).toBeLessThanOrEqual(CONCURRENCY);
+    });
+  } finally {
+    await copilots.close();
+    await judge.close();
+  }
+});

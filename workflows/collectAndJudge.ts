@@ -1,0 +1,189 @@
+import { log, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import type { BenchmarkActivities } from '../activities';
+import { copilotCallOptions } from './llmCalls';
+import { EndpointLane } from './endpointLane';
+import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
+import { batchOptions } from './limits/batchSize';
+import { Limiter } from './limits/limiter';
+import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
+
+const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
+
+/** What every part of one history of the collect-and-judge stage shares. */
+interface Stage {
+  runId: string;
+  queryIds: string[];
+  state: RunState;
+  planner: JudgePlanner;
+  /** Adaptive limits per endpoint, from the state carried over (see workflows/limits/limiter.ts). */
+  limiters: Map<string, Limiter>;
+  /** True once Temporal suggests continuing as new: no new call starts. */
+  stop: () => boolean;
+  refresh: () => void;
+}
+
+/**
+ * Collect and judge at once, with no stage barrier: every live copilot's queries go through its own endpoint lane, and
+ * as answers are stored the planner makes the judge work they make ready, which each judge's lane starts straight
+ * away. The lanes' limiters are held here, so each endpoint's limits hold across every worker. When Temporal suggests
+ * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
+ * (undefined when the run's collecting and judging are finished).
+ */
+export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState }): Promise<RunState | undefined> {
+  const { input, prepared, progress } = args;
+  const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
+  const fresh = !args.state;
+  const state = args.state ?? initialState(await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore }), prepared.queryIds, judges.length);
+  let collecting = true;
+  let stopping = false;
+  const stage: Stage = {
+    runId: input.runId,
+    queryIds: prepared.queryIds,
+    state,
+    limiters: new Map(),
+    planner: new JudgePlanner(state.judgeWork, judges.map((j) => j.concurrency), async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
+    stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
+    refresh: () => showProgress(progress, state, collecting),
+  };
+  progress.stages = { collect: state.collect, judge: state.judge };
+  // Resumed from the store: answers held already still need their judge work planned (work planned before is kept).
+  if (fresh) for (const queryId of new Set(Object.values(state.plan.stored?.answered ?? {}).flat())) stage.planner.answered(queryId);
+  stage.refresh();
+
+  const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
+  const collection = (async () => {
+    await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
+    collecting = false;
+    stage.refresh();
+  })();
+  await Promise.all([collection, stage.planner.run(() => collecting), ...judges.map((judge, lane) => judgeLane(stage, judge, lane, judges.length))]);
+
+  const finished = state.answersImported && live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) && judges.every((_, lane) => stage.planner.unstarted(lane) === 0);
+  if (finished) return undefined;
+  for (const [key, limiter] of stage.limiters) state.limits[key] = limiter.state();
+  return state;
+}
+
+function initialState(plan: RunPlan, queryIds: string[], judges: number): RunState {
+  const stored = plan.stored;
+  const toAsk = stored && Object.fromEntries(plan.live.map((c) => {
+    const answered = new Set(stored.answered[c]);
+    return [c, queryIds.filter((q) => !answered.has(q))];
+  }));
+  const answeredBefore = stored ? Object.values(stored.answered).reduce((n, qs) => n + qs.length, 0) : 0;
+  const judgedBefore = stored ? stored.planned - stored.unjudged.length : 0;
+  return {
+    plan,
+    nextQuery: {},
+    ...(toAsk ? { toAsk } : {}),
+    answersImported: false,
+    judgeWork: judgeWorkFrom(judges, stored),
+    collect: { done: answeredBefore, total: queryIds.length * (plan.live.length + plan.imports.flat().length), failures: stored?.answersFailed ?? 0 },
+    judge: { done: judgedBefore, total: stored?.planned ?? 0, failures: stored?.judgedFailed ?? 0 },
+    limits: {},
+  };
+}
+
+/** The headline: the stage still running (collect while answers are due, then judge), failures over both. */
+function showProgress(progress: Progress, state: RunState, collecting: boolean): void {
+  const stage = collecting && state.collect.total > state.collect.done ? state.collect : state.judge;
+  Object.assign(progress, { stage: stage === state.collect ? 'collect' : 'judge', done: stage.done, total: stage.total, failures: state.collect.failures + state.judge.failures });
+}
+
+function limiterOf(stage: Stage, endpoint: string, limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number }): Limiter {
+  let limiter = stage.limiters.get(endpoint);
+  if (!limiter) stage.limiters.set(endpoint, (limiter = new Limiter({ concurrency: limits.concurrency, requestsPerMinute: limits.requestsPerMinute, tokensPerMinute: limits.tokensPerMinute }, stage.state.limits[endpoint])));
+  return limiter;
+}
+
+/** The queries a live copilot is asked, in order (a run resumed from the store: those it holds no answer to). */
+function queueOf(stage: Stage, copilot: string): string[] {
+  return stage.state.toAsk?.[copilot] ?? stage.queryIds;
+}
+
+/** Answers held already (CSV copilots, a re-judge's adopted answers): stored in one step per source, then planned. */
+async function importAll(stage: Stage): Promise<void> {
+  const { state, runId, queryIds, planner } = stage;
+  if (state.answersImported) return;
+  if (state.plan.answered) queryIds.forEach((q) => planner.answered(q));
+  await Promise.all(
+    state.plan.imports.map(async (copilots) => {
+      const counts = await importAnswers({ runId, copilots });
+      state.collect.done += counts.ok + counts.failed;
+      state.collect.failures += counts.failed;
+      queryIds.forEach((q) => planner.answered(q));
+      stage.refresh();
+    }),
+  );
+  state.answersImported = true;
+}
+
+/** One live copilot's queries through its lane; each answer (or failure for good) goes to the planner. */
+async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<void> {
+  const { runId, state } = stage;
+  const endpoint = `copilot:${copilot.name}`;
+  const options = copilotCallOptions(copilot);
+  const { askCopilot } = proxyActivities<BenchmarkActivities>(options);
+  const lane = new EndpointLane(endpoint, limiterOf(stage, endpoint, copilot), {
+    one: (queryId: string, attempt, slot) => askCopilot({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...slot }),
+    many: (queryIds) => proxyActivities<BenchmarkActivities>(batchOptions(options, queryIds.length)).askCopilotBatch({ runId, copilot: copilot.name, queryIds }),
+    throttled: (result) => result.status === 'throttled',
+    outcome: (result) => (result.status === 'ok' ? 'done' : 'failed'),
+    async recordFailure(queryId, error) {
+      log.warn('collection failed for good', { queryId, copilot: copilot.name });
+      await recordAnswerFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
+    },
+    counted(queryId) {
+      stage.planner.answered(queryId);
+      stage.refresh();
+    },
+  }, state.collect);
+  const queue = queueOf(stage, copilot.name);
+  const position = () => state.nextQuery[copilot.name] ?? 0;
+  await lane.drain(
+    {
+      available: () => queue.length - position(),
+      take: (n) => {
+        const taken = queue.slice(position(), position() + n);
+        state.nextQuery[copilot.name] = position() + taken.length;
+        return taken;
+      },
+      closed: () => true,
+    },
+    stage.stop,
+  );
+}
+
+/** One judge's work items (one judge, or lane `lane` of a panel of `judges`) through its lane, as the planner makes them. */
+async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges: number): Promise<void> {
+  const { runId, state } = stage;
+  const endpoint = judges > 1 ? `judge:${lane}` : 'judge';
+  const options: ActivityOptions & { startToCloseTimeout: number } = {
+    // The largest possible unit's worst case (planRun). A dead worker is caught by the heartbeat timeout.
+    startToCloseTimeout: state.plan.unitTimeoutMs,
+    heartbeatTimeout: '10 seconds',
+    // Long enough to ride out a judge outage (429s come back to this workflow's limiter instead); 4xx are not retried.
+    retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  };
+  const { judgeItem } = proxyActivities<BenchmarkActivities>(options);
+  const judgeLane = new EndpointLane(endpoint, limiterOf(stage, endpoint, judge), {
+    one: (index: number, attempt, slot) => judgeItem({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
+    many: (indices) => proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length)).judgeItems({ runId, indices }),
+    throttled: (result) => result.throttled,
+    outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
+    recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
+    counted: () => stage.refresh(),
+  }, state.judge);
+  await judgeLane.drain(stage.planner.source(lane), stage.stop);
+}
+
+/** "Activity task failed" says nothing; the innermost cause says why. */
+export function rootCause(error: unknown): string {
+  let e = error as { message?: string; cause?: unknown } | undefined;
+  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
+  return e?.message ?? String(error);
+}

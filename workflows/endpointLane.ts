@@ -1,0 +1,152 @@
+import { condition, isCancellation } from '@temporalio/workflow';
+import type { BatchResult } from '../activities/callBatch';
+import { batchSize, CallTimes } from './limits/batchSize';
+import type { Limiter, Ticket } from './limits/limiter';
+import type { CallOutcome, SendSlot, StageCounts } from './types';
+
+/** Where a lane's items come from: how many could start now, and whether more will come. */
+export interface WorkSource<K> {
+  /** Items that could start now. */
+  available(): number;
+  /** Take the next `n` items (n ≤ available()). */
+  take(n: number): K[];
+  /** No item will be added any more. */
+  closed(): boolean;
+}
+
+/** What an item's result counts as: finished, failed (missing data), or nothing (it had nothing to do). */
+export type ItemOutcome = 'done' | 'failed' | 'none';
+
+/** How one endpoint's items are asked (one activity per item, or several in one) and what their results mean. */
+export interface LaneCalls<K, R extends { outcome: CallOutcome }> {
+  /** One item in its own activity; `attempt` counts this lane's tries of it (each earlier one was throttled). */
+  one(key: K, attempt: number, slot: { send?: SendSlot }): Promise<R>;
+  /** Several items in one activity, in a row (activities/callBatch.ts). */
+  many(keys: K[]): Promise<BatchResult<Omit<R, 'outcome'>>>;
+  /** The endpoint asked for fewer calls: the item is asked again, within the (smaller) window. */
+  throttled(result: Omit<R, 'outcome'>): boolean;
+  outcome(result: Omit<R, 'outcome'>): ItemOutcome;
+  /** Every attempt of an item failed: store it as missing data, with the reason. */
+  recordFailure(key: K, error: unknown): Promise<void>;
+  /** After each item is counted (progress, the judge planner). */
+  counted?(key: K, outcome: ItemOutcome): void;
+}
+
+/** How far ahead a paced start may be taken (see Limiter.acquire). */
+const SEND_AHEAD_MS = 1_000;
+
+/**
+ * One endpoint (a copilot, a judge): its limiter, its items asked one per activity with their attempts or several per
+ * activity, and its counts. `drain` starts an item the moment the limiter has a place for it, whatever else is in flight.
+ */
+export class EndpointLane<K, R extends { outcome: CallOutcome }> {
+  private readonly callTimes = new CallTimes();
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    readonly endpoint: string,
+    private readonly limiter: Limiter,
+    private readonly calls: LaneCalls<K, R>,
+    readonly counts: StageCounts,
+  ) {}
+
+  /** Start the source's items until it is closed and empty, or `stop()`; then wait for those in flight. */
+  async drain(source: WorkSource<K>, stop: () => boolean): Promise<void> {
+    for (;;) {
+      await condition(() => stop() || source.available() > 0 || source.closed());
+      if (source.available() === 0) {
+        if (source.closed() || stop()) break;
+        continue;
+      }
+      const ticket = await this.limiter.acquire(stop, SEND_AHEAD_MS);
+      if (!ticket) break;
+      const keys = source.take(this.sizeOf(ticket, source.available()));
+      this.track(keys.length > 1 ? this.batch(keys, ticket) : this.single(keys[0], ticket));
+    }
+    await Promise.all(this.running);
+  }
+
+  /**
+   * One item in its own activity, attempt after attempt: a throttled call is asked again within the (now smaller)
+   * window, even while stopping (it has started). When every attempt failed the failure is recorded; a cancelled run's
+   * cancellation is thrown (a cancelled run records nothing more).
+   */
+  private async single(key: K, ticket: Ticket | null): Promise<void> {
+    let held: Ticket | null = ticket ?? (await this.limiter.acquire(() => false, SEND_AHEAD_MS));
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const began = Date.now();
+        const result = await this.calls.one(key, attempt, sendSlot(this.endpoint, held!));
+        this.limiter.release(held!, result.outcome);
+        held = null;
+        if (!this.calls.throttled(result)) {
+          this.callTimes.note(this.endpoint, Date.now() - began, 1);
+          return this.count(key, this.calls.outcome(result));
+        }
+        held = await this.limiter.acquire(() => false, SEND_AHEAD_MS);
+      }
+    } catch (error) {
+      if (held) this.limiter.release(held, {});
+      if (isCancellation(error)) throw error;
+      // Even an endpoint that breaks every attempt must not lose the rest of the run.
+      await this.calls.recordFailure(key, error);
+      this.count(key, 'failed');
+    }
+  }
+
+  /**
+   * One start carrying several items (one activity): what it finished is counted, its ticket goes back with what the
+   * endpoint said, and each item it did not finish (a throttle, an error, a batch that failed for good) is asked again
+   * on its own, with that item's own attempts.
+   */
+  private async batch(keys: K[], ticket: Ticket): Promise<void> {
+    const began = Date.now();
+    let finished = 0;
+    let released = false;
+    try {
+      const result = await this.calls.many(keys);
+      releaseBatch(this.limiter, ticket, result);
+      released = true;
+      finished = result.results.length;
+      result.results.forEach((r, i) => this.count(keys[i], this.calls.outcome(r)));
+      if (!result.stoppedBy) this.callTimes.note(this.endpoint, Date.now() - began, keys.length);
+    } catch (error) {
+      if (!released) this.limiter.release(ticket, {});
+      if (isCancellation(error)) throw error;
+    }
+    for (const key of keys.slice(finished)) await this.single(key, null);
+  }
+
+  private count(key: K, outcome: ItemOutcome): void {
+    if (outcome !== 'none') this.counts.done++;
+    if (outcome === 'failed') this.counts.failures++;
+    this.calls.counted?.(key, outcome);
+  }
+
+  /** Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize). */
+  private sizeOf(ticket: Ticket, remaining: number): number {
+    if (sendSlot(this.endpoint, ticket).send || !this.limiter.windowOnly(Date.now())) return 1;
+    return batchSize({ remaining, allowed: this.limiter.allowed, callMs: this.callTimes.of(this.endpoint) });
+  }
+
+  /** Work started in the background: its failure is observed at once (an unobserved rejection would fail every workflow task), and it is awaited at the end. */
+  private track(work: Promise<void>): void {
+    work.catch(() => undefined);
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work)).catch(() => undefined);
+  }
+}
+
+/** A paced start carries when its call may leave (the activity waits until then) and the spacing between sends. */
+function sendSlot(endpoint: string, ticket: Ticket): { send?: SendSlot } {
+  return ticket.startedAt > Date.now() || ticket.spacingMs ? { send: { at: ticket.startedAt, spacingMs: ticket.spacingMs, endpoint } } : {};
+}
+
+/**
+ * A batch is back: its later calls count as starts, and its ticket goes back with what the endpoint said (a throttle
+ * as of the call it stopped at).
+ */
+function releaseBatch(limiter: Limiter, ticket: Ticket, batch: { sentAt: number[]; outcome: CallOutcome }): void {
+  limiter.noteStarts(batch.sentAt.slice(1));
+  limiter.release(batch.outcome.throttled && batch.sentAt.length ? { startedAt: batch.sentAt[batch.sentAt.length - 1] } : ticket, batch.outcome);
+}
