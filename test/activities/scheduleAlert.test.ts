@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { alertActivities } from '../../activities/scheduleAlert';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { alertActivities as alertActivitiesOf } from '../../activities/scheduleAlert';
 import { saveSnapshot } from '../../core/snapshots';
 import type { Query, StoredJudgment } from '../../core/types';
 import { latticeProtocol } from '../../rubrics/lattice';
@@ -14,6 +15,12 @@ const j = (runId: string, queryId: string, copilot: string, score: number): Stor
   runId, queryId, copilot, rubricVersion: 'v1', status: 'ok', scores: { D1: score, D2: score }, rationales: null, total: 2 * score, rank: null, position: null, error: null,
   judge: { ...judge, rubricVersion: 'v1' }, attempts: 1, createdAt: '2025-01-01T00:00:00Z',
 });
+
+/** The alert activity as a worker runs it: inside an activity (first attempt; `lastAttempt` says which is the last). */
+function alertActivities(deps: Parameters<typeof alertActivitiesOf>[0]) {
+  const { refreshAlert } = alertActivitiesOf(deps);
+  return { refreshAlert: (input: Parameters<typeof refreshAlert>[0]) => new MockActivityEnvironment().run(refreshAlert, input) };
+}
 
 /** A receiver that answers with the next status of `statuses` (then 204) and keeps what it was sent. */
 async function receiver(statuses: number[]) {
