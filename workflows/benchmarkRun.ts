@@ -1,6 +1,7 @@
 import { CancellationScope, ContinueAsNew, continueAsNew, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { collectAndJudge, rootCause } from './collectAndJudge';
+import { handleRunControl, initialControl } from './runControl';
 import type { BenchmarkRunInput, Progress, RunResult } from './types';
 
 export const progressQuery = defineQuery<Progress>('progress');
@@ -19,11 +20,15 @@ const { prepareRun, writeReport, markRunFailed } = proxyActivities<BenchmarkActi
 export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
   const { runId } = input;
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
-  setHandler(progressQuery, () => progress);
+  const control = input.carried?.control ?? initialControl();
+  let collectingAndJudging = true;
+  setHandler(progressQuery, () => ({ ...progress, paused: control.paused }));
+  handleRunControl(control, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
-    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state });
-    if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress } });
+    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control });
+    if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
+    collectingAndJudging = false;
     return await report(runId, progress);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error; // the run goes on in its next history

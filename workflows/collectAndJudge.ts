@@ -5,6 +5,7 @@ import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
+import type { RunControl } from './runControl';
 import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
@@ -23,6 +24,8 @@ interface Stage {
   limiters: Map<string, Limiter>;
   /** True once Temporal suggests continuing as new: no new call starts. */
   stop: () => boolean;
+  /** True while the run is paused (workflows/runControl.ts). */
+  held: () => boolean;
   refresh: () => void;
 }
 
@@ -33,7 +36,7 @@ interface Stage {
  * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
  * (undefined when the run's collecting and judging are finished).
  */
-export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState }): Promise<RunState | undefined> {
+export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl }): Promise<RunState | undefined> {
   const { input, prepared, progress } = args;
   const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
   const fresh = !args.state;
@@ -47,6 +50,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
     limiters: new Map(),
     planner: new JudgePlanner(state.judgeWork, judges.map((j) => j.concurrency), async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
     stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
+    held: () => args.control.paused !== null,
     refresh: () => showProgress(progress, state, collecting),
   };
   progress.stages = { collect: state.collect, judge: state.judge };
@@ -141,7 +145,7 @@ async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<voi
       stage.planner.answered(queryId);
       stage.refresh();
     },
-  }, state.collect);
+  }, state.collect, stage.held);
   const queue = queueOf(stage, copilot.name);
   const position = () => state.nextQuery[copilot.name] ?? 0;
   await lane.drain(
@@ -177,7 +181,7 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
     outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
     recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
     counted: () => stage.refresh(),
-  }, state.judge);
+  }, state.judge, stage.held);
   await judgeLane.drain(stage.planner.source(lane), stage.stop);
 }
 
