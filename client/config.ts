@@ -19,26 +19,36 @@ import { protocolFor, protocols } from '../rubrics';
 export const QUERY_CHARS_HARD_LIMIT = 200_000;
 
 const sharedKeys = {
-  protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]),
-  queries: z.string().min(1),
-  /** One judge, or a panel (`judges`) whose verdicts combine per `panel`; exactly one of the two. */
-  judge: judgeConfigSchema.optional(),
-  judges: z.array(panelJudgeSchema).min(2).max(12).optional(),
-  panel: panelOptionsSchema.optional(),
-  copilots: z.array(copilotConfigSchema).min(1),
-  output: z.string().default('runs'),
-  /** A rubric directory other than the protocol's default (e.g. an edited copy). */
-  rubric: z.string().optional(),
-  /** Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced. */
-  seed: z.string().default('judgeflow'),
-  /** Set by the demo when copilots and judge are the local simulator; reports say so at the top. */
-  simulated: z.boolean().default(false),
-  /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
-  maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
-  /** Prices per million tokens, keyed by model (or copilot name for http/browser copilots): reports estimate the cost. */
+  protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]).describe('The benchmark protocol: which rubric, query format, judging and reports.'),
+  queries: z.string().min(1).describe("The query snapshot file (LATTICE: JSON Lines; cab: the dataset's CSV or JSON Lines), relative to the config file."),
+  judge: judgeConfigSchema.optional().describe('One judge; give either judge or judges (a panel), not both.'),
+  judges: z.array(panelJudgeSchema).min(2).max(12).optional().describe('A judge panel: every judge unit is judged by every member; give either judge or judges.'),
+  panel: panelOptionsSchema.optional().describe("How a panel's verdicts combine (only with judges)."),
+  copilots: z.array(copilotConfigSchema).min(1).describe('The copilots to benchmark, each reached through the adapter its type names.'),
+  output: z.string().default('runs').describe('Directory the report files go to, as <output>/<runId>/, relative to the config file.'),
+  rubric: z.string().optional().describe("A rubric directory other than the protocol's default (e.g. an edited copy of rubrics/lattice)."),
+  seed: z.string().default('judgeflow').describe('Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced.'),
+  simulated: z.boolean().default(false).describe('Marks a run whose copilots and judge are the local simulator; reports say so at the top.'),
+  maxQueryChars: z
+    .number()
+    .int()
+    .min(1)
+    .max(QUERY_CHARS_HARD_LIMIT)
+    .default(20_000)
+    .describe('Warn at load about queries longer than this (text, history and context); they are sent anyway. Above 200,000 a query is refused.'),
   pricing: z
-    .record(z.string(), z.object({ inputPerMTok: z.number().min(0), outputPerMTok: z.number().min(0), cachedInputPerMTok: z.number().min(0).optional() }).strict())
-    .optional(),
+    .record(
+      z.string(),
+      z
+        .object({
+          inputPerMTok: z.number().min(0).describe('USD per million input (prompt) tokens.'),
+          outputPerMTok: z.number().min(0).describe('USD per million output (completion) tokens.'),
+          cachedInputPerMTok: z.number().min(0).optional().describe('USD per million cached input tokens (default: the input price).'),
+        })
+        .strict(),
+    )
+    .optional()
+    .describe('Prices per million tokens, keyed by model (or copilot name for http/browser copilots); reports estimate the cost.'),
 };
 
 export const runConfigSchema = z

@@ -3,6 +3,7 @@ import { parseRunConfig, type RunConfig } from './config';
 import type { ResultsStore, RunRecord } from '../core/store';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
+import { storedRubric } from '../rubrics/storedRubric';
 
 export interface RejudgeOptions {
   sourceRunId: string;
@@ -27,6 +28,11 @@ export interface RejudgePlan {
   source: RunRecord;
   rubricVersion: string;
   rubricChanged: boolean;
+  /**
+   * What the rubric change touches: 'none'; 'aggregate-only' (weights, names: the judge requests are identical, so the
+   * stored verdicts are re-scored with no judge call); 'judge-facing' (prompts, dimensions, scales: judged afresh).
+   */
+  rubricChange: 'none' | 'aggregate-only' | 'judge-facing';
   judgeChanged: boolean;
   /** Passed to the workflow: answers to identical judge requests come from the results store's answer cache instead of the judge. */
   reuseJudgments: boolean;
@@ -78,6 +84,9 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   // The cache key is the full judge request, so reuse never mixes answers to different questions. Unchanged rubric:
   // reuse by default (free). Changed rubric: judge every stored response afresh, so the new result set comes from one
   // judging session even on a judge that is not perfectly deterministic; --reuse-answers opts into the saving.
-  const reuseJudgments = !opts.force && (!rubricChanged || Boolean(opts.reuseAnswers));
-  return { config, source, rubricVersion: rubric.version, rubricChanged, judgeChanged, reuseJudgments };
+  const sourceRubric = await storedRubric(store, source.rubricVersion);
+  const rubricChange = !rubricChanged ? 'none' : sourceRubric && sourceRubric.judgeVersion === rubric.judgeVersion ? 'aggregate-only' : 'judge-facing';
+  // An aggregate-only change asks exactly the requests the source asked: reuse is automatic (the saving is the point).
+  const reuseJudgments = !opts.force && (rubricChange !== 'judge-facing' || Boolean(opts.reuseAnswers));
+  return { config, source, rubricVersion: rubric.version, rubricChanged, rubricChange, judgeChanged, reuseJudgments };
 }

@@ -1,4 +1,5 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
+import { versionNotYetPresent } from '../worker/versioning';
 import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/inputError';
 import type { Worker } from '@temporalio/worker';
@@ -27,6 +28,7 @@ export async function runWorkflow<R>(args: {
   let client: Client | undefined;
   let worker: Worker | undefined;
   let workerDone: Promise<void> | undefined;
+  let workerVersions: typeof import('../worker/createWorker').workerVersions | undefined;
   try {
     await untilInterrupted(ensureLocalServer({ env, log: args.print }), interrupt);
     client = await connectClient(env);
@@ -34,11 +36,15 @@ export async function runWorkflow<R>(args: {
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env);
       // The worker and its activities load only here: status and detached starts (which use this module) never run one.
-      const { createWorker } = require('../worker/createWorker') as typeof import('../worker/createWorker');
+      const { createWorker, workerVersions: versions } = require('../worker/createWorker') as typeof import('../worker/createWorker');
+      workerVersions = versions;
       worker = await createWorker({ connection, namespace, taskQueue: queue, env });
       workerDone = worker.run();
     }
-    const handle = await client.workflow.start(args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input] });
+    // Hosting a worker, the run is pinned to that worker's build (worker/versioning.ts): it runs the code of the
+    // checkout that started it. Detached, it goes to the deployment's current build (the newest worker started).
+    const version = worker ? workerVersions?.get(worker) : undefined;
+    const handle = await startWorkflow(client, args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input], ...(version ? { versioningOverride: { pinnedTo: version } } : {}) });
     if (interrupt) interrupt.started = true;
     args.print(`Started ${args.workflowId} (task queue ${queue})`);
     if (args.detach) return undefined;
@@ -102,6 +108,22 @@ function deepestCause(error: Error): Error {
   let e: Error = error;
   while ((e as { cause?: Error }).cause instanceof Error) e = (e as { cause: Error }).cause;
   return e;
+}
+
+/**
+ * Start a workflow. Pinned to a worker's build, the start waits (up to 30 s) for that worker's first poll to register
+ * the build with the server, which refuses a pin to a version it has not seen.
+ */
+export async function startWorkflow<W extends (...a: any[]) => Promise<any>>(client: Client, workflow: W, options: WorkflowStartOptions<W>): Promise<WorkflowHandle<W>> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await client.workflow.start(workflow, options);
+    } catch (error) {
+      if (!versionNotYetPresent(error) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
 
 /** Run `fn` with a connected client (closed afterwards). */

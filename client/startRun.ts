@@ -12,12 +12,13 @@ export function newRunId(protocol: string, now = new Date()): string {
 }
 
 /** The workflow input: the validated config (names of secrets' variables, never their values). */
-export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean } = {}): BenchmarkRunInput {
+export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean } = {}): BenchmarkRunInput {
   return {
     runId,
     config: config as unknown as BenchmarkRunInput['config'],
     ...(extra.sourceRunId ? { sourceRunId: extra.sourceRunId } : {}),
     ...(extra.reuseJudgments ? { reuseJudgments: true } : {}),
+    ...(extra.resumeFromStore ? { resumeFromStore: true } : {}),
   };
 }
 
@@ -26,6 +27,8 @@ export interface StartOptions {
   detach?: boolean;
   sourceRunId?: string;
   reuseJudgments?: boolean;
+  /** Continue an existing run from what the results store holds (judgeflow resume). */
+  resumeFromStore?: boolean;
   runId?: string;
   /** Where progress lines go (stderr when stdout carries JSON). */
   print: (line: string) => void;

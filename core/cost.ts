@@ -22,6 +22,11 @@ export interface CostLine {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /**
+   * The share of prompt tokens the provider served from its prompt cache (null before any prompt token was reported):
+   * judge prompts put what every request shares (system prompt, rubric) first so that caching applies.
+   */
+  cachedShare: number | null;
   /** Calls whose endpoint reported no usage (their tokens are not in the sums). */
   callsWithoutUsage: number;
   latencyP50Ms: number | null;
@@ -57,6 +62,7 @@ function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
     failed: calls.filter((c) => !c.ok).length,
     failuresByKind,
     ...tokens,
+    cachedShare: tokens.promptTokens > 0 ? tokens.cachedTokens / tokens.promptTokens : null,
     callsWithoutUsage: calls.filter((c) => c.promptTokens === null && c.completionTokens === null).length,
     latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
     latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,

@@ -8,28 +8,28 @@ export const envNameSchema = z
 
 /** The config's `judge:` block: an OpenAI-compatible endpoint, named by its key's variable, never the key. */
 const judgeShape = {
-    baseURL: z.string().url(),
-    model: z.string().min(1),
-    apiKeyEnv: envNameSchema.optional(),
-    /** Defaults to the rubric's judge temperature; null leaves it out of requests (reasoning models reject it). */
-    temperature: z.number().min(0).max(2).nullable().optional(),
-    /** Cap on answer tokens, sent as maxTokensParam (newer OpenAI models want max_completion_tokens). */
-    maxTokens: z.number().int().min(1).optional(),
-    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
-    /** Send a seed derived from the run seed (recorded with every judgment); false for endpoints that reject it. */
-    sendSeed: z.boolean().default(true),
-    timeoutMs: z.number().int().min(100).default(120_000),
-    concurrency: z.number().int().min(1).max(64).default(4),
-    /** Hard caps, held across all workers by the run's workflow (runs that judge while they collect). */
-    requestsPerMinute: z.number().positive().optional(),
-    tokensPerMinute: z.number().positive().optional(),
-    /** Attempts at transport level (HTTP errors, timeouts); invalid answers are re-asked per the rubric. */
-    maxAttempts: z.number().int().min(1).max(20).default(8),
-    responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema'),
+    baseURL: z.string().url().describe('The OpenAI-compatible endpoint, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1 (the simulator).'),
+    model: z.string().min(1).describe('The judge model, as the endpoint names it (the simulator: sim-judge).'),
+    apiKeyEnv: envNameSchema.optional().describe('Name of the environment variable holding the API key, read by the worker only; never the key itself.'),
+    temperature: z.number().min(0).max(2).nullable().optional().describe("Sampling temperature; default: the rubric's judge temperature; null leaves it out of requests (reasoning models reject it)."),
+    maxTokens: z.number().int().min(1).optional().describe('Cap on answer tokens, sent under the name maxTokensParam gives.'),
+    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens').describe('Request field that carries maxTokens (newer OpenAI models want max_completion_tokens).'),
+    sendSeed: z.boolean().default(true).describe('Send a seed derived from the run seed (recorded with every judgment); false for endpoints that reject it.'),
+    timeoutMs: z.number().int().min(100).default(120_000).describe('Time one judge call may take before it counts as failed and is retried.'),
+    concurrency: z.number().int().min(1).max(64).default(4).describe("Most judge calls in flight for this run; the adaptive limiter works within it."),
+    requestsPerMinute: z.number().positive().optional().describe("Hard cap on requests a minute to this endpoint, held across all the run's workers."),
+    tokensPerMinute: z.number().positive().optional().describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
+    maxAttempts: z.number().int().min(1).max(20).default(8).describe('Attempts per call at transport level (HTTP 429/5xx, timeouts; Retry-After honoured); invalid answers are re-asked per the rubric.'),
+    responseFormat: z.enum(['json_schema', 'json_object']).default('json_schema').describe('How the answer schema is requested: json_schema (structured outputs) or json_object for endpoints without them.'),
 };
 
-/** Repeated judging: every unit is judged this many times independently; reports use the mean and measure the spread. */
-const samplesSchema = z.number().int().min(1).max(50).default(1);
+const samplesSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(50)
+  .default(1)
+  .describe('Repeated judging: every judge unit is judged this many times independently; reports use the mean and measure the spread.');
 
 export const judgeConfigSchema = z.object({ ...judgeShape, samples: samplesSchema }).strict();
 
@@ -37,14 +37,18 @@ export const judgeConfigSchema = z.object({ ...judgeShape, samples: samplesSchem
 export const panelJudgeSchema = z
   .object({
     ...judgeShape,
-    name: nameSchema('judge name'),
-    /** Model family (e.g. "anthropic"): matched against copilots' `family` to flag possible self-preference. */
-    family: z.string().min(1).max(64).optional(),
+    name: nameSchema('judge name').describe('The panel member\'s name: report columns and stored verdicts (letters, digits, "_", ".", "-"; at most 64).'),
+    family: z.string().min(1).max(64).optional().describe('Model family (e.g. "anthropic"): matched against copilots\' family to flag possible self-preference.'),
   })
   .strict();
 
 /** How a panel's verdicts combine: `aggregate` over judges of each judge's mean over its `samples`. */
-export const panelOptionsSchema = z.object({ aggregate: z.enum(['mean', 'median']).default('mean'), samples: samplesSchema }).strict();
+export const panelOptionsSchema = z
+  .object({
+    aggregate: z.enum(['mean', 'median']).default('mean').describe("How the judges' scores of one unit combine into the reported score."),
+    samples: samplesSchema,
+  })
+  .strict();
 
 export type JudgeConfig = z.infer<typeof judgeConfigSchema>;
 export type PanelJudgeConfig = z.infer<typeof panelJudgeSchema>;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { contentHash } from './hashing';
 import type { AnswerCache, CallUsage, ChatMessage, JsonAnswerSpec, ModelEndpoint } from './llm';
 import type { PromptPair } from './prompts';
 import type { JudgeSlot, JudgeUnit, ResultsStore, RunRecord } from './store';
@@ -7,7 +8,14 @@ import type { Query, StoredJudgment, StoredResponse } from './types';
 /** A rubric after validation: `content` is exactly what the version hash covers. */
 export interface LoadedRubric {
   protocol: string;
+  /** Hash of the whole rubric: every verdict is stored under it. */
   version: string;
+  /**
+   * Hash of what reaches the judge (prompts, dimensions, scales, tasks and categories as the prompt shows them, judge
+   * settings). Two versions with the same judgeVersion ask identical judge requests, so a change elsewhere (weights,
+   * the rubric's name) re-scores stored verdicts with no judge call (see judgeVersionOf).
+   */
+  judgeVersion: string;
   dir: string;
   content: Record<string, unknown>;
   judge: { temperature: number; maxInvalidAnswers: number };
@@ -153,6 +161,20 @@ export interface ProtocolModule {
   buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
   /** Optional snapshot makers (`judgeflow snapshot generate|curate --protocol <id>`). */
   snapshots?: { generate?: QueryGeneration; curate?: QueryCuration };
+}
+
+/**
+ * A rubric's judgeVersion: the hash of its content without the keys that only aggregate (`aggregateOnly`: paths into
+ * the content, e.g. ['data', 'weights']). A protocol lists a key there only when no prompt or judge setting reads it.
+ */
+export function judgeVersionOf(content: Record<string, unknown>, aggregateOnly: string[][]): string {
+  const copy = JSON.parse(JSON.stringify(content)) as Record<string, unknown>;
+  for (const keyPath of aggregateOnly) {
+    let node: Record<string, unknown> | undefined = copy;
+    for (const key of keyPath.slice(0, -1)) node = node?.[key] as Record<string, unknown> | undefined;
+    if (node) delete node[keyPath[keyPath.length - 1]];
+  }
+  return contentHash(copy);
 }
 
 /** Slack on top of a judge unit's calls for store writes and scheduling. */

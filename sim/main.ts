@@ -28,6 +28,8 @@ Options:
 Per-request faults via the model name: fault-429:<m>, fault-500:<m>, fault-malformed:<m>,
 fault-badjson:<m>, fault-once-429:<m>. Model names containing "terse", "thorough" or
 "refuser" change the copilot's style. The request log is at GET /_sim/requests.
+A chat web page for browser copilots is at GET /chat?model=<m> (input #prompt, send #send,
+answers .answer, each followed by .answer-done).
 `;
 
 interface CliArgs { options: SimOptions; quiet: boolean; help: boolean }

@@ -5,12 +5,6 @@ import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { PostgresStudyStore } from './postgresStudies';
 import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
-/**
- * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
- * Method for method the same as stores/sqlite.ts (same tables, same keys, first write wins through ON CONFLICT DO NOTHING);
- * keep the two side by side when the schema changes. The schema is migrated before first use (stores/postgresDb.ts).
- */
-
 /** Positions are INTEGER; "to the end" must not overflow the parameter's type. */
 const END = 2 ** 31 - 1;
 /** Column lists where a later migration added columns (their order in the table is the order they were added). */
@@ -18,7 +12,11 @@ const JUDGMENT_COLUMNS = 'run_id, query_id, copilot, rubric_version, status, sco
 const JUDGE_TURN_COLUMNS = 'run_id, query_id, rubric_version, turn, request, answer, sample, judge_name';
 const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at';
 
-
+/**
+ * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
+ * Method for method the same as stores/sqlite.ts (same tables, same keys, first write wins through ON CONFLICT DO NOTHING);
+ * keep the two side by side when the schema changes. The schema is migrated before first use (stores/postgresDb.ts).
+ */
 export class PostgresStore implements ResultsStore {
   private readonly db: PostgresDb;
   readonly studies: PostgresStudyStore;

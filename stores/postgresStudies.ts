@@ -5,16 +5,14 @@ import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyReco
 import type { PostgresDb, Queryable } from './postgresDb';
 import { studyDump, toAnnotator, toAssignment, toStudy, toSubmission } from './rows';
 
+const ASSIGNMENT_COLUMNS = 'assignment_id, study, item_id, slot, left_copilot, right_copilot, annotator_id, ord';
+
 /**
  * The study tables in the PostgreSQL results store; statement for statement the same as stores/sqliteStudies.ts.
  * Where SQLite serialises writers with its one write lock (BEGIN IMMEDIATE), this takes row locks: a submission holds its
  * study's row FOR SHARE while it is stored and closing takes it FOR UPDATE, so an answer is stored before the close (and
  * recorded by it) or refused; recording locks the assignment's row, so revisions of one assignment are counted in turn.
  */
-
-
-const ASSIGNMENT_COLUMNS = 'assignment_id, study, item_id, slot, left_copilot, right_copilot, annotator_id, ord';
-
 export class PostgresStudyStore implements StudyStore {
   constructor(private readonly db: PostgresDb) {}
 

@@ -8,15 +8,6 @@ import { migrateSqlite } from './sqliteSchema';
 import { SqliteStudyStore } from './sqliteStudies';
 import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
-
-/**
- * The results store in one SQLite file (WAL mode, so several worker processes on one machine can share it).
- * better-sqlite3 is synchronous; the methods are async only to meet the ResultsStore contract.
- * Owner-only: the directory is created 0700 and the file (with its -wal/-shm, which SQLite creates with the
- * database file's mode) is 0600, since it holds copilot answers and raw payloads.
- */
-
-
 /** Create the directory owner-only and the database file 0600 before SQLite opens it. */
 function prepareFile(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
@@ -52,6 +43,12 @@ function reuseStatements(db: Database.Database): void {
   }) as typeof db.prepare;
 }
 
+/**
+ * The results store in one SQLite file (WAL mode, so several worker processes on one machine can share it).
+ * better-sqlite3 is synchronous; the methods are async only to meet the ResultsStore contract.
+ * Owner-only: the directory is created 0700 and the file (with its -wal/-shm, which SQLite creates with the
+ * database file's mode) is 0600, since it holds copilot answers and raw payloads.
+ */
 export class SqliteStore implements ResultsStore {
   private readonly db: Database.Database;
   readonly studies: SqliteStudyStore;

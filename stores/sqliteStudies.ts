@@ -5,7 +5,6 @@ import type { StudyDump } from '../core/store';
 import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import { studyDump, toAnnotator, toAssignment, toStudy, toSubmission } from './rows';
 
-
 /** The study tables in the SQLite results store. */
 export class SqliteStudyStore implements StudyStore {
   constructor(private readonly db: Database.Database) {}

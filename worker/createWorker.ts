@@ -1,8 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
+import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
 export interface WorkerOptions {
   connection: NativeConnection;
@@ -12,27 +12,34 @@ export interface WorkerOptions {
   store?: StoreTarget;
   env?: NodeJS.ProcessEnv;
   /**
-   * Path of a pre-bundled workflow file (JUDGEFLOW_WORKFLOW_BUNDLE); by default the compiled CLI's dist/workflow-bundle.js
-   * (bundled with the build from the same sources); run from the sources, the workflows are bundled at start-up.
+   * Make this worker's version the deployment's current one once it polls (default true): new unpinned runs (detached
+   * starts, schedules) then go to this build. See worker/versioning.ts.
    */
-  workflowBundlePath?: string;
+  makeCurrent?: boolean;
 }
+
+/** A started worker's deployment version (undefined with JUDGEFLOW_WORKER_VERSIONING=0). */
+export const workerVersions = new WeakMap<Worker, WorkerDeploymentVersion>();
 
 /** A worker runs every workflow and activity of judgeflow; run as many as you like against one task queue. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const env = options.env ?? process.env;
-  // __filename, not __dirname: the build points a compiled module's __dirname at its source folder (scripts/build.js).
-  const bundle = options.workflowBundlePath ?? (env.JUDGEFLOW_WORKFLOW_BUNDLE || path.join(path.dirname(__filename), '..', 'workflow-bundle.js'));
+  // The compiled CLI's dist/workflow-bundle.js (bundled with the build from the same sources), JUDGEFLOW_WORKFLOW_BUNDLE,
+  // or, run from the sources, the workflows bundled now; its hash is the worker's build id.
+  const build = await workflowBuild(env);
+  const version = versioningEnabled(env) ? deploymentVersion(options.taskQueue, build.buildId) : undefined;
   // The worker SDK (native bridge, bundler) loads here, not when a command module that can start a worker is imported.
   const { Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   // The OpenAI SDK loads lazily (a short CLI command never needs it); a worker will, so it loads now rather than in
   // the first calls of a run, all at once.
   require('openai');
-  return Worker.create({
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(bundle && fs.existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../workflows') }),
+    workflowBundle: { code: build.code },
+    // Each run stays on the build that started it (PINNED): no history is ever replayed on other workflow code.
+    ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
     activities: createActivities({ store: await openStore(options.store ?? storeTarget(env)), env }),
     maxConcurrentActivityTaskExecutions: Number(env.JUDGEFLOW_MAX_ACTIVITIES ?? 32),
     // A cancel reaches a running activity in a heartbeat response; heartbeats leave at most every 2 s (not 8 s, the
@@ -45,4 +52,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // A stopping worker (Ctrl-C) cancels its activities at once; they abort their calls and Temporal hands them on.
     shutdownGraceTime: '1 second',
   });
+  if (version) {
+    workerVersions.set(worker, version);
+    if (options.makeCurrent ?? true) {
+      // Registered by the worker's first poll, so this waits in the background; a failure only means unpinned runs
+      // keep going to the previous current build.
+      makeCurrent(options.connection, options.namespace, version, () => !['INITIALIZED', 'RUNNING'].includes(worker.getState())).catch((error: Error) => console.warn(`judgeflow worker: could not make build ${version.buildId} current on ${version.deploymentName}: ${error.message}`));
+    }
+  }
+  return worker;
 }

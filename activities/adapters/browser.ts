@@ -11,44 +11,36 @@ import { copilotBaseShape } from './common';
 import { toAdapterError } from './errors';
 
 const stepSchema = z.union([
-  z.object({ click: z.string().min(1) }).strict(),
-  z.object({ fill: z.string().min(1), text: z.string() }).strict(),
-  z.object({ waitFor: z.string().min(1) }).strict(),
-  z.object({ wait: z.number().int().min(0).max(120_000) }).strict(),
+  z.object({ click: z.string().min(1).describe('Click the element this selector matches.') }).strict(),
+  z.object({ fill: z.string().min(1).describe('Fill the input this selector matches with text.'), text: z.string().describe('The text a fill step types.') }).strict(),
+  z.object({ waitFor: z.string().min(1).describe('Wait until an element matches this selector.') }).strict(),
+  z.object({ wait: z.number().int().min(0).max(120_000).describe('Wait this many milliseconds.') }).strict(),
 ]);
 
 const doneSchema = z.union([
-  /** Finished when the answer's text is non-empty and unchanged for quietMs. */
-  z.object({ quietMs: z.number().int().min(100) }).strict(),
-  /** Finished when more elements match than before sending (e.g. a feedback bar added under each finished answer). */
-  z.object({ selector: z.string().min(1) }).strict(),
-  /** Finished when the answer has text and no element matching this stop button / spinner is visible. */
-  z.object({ stopGone: z.string().min(1) }).strict(),
+  z.object({ quietMs: z.number().int().min(100).describe("Finished when the answer's text is non-empty and unchanged for this many milliseconds.") }).strict(),
+  z.object({ selector: z.string().min(1).describe('Finished when more elements match than before sending (e.g. a feedback bar added under each finished answer).') }).strict(),
+  z.object({ stopGone: z.string().min(1).describe('Finished when the answer has text and no element matching this stop button or spinner is visible.') }).strict(),
 ]);
 
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('browser'),
-    url: z.string().url(),
+    type: z.literal('browser').describe('A chat web page driven in headless Chromium: a fresh browser context per query, one browser per worker.'),
+    url: z.string().url().describe('The chat page to open for every query.'),
     selectors: z
       .object({
-        input: z.string().min(1),
-        /** Absent: press Enter in the input. */
-        send: z.string().min(1).optional(),
-        /** The answer container; the last match that was not on the page before sending is the new answer. */
-        answer: z.string().min(1),
-        /** Stop button or spinner; while visible the answer is not finished (so a "Thinking…" placeholder never counts). */
-        stop: z.string().min(1).optional(),
+        input: z.string().min(1).describe('The text box the question is typed into.'),
+        send: z.string().min(1).optional().describe('The send button; absent: press Enter in the input.'),
+        answer: z.string().min(1).describe('The answer container; the last match that was not on the page before sending is the new answer.'),
+        stop: z.string().min(1).optional().describe('Stop button or spinner; while visible the answer is not finished (so a "Thinking…" placeholder never counts).'),
       })
-      .strict(),
-    /** Playwright storageState JSON of a logged-in session. */
-    storageState: z.string().min(1).optional(),
-    /** Steps before asking, e.g. [{ click: '#new-chat' }]. */
-    before: z.array(stepSchema).default([]),
-    done: doneSchema.default({ quietMs: 1500 }),
-    /** How long a selector may take to appear before the page is declared broken; capped by timeoutMs. */
-    selectorTimeoutMs: z.number().int().min(100).default(10_000),
+      .strict()
+      .describe('CSS (or Playwright) selectors of the page\'s parts.'),
+    storageState: z.string().min(1).optional().describe('Playwright storageState JSON of a logged-in session (judgeflow browser-login writes one), relative to the config file.'),
+    before: z.array(stepSchema).default([]).describe("Steps before asking, e.g. [{ click: '#new-chat' }, { waitFor: 'textarea' }]."),
+    done: doneSchema.default({ quietMs: 1500 }).describe('When an answer counts as finished: one of quietMs, selector or stopGone.'),
+    selectorTimeoutMs: z.number().int().min(100).default(10_000).describe('How long a selector may take to appear before the page is declared broken; capped by timeoutMs.'),
   })
   .strict();
 

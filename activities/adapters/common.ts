@@ -4,10 +4,10 @@ import { nameSchema } from '../../core/names';
 /** Retry policy for one copilot; applied by Temporal to the collect activity. */
 export const retrySchema = z
   .object({
-    maxAttempts: z.number().int().min(1).max(20).default(3),
-    initialIntervalMs: z.number().int().min(1).default(1000),
-    backoffCoefficient: z.number().min(1).default(2),
-    maxIntervalMs: z.number().int().min(1).default(30_000),
+    maxAttempts: z.number().int().min(1).max(20).default(3).describe('Attempts per question, the first included; after the last the failure is recorded and the run goes on.'),
+    initialIntervalMs: z.number().int().min(1).default(1000).describe('Wait before the second attempt (a Retry-After from the copilot wins).'),
+    backoffCoefficient: z.number().min(1).default(2).describe('Each further wait is the previous one times this.'),
+    maxIntervalMs: z.number().int().min(1).default(30_000).describe('Longest wait between two attempts.'),
   })
   .strict();
 
@@ -26,15 +26,15 @@ export const headersSchema = z
 
 /** Fields every copilot has, whatever its adapter type. Limits are enforced by the run's workflow, so they hold across all workers. */
 export const copilotBaseShape = {
-  name: nameSchema('copilot name'),
-  concurrency: z.number().int().min(1).max(64).default(4),
-  requestsPerMinute: z.number().positive().optional(),
-  /** Hard cap on the tokens (the responses' usage) this copilot may use per minute. */
-  tokensPerMinute: z.number().positive().optional(),
-  timeoutMs: z.number().int().min(100).default(120_000),
-  retry: retrySchema.default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000 }),
-  /** Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference. */
-  family: z.string().min(1).max(64).optional(),
+  name: nameSchema('copilot name').describe('Names the copilot in reports, files and CSV columns: letters, digits, "_", ".", "-", at most 64, unique ignoring case.'),
+  concurrency: z.number().int().min(1).max(64).default(4).describe('Most questions in flight to this copilot; the adaptive limiter works within it.'),
+  requestsPerMinute: z.number().positive().optional().describe("Hard cap on requests a minute to this copilot, held across all the run's workers."),
+  tokensPerMinute: z.number().positive().optional().describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
+  timeoutMs: z.number().int().min(100).default(120_000).describe('Time one question may take before the attempt counts as failed.'),
+  retry: retrySchema
+    .default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000 })
+    .describe('Retry policy for a failed question, applied by Temporal with backoff.'),
+  family: z.string().min(1).max(64).optional().describe('Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference.'),
 };
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -7,13 +7,14 @@ import { copilotBaseShape } from './common';
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('csv'),
-    /** CSV in the CryptoAnalystBench layout: query, tags?, <name>_response, <name>_chat_id?, <name>_context? */
-    path: z.string().min(1),
-    /** Defaults to `<copilot name>_response`. */
-    column: z.string().min(1).optional(),
-    /** When each answer was written; defaults to `<name>_timestamp` if the file has it. Without one the judge is told no time. */
-    timestampColumn: z.string().min(1).optional(),
+    type: z.literal('csv').describe('Answers you already hold, read from a CSV file by query text; nothing is asked.'),
+    path: z.string().min(1).describe('CSV in the CryptoAnalystBench layout (query, tags?, <name>_response, <name>_chat_id?, <name>_context?), relative to the config file.'),
+    column: z.string().min(1).optional().describe('The answer column; default <copilot name>_response.'),
+    timestampColumn: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('When each answer was written; default <name>_timestamp if the file has it. Without one the judge is told no time.'),
   })
   .strict();
 

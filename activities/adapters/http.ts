@@ -14,21 +14,21 @@ const jsonSchema: z.ZodType<Json> = z.lazy(() =>
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('http'),
-    /** `{{query}}` etc. may appear in the URL too (URL-encoded), which makes GET APIs usable. */
-    url: z.string().url(),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH']).default('POST'),
-    /** Values may contain `${ENV_VAR}`; resolved in the worker so secrets never enter the config or the workflow history. */
-    headers: headersSchema,
-    /** Object template (placeholders replaced inside string values) or raw JSON text template (placeholders JSON-escaped). */
-    body: jsonSchema.optional(),
-    /** Where the answer is in a non-streamed JSON reply, e.g. `data.answer` or `choices[0].message.content`. */
-    answerPath: z.string().min(1).optional(),
-    /** Where the conversation id is in the reply (or in any streamed event). */
-    conversationIdPath: z.string().min(1).optional(),
-    stream: z.enum(['none', 'sse', 'ndjson']).default('none'),
-    /** Where each streamed event's text chunk is, e.g. `choices[0].delta.content`; absent for SSE = event data is plain text. */
-    chunkPath: z.string().min(1).optional(),
+    type: z.literal('http').describe('Any JSON HTTP API, plain or streamed, described entirely by config.'),
+    url: z.string().url().describe('The request URL; {{query}}, {{conversationId}} and {{history}} may appear in it too (URL-encoded), which makes GET APIs usable.'),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH']).default('POST').describe('HTTP method.'),
+    headers: headersSchema.describe('Request headers; values may contain ${ENV_VAR}, resolved in the worker so secrets never enter the config or the workflow history (credential headers must).'),
+    body: jsonSchema
+      .optional()
+      .describe('Object template (placeholders {{query}}, {{conversationId}}, {{history}} replaced inside string values) or raw JSON text template (placeholders JSON-escaped).'),
+    answerPath: z.string().min(1).optional().describe('Where the answer is in a non-streamed JSON reply, e.g. data.answer or choices[0].message.content; required when stream is none.'),
+    conversationIdPath: z.string().min(1).optional().describe('Where the conversation id is in the reply (or in any streamed event).'),
+    stream: z.enum(['none', 'sse', 'ndjson']).default('none').describe('How the reply arrives: one JSON body, server-sent events, or newline-delimited JSON.'),
+    chunkPath: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Where each streamed event's text chunk is, e.g. choices[0].delta.content; required for ndjson; absent for sse means the event data is plain text."),
   })
   .strict()
   .superRefine((config, ctx) => {

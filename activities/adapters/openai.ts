@@ -8,17 +8,15 @@ import { optionalParameters, rateLimitHeaders, usageFrom } from '../../core/llm'
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('openai'),
-    baseURL: z.string().url(),
-    model: z.string().min(1),
-    system: z.string().optional(),
-    /** Omitted from requests unless set; null also omits it (reasoning models reject it). */
-    temperature: z.number().min(0).max(2).nullable().optional(),
-    maxTokens: z.number().int().min(1).optional(),
-    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens'),
-    /** Send a seed derived from the run seed (false for endpoints that reject it). */
-    sendSeed: z.boolean().default(true),
-    apiKeyEnv: envNameSchema.optional(),
+    type: z.literal('openai').describe('Any OpenAI-compatible Chat Completions endpoint (OpenAI, Fireworks, vLLM, Ollama, the simulator).'),
+    baseURL: z.string().url().describe('The endpoint, e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1 (the simulator).'),
+    model: z.string().min(1).describe('The model, as the endpoint names it (the simulator: sim-copilot, sim-thorough, sim-terse, sim-refuser).'),
+    system: z.string().optional().describe('A system message sent before the conversation.'),
+    temperature: z.number().min(0).max(2).nullable().optional().describe('Sampling temperature; omitted from requests unless set, and null omits it too (reasoning models reject it).'),
+    maxTokens: z.number().int().min(1).optional().describe('Cap on answer tokens, sent under the name maxTokensParam gives.'),
+    maxTokensParam: z.enum(['max_tokens', 'max_completion_tokens']).default('max_tokens').describe('Request field that carries maxTokens (newer OpenAI models want max_completion_tokens).'),
+    sendSeed: z.boolean().default(true).describe('Send a seed derived from the run seed; false for endpoints that reject it.'),
+    apiKeyEnv: envNameSchema.optional().describe('Name of the environment variable holding the API key, read by the worker only; never the key itself.'),
   })
   .strict();
 

@@ -1,6 +1,6 @@
 import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
-import { planRejudge } from '../rejudge';
+import { planRejudge, type RejudgePlan } from '../rejudge';
 import { openExistingStore, storeLocation } from '../../stores';
 import { startBenchmark } from '../startRun';
 import { progressMode } from '../progress';
@@ -10,7 +10,7 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 export const rejudgeCommand: Command = {
   name: 'rejudge',
   summary: "judge a finished run's stored responses again (new rubric or judge) as a new run; zero copilot calls",
-  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--detach] [--json] [--progress auto|bars|lines]',
+  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--dry-run] [--detach] [--json] [--progress auto|bars|lines]',
   options: {
     rubric: { type: 'string' },
     'judge-model': { type: 'string' },
@@ -20,6 +20,7 @@ export const rejudgeCommand: Command = {
     force: { type: 'boolean' },
     'reuse-answers': { type: 'boolean' },
     detach: { type: 'boolean' },
+    'dry-run': { type: 'boolean' },
     json: { type: 'boolean' },
     progress: { type: 'string' },
   },
@@ -43,16 +44,30 @@ export const rejudgeCommand: Command = {
     });
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
-    print(
-      `Re-judging run ${sourceRunId}: rubric ${plan.source.rubricVersion} → ${plan.rubricVersion}${plan.rubricChanged ? '' : ' (unchanged)'}, ` +
-        `judge ${plan.source.judge.model} → ${plan.config.judge?.model ?? plan.source.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}; ` +
-        (plan.reuseJudgments ? 'answers to identical judge requests are reused.' : 'every stored response is judged afresh.'),
-    );
+    print(describeRejudge(sourceRunId, plan));
+    if (values['dry-run']) {
+      if (asJson) console.log(JSON.stringify({ dryRun: true, sourceRunId, rubricVersion: plan.rubricVersion, rubricChange: plan.rubricChange, judgeChanged: plan.judgeChanged, reuseJudgments: plan.reuseJudgments }));
+      return 0;
+    }
     const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
-    const summary = { runId, sourceRunId, rubricVersion: plan.rubricVersion, reuseJudgments: plan.reuseJudgments, ...(result ? { reportPath: result.reportPath } : {}) };
+    const summary = { runId, sourceRunId, rubricVersion: plan.rubricVersion, rubricChange: plan.rubricChange, reuseJudgments: plan.reuseJudgments, ...(result ? { reportPath: result.reportPath } : {}) };
     if (asJson) console.log(JSON.stringify(summary));
     else if (result) console.log(`Run ${runId} (re-judge of ${sourceRunId}) completed.\nReport: ${result.reportPath}\nCompare: judgeflow compare ${sourceRunId} ${runId}`);
     else console.log(`Run ${runId} (re-judge of ${sourceRunId}) started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
     return 0;
   },
 };
+
+/** What the re-judge changes and what it will cost in judge calls, before it starts. */
+export function describeRejudge(sourceRunId: string, plan: RejudgePlan): string {
+  const rubric = {
+    none: ' (unchanged)',
+    'aggregate-only': ' (only what aggregates changed, e.g. weights: the judge requests are the same, so the stored verdicts are re-scored with no judge call)',
+    'judge-facing': ' (what the judge sees changed)',
+  }[plan.rubricChange];
+  const judge = `judge ${plan.source.judge.model} → ${plan.config.judge?.model ?? plan.source.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}`;
+  const cost = plan.reuseJudgments
+    ? `answers to identical judge requests are reused from the store${plan.judgeChanged ? '; the new judge is asked for the rest' : ': 0 judge calls unless samples were added'} (--force asks again).`
+    : `every stored response is judged afresh (paid judge calls)${plan.rubricChange === 'judge-facing' ? '; --reuse-answers reuses answers to requests that did not change' : ''}.`;
+  return `Re-judging run ${sourceRunId}: rubric ${plan.source.rubricVersion} → ${plan.rubricVersion}${rubric}, ${judge}; ${cost}`;
+}

@@ -1,7 +1,7 @@
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { storeLocation } from '../../stores';
 import { InputError } from '../../core/inputError';
-import { createWorker } from '../../worker/createWorker';
+import { createWorker, workerVersions } from '../../worker/createWorker';
 import { runSimCli } from '../../sim/main';
 import type { Command } from '../args';
 import { connectWorker, taskQueue } from '../connection';
@@ -12,7 +12,9 @@ async function runWorkerForever(): Promise<number> {
   const { connection, namespace } = await connectWorker();
   const queue = await taskQueue();
   const worker = await createWorker({ connection, namespace, taskQueue: queue });
-  console.log(`Worker polling task queue "${queue}" at ${temporalTarget().address} (namespace ${namespace}); results store ${storeLocation()}. Ctrl-C to stop.`);
+  const version = workerVersions.get(worker);
+  const build = version ? `, build ${version.buildId} (runs stay on the build that started them; judgeflow resume RUN_ID moves one to this build)` : ' (worker versioning off)';
+  console.log(`Worker polling task queue "${queue}" at ${temporalTarget().address} (namespace ${namespace})${build}; results store ${storeLocation()}. Ctrl-C to stop.`);
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await closeSharedBrowser();
   return 0;

@@ -13,14 +13,13 @@ function isCalendarDate(s: string): boolean {
 /** The config's `cab:` section. */
 export const cabOptionsSchema = z
   .object({
-    /** The date the judge treats as "today" for temporal relevance. */
     evaluationDate: z
       .string()
       .regex(/^\d{4}-\d{2}-\d{2}$/, 'use YYYY-MM-DD, e.g. 2026-03-05')
       .refine(isCalendarDate, { error: (issue) => `evaluationDate ${String(issue.input)} is not a real calendar date; use YYYY-MM-DD, e.g. 2026-03-05` })
-      .optional(),
-    /** Judge the seven binary error flags per response (one extra judge call each). */
-    errorTaxonomy: z.boolean().default(false),
+      .optional()
+      .describe('The date (YYYY-MM-DD) the judge treats as "today" for temporal relevance; default: the UTC day the run started.'),
+    errorTaxonomy: z.boolean().default(false).describe('Also judge the seven binary error flags per response (one extra judge call each).'),
   })
   .strict();
 

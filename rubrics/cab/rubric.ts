@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { LoadedRubric } from '../../core/protocol';
 import { contentHash } from '../../core/hashing';
+import { judgeVersionOf } from '../../core/protocol';
 import { InputError } from '../../core/inputError';
 import { loadDataFile, readTextInside } from '../../core/dataFiles';
 
@@ -71,5 +72,6 @@ export function loadCabRubric(dir: string): CabRubric {
 
 export function cabRubricFromContent(content: Record<string, unknown>, dir: string): CabRubric {
   const { data, prompts } = content as { data: CabRubricData; prompts: CabPrompts };
-  return { protocol: 'cab', version: contentHash(content), dir, content, judge: data.judge, data, prompts };
+  // The rubric's name only labels reports; everything else shapes the shared judge conversation.
+  return { protocol: 'cab', version: contentHash(content), judgeVersion: judgeVersionOf(content, [['data', 'name']]), dir, content, judge: data.judge, data, prompts };
 }

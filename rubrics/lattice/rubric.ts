@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { LoadedRubric } from '../../core/protocol';
 import { contentHash } from '../../core/hashing';
+import { judgeVersionOf } from '../../core/protocol';
 import { InputError } from '../../core/inputError';
 import { loadDataFile, readTextInside } from '../../core/dataFiles';
 
@@ -75,5 +76,6 @@ export function loadLatticeRubric(dir: string): LatticeRubric {
 
 export function latticeRubricFromContent(content: Record<string, unknown>, dir: string): LatticeRubric {
   const { data, prompts } = content as { data: LatticeRubricData; prompts: { system: string; user: string } };
-  return { protocol: 'lattice', version: contentHash(content), dir, content, judge: data.judge, data, prompts };
+  // The category weights and the rubric's name only aggregate: the judge's prompts never show them.
+  return { protocol: 'lattice', version: contentHash(content), judgeVersion: judgeVersionOf(content, [['data', 'weights'], ['data', 'name']]), dir, content, judge: data.judge, data, prompts };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { loadDataFile } from '../../core/dataFiles';
 import { contentHash } from '../../core/hashing';
+import { judgeVersionOf } from '../../core/protocol';
 import { parseWith } from '../../core/inputError';
 import type { LoadedRubric } from '../../core/protocol';
 import path from 'node:path';
@@ -23,7 +24,7 @@ export interface PairwiseRubric extends LoadedRubric {
 /** Everything the judge sees is in rubric.yaml, so its content is the version. */
 export function pairwiseRubricFromContent(content: Record<string, unknown>, dir: string): PairwiseRubric {
   const data = parseWith(pairwiseRubricSchema, content, `${dir}/rubric.yaml`);
-  return { protocol: 'pairwise', version: contentHash(data), dir, content: data, judge: data.judge, data };
+  return { protocol: 'pairwise', version: contentHash(data), judgeVersion: judgeVersionOf(data, [['name']]), dir, content: data, judge: data.judge, data };
 }
 
 export const loadPairwiseRubric = (dir: string): PairwiseRubric => pairwiseRubricFromContent(loadDataFile(z.record(z.string(), z.unknown()), path.join(dir, 'rubric.yaml'), 'rubric'), dir);

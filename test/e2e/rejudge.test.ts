@@ -208,3 +208,33 @@ test('compare finds a known injected difference (+2 on every score of one copilo
   for (const x of Object.values<any>(zero.copilots)) expect(x.overall).toMatchObject({ delta: 0, significant: false });
   expect(zero.movers).toEqual([]);
 });
+
+test('a rubric change that only moves a weight re-scores the stored verdicts with zero judge calls, automatically, and says so', async () => {
+  const rubric = copyRubric('lattice');
+  // C1's weights move from D2 to D1; nothing the judge sees changes.
+  editOnce(path.join(rubric, 'rubric.yaml'), 'C1: { D1: 15, D2: 25,', 'C1: { D1: 25, D2: 15,');
+  const plan = await planRejudge(world.store, { sourceRunId: source.runId, rubricDir: rubric });
+  expect(plan).toMatchObject({ rubricChanged: true, rubricChange: 'aggregate-only', reuseJudgments: true });
+  const dry = await cliInProcess(['rejudge', source.runId, '--rubric', rubric, '--dry-run', '--json'], cliEnv(world));
+  expect(dry.code).toBe(0);
+  expect(dry.stdout).toContain('"rubricChange":"aggregate-only"');
+  expect(dry.stdout + dry.stderr).toMatch(/re-scored with no judge call/);
+
+  const judgeCalls = judge.requests.length;
+  const rescored = await rejudgeRun(world, source.runId, { rubricDir: rubric }, `reweighted-${Date.now()}`);
+  expect(judge.requests.length - judgeCalls).toBe(0);
+  // Same dimension scores; the new weights give the totals: C1's change moves 10 points of weight from D2 to D1.
+  const before = new Map((await world.store.judgments(source.runId)).map((j) => [`${j.queryId}/${j.copilot}`, j]));
+  const after = await world.store.judgments(rescored.runId);
+  expect(after).toHaveLength(RESPONSES);
+  let moved = 0;
+  for (const j of after) {
+    const old = before.get(`${j.queryId}/${j.copilot}`)!;
+    expect(j.scores).toEqual(old.scores);
+    const c1 = j.queryId.endsWith('c1') && !j.queryId.startsWith('t16');
+    const expected = c1 ? old.total! + (10 * (j.scores!.D1 - j.scores!.D2)) / 10 : old.total;
+    expect(j.total).toBeCloseTo(expected!, 9);
+    if (j.total !== old.total) moved++;
+  }
+  expect(moved).toBeGreaterThan(0);
+});

@@ -118,3 +118,24 @@ test('rubric show and diff accept rubric versions and run ids stored in the resu
     if (prevStore !== undefined) process.env.JUDGEFLOW_STORE = prevStore;
   }
 });
+
+test('judgeVersion: weights and the rubric name only aggregate (same judgeVersion); a prompt or dimension text change reaches the judge', () => {
+  const base = latticeProtocol.loadRubric(copyRubric('lattice'));
+  const reweighted = copyRubric('lattice');
+  editOnce(path.join(reweighted, 'rubric.yaml'), 'C1: { D1: 15, D2: 25,', 'C1: { D1: 25, D2: 15,');
+  editOnce(path.join(reweighted, 'rubric.yaml'), 'name: LATTICE', 'name: LATTICE (team weights)');
+  const weights = latticeProtocol.loadRubric(reweighted);
+  expect(weights.version).not.toBe(base.version);
+  expect(weights.judgeVersion).toBe(base.judgeVersion);
+
+  const reworded = copyRubric('lattice');
+  editOnce(path.join(reworded, 'rubric.yaml'), D2_OLD, D2_NEW);
+  expect(latticeProtocol.loadRubric(reworded).judgeVersion).not.toBe(base.judgeVersion);
+  const prompt = copyRubric('lattice');
+  fs.appendFileSync(path.join(prompt, 'judge-system.md'), '\nBe strict.\n');
+  expect(latticeProtocol.loadRubric(prompt).judgeVersion).not.toBe(base.judgeVersion);
+  // A task's name is shown to the judge ("Task type: T1 Market Snapshot"), so it is judge-facing too.
+  const task = copyRubric('lattice');
+  editOnce(path.join(task, 'rubric.yaml'), 'name: Market Snapshot', 'name: Market State');
+  expect(latticeProtocol.loadRubric(task).judgeVersion).not.toBe(base.judgeVersion);
+});

@@ -35,7 +35,7 @@ test('cost summary: sums, latency percentiles (linear interpolation, as every qu
     call({ role: 'judge', name: 'j', model: 'j', promptTokens: 1000, completionTokens: 0, cachedTokens: 0 }),
   ];
   const cost = summariseCost(calls, ['A', 'Web'], { m: { inputPerMTok: 1, outputPerMTok: 10, cachedInputPerMTok: 0.5 }, Web: { inputPerMTok: 9, outputPerMTok: 9 } });
-  expect(cost.copilots.A).toMatchObject({ calls: 20, failed: 1, failuresByKind: { rate_limited: 1 }, promptTokens: 1900, completionTokens: 190, cachedTokens: 760, latencyP50Ms: 105 });
+  expect(cost.copilots.A).toMatchObject({ calls: 20, failed: 1, failuresByKind: { rate_limited: 1 }, promptTokens: 1900, completionTokens: 190, cachedTokens: 760, cachedShare: 0.4, latencyP50Ms: 105 });
   // 20 latencies 10…190 and 1000: the 95th percentile lies 5% of the way from 190 to 1000.
   expect(cost.copilots.A.latencyP95Ms).toBeCloseTo(190 + 0.05 * (1000 - 190), 9);
   expect(cost.copilots.A.estimatedCostUsd).toBeCloseTo(((1900 - 760) * 1 + 760 * 0.5 + 190 * 10) / 1e6, 12);

@@ -1,0 +1,97 @@
+import type { Client } from '@temporalio/client';
+import type { Command } from '../args';
+import { InputError } from '../../core/inputError';
+import type { RunRecord } from '../../core/store';
+import { pinnedVersion, workflowBuild } from '../../worker/versioning';
+import type { RunConfig } from '../config';
+import { requireExistingStore } from '../existingStore';
+import { progressMode } from '../progress';
+import { withClient } from '../runWorkflow';
+import { startBenchmark } from '../startRun';
+import { temporalClient } from '../temporalSdk';
+import { ensureLocalServer } from '../temporalServer';
+
+/**
+ * Continue a run on this checkout's build. Runs are pinned to the build that started them (worker/versioning.ts); once
+ * no worker of that build is left — after an upgrade — the run waits. `resume` ends that execution and starts the run
+ * afresh on the current build with `resumeFromStore`: it asks only what the results store does not hold yet, so
+ * nothing collected or judged is asked again. A run whose workflow failed or was terminated resumes the same way.
+ */
+export const resumeCommand: Command = {
+  name: 'resume',
+  summary: "continue a run on this build (after an upgrade, or a failed or terminated run) from what the results store holds",
+  usage: 'judgeflow resume RUN_ID [--detach] [--force] [--json]',
+  options: { detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
+  async run({ positionals, values }) {
+    const runId = positionals[0];
+    if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
+    const store = await requireExistingStore();
+    const run = await store.getRun(runId);
+    if (!run) throw new InputError(`run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
+    if (run.status === 'completed') {
+      console.log(`Run ${runId} is completed; nothing to resume (judgeflow rejudge re-judges it).`);
+      return 0;
+    }
+    await ensureLocalServer({ log: console.log });
+    const build = await workflowBuild();
+    const asJson = Boolean(values.json);
+    const print = (line: string) => (asJson ? console.error(line) : console.log(line));
+    const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print));
+    if (moved === 'running-here') return 0;
+    const { result } = await startBenchmark({ config: storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
+    if (!result) print(`Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`);
+    else print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
+    if (asJson) console.log(JSON.stringify({ runId, buildId: build.buildId, ...(result ? { reportPath: result.reportPath } : {}) }));
+    return 0;
+  },
+};
+
+/**
+ * The run's current execution, if it is still open, is ended so the run can start again on this build — unless it is
+ * on this build already, or a worker of its build is still serving it (it will finish there; --force moves it anyway).
+ */
+async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void): Promise<'ended' | 'closed' | 'running-here'> {
+  const handle = client.workflow.getHandle(runId);
+  let description;
+  try {
+    description = await handle.describe();
+  } catch (error) {
+    if (error instanceof temporalClient().WorkflowNotFoundError) return 'closed'; // e.g. a Temporal server that was reset
+    throw error;
+  }
+  if (description.status.name !== 'RUNNING') return 'closed';
+  const pinned = pinnedVersion(description.raw as never);
+  if (pinned?.buildId === buildId) {
+    print(`Run ${runId} is running on this build (${buildId}); nothing to resume. Follow it with: judgeflow status ${runId}`);
+    return 'running-here';
+  }
+  if (pinned && !force) {
+    const polledMsAgo = await lastPoll(client, description.taskQueue, pinned.buildId);
+    if (polledMsAgo !== undefined)
+      throw new InputError(
+        `run ${runId} runs on build ${pinned.buildId}, and a worker of that build polled ${description.taskQueue} ${Math.round(polledMsAgo / 1000)} s ago: it will finish there. ` +
+          `If that worker is gone (the server forgets a stopped worker after about a minute), pass --force to continue the run on this build (${buildId}) now.`,
+      );
+  }
+  await handle.terminate(`judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ''}`);
+  print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
+  return 'ended';
+}
+
+/** How long ago a worker of `buildId` last polled the workflow task queue, if the server still lists one. */
+async function lastPoll(client: Client, taskQueue: string, buildId: string): Promise<number | undefined> {
+  const { temporal } = require('@temporalio/proto') as typeof import('@temporalio/proto');
+  const response = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const ages = (response.pollers ?? []).filter((p) => p.deploymentOptions?.buildId === buildId).map((p) => Date.now() - Number(p.lastAccessTime?.seconds ?? 0) * 1_000);
+  return ages.length ? Math.max(0, Math.min(...ages)) : undefined;
+}
+
+/** The validated config the run was started with, as stored with it (the workflow input carries no secrets either). */
+function storedConfig(run: RunRecord): RunConfig {
+  const { reuseJudgments: _ignored, ...config } = run.config as Record<string, unknown>;
+  return config as unknown as RunConfig;
+}
