@@ -9,6 +9,8 @@ import { progressMode } from '../progress';
 import { withClient } from '../runWorkflow';
 import { startBenchmark } from '../startRun';
 import { temporalClient } from '../temporalSdk';
+import { progressQuery, resumeUpdate } from '../../workflows';
+import { updateRefusal } from './pause';
 import { ensureLocalServer } from '../temporalServer';
 
 /**
@@ -19,7 +21,7 @@ import { ensureLocalServer } from '../temporalServer';
  */
 export const resumeCommand: Command = {
   name: 'resume',
-  summary: "continue a run on this build (after an upgrade, or a failed or terminated run) from what the results store holds",
+  summary: 'continue a paused run, or a run left on an older build (or failed, or terminated) on this build from what the results store holds',
   usage: 'judgeflow resume RUN_ID [--detach] [--force] [--json]',
   options: { detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
   async run({ positionals, values }) {
@@ -61,8 +63,15 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
   }
   if (description.status.name !== 'RUNNING') return 'closed';
   const pinned = pinnedVersion(description.raw as never);
-  if (pinned?.buildId === buildId) {
-    print(`Run ${runId} is running on this build (${buildId}); nothing to resume. Follow it with: judgeflow status ${runId}`);
+  if (pinned?.buildId === buildId || (!pinned && !force)) {
+    // On this build (or unversioned): a paused run is resumed where it stands; a running one needs nothing.
+    const progress = await handle.query(progressQuery).catch(() => undefined);
+    if (progress?.paused) {
+      const control = await handle.executeUpdate(resumeUpdate, { args: [{}] }).catch((error: Error) => {
+        throw new InputError(`run ${runId} was not resumed: ${updateRefusal(error)}`);
+      });
+      print(`Run ${runId} resumed (it was paused: ${progress.paused.reason}); ${control.history.length} pause/resume step(s) recorded.`);
+    } else print(`Run ${runId} is running on this build (${pinned?.buildId ?? 'unversioned'}); nothing to resume. Follow it with: judgeflow status ${runId}`);
     return 'running-here';
   }
   if (pinned && !force) {
