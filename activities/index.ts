@@ -2,6 +2,7 @@ import { collectActivities } from './collect';
 import type { ActivityDeps } from './deps';
 import { planActivities } from './plan';
 import { runActivities } from './run';
+import { spendActivities } from './spend';
 import { curateActivities } from './snapshotCurate';
 import { generateActivities } from './snapshotGenerate';
 import { refreshActivities } from './snapshotRefresh';
@@ -9,7 +10,7 @@ import { studyActivities } from './study';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps) };
+  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps), ...spendActivities(deps) };
 }
 
 /** The snapshot workflows' activities: generation, curation and the scheduled refresh's bookkeeping. */

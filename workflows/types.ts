@@ -1,4 +1,4 @@
-import type { PauseState, RunControl } from './runControl';
+import type { PauseState, RunControl, Spend } from './runControl';
 import type { RateLimitInfo } from '../core/llm';
 
 /** Small, serialisable values that cross the workflow boundary. Large texts stay in the results store. */
@@ -26,6 +26,10 @@ export interface Progress {
   stages?: { collect: StageCounts; judge: StageCounts };
   /** Set while the run is paused (judgeflow pause, a budget, a failing endpoint): why, by whom, since when. */
   paused?: PauseState | null;
+  /** Warnings recorded on the way (80% of the budget). */
+  warnings?: string[];
+  /** A run with a budget: what its calls have cost so far. */
+  spent?: Spend;
 }
 
 export interface CopilotLimits {
