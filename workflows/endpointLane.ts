@@ -89,7 +89,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
           return this.count(key, this.calls.outcome(result));
         }
         // Asked again is a new call: it waits while the run is paused.
-        await condition(() => !this.held());
+        if (this.held()) await condition(() => !this.held());
         held = await this.limiter.acquire(() => false, SEND_AHEAD_MS);
       }
     } catch (error) {
