@@ -5,12 +5,13 @@ import { runActivities } from './run';
 import { curateActivities } from './curate';
 import { generateActivities } from './generate';
 import { alertActivities } from './scheduleAlert';
+import { spendActivities } from './spend';
 import { refreshActivities } from './snapshotRefresh';
 import { studyActivities } from './studyAnswers';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps) };
+  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps), ...spendActivities(deps) };
 }
 
 /** The snapshot workflows' activities: generation, curation, the scheduled refresh's bookkeeping and its alert. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
-import { table } from '../core/markdown';
+import { mdText, table } from '../core/markdown';
 import { writeFileAtomic, writeTextAtomic } from '../core/files';
 import { judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
 import { artefactFileName, artefactRef, slotOf } from '../core/store';
@@ -168,7 +168,9 @@ export function runActivities(deps: ActivityDeps) {
     },
 
     /** Stage 3: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
-    async writeReport({ runId }: { runId: string }): Promise<{ reportPath: string }> {
+    async writeReport({ runId, control }: { runId: string; control?: Record<string, unknown> }): Promise<{ reportPath: string }> {
+      // Kept with the run, so every later rendering (judgeflow report, view) shows it too.
+      if (control) await store.putWork(`control:${runId}`, 'record', control);
       const { reportPath, summary } = await renderReport(deps, runId);
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
       return { reportPath };
@@ -206,6 +208,14 @@ function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
   return mapped.retryable
     ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: mapped.options.retryAfterMs })
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
+}
+
+/** report.md's account of the run's pauses, resumes and budget warnings. */
+function controlMarkdown(control: Record<string, unknown> | null): string[] {
+  const record = control as { history?: Array<{ action: string; reason: string; by: string; at: string }>; warnings?: string[]; budget?: { usd?: number; tokens?: number } } | null;
+  if (!record || (!record.history?.length && !record.warnings?.length)) return [];
+  const budget = record.budget ? [`Budget: ${[record.budget.usd !== undefined ? `$${record.budget.usd}` : '', record.budget.tokens !== undefined ? `${record.budget.tokens} tokens` : ''].filter(Boolean).join(', ')}.`, ''] : [];
+  return ['', '## Pauses and budget', '', ...budget, ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`), ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(h.reason)}`)];
 }
 
 /** report.md's list of the run's artefacts (failure screenshots), linked to their copies beside the report. */
@@ -246,6 +256,9 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   };
   const files = protocol.buildReport(input);
   files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  // Pauses, resumes and budget warnings the run's workflow recorded (workflows/runControl.ts).
+  const control = await store.getWork<Record<string, unknown>>(`control:${runId}`, 'record');
+  if (control) files.json.control = control;
   const reliable = reliability(verdicts, runSamples(run.config), protocol.scoreKey);
   if (reliable) files.json.reliability = reliable;
   const panel = panelFigures({
@@ -259,7 +272,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined)].join('\n');
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
   const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
 }

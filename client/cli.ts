@@ -12,6 +12,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['run', () => (require('./commands/run') as typeof import('./commands/run')).runCommand],
   ['status', () => (require('./commands/status') as typeof import('./commands/status')).statusCommand],
   ['cancel', () => (require('./commands/cancel') as typeof import('./commands/cancel')).cancelCommand],
+  ['pause', () => (require('./commands/pause') as typeof import('./commands/pause')).pauseCommand],
   ['resume', () => (require('./commands/resume') as typeof import('./commands/resume')).resumeCommand],
   ['report', () => (require('./commands/report') as typeof import('./commands/report')).reportCommand],
   ['artefacts', () => (require('./commands/artefacts') as typeof import('./commands/artefacts')).artefactsCommand],

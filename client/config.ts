@@ -50,6 +50,15 @@ const sharedKeys = {
     )
     .optional()
     .describe('Prices per million tokens, keyed by model (or copilot name for http/browser copilots); reports estimate the cost.'),
+  budget: z
+    .object({
+      usd: z.number().positive().optional().describe('Pause the run once its calls cost this much in US dollars, as the endpoints reported their usage (needs `pricing` for every endpoint that makes calls).'),
+      tokens: z.number().int().positive().optional().describe('Pause the run once its calls used this many tokens (prompt + completion, as the endpoints reported).'),
+    })
+    .strict()
+    .refine((b) => b.usd !== undefined || b.tokens !== undefined, { message: 'give usd, tokens or both' })
+    .optional()
+    .describe('A spending cap: at 80% the run records a warning, at the cap it pauses (judgeflow resume RUN_ID --budget-usd N raises it and continues).'),
 };
 
 export const runConfigSchema = z
@@ -67,10 +76,30 @@ export const runConfigSchema = z
         path: ['copilots', index, 'name'],
         message: `duplicate copilot name "${c.copilots[index].name}" (copilots[${first}] is "${c.copilots[first].name}"); names must differ in more than letter case, since they name files and report columns`,
       });
+    if (c.budget?.usd !== undefined)
+      for (const { path: where, key } of unpricedEndpoints(c))
+        ctx.addIssue({ code: 'custom', path: ['budget', 'usd'], message: `a budget in USD needs a price for every endpoint that makes calls; ${where} has none: add pricing: { ${JSON.stringify(key)}: { inputPerMTok, outputPerMTok } } (or budget only tokens)` });
     for (const p of protocols)
       if (p.id !== c.protocol && (c as Record<string, unknown>)[p.id] !== undefined)
         ctx.addIssue({ code: 'custom', path: [p.id], message: `options of protocol "${p.id}", but this config runs protocol "${c.protocol}"; remove the section` });
   });
+
+/**
+ * Endpoints whose calls a USD budget could not price: each judge (priced by model) and each copilot that makes calls
+ * (priced by model, or by name for http and browser copilots, as core/cost.ts reads `pricing`).
+ */
+function unpricedEndpoints(c: { judge?: { model: string }; judges?: Array<{ name: string; model: string }>; copilots: Array<{ name: string; type: string; model?: unknown }>; pricing?: Record<string, unknown> }): Array<{ path: string; key: string }> {
+  const priced = (key: string | undefined) => key !== undefined && Boolean(c.pricing?.[key]);
+  const out: Array<{ path: string; key: string }> = [];
+  if (c.judge && !priced(c.judge.model)) out.push({ path: `judge (model ${c.judge.model})`, key: c.judge.model });
+  for (const j of c.judges ?? []) if (!priced(j.model)) out.push({ path: `judge ${j.name} (model ${j.model})`, key: j.model });
+  for (const cp of c.copilots) {
+    if (cp.type === 'csv') continue; // answers read from a file: no calls
+    const model = typeof cp.model === 'string' ? cp.model : undefined;
+    if (!priced(model) && !priced(cp.name)) out.push({ path: `copilot ${cp.name}${model ? ` (model ${model})` : ''}`, key: model ?? cp.name });
+  }
+  return out;
+}
 
 export type RunConfig = z.infer<z.ZodObject<typeof sharedKeys>> & Record<string, unknown>;
 export type { CopilotConfig };

@@ -40,7 +40,15 @@ export function endpointParameters(config: RunConfig): EndpointParameters[] {
 }
 
 /** What `judgeflow run --dry-run` prints: planned requests per endpoint, nothing started. */
-export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; totalCalls: number; estimatedCostUsd: number | null; parameters: EndpointParameters[] } {
+export interface BudgetCheck {
+  usd?: number;
+  tokens?: number;
+  /** The planned totals against the cap: 'within', or 'over' (the run would pause before it finishes). */
+  verdict: 'within' | 'over';
+  plannedTokens: number;
+}
+
+export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; totalCalls: number; estimatedCostUsd: number | null; parameters: EndpointParameters[]; budget?: BudgetCheck } {
   const protocol = protocolFor(config.protocol);
   const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   const endpoints = planCalls({
@@ -52,7 +60,12 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
     pricing: config.pricing,
   });
   const priced = endpoints.some((e) => e.estimatedCostUsd !== null);
-  return { endpoints, totalCalls: endpoints.reduce((n, e) => n + e.calls, 0), estimatedCostUsd: priced ? endpoints.reduce((n, e) => n + (e.estimatedCostUsd ?? 0), 0) : null, parameters: endpointParameters(config) };
+  const estimatedCostUsd = priced ? endpoints.reduce((n, e) => n + (e.estimatedCostUsd ?? 0), 0) : null;
+  const plannedTokens = endpoints.reduce((n, e) => n + e.estimatedPromptTokens + e.estimatedCompletionTokens, 0);
+  const cap = config.budget;
+  const over = Boolean(cap && ((cap.usd !== undefined && (estimatedCostUsd ?? 0) > cap.usd) || (cap.tokens !== undefined && plannedTokens > cap.tokens)));
+  const budget = cap ? { ...cap, verdict: over ? ('over' as const) : ('within' as const), plannedTokens } : undefined;
+  return { endpoints, totalCalls: endpoints.reduce((n, e) => n + e.calls, 0), estimatedCostUsd, parameters: endpointParameters(config), ...(budget ? { budget } : {}) };
 }
 
 export function describeDryRun(plan: ReturnType<typeof dryRunPlan>): string {
@@ -63,6 +76,7 @@ export function describeDryRun(plan: ReturnType<typeof dryRunPlan>): string {
   lines.push(
     `Total: ${plan.totalCalls} calls if every request succeeds first time (retries and re-asked invalid judge answers add to it)` +
       (plan.estimatedCostUsd === null ? '; add `pricing:` to the config for a cost estimate.' : `; estimated $${plan.estimatedCostUsd.toFixed(4)} (rough: ~4 characters a token, assumed answer lengths).`),
+    ...(plan.budget ? [budgetLine(plan.budget, plan.estimatedCostUsd)] : []),
   );
   if (plan.parameters.length) {
     lines.push('', 'Parameters each endpoint gets (besides model and messages):');
@@ -73,4 +87,11 @@ export function describeDryRun(plan: ReturnType<typeof dryRunPlan>): string {
   }
   lines.push('Dry run: nothing was started.');
   return lines.join('\n');
+}
+
+function budgetLine(budget: BudgetCheck, costUsd: number | null): string {
+  const caps = [budget.usd !== undefined ? `$${budget.usd} (planned ≈ $${(costUsd ?? 0).toFixed(4)})` : '', budget.tokens !== undefined ? `${budget.tokens.toLocaleString('en')} tokens (planned ≈ ${budget.plannedTokens.toLocaleString('en')})` : ''].filter(Boolean).join(' and ');
+  return budget.verdict === 'over'
+    ? `Budget ${caps}: the planned run is OVER it; it would pause at the cap (judgeflow resume RUN_ID --budget-usd N raises it).`
+    : `Budget ${caps}: the planned run fits (at 80% a warning is recorded, at the cap the run pauses).`;
 }

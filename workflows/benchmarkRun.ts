@@ -1,6 +1,7 @@
 import { CancellationScope, ContinueAsNew, continueAsNew, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { collectAndJudge, rootCause } from './collectAndJudge';
+import { handleRunControl, initialControl, type Budget, type RunControl } from './runControl';
 import type { BenchmarkRunInput, Progress, RunResult } from './types';
 
 export const progressQuery = defineQuery<Progress>('progress');
@@ -19,12 +20,16 @@ const { prepareRun, writeReport, markRunFailed } = proxyActivities<BenchmarkActi
 export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
   const { runId } = input;
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
-  setHandler(progressQuery, () => progress);
+  const control = input.carried?.control ?? initialControl(input.config.budget as Budget | undefined);
+  let collectingAndJudging = true;
+  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
+  handleRunControl(control, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
-    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state });
-    if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress } });
-    return await report(runId, progress);
+    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control });
+    if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
+    collectingAndJudging = false;
+    return await report(runId, progress, control);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error; // the run goes on in its next history
     progress.stage = 'failed';
@@ -39,9 +44,11 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
  * Aggregate and write report.json, results.csv, report.md. Not cancellable: once the files are being written the run
  * completes, so the stored status always matches the files on disk (a cancel arriving now comes too late).
  */
-async function report(runId: string, progress: Progress): Promise<RunResult> {
+async function report(runId: string, progress: Progress, control: RunControl): Promise<RunResult> {
   progress.stage = 'report';
-  const { reportPath } = await CancellationScope.nonCancellable(() => writeReport({ runId }));
+  // What was done to the run (pauses, budget warnings) goes into its report; nothing of it is a large text.
+  const recorded = control.history.length || control.warnings.length || control.budget ? { control: { history: control.history, warnings: control.warnings, ...(control.budget ? { budget: control.budget } : {}), ...(control.spent ? { spent: control.spent } : {}) } } : {};
+  const { reportPath } = await CancellationScope.nonCancellable(() => writeReport({ runId, ...recorded }));
   Object.assign(progress, { stage: 'done', reportPath });
   return { runId, reportPath, progress };
 }

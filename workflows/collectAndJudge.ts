@@ -1,10 +1,11 @@
-import { log, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { condition, log, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
 import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
+import { noteSpend, type RunControl } from './runControl';
 import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
@@ -23,6 +24,10 @@ interface Stage {
   limiters: Map<string, Limiter>;
   /** True once Temporal suggests continuing as new: no new call starts. */
   stop: () => boolean;
+  /** True while the run is paused (workflows/runControl.ts). */
+  held: () => boolean;
+  /** Items finished (answered, judged or failed) in this history: the budget watch looks again every window of them. */
+  finished: { count: number };
   refresh: () => void;
 }
 
@@ -33,7 +38,7 @@ interface Stage {
  * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
  * (undefined when the run's collecting and judging are finished).
  */
-export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState }): Promise<RunState | undefined> {
+export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl }): Promise<RunState | undefined> {
   const { input, prepared, progress } = args;
   const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
   const fresh = !args.state;
@@ -47,6 +52,8 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
     limiters: new Map(),
     planner: new JudgePlanner(state.judgeWork, judges.map((j) => j.concurrency), async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
     stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
+    held: () => args.control.paused !== null,
+    finished: { count: 0 },
     refresh: () => showProgress(progress, state, collecting),
   };
   progress.stages = { collect: state.collect, judge: state.judge };
@@ -60,7 +67,11 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
     collecting = false;
     stage.refresh();
   })();
-  await Promise.all([collection, stage.planner.run(() => collecting), ...judges.map((judge, lane) => judgeLane(stage, judge, lane, judges.length))]);
+  let lanesDone = false;
+  const lanes = Promise.all([collection, stage.planner.run(() => collecting), ...judges.map((judge, lane) => judgeLane(stage, judge, lane, judges.length))]).finally(() => (lanesDone = true));
+  // The budget is looked at again once every endpoint's window of items has finished (or every few seconds).
+  const window = live.reduce((n, c) => n + c.concurrency, 0) + judges.reduce((n, j) => n + j.concurrency, 0);
+  await Promise.all([lanes, args.control.budget ? watchBudget(input.runId, args.control, () => lanesDone, stage.finished, window) : undefined]);
 
   const finished = state.answersImported && live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) && judges.every((_, lane) => stage.planner.unstarted(lane) === 0);
   if (finished) return undefined;
@@ -138,10 +149,11 @@ async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<voi
       await recordAnswerFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
     },
     counted(queryId) {
+      stage.finished.count++;
       stage.planner.answered(queryId);
       stage.refresh();
     },
-  }, state.collect);
+  }, state.collect, stage.held);
   const queue = queueOf(stage, copilot.name);
   const position = () => state.nextQuery[copilot.name] ?? 0;
   await lane.drain(
@@ -176,9 +188,31 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
     throttled: (result) => result.throttled,
     outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
     recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
-    counted: () => stage.refresh(),
-  }, state.judge);
+    counted: () => {
+      stage.finished.count++;
+      stage.refresh();
+    },
+  }, state.judge, stage.held);
   await judgeLane.drain(stage.planner.source(lane), stage.stop);
+}
+
+/** At most this long between two looks at a budget while calls finish (each look reads the run's call records). */
+const BUDGET_CHECK_MS = 3_000;
+
+/**
+ * A run with a budget: its spend, as the endpoints reported their usage, measured each time a window of items has
+ * finished (and every few seconds);
+ * 80% of a cap records a warning, the cap pauses the run (noteSpend). Calls started between two looks finish: a run
+ * overshoots its cap by at most what its endpoints' windows hold.
+ */
+async function watchBudget(runId: string, control: RunControl, done: () => boolean, finished: { count: number }, window: number): Promise<void> {
+  const { runSpend } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
+  for (;;) {
+    const seen = finished.count;
+    await condition(() => done() || finished.count - seen >= window, BUDGET_CHECK_MS);
+    if (finished.count > seen || done()) noteSpend(control, await runSpend({ runId }));
+    if (done()) return;
+  }
 }
 
 /** "Activity task failed" says nothing; the innermost cause says why. */

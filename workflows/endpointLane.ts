@@ -48,18 +48,23 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     private readonly limiter: Limiter,
     private readonly calls: LaneCalls<K, R>,
     readonly counts: StageCounts,
+    /** True while the run is paused: no new call starts (one in flight finishes). */
+    private readonly held: () => boolean = () => false,
   ) {}
 
   /** Start the source's items until it is closed and empty, or `stop()`; then wait for those in flight. */
   async drain(source: WorkSource<K>, stop: () => boolean): Promise<void> {
     for (;;) {
-      await condition(() => stop() || source.available() > 0 || source.closed());
+      await condition(() => stop() || (!this.held() && (source.available() > 0 || source.closed())));
       if (source.available() === 0) {
         if (source.closed() || stop()) break;
         continue;
       }
-      const ticket = await this.limiter.acquire(stop, SEND_AHEAD_MS);
-      if (!ticket) break;
+      const ticket = await this.limiter.acquire(() => stop() || this.held(), SEND_AHEAD_MS);
+      if (!ticket) {
+        if (stop()) break;
+        continue; // paused while waiting for a place
+      }
       const keys = source.take(this.sizeOf(ticket, source.available()));
       this.track(keys.length > 1 ? this.batch(keys, ticket) : this.single(keys[0], ticket));
     }
@@ -83,6 +88,8 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
           this.callTimes.note(this.endpoint, Date.now() - began, 1);
           return this.count(key, this.calls.outcome(result));
         }
+        // Asked again is a new call: it waits while the run is paused.
+        if (this.held()) await condition(() => !this.held());
         held = await this.limiter.acquire(() => false, SEND_AHEAD_MS);
       }
     } catch (error) {

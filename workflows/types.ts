@@ -1,3 +1,4 @@
+import type { PauseState, RunControl, Spend } from './runControl';
 import type { RateLimitInfo } from '../core/llm';
 
 /** Small, serialisable values that cross the workflow boundary. Large texts stay in the results store. */
@@ -23,6 +24,12 @@ export interface Progress {
   failures: number;
   reportPath: string | null;
   stages?: { collect: StageCounts; judge: StageCounts };
+  /** Set while the run is paused (judgeflow pause, a budget, a failing endpoint): why, by whom, since when. */
+  paused?: PauseState | null;
+  /** Warnings recorded on the way (80% of the budget). */
+  warnings?: string[];
+  /** A run with a budget: what its calls have cost so far. */
+  spent?: Spend;
 }
 
 export interface CopilotLimits {
@@ -65,7 +72,7 @@ export interface BenchmarkRunInput {
    */
   resumeFromStore?: boolean;
   /** Set when the run continued as new (its history had grown long): where it stands. */
-  carried?: { prepared: PreparedRun; state: RunState; progress: Progress };
+  carried?: { prepared: PreparedRun; state: RunState; progress: Progress; control?: RunControl };
 }
 
 /** How a run gets its answers (planRun), and how long one judge unit may take. */

@@ -9,6 +9,9 @@ import { progressMode } from '../progress';
 import { withClient } from '../runWorkflow';
 import { startBenchmark } from '../startRun';
 import { temporalClient } from '../temporalSdk';
+import { progressQuery, resumeUpdate } from '../../workflows';
+import type { ResumeRequest } from '../../workflows/runControl';
+import { updateRefusal } from './pause';
 import { ensureLocalServer } from '../temporalServer';
 
 /**
@@ -19,9 +22,9 @@ import { ensureLocalServer } from '../temporalServer';
  */
 export const resumeCommand: Command = {
   name: 'resume',
-  summary: "continue a run on this build (after an upgrade, or a failed or terminated run) from what the results store holds",
-  usage: 'judgeflow resume RUN_ID [--detach] [--force] [--json]',
-  options: { detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
+  summary: 'continue a paused run, or a run left on an older build (or failed, or terminated) on this build from what the results store holds',
+  usage: 'judgeflow resume RUN_ID [--budget-usd N] [--budget-tokens N] [--detach] [--force] [--json]',
+  options: { 'budget-usd': { type: 'string' }, 'budget-tokens': { type: 'string' }, detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
   async run({ positionals, values }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
@@ -36,7 +39,8 @@ export const resumeCommand: Command = {
     const build = await workflowBuild();
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
-    const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print));
+    const budget = budgetRaise(values);
+    const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, budget));
     if (moved === 'running-here') return 0;
     const { result } = await startBenchmark({ config: storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     if (!result) print(`Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`);
@@ -50,7 +54,7 @@ export const resumeCommand: Command = {
  * The run's current execution, if it is still open, is ended so the run can start again on this build — unless it is
  * on this build already, or a worker of its build is still serving it (it will finish there; --force moves it anyway).
  */
-async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void): Promise<'ended' | 'closed' | 'running-here'> {
+async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void, budget: ResumeRequest): Promise<'ended' | 'closed' | 'running-here'> {
   const handle = client.workflow.getHandle(runId);
   let description;
   try {
@@ -61,8 +65,16 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
   }
   if (description.status.name !== 'RUNNING') return 'closed';
   const pinned = pinnedVersion(description.raw as never);
-  if (pinned?.buildId === buildId) {
-    print(`Run ${runId} is running on this build (${buildId}); nothing to resume. Follow it with: judgeflow status ${runId}`);
+  if (pinned?.buildId === buildId || (!pinned && !force)) {
+    // On this build (or unversioned): a paused run is resumed where it stands; a running one needs nothing.
+    const progress = await handle.query(progressQuery).catch(() => undefined);
+    if (progress?.paused) {
+      const control = await handle.executeUpdate(resumeUpdate, { args: [budget] }).catch((error: Error) => {
+        throw new InputError(`run ${runId} was not resumed: ${updateRefusal(error)}`);
+      });
+      print(`Run ${runId} resumed (it was paused: ${progress.paused.reason}); ${control.history.length} pause/resume step(s) recorded.`);
+    } else if (budget.budgetUsd !== undefined || budget.budgetTokens !== undefined) throw new InputError(`run ${runId} is not paused; --budget-usd and --budget-tokens raise the budget of a run paused at it`);
+    else print(`Run ${runId} is running on this build (${pinned?.buildId ?? 'unversioned'}); nothing to resume. Follow it with: judgeflow status ${runId}`);
     return 'running-here';
   }
   if (pinned && !force) {
@@ -88,6 +100,20 @@ async function lastPoll(client: Client, taskQueue: string, buildId: string): Pro
   });
   const ages = (response.pollers ?? []).filter((p) => p.deploymentOptions?.buildId === buildId).map((p) => Date.now() - Number(p.lastAccessTime?.seconds ?? 0) * 1_000);
   return ages.length ? Math.max(0, Math.min(...ages)) : undefined;
+}
+
+/** --budget-usd / --budget-tokens: the raised caps a budget-paused run resumes with. */
+function budgetRaise(values: Record<string, unknown>): ResumeRequest {
+  const read = (flag: string, whole: boolean): number | undefined => {
+    const raw = values[flag];
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n))) throw new InputError(`--${flag} must be a positive ${whole ? 'whole ' : ''}number, got "${String(raw)}"`);
+    return n;
+  };
+  const usd = read('budget-usd', false);
+  const tokens = read('budget-tokens', true);
+  return { ...(usd !== undefined ? { budgetUsd: usd } : {}), ...(tokens !== undefined ? { budgetTokens: tokens } : {}) };
 }
 
 /** The validated config the run was started with, as stored with it (the workflow input carries no secrets either). */

@@ -11,7 +11,7 @@ import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
 import { watch } from '../startRun';
 
-type RunStatus = { runId: string; status: 'running' | 'completed' | 'failed'; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages'] };
+type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; warnings?: string[]; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages'] };
 
 /** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
 export async function describeRun(handle: WorkflowHandle, runId: string) {
@@ -36,7 +36,9 @@ export async function runStatus(runId: string): Promise<RunStatus> {
     }
     if (state === 'RUNNING') {
       const progress = await Promise.race([handle.query(progressQuery), new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]).catch(() => undefined);
-      if (progress) return { ...pick(progress), runId, status: 'running' };
+      const warnings = progress?.warnings?.length ? { warnings: progress.warnings } : {};
+      if (progress?.paused) return { ...pick(progress), runId, status: 'paused', paused: progress.paused, ...warnings };
+      if (progress) return { ...pick(progress), runId, status: 'running', ...warnings };
       return { runId, status: 'running', stage: 'unknown (no worker answered)', done: 0, total: 0, failures: 0, reportPath: null };
     }
     const store = await openStore();
@@ -55,7 +57,7 @@ function pick(p: Progress) {
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.stages ? { stages: s.stages } : {}) };
+  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.stages ? { stages: s.stages } : {}) };
 }
 
 /** A run that judges while it collects: both stages' figures. */
@@ -83,7 +85,7 @@ export const statusCommand: Command = {
     }
     const s = ordered(await runStatus(runId));
     if (values.json) console.log(JSON.stringify(s));
-    else console.log(`${s.runId}: ${s.status}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+    else console.log(`${s.runId}: ${s.status}${s.paused ? ` (${s.paused.reason}, since ${s.paused.at}; judgeflow resume ${s.runId})` : ''}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${(s.warnings ?? []).map((w) => `\nWarning: ${w}`).join('')}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
     return 0;
   },
 };

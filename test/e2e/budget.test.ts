@@ -1,0 +1,91 @@
+import fs from 'node:fs';
+import { runInput } from '../../client/startRun';
+import { parseRunConfig } from '../../client/config';
+import { dryRunPlan } from '../../client/dryRun';
+import { startSimServer } from '../../sim/server';
+import { benchmarkRun } from '../../workflows';
+import type { RunResult } from '../../workflows/types';
+import { cliInProcess } from '../support/cliInProcess';
+import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
+import { scriptedLatticeJudge } from '../support/judges';
+
+/**
+ * A budget: a run whose whole cost would be C, capped at C/2, pauses at the cap (status paused, reason budget) and makes
+ * no call while paused; `judgeflow resume RUN_ID --budget-usd 3C` completes it with every item ok and nothing asked
+ * twice. Costs are what the endpoints' usage reported, priced by `pricing`.
+ */
+jest.setTimeout(240_000);
+
+const pricing = { 'sim-judge': { inputPerMTok: 2, outputPerMTok: 8 }, 'sim-thorough': { inputPerMTok: 1, outputPerMTok: 4 }, 'sim-terse': { inputPerMTok: 1, outputPerMTok: 4 } };
+
+test('a run capped at half its cost pauses at the budget, stays quiet, and completes after resume --budget-usd with nothing asked twice', async () => {
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 60 });
+  const copilots = await startSimServer({ latencyMs: 120 });
+  try {
+    await withWorker('budget', async (world) => {
+      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+      const fields = {
+        protocol: 'lattice',
+        queries: latticeGrid(4, 5), // 20 queries × 2 copilots: 40 answers, 40 judgments
+        judge: { baseURL: judge.url, model: 'sim-judge', concurrency: 2 },
+        copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }).map((c) => ({ ...c, concurrency: 2 })),
+        pricing,
+      };
+      // The whole run's cost C, measured: the same run without a budget.
+      const full = (await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: `budget-full-${Date.now()}`, args: [runInput(runConfig(tempDir(), fields), `budget-full-${Date.now()}`)] })) as RunResult;
+      const C = JSON.parse(fs.readFileSync(full.reportPath, 'utf8')).cost.total.estimatedCostUsd as number;
+      expect(C).toBeGreaterThan(0);
+
+      const config = runConfig(tempDir(), { ...fields, budget: { usd: C / 2 } });
+      expect(dryRunPlan(config).budget).toMatchObject({ usd: C / 2 });
+      const marks = { copilots: copilots.requests.length, judge: judge.requests.length };
+      const runId = `run-budget-${Date.now()}`;
+      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+
+      const statusOf = async () => JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
+      await until(async () => (await statusOf()).status === 'paused', 60_000);
+      const paused = await statusOf();
+      expect(paused.paused).toMatchObject({ reason: 'budget', by: 'budget', budgetUsd: C / 2 });
+      expect(paused.paused.spentUsd).toBeGreaterThanOrEqual(C / 2);
+      expect(paused.warnings.join(' ')).toMatch(/80% of the budget reached/);
+      // In flight calls finish; then nothing for ten seconds.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const quiet = { copilots: copilots.requests.length, judge: judge.requests.length };
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      expect({ copilots: copilots.requests.length, judge: judge.requests.length }).toEqual(quiet);
+      expect(quiet.copilots - marks.copilots + quiet.judge - marks.judge).toBeLessThan(80);
+
+      // Resuming at the same cap would pause at once: refused, with what to do.
+      const same = await cliInProcess(['resume', runId], env);
+      expect(same.code).toBe(2);
+      expect(same.stderr).toMatch(/paused at its budget: \$[\d.]+ spent of \$[\d.]+; raise it/);
+      const resumed = await cliInProcess(['resume', runId, '--budget-usd', String(3 * C)], env);
+      expect(resumed.stderr).toBe('');
+      expect(resumed.code).toBe(0);
+      const result = (await handle.result()) as RunResult;
+      expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
+      expect((await world.store.responses(runId)).filter((r) => r.status === 'ok')).toHaveLength(40);
+      expect((await world.store.judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(40);
+      // Nothing asked twice across the pause.
+      expect(copilots.requests.length - marks.copilots).toBe(40);
+      expect(judge.requests.length - marks.judge).toBe(40);
+      const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+      expect(report.control.budget).toEqual({ usd: 3 * C });
+      expect(report.control.history.map((h: { action: string; by: string }) => `${h.action}:${h.by}`)).toEqual(['pause:budget', 'resume:user']);
+      expect(fs.readFileSync(result.reportPath.replace(/report\.json$/, 'report.md'), 'utf8')).toContain('## Pauses and budget');
+    });
+  } finally {
+    await judge.close();
+    await copilots.close();
+  }
+});
+
+test('a USD budget without a price for some endpoint is an input error naming it', () => {
+  expect(() =>
+    parseRunConfig(
+      { protocol: 'lattice', queries: 'q.jsonl', judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'sim-judge' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'sim-terse' }], pricing: { 'sim-judge': { inputPerMTok: 1, outputPerMTok: 1 } }, budget: { usd: 5 } },
+      'budget.yaml',
+      tempDir(),
+    ),
+  ).toThrow(/budget\.usd.*copilot A \(model sim-terse\) has none: add pricing/s);
+});
