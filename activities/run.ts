@@ -29,6 +29,7 @@ import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './batches';
+import { groundingWorkItems, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric, withGroundingTimeout } from './grounding';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -38,6 +39,20 @@ export function runActivities(deps: ActivityDeps) {
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
     const slot = slotOf(unit);
+    if (unit.kind === 'grounding') {
+      const recordCall = (name: string, usage: CallUsage) => {
+        onCall?.(usage);
+        return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
+      };
+      const cache = { get: (k: string) => store.cachedAnswer(k), set: (k: string, v: string) => store.cacheAnswer(k, v) };
+      const signal = cancellationSignal();
+      try {
+        return await withHeartbeat(() => judgeGroundingItem(deps, run, unit, slot, { cache: run.config.reuseJudgments ? cache : { get: async () => null, set: cache.set }, signal, recordCall }));
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        throw judgeFailure(error, [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])].flatMap((j) => secretValues(j, deps.env)));
+      }
+    }
     const rubric = await requireRubric(deps, run);
     const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
     const ctx: JudgeContext = {
@@ -112,6 +127,7 @@ export function runActivities(deps: ActivityDeps) {
         }
         const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
         await store.putRubric(rubric.version, protocol.id, rubric.content);
+        const groundingVersion = await storeGroundingRubric(deps, config);
         await store.createRun({
           runId: input.runId,
           protocol: protocol.id,
@@ -121,7 +137,7 @@ export function runActivities(deps: ActivityDeps) {
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
-          config: { ...config, reuseJudgments: input.reuseJudgments ?? false },
+          config: { ...config, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}) },
         });
       });
       const run = await requireRun(deps, input.runId);
@@ -140,14 +156,14 @@ export function runActivities(deps: ActivityDeps) {
           copilots: run.copilots,
           seed: run.config.seed,
         });
-        units = workItems(planned.units, runSamples(run.config), runJudges(run.config).map((j) => j.name));
+        units = [...workItems(planned.units, runSamples(run.config), runJudges(run.config).map((j) => j.name)), ...groundingWorkItems(run, await store.responses(runId))];
         await store.putJudgeUnits(runId, units, planned.plan); // atomic: a crash never leaves units without their plan
       }
       // The judge activity's start-to-close timeout: the largest unit's worst case, as the protocol counts its calls.
       const rubric = await requireRubric(deps, run);
       const largest = Math.max(1, ...units.map((unit) => unit.copilots.length));
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
-      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers);
+      const unitTimeoutMs = withGroundingTimeout(run, judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
       return { units: units.length, unitTimeoutMs };
     },
 
@@ -168,6 +184,7 @@ export function runActivities(deps: ActivityDeps) {
     async recordJudgeFailure({ runId, index, reason }: { runId: string; index: number; reason: string }): Promise<void> {
       const run = await requireRun(deps, runId);
       const [unit] = await store.judgeUnits(runId, index, index + 1);
+      if (unit?.kind === 'grounding') return recordGroundingFailure(deps, run, unit, slotOf(unit), reason);
       for (const copilot of unit?.copilots ?? []) {
         await store.putJudgment({
           ...judgmentSlot(slotOf(unit)),
@@ -261,7 +278,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
-    units: await store.judgeUnits(runId),
+    units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding'), // the protocol's own; grounding is reported apart
     options: protocolOptions(protocol, run.config),
     seed: run.config.seed,
     simulated: Boolean(run.config.simulated),

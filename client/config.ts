@@ -5,6 +5,8 @@ import type { StoredRunConfig } from '../activities/deps';
 import { loadDataFile } from '../core/dataFiles';
 import { InputError, parseWith } from '../core/inputError';
 import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/judgeConfig';
+import { groundingConfigSchema } from '../core/grounding';
+import { loadGroundingRubric } from '../rubrics/grounding';
 import { caseInsensitiveDuplicates } from '../core/names';
 import { assertWritableDir } from '../core/writableDir';
 import type { Query } from '../core/types';
@@ -37,6 +39,8 @@ const sharedKeys = {
   simulated: z.boolean().default(false),
   /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
   maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
+  /** Hallucination and citation checks of every response against its copilot's own context (docs/grounding.md). */
+  grounding: groundingConfigSchema.optional(),
   /** Prices per million tokens, keyed by model (or copilot name for http/browser copilots): reports estimate the cost. */
   pricing: z
     .record(z.string(), z.object({ inputPerMTok: z.number().min(0), outputPerMTok: z.number().min(0), cachedInputPerMTok: z.number().min(0).optional() }).strict())
@@ -102,6 +106,7 @@ export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfi
     queries: abs(config.queries),
     output: abs(config.output),
     rubric: config.rubric ? abs(config.rubric) : undefined,
+    ...(config.grounding ? { grounding: { ...config.grounding, ...(config.grounding.rubric ? { rubric: abs(config.grounding.rubric) } : {}) } } : {}),
     copilots: config.copilots.map((c) => {
       const copy: Record<string, unknown> = { ...c };
       for (const key of PATH_KEYS) if (typeof copy[key] === 'string') copy[key] = abs(copy[key] as string);
@@ -121,6 +126,7 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  if (config.grounding) loadGroundingRubric(config.grounding.rubric);
   const queries = protocol.parseQueries(config.queries);
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
   validateCopilots(config, where);

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { judgeConfigSchema } from './judgeConfig';
 import type { AnswerSource } from './types';
 
 /**
@@ -63,3 +65,46 @@ export interface GroundingEvidence {
   context: string | null;
   sources: AnswerSource[] | null;
 }
+
+/** Context kept per response when the config does not say (grounding.maxContextChars). */
+export const DEFAULT_MAX_CONTEXT_CHARS = 200_000;
+
+/** The config's `grounding:` block: which checks run on every response, and who judges them. */
+export const groundingConfigSchema = z
+  .object({
+    checks: z
+      .array(z.enum(GROUNDING_CHECKS))
+      .min(1)
+      .default([...GROUNDING_CHECKS])
+      .describe('which grounding checks run on every collected response: hallucination (claims against the context) and citations (claims against the sources they cite)'),
+    judge: judgeConfigSchema
+      .omit({ samples: true })
+      .optional()
+      .describe("the judge of the grounding checks; default: the run's judge (a panel: each member checks every response)"),
+    rubric: z.string().min(1).optional().describe('a grounding rubric directory other than the shipped rubrics/grounding (prompts, answer schemas, label thresholds)'),
+    maxContextChars: z
+      .number()
+      .int()
+      .min(1000)
+      .max(5_000_000)
+      .default(DEFAULT_MAX_CONTEXT_CHARS)
+      .describe('context kept per response in the results store; longer context is cut to this with a warning in the report'),
+    reuseAnswers: z
+      .boolean()
+      .default(true)
+      .describe('when the run reuses judge answers (an unchanged re-judge), grounding answers are reused too; rejudge --grounding sets false to ask them afresh'),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (new Set(c.checks).size !== c.checks.length) ctx.addIssue({ code: 'custom', path: ['checks'], message: 'each check may be named once' });
+  });
+
+export type GroundingConfig = z.infer<typeof groundingConfigSchema>;
+
+/** Stored context is cut to the configured size; this marker ends the part kept, so reports and judges can tell. */
+export function limitContext(context: string | undefined | null, maxChars: number): { context: string | null; truncated: boolean } {
+  if (!context) return { context: null, truncated: false };
+  if (context.length <= maxChars) return { context, truncated: false };
+  return { context: `${context.slice(0, maxChars)}\n${CONTEXT_CUT_MARK} (${context.length - maxChars} of ${context.length} characters dropped; raise grounding.maxContextChars to keep more)]`, truncated: true };
+}
+export const CONTEXT_CUT_MARK = '[context cut by judgeflow';
