@@ -110,6 +110,8 @@ export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfi
     copilots: config.copilots.map((c) => {
       const copy: Record<string, unknown> = { ...c };
       for (const key of PATH_KEYS) if (typeof copy[key] === 'string') copy[key] = abs(copy[key] as string);
+      const traces = copy.traces as { dir?: unknown } | undefined;
+      if (traces && typeof traces.dir === 'string') copy.traces = { ...traces, dir: abs(traces.dir) };
       return copy as CopilotConfig;
     }),
   };

@@ -5,6 +5,7 @@ import type { Query } from '../../core/types';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, expandEnv, headersSchema } from './common';
 import { httpFailure, snippet, toAdapterError } from './errors';
+import { replyContext, replyContextShape } from './replyContext';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const jsonSchema: z.ZodType<Json> = z.lazy(() =>
@@ -29,6 +30,7 @@ const configSchema = z
     stream: z.enum(['none', 'sse', 'ndjson']).default('none'),
     /** Where each streamed event's text chunk is, e.g. `choices[0].delta.content`; absent for SSE = event data is plain text. */
     chunkPath: z.string().min(1).optional(),
+    ...replyContextShape,
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -38,9 +40,11 @@ const configSchema = z
       ctx.addIssue({ code: 'custom', path: ['answerPath'], message: `answerPath applies to stream "none"; a "${config.stream}" stream uses chunkPath` });
     if (config.stream === 'ndjson' && !config.chunkPath)
       ctx.addIssue({ code: 'custom', path: ['chunkPath'], message: 'chunkPath is required when stream is "ndjson" (e.g. "delta")' });
+    for (const key of ['contextPath', 'sourcesPath'] as const)
+      if (config.stream !== 'none' && config[key]) ctx.addIssue({ code: 'custom', path: [key], message: `${key} reads the JSON reply of stream "none"; a "${config.stream}" stream has no single reply to read it from` });
     if (config.stream === 'none' && config.chunkPath)
       ctx.addIssue({ code: 'custom', path: ['chunkPath'], message: 'chunkPath applies only to stream "sse" or "ndjson"' });
-    for (const path of [config.answerPath, config.conversationIdPath, config.chunkPath]) {
+    for (const path of [config.answerPath, config.conversationIdPath, config.chunkPath, config.contextPath, config.sourcesPath]) {
       if (path !== undefined) {
         try {
           parsePath(path);
@@ -91,7 +95,7 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
             const text = pickText(reply, config.answerPath!);
             if (text === undefined)
               throw new AdapterError('invalid_reply', `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`, { raw });
-            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply) };
+            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply), ...replyContext(reply, config, getPath) };
           }
           const streamed = await readStream(response, config, who, (r) => (raw = r), signal);
           return { text: streamed.text, raw, conversationId: streamed.conversationId ?? usedConversationId(config, vars), ...usageOf(streamed) };
