@@ -1,4 +1,6 @@
-import { JUDGE_UNIT_SLACK_MS } from '../core/protocol';
+import { JUDGE_UNIT_SLACK_MS, type ReportInput } from '../core/protocol';
+import { groundingReport, type GroundingReport } from '../core/groundingReport';
+import { protocolFor } from '../rubrics';
 import type { AnswerCache, CallUsage } from '../core/llm';
 import type { JudgeSlot, JudgeUnit, RunRecord } from '../core/store';
 import type { StoredResponse } from '../core/types';
@@ -84,5 +86,21 @@ export async function recordGroundingFailure(deps: ActivityDeps, run: Run, unit:
     judge: { model: who.endpoint.model, baseURL: who.endpoint.baseURL },
     attempts: 0,
     createdAt: new Date().toISOString(),
+  });
+}
+
+/** report.json's `grounding` block from the store (null for a run without grounding checks). */
+export async function groundingFigures(deps: ActivityDeps, run: Run, input: Pick<ReportInput, 'queries' | 'responses'>): Promise<GroundingReport | null> {
+  const version = run.config.groundingVersion;
+  if (!run.config.grounding || !version) return null;
+  return groundingReport({
+    groundingVersion: version,
+    checks: run.config.grounding.checks,
+    copilots: run.copilots,
+    queries: input.queries,
+    responses: input.responses,
+    stored: await deps.store.groundingChecks(run.runId, version),
+    labelsOf: protocolFor(run.protocol).labelsOf,
+    seed: run.config.seed,
   });
 }

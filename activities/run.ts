@@ -29,7 +29,7 @@ import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './batches';
-import { groundingWorkItems, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric, withGroundingTimeout } from './grounding';
+import { groundingFigures, groundingWorkItems, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric, withGroundingTimeout } from './grounding';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -295,6 +295,8 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     scoreKey: protocol.scoreKey,
   });
   if (panel) files.json.panel = panel;
+  const grounding = await groundingFigures(deps, run, input);
+  if (grounding) files.json.grounding = grounding;
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));

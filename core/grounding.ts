@@ -108,3 +108,10 @@ export function limitContext(context: string | undefined | null, maxChars: numbe
   return { context: `${context.slice(0, maxChars)}\n${CONTEXT_CUT_MARK} (${context.length - maxChars} of ${context.length} characters dropped; raise grounding.maxContextChars to keep more)]`, truncated: true };
 }
 export const CONTEXT_CUT_MARK = '[context cut by judgeflow';
+
+/** What a grounding judge is shown as a response's context: its own context, else the text of its sources; null when it has neither ("no context"). */
+export function evidenceText(context: string | null, sources: AnswerSource[] | null | undefined): string | null {
+  if (context?.trim()) return context;
+  const texts = (sources ?? []).filter((s) => s.text?.trim()).map((s) => `[${s.id ?? s.url ?? ''}] ${s.title ?? ''}\n${s.text}`.trim());
+  return texts.length ? texts.join('\n\n') : null;
+}

@@ -3,7 +3,7 @@ import { historyBlock } from '../../core/history';
 import { renderTemplate } from '../../core/prompts';
 import type { ResultsStore } from '../../core/store';
 import type { AnswerSource, Query } from '../../core/types';
-import type { GroundingCheckName, GroundingClaim, GroundingLabel, StoredGroundingCheck } from '../../core/grounding';
+import { evidenceText, type GroundingCheckName, type GroundingClaim, type GroundingLabel, type StoredGroundingCheck } from '../../core/grounding';
 import type { GroundingPromptName, GroundingRubric } from './rubric';
 import { citationsSpec, extractionSpec, hallucinationSpec } from './schemas';
 
@@ -20,13 +20,6 @@ export interface GroundingJudgeContext {
   cache?: AnswerCache;
   signal?: AbortSignal;
   recordCall?: (usage: CallUsage) => void | Promise<void>;
-}
-
-/** What the judge is shown as a response's context: its own context, else the text of its sources; null when it has neither. */
-export function evidenceText(context: string | null, sources: AnswerSource[] | null | undefined): string | null {
-  if (context?.trim()) return context;
-  const texts = (sources ?? []).filter((s) => s.text?.trim()).map((s) => `[${s.id ?? s.url ?? ''}] ${s.title ?? ''}\n${s.text}`.trim());
-  return texts.length ? texts.join('\n\n') : null;
 }
 
 function cut(text: string, max: number): string {
