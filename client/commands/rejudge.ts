@@ -10,7 +10,7 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 export const rejudgeCommand: Command = {
   name: 'rejudge',
   summary: "judge a finished run's stored responses again (new rubric or judge) as a new run; zero copilot calls",
-  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--detach] [--json] [--progress auto|bars|lines]',
+  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--grounding [--grounding-rubric DIR]] [--detach] [--json] [--progress auto|bars|lines]',
   options: {
     rubric: { type: 'string' },
     'judge-model': { type: 'string' },
@@ -19,6 +19,8 @@ export const rejudgeCommand: Command = {
     samples: { type: 'string' },
     force: { type: 'boolean' },
     'reuse-answers': { type: 'boolean' },
+    grounding: { type: 'boolean' },
+    'grounding-rubric': { type: 'string' },
     detach: { type: 'boolean' },
     json: { type: 'boolean' },
     progress: { type: 'string' },
@@ -40,13 +42,19 @@ export const rejudgeCommand: Command = {
       samples,
       force: Boolean(values.force),
       reuseAnswers: Boolean(values['reuse-answers']),
+      grounding: Boolean(values.grounding),
+      groundingRubricDir: str(values['grounding-rubric']),
     });
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     print(
       `Re-judging run ${sourceRunId}: rubric ${plan.source.rubricVersion} → ${plan.rubricVersion}${plan.rubricChanged ? '' : ' (unchanged)'}, ` +
         `judge ${plan.source.judge.model} → ${plan.config.judge?.model ?? plan.source.judge.model}${plan.judgeChanged ? '' : ' (unchanged)'}; ` +
-        (plan.reuseJudgments ? 'answers to identical judge requests are reused.' : 'every stored response is judged afresh.'),
+        (values.grounding
+          ? 'only the grounding checks are asked afresh; every other verdict comes from the answers already stored.'
+          : plan.reuseJudgments
+            ? 'answers to identical judge requests are reused.'
+            : 'every stored response is judged afresh.'),
     );
     const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     const summary = { runId, sourceRunId, rubricVersion: plan.rubricVersion, reuseJudgments: plan.reuseJudgments, ...(result ? { reportPath: result.reportPath } : {}) };

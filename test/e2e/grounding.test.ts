@@ -11,6 +11,7 @@ import { startSimServer, type SimServer } from '../../sim/server';
 import { latticeGrid, runConfig, tempDir, uniqueQueue, until, withWorker } from '../support/harness';
 import { startWorkerProcess } from '../support/cli';
 import { simServersForFile } from '../support/sims';
+import { rejudgeRun } from '../support/rejudge';
 
 jest.setTimeout(240_000);
 
@@ -79,7 +80,8 @@ function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Reco
 
 test('planted fabrications: each copilot’s verification rate is its planted share; prompts carry the copilot’s own context and no name; report.html shows the claims', async () => {
   const queries = latticeGrid(2, 4); // 8 queries
-  await withWorker('grounding', async ({ client, taskQueue, store, dir }) => {
+  await withWorker('grounding', async (world) => {
+    const { client, taskQueue, store, dir } = world;
     const before = sim.judge.requests.length;
     const config = setUp(dir, queries, { judge: { baseURL: sim.judge.url, model: 'judge-g', concurrency: 4 } });
     const runId = 'run-grounding-' + Date.now();
@@ -146,6 +148,16 @@ test('planted fabrications: each copilot’s verification rate is its planted sh
     expect(html).toContain(anExact.excerpt!);
     const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
     expect(md).toContain('## Grounding');
+
+    // rejudge --grounding: only the grounding checks are asked again; the protocol's verdicts come from stored answers.
+    const beforeRejudge = sim.judge.requests.length;
+    const again = await rejudgeRun(world, result.runId, { grounding: true }, runId + '-g');
+    const asked = sim.judge.requests.slice(beforeRejudge);
+    expect(groundingRequests(sim.judge, beforeRejudge)).toHaveLength(requests.length);
+    expect(asked).toHaveLength(requests.length); // not one protocol judge call
+    const rejudged = JSON.parse(fs.readFileSync(again.reportPath, 'utf8'));
+    for (const name of COPILOTS) expect(rejudged.grounding.copilots[name].verificationRate).toBe(g.copilots[name].verificationRate);
+    expect((await store.judgments(again.runId)).length).toBe((await store.judgments(result.runId)).length);
   });
 });
 
@@ -171,6 +183,7 @@ test('a worker killed mid-grounding: every check stored once, none lost, none as
     worker.kill('SIGKILL');
     await new Promise((r) => worker.once('exit', r));
     const atKill = groundingRequests(judge).length;
+    expect((await store.groundingChecks(runId)).length).toBeLessThan(40); // the kill landed mid-grounding
     worker = startWorkerProcess(env);
     const result = await handle.result();
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
