@@ -35,7 +35,7 @@ const tagged = (text: string, tag: string) => text.match(new RegExp(`<${tag}>\\n
  * sourcesPath), and a CSV copilot whose answers and context come from trace files in the reference harness's layout
  * (the last query's trace is missing: that answer, from the CSV, has no context).
  */
-function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Record<string, unknown>) {
+function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Record<string, unknown>, protocol: Record<string, unknown> = { protocol: 'lattice', queries }) {
   const base = sim.copilots.url.replace(/\/v1$/, '');
   const traces = path.join(dir, 'agent-output');
   fs.mkdirSync(path.join(traces, 'Traced', 'traces'), { recursive: true });
@@ -58,8 +58,7 @@ function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Reco
   });
   fs.writeFileSync(path.join(dir, 'answers.csv'), toCsv(rows));
   return runConfig(dir, {
-    protocol: 'lattice',
-    queries,
+    ...(protocol as { queries: string }),
     ...judge,
     copilots: [
       ...Object.entries(PLANS).map(([name, p]) => ({
@@ -207,4 +206,25 @@ test('a worker killed mid-grounding: every check stored once, none lost, none as
     await client.connection.close();
     await judge.close();
   }
+});
+
+test('every protocol: a CryptoAnalystBench run checks grounding the same way (units of the protocol and grounding items side by side)', async () => {
+  const texts = ['How much TVL does Aave hold now?', 'Is Lido losing share to restaking?', 'What are Pendle fees this month?', 'Is Hyperliquid open interest rising?'];
+  await withWorker('grounding-cab', async ({ client, taskQueue, store, dir }) => {
+    const file = path.join(dir, 'dataset.csv');
+    fs.writeFileSync(file, toCsv([['query', 'tags'], ...texts.map((t, i) => [t, i % 2 ? 'On-Chain Analytics & Flows' : 'Market Data & Price Discovery'])]));
+    const queries = texts.map((text) => ({ text }));
+    const config = setUp(dir, queries, { judge: { baseURL: sim.judge.url, model: 'judge-cab', concurrency: 4 } }, { protocol: 'cab', queries: file });
+    const runId = 'run-grounding-cab-' + Date.now();
+    const result = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] })).result();
+    const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+    for (const [name, plan] of Object.entries(PLANS)) expect(report.grounding.copilots[name]).toMatchObject({ responses: 4, claims: 16, verificationRate: plan.rate });
+    expect(report.grounding.copilots.Traced).toMatchObject({ responsesWithContext: 3, verificationRate: 0.5 });
+    expect(Object.keys(report.grounding.byCategory.tags).sort()).toEqual(['Market Data & Price Discovery', 'On-Chain Analytics & Flows']);
+    // The protocol's own verdicts are all there: one per response, grounding items apart.
+    expect((await store.judgments(result.runId)).filter((j) => j.status === 'ok')).toHaveLength(4 * 4);
+    expect(await store.groundingChecks(result.runId)).toHaveLength(16);
+    const workbook = fs.readdirSync(path.dirname(result.reportPath)).find((f) => f.endsWith('.xlsx'));
+    expect(workbook).toBeDefined();
+  });
 });
