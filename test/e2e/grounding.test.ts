@@ -59,7 +59,8 @@ function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Reco
   fs.writeFileSync(path.join(dir, 'answers.csv'), toCsv(rows));
   return runConfig(dir, {
     ...(protocol as { queries: string }),
-    ...judge,
+    grounding: { checks: ['hallucination', 'citations'] },
+    ...judge, // may set its own grounding block
     copilots: [
       ...Object.entries(PLANS).map(([name, p]) => ({
         name,
@@ -72,7 +73,6 @@ function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Reco
       })),
       { name: 'Traced', type: 'csv', path: path.join(dir, 'answers.csv'), traces: { dir: traces } },
     ],
-    grounding: { checks: ['hallucination', 'citations'] },
     chunkSize: 10,
   });
 }
@@ -226,5 +226,32 @@ test('every protocol: a CryptoAnalystBench run checks grounding the same way (un
     expect(await store.groundingChecks(result.runId)).toHaveLength(16);
     const workbook = fs.readdirSync(path.dirname(result.reportPath)).find((f) => f.endsWith('.xlsx'));
     expect(workbook).toBeDefined();
+  });
+});
+
+test('a panel: every member checks every answer (its own stored check); a grounding judge of its own checks each answer once', async () => {
+  const queries = latticeGrid(1, 3);
+  await withWorker('grounding-panel', async ({ client, taskQueue, store, dir }) => {
+    const judges = { judges: [{ name: 'first', baseURL: sim.judge.url, model: 'judge-1' }, { name: 'second', baseURL: sim.judge.url, model: 'judge-2' }] };
+    const panel = setUp(dir, queries, judges);
+    const runId = 'run-grounding-panel-' + Date.now();
+    const result = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(panel, runId)] })).result();
+    const checks = await store.groundingChecks(result.runId);
+    expect(checks).toHaveLength(4 * 3 * 2);
+    expect(new Set(checks.map((c) => c.judgeName))).toEqual(new Set(['first', 'second']));
+    expect(checks.filter((c) => c.judgeName === 'second').every((c) => c.judge.model === 'judge-2')).toBe(true);
+    const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+    for (const [name, plan] of Object.entries(PLANS)) expect(report.grounding.copilots[name]).toMatchObject({ claims: 2 * 12, verificationRate: plan.rate });
+
+    const before = sim.judge.requests.length;
+    const own = setUp(tempDir(), queries, { ...judges, grounding: { judge: { baseURL: sim.judge.url, model: 'grounding-judge' } } });
+    const ownId = 'run-grounding-own-' + Date.now();
+    const second = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: ownId, args: [runInput(own, ownId)] })).result();
+    const ownChecks = await store.groundingChecks(second.runId);
+    expect(ownChecks).toHaveLength(4 * 3);
+    expect(ownChecks.every((c) => c.judgeName === '' && c.judge.model === 'grounding-judge')).toBe(true);
+    const grounding = groundingRequests(sim.judge, before);
+    expect(grounding.every((r) => r.model === 'grounding-judge')).toBe(true);
+    expect(grounding).toHaveLength(3 * 3 * 2 + 3);
   });
 });
