@@ -12,6 +12,7 @@ import { latticeGrid, runConfig, tempDir, uniqueQueue, until, withWorker } from 
 import { startWorkerProcess } from '../support/cli';
 import { simServersForFile } from '../support/sims';
 import { rejudgeRun } from '../support/rejudge';
+import { decodedHistory } from '../support/judges';
 
 jest.setTimeout(240_000);
 
@@ -137,8 +138,17 @@ test('planted fabrications: each copilot’s verification rate is its planted sh
     expect(checks).toHaveLength(4 * 8);
     const exact = checks.flatMap((c) => c.claims).filter((c) => c.status === 'exact');
     expect(exact.every((c) => c.excerpt && byText.size && c.text.includes(c.excerpt.split(': ')[1]))).toBe(true);
-    // Cost counts the grounding calls.
-    expect(report.cost).toBeDefined();
+    // Cost counts every grounding call with the judge's.
+    expect((await store.llmCalls(result.runId)).filter((c) => c.role === 'judge')).toHaveLength(sim.judge.requests.length - before);
+    // Context stays in the store: no workflow history carries any of it.
+    let histories = 0;
+    for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
+      histories++;
+      const history = decodedHistory(await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory());
+      expect(history).toContain(runId);
+      for (const r of responses.filter((x) => x.context)) expect(history).not.toContain(r.context!.split('\n')[0]);
+    }
+    expect(histories).toBeGreaterThan(0);
 
     const html = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.html'), 'utf8');
     expect(html).toContain('id="grounding-table"');
