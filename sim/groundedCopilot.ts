@@ -6,7 +6,7 @@ import { seededRandom } from '../core/random';
  * read with `contextPath` and `sourcesPath`. Its answers are made of numeric claims, one sentence each, of which a
  * planted number are not grounded in that context, so tests know every claim's truth:
  *
- *   POST /_sim/grounded?claims=4&derivable=1&fabricated=1&contradicted=0   body: { "query": "..." }
+ *   POST /_sim/grounded?claims=4&derivable=1&fabricated=1&contradicted=0[&padding=N]   body: { "query": "..." }
  *   → { "answer": "...", "context": ["Aave TVL: $3,214,567,890", ...], "sources": [{ "id": "1", "title", "url", "text" }] }
  *
  * Claim k reads "The <metric> of <entity> is <value> [<source>]." Exact claims repeat the context's value as written;
@@ -25,6 +25,8 @@ export interface GroundedPlan {
   derivable: number;
   fabricated: number;
   contradicted: number;
+  /** Characters of unrelated tool output after the facts (to exercise the stored-context limit). */
+  padding?: number;
 }
 
 export interface GroundedReply {
@@ -72,6 +74,7 @@ export function groundedReply(query: string, plan: GroundedPlan): GroundedReply 
       sentences.push(`The ${metric} of ${entity} is ${usd(truth * 0.61)} [${cite(line(truth))}].`);
     }
   });
+  if (plan.padding) context.push(`raw tool log: ${'.'.repeat(plan.padding)}`);
   return { answer: [`Here is what the data says about: ${query}`, '', ...sentences].join('\n'), context, sources, planted: kinds };
 }
 
@@ -81,7 +84,7 @@ function planOf(url: URL): GroundedPlan {
     return Number.isInteger(v) && v >= 0 ? v : fallback;
   };
   const claims = n('claims', 4);
-  return { claims, derivable: n('derivable', 0), fabricated: n('fabricated', 0), contradicted: n('contradicted', 0) };
+  return { claims, derivable: n('derivable', 0), fabricated: n('fabricated', 0), contradicted: n('contradicted', 0), padding: n('padding', 0) };
 }
 
 /** The HTTP side: `{ query }` in, the grounded reply out (400 for a body without a query). */

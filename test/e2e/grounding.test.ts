@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import ExcelJS from 'exceljs';
 import path from 'node:path';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
@@ -224,7 +225,10 @@ test('every protocol: a CryptoAnalystBench run checks grounding the same way (un
     const file = path.join(dir, 'dataset.csv');
     fs.writeFileSync(file, toCsv([['query', 'tags'], ...texts.map((t, i) => [t, i % 2 ? 'On-Chain Analytics & Flows' : 'Market Data & Price Discovery'])]));
     const queries = texts.map((text) => ({ text }));
-    const config = setUp(dir, queries, { judge: { baseURL: sim.judge.url, model: 'judge-cab', concurrency: 4 } }, { protocol: 'cab', queries: file });
+    // Stored context limited to 1,000 characters: Clean's replies carry 3,000 characters of tool log after their facts.
+    const config = setUp(dir, queries, { judge: { baseURL: sim.judge.url, model: 'judge-cab', concurrency: 4 }, grounding: { maxContextChars: 1000 } }, { protocol: 'cab', queries: file });
+    const clean = config.copilots.find((c) => c.name === 'Clean') as { url: string };
+    clean.url += '&padding=3000';
     const runId = 'run-grounding-cab-' + Date.now();
     const result = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] })).result();
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
@@ -234,8 +238,16 @@ test('every protocol: a CryptoAnalystBench run checks grounding the same way (un
     // The protocol's own verdicts are all there: one per response, grounding items apart.
     expect((await store.judgments(result.runId)).filter((j) => j.status === 'ok')).toHaveLength(4 * 4);
     expect(await store.groundingChecks(result.runId)).toHaveLength(16);
-    const workbook = fs.readdirSync(path.dirname(result.reportPath)).find((f) => f.endsWith('.xlsx'));
-    expect(workbook).toBeDefined();
+    expect(report.grounding.copilots.Clean.contextTruncated).toBe(4);
+    expect(report.grounding.copilots.Quarter.contextTruncated).toBe(0);
+    const cut = (await store.responses(result.runId)).filter((r) => r.copilot === 'Clean');
+    expect(cut.every((r) => r.context!.length < 1200 && r.context!.includes('[context cut by judgeflow (2'))).toBe(true);
+    expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toMatch(/Warning: 4 answers of Clean had their context cut/);
+    const workbook = fs.readdirSync(path.dirname(result.reportPath)).find((f) => f.endsWith('.xlsx'))!;
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(path.join(path.dirname(result.reportPath), workbook));
+    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Grounding', 'Grounding Claims', 'Grounding Conflicts']));
+    expect(wb.getWorksheet('Grounding Claims')!.rowCount).toBe(1 + 16 * 3 + 12 + 4);
   });
 });
 
