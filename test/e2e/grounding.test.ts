@@ -277,3 +277,19 @@ test('a panel: every member checks every answer (its own stored check); a ground
     expect(grounding).toHaveLength(3 * 3 * 2 + 3);
   });
 });
+
+test('a grounding judge that fails every attempt: each check recorded as failed (missing data), the protocol’s verdicts unaffected', async () => {
+  const queries = latticeGrid(1, 2);
+  await withWorker('grounding-failing', async ({ client, taskQueue, store, dir }) => {
+    const judge = { baseURL: sim.judge.url, model: 'judge-ok', maxAttempts: 2 };
+    const config = setUp(dir, queries, { judge, grounding: { judge: { baseURL: sim.judge.url, model: 'fault-500:judge' } } });
+    const runId = 'run-grounding-failing-' + Date.now();
+    const result = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] })).result();
+    const checks = await store.groundingChecks(result.runId);
+    expect(checks).toHaveLength(4 * 2);
+    expect(checks.every((c) => c.status === 'failed' && /HTTP 500|500/.test(c.error ?? ''))).toBe(true);
+    const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+    expect(report.grounding.copilots.Clean).toMatchObject({ responses: 2, responsesWithContext: 2, checksFailed: 2, claims: 0, verificationRate: null });
+    expect((await store.judgments(result.runId)).filter((j) => j.status === 'ok')).toHaveLength(4 * 2);
+  });
+});
