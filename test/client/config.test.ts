@@ -149,3 +149,13 @@ describe('grounding: in the run config', () => {
     expect(() => loadRunConfig(benchConfig(dir, csvCopilot({ dir: 'missing' })))).toThrow(/copilots\[0\] \(Agent\): traces\.dir .*missing does not exist/);
   });
 });
+
+test('run --dry-run counts the grounding calls: one or two per answer and judge, on the grounding judge when it has one', async () => {
+  const { dryRunPlan } = await import('../../client/dryRun');
+  const dir = tempDir();
+  writeQueries(dir, latticeGrid(1, 3)); // 3 queries, 1 copilot
+  const calls = (extra: Record<string, unknown>) => Object.fromEntries(dryRunPlan(loadRunConfig(benchConfig(dir, extra))).endpoints.map((e) => [`${e.role} ${e.name}`, e.calls]));
+  expect(calls({})).toEqual({ 'copilot Alpha': 3, 'judge j': 3 });
+  expect(calls({ grounding: {} })).toEqual({ 'copilot Alpha': 3, 'judge j': 3, 'judge j (grounding)': 6 });
+  expect(calls({ grounding: { checks: ['hallucination'], judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'g' } } })).toEqual({ 'copilot Alpha': 3, 'judge j': 3, 'judge grounding (grounding)': 3 });
+});
