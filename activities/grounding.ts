@@ -31,11 +31,12 @@ export async function storeGroundingRubric(deps: ActivityDeps, config: StoredRun
   return rubric.version;
 }
 
-/** A judge work item's time bound must cover a grounding check too (every call re-asked up to the rubric's limit). */
-export function withGroundingTimeout(run: Run, unitTimeoutMs: number): number {
-  if (!run.config.grounding) return unitTimeoutMs;
-  const callTimeoutMs = Math.max(run.config.grounding.judge?.timeoutMs ?? 0, ...runJudges(run.config).map((j) => j.timeoutMs));
-  return Math.max(unitTimeoutMs, GROUNDING_CALLS * 3 * callTimeoutMs + JUDGE_UNIT_SLACK_MS);
+/** A judge work item's time bound must cover a grounding check too (every call re-asked up to the grounding rubric's limit). */
+export async function withGroundingTimeout(deps: ActivityDeps, run: Run, unitTimeoutMs: number): Promise<number> {
+  const rubric = await runGroundingRubric(deps, run);
+  if (!rubric) return unitTimeoutMs;
+  const callTimeoutMs = Math.max(run.config.grounding?.judge?.timeoutMs ?? 0, ...runJudges(run.config).map((j) => j.timeoutMs));
+  return Math.max(unitTimeoutMs, GROUNDING_CALLS * (1 + rubric.data.judge.maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS);
 }
 
 /** Judge one grounding work item: its response's checks go to the store (or, for an answer that stays invalid, the failure). */

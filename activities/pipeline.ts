@@ -44,7 +44,7 @@ export function pipelineActivities(deps: ActivityDeps) {
       }
       const rubric = await requireRubric(deps, run);
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
-      const unitTimeoutMs = withGroundingTimeout(run, judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
+      const unitTimeoutMs = await withGroundingTimeout(deps, run, judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
       if (run.sourceRunId) return { unitTimeoutMs, live: [], imports: [], answered: true };
       const sources = new Map<string, string[]>();
       const live: string[] = [];

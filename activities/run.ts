@@ -163,7 +163,7 @@ export function runActivities(deps: ActivityDeps) {
       const rubric = await requireRubric(deps, run);
       const largest = Math.max(1, ...units.map((unit) => unit.copilots.length));
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
-      const unitTimeoutMs = withGroundingTimeout(run, judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
+      const unitTimeoutMs = await withGroundingTimeout(deps, run, judgeUnitTimeoutMs(protocol, largest, protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
       return { units: units.length, unitTimeoutMs };
     },
 
