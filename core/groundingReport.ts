@@ -35,7 +35,7 @@ export interface GroundingCopilotFigures {
   citationPrecision: number | null;
   /** Correct citations / claims that need one (all claims but those needing no source). */
   citationCompleteness: number | null;
-  /** Claims listed from answers without context (compared across copilots, never counted as grounded or not). */
+  /** Claims listed but not verified: from answers without context, or when only the citation check ran (compared across copilots, never counted as grounded or not). */
   uncheckedClaims: number;
 }
 
@@ -93,17 +93,19 @@ export function groundingReport(input: {
     copilots.map((copilot): [string, GroundingCopilotFigures] => {
       const answered = responses.filter((r) => r.copilot === copilot && r.status === 'ok');
       const checks = ok.filter((g) => g.copilot === copilot);
-      const claims = checks.flatMap((g) => g.claims);
+      // Verified against context: every claim of a check, unless only the citations were asked for (claims unchecked).
+      const all = checks.flatMap((g) => g.claims);
+      const claims = all.filter((c) => c.status !== 'unchecked');
       const count = (status: GroundingClaim['status']) => claims.filter((c) => c.status === status).length;
       const verified = count('exact');
       const derivable = count('derivable');
       // Each query's claims resampled together: claims of one answer (and one query) are not independent.
       const perQuery = [...groupBy(checks, (g) => g.queryId).values()].map((gs) => {
-        const cs = gs.flatMap((g) => g.claims);
+        const cs = gs.flatMap((g) => g.claims).filter((c) => c.status !== 'unchecked');
         return { verified: cs.filter(verifiedOf).length, claims: cs.length };
       }).filter((q) => q.claims > 0);
       const [ci95] = bootstrapIntervals(perQuery, (sample) => [sum(sample, (q) => q.verified) / Math.max(1, sum(sample, (q) => q.claims))], { seed: `${input.seed}:grounding:${copilot}` });
-      const cited = claims.filter((c) => c.citation);
+      const cited = all.filter((c) => c.citation);
       const verdicts = (...vs: string[]) => cited.filter((c) => vs.includes(c.citation!.verdict)).length;
       const withCitation = cited.filter((c) => c.citation!.source !== null).length;
       const correct = verdicts('direct', 'derivable');
@@ -130,7 +132,7 @@ export function groundingReport(input: {
           missingCitations: checkedCitations ? verdicts('missing') : null,
           citationPrecision: checkedCitations ? ratio(correct, withCitation) : null,
           citationCompleteness: checkedCitations ? ratio(correct, needing) : null,
-          uncheckedClaims: stored.filter((g) => g.copilot === copilot && g.status === 'no_context').reduce((n, g) => n + g.claims.length, 0),
+          uncheckedClaims: stored.filter((g) => g.copilot === copilot && g.status !== 'failed').reduce((n, g) => n + g.claims.filter((c) => c.status === 'unchecked').length, 0),
         },
       ];
     }),
@@ -144,7 +146,7 @@ export function groundingReport(input: {
     for (const [label, values] of Object.entries(input.labelsOf(query)))
       for (const value of values) {
         const cell = (((byCategory[label] ??= {})[value] ??= {})[g.copilot] ??= { claims: 0, verified: 0, verificationRate: null });
-        cell.claims += g.claims.length;
+        cell.claims += g.claims.filter((c) => c.status !== 'unchecked').length;
         cell.verified += g.claims.filter(verifiedOf).length;
         cell.verificationRate = ratio(cell.verified, cell.claims);
       }

@@ -90,7 +90,8 @@ export async function judgeGroundingResponse(queryId: string, copilot: string, c
   };
 
   let claims: GroundingClaim[];
-  if (evidence !== null) {
+  // The citation check alone needs the claims but not their verdicts: then they are only listed.
+  if (evidence !== null && ctx.checks.includes('hallucination')) {
     const answer = await ask(1, groundingMessages(rubric, 'hallucination', query, { context: cut(evidence, rubric.data.maxContextChars), response: response.text }), hallucinationSpec);
     if (!answer.ok) return failed(answer.error);
     claims = answer.value.claims.map((c, index) => ({ index, ...c, citation: null }));
@@ -109,6 +110,7 @@ export async function judgeGroundingResponse(queryId: string, copilot: string, c
   }
 
   const status = evidence === null ? 'no_context' : 'ok';
-  await store.putGroundingCheck({ ...base, status, label: status === 'ok' ? labelOf(rubric, claims) : null, claims, error: null, attempts, createdAt: new Date().toISOString() });
+  const verified = claims.filter((c) => c.status !== 'unchecked');
+  await store.putGroundingCheck({ ...base, status, label: status === 'ok' ? labelOf(rubric, verified) : null, claims, error: null, attempts, createdAt: new Date().toISOString() });
   return status;
 }

@@ -51,6 +51,9 @@ test('citations: precision over cited claims, completeness over claims needing a
   const g = report(stored, [response('q1', 'A', 'c')]);
   expect(g.copilots.A).toMatchObject({ claimsWithCitations: 3, correctlyCited: 2, incorrectlyCited: 1, missingCitations: 1, citationPrecision: 2 / 3, citationCompleteness: 2 / 4 });
   expect(report(stored, [response('q1', 'A', 'c')], ['hallucination']).copilots.A.citationPrecision).toBeNull();
+  // Only the citation check ran: claims listed unverified, so no verification rate, but the citation figures stand.
+  const listed = [check('q1', 'A', stored[0].claims.map((c) => ({ ...c, status: 'unchecked' as const })))];
+  expect(report(listed, [response('q1', 'A', 'c')], ['citations']).copilots.A).toMatchObject({ claims: 0, verificationRate: null, uncheckedClaims: 5, citationPrecision: 2 / 3, citationCompleteness: 2 / 4 });
 });
 
 test('cross-copilot conflicts: same query, entity, metric and unit, values more than 2% apart — rounding differences are not conflicts', () => {

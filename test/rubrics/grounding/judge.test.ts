@@ -98,3 +98,17 @@ test('no context: the claims are only listed (unchecked), the check is "no conte
   expect(await judgeGroundingResponse('q1', COPILOT, ctx({ judge: { ...ctx().judge, model: 'fault-badjson:judge' } }))).toBe('failed');
   expect((await store.getGroundingCheck('r', 'q1', COPILOT, ctx().rubric.version))!).toMatchObject({ status: 'failed', claims: [], error: expect.stringMatching(/invalid judge answer after 3 attempts/) });
 });
+
+test('only the citation check: the claims are listed (not verified) and their citations checked', async () => {
+  const before = judge.requests.length;
+  expect(await judgeGroundingResponse('q1', COPILOT, ctx({ checks: ['citations'] }))).toBe('ok');
+  expect(judge.requests.slice(before).map((r) => r.body.response_format.json_schema.name)).toEqual(['grounding_extraction', 'grounding_citations']);
+  const check = (await store.getGroundingCheck('r', 'q1', COPILOT, ctx().rubric.version))!;
+  expect(check.claims.map((c) => [c.status, c.citation?.verdict])).toEqual([
+    ['unchecked', 'derivable'],
+    ['unchecked', 'direct'],
+    ['unchecked', 'missing'],
+    ['unchecked', 'incorrect'],
+  ]);
+  expect(check.label).toBeNull();
+});
