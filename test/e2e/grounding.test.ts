@@ -156,6 +156,10 @@ test('planted fabrications: each copilot’s verification rate is its planted sh
     const anExact = exact[0];
     expect(html).toContain(anExact.text);
     expect(html).toContain(anExact.excerpt!);
+    // The drill-down carries each answer's context (shown under "Context the copilot had").
+    const drill = JSON.parse(html.match(/<script type="application\/json" id="report-data"[^>]*>([\s\S]*?)<\/script>/)![1]).drill;
+    const row = drill.rows.find((r: any) => r.c === 'Quarter');
+    expect(row.ctx).toBe(responses.find((r) => r.copilot === 'Quarter' && r.queryId === row.q)!.context);
     const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
     expect(md).toContain('## Grounding');
 
