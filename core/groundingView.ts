@@ -37,6 +37,18 @@ export function conflictRows(g: GroundingReport): Array<Array<string | number | 
   return g.crossCopilotConflicts.map((c) => [c.queryId, c.entity, c.metric, c.unit, c.claims.map((x) => `${x.copilot}: ${x.value.toLocaleString('en-US')} (${x.status})`).join('; ')]);
 }
 
+/** One table per query label: its values × copilots, each cell the verification rate and the claims behind it. */
+export function categoryTables(g: GroundingReport): Array<{ label: string; header: string[]; rows: Array<Array<string | number | null>> }> {
+  const copilots = Object.keys(g.copilots);
+  return Object.entries(g.byCategory).map(([label, values]) => ({
+    label,
+    header: [label, ...copilots],
+    rows: Object.keys(values)
+      .sort((a, b) => a.localeCompare(b, undefined, { numeric: true }))
+      .map((v) => [v, ...copilots.map((c) => (values[v][c] ? `${pct(values[v][c].verificationRate)} (${values[v][c].claims})` : null))]),
+  }));
+}
+
 export const CLAIM_HEADER = ['query', 'copilot', 'judge', 'claim', 'status', 'supporting excerpt', 'cited source', 'citation'];
 export function claimRows(g: GroundingReport): Array<Array<string | number | null>> {
   return g.claims.map((c) => [c.queryId, c.copilot, c.judge || null, c.text, c.status, c.excerpt, c.citedSource, c.citation]);
@@ -54,6 +66,7 @@ export function groundingMarkdown(g: GroundingReport | undefined): string[] {
     '\n## Grounding (hallucination and citation checks)\n',
     `${intro(g)}\n`,
     table(COPILOT_HEADER, copilotRows(g)),
+    ...categoryTables(g).flatMap((t) => [`\nVerification rate by ${mdText(t.label)} (claims checked):\n`, table(t.header, t.rows)]),
     ...truncated.map(([name, c]) => `\nWarning: ${c.contextTruncated} answers of ${mdText(name)} had their context cut to grounding.maxContextChars when stored; claims supported only by the cut part count as unsupported.`),
     ...(g.crossCopilotConflicts.length
       ? ['\n### Numeric claims on which copilots disagree\n', 'On one query, the same entity and metric stated with values more than 2% apart: at least one copilot is wrong.\n', table(CONFLICT_HEADER, conflictRows(g))]
@@ -75,7 +88,7 @@ export function groundingSections(report: Record<string, unknown>): Array<[strin
       return `<details class="grounding-claims"><summary>${esc(name)}: ${rows.length} claims</summary>${dataTable(`Claims of ${name}`, ['query', 'claim', 'status', 'supporting excerpt', 'cited source', 'citation'], rows)}</details>`;
     })
     .join('');
-  const html = `<p class="intro">${esc(intro(g))}</p>${dataTable('Grounding per copilot', COPILOT_HEADER, copilotRows(g), 'id="grounding-table"')}<h3>Disagreements between copilots</h3>${conflicts}<h3>Every claim</h3>${drill}`;
+  const html = `<p class="intro">${esc(intro(g))}</p>${dataTable('Grounding per copilot', COPILOT_HEADER, copilotRows(g), 'id="grounding-table"')}${categoryTables(g).map((t) => dataTable(`Verification rate by ${t.label} (claims checked)`, t.header, t.rows)).join('')}<h3>Disagreements between copilots</h3>${conflicts}<h3>Every claim</h3>${drill}`;
   return [['grounding', 'Grounding', html]];
 }
 
@@ -85,4 +98,6 @@ export function groundingSheets(wb: ExcelJS.Workbook, report: Record<string, unk
   sheet(wb, 'Grounding', COPILOT_HEADER, copilotRows(g));
   sheet(wb, 'Grounding Claims', CLAIM_HEADER, claimRows(g));
   sheet(wb, 'Grounding Conflicts', CONFLICT_HEADER, conflictRows(g));
+  const categories = categoryTables(g);
+  if (categories.length) sheet(wb, 'Grounding by Category', ['label', 'value', ...Object.keys(g.copilots)], categories.flatMap((t) => t.rows.map((r) => [t.label, ...r])));
 }

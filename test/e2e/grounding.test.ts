@@ -162,6 +162,8 @@ test('planted fabrications: each copilot’s verification rate is its planted sh
     expect(row.ctx).toBe(responses.find((r) => r.copilot === 'Quarter' && r.queryId === row.q)!.context);
     const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
     expect(md).toContain('## Grounding');
+    expect(md).toMatch(/Verification rate by task \(claims checked\)/);
+    expect(html).toContain('Verification rate by category (claims checked)');
 
     // rejudge --grounding: only the grounding checks are asked again; the protocol's verdicts come from stored answers.
     const beforeRejudge = sim.judge.requests.length;
@@ -250,7 +252,7 @@ test('every protocol: a CryptoAnalystBench run checks grounding the same way (un
     const workbook = fs.readdirSync(path.dirname(result.reportPath)).find((f) => f.endsWith('.xlsx'))!;
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(path.dirname(result.reportPath), workbook));
-    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Grounding', 'Grounding Claims', 'Grounding Conflicts']));
+    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Grounding', 'Grounding Claims', 'Grounding Conflicts', 'Grounding by Category']));
     expect(wb.getWorksheet('Grounding Claims')!.rowCount).toBe(1 + 16 * 3 + 12 + 4);
   });
 });
