@@ -21,7 +21,7 @@ import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../workflows/type
 import { snapshotIdOf } from '../core/snapshots';
 import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
-import type { CallUsage, RateLimitInfo } from '../core/llm';
+import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
@@ -39,44 +39,29 @@ export function runActivities(deps: ActivityDeps) {
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
     const slot = slotOf(unit);
-    if (unit.kind === 'grounding') {
-      const recordCall = (name: string, usage: CallUsage) => {
-        onCall?.(usage);
-        return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
-      };
-      const cache = { get: (k: string) => store.cachedAnswer(k), set: (k: string, v: string) => store.cacheAnswer(k, v) };
-      const signal = cancellationSignal();
-      try {
-        return await withHeartbeat(() => judgeGroundingItem(deps, run, unit, slot, { cache: run.config.reuseJudgments ? cache : { get: async () => null, set: cache.set }, signal, recordCall }));
-      } catch (error) {
-        if (signal.aborted) throw signal.reason;
-        throw judgeFailure(error, [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])].flatMap((j) => secretValues(j, deps.env)));
-      }
-    }
-    const rubric = await requireRubric(deps, run);
-    const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
-    const ctx: JudgeContext = {
-      store,
-      runId,
-      snapshotId: run.snapshotId,
-      rubric,
-      judge,
-      slot,
-      env: deps.env,
-      cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
-      options: protocolOptions(protocolFor(run.protocol), run.config),
-      // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
-      signal: cancellationSignal(),
-      recordCall: (usage) => {
-        onCall?.(usage);
-        return store.putLlmCall({ runId, role: 'judge', name: slot.judge || judge.model, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
-      },
+    // Every judge request sent is recorded for the cost figures, and its usage told to the workflow's limiter.
+    const recordCall = (name: string) => (usage: CallUsage) => {
+      onCall?.(usage);
+      return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
     };
+    const cache: AnswerCache = { get: run.config.reuseJudgments ? (k) => store.cachedAnswer(k) : async () => null, set: (k, v) => store.cacheAnswer(k, v) };
+    // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
+    const signal = cancellationSignal();
+    const judging =
+      unit.kind === 'grounding'
+        ? () => judgeGroundingItem(deps, run, unit, slot, { cache, signal, recordCall: (name, usage) => recordCall(name)(usage) })
+        : async () => {
+            const rubric = await requireRubric(deps, run);
+            const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
+            const ctx: JudgeContext = { store, runId, snapshotId: run.snapshotId, rubric, judge, slot, env: deps.env, cache, options: protocolOptions(protocolFor(run.protocol), run.config), signal, recordCall: recordCall(slot.judge || judge.model) };
+            return protocolFor(run.protocol).judgeUnit(unit, ctx);
+          };
     try {
-      return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+      return await withHeartbeat(judging);
     } catch (error) {
-      if (ctx.signal?.aborted) throw ctx.signal.reason;
-      throw judgeFailure(error, runJudges(run.config).flatMap((j) => secretValues(j, deps.env)));
+      if (signal.aborted) throw signal.reason;
+      const judges = [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])];
+      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)));
     }
   }
 
