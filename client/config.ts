@@ -40,7 +40,7 @@ const sharedKeys = {
   /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
   maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
   /** Hallucination and citation checks of every response against its copilot's own context (docs/grounding.md). */
-  grounding: groundingConfigSchema.optional(),
+  grounding: groundingConfigSchema.optional().describe("hallucination and citation checks of every answer against its copilot's own context, as a stage of the run (docs/grounding.md)"),
   /** Prices per million tokens, keyed by model (or copilot name for http/browser copilots): reports estimate the cost. */
   pricing: z
     .record(z.string(), z.object({ inputPerMTok: z.number().min(0), outputPerMTok: z.number().min(0), cachedInputPerMTok: z.number().min(0).optional() }).strict())
