@@ -1,4 +1,5 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, log } from '@temporalio/activity';
+import { DEFAULT_MAX_CONTEXT_CHARS, limitContext } from '../core/grounding';
 import { adapterFor } from './adapters';
 import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
@@ -77,6 +78,9 @@ export function collectActivities(deps: ActivityDeps) {
       const finished = new Date();
       const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
       await recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
+      // Context can be megabytes of tool output: kept up to the limit, the cut marked (reports count and show it).
+      const kept = limitContext(answer.context, run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS);
+      if (kept.truncated) activityWarn(`copilot ${input.copilot}: context of query ${input.queryId} cut to ${run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS} characters (grounding.maxContextChars)`);
       await store.putResponse({
         ...base,
         status: 'ok',
@@ -88,7 +92,8 @@ export function collectActivities(deps: ActivityDeps) {
         errorKind: null,
         errorMessage: null,
         conversationId: answer.conversationId ?? null,
-        context: answer.context ?? null,
+        context: kept.context,
+        ...(answer.sources?.length ? { sources: answer.sources } : {}),
       });
       const tokens = (answer.usage?.promptTokens ?? 0) + (answer.usage?.completionTokens ?? 0);
       return { status: 'ok', outcome: { tokens: tokens || undefined, rateLimit: answer.rateLimit } };
@@ -165,4 +170,13 @@ export function collectActivities(deps: ActivityDeps) {
 
 function failedResponse(r: Partial<StoredResponse> & Pick<StoredResponse, 'runId' | 'queryId' | 'copilot' | 'adapter' | 'status' | 'errorKind' | 'errorMessage'>): StoredResponse {
   return { text: null, raw: null, html: null, startedAt: null, finishedAt: null, latencyMs: null, conversationId: null, context: null, ...r };
+}
+
+/** The activity's logger; outside an activity (adapter tests) there is none, and the cut is still marked in the text. */
+function activityWarn(message: string): void {
+  try {
+    log.warn(message);
+  } catch {
+    // no activity context
+  }
 }

@@ -9,6 +9,8 @@ import { storedRubric } from '../rubrics/storedRubric';
 import { contentHash } from '../core/hashing';
 import type { Pricing } from '../core/cost';
 import type { CopilotConfig } from './adapters';
+import type { GroundingConfig } from '../core/grounding';
+import { groundingRubricFromContent, type GroundingRubric } from '../rubrics/grounding';
 
 /** What every activity needs; the worker builds one per process. Secrets are read from `env` inside activities only. */
 export interface ActivityDeps {
@@ -31,6 +33,9 @@ export interface StoredRunConfig {
   simulated: boolean;
   reuseJudgments?: boolean;
   pricing?: Pricing;
+  grounding?: GroundingConfig;
+  /** The grounding rubric version the run checks with (stored by prepareRun when `grounding` is set). */
+  groundingVersion?: string;
 }
 
 /**
@@ -123,4 +128,38 @@ export function seedNumber(seed: string): number {
 
 export function runDir(run: RunRecord & { config: StoredRunConfig }): string {
   return path.join(run.config.output, run.runId);
+}
+
+/** The grounding rubric a run started with, rebuilt from the store; null when the run has no grounding checks. */
+export async function runGroundingRubric(deps: ActivityDeps, run: RunRecord & { config: StoredRunConfig }): Promise<GroundingRubric | null> {
+  const version = run.config.groundingVersion;
+  if (!run.config.grounding || !version) return null;
+  const stored = await deps.store.getRubric(version);
+  if (!stored) throw new Error(`grounding rubric ${version} of run ${run.runId} is not in the results store ${deps.store.location}`);
+  return groundingRubricFromContent(stored.content as Record<string, unknown>);
+}
+
+/**
+ * Who checks grounding for a work item of `slot`: the config's grounding judge (null for every panel member but the
+ * first, whose item does the check), else that slot's own judge at the grounding rubric's temperature.
+ */
+export function groundingEndpoint(run: RunRecord & { config: StoredRunConfig }, slot: JudgeSlot, rubricTemperature: number): { endpoint: ModelEndpoint; judgeName: string } | null {
+  const own = run.config.grounding?.judge;
+  if (own) {
+    if (slot.judge !== runJudges(run.config)[0].name) return null;
+    const endpoint: ModelEndpoint = {
+      baseURL: own.baseURL,
+      model: own.model,
+      apiKeyEnv: own.apiKeyEnv,
+      temperature: own.temperature === undefined ? rubricTemperature : own.temperature,
+      timeoutMs: own.timeoutMs,
+      responseFormat: own.responseFormat,
+      maxTokens: own.maxTokens,
+      maxTokensParam: own.maxTokensParam,
+      seed: own.sendSeed === false ? null : seedNumber(run.config.seed),
+    };
+    return { endpoint, judgeName: '' };
+  }
+  const configured = runJudges(run.config).find((j) => j.name === slot.judge);
+  return { endpoint: { ...judgeEndpoint(run, slot), temperature: configured?.temperature === undefined ? rubricTemperature : configured.temperature }, judgeName: slot.judge };
 }

@@ -6,6 +6,7 @@ import { protocolFor } from '../rubrics';
 import { adapterFor } from './adapters';
 import { protocolOptions, requireRubric, requireRun, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { workItems } from '../core/workItems';
+import { groundingWorkItems, withGroundingTimeout } from './grounding';
 
 /** Snapshots are immutable: a worker keeps the last few it read, with each query's position. */
 const snapshotCache = new Map<string, { byId: Map<string, { query: Query; position: number }> }>();
@@ -24,9 +25,9 @@ export function planActivities(deps: ActivityDeps) {
     return cached.byId;
   }
 
-  /** The protocol's units become judge work items here: each unit once per sample and per judge (core/workItems.ts). */
-  async function appendJudgeWork(run: RunRecord & { config: StoredRunConfig }, units: JudgeUnit[]): Promise<number> {
-    return store.appendJudgeUnits(run.runId, workItems(units, runSamples(run.config), runJudges(run.config).map((j) => j.name)));
+  /** The protocol's units become judge work items here: each unit once per sample and per judge (core/workItems.ts); grounding checks after them. */
+  async function appendJudgeWork(run: RunRecord & { config: StoredRunConfig }, units: JudgeUnit[], grounding: JudgeUnit[] = []): Promise<number> {
+    return store.appendJudgeUnits(run.runId, [...workItems(units, runSamples(run.config), runJudges(run.config).map((j) => j.name)), ...grounding]);
   }
 
   /** What the store holds of a run: every copilot's stored answers (any status), and which planned work items are judged. */
@@ -65,7 +66,7 @@ export function planActivities(deps: ActivityDeps) {
       }
       const rubric = await requireRubric(deps, run);
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
-      const unitTimeoutMs = judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers);
+      const unitTimeoutMs = await withGroundingTimeout(deps, run, judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
       const stored = async (live: string[]) => (resumeFromStore ? { stored: await storedProgress(run, live) } : {});
       if (run.sourceRunId) return { unitTimeoutMs, live: [], imports: [], answered: true, ...(await stored([])) };
       const sources = new Map<string, string[]>();
@@ -88,13 +89,16 @@ export function planActivities(deps: ActivityDeps) {
       const plan = await store.runPlan(runId);
       const index = await snapshotIndex(run.snapshotId);
       const units: JudgeUnit[] = [];
+      const grounding: JudgeUnit[] = [];
       for (const queryId of queryIds) {
         const entry = index.get(queryId);
         if (!entry) throw new Error(`query ${queryId} is not in snapshot ${run.snapshotId}`);
         const responses = (await Promise.all(run.copilots.map((c) => store.getResponse(runId, queryId, c)))).filter((r): r is StoredResponse => r !== null);
         units.push(...protocol.readyUnits({ query: entry.query, position: entry.position, responses, copilots: run.copilots, plan }));
+        // Grounding checks need only their own response: ready as soon as it is in, whatever the protocol waits for.
+        grounding.push(...groundingWorkItems(run, responses));
       }
-      return { planned: await appendJudgeWork(run, units) };
+      return { planned: await appendJudgeWork(run, units, grounding) };
     },
   };
 }

@@ -22,7 +22,7 @@ import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../workflows/type
 import { snapshotIdOf } from '../core/snapshots';
 import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
-import type { CallUsage, RateLimitInfo } from '../core/llm';
+import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
@@ -30,6 +30,7 @@ import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './callBatch';
+import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -39,30 +40,29 @@ export function runActivities(deps: ActivityDeps) {
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
     const slot = slotOf(unit);
-    const rubric = await requireRubric(deps, run);
-    const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
-    const ctx: JudgeContext = {
-      store,
-      runId,
-      snapshotId: run.snapshotId,
-      rubric,
-      judge,
-      slot,
-      env: deps.env,
-      cache: run.config.reuseJudgments ? { get: (k) => store.cachedAnswer(k), set: (k, v) => store.cacheAnswer(k, v) } : { get: async () => null, set: (k, v) => store.cacheAnswer(k, v) },
-      options: protocolOptions(protocolFor(run.protocol), run.config),
-      // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
-      signal: cancellationSignal(),
-      recordCall: (usage) => {
-        onCall?.(usage);
-        return store.putLlmCall({ runId, role: 'judge', name: slot.judge || judge.model, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
-      },
+    // Every judge request sent is recorded for the cost figures, and its usage told to the workflow's limiter.
+    const recordCall = (name: string) => (usage: CallUsage) => {
+      onCall?.(usage);
+      return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
     };
+    const cache: AnswerCache = { get: run.config.reuseJudgments ? (k) => store.cachedAnswer(k) : async () => null, set: (k, v) => store.cacheAnswer(k, v) };
+    // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
+    const signal = cancellationSignal();
+    const judging =
+      unit.kind === 'grounding'
+        ? () => judgeGroundingItem(deps, run, unit, slot, { cache, signal, recordCall: (name, usage) => recordCall(name)(usage) })
+        : async () => {
+            const rubric = await requireRubric(deps, run);
+            const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
+            const ctx: JudgeContext = { store, runId, snapshotId: run.snapshotId, rubric, judge, slot, env: deps.env, cache, options: protocolOptions(protocolFor(run.protocol), run.config), signal, recordCall: recordCall(slot.judge || judge.model) };
+            return protocolFor(run.protocol).judgeUnit(unit, ctx);
+          };
     try {
-      return await withHeartbeat(() => protocolFor(run.protocol).judgeUnit(unit, ctx));
+      return await withHeartbeat(judging);
     } catch (error) {
-      if (ctx.signal?.aborted) throw ctx.signal.reason;
-      throw judgeFailure(error, runJudges(run.config).flatMap((j) => secretValues(j, deps.env)));
+      if (signal.aborted) throw signal.reason;
+      const judges = [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])];
+      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)));
     }
   }
 
@@ -118,6 +118,7 @@ export function runActivities(deps: ActivityDeps) {
         }
         const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
         await store.putRubric(rubric.version, protocol.id, rubric.content);
+        const groundingVersion = await storeGroundingRubric(deps, config);
         await store.createRun({
           runId: input.runId,
           protocol: protocol.id,
@@ -127,7 +128,7 @@ export function runActivities(deps: ActivityDeps) {
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
-          config: { ...config, reuseJudgments: input.reuseJudgments ?? false },
+          config: { ...config, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}) },
         });
       });
       const run = await requireRun(deps, input.runId);
@@ -146,6 +147,7 @@ export function runActivities(deps: ActivityDeps) {
     async recordJudgeFailure({ runId, index, reason }: { runId: string; index: number; reason: string }): Promise<void> {
       const run = await requireRun(deps, runId);
       const [unit] = await store.judgeUnits(runId, index, index + 1);
+      if (unit?.kind === 'grounding') return recordGroundingFailure(deps, run, unit, slotOf(unit), reason);
       for (const copilot of unit?.copilots ?? []) {
         await store.putJudgment({
           ...judgmentSlot(slotOf(unit)),
@@ -249,7 +251,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
-    units: await store.judgeUnits(runId),
+    units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding'), // the protocol's own; grounding is reported apart
     options: protocolOptions(protocol, run.config),
     seed: run.config.seed,
     simulated: Boolean(run.config.simulated),
@@ -269,6 +271,8 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     scoreKey: protocol.scoreKey,
   });
   if (panel) files.json.panel = panel;
+  const grounding = await groundingFigures(deps, run, input);
+  if (grounding) files.json.grounding = grounding;
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));

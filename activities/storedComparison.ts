@@ -29,6 +29,8 @@ async function loadSide(store: ResultsStore, runId: string, which: string): Prom
     copilots: run.copilots,
     judgments: await consensusVerdicts(store, run),
   };
+  const groundingVersion = (run.config as { groundingVersion?: string }).groundingVersion;
+  if (groundingVersion) side.grounding = await store.groundingChecks(run.runId, groundingVersion);
   return { run, side };
 }
 

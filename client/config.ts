@@ -6,6 +6,8 @@ import type { StoredRunConfig } from '../activities/deps';
 import { loadDataFile } from '../core/dataFiles';
 import { InputError, parseWith } from '../core/inputError';
 import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/judgeConfig';
+import { groundingConfigSchema } from '../core/grounding';
+import { loadGroundingRubric } from '../rubrics/grounding';
 import { caseInsensitiveDuplicates } from '../core/names';
 import { assertWritableDir } from '../core/writableDir';
 import type { Query } from '../core/types';
@@ -37,6 +39,7 @@ const sharedKeys = {
     .max(QUERY_CHARS_HARD_LIMIT)
     .default(20_000)
     .describe('Warn at load about queries longer than this (text, history and context); they are sent anyway. Above 200,000 a query is refused.'),
+  grounding: groundingConfigSchema.optional().describe("Hallucination and citation checks of every answer against its copilot's own context, as a stage of the run (docs/grounding.md)."),
   pricing: z
     .record(
       z.string(),
@@ -140,9 +143,12 @@ export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfi
     queries: abs(config.queries),
     output: abs(config.output),
     rubric: config.rubric ? abs(config.rubric) : undefined,
+    ...(config.grounding ? { grounding: { ...config.grounding, ...(config.grounding.rubric ? { rubric: abs(config.grounding.rubric) } : {}) } } : {}),
     copilots: config.copilots.map((c) => {
       const copy: Record<string, unknown> = { ...c };
       for (const key of PATH_KEYS) if (typeof copy[key] === 'string') copy[key] = abs(copy[key] as string);
+      const traces = copy.traces as { dir?: unknown } | undefined;
+      if (traces && typeof traces.dir === 'string') copy.traces = { ...traces, dir: abs(traces.dir) };
       return copy as CopilotConfig;
     }),
   };
@@ -160,6 +166,7 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
   protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  if (config.grounding) loadGroundingRubric(config.grounding.rubric);
   const queries = protocol.parseQueries(config.queries);
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
   validateCopilots(config, where);

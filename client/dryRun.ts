@@ -2,6 +2,7 @@ import type { RunConfig } from './config';
 import { protocolOptions, runJudges, runSamples, type StoredRunConfig } from '../activities/deps';
 import { planCalls, type PlannedEndpoint } from '../core/cost';
 import { protocolFor } from '../rubrics';
+import { loadGroundingRubric } from '../rubrics/grounding';
 import { profileOf } from '../core/providers';
 import { chatRequestBody } from '../core/providers/request';
 
@@ -59,6 +60,21 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
     judgePromptChars: JSON.stringify(rubric.content).length,
     pricing: config.pricing,
   });
+  if (config.grounding) {
+    // One check per answer and judge: the claims, then (with citations) their citations.
+    const grounding = config.grounding;
+    const perAnswer = grounding.checks.includes('citations') ? 2 : 1;
+    const judges = grounding.judge ? [{ name: 'grounding', model: grounding.judge.model, baseURL: grounding.judge.baseURL }] : runJudges(config as unknown as StoredRunConfig);
+    const checks = planCalls({
+      queries: protocol.parseQueries(config.queries),
+      copilots: config.copilots as Array<{ name: string; type: string }>,
+      judges,
+      judgeCallsPerQuery: (answers) => answers * perAnswer,
+      judgePromptChars: JSON.stringify(loadGroundingRubric(grounding.rubric).content).length,
+      pricing: config.pricing,
+    });
+    endpoints.push(...checks.filter((e) => e.role === 'judge').map((e) => ({ ...e, name: `${e.name} (grounding)` })));
+  }
   const priced = endpoints.some((e) => e.estimatedCostUsd !== null);
   const estimatedCostUsd = priced ? endpoints.reduce((n, e) => n + (e.estimatedCostUsd ?? 0), 0) : null;
   const plannedTokens = endpoints.reduce((n, e) => n + e.estimatedPromptTokens + e.estimatedCompletionTokens, 0);

@@ -21,6 +21,14 @@ export interface RejudgeOptions {
   force?: boolean;
   /** Reuse answers to identical judge requests even though the rubric version changed (e.g. only weights changed). */
   reuseAnswers?: boolean;
+  /**
+   * Re-run only the grounding checks (`rejudge RUN --grounding`): the protocol's verdicts come from the answer cache
+   * (identical requests, no judge call), every grounding check is asked afresh — with the stored grounding config, or
+   * defaults when the source run had none.
+   */
+  grounding?: boolean;
+  /** With `grounding`: a grounding rubric directory other than the source run's (or the shipped one). */
+  groundingRubricDir?: string;
 }
 
 export interface RejudgePlan {
@@ -49,8 +57,13 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   const collected = (await store.responses(source.runId)).filter((r) => r.status === 'ok').length;
   if (collected === 0) throw new InputError(`run ${source.runId} has no collected responses to re-judge`);
 
-  // Runs stored before chunkSize was removed still carry it; it meant nothing to a re-judge then either.
-  const { reuseJudgments: _ignored, chunkSize: _removed, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown> };
+  if (opts.grounding && (opts.rubricDir || opts.judgeModel || opts.judgeUrl || opts.judgeKeyEnv || opts.samples || opts.force || opts.reuseAnswers))
+    throw new InputError('--grounding re-runs only the grounding checks, keeping every other verdict; it takes no --rubric, --judge-*, --samples, --force or --reuse-answers (use --grounding-rubric DIR for another grounding rubric)');
+  if (opts.groundingRubricDir && !opts.grounding) throw new InputError('--grounding-rubric applies to --grounding');
+  // groundingVersion is what the source checked with; the re-judge stores its own. Runs stored before chunkSize was removed still carry it.
+  const { reuseJudgments: _ignored, groundingVersion: _version, chunkSize: _removed, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown>; grounding?: Record<string, unknown> };
+  if (opts.grounding) stored.grounding = { ...(stored.grounding ?? {}), reuseAnswers: false, ...(opts.groundingRubricDir ? { rubric: path.resolve(opts.groundingRubricDir) } : {}) };
+  else if (stored.grounding) stored.grounding = { ...stored.grounding, reuseAnswers: true };
   const judging: Record<string, unknown> = {};
   if (stored.judge) {
     const judge = { ...stored.judge };
@@ -87,6 +100,6 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   const sourceRubric = await storedRubric(store, source.rubricVersion);
   const rubricChange = !rubricChanged ? 'none' : sourceRubric && sourceRubric.judgeVersion === rubric.judgeVersion ? 'aggregate-only' : 'judge-facing';
   // An aggregate-only change asks exactly the requests the source asked: reuse is automatic (the saving is the point).
-  const reuseJudgments = !opts.force && (rubricChange !== 'judge-facing' || Boolean(opts.reuseAnswers));
+  const reuseJudgments = opts.grounding ? true : !opts.force && (rubricChange !== 'judge-facing' || Boolean(opts.reuseAnswers));
   return { config, source, rubricVersion: rubric.version, rubricChanged, rubricChange, judgeChanged, reuseJudgments };
 }

@@ -18,10 +18,14 @@ import { BCA_MIN_N, holmAdjust, mean, pairedTest, type MeanInterval } from './st
 import type { RunRecord } from './store';
 import { normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
+import type { StoredGroundingCheck } from './grounding';
+import { groundingDeltas, type GroundingComparison } from './groundingCompare';
 
 export interface CompareRun extends Pick<RunRecord, 'runId' | 'protocol' | 'snapshotId' | 'rubricVersion' | 'judge' | 'copilots'> {
   /** Judgments of this run under its own rubric version. */
   judgments: StoredJudgment[];
+  /** Its grounding checks (under its own grounding version), when the run had them. */
+  grounding?: StoredGroundingCheck[];
 }
 
 export interface CompareOptions {
@@ -110,6 +114,8 @@ export interface Comparison {
   onlyInA: string[];
   onlyInB: string[];
   movers: Mover[];
+  /** Grounding deltas per copilot, when both runs had grounding checks. */
+  grounding?: Record<string, GroundingComparison>;
 }
 
 /** What comparing needs to know of the runs' protocol: how it reads a query's labels and its score keys. */
@@ -269,7 +275,9 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
   for (const d of new Set(compared.flatMap((c) => Object.keys(c.dimensions)))) holmAcrossCopilots(compared.flatMap((c) => (c.dimensions[d] ? [c.dimensions[d]] : [])), opts.alpha);
   movers.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || (x.queryId < y.queryId ? -1 : x.queryId > y.queryId ? 1 : 0) || (x.copilot < y.copilot ? -1 : 1));
 
-  const strip = ({ judgments: _judgments, ...rest }: CompareRun) => rest;
+  const grounding = runA.grounding && runB.grounding ? groundingDeltas(runA.grounding, runB.grounding, common, pairedIds, (a, b, seed) => paired(a, b, seed, opts)) : undefined;
+  if (grounding) holmAcrossCopilots(Object.values(grounding).map((g) => g.verificationRate), opts.alpha);
+  const strip = ({ judgments: _judgments, grounding: _grounding, ...rest }: CompareRun) => rest;
   return {
     runA: strip(runA),
     runB: strip(runB),
@@ -283,5 +291,6 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     onlyInA: runA.copilots.filter((c) => !runB.copilots.includes(c)),
     onlyInB: runB.copilots.filter((c) => !runA.copilots.includes(c)),
     movers: movers.slice(0, opts.top),
+    ...(grounding ? { grounding } : {}),
   };
 }

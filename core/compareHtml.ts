@@ -78,6 +78,7 @@ export function buildCompareHtml(c: Comparison): string {
   const sections: Array<[string, string, string]> = [
     ['forest', 'Score changes', forest + `<p class="note">Positive means run B scored higher. Differences are paired by query; no multiple-comparison correction is applied.</p>` + rankTable],
     ['dimension-deltas', 'Per dimension', dimensionDeltas],
+    ['grounding-deltas', 'Grounding', groundingDeltaTable(c)],
     ['movers', 'Most-moved queries', c.movers.length ? c.movers.map(moverBlock).join('') : '<p>No paired query moved.</p>'],
   ];
   return htmlPage({
@@ -86,4 +87,15 @@ export function buildCompareHtml(c: Comparison): string {
     body: sections.filter(([, , html]) => html).map(([id, title, html]) => section(id, title, html)).join('\n'),
     data: { comparison: { runA: c.runA.runId, runB: c.runB.runId } },
   });
+}
+
+/** Verification-rate deltas per copilot (empty when either run had no grounding checks). */
+function groundingDeltaTable(c: Comparison): string {
+  if (!c.grounding) return '';
+  const rate = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+  return dataTable(
+    'Verification rate (share of claims the copilot\'s own context supports), B − A in points, paired by query',
+    ['copilot', 'A', 'B', 'paired queries', 'Δ (points)', 'p', 'p (Holm)', 'significant'],
+    Object.entries(c.grounding).map(([n, g]) => [n, rate(g.rateA), rate(g.rateB), g.verificationRate.n, g.verificationRate.delta === null ? null : (g.verificationRate.delta * 100).toFixed(1), pText(g.verificationRate.pValue), pText(g.verificationRate.pAdjusted), g.verificationRate.significant ? 'yes' : 'no']),
+  );
 }

@@ -65,6 +65,18 @@ export function renderComparison(c: Comparison): string {
     out.push(`## By ${mdText(label)} (Δ of totals)\n`, table([label, ...names], values.map((v) => [v, ...names.map((n) => (c.copilots[n].groups[label]?.[v] ? `${signed(c.copilots[n].groups[label][v].delta)} (n ${c.copilots[n].groups[label][v].n})` : null))])), '');
   }
 
+  if (c.grounding) {
+    const rate = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+    const pp = (x: number | null | undefined) => (x === null || x === undefined ? '–' : signed(x * 100, 1));
+    out.push(
+      '## Grounding: verification rate (A → B, Δ in points)\n',
+      table(
+        ['copilot', 'A', 'B', 'paired queries', 'Δ', 'p', 'p (Holm)', 'significant'],
+        Object.entries(c.grounding).map(([n, g]) => [n, rate(g.rateA), rate(g.rateB), g.verificationRate.n, g.verificationRate.significant ? `**${pp(g.verificationRate.delta)}**` : pp(g.verificationRate.delta), pFmt(g.verificationRate.pValue), pFmt(g.verificationRate.pAdjusted), g.verificationRate.significant ? 'yes' : 'no']),
+      ),
+      '\nPer query: the share of its claims the copilot\'s own context supports; paired over queries with claims checked in both runs.\n',
+    );
+  }
   out.push(`## Most moved (${c.movers.length})\n`);
   if (!c.movers.length) out.push('No paired response changed its total.\n');
   c.movers.forEach((m, i) => {

@@ -2,6 +2,7 @@ import type { StudyItem } from './study/design';
 import type { Annotator, Answer, StoredAssignment, StudyRecord, StudyStore, Submission } from './study/types';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './types';
 import { contentHash } from './hashing';
+import type { StoredGroundingCheck } from './grounding';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
@@ -49,6 +50,8 @@ export interface JudgeUnit {
   sample?: number;
   /** Judge panels: which member judges this work item (absent = the run's single judge, ''). */
   judge?: string;
+  /** What the item asks: absent = the protocol's verdict; 'grounding' = the grounding checks of one response (rubrics/grounding). */
+  kind?: 'grounding';
 }
 
 /**
@@ -149,6 +152,7 @@ export type StoreRecord =
   | { kind: 'work'; jobId: string; key: string; value: unknown }
   | { kind: 'scheduleSnapshot'; row: ScheduleSnapshotRow }
   | { kind: 'artefact'; artefact: Artefact }
+  | { kind: 'groundingCheck'; check: StoredGroundingCheck }
   /** A whole study; written only when the target has no study of that name. */
   | { kind: 'study'; dump: StudyDump };
 
@@ -240,6 +244,13 @@ export interface ResultsStore {
   putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot?: JudgeSlot): Promise<void>;
   /** Ordered by turn number. */
   judgeTurns(runId: string, queryId: string, rubricVersion: string, slot?: JudgeSlot): Promise<StoredJudgeTurn[]>;
+
+  // ---- grounding checks (one per response, grounding rubric version and judge, with every claim) ----------------
+  /** The check and its claims together, first write wins: a retried check keeps what the first attempt stored. */
+  putGroundingCheck(check: StoredGroundingCheck): Promise<void>;
+  getGroundingCheck(runId: string, queryId: string, copilot: string, groundingVersion: string, judgeName?: string): Promise<StoredGroundingCheck | null>;
+  /** Ordered by query id, copilot, judge name; claims in their order; only one grounding version's when given. */
+  groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]>;
 
   // ---- answer cache (keyed by the full judge request, so an unchanged rubric and judge never pay twice) ----
   cachedAnswer(key: string): Promise<string | null>;

@@ -52,6 +52,8 @@ export interface StoredResponse {
   errorMessage: string | null;
   conversationId: string | null;
   context: string | null;
+  /** The sources the copilot cited or retrieved (absent or null when its source gives none). */
+  sources?: AnswerSource[] | null;
 }
 
 export type JudgmentStatus = 'ok' | 'failed';

@@ -20,6 +20,7 @@ export function workItems(units: JudgeUnit[], samples: number, judges: string[])
           copilots: rotate(unit.copilots, sample),
           ...(sample ? { sample } : {}),
           ...(judge ? { judge } : {}),
+          ...(unit.kind ? { kind: unit.kind } : {}),
         });
   return items;
 }

@@ -14,6 +14,8 @@ import { chatPageHtml } from './chatPage';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';
 import { simProfileFor } from './profiles';
+import { groundedCopilot } from './groundedCopilot';
+import { groundingJudgeAnswer, isGroundingSchema } from './groundingJudge';
 
 export { answerForSchema } from './schemaAnswer';
 
@@ -134,6 +136,7 @@ async function route(req: IncomingMessage, res: ServerResponse, options: SimOpti
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
   if (req.method === 'GET' && path === '/chat') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(chatPageHtml());
+  if (req.method === 'POST' && path === '/_sim/grounded') return groundedCopilot(req, res, await readBody(req));
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
 }
 
@@ -281,6 +284,7 @@ function defaultContent(body: any, judge: SimJudgeProfile | undefined, requestIn
   const messages: Message[] = body.messages.map((m: any) => ({ role: String(m?.role), content: textOf(m?.content) }));
   const format = body.response_format;
   if (format?.type === 'json_schema') {
+    if (isGroundingSchema(format.json_schema?.name)) return JSON.stringify(groundingJudgeAnswer(format.json_schema.name, messages));
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     const hints = { ...judgeHints(lastUser), ...(judge ? { scoreShift: judgeShift(judge, lastUser, requestIndex) } : {}) };
     return JSON.stringify(answerForSchema(format.json_schema?.schema ?? {}, JSON.stringify(messages), hints));

@@ -1,9 +1,11 @@
 import crypto from 'node:crypto';
 import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
+import type { StoredGroundingCheck } from '../core/grounding';
+import { toGroundingCheck } from './rows';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { PostgresStudyStore } from './postgresStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
 /** Positions are INTEGER; "to the end" must not overflow the parameter's type. */
 const END = 2 ** 31 - 1;
@@ -125,7 +127,7 @@ export class PostgresStore implements ResultsStore {
   }
 
   private async insertResponse(c: Queryable, r: StoredResponse): Promise<number> {
-    const outcome = [r.status, r.text, r.raw, r.html, r.adapter, r.startedAt, r.finishedAt, r.latencyMs, r.errorKind, r.errorMessage, r.conversationId, r.context];
+    const outcome = [r.status, r.text, r.raw, r.html, r.adapter, r.startedAt, r.finishedAt, r.latencyMs, r.errorKind, r.errorMessage, r.conversationId, r.context, json(r.sources)];
     return insertIgnore(c, 'responses', [r.runId, r.queryId, r.copilot, ...outcome]);
   }
 
@@ -141,7 +143,7 @@ export class PostgresStore implements ResultsStore {
   async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {
     return (
       await this.db.query(
-        `INSERT INTO responses SELECT $1, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context FROM responses WHERE run_id = $2 ON CONFLICT DO NOTHING`,
+        `INSERT INTO responses SELECT $1, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context, sources FROM responses WHERE run_id = $2 ON CONFLICT DO NOTHING`,
         [toRunId, fromRunId],
       )
     ).rowCount;
@@ -190,6 +192,32 @@ export class PostgresStore implements ResultsStore {
     return (await this.db.rows('SELECT unit FROM judge_units WHERE run_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx', [runId, from, Math.min(to, END)])).map(
       (r) => JSON.parse(r.unit) as JudgeUnit,
     );
+  }
+
+  // ---- grounding checks ----------------------------------------------------------
+  async putGroundingCheck(check: StoredGroundingCheck): Promise<void> {
+    await this.db.transaction((c) => this.insertGroundingCheck(c, check));
+  }
+
+  private async insertGroundingCheck(c: Queryable, check: StoredGroundingCheck): Promise<number> {
+    const added = await insertIgnore(c, 'grounding_checks', groundingCheckRow(check));
+    if (added) for (const row of groundingClaimRows(check)) await insertIgnore(c, 'grounding_claims', row);
+    return added;
+  }
+
+  async getGroundingCheck(runId: string, queryId: string, copilot: string, groundingVersion: string, judgeName = ''): Promise<StoredGroundingCheck | null> {
+    const key = [runId, queryId, copilot, groundingVersion, judgeName];
+    const where = 'run_id = $1 AND query_id = $2 AND copilot = $3 AND grounding_version = $4 AND judge_name = $5';
+    const [row] = await this.db.rows(`SELECT * FROM grounding_checks WHERE ${where}`, key);
+    return row ? toGroundingCheck(row, await this.db.rows(`SELECT * FROM grounding_claims WHERE ${where} ORDER BY idx`, key)) : null;
+  }
+
+  async groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]> {
+    const filter = groundingVersion === undefined ? '' : ' AND grounding_version = $2';
+    const args = groundingVersion === undefined ? [runId] : [runId, groundingVersion];
+    const checks = await this.db.rows(`SELECT * FROM grounding_checks WHERE run_id = $1${filter} ORDER BY query_id, copilot, grounding_version, judge_name`, args);
+    const claims = await this.db.rows(`SELECT * FROM grounding_claims WHERE run_id = $1${filter} ORDER BY query_id, copilot, grounding_version, judge_name, idx`, args);
+    return groupClaims(checks, claims);
   }
 
   async putJudgment(j: StoredJudgment): Promise<void> {
@@ -378,6 +406,8 @@ export class PostgresStore implements ResultsStore {
         return this.insertWork(c, r.jobId, r.key, r.value);
       case 'scheduleSnapshot':
         return this.insertScheduleSnapshot(c, r.row);
+      case 'groundingCheck':
+        return this.insertGroundingCheck(c, r.check);
       case 'artefact':
         return this.insertArtefact(c, r.artefact);
       case 'study':

@@ -64,4 +64,13 @@ CREATE TABLE artefacts (artefact_id ${C} PRIMARY KEY, run_id ${C} NOT NULL, name
 CREATE INDEX artefacts_by_run ON artefacts (run_id, name);
 `,
   },
+  {
+    version: 5,
+    name: 'response sources, grounding checks and their claims',
+    up: `
+ALTER TABLE responses ADD COLUMN sources TEXT;
+CREATE TABLE grounding_checks (run_id ${C} NOT NULL, query_id ${C} NOT NULL, copilot ${C} NOT NULL, grounding_version ${C} NOT NULL, judge_name ${C} NOT NULL, status TEXT NOT NULL, label TEXT, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name));
+CREATE TABLE grounding_claims (run_id ${C} NOT NULL, query_id ${C} NOT NULL, copilot ${C} NOT NULL, grounding_version ${C} NOT NULL, judge_name ${C} NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL, status TEXT NOT NULL, excerpt TEXT, entity TEXT, metric TEXT, value DOUBLE PRECISION, unit TEXT, cited_source TEXT, citation TEXT, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name, idx));
+`,
+  },
 ];

@@ -1,6 +1,7 @@
 import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump } from '../core/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/types';
+import type { StoredGroundingCheck } from '../core/grounding';
 
 /**
  * What both store implementations share: rows (snake_case columns, JSON as text) to domain records, and the export of
@@ -52,7 +53,55 @@ export function toResponse(row: any): StoredResponse {
     errorMessage: row.error_message,
     conversationId: row.conversation_id,
     context: row.context,
+    // Only when there are some: a response without sources reads back exactly as it was written.
+    ...(row.sources ? { sources: JSON.parse(row.sources) } : {}),
   };
+}
+
+/** A grounding check row and its claim rows (in index order) as one record. */
+export function toGroundingCheck(row: any, claims: any[]): StoredGroundingCheck {
+  return {
+    runId: row.run_id,
+    queryId: row.query_id,
+    copilot: row.copilot,
+    groundingVersion: row.grounding_version,
+    judgeName: row.judge_name,
+    status: row.status,
+    label: row.label,
+    error: row.error,
+    judge: JSON.parse(row.judge),
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    claims: claims.map((c) => ({
+      index: c.idx,
+      text: c.text,
+      status: c.status,
+      excerpt: c.excerpt,
+      entity: c.entity,
+      metric: c.metric,
+      value: c.value === null ? null : Number(c.value),
+      unit: c.unit,
+      citation: c.citation === null ? null : { source: c.cited_source, verdict: c.citation },
+    })),
+  };
+}
+
+/** Checks and their claims, both ordered by key (claims by index within a check), joined. */
+export function groupClaims(checks: any[], claims: any[]): StoredGroundingCheck[] {
+  const key = (r: any) => [r.query_id, r.copilot, r.grounding_version, r.judge_name].join('\u0000');
+  const byCheck = new Map<string, any[]>();
+  for (const c of claims) byCheck.set(key(c), [...(byCheck.get(key(c)) ?? []), c]);
+  return checks.map((row) => toGroundingCheck(row, byCheck.get(key(row)) ?? []));
+}
+
+/** The claim rows of a check, as both stores insert them (columns in table order). */
+export function groundingClaimRows(g: StoredGroundingCheck): unknown[][] {
+  return g.claims.map((c) => [g.runId, g.queryId, g.copilot, g.groundingVersion, g.judgeName, c.index, c.text, c.status, c.excerpt, c.entity, c.metric, c.value, c.unit, c.citation?.source ?? null, c.citation?.verdict ?? null]);
+}
+
+/** The check row, as both stores insert it (columns in table order). */
+export function groundingCheckRow(g: StoredGroundingCheck): unknown[] {
+  return [g.runId, g.queryId, g.copilot, g.groundingVersion, g.judgeName, g.status, g.label, g.error, JSON.stringify(g.judge), g.attempts, g.createdAt];
 }
 
 export function toJudgment(row: any): StoredJudgment {
@@ -166,6 +215,8 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
   yield* mapped('SELECT * FROM judge_cache ORDER BY cache_key', (r) => ({ kind: 'cachedAnswer', key: r.cache_key, answer: r.answer, createdAt: r.created_at }));
   yield* mapped('SELECT * FROM snapshot_work ORDER BY job_id, key', (r) => ({ kind: 'work', jobId: r.job_id, key: r.key, value: JSON.parse(r.value) }));
   yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({ kind: 'scheduleSnapshot', row: toScheduleSnapshot(r) }));
+  for (const runId of await read.column('SELECT DISTINCT run_id FROM grounding_checks ORDER BY run_id'))
+    yield (await store.groundingChecks(runId)).map((check): StoreRecord => ({ kind: 'groundingCheck', check }));
   // One artefact per batch: their bytes may be megabytes each.
   for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id')) yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
   for (const name of await read.column('SELECT name FROM studies ORDER BY name')) yield [{ kind: 'study', dump: await read.studyDump(name) }];

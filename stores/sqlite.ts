@@ -4,9 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
+import type { StoredGroundingCheck } from '../core/grounding';
 import { migrateSqlite } from './sqliteSchema';
+import { toGroundingCheck } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
 /** Create the directory owner-only and the database file 0600 before SQLite opens it. */
 function prepareFile(file: string): void {
@@ -162,8 +164,8 @@ export class SqliteStore implements ResultsStore {
 
   private insertResponse(r: StoredResponse): number {
     return this.db
-      .prepare('INSERT OR IGNORE INTO responses VALUES (@runId, @queryId, @copilot, @status, @text, @raw, @html, @adapter, @startedAt, @finishedAt, @latencyMs, @errorKind, @errorMessage, @conversationId, @context)')
-      .run(r).changes;
+      .prepare('INSERT OR IGNORE INTO responses VALUES (@runId, @queryId, @copilot, @status, @text, @raw, @html, @adapter, @startedAt, @finishedAt, @latencyMs, @errorKind, @errorMessage, @conversationId, @context, @sources)')
+      .run({ ...r, sources: json(r.sources) }).changes;
   }
 
   async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
@@ -178,7 +180,7 @@ export class SqliteStore implements ResultsStore {
   async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {
     return this.db
       .prepare(
-        `INSERT OR IGNORE INTO responses SELECT ?, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context FROM responses WHERE run_id = ?`,
+        `INSERT OR IGNORE INTO responses SELECT ?, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context, sources FROM responses WHERE run_id = ?`,
       )
       .run(toRunId, fromRunId).changes;
   }
@@ -222,6 +224,32 @@ export class SqliteStore implements ResultsStore {
     return (
       this.db.prepare('SELECT unit FROM judge_units WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx').all(runId, from, to) as Array<{ unit: string }>
     ).map((r) => JSON.parse(r.unit) as JudgeUnit);
+  }
+
+  // ---- grounding checks ----------------------------------------------------------
+  async putGroundingCheck(check: StoredGroundingCheck): Promise<void> {
+    this.db.transaction(() => this.insertGroundingCheck(check))();
+  }
+
+  private insertGroundingCheck(check: StoredGroundingCheck): number {
+    const added = this.db.prepare('INSERT OR IGNORE INTO grounding_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...groundingCheckRow(check)).changes;
+    if (added) for (const row of groundingClaimRows(check)) this.db.prepare('INSERT INTO grounding_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...row);
+    return added;
+  }
+
+  async getGroundingCheck(runId: string, queryId: string, copilot: string, groundingVersion: string, judgeName = ''): Promise<StoredGroundingCheck | null> {
+    const key = [runId, queryId, copilot, groundingVersion, judgeName];
+    const where = 'run_id = ? AND query_id = ? AND copilot = ? AND grounding_version = ? AND judge_name = ?';
+    const row = this.db.prepare(`SELECT * FROM grounding_checks WHERE ${where}`).get(...key);
+    return row ? toGroundingCheck(row, this.db.prepare(`SELECT * FROM grounding_claims WHERE ${where} ORDER BY idx`).all(...key) as any[]) : null;
+  }
+
+  async groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]> {
+    const filter = groundingVersion === undefined ? '' : ' AND grounding_version = ?';
+    const args = groundingVersion === undefined ? [runId] : [runId, groundingVersion];
+    const checks = this.db.prepare(`SELECT * FROM grounding_checks WHERE run_id = ?${filter} ORDER BY query_id, copilot, grounding_version, judge_name`).all(...args) as any[];
+    const claims = this.db.prepare(`SELECT * FROM grounding_claims WHERE run_id = ?${filter} ORDER BY query_id, copilot, grounding_version, judge_name, idx`).all(...args) as any[];
+    return groupClaims(checks, claims);
   }
 
   async putJudgment(j: StoredJudgment): Promise<void> {
@@ -407,6 +435,8 @@ export class SqliteStore implements ResultsStore {
         return this.insertScheduleSnapshot(r.row);
       case 'artefact':
         return this.insertArtefact(r.artefact);
+      case 'groundingCheck':
+        return this.insertGroundingCheck(r.check);
       case 'study':
         return this.studies.insertDump(r.dump);
     }

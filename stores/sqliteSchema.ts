@@ -76,6 +76,15 @@ CREATE TABLE artefacts (artefact_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, name
 CREATE INDEX artefacts_by_run ON artefacts (run_id, name);
 `,
   },
+  {
+    version: 5,
+    name: 'response sources, grounding checks and their claims',
+    up: `
+ALTER TABLE responses ADD COLUMN sources TEXT;
+CREATE TABLE grounding_checks (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, grounding_version TEXT NOT NULL, judge_name TEXT NOT NULL, status TEXT NOT NULL, label TEXT, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name));
+CREATE TABLE grounding_claims (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, grounding_version TEXT NOT NULL, judge_name TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL, status TEXT NOT NULL, excerpt TEXT, entity TEXT, metric TEXT, value REAL, unit TEXT, cited_source TEXT, citation TEXT, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name, idx));
+`,
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

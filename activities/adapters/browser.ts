@@ -9,6 +9,7 @@ const playwright = () => require('playwright-core') as typeof import('playwright
 import { AdapterError, type AdapterContext, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
 import { toAdapterError } from './errors';
+import type { AnswerSource } from '../../core/types';
 
 const stepSchema = z.union([
   z.object({ click: z.string().min(1).describe('Click the element this selector matches.') }).strict(),
@@ -34,6 +35,11 @@ const configSchema = z
         send: z.string().min(1).optional().describe('The send button; absent: press Enter in the input.'),
         answer: z.string().min(1).describe('The answer container; the last match that was not on the page before sending is the new answer.'),
         stop: z.string().min(1).optional().describe('Stop button or spinner; while visible the answer is not finished (so a "Thinking…" placeholder never counts).'),
+        sources: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("Each entry of the page's source list for the new answer (a link, or an element holding one): read as the answer's sources for the grounding checks."),
       })
       .strict()
       .describe('CSS (or Playwright) selectors of the page\'s parts.'),
@@ -145,6 +151,9 @@ async function ask(page: Page, config: BrowserCopilotConfig, text: string, progr
   const input = await need(page, config.selectors.input, 'input');
   const answers = page.locator(config.selectors.answer);
   await answers.evaluateAll((elements, seen) => elements.forEach((element) => element.setAttribute(seen, '')), SEEN);
+  // Sources already on the page belong to earlier answers.
+  const sources = config.selectors.sources ? page.locator(config.selectors.sources) : undefined;
+  await sources?.evaluateAll((elements, seen) => elements.forEach((element) => element.setAttribute(seen, '')), SEEN);
   const doneSelector = 'selector' in config.done ? page.locator(config.done.selector) : undefined;
   const doneBefore = doneSelector ? await doneSelector.count() : 0;
   await input.fill(text);
@@ -172,9 +181,11 @@ async function ask(page: Page, config: BrowserCopilotConfig, text: string, progr
             : !busy;
       if (finished) {
         const final = (await newestAnswer(answers)) ?? answer; // read again: the last poll may be up to POLL_MS old
+        const cited = sources ? await newSources(sources) : [];
         return {
           text: final.text.trim(),
           html: final.html,
+          ...(cited.length ? { sources: cited } : {}),
           conversationId: page.url() !== urlBefore ? page.url() : undefined,
         };
       }
@@ -201,6 +212,21 @@ async function newestAnswer(answers: Locator): Promise<{ text: string; html: str
       return { text: last.innerText, html: last.innerHTML, substance: substance.trim() };
     },
     { seen: SEEN, placeholders: PLACEHOLDERS },
+  );
+}
+
+/** The source entries that appeared with the new answer, numbered from 1 as answers cite them: link, title. */
+async function newSources(sources: Locator): Promise<AnswerSource[]> {
+  return sources.evaluateAll(
+    (elements, seen) =>
+      elements
+        .filter((element) => !element.hasAttribute(seen))
+        .map((element, i) => {
+          const link = (element.matches('a[href]') ? element : element.querySelector('a[href]')) as HTMLAnchorElement | null;
+          const title = ((link?.innerText || (element as HTMLElement).innerText) ?? '').trim();
+          return { id: String(i + 1), ...(link ? { url: link.href } : {}), ...(title ? { title } : {}) };
+        }),
+    SEEN,
   );
 }
 

@@ -1,8 +1,9 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { parseCsv } from '../../core/csv';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
+import { readTrace, tracesSchema } from './traces';
 
 const configSchema = z
   .object({
@@ -15,6 +16,7 @@ const configSchema = z
       .min(1)
       .optional()
       .describe('When each answer was written; default <name>_timestamp if the file has it. Without one the judge is told no time.'),
+    traces: tracesSchema.optional(),
   })
   .strict();
 
@@ -32,23 +34,27 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
     return {
       async collect({ query }) {
         const table = loadTable(config.path);
-        requireColumn(table, config.path, columns.response);
+        if (!config.traces) requireColumn(table, config.path, columns.response);
         const row = table.byExactQuery.get(query.text.trim()) ?? table.byNormalisedQuery.get(normalise(query.text));
         if (!row)
           throw new AdapterError('missing', `${config.path} has no row whose query matches query ${query.id} ("${shorten(query.text)}")`);
         const cell = (column: string | undefined) => (column && table.header.includes(column) ? row[table.header.indexOf(column)] ?? '' : undefined);
-        const text = cell(columns.response) ?? '';
+        const chatId = cell(columns.chatId)?.trim();
+        // The reference harness's traces: the context the agent answered from, and its answer when the CSV has none.
+        const trace = config.traces && chatId ? readTrace(config.traces, columns.prefix, chatId) : null;
+        const text = cell(columns.response)?.trim() ? cell(columns.response)! : trace?.answer ?? '';
         // An empty cell means the copilot was never asked or gave nothing: recorded as missing, never scored as an empty answer.
         if (!text.trim())
-          throw new AdapterError('missing', `${config.path} has no ${columns.response} value for query ${query.id} ("${shorten(query.text)}")`);
+          throw new AdapterError('missing', `${config.path} has no ${columns.response} value${config.traces ? ' and its trace no answer' : ''} for query ${query.id} ("${shorten(query.text)}")`);
         const own = [columns.response, columns.chatId, columns.context, columns.timestamp].filter((c) => table.header.includes(c));
+        const fromTrace = trace ? { trace: trace.file } : {};
         return {
           text,
           // The file's own time, or none: the time of this import says nothing about when the answer was written.
           writtenAt: cell(columns.timestamp)?.trim() || null,
-          raw: JSON.stringify(Object.fromEntries(own.map((c) => [c, cell(c)]))),
+          raw: JSON.stringify({ ...Object.fromEntries(own.map((c) => [c, cell(c)])), ...fromTrace }),
           conversationId: cell(columns.chatId) || undefined,
-          context: cell(columns.context) || undefined,
+          context: cell(columns.context) || trace?.context || undefined,
         };
       },
     };
@@ -56,9 +62,11 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
 };
 
 /** Fail at config-validation time, before a run starts, when the file or the column is missing. */
-export function validateCsvCopilot(config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column' | 'timestampColumn'>): void {
+export function validateCsvCopilot(config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column' | 'timestampColumn' | 'traces'>): void {
   const table = loadTable(config.path);
-  requireColumn(table, config.path, columnsFor(config).response);
+  // With traces the answers may come from them: then the chat id column is what must be there.
+  requireColumn(table, config.path, config.traces ? columnsFor(config).chatId : columnsFor(config).response);
+  if (config.traces && !existsSync(config.traces.dir)) throw new AdapterError('config', `traces.dir ${config.traces.dir} does not exist (expected <dir>/${columnsFor(config).prefix}/traces/<chat_id>.json)`);
   if (config.timestampColumn) requireColumn(table, config.path, config.timestampColumn);
 }
 
@@ -66,7 +74,7 @@ function columnsFor(config: Pick<CsvCopilotConfig, 'name' | 'column' | 'timestam
   const response = config.column ?? `${config.name}_response`;
   // `X_response` pairs with `X_chat_id`, `X_context` and `X_timestamp`, even when the column was named explicitly.
   const prefix = response.endsWith('_response') ? response.slice(0, -'_response'.length) : config.name;
-  return { response, chatId: `${prefix}_chat_id`, context: `${prefix}_context`, timestamp: config.timestampColumn ?? `${prefix}_timestamp` };
+  return { prefix, response, chatId: `${prefix}_chat_id`, context: `${prefix}_context`, timestamp: config.timestampColumn ?? `${prefix}_timestamp` };
 }
 
 interface Table {

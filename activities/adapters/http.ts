@@ -7,6 +7,7 @@ import { copilotBaseShape, expandEnv, headersSchema } from './common';
 import { httpFailure, snippet, toAdapterError } from './errors';
 import { providerErrorMessage } from '../../core/providers/errorBody';
 import { finishProblem } from '../../core/providers/extract';
+import { replyContext, replyContextShape } from './replyContext';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const jsonSchema: z.ZodType<Json> = z.lazy(() =>
@@ -31,6 +32,7 @@ const configSchema = z
       .min(1)
       .optional()
       .describe("Where each streamed event's text chunk is, e.g. choices[0].delta.content; required for ndjson; absent for sse means the event data is plain text."),
+    ...replyContextShape,
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -40,9 +42,11 @@ const configSchema = z
       ctx.addIssue({ code: 'custom', path: ['answerPath'], message: `answerPath applies to stream "none"; a "${config.stream}" stream uses chunkPath` });
     if (config.stream === 'ndjson' && !config.chunkPath)
       ctx.addIssue({ code: 'custom', path: ['chunkPath'], message: 'chunkPath is required when stream is "ndjson" (e.g. "delta")' });
+    for (const key of ['contextPath', 'sourcesPath'] as const)
+      if (config.stream !== 'none' && config[key]) ctx.addIssue({ code: 'custom', path: [key], message: `${key} reads the JSON reply of stream "none"; a "${config.stream}" stream has no single reply to read it from` });
     if (config.stream === 'none' && config.chunkPath)
       ctx.addIssue({ code: 'custom', path: ['chunkPath'], message: 'chunkPath applies only to stream "sse" or "ndjson"' });
-    for (const path of [config.answerPath, config.conversationIdPath, config.chunkPath]) {
+    for (const path of [config.answerPath, config.conversationIdPath, config.chunkPath, config.contextPath, config.sourcesPath]) {
       if (path !== undefined) {
         try {
           parsePath(path);
@@ -96,7 +100,7 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
               throw new AdapterError('http', `${who} answered HTTP ${response.status} with an error: ${snippet(providerErrorMessage(raw) ?? raw)}`, { retryable: true, raw, status: 502 });
             if (text === undefined)
               throw new AdapterError('invalid_reply', `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`, { raw });
-            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply) };
+            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply), ...replyContext(reply, config, getPath) };
           }
           const streamed = await readStream(response, config, who, (r) => (raw = r), signal);
           return { text: streamed.text, raw, conversationId: streamed.conversationId ?? usedConversationId(config, vars), ...usageOf(streamed) };

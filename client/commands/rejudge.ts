@@ -10,7 +10,7 @@ const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 export const rejudgeCommand: Command = {
   name: 'rejudge',
   summary: "judge a finished run's stored responses again (new rubric or judge) as a new run; zero copilot calls",
-  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--dry-run] [--detach] [--json] [--progress auto|bars|lines]',
+  usage: 'judgeflow rejudge RUN_ID [--rubric DIR] [--judge-model M] [--judge-url URL] [--judge-key-env VAR] [--samples K] [--force | --reuse-answers] [--grounding [--grounding-rubric DIR]] [--dry-run] [--detach] [--json] [--progress auto|bars|lines]',
   options: {
     rubric: { type: 'string' },
     'judge-model': { type: 'string' },
@@ -19,6 +19,8 @@ export const rejudgeCommand: Command = {
     samples: { type: 'string' },
     force: { type: 'boolean' },
     'reuse-answers': { type: 'boolean' },
+    grounding: { type: 'boolean' },
+    'grounding-rubric': { type: 'string' },
     detach: { type: 'boolean' },
     'dry-run': { type: 'boolean' },
     json: { type: 'boolean' },
@@ -41,10 +43,12 @@ export const rejudgeCommand: Command = {
       samples,
       force: Boolean(values.force),
       reuseAnswers: Boolean(values['reuse-answers']),
+      grounding: Boolean(values.grounding),
+      groundingRubricDir: str(values['grounding-rubric']),
     });
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
-    print(describeRejudge(sourceRunId, plan));
+    print(values.grounding ? `${describeRejudge(sourceRunId, plan).replace(/;[^;]*$/, ';')} only the grounding checks are asked afresh; every other verdict comes from the answers already stored.` : describeRejudge(sourceRunId, plan));
     if (values['dry-run']) {
       if (asJson) console.log(JSON.stringify({ dryRun: true, sourceRunId, rubricVersion: plan.rubricVersion, rubricChange: plan.rubricChange, judgeChanged: plan.judgeChanged, reuseJudgments: plan.reuseJudgments }));
       return 0;

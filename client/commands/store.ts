@@ -23,6 +23,7 @@ const LABELS: Record<RecordKind, string> = {
   work: 'snapshot job results',
   scheduleSnapshot: 'scheduled snapshots',
   artefact: 'artefacts (screenshots)',
+  groundingCheck: 'grounding checks (with their claims)',
   study: 'studies',
 };
 

@@ -180,6 +180,7 @@
       if (r.text !== null && r.text !== undefined) detail.appendChild(el('div', { class: 'answer' }, [markdown(r.text)]));
       else detail.appendChild(el('p', { class: 'muted' }, ['No response (' + r.rs + ')']));
       if (r.error) detail.appendChild(el('p', { class: 'muted' }, ['Failure: ' + r.error]));
+      if (r.ctx) detail.appendChild(el('details', { class: 'context' }, [el('summary', null, ['Context the copilot had']), el('pre', { class: 'context-text' }, [r.ctx])]));
       var rationales = r.rationales || {};
       var keys = dims.map(function (d) { return d.id; }).filter(function (k) { return k in rationales || (r.scores && k in r.scores); });
       Object.keys(rationales).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });

@@ -36,8 +36,15 @@ export interface DrillData {
     rationales: Record<string, string> | null;
     text: string | null;
     error: string | null;
+    /** The context the copilot had (grounding), cut to DRILL_CONTEXT_CHARS; absent when it had none. */
+    ctx?: string;
   }>;
 }
+
+/** Context shown per answer in the drill-down; the rest stays in the results store (a run can hold megabytes of it). */
+export const DRILL_CONTEXT_CHARS = 4000;
+const drillContext = (context: string | null | undefined): { ctx?: string } =>
+  context ? { ctx: context.length > DRILL_CONTEXT_CHARS ? `${context.slice(0, DRILL_CONTEXT_CHARS)}\n… (${context.length - DRILL_CONTEXT_CHARS} more characters in the results store)` : context } : {};
 
 export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run'>, how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] }): DrillData {
   const args = { ...how, queries: input.queries, copilots: input.run.copilots, responses: input.responses, judgments: input.judgments };
@@ -68,6 +75,7 @@ export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'ju
         rationales: j?.rationales ?? null,
         text: r?.text ?? null,
         error: r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : null,
+        ...drillContext(r?.context),
       });
     }
   return { dimensions: args.dimensions, copilots: args.copilots, labelName: args.labelName, labels: [...labels].sort(), hasRank: rows.some((r) => r.rank !== null), queries, rows };

@@ -134,3 +134,40 @@ describe('judge panels in the run config', () => {
     expect(ok.judges![1]).toMatchObject({ name: 'b', family: 'acme', concurrency: 4 });
   });
 });
+
+describe('grounding: in the run config', () => {
+  test('defaults: both checks, the run’s judge, 200,000 characters of context kept; paths resolved against the config', () => {
+    const dir = tempDir();
+    writeQueries(dir, latticeGrid(1, 2));
+    const config = loadRunConfig(benchConfig(dir, { grounding: {} }));
+    expect(config.grounding).toEqual({ checks: ['hallucination', 'citations'], maxContextChars: 200_000, reuseAnswers: true });
+    const rubric = copyRubric('grounding');
+    const own = loadRunConfig(benchConfig(dir, { grounding: { checks: ['hallucination'], rubric: path.relative(dir, rubric), judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'g' } } }));
+    expect(own.grounding).toMatchObject({ checks: ['hallucination'], rubric, judge: { model: 'g', timeoutMs: 120_000 } });
+    expect(own.grounding!.judge).not.toHaveProperty('samples');
+  });
+
+  test('bad grounding settings fail naming the key; a csv copilot’s traces.dir is resolved and must exist', () => {
+    const dir = tempDir();
+    writeQueries(dir, latticeGrid(1, 2));
+    expect(() => loadRunConfig(benchConfig(dir, { grounding: { checks: ['vibes'] } }))).toThrow(/grounding\.checks\[0\]: Invalid option/);
+    expect(() => loadRunConfig(benchConfig(dir, { grounding: { checks: ['citations', 'citations'] } }))).toThrow(/grounding\.checks: each check may be named once/);
+    expect(() => loadRunConfig(benchConfig(dir, { grounding: { judges: [] } }))).toThrow(/grounding: .*judges/);
+    expect(() => loadRunConfig(benchConfig(dir, { grounding: { rubric: 'nowhere' } }))).toThrow(/grounding rubric directory .*nowhere has no rubric\.yaml/);
+    fs.writeFileSync(path.join(dir, 'answers.csv'), toCsv([['query', 'Agent_chat_id'], ['q', 'c1']]));
+    fs.mkdirSync(path.join(dir, 'out', 'Agent', 'traces'), { recursive: true });
+    const csvCopilot = (traces: Record<string, unknown>) => ({ copilots: [{ name: 'Agent', type: 'csv', path: 'answers.csv', traces }] });
+    expect(loadRunConfig(benchConfig(dir, csvCopilot({ dir: 'out' }))).copilots[0]).toMatchObject({ traces: { dir: path.join(dir, 'out'), spanName: 'Cyrpto Final Response' } });
+    expect(() => loadRunConfig(benchConfig(dir, csvCopilot({ dir: 'missing' })))).toThrow(/copilots\[0\] \(Agent\): traces\.dir .*missing does not exist/);
+  });
+});
+
+test('run --dry-run counts the grounding calls: one or two per answer and judge, on the grounding judge when it has one', async () => {
+  const { dryRunPlan } = await import('../../client/dryRun');
+  const dir = tempDir();
+  writeQueries(dir, latticeGrid(1, 3)); // 3 queries, 1 copilot
+  const calls = (extra: Record<string, unknown>) => Object.fromEntries(dryRunPlan(loadRunConfig(benchConfig(dir, extra))).endpoints.map((e) => [`${e.role} ${e.name}`, e.calls]));
+  expect(calls({})).toEqual({ 'copilot Alpha': 3, 'judge j': 3 });
+  expect(calls({ grounding: {} })).toEqual({ 'copilot Alpha': 3, 'judge j': 3, 'judge j (grounding)': 6 });
+  expect(calls({ grounding: { checks: ['hallucination'], judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'g' } } })).toEqual({ 'copilot Alpha': 3, 'judge j': 3, 'judge grounding (grounding)': 3 });
+});

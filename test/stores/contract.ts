@@ -1,5 +1,6 @@
 import { artefactIdOf, type JudgeUnit, type NewRun, type RecordCounts, type ResultsStore, type StoreRecord } from '../../core/store';
 import type { Answer, StudyRecord } from '../../core/study/types';
+import type { StoredGroundingCheck } from '../../core/grounding';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../../core/types';
 
 /**
@@ -168,7 +169,28 @@ export async function fillEverything(store: ResultsStore): Promise<void> {
   await store.studies.importAnnotations('pilot', [{ annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('A'), submittedAt: '2025-02-03T00:00:00.000Z' }]);
   await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
   await store.putArtefact({ runId: 'r1', name: 'Ace-q-c.png', contentType: 'image/png', bytes: PNG_BYTES });
+  await store.putResponse(aResponse('r1', 'q-d', 'Ace', { context: 'TVL of Aave: $3.2B', sources: [{ id: '1', url: 'https://x.test/a', title: 'Aave', text: 'TVL $3.2B' }] }));
+  await store.putGroundingCheck(aGroundingCheck('r1', 'q-d', 'Ace'));
 }
+
+export const aGroundingCheck = (runId: string, queryId: string, copilot: string, over: Partial<StoredGroundingCheck> = {}): StoredGroundingCheck => ({
+  runId,
+  queryId,
+  copilot,
+  groundingVersion: 'gv1',
+  judgeName: '',
+  status: 'ok',
+  label: 'partial',
+  claims: [
+    { index: 0, text: 'Aave TVL is $3.2B', status: 'exact', excerpt: 'TVL of Aave: $3.2B', entity: 'Aave', metric: 'TVL', value: 3.2e9, unit: 'USD', citation: { source: '1', verdict: 'direct' } },
+    { index: 1, text: 'Aave launched in 2017', status: 'fabricated', excerpt: null, entity: null, metric: null, value: null, unit: null, citation: null },
+  ],
+  error: null,
+  judge: { model: 'judge', baseURL: 'http://judge.test/v1' },
+  attempts: 1,
+  createdAt: '2025-01-01T00:00:00.000Z',
+  ...over,
+});
 
 /** Every byte value, a NUL first (PostgreSQL text could not hold it; a screenshot's bytes must survive exactly). */
 const PNG_BYTES = Buffer.concat([Buffer.from([0, 0x89, 0x50, 0x4e, 0x47]), Buffer.from(Array.from({ length: 256 }, (_, i) => i))]);
@@ -186,6 +208,7 @@ export async function everything(store: ResultsStore): Promise<unknown> {
       otherSlotTurns: await store.judgeTurns(runId, 'q-a', 'rv1', { sample: 1, judge: 'panel-b' }),
       calls: await store.llmCalls(runId),
       artefacts: await Promise.all((await store.artefacts(runId)).map(async (a) => ({ ...a, bytes: (await store.getArtefact(a.artefactId))!.bytes }))),
+      grounding: await store.groundingChecks(runId),
     })),
   );
   const studies = await store.studies.listStudies();
@@ -541,6 +564,34 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       expect(await store.artefacts('none')).toEqual([]);
     });
 
+    test('grounding checks: the check and its claims together, first write wins, sources kept with the response, adopted with it', async () => {
+      const other = await another();
+      await store.putResponse(aResponse('r1', 'q1', 'Ace', { context: 'ctx', sources: [{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }] }));
+      expect((await other.getResponse('r1', 'q1', 'Ace'))!.sources).toEqual([{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }]);
+      expect((await other.getResponse('r1', 'q1', 'Ace'))!.context).toBe('ctx');
+      await store.putResponse(aResponse('r1', 'q2', 'Ace'));
+      expect((await store.getResponse('r1', 'q2', 'Ace'))!.sources).toBeUndefined();
+      expect(await store.adoptResponses('r1', 'r9')).toBe(2);
+      expect((await store.getResponse('r9', 'q1', 'Ace'))!.sources).toEqual([{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }]);
+
+      const check = aGroundingCheck('r1', 'q1', 'Ace');
+      await Promise.all([store.putGroundingCheck(check), other.putGroundingCheck({ ...check, label: 'factual', claims: [check.claims[0]] })]);
+      const stored = (await store.getGroundingCheck('r1', 'q1', 'Ace', 'gv1'))!;
+      expect([check, { ...check, label: 'factual', claims: [check.claims[0]] }]).toContainEqual(stored);
+      await other.putGroundingCheck(aGroundingCheck('r1', 'q1', 'Ace', { groundingVersion: 'gv2', status: 'no_context', label: null, claims: [{ ...check.claims[1], status: 'unchecked' }] }));
+      await other.putGroundingCheck(aGroundingCheck('r1', 'q0', 'Bolt', { status: 'failed', label: null, claims: [], error: 'invalid answer' }));
+      await other.putGroundingCheck(aGroundingCheck('r1', 'q1', 'Ace', { judgeName: 'panel-b' }));
+      expect((await store.groundingChecks('r1')).map((g) => [g.queryId, g.copilot, g.groundingVersion, g.judgeName, g.status, g.claims.length])).toEqual([
+        ['q0', 'Bolt', 'gv1', '', 'failed', 0],
+        ['q1', 'Ace', 'gv1', '', 'ok', stored.claims.length],
+        ['q1', 'Ace', 'gv1', 'panel-b', 'ok', 2],
+        ['q1', 'Ace', 'gv2', '', 'no_context', 1],
+      ]);
+      expect((await store.groundingChecks('r1', 'gv2')).map((g) => g.claims)).toEqual([[{ ...check.claims[1], status: 'unchecked' }]]);
+      expect(await store.getGroundingCheck('r1', 'q1', 'Ace', 'gv1', 'none')).toBeNull();
+      expect(await store.groundingChecks('none')).toEqual([]);
+    });
+
     test('two connections writing interleaved: every row once, the first writer wins, each sees the other\'s writes', async () => {
       const other = await another();
       await store.createRun(aRun('shared'));
@@ -719,7 +770,7 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const copy = await target.open();
         try {
           const counts = await copyAll(store, copy);
-          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 5, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1 });
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 6, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1, groundingCheck: 1 });
           expect(await everything(copy)).toEqual(await everything(store));
           expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
           expect(await everything(copy)).toEqual(await everything(store));

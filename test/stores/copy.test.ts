@@ -28,7 +28,8 @@ describePostgres(`judgeflow store${unavailable ? ` (skipped: ${unavailable})` : 
       expect(first.code).toBe(0);
       expect(first.stdout).toContain(`Copied ${file} into postgres://judgeflow@127.0.0.1`);
       expect(first.stdout).toMatch(/runs\s+2\s+\(2 new\)/);
-      expect(first.stdout).toMatch(/responses\s+5\s+\(5 new\)/);
+      expect(first.stdout).toMatch(/responses\s+6\s+\(6 new\)/);
+      expect(first.stdout).toMatch(/grounding checks \(with their claims\)\s+1\s+\(1 new\)/);
       expect(first.stdout).toMatch(/LLM calls\s+3\s+\(3 new\)/);
       expect(first.stdout).toMatch(/studies\s+1\s+\(1 new\)/);
       expect(first.stdout).toMatch(/artefacts \(screenshots\)\s+1\s+\(1 new\)/);

@@ -28,7 +28,7 @@ const CHAT_PAGE = `<!doctype html>
 <style>.spinner{color:#888} .answer{border:1px solid #ccc;margin:4px;padding:4px} #stop[hidden]{display:none}</style></head>
 <body>
 <button id="new-chat">New chat</button>
-<div id="messages"><div class="answer">Welcome back! This earlier answer stays on the page.</div></div>
+<div id="messages"><div class="answer">Welcome back! This earlier answer stays on the page.</div><ol class="sources"><li><a href="https://old.example/">An earlier answer's source</a></li></ol></div>
 <textarea id="prompt"></textarea>
 <button id="send">Send</button>
 <button id="stop" hidden>Stop generating</button>
@@ -62,6 +62,11 @@ async function send() {
     if (i % 5 === 4) { const strong = document.createElement('strong'); strong.textContent = word; answer.appendChild(strong); }
     else answer.appendChild(document.createTextNode(word));
     await sleep(50);
+  }
+  if (params.has('sources')) {
+    const list = document.createElement('ol'); list.className = 'sources';
+    list.innerHTML = '<li><a href="https://data.example/aave">Aave dashboard</a></li><li><a href="https://data.example/lido">Lido &amp; stETH</a></li>';
+    messages.appendChild(list);
   }
   if (!stopStays) stop.hidden = true;
   const footer = document.createElement('div'); footer.className = 'answer-done'; footer.textContent = 'Copy · Retry'; messages.appendChild(footer);
@@ -130,6 +135,15 @@ test('default done (quiet for 1500 ms): captures exactly the streamed answer, no
   expect(response.html).toContain('<strong>');
   expect(response.html).toContain('&lt;funding&gt;');
   expect(response.conversationId).toMatch(new RegExp(`^${base}/c/conv-\\d+$`));
+});
+
+test('selectors.sources: the source list that came with the new answer (not an earlier one), numbered as cited', async () => {
+  const response = await ask({ url: `${base}/?sources=1`, selectors: { input: '#prompt', send: '#send', answer: '.answer', sources: '.sources li' } }, { id: 'q-src', text: 'How big is Aave?' });
+  expect(response.sources).toEqual([
+    { id: '1', url: 'https://data.example/aave', title: 'Aave dashboard' },
+    { id: '2', url: 'https://data.example/lido', title: 'Lido & stETH' },
+  ]);
+  expect((await ask({}, { id: 'q-none', text: 'Anything?' })).sources).toBeUndefined();
 });
 
 test('done: {selector}, Enter instead of a send button, "new chat" step, and a logged-in storageState', async () => {

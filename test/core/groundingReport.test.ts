@@ -1,0 +1,80 @@
+import { crossCopilotConflicts, groundingReport } from '../../core/groundingReport';
+import { limitContext, type GroundingClaim, type StoredGroundingCheck } from '../../core/grounding';
+import type { Query, StoredResponse } from '../../core/types';
+
+const claim = (status: GroundingClaim['status'], over: Partial<GroundingClaim> = {}): GroundingClaim => ({ index: 0, text: `a ${status} claim`, status, excerpt: status === 'fabricated' ? null : 'ctx', entity: null, metric: null, value: null, unit: null, citation: null, ...over });
+const check = (queryId: string, copilot: string, claims: GroundingClaim[], over: Partial<StoredGroundingCheck> = {}): StoredGroundingCheck => ({
+  runId: 'r',
+  queryId,
+  copilot,
+  groundingVersion: 'gv',
+  judgeName: '',
+  status: 'ok',
+  label: null,
+  claims: claims.map((c, index) => ({ ...c, index })),
+  error: null,
+  judge: { model: 'j', baseURL: 'http://j' },
+  attempts: 1,
+  createdAt: 'now',
+  ...over,
+});
+const response = (queryId: string, copilot: string, context: string | null, over: Partial<StoredResponse> = {}): StoredResponse => ({
+  runId: 'r', queryId, copilot, status: 'ok', text: 'answer', raw: null, html: null, adapter: 'http', startedAt: null, finishedAt: null, latencyMs: null, errorKind: null, errorMessage: null, conversationId: null, context, ...over,
+});
+const queries: Query[] = ['q1', 'q2', 'q3'].map((id, i) => ({ id, text: id, tag: i < 2 ? 'Markets' : 'Security' }));
+const report = (stored: StoredGroundingCheck[], responses: StoredResponse[], checks: Array<'hallucination' | 'citations'> = ['hallucination', 'citations']) =>
+  groundingReport({ groundingVersion: 'gv', checks, copilots: ['A', 'B'], queries, responses, stored, labelsOf: (q) => ({ tag: [String(q.tag)] }), seed: 's' });
+
+test('verification rate: exact and derivable over all checked claims; no-context answers listed, never counted; failed checks counted apart', () => {
+  const stored = [
+    check('q1', 'A', [claim('exact'), claim('derivable'), claim('fabricated'), claim('contradicted')], { label: 'partial' }),
+    check('q2', 'A', [claim('exact'), claim('exact')], { label: 'factual' }),
+    check('q3', 'A', [claim('unchecked'), claim('unchecked')], { status: 'no_context' }),
+    check('q1', 'B', [], { status: 'failed', error: 'invalid' }),
+  ];
+  const responses = [response('q1', 'A', 'c'), response('q2', 'A', null, { sources: [{ id: '1', text: 'src' }] }), response('q3', 'A', null), response('q1', 'B', 'c'), response('q2', 'B', null, { status: 'failed', text: null })];
+  const g = report(stored, responses);
+  expect(g.copilots.A).toMatchObject({ responses: 3, responsesWithContext: 2, claims: 6, verified: 3, derivable: 1, fabricated: 1, contradicted: 1, verificationRate: 4 / 6, uncheckedClaims: 2, checksFailed: 0 });
+  expect(g.copilots.A.labels).toEqual({ factual: 1, partial: 1, hallucinated: 0 });
+  expect(g.copilots.B).toMatchObject({ responses: 1, responsesWithContext: 1, claims: 0, verificationRate: null, ci95: null, checksFailed: 1 });
+  // The interval resamples queries: with q1 at 2/4 and q2 at 2/2 it spans from 0.5 to 1.
+  expect(g.copilots.A.ci95!.low).toBeCloseTo(0.5, 6);
+  expect(g.copilots.A.ci95!.high).toBeCloseTo(1, 6);
+  expect(g.byCategory.tag.Markets.A).toEqual({ claims: 6, verified: 4, verificationRate: 4 / 6 });
+  expect(g.byCategory.tag.Security).toBeUndefined(); // q3 had no context: nothing checked
+  expect(g.claims).toHaveLength(8);
+});
+
+test('citations: precision over cited claims, completeness over claims needing a source; absent when the check did not run', () => {
+  const cite = (verdict: NonNullable<GroundingClaim['citation']>['verdict'], source: string | null) => ({ citation: { verdict, source } });
+  const stored = [check('q1', 'A', [claim('exact', cite('direct', '1')), claim('derivable', cite('derivable', '2')), claim('contradicted', cite('incorrect', '1')), claim('fabricated', cite('missing', null)), claim('exact', cite('not_needed', null))])];
+  const g = report(stored, [response('q1', 'A', 'c')]);
+  expect(g.copilots.A).toMatchObject({ claimsWithCitations: 3, correctlyCited: 2, incorrectlyCited: 1, missingCitations: 1, citationPrecision: 2 / 3, citationCompleteness: 2 / 4 });
+  expect(report(stored, [response('q1', 'A', 'c')], ['hallucination']).copilots.A.citationPrecision).toBeNull();
+  // Only the citation check ran: claims listed unverified, so no verification rate, but the citation figures stand.
+  const listed = [check('q1', 'A', stored[0].claims.map((c) => ({ ...c, status: 'unchecked' as const })))];
+  expect(report(listed, [response('q1', 'A', 'c')], ['citations']).copilots.A).toMatchObject({ claims: 0, verificationRate: null, uncheckedClaims: 5, citationPrecision: 2 / 3, citationCompleteness: 2 / 4 });
+});
+
+test('cross-copilot conflicts: same query, entity, metric and unit, values more than 2% apart — rounding differences are not conflicts', () => {
+  const tvl = (value: number, entity = 'Aave') => claim('unchecked', { entity, metric: 'TVL', value, unit: 'USD', text: `${entity} TVL ${value}` });
+  const conflicts = crossCopilotConflicts([
+    check('q1', 'A', [tvl(3.2e9), tvl(5e6, 'Lido')]),
+    check('q1', 'B', [tvl(1.1e9), tvl(5.05e6, 'Lido')], { status: 'no_context' }),
+    check('q2', 'A', [tvl(3.2e9)]),
+    check('q2', 'B', [claim('exact', { entity: 'aave ', metric: 'tvl', value: 3.21e9, unit: 'usd' })]),
+  ]);
+  expect(conflicts).toEqual([
+    { queryId: 'q1', entity: 'Aave', metric: 'TVL', unit: 'USD', claims: [{ copilot: 'B', value: 1.1e9, text: 'Aave TVL 1100000000', status: 'unchecked' }, { copilot: 'A', value: 3.2e9, text: 'Aave TVL 3200000000', status: 'unchecked' }] },
+  ]);
+});
+
+test('stored context is cut to the limit with a marker saying how much was dropped', () => {
+  expect(limitContext('short', 10)).toEqual({ context: 'short', truncated: false });
+  expect(limitContext(undefined, 10)).toEqual({ context: null, truncated: false });
+  const cut = limitContext('x'.repeat(25), 10);
+  expect(cut.truncated).toBe(true);
+  expect(cut.context).toMatch(/^x{10}\n\[context cut by judgeflow \(15 of 25 characters dropped; raise grounding\.maxContextChars/);
+  const g = report([], [response('q1', 'A', cut.context)]);
+  expect(g.copilots.A.contextTruncated).toBe(1);
+});
