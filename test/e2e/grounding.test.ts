@@ -75,7 +75,6 @@ function setUp(dir: string, queries: Array<Record<string, unknown>>, judge: Reco
       })),
       { name: 'Traced', type: 'csv', path: path.join(dir, 'answers.csv'), traces: { dir: traces } },
     ],
-    chunkSize: 10,
   });
 }
 
