@@ -10,7 +10,7 @@ import { redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
-import type { CallOutcome, SendSlot } from '../workflows/types';
+import type { CallOutcome, ItemFailure, SendSlot } from '../workflows/types';
 import { runBatch, type BatchResult } from './callBatch';
 
 const adapters = new Map<string, CopilotAdapter>();
@@ -39,7 +39,7 @@ export function collectActivities(deps: ActivityDeps) {
     copilot: string,
     lastAttempt: boolean,
     throttles: 'throw' | 'report' = 'throw',
-  ): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+  ): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
     const { store } = deps;
     const input = { runId: run.runId, queryId, copilot };
     const config = run.config.copilots.find((c) => c.name === input.copilot);
@@ -111,7 +111,8 @@ export function collectActivities(deps: ActivityDeps) {
       const finished = new Date();
       const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
       await store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
-      return { status, outcome: { throttled } };
+      // What the workflow's breaker reads (workflows/breaker.ts): the kind and the copilot's own words.
+      return { status, outcome: { throttled }, failure: { kind: error.kind, message } };
     } finally {
       clearTimeout(timer);
     }
@@ -123,7 +124,7 @@ export function collectActivities(deps: ActivityDeps) {
    * `send` is when the limiter allows the call (it may start the activity a little ahead). An answer stored already
    * (a retry after a dead worker) is not asked again.
    */
-  async function askCopilot(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome }> {
+  async function askCopilot(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
     await untilSendTime(input.runId, input.send);
     const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
     if (existing) return { status: existing.status, outcome: {} };
@@ -135,7 +136,7 @@ export function collectActivities(deps: ActivityDeps) {
     askCopilot,
 
     /** Several queries asked of one copilot in a row, in one activity (see runBatch). */
-    async askCopilotBatch(input: { runId: string; copilot: string; queryIds: string[] }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled' }>> {
+    async askCopilotBatch(input: { runId: string; copilot: string; queryIds: string[] }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; failure?: ItemFailure }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks that query again on its own.
       return runBatch(input.queryIds, (queryId) => askCopilot({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }), (result) => result.status === 'throttled');
     },

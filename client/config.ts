@@ -53,6 +53,10 @@ const sharedKeys = {
     )
     .optional()
     .describe('Prices per million tokens, keyed by model (or copilot name for http/browser copilots); reports estimate the cost.'),
+  failFast: z
+    .union([z.literal(false), z.object({ firstCalls: z.number().int().min(1).max(1000).default(5).describe("How many of an endpoint's first items may fail, every one for a non-transient reason, before the run pauses.") }).strict()])
+    .optional()
+    .describe("Circuit breaker: pause the run, with the endpoint's own words, when its first items all fail for a non-transient reason (default firstCalls 5), and at once when it is out of quota or credit; false turns the first-items rule off."),
   budget: z
     .object({
       usd: z.number().positive().optional().describe('Pause the run once its calls cost this much in US dollars, as the endpoints reported their usage (needs `pricing` for every endpoint that makes calls).'),

@@ -5,7 +5,9 @@ import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
-import { noteSpend, type RunControl } from './runControl';
+import { Breaker, type FailFast } from './breaker';
+import { noteSpend, pause, type RunControl } from './runControl';
+import type { ItemFailure } from './types';
 import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
@@ -28,6 +30,9 @@ interface Stage {
   held: () => boolean;
   /** Items finished (answered, judged or failed) in this history: the budget watch looks again every window of them. */
   finished: { count: number };
+  failFast: FailFast | false | undefined;
+  /** An endpoint's item ended (with its failure, if it failed): its breaker may pause the run (workflows/breaker.ts). */
+  ended: (breaker: Breaker, failure: ItemFailure | undefined) => void;
   refresh: () => void;
 }
 
@@ -54,6 +59,11 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
     stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
     held: () => args.control.paused !== null,
     finished: { count: 0 },
+    failFast: input.config.failFast as FailFast | false | undefined,
+    ended: (breaker, failure) => {
+      const reason = breaker.observe(failure);
+      if (reason) pause(args.control, reason, 'breaker');
+    },
     refresh: () => showProgress(progress, state, collecting),
   };
   progress.stages = { collect: state.collect, judge: state.judge };
@@ -105,6 +115,12 @@ function showProgress(progress: Progress, state: RunState, collecting: boolean):
   Object.assign(progress, { stage: stage === state.collect ? 'collect' : 'judge', done: stage.done, total: stage.total, failures: state.collect.failures + state.judge.failures });
 }
 
+/** The run's `failFast` (default: pause when an endpoint's first 5 items all failed for a non-transient reason). */
+function failFastOf(stage: Stage): FailFast | false {
+  const setting = stage.failFast;
+  return setting === false ? false : { firstCalls: setting?.firstCalls ?? 5 };
+}
+
 function limiterOf(stage: Stage, endpoint: string, limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number }): Limiter {
   let limiter = stage.limiters.get(endpoint);
   if (!limiter) stage.limiters.set(endpoint, (limiter = new Limiter({ concurrency: limits.concurrency, requestsPerMinute: limits.requestsPerMinute, tokensPerMinute: limits.tokensPerMinute }, stage.state.limits[endpoint])));
@@ -139,17 +155,20 @@ async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<voi
   const endpoint = `copilot:${copilot.name}`;
   const options = copilotCallOptions(copilot);
   const { askCopilot } = proxyActivities<BenchmarkActivities>(options);
+  const breaker = new Breaker(`copilot ${copilot.name}`, failFastOf(stage));
   const lane = new EndpointLane(endpoint, limiterOf(stage, endpoint, copilot), {
     one: (queryId: string, attempt, slot) => askCopilot({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...slot }),
     many: (queryIds) => proxyActivities<BenchmarkActivities>(batchOptions(options, queryIds.length)).askCopilotBatch({ runId, copilot: copilot.name, queryIds }),
     throttled: (result) => result.status === 'throttled',
     outcome: (result) => (result.status === 'ok' ? 'done' : 'failed'),
+    failureOf: (result) => result.failure,
     async recordFailure(queryId, error) {
       log.warn('collection failed for good', { queryId, copilot: copilot.name });
       await recordAnswerFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
     },
-    counted(queryId) {
+    counted(queryId, _outcome, failure) {
       stage.finished.count++;
+      stage.ended(breaker, failure);
       stage.planner.answered(queryId);
       stage.refresh();
     },
@@ -182,14 +201,18 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
     retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   };
   const { judgeItem } = proxyActivities<BenchmarkActivities>(options);
+  const breaker = new Breaker(judges > 1 ? `judge ${judge.name ?? lane + 1}` : 'the judge', failFastOf(stage));
   const judgeLane = new EndpointLane(endpoint, limiterOf(stage, endpoint, judge), {
     one: (index: number, attempt, slot) => judgeItem({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
     many: (indices) => proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length)).judgeItems({ runId, indices }),
     throttled: (result) => result.throttled,
     outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
+    // Invalid answers after every re-ask come back as a result; the reasons are in the failed judgments.
+    failureOf: (result) => (result.failed > 0 ? { kind: 'judge_invalid_answer', message: 'its answers stayed invalid after every re-ask (the reasons are in results.csv)' } : undefined),
     recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
-    counted: () => {
+    counted: (_index, _outcome, failure) => {
       stage.finished.count++;
+      stage.ended(breaker, failure);
       stage.refresh();
     },
   }, state.judge, stage.held);

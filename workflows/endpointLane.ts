@@ -2,7 +2,7 @@ import { condition, isCancellation } from '@temporalio/workflow';
 import type { BatchResult } from '../activities/callBatch';
 import { batchSize, CallTimes } from './limits/batchSize';
 import type { Limiter, Ticket } from './limits/limiter';
-import type { CallOutcome, SendSlot, StageCounts } from './types';
+import type { CallOutcome, ItemFailure, SendSlot, StageCounts } from './types';
 
 /** Where a lane's items come from: how many could start now, and whether more will come. */
 export interface WorkSource<K> {
@@ -28,8 +28,10 @@ export interface LaneCalls<K, R extends { outcome: CallOutcome }> {
   outcome(result: Omit<R, 'outcome'>): ItemOutcome;
   /** Every attempt of an item failed: store it as missing data, with the reason. */
   recordFailure(key: K, error: unknown): Promise<void>;
-  /** After each item is counted (progress, the judge planner). */
-  counted?(key: K, outcome: ItemOutcome): void;
+  /** Why a finished result is a failure, when it says (a copilot's stored failure). */
+  failureOf?(result: Omit<R, 'outcome'>): ItemFailure | undefined;
+  /** After each item is counted (progress, the judge planner, the breaker), with why it failed when it did. */
+  counted?(key: K, outcome: ItemOutcome, failure?: ItemFailure): void;
 }
 
 /** How far ahead a paced start may be taken (see Limiter.acquire). */
@@ -86,7 +88,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
         held = null;
         if (!this.calls.throttled(result)) {
           this.callTimes.note(this.endpoint, Date.now() - began, 1);
-          return this.count(key, this.calls.outcome(result));
+          return this.count(key, this.calls.outcome(result), this.calls.failureOf?.(result));
         }
         // Asked again is a new call: it waits while the run is paused.
         if (this.held()) await condition(() => !this.held());
@@ -97,7 +99,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
       if (isCancellation(error)) throw error;
       // Even an endpoint that breaks every attempt must not lose the rest of the run.
       await this.calls.recordFailure(key, error);
-      this.count(key, 'failed');
+      this.count(key, 'failed', failureOfError(error));
     }
   }
 
@@ -115,7 +117,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
       releaseBatch(this.limiter, ticket, result);
       released = true;
       finished = result.results.length;
-      result.results.forEach((r, i) => this.count(keys[i], this.calls.outcome(r)));
+      result.results.forEach((r, i) => this.count(keys[i], this.calls.outcome(r), this.calls.failureOf?.(r)));
       if (!result.stoppedBy) this.callTimes.note(this.endpoint, Date.now() - began, keys.length);
     } catch (error) {
       if (!released) this.limiter.release(ticket, {});
@@ -124,10 +126,10 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     for (const key of keys.slice(finished)) await this.single(key, null);
   }
 
-  private count(key: K, outcome: ItemOutcome): void {
+  private count(key: K, outcome: ItemOutcome, failure?: ItemFailure): void {
     if (outcome !== 'none') this.counts.done++;
     if (outcome === 'failed') this.counts.failures++;
-    this.calls.counted?.(key, outcome);
+    this.calls.counted?.(key, outcome, outcome === 'failed' ? (failure ?? { kind: 'unknown', message: 'failed' }) : undefined);
   }
 
   /** Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize). */
@@ -142,6 +144,17 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     this.running.add(work);
     void work.finally(() => this.running.delete(work)).catch(() => undefined);
   }
+}
+
+/** An activity's failure as the breaker reads it: the ApplicationFailure's type and the innermost message. */
+function failureOfError(error: unknown): ItemFailure {
+  let kind = 'unknown';
+  let e = error as { message?: string; type?: string; cause?: unknown } | undefined;
+  for (; e && typeof e === 'object'; e = e.cause as typeof e) {
+    if (typeof e.type === 'string' && e.type) kind = e.type;
+    if (!e.cause) break;
+  }
+  return { kind, message: e?.message ?? String(error) };
 }
 
 /** A paced start carries when its call may leave (the activity waits until then) and the spacing between sends. */

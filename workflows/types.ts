@@ -42,6 +42,8 @@ export interface CopilotLimits {
 }
 
 export interface JudgeLimits {
+  /** A panel member's name (unset for a single judge). */
+  name?: string;
   concurrency: number;
   requestsPerMinute?: number;
   tokensPerMinute?: number;
@@ -177,6 +179,12 @@ export interface RunResult {
 }
 
 /** What one call told about its endpoint's limits (reported by activities in their results). */
+/** Why an item failed for good, as its activity classed it (an adapter error kind) and in the endpoint's own words. */
+export interface ItemFailure {
+  kind: string;
+  message: string;
+}
+
 export interface CallOutcome {
   /** HTTP 429/503 or a Retry-After: the endpoint wants fewer calls. */
   throttled?: boolean;

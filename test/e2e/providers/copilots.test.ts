@@ -20,7 +20,7 @@ test('an R1-style copilot is judged on its answer, not its <think> block, which 
   expectNoKeyLeak(run, [sim.copilots]);
 }, 120_000);
 
-test('an out-of-credit copilot is asked at most a dozen times; its responses say "quota"; empty answers are never judged', async () => {
+test('an out-of-credit copilot pauses the run at its first quota failure (asked at most a dozen times, the reason in its words); empty answers are never judged', async () => {
   const before = sim.copilots.requests.length;
   const queries = [...QUERIES, { id: 't4-c4', text: 'Is staking ETH on Lido safe?', task: 'T4', category: 'C4' }];
   const run = await providerRun('quota-copilot', {
@@ -31,14 +31,15 @@ test('an out-of-credit copilot is asked at most a dozen times; its responses say
     ],
     queries,
   });
-  expect(run.status).toBe('completed');
+  expect(run.paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^copilot Broke out of quota or credit: .*You exceeded your current quota/) });
   const asked = sim.copilots.requests.slice(before).filter((r) => r.model === 'sim-quota').length;
   expect(asked).toBeGreaterThan(0);
   expect(asked).toBeLessThanOrEqual(12);
   const broke = run.responses.filter((r) => r.copilot === 'Broke');
-  expect(broke.map((r) => [r.status, r.errorKind])).toEqual(queries.map(() => ['failed', 'quota']));
+  expect(broke.length).toBeGreaterThan(0);
+  expect(broke.map((r) => [r.status, r.errorKind])).toEqual(broke.map(() => ['failed', 'quota']));
   expect(broke[0].errorMessage).toMatch(/quota.*You exceeded your current quota/);
-  expect(run.responses.filter((r) => r.copilot === 'Empty').map((r) => r.status)).toEqual(queries.map(() => 'failed'));
+  expect(run.responses.filter((r) => r.copilot === 'Empty').every((r) => r.status === 'failed')).toBe(true);
   expect(run.judgments).toEqual([]);
   expect(run.elapsedMs).toBeLessThan(30_000);
 }, 120_000);

@@ -70,7 +70,7 @@ test('a FastAPI-style error reaches results.csv in its own words', async () => {
   expect(run.elapsedMs).toBeLessThan(30_000);
 }, 120_000);
 
-test('an out-of-credit judge is asked at most a dozen times; the run says "quota"', async () => {
+test('an out-of-credit judge pauses the run at its first quota failure: asked at most a dozen times, the run says "quota" in the provider\'s words', async () => {
   const before = sim.judge.requests.length;
   const queries = [...QUERIES, { id: 't4-c4', text: 'Is staking ETH on Lido safe?', task: 'T4', category: 'C4' }];
   const run = await providerRun('quota-judge', {
@@ -81,7 +81,9 @@ test('an out-of-credit judge is asked at most a dozen times; the run says "quota
   const asked = sim.judge.requests.slice(before).filter((r) => r.model === 'sim-quota').length;
   expect(asked).toBeGreaterThan(0);
   expect(asked).toBeLessThanOrEqual(12);
-  expect(run.judgments).toHaveLength(8);
+  expect(run.paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^the judge out of quota or credit: .*You exceeded your current quota/) });
+  expect(run.judgments.length).toBeGreaterThan(0);
+  expect(run.judgments.length).toBeLessThanOrEqual(8);
   for (const j of run.judgments) {
     expect(j.status).toBe('failed');
     expect(j.error).toMatch(/quota.*You exceeded your current quota/);

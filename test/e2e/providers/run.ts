@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { benchmarkRun } from '../../../workflows';
+import { benchmarkRun, progressQuery } from '../../../workflows';
+import type { PauseState } from '../../../workflows/runControl';
 import { runInput } from '../../../client/startRun';
 import { parseCsv } from '../../../core/csv';
 import { extractJson } from '../../../core/providers/extract';
@@ -23,6 +24,8 @@ export interface ProviderRun {
   history: string;
   llmCalls: Array<{ role: string; ok: boolean; errorKind: string | null }>;
   reportDir: string;
+  /** The run paused itself (its breaker: quota, an endpoint failing from the start): why. The test then cancelled it. */
+  paused?: PauseState;
 }
 
 /** One small LATTICE run against sim servers, the judge and copilots configured like a user would (provider: and keys). */
@@ -35,7 +38,22 @@ export async function providerRun(name: string, fields: { judge: Record<string, 
       const runId = `run-providers-${name}-${Date.now()}`;
       const started = Date.now();
       const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      // A run that pauses itself waits for a person; the test records why and cancels it.
+      let paused: PauseState | undefined;
+      const watching = (async () => {
+        for (;;) {
+          const progress = await handle.query(progressQuery).catch(() => undefined);
+          if (progress?.paused) {
+            paused = progress.paused;
+            await handle.cancel();
+            return;
+          }
+          if ((await handle.describe()).status.name !== 'RUNNING') return;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      })();
       const result = await handle.result().catch((error: unknown) => ({ failed: String(error) }));
+      await watching;
       const elapsedMs = Date.now() - started;
       const run = (await store.getRun(runId))!;
       const reportDir = 'reportPath' in result ? path.dirname(result.reportPath) : '';
@@ -50,6 +68,7 @@ export async function providerRun(name: string, fields: { judge: Record<string, 
         history: decodedHistory(await handle.fetchHistory()),
         llmCalls: (await store.llmCalls(runId)).map((c) => ({ role: c.role, ok: c.ok, errorKind: c.errorKind })),
         reportDir,
+        ...(paused ? { paused } : {}),
       };
     },
     env,

@@ -1,0 +1,51 @@
+import { runInput } from '../../client/startRun';
+import { startSimServer } from '../../sim/server';
+import { benchmarkRun, progressQuery } from '../../workflows';
+import { cliInProcess } from '../support/cliInProcess';
+import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
+import { scriptedLatticeJudge } from '../support/judges';
+
+/**
+ * The circuit breaker: a copilot whose first calls all fail for a non-transient reason (a wrong answerPath) pauses the
+ * run with the reason in the adapter's own words, instead of being called for the whole run.
+ */
+jest.setTimeout(120_000);
+
+test('a copilot failing from its first calls (wrong answerPath) pauses the run after 5 of them, saying why; the other copilot is not failed', async () => {
+  const judge = await startSimServer({ handler: scriptedLatticeJudge });
+  const copilots = await startSimServer({ latencyMs: 30 });
+  try {
+    await withWorker('breaker', async (world) => {
+      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+      const config = runConfig(tempDir(), {
+        protocol: 'lattice',
+        queries: latticeGrid(4, 5), // 20 queries
+        judge: { baseURL: judge.url, model: 'sim-judge' },
+        copilots: [
+          ...simCopilots(copilots.url, { Good: 'sim-terse' }).map((c) => ({ ...c, concurrency: 1 })),
+          { name: 'MyAPI', type: 'http', url: `${copilots.url}/chat/completions`, body: { model: 'sim-copilot', messages: [{ role: 'user', content: '{{query}}' }] }, answerPath: 'data.text', concurrency: 1 },
+        ],
+      });
+      const runId = `run-breaker-${Date.now()}`;
+      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      await until(async () => Boolean((await handle.query(progressQuery)).paused), 60_000);
+      const { paused } = await handle.query(progressQuery);
+      expect(paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^copilot MyAPI failing: copilot MyAPI: the reply has no answer at answerPath "data\.text" \(.*choices/) });
+      const status = JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
+      expect(status).toMatchObject({ status: 'paused', paused: { by: 'breaker' } });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const failed = (await world.store.responses(runId)).filter((r) => r.copilot === 'MyAPI');
+      // Its first five, and at most what was in flight when the breaker tripped: one start, which may carry a batch of
+      // up to 8 items (workflows/limits/batchSize.ts) — not the 20 of the whole run.
+      expect(failed.length).toBeGreaterThanOrEqual(5);
+      expect(failed.length).toBeLessThanOrEqual(5 + 8);
+      expect(failed.every((r) => r.status === 'failed' && r.errorKind === 'invalid_reply')).toBe(true);
+      expect((await world.store.responses(runId)).filter((r) => r.copilot === 'Good').every((r) => r.status === 'ok')).toBe(true);
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+    });
+  } finally {
+    await judge.close();
+    await copilots.close();
+  }
+});
