@@ -32,6 +32,8 @@ export interface StoredRunConfig {
   simulated: boolean;
   reuseJudgments?: boolean;
   pricing?: Pricing;
+  /** How long activities wait for an unreachable store (runs stored before it existed: the default, 30). */
+  storeOutageMinutes?: number;
 }
 
 /**

@@ -6,6 +6,7 @@ import { curateActivities } from './snapshotCurate';
 import { generateActivities } from './snapshotGenerate';
 import { refreshActivities } from './snapshotRefresh';
 import { studyActivities } from './study';
+import { outageTolerantStore } from './storeOutage';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
@@ -17,8 +18,12 @@ export function snapshotActivities(deps: ActivityDeps) {
   return { ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps) };
 }
 
-/** Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories. */
-export function createActivities(deps: ActivityDeps) {
+/**
+ * Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories.
+ * They reach the store through outageTolerantStore: an unreachable database is waited for, not charged to a copilot or judge.
+ */
+export function createActivities(given: ActivityDeps) {
+  const deps = { ...given, store: outageTolerantStore(given.store) };
   return { ...benchmarkActivities(deps), ...snapshotActivities(deps), ...studyActivities(deps) };
 }
 

@@ -37,6 +37,12 @@ const sharedKeys = {
   simulated: z.boolean().default(false),
   /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
   maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
+  storeOutageMinutes: z
+    .number()
+    .min(0)
+    .max(7 * 24 * 60)
+    .default(30)
+    .describe('How long a worker waits for an unreachable results store (e.g. PostgreSQL restarting) before an activity gives up; answers already received are held meanwhile, never re-asked or failed.'),
   /** Prices per million tokens, keyed by model (or copilot name for http/browser copilots): reports estimate the cost. */
   pricing: z
     .record(z.string(), z.object({ inputPerMTok: z.number().min(0), outputPerMTok: z.number().min(0), cachedInputPerMTok: z.number().min(0).optional() }).strict())
