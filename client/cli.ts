@@ -19,6 +19,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['server', () => (require('./commands/services') as Commands).serverCommand],
   ['sim', () => (require('./commands/services') as Commands).simCommand],
   ['demo', () => (require('./commands/demo') as typeof import('./commands/demo')).demoCommand],
+  ['retry', () => (require('./commands/retry') as typeof import('./commands/retry')).retryCommand],
   ['rejudge', () => (require('./commands/rejudge') as typeof import('./commands/rejudge')).rejudgeCommand],
   ['compare', () => (require('./commands/compare') as typeof import('./commands/compare')).compareCommand],
   ['runs', () => (require('./commands/runs') as typeof import('./commands/runs')).runsCommand],

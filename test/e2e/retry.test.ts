@@ -1,0 +1,48 @@
+import { planRetry } from '../../client/retry';
+import { runInput } from '../../client/startRun';
+import { benchmarkRun } from '../../workflows';
+import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
+import { scriptedLatticeJudge } from '../support/judges';
+import { simServersForFile } from '../support/sims';
+
+/** Copilot Bolt refuses the queries in `broken` (HTTP 400: not retried, recorded as failed) until the test mends it. */
+const broken = new Set(['t1-c1', 't2-c3']);
+const queryIdOf = (body: any) => latticeGrid(4, 5).find((q) => JSON.stringify(body.messages).includes(q.text as string))?.id as string;
+const sim = simServersForFile({
+  judge: { handler: scriptedLatticeJudge },
+  copilots: { handler: (body) => (body.model === 'sim-terse' && broken.has(queryIdOf(body)) ? { status: 400, body: JSON.stringify({ error: { message: 'bad day' } }) } : undefined) },
+});
+
+test('judgeflow retry --failed: the failed answers are asked again and judged, on the same run; nothing else is repeated', async () => {
+  await withWorker('retry', async ({ client, taskQueue, store }) => {
+    const dir = tempDir('jf-retry-');
+    const cfg = runConfig(dir, { protocol: 'lattice', queries: latticeGrid(4, 5), judge: { baseURL: sim.judge.url, model: 'judge-retry' }, copilots: simCopilots(sim.copilots.url, { Ace: 'sim-thorough', Bolt: 'sim-terse' }) });
+    const runId = `run-retry-${Date.now()}`;
+    await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] })).result();
+    const failed = (await store.responses(runId)).filter((r) => r.status === 'failed');
+    expect(failed.map((r) => `${r.queryId}/${r.copilot}/${r.errorKind}`).sort()).toEqual(['t1-c1/Bolt/http', 't2-c3/Bolt/http']);
+    const askedBefore = sim.copilots.requests.length;
+    const judgedBefore = sim.judge.requests.length;
+
+    // Nothing matches another copilot or kind: nothing is reopened.
+    expect((await planRetry(store, runId, { copilot: 'Ace' })).reopened.responses).toEqual([]);
+    expect((await planRetry(store, runId, { kind: 'timeout' })).reopened.responses).toEqual([]);
+    await expect(planRetry(store, runId, { copilot: 'Nobody' })).rejects.toThrow(/has no copilot "Nobody"/);
+
+    broken.clear();
+    const plan = await planRetry(store, runId, { copilot: 'Bolt', kind: 'http' });
+    expect(plan.reopened.responses).toHaveLength(2);
+    expect((await store.getRun(runId))!.status).toBe('running');
+    await expect(planRetry(store, runId, {})).rejects.toThrow(/still running/);
+    await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: plan.workflowId, args: [plan.input] })).result();
+
+    expect((await store.getRun(runId))!.status).toBe('completed');
+    expect((await store.responses(runId)).filter((r) => r.status !== 'ok')).toEqual([]);
+    expect((await store.judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(40);
+    // Exactly the two failed items were asked again, and only their answers judged.
+    expect(sim.copilots.requests.slice(askedBefore).map((r) => `${queryIdOf(r.body)}/${r.model}`).sort()).toEqual(['t1-c1/sim-terse', 't2-c3/sim-terse']);
+    // Only those two answers went to the judge. (A fresh execution of this branch's workflow may judge each of them
+    // twice, its planned items racing the newly ready ones; the engine's resumeFromStore plans from what the store holds.)
+    expect(new Set(sim.judge.requests.slice(judgedBefore).map((r) => queryIdOf(r.body)))).toEqual(new Set(['t1-c1', 't2-c3']));
+  });
+});
