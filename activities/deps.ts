@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { JudgeConfig, PanelJudgeConfig, PanelOptions } from '../core/judgeConfig';
+import { minJudgesOf, type JudgeConfig, type PanelJudgeConfig, type PanelOptions } from '../core/judgeConfig';
 import type { ModelEndpoint } from '../core/llm';
 import { consensusJudgments, type PanelAggregate } from '../core/consensus';
 import type { StoredJudgment } from '../core/types';
@@ -73,7 +73,12 @@ export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): Ru
  * its successful samples, then the panel's aggregate (see core/consensus.ts).
  */
 export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
-  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig));
+  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig), panelMinJudges(run.config as StoredRunConfig));
+}
+
+/** How many judges of the run must give a verdict on a unit for it to have one (see minJudgesOf). */
+export function panelMinJudges(config: Pick<StoredRunConfig, 'panel' | 'judges'>): number {
+  return config.judges ? minJudgesOf(config.panel, config.judges.length) : 1;
 }
 
 /** How a panel's judges are combined into the reported score (a single judge: its own mean). */

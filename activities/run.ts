@@ -19,7 +19,7 @@ import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
-import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, panelMinJudges, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
@@ -257,7 +257,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     run,
     queries: await store.snapshotQueries(run.snapshotId),
     responses: await store.responses(runId),
-    judgments: consensusJudgments(verdicts, panelAggregate(run.config)),
+    judgments: consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config)),
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
@@ -275,6 +275,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     judges: (run.config.judges ?? []).map(({ name, model, family }) => ({ name, model, ...(family ? { family } : {}) })),
     copilotFamilies: Object.fromEntries(run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family])),
     aggregate: panelAggregate(run.config),
+    minJudges: panelMinJudges(run.config),
     scoreKey: protocol.scoreKey,
   });
   if (panel) files.json.panel = panel;

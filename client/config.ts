@@ -55,6 +55,8 @@ export const runConfigSchema = z
   .superRefine((c, ctx) => {
     if (!c.judge === !c.judges)
       ctx.addIssue({ code: 'custom', path: c.judge ? ['judges'] : ['judge'], message: c.judge ? 'give either judge: (one judge) or judges: (a panel), not both' : 'missing: give judge: (one judge) or judges: (a panel of two or more)' });
+    if (c.panel?.minJudges !== undefined && c.judges && c.panel.minJudges > c.judges.length)
+      ctx.addIssue({ code: 'custom', path: ['panel', 'minJudges'], message: `panel.minJudges is ${c.panel.minJudges}, but the panel has ${c.judges.length} judges; at most ${c.judges.length}` });
     if (c.panel && !c.judges) ctx.addIssue({ code: 'custom', path: ['panel'], message: 'panel: options apply to judges: (a panel); with one judge use judge.samples' });
     for (const { index, first } of caseInsensitiveDuplicates((c.judges ?? []).map((j) => j.name)))
       ctx.addIssue({ code: 'custom', path: ['judges', index, 'name'], message: `duplicate judge name "${c.judges![index].name}" (judges[${first}] is "${c.judges![first].name}"); every panel member needs its own name` });

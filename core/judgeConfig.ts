@@ -44,7 +44,23 @@ export const panelJudgeSchema = z
   .strict();
 
 /** How a panel's verdicts combine: `aggregate` over judges of each judge's mean over its `samples`. */
-export const panelOptionsSchema = z.object({ aggregate: z.enum(['mean', 'median']).default('mean'), samples: samplesSchema }).strict();
+export const panelOptionsSchema = z
+  .object({
+    aggregate: z.enum(['mean', 'median']).default('mean'),
+    samples: samplesSchema,
+    minJudges: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('How many judges must give a verdict on a unit for it to have a panel score (default: a majority of the panel); units with fewer are missing data.'),
+  })
+  .strict();
+
+/** A panel's quorum: `panel.minJudges`, else a majority of its `judges` judges (a single judge: 1). */
+export function minJudgesOf(panel: { minJudges?: number } | undefined, judges: number): number {
+  return panel?.minJudges ?? Math.floor(judges / 2) + 1;
+}
 
 export type JudgeConfig = z.infer<typeof judgeConfigSchema>;
 export type PanelJudgeConfig = z.infer<typeof panelJudgeSchema>;

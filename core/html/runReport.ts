@@ -2,6 +2,7 @@
  * Pieces every run's report.html shares, whatever the protocol: the header (what was run, how), the cost
  * section and the drill-down data. Protocol modules add their own charts between them.
  */
+import { PANEL_QUORUM_ERROR } from '../consensus';
 import type { CostLine, CostSummary } from '../cost';
 import type { ReportInput } from '../protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../types';
@@ -178,7 +179,8 @@ export function failureKinds(copilots: string[], responses: StoredResponse[], ju
     counts[c][k] = (counts[c][k] ?? 0) + 1;
   };
   for (const r of responses) if (r.status !== 'ok') add(r.copilot, r.status === 'missing' ? 'response missing' : `response ${r.errorKind ?? 'failed'}`);
-  for (const j of judgments) if (j.status === 'failed') add(j.copilot, /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
+  for (const j of judgments)
+    if (j.status === 'failed') add(j.copilot, j.error?.startsWith(PANEL_QUORUM_ERROR) ? 'panel: too few judges' : /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
   const kinds = [...new Set(Object.values(counts).flatMap((k) => Object.keys(k)))].sort();
   return { kinds, counts };
 }
