@@ -32,6 +32,8 @@ export interface StoredRunConfig {
   simulated: boolean;
   reuseJudgments?: boolean;
   pricing?: Pricing;
+  /** Longest answer the judge is sent (runs stored before it existed: DEFAULT_MAX_ANSWER_CHARS). */
+  maxAnswerChars?: number;
   /** How long activities wait for an unreachable store (runs stored before it existed: the default, 30). */
   storeOutageMinutes?: number;
 }

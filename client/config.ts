@@ -37,6 +37,13 @@ const sharedKeys = {
   simulated: z.boolean().default(false),
   /** A query (with its history and context) longer than this is sent anyway, with a warning at load. */
   maxQueryChars: z.number().int().min(1).max(QUERY_CHARS_HARD_LIMIT).default(20_000),
+  maxAnswerChars: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(50_000_000)
+    .default(200_000)
+    .describe('Longest copilot answer sent to the judge (and shown per row in report.html); a longer answer is stored and exported whole, truncated for the judge with a note saying so.'),
   storeOutageMinutes: z
     .number()
     .min(0)
