@@ -30,7 +30,7 @@ test('maxAnswerChars: a longer answer is stored and exported whole, the judge is
       expect(text).toContain('[answer truncated: 12,003 characters, the first 1,000 shown (maxAnswerChars); the judge saw only this part]');
     }
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
-    expect(report.truncatedForJudge).toEqual(queries.map((q) => ({ queryId: q.id, copilot: 'Huge', chars: 12_003 })).sort((a, b) => a.queryId.localeCompare(b.queryId)));
+    expect(report.truncatedForJudge).toEqual(queries.map((q) => ({ queryId: q.id as string, copilot: 'Huge', chars: 12_003 })).sort((a, b) => a.queryId.localeCompare(b.queryId)));
     const runFolder = path.dirname(result.reportPath);
     expect(fs.readFileSync(path.join(runFolder, 'report.md'), 'utf8')).toContain('## Answers truncated for the judge');
     const lines = fs.readFileSync(path.join(runFolder, 'responses.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
