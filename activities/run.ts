@@ -14,6 +14,7 @@ import { reliability } from '../core/reliability';
 import { panelFigures } from '../core/panel';
 import { judgingMarkdown } from '../core/judgingReport';
 import { summariseCost } from '../core/cost';
+import { failureReasons } from '../core/failureReasons';
 import type { StoredResponse } from '../core/types';
 import { contentHash } from '../core/hashing';
 import { InputError } from '../core/inputError';
@@ -320,6 +321,8 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
+  const reasons = failureReasons(input.responses, input.judgments);
+  if (reasons.length) files.json.failureReasons = reasons;
   const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
   if (truncated.length) files.json.truncatedForJudge = truncated;
   files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined)].join('\n');

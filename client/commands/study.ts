@@ -44,7 +44,7 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   const host = (values.host as string | undefined) ?? '127.0.0.1';
   const port = wholeNumber(values, 'port', 8787)!;
   const forwarder = new SubmissionForwarder(store, () => connectClient(), { log: (l) => console.error(l) });
-  const server = createStudyApp({ store, onSubmitted: () => forwarder.kick() });
+  const server = createStudyApp({ store, onSubmitted: () => forwarder.kick(), host });
   const url = await listen(server, host, port);
   forwarder.start();
   console.log(`Annotation app at ${url}/annotate (annotators open their personal links); JSON API under ${url}/api/. Ctrl-C to stop.`);
@@ -148,7 +148,7 @@ export const studyCommand: Command = {
         if (s.status === 'closed') throw new InputError(`study ${s.name} is already closed`);
         const client = await connectClient();
         try {
-          const result = await closeStudyWorkflow(client, s);
+          const result = await closeStudyWorkflow(client, s, { log: (line) => console.error(line) });
           console.log(`Study ${s.name} closed: ${result.recorded} answers recorded by the workflow (${result.recordedAtClose} picked up at close).`);
         } finally {
           await client.connection.close();

@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import { planRetry } from '../../client/retry';
+import { cliInProcess } from '../support/cliInProcess';
 import { runInput } from '../../client/startRun';
 import { benchmarkRun } from '../../workflows';
 import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
@@ -14,11 +16,18 @@ const sim = simServersForFile({
 });
 
 test('judgeflow retry --failed: the failed answers are asked again and judged, on the same run; nothing else is repeated', async () => {
-  await withWorker('retry', async ({ client, taskQueue, store }) => {
+  await withWorker('retry', async ({ client, taskQueue, store, storeFile }) => {
     const dir = tempDir('jf-retry-');
     const cfg = runConfig(dir, { protocol: 'lattice', queries: latticeGrid(4, 5), judge: { baseURL: sim.judge.url, model: 'judge-retry' }, copilots: simCopilots(sim.copilots.url, { Ace: 'sim-thorough', Bolt: 'sim-terse' }) });
     const runId = `run-retry-${Date.now()}`;
-    await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] })).result();
+    const first = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] })).result();
+    // Why they failed: in report.json, report.md, report.html and `judgeflow status`, one line per kind with its count.
+    const report = JSON.parse(fs.readFileSync(first.reportPath, 'utf8'));
+    expect(report.failureReasons).toEqual([{ kind: 'answer http', count: 2, message: expect.stringContaining('answered HTTP 400'), example: { queryId: expect.any(String), copilot: 'Bolt' } }]);
+    expect(fs.readFileSync(first.reportPath.replace('report.json', 'report.md'), 'utf8')).toMatch(/## Why items failed[\s\S]*\| answer http \| 2 \|/);
+    expect(fs.readFileSync(first.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain('id="failure-reasons"');
+    const status = await cliInProcess(['status', runId], { JUDGEFLOW_STORE: storeFile });
+    expect(status.stdout).toMatch(/Why items failed:\n  2 × answer http \(e\.g\. t\d-c\d \/ Bolt\): copilot Bolt answered HTTP 400/);
     const failed = (await store.responses(runId)).filter((r) => r.status === 'failed');
     expect(failed.map((r) => `${r.queryId}/${r.copilot}/${r.errorKind}`).sort()).toEqual(['t1-c1/Bolt/http', 't2-c3/Bolt/http']);
     const askedBefore = sim.copilots.requests.length;
