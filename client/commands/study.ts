@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ResultsStore } from '../../core/store';
-import { openStore } from '../../stores';
+import { openExistingStore, openStore, storeLocation } from '../../stores';
 import { writeTextAtomic } from '../../core/files';
 import { InputError } from '../../core/inputError';
 import { createWorker } from '../../worker/createWorker';
@@ -182,17 +182,24 @@ export const studyCommand: Command = {
         return 0;
       }
       case 'list': {
-        for (const s of await (await store()).studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
+        // Read-only: a fresh home has no store, and so no studies; nothing is created to say so.
+        const existing = await openExistingStore();
+        if (!existing) {
+          console.error(`No studies: there is no results store at ${storeLocation()} yet.`);
+          return 0;
+        }
+        for (const s of await existing.studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
         return 0;
       }
       case 'status': {
-        const st = (await store());
+        const st = await openExistingStore();
+        if (!st) throw new InputError(`no study named ${name ?? '(none given)'}: there is no results store at ${storeLocation()} yet (see judgeflow study create)`);
         const s = await requireStudy(st, name);
         const subs = await st.studies.submissions(s.name);
         const annotations = await st.studies.annotations(s.name);
         const assignments = (await st.studies.studyAssignments(s.name)).filter((a) => a.slot >= 0);
         const status = { study: s.name, status: s.status, assignments: assignments.length, answered: annotations.filter((a) => a.source === 'app').length, imported: annotations.filter((a) => a.source === 'import').length, pending: subs.filter((x) => x.status === 'pending').length, annotators: (await st.studies.annotators(s.name)).length, deadline: s.spec.deadline, events: await st.studies.studyEvents(s.name) };
-        console.log(values.json ? JSON.stringify(status) : `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotators, ${status.pending} waiting for the workflow, ${status.imported} imported`);
+        console.log(values.json ? JSON.stringify(status) : `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotator${status.annotators === 1 ? '' : 's'}, ${status.pending} waiting for the workflow, ${status.imported} imported`);
         return 0;
       }
       default:
