@@ -30,6 +30,7 @@ import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
+import { servedBySimulator } from './simulated';
 import { runBatch, type BatchResult } from './batches';
 
 export function runActivities(deps: ActivityDeps) {
@@ -114,6 +115,7 @@ export function runActivities(deps: ActivityDeps) {
         }
         const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
         await store.putRubric(rubric.version, protocol.id, rubric.content);
+        const simulated = config.simulated || (await servedBySimulator(config));
         await store.createRun({
           runId: input.runId,
           protocol: protocol.id,
@@ -123,7 +125,7 @@ export function runActivities(deps: ActivityDeps) {
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
-          config: { ...config, reuseJudgments: input.reuseJudgments ?? false },
+          config: { ...config, simulated, reuseJudgments: input.reuseJudgments ?? false },
         });
       });
       const run = await requireRun(deps, input.runId);

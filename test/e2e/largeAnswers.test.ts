@@ -32,12 +32,17 @@ test('maxAnswerChars: a longer answer is stored and exported whole, the judge is
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     expect(report.truncatedForJudge).toEqual(queries.map((q) => ({ queryId: q.id as string, copilot: 'Huge', chars: 12_003 })).sort((a, b) => a.queryId.localeCompare(b.queryId)));
     const runFolder = path.dirname(result.reportPath);
+    // The config never said so, but the simulator's answers carry its header: every format says SIMULATED.
+    expect(cfg.simulated).toBe(false);
+    expect(report.simulated).toBe(true);
+    expect(fs.readFileSync(path.join(runFolder, 'report.md'), 'utf8')).toContain('**Simulated run.**');
     expect(fs.readFileSync(path.join(runFolder, 'report.md'), 'utf8')).toContain('## Answers truncated for the judge');
     const lines = fs.readFileSync(path.join(runFolder, 'responses.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.copilot === 'Huge').map((l) => l.text)).toEqual(Array(queries.length).fill(HUGE));
     // The page shows each answer cut to maxAnswerChars too; responses.jsonl has it whole.
     const html = fs.readFileSync(path.join(runFolder, 'report.html'), 'utf8');
     expect(html).toContain('responses.jsonl has it whole');
+    expect(html).toContain('<strong>Simulated run.</strong>');
     expect(html).not.toContain(HUGE);
     // Nothing but the run folder in the output directory: the report's temporary directory was renamed into place.
     expect(fs.readdirSync(path.dirname(runFolder))).toEqual([runId]);
