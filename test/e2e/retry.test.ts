@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { planRetry } from '../../client/retry';
 import { cliInProcess } from '../support/cliInProcess';
 import { runInput } from '../../client/startRun';
@@ -54,4 +56,39 @@ test('judgeflow retry --failed: the failed answers are asked again and judged, o
     // twice, its planned items racing the newly ready ones; the engine's resumeFromStore plans from what the store holds.)
     expect(new Set(sim.judge.requests.slice(judgedBefore).map((r) => queryIdOf(r.body)))).toEqual(new Set(['t1-c1', 't2-c3']));
   });
+});
+
+test('a copilot whose ${VAR} the worker lacks: a configuration failure, not the copilot’s; retry --failed --kind config redoes it once set', async () => {
+  const server = http.createServer((req, res) => {
+    req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answer: `answered with ${req.headers['x-api-key'] ? 'a key' : 'no key'}` })));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/ask`;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.JF_RETRY_KEY;
+  try {
+    await withWorker(
+      'retry-config',
+      async ({ client, taskQueue, store }) => {
+        const dir = tempDir('jf-retry-config-');
+        const cfg = runConfig(dir, { protocol: 'lattice', queries: latticeGrid(1, 2), judge: { baseURL: sim.judge.url, model: 'judge-retry' }, copilots: [{ name: 'Keyed', type: 'http', url, headers: { 'X-Api-Key': '${JF_RETRY_KEY}' }, body: { q: '{{query}}' }, answerPath: 'answer' }] });
+        const runId = `run-retry-config-${Date.now()}`;
+        await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+        const failed = await store.responses(runId);
+        expect(failed.map((r) => [r.status, r.errorKind])).toEqual([['failed', 'config'], ['failed', 'config']]);
+        expect(failed[0].errorMessage).toMatch(/references \$\{JF_RETRY_KEY\}, but the environment variable JF_RETRY_KEY is not set in this worker's environment/);
+        expect((await store.llmCalls(runId)).filter((c) => c.role === 'copilot')).toEqual([]); // nothing was asked or charged
+
+        env.JF_RETRY_KEY = 'set-now-0123';
+        const plan = await planRetry(store, runId, { kind: 'config' });
+        expect(plan.reopened.responses).toHaveLength(2);
+        await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: plan.workflowId, args: [plan.input] });
+        expect((await store.responses(runId)).map((r) => [r.status, r.text])).toEqual([['ok', 'answered with a key'], ['ok', 'answered with a key']]);
+      },
+      env,
+    );
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 });
