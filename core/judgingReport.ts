@@ -4,13 +4,14 @@ import { HEADER as RELIABILITY_HEADER, reliabilityMarkdown, reliabilitySections,
 import { sheet } from './xlsx';
 import type { FailureReason } from './failureReasons';
 import { table } from './markdown';
+import { statsSections } from './statsMarkdown';
 import { dataTable, esc } from './html/page';
 import type { Reliability } from './reliability';
 import type { Panel } from './panel';
 import { panelMarkdown, panelSections, tables as panelTables } from './panelReport';
 
 export function judgingSections(report: Record<string, unknown>): Array<[string, string, string]> {
-  return [...failureSections(report), ...panelSections(report), ...reliabilitySections(report)];
+  return [...statsSections(report), ...failureSections(report), ...panelSections(report), ...reliabilitySections(report)];
 }
 
 export function judgingMarkdown(report: Record<string, unknown>): string[] {

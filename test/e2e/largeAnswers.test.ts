@@ -43,6 +43,13 @@ test('maxAnswerChars: a longer answer is stored and exported whole, the judge is
     const html = fs.readFileSync(path.join(runFolder, 'report.html'), 'utf8');
     expect(html).toContain('responses.jsonl has it whole');
     expect(html).toContain('<strong>Simulated run.</strong>');
+    // report.html has what report.md has: the separability pairs with their p-values, and the length-bias section.
+    expect(html).toContain('id="separability-pairs"');
+    expect(html).toContain('id="length-bias"');
+    const md = fs.readFileSync(path.join(runFolder, 'report.md'), 'utf8');
+    const pairRow = md.split('\n').find((l) => /^\| (Huge|Small) \| (Huge|Small) \|/.test(l))!;
+    const pValue = pairRow.split(' | ')[4];
+    expect(html).toMatch(new RegExp(`<td[^>]*>${pValue.replace(/[.*+?^${}()|[\]\\<]/g, '\\$&')}</td>`));
     expect(html).not.toContain(HUGE);
     // Nothing but the run folder in the output directory: the report's temporary directory was renamed into place.
     expect(fs.readdirSync(path.dirname(runFolder))).toEqual([runId]);
