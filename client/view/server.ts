@@ -56,6 +56,7 @@ const NAV = (active: string) =>
     ['/', 'Runs'],
     ['/snapshots', 'Snapshots'],
     ['/schedules', 'Schedules'],
+    ['/studies', 'Studies'],
   ]
     .map(([href, label]) => `<li><a href="${href}"${label === active ? ' aria-current="page"' : ''}>${label}</a></li>`)
     .join('')}</ul></nav>`;
@@ -173,6 +174,22 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     return false;
   }
 
+  /** Human preference studies, and each one's report (the figures study.md has, computed from the store now). */
+  async function studiesPage(): Promise<string> {
+    const studies = await store.studies.listStudies();
+    const table = dataTable('Studies, newest first', ['study', 'run', 'status', 'created', 'deadline'], studies.map((s) => [s.name, s.runId, s.status, s.createdAt, s.spec.deadline ?? '–']));
+    const links = studies.length ? `<ul>${studies.map((s) => `<li><a href="/studies/${encodeURIComponent(s.name)}">${esc(s.name)}: report</a></li>`).join('')}</ul>` : '<p>No studies in this store (see judgeflow study create).</p>';
+    return page('Studies', 'Studies', section('studies', 'Human preference studies', table + links));
+  }
+
+  async function studyPage(name: string): Promise<string> {
+    const study = await store.studies.getStudy(name);
+    if (!study) throw new NotFound(`no study ${name} in ${store.location}`);
+    const { studyFigures, studyMarkdown } = require('../study/report') as typeof import('../study/report');
+    const markdown = studyMarkdown(await studyFigures(store, study));
+    return page(`Study ${name}`, 'Studies', `<p><a href="/studies">← all studies</a></p>` + section('study', `Study ${name}`, `<pre class="study-report">${esc(markdown)}</pre>`, 'The report as study.md has it (judgeflow study report writes it with study.json and study.xlsx).'));
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (!hostAllowed(req, boundHost, boundPort())) return send(res, 421, 'text/plain', `judgeflow view answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'judgeflow view is read-only', { allow: 'GET, HEAD' });
@@ -206,6 +223,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     }
     if (p === '/snapshots') return sendHtml(res, await snapshotsPage());
     if (p === '/schedules') return sendHtml(res, await schedulesPage());
+    if (p === '/studies') return sendHtml(res, await studiesPage());
+    const studyMatch = /^\/studies\/([^/]+)$/.exec(p);
+    if (studyMatch) return sendHtml(res, await studyPage(decodeURIComponent(studyMatch[1])));
     throw new NotFound(`nothing at ${p}`);
   }
 

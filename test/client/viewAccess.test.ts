@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import { startViewServer, STREAM_REPORTS_ABOVE_BYTES, type ViewServer } from '../../client/view/server';
 import { cliInProcess } from '../support/cliInProcess';
 import { tempDir } from '../support/harness';
+import { writeFinishedRun } from '../support/studyRun';
+import { designStudy } from '../../client/study/create';
 import { openNew } from '../../stores';
 import type { ResultsStore } from '../../core/store';
 
@@ -75,4 +77,19 @@ test('a report larger than the streaming bound is served from the report.html th
   expect(page.body).toContain('<header class="page-header"><p><a href="/">← all runs</a>');
   expect(page.body.length).toBeGreaterThan(STREAM_REPORTS_ABOVE_BYTES);
   expect(page.body.endsWith('</body></html>')).toBe(true);
+});
+
+test('the view lists studies and shows each one’s report', async () => {
+  await writeFinishedRun(store, 'run-study-view', tempDir('jf-view-study-'));
+  await designStudy(store, { runId: 'run-study-view', name: 'pref', perItem: 1, seed: 'view' });
+  const view = await startViewServer({ store, port: 0 });
+  servers.push(view);
+  const list = await get(`${view.url}studies`);
+  expect(list.status).toBe(200);
+  expect(list.body).toContain('href="/studies/pref"');
+  const report = await get(`${view.url}studies/pref`);
+  expect(report.status).toBe(200);
+  expect(report.body).toContain('# Human preference study pref');
+  expect(report.body).toContain('0 annotations by 0 annotators');
+  expect((await get(`${view.url}studies/nope`)).status).toBe(404);
 });
