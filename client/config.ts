@@ -17,6 +17,8 @@ import { protocolFor, protocols } from '../rubrics';
  */
 /** Beyond this a query is refused whatever maxQueryChars says: it would be sent to every copilot and every judge call. */
 export const QUERY_CHARS_HARD_LIMIT = 200_000;
+/** A rubric (its prompt files) larger than this is loaded with a warning: every judge call carries it. */
+const RUBRIC_WARN_CHARS = 200_000;
 
 const sharedKeys = {
   protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]),
@@ -135,7 +137,10 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   const raw = loadDataFile(z.unknown(), where, 'config');
   const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
-  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubricChars = JSON.stringify(rubric.content).length;
+  if (rubricChars > RUBRIC_WARN_CHARS)
+    warn(`warning: ${config.rubric ?? protocol.defaultRubricDir}: the rubric's prompt files come to ${rubricChars.toLocaleString('en')} characters, and every judge call sends them (the published rubrics are a few thousand); check that the right files are named`);
   const queries = protocol.parseQueries(config.queries);
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
   validateCopilots(config, where);

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cliInProcess } from '../support/cliInProcess';
 import { tempDir } from '../support/harness';
+import { copyRubric } from '../support/rubricCopy';
+import { loadRunConfig } from '../../client/config';
 
 /** A config and a LATTICE query file in a fresh directory; `lines` are the query file's lines (Buffers for raw bytes). */
 function setup(lines: Array<string | Buffer>, config = '') {
@@ -41,4 +43,14 @@ describe('bad bytes and bad ids in input files: exit 2, naming the file and the 
     expect(result.stderr).toMatch(/queries\.jsonl: query 2: the id/);
     expect(result.stderr).toMatch(message);
   });
+});
+
+test('a huge prompt file in the rubric is loaded with a warning (every judge call would carry it)', async () => {
+  const { file } = setup([query('q1')]);
+  const rubric = copyRubric('lattice');
+  fs.appendFileSync(path.join(rubric, 'judge-system.md'), `\n${'Be thorough. '.repeat(30_000)}`);
+  fs.appendFileSync(file, `rubric: ${rubric}\n`);
+  const warnings: string[] = [];
+  loadRunConfig(file, (m) => warnings.push(m));
+  expect(warnings.join('\n')).toMatch(/the rubric's prompt files come to [\d,]+ characters, and every judge call sends them/);
 });
