@@ -14,6 +14,11 @@ import type { CallOutcome, ItemFailure, SendSlot } from '../workflows/types';
 import { runBatch, type BatchResult } from './callBatch';
 
 const adapters = new Map<string, CopilotAdapter>();
+/**
+ * Answers this worker received but could not store (the results store stayed unreachable past the run's
+ * storeOutageMinutes): the activity's next attempt here stores the answer it holds instead of paying for it again.
+ */
+const heldAnswers = new Map<string, { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean }>();
 
 export function collectActivities(deps: ActivityDeps) {
   /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
@@ -70,31 +75,43 @@ export function collectActivities(deps: ActivityDeps) {
     // Cancelling the run aborts the request or closes the page within a heartbeat, not after the copilot's timeout.
     const cancellation = cancellationSignal();
     const signal = AbortSignal.any([timeout.signal, cancellation]);
+    const key = `${input.runId}\u0000${input.queryId}\u0000${input.copilot}`;
     try {
-      // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
-      const adapter = adapterOf(run, config);
-      const query = await store.snapshotQuery(run.snapshotId, input.queryId);
-      const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
-      const finished = new Date();
+      // An answer this worker already has (its storing failed: the store was unreachable too long) is stored, not asked again.
+      let held = heldAnswers.get(key);
+      if (!held) {
+        // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
+        const adapter = adapterOf(run, config);
+        const query = await store.snapshotQuery(run.snapshotId, input.queryId);
+        const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
+        clearTimeout(timer); // the copilot has answered: waiting for the store is not the copilot timing out
+        held = { answer, started, finished: new Date(), callRecorded: false };
+        heldAnswers.set(key, held);
+      }
+      const { answer, finished } = held;
+      const latencyMs = finished.getTime() - held.started.getTime();
       const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
-      await recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: answer.usage });
+      if (!held.callRecorded) await recordCall({ ok: true, errorKind: null, latencyMs, usage: answer.usage });
+      held.callRecorded = true;
       // Context can be megabytes of tool output: kept up to the limit, the cut marked (reports count and show it).
       const kept = limitContext(answer.context, run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS);
       if (kept.truncated) activityWarn(`copilot ${input.copilot}: context of query ${input.queryId} cut to ${run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS} characters (grounding.maxContextChars)`);
       await store.putResponse({
         ...base,
+        startedAt: held.started.toISOString(),
         status: 'ok',
         text: answer.text,
         raw: answer.raw ?? null,
         html: answer.html ?? null,
         finishedAt: imported ? (answer.writtenAt ?? null) : finished.toISOString(),
-        latencyMs: imported ? null : finished.getTime() - started.getTime(),
+        latencyMs: imported ? null : latencyMs,
         errorKind: null,
         errorMessage: null,
         conversationId: answer.conversationId ?? null,
         context: kept.context,
         ...(answer.sources?.length ? { sources: answer.sources } : {}),
       });
+      heldAnswers.delete(key);
       const tokens = (answer.usage?.promptTokens ?? 0) + (answer.usage?.completionTokens ?? 0);
       return { status: 'ok', outcome: { tokens: tokens || undefined, rateLimit: answer.rateLimit } };
     } catch (thrown) {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { JudgeConfig, PanelJudgeConfig, PanelOptions } from '../core/judgeConfig';
+import { minJudgesOf, type JudgeConfig, type PanelJudgeConfig, type PanelOptions } from '../core/judgeConfig';
 import type { ModelEndpoint } from '../core/llm';
 import { consensusJudgments, type PanelAggregate } from '../core/consensus';
 import type { StoredJudgment } from '../core/types';
@@ -36,6 +36,10 @@ export interface StoredRunConfig {
   grounding?: GroundingConfig;
   /** The grounding rubric version the run checks with (stored by prepareRun when `grounding` is set). */
   groundingVersion?: string;
+  /** Longest answer the judge is sent (runs stored before it existed: DEFAULT_MAX_ANSWER_CHARS). */
+  maxAnswerChars?: number;
+  /** How long activities wait for an unreachable store (runs stored before it existed: the default, 30). */
+  storeOutageMinutes?: number;
 }
 
 /**
@@ -75,7 +79,12 @@ export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): Ru
  * its successful samples, then the panel's aggregate (see core/consensus.ts).
  */
 export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
-  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig));
+  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig), panelMinJudges(run.config as StoredRunConfig));
+}
+
+/** How many judges of the run must give a verdict on a unit for it to have one (see minJudgesOf). */
+export function panelMinJudges(config: Pick<StoredRunConfig, 'panel' | 'judges'>): number {
+  return config.judges ? minJudgesOf(config.panel, config.judges.length) : 1;
 }
 
 /** How a panel's judges are combined into the reported score (a single judge: its own mean). */

@@ -8,6 +8,7 @@ import { alertActivities } from './scheduleAlert';
 import { spendActivities } from './spend';
 import { refreshActivities } from './snapshotRefresh';
 import { studyActivities } from './studyAnswers';
+import { outageTolerantStore } from './storeOutage';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
@@ -19,8 +20,12 @@ export function snapshotActivities(deps: ActivityDeps) {
   return { ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps), ...alertActivities(deps) };
 }
 
-/** Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories. */
-export function createActivities(deps: ActivityDeps) {
+/**
+ * Every activity a worker registers. Plain async functions with typed inputs; their names are in recorded histories.
+ * They reach the store through outageTolerantStore: an unreachable database is waited for, not charged to a copilot or judge.
+ */
+export function createActivities(given: ActivityDeps) {
+  const deps = { ...given, store: outageTolerantStore(given.store) };
   return { ...benchmarkActivities(deps), ...snapshotActivities(deps), ...studyActivities(deps) };
 }
 

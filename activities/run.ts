@@ -3,9 +3,10 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
 import { mdText, table } from '../core/markdown';
-import { writeFileAtomic, writeTextAtomic } from '../core/files';
+import { replaceDirWhole } from '../core/files';
 import { judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
-import { artefactFileName, artefactRef, slotOf } from '../core/store';
+import { artefactFileName, artefactRef, slotOf, type ResultsStore } from '../core/store';
+import { codePointLength, DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../core/text';
 import type { ReportArtefact } from '../core/html/runReport';
 import { consensusJudgments } from '../core/consensus';
 import { reliability } from '../core/reliability';
@@ -15,12 +16,13 @@ import { summariseCost } from '../core/cost';
 import type { StoredJudgment, StoredResponse } from '../core/types';
 import { calibratedWinRates, type CalibratedWinRates } from '../core/study/calibrated';
 import { judgeScoresOf, toFacts } from '../core/study/analysis';
+import { failureReasons } from '../core/failureReasons';
 import { contentHash } from '../core/hashing';
 import { InputError } from '../core/inputError';
 import { protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
-import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, panelMinJudges, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
@@ -31,6 +33,7 @@ import { redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './callBatch';
 import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
+import { servedBySimulator } from './simulated';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
@@ -54,7 +57,7 @@ export function runActivities(deps: ActivityDeps) {
         : async () => {
             const rubric = await requireRubric(deps, run);
             const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
-            const ctx: JudgeContext = { store, runId, snapshotId: run.snapshotId, rubric, judge, slot, env: deps.env, cache, options: protocolOptions(protocolFor(run.protocol), run.config), signal, recordCall: recordCall(slot.judge || judge.model) };
+            const ctx: JudgeContext = { store: answersCappedForJudge(store, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), runId, snapshotId: run.snapshotId, rubric, judge, slot, env: deps.env, cache, options: protocolOptions(protocolFor(run.protocol), run.config), signal, recordCall: recordCall(slot.judge || judge.model) };
             return protocolFor(run.protocol).judgeUnit(unit, ctx);
           };
     try {
@@ -119,6 +122,7 @@ export function runActivities(deps: ActivityDeps) {
         const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
         await store.putRubric(rubric.version, protocol.id, rubric.content);
         const groundingVersion = await storeGroundingRubric(deps, config);
+        const simulated = config.simulated || (await servedBySimulator(config));
         await store.createRun({
           runId: input.runId,
           protocol: protocol.id,
@@ -128,7 +132,7 @@ export function runActivities(deps: ActivityDeps) {
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
-          config: { ...config, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}) },
+          config: { ...config, simulated, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}) },
         });
       });
       const run = await requireRun(deps, input.runId);
@@ -184,6 +188,40 @@ export function runActivities(deps: ActivityDeps) {
   };
 }
 
+/**
+ * The store as a judge reads it: an answer longer than `maxAnswerChars` comes back truncated, with a note the judge sees
+ * (reports list those answers: see truncatedForJudge). What is stored, exported and shown stays whole.
+ */
+function answersCappedForJudge(store: ResultsStore, maxAnswerChars: number): ResultsStore {
+  const capped = Object.create(store) as ResultsStore;
+  capped.getResponse = async (runId, queryId, copilot) => {
+    const response = await store.getResponse(runId, queryId, copilot);
+    const text = response?.text ? truncatedAnswer(response.text, maxAnswerChars, 'the judge saw only this part') : null;
+    return text === null ? response : { ...response!, text };
+  };
+  return capped;
+}
+
+/** Answers longer than maxAnswerChars: the judge saw only their beginning (report.json `truncatedForJudge`). */
+function truncatedForJudge(responses: StoredResponse[], maxAnswerChars: number): Array<{ queryId: string; copilot: string; chars: number }> {
+  return responses.flatMap((r) => {
+    const chars = r.text && r.text.length > maxAnswerChars ? codePointLength(r.text) : 0;
+    return chars > maxAnswerChars ? [{ queryId: r.queryId, copilot: r.copilot, chars }] : [];
+  });
+}
+
+function truncatedMarkdown(truncated: Array<{ queryId: string; copilot: string; chars: number }>, maxAnswerChars: number): string[] {
+  if (!truncated.length) return [];
+  return [
+    '',
+    '## Answers truncated for the judge',
+    '',
+    `${truncated.length} answer(s) were longer than maxAnswerChars (${maxAnswerChars.toLocaleString('en')} characters): each is stored and in responses.jsonl whole, but the judge was sent only its first ${maxAnswerChars.toLocaleString('en')} characters, with a note saying so.`,
+    '',
+    table(['query', 'copilot', 'characters'], truncated.map((t) => [t.queryId, t.copilot, t.chars])),
+  ];
+}
+
 /** Rate-limit details of a call are for the workflow's limiter, not the cost records. */
 function withoutLimits(usage: CallUsage): Omit<CallUsage, 'rateLimit'> {
   const { rateLimit: _, ...rest } = usage;
@@ -227,13 +265,16 @@ function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
   return ['', '## Artefacts', '', table(['artefact', 'name', 'type', 'bytes'], artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]))];
 }
 
-/** What each copilot answered, as stored (raw payloads and HTML stay in the store). */
-function responsesJsonl(responses: StoredResponse[]): string {
-  return responses
-    .map(({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }) =>
-      JSON.stringify({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }),
-    )
-    .join('\n') + '\n';
+/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
+async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
+  const out = fs.createWriteStream(file);
+  const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
+  for (const { queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId } of responses) {
+    const line = JSON.stringify({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }) + '\n';
+    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  }
+  out.end();
+  await done;
 }
 
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
@@ -247,7 +288,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     run,
     queries: await store.snapshotQueries(run.snapshotId),
     responses: await store.responses(runId),
-    judgments: consensusJudgments(verdicts, panelAggregate(run.config)),
+    judgments: consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config)),
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
@@ -268,6 +309,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     judges: (run.config.judges ?? []).map(({ name, model, family }) => ({ name, model, ...(family ? { family } : {}) })),
     copilotFamilies: Object.fromEntries(run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family])),
     aggregate: panelAggregate(run.config),
+    minJudges: panelMinJudges(run.config),
     scoreKey: protocol.scoreKey,
   });
   if (panel) files.json.panel = panel;
@@ -276,7 +318,11 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
     files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
+  const reasons = failureReasons(input.responses, input.judgments);
+  if (reasons.length) files.json.failureReasons = reasons;
+  const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
+  if (truncated.length) files.json.truncatedForJudge = truncated;
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
   const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
 }
@@ -305,17 +351,27 @@ async function studyCalibrations(store: ActivityDeps['store'], runId: string, ru
   return out;
 }
 
-/** Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir` (`judgeflow report RUN_ID [--out DIR]`). */
+/**
+ * Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir`
+ * (`judgeflow report RUN_ID [--out DIR]`). Every file is written into a new directory beside it, which then replaces the
+ * old one whole (replaceDirWhole): a report step killed half-way leaves the previous report, never part of a new one.
+ * It heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
+ */
 export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
-  const { run, files, html, responses } = await buildRunReport(deps, runId);
-  const dir = outDir ?? runDir(run);
-  writeTextAtomic(path.join(dir, 'report.json'), JSON.stringify(files.json, null, 2) + '\n');
-  writeTextAtomic(path.join(dir, 'results.csv'), toCsv(files.csv));
-  writeTextAtomic(path.join(dir, 'report.md'), files.markdown);
-  writeTextAtomic(path.join(dir, 'responses.jsonl'), responsesJsonl(responses));
-  writeTextAtomic(path.join(dir, 'report.html'), html);
-  for (const extra of files.extra ?? []) await writeFileAtomic(path.join(dir, extra.name), (tmp) => extra.write(tmp));
-  // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
-  await writeArtefacts(deps.store, runId, path.join(dir, 'artefacts'));
-  return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
+  return withHeartbeat(async () => {
+    const { run, files, html, responses } = await buildRunReport(deps, runId);
+    const dir = outDir ?? runDir(run);
+    await replaceDirWhole(dir, async (tmp) => {
+      const write = (name: string, text: string) => fs.promises.writeFile(path.join(tmp, name), text);
+      await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
+      await write('results.csv', toCsv(files.csv));
+      await write('report.md', files.markdown);
+      await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
+      await write('report.html', html);
+      for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
+      // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
+      await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
+    });
+    return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
+  }, 1_000);
 }

@@ -21,6 +21,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['server', () => (require('./commands/services') as Commands).serverCommand],
   ['sim', () => (require('./commands/services') as Commands).simCommand],
   ['demo', () => (require('./commands/demo') as typeof import('./commands/demo')).demoCommand],
+  ['retry', () => (require('./commands/retry') as typeof import('./commands/retry')).retryCommand],
   ['rejudge', () => (require('./commands/rejudge') as typeof import('./commands/rejudge')).rejudgeCommand],
   ['compare', () => (require('./commands/compare') as typeof import('./commands/compare')).compareCommand],
   ['gate', () => (require('./commands/gate') as typeof import('./commands/gate')).gateCommand],

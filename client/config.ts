@@ -20,6 +20,8 @@ import { protocolFor, protocols } from '../rubrics';
  */
 /** Beyond this a query is refused whatever maxQueryChars says: it would be sent to every copilot and every judge call. */
 export const QUERY_CHARS_HARD_LIMIT = 200_000;
+/** A rubric (its prompt files) larger than this is loaded with a warning: every judge call carries it. */
+const RUBRIC_WARN_CHARS = 200_000;
 
 const sharedKeys = {
   protocol: z.enum(protocols.map((p) => p.id) as [string, ...string[]]).describe('The benchmark protocol: which rubric, query format, judging and reports.'),
@@ -40,6 +42,19 @@ const sharedKeys = {
     .default(20_000)
     .describe('Warn at load about queries longer than this (text, history and context); they are sent anyway. Above 200,000 a query is refused.'),
   grounding: groundingConfigSchema.optional().describe("Hallucination and citation checks of every answer against its copilot's own context, as a stage of the run (docs/grounding.md)."),
+  maxAnswerChars: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(50_000_000)
+    .default(200_000)
+    .describe('Longest copilot answer sent to the judge (and shown per row in report.html); a longer answer is stored and exported whole, truncated for the judge with a note saying so.'),
+  storeOutageMinutes: z
+    .number()
+    .min(0)
+    .max(7 * 24 * 60)
+    .default(30)
+    .describe('How long a worker waits for an unreachable results store (e.g. PostgreSQL restarting) before an activity gives up; answers already received are held meanwhile, never re-asked or failed.'),
   pricing: z
     .record(
       z.string(),
@@ -74,6 +89,8 @@ export const runConfigSchema = z
   .superRefine((c, ctx) => {
     if (!c.judge === !c.judges)
       ctx.addIssue({ code: 'custom', path: c.judge ? ['judges'] : ['judge'], message: c.judge ? 'give either judge: (one judge) or judges: (a panel), not both' : 'missing: give judge: (one judge) or judges: (a panel of two or more)' });
+    if (c.panel?.minJudges !== undefined && c.judges && c.panel.minJudges > c.judges.length)
+      ctx.addIssue({ code: 'custom', path: ['panel', 'minJudges'], message: `panel.minJudges is ${c.panel.minJudges}, but the panel has ${c.judges.length} judges; at most ${c.judges.length}` });
     if (c.panel && !c.judges) ctx.addIssue({ code: 'custom', path: ['panel'], message: 'panel: options apply to judges: (a panel); with one judge use judge.samples' });
     for (const { index, first } of caseInsensitiveDuplicates((c.judges ?? []).map((j) => j.name)))
       ctx.addIssue({ code: 'custom', path: ['judges', index, 'name'], message: `duplicate judge name "${c.judges![index].name}" (judges[${first}] is "${c.judges![first].name}"); every panel member needs its own name` });
@@ -169,7 +186,10 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   refuseRemovedKeys(raw, where);
   const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
-  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubricChars = JSON.stringify(rubric.content).length;
+  if (rubricChars > RUBRIC_WARN_CHARS)
+    warn(`warning: ${config.rubric ?? protocol.defaultRubricDir}: the rubric's prompt files come to ${rubricChars.toLocaleString('en')} characters, and every judge call sends them (the published rubrics are a few thousand); check that the right files are named`);
   if (config.grounding) loadGroundingRubric(config.grounding.rubric);
   const queries = protocol.parseQueries(config.queries);
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);

@@ -35,7 +35,9 @@ export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promi
   const { address, namespace, tls, apiKey } = connectionOptions(env);
   const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   try {
-    Runtime.install({ logger: new DefaultLogger((env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN') });
+    const level = (env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
+    // The SDK core's own (Rust) log lines follow the same level as the worker's.
+    Runtime.install({ logger: new DefaultLogger(level), telemetryOptions: { logging: { filter: { core: level, other: level } } } });
   } catch {
     // Already installed (a second worker in this process, or a test's runtime): keep the existing one.
   }

@@ -29,6 +29,9 @@ export interface PostgresServer {
   /** A new, empty database; returns its URL. */
   createDatabase(name?: string): Promise<string>;
   dropDatabase(name: string): Promise<void>;
+  /** Stop the server (fast shutdown: sessions are cut) but keep its cluster, to start it again on the same port (outage tests). */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,7 +79,8 @@ export async function startPostgres(log: (line: string) => void = () => undefine
     throw new Error(`${error.message}\n${serverLog}`);
   });
   // If the test process dies without stopping it, the server must not outlive it.
-  const pid = Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const serverPid = () => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let pid = serverPid();
   const killOnExit = () => {
     try {
       process.kill(pid, 'SIGQUIT');
@@ -109,6 +113,13 @@ export async function startPostgres(log: (line: string) => void = () => undefine
     },
     async dropDatabase(name) {
       await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}"${major >= 13 ? ' WITH (FORCE)' : ''}`));
+    },
+    async pause() {
+      await run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    async resume() {
+      await run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']);
+      pid = serverPid();
     },
     async stop() {
       process.off('exit', killOnExit);

@@ -14,7 +14,7 @@ export function renderComparison(c: Comparison): string {
   const names = Object.keys(c.copilots).sort((x, y) => (c.copilots[x].rankB ?? 1e9) - (c.copilots[y].rankB ?? 1e9) || (x < y ? -1 : 1));
   const side = (r: Comparison['runA']) => `run \`${r.runId}\` · rubric \`${r.rubricVersion}\` · judge ${mdCode(r.judge.model)} (temperature ${r.judge.temperature})`;
   const out: string[] = [
-    `# Compare ${c.runA.runId} → ${c.runB.runId}\n`,
+    `# Compare ${mdText(c.runA.runId)} → ${mdText(c.runB.runId)}\n`,
     `- A: ${side(c.runA)}`,
     `- B: ${side(c.runB)}`,
     `- ${c.sameSnapshot ? `same snapshot \`${c.runA.snapshotId}\`` : `**different snapshots** (\`${c.runA.snapshotId}\` vs \`${c.runB.snapshotId}\`): only queries with the same id and the same normalised text are paired`}` +

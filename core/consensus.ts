@@ -9,6 +9,9 @@ import type { StoredJudgment } from './types';
 
 export type PanelAggregate = 'mean' | 'median';
 
+/** How a unit without a panel verdict (too few judges gave one) starts its error, so reports can count them apart. */
+export const PANEL_QUORUM_ERROR = 'too few judges';
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -53,9 +56,10 @@ export function judgeMean(samples: StoredJudgment[]): { scores: Record<string, n
  * One verdict per query × copilot. Scores and total: each judge's mean over its ok samples, then `aggregate` over the
  * judges that have one. Rank (protocols that rank): the same mean of ranks, turned back into a rank among the query's
  * copilots (ties share the better rank). Rationales, position and stamp come from the first ok verdict (first judge,
- * lowest sample). A query × copilot with no ok verdict keeps its first failure.
+ * lowest sample). A query × copilot with no ok verdict keeps its first failure; one with fewer than `minJudges` judges
+ * giving a verdict (a panel's quorum, see minJudgesOf) has no panel verdict either: a failure saying how many judged.
  */
-export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggregate = 'mean'): StoredJudgment[] {
+export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggregate = 'mean', minJudges = 1): StoredJudgment[] {
   const agg = aggregateOf(aggregate);
   const meanRank = new Map<string, number>();
   const out = byUnit(rows).map((group) => {
@@ -69,6 +73,19 @@ export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggre
     if (!first) {
       const failed = group[0];
       return { ...failed, error: `all ${group.length} verdicts failed; first: ${failed.error ?? 'no reason recorded'}` };
+    }
+    if (means.length < minJudges) {
+      const judges = byJudge(group);
+      const failed = [...judges.entries()].filter(([, samples]) => !samples.some((j) => j.status === 'ok')).map(([name, samples]) => `${name || 'judge'}: ${samples[0].error ?? 'no reason recorded'}`);
+      return {
+        ...first,
+        status: 'failed' as const,
+        scores: null,
+        rationales: null,
+        total: null,
+        rank: null,
+        error: `${PANEL_QUORUM_ERROR}: ${means.length} of ${judges.size} judges gave a verdict, panel.minJudges is ${minJudges}; ${failed.slice(0, 3).join('; ')}${failed.length > 3 ? '; …' : ''}`,
+      };
     }
     if (ranks.length) meanRank.set(key(first), agg(ranks));
     const keys = [...new Set(means.flatMap((m) => Object.keys(m.scores)))];

@@ -60,15 +60,24 @@ export function parseCsv(text: string, where: string): string[][] {
   return csvRecords(text, where).map((r) => r.cells);
 }
 
+/** Text a spreadsheet would run as a formula, after any single quotes already in front of it. */
+const GUARDED = /^'*[=+\-@\t\r]/;
+
 /**
  * A cell a spreadsheet would run as a formula (OWASP "CSV injection": starts with = + - @, tab or CR) gets a leading
- * single quote, so query ids, tags and texts from outside come out inert. Numbers are written as numbers.
+ * single quote, so query ids, tags and texts from outside come out inert. Numbers are written as numbers. Text that
+ * already starts with quotes before such a character gets one more, so restoreCell can undo exactly what was added.
  */
 export function neutraliseCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   const s = String(value);
-  return /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
+  return GUARDED.test(s) ? `'${s}` : s;
+}
+
+/** A cell read back from a CSV judgeflow wrote: the quote neutraliseCell added is taken off (export → import is lossless). */
+export function restoreCell(cell: string): string {
+  return cell.startsWith("'") && GUARDED.test(cell) ? cell.slice(1) : cell;
 }
 
 function quote(value: unknown): string {

@@ -4,14 +4,57 @@ import YAML from 'yaml';
 import type { z } from 'zod';
 import { InputError, parseWith } from './inputError';
 
-/** A text file's contents without a leading UTF-8 byte-order mark (editors on Windows add one; it is not content). */
+/**
+ * A text file's contents without a leading UTF-8 byte-order mark (editors on Windows add one; it is not content).
+ * Bytes that are not UTF-8 (a file saved as Latin-1 or Windows-1252) are refused, naming the line, rather than read as
+ * U+FFFD and sent to every copilot and judge.
+ */
 export function readText(file: string, what: string): string {
+  let bytes: Buffer;
   try {
-    return fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+    bytes = fs.readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new InputError(`${what} ${file} cannot be read (${code ?? String(error)})`);
   }
+  try {
+    return strictUtf8.decode(bytes).replace(/^\uFEFF/, '');
+  } catch {
+    const { line, column, byte } = firstInvalidUtf8(bytes);
+    throw new InputError(
+      `${file}:${line}: ${what} is not valid UTF-8 (byte 0x${byte.toString(16).padStart(2, '0')} at column ${column} of line ${line}); save the file as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8)`,
+    );
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Where the first byte that is not UTF-8 is: 1-based line and byte column. */
+function firstInvalidUtf8(bytes: Buffer): { line: number; column: number; byte: number } {
+  let start = 0;
+  for (let line = 1; start <= bytes.length; line++) {
+    const end = bytes.indexOf(0x0a, start);
+    const slice = bytes.subarray(start, end === -1 ? bytes.length : end);
+    try {
+      strictUtf8.decode(slice);
+    } catch {
+      // Streaming, an incomplete sequence at the end is held back, not an error: the first prefix that throws ends at the bad byte.
+      for (let n = 1; n <= slice.length; n++)
+        try {
+          new TextDecoder('utf-8', { fatal: true }).decode(slice.subarray(0, n), { stream: true });
+        } catch {
+          // A byte that cannot continue an open sequence (é in Windows-1252 before a '"'): the bad byte is that sequence's lead.
+          let lead = n - 2;
+          while (lead >= 0 && slice[lead] >= 0x80 && slice[lead] < 0xc0) lead--;
+          const at = (slice[n - 1] < 0x80 || slice[n - 1] >= 0xc0) && lead >= 0 && slice[lead] >= 0xc0 ? lead : n - 1;
+          return { line, column: at + 1, byte: slice[at] };
+        }
+      return { line, column: slice.length, byte: slice[slice.length - 1] }; // a sequence cut off by the end of the line
+    }
+    if (end === -1) break;
+    start = end + 1;
+  }
+  return { line: 1, column: 1, byte: bytes[0] ?? 0 };
 }
 
 const isInside = (root: string, target: string) => {

@@ -40,3 +40,39 @@ export function isExecutableFile(file: string): boolean {
     return false;
   }
 }
+
+/**
+ * Fill a new directory, then put it in place of `dir` whole: a reader (or a crash) sees the old set of files or the new
+ * one, never a mix or half of one. The new directory is made beside `dir` (same filesystem, so the renames are atomic);
+ * whatever `dir` holds that `fill` did not write moves along unchanged. Between the two renames `dir` is briefly absent.
+ */
+export async function replaceDirWhole(dir: string, fill: (tmp: string) => Promise<void>): Promise<void> {
+  const parent = path.dirname(dir);
+  fs.mkdirSync(parent, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(dir)}.${process.pid}.`));
+  const old = `${tmp}.old`;
+  try {
+    fs.chmodSync(tmp, fs.existsSync(dir) ? fs.statSync(dir).mode & 0o7777 : 0o777 & ~process.umask());
+    await fill(tmp);
+    for (let attempt = 0; ; attempt++) {
+      if (fs.existsSync(dir)) {
+        for (const name of fs.readdirSync(dir)) if (!fs.existsSync(path.join(tmp, name))) fs.renameSync(path.join(dir, name), path.join(tmp, name));
+        try {
+          fs.renameSync(dir, old);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another writer swapped it just now
+        }
+      }
+      try {
+        fs.renameSync(tmp, dir);
+        break;
+      } catch (error) {
+        // Another writer put its directory in place between our renames: take its place (ours is as new) once more.
+        if (attempt >= 3 || !['ENOTEMPTY', 'EEXIST'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
+      }
+    }
+  } finally {
+    fs.rmSync(old, { recursive: true, force: true });
+    fs.rmSync(tmp, { recursive: true, force: true }); // only there when filling or the swap failed
+  }
+}

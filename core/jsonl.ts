@@ -25,10 +25,22 @@ export function parseJsonLines<S extends z.ZodType>(file: string, schema: S, wha
   return items;
 }
 
-/** Query ids must be unique within a snapshot: they key every stored row. */
-export function assertUniqueIds(items: Array<{ id: string }>, file: string): void {
+/** Longest query id: ids key every stored row and appear in reports, CSV files and workflow details. */
+export const QUERY_ID_MAX_CHARS = 256;
+
+/**
+ * Query ids must be unique within a snapshot (they key every stored row), and short single-line text: a NUL, a newline or
+ * another control character, or thousands of characters, would break the files, tables and logs that show them.
+ */
+export function assertQueryIds(items: Array<{ id: string }>, file: string): void {
   const seen = new Set<string>();
   for (const [i, item] of items.entries()) {
+    const at = `${file}: query ${i + 1}`;
+    if (!item.id.trim()) throw new InputError(`${at}: the id is empty; give every query an id`);
+    if (item.id.length > QUERY_ID_MAX_CHARS) throw new InputError(`${at}: the id "${item.id.slice(0, 24)}…" is ${item.id.length} characters; use at most ${QUERY_ID_MAX_CHARS}`);
+    // eslint-disable-next-line no-control-regex
+    const control = /[\u0000-\u001f\u007f]/.exec(item.id);
+    if (control) throw new InputError(`${at}: the id ${JSON.stringify(item.id.slice(0, 40))} contains the control character U+${control[0].charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}; ids are one line of text`);
     if (seen.has(item.id)) throw new InputError(`${file}: query id "${item.id}" appears twice (second time as query ${i + 1}); ids must be unique`);
     seen.add(item.id);
   }

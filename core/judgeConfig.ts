@@ -60,8 +60,20 @@ export const panelOptionsSchema = z
   .object({
     aggregate: z.enum(['mean', 'median']).default('mean').describe("How the judges' scores of one unit combine into the reported score."),
     samples: samplesSchema,
+    minJudges: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('How many judges must give a verdict on a unit for it to have a panel score (default: a majority of the panel); units with fewer are missing data.'),
   })
   .strict();
+
+/** A panel's quorum: `panel.minJudges`, else a majority of its `judges` judges (a single judge: 1). */
+export function minJudgesOf(panel: { minJudges?: number } | undefined, judges: number): number {
+  return panel?.minJudges ?? Math.floor(judges / 2) + 1;
+}
+
 
 export type JudgeConfig = z.infer<typeof judgeConfigSchema>;
 export type PanelJudgeConfig = z.infer<typeof panelJudgeSchema>;

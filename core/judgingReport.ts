@@ -2,6 +2,10 @@
 import type ExcelJS from 'exceljs';
 import { HEADER as RELIABILITY_HEADER, reliabilityMarkdown, reliabilitySections, rows as reliabilityRows } from './reliabilityReport';
 import { sheet } from './xlsx';
+import type { FailureReason } from './failureReasons';
+import { table } from './markdown';
+import { statsSections } from './statsMarkdown';
+import { dataTable, esc } from './html/page';
 import type { Reliability } from './reliability';
 import type { Panel } from './panel';
 import { panelMarkdown, panelSections, tables as panelTables } from './panelReport';
@@ -11,11 +15,29 @@ import { groundingMarkdown, groundingSections, groundingSheets } from './groundi
 import type { GroundingReport } from './groundingReport';
 
 export function judgingSections(report: Record<string, unknown>, studies: Array<{ study: string; calibrated: CalibratedWinRates }> = []): Array<[string, string, string]> {
-  return [...panelSections(report), ...reliabilitySections(report), ...groundingSections(report), ...calibratedSections(studies)];
+  return [...statsSections(report), ...failureSections(report), ...panelSections(report), ...reliabilitySections(report), ...groundingSections(report), ...calibratedSections(studies)];
 }
 
 export function judgingMarkdown(report: Record<string, unknown>): string[] {
-  return [...panelMarkdown(report.panel as Panel | undefined), ...reliabilityMarkdown(report.reliability as Reliability | undefined), ...groundingMarkdown(report.grounding as GroundingReport | undefined)];
+  return [...failureMarkdown(report), ...panelMarkdown(report.panel as Panel | undefined), ...reliabilityMarkdown(report.reliability as Reliability | undefined), ...groundingMarkdown(report.grounding as GroundingReport | undefined)];
+}
+
+/** report.json's `failureReasons` as one table, for report.md and report.html alike. */
+function failureTable(report: Record<string, unknown>) {
+  const reasons = (report.failureReasons as FailureReason[] | undefined) ?? [];
+  return reasons.length ? { header: ['failure', 'items', 'example', 'message'], rows: reasons.map((r) => [r.kind, r.count, `${r.example.queryId} / ${r.example.copilot}`, r.message]) } : null;
+}
+
+const FAILURES_NOTE = 'Items that failed are missing data (no score), never a default score. The most frequent kinds, one message of each; responses.jsonl and results.csv have every item.';
+
+function failureMarkdown(report: Record<string, unknown>): string[] {
+  const t = failureTable(report);
+  return t ? ['', '## Why items failed', '', FAILURES_NOTE, '', table(t.header, t.rows), ''] : [];
+}
+
+function failureSections(report: Record<string, unknown>): Array<[string, string, string]> {
+  const t = failureTable(report);
+  return t ? [['failure-reasons', 'Why items failed', `<p class="intro">${esc(FAILURES_NOTE)}</p>${dataTable('Failures by kind', t.header, t.rows, 'id="failure-reasons"')}`]] : [];
 }
 
 /** Workbook sheets for the same blocks (protocols that write an .xlsx add them): Reliability, Panel leaderboards, agreement, self-preference. */

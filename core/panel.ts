@@ -9,6 +9,7 @@ import { intraclassCorrelation, kendallTauB, krippendorffAlpha } from './agreeme
 import { byJudge, byUnit, consensusJudgments, type PanelAggregate } from './consensus';
 import type { ScoreKeyKind } from './protocol';
 import { selfPreference as selfPreferenceOf, type SelfPreferenceEntry } from './selfPreference';
+import { minJudgesOf } from './judgeConfig';
 import { mean } from './stats';
 import type { StoredJudgment } from './types';
 
@@ -28,6 +29,12 @@ export interface Panel {
   disagreements: Array<{ queryId: string; copilot: string; range: number; judges: Record<string, { total: number; rationales: Record<string, string> | null }> }>;
   /** Judge × copilot pairs of one model family, with the judge's own-family term (core/selfPreference.ts). */
   selfPreference: SelfPreferenceEntry[];
+  /** Judges that must give a verdict on a unit for it to have a panel score (panel.minJudges, default a majority). */
+  minJudges?: number;
+  /** Units (query × copilot) with fewer judges' verdicts than minJudges: missing data in every score above. */
+  unitsBelowMinJudges?: number;
+  /** Per judge: of the run's units, how many it gave no verdict on (every sample failed, or none recorded), and the first reason. */
+  failures?: Record<string, { failed: number; units: number; firstError: string | null }>;
   method: string;
 }
 
@@ -47,7 +54,7 @@ function leaderboard(verdicts: StoredJudgment[], copilots: string[]): Record<str
 }
 
 /** The `panel` block, or null for a run with one judge. */
-export function panelFigures(args: { rows: StoredJudgment[]; judges: PanelMember[]; copilotFamilies: Record<string, string | undefined>; aggregate: PanelAggregate; scoreKey: (key: string) => ScoreKeyKind; top?: number }): Panel | null {
+export function panelFigures(args: { rows: StoredJudgment[]; judges: PanelMember[]; copilotFamilies: Record<string, string | undefined>; aggregate: PanelAggregate; minJudges?: number; scoreKey: (key: string) => ScoreKeyKind; top?: number }): Panel | null {
   const { judges, aggregate } = args;
   if (judges.length < 2) return null;
   const copilots = Object.keys(args.copilotFamilies);
@@ -88,5 +95,14 @@ export function panelFigures(args: { rows: StoredJudgment[]; judges: PanelMember
     copilotFamilies: args.copilotFamilies,
     totals: judges.flatMap((j) => [...lookup.get(j.name)!.values()].filter((v) => v.total !== null).map((v) => ({ judge: j.name, queryId: v.queryId, copilot: v.copilot, total: v.total! }))),
   });
-  return { aggregate, judges, leaderboards, agreement, rankCorrelation, disagreements, selfPreference, method: PANEL_METHOD };
+
+  const failures = Object.fromEntries(
+    judges.map((j) => {
+      const failedRows = perJudge.get(j.name)!.filter((v) => v.status !== 'ok');
+      return [j.name, { failed: units.length - lookup.get(j.name)!.size, units: units.length, firstError: failedRows[0]?.error ?? (units.length > lookup.get(j.name)!.size ? 'no verdict recorded' : null) }];
+    }),
+  );
+  const minJudges = args.minJudges ?? minJudgesOf(undefined, judges.length);
+  const unitsBelowMinJudges = units.filter((u) => judges.filter((j) => lookup.get(j.name)!.has(unitKey(u))).length < minJudges).length;
+  return { aggregate, judges, leaderboards, agreement, rankCorrelation, disagreements, selfPreference, minJudges, unitsBelowMinJudges, failures, method: PANEL_METHOD };
 }

@@ -13,12 +13,27 @@ export function tables(p: Panel) {
       header: ['judge', 'copilot', 'family', 'self-preference (points)', '95% CI', 'flagged'],
       rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.difference, 2), s.ci95 ? `${fmt(s.ci95.low, 2)} to ${fmt(s.ci95.high, 2)}` : '–', s.flagged ? 'yes' : 'no']),
     },
+    failures: {
+      header: ['judge', 'units', 'no verdict (failed)', 'first reason'],
+      rows: p.judges.map((j) => {
+        const f = p.failures?.[j.name];
+        return [`${j.name} (${j.model})`, f?.units ?? '–', f?.failed ?? '–', f?.firstError ?? ''];
+      }),
+    },
     disagreements: {
       header: ['query', 'copilot', 'range', ...p.judges.map((j) => j.name)],
       rows: p.disagreements.map((d) => [d.queryId, d.copilot, fmt(d.range, 2), ...p.judges.map((j) => (d.judges[j.name] ? `${fmt(d.judges[j.name].total, 1)}: ${Object.values(d.judges[j.name].rationales ?? {})[0] ?? ''}` : '–'))]),
     },
   };
 }
+
+/** What the failures mean for the scores: units below the quorum have no panel score. Old reports (no counts): nothing. */
+const failuresNote = (p: Panel) => {
+  if (!p.failures) return null;
+  const failed = Object.values(p.failures).reduce((n, f) => n + f.failed, 0);
+  if (!failed) return `Every judge gave a verdict on every unit (panel.minJudges ${p.minJudges}).`;
+  return `${failed} judge verdict(s) failed. ${p.unitsBelowMinJudges ?? 0} unit(s) had fewer than panel.minJudges = ${p.minJudges} verdicts and have no panel score (missing data, counted as failed judgments above); the other units' scores come from the judges that gave a verdict.`;
+};
 
 const selfNote = (p: Panel) =>
   p.selfPreference.length
@@ -33,6 +48,7 @@ export function panelMarkdown(p: Panel | null | undefined): string[] {
   return [
     '## Judge panel\n',
     `Scores above are the ${p.aggregate} over ${p.judges.length} judges of each judge's mean over its samples.\n`,
+    ...(p.failures ? ['### Failures per judge\n', `${failuresNote(p)}\n`, table(t.failures.header, t.failures.rows.map((r) => r.map((c) => (typeof c === 'string' ? mdText(c) : c)))), ''] : []),
     '### Each judge\'s leaderboard\n',
     table(t.leaderboards.header, t.leaderboards.rows),
     '\n### Agreement between judges\n',
@@ -56,6 +72,7 @@ export function panelSections(report: Record<string, unknown>): Array<[string, s
       'panel',
       'Judge panel',
       `<p class="intro">${esc(`Scores are the ${p.aggregate} over ${p.judges.length} judges of each judge's mean over its samples.`)}</p>` +
+        (p.failures ? `<p class="note" id="panel-failures-note">${esc(failuresNote(p)!)}</p>` + dataTable('Failures per judge', t.failures.header, t.failures.rows, 'id="panel-failures"') : '') +
         dataTable("Each judge's leaderboard (mean total)", t.leaderboards.header, t.leaderboards.rows, 'id="panel-leaderboards"') +
         dataTable('Agreement between judges', t.agreement.header, t.agreement.rows, 'id="panel-agreement"') +
         dataTable('Rank correlation of copilot orderings', t.tau.header, t.tau.rows) +

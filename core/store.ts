@@ -3,6 +3,7 @@ import type { Annotator, Answer, StoredAssignment, StudyRecord, StudyStore, Subm
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './types';
 import { contentHash } from './hashing';
 import type { StoredGroundingCheck } from './grounding';
+import type { ReopenedItems } from './retryFailed';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
@@ -218,6 +219,11 @@ export interface ResultsStore {
   responses(runId: string): Promise<StoredResponse[]>;
   /** Re-judging reuses another run's responses: copied rows, zero copilot calls. Returns how many were copied. */
   adoptResponses(fromRunId: string, toRunId: string): Promise<number>;
+  /**
+   * `judgeflow retry --failed`: remove these recorded failures (and the verdicts and judge turns that depended on them),
+   * and mark the run running again, atomically, so the run's next execution asks exactly these again (core/retryFailed.ts).
+   */
+  reopenItems(runId: string, items: ReopenedItems): Promise<void>;
 
   // ---- judging -------------------------------------------------------------------------------------
   /** The units and the plan they came from (e.g. the presentation design), written together: never units without their plan. */

@@ -307,3 +307,36 @@ function collectGroups(uf: UnionFind, n: number): number[][] {
   }
   return groups;
 }
+
+/** Longest answer a judge is sent, and shown per row in report.html, unless the run says otherwise (`maxAnswerChars`). */
+export const DEFAULT_MAX_ANSWER_CHARS = 200_000;
+
+/** Characters as a reader counts them (code points), without making an array of them. */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * `text` cut to `max` characters (code points, so no surrogate pair is split) with a note saying so, for a reader that
+ * must not receive all of a huge answer (the judge, a report page); the stored answer stays whole. Null when within `max`.
+ * Counted in one pass, without splitting the text into an array (answers can be megabytes).
+ */
+export function truncatedAnswer(text: string, max: number, whereWhole: string): string | null {
+  if (text.length <= max) return null; // UTF-16 units ≥ code points
+  let points = 0;
+  let cut = -1;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xdc00 && code <= 0xdfff && i > 0 && text.charCodeAt(i - 1) >= 0xd800 && text.charCodeAt(i - 1) <= 0xdbff) continue; // low half of a pair
+    if (points === max) cut = i;
+    points++;
+  }
+  if (points <= max) return null;
+  return `${text.slice(0, cut)}\n\n[answer truncated: ${points.toLocaleString('en')} characters, the first ${max.toLocaleString('en')} shown (maxAnswerChars)${whereWhole ? `; ${whereWhole}` : ''}]`;
+}

@@ -6,6 +6,7 @@
  * offline demo are reproducible across runs and machines.
  */
 import { randomIndex, seededRandom, shuffled, type Random } from '../core/random';
+import { harmfulRequest, rubricQuality, substanceWords, withoutRepeats } from './judgeHeuristics';
 
 export function pick<T>(rng: Random, items: readonly T[]): T {
   return items[randomIndex(rng, items.length)] as T;
@@ -181,10 +182,12 @@ function stringAnswer(s: any, ctx: WalkContext): string {
 /**
  * Quality signal in 0..1 for a judged text, so the demo's scores track answer quality:
  * 40% length (log-scaled, saturating near 300 words), 20% structure (bullet or numbered lines),
- * 20% figures (numbers), 20% reasoning vocabulary ("risk", "because", ...). Refusals are capped low.
+ * 20% figures (numbers), 20% reasoning vocabulary ("risk", "because", ...). Refusals are capped low, except where
+ * the request is one to decline (see judgeHeuristics.ts, applied by judgeHints).
  */
-export function qualitySignal(text: string): number {
-  const words = text.split(/\s+/).filter(Boolean).length;
+export function qualitySignal(answer: string): number {
+  const text = withoutRepeats(answer); // a line said twice counts once: padding earns nothing
+  const words = substanceWords(text);
   const length = Math.min(1, Math.log1p(words) / Math.log1p(300));
   const structure = Math.min(1, (text.match(/^\s*(?:[-*•]|\d+[.)])\s+/gm)?.length ?? 0) / 5);
   const figures = Math.min(1, (text.match(/\d+(?:[.,]\d+)?%?/g)?.length ?? 0) / 6);
@@ -205,6 +208,8 @@ export function judgeHints(judgePrompt: string): AnswerHints {
   const fenced = [...judgePrompt.matchAll(/^[^\n]*response[^\n]*\n<<<\n?([\s\S]*?)\n?>>>/gim)].map((m) => m[1] ?? '');
   const blocks = tagged.length > 0 ? tagged : fenced;
   if (blocks.length === 0) return { quality: qualitySignal(judgePrompt) };
-  const itemQualities = blocks.map(qualitySignal);
+  // What is asked is read from the prompt without the judged answers (an answer quoting the request must not change it).
+  const harmful = harmfulRequest(blocks.reduce((prompt, block) => prompt.replace(block, ''), judgePrompt));
+  const itemQualities = blocks.map((block) => rubricQuality(block, qualitySignal(block), harmful));
   return { quality: itemQualities.reduce((a, b) => a + b, 0) / itemQualities.length, itemQualities };
 }

@@ -18,6 +18,8 @@ import { groundedCopilot } from './groundedCopilot';
 import { groundingJudgeAnswer, isGroundingSchema } from './groundingJudge';
 
 export { answerForSchema } from './schemaAnswer';
+/** The response header marking the simulator's answers, so a run it served is reported as SIMULATED whatever the config says. */
+export const SIMULATED_HEADER = 'x-judgeflow-simulated';
 
 export interface SimRequestLog {
   at: number;
@@ -131,6 +133,7 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
 
 async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
+  res.setHeader(SIMULATED_HEADER, '1'); // every answer says it came from the simulator (see activities/simulated.ts)
   if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
   if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());

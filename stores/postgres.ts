@@ -3,6 +3,7 @@ import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeS
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import type { StoredGroundingCheck } from '../core/grounding';
 import { toGroundingCheck } from './rows';
+import type { ReopenedItems } from '../core/retryFailed';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { PostgresStudyStore } from './postgresStudies';
 import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
@@ -138,6 +139,16 @@ export class PostgresStore implements ResultsStore {
 
   async responses(runId: string): Promise<StoredResponse[]> {
     return (await this.db.rows('SELECT * FROM responses WHERE run_id = $1 ORDER BY query_id, copilot', [runId])).map(toResponse);
+  }
+
+  async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
+    await this.db.transaction(async (c) => {
+      for (const r of items.responses) await c.query('DELETE FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [runId, r.queryId, r.copilot]);
+      for (const j of items.judgments)
+        await c.query('DELETE FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND sample = $4 AND judge_name = $5', [runId, j.queryId, j.copilot, j.sample, j.judge]);
+      for (const t of items.turns) await c.query('DELETE FROM judge_turns WHERE run_id = $1 AND query_id = $2 AND sample = $3 AND judge_name = $4', [runId, t.queryId, t.sample, t.judge]);
+      await c.query("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = $1", [runId]);
+    });
   }
 
   async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {

@@ -196,7 +196,6 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
   }
   for (const snapshot of await store.listSnapshots()) yield [{ kind: 'snapshot', snapshot, queries: await store.snapshotQueries(snapshot.snapshotId) }];
   yield* mapped('SELECT * FROM rubrics ORDER BY rubric_version', (r) => ({ kind: 'rubric', version: r.rubric_version, protocol: r.protocol, content: JSON.parse(r.content), storedAt: r.stored_at }));
-  yield* mapped('SELECT * FROM runs ORDER BY run_id', (r) => ({ kind: 'run', run: toRun(r) }));
   yield* mapped('SELECT * FROM responses ORDER BY run_id, query_id, copilot', (r) => ({ kind: 'response', response: toResponse(r) }));
   const planned = new Set([...(await read.column('SELECT DISTINCT run_id FROM judge_units')), ...(await read.column("SELECT key FROM kv WHERE key LIKE 'plan:%'")).map((k) => k.slice('plan:'.length))]);
   for (const runId of [...planned].sort()) yield [{ kind: 'judgeUnits', runId, units: await store.judgeUnits(runId), plan: await store.runPlan(runId) }];
@@ -219,5 +218,8 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
     yield (await store.groundingChecks(runId)).map((check): StoreRecord => ({ kind: 'groundingCheck', check }));
   // One artefact per batch: their bytes may be megabytes each.
   for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id')) yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
+  // Run records after everything a run needs (responses, units, judgments, calls, artefacts): a copy interrupted before
+  // the end leaves no run in the target that lists as completed with nothing behind it; run again, it completes.
+  yield* mapped('SELECT * FROM runs ORDER BY run_id', (r) => ({ kind: 'run', run: toRun(r) }));
   for (const name of await read.column('SELECT name FROM studies ORDER BY name')) yield [{ kind: 'study', dump: await read.studyDump(name) }];
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import type { StoredGroundingCheck } from '../core/grounding';
+import type { ReopenedItems } from '../core/retryFailed';
 import { migrateSqlite } from './sqliteSchema';
 import { toGroundingCheck } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
@@ -175,6 +176,20 @@ export class SqliteStore implements ResultsStore {
 
   async responses(runId: string): Promise<StoredResponse[]> {
     return (this.db.prepare('SELECT * FROM responses WHERE run_id = ? ORDER BY query_id, copilot').all(runId) as any[]).map(toResponse);
+  }
+
+  async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
+    const response = this.db.prepare('DELETE FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?');
+    const judgment = this.db.prepare('DELETE FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND sample = ? AND judge_name = ?');
+    const turns = this.db.prepare('DELETE FROM judge_turns WHERE run_id = ? AND query_id = ? AND sample = ? AND judge_name = ?');
+    this.db
+      .transaction(() => {
+        for (const r of items.responses) response.run(runId, r.queryId, r.copilot);
+        for (const j of items.judgments) judgment.run(runId, j.queryId, j.copilot, j.sample, j.judge);
+        for (const t of items.turns) turns.run(runId, t.queryId, t.sample, t.judge);
+        this.db.prepare("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?").run(runId);
+      })
+      .immediate();
   }
 
   async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {

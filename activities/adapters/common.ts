@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nameSchema } from '../../core/names';
+import { InputError } from '../../core/inputError';
 
 /** Retry policy for one copilot; applied by Temporal to the collect activity. */
 export const retrySchema = z
@@ -39,23 +40,31 @@ export const copilotBaseShape = {
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** Replace `${VAR}` with the variable's value; only ever called inside an activity. Errors name the variable, never its value. */
+/**
+ * Replace `${VAR}` with the variable's value; only ever called inside an activity. Errors name the variable, never its
+ * value. They are configuration failures (InputError: kind `config`), the worker's to fix and not the copilot's:
+ * `judgeflow retry RUN_ID --failed --kind config` asks those items again once the variable is set.
+ */
 export function expandEnv(template: string, env: NodeJS.ProcessEnv, where: string): string {
   return template.replace(ENV_REFERENCE, (_, name: string) => {
     const value = env[name];
-    if (value === undefined) throw new Error(`${where} references \${${name}}, but the environment variable ${name} is not set in the worker's environment`);
-    if (/[\r\n\0]/.test(value)) throw new Error(`${where}: the environment variable ${name} contains a line break or NUL byte, which cannot go in an HTTP header`);
+    if (value === undefined) throw new InputError(`${where} references \${${name}}, but the environment variable ${name} is not set in this worker's environment (pid ${process.pid}); set it and run judgeflow retry RUN_ID --failed --kind config`);
+    if (/[\r\n\0]/.test(value)) throw new InputError(`${where}: the environment variable ${name} contains a line break or NUL byte, which cannot go in an HTTP header`);
     return value;
   });
 }
 
-/** Values of every environment variable a copilot config names (apiKeyEnv, `${VAR}`): what must never be stored or logged. */
-export function secretValues(config: unknown, env: NodeJS.ProcessEnv): string[] {
-  const text = JSON.stringify(config);
-  const names = new Set([...text.matchAll(ENV_REFERENCE)].map((m) => m[1]));
+/** Every environment variable a copilot (or judge) config names: its apiKeyEnv and each `${VAR}`. */
+export function envNames(config: unknown): string[] {
+  const names = new Set([...JSON.stringify(config).matchAll(ENV_REFERENCE)].map((m) => m[1]));
   const keyEnv = (config as { apiKeyEnv?: string }).apiKeyEnv;
   if (keyEnv) names.add(keyEnv);
-  return [...names].map((n) => env[n]).filter((v): v is string => typeof v === 'string' && v.length >= 4);
+  return [...names];
+}
+
+/** Values of every environment variable a copilot config names (apiKeyEnv, `${VAR}`): what must never be stored or logged. */
+export function secretValues(config: unknown, env: NodeJS.ProcessEnv): string[] {
+  return envNames(config).map((n) => env[n]).filter((v): v is string => typeof v === 'string' && v.length >= 4);
 }
 
 /** Replace any secret value in a text (error message, raw payload) with ***. */

@@ -27,6 +27,24 @@ const NETWORK_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|E
  * the copilot's or judge's fault: callers send it back to Temporal instead of recording it as the item's failure.
  */
 const STORE_BUSY_CODES = /^SQLITE_(BUSY|LOCKED)/;
+/**
+ * The results store could not be reached for as long as the run allows (see activities/storeOutage.ts). Like a busy
+ * store, nobody's answer: sent back to Temporal, never recorded as the copilot's or judge's failure.
+ */
+export const STORE_UNREACHABLE_CODE = 'JUDGEFLOW_STORE_UNREACHABLE';
+
+/**
+ * A store call that failed because the database could not be reached, not because of what was asked: the server is down
+ * or restarting (connection refused or reset, node-postgres' "Connection terminated", SQLSTATE class 08 connection
+ * exceptions, 57P01-57P03 administrator/crash shutdown and "the database system is starting up"). Writes are idempotent
+ * (core/store.ts), so the same call can simply be made again once the server is back.
+ */
+export function isStoreConnectionError(error: unknown): boolean {
+  const code = codeOf(error) ?? codeOf((error as { cause?: unknown })?.cause);
+  if (code && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|08\w{3}|57P0[123])$/.test(code)) return true;
+  const message = error instanceof Error ? error.message : String(error);
+  return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(message);
+}
 
 /**
  * The one place that decides what a failed copilot or judge call was and whether another attempt can help.
@@ -58,6 +76,7 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
   const code = codeOf(error) ?? codeOf((error as { cause?: unknown })?.cause);
   if (code && NETWORK_CODES.test(code)) return new AdapterError('network', `${who}: ${message}${causeOf(error)}${where}`, { retryable: true });
+  if (code === STORE_UNREACHABLE_CODE) return new AdapterError('store_busy', message, { retryable: true });
   if (code && STORE_BUSY_CODES.test(code)) return new AdapterError('store_busy', `the results store is busy (${code}: ${message}); another process holds its write lock`, { retryable: true });
   const name = error instanceof Error ? error.name : typeof error;
   return new AdapterError('internal', `${who}: internal error (${name}): ${message}${where}`, { raw });

@@ -1,17 +1,66 @@
 import { assertCabDataset, CAB_DATASET_SHAPE, CAB_DATASET_SOURCE } from '../../rubrics/cab/dataset';
+import fs from 'node:fs';
+import path from 'node:path';
 import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 
-const usage = 'judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)';
+const usage = 'judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address)';
+
+/** Where `dataset fetch cab` writes by default (relative to the working directory); examples/cab-demo.yaml reads it. */
+export const CAB_DATASET_DEFAULT_OUT = path.join('datasets', 'cryptoanalystbench', 'dataset.csv');
+/** The published CSV, raw, on the repository's default branch. */
+export const CAB_DATASET_URL = `${CAB_DATASET_SOURCE.repository.replace('https://github.com/', 'https://raw.githubusercontent.com/')}/HEAD/${CAB_DATASET_SOURCE.file}`;
+const MAX_DATASET_BYTES = 20 * 1024 * 1024;
+
+/**
+ * Download the dataset to a temporary file beside `out`, check its shape, and only then rename it into place: a failed
+ * or wrong download leaves nothing (and an earlier copy untouched).
+ */
+async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ url: string; bytes: number }> {
+  const url = env.JUDGEFLOW_DATASET_URL?.trim() || CAB_DATASET_URL;
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
+  } catch (error) {
+    throw new InputError(`cannot download the CryptoAnalystBench dataset from ${url}: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause?: Error }).cause!.message})` : ''}; check the network, or set JUDGEFLOW_DATASET_URL to a copy`);
+  }
+  if (!res.ok) throw new InputError(`cannot download the CryptoAnalystBench dataset: ${url} answered HTTP ${res.status}; set JUDGEFLOW_DATASET_URL to where a copy is`);
+  const body = Buffer.from(await res.arrayBuffer());
+  if (body.length > MAX_DATASET_BYTES) throw new InputError(`${url} sent ${body.length} bytes, far more than the dataset (about 50 KB); not the dataset`);
+  // The temporary copy keeps a .csv name: the check reads the file by its extension.
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  const tmp = path.join(path.dirname(out), `.${path.basename(out, '.csv')}.${process.pid}.download.csv`);
+  try {
+    fs.writeFileSync(tmp, body);
+    try {
+      assertCabDataset(tmp); // a download of the wrong file is refused before it is in place
+    } catch (error) {
+      throw error instanceof InputError ? new InputError(error.message.split(tmp).join(url)) : error;
+    }
+    fs.renameSync(tmp, out);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+  return { url, bytes: body.length };
+}
 
 export const datasetCommand: Command = {
   name: 'dataset',
-  summary: 'check that a copy of the CryptoAnalystBench dataset has the published shape (columns, rows, categories)',
+  summary: 'fetch the CryptoAnalystBench dataset, or check that a copy has the published shape (columns, rows, categories)',
   usage,
-  options: { json: { type: 'boolean' } },
+  options: { json: { type: 'boolean' }, out: { type: 'string' } },
   async run({ values, positionals }) {
     const [action, file, ...extra] = positionals;
-    if (action !== 'check') throw new InputError(`unknown action "${action ?? ''}"; expected check\nUsage: ${usage}`);
+    if (action === 'fetch') {
+      if (file !== 'cab' || extra.length) throw new InputError(`dataset fetch takes the dataset's name: cab (CryptoAnalystBench)\nUsage: ${usage}`);
+      const out = path.resolve(typeof values.out === 'string' && values.out ? values.out : CAB_DATASET_DEFAULT_OUT);
+      const { url, bytes } = await fetchCabDataset(out, process.env);
+      const check = assertCabDataset(out);
+      if (values.json) console.log(JSON.stringify({ ...check, file: out, url, bytes }));
+      else console.log(`Downloaded ${url} to ${out} (${bytes} bytes): ${check.rows} queries, ${Object.keys(CAB_DATASET_SHAPE.categories).length} categories as published. Use it as queries: in a cab config (examples/cab-demo.yaml reads ${CAB_DATASET_DEFAULT_OUT}).`);
+      return 0;
+    }
+    if (action !== 'check') throw new InputError(`unknown action "${action ?? ''}"; expected check or fetch\nUsage: ${usage}`);
     if (!file || extra.length) throw new InputError(`dataset check takes exactly one FILE\nUsage: ${usage}`);
     const check = assertCabDataset(file);
     if (values.json) console.log(JSON.stringify(check));

@@ -1,5 +1,6 @@
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { storeLocation } from '../../stores';
+import { openExistingStore, storeLocation } from '../../stores';
+import { envNames } from '../../activities/adapters/common';
 import { InputError } from '../../core/inputError';
 import { createWorker, workerVersions } from '../../worker/createWorker';
 import { runSimCli } from '../../sim/main';
@@ -15,9 +16,27 @@ async function runWorkerForever(): Promise<number> {
   const version = workerVersions.get(worker);
   const build = version ? `, build ${version.buildId} (runs stay on the build that started them; judgeflow resume RUN_ID moves one to this build)` : ' (worker versioning off)';
   console.log(`Worker polling task queue "${queue}" at ${temporalTarget().address} (namespace ${namespace})${build}; results store ${storeLocation()}. Ctrl-C to stop.`);
+  for (const line of await missingVariables().catch(() => [])) console.error(line);
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await closeSharedBrowser();
   return 0;
+}
+
+/**
+ * The environment variables the store's running runs name (API keys, `${VAR}` in copilot configs) that this worker's
+ * environment lacks: the items it picks up for them would fail as configuration failures, so it says so at start.
+ */
+export async function missingVariables(env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  const store = await openExistingStore(env);
+  if (!store) return [];
+  const lines: string[] = [];
+  for (const run of (await store.listRuns()).filter((r) => r.status === 'running')) {
+    const config = run.config as { copilots?: unknown[]; judge?: unknown; judges?: unknown[] };
+    const parts = [...(config.copilots ?? []), ...(config.judges ?? (config.judge ? [config.judge] : []))];
+    const missing = [...new Set(parts.flatMap(envNames))].filter((name) => env[name] === undefined).sort();
+    if (missing.length) lines.push(`warning: run ${run.runId} needs ${missing.join(', ')}, not set in this worker's environment; its items taken here fail as configuration failures (judgeflow retry ${run.runId} --failed --kind config asks them again)`);
+  }
+  return lines;
 }
 
 export const workerCommand: Command = {

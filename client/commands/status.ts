@@ -1,6 +1,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporalClient } from '../temporalSdk';
 import type { Command } from '../args';
+import { failureReasonLines, type FailureReason } from '../../core/failureReasons';
+import { runFailureReasons } from '../failureSummary';
 import { InputError } from '../../core/inputError';
 import { openStore } from '../../stores';
 import { progressQuery } from '../../workflows';
@@ -11,7 +13,7 @@ import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
 import { watch } from '../startRun';
 
-type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; warnings?: string[]; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages'] };
+type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; warnings?: string[]; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; failureReasons?: FailureReason[] };
 
 /** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
 export async function describeRun(handle: WorkflowHandle, runId: string) {
@@ -57,7 +59,7 @@ function pick(p: Progress) {
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.stages ? { stages: s.stages } : {}) };
+  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
 }
 
 /** A run that judges while it collects: both stages' figures. */
@@ -83,9 +85,14 @@ export const statusCommand: Command = {
         await withClient((client) => watch(client.workflow.getHandle(runId), progressView(mode, print)).catch(() => undefined));
       }
     }
-    const s = ordered(await runStatus(runId));
+    const status = await runStatus(runId);
+    const reasons = status.failures ? await runFailureReasons(runId) : [];
+    const s = ordered({ ...status, ...(reasons.length ? { failureReasons: reasons } : {}) });
     if (values.json) console.log(JSON.stringify(s));
-    else console.log(`${s.runId}: ${s.status}${s.paused ? ` (${s.paused.reason}, since ${s.paused.at}; judgeflow resume ${s.runId})` : ''}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${(s.warnings ?? []).map((w) => `\nWarning: ${w}`).join('')}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+    else {
+      console.log(`${s.runId}: ${s.status}${s.paused ? ` (${s.paused.reason}, since ${s.paused.at}; judgeflow resume ${s.runId})` : ''}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${(s.warnings ?? []).map((w) => `\nWarning: ${w}`).join('')}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+      if (reasons.length) console.log(['Why items failed:', ...failureReasonLines(reasons)].join('\n'));
+    }
     return 0;
   },
 };

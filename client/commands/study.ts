@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ResultsStore } from '../../core/store';
-import { openStore } from '../../stores';
+import { openExistingStore, openStore, storeLocation } from '../../stores';
 import { writeTextAtomic } from '../../core/files';
 import { InputError } from '../../core/inputError';
 import { createWorker } from '../../worker/createWorker';
@@ -44,7 +44,7 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   const host = (values.host as string | undefined) ?? '127.0.0.1';
   const port = wholeNumber(values, 'port', 8787)!;
   const forwarder = new SubmissionForwarder(store, () => connectClient(), { log: (l) => console.error(l) });
-  const server = createStudyApp({ store, onSubmitted: () => forwarder.kick() });
+  const server = createStudyApp({ store, onSubmitted: () => forwarder.kick(), host });
   const url = await listen(server, host, port);
   forwarder.start();
   console.log(`Annotation app at ${url}/annotate (annotators open their personal links); JSON API under ${url}/api/. Ctrl-C to stop.`);
@@ -148,7 +148,7 @@ export const studyCommand: Command = {
         if (s.status === 'closed') throw new InputError(`study ${s.name} is already closed`);
         const client = await connectClient();
         try {
-          const result = await closeStudyWorkflow(client, s);
+          const result = await closeStudyWorkflow(client, s, { log: (line) => console.error(line) });
           console.log(`Study ${s.name} closed: ${result.recorded} answers recorded by the workflow (${result.recordedAtClose} picked up at close).`);
         } finally {
           await client.connection.close();
@@ -182,17 +182,24 @@ export const studyCommand: Command = {
         return 0;
       }
       case 'list': {
-        for (const s of await (await store()).studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
+        // Read-only: a fresh home has no store, and so no studies; nothing is created to say so.
+        const existing = await openExistingStore();
+        if (!existing) {
+          console.error(`No studies: there is no results store at ${storeLocation()} yet.`);
+          return 0;
+        }
+        for (const s of await existing.studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
         return 0;
       }
       case 'status': {
-        const st = (await store());
+        const st = await openExistingStore();
+        if (!st) throw new InputError(`no study named ${name ?? '(none given)'}: there is no results store at ${storeLocation()} yet (see judgeflow study create)`);
         const s = await requireStudy(st, name);
         const subs = await st.studies.submissions(s.name);
         const annotations = await st.studies.annotations(s.name);
         const assignments = (await st.studies.studyAssignments(s.name)).filter((a) => a.slot >= 0);
         const status = { study: s.name, status: s.status, assignments: assignments.length, answered: annotations.filter((a) => a.source === 'app').length, imported: annotations.filter((a) => a.source === 'import').length, pending: subs.filter((x) => x.status === 'pending').length, annotators: (await st.studies.annotators(s.name)).length, deadline: s.spec.deadline, events: await st.studies.studyEvents(s.name) };
-        console.log(values.json ? JSON.stringify(status) : `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotators, ${status.pending} waiting for the workflow, ${status.imported} imported`);
+        console.log(values.json ? JSON.stringify(status) : `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotator${status.annotators === 1 ? '' : 's'}, ${status.pending} waiting for the workflow, ${status.imported} imported`);
         return 0;
       }
       default:

@@ -8,6 +8,7 @@ import { renderMarkdown } from '../../core/study/safeMarkdown';
 import type { Annotator, Answer, StoredAssignment, StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
 import { tokenHash } from './create';
+import { hostAllowed } from '../hostGuard';
 
 /**
  * The annotation app: one static page and a small JSON API. An annotator is whoever holds a token (sent as
@@ -53,6 +54,7 @@ function answerSchema(study: StudyRecord) {
     .strict()
     .superRefine((a, ctx) => {
       if (a.choice !== 'tie' && !a.reason) ctx.addIssue({ code: 'custom', path: ['reason'], message: `required when a response wins (one of ${ids(o.reasons).join(', ')})` });
+      if (a.choice === 'tie' && a.reason) ctx.addIssue({ code: 'custom', path: ['reason'], message: 'a tie has no winning response, so no main reason for one; leave reason out (or null)' });
       if (a.seriousError && a.choice === 'tie') ctx.addIssue({ code: 'custom', path: ['seriousError'], message: 'a serious error is flagged on the rejected response; a tie rejects neither' });
       if (a.seriousError && !a.errorType) ctx.addIssue({ code: 'custom', path: ['errorType'], message: `required when seriousError is true (one of ${ids(o.errorTypes).join(', ')})` });
       if (!a.seriousError && a.errorType) ctx.addIssue({ code: 'custom', path: ['errorType'], message: 'only with seriousError: true' });
@@ -79,13 +81,16 @@ export interface StudyAppOptions {
   store: ResultsStore;
   onSubmitted?: () => void;
   log?: (line: string) => void;
+  /** The address it is bound to: its pages answer only to that Host (DNS rebinding); the API needs each annotator's token anyway. */
+  host?: string;
 }
 
-export function createStudyApp({ store, onSubmitted }: StudyAppOptions): http.Server {
+export function createStudyApp({ store, onSubmitted, host }: StudyAppOptions): http.Server {
   const studies = store.studies;
 
   async function authenticate(req: http.IncomingMessage): Promise<{ annotator: Annotator; study: StudyRecord }> {
-    const m = /^Bearer\s+([A-Za-z0-9_-]{16,200})$/.exec(req.headers.authorization ?? '');
+    // Authentication schemes are case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
+    const m = /^Bearer\s+([A-Za-z0-9_-]{16,200})$/i.exec(req.headers.authorization ?? '');
     if (!m) throw new HttpError(401, 'missing or malformed token: send "Authorization: Bearer TOKEN" with the token from your personal link');
     const annotator = await studies.annotatorByTokenHash(tokenHash(m[1]));
     const study = annotator && (await studies.getStudy(annotator.study));
@@ -151,12 +156,14 @@ export function createStudyApp({ store, onSubmitted }: StudyAppOptions): http.Se
     throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
   }
 
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const send = (status: number, type: string, body: string | Buffer) => {
       res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type });
       res.end(body);
     };
+    if (!url.pathname.startsWith('/api/') && host !== undefined && !hostAllowed(req, host, (server.address() as AddressInfo).port))
+      return send(421, 'text/plain; charset=utf-8', `this annotation app answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`);
     if (req.method === 'GET' && (url.pathname === '/' || STATIC[url.pathname])) {
       const page = STATIC[url.pathname === '/' ? '/annotate' : url.pathname];
       return send(200, page.type, fs.readFileSync(path.join(PAGE_DIR, page.file)));
@@ -172,6 +179,7 @@ export function createStudyApp({ store, onSubmitted }: StudyAppOptions): http.Se
       },
     );
   });
+  return server;
 }
 
 export async function listen(server: http.Server, host: string, port: number): Promise<string> {

@@ -1,4 +1,4 @@
-import { csvRecords, toCsv } from '../../core/csv';
+import { csvRecords, restoreCell, toCsv } from '../../core/csv';
 import type { Answer, StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
 import { InputError } from '../../core/inputError';
@@ -68,7 +68,9 @@ export async function importAnnotations(store: ResultsStore, study: StudyRecord,
   const out: Array<{ annotator: string; itemId: string; left: string; right: string; answer: Answer; submittedAt: string }> = [];
   const now = new Date().toISOString();
   for (const { line, cells } of rows) {
-    const get = (f: ImportField) => (index.has(columns[f]) ? (cells[index.get(columns[f])!] ?? '').trim() : '');
+    // The formula guard of the export is undone, and a comment kept exactly as written: export → import is lossless.
+    const raw = (f: ImportField) => (index.has(columns[f]) ? restoreCell(cells[index.get(columns[f])!] ?? '') : '');
+    const get = (f: ImportField) => (f === 'comment' ? raw(f) : raw(f).trim());
     const problems: string[] = [];
     const [annotator, query, left, right] = [get('annotator'), get('query'), get('left'), get('right')];
     if (!annotator) problems.push(`empty ${columns.annotator}`);
@@ -82,6 +84,7 @@ export async function importAnnotations(store: ResultsStore, study: StudyRecord,
     const reason = rawReason ? reasonIds.get(rawReason.toLowerCase()) ?? null : null;
     if (rawReason && !reason) problems.push(`${columns.reason} "${rawReason}": expected one of ${o.reasons.map((r) => r.id).join(', ')}`);
     if (choice && choice !== 'tie' && !reason) problems.push(`${columns.reason} is required when a response wins`);
+    if (choice === 'tie' && reason) problems.push(`${columns.reason} "${rawReason}" given for a tie: a tie has no winning response; leave ${columns.reason} empty`);
     const rawSerious = get('seriousError').toLowerCase();
     const seriousError = BOOL[rawSerious];
     if (seriousError === undefined) problems.push(`${columns.seriousError} "${rawSerious}": expected true/false, 1/0 or yes/no`);
@@ -93,7 +96,7 @@ export async function importAnnotations(store: ResultsStore, study: StudyRecord,
     const rawTime = get('submittedAt');
     if (rawTime && Number.isNaN(Date.parse(rawTime))) problems.push(`${columns.submittedAt} "${rawTime}" is not a date`);
     if (problems.length) errors.push(`${file}:${line}: ${problems.join('; ')}`);
-    else out.push({ annotator, itemId, left, right, answer: { choice: choice!, reason, seriousError: Boolean(seriousError), errorType: seriousError ? errorType : null, comment: get('comment') || null }, submittedAt: rawTime ? new Date(rawTime).toISOString() : now });
+    else out.push({ annotator, itemId, left, right, answer: { choice: choice!, reason, seriousError: Boolean(seriousError), errorType: seriousError ? errorType : null, comment: get('comment').trim() ? get('comment') : null }, submittedAt: rawTime ? new Date(rawTime).toISOString() : now });
   }
   if (errors.length) throw new InputError(`${errors.length} invalid row(s); nothing was imported:\n${errors.slice(0, 50).join('\n')}${errors.length > 50 ? `\n… and ${errors.length - 50} more` : ''}`);
   return store.studies.importAnnotations(study.name, out);

@@ -3,7 +3,7 @@ import { analyseStudy, judgeScoresOf, toFacts, type JudgeScores, type StudyAnaly
 import { calibratedWinRates } from '../../core/study/calibrated';
 import { CALIBRATED_HEADER, calibratedIntro, calibratedRows } from '../../core/study/calibratedReport';
 import { writeFileAtomic, writeTextAtomic } from '../../core/files';
-import { fmt, table } from '../../core/markdown';
+import { fmt, mdCode, mdText, table } from '../../core/markdown';
 import { sheet } from '../../core/xlsx';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore, RunRecord } from '../../core/store';
@@ -88,6 +88,8 @@ export async function studyFigures(store: ResultsStore, study: StudyRecord, opts
 export type StudyReport = Awaited<ReturnType<typeof studyFigures>>;
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(100 * x).toFixed(1)}%`);
+/** "1 annotator", "3 annotators". */
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 const interval = (ci: { low: number; high: number } | null, f: (x: number) => string) => (ci ? `${f(ci.low)}–${f(ci.high)}` : '–');
 
 function calibratedMarkdown(r: StudyReport): string[] {
@@ -97,9 +99,9 @@ function calibratedMarkdown(r: StudyReport): string[] {
 export function studyMarkdown(r: StudyReport): string {
   const t7 = r.table7;
   const out: string[] = [
-    `# Human preference study ${r.study}`,
+    `# Human preference study ${mdText(r.study)}`,
     '',
-    `Run \`${r.runId}\` (${r.protocol}); ${r.counts.annotations} annotations by ${r.counts.annotators} annotators on ${r.items.length} items; study ${r.status}.` +
+    `Run ${mdCode(r.runId)} (${mdText(r.protocol)}); ${plural(r.counts.annotations, 'annotation')} by ${plural(r.counts.annotators, 'annotator')} on ${plural(r.items.length, 'item')}; study ${mdText(r.status)}.` +
       (r.counts.pendingSubmissions ? ` **${r.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow and are not counted.**` : ''),
     `Left out at design: ${r.design.excluded.pairs} (query, pair) items whose responses failed (${r.design.excluded.failed}) or are missing (${r.design.excluded.missing}).`,
     '',
@@ -138,14 +140,14 @@ export function studyMarkdown(r: StudyReport): string {
     '',
     `Krippendorff's alpha (nominal, A/B/tie per item): ${fmt(r.interAnnotator.krippendorffAlpha, 3)}. Mean majority strength: ${pct(r.interAnnotator.meanMajorityStrength)}; ` +
       `items with a clear majority: ${r.interAnnotator.itemsWithMajority} of ${r.interAnnotator.items}. Votes for the majority: ` +
-      Object.entries(r.interAnnotator.majorityStrength).map(([k, v]) => `${k} on ${v} items`).join(', ') + '.',
+      Object.entries(r.interAnnotator.majorityStrength).map(([k, v]) => `${mdText(k)} on ${plural(v as number, 'item')}`).join(', ') + '.',
   ];
   for (const j of r.judgeHuman) {
     const group = (title: string, g: Record<string, { n: number; agreement: number | null; kappa: number | null }>) =>
       Object.keys(g).length ? ['', `By ${title}:`, '', table([title, 'Items', 'Agreement', "Cohen's kappa"], Object.entries(g).map(([k, v]) => [k, v.n, pct(v.agreement), fmt(v.kappa, 2)]))] : [];
     out.push(
       '',
-      `## Judge–human agreement: run ${j.judgeRunId}`,
+      `## Judge–human agreement: run ${mdText(j.judgeRunId)}`,
       '',
       `The judge prefers the response with the higher total (a tie within ${j.tieMargin}); compared with the annotators' majority on ${j.itemsCompared} items ` +
         `(${j.itemsWithoutMajority} without a majority, ${j.itemsWithoutJudgment} without both judgments left out). ` +
@@ -160,10 +162,10 @@ export function studyMarkdown(r: StudyReport): string {
       '',
     );
     for (const d of j.disagreements) {
-      out.push(`- **${d.queryId}** ${d.first} vs ${d.second}: annotators ${d.humanMajority} (votes ${d.votes.first}/${d.votes.second}/${d.votes.tie}), judge ${d.judgePreference} (${d.judgeTotals[d.first]} vs ${d.judgeTotals[d.second]}). ${d.query ? `“${d.query.slice(0, 160)}”` : ''}`);
+      out.push(`- **${mdText(d.queryId)}** ${mdText(d.first)} vs ${mdText(d.second)}: annotators ${mdText(d.humanMajority)} (votes ${d.votes.first}/${d.votes.second}/${d.votes.tie}), judge ${mdText(d.judgePreference)} (${d.judgeTotals[d.first]} vs ${d.judgeTotals[d.second]}). ${d.query ? `“${mdText(d.query.slice(0, 160))}”` : ''}`);
       for (const c of [d.first, d.second]) {
         const rationale = d.judgeRationales[c];
-        if (rationale) out.push(`  - ${c}: ${Object.entries(rationale).map(([k, v]) => `${k}: ${String(v).slice(0, 200)}`).join(' · ')}`);
+        if (rationale) out.push(`  - ${mdText(c)}: ${Object.entries(rationale).map(([k, v]) => `${mdText(k)}: ${mdText(String(v).slice(0, 200))}`).join(' · ')}`);
       }
     }
     if (!j.disagreements.length) out.push('None.');

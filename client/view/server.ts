@@ -6,7 +6,10 @@
  * Read-only: GET and HEAD only, nothing is written to the store or to disk. Pages carry a Content-Security-Policy
  * (scripts by nonce only, fetches to this server only), and every untrusted text is escaped or set as DOM text.
  */
+import fs from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { buildRunReport } from '../../activities/run';
@@ -22,6 +25,7 @@ import { compareStoredRuns } from '../compareRuns';
 import { trendStoredRuns } from '../../activities/storedComparison';
 import { trendSections } from '../../core/html/trend';
 import { scheduleRunIds } from '../commands/trend';
+import { hostAllowed, sameSecret } from '../hostGuard';
 
 export interface ViewOptions {
   store: ResultsStore;
@@ -35,6 +39,11 @@ export interface ViewOptions {
   namespace?: string;
   /** How often pages poll for progress (ms). */
   pollMs?: number;
+  /**
+   * A shared secret every request must carry (required on a host other than loopback): `?token=…` once (it is then kept
+   * in a same-site cookie), or `Authorization: Bearer …`.
+   */
+  token?: string;
 }
 
 export interface ViewServer {
@@ -50,6 +59,7 @@ const NAV = (active: string) =>
     ['/', 'Runs'],
     ['/snapshots', 'Snapshots'],
     ['/schedules', 'Schedules'],
+    ['/studies', 'Studies'],
   ]
     .map(([href, label]) => `<li><a href="${href}"${label === active ? ' aria-current="page"' : ''}>${label}</a></li>`)
     .join('')}</ul></nav>`;
@@ -96,13 +106,18 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     return page('Runs', 'Runs', section('runs', 'Runs', table, 'Pick two runs to compare them (the older one is A). Running runs show their progress as the workflow reports it.'));
   }
 
-  async function runPage(runId: string): Promise<string> {
+  async function runPage(runId: string): Promise<string | StreamedPage> {
     const run = await store.getRun(runId);
     if (!run) throw new NotFound(`no run ${runId} in ${store.location}`);
     const schedule = await scheduleOf(runId);
     const madeBy = schedule ? ` · made by schedule <a href="/schedules/${encodeURIComponent(schedule)}">${esc(schedule)}</a>` : '';
     const back = `<p><a href="/">← all runs</a>${madeBy} · <a href="${esc(temporalUrl(runId))}" rel="noopener noreferrer" target="_blank">this run in the Temporal Web UI</a></p>`;
     if (run.status === 'completed') {
+      // A large report (every answer of a big run: tens of megabytes) is streamed from the report.html the run wrote, so
+      // several readers do not each hold it in memory; smaller ones, or one rendered on another machine, are built from
+      // the store as it is now.
+      const written = run.reportPath ? path.join(path.dirname(run.reportPath), 'report.html') : null;
+      if (written && fs.existsSync(written) && fs.statSync(written).size > STREAM_REPORTS_ABOVE_BYTES) return { file: written, inject: ['<header class="page-header">', `<header class="page-header">${back}`] };
       const { html } = await buildRunReport({ store, env }, runId);
       return html.replace('<header class="page-header">', `<header class="page-header">${back}`);
     }
@@ -163,9 +178,46 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     return page('Schedules', 'Schedules', section('schedules', 'Schedules', details.length ? linked : '<p>No judgeflow schedules.</p>'));
   }
 
+  /** The request's token is the view's (or the view has none); `?token=` is swapped for a cookie and a clean address. */
+  function authorised(req: IncomingMessage, res: ServerResponse, url: URL): boolean {
+    const token = options.token;
+    if (!token) return true;
+    const given = url.searchParams.get('token');
+    if (given !== null && sameSecret(given, token)) {
+      url.searchParams.delete('token');
+      res.writeHead(303, { location: url.pathname + url.search, 'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+      res.end();
+      return false;
+    }
+    const bearer = /^bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${TOKEN_COOKIE}=`))?.slice(TOKEN_COOKIE.length + 1);
+    const presented = bearer ?? (cookie === undefined ? undefined : decodeURIComponent(cookie));
+    if (presented !== undefined && sameSecret(presented, token)) return true;
+    send(res, 401, 'text/plain', 'this judgeflow view needs its token: open the address it printed with ?token=TOKEN once, or send "Authorization: Bearer TOKEN"');
+    return false;
+  }
+
+  /** Human preference studies, and each one's report (the figures study.md has, computed from the store now). */
+  async function studiesPage(): Promise<string> {
+    const studies = await store.studies.listStudies();
+    const table = dataTable('Studies, newest first', ['study', 'run', 'status', 'created', 'deadline'], studies.map((s) => [s.name, s.runId, s.status, s.createdAt, s.spec.deadline ?? '–']));
+    const links = studies.length ? `<ul>${studies.map((s) => `<li><a href="/studies/${encodeURIComponent(s.name)}">${esc(s.name)}: report</a></li>`).join('')}</ul>` : '<p>No studies in this store (see judgeflow study create).</p>';
+    return page('Studies', 'Studies', section('studies', 'Human preference studies', table + links));
+  }
+
+  async function studyPage(name: string): Promise<string> {
+    const study = await store.studies.getStudy(name);
+    if (!study) throw new NotFound(`no study ${name} in ${store.location}`);
+    const { studyFigures, studyMarkdown } = require('../study/report') as typeof import('../study/report');
+    const markdown = studyMarkdown(await studyFigures(store, study));
+    return page(`Study ${name}`, 'Studies', `<p><a href="/studies">← all studies</a></p>` + section('study', `Study ${name}`, `<pre class="study-report">${esc(markdown)}</pre>`, 'The report as study.md has it (judgeflow study report writes it with study.json and study.xlsx).'));
+  }
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!hostAllowed(req, boundHost, boundPort())) return send(res, 421, 'text/plain', `judgeflow view answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'judgeflow view is read-only', { allow: 'GET, HEAD' });
     const url = new URL(req.url ?? '/', 'http://view');
+    if (!authorised(req, res, url)) return;
     const p = url.pathname;
     const runMatch = /^\/runs\/([^/]+)$/.exec(p);
     const apiRun = /^\/api\/runs\/([^/]+)$/.exec(p);
@@ -175,7 +227,10 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       const row = (await rows()).find((r) => r.runId === decodeURIComponent(apiRun[1]));
       return row ? send(res, 200, 'application/json', JSON.stringify(row)) : send(res, 404, 'application/json', '{"error":"no such run"}');
     }
-    if (runMatch) return sendHtml(res, await runPage(decodeURIComponent(runMatch[1])));
+    if (runMatch) {
+      const pageOrFile = await runPage(decodeURIComponent(runMatch[1]));
+      return typeof pageOrFile === 'string' ? sendHtml(res, pageOrFile) : streamHtml(res, pageOrFile);
+    }
     // A run page's links to its artefacts are relative (`artefacts/<id>-<name>`, as next to a rendered report.html).
     const artefactMatch = /^\/runs\/artefacts\/([0-9a-f]{16})-[^/]*$/.exec(p);
     if (artefactMatch) {
@@ -193,6 +248,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     if (p === '/schedules') return sendHtml(res, await schedulesPage());
     const scheduleMatch = /^\/schedules\/([^/]+)$/.exec(p);
     if (scheduleMatch) return sendHtml(res, await schedulePage(decodeURIComponent(scheduleMatch[1])));
+    if (p === '/studies') return sendHtml(res, await studiesPage());
+    const studyMatch = /^\/studies\/([^/]+)$/.exec(p);
+    if (studyMatch) return sendHtml(res, await studyPage(decodeURIComponent(studyMatch[1])));
     throw new NotFound(`nothing at ${p}`);
   }
 
@@ -203,12 +261,14 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       else res.end();
     });
   });
+  const boundHost = options.host ?? '127.0.0.1';
+  const boundPort = () => (server.address() as AddressInfo).port;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 8080, options.host ?? '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 8080, boundHost, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const host = options.host ?? '127.0.0.1';
+  const host = boundHost;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
     server,
@@ -221,6 +281,34 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
 }
 
 class NotFound extends Error {}
+
+const TOKEN_COOKIE = 'judgeflow_view_token';
+/** Reports larger than this are streamed from disk rather than rebuilt in memory per request. */
+export const STREAM_REPORTS_ABOVE_BYTES = 8 * 1024 * 1024;
+
+/** A page served from a file as it is read, with one replacement near its top (the view's navigation). */
+interface StreamedPage {
+  file: string;
+  inject: [string, string];
+}
+
+async function streamHtml(res: ServerResponse, page: StreamedPage): Promise<void> {
+  const handle = await fs.promises.open(page.file, 'r');
+  try {
+    const head = Buffer.alloc(256 * 1024);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    // Replaced as bytes (the marker is ASCII): nothing is decoded, so no character is split at the head's end.
+    const at = head.subarray(0, bytesRead).indexOf(page.inject[0]);
+    const first = at < 0 ? head.subarray(0, bytesRead) : Buffer.concat([head.subarray(0, at), Buffer.from(page.inject[1]), head.subarray(at + Buffer.byteLength(page.inject[0]), bytesRead)]);
+    const cut = bytesRead;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' });
+    if (res.req.method === 'HEAD') return void res.end();
+    res.write(first);
+    await pipeline(handle.createReadStream({ start: cut, autoClose: false }), res);
+  } finally {
+    await handle.close();
+  }
+}
 
 function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', ...headers });

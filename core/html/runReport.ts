@@ -2,6 +2,8 @@
  * Pieces every run's report.html shares, whatever the protocol: the header (what was run, how), the cost
  * section and the drill-down data. Protocol modules add their own charts between them.
  */
+import { PANEL_QUORUM_ERROR } from '../consensus';
+import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../text';
 import type { CostLine, CostSummary } from '../cost';
 import type { ReportInput } from '../protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../types';
@@ -59,6 +61,9 @@ export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'ju
     queries[q.id] = { text: q.text, labels: ls, ...(q.history?.length ? { history: q.history } : {}) };
   }
   const rows: DrillData['rows'] = [];
+  // A page holds every answer: each is cut to maxAnswerChars here (responses.jsonl beside the report has them whole).
+  const maxChars = (input.run.config as { maxAnswerChars?: number } | null)?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
+  const shown = (text: string | null | undefined) => (text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null);
   for (const q of args.queries)
     for (const c of args.copilots) {
       const r = responseOf.get(key(q.id, c));
@@ -73,7 +78,7 @@ export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'ju
         position: j?.position ?? null,
         scores: j?.scores ?? null,
         rationales: j?.rationales ?? null,
-        text: r?.text ?? null,
+        text: shown(r?.text),
         error: r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : null,
         ...drillContext(r?.context),
       });
@@ -190,7 +195,8 @@ export function failureKinds(copilots: string[], responses: StoredResponse[], ju
     counts[c][k] = (counts[c][k] ?? 0) + 1;
   };
   for (const r of responses) if (r.status !== 'ok') add(r.copilot, r.status === 'missing' ? 'response missing' : `response ${r.errorKind ?? 'failed'}`);
-  for (const j of judgments) if (j.status === 'failed') add(j.copilot, /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
+  for (const j of judgments)
+    if (j.status === 'failed') add(j.copilot, j.error?.startsWith(PANEL_QUORUM_ERROR) ? 'panel: too few judges' : /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
   const kinds = [...new Set(Object.values(counts).flatMap((k) => Object.keys(k)))].sort();
   return { kinds, counts };
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parseCsv } from '../../core/csv';
 import { turnSchema } from '../../core/history';
-import { assertUniqueIds, parseJsonLines } from '../../core/jsonl';
+import { assertQueryIds, parseJsonLines } from '../../core/jsonl';
 import type { Query } from '../../core/types';
 import { InputError } from '../../core/inputError';
 import { readText } from '../../core/dataFiles';
@@ -43,7 +43,7 @@ export function parseCabQueries(file: string): Query[] {
       ...(tags === undefined ? {} : { tags: Array.isArray(tags) ? tags.join('\n') : tags }),
     }));
   } else throw new InputError(`${file}: CryptoAnalystBench queries must be a .csv (columns query,tags) or a .jsonl file, not "${ext || 'no extension'}"`);
-  assertUniqueIds(queries, file);
+  assertQueryIds(queries, file);
   return queries;
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { turnSchema } from '../../core/history';
-import { assertUniqueIds, parseJsonLines } from '../../core/jsonl';
+import { assertQueryIds, parseJsonLines } from '../../core/jsonl';
 import type { Query } from '../../core/types';
 import { LATTICE_CATEGORIES, LATTICE_TASKS } from './rubric';
 
@@ -22,7 +22,7 @@ export const asLatticeQuery = (query: Query) => query as LatticeQuery;
 
 export function parseLatticeQueries(file: string): Query[] {
   const queries = parseJsonLines(file, latticeQuerySchema, 'LATTICE query snapshot');
-  assertUniqueIds(queries, file);
+  assertQueryIds(queries, file);
   return queries;
 }
 

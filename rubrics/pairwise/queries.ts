@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { turnSchema } from '../../core/history';
-import { assertUniqueIds, parseJsonLines } from '../../core/jsonl';
+import { assertQueryIds, parseJsonLines } from '../../core/jsonl';
 import type { Query } from '../../core/types';
 
 /** `{"id","text","topic"?,"history"?}` per line; `topic` is the one label reports group by. */
@@ -10,7 +10,7 @@ export const pairwiseQuerySchema = z
 
 export function parsePairwiseQueries(file: string): Query[] {
   const queries = parseJsonLines(file, pairwiseQuerySchema, 'pairwise query file');
-  assertUniqueIds(queries, file);
+  assertQueryIds(queries, file);
   return queries;
 }
 

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../../core/files';
+import os from 'node:os';
+import { replaceDirWhole, writeFileAtomic } from '../../core/files';
 import { REPO, tempDir } from '../support/harness';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,5 +36,49 @@ describe('writeFileAtomic / writeTextAtomic with concurrent writers', () => {
     expect(content.length).toBe(200000);
     expect(new Set(content).size).toBe(1);
     expect(fs.readdirSync(dir)).toEqual(['results.csv']);
+  });
+});
+
+describe('replaceDirWhole (a run report appears all together or not at all)', () => {
+  const setup = () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-swap-'));
+    const dir = path.join(parent, 'run-1');
+    fs.mkdirSync(path.join(dir, 'artefacts'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'report.json'), 'old');
+    fs.writeFileSync(path.join(dir, 'report.html'), 'old');
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
+    return { parent, dir };
+  };
+
+  test('filling fails half-way: the old files are all still there, and nothing else is left beside them', async () => {
+    const { parent, dir } = setup();
+    await expect(
+      replaceDirWhole(dir, async (tmp) => {
+        fs.writeFileSync(path.join(tmp, 'report.json'), 'new');
+        throw new Error('killed while writing report.html');
+      }),
+    ).rejects.toThrow('killed');
+    expect(fs.readFileSync(path.join(dir, 'report.json'), 'utf8')).toBe('old');
+    expect(fs.readFileSync(path.join(dir, 'report.html'), 'utf8')).toBe('old');
+    expect(fs.readdirSync(parent)).toEqual(['run-1']);
+  });
+
+  test('filled: every new file in place at once, what the directory held besides kept, no temporary left', async () => {
+    const { parent, dir } = setup();
+    await replaceDirWhole(dir, async (tmp) => {
+      for (const name of ['report.json', 'report.html', 'report.md']) fs.writeFileSync(path.join(tmp, name), 'new');
+      // Until the swap, readers see the old set only.
+      expect(fs.existsSync(path.join(dir, 'report.md'))).toBe(false);
+    });
+    expect(fs.readdirSync(dir).sort()).toEqual(['artefacts', 'notes.txt', 'report.html', 'report.json', 'report.md']);
+    expect(fs.readFileSync(path.join(dir, 'report.html'), 'utf8')).toBe('new');
+    expect(fs.readFileSync(path.join(dir, 'notes.txt'), 'utf8')).toBe('mine');
+    expect(fs.readdirSync(parent)).toEqual(['run-1']);
+  });
+
+  test('a directory that does not exist yet is created whole', async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-swap-'));
+    await replaceDirWhole(path.join(parent, 'a', 'run-2'), async (tmp) => fs.writeFileSync(path.join(tmp, 'report.json'), '{}'));
+    expect(fs.readdirSync(path.join(parent, 'a'))).toEqual(['run-2']);
   });
 });

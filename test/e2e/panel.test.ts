@@ -4,6 +4,7 @@ import { benchmarkRun } from '../../workflows';
 import { latticeGrid, runConfig, tempDir, withWorker } from '../support/harness';
 import { gradedText } from '../support/judges';
 import { simServersForFile } from '../support/sims';
+import { startSimServer } from '../../sim/server';
 
 jest.setTimeout(180_000);
 
@@ -92,4 +93,43 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8')).toContain('## Judge panel');
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain('id="panel-self-preference"');
   });
+});
+
+test('a panel of five judges, four failing every unit: each member’s failures counted in report.json, .md and .html; no unit has a panel verdict (below the majority)', async () => {
+  const failing = await startSimServer({ handler: (body) => (String(body.model).startsWith('broken') ? { status: 400, body: JSON.stringify({ error: { message: `model ${body.model} is not available` } }) } : undefined) });
+  try {
+    const queries = latticeGrid(16, 5).filter((q) => q.task === 'T1');
+    const cfg = runConfig(tempDir(), {
+      protocol: 'lattice',
+      queries,
+      judges: [
+        { name: 'works', baseURL: failing.url, model: 'judge-ok' },
+        ...[1, 2, 3, 4].map((i) => ({ name: `broken${i}`, baseURL: failing.url, model: `broken-${i}` })),
+      ],
+      copilots: [{ name: 'Elsa', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' }],
+    });
+    await withWorker('panel-failing', async ({ client, taskQueue }) => {
+      const runId = 'run-panel-failing-' + Date.now();
+      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+      const units = queries.length;
+      expect(report.panel.minJudges).toBe(3);
+      expect(report.panel.unitsBelowMinJudges).toBe(units);
+      expect(report.panel.failures.works).toEqual({ failed: 0, units, firstError: null });
+      for (const i of [1, 2, 3, 4]) expect(report.panel.failures[`broken${i}`]).toMatchObject({ failed: units, units, firstError: expect.stringContaining(`broken-${i} is not available`) });
+      // Below the quorum a unit is missing data, not the one judge's score.
+      expect(report.copilots.Elsa).toMatchObject({ n: 0, failedJudgments: units });
+      expect(report.copilots.Elsa.score ?? null).toBeNull();
+      const md = fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8');
+      expect(md).toContain('### Failures per judge');
+      expect(md).toContain(`${units} unit(s) had fewer than panel.minJudges = 3 verdicts`);
+      expect(md).toMatch(/\| broken1 \(broken-1\) \| 5 \| 5 \| .*broken-1 is not available/);
+      const html = fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8');
+      expect(html).toContain('id="panel-failures"');
+      expect(html).not.toContain('id="failures-none"');
+      expect(html).toContain('panel: too few judges');
+    });
+  } finally {
+    await failing.close();
+  }
 });

@@ -166,6 +166,10 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(badChoice.json.error).toMatch(/choice/);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'A' })).json.error).toMatch(/reason: required/);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'tie', seriousError: true, errorType: 'other' })).status).toBe(400);
+      const tieWithReason = await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'tie', reason: 'accuracy' });
+      expect([tieWithReason.status, tieWithReason.json.error]).toEqual([400, expect.stringMatching(/^reason: a tie has no winning response/)]);
+      // Authentication schemes are case-insensitive.
+      expect((await fetch(`${base}/api/progress`, { headers: { authorization: `bearer ${tokens[1]}` } })).status).toBe(200);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, undefined, 'choice=A')).status).toBe(415);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'A', reason: 'accuracy', extra: 1 })).status).toBe(400);
       // A first answer that is then changed: the last one counts and both are kept.

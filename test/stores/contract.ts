@@ -397,7 +397,30 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect((await store.getResponse('dst', 'q2', 'Ace'))!.text).toBe('already here');
         expect(await store.responses('src')).toHaveLength(2);
       });
+      test('reopenItems removes exactly the listed failures, verdicts and judge turns, and marks the run running again', async () => {
+        await store.createRun(aRun('r1'));
+        await store.finishRun('r1', 'completed', '/x/report.json', { n: 1 }, '2026-01-01T00:00:00.000Z');
+        await store.putResponse(aResponse('r1', 'q1', 'Ace', { status: 'failed', text: null, errorKind: 'network', errorMessage: 'ECONNRESET' }));
+        await store.putResponse(aResponse('r1', 'q1', 'Bolt'));
+        await store.putResponse(aResponse('r2', 'q1', 'Ace', { status: 'failed', text: null, errorKind: 'network', errorMessage: 'ECONNRESET' }));
+        await store.putJudgment(aJudgment('r1', 'q1', 'Ace', { status: 'failed', total: null, scores: null, rationales: null, error: 'no answer' }));
+        await store.putJudgment(aJudgment('r1', 'q1', 'Ace', { sample: 1 }));
+        await store.putJudgment(aJudgment('r1', 'q1', 'Bolt'));
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: 1 }, 'a');
+        await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: 1 }, 'b', { sample: 1, judge: '' });
+        await store.reopenItems('r1', { responses: [{ queryId: 'q1', copilot: 'Ace' }], judgments: [{ queryId: 'q1', copilot: 'Ace', sample: 0, judge: '' }], turns: [{ queryId: 'q1', sample: 0, judge: '' }] });
+        expect((await store.responses('r1')).map((r) => r.copilot)).toEqual(['Bolt']);
+        expect(await store.responses('r2')).toHaveLength(1);
+        expect((await store.judgments('r1')).map((j) => `${j.copilot}/${j.sample}`)).toEqual(['Ace/1', 'Bolt/0']);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 1, judge: '' })).toHaveLength(1);
+        expect(await store.getRun('r1')).toMatchObject({ status: 'running', finishedAt: null });
+        // The answer asked again is stored as any first answer is.
+        await store.putResponse(aResponse('r1', 'q1', 'Ace'));
+        expect((await store.getResponse('r1', 'q1', 'Ace'))!.status).toBe('ok');
+      });
     });
+
 
     describe('judging', () => {
       const units: JudgeUnit[] = [

@@ -8,6 +8,7 @@ import { cliInProcess } from '../support/cliInProcess';
 import { tempDir } from '../support/harness';
 import { postgresForFile } from '../support/postgresServer';
 import { everything, fillEverything } from './contract';
+import { copyStore } from '../../stores/copy';
 
 /** `judgeflow store migrate` and `judgeflow store copy` through the real CLI entry point, against a real PostgreSQL postgres.server(). */
 const postgres = postgresForFile();
@@ -92,4 +93,32 @@ describePostgres(`judgeflow store${unavailable ? ` (skipped: ${unavailable})` : 
     expect(fs.readdirSync(dir)).toEqual([]); // neither the missing source nor the target was created
     expect((await cliInProcess(['store', 'copy', '--help'], {})).code).toBe(0);
   });
+});
+
+test('store copy interrupted part-way: no run is listed in the target until everything it needs is there; run again, it completes', async () => {
+  const dir = tempDir('jf-copy-cut-');
+  const from = new SqliteStore(path.join(dir, 'from.db'));
+  const to = new SqliteStore(path.join(dir, 'to.db'));
+  try {
+    await fillEverything(from);
+    let batches = 0;
+    const cut = new Error('copy killed');
+    // Stop after every possible batch count in turn: at no point may a run be listed without its responses and judgments.
+    for (let stopAt = 1; ; stopAt++) {
+      batches = 0;
+      const interrupted = await copyStore(from, to, () => {
+        if (++batches === stopAt) throw cut;
+      }).then(() => false, (e) => (e === cut ? true : Promise.reject(e)));
+      for (const run of await to.listRuns()) {
+        expect((await to.responses(run.runId)).length).toBe((await from.responses(run.runId)).length);
+        expect((await to.judgments(run.runId)).length).toBe((await from.judgments(run.runId)).length);
+        expect((await to.llmCalls(run.runId)).length).toBe((await from.llmCalls(run.runId)).length);
+      }
+      if (!interrupted) break;
+    }
+    expect(await everything(to)).toEqual(await everything(from));
+  } finally {
+    await from.close();
+    await to.close();
+  }
 });

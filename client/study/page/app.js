@@ -151,9 +151,9 @@
       errorType: errorType ? errorType.value : null,
       comment: $('comment').value || null,
     };
-    if (!body.choice) return void ($('formError').textContent = 'Choose A, B or tie first.');
-    if (body.choice !== 'tie' && !body.reason) return void ($('formError').textContent = 'Choose the main reason for the winner.');
-    if (body.seriousError && !body.errorType) return void ($('formError').textContent = 'Choose the type of the serious error.');
+    if (!body.choice) return formError('Choose A, B or tie first.', 'choices');
+    if (body.choice !== 'tie' && !body.reason) return formError('Choose the main reason for the winner.', 'reasons');
+    if (body.seriousError && !body.errorType) return formError('Choose the type of the serious error.', 'errors');
     $('submit').disabled = true;
     try {
       const saved = await call('POST', '/api/assignments/' + encodeURIComponent(current.id) + '/answer', body);
@@ -161,10 +161,20 @@
       await refreshMe();
       await loadNext();
     } catch (e) {
-      $('formError').textContent = e.message;
+      formError(e.message);
     } finally {
       $('submit').disabled = false;
     }
+  }
+
+  // A message the annotator must act on is brought into view (answers can be long: the form may be below the fold,
+  // e.g. after Enter was pressed while reading), with the part of the form it is about.
+  function formError(text, fieldset) {
+    $('formError').textContent = text;
+    const target = fieldset ? $(fieldset) : $('formError');
+    target.scrollIntoView({ block: 'center' });
+    const first = fieldset && target.querySelector('input');
+    if (first) first.focus({ preventScroll: true });
   }
 
   document.addEventListener('keydown', (event) => {

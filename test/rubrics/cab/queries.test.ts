@@ -201,12 +201,13 @@ describe('CryptoAnalystBench plan and config', () => {
   });
 
   test('the example config is valid; evaluationDate must be YYYY-MM-DD', () => {
-    // The example points at ../../shared/datasets/cryptoanalystbench/dataset.csv: lay a dataset out there beside a copy.
+    // The example points where `judgeflow dataset fetch cab` writes from the repository root
+    // (datasets/cryptoanalystbench/dataset.csv): lay a dataset out there beside a copy.
     const root = tempDir('jf-cab-example-');
     fs.mkdirSync(path.join(root, 'repo', 'examples'), { recursive: true });
     fs.copyFileSync(path.join(REPO, 'examples', 'cab-demo.yaml'), path.join(root, 'repo', 'examples', 'cab-demo.yaml'));
-    fs.mkdirSync(path.join(root, 'shared', 'datasets', 'cryptoanalystbench'), { recursive: true });
-    fs.copyFileSync(DATASET, path.join(root, 'shared', 'datasets', 'cryptoanalystbench', 'dataset.csv'));
+    fs.mkdirSync(path.join(root, 'repo', 'datasets', 'cryptoanalystbench'), { recursive: true });
+    fs.copyFileSync(DATASET, path.join(root, 'repo', 'datasets', 'cryptoanalystbench', 'dataset.csv'));
     const config = loadRunConfig(path.join(root, 'repo', 'examples', 'cab-demo.yaml'));
     expect(config.protocol).toBe('cab');
     expect(config.cab).toEqual({ evaluationDate: '2026-03-05', errorTaxonomy: true });

@@ -1,0 +1,47 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { cliInProcess } from '../support/cliInProcess';
+import { tempDir } from '../support/harness';
+import { cabFixtureRows, writeCabFixture } from '../support/cabDataset';
+
+/** A local stand-in for the reference repository's raw file (tests never reach a public host). */
+let server: http.Server;
+let base: string;
+const bodies: Record<string, string> = {};
+beforeAll(async () => {
+  const dir = tempDir('jf-dataset-src-');
+  bodies['/ok.csv'] = fs.readFileSync(writeCabFixture(path.join(dir, 'ok')), 'utf8');
+  bodies['/short.csv'] = fs.readFileSync(writeCabFixture(path.join(dir, 'short'), cabFixtureRows().slice(0, 20)), 'utf8');
+  server = http.createServer((req, res) => (bodies[req.url!] ? res.writeHead(200, { 'content-type': 'text/csv' }).end(bodies[req.url!]) : res.writeHead(404).end('not found')));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+describe('judgeflow dataset fetch cab', () => {
+  test('downloads the CSV (JUDGEFLOW_DATASET_URL), checks its shape, and writes it where --out says', async () => {
+    const out = path.join(tempDir('jf-dataset-'), 'data', 'dataset.csv');
+    const result = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], { JUDGEFLOW_DATASET_URL: `${base}/ok.csv` });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Downloaded ${base}/ok.csv to ${out}`);
+    expect(fs.readFileSync(out, 'utf8')).toBe(bodies['/ok.csv']);
+    expect((await cliInProcess(['dataset', 'check', out], {})).code).toBe(0);
+  });
+
+  test('a file of the wrong shape, or an HTTP error, exits 2 and leaves nothing behind', async () => {
+    const dir = tempDir('jf-dataset-');
+    const out = path.join(dir, 'dataset.csv');
+    const short = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], { JUDGEFLOW_DATASET_URL: `${base}/short.csv` });
+    expect(short.code).toBe(2);
+    expect(short.stderr).toContain(`${base}/short.csv does not have the shape of the published CryptoAnalystBench dataset`);
+    const missing = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], { JUDGEFLOW_DATASET_URL: `${base}/gone.csv` });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('answered HTTP 404; set JUDGEFLOW_DATASET_URL');
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});

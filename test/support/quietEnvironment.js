@@ -1,0 +1,34 @@
+/**
+ * The test environment of every test file: what a test prints (console.*) is held while it runs and shown only if the
+ * test fails, with the test's name, so a passing run is quiet and a failing test still shows its logs.
+ * JUDGEFLOW_TEST_LOGS=1 prints everything as it comes.
+ */
+const { format } = require('node:util');
+const NodeEnvironment = require('jest-environment-node').TestEnvironment;
+
+const METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'];
+
+class QuietEnvironment extends NodeEnvironment {
+  held = [];
+
+  async setup() {
+    await super.setup();
+    if (process.env.JUDGEFLOW_TEST_LOGS === '1') return;
+    const held = this.held;
+    const quiet = Object.create(this.global.console);
+    for (const method of METHODS) quiet[method] = (...args) => void held.push(`console.${method}: ${format(...args)}`);
+    this.global.console = quiet;
+  }
+
+  handleTestEvent(event) {
+    if (event.name === 'test_start') this.held.length = 0;
+    if (event.name === 'test_done' && event.test.errors.length && this.held.length) {
+      const names = [];
+      for (let block = event.test; block && block.name !== 'ROOT_DESCRIBE_BLOCK'; block = block.parent) names.unshift(block.name);
+      process.stderr.write(`\n── output of the failing test "${names.join(' › ')}" ──\n${this.held.join('\n')}\n`);
+      this.held.length = 0;
+    }
+  }
+}
+
+module.exports = QuietEnvironment;
