@@ -6,8 +6,16 @@ import type { BenchmarkRunInput, Progress, RunResult } from './types';
 
 export const progressQuery = defineQuery<Progress>('progress');
 
-const { prepareRun, writeReport, markRunFailed } = proxyActivities<BenchmarkActivities>({
+const { prepareRun, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
+
+const { writeReport } = proxyActivities<BenchmarkActivities>({
+  // A paper-scale report takes seconds, a huge one minutes; it heartbeats while it renders, so a killed worker's report
+  // is handed to another within 30 s instead of waiting out the whole bound.
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });
 
