@@ -9,6 +9,8 @@ import path from 'node:path';
 import { judgeflowHome } from '../core/home';
 import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
+import { deploymentVersion, workflowBuild } from '../worker/versioning';
+import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
 import { toCsv } from '../core/csv';
 import { parseRunConfig } from './config';
@@ -133,7 +135,9 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const client = await connectClient(env);
     const runId = newRunId('bench');
     const started = Date.now();
-    await client.workflow.execute(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
+    // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
+    const pinnedTo = deploymentVersion(env.JUDGEFLOW_TASK_QUEUE, (await workflowBuild(env)).buildId);
+    await (await startWorkflow(client, benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)], versioningOverride: { pinnedTo } })).result();
     const wallS = (Date.now() - started) / 1000;
     const workerCpuMs = workers.reduce((sum, w, i) => sum + cpuMs(w.pid!) - cpuAtStart[i], 0);
     const workerPeakMB = Math.max(...workers.map((w) => peakMB(w.pid!)));

@@ -36,9 +36,9 @@ test('a copilot failing from its first calls (wrong answerPath) pauses the run a
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const failed = (await world.store.responses(runId)).filter((r) => r.copilot === 'MyAPI');
       // Its first five, and at most what was in flight when the breaker tripped: one start, which may carry a batch of
-      // up to 8 items (workflows/limits/batchSize.ts) — not the 20 of the whole run.
+      // up to 5 items (workflows/limits/batchSize.ts) — not the 20 of the whole run.
       expect(failed.length).toBeGreaterThanOrEqual(5);
-      expect(failed.length).toBeLessThanOrEqual(5 + 8);
+      expect(failed.length).toBeLessThanOrEqual(5 + 5);
       expect(failed.every((r) => r.status === 'failed' && r.errorKind === 'invalid_reply')).toBe(true);
       expect((await world.store.responses(runId)).filter((r) => r.copilot === 'Good').every((r) => r.status === 'ok')).toBe(true);
       await handle.cancel();

@@ -5,12 +5,14 @@ import type { ActivityOptions } from '@temporalio/workflow';
  * to take at most. Between two activities of one place the workflow must hear the first one finish and schedule the
  * next (a workflow task and an activity dispatch, 45–57 ms on a quiet machine), while items in one activity follow
  * each other at once (5–6 ms between a judge conversation's turns). At 2 s a CryptoAnalystBench conversation (five
- * 400 ms turns) always went alone and paid that round trip per query (issue 19); at 20 s it goes in eights like short
- * calls, so the round trip is under 1% of a place's time. Still short enough that continue-as-new (which waits for calls
+ * 400 ms turns) always went alone and paid that round trip per query (issue 19); at 20 s it goes in fives like short
+ * calls, so the round trip is under 1% of a place's time. At most five: a batch is also the grain of a place's tail (the
+ * last batches of a stage), and eight 400 ms calls in one left places idle at the end (latency-bound bench 1.14–1.17×
+ * against 1.11–1.12× with five, 2026-12-01). Still short enough that continue-as-new (which waits for calls
  * in flight) and progress stay prompt; a dead worker is noticed by its heartbeat and a retried batch skips what it stored.
  */
 const BATCH_SPAN_MS = 20_000;
-const MAX_BATCH = 8;
+const MAX_BATCH = 5;
 
 /**
  * Items for the next start of an endpoint whose only limit now is its window: none until its calls have been timed

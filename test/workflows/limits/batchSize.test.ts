@@ -2,12 +2,12 @@ import { batchSize, CallTimes } from '../../../workflows/limits/batchSize';
 import { Limiter } from '../../../workflows/limits/limiter';
 
 describe('batch sizes: several work items of one endpoint in one activity, only while the window alone limits it', () => {
-  test('batchSize: one until calls are timed; then as many as fit in 20 s, up to 8, leaving every place of the window a share', () => {
+  test('batchSize: one until calls are timed; then as many as fit in 20 s, up to 5, leaving every place of the window a share', () => {
     expect(batchSize({ remaining: 100, allowed: 4 })).toBe(1);
-    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(8);
-    expect(batchSize({ remaining: 100, allowed: 4, callMs: 50 })).toBe(8);
-    // A CryptoAnalystBench conversation (five 400 ms turns) goes in eights too: no workflow round trip between most of them.
-    expect(batchSize({ remaining: 198, allowed: 3, callMs: 2_400 })).toBe(8);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(5);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 50 })).toBe(5);
+    // A CryptoAnalystBench conversation (five 400 ms turns) goes in fives too: no workflow round trip between most of them.
+    expect(batchSize({ remaining: 198, allowed: 3, callMs: 2_400 })).toBe(5);
     expect(batchSize({ remaining: 100, allowed: 4, callMs: 5_000 })).toBe(4);
     expect(batchSize({ remaining: 100, allowed: 4, callMs: 30_000 })).toBe(1); // a very slow unit goes alone
     expect(batchSize({ remaining: 11, allowed: 4, callMs: 400 })).toBe(2); // the tail is spread over the window
