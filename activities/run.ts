@@ -177,7 +177,8 @@ export function runActivities(deps: ActivityDeps) {
     async writeReport({ runId, control }: { runId: string; control?: Record<string, unknown> }): Promise<{ reportPath: string }> {
       // Kept with the run, so every later rendering (judgeflow report, view) shows it too.
       if (control) await store.putWork(`control:${runId}`, 'record', control);
-      const { reportPath, summary } = await renderReport(deps, runId);
+      // Heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
+      const { reportPath, summary } = await withHeartbeat(() => renderReport(deps, runId), 1_000);
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
       return { reportPath };
     },
@@ -355,23 +356,21 @@ async function studyCalibrations(store: ActivityDeps['store'], runId: string, ru
  * Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir`
  * (`judgeflow report RUN_ID [--out DIR]`). Every file is written into a new directory beside it, which then replaces the
  * old one whole (replaceDirWhole): a report step killed half-way leaves the previous report, never part of a new one.
- * It heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
+ * The report activity heartbeats around it (the CLI's `judgeflow report` runs it outside any activity).
  */
 export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
-  return withHeartbeat(async () => {
-    const { run, files, html, responses } = await buildRunReport(deps, runId);
-    const dir = outDir ?? runDir(run);
-    await replaceDirWhole(dir, async (tmp) => {
-      const write = (name: string, text: string) => fs.promises.writeFile(path.join(tmp, name), text);
-      await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
-      await write('results.csv', toCsv(files.csv));
-      await write('report.md', files.markdown);
-      await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
-      await write('report.html', html);
-      for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
-      // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
-      await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
-    });
-    return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
-  }, 1_000);
+  const { run, files, html, responses } = await buildRunReport(deps, runId);
+  const dir = outDir ?? runDir(run);
+  await replaceDirWhole(dir, async (tmp) => {
+    const write = (name: string, text: string) => fs.promises.writeFile(path.join(tmp, name), text);
+    await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
+    await write('results.csv', toCsv(files.csv));
+    await write('report.md', files.markdown);
+    await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
+    await write('report.html', html);
+    for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
+    // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
+    await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
+  });
+  return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }
