@@ -129,7 +129,7 @@ export function collectActivities(deps: ActivityDeps) {
       const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
       await store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
       // What the workflow's breaker reads (workflows/breaker.ts): the kind and the copilot's own words.
-      return { status, outcome: { throttled }, failure: { kind: error.kind, message } };
+      return { status, outcome: { throttled }, failure: { kind: error.kind, message, transient: error.retryable } };
     } finally {
       clearTimeout(timer);
     }

@@ -1,7 +1,7 @@
 import type { ItemFailure } from './types';
 
-/** Failure kinds another attempt (later, or after a pause) may fix: they never trip the breaker on their own. */
-const TRANSIENT = new Set(['timeout', 'network', 'rate_limited', 'http_5xx', 'cancelled', 'store_busy', 'internal_transient']);
+/** Failure kinds another attempt may fix, for failures that do not say (`transient`): they never trip the breaker. */
+const TRANSIENT = new Set(['timeout', 'network', 'rate_limited', 'cancelled', 'store_busy', 'store_unreachable']);
 
 /** Config `failFast`: how many of an endpoint's first items may fail, all for a non-transient reason, before the run pauses. */
 export interface FailFast {
@@ -30,7 +30,7 @@ export class Breaker {
     this.seen++;
     if (failure && /quota/.test(failure.kind)) return `${this.who} out of quota or credit: ${failure.message}`;
     if (!this.failFast || this.seen > this.failFast.firstCalls) return null;
-    if (failure && !TRANSIENT.has(failure.kind.replace(/^judge_/, ''))) {
+    if (failure && !(failure.transient ?? TRANSIENT.has(failure.kind.replace(/^judge_/, '')))) {
       this.failedFirst++;
       this.lastFailure = failure;
     }

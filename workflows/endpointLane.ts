@@ -149,12 +149,14 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
 /** An activity's failure as the breaker reads it: the ApplicationFailure's type and the innermost message. */
 function failureOfError(error: unknown): ItemFailure {
   let kind = 'unknown';
-  let e = error as { message?: string; type?: string; cause?: unknown } | undefined;
+  let transient: boolean | undefined;
+  let e = error as { message?: string; type?: string; nonRetryable?: boolean; cause?: unknown } | undefined;
   for (; e && typeof e === 'object'; e = e.cause as typeof e) {
     if (typeof e.type === 'string' && e.type) kind = e.type;
+    if (typeof e.nonRetryable === 'boolean') transient = !e.nonRetryable;
     if (!e.cause) break;
   }
-  return { kind, message: e?.message ?? String(error) };
+  return { kind, message: e?.message ?? String(error), ...(transient === undefined ? {} : { transient }) };
 }
 
 /** A paced start carries when its call may leave (the activity waits until then) and the spacing between sends. */

@@ -183,6 +183,8 @@ export interface RunResult {
 export interface ItemFailure {
   kind: string;
   message: string;
+  /** Another attempt later could succeed (a 5xx, a timeout, the network): such failures never trip the breaker. */
+  transient?: boolean;
 }
 
 export interface CallOutcome {
