@@ -66,6 +66,8 @@ test('report.md, compare.md and study.md show hostile query text, query ids and 
       copilots: ['Ace', 'Bolt'],
       design: { queries: 3, perItem: 1, excluded: { pairs: 0, failed: 0, missing: 0 } },
       counts: { annotations: 3, annotators: 1, imported: 0, pendingSubmissions: 0, rejectedSubmissions: 0, revisions: 0 },
+      // The calibrated block's figures are not what this test is about; its copilot names are the hostile-free ones.
+      calibrated: { judgeRunId: runs[0], items: 3, annotatedItems: 3, tieMargin: 0, itemsWithoutJudgment: 0, annotatedItemsWithoutJudgment: 0, copilots: {} },
       ...analysis,
     } as unknown as StudyReport;
     const md = studyMarkdown(report);

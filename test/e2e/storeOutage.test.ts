@@ -26,7 +26,6 @@ postgres.test(`PostgreSQL down for 20 s mid-run: the run completes with every it
         queries,
         judge: { baseURL: sim.judge.url, model: 'judge-outage', concurrency: 4 },
         copilots: simCopilots(sim.copilots.url, { Ace: 'sim-thorough', Bolt: 'sim-terse' }).map((c) => ({ ...c, concurrency: 2 })),
-        chunkSize: 10,
       });
       const runId = `run-outage-${Date.now()}`;
       const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
