@@ -33,9 +33,14 @@ export function failedItems(responses: StoredResponse[], judgments: StoredJudgme
   const judgmentKey = (q: string, c: string, s: JudgeSlot) => `${q}\u0000${c}\u0000${s.sample}\u0000${s.judge}`;
   const dropJudgments = new Set<string>();
   const dropTurns = new Map<string, { queryId: string } & JudgeSlot>();
+  // Whether the protocol judges a query's answers together (CryptoAnalystBench's shared conversation, pairwise pairs):
+  // then a unit of several answers exists somewhere in the run. LATTICE judges each answer on its own.
+  const together = units.some((u) => u.copilots.length > 1);
   for (const r of reasked) {
     const showing = units.filter((u) => u.queryId === r.queryId && u.copilots.includes(r.copilot));
-    const affected = showing.length ? showing : units.filter((u) => u.queryId === r.queryId);
+    // No unit showed the failed answer. Judged together, the new answer joins the query's units, so they are judged
+    // afresh; judged alone, the other answers' verdicts stand and the new answer gets its own unit when it arrives.
+    const affected = showing.length ? showing : together ? units.filter((u) => u.queryId === r.queryId) : [];
     for (const unit of affected) {
       const slot = slotOf(unit);
       for (const c of unit.copilots) dropJudgments.add(judgmentKey(unit.queryId, c, slot));

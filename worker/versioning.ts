@@ -36,10 +36,19 @@ export async function workflowBuild(env: NodeJS.ProcessEnv = process.env): Promi
   let build = bundles.get(key);
   if (!build) {
     const code = file ? fs.readFileSync(file, 'utf8') : await bundleSources();
-    build = { code, buildId: env.JUDGEFLOW_BUILD_ID || crypto.createHash('sha256').update(code).digest('hex').slice(0, 12) };
+    // Bundled here, the code is not byte-stable across processes (the bundler's entry file); the sources it comes from are.
+    const hashed = file ? code : workflowSources();
+    build = { code, buildId: env.JUDGEFLOW_BUILD_ID || crypto.createHash('sha256').update(hashed).digest('hex').slice(0, 12) };
     bundles.set(key, build);
   }
   return build;
+}
+
+/** Every workflows/ source file, path and text, in order: what a bundle of the sources is made from. */
+function workflowSources(): string {
+  const dir = path.dirname(require.resolve('../workflows'));
+  const files = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.[cm]?[jt]s$/.test(f)).sort();
+  return files.map((f) => `${f}\n${fs.readFileSync(path.join(dir, f), 'utf8')}`).join('\n');
 }
 
 async function bundleSources(): Promise<string> {

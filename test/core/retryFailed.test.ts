@@ -16,11 +16,15 @@ describe('failedItems (judgeflow retry --failed)', () => {
     expect(items.turns).toEqual([{ queryId: 'q1', sample: 0, judge: '' }]);
   });
 
-  test('a failed answer no unit showed: the query’s units are judged again (they must include the new answer)', () => {
-    const units = [{ queryId: 'q2', copilots: ['B'], judge: 'j1' }];
-    const items = failedItems(responses, [judgment('q2', 'B', 'ok', 'j1')], units, { copilot: 'A' });
-    expect(items.responses).toEqual([{ queryId: 'q2', copilot: 'A' }]);
-    expect(items.judgments).toEqual([{ queryId: 'q2', copilot: 'B', sample: 0, judge: 'j1' }]);
+  test('a failed answer no unit showed: judged together (CAB), the query’s units are judged again with the new answer; judged alone (LATTICE), the other verdicts stand', () => {
+    const together = [{ queryId: 'q1', copilots: ['A', 'B'], judge: 'j1' }, { queryId: 'q2', copilots: ['B'], judge: 'j1' }];
+    const cab = failedItems(responses, [judgment('q2', 'B', 'ok', 'j1')], together, { copilot: 'A' });
+    expect(cab.responses).toEqual([{ queryId: 'q2', copilot: 'A' }]);
+    expect(cab.judgments).toEqual([{ queryId: 'q2', copilot: 'B', sample: 0, judge: 'j1' }]);
+    const alone = [{ queryId: 'q1', copilots: ['A'], judge: 'j1' }, { queryId: 'q2', copilots: ['B'], judge: 'j1' }];
+    const lattice = failedItems(responses, [judgment('q2', 'B', 'ok', 'j1')], alone, { copilot: 'A' });
+    expect(lattice.responses).toEqual([{ queryId: 'q2', copilot: 'A' }]);
+    expect(lattice.judgments).toEqual([]);
   });
 
   test('--kind judgment: only failed verdicts, their answers and turns kept', () => {

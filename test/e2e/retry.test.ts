@@ -52,10 +52,8 @@ test('judgeflow retry --failed: the failed answers are asked again and judged, o
     expect((await store.judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(40);
     // Exactly the two failed items were asked again, and only their answers judged.
     expect(sim.copilots.requests.slice(askedBefore).map((r) => `${queryIdOf(r.body)}/${r.model}`).sort()).toEqual(['t1-c1/sim-terse', 't2-c3/sim-terse']);
-    // Only those two answers went to the judge. KNOWN: each is judged twice — its reopened work item (planned before,
-    // its verdict removed) races the item its new answer makes ready — one repeated judge call per retried item.
-    expect(new Set(sim.judge.requests.slice(judgedBefore).map((r) => queryIdOf(r.body)))).toEqual(new Set(['t1-c1', 't2-c3']));
-    expect(sim.judge.requests.length - judgedBefore).toBeLessThanOrEqual(4);
+    // Only those two answers went to the judge, once each: the other copilot's verdicts on those queries stand.
+    expect(sim.judge.requests.slice(judgedBefore).map((r) => queryIdOf(r.body)).sort()).toEqual(['t1-c1', 't2-c3']);
   });
 });
 
