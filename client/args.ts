@@ -18,6 +18,9 @@ export function parseCommandArgs(command: Command, argv: string[]) {
   }
 }
 
+/** An option's text, or undefined when it is absent or empty. */
+export const optionalString = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+
 export function requireString(values: Record<string, unknown>, name: string, usage: string): string {
   const v = values[name];
   if (typeof v !== 'string' || !v) throw new InputError(`missing --${name}\nUsage: ${usage}`);

@@ -1,6 +1,8 @@
 import type { Command } from '../args';
 import { InputError } from '../../core/inputError';
 import { pauseUpdate } from '../../workflows';
+// The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
+import { rootCause } from '../../workflows/collectAndJudge';
 import { withClient } from '../runWorkflow';
 import { describeRun } from './status';
 import { ensureLocalServer } from '../temporalServer';
@@ -26,7 +28,7 @@ export const pauseCommand: Command = {
       const reason = typeof values.reason === 'string' && values.reason ? values.reason : 'paused by judgeflow pause';
       const control = await handle.executeUpdate(pauseUpdate, { args: [{ reason }] }).catch((error: Error) => {
         // The run's validator refused (already paused, nothing left to pause): the user's to know, not a crash.
-        throw new InputError(`run ${runId} was not paused: ${updateRefusal(error)}`);
+        throw new InputError(`run ${runId} was not paused: ${rootCause(error)}`);
       });
       if (values.json) console.log(JSON.stringify({ runId, paused: control.paused }));
       else console.log(`Run ${runId} is paused (${control.paused!.reason}); calls in flight finish. Continue it with: judgeflow resume ${runId}`);
@@ -34,10 +36,3 @@ export const pauseCommand: Command = {
     });
   },
 };
-
-/** The words of an Update's rejection (the SDK wraps the validator's error). */
-export function updateRefusal(error: Error): string {
-  let e: { message?: string; cause?: unknown } | undefined = error;
-  while (e?.cause) e = e.cause as typeof e;
-  return e?.message ?? error.message;
-}

@@ -1,11 +1,9 @@
 import { InputError } from '../../core/inputError';
-import type { Command } from '../args';
+import { optionalString, type Command } from '../args';
 import { planRejudge, type RejudgePlan } from '../rejudge';
 import { openExistingStore, storeLocation } from '../../stores';
 import { startBenchmark } from '../startRun';
 import { progressMode } from '../progress';
-
-const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
 export const rejudgeCommand: Command = {
   name: 'rejudge',
@@ -36,15 +34,15 @@ export const rejudgeCommand: Command = {
     if (!store) throw new InputError(`there is no results store at ${storeLocation()}; set JUDGEFLOW_HOME to where run ${sourceRunId} was stored`);
     const plan = await planRejudge(store, {
       sourceRunId,
-      rubricDir: str(values.rubric),
-      judgeModel: str(values['judge-model']),
-      judgeUrl: str(values['judge-url']),
-      judgeKeyEnv: str(values['judge-key-env']),
+      rubricDir: optionalString(values.rubric),
+      judgeModel: optionalString(values['judge-model']),
+      judgeUrl: optionalString(values['judge-url']),
+      judgeKeyEnv: optionalString(values['judge-key-env']),
       samples,
       force: Boolean(values.force),
       reuseAnswers: Boolean(values['reuse-answers']),
       grounding: Boolean(values.grounding),
-      groundingRubricDir: str(values['grounding-rubric']),
+      groundingRubricDir: optionalString(values['grounding-rubric']),
     });
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));

@@ -11,7 +11,7 @@ import { startBenchmark } from '../startRun';
 import { temporalClient } from '../temporalSdk';
 import { progressQuery, resumeUpdate } from '../../workflows';
 import type { ResumeRequest } from '../../workflows/runControl';
-import { updateRefusal } from './pause';
+import { rootCause } from '../../workflows/collectAndJudge';
 import { ensureLocalServer } from '../temporalServer';
 
 /**
@@ -70,7 +70,7 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
     const progress = await handle.query(progressQuery).catch(() => undefined);
     if (progress?.paused) {
       const control = await handle.executeUpdate(resumeUpdate, { args: [budget] }).catch((error: Error) => {
-        throw new InputError(`run ${runId} was not resumed: ${updateRefusal(error)}`);
+        throw new InputError(`run ${runId} was not resumed: ${rootCause(error)}`);
       });
       print(`Run ${runId} resumed (it was paused: ${progress.paused.reason}); ${control.history.length} pause/resume step(s) recorded.`);
     } else if (budget.budgetUsd !== undefined || budget.budgetTokens !== undefined) throw new InputError(`run ${runId} is not paused; --budget-usd and --budget-tokens raise the budget of a run paused at it`);

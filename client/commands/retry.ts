@@ -1,13 +1,11 @@
 import { InputError } from '../../core/inputError';
-import type { Command } from '../args';
+import { optionalString, type Command } from '../args';
 import { openExistingStore, storeLocation } from '../../stores';
 import { planRetry } from '../retry';
 import { runWorkflow } from '../runWorkflow';
 import { benchmarkRun } from '../../workflows';
 import { progressMode, progressView } from '../progress';
 import { watch } from '../startRun';
-
-const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 
 export const retryCommand: Command = {
   name: 'retry',
@@ -27,7 +25,7 @@ export const retryCommand: Command = {
     if (!values.failed) throw new InputError(`say what to retry: --failed (the items the run recorded as failed)\nUsage: ${this.usage}`);
     const store = await openExistingStore();
     if (!store) throw new InputError(`there is no results store at ${storeLocation()}; set JUDGEFLOW_HOME or JUDGEFLOW_STORE to where run ${runId} was stored`);
-    const plan = await planRetry(store, runId, { copilot: str(values.copilot), kind: str(values.kind) });
+    const plan = await planRetry(store, runId, { copilot: optionalString(values.copilot), kind: optionalString(values.kind) });
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     const { responses, judgments } = plan.reopened;
