@@ -10,10 +10,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerForSchema, judgeHints } from './schemaAnswer';
+import { jsonAnswer, writeAnswer, type HttpAnswer } from './http';
 import { defaultCopilotAnswer, receive, type SimOptions, type SimReply, type SimRequestLog } from './server';
 
 type Turn = { role: string; content: unknown };
-type ErrorType = 'invalid_request_error' | 'authentication_error' | 'rate_limit_error' | 'api_error' | 'overloaded_error';
+export type ErrorType = 'invalid_request_error' | 'not_found_error' | 'authentication_error' | 'rate_limit_error' | 'api_error' | 'overloaded_error';
 
 /** Per server (keyed by its request log): prefixes written to the simulated prompt cache. */
 const promptCaches = new WeakMap<SimRequestLog[], Set<string>>();
@@ -23,35 +24,46 @@ const TOKENS_PER_MINUTE = 400_000;
 export async function anthropicMessages(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[]): Promise<void> {
   const { body, entry, requestIndex } = await receive(req, path, options, log);
   if (options.latencyMs) await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
-  const limits = rateLimitHeaders(log);
+  const refused = headerProblem(req, rateLimitHeaders(log));
+  writeAnswer(res, refused ?? (await messagesAnswer(body, { entry, requestIndex, options, log })));
+}
 
-  // Both headers are required on every request (https://platform.claude.com/docs/en/api/overview, "Authentication").
-  if (!req.headers['x-api-key']) return sendError(res, 401, 'authentication_error', 'x-api-key header is required', limits);
-  if (!req.headers['anthropic-version']) return sendError(res, 400, 'invalid_request_error', 'anthropic-version: header is required', limits);
-  if (body === undefined) return sendError(res, 400, 'invalid_request_error', 'There was an issue with the format or content of your request: the body is not valid JSON.', limits);
+/**
+ * Both headers are required on every request (https://platform.claude.com/docs/en/api/overview, "Authentication"): the
+ * live endpoint and the Message Batches endpoints check them alike. Null when both are there.
+ */
+export function headerProblem(req: IncomingMessage, headers: Record<string, string> = {}): HttpAnswer | null {
+  if (!req.headers['x-api-key']) return anthropicError(401, 'authentication_error', 'x-api-key header is required', headers);
+  if (!req.headers['anthropic-version']) return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required', headers);
+  return null;
+}
+
+/** The answer to one Messages API body once received (undefined: not JSON): the live endpoint and every Message Batches request. */
+export async function messagesAnswer(body: any, ctx: { entry: SimRequestLog; requestIndex: number; options: SimOptions; log: SimRequestLog[] }): Promise<HttpAnswer> {
+  const { entry, requestIndex, options, log } = ctx;
+  const limits = rateLimitHeaders(log);
+  if (body === undefined) return anthropicError(400, 'invalid_request_error', 'There was an issue with the format or content of your request: the body is not valid JSON.', limits);
   const invalid = requestProblem(body);
-  if (invalid) return sendError(res, 400, 'invalid_request_error', invalid, limits);
+  if (invalid) return anthropicError(400, 'invalid_request_error', invalid, limits);
 
   const fault = body.model.match(/^fault-(\d{3}|credit):/)?.[1];
   // Out of credit is a 400, not a 429 (anthropics/claude-code#4684): asking again cannot help.
-  if (fault === 'credit') return sendError(res, 400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.', limits);
-  if (fault === '529') return sendError(res, 529, 'overloaded_error', 'Overloaded', limits);
-  if (fault === '500') return sendError(res, 500, 'api_error', 'Internal server error', limits);
-  if (fault === '429') return sendError(res, 429, 'rate_limit_error', 'Number of requests has exceeded your per-minute rate limit (simulated).', { ...limits, 'anthropic-ratelimit-requests-remaining': '0', 'retry-after': '1' });
+  if (fault === 'credit') return anthropicError(400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.', limits);
+  if (fault === '529') return anthropicError(529, 'overloaded_error', 'Overloaded', limits);
+  if (fault === '500') return anthropicError(500, 'api_error', 'Internal server error', limits);
+  if (fault === '429') return anthropicError(429, 'rate_limit_error', 'Number of requests has exceeded your per-minute rate limit (simulated).', { ...limits, 'anthropic-ratelimit-requests-remaining': '0', 'retry-after': '1' });
 
   const scripted = await options.handler?.(body, { requestIndex, log });
   const reply: SimReply = typeof scripted === 'string' ? { content: scripted } : (scripted ?? {});
-  if (reply.body !== undefined) return void res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...limits, ...reply.headers }).end(reply.body);
-  if ((reply.status ?? 200) >= 400) return sendError(res, reply.status!, reply.status === 429 ? 'rate_limit_error' : reply.status! >= 500 ? 'api_error' : 'invalid_request_error', reply.content ?? `simulated HTTP ${reply.status}`, { ...limits, ...reply.headers });
+  if (reply.body !== undefined) return { status: reply.status ?? 200, headers: { 'content-type': 'application/json', ...limits, ...reply.headers }, body: reply.body };
+  if ((reply.status ?? 200) >= 400) return anthropicError(reply.status!, reply.status === 429 ? 'rate_limit_error' : reply.status! >= 500 ? 'api_error' : 'invalid_request_error', reply.content ?? `simulated HTTP ${reply.status}`, { ...limits, ...reply.headers });
 
   const { content, stopReason, answer } = answerFor(body, reply.content);
   entry.content = answer;
   const usage = usageFor(body, answer, log);
   entry.usage = { prompt_tokens: usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.output_tokens };
   const id = `msg_sim_${createHash('sha256').update(JSON.stringify([body.model, body.messages, answer])).digest('hex').slice(0, 24)}`;
-  res
-    .writeHead(200, { 'content-type': 'application/json', 'request-id': `req_sim_${requestIndex}`, ...limits, ...reply.headers })
-    .end(JSON.stringify({ id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage }));
+  return jsonAnswer(200, { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: null, usage }, { 'request-id': `req_sim_${requestIndex}`, ...limits, ...reply.headers });
 }
 
 /** The first rule of the Messages API a request breaks, in Anthropic's words; null when it keeps them all. */
@@ -143,6 +155,6 @@ function textOf(content: unknown): string {
 }
 
 /** Anthropic's error shape: `{"type":"error","error":{"type":…,"message":…},"request_id":…}` (https://platform.claude.com/docs/en/api/errors). */
-function sendError(res: ServerResponse, status: number, type: ErrorType, message: string, headers: Record<string, string>): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ type: 'error', error: { type, message }, request_id: `req_sim_error_${status}` }));
+export function anthropicError(status: number, type: ErrorType, message: string, headers: Record<string, string> = {}): HttpAnswer {
+  return jsonAnswer(status, { type: 'error', error: { type, message }, request_id: `req_sim_error_${status}` }, headers);
 }

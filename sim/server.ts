@@ -16,6 +16,8 @@ import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLi
 import { simProfileFor } from './profiles';
 import { groundedCopilot } from './groundedCopilot';
 import { groundingJudgeAnswer, isGroundingSchema } from './groundingJudge';
+import { jsonAnswer, readBody, sendJson, writeAnswer, type HttpAnswer } from './http';
+import { createSimBatches, routeBatches, type SimBatches } from './batch/routes';
 
 export { answerForSchema } from './schemaAnswer';
 /** The response header marking the simulator's answers, so a run it served is reported as SIMULATED whatever the config says. */
@@ -33,6 +35,11 @@ export interface SimRequestLog {
   content?: string;
   /** Set when the rate limit turned the request away (HTTP 429). */
   rateLimited?: boolean;
+  /**
+   * Set on a line a batch processed (path `/v1/batches` or `/v1/messages/batches`, never the live endpoint's path), so
+   * tests tell live calls from batch-processed lines.
+   */
+  batch?: { id: string; customId: string };
 }
 
 /**
@@ -73,6 +80,12 @@ export interface SimOptions {
   judges?: Record<string, SimJudgeProfile>; // judge model name -> its character (leniency, self-preference, noise)
   onRequest?: (entry: SimRequestLog) => void; // observe chat requests as they arrive (the CLI logs them)
   rateLimit?: SimRateLimit; // requests and tokens per minute: above them, 429 + Retry-After at once (no latency)
+  /** Seconds from a batch's creation to its end (validating → in_progress → finalizing on the way); default 3. */
+  batchSeconds?: number;
+  /** Every Nth line of a batch fails with the provider's server error instead of being answered (0/undefined: none). */
+  batchFailLines?: number;
+  /** A batch processes only this many lines, then expires when its window (batchSeconds) ends; the rest are expired. */
+  batchExpireAfterLines?: number;
 }
 export interface SimServer {
   url: string /* e.g. http://127.0.0.1:PORT/v1 */;
@@ -99,8 +112,9 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   const requests: SimRequestLog[] = [];
   const seenOnce = new Set<string>();
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
+  const batches = createSimBatches();
   const server = createServer((req, res) => {
-    route(req, res, options, requests, seenOnce, limiter).catch((error: unknown) => {
+    route(req, res, options, requests, seenOnce, batches, limiter).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
       else res.end();
     });
@@ -124,6 +138,7 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
+        batches.close();
         server.close((error) => (error ? reject(error) : resolve()));
         // Keep-alive sockets from HTTP clients would otherwise hold close() open.
         server.closeAllConnections();
@@ -131,21 +146,23 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://sim').pathname.replace(/\/+$/, '');
+async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, batches: SimBatches, limiter?: RateLimiter): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://sim');
+  const path = url.pathname.replace(/\/+$/, '');
   res.setHeader(SIMULATED_HEADER, '1'); // every answer says it came from the simulator (see activities/simulated.ts)
+  if (await routeBatches(req, res, url, path, { options, log, seenOnce, batches })) return;
   if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
   if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
   if (req.method === 'GET' && path === '/chat') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(chatPageHtml());
-  if (req.method === 'POST' && path === '/_sim/grounded') return groundedCopilot(req, res, await readBody(req));
+  if (req.method === 'POST' && path === '/_sim/grounded') return groundedCopilot(req, res, (await readBody(req)).toString('utf8'));
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
 }
 
 /** Read one request and log it, for every endpoint: its JSON body (undefined when it is not JSON) and its log entry. */
 export async function receive(req: IncomingMessage, path: string, options: SimOptions, log: SimRequestLog[]): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
-  const raw = await readBody(req);
+  const raw = (await readBody(req)).toString('utf8');
   let body: any;
   try {
     body = JSON.parse(raw);
@@ -168,13 +185,29 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
     return sendError(res, 429, 'Rate limit reached for requests (simulated).', 'requests', 'rate_limit_exceeded', headers);
   }
   if (options.latencyMs) await sleep(options.latencyMs);
+  writeAnswer(res, await chatAnswer(body, { entry, requestIndex, options, log, seenOnce, limiter }));
+}
 
-  if (body === undefined) return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
+/** What answers one Chat Completions body once it is received: the live endpoint and every OpenAI batch line. */
+export interface ChatContext {
+  entry: SimRequestLog;
+  requestIndex: number;
+  options: SimOptions;
+  log: SimRequestLog[];
+  seenOnce: Set<string>;
+  /** The live endpoint's rate limiter, charged for the tokens answered (batch lines have their own limits: none here). */
+  limiter?: RateLimiter;
+}
+
+/** The answer to a Chat Completions body (undefined: the body was not JSON), by the order of decisions at the top of this file. */
+export async function chatAnswer(body: any, ctx: ChatContext): Promise<HttpAnswer> {
+  const { entry, requestIndex, options, log, seenOnce, limiter } = ctx;
+  if (body === undefined) return errorAnswer(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-    return sendError(res, 400, 'Request must include a string "model" and a "messages" array.', 'invalid_request_error', 'invalid_request');
+    return errorAnswer(400, 'Request must include a string "model" and a "messages" array.', 'invalid_request_error', 'invalid_request');
   }
   const rejected = reasoningModelRejection(body);
-  if (rejected) return sendError(res, 400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
+  if (rejected) return errorAnswer(400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const profile = simProfileFor(baseModel(body.model));
   const profiled = profile?.(body, {
     requestIndex,
@@ -194,7 +227,7 @@ async function chat(req: IncomingMessage, res: ServerResponse, path: string, opt
     if (content !== undefined) limiter.charge(Date.now(), usage(body, content).total_tokens);
     reply.headers = { ...limiter.headers(Date.now()), ...reply.headers };
   }
-  sendReply(res, body, reply, entry, options.judges?.[baseModel(body.model)], requestIndex);
+  return replyAnswer(body, reply, entry, options.judges?.[baseModel(body.model)], requestIndex);
 }
 
 /**
@@ -249,37 +282,27 @@ function normalize(reply: SimReply | string | undefined): SimReply | undefined {
   return typeof reply === 'string' ? { content: reply } : reply;
 }
 
-function sendReply(res: ServerResponse, body: any, reply: SimReply, entry: SimRequestLog, judge: SimJudgeProfile | undefined, requestIndex: number): void {
+function replyAnswer(body: any, reply: SimReply, entry: SimRequestLog, judge: SimJudgeProfile | undefined, requestIndex: number): HttpAnswer {
   const status = reply.status ?? 200;
-  if (reply.stallMs !== undefined) {
-    res.writeHead(status, { 'content-type': body.stream ? 'text/event-stream' : 'application/json' });
-    res.flushHeaders();
-    const timer = setTimeout(() => res.end(), reply.stallMs);
-    res.on('close', () => clearTimeout(timer));
-    return;
-  }
-  if (reply.stream !== undefined && body.stream) {
-    res.writeHead(status, { 'content-type': 'text/event-stream', ...reply.headers }).end(reply.stream);
-    return;
-  }
+  if (reply.stallMs !== undefined) return { status, headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' }, body: '', stallMs: reply.stallMs };
+  if (reply.stream !== undefined && body.stream) return { status, headers: { 'content-type': 'text/event-stream', ...reply.headers }, body: reply.stream };
   if (reply.body !== undefined) {
     const contentType = body.stream ? 'text/event-stream' : 'application/json';
     const payload = body.stream ? `data: ${reply.body}\n\n` : reply.body;
-    res.writeHead(status, { 'content-type': contentType, ...reply.headers }).end(payload);
-    return;
+    return { status, headers: { 'content-type': contentType, ...reply.headers }, body: payload };
   }
   if (status >= 400) {
     const [type, code] = status === 429 ? ['requests', 'rate_limit_exceeded'] : status >= 500 ? ['server_error', 'server_error'] : ['invalid_request_error', null];
-    return sendError(res, status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
+    return errorAnswer(status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
   }
   const overridden = reply.message && 'content' in reply.message;
   const content = reply.content ?? (overridden ? String(reply.message!.content ?? '') : defaultContent(body, judge, requestIndex));
   entry.content = content;
   if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, content);
-  if (body.stream) return streamCompletion(res, body, content, status, reply.headers);
+  if (body.stream) return { status, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers }, body: streamCompletion(body, content) };
   const answer = completion(body, content);
   if (reply.message || reply.finishReason) answer.choices[0] = { ...answer.choices[0], message: { ...answer.choices[0].message, ...reply.message } as never, finish_reason: reply.finishReason ?? 'stop' };
-  sendJson(res, status, { ...answer, ...reply.extra }, reply.headers);
+  return jsonAnswer(status, { ...answer, ...reply.extra }, reply.headers);
 }
 
 /** Judges ask for json_schema output; everything else is treated as a copilot question. */
@@ -318,17 +341,16 @@ function completion(body: any, content: string) {
   };
 }
 
-function streamCompletion(res: ServerResponse, body: any, content: string, status: number, headers?: Record<string, string>): void {
+/** The SSE body of a streamed completion: one chunk per word, then the finish, the usage when asked for, and [DONE]. */
+function streamCompletion(body: any, content: string): string {
   const { id, created, model } = completion(body, content);
   const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-  res.writeHead(status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
-  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-  send(chunk({ role: 'assistant', content: '' }, null));
+  const events: unknown[] = [chunk({ role: 'assistant', content: '' }, null)];
   // Split before each word that follows whitespace so joining the pieces restores the text exactly.
-  for (const word of content.split(/(?<=\s)(?=\S)/)) send(chunk({ content: word }, null));
-  send(chunk({}, 'stop'));
-  if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usage(body, content) });
-  res.end('data: [DONE]\n\n');
+  for (const word of content.split(/(?<=\s)(?=\S)/)) events.push(chunk({ content: word }, null));
+  events.push(chunk({}, 'stop'));
+  if (body.stream_options?.include_usage) events.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usage(body, content) });
+  return `${events.map((data) => `data: ${JSON.stringify(data)}\n\n`).join('')}data: [DONE]\n\n`;
 }
 
 /** Rough token counts (words) are enough for cost reports to have non-zero, stable numbers. */
@@ -400,21 +422,13 @@ function textOf(content: unknown): string {
   return '';
 }
 
-function sendJson(res: ServerResponse, status: number, data: unknown, headers?: Record<string, string>): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(data));
+/** OpenAI's error shape: `{"error": {"message", "type", "param", "code"}}`. */
+export function errorAnswer(status: number, message: string, type: string, code: string | null, headers?: Record<string, string>, param: string | null = null): HttpAnswer {
+  return jsonAnswer(status, { error: { message, type, param, code } }, headers);
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>, param: string | null = null): void {
-  sendJson(res, status, { error: { message, type, param, code } }, headers);
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+export function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>, param: string | null = null): void {
+  writeAnswer(res, errorAnswer(status, message, type, code, headers, param));
 }
 
 function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
