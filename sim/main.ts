@@ -22,6 +22,12 @@ Options:
   --judge MODEL:SPEC    a judge model's character, SPEC = comma-separated noise=SD, leniency=POINTS,
                         favour=TEXT, bonus=POINTS, seed=N (e.g. --judge noisy:noise=1.5 --judge fan:favour=Here is,bonus=2);
                         repeatable; judges without one answer identical requests identically
+  --batch-seconds S     how long a batch takes from creation to its end (default 3): validating,
+                        in_progress, finalizing on the way; its lines answered one by one meanwhile
+  --batch-fail-lines N  every Nth line of a batch fails with the provider's server error (500)
+  --batch-expire-after N  a batch answers only its first N lines, then expires when its time is up;
+                        the rest are reported expired (OpenAI: error file, code batch_expired;
+                        Anthropic: result type "expired")
   --quiet               do not print a line per request
   -h, --help            show this help
 
@@ -33,6 +39,10 @@ answers .answer, each followed by .answer-done).
 
 POST /v1/messages is Anthropic's Messages API, as strict as the real one (400s in its words); faults
 fault-529:<m>, fault-429:<m>, fault-500:<m>, fault-credit:<m>; models containing "refusal" or "empty".
+
+Batch APIs, state in memory: OpenAI's (POST /v1/files with purpose=batch, /v1/batches, output and
+error files) and Anthropic's Message Batches (/v1/messages/batches, results_url). Each line is
+answered as the live endpoint would answer it; the request log marks it with "batch".
 `;
 
 interface CliArgs { options: SimOptions; quiet: boolean; help: boolean }
@@ -60,6 +70,9 @@ export function parseSimArgs(argv: string[]): CliArgs {
       case '--retry-after': faults.retryAfterSeconds = integer(flag, value(), 0, 3600); break;
       case '--rpm': (args.options.rateLimit ??= {}).requestsPerMinute = integer(flag, value(), 1, 10_000_000); break;
       case '--tpm': (args.options.rateLimit ??= {}).tokensPerMinute = integer(flag, value(), 1, 1_000_000_000); break;
+      case '--batch-seconds': args.options.batchSeconds = seconds(flag, value()); break;
+      case '--batch-fail-lines': args.options.batchFailLines = integer(flag, value(), 1, 1_000_000); break;
+      case '--batch-expire-after': args.options.batchExpireAfterLines = integer(flag, value(), 0, 1_000_000); break;
       case '--seed': faults.seed = integer(flag, value(), 0, Number.MAX_SAFE_INTEGER); break;
       case '--judge': {
         const [model, profile] = judgeProfile(value());
@@ -104,6 +117,12 @@ function integer(flag: string, text: string, min: number, max: number): number {
   return n;
 }
 
+function seconds(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || n > 86_400) throw new Error(`${flag} must be a number of seconds between 0 and 86400, got "${text}"`);
+  return n;
+}
+
 function fraction(flag: string, text: string): number {
   const n = Number(text);
   if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`${flag} must be a number between 0 and 1, got "${text}"`);
@@ -124,7 +143,7 @@ export async function runSimCli(argv: string[]): Promise<number> {
     return 0;
   }
   if (!args.quiet) {
-    args.options.onRequest = (entry) => process.stdout.write(`${new Date(entry.at).toISOString()} ${entry.path} model=${entry.model || '-'}\n`);
+    args.options.onRequest = (entry) => process.stdout.write(`${new Date(entry.at).toISOString()} ${entry.path} model=${entry.model || '-'}${entry.batch ? ` batch=${entry.batch.id} line=${entry.batch.customId}` : ''}\n`);
   }
   const server = await startSimServer(args.options);
   process.stdout.write(`judgeflow sim listening on ${server.url}\n`);

@@ -80,7 +80,10 @@ export async function runJob(job: BatchJob, runner: JobRunner, options: SimOptio
   if (job.phase === 'validating') {
     await clock.sleep(window * 0.1);
     const errors = runner.validate?.(job) ?? [];
-    if (errors.length > 0) return end(job, 'failed', errors);
+    if (errors.length > 0) {
+      job.lines = []; // a failed batch runs none of its lines
+      return end(job, 'failed', errors);
+    }
     if (job.at.cancelling) return end(job, 'cancelled');
     job.phase = 'in_progress';
     job.at.in_progress = Date.now();
