@@ -13,7 +13,7 @@ export function describeProfile(p: ProviderProfile): string[] {
     p.transport === 'anthropic-messages'
       ? `  sends: no seed; max_tokens (required); the system prompt apart; a JSON answer through a forced tool call`
       : `  sends: seed as ${p.seedParam ?? '(not sent)'}; token cap as ${p.maxTokensParam}${p.reasoningModel ? ' (max_completion_tokens and no temperature for o1/o3/o4/gpt-5)' : ''}; response_format ${format}${p.extraBody ? `; ${JSON.stringify(p.extraBody)}` : ''}`,
-    `  schema in the prompt: ${p.responseFormat !== 'json_schema' || !p.schemaEnforced ? 'yes (enforcement not known)' : 'no (enforced)'}; batch API: ${p.batchApi ? 'yes' : 'no'}`,
+    `  schema in the prompt: ${p.responseFormat !== 'json_schema' || !p.schemaEnforced ? 'yes (enforcement not known)' : 'no (enforced)'}; batch API: ${p.batchApi ?? 'none'}`,
     `  errors: ${p.errors}`,
     ...p.notes.map((n) => `  - ${n}`),
   ];

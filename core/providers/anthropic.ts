@@ -15,6 +15,7 @@ export const anthropic: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: '{"type": "error", "error": {"type", "message"}}',
-  batchApi: true,
+  // Anthropic API reference, "Message Batches" (https://platform.claude.com/docs/en/api/creating-message-batches).
+  batchApi: 'anthropic',
   notes: ['Messages API: non-empty alternating turns, max_tokens required (Anthropic API reference, Messages)', 'no seed: repeated samples at temperature 0 are near-identical'],
 };

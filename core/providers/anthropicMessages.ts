@@ -137,23 +137,39 @@ export async function anthropicChat(args: AnthropicRequest & { baseURL?: string;
   } catch {
     throw new ProviderReplyError(`the reply is not JSON (HTTP ${status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
   }
-  const blocks: any[] = Array.isArray(message?.content) ? message.content : [];
-  const content = args.jsonSchema ? toolInput(blocks, args.jsonSchema.name) : textOf(blocks);
   const rateLimit = anthropicRateLimit(headers);
   return {
-    content,
-    stopReason: typeof message?.stop_reason === 'string' ? message.stop_reason : null,
-    usage: anthropicUsage(message?.usage),
-    toolCalls: blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.name)),
+    ...anthropicReplyOf(message, args.jsonSchema),
     ...(rateLimit ? { rateLimit } : {}),
     ...(typeof message?.id === 'string' ? { id: message.id } : {}),
     raw: text,
   };
 }
 
+/**
+ * What a Message says (a live reply, or a Message Batches `succeeded` result's `message`): its text — or, when a schema
+ * was asked for (`jsonSchema`, as in the request), the forced tool call's input as JSON — its stop reason, its usage and
+ * the tools it called.
+ */
+export function anthropicReplyOf(message: unknown, jsonSchema?: { name: string }): Pick<AnthropicChatResult, 'content' | 'stopReason' | 'usage' | 'toolCalls'> {
+  const m = (message && typeof message === 'object' ? message : {}) as Record<string, any>;
+  const blocks: any[] = Array.isArray(m.content) ? m.content : [];
+  return {
+    content: jsonSchema ? toolInput(blocks, jsonSchema.name) : textOf(blocks),
+    stopReason: typeof m.stop_reason === 'string' ? m.stop_reason : null,
+    usage: anthropicUsage(m.usage),
+    toolCalls: blocks.filter((b) => b?.type === 'tool_use').map((b) => String(b.name)),
+  };
+}
+
 /** `${baseURL}/v1/messages`; a baseURL written with its `/v1` (as OpenAI-style configs are) is accepted too. */
 function messagesUrl(baseURL: string | undefined): string {
-  return `${(baseURL || ANTHROPIC_BASE_URL).replace(/\/+$/, '').replace(/\/v1$/, '')}/v1/messages`;
+  return anthropicUrl(baseURL, '/v1/messages');
+}
+
+/** `${baseURL}${path}` for a path of the Anthropic API (`/v1/…`), with or without `/v1` at the end of baseURL. */
+export function anthropicUrl(baseURL: string | undefined, path: string): string {
+  return `${(baseURL || ANTHROPIC_BASE_URL).replace(/\/+$/, '').replace(/\/v1$/, '')}${path}`;
 }
 
 function textOf(blocks: any[]): string | null {

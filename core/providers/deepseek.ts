@@ -15,6 +15,5 @@ export const deepseek: ProviderProfile = {
   schemaEnforced: false,
   strict: false,
   errors: '{"error": {"message", "type", "code"}}',
-  batchApi: false,
   notes: ['JSON mode only, the schema in the prompt ("This response_format type is unavailable now" — llm-exe #662; DeepSeek docs, JSON Output)', 'deepseek-reasoner: <think> blocks stripped'],
 };

@@ -15,6 +15,5 @@ export const gemini: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: 'array-wrapped: [{"error": {"code", "message", "status": "INVALID_ARGUMENT", "details"}}]',
-  batchApi: false,
   notes: ['no seed (Unknown name "seed": Cannot find field — ChatterUI #227, mcpchecker #188)', 'error bodies wrapped in an array'],
 };

@@ -14,6 +14,8 @@ export const groq: ProviderProfile = {
   schemaEnforced: false,
   strict: false,
   errors: '{"error": {"message", "type", "code"}}; 400 code json_validate_failed when best-effort JSON fails',
-  batchApi: true,
+  // console.groq.com/docs/batch: the OpenAI protocol — JSONL lines {custom_id, method: "POST", url: "/v1/chat/completions",
+  // body} uploaded with purpose "batch" to /openai/v1/files, then /openai/v1/batches with completion_window.
+  batchApi: 'openai',
   notes: ['best-effort json_schema (strict: false), the schema also in the prompt', '400 json_validate_failed re-asked like an invalid answer (Groq docs, Structured outputs)'],
 };

@@ -14,6 +14,6 @@ export const mistral: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: '422 {"detail": [{"type": "extra_forbidden", "loc": ["body", …], "msg"}]} or {"message": …}',
-  batchApi: true,
+  // No batchApi: Mistral's batch jobs (docs.mistral.ai, "Batch Inference": /v1/batch/jobs) are not OpenAI's protocol.
   notes: ['seed sent as random_seed (extra_forbidden on seed — eca #231, langchain-azure #82)', 'max_tokens (max_completion_tokens not accepted)'],
 };

@@ -14,6 +14,5 @@ export const ollama: ProviderProfile = {
   schemaEnforced: false,
   strict: false,
   errors: '{"error": {"message", "type"}}',
-  batchApi: false,
   notes: ['R1-style <think> blocks stripped', 'the schema also in the prompt (older versions ignore json_schema)'],
 };

@@ -17,7 +17,8 @@ export const openai: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: '{"error": {"message", "type", "code", "param"}}; 429 with code insufficient_quota when out of credit',
-  batchApi: true,
+  // OpenAI API reference, "Batch" (https://platform.openai.com/docs/api-reference/batch).
+  batchApi: 'openai',
   notes: [
     'o1/o3/o4/gpt-5 families: temperature not sent, max_completion_tokens (OpenAI API reference, reasoning models)',
     '429 insufficient_quota is not retried: "You exceeded your current quota, please check your plan and billing details" (OpenAI error codes guide)',

@@ -15,7 +15,9 @@ export const openaiCompatible: ProviderProfile = {
   schemaEnforced: false,
   strict: true,
   errors: 'any: {"error": …}, [{"error": …}], {"detail": …}, {"message": …}',
-  batchApi: false,
+  // An unknown host (a gateway, a local server, judgeflow's simulator at 127.0.0.1) is taken to serve OpenAI's Batch API
+  // when batch judging is asked for: tests run against the simulator's; an endpoint without one answers 404 at submit.
+  batchApi: 'openai',
   notes: [
     'the schema also in the prompt; answers extracted from prose, fences, <think> blocks',
     'a 400 naming an unsupported parameter or value drops it for the rest of the run, then asks again',

@@ -46,8 +46,11 @@ export interface ProviderProfile {
   strict: boolean;
   /** How errors come back, for `judgeflow providers` (every shape is read by core/providers/errorBody.ts). */
   errors: string;
-  /** Whether the provider has a batch API (files + /v1/batches or Message Batches); used by a later batch mode. */
-  batchApi: boolean;
+  /**
+   * The Batch API judgeflow can judge through (core/providers/batch/): OpenAI's (files with purpose `batch` and
+   * /v1/batches) or Anthropic's Message Batches; absent when the provider has none judgeflow supports.
+   */
+  batchApi?: 'openai' | 'anthropic';
   /** Fields sent with every request unless the config's extraBody overrides them. */
   extraBody?: Record<string, unknown>;
   /** The quirks handled, one line each, with where they are documented. */
@@ -67,6 +70,5 @@ export const openWeightsHost = {
   schemaEnforced: false,
   strict: false,
   errors: '{"error": {"message", "type", "code"}}',
-  batchApi: true,
   notes: ['R1-style models answer <think>…</think> first: stripped before parsing and judging', 'json_schema not enforced on every model: the schema also in the prompt'],
 } as const satisfies Partial<ProviderProfile>;

@@ -14,6 +14,5 @@ export const vllm: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: '{"object": "error", "message", "type", "code"} or FastAPI {"detail": …}',
-  batchApi: false,
   notes: ['guided decoding enforces json_schema (some keywords rejected — vllm #16880)', 'R1-style <think> blocks stripped'],
 };

@@ -1,0 +1,49 @@
+import type { ProviderId } from '../profile';
+
+/** One request of a batch: the body is what the live call would send (OpenAI: a chat completions body; Anthropic: Messages params). */
+export interface BatchLine {
+  customId: string;
+  body: Record<string, unknown>;
+}
+
+/** Normalised state of a batch, whichever provider runs it. */
+export type BatchState = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
+
+export interface BatchStatus {
+  id: string;
+  state: BatchState;
+  /** True once the provider will process no more of its lines (completed, failed, expired, cancelled; Anthropic "ended"). */
+  ended: boolean;
+  counts: { total: number; succeeded: number; failed: number; pending: number };
+  /** A batch-level failure in the provider's words (e.g. OpenAI validation `errors`), when there is one. */
+  error?: string;
+}
+
+export type BatchLineResult =
+  | { customId: string; ok: true; body: Record<string, unknown> /* the chat completion, or the Anthropic Message */ }
+  | { customId: string; ok: false; kind: 'errored' | 'expired' | 'canceled'; error: string /* the provider's words */ };
+
+export interface BatchEndpoint {
+  baseURL: string;
+  apiKeyEnv?: string;
+  /** Inferred from the host like core/providers/index.ts profileOf when absent. */
+  provider?: ProviderId;
+  timeoutMs: number;
+}
+
+export interface BatchClient {
+  /**
+   * Submit the lines as one batch tagged `tag` (OpenAI: upload the JSONL file, then create the batch with metadata
+   * {judgeflow_tag: tag}). If a batch with this tag exists already (OpenAI: found by listing recent batches' metadata),
+   * it is returned instead: a retried submit never submits twice.
+   */
+  submit(lines: BatchLine[], tag: string): Promise<BatchStatus>;
+  status(id: string): Promise<BatchStatus>;
+  /**
+   * Every line's result once the batch ended (OpenAI: the output and error files; Anthropic: results_url). Lines the
+   * provider never reported come back as { ok:false, kind:'expired' } (kind 'canceled' when the batch was cancelled)
+   * only if the caller passes their ids in `expected`.
+   */
+  results(id: string, expected?: string[]): Promise<BatchLineResult[]>;
+  cancel(id: string): Promise<BatchStatus>;
+}
