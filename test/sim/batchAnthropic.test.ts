@@ -1,13 +1,8 @@
-import { startSimServer, type SimOptions, type SimServer } from '../../sim/server';
+import type { SimServer } from '../../sim/server';
+import { simServerPerTest } from '../support/sims';
 
 /** The simulator's Anthropic Message Batches over HTTP: create, retrieve, results_url, cancel, expiry, validation. */
-const servers: SimServer[] = [];
-afterAll(() => Promise.all(servers.map((s) => s.close())));
-async function sim(options: SimOptions = {}): Promise<SimServer> {
-  const server = await startSimServer({ batchSeconds: 0.3, ...options });
-  servers.push(server);
-  return server;
-}
+const sim = simServerPerTest({ batchSeconds: 0.3 });
 const headers = { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
 const schema = { type: 'object', properties: { score: { type: 'integer', minimum: 1, maximum: 5 } }, required: ['score'] };
 const params = (question: string, extra: object = {}) => ({

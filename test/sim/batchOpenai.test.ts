@@ -1,13 +1,8 @@
-import { startSimServer, type SimOptions, type SimServer } from '../../sim/server';
+import type { SimServer } from '../../sim/server';
+import { simServerPerTest } from '../support/sims';
 
 /** The simulator's OpenAI Batch API over HTTP: files, batches, states, output and error files, validation. */
-const servers: SimServer[] = [];
-afterAll(() => Promise.all(servers.map((s) => s.close())));
-async function sim(options: SimOptions = {}): Promise<SimServer> {
-  const server = await startSimServer({ batchSeconds: 0.3, ...options });
-  servers.push(server);
-  return server;
-}
+const sim = simServerPerTest({ batchSeconds: 0.3 });
 
 const schema = { type: 'object', properties: { score: { type: 'integer', minimum: 1, maximum: 10 }, rationale: { type: 'string' } }, required: ['score', 'rationale'], additionalProperties: false };
 const judgeBody = (question: string, model = 'sim-judge') => ({
@@ -52,7 +47,7 @@ async function fileLines(server: SimServer, id: string | null): Promise<any[]> {
 }
 
 test('upload → create → validating, in_progress, finalizing, completed; the output file answers every line as the live endpoint does', async () => {
-  const server = await sim();
+  const server = await sim({ batchSeconds: 1 });
   const file = await upload(server, [line('q1', judgeBody('BTC')), line('q2', judgeBody('ETH'))].join('\n'));
   expect(file.body).toMatchObject({ object: 'file', purpose: 'batch', filename: 'input.jsonl', bytes: expect.any(Number) });
   expect((await call(server, 'GET', `/files/${file.body.id}`)).body).toEqual(file.body);
@@ -60,7 +55,11 @@ test('upload → create → validating, in_progress, finalizing, completed; the 
   expect(created.body).toMatchObject({ object: 'batch', status: 'validating', endpoint: '/v1/chat/completions', input_file_id: file.body.id, metadata: { judgeflow_tag: 't1' }, output_file_id: null, errors: null });
 
   const { batch, seen } = await untilEnded(server, created.body.id);
-  expect(seen).toEqual(['validating', 'in_progress', 'finalizing', 'completed']);
+  // Polled every 20 ms, a busy machine may miss a phase; the timestamps show each one happened, in order.
+  const order = ['validating', 'in_progress', 'finalizing', 'completed'];
+  expect([seen[0], seen.at(-1)]).toEqual(['validating', 'completed']);
+  expect(seen.map((s) => order.indexOf(s))).toEqual([...seen.map((s) => order.indexOf(s))].sort());
+  expect(batch.created_at <= batch.in_progress_at && batch.in_progress_at <= batch.finalizing_at && batch.finalizing_at <= batch.completed_at).toBe(true);
   expect(batch).toMatchObject({ request_counts: { total: 2, completed: 2, failed: 0 }, error_file_id: null, completed_at: expect.any(Number), in_progress_at: expect.any(Number), finalizing_at: expect.any(Number) });
   const output = await fileLines(server, batch.output_file_id);
   expect(output.map((l) => l.custom_id).sort()).toEqual(['q1', 'q2']);

@@ -15,3 +15,14 @@ export function simServersForFile<K extends string>(options: Record<K, SimOption
   });
   return servers;
 }
+
+/** A starter of sim servers for tests that each want their own options (over `defaults`); all are closed after the file. */
+export function simServerPerTest(defaults: SimOptions = {}): (options?: SimOptions) => Promise<SimServer> {
+  const servers: SimServer[] = [];
+  afterAll(() => Promise.all(servers.map((s) => s.close())));
+  return async (options = {}) => {
+    const server = await startSimServer({ ...defaults, ...options });
+    servers.push(server);
+    return server;
+  };
+}

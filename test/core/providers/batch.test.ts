@@ -2,16 +2,11 @@ import { InputError } from '../../../core/inputError';
 import { batchApiOf, batchClient, type BatchClient, type BatchLine, type BatchStatus } from '../../../core/providers/batch';
 import { ProviderHttpError } from '../../../core/providers/httpError';
 import { anthropicReplyOf, anthropicRequestBody } from '../../../core/providers/anthropicMessages';
-import { startSimServer, type SimOptions, type SimServer } from '../../../sim/server';
+import type { SimServer } from '../../../sim/server';
+import { simServerPerTest } from '../../support/sims';
 
 /** The batch client against the simulator's Batch APIs over HTTP. */
-const servers: SimServer[] = [];
-afterAll(() => Promise.all(servers.map((s) => s.close())));
-async function sim(options: SimOptions = {}): Promise<SimServer> {
-  const server = await startSimServer({ batchSeconds: 0.3, ...options });
-  servers.push(server);
-  return server;
-}
+const sim = simServerPerTest({ batchSeconds: 0.3 });
 const env = { SIM_KEY: 'sk-test-secret' };
 const openai = (server: SimServer) => batchClient({ baseURL: server.url, timeoutMs: 5000 }, env);
 const anthropic = (server: SimServer) => batchClient({ baseURL: server.url, provider: 'anthropic', apiKeyEnv: 'SIM_KEY', timeoutMs: 5000 }, env);
