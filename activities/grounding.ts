@@ -61,7 +61,7 @@ export async function judgeGroundingItem(
     judge: who.endpoint,
     judgeName: who.judgeName,
     env: deps.env,
-    cache: reuse ? io.cache : { get: async () => null, set: io.cache.set },
+    cache: reuse ? io.cache : { ...io.cache, get: async () => null },
     signal: io.signal,
     recordCall: (usage) => io.recordCall(who.judgeName || who.endpoint.model, usage),
   });

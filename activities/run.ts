@@ -34,11 +34,16 @@ import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './callBatch';
 import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
+import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, pollBatch, submitLines, type PendingLine, type SubmittedBatch } from './judgeBatch';
 
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
 
-  async function judgeStoredUnit(runId: string, index: number, onCall?: (usage: CallUsage) => void): Promise<{ judged: number; failed: number }> {
+  /**
+   * Judge one work item. With batch judging on, its requests are answered from the run's batch lines where they hold an
+   * answer (activities/judgeBatch.ts); preparing a batch (`batchLines`), a request without one is taken as a line.
+   */
+  async function judgeStoredUnit(runId: string, index: number, onCall?: (usage: CallUsage) => void, batchLines?: Map<string, PendingLine>): Promise<{ judged: number; failed: number }> {
     const run = await requireRun(deps, runId);
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
@@ -48,7 +53,11 @@ export function runActivities(deps: ActivityDeps) {
       onCall?.(usage);
       return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
     };
-    const cache: AnswerCache = { get: run.config.reuseJudgments ? (k) => store.cachedAnswer(k) : async () => null, set: (k, v) => store.cacheAnswer(k, v) };
+    const cache: AnswerCache = {
+      get: run.config.reuseJudgments ? (k) => store.cachedAnswer(k) : async () => null,
+      set: (k, v) => store.cacheAnswer(k, v),
+      ...(batchLines || runJudges(run.config).some((j) => j.batch) ? { batchReply: batchReplies(store, runId, { index, queryId: unit.queryId, judge: slot.judge }, batchLines) } : {}),
+    };
     // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
     const signal = cancellationSignal();
     const judging =
@@ -64,6 +73,7 @@ export function runActivities(deps: ActivityDeps) {
       return await withHeartbeat(judging);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
+      if (error instanceof DeferredToBatch || error instanceof AskedLive) throw error;
       const judges = [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])];
       throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)));
     }
@@ -140,6 +150,37 @@ export function runActivities(deps: ActivityDeps) {
     },
 
     judgeItem,
+
+    /**
+     * Batch judging, one round of one judge: each item runs until it needs a request no batch has answered yet, which
+     * becomes a line of this round's batches (submitted here). Items that needed nothing more are finished (`done`);
+     * items a failed or expired line (or an endpoint without a Batch API) left go to the judge's live calls (`live`).
+     */
+    async submitJudgeBatch({ runId, round, indices }: { runId: string; round: string; indices: number[] }): Promise<{ done: Array<{ index: number; judged: number; failed: number }>; live: number[]; deferred: number[]; batches: SubmittedBatch[] }> {
+      const lines = new Map<string, PendingLine>();
+      const outcome = { done: [] as Array<{ index: number; judged: number; failed: number }>, live: [] as number[], deferred: [] as number[] };
+      await withHeartbeat(async () => {
+        for (const index of indices) {
+          try {
+            outcome.done.push({ index, ...(await judgeStoredUnit(runId, index, undefined, lines)) });
+          } catch (error) {
+            if (error instanceof DeferredToBatch) outcome.deferred.push(index);
+            else if (error instanceof AskedLive) outcome.live.push(index);
+            else throw error;
+          }
+        }
+      });
+      return { ...outcome, batches: await withHeartbeat(() => submitLines(deps, runId, round, [...lines.values()])) };
+    },
+
+    /** The provider's state and counts of a submitted judge batch. */
+    pollJudgeBatch: ({ runId, key }: { runId: string; key: string }) => pollBatch(deps, runId, key),
+
+    /** An ended judge batch's results, stored line by line (idempotent). */
+    ingestJudgeBatch: ({ runId, key }: { runId: string; key: string }) => ingestBatch(deps, runId, key),
+
+    /** A cancelled run's batches still running, cancelled at the provider. */
+    cancelJudgeBatches: ({ runId, keys }: { runId: string; keys: string[] }) => cancelBatches(deps, runId, keys),
 
     /** Several work items of one judge judged in a row, in one activity (see runBatch). */
     async judgeItems({ runId, indices }: { runId: string; indices: number[] }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
@@ -300,6 +341,9 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   };
   const files = protocol.buildReport(input);
   files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  // Batch judging: every batch the run sent, with its provider id, final state and counts.
+  const batches = await store.judgeBatches(runId);
+  if (batches.length) files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({ key, batchId, api, state, counts, lines }));
   // Pauses, resumes and budget warnings the run's workflow recorded (workflows/runControl.ts).
   const control = await store.getWork<Record<string, unknown>>(`control:${runId}`, 'record');
   if (control) files.json.control = control;

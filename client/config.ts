@@ -63,6 +63,8 @@ const sharedKeys = {
           inputPerMTok: z.number().min(0).describe('USD per million input (prompt) tokens.'),
           outputPerMTok: z.number().min(0).describe('USD per million output (completion) tokens.'),
           cachedInputPerMTok: z.number().min(0).optional().describe('USD per million cached input tokens (default: the input price).'),
+          batchInputPerMTok: z.number().min(0).optional().describe('USD per million input tokens of a Batch API call (default: half the input price).'),
+          batchOutputPerMTok: z.number().min(0).optional().describe('USD per million output tokens of a Batch API call (default: half the output price).'),
         })
         .strict(),
     )

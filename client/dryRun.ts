@@ -64,7 +64,7 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
     // One check per answer and judge: the claims, then (with citations) their citations.
     const grounding = config.grounding;
     const perAnswer = grounding.checks.includes('citations') ? 2 : 1;
-    const judges = grounding.judge ? [{ name: 'grounding', model: grounding.judge.model, baseURL: grounding.judge.baseURL }] : runJudges(config as unknown as StoredRunConfig);
+    const judges = grounding.judge ? [{ name: 'grounding', model: grounding.judge.model, baseURL: grounding.judge.baseURL, batch: runJudges(config as unknown as StoredRunConfig).some((j) => j.batch) }] : runJudges(config as unknown as StoredRunConfig);
     const checks = planCalls({
       queries: protocol.parseQueries(config.queries),
       copilots: config.copilots as Array<{ name: string; type: string }>,

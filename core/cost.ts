@@ -11,6 +11,9 @@ export interface ModelPrice {
   outputPerMTok: number;
   /** Price of cached prompt tokens, when the provider discounts them; default: the input price. */
   cachedInputPerMTok?: number;
+  /** Prices of calls answered through a Batch API; default: half the live prices (OpenAI's and Anthropic's batch discount). */
+  batchInputPerMTok?: number;
+  batchOutputPerMTok?: number;
 }
 export type Pricing = Record<string, ModelPrice>;
 
@@ -29,6 +32,8 @@ export interface CostLine {
   cachedShare: number | null;
   /** Calls whose endpoint reported no usage (their tokens are not in the sums). */
   callsWithoutUsage: number;
+  /** Calls answered through a Batch API (priced at the batch price). */
+  batchCalls: number;
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
   /** null when the config has no price for this model (or copilot name). */
@@ -50,11 +55,25 @@ export function priceOf(price: ModelPrice | undefined, tokens: { promptTokens: n
   return ((tokens.promptTokens - cached) * price.inputPerMTok + cached * cachedRate + tokens.completionTokens * price.outputPerMTok) / 1e6;
 }
 
+/**
+ * The price of a Batch API call: the config's batch prices, else half the live ones — "50% cost discount compared to
+ * synchronous APIs" (OpenAI, platform.openai.com/docs/guides/batch) and "all usage is charged at 50% of the standard
+ * API prices" (Anthropic, docs.anthropic.com/en/docs/build-with-claude/batch-processing, "Pricing").
+ */
+export function batchPriceOf(price: ModelPrice | undefined): ModelPrice | undefined {
+  if (!price) return undefined;
+  const input = price.batchInputPerMTok ?? price.inputPerMTok / 2;
+  return { inputPerMTok: input, outputPerMTok: price.batchOutputPerMTok ?? price.outputPerMTok / 2, cachedInputPerMTok: price.cachedInputPerMTok === undefined ? input : Math.min(input, price.cachedInputPerMTok / 2) };
+}
+
 function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
   const failuresByKind: Record<string, number> = {};
   for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
-  const sum = (f: (c: LlmCallRecord) => number | null) => calls.reduce((n, c) => n + (f(c) ?? 0), 0);
-  const tokens = { promptTokens: sum((c) => c.promptTokens), completionTokens: sum((c) => c.completionTokens), cachedTokens: sum((c) => c.cachedTokens) };
+  const tokensOf = (of: LlmCallRecord[]) => ({ promptTokens: of.reduce((n, c) => n + (c.promptTokens ?? 0), 0), completionTokens: of.reduce((n, c) => n + (c.completionTokens ?? 0), 0), cachedTokens: of.reduce((n, c) => n + (c.cachedTokens ?? 0), 0) });
+  const tokens = tokensOf(calls);
+  const batched = calls.filter((c) => c.batch);
+  const live = priceOf(price, tokensOf(calls.filter((c) => !c.batch)));
+  const batch = priceOf(batchPriceOf(price), tokensOf(batched));
   const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
   return {
     model: calls.find((c) => c.model)?.model ?? null,
@@ -64,9 +83,10 @@ function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
     ...tokens,
     cachedShare: tokens.promptTokens > 0 ? tokens.cachedTokens / tokens.promptTokens : null,
     callsWithoutUsage: calls.filter((c) => c.promptTokens === null && c.completionTokens === null).length,
+    batchCalls: batched.length,
     latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
     latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
-    estimatedCostUsd: priceOf(price, tokens),
+    estimatedCostUsd: live === null || batch === null ? null : live + batch,
   };
 }
 
@@ -123,7 +143,7 @@ export function planCalls(args: {
   queries: Array<{ text: string; history?: Array<{ content: string }> }>;
   copilots: Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>;
   /** Every judge (a panel's members each make every judge call). */
-  judges: Array<{ name: string; model: string; baseURL: string }>;
+  judges: Array<{ name: string; model: string; baseURL: string; batch?: boolean }>;
   judgeCallsPerQuery: (answers: number) => number;
   judgePromptChars: number;
   pricing?: Pricing;
@@ -159,7 +179,7 @@ export function planCalls(args: {
       calls: judgeCalls,
       estimatedPromptTokens: judgePrompt,
       estimatedCompletionTokens: judgeCompletion,
-      estimatedCostUsd: priceOf(prices[judge.model], { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
+      estimatedCostUsd: priceOf(judge.batch ? batchPriceOf(prices[judge.model]) : prices[judge.model], { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
     });
   return out;
 }

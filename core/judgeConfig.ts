@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { nameSchema } from './names';
-import { PROVIDER_IDS } from './providers/profile';
+import { PROVIDER_IDS, type ProviderId } from './providers/profile';
+import { profileOf } from './providers';
+import { batchApiOf } from './providers/batch';
 
 /** Provider fields passed through in every request body (tools, web_search_options, reasoning_effort, provider routing…). */
 export const extraBodySchema = z
@@ -34,6 +36,8 @@ const judgeShape = {
     maxAttempts: z.number().int().min(1).max(20).default(8).describe('Attempts per call at transport level (HTTP 429/5xx, timeouts; Retry-After honoured); invalid answers are re-asked per the rubric.'),
     responseFormat: z.enum(['json_schema', 'json_object', 'none']).optional().describe("response_format sent for the judge's JSON answer; default: the provider profile's (json_object for DeepSeek)."),
     extraBody: extraBodySchema,
+    batch: z.boolean().optional().describe("Judge through the provider's Batch API (OpenAI Batch, Anthropic Message Batches) at its batch price, half of live: verdicts come back within the provider's window (up to 24 h). Default false."),
+    batchPollSeconds: z.number().int().min(1).max(3600).optional().describe('Seconds between two looks at a submitted judge batch, on a durable timer (default 60).'),
 };
 
 const samplesSchema = z
@@ -44,7 +48,15 @@ const samplesSchema = z
   .default(1)
   .describe('Repeated judging: every judge unit is judged this many times independently; reports use the mean and measure the spread.');
 
-export const judgeConfigSchema = z.object({ ...judgeShape, samples: samplesSchema }).strict();
+/** `batch: true` needs a provider whose Batch API judgeflow speaks (core/providers/batch). */
+function batchSupported(judge: { batch?: boolean; baseURL: string; provider?: ProviderId }, ctx: z.RefinementCtx): void {
+  if (judge.batch && !batchApiOf(judge))
+    ctx.addIssue({ code: 'custom', path: ['batch'], message: `provider ${profileOf(judge).id} has no Batch API judgeflow can use (openai and anthropic have; see judgeflow providers): remove batch or judge live` });
+}
+
+/** The `judge:` block's keys, for blocks made from it (the grounding judge). */
+export const judgeObjectSchema = z.object({ ...judgeShape, samples: samplesSchema }).strict();
+export const judgeConfigSchema = judgeObjectSchema.superRefine(batchSupported);
 
 /** One member of a judge panel (`judges:`): a judge with a name (report columns, stored verdicts) and optional model family. */
 export const panelJudgeSchema = z
@@ -53,7 +65,8 @@ export const panelJudgeSchema = z
     name: nameSchema('judge name').describe('The panel member\'s name: report columns and stored verdicts (letters, digits, "_", ".", "-"; at most 64).'),
     family: z.string().min(1).max(64).optional().describe('Model family (e.g. "anthropic"): matched against copilots\' family to flag possible self-preference.'),
   })
-  .strict();
+  .strict()
+  .superRefine(batchSupported);
 
 /** How a panel's verdicts combine: `aggregate` over judges of each judge's mean over its `samples`. */
 export const panelOptionsSchema = z

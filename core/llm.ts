@@ -1,4 +1,4 @@
-import { anthropicChat } from './providers/anthropicMessages';
+import { anthropicChat, anthropicReplyOf, anthropicRequestBody, type AnthropicChatResult, type AnthropicRequest } from './providers/anthropicMessages';
 import type { z } from 'zod';
 import { contentHash } from './hashing';
 import { openaiChat } from './providers/chat';
@@ -121,6 +121,12 @@ export type JsonAnswer<T> = (
 export interface AnswerCache {
   get(key: string): Promise<string | null>;
   set(key: string, answer: string): Promise<void>;
+  /**
+   * Batch judging (activities/judgeBatch.ts): the reply a provider's Batch API gave to this request — the body of its
+   * result line, read exactly as a live reply — or null to ask live. Preparing a batch, it throws instead
+   * (DeferredToBatch), after taking `line()`: the request body this call would send now.
+   */
+  batchReply?(key: string, line: () => Record<string, unknown>, settings: ModelEndpoint): Promise<Record<string, unknown> | null>;
 }
 
 export function requestKey(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
@@ -175,7 +181,10 @@ export async function askJson<T>(args: {
     let problem: string | null = null;
     if (raw === null) {
       const seed = settings.seed === null || settings.seed === undefined ? settings.seed : (settings.seed + attempt - 1) & 0x7fffffff;
-      const answer = await complete({ ...settings, seed }, messages, spec, args.env, args.signal, args.onCall);
+      const asked = { ...settings, seed };
+      const batched = (await args.cache?.batchReply?.(key, () => batchRequestBody(asked, messages, spec), asked)) ?? null;
+      // A batch line's usage was recorded when the batch was ingested (at the batch price): not a call made here.
+      const answer = batched ? { ...completedFromBody(asked, batched, spec), usage: null } : await complete(asked, messages, spec, args.env, args.signal, args.onCall);
       raw = answer.content;
       problem = answer.problem;
       usage = answer.usage;
@@ -279,19 +288,35 @@ async function complete(
       await onCall?.(failed(started, callErrorKind(error)));
       throw error;
     }
-    const rateLimit = rateLimitHeaders(headers);
-    const choice = completion.choices[0];
-    const message = choice?.message ?? {};
-    const content = contentText(message.content);
-    const problem =
-      (typeof message.refusal === 'string' && message.refusal && !content ? `refused: ${message.refusal}` : null) ??
-      toolCallProblem(content ? null : message) ??
-      finishProblem(choice?.finish_reason) ??
-      (content === null ? 'the reply has no message content' : null);
-    // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
-    const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
-    return { content, problem, systemFingerprint: typeof completion.system_fingerprint === 'string' ? completion.system_fingerprint : null, usage };
+    return chatCompleted(settings, completion, started, rateLimitHeaders(headers));
   }
+}
+
+/** A Chat Completions reply (live, or a batch output line's `response.body`) read into its answer, problem and usage. */
+function chatCompleted(settings: ModelEndpoint, completion: any, started: number, rateLimit?: RateLimitInfo): Completed {
+  const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
+  const message = choice?.message ?? {};
+  const content = contentText(message.content);
+  const problem =
+    (typeof message.refusal === 'string' && message.refusal && !content ? `refused: ${message.refusal}` : null) ??
+    toolCallProblem(content ? null : message) ??
+    finishProblem(choice?.finish_reason) ??
+    (content === null ? 'the reply has no message content' : null);
+  // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
+  const usage: CallUsage = { model: settings.model, ...usageFrom(completion?.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
+  return { content, problem, systemFingerprint: typeof completion?.system_fingerprint === 'string' ? completion.system_fingerprint : null, usage };
+}
+
+/** What a batch line asks: the body the live call would send now (a Chat Completions body, or Anthropic Messages params). */
+export function batchRequestBody(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }): Record<string, unknown> {
+  if (profileOf(settings).transport === 'anthropic-messages') return anthropicRequestBody(anthropicRequestOf(settings, messages, spec));
+  return judgeRequestBody(settings, messages, spec);
+}
+
+/** A batch line's reply body (a chat completion, or an Anthropic Message), read as the live reply would be. */
+function completedFromBody(settings: ModelEndpoint, body: Record<string, unknown>, spec: { name: string }): Completed {
+  if (profileOf(settings).transport !== 'anthropic-messages') return chatCompleted(settings, body, Date.now());
+  return anthropicCompleted(settings, anthropicReplyOf(body, spec), Date.now());
 }
 
 /** `provider: anthropic`: the native Messages API (core/providers/anthropicMessages.ts). */
@@ -303,26 +328,10 @@ async function completeAnthropic(
   signal: AbortSignal | undefined,
   onCall?: (usage: CallUsage) => void | Promise<void>,
 ): Promise<Completed> {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n') || undefined;
   const started = Date.now();
   try {
-    const answer = await anthropicChat({
-      baseURL: settings.baseURL,
-      model: settings.model,
-      apiKey: apiKey ?? '',
-      system,
-      messages: messages.filter((m) => m.role !== 'system'),
-      maxTokens: settings.maxTokens ?? 4096,
-      temperature: settings.temperature,
-      jsonSchema: { name: spec.name, schema: spec.jsonSchema },
-      ...(settings.extraBody ? { extraBody: settings.extraBody } : {}),
-      timeoutMs: settings.timeoutMs,
-      signal,
-    });
-    const { promptTokens, completionTokens, cachedTokens } = answer.usage;
-    const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
-    const problem = answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
-    return { content: answer.content, problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem, systemFingerprint: null, usage };
+    const answer = await anthropicChat({ ...anthropicRequestOf(settings, messages, spec), baseURL: settings.baseURL, apiKey: apiKey ?? '', timeoutMs: settings.timeoutMs, signal });
+    return anthropicCompleted(settings, answer, started, answer.rateLimit);
   } catch (error) {
     if (error instanceof ProviderHttpError && isQuotaError(error.status, error.body)) markQuotaExhausted(endpointKey(settings), error);
     await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
@@ -339,4 +348,25 @@ export function callErrorKind(error: unknown): string {
   }
   if (error instanceof TypeError && /fetch failed/.test(error.message)) return 'network';
   return 'invalid_reply';
+}
+
+/** What a judge call asks of the Messages API (system turns lifted out; the schema asked as a forced tool). */
+function anthropicRequestOf(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }): AnthropicRequest {
+  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n') || undefined;
+  return {
+    model: settings.model,
+    system,
+    messages: messages.filter((m) => m.role !== 'system'),
+    maxTokens: settings.maxTokens ?? 4096,
+    temperature: settings.temperature,
+    jsonSchema: { name: spec.name, schema: spec.jsonSchema },
+    ...(settings.extraBody ? { extraBody: settings.extraBody } : {}),
+  };
+}
+
+function anthropicCompleted(settings: ModelEndpoint, answer: Pick<AnthropicChatResult, 'content' | 'stopReason' | 'usage'>, started: number, rateLimit?: RateLimitInfo): Completed {
+  const { promptTokens, completionTokens, cachedTokens } = answer.usage;
+  const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
+  const problem = answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
+  return { content: answer.content, problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem, systemFingerprint: null, usage };
 }

@@ -258,6 +258,23 @@ export interface ResultsStore {
   /** Ordered by query id, copilot, judge name; claims in their order; only one grounding version's when given. */
   groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]>;
 
+  // ---- batch judging (activities/judgeBatch.ts): batches sent to a provider's Batch API and their lines ----------
+  /** A batch and its lines (status `submitted`), first write wins: a retried submit keeps the first record. */
+  putJudgeBatch(batch: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void>;
+  /** The provider's id, state and counts as last seen. */
+  updateJudgeBatch(runId: string, key: string, update: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void>;
+  /** Ordered by creation, then key. */
+  judgeBatches(runId: string): Promise<StoredJudgeBatch[]>;
+  batchLine(runId: string, customId: string): Promise<StoredBatchLine | null>;
+  /** The lines of one batch, by custom_id. */
+  batchLines(runId: string, batchKey: string): Promise<StoredBatchLine[]>;
+  /**
+   * Results of lines still `submitted`, each stored with its call record in one step: a line already settled is left
+   * as it is and its call not recorded again, so an ingest retried after a crash counts nothing twice. Returns how many
+   * lines it settled.
+   */
+  settleBatchLines(runId: string, lines: Array<{ customId: string; status: Exclude<StoredBatchLine['status'], 'submitted'>; body: Record<string, unknown> | null; error: string | null; call: LlmCallRecord | null }>): Promise<number>;
+
   // ---- answer cache (keyed by the full judge request, so an unchanged rubric and judge never pay twice) ----
   cachedAnswer(key: string): Promise<string | null>;
   cacheAnswer(key: string, answer: string): Promise<void>;
@@ -284,4 +301,35 @@ export interface ResultsStore {
   setScheduleRun(schedule: string, workflowId: string, runId: string): Promise<void>;
   /** Snapshots a schedule made, newest first. */
   scheduleSnapshots(schedule: string): Promise<ScheduleSnapshotRow[]>;
+}
+
+/** One batch of judge requests sent to a provider's Batch API (activities/judgeBatch.ts). */
+export interface StoredJudgeBatch {
+  runId: string;
+  /** The run's own name for it (its judge and round, e.g. `judge/3`): known before the provider gives an id. */
+  key: string;
+  /** The provider's batch id; null until it is created. */
+  batchId: string | null;
+  api: 'openai' | 'anthropic';
+  /** Where it was sent (no secret: the key's variable name). */
+  endpoint: { baseURL: string; apiKeyEnv?: string; provider?: string; timeoutMs: number; model: string };
+  /** The provider's state as last seen (core/providers/batch: validating, in_progress, completed, expired…). */
+  state: string;
+  counts: { total: number; succeeded: number; failed: number; pending: number };
+  lines: number;
+  createdAt: string;
+}
+
+/** One request of a judge batch, by its custom_id, and what came back for it. */
+export interface StoredBatchLine {
+  customId: string;
+  batchKey: string;
+  /** Whose call it is, for its cost record once answered. */
+  queryId: string;
+  callName: string;
+  status: 'submitted' | 'ok' | 'errored' | 'expired' | 'canceled';
+  /** The result line's reply body (a chat completion, or an Anthropic Message), when ok. */
+  body: Record<string, unknown> | null;
+  /** The provider's words, when not ok. */
+  error: string | null;
 }

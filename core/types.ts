@@ -108,4 +108,6 @@ export interface LlmCallRecord extends Omit<CallUsage, 'model'> {
   model: string | null;
   queryId: string | null;
   at: string;
+  /** Answered through the provider's Batch API (priced at the batch price, core/cost.ts); absent for live calls. */
+  batch?: boolean;
 }

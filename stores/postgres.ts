@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
+import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord, type StoredJudgeBatch, type StoredBatchLine } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import type { StoredGroundingCheck } from '../core/grounding';
-import { toGroundingCheck } from './rows';
+import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
 import type { ReopenedItems } from '../core/retryFailed';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { PostgresStudyStore } from './postgresStudies';
@@ -13,7 +13,7 @@ const END = 2 ** 31 - 1;
 /** Column lists where a later migration added columns (their order in the table is the order they were added). */
 const JUDGMENT_COLUMNS = 'run_id, query_id, copilot, rubric_version, status, scores, rationales, total, rank, position, error, judge, attempts, created_at, sample, judge_name';
 const JUDGE_TURN_COLUMNS = 'run_id, query_id, rubric_version, turn, request, answer, sample, judge_name';
-const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at';
+const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch';
 
 /**
  * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
@@ -302,8 +302,50 @@ export class PostgresStore implements ResultsStore {
 
   /** Not idempotent by design (there is no key: every attempt sent is a call), so a plain INSERT. */
   private async insertLlmCall(c: Queryable, call: LlmCallRecord): Promise<number> {
-    const usage = [call.promptTokens, call.completionTokens, call.cachedTokens, call.latencyMs, call.ok, call.errorKind, call.at];
-    return (await c.query(`INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, [call.runId, call.role, call.name, call.model, call.queryId, ...usage])).rowCount ?? 0;
+    const usage = [call.promptTokens, call.completionTokens, call.cachedTokens, call.latencyMs, call.ok, call.errorKind, call.at, call.batch ?? false];
+    return (await c.query(`INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [call.runId, call.role, call.name, call.model, call.queryId, ...usage])).rowCount ?? 0;
+  }
+
+  // ---- batch judging ------------------------------------------------------------
+  async putJudgeBatch(b: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void> {
+    await this.db.transaction(async (c) => {
+      const added = (await c.query('INSERT INTO judge_batches VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING', [b.runId, b.key, b.batchId, b.api, JSON.stringify(b.endpoint), b.state, JSON.stringify(b.counts), b.lines, b.createdAt])).rowCount;
+      if (added && lines.length)
+        await c.query(
+          "INSERT INTO judge_batch_lines SELECT $1, l.id, $2, l.q, l.n, 'submitted', NULL, NULL FROM unnest($3::text[], $4::text[], $5::text[]) AS l(id, q, n) ON CONFLICT DO NOTHING",
+          [b.runId, b.key, lines.map((l) => l.customId), lines.map((l) => l.queryId), lines.map((l) => l.callName)],
+        );
+    });
+  }
+
+  async updateJudgeBatch(runId: string, key: string, u: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void> {
+    await this.db.rows('UPDATE judge_batches SET batch_id = $1, state = $2, counts = $3 WHERE run_id = $4 AND key = $5', [u.batchId, u.state, JSON.stringify(u.counts), runId, key]);
+  }
+
+  async judgeBatches(runId: string): Promise<StoredJudgeBatch[]> {
+    return (await this.db.rows('SELECT * FROM judge_batches WHERE run_id = $1 ORDER BY created_at, key', [runId])).map(toJudgeBatch);
+  }
+
+  async batchLine(runId: string, customId: string): Promise<StoredBatchLine | null> {
+    const [row] = await this.db.rows('SELECT * FROM judge_batch_lines WHERE run_id = $1 AND custom_id = $2', [runId, customId]);
+    return row ? toBatchLine(row) : null;
+  }
+
+  async batchLines(runId: string, batchKey: string): Promise<StoredBatchLine[]> {
+    return (await this.db.rows('SELECT * FROM judge_batch_lines WHERE run_id = $1 AND batch_key = $2 ORDER BY custom_id', [runId, batchKey])).map(toBatchLine);
+  }
+
+  async settleBatchLines(runId: string, lines: Parameters<ResultsStore['settleBatchLines']>[1]): Promise<number> {
+    return this.db.transaction(async (c) => {
+      let settled = 0;
+      for (const line of lines) {
+        const changed = (await c.query("UPDATE judge_batch_lines SET status = $1, body = $2, error = $3 WHERE run_id = $4 AND custom_id = $5 AND status = 'submitted'", [line.status, line.body === null ? null : JSON.stringify(line.body), line.error, runId, line.customId])).rowCount;
+        if (!changed) continue;
+        settled++;
+        if (line.call) await this.insertLlmCall(c, line.call);
+      }
+      return settled;
+    });
   }
 
   async llmCalls(runId: string): Promise<LlmCallRecord[]> {

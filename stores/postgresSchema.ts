@@ -73,4 +73,14 @@ CREATE TABLE grounding_checks (run_id ${C} NOT NULL, query_id ${C} NOT NULL, cop
 CREATE TABLE grounding_claims (run_id ${C} NOT NULL, query_id ${C} NOT NULL, copilot ${C} NOT NULL, grounding_version ${C} NOT NULL, judge_name ${C} NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL, status TEXT NOT NULL, excerpt TEXT, entity TEXT, metric TEXT, value DOUBLE PRECISION, unit TEXT, cited_source TEXT, citation TEXT, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name, idx));
 `,
   },
+  {
+    version: 6,
+    name: 'judge batches (provider Batch APIs) and their lines; calls answered through a batch',
+    up: `
+ALTER TABLE llm_calls ADD COLUMN via_batch BOOLEAN NOT NULL DEFAULT false;
+CREATE TABLE judge_batches (run_id ${C} NOT NULL, key ${C} NOT NULL, batch_id TEXT, api TEXT NOT NULL, endpoint TEXT NOT NULL, state TEXT NOT NULL, counts TEXT NOT NULL, lines INTEGER NOT NULL, created_at ${C} NOT NULL, PRIMARY KEY (run_id, key));
+CREATE TABLE judge_batch_lines (run_id ${C} NOT NULL, custom_id ${C} NOT NULL, batch_key ${C} NOT NULL, query_id TEXT NOT NULL, call_name TEXT NOT NULL, status TEXT NOT NULL, body TEXT, error TEXT, PRIMARY KEY (run_id, custom_id));
+CREATE INDEX judge_batch_lines_batch ON judge_batch_lines (run_id, batch_key);
+`,
+  },
 ];

@@ -1,4 +1,4 @@
-import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump } from '../core/store';
+import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump, StoredJudgeBatch, StoredBatchLine } from '../core/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/types';
 import type { StoredGroundingCheck } from '../core/grounding';
@@ -143,7 +143,16 @@ export function toLlmCall(r: any): LlmCallRecord {
     ok: Boolean(r.ok), // SQLite keeps 0/1, PostgreSQL a boolean
     errorKind: r.error_kind,
     at: r.at,
+    ...(r.via_batch ? { batch: true } : {}),
   };
+}
+
+export function toJudgeBatch(r: any): StoredJudgeBatch {
+  return { runId: r.run_id, key: r.key, batchId: r.batch_id, api: r.api, endpoint: JSON.parse(r.endpoint), state: r.state, counts: JSON.parse(r.counts), lines: r.lines, createdAt: r.created_at };
+}
+
+export function toBatchLine(r: any): StoredBatchLine {
+  return { customId: r.custom_id, batchKey: r.batch_key, queryId: r.query_id, callName: r.call_name, status: r.status, body: r.body === null ? null : JSON.parse(r.body), error: r.error };
 }
 
 /** Columns of `artefacts` without the bytes, with their size. */

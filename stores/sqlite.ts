@@ -2,12 +2,12 @@ import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord } from '../core/store';
+import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord, type StoredJudgeBatch, type StoredBatchLine } from '../core/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import type { StoredGroundingCheck } from '../core/grounding';
 import type { ReopenedItems } from '../core/retryFailed';
 import { migrateSqlite } from './sqliteSchema';
-import { toGroundingCheck } from './rows';
+import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
 import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
@@ -337,8 +337,48 @@ export class SqliteStore implements ResultsStore {
 
   private insertLlmCall(c: LlmCallRecord): number {
     return this.db
-      .prepare('INSERT INTO llm_calls VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at)')
-      .run({ ...c, ok: c.ok ? 1 : 0 }).changes;
+      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch)')
+      .run({ ...c, ok: c.ok ? 1 : 0, batch: c.batch ? 1 : 0 }).changes;
+  }
+
+  // ---- batch judging ------------------------------------------------------------
+  async putJudgeBatch(b: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void> {
+    this.db.transaction(() => {
+      const added = this.db.prepare('INSERT OR IGNORE INTO judge_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(b.runId, b.key, b.batchId, b.api, JSON.stringify(b.endpoint), b.state, JSON.stringify(b.counts), b.lines, b.createdAt).changes;
+      if (added) for (const l of lines) this.db.prepare("INSERT OR IGNORE INTO judge_batch_lines VALUES (?, ?, ?, ?, ?, 'submitted', NULL, NULL)").run(b.runId, l.customId, b.key, l.queryId, l.callName);
+    })();
+  }
+
+  async updateJudgeBatch(runId: string, key: string, u: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void> {
+    this.db.prepare('UPDATE judge_batches SET batch_id = ?, state = ?, counts = ? WHERE run_id = ? AND key = ?').run(u.batchId, u.state, JSON.stringify(u.counts), runId, key);
+  }
+
+  async judgeBatches(runId: string): Promise<StoredJudgeBatch[]> {
+    return (this.db.prepare('SELECT * FROM judge_batches WHERE run_id = ? ORDER BY created_at, key').all(runId) as any[]).map(toJudgeBatch);
+  }
+
+  async batchLine(runId: string, customId: string): Promise<StoredBatchLine | null> {
+    const row = this.db.prepare('SELECT * FROM judge_batch_lines WHERE run_id = ? AND custom_id = ?').get(runId, customId);
+    return row ? toBatchLine(row) : null;
+  }
+
+  async batchLines(runId: string, batchKey: string): Promise<StoredBatchLine[]> {
+    return (this.db.prepare('SELECT * FROM judge_batch_lines WHERE run_id = ? AND batch_key = ? ORDER BY custom_id').all(runId, batchKey) as any[]).map(toBatchLine);
+  }
+
+  async settleBatchLines(runId: string, lines: Parameters<ResultsStore['settleBatchLines']>[1]): Promise<number> {
+    return this.db.transaction(() => {
+      let settled = 0;
+      for (const line of lines) {
+        const changed = this.db
+          .prepare("UPDATE judge_batch_lines SET status = ?, body = ?, error = ? WHERE run_id = ? AND custom_id = ? AND status = 'submitted'")
+          .run(line.status, line.body === null ? null : JSON.stringify(line.body), line.error, runId, line.customId).changes;
+        if (!changed) continue;
+        settled++;
+        if (line.call) this.insertLlmCall(line.call);
+      }
+      return settled;
+    })();
   }
 
   async llmCalls(runId: string): Promise<LlmCallRecord[]> {

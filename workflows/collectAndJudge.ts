@@ -6,6 +6,7 @@ import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
 import { Breaker, type FailFast } from './breaker';
+import { initialBatchState, judgeInBatches } from './batchJudging';
 import { noteSpend, pause, type RunControl } from './runControl';
 import type { ItemFailure } from './types';
 import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
@@ -34,6 +35,7 @@ interface Stage {
   /** An endpoint's item ended (with its failure, if it failed): its breaker may pause the run (workflows/breaker.ts). */
   ended: (breaker: Breaker, failure: ItemFailure | undefined) => void;
   refresh: () => void;
+  progress: Progress;
 }
 
 /**
@@ -65,6 +67,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
       if (reason) pause(args.control, reason, 'breaker');
     },
     refresh: () => showProgress(progress, state, collecting),
+    progress,
   };
   progress.stages = { collect: state.collect, judge: state.judge };
   // Resumed from the store: answers held already still need their judge work planned (work planned before is kept).
@@ -83,7 +86,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   const window = live.reduce((n, c) => n + c.concurrency, 0) + judges.reduce((n, j) => n + j.concurrency, 0);
   await Promise.all([lanes, args.control.budget ? watchBudget(input.runId, args.control, () => lanesDone, stage.finished, window) : undefined]);
 
-  const finished = state.answersImported && live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) && judges.every((_, lane) => stage.planner.unstarted(lane) === 0);
+  const finished = state.answersImported && live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) && judges.every((_, lane) => stage.planner.unstarted(lane) === 0) && batchesDone(state);
   if (finished) return undefined;
   for (const [key, limiter] of stage.limiters) state.limits[key] = limiter.state();
   return state;
@@ -208,7 +211,7 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
     throttled: (result) => result.throttled,
     outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
     // Invalid answers after every re-ask come back as a result; the reasons are in the failed judgments.
-    failureOf: (result) => (result.failed > 0 ? { kind: 'judge_invalid_answer', message: 'its answers stayed invalid after every re-ask (the reasons are in results.csv)' } : undefined),
+    failureOf: (result) => (result.failed > 0 ? JUDGE_INVALID : undefined),
     recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
     counted: (_index, _outcome, failure) => {
       stage.finished.count++;
@@ -216,7 +219,48 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
       stage.refresh();
     },
   }, state.judge, stage.held);
-  await judgeLane.drain(stage.planner.source(lane), stage.stop);
+  if (!judge.batch) return judgeLane.drain(stage.planner.source(lane), stage.stop);
+  await judgeBatchesAndLive(stage, judge, endpoint, lane, judgeLane, breaker);
+}
+
+/**
+ * A judge with `batch: true`: its items go through the provider's Batch API (workflows/batchJudging.ts), and those a
+ * failed or expired line left are asked live through the judge's own lane and limits.
+ */
+async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: string, lane: number, live: EndpointLane<number, any>, breaker: Breaker): Promise<void> {
+  const { state, runId } = stage;
+  const batch = ((state.batch ??= {})[endpoint] ??= initialBatchState());
+  let batching = true;
+  const showBatches = () => {
+    stage.progress.batches = { ...stage.progress.batches, [endpoint]: { round: batch.round, batches: batch.batches, live: batch.live.length } };
+  };
+  const rounds = judgeInBatches({
+    runId,
+    endpoint,
+    judge,
+    source: stage.planner.source(lane),
+    state: batch,
+    held: stage.held,
+    stop: stage.stop,
+    counted: (_index, judged, failed) => {
+      if (judged + failed > 0) state.judge.done++;
+      if (failed > 0) state.judge.failures++;
+      stage.finished.count++;
+      stage.ended(breaker, failed > 0 ? JUDGE_INVALID : undefined);
+      stage.refresh();
+    },
+    changed: showBatches,
+  }).finally(() => (batching = false));
+  await Promise.all([rounds, live.drain({ available: () => batch.live.length, take: (n) => batch.live.splice(0, n), closed: () => !batching }, stage.stop)]);
+  showBatches();
+}
+
+/** Why a judged item failed: its answers stayed invalid (the reasons are in the failed judgments). */
+const JUDGE_INVALID = { kind: 'judge_invalid_answer', message: 'its answers stayed invalid after every re-ask (the reasons are in results.csv)' };
+
+/** Nothing of a judge's batch judging is left: no item ready, waiting on a batch or to ask live. */
+function batchesDone(state: RunState): boolean {
+  return Object.values(state.batch ?? {}).every((b) => !b.ready.length && !b.deferred.length && !b.waiting.length && !b.live.length);
 }
 
 /** At most this long between two looks at a budget while calls finish (each look reads the run's call records). */

@@ -30,6 +30,8 @@ export interface Progress {
   warnings?: string[];
   /** A run with a budget: what its calls have cost so far. */
   spent?: Spend;
+  /** Judges that judge in batches: each one's round and batches as last polled. */
+  batches?: Record<string, { round: number; batches: BatchProgress[]; live: number }>;
 }
 
 export interface CopilotLimits {
@@ -49,6 +51,36 @@ export interface JudgeLimits {
   tokensPerMinute?: number;
   timeoutMs: number;
   maxAttempts: number;
+  /** Judge through the provider's Batch API (workflows/batchJudging.ts), polling every batchPollSeconds. */
+  batch?: boolean;
+  batchPollSeconds?: number;
+}
+
+/** One judge batch as last polled (status shows it). */
+export interface BatchProgress {
+  key: string;
+  batchId: string | null;
+  /** Requests in it (the provider's counts say 0 until it has validated them). */
+  lines: number;
+  state: string;
+  ended: boolean;
+  counts: { total: number; succeeded: number; failed: number; pending: number };
+  error?: string;
+}
+
+/** Where a judge's batch judging stands (workflows/batchJudging.ts), carried across continue-as-new. */
+export interface BatchLaneState {
+  /** Rounds submitted so far. */
+  round: number;
+  /** Items taken from the planner for the next round. */
+  ready: number[];
+  /** Items whose next request is a line of the batches in `waiting`. */
+  deferred: number[];
+  /** Keys of this round's batches, until their results are stored. */
+  waiting: string[];
+  /** Items to ask live (a line failed or expired), not yet started by the judge's live lane. */
+  live: number[];
+  batches: BatchProgress[];
 }
 
 /** Workflow input. The config carries names of environment variables, never their values. */
@@ -128,6 +160,8 @@ export interface RunState {
   judge: StageCounts;
   /** Adaptive limits per endpoint (judge and each copilot). */
   limits: Record<string, LimiterState>;
+  /** Per judge endpoint judged in batches (`judge`, `judge:LANE`). */
+  batch?: Record<string, BatchLaneState>;
 }
 
 /**

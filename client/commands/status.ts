@@ -13,7 +13,7 @@ import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
 import { watch } from '../startRun';
 
-type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; warnings?: string[]; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; failureReasons?: FailureReason[] };
+type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; warnings?: string[]; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; batches?: Progress['batches']; failureReasons?: FailureReason[] };
 
 /** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
 export async function describeRun(handle: WorkflowHandle, runId: string) {
@@ -54,12 +54,20 @@ export async function runStatus(runId: string): Promise<RunStatus> {
 }
 
 function pick(p: Progress) {
-  return { stage: p.stage, done: p.done, total: p.total, failures: p.failures, reportPath: p.reportPath, ...(p.stages ? { stages: p.stages } : {}) };
+  return { stage: p.stage, done: p.done, total: p.total, failures: p.failures, reportPath: p.reportPath, ...(p.stages ? { stages: p.stages } : {}), ...(p.batches ? { batches: p.batches } : {}) };
 }
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
+  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.batches ? { batches: s.batches } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
+}
+
+/** Judges that judge in batches: each one's round and its batches' states and counts, as last polled. */
+function batchLines(s: RunStatus): string[] {
+  return Object.entries(s.batches ?? {}).flatMap(([endpoint, lane]) => [
+    `Batches of ${endpoint}: round ${lane.round}${lane.live ? `, ${lane.live} item(s) waiting to be asked live` : ''}`,
+    ...lane.batches.map((b) => `  ${b.batchId ?? b.key}: ${b.state}, ${b.counts.succeeded + b.counts.failed}/${b.lines} done${b.counts.failed ? ` (${b.counts.failed} failed)` : ''}${b.error ? ` — ${b.error}` : ''}`),
+  ]);
 }
 
 /** A run that judges while it collects: both stages' figures. */
@@ -91,6 +99,7 @@ export const statusCommand: Command = {
     if (values.json) console.log(JSON.stringify(s));
     else {
       console.log(`${s.runId}: ${s.status}${s.paused ? ` (${s.paused.reason}, since ${s.paused.at}; judgeflow resume ${s.runId})` : ''}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${(s.warnings ?? []).map((w) => `\nWarning: ${w}`).join('')}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+      if (s.batches) console.log(batchLines(s).join('\n'));
       if (reasons.length) console.log(['Why items failed:', ...failureReasonLines(reasons)].join('\n'));
     }
     return 0;

@@ -133,7 +133,7 @@ export function costSection(cost: CostSummary | undefined): string {
   const table = dataTable(
     'Calls, tokens and latency (every request sent, retried attempts included)',
     ['who', 'model', 'calls', 'failed', 'failures by kind', 'tokens in', 'tokens out', 'cached in', 'latency p50', 'latency p95', 'estimated cost (USD)'],
-    rows.map(([who, l]) => [who, l.model ?? '–', l.calls, l.failed, kinds(l), l.promptTokens, l.completionTokens, l.cachedShare === null ? l.cachedTokens : `${l.cachedTokens} (${Math.round(l.cachedShare * 100)}%)`, ms(l.latencyP50Ms), ms(l.latencyP95Ms), l.estimatedCostUsd === null ? '–' : `$${l.estimatedCostUsd.toFixed(4)}`]),
+    rows.map(([who, l]) => [who, l.model ?? '–', l.batchCalls ? `${l.calls} (${l.batchCalls} by batch)` : l.calls, l.failed, kinds(l), l.promptTokens, l.completionTokens, l.cachedShare === null ? l.cachedTokens : `${l.cachedTokens} (${Math.round(l.cachedShare * 100)}%)`, ms(l.latencyP50Ms), ms(l.latencyP95Ms), l.estimatedCostUsd === null ? '–' : `$${l.estimatedCostUsd.toFixed(4)}`]),
     'id="cost-table"',
   );
   const note = `Total: ${cost.total.calls} calls, ${cost.total.promptTokens} tokens in, ${cost.total.completionTokens} tokens out${

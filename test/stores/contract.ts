@@ -664,6 +664,30 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       expect(await store.llmCalls('none')).toEqual([]);
     });
 
+    test('judge batches: first record wins, lines settle once with their call, the batch flag of a call is kept', async () => {
+      const batch = { runId: 'r1', key: 'judge/1', batchId: null, api: 'openai' as const, endpoint: { baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'JUDGE_KEY', timeoutMs: 1000, model: 'judge-model' }, state: 'preparing', counts: { total: 2, succeeded: 0, failed: 0, pending: 2 }, lines: 2, createdAt: '2025-01-01T00:00:00.000Z' };
+      const line = (customId: string) => ({ customId, queryId: 'q1', callName: 'judge-model' });
+      await store.putJudgeBatch(batch, [line('j0_a'), line('j1_b')]);
+      await store.putJudgeBatch({ ...batch, api: 'anthropic', lines: 9 }, [line('j9_z')]);
+      expect(await store.judgeBatches('r1')).toEqual([batch]);
+      expect(await store.batchLine('r1', 'j9_z')).toBeNull();
+      expect(await store.batchLine('r1', 'j0_a')).toEqual({ ...line('j0_a'), batchKey: 'judge/1', status: 'submitted', body: null, error: null });
+      await store.updateJudgeBatch('r1', 'judge/1', { batchId: 'batch_1', state: 'completed', counts: { total: 2, succeeded: 1, failed: 1, pending: 0 } });
+      expect((await store.judgeBatches('r1'))[0]).toMatchObject({ batchId: 'batch_1', state: 'completed', counts: { succeeded: 1, failed: 1 } });
+      const call = { ...aCall('r1', '2025-01-01T00:00:05.000Z'), batch: true };
+      const results = [
+        { customId: 'j0_a', status: 'ok' as const, body: { choices: [{ message: { content: '{"x":1}' } }] }, error: null, call },
+        { customId: 'j1_b', status: 'expired' as const, body: null, error: 'the batch expired first', call: null },
+      ];
+      expect(await store.settleBatchLines('r1', results)).toBe(2);
+      expect(await store.settleBatchLines('r1', results)).toBe(0); // an ingest retried: nothing settled or counted twice
+      expect(await store.batchLine('r1', 'j0_a')).toEqual({ ...line('j0_a'), batchKey: 'judge/1', status: 'ok', body: results[0].body, error: null });
+      expect((await store.batchLines('r1', 'judge/1')).map((l) => [l.customId, l.status])).toEqual([['j0_a', 'ok'], ['j1_b', 'expired']]);
+      expect((await store.batchLine('r1', 'j1_b'))!.status).toBe('expired');
+      expect(await store.llmCalls('r1')).toEqual([call]);
+      expect(await store.batchLine('r2', 'j0_a')).toBeNull();
+    });
+
     describe('studies', () => {
       test('a study, its items and assignments, annotators dealt their queues', async () => {
         await makeStudy(store);

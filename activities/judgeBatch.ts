@@ -1,0 +1,165 @@
+import { usageFrom, type AnswerCache, type ModelEndpoint } from '../core/llm';
+import { anthropicUsage } from '../core/providers/anthropicMessages';
+import { batchApiOf, batchClient, type BatchEndpoint, type BatchLine } from '../core/providers/batch';
+import { endpointKey } from '../core/providers/session';
+import type { ResultsStore, StoredBatchLine, StoredJudgeBatch } from '../core/store';
+import type { LlmCallRecord } from '../core/types';
+import type { ActivityDeps } from './deps';
+import { withHeartbeat } from './heartbeat';
+import type { BatchProgress } from '../workflows/types';
+
+/**
+ * Batch judging (config `judge.batch`): the protocols' judge code runs unchanged, and every judge request it makes goes
+ * through AnswerCache.batchReply. Preparing a batch, a request with no batch answer yet is taken as a batch line and
+ * the item stops there (DeferredToBatch); once the batch is back, the same item runs again and the request is answered
+ * from its result line, read exactly as a live reply. A protocol whose calls depend on earlier answers (a
+ * CryptoAnalystBench conversation) so goes turn by turn across queries: every conversation's next turn in one batch.
+ */
+
+/** Thrown by a request taken as a batch line: its item waits for the batch. */
+export class DeferredToBatch extends Error {
+  constructor(readonly customId: string) {
+    super(`request ${customId} waits for a batch`);
+  }
+}
+
+/** Thrown by a request that must be asked live: its batch line failed or expired, or its endpoint has no Batch API. */
+export class AskedLive extends Error {}
+
+/** A request taken as a batch line, with what its cost record needs once it is answered. */
+export interface PendingLine extends BatchLine {
+  settings: ModelEndpoint;
+  queryId: string;
+  callName: string;
+}
+
+/**
+ * The batch hook of one work item's judge calls. Its custom_id is the item's index and the request's key (the hash of
+ * everything the judge is asked, unique per request of a run; Anthropic allows `^[a-zA-Z0-9_-]{1,64}$`). Replaying
+ * (`lines` absent), a request without an answered line is asked live.
+ */
+export function batchReplies(store: ResultsStore, runId: string, item: { index: number; queryId: string; judge: string }, lines?: Map<string, PendingLine>): NonNullable<AnswerCache['batchReply']> {
+  return async (key, line, settings) => {
+    const customId = `j${item.index}_${key}`;
+    const held = await store.batchLine(runId, customId);
+    if (held?.status === 'ok' && held.body) return held.body;
+    if (!lines) return null;
+    if (held && held.status !== 'submitted') throw new AskedLive(`its batch line ${customId} ${held.status}: ${held.error ?? ''}`);
+    if (!batchApiOf(settings)) throw new AskedLive(`${settings.baseURL} has no Batch API judgeflow can use`);
+    lines.set(customId, { customId, body: line(), settings, queryId: item.queryId, callName: item.judge || settings.model });
+    throw new DeferredToBatch(customId);
+  };
+}
+
+/** OpenAI: 50,000 requests and 200 MB per batch file; Anthropic: 100,000 requests and 256 MB per batch. Kept under both. */
+const MAX_LINES = 50_000;
+const MAX_BYTES = 150 * 1024 * 1024;
+
+/** What a submitted batch is, for the workflow: its key in the store and how many lines it holds. */
+export interface SubmittedBatch {
+  key: string;
+  lines: number;
+}
+
+/**
+ * The lines one round took, as batches: one per endpoint (the run's judge, a grounding judge of its own) and size cap,
+ * each submitted once. The record goes to the store before the provider is asked, so a retried submit finds it: OpenAI's
+ * batch is then found by its tag (metadata), and a batch with an id already is never submitted again.
+ */
+export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: string, lines: PendingLine[]): Promise<SubmittedBatch[]> {
+  const groups = new Map<string, PendingLine[]>();
+  for (const line of [...lines].sort((a, b) => a.customId.localeCompare(b.customId))) {
+    const group = endpointKey(line.settings);
+    groups.set(group, [...(groups.get(group) ?? []), line]);
+  }
+  const submitted: SubmittedBatch[] = [];
+  const known = new Map((await deps.store.judgeBatches(runId)).map((b) => [b.key, b]));
+  for (const chunk of [...groups.values()].flatMap(chunks)) {
+    const key = `${keyPrefix}/${submitted.length + 1}`;
+    const { settings } = chunk[0];
+    // A batch call uploads a whole file: at least a minute, whatever one judge call may take.
+    const endpoint = { baseURL: settings.baseURL, ...(settings.apiKeyEnv ? { apiKeyEnv: settings.apiKeyEnv } : {}), ...(settings.provider ? { provider: settings.provider } : {}), timeoutMs: Math.max(settings.timeoutMs, 60_000), model: settings.model };
+    const existing = known.get(key);
+    if (!existing) {
+      const record: StoredJudgeBatch = { runId, key, batchId: null, api: batchApiOf(settings)!, endpoint, state: 'submitting', counts: { total: chunk.length, succeeded: 0, failed: 0, pending: chunk.length }, lines: chunk.length, createdAt: new Date().toISOString() };
+      await deps.store.putJudgeBatch(record, chunk.map(({ customId, queryId, callName }) => ({ customId, queryId, callName })));
+    }
+    if (!existing?.batchId) {
+      const status = await batchClient(endpoint, deps.env).submit(chunk.map(({ customId, body }) => ({ customId, body })), `${runId}/${key}`);
+      await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
+    }
+    submitted.push({ key, lines: chunk.length });
+  }
+  return submitted;
+}
+
+function chunks(lines: PendingLine[]): PendingLine[][] {
+  const out: PendingLine[][] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    const size = JSON.stringify(line.body).length + 200;
+    if (!out.length || out[out.length - 1].length >= MAX_LINES || bytes + size > MAX_BYTES) {
+      out.push([]);
+      bytes = 0;
+    }
+    out[out.length - 1].push(line);
+    bytes += size;
+  }
+  return out;
+}
+
+async function requireBatch(store: ResultsStore, runId: string, key: string): Promise<StoredJudgeBatch & { batchId: string }> {
+  const batch = (await store.judgeBatches(runId)).find((b) => b.key === key);
+  if (!batch?.batchId) throw new Error(`run ${runId} has no submitted judge batch ${key}`);
+  return batch as StoredJudgeBatch & { batchId: string };
+}
+
+/** The provider's word on one batch, kept in the store. */
+export async function pollBatch(deps: ActivityDeps, runId: string, key: string): Promise<BatchProgress> {
+  const batch = await requireBatch(deps.store, runId, key);
+  const status = await batchClient(batch.endpoint as BatchEndpoint, deps.env).status(batch.batchId);
+  await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
+  return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended, counts: status.counts, ...(status.error ? { error: status.error } : {}) };
+}
+
+/**
+ * An ended batch's results into the store, line by line by custom_id: an answered line with its call record (at the
+ * batch price, core/cost.ts), a failed one with the provider's words, and a line the provider never reported as
+ * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice.
+ */
+export async function ingestBatch(deps: ActivityDeps, runId: string, key: string): Promise<{ ok: number; failed: number }> {
+  const batch = await requireBatch(deps.store, runId, key);
+  const lines = await deps.store.batchLines(runId, key);
+  const byId = new Map(lines.map((l) => [l.customId, l]));
+  const results = await withHeartbeat(() => batchClient(batch.endpoint as BatchEndpoint, deps.env).results(batch.batchId, lines.map((l) => l.customId)));
+  const at = new Date().toISOString();
+  const settled: Parameters<ResultsStore['settleBatchLines']>[1] = [];
+  const reported = new Set<string>();
+  for (const result of results) {
+    const line = byId.get(result.customId);
+    if (!line || reported.has(result.customId)) continue; // not ours, or said twice: the first word stands
+    reported.add(result.customId);
+    if (result.ok) settled.push({ customId: line.customId, status: 'ok', body: result.body, error: null, call: callOf(batch, line, result.body, runId, at) });
+    else settled.push({ customId: line.customId, status: result.kind, body: null, error: result.error, call: null });
+  }
+  for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: 'the provider reported no result for this line', call: null });
+  await deps.store.settleBatchLines(runId, settled);
+  const after = await deps.store.batchLines(runId, key);
+  return { ok: after.filter((l) => l.status === 'ok').length, failed: after.filter((l) => l.status !== 'ok').length };
+}
+
+/** The cost record of an answered line: its usage as the result reports it, marked as a batch call. */
+function callOf(batch: StoredJudgeBatch, line: StoredBatchLine, body: Record<string, unknown>, runId: string, at: string): LlmCallRecord {
+  const usage = batch.api === 'anthropic' ? anthropicUsage(body.usage) : usageFrom(body.usage);
+  return { runId, role: 'judge', name: line.callName, model: batch.endpoint.model, queryId: line.queryId, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens, latencyMs: 0, ok: true, errorKind: null, at, batch: true };
+}
+
+/** `judgeflow cancel`: the run's batches still running are cancelled at the provider (what they answered stays billed). */
+export async function cancelBatches(deps: ActivityDeps, runId: string, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    const batch = (await deps.store.judgeBatches(runId)).find((b) => b.key === key);
+    if (!batch?.batchId) continue;
+    const status = await batchClient(batch.endpoint as BatchEndpoint, deps.env).cancel(batch.batchId);
+    await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
+  }
+}
