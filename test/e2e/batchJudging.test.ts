@@ -77,8 +77,8 @@ test('a LATTICE run judged in one batch: worker SIGKILLed while the batch waits,
   }
 });
 
-test('lines that fail in the batch are asked live, once each; every item ends ok', async () => {
-  const judge = await startSimServer({ handler: scriptedLatticeJudge, batchSeconds: 0.5, batchFailLines: 4 });
+test('lines that fail in the batch, or that it left when it expired, are asked live, once each; every item ends ok', async () => {
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, batchSeconds: 0.5, batchFailLines: 4, batchExpireAfterLines: 32 });
   const copilots = await startSimServer({});
   try {
     await withWorker('batch-fail', async ({ client, taskQueue, store }) => {
@@ -88,10 +88,13 @@ test('lines that fail in the batch are asked live, once each; every item ends ok
       expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
       expect((await store.judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(40);
       const failedLines = (await store.batchLines(runId, (await store.judgeBatches(runId))[0].key)).filter((l) => l.status !== 'ok');
-      expect(failedLines).toHaveLength(10); // every 4th of 40
-      expect(live(judge)).toHaveLength(10);
+      // Of the 32 lines processed every 4th failed (8); the last 8 expired with the batch.
+      expect(failedLines.map((l) => l.status).sort()).toEqual([...Array(8).fill('errored'), ...Array(8).fill('expired')]);
+      expect(live(judge)).toHaveLength(16);
+      expect(new Set(live(judge).map((r) => JSON.stringify(r.body.messages))).size).toBe(16);
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
-      expect(report.cost.judge['sim-judge']).toMatchObject({ calls: 40, batchCalls: 30 });
+      expect(report.cost.judge['sim-judge']).toMatchObject({ calls: 40, batchCalls: 24 });
+      expect(report.batches).toEqual([expect.objectContaining({ state: 'expired', lines: 40 })]);
     });
   } finally {
     await judge.close();

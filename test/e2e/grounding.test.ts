@@ -298,3 +298,26 @@ test('a grounding judge that fails every attempt: each check recorded as failed 
     expect((await store.judgments(result.runId)).filter((j) => j.status === 'ok')).toHaveLength(4 * 2);
   });
 });
+
+test('grounding checks and repeated samples judged in batches: the same verification rates, every verdict and check from a batch, no live judge call', async () => {
+  const judge = await startSimServer({ batchSeconds: 0.3 });
+  const dir = tempDir();
+  const queries = latticeGrid(1, 5); // 5 queries × 4 copilots, 2 samples
+  const config = setUp(dir, queries, { judge: { baseURL: judge.url, model: 'judge-g', batch: true, batchPollSeconds: 1, samples: 2 } });
+  try {
+    await withWorker('grounding-batch', async ({ client, taskQueue, store }) => {
+      const runId = 'run-grounding-batch-' + Date.now();
+      const result = await (await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] })).result();
+      const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+      for (const [name, plan] of Object.entries(PLANS)) expect(report.grounding.copilots[name].verificationRate).toBe(plan.rate);
+      expect((await store.judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(4 * 5 * 2);
+      expect((await store.groundingChecks(runId)).filter((c) => c.status !== 'failed')).toHaveLength(4 * 5);
+      expect(judge.requests.filter((r) => !r.batch && r.path === '/v1/chat/completions')).toHaveLength(0);
+      // Verdicts and claims in round 1; the citation checks, which need the claims, in round 2.
+      expect((await store.judgeBatches(runId)).map((b) => b.key)).toEqual(['judge/1/1', 'judge/2/1']);
+      expect(report.cost.judge['judge-g']).toMatchObject({ batchCalls: report.cost.judge['judge-g'].calls });
+    });
+  } finally {
+    await judge.close();
+  }
+});

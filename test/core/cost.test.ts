@@ -1,0 +1,36 @@
+import { batchPriceOf, planCalls, summariseCost } from '../../core/cost';
+import { parseRunConfig } from '../../client/config';
+import type { LlmCallRecord } from '../../core/types';
+
+const call = (fields: Partial<LlmCallRecord>): LlmCallRecord => ({ runId: 'r', role: 'judge', name: 'gpt-4.1', model: 'gpt-4.1', queryId: 'q1', promptTokens: 1_000_000, completionTokens: 100_000, cachedTokens: 0, latencyMs: 10, ok: true, errorKind: null, at: '2026-01-01T00:00:00.000Z', ...fields });
+
+test('a Batch API call costs half the live price unless pricing gives batch prices', () => {
+  expect(batchPriceOf({ inputPerMTok: 2, outputPerMTok: 8 })).toEqual({ inputPerMTok: 1, outputPerMTok: 4, cachedInputPerMTok: 1 });
+  expect(batchPriceOf({ inputPerMTok: 2, outputPerMTok: 8, cachedInputPerMTok: 0.5 })).toEqual({ inputPerMTok: 1, outputPerMTok: 4, cachedInputPerMTok: 0.25 });
+  expect(batchPriceOf({ inputPerMTok: 2, outputPerMTok: 8, batchInputPerMTok: 1.5, batchOutputPerMTok: 5 })).toMatchObject({ inputPerMTok: 1.5, outputPerMTok: 5 });
+  expect(batchPriceOf(undefined)).toBeUndefined();
+});
+
+test('a judge line prices its live and its batch calls each at their own price, and counts the batch ones', () => {
+  const pricing = { 'gpt-4.1': { inputPerMTok: 2, outputPerMTok: 8 } };
+  const live = summariseCost([call({}), call({})], [], pricing).judge['gpt-4.1'];
+  const batch = summariseCost([call({ batch: true }), call({ batch: true })], [], pricing).judge['gpt-4.1'];
+  const mixed = summariseCost([call({}), call({ batch: true })], [], pricing).judge['gpt-4.1'];
+  expect(live).toMatchObject({ calls: 2, batchCalls: 0, estimatedCostUsd: 2 * (2 + 0.8) });
+  expect(batch).toMatchObject({ calls: 2, batchCalls: 2, estimatedCostUsd: 2.8 });
+  expect(mixed).toMatchObject({ batchCalls: 1, estimatedCostUsd: 2.8 + 1.4 });
+});
+
+test('run --dry-run prices a batch judge at the batch price', () => {
+  const args = { queries: [{ text: 'What is ETH staking yield?' }], copilots: [], judgeCallsPerQuery: () => 4, judgePromptChars: 4000, pricing: { m: { inputPerMTok: 2, outputPerMTok: 8 } } };
+  const [live] = planCalls({ ...args, judges: [{ name: '', model: 'm', baseURL: 'https://api.openai.com/v1' }] });
+  const [batch] = planCalls({ ...args, judges: [{ name: '', model: 'm', baseURL: 'https://api.openai.com/v1', batch: true }] });
+  expect(batch.estimatedCostUsd).toBeCloseTo(live.estimatedCostUsd! / 2, 12);
+});
+
+test('judge.batch on a provider without a Batch API judgeflow speaks is an input error naming the key and the provider', () => {
+  const config = (judge: Record<string, unknown>) => ({ protocol: 'lattice', queries: 'q.jsonl', judge: { model: 'm', batch: true, ...judge }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'sim-terse' }] });
+  expect(() => parseRunConfig(config({ baseURL: 'https://api.deepseek.com/v1' }), 'run.yaml', '/tmp')).toThrow(/judge\.batch.*provider deepseek has no Batch API/s);
+  expect(() => parseRunConfig(config({ baseURL: 'https://api.openai.com/v1' }), 'run.yaml', '/tmp')).not.toThrow();
+  expect(() => parseRunConfig(config({ baseURL: 'https://api.anthropic.com', provider: 'anthropic' }), 'run.yaml', '/tmp')).not.toThrow();
+});
