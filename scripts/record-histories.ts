@@ -120,6 +120,17 @@ const scenarios: Array<{ name: string; description: string; run(ctx: Ctx): Promi
     },
   },
   {
+    name: 'cab-batch-run',
+    description: 'The cab-run queries judged through the Batch API (judge.batch): a round per conversation turn, each submitJudgeBatch → pollJudgeBatch on a durable timer → ingestJudgeBatch.',
+    async run(ctx) {
+      const runId = 'replay-cab-batch-run';
+      const file = path.join(SCRATCH, 'cab-queries.jsonl');
+      const config = simConfig(ctx, 'cab', file, { cab: { evaluationDate: '2025-06-01' }, judge: { baseURL: ctx.sim.url, model: 'sim-judge', batch: true, batchPollSeconds: 1 } });
+      await ctx.client.workflow.execute(benchmarkRun, { taskQueue: ctx.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      return runId;
+    },
+  },
+  {
     name: 'snapshot-curate',
     description: 'Curation of 9 traffic lines (one too short, one pre-tagged): filter → categorise in batches of 3 → distil → prune → sample.',
     async run(ctx) {
@@ -195,7 +206,7 @@ async function main(): Promise<void> {
 
   const cli = await findOrInstallTemporalCli({ home: path.join(REPO, '.judgeflow'), log: console.log });
   const server = await startDevServer({ cli, port: await freePort(), headless: true, logFile: path.join(SCRATCH, 'temporal.log') });
-  const sim = await startSimServer({});
+  const sim = await startSimServer({ batchSeconds: 0.5 });
   // Bundle from source (never a stale JUDGEFLOW_WORKFLOW_BUNDLE): the point is to record what the code does now.
   const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_WORKFLOW_BUNDLE: '' };
   const store: StoreTarget = { kind: 'sqlite', file: path.join(SCRATCH, 'results.db') };

@@ -41,13 +41,18 @@ const activitiesOf = (scenario: string) => {
 
 test('the recorded scenarios are all there, one workflow each (a run collects and judges itself, no child workflows)', () => {
   const byName = new Map(files.map((f) => [f.content.scenario, f.content]));
-  expect([...byName.keys()].sort()).toEqual(['cab-run', 'lattice-rejudge', 'lattice-run', 'snapshot-curate', 'study-run']);
-  for (const name of ['lattice-run', 'lattice-rejudge', 'cab-run']) expect(byName.get(name)!.workflows.map((w) => w.workflowType)).toEqual(['benchmarkRun']);
+  expect([...byName.keys()].sort()).toEqual(['cab-batch-run', 'cab-run', 'lattice-rejudge', 'lattice-run', 'snapshot-curate', 'study-run']);
+  for (const name of ['lattice-run', 'lattice-rejudge', 'cab-run', 'cab-batch-run']) expect(byName.get(name)!.workflows.map((w) => w.workflowType)).toEqual(['benchmarkRun']);
   expect(byName.get('study-run')!.workflows.map((w) => w.workflowType)).toEqual(['studyWorkflow']);
   // The LATTICE run: a CSV copilot imported in one step, the live copilot and the judge one item and several per activity.
   const lattice = activitiesOf('lattice-run');
   expect(lattice.filter((a) => a === 'importAnswers')).toHaveLength(1);
   expect(new Set(lattice)).toEqual(new Set(['prepareRun', 'planRun', 'importAnswers', 'askCopilot', 'askCopilotBatch', 'planReadyJudgeWork', 'judgeItem', 'judgeItems', 'writeReport']));
+  // Batch judging: rounds of submit → poll (on a durable timer) → ingest, and no live judge call.
+  const batch = activitiesOf('cab-batch-run');
+  expect(batch.filter((a) => a === 'ingestJudgeBatch').length).toBeGreaterThanOrEqual(3); // two scoring turns and the ranking
+  expect(batch.filter((a) => a.startsWith('judgeItem'))).toEqual([]);
+  expect(batch.indexOf('pollJudgeBatch')).toBeGreaterThan(batch.indexOf('submitJudgeBatch'));
   // A re-judge asks no copilot.
   expect(activitiesOf('lattice-rejudge').filter((a) => a.startsWith('askCopilot') || a === 'importAnswers')).toEqual([]);
   for (const f of files) for (const w of f.content.workflows) expect((w.history as { events: unknown[] }).events.length).toBeGreaterThan(5);
