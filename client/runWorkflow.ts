@@ -111,11 +111,11 @@ function deepestCause(error: Error): Error {
 }
 
 /**
- * Start a workflow. Pinned to a worker's build, the start waits (up to 30 s) for that worker's first poll to register
+ * Start a workflow. Pinned to a worker's build, the start waits (up to 90 s: a loaded machine registers it late) for that worker's first poll to register
  * the build with the server, which refuses a pin to a version it has not seen.
  */
 export async function startWorkflow<W extends (...a: any[]) => Promise<any>>(client: Client, workflow: W, options: WorkflowStartOptions<W>): Promise<WorkflowHandle<W>> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     try {
       return await client.workflow.start(workflow, options);
