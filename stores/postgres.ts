@@ -99,6 +99,10 @@ export class PostgresStore implements ResultsStore {
     await this.db.query('UPDATE runs SET status = $1, report_path = $2, summary = $3, finished_at = $4 WHERE run_id = $5', [status, reportPath, json(summary), finishedAt, runId]);
   }
 
+  async replaceRunConfig(runId: string, config: unknown, judge: RunRecord['judge']): Promise<void> {
+    await this.db.query('UPDATE runs SET config = $1, judge = $2 WHERE run_id = $3', [json(config), json(judge), runId]);
+  }
+
   async getRun(runId: string): Promise<RunRecord | null> {
     const [row] = await this.db.rows('SELECT * FROM runs WHERE run_id = $1', [runId]);
     return row ? toRun(row) : null;

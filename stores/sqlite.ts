@@ -135,6 +135,10 @@ export class SqliteStore implements ResultsStore {
     this.db.prepare('UPDATE runs SET status = ?, report_path = ?, summary = ?, finished_at = ? WHERE run_id = ?').run(status, reportPath, json(summary), finishedAt, runId);
   }
 
+  async replaceRunConfig(runId: string, config: unknown, judge: RunRecord['judge']): Promise<void> {
+    this.db.prepare('UPDATE runs SET config = ?, judge = ? WHERE run_id = ?').run(json(config), json(judge), runId);
+  }
+
   async getRun(runId: string): Promise<RunRecord | null> {
     const row = this.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as any;
     return row ? toRun(row) : null;
