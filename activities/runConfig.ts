@@ -1,4 +1,4 @@
-import { compareRunConfigs } from '../core/configChange';
+import { compareRunConfigs } from '../workflows/configChange';
 import { InputError } from '../core/inputError';
 import { requireRun, runJudgeRecord, type ActivityDeps, type StoredRunConfig } from './deps';
 import { nonRetryableInput } from './failures';

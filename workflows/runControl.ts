@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
-import { compareRunConfigs } from '../core/configChange';
+import { compareRunConfigs } from './configChange';
 import { failFastFrom, type Breaker, type FailFast } from './breaker';
 import type { Limiter, LimiterOptions } from './limits/limiter';
 import type { BenchmarkRunInput } from './types';

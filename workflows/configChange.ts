@@ -1,9 +1,8 @@
-import { canonicalJson } from './hashing';
-
 /**
  * What `judgeflow resume RUN_ID --config FILE` may change of a paused run's config: how its endpoints are reached and
  * limited, what its calls cost and when it stops — never what is asked or how it is judged. Shared by the CLI (which
- * refuses with the key) and the run's workflow (which checks again and records what changed).
+ * refuses with the key), the run's workflow (which checks again and records what changed) and the activity that
+ * replaces the stored config. Plain code with no imports: workflows use it.
  */
 
 /** Top-level keys that may change. */
@@ -25,7 +24,12 @@ export interface ConfigChanges {
 }
 
 type Config = Record<string, unknown>;
-const same = (a: unknown, b: unknown) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+/** Deep equality of JSON values, an absent key and one set to undefined alike. */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b || (a == null && b == null)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  return keysOf(a, b).every((k) => same((a as Config)[k], (b as Config)[k]));
+}
 const keysOf = (...objects: unknown[]) => [...new Set(objects.flatMap((o) => Object.keys((o ?? {}) as object)))].sort();
 
 /** Compare the config a run was started with (`before`) to a replacement (`after`). */
@@ -68,4 +72,9 @@ function compareEndpoint(endpoint: string, where: string, who: string, before: C
     }
   }
   if (changed) out.endpoints.push(endpoint);
+}
+
+/** "copilot MyAPI concurrency 4 → 2" (a limit that was unset: "unset → 60"): a `judgeflow tune` change as status and reports show it. */
+export function describeLimitChange(c: { endpoint: string; limit: string; from: number | null; to: number }): string {
+  return `${c.endpoint} ${c.limit} ${c.from ?? 'unset'} → ${c.to}`;
 }
