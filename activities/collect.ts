@@ -13,7 +13,8 @@ import { artefactSaver } from './artefacts';
 import type { CallOutcome, ItemFailure, SendSlot } from '../workflows/types';
 import { runBatch, type BatchResult } from './callBatch';
 
-const adapters = new Map<string, CopilotAdapter>();
+/** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
+const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
 /**
  * Answers this worker received but could not store (the results store stayed unreachable past the run's
  * storeOutageMinutes): the activity's next attempt here stores the answer it holds instead of paying for it again.
@@ -24,13 +25,14 @@ export function collectActivities(deps: ActivityDeps) {
   /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
   function adapterOf(run: RunRecord & { config: StoredRunConfig }, config: CopilotConfig): CopilotAdapter {
     const key = `${run.runId}\u0000${config.name}`;
-    let adapter = adapters.get(key);
-    if (!adapter) {
+    const settings = JSON.stringify(config);
+    let made = adapters.get(key);
+    if (!made || made.settings !== settings) {
       // Screenshots go to the store, not this worker's disk: the run may finish, and be reported, on another machine.
-      adapter = adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) });
-      adapters.set(key, adapter);
+      made = { adapter: adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) }), settings };
+      adapters.set(key, made);
     }
-    return adapter;
+    return made.adapter;
   }
 
   /**
