@@ -52,6 +52,12 @@ export interface CallUsage {
   errorKind: string | null;
   /** What the endpoint's rate-limit headers said, when it sent them. */
   rateLimit?: RateLimitInfo;
+  /**
+   * Characters of the request's messages and of the reply's answer (null: no reply came), so a call whose endpoint
+   * reports no usage can still be estimated (core/cost.ts: about 4 characters a token).
+   */
+  requestChars?: number | null;
+  replyChars?: number | null;
 }
 
 /** `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (OpenAI's names; many providers send the same). */
@@ -289,9 +295,14 @@ async function complete(
       finishProblem(choice?.finish_reason) ??
       (content === null ? 'the reply has no message content' : null);
     // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
-    const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
+    const usage: CallUsage = { model: settings.model, ...usageFrom(completion.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}), requestChars: messageChars(messages), replyChars: content?.length ?? 0 };
     return { content, problem, systemFingerprint: typeof completion.system_fingerprint === 'string' ? completion.system_fingerprint : null, usage };
   }
+}
+
+/** The characters a request's messages carry (for the estimate of a call reported without usage). */
+export function messageChars(messages: ChatMessage[]): number {
+  return messages.reduce((n, m) => n + String(m.content ?? '').length, 0);
 }
 
 /** `provider: anthropic`: the native Messages API (core/providers/anthropicMessages.ts). */
@@ -320,7 +331,7 @@ async function completeAnthropic(
       signal,
     });
     const { promptTokens, completionTokens, cachedTokens } = answer.usage;
-    const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}) };
+    const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}), requestChars: messageChars(messages), replyChars: answer.content?.length ?? 0 };
     const problem = answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
     return { content: answer.content, problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem, systemFingerprint: null, usage };
   } catch (error) {

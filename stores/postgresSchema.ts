@@ -73,4 +73,9 @@ CREATE TABLE grounding_checks (run_id ${C} NOT NULL, query_id ${C} NOT NULL, cop
 CREATE TABLE grounding_claims (run_id ${C} NOT NULL, query_id ${C} NOT NULL, copilot ${C} NOT NULL, grounding_version ${C} NOT NULL, judge_name ${C} NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL, status TEXT NOT NULL, excerpt TEXT, entity TEXT, metric TEXT, value DOUBLE PRECISION, unit TEXT, cited_source TEXT, citation TEXT, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name, idx));
 `,
   },
+  {
+    version: 7,
+    name: "LLM calls' request and reply sizes (spend estimated where an endpoint reports no usage)",
+    up: 'ALTER TABLE llm_calls ADD COLUMN request_chars INTEGER, ADD COLUMN reply_chars INTEGER;',
+  },
 ];

@@ -143,6 +143,9 @@ export function toLlmCall(r: any): LlmCallRecord {
     ok: Boolean(r.ok), // SQLite keeps 0/1, PostgreSQL a boolean
     errorKind: r.error_kind,
     at: r.at,
+    // Calls recorded before migration 7 have no sizes.
+    ...(r.request_chars !== null && r.request_chars !== undefined ? { requestChars: r.request_chars } : {}),
+    ...(r.reply_chars !== null && r.reply_chars !== undefined ? { replyChars: r.reply_chars } : {}),
   };
 }
 

@@ -341,8 +341,8 @@ export class SqliteStore implements ResultsStore {
 
   private insertLlmCall(c: LlmCallRecord): number {
     return this.db
-      .prepare('INSERT INTO llm_calls VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at)')
-      .run({ ...c, ok: c.ok ? 1 : 0 }).changes;
+      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, request_chars, reply_chars) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @requestChars, @replyChars)')
+      .run({ ...c, ok: c.ok ? 1 : 0, requestChars: c.requestChars ?? null, replyChars: c.replyChars ?? null }).changes;
   }
 
   async llmCalls(runId: string): Promise<LlmCallRecord[]> {

@@ -85,6 +85,14 @@ CREATE TABLE grounding_checks (run_id TEXT NOT NULL, query_id TEXT NOT NULL, cop
 CREATE TABLE grounding_claims (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, grounding_version TEXT NOT NULL, judge_name TEXT NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL, status TEXT NOT NULL, excerpt TEXT, entity TEXT, metric TEXT, value REAL, unit TEXT, cited_source TEXT, citation TEXT, PRIMARY KEY (run_id, query_id, copilot, grounding_version, judge_name, idx));
 `,
   },
+  {
+    version: 7,
+    name: "LLM calls' request and reply sizes (spend estimated where an endpoint reports no usage)",
+    up: `
+ALTER TABLE llm_calls ADD COLUMN request_chars INTEGER;
+ALTER TABLE llm_calls ADD COLUMN reply_chars INTEGER;
+`,
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

@@ -29,6 +29,8 @@ export interface Spend {
   usd: number | null;
   tokens: number;
   callsWithoutUsage: number;
+  /** Of those, the calls whose tokens are estimated from their request and reply size (≈ 4 characters a token). */
+  callsEstimated?: number;
 }
 
 /** A limit `judgeflow tune` changes. */
@@ -181,6 +183,14 @@ export function pause(control: RunControl, reason: string, by: PauseState['by'])
   log.info('run paused', { reason, by });
 }
 
+/** What the spend says of calls reported without usage: how many are estimated, how many not counted. */
+export function unreported(spent: Spend): string {
+  const estimated = spent.callsEstimated ?? 0;
+  const uncounted = spent.callsWithoutUsage - estimated;
+  const parts = [estimated ? `${estimated} call(s) reported no usage and are estimated from their request and reply size` : '', uncounted ? `${uncounted} call(s) reported no usage and are not counted` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
 /** What the spend reached of the caps ("$1.20 of $1.00"), or null while under every cap. */
 function overBudget(spent: Spend | undefined, budget: Budget | undefined): string | null {
   if (!spent || !budget) return null;
@@ -201,8 +211,10 @@ export function noteSpend(control: RunControl, spent: Spend): void {
   if (budget.usd !== undefined && spent.usd !== null) shares.push([`$${spent.usd.toFixed(4)} of the $${budget.usd} budget`, spent.usd / budget.usd]);
   if (budget.tokens !== undefined) shares.push([`${spent.tokens} of the ${budget.tokens}-token budget`, spent.tokens / budget.tokens]);
   for (const [what, share] of shares) {
-    const warning = `80% of the budget reached: ${what} spent${spent.callsWithoutUsage ? ` (${spent.callsWithoutUsage} call(s) reported no usage and are not counted)` : ''}`;
-    if (share >= WARN_AT && share < 1 && !control.warnings.some((w) => w.startsWith(`80% of the budget reached: ${what.replace(/^[^ ]+ /, '')}`))) {
+    const warning = `80% of the budget reached: ${what} spent${unreported(spent)}`;
+    // Once per cap: "of the $25 budget" names it, whatever was spent when the warning was written.
+    const cap = what.replace(/^[^ ]+ /, '');
+    if (share >= WARN_AT && share < 1 && !control.warnings.some((w) => w.startsWith('80% of the budget reached: ') && w.includes(cap))) {
       control.warnings.push(warning);
       log.warn(warning);
     }

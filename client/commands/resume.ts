@@ -17,6 +17,7 @@ import { progressQuery, resumeUpdate } from '../../workflows';
 import type { ResumeRequest } from '../../workflows/runControl';
 import { rootCause } from '../../workflows/collectAndJudge';
 import { ensureLocalServer } from '../temporalServer';
+import { printFailures } from '../failureSummary';
 
 /**
  * Continue a run on this checkout's build. Runs are pinned to the build that started them (worker/versioning.ts); once
@@ -56,7 +57,10 @@ export const resumeCommand: Command = {
     if (config) await replaceStoredConfig(store, runId, config);
     const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     if (!result) print(`Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`);
-    else print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
+    else {
+      print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
+      await printFailures(runId, result.progress.failures, print);
+    }
     if (asJson) console.log(JSON.stringify({ runId, buildId: build.buildId, ...(result ? { reportPath: result.reportPath } : {}) }));
     return 0;
   },

@@ -670,6 +670,10 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       await store.putLlmCall(failed);
       await store.putLlmCall(failed);
       await store.putLlmCall(aCall('r2', '2025-01-01T00:00:00.000Z'));
+      // A call's request and reply sizes (migration 7) come back; absent ones stay absent.
+      const sized = aCall('r3', '2025-01-01T00:00:00.000Z', { promptTokens: null, completionTokens: null, cachedTokens: null, requestChars: 1234, replyChars: 0 });
+      await store.putLlmCall(sized);
+      expect(await store.llmCalls('r3')).toEqual([sized]);
       expect(await store.llmCalls('r1')).toEqual([failed, failed, late]);
       expect(await store.llmCalls('r2')).toHaveLength(1);
       expect(await store.llmCalls('none')).toEqual([]);
