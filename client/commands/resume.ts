@@ -4,7 +4,7 @@ import { InputError } from '../../core/inputError';
 import type { RunRecord } from '../../core/store';
 import { pinnedVersion, workflowBuild } from '../../worker/versioning';
 import { loadRunConfig, type RunConfig } from '../config';
-import { optionalString } from '../args';
+import { optionalPositive, optionalString } from '../args';
 import { compareRunConfigs } from '../../workflows/configChange';
 import { runConfigActivities } from '../../activities/runConfig';
 import type { ResultsStore } from '../../core/store';
@@ -122,15 +122,8 @@ async function lastPoll(client: Client, taskQueue: string, buildId: string): Pro
 
 /** --budget-usd / --budget-tokens: the raised caps a budget-paused run resumes with. */
 function budgetRaise(values: Record<string, unknown>): ResumeRequest {
-  const read = (flag: string, whole: boolean): number | undefined => {
-    const raw = values[flag];
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n))) throw new InputError(`--${flag} must be a positive ${whole ? 'whole ' : ''}number, got "${String(raw)}"`);
-    return n;
-  };
-  const usd = read('budget-usd', false);
-  const tokens = read('budget-tokens', true);
+  const usd = optionalPositive(values, 'budget-usd', false);
+  const tokens = optionalPositive(values, 'budget-tokens', true);
   return { ...(usd !== undefined ? { budgetUsd: usd } : {}), ...(tokens !== undefined ? { budgetTokens: tokens } : {}) };
 }
 

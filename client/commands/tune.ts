@@ -1,5 +1,5 @@
 import type { Command } from '../args';
-import { optionalString } from '../args';
+import { optionalPositive, optionalString } from '../args';
 import { InputError } from '../../core/inputError';
 import { describeLimitChange } from '../../workflows/configChange';
 import { tuneUpdate, type TuneTarget } from '../../workflows/runControl';
@@ -63,13 +63,7 @@ export const tuneCommand: Command = {
 
 /** The flags as the Update's targets: --judge-concurrency for the judge, the other limits for --copilot (or --judge). */
 function tuneTargets(values: Record<string, unknown>): TuneTarget[] {
-  const number = (flag: string): number | undefined => {
-    const raw = values[flag];
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new InputError(`--${flag} must be a positive whole number, got "${String(raw)}"`);
-    return n;
-  };
+  const number = (flag: string) => optionalPositive(values, flag, true);
   const judge = optionalString(values.judge);
   const copilot = optionalString(values.copilot);
   const limits = { concurrency: number('concurrency'), requestsPerMinute: number('requests-per-minute'), tokensPerMinute: number('tokens-per-minute') };
