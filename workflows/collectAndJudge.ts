@@ -54,6 +54,8 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   const state = args.state ?? initialState(await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore }), prepared.queryIds, judges.length);
   let collecting = true;
   let stopping = false;
+  // Kept by the planner by reference: a tune of a judge's concurrency changes it in place (workflows/runControl.ts).
+  const judgeConcurrencies = judges.map((j, lane) => limitsOf(args.control, judges.length > 1 ? `judge:${lane}` : 'judge', j).concurrency);
   const stage: Stage = {
     runId: input.runId,
     queryIds: prepared.queryIds,
@@ -62,7 +64,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
     breakers: new Map(),
     control: args.control,
     config: input.config,
-    planner: new JudgePlanner(state.judgeWork, judges.map((j) => j.concurrency), async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
+    planner: new JudgePlanner(state.judgeWork, judgeConcurrencies, async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
     stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
     held: () => args.control.paused !== null,
     finished: { count: 0 },
@@ -78,7 +80,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   stage.refresh();
 
   const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
-  attachLanes(args.control, { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers });
+  attachLanes(args.control, { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies });
   const collection = (async () => {
     await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
     collecting = false;

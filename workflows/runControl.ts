@@ -112,6 +112,15 @@ export interface ControlledLanes {
   live: string[];
   limiters: Map<string, Limiter>;
   breakers: Map<string, Breaker>;
+  /** Per judge lane, the concurrency the judge planner keeps work ready for (changed in place with the judge's limit). */
+  judgeConcurrencies: number[];
+}
+
+/** New limits reach the endpoint's limiter, and for a judge the planner's look-ahead too. */
+function applyLimits(lanes: ControlledLanes, key: string, limits: LimiterOptions): void {
+  lanes.limiters.get(key)?.setLimits(limits);
+  const lane = key === 'judge' ? 0 : key.startsWith('judge:') ? Number(key.slice('judge:'.length)) : undefined;
+  if (lane !== undefined && lane < lanes.judgeConcurrencies.length) lanes.judgeConcurrencies[lane] = limits.concurrency;
 }
 
 const attached = new WeakMap<RunControl, ControlledLanes>();
@@ -294,7 +303,7 @@ function tune(control: RunControl, request: TuneRequest): RunControl {
   const lanes = attached.get(control)!;
   control.limits ??= {};
   for (const { endpoint, limit, to } of changes) control.limits[endpoint.key] = { ...control.limits[endpoint.key], [limit]: to };
-  for (const endpoint of new Set(changes.map((c) => c.endpoint))) lanes.limiters.get(endpoint.key)?.setLimits(limitsOf(control, endpoint.key, endpoint.configured));
+  for (const endpoint of new Set(changes.map((c) => c.endpoint))) applyLimits(lanes, endpoint.key, limitsOf(control, endpoint.key, endpoint.configured));
   const limits = changes.map(({ endpoint, limit, from, to }) => ({ endpoint: endpoint.label, limit, from, to }));
   control.history.push({ action: 'tune', reason: request.reason || 'tuned by judgeflow tune', by: 'user', at: new Date().toISOString(), limits });
   log.info('run tuned', { limits });
@@ -327,7 +336,7 @@ async function replaceConfig(control: RunControl, config: BenchmarkRunInput['con
     if (!now) continue;
     const tuned = control.limits?.[key];
     if (tuned) for (const limit of LIMIT_NAMES) if (was?.configured[limit] !== now.configured[limit]) delete tuned[limit];
-    lanes.limiters.get(key)?.setLimits(limitsOf(control, key, now.configured));
+    applyLimits(lanes, key, limitsOf(control, key, now.configured));
   }
   const failFast = failFastFrom(config.failFast as Partial<FailFast> | false | undefined);
   for (const [key, breaker] of lanes.breakers) if (changed.includes('failFast') || endpoints.includes(key)) breaker.reset(failFast);
