@@ -12,25 +12,28 @@ import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, ItemFailure, SendSlot } from '../workflows/types';
 import { runBatch, type BatchResult } from './callBatch';
+import { queryCharsOf } from '../core/cost';
 
-const adapters = new Map<string, CopilotAdapter>();
+/** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
+const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
 /**
  * Answers this worker received but could not store (the results store stayed unreachable past the run's
  * storeOutageMinutes): the activity's next attempt here stores the answer it holds instead of paying for it again.
  */
-const heldAnswers = new Map<string, { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean }>();
+const heldAnswers = new Map<string, { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean; requestChars: number }>();
 
 export function collectActivities(deps: ActivityDeps) {
   /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
   function adapterOf(run: RunRecord & { config: StoredRunConfig }, config: CopilotConfig): CopilotAdapter {
     const key = `${run.runId}\u0000${config.name}`;
-    let adapter = adapters.get(key);
-    if (!adapter) {
+    const settings = JSON.stringify(config);
+    let made = adapters.get(key);
+    if (!made || made.settings !== settings) {
       // Screenshots go to the store, not this worker's disk: the run may finish, and be reported, on another machine.
-      adapter = adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) });
-      adapters.set(key, adapter);
+      made = { adapter: adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) }), settings };
+      adapters.set(key, made);
     }
-    return adapter;
+    return made.adapter;
   }
 
   /**
@@ -53,7 +56,9 @@ export function collectActivities(deps: ActivityDeps) {
     const started = new Date();
     const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
     // A CSV copilot's answers were paid for elsewhere; every other adapter's attempt is a request worth counting.
-    const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage'] }) => {
+    // The request's and reply's size, for an estimate where the copilot reports no usage (core/cost.ts).
+    let requestChars: number | null = null;
+    const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
       if (config.type === 'csv') return;
       await store.putLlmCall({
         runId: input.runId,
@@ -67,6 +72,8 @@ export function collectActivities(deps: ActivityDeps) {
         latencyMs: c.latencyMs,
         ok: c.ok,
         errorKind: c.errorKind,
+        requestChars,
+        replyChars: c.replyChars,
         at: new Date().toISOString(),
       });
     };
@@ -83,15 +90,17 @@ export function collectActivities(deps: ActivityDeps) {
         // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
         const adapter = adapterOf(run, config);
         const query = await store.snapshotQuery(run.snapshotId, input.queryId);
+        requestChars = queryCharsOf(query);
         const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
         clearTimeout(timer); // the copilot has answered: waiting for the store is not the copilot timing out
-        held = { answer, started, finished: new Date(), callRecorded: false };
+        held = { answer, started, finished: new Date(), callRecorded: false, requestChars };
         heldAnswers.set(key, held);
       }
       const { answer, finished } = held;
       const latencyMs = finished.getTime() - held.started.getTime();
       const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
-      if (!held.callRecorded) await recordCall({ ok: true, errorKind: null, latencyMs, usage: answer.usage });
+      requestChars = held.requestChars;
+      if (!held.callRecorded) await recordCall({ ok: true, errorKind: null, latencyMs, usage: answer.usage, replyChars: answer.text.length });
       held.callRecorded = true;
       // Context can be megabytes of tool output: kept up to the limit, the cut marked (reports count and show it).
       const kept = limitContext(answer.context, run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS);
@@ -118,7 +127,7 @@ export function collectActivities(deps: ActivityDeps) {
       if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
       const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
       const message = redact(error.message, secrets)!;
-      if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime() });
+      if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime(), replyChars: error.options.raw?.length ?? null });
       // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
       const throttled = error.kind === 'rate_limited' || error.options.retryAfterMs !== undefined || error.options.status === 503;
       if (throttles === 'report' && throttled && !lastAttempt) return { status: 'throttled', outcome: { throttled: true, retryAfterMs: error.options.retryAfterMs } };

@@ -6,13 +6,14 @@ import { curateActivities } from './curate';
 import { generateActivities } from './generate';
 import { alertActivities } from './scheduleAlert';
 import { spendActivities } from './spend';
+import { runConfigActivities } from './runConfig';
 import { refreshActivities } from './snapshotRefresh';
 import { studyActivities } from './studyAnswers';
 import { outageTolerantStore } from './storeOutage';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps), ...spendActivities(deps) };
+  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps), ...spendActivities(deps), ...runConfigActivities(deps) };
 }
 
 /** The snapshot workflows' activities: generation, curation, the scheduled refresh's bookkeeping and its alert. */

@@ -26,6 +26,8 @@ import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, pane
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
+import type { ControlStep } from '../workflows/runControl';
+import { describeLimitChange } from '../workflows/configChange';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
@@ -292,12 +294,14 @@ function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
 }
 
-/** report.md's account of the run's pauses, resumes and budget warnings. */
+/** report.md's account of the run's pauses, resumes, tunes, config replacements and budget warnings. */
 function controlMarkdown(control: Record<string, unknown> | null): string[] {
-  const record = control as { history?: Array<{ action: string; reason: string; by: string; at: string }>; warnings?: string[]; budget?: { usd?: number; tokens?: number } } | null;
+  const record = control as { history?: ControlStep[]; warnings?: string[]; budget?: { usd?: number; tokens?: number } } | null;
   if (!record || (!record.history?.length && !record.warnings?.length)) return [];
   const budget = record.budget ? [`Budget: ${[record.budget.usd !== undefined ? `$${record.budget.usd}` : '', record.budget.tokens !== undefined ? `${record.budget.tokens} tokens` : ''].filter(Boolean).join(', ')}.`, ''] : [];
-  return ['', '## Pauses and budget', '', ...budget, ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`), ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(h.reason)}`)];
+  // A tune says each limit's old and new value, and why.
+  const step = (h: ControlStep) => (h.limits?.length ? `${h.limits.map(describeLimitChange).join('; ')} (${h.reason})` : h.reason);
+  return ['', '## Pauses and budget', '', ...budget, ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`), ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(step(h))}`)];
 }
 
 /** report.md's list of the run's artefacts (failure screenshots), linked to their copies beside the report. */

@@ -7,8 +7,10 @@ export interface RunSpend {
   usd: number | null;
   tokens: number;
   calls: number;
-  /** Calls whose endpoint reported no usage: their tokens (and cost) are not in the sums. */
+  /** Calls whose endpoint reported no usage. */
   callsWithoutUsage: number;
+  /** Of those, the calls whose tokens are estimated from their request and reply size (in the sums); the rest are not counted. */
+  callsEstimated: number;
 }
 
 export function spendActivities(deps: ActivityDeps) {
@@ -24,6 +26,7 @@ export function spendActivities(deps: ActivityDeps) {
         tokens: cost.total.promptTokens + cost.total.completionTokens,
         calls: cost.total.calls,
         callsWithoutUsage: lines.reduce((n, l) => n + l.callsWithoutUsage, 0),
+        callsEstimated: lines.reduce((n, l) => n + l.callsEstimated, 0),
       };
     },
   };

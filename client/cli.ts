@@ -14,6 +14,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['cancel', () => (require('./commands/cancel') as typeof import('./commands/cancel')).cancelCommand],
   ['pause', () => (require('./commands/pause') as typeof import('./commands/pause')).pauseCommand],
   ['resume', () => (require('./commands/resume') as typeof import('./commands/resume')).resumeCommand],
+  ['tune', () => (require('./commands/tune') as typeof import('./commands/tune')).tuneCommand],
   ['report', () => (require('./commands/report') as typeof import('./commands/report')).reportCommand],
   ['artefacts', () => (require('./commands/artefacts') as typeof import('./commands/artefacts')).artefactsCommand],
   ['worker', () => (require('./commands/services') as Commands).workerCommand],

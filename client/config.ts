@@ -71,9 +71,18 @@ const sharedKeys = {
     .optional()
     .describe('Prices per million tokens, keyed by model (or copilot name for http/browser copilots); reports estimate the cost.'),
   failFast: z
-    .union([z.literal(false), z.object({ firstCalls: z.number().int().min(1).max(1000).default(5).describe("How many of an endpoint's first items may fail, every one for a non-transient reason, before the run pauses.") }).strict()])
+    .union([
+      z.literal(false),
+      z
+        .object({
+          firstCalls: z.number().int().min(1).max(1000).default(5).describe("How many of an endpoint's first items may fail, every one for a non-transient reason, before the run pauses."),
+          window: z.number().int().min(1).max(10_000).default(20).describe("How many of an endpoint's last finished items the failure rate is measured over (once that many have finished)."),
+          maxFailureRate: z.number().gt(0).max(1).default(0.5).describe('The share of that window failed for a non-transient reason at which the run pauses (0.5: half of the last `window` items).'),
+        })
+        .strict(),
+    ])
     .optional()
-    .describe("Circuit breaker: pause the run, with the endpoint's own words, when its first items all fail for a non-transient reason (default firstCalls 5), and at once when it is out of quota or credit; false turns the first-items rule off."),
+    .describe("Circuit breaker: pause the run, with the endpoint's own words, when its first items all fail for a non-transient reason (default firstCalls 5), when over its last `window` items (default 20) the share so failed reaches maxFailureRate (default 0.5), and at once when it is out of quota or credit; false turns the item rules off."),
   budget: z
     .object({
       usd: z.number().positive().optional().describe('Pause the run once its calls cost this much in US dollars, as the endpoints reported their usage (needs `pricing` for every endpoint that makes calls).'),

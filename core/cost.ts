@@ -30,10 +30,15 @@ export interface CostLine {
    * judge prompts put what every request shares (system prompt, rubric) first so that caching applies.
    */
   cachedShare: number | null;
-  /** Calls whose endpoint reported no usage (their tokens are not in the sums). */
+  /** Calls whose endpoint reported no usage. */
   callsWithoutUsage: number;
   /** Calls answered through a Batch API (priced at the batch price). */
   batchCalls: number;
+  /**
+   * Of those, the calls whose tokens are estimated from the request's and the reply's characters (≈ 4 a token) and
+   * included in the sums and the cost; the rest (no reply came, or recorded before sizes were) are not counted.
+   */
+  callsEstimated: number;
   latencyP50Ms: number | null;
   latencyP95Ms: number | null;
   /** null when the config has no price for this model (or copilot name). */
@@ -66,14 +71,25 @@ export function batchPriceOf(price: ModelPrice | undefined): ModelPrice | undefi
   return { inputPerMTok: input, outputPerMTok: price.batchOutputPerMTok ?? price.outputPerMTok / 2, cachedInputPerMTok: price.cachedInputPerMTok === undefined ? input : Math.min(input, price.cachedInputPerMTok / 2) };
 }
 
+const withoutUsage = (c: LlmCallRecord) => c.promptTokens === null && c.completionTokens === null;
+/** A call reported without usage whose reply came: its size says roughly what it cost. */
+const estimable = (c: LlmCallRecord) => withoutUsage(c) && typeof c.requestChars === 'number' && typeof c.replyChars === 'number';
+
+/** A call's tokens: as reported, or estimated from its size (≈ 4 characters a token) where the endpoint reported none. */
+function tokensOfCall(c: LlmCallRecord): { promptTokens: number; completionTokens: number; cachedTokens: number } {
+  if (estimable(c)) return { promptTokens: tokensOf(c.requestChars!), completionTokens: tokensOf(c.replyChars!), cachedTokens: 0 };
+  return { promptTokens: c.promptTokens ?? 0, completionTokens: c.completionTokens ?? 0, cachedTokens: c.cachedTokens ?? 0 };
+}
+
 function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
   const failuresByKind: Record<string, number> = {};
   for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
-  const tokensOf = (of: LlmCallRecord[]) => ({ promptTokens: of.reduce((n, c) => n + (c.promptTokens ?? 0), 0), completionTokens: of.reduce((n, c) => n + (c.completionTokens ?? 0), 0), cachedTokens: of.reduce((n, c) => n + (c.cachedTokens ?? 0), 0) });
-  const tokens = tokensOf(calls);
+  const each = calls.map(tokensOfCall);
+  const sumOf = (of: Array<ReturnType<typeof tokensOfCall>>) => ({ promptTokens: of.reduce((n, t) => n + t.promptTokens, 0), completionTokens: of.reduce((n, t) => n + t.completionTokens, 0), cachedTokens: of.reduce((n, t) => n + t.cachedTokens, 0) });
+  const tokens = sumOf(each);
   const batched = calls.filter((c) => c.batch);
-  const live = priceOf(price, tokensOf(calls.filter((c) => !c.batch)));
-  const batch = priceOf(batchPriceOf(price), tokensOf(batched));
+  const live = priceOf(price, sumOf(each.filter((_, i) => !calls[i].batch)));
+  const batch = priceOf(batchPriceOf(price), sumOf(each.filter((_, i) => calls[i].batch)));
   const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
   return {
     model: calls.find((c) => c.model)?.model ?? null,
@@ -82,7 +98,8 @@ function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
     failuresByKind,
     ...tokens,
     cachedShare: tokens.promptTokens > 0 ? tokens.cachedTokens / tokens.promptTokens : null,
-    callsWithoutUsage: calls.filter((c) => c.promptTokens === null && c.completionTokens === null).length,
+    callsWithoutUsage: calls.filter(withoutUsage).length,
+    callsEstimated: calls.filter(estimable).length,
     batchCalls: batched.length,
     latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
     latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
@@ -134,6 +151,9 @@ export const ASSUMED_COPILOT_ANSWER_TOKENS = 400;
 export const ASSUMED_JUDGE_ANSWER_TOKENS = 250;
 const tokensOf = (chars: number) => Math.ceil(chars / 4);
 
+/** What a copilot is sent for a query: its text and earlier turns (the size a copilot call's estimate starts from). */
+export const queryCharsOf = (q: { text: string; history?: Array<{ content: string }> }) => q.text.length + (q.history ?? []).reduce((m, t) => m + t.content.length, 0);
+
 /**
  * The calls a run will make if every request succeeds first time (retries and invalid judge answers add to it):
  * one per query and non-CSV copilot; judge calls as the protocol makes them (`judgeCallsPerQuery`, given the
@@ -149,7 +169,7 @@ export function planCalls(args: {
   pricing?: Pricing;
 }): PlannedEndpoint[] {
   const prices = args.pricing ?? {};
-  const queryChars = args.queries.reduce((n, q) => n + q.text.length + (q.history ?? []).reduce((m, t) => m + t.content.length, 0), 0);
+  const queryChars = args.queries.reduce((n, q) => n + queryCharsOf(q), 0);
   const answering = args.copilots.length;
   const out: PlannedEndpoint[] = args.copilots.map((c) => {
     const calls = c.type === 'csv' ? 0 : args.queries.length;

@@ -52,6 +52,12 @@ export interface CallUsage {
   errorKind: string | null;
   /** What the endpoint's rate-limit headers said, when it sent them. */
   rateLimit?: RateLimitInfo;
+  /**
+   * Characters of the request's messages and of the reply's answer (null: no reply came), so a call whose endpoint
+   * reports no usage can still be estimated (core/cost.ts: about 4 characters a token).
+   */
+  requestChars?: number | null;
+  replyChars?: number | null;
 }
 
 /** `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (OpenAI's names; many providers send the same). */
@@ -288,7 +294,7 @@ async function complete(
       await onCall?.(failed(started, callErrorKind(error)));
       throw error;
     }
-    return chatCompleted(settings, completion, started, rateLimitHeaders(headers));
+    return withSizes(chatCompleted(settings, completion, started, rateLimitHeaders(headers)), messages);
   }
 }
 
@@ -319,6 +325,16 @@ function completedFromBody(settings: ModelEndpoint, body: Record<string, unknown
   return anthropicCompleted(settings, anthropicReplyOf(body, spec), Date.now());
 }
 
+/** The characters a request's messages carry (for the estimate of a call reported without usage). */
+export function messageChars(messages: ChatMessage[]): number {
+  return messages.reduce((n, m) => n + String(m.content ?? '').length, 0);
+}
+
+/** A live call's usage also says how large its request and reply were (core/cost.ts estimates unreported usage from them). */
+function withSizes(done: Completed, messages: ChatMessage[]): Completed {
+  return { ...done, usage: { ...done.usage, requestChars: messageChars(messages), replyChars: done.content?.length ?? 0 } };
+}
+
 /** `provider: anthropic`: the native Messages API (core/providers/anthropicMessages.ts). */
 async function completeAnthropic(
   settings: ModelEndpoint,
@@ -331,7 +347,7 @@ async function completeAnthropic(
   const started = Date.now();
   try {
     const answer = await anthropicChat({ ...anthropicRequestOf(settings, messages, spec), baseURL: settings.baseURL, apiKey: apiKey ?? '', timeoutMs: settings.timeoutMs, signal });
-    return anthropicCompleted(settings, answer, started, answer.rateLimit);
+    return withSizes(anthropicCompleted(settings, answer, started, answer.rateLimit), messages);
   } catch (error) {
     if (error instanceof ProviderHttpError && isQuotaError(error.status, error.body)) markQuotaExhausted(endpointKey(settings), error);
     await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });

@@ -204,6 +204,11 @@ export interface ResultsStore {
   createRun(run: NewRun): Promise<void>;
   finishRun(runId: string, status: RunRecord['status'], reportPath: string | null, summary: unknown, finishedAt: string): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
+  /**
+   * `judgeflow resume --config`: the run's endpoint settings replaced (the caller checks that only those change), with
+   * what its record says of its judging (model, endpoint). Everything else of the record is kept.
+   */
+  replaceRunConfig(runId: string, config: unknown, judge: RunRecord['judge']): Promise<void>;
   /** Newest first (by start time, then run id). */
   listRuns(): Promise<RunRecord[]>;
 

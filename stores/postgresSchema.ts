@@ -83,4 +83,9 @@ CREATE TABLE judge_batch_lines (run_id ${C} NOT NULL, custom_id ${C} NOT NULL, b
 CREATE INDEX judge_batch_lines_batch ON judge_batch_lines (run_id, batch_key);
 `,
   },
+  {
+    version: 7,
+    name: "LLM calls' request and reply sizes (spend estimated where an endpoint reports no usage)",
+    up: 'ALTER TABLE llm_calls ADD COLUMN request_chars INTEGER, ADD COLUMN reply_chars INTEGER;',
+  },
 ];

@@ -135,6 +135,10 @@ export class SqliteStore implements ResultsStore {
     this.db.prepare('UPDATE runs SET status = ?, report_path = ?, summary = ?, finished_at = ? WHERE run_id = ?').run(status, reportPath, json(summary), finishedAt, runId);
   }
 
+  async replaceRunConfig(runId: string, config: unknown, judge: RunRecord['judge']): Promise<void> {
+    this.db.prepare('UPDATE runs SET config = ?, judge = ? WHERE run_id = ?').run(json(config), json(judge), runId);
+  }
+
   async getRun(runId: string): Promise<RunRecord | null> {
     const row = this.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as any;
     return row ? toRun(row) : null;
@@ -337,8 +341,8 @@ export class SqliteStore implements ResultsStore {
 
   private insertLlmCall(c: LlmCallRecord): number {
     return this.db
-      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch)')
-      .run({ ...c, ok: c.ok ? 1 : 0, batch: c.batch ? 1 : 0 }).changes;
+      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch, @requestChars, @replyChars)')
+      .run({ ...c, ok: c.ok ? 1 : 0, batch: c.batch ? 1 : 0, requestChars: c.requestChars ?? null, replyChars: c.replyChars ?? null }).changes;
   }
 
   // ---- batch judging ------------------------------------------------------------

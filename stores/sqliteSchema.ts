@@ -95,6 +95,14 @@ CREATE TABLE judge_batch_lines (run_id TEXT NOT NULL, custom_id TEXT NOT NULL, b
 CREATE INDEX judge_batch_lines_batch ON judge_batch_lines (run_id, batch_key);
 `,
   },
+  {
+    version: 7,
+    name: "LLM calls' request and reply sizes (spend estimated where an endpoint reports no usage)",
+    up: `
+ALTER TABLE llm_calls ADD COLUMN request_chars INTEGER;
+ALTER TABLE llm_calls ADD COLUMN reply_chars INTEGER;
+`,
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

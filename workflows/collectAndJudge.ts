@@ -5,9 +5,9 @@ import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
-import { Breaker, type FailFast } from './breaker';
+import { Breaker, failFastFrom, type FailFast } from './breaker';
+import { attachLanes, limitsOf, noteSpend, pause, type RunControl } from './runControl';
 import { initialBatchState, judgeInBatches } from './batchJudging';
-import { noteSpend, pause, type RunControl } from './runControl';
 import type { ItemFailure } from './types';
 import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
 
@@ -25,13 +25,17 @@ interface Stage {
   planner: JudgePlanner;
   /** Adaptive limits per endpoint, from the state carried over (see workflows/limits/limiter.ts). */
   limiters: Map<string, Limiter>;
+  /** Each endpoint's breaker, by limiter key (resume --config starts a changed endpoint's afresh). */
+  breakers: Map<string, Breaker>;
+  control: RunControl;
+  /** The workflow input's config: resume --config replaces its endpoint settings in place. */
+  config: BenchmarkRunInput['config'];
   /** True once Temporal suggests continuing as new: no new call starts. */
   stop: () => boolean;
   /** True while the run is paused (workflows/runControl.ts). */
   held: () => boolean;
   /** Items finished (answered, judged or failed) in this history: the budget watch looks again every window of them. */
   finished: { count: number };
-  failFast: FailFast | false | undefined;
   /** An endpoint's item ended (with its failure, if it failed): its breaker may pause the run (workflows/breaker.ts). */
   ended: (breaker: Breaker, failure: ItemFailure | undefined) => void;
   refresh: () => void;
@@ -52,16 +56,20 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   const state = args.state ?? initialState(await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore }), prepared.queryIds, judges.length);
   let collecting = true;
   let stopping = false;
+  // Kept by the planner by reference: a tune of a judge's concurrency changes it in place (workflows/runControl.ts).
+  const judgeConcurrencies = judges.map((j, lane) => limitsOf(args.control, judges.length > 1 ? `judge:${lane}` : 'judge', j).concurrency);
   const stage: Stage = {
     runId: input.runId,
     queryIds: prepared.queryIds,
     state,
     limiters: new Map(),
-    planner: new JudgePlanner(state.judgeWork, judges.map((j) => j.concurrency), async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
+    breakers: new Map(),
+    control: args.control,
+    config: input.config,
+    planner: new JudgePlanner(state.judgeWork, judgeConcurrencies, async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
     stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
     held: () => args.control.paused !== null,
     finished: { count: 0 },
-    failFast: input.config.failFast as FailFast | false | undefined,
     ended: (breaker, failure) => {
       const reason = breaker.observe(failure);
       if (reason) pause(args.control, reason, 'breaker');
@@ -75,6 +83,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   stage.refresh();
 
   const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
+  attachLanes(args.control, { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies });
   const collection = (async () => {
     await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
     collecting = false;
@@ -118,15 +127,18 @@ function showProgress(progress: Progress, state: RunState, collecting: boolean):
   Object.assign(progress, { stage: stage === state.collect ? 'collect' : 'judge', done: stage.done, total: stage.total, failures: state.collect.failures + state.judge.failures });
 }
 
-/** The run's `failFast` (default: pause when an endpoint's first 5 items all failed for a non-transient reason). */
-function failFastOf(stage: Stage): FailFast | false {
-  const setting = stage.failFast;
-  return setting === false ? false : { firstCalls: setting?.firstCalls ?? 5 };
+/** An endpoint's breaker, under the run's `failFast` (workflows/breaker.ts). */
+function breakerOf(stage: Stage, endpoint: string, who: string): Breaker {
+  const breaker = new Breaker(who, failFastFrom(stage.config.failFast as Partial<FailFast> | false | undefined));
+  stage.breakers.set(endpoint, breaker);
+  return breaker;
 }
 
+/** An endpoint's limiter, at the config's limits or those `judgeflow tune` set (carried in the run's controls). */
 function limiterOf(stage: Stage, endpoint: string, limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number }): Limiter {
   let limiter = stage.limiters.get(endpoint);
-  if (!limiter) stage.limiters.set(endpoint, (limiter = new Limiter({ concurrency: limits.concurrency, requestsPerMinute: limits.requestsPerMinute, tokensPerMinute: limits.tokensPerMinute }, stage.state.limits[endpoint])));
+  const { concurrency, requestsPerMinute, tokensPerMinute } = limits;
+  if (!limiter) stage.limiters.set(endpoint, (limiter = new Limiter(limitsOf(stage.control, endpoint, { concurrency, requestsPerMinute, tokensPerMinute }), stage.state.limits[endpoint])));
   return limiter;
 }
 
@@ -156,12 +168,12 @@ async function importAll(stage: Stage): Promise<void> {
 async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<void> {
   const { runId, state } = stage;
   const endpoint = `copilot:${copilot.name}`;
-  const options = copilotCallOptions(copilot);
-  const { askCopilot } = proxyActivities<BenchmarkActivities>(options);
-  const breaker = new Breaker(`copilot ${copilot.name}`, failFastOf(stage));
+  // Its timeouts and retry as the config says now (resume --config may replace them).
+  const current = () => stage.config.copilots.find((c) => c.name === copilot.name) ?? copilot;
+  const breaker = breakerOf(stage, endpoint, `copilot ${copilot.name}`);
   const lane = new EndpointLane(endpoint, limiterOf(stage, endpoint, copilot), {
-    one: (queryId: string, attempt, slot) => askCopilot({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: copilot.retry.maxAttempts, ...slot }),
-    many: (queryIds) => proxyActivities<BenchmarkActivities>(batchOptions(options, queryIds.length)).askCopilotBatch({ runId, copilot: copilot.name, queryIds }),
+    one: (queryId: string, attempt, slot) => proxyActivities<BenchmarkActivities>(copilotCallOptions(current())).askCopilot({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: current().retry.maxAttempts, ...slot }),
+    many: (queryIds) => proxyActivities<BenchmarkActivities>(batchOptions(copilotCallOptions(current()), queryIds.length)).askCopilotBatch({ runId, copilot: copilot.name, queryIds }),
     throttled: (result) => result.status === 'throttled',
     outcome: (result) => (result.status === 'ok' ? 'done' : 'failed'),
     failureOf: (result) => result.failure,
@@ -204,7 +216,7 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
     retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
   };
   const { judgeItem } = proxyActivities<BenchmarkActivities>(options);
-  const breaker = new Breaker(judges > 1 ? `judge ${judge.name ?? lane + 1}` : 'the judge', failFastOf(stage));
+  const breaker = breakerOf(stage, endpoint, judges > 1 ? `judge ${judge.name ?? lane + 1}` : 'the judge');
   const judgeLane = new EndpointLane(endpoint, limiterOf(stage, endpoint, judge), {
     one: (index: number, attempt, slot) => judgeItem({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
     many: (indices) => proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length)).judgeItems({ runId, indices }),

@@ -1,4 +1,5 @@
 import { InputError } from '../../core/inputError';
+import { printFailures } from '../failureSummary';
 import { optionalString, type Command } from '../args';
 import { planRejudge, type RejudgePlan } from '../rejudge';
 import { openExistingStore, storeLocation } from '../../stores';
@@ -53,9 +54,10 @@ export const rejudgeCommand: Command = {
     }
     const { runId, result } = await startBenchmark({ config: plan.config, sourceRunId, reuseJudgments: plan.reuseJudgments, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     const summary = { runId, sourceRunId, rubricVersion: plan.rubricVersion, rubricChange: plan.rubricChange, reuseJudgments: plan.reuseJudgments, ...(result ? { reportPath: result.reportPath } : {}) };
+    if (result) print(`Run ${runId} (re-judge of ${sourceRunId}) completed.\nReport: ${result.reportPath}\nCompare: judgeflow compare ${sourceRunId} ${runId}`);
+    if (result) await printFailures(runId, result.progress.failures, print);
     if (asJson) console.log(JSON.stringify(summary));
-    else if (result) console.log(`Run ${runId} (re-judge of ${sourceRunId}) completed.\nReport: ${result.reportPath}\nCompare: judgeflow compare ${sourceRunId} ${runId}`);
-    else console.log(`Run ${runId} (re-judge of ${sourceRunId}) started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
+    else if (!result) console.log(`Run ${runId} (re-judge of ${sourceRunId}) started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
     return 0;
   },
 };

@@ -3,7 +3,11 @@ import type { Command } from '../args';
 import { InputError } from '../../core/inputError';
 import type { RunRecord } from '../../core/store';
 import { pinnedVersion, workflowBuild } from '../../worker/versioning';
-import type { RunConfig } from '../config';
+import { loadRunConfig, type RunConfig } from '../config';
+import { optionalPositive, optionalString } from '../args';
+import { compareRunConfigs } from '../../workflows/configChange';
+import { runConfigActivities } from '../../activities/runConfig';
+import type { ResultsStore } from '../../core/store';
 import { requireExistingStore } from '../existingStore';
 import { progressMode } from '../progress';
 import { withClient } from '../runWorkflow';
@@ -13,6 +17,7 @@ import { progressQuery, resumeUpdate } from '../../workflows';
 import type { ResumeRequest } from '../../workflows/runControl';
 import { rootCause } from '../../workflows/collectAndJudge';
 import { ensureLocalServer } from '../temporalServer';
+import { printFailures } from '../failureSummary';
 
 /**
  * Continue a run on this checkout's build. Runs are pinned to the build that started them (worker/versioning.ts); once
@@ -22,9 +27,14 @@ import { ensureLocalServer } from '../temporalServer';
  */
 export const resumeCommand: Command = {
   name: 'resume',
-  summary: 'continue a paused run, or a run left on an older build (or failed, or terminated) on this build from what the results store holds',
-  usage: 'judgeflow resume RUN_ID [--budget-usd N] [--budget-tokens N] [--detach] [--force] [--json]',
-  options: { 'budget-usd': { type: 'string' }, 'budget-tokens': { type: 'string' }, detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
+  summary: 'continue a paused run (with new endpoint settings: --config FILE), or a run left on an older build (or failed, or terminated) on this build from what the results store holds',
+  usage:
+    'judgeflow resume RUN_ID [--budget-usd N] [--budget-tokens N] [--config FILE] [--detach] [--force] [--json]\n\n' +
+    '  --budget-usd N, --budget-tokens N   raise the budget a run paused at\n' +
+    "  --config FILE                       take new endpoint settings from FILE (loaded as judgeflow run loads it): copilots' and judges' endpoints,\n" +
+    '                                      keys, timeouts, retry, concurrency and rates, pricing, budget, failFast; never the queries, rubric,\n' +
+    '                                      protocol and its options, samples, or the set and order of copilots and judges (see docs/cost-and-control.md)',
+  options: { config: { type: 'string', short: 'c' }, 'budget-usd': { type: 'string' }, 'budget-tokens': { type: 'string' }, detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
   async run({ positionals, values }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
@@ -39,12 +49,18 @@ export const resumeCommand: Command = {
     const build = await workflowBuild();
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
-    const budget = budgetRaise(values);
-    const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, budget));
+    const config = replacementConfig(run, optionalString(values.config));
+    const request: ResumeRequest = { ...budgetRaise(values), ...(config ? { config: config as unknown as ResumeRequest['config'] } : {}) };
+    const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, request));
     if (moved === 'running-here') return 0;
-    const { result } = await startBenchmark({ config: storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
+    // Started afresh from the store: its activities read the stored config, so that is replaced first.
+    if (config) await replaceStoredConfig(store, runId, config);
+    const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     if (!result) print(`Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`);
-    else print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
+    else {
+      print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
+      await printFailures(runId, result.progress.failures, print);
+    }
     if (asJson) console.log(JSON.stringify({ runId, buildId: build.buildId, ...(result ? { reportPath: result.reportPath } : {}) }));
     return 0;
   },
@@ -72,8 +88,10 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
       const control = await handle.executeUpdate(resumeUpdate, { args: [budget] }).catch((error: Error) => {
         throw new InputError(`run ${runId} was not resumed: ${rootCause(error)}`);
       });
-      print(`Run ${runId} resumed (it was paused: ${progress.paused.reason}); ${control.history.length} pause/resume step(s) recorded.`);
+      const replaced = budget.config ? control.history.filter((h) => h.action === 'config').at(-1) : undefined;
+      print(`Run ${runId} resumed (it was paused: ${progress.paused.reason})${replaced ? `; ${replaced.reason}` : budget.config ? '; the config changed nothing' : ''}; ${control.history.length} control step(s) recorded.`);
     } else if (budget.budgetUsd !== undefined || budget.budgetTokens !== undefined) throw new InputError(`run ${runId} is not paused; --budget-usd and --budget-tokens raise the budget of a run paused at it`);
+    else if (budget.config) throw new InputError(`run ${runId} is running; --config replaces the endpoint settings of a paused run: judgeflow pause ${runId} first`);
     else print(`Run ${runId} is running on this build (${pinned?.buildId ?? 'unversioned'}); nothing to resume. Follow it with: judgeflow status ${runId}`);
     return 'running-here';
   }
@@ -104,16 +122,29 @@ async function lastPoll(client: Client, taskQueue: string, buildId: string): Pro
 
 /** --budget-usd / --budget-tokens: the raised caps a budget-paused run resumes with. */
 function budgetRaise(values: Record<string, unknown>): ResumeRequest {
-  const read = (flag: string, whole: boolean): number | undefined => {
-    const raw = values[flag];
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n))) throw new InputError(`--${flag} must be a positive ${whole ? 'whole ' : ''}number, got "${String(raw)}"`);
-    return n;
-  };
-  const usd = read('budget-usd', false);
-  const tokens = read('budget-tokens', true);
+  const usd = optionalPositive(values, 'budget-usd', false);
+  const tokens = optionalPositive(values, 'budget-tokens', true);
   return { ...(usd !== undefined ? { budgetUsd: usd } : {}), ...(tokens !== undefined ? { budgetTokens: tokens } : {}) };
+}
+
+/**
+ * --config FILE: loaded and validated as `judgeflow run` loads it, then compared with the config the run was started
+ * with (workflows/configChange.ts): a key that would change what is asked or judged is refused, named.
+ */
+function replacementConfig(run: RunRecord, file: string | undefined): RunConfig | undefined {
+  if (!file) return undefined;
+  const config = loadRunConfig(file);
+  const { refused } = compareRunConfigs(run.config as Record<string, unknown>, config);
+  if (refused.length)
+    throw new InputError(
+      `${file}: resume --config may change only how the endpoints are reached, limited and priced (and budget, failFast); this config changes ${refused.join(', ')}, which would change what run ${run.runId} asks or how it is judged. Put the run's own values back, or start a new run (judgeflow rejudge re-judges its answers).`,
+    );
+  return config;
+}
+
+/** The run record's config replaced, as the run's own workflow replaces it (the replaceRunConfig activity). */
+async function replaceStoredConfig(store: ResultsStore, runId: string, config: RunConfig): Promise<void> {
+  await runConfigActivities({ store, env: process.env }).replaceRunConfig({ runId, config: config as unknown as Record<string, unknown> });
 }
 
 /** The validated config the run was started with, as stored with it (the workflow input carries no secrets either). */

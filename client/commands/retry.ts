@@ -6,6 +6,7 @@ import { runWorkflow } from '../runWorkflow';
 import { benchmarkRun } from '../../workflows';
 import { progressMode, progressView } from '../progress';
 import { watch } from '../startRun';
+import { printFailures } from '../failureSummary';
 
 export const retryCommand: Command = {
   name: 'retry',
@@ -43,9 +44,10 @@ export const retryCommand: Command = {
       print,
       wait: (handle) => watch(handle, progressView(progressMode(values.progress, asJson), print)),
     });
+    if (result) print(`Run ${runId} completed again.\nReport: ${result.reportPath}`);
+    if (result) await printFailures(runId, result.progress.failures, print);
     if (asJson) console.log(JSON.stringify({ runId, workflowId: plan.workflowId, responses: responses.length, judgments: judgments.length, ...(result ? { reportPath: result.reportPath } : {}) }));
-    else if (result) console.log(`Run ${runId} completed again.\nReport: ${result.reportPath}`);
-    else console.log(`Retry of run ${runId} started as ${plan.workflowId}; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
+    else if (!result) console.log(`Retry of run ${runId} started as ${plan.workflowId}; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
     return 0;
   },
 };

@@ -1,6 +1,5 @@
 import type { Command } from '../args';
-import { failureReasonLines } from '../../core/failureReasons';
-import { runFailureReasons } from '../failureSummary';
+import { printFailures } from '../failureSummary';
 import { requireString } from '../args';
 import { loadRunConfig } from '../config';
 import { startBenchmark } from '../startRun';
@@ -28,11 +27,7 @@ export const runCommand: Command = {
     if (!result) print(`Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
     else {
       print(`Run ${runId} completed.\nReport: ${result.reportPath}`);
-      if (result.progress.failures) {
-        print(`Note: ${result.progress.failures} item(s) failed to collect or judge; the report counts them as missing data (see results.csv and responses.jsonl). Why:`);
-        for (const line of failureReasonLines(await runFailureReasons(runId))) print(line);
-        print(`Ask them again, once the cause is fixed: judgeflow retry ${runId} --failed`);
-      }
+      await printFailures(runId, result.progress.failures, print);
     }
     // With --json the last stdout line is the machine-readable result; everything else went to stderr.
     if (asJson) console.log(JSON.stringify(result ? { runId, reportPath: result.reportPath } : { runId }));

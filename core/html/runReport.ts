@@ -122,6 +122,11 @@ const kinds = (l: CostLine) =>
   Object.entries(l.failuresByKind)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ') || '–';
+/** Calls, and how many of them were answered by a Batch API or had their tokens estimated. */
+const callsCell = (l: CostLine) => {
+  const notes = [l.batchCalls ? `${l.batchCalls} by batch` : '', l.callsEstimated ? `${l.callsEstimated} estimated` : ''].filter(Boolean);
+  return notes.length ? `${l.calls} (${notes.join(', ')})` : l.calls;
+};
 
 /** Calls, tokens, latency, failures and estimated cost per copilot and per judge model. */
 export function costSection(cost: CostSummary | undefined): string {
@@ -133,12 +138,12 @@ export function costSection(cost: CostSummary | undefined): string {
   const table = dataTable(
     'Calls, tokens and latency (every request sent, retried attempts included)',
     ['who', 'model', 'calls', 'failed', 'failures by kind', 'tokens in', 'tokens out', 'cached in', 'latency p50', 'latency p95', 'estimated cost (USD)'],
-    rows.map(([who, l]) => [who, l.model ?? '–', l.batchCalls ? `${l.calls} (${l.batchCalls} by batch)` : l.calls, l.failed, kinds(l), l.promptTokens, l.completionTokens, l.cachedShare === null ? l.cachedTokens : `${l.cachedTokens} (${Math.round(l.cachedShare * 100)}%)`, ms(l.latencyP50Ms), ms(l.latencyP95Ms), l.estimatedCostUsd === null ? '–' : `$${l.estimatedCostUsd.toFixed(4)}`]),
+    rows.map(([who, l]) => [who, l.model ?? '–', callsCell(l), l.failed, kinds(l), l.promptTokens, l.completionTokens, l.cachedShare === null ? l.cachedTokens : `${l.cachedTokens} (${Math.round(l.cachedShare * 100)}%)`, ms(l.latencyP50Ms), ms(l.latencyP95Ms), l.estimatedCostUsd === null ? '–' : `$${l.estimatedCostUsd.toFixed(4)}`]),
     'id="cost-table"',
   );
   const note = `Total: ${cost.total.calls} calls, ${cost.total.promptTokens} tokens in, ${cost.total.completionTokens} tokens out${
     cost.total.estimatedCostUsd === null ? ' (no prices configured: add <code>pricing: {MODEL: {inputPerMTok, outputPerMTok}}</code> to the config for an estimate)' : `, estimated $${cost.total.estimatedCostUsd.toFixed(4)}`
-  }. Tokens are the counts the endpoints reported; calls without reported usage are counted but add no tokens. CSV answers cost nothing here.`;
+  }. Tokens are the counts the endpoints reported; where an endpoint reported none, they are estimated from the request and reply size (about 4 characters a token) and the calls column says how many calls were (calls with no reply add no tokens). CSV answers cost nothing here.`;
   return section('cost', 'What the run cost', table, note);
 }
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { runInput } from '../../client/startRun';
 import { parseRunConfig } from '../../client/config';
 import { dryRunPlan } from '../../client/dryRun';
+import { summariseCost } from '../../core/cost';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import type { RunResult } from '../../workflows/types';
@@ -73,6 +74,42 @@ test('a run capped at half its cost pauses at the budget, stays quiet, and compl
       expect(report.control.budget).toEqual({ usd: 3 * C });
       expect(report.control.history.map((h: { action: string; by: string }) => `${h.action}:${h.by}`)).toEqual(['pause:budget', 'resume:user']);
       expect(fs.readFileSync(result.reportPath.replace(/report\.json$/, 'report.md'), 'utf8')).toContain('## Pauses and budget');
+    });
+  } finally {
+    await judge.close();
+    await copilots.close();
+  }
+});
+
+test('a copilot that reports no usage counts against a token budget, estimated from its request and reply size, and status says how many calls were estimated', async () => {
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 60 });
+  const copilots = await startSimServer({ latencyMs: 120 });
+  try {
+    await withWorker('budget-no-usage', async (world) => {
+      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+      // A streamed reply without stream_options.include_usage carries no usage (sim/server.ts).
+      const web = { name: 'Web', type: 'http', url: `${copilots.url}/chat/completions`, body: { model: 'sim-thorough', messages: [{ role: 'user', content: '{{query}}' }], stream: true }, stream: 'sse', chunkPath: 'choices[0].delta.content', concurrency: 2 };
+      const config = runConfig(tempDir(), { protocol: 'lattice', queries: latticeGrid(4, 5), judge: { baseURL: judge.url, model: 'sim-judge', concurrency: 1 }, copilots: [web], budget: { tokens: 200 } });
+      const runId = `run-budget-no-usage-${Date.now()}`;
+      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const statusOf = async () => cliInProcess(['status', runId, '--json'], env);
+      await until(async () => JSON.parse((await statusOf()).stdout).status === 'paused', 60_000);
+      const status = JSON.parse((await statusOf()).stdout);
+      expect(status.paused).toMatchObject({ reason: 'budget', budgetTokens: 200 });
+      const calls = await world.store.llmCalls(runId);
+      const web_ = calls.filter((c) => c.name === 'Web');
+      expect(web_.length).toBeGreaterThan(0);
+      expect(web_.every((c) => c.promptTokens === null && c.completionTokens === null && (c.requestChars ?? 0) > 0 && (c.replyChars ?? 0) > 0)).toBe(true);
+      // What the budget saw includes the copilot's estimated tokens, counted as the cost table counts them.
+      const webTokens = summariseCost(web_, ['Web'], undefined).copilots.Web;
+      expect(webTokens.promptTokens + webTokens.completionTokens).toBeGreaterThan(0);
+      expect(status.spent.callsEstimated).toBeGreaterThan(0);
+      expect(status.spent.callsEstimated).toBeLessThanOrEqual(web_.length);
+      expect(status.paused.spentTokens).toBeGreaterThanOrEqual(200);
+      const text = await cliInProcess(['status', runId], env);
+      expect(text.stdout).toMatch(/Spent so far: \d+ tokens \(\d+ call\(s\) reported no usage and are estimated from their request and reply size\)/);
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
     });
   } finally {
     await judge.close();

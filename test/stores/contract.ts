@@ -304,6 +304,17 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.getRun('r2')).toMatchObject({ status: 'failed', reportPath: null, summary: { error: 'boom' } });
       });
 
+      test('replaceRunConfig replaces the config and the judge record, keeping the rest of the run', async () => {
+        await store.createRun(aRun('r1'));
+        await store.finishRun('r1', 'failed', null, { error: 'paused' }, '2025-01-02T00:00:00.000Z');
+        const before = (await store.getRun('r1'))!;
+        const config = { ...(before.config as Record<string, unknown>), copilots: [{ name: 'Ace', type: 'http', answerPath: 'choices[0].message.content' }] };
+        await store.replaceRunConfig('r1', config, { model: 'judge-2', baseURL: 'http://judge-2/v1', temperature: 0 });
+        expect(await store.getRun('r1')).toEqual({ ...before, config, judge: { model: 'judge-2', baseURL: 'http://judge-2/v1', temperature: 0 } });
+        await store.replaceRunConfig('nope', config, before.judge); // no such run: nothing written
+        expect(await store.getRun('nope')).toBeNull();
+      });
+
       test('listRuns is newest first, then by run id descending', async () => {
         await store.createRun(aRun('old', { startedAt: '2025-01-01T00:00:00.000Z' }));
         await store.createRun(aRun('new', { startedAt: '2025-03-01T00:00:00.000Z' }));
@@ -659,6 +670,10 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       await store.putLlmCall(failed);
       await store.putLlmCall(failed);
       await store.putLlmCall(aCall('r2', '2025-01-01T00:00:00.000Z'));
+      // A call's request and reply sizes (migration 7) come back; absent ones stay absent.
+      const sized = aCall('r3', '2025-01-01T00:00:00.000Z', { promptTokens: null, completionTokens: null, cachedTokens: null, requestChars: 1234, replyChars: 0 });
+      await store.putLlmCall(sized);
+      expect(await store.llmCalls('r3')).toEqual([sized]);
       expect(await store.llmCalls('r1')).toEqual([failed, failed, late]);
       expect(await store.llmCalls('r2')).toHaveLength(1);
       expect(await store.llmCalls('none')).toEqual([]);

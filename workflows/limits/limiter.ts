@@ -63,7 +63,7 @@ export class Limiter {
   private rateTokens: number;
   private rateTokensAt: number;
 
-  constructor(private readonly options: LimiterOptions, state?: LimiterState) {
+  constructor(private options: LimiterOptions, state?: LimiterState) {
     this.window = new AimdWindow(options.concurrency, state);
     this.cubic = new CubicStartRate(state);
     this.headers = new HeaderPacing(state);
@@ -72,6 +72,23 @@ export class Limiter {
     this.recentStarts = state?.recentStarts ?? [];
     this.rateTokens = state?.rateTokens ?? 0;
     this.rateTokensAt = state?.rateTokensAt ?? 0;
+  }
+
+  /**
+   * New limits for a running endpoint (`judgeflow tune`, `resume --config`), keeping what it learnt (the throttle rate,
+   * the headers' pace, the calls in flight). A lower concurrency starts no new call until fewer than it are in flight;
+   * those in flight finish. A new requestsPerMinute spaces the next start from the last.
+   */
+  setLimits(options: LimiterOptions): void {
+    const before = this.options.requestsPerMinute;
+    this.options = { ...options };
+    this.window.setConcurrency(options.concurrency);
+    this.tokens.setCap(options.tokensPerMinute);
+    const last = this.recentStarts[this.recentStarts.length - 1];
+    if (options.requestsPerMinute === before || last === undefined) return;
+    const spaced = (rpm: number | undefined) => (rpm ? last + MINUTE_MS / rpm : 0);
+    // Only the spacing the old cap set is replaced: a Retry-After or a token hold later than it stays.
+    this.notBefore = this.notBefore <= spaced(before) ? spaced(options.requestsPerMinute) : Math.max(this.notBefore, spaced(options.requestsPerMinute));
   }
 
   /** A start taken ahead of its time is not at the endpoint yet, so it does not count against the window. */

@@ -6,8 +6,13 @@ const MINUTE_MS = 60_000;
 export class TokensPerMinute {
   private recent: Array<[number, number]>;
 
-  constructor(private readonly cap: number | undefined, state?: Pick<LimiterState, 'recentTokens'>) {
+  constructor(private cap: number | undefined, state?: Pick<LimiterState, 'recentTokens'>) {
     this.recent = state?.recentTokens ?? [];
+  }
+
+  /** A new cap (`judgeflow tune`); the tokens of the last minute still count against it. */
+  setCap(cap: number | undefined): void {
+    this.cap = cap;
   }
 
   note(now: number, tokens: number): void {

@@ -5,13 +5,23 @@ export class AimdWindow {
   private window: number;
   private lastDecrease = -Infinity;
 
-  constructor(private readonly concurrency: number, state?: Pick<LimiterState, 'window'>) {
+  constructor(private concurrency: number, state?: Pick<LimiterState, 'window'>) {
     this.window = state?.window ?? concurrency;
   }
 
   /** Calls allowed in flight now, within [1, concurrency]. */
   get allowed(): number {
     return Math.max(1, Math.min(this.concurrency, Math.floor(this.window)));
+  }
+
+  /**
+   * A new ceiling (`judgeflow tune`): lowered, the window shrinks to it at once; raised, a window at the old ceiling (no
+   * throttle held it lower) opens to the new one, while one a throttle halved keeps growing from where it is.
+   */
+  setConcurrency(concurrency: number): void {
+    if (this.window >= this.concurrency) this.window = concurrency;
+    this.concurrency = concurrency;
+    this.window = Math.min(this.window, concurrency);
   }
 
   succeeded(): void {

@@ -165,4 +165,40 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     expect(copy.tryStart(200)).toEqual({ waitMs: 4_900 });
     expect(copy.state(200).recentTokens).toEqual([[100, 50]]);
   });
+
+  test('new limits (judgeflow tune) apply at once and keep the adaptive state: a lower concurrency lets calls in flight finish and starts none beyond it', () => {
+    const limiter = new Limiter({ concurrency: 8 });
+    const tickets = [0, 1, 2, 3, 4, 5].map((t) => start(limiter, t));
+    limiter.setLimits({ concurrency: 2 });
+    expect(limiter.allowed).toBe(2);
+    expect(limiter.tryStart(10)).toBe('full'); // six in flight, two allowed
+    for (const t of tickets.slice(0, 4)) limiter.release(t, {}, 20);
+    expect(limiter.tryStart(20)).toBe('full'); // two still in flight
+    limiter.release(tickets[4], {}, 30);
+    start(limiter, 30);
+
+    // A throttle halved the window: raising the ceiling keeps that (it grows back by successes), unthrottled it opens at once.
+    const throttled = new Limiter({ concurrency: 8 });
+    throttled.release(start(throttled, 0), { throttled: true }, 10);
+    throttled.setLimits({ concurrency: 16 });
+    expect(throttled.allowed).toBe(4);
+    expect(throttled.startRate(10)).toBeDefined(); // the start rate it learnt is kept
+    const open = new Limiter({ concurrency: 2 });
+    open.setLimits({ concurrency: 6 });
+    expect(open.allowed).toBe(6);
+
+    // requestsPerMinute: the next start is spaced from the last by the new cap, not the old one.
+    const rpm = new Limiter({ concurrency: 4, requestsPerMinute: 6 });
+    start(rpm, 0);
+    expect(rpm.tryStart(100)).toEqual({ waitMs: 9_900 });
+    rpm.setLimits({ concurrency: 4, requestsPerMinute: 60 });
+    expect(rpm.tryStart(100)).toEqual({ waitMs: 900 });
+    rpm.setLimits({ concurrency: 4 });
+    expect('startedAt' in (rpm.tryStart(100) as object)).toBe(true);
+    // tokensPerMinute: the last minute's tokens count against a new cap.
+    const tpm = new Limiter({ concurrency: 4 });
+    tpm.release(start(tpm, 0), { tokens: 400 }, 1_000);
+    tpm.setLimits({ concurrency: 4, tokensPerMinute: 500 });
+    expect(tpm.tryStart(1_000)).toEqual({ waitMs: 60_000 });
+  });
 });
