@@ -13,8 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonAnswer, readBody, writeAnswer, type HttpAnswer } from '../http';
 import { anthropicError, headerProblem, messagesAnswer } from '../anthropic';
-import type { SimRequestLog } from '../server';
-import { cancelJob, countOutcomes, newJob, runJob, type BatchJob, type BatchLine, type LineOutcome } from './engine';
+import { cancelJob, countOutcomes, logLine, newJob, runJob, type BatchJob, type BatchLine, type LineOutcome } from './engine';
 import type { BatchContext } from './routes';
 
 /** The create reference: custom_id "must be unique for each request within the Message Batch", pattern ^[a-zA-Z0-9_-]{1,64}$. */
@@ -96,11 +95,8 @@ function envelopeProblem(body: any): string | null {
 
 /** One request through the live /v1/messages code, logged with path `/v1/messages/batches` and its batch. */
 function answerLine(line: BatchLine, job: BatchJob, ctx: BatchContext): Promise<HttpAnswer> {
-  const body = line.body as any;
-  const entry: SimRequestLog = { at: Date.now(), path: '/v1/messages/batches', model: typeof body?.model === 'string' ? body.model : '', body, headers: {}, batch: { id: job.id, customId: line.customId } };
-  const requestIndex = ctx.log.push(entry) - 1;
-  ctx.options.onRequest?.(entry);
-  return messagesAnswer(body, { entry, requestIndex, options: ctx.options, log: ctx.log });
+  const { entry, requestIndex } = logLine('/v1/messages/batches', line, job, ctx);
+  return messagesAnswer(line.body, { entry, requestIndex, options: ctx.options, log: ctx.log });
 }
 
 /** The results JSONL, one line per request: `{custom_id, result: {type: succeeded, message} | {type: errored, error} | {type: canceled} | {type: expired}}`. */

@@ -5,7 +5,7 @@
  * ends. What a line's answer is, and how the states are named, is each API's module (openai.ts, anthropic.ts).
  */
 import type { HttpAnswer } from '../http';
-import type { SimOptions } from '../server';
+import type { SimOptions, SimRequestLog } from '../server';
 
 export type Phase = 'validating' | 'in_progress' | 'finalizing' | 'ended';
 export type Ending = 'completed' | 'failed' | 'expired' | 'cancelled';
@@ -133,4 +133,13 @@ export function countOutcomes(job: BatchJob): { succeeded: number; errored: numb
   }
   counts.processing = job.phase === 'ended' ? 0 : job.lines.length - job.outcomes.length;
   return counts;
+}
+
+/** A batch line in the request log, under the batch endpoint's path (never the live one), with its batch and custom_id. */
+export function logLine(path: string, line: BatchLine, job: BatchJob, ctx: { log: SimRequestLog[]; options: SimOptions }): { entry: SimRequestLog; requestIndex: number } {
+  const body = line.body as any;
+  const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body, headers: {}, batch: { id: job.id, customId: line.customId } };
+  const requestIndex = ctx.log.push(entry) - 1;
+  ctx.options.onRequest?.(entry);
+  return { entry, requestIndex };
 }

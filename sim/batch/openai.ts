@@ -11,8 +11,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, type HttpAnswer } from '../http';
-import { chatAnswer, errorAnswer, sendError, type SimRequestLog } from '../server';
-import { cancelJob, countOutcomes, newJob, runJob, type BatchJob, type BatchLine, type LineOutcome } from './engine';
+import { chatAnswer, errorAnswer, sendError } from '../server';
+import { cancelJob, countOutcomes, logLine, newJob, runJob, type BatchJob, type BatchLine, type LineOutcome } from './engine';
 import type { BatchContext } from './routes';
 
 /** The only endpoint the simulator batches (the reference lists more: /v1/responses, /v1/embeddings, …). */
@@ -180,11 +180,8 @@ function validateInput(job: BatchJob, content: string, endpoint: string): unknow
 
 /** One line through the live endpoint's code, logged with path `/v1/batches` (not /v1/chat/completions) and its batch. */
 function answerLine(line: BatchLine, job: BatchJob, ctx: BatchContext): Promise<HttpAnswer> {
-  const body = line.body as any;
-  const entry: SimRequestLog = { at: Date.now(), path: '/v1/batches', model: typeof body?.model === 'string' ? body.model : '', body, headers: {}, batch: { id: job.id, customId: line.customId } };
-  const requestIndex = ctx.log.push(entry) - 1;
-  ctx.options.onRequest?.(entry);
-  return chatAnswer(body, { entry, requestIndex, options: ctx.options, log: ctx.log, seenOnce: ctx.seenOnce });
+  const { entry, requestIndex } = logLine('/v1/batches', line, job, ctx);
+  return chatAnswer(line.body, { entry, requestIndex, options: ctx.options, log: ctx.log, seenOnce: ctx.seenOnce });
 }
 
 /**

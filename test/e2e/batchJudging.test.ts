@@ -1,13 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { connectClient } from '../../client/connection';
 import { runInput } from '../../client/startRun';
-import { SqliteStore } from '../../stores/sqlite';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import type { RunResult } from '../../workflows/types';
 import { cliInProcess } from '../support/cliInProcess';
-import { startWorkerProcess } from '../support/cli';
+import { killableWorker } from '../support/cli';
 import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until, withWorker, writeQueries } from '../support/harness';
 import { scriptedLatticeJudge, scriptedScore } from '../support/judges';
 import { firstFavouringJudge } from '../support/cabJudge';
@@ -30,11 +28,9 @@ test('a LATTICE run judged in one batch: worker SIGKILLed while the batch waits,
   const copilots = await startSimServer({});
   const dir = tempDir();
   const home = path.join(dir, 'home');
-  const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('batch-kill') };
   const fields = { protocol: 'lattice', queries: latticeGrid(4, 5), judge: { baseURL: judge.url, model: 'sim-judge', concurrency: 4 }, copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }), pricing };
-  let worker = startWorkerProcess(env);
-  const client = await connectClient();
-  const store = new SqliteStore(path.join(home, 'results.db'));
+  const world = await killableWorker(home, uniqueQueue('batch-kill'));
+  const { env, client, store } = world;
   try {
     const liveId = `run-live-${Date.now()}`;
     const liveRun = (await client.workflow.execute(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: liveId, args: [runInput(runConfig(dir, fields), liveId)] })) as RunResult;
@@ -49,11 +45,10 @@ test('a LATTICE run judged in one batch: worker SIGKILLed while the batch waits,
     const status = JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
     expect(Object.values(status.batches ?? {})).toEqual([expect.objectContaining({ round: 1, batches: [expect.objectContaining({ lines: 40, batchId: expect.stringMatching(/^batch_/), ended: false })] })]);
     expect((await cliInProcess(['status', runId], env)).stdout).toMatch(/Batches of judge: round 1\n  batch_\S+: (validating|in_progress), \d+\/40 done/);
-    worker.kill('SIGKILL');
-    await new Promise((r) => worker.once('exit', r));
+    await world.kill();
     expect(await store.judgments(runId)).toHaveLength(0); // killed while the batch waited: nothing judged yet
     await new Promise((r) => setTimeout(r, 3_000)); // the batch goes on at the provider; the run waits on its timer
-    worker = startWorkerProcess(env);
+    world.restart();
     const result = (await handle.result()) as RunResult;
 
     expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
@@ -69,9 +64,7 @@ test('a LATTICE run judged in one batch: worker SIGKILLed while the batch waits,
     expect(report.cost.judge['sim-judge'].estimatedCostUsd).toBeCloseTo(liveCost.estimatedCostUsd / 2, 10);
     expect(report.batches).toEqual([expect.objectContaining({ api: 'openai', state: 'completed', lines: 40 })]);
   } finally {
-    worker.kill('SIGKILL');
-    await store.close();
-    await client.connection.close();
+    await world.close();
     await judge.close();
     await copilots.close();
   }

@@ -1,11 +1,9 @@
 import path from 'node:path';
-import { connectClient } from '../../client/connection';
 import { runInput } from '../../client/startRun';
 import type { StoredJudgment } from '../../core/types';
-import { SqliteStore } from '../../stores/sqlite';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import { startWorkerProcess } from '../support/cli';
+import { killableWorker } from '../support/cli';
 import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until } from '../support/harness';
 import { gradedText, scriptedLatticeJudge } from '../support/judges';
 
@@ -28,26 +26,21 @@ async function killMidJudging(args: { queries: number; copilots: Record<string, 
     ...(args.judging?.(judge.url) ?? { judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY } }),
     copilots: simCopilots(copilots.url, args.copilots),
   });
-  const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: uniqueQueue('kill') };
-  let worker = startWorkerProcess(env);
-  const client = await connectClient();
-  const store = new SqliteStore(path.join(home, 'results.db'));
+  const world = await killableWorker(home, uniqueQueue('kill'));
+  const { env, client, store } = world;
   try {
     const runId = 'run-kill-' + Date.now();
     const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
     const judged = async () => (await store.judgments(runId)).length;
     await until(async () => (await judged()) >= args.killAfter, 90_000);
-    worker.kill('SIGKILL');
-    await new Promise((r) => worker.once('exit', r));
+    await world.kill();
     const atKill = await judged();
     const requestsAtKill = judge.requests.length;
-    worker = startWorkerProcess(env);
+    world.restart();
     const result = await handle.result();
     return { result, atKill, requestsAtKill, requests: [...judge.requests], judgments: await store.judgments(runId), responses: await store.responses(runId) };
   } finally {
-    worker.kill('SIGKILL');
-    await store.close();
-    await client.connection.close();
+    await world.close();
     await judge.close();
     await copilots.close();
   }

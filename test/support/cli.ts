@@ -24,3 +24,34 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ c
 export function startWorkerProcess(env: NodeJS.ProcessEnv): ChildProcess {
   return spawn(process.execPath, [CLI, 'worker'], { env, stdio: 'ignore' });
 }
+
+/**
+ * A worker process a test can kill with SIGKILL and start again, with a client and the worker's SQLite store under
+ * `home`; `close()` kills the worker and closes both.
+ */
+export async function killableWorker(home: string, queue: string): Promise<{ env: Record<string, string> & { JUDGEFLOW_TASK_QUEUE: string }; client: import('@temporalio/client').Client; store: import('../../stores/sqlite').SqliteStore; kill(): Promise<void>; restart(): void; close(): Promise<void> }> {
+  const { connectClient } = await import('../../client/connection');
+  const { SqliteStore } = await import('../../stores/sqlite');
+  const inherited = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const env = { ...inherited, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: queue };
+  let worker = startWorkerProcess(env);
+  const client = await connectClient();
+  const store = new SqliteStore(require('node:path').join(home, 'results.db'));
+  return {
+    env,
+    client,
+    store,
+    async kill() {
+      worker.kill('SIGKILL');
+      await new Promise((r) => worker.once('exit', r));
+    },
+    restart() {
+      worker = startWorkerProcess(env);
+    },
+    async close() {
+      worker.kill('SIGKILL');
+      await store.close();
+      await client.connection.close();
+    },
+  };
+}
