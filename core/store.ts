@@ -264,7 +264,10 @@ export interface ResultsStore {
   groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]>;
 
   // ---- batch judging (activities/judgeBatch.ts): batches sent to a provider's Batch API and their lines ----------
-  /** A batch and its lines (status `submitted`), first write wins: a retried submit keeps the first record. */
+  /**
+   * A batch and its lines (status `submitted`), first write wins: a retried submit keeps the first record. A line still
+   * waiting in an earlier batch (one a resumed run lost track of) moves to this one; a settled line stays as it is.
+   */
   putJudgeBatch(batch: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void>;
   /** The provider's id, state and counts as last seen. */
   updateJudgeBatch(runId: string, key: string, update: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void>;

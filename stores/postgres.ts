@@ -316,7 +316,7 @@ export class PostgresStore implements ResultsStore {
       const added = (await c.query('INSERT INTO judge_batches VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING', [b.runId, b.key, b.batchId, b.api, JSON.stringify(b.endpoint), b.state, JSON.stringify(b.counts), b.lines, b.createdAt])).rowCount;
       if (added && lines.length)
         await c.query(
-          "INSERT INTO judge_batch_lines SELECT $1, l.id, $2, l.q, l.n, 'submitted', NULL, NULL FROM unnest($3::text[], $4::text[], $5::text[]) AS l(id, q, n) ON CONFLICT DO NOTHING",
+          "INSERT INTO judge_batch_lines SELECT $1, l.id, $2, l.q, l.n, 'submitted', NULL, NULL FROM unnest($3::text[], $4::text[], $5::text[]) AS l(id, q, n) ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_key = excluded.batch_key WHERE judge_batch_lines.status = 'submitted'",
           [b.runId, b.key, lines.map((l) => l.customId), lines.map((l) => l.queryId), lines.map((l) => l.callName)],
         );
     });

@@ -349,7 +349,8 @@ export class SqliteStore implements ResultsStore {
   async putJudgeBatch(b: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void> {
     this.db.transaction(() => {
       const added = this.db.prepare('INSERT OR IGNORE INTO judge_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(b.runId, b.key, b.batchId, b.api, JSON.stringify(b.endpoint), b.state, JSON.stringify(b.counts), b.lines, b.createdAt).changes;
-      if (added) for (const l of lines) this.db.prepare("INSERT OR IGNORE INTO judge_batch_lines VALUES (?, ?, ?, ?, ?, 'submitted', NULL, NULL)").run(b.runId, l.customId, b.key, l.queryId, l.callName);
+      const put = this.db.prepare("INSERT INTO judge_batch_lines VALUES (?, ?, ?, ?, ?, 'submitted', NULL, NULL) ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_key = excluded.batch_key WHERE judge_batch_lines.status = 'submitted'");
+      if (added) for (const l of lines) put.run(b.runId, l.customId, b.key, l.queryId, l.callName);
     })();
   }
 

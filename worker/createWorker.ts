@@ -20,6 +20,8 @@ export interface WorkerOptions {
 
 /** A started worker's deployment version (undefined with JUDGEFLOW_WORKER_VERSIONING=0). */
 export const workerVersions = new WeakMap<Worker, WorkerDeploymentVersion>();
+/** Settles once a started worker's build is its deployment's current one (true), or making it so gave up (false). */
+export const workerCurrent = new WeakMap<Worker, Promise<boolean>>();
 
 /** A worker runs every workflow and activity of judgeflow; run as many as you like against one task queue. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -57,7 +59,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (options.makeCurrent ?? true) {
       // Registered by the worker's first poll, so this waits in the background; a failure only means unpinned runs
       // keep going to the previous current build.
-      makeCurrent(options.connection, options.namespace, version, () => !['INITIALIZED', 'RUNNING'].includes(worker.getState())).catch((error: Error) => console.warn(`judgeflow worker: could not make build ${version.buildId} current on ${version.deploymentName}: ${error.message}`));
+      const current = makeCurrent(options.connection, options.namespace, version, () => !['INITIALIZED', 'RUNNING'].includes(worker.getState())).catch((error: Error) => {
+        console.warn(`judgeflow worker: could not make build ${version.buildId} current on ${version.deploymentName}: ${error.message}`);
+        return false;
+      });
+      workerCurrent.set(worker, current);
     }
   }
   return worker;

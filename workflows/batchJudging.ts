@@ -1,4 +1,4 @@
-import { CancellationScope, condition, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import type { WorkSource } from './endpointLane';
 import type { BatchLaneState, JudgeLimits } from './types';
@@ -88,7 +88,10 @@ async function nextRound(lane: BatchLane): Promise<number[] | 'stop' | 'finished
 async function submitRound(lane: BatchLane, items: number[]): Promise<void> {
   const { state: s } = lane;
   s.round++;
-  const result = await submitJudgeBatch({ runId: lane.runId, round: `${lane.endpoint}/${s.round}`, indices: items });
+  // Keys are unique to this run's chain of histories: a run resumed from the store (a new execution) never takes a key
+  // an earlier execution's batch holds.
+  const round = `${lane.endpoint}/${workflowInfo().firstExecutionRunId.slice(0, 8)}/${s.round}`;
+  const result = await submitJudgeBatch({ runId: lane.runId, round, indices: items });
   for (const item of result.done) lane.counted(item.index, item.judged, item.failed);
   s.live.push(...result.live);
   s.deferred = result.deferred;

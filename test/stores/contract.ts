@@ -701,6 +701,12 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       expect((await store.batchLine('r1', 'j1_b'))!.status).toBe('expired');
       expect(await store.llmCalls('r1')).toEqual([call]);
       expect(await store.batchLine('r2', 'j0_a')).toBeNull();
+      // A later batch carrying a line still waiting takes it over; a settled line stays where it was.
+      await store.putJudgeBatch({ ...batch, runId: 'r3', key: 'a' }, [line('w'), line('s')]);
+      await store.settleBatchLines('r3', [{ customId: 's', status: 'ok', body: {}, error: null, call: null }]);
+      await store.putJudgeBatch({ ...batch, runId: 'r3', key: 'b' }, [line('w'), line('s')]);
+      expect((await store.batchLines('r3', 'b')).map((l) => l.customId)).toEqual(['w']);
+      expect((await store.batchLines('r3', 'a')).map((l) => [l.customId, l.status])).toEqual([['s', 'ok']]);
     });
 
     describe('studies', () => {

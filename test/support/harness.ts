@@ -8,7 +8,7 @@ import { connectClient, connectWorker } from '../../client/connection';
 import { parseRunConfig } from '../../client/config';
 import type { ResultsStore } from '../../core/store';
 import { openNew, type StoreTarget } from '../../stores';
-import { createWorker } from '../../worker/createWorker';
+import { createWorker, workerCurrent } from '../../worker/createWorker';
 
 export const REPO = path.resolve(__dirname, '..', '..');
 export const SHARED = path.resolve(REPO, '..', 'shared');
@@ -56,7 +56,13 @@ export async function withWorker<T>(name: string, fn: (world: TestWorld) => Prom
   const client = await connectClient();
   const store = openNew(storeTarget); // a second connection, as a CLI next to the worker would have
   try {
-    return await worker.runUntil(fn({ client, taskQueue, store, storeFile, dir }));
+    // A run started unpinned goes to the deployment's current build: wait until this worker's build is it.
+    return await worker.runUntil(async () => {
+      const asked = Date.now();
+      await workerCurrent.get(worker);
+      if (Date.now() - asked > 5_000) fs.appendFileSync(path.join(os.tmpdir(), 'judgeflow-slow-current.log'), `${new Date().toISOString()} ${taskQueue}: current after ${Date.now() - asked} ms\n`);
+      return fn({ client, taskQueue, store, storeFile, dir });
+    });
   } finally {
     await store.close();
     await client.connection.close();
