@@ -231,6 +231,11 @@ function devServerArgs(opts: StartDevServerOptions): string[] {
   // Eager activity dispatch: an activity scheduled by a workflow task comes back to that worker in the task's completion
   // response, skipping the server's task matching (a round trip and server CPU on every LLM call).
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
+  // Every task queue a worker serves is a Worker Deployment (worker/versioning.ts), and the server refuses a namespace's
+  // 101st: pollers of a new deployment get "reached maximum deployments in namespace (100)" (temporalio/temporal
+  // service/worker/workerdeployment/client.go, dynamic config matching.maxDeployments, default 100) and its runs never
+  // start. A local server that has seen many queues (a test suite gives each test its own) keeps taking new ones.
+  args.push('--dynamic-config-value', 'matching.maxDeployments=10000');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.headless) args.push('--headless');
   // The UI binds to loopback too; its news feed would only fetch from the Internet.
