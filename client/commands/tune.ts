@@ -2,7 +2,7 @@ import type { Command } from '../args';
 import { optionalPositive, optionalString } from '../args';
 import { InputError } from '../../core/inputError';
 import { describeLimitChange } from '../../workflows/configChange';
-import { tuneUpdate, type TuneTarget } from '../../workflows/runControl';
+import { tuneUpdate, type TuneTarget } from '../../workflows/retune';
 // The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
 import { rootCause } from '../../workflows/collectAndJudge';
 import { withClient } from '../runWorkflow';
