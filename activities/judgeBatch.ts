@@ -70,7 +70,9 @@ export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: 
   const groups = new Map<string, PendingLine[]>();
   for (const line of [...lines].sort((a, b) => a.customId.localeCompare(b.customId))) {
     const group = endpointKey(line.settings);
-    groups.set(group, [...(groups.get(group) ?? []), line]);
+    const members = groups.get(group);
+    if (members) members.push(line);
+    else groups.set(group, [line]);
   }
   const submitted: SubmittedBatch[] = [];
   const known = new Map((await deps.store.judgeBatches(runId)).map((b) => [b.key, b]));
@@ -117,7 +119,7 @@ async function requireBatch(store: ResultsStore, runId: string, key: string): Pr
 /** The provider's word on one batch, kept in the store. */
 export async function pollBatch(deps: ActivityDeps, runId: string, key: string): Promise<BatchProgress> {
   const batch = await requireBatch(deps.store, runId, key);
-  const status = await batchClient(batch.endpoint as BatchEndpoint, deps.env).status(batch.batchId);
+  const status = await clientOf(deps, batch).status(batch.batchId);
   await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
   return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended, counts: status.counts, ...(status.error ? { error: status.error } : {}) };
 }
@@ -131,7 +133,7 @@ export async function ingestBatch(deps: ActivityDeps, runId: string, key: string
   const batch = await requireBatch(deps.store, runId, key);
   const lines = await deps.store.batchLines(runId, key);
   const byId = new Map(lines.map((l) => [l.customId, l]));
-  const results = await withHeartbeat(() => batchClient(batch.endpoint as BatchEndpoint, deps.env).results(batch.batchId, lines.map((l) => l.customId)));
+  const results = await withHeartbeat(() => clientOf(deps, batch).results(batch.batchId, lines.map((l) => l.customId)));
   const at = new Date().toISOString();
   const settled: Parameters<ResultsStore['settleBatchLines']>[1] = [];
   const reported = new Set<string>();
@@ -156,10 +158,16 @@ function callOf(batch: StoredJudgeBatch, line: StoredBatchLine, body: Record<str
 
 /** `judgeflow cancel`: the run's batches still running are cancelled at the provider (what they answered stays billed). */
 export async function cancelBatches(deps: ActivityDeps, runId: string, keys: string[]): Promise<void> {
+  const batches = new Map((await deps.store.judgeBatches(runId)).map((b) => [b.key, b]));
   for (const key of keys) {
-    const batch = (await deps.store.judgeBatches(runId)).find((b) => b.key === key);
+    const batch = batches.get(key);
     if (!batch?.batchId) continue;
-    const status = await batchClient(batch.endpoint as BatchEndpoint, deps.env).cancel(batch.batchId);
+    const status = await clientOf(deps, batch).cancel(batch.batchId);
     await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
   }
+}
+
+/** The Batch API client of the endpoint a stored batch was sent to (its key read from this worker's environment). */
+function clientOf(deps: ActivityDeps, batch: StoredJudgeBatch) {
+  return batchClient(batch.endpoint as BatchEndpoint, deps.env);
 }

@@ -9,8 +9,7 @@ import { Breaker, failFastFrom, type FailFast } from './breaker';
 import { noteSpend, pause, type RunControl } from './runControl';
 import { attachLanes, limitsOf } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
-import type { ItemFailure } from './types';
-import type { BenchmarkRunInput, CopilotLimits, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
+import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
@@ -233,14 +232,14 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
     },
   }, state.judge, stage.held);
   if (!judge.batch) return judgeLane.drain(stage.planner.source(lane), stage.stop);
-  await judgeBatchesAndLive(stage, judge, endpoint, lane, judgeLane, breaker);
+  await judgeBatchesAndLive(stage, judge, endpoint, lane, judgeLane);
 }
 
 /**
  * A judge with `batch: true`: its items go through the provider's Batch API (workflows/batchJudging.ts), and those a
  * failed or expired line left are asked live through the judge's own lane and limits.
  */
-async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: string, lane: number, live: EndpointLane<number, any>, breaker: Breaker): Promise<void> {
+async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: string, lane: number, live: EndpointLane<number, { judged: number; failed: number; throttled: boolean; outcome: CallOutcome }>): Promise<void> {
   const { state, runId } = stage;
   const batch = ((state.batch ??= {})[endpoint] ??= initialBatchState());
   let batching = true;
@@ -255,13 +254,7 @@ async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: s
     state: batch,
     held: stage.held,
     stop: stage.stop,
-    counted: (_index, judged, failed) => {
-      if (judged + failed > 0) state.judge.done++;
-      if (failed > 0) state.judge.failures++;
-      stage.finished.count++;
-      stage.ended(breaker, failed > 0 ? JUDGE_INVALID : undefined);
-      stage.refresh();
-    },
+    counted: (index, judged, failed) => live.finishedElsewhere(index, { judged, failed, throttled: false }),
     changed: showBatches,
   }).finally(() => (batching = false));
   await Promise.all([rounds, live.drain({ available: () => batch.live.length, take: (n) => batch.live.splice(0, n), closed: () => !batching }, stage.stop)]);

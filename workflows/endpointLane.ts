@@ -126,6 +126,11 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     for (const key of keys.slice(finished)) await this.single(key, null);
   }
 
+  /** An item of this endpoint finished by other means (a Batch API round): counted as if this lane had asked it. */
+  finishedElsewhere(key: K, result: Omit<R, 'outcome'>): void {
+    this.count(key, this.calls.outcome(result), this.calls.failureOf?.(result));
+  }
+
   private count(key: K, outcome: ItemOutcome, failure?: ItemFailure): void {
     if (outcome !== 'none') this.counts.done++;
     if (outcome === 'failed') this.counts.failures++;
