@@ -38,6 +38,12 @@ import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGrou
 import { servedBySimulator } from './simulated';
 import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, pollBatch, submitLines, type PendingLine, type SubmittedBatch } from './judgeBatch';
 
+/** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
+function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
+  const { runKey: _key, ...rest } = config as StoredRunConfig & { runKey?: unknown };
+  return rest as StoredRunConfig;
+}
+
 export function runActivities(deps: ActivityDeps) {
   const { store } = deps;
 
@@ -144,7 +150,7 @@ export function runActivities(deps: ActivityDeps) {
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
-          config: { ...config, simulated, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}) },
+          config: { ...withoutRunKey(config), simulated, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}), ...(input.runKey ? { runKey: input.runKey } : {}) },
         });
       });
       const run = await requireRun(deps, input.runId);

@@ -17,7 +17,7 @@ export function runConfigActivities(deps: ActivityDeps) {
         const { refused } = compareRunConfigs(stored, config);
         if (refused.length) throw new InputError(`run ${runId}: the new config would change ${refused.join(', ')}`);
       });
-      const kept = Object.fromEntries(['simulated', 'reuseJudgments', 'groundingVersion'].filter((k) => k in stored).map((k) => [k, stored[k]]));
+      const kept = Object.fromEntries(['simulated', 'reuseJudgments', 'groundingVersion', 'runKey'].filter((k) => k in stored).map((k) => [k, stored[k]]));
       const next = { ...config, ...kept } as unknown as StoredRunConfig;
       await deps.store.replaceRunConfig(runId, next, { ...runJudgeRecord(next, run.judge.temperature ?? 0), temperature: run.judge.temperature });
     },

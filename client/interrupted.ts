@@ -17,7 +17,7 @@ export function interruptedMessage(e: Interrupted): string {
   if (!e.started) return `Interrupted (${e.signal}) before ${e.workflowId} was started; nothing was started.`;
   return [
     `Interrupted (${e.signal}). ${e.workflowId} is durable and still open on Temporal; nothing collected or judged so far is lost.`,
-    `  continue it: judgeflow worker            (in this directory, or with the same JUDGEFLOW_HOME)`,
+    `  continue it: run the same judgeflow run command again (it attaches to this run), or judgeflow worker (in this directory, or with the same JUDGEFLOW_HOME)`,
     `  follow it:   judgeflow status ${e.workflowId}`,
     `  cancel it:   judgeflow cancel ${e.workflowId}`,
   ].join('\n');

@@ -61,7 +61,7 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
     throw new InputError('--grounding re-runs only the grounding checks, keeping every other verdict; it takes no --rubric, --judge-*, --samples, --force or --reuse-answers (use --grounding-rubric DIR for another grounding rubric)');
   if (opts.groundingRubricDir && !opts.grounding) throw new InputError('--grounding-rubric applies to --grounding');
   // groundingVersion is what the source checked with; the re-judge stores its own. Runs stored before chunkSize was removed still carry it.
-  const { reuseJudgments: _ignored, groundingVersion: _version, chunkSize: _removed, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown>; grounding?: Record<string, unknown> };
+  const { reuseJudgments: _ignored, groundingVersion: _version, chunkSize: _removed, runKey: _key, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown>; grounding?: Record<string, unknown> };
   if (opts.grounding) stored.grounding = { ...(stored.grounding ?? {}), reuseAnswers: false, ...(opts.groundingRubricDir ? { rubric: path.resolve(opts.groundingRubricDir) } : {}) };
   else if (stored.grounding) stored.grounding = { ...stored.grounding, reuseAnswers: true };
   const judging: Record<string, unknown> = {};

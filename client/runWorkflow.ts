@@ -1,5 +1,5 @@
 import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
-import { versionNotYetPresent } from '../worker/versioning';
+import { pinnedVersion, versionNotYetPresent } from '../worker/versioning';
 import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/inputError';
 import type { Worker } from '@temporalio/worker';
@@ -21,6 +21,12 @@ export async function runWorkflow<R>(args: {
   env?: NodeJS.ProcessEnv;
   /** How to wait for the result (e.g. while printing progress); default: just wait. */
   wait?: (handle: WorkflowHandle<(...a: any[]) => Promise<R>>) => Promise<R>;
+  /** Kept with the workflow on Temporal (e.g. a run's key, client/runIdentity.ts). */
+  memo?: Record<string, unknown>;
+  /** Attach to this open workflow (started earlier with the same key) instead of starting one. */
+  attach?: boolean;
+  /** Once the workflow has ended: open workflows on the queue that need this process's worker to go on (see below). */
+  orphans?: (client: Client, queue: string) => Promise<string[]>;
 }): Promise<R | undefined> {
   const env = args.env ?? process.env;
   // Ctrl-C must return to the shell at once: the run is durable, so stopping only stops this process's part in it.
@@ -44,12 +50,17 @@ export async function runWorkflow<R>(args: {
     // Hosting a worker, the run is pinned to that worker's build (worker/versioning.ts): it runs the code of the
     // checkout that started it. Detached, it goes to the deployment's current build (the newest worker started).
     const version = worker ? workerVersions?.get(worker) : undefined;
-    const handle = await startWorkflow(client, args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input], ...(version ? { versioningOverride: { pinnedTo: version } } : {}) });
+    if (args.attach) await attachable(client, args.workflowId, version);
+    const handle = args.attach
+      ? client.workflow.getHandle<(...a: any[]) => Promise<R>>(args.workflowId)
+      : await startWorkflow(client, args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input], ...(args.memo ? { memo: args.memo } : {}), ...(version ? { versioningOverride: { pinnedTo: version } } : {}) });
     if (interrupt) interrupt.started = true;
-    args.print(`Started ${args.workflowId} (task queue ${queue})`);
+    args.print(args.attach ? `Attached to ${args.workflowId} (task queue ${queue})` : `Started ${args.workflowId} (task queue ${queue})`);
     if (args.detach) return undefined;
     try {
-      return await untilInterrupted(args.wait ? args.wait(handle) : handle.result(), interrupt);
+      const result = await untilInterrupted(args.wait ? args.wait(handle) : handle.result(), interrupt);
+      if (args.orphans) await untilInterrupted(finishOrphans(client, queue, args.orphans, args.print), interrupt);
+      return result;
     } catch (error) {
       if (error instanceof Interrupted) throw error;
       // Bad input found by an activity (a malformed traffic file, an unknown run) is the user's to fix: exit 2, not 1.
@@ -69,6 +80,33 @@ export async function runWorkflow<R>(args: {
     }
     await client?.connection.close();
   }
+}
+
+/**
+ * An open run can be attached to when this process's worker can run it: it is pinned to this checkout's build (the
+ * same code started it) or to none. Pinned to another build, only `judgeflow resume` moves it here.
+ */
+async function attachable(client: Client, workflowId: string, version: { buildId: string } | undefined): Promise<void> {
+  const pinned = pinnedVersion((await client.workflow.getHandle(workflowId).describe()).raw);
+  if (pinned && version && pinned.buildId !== version.buildId)
+    throw new InputError(`run ${workflowId} with this config is open but pinned to build ${pinned.buildId}, and this checkout is build ${version.buildId} (the code changed since it started): judgeflow resume ${workflowId} moves it onto this build and asks only what the results store does not hold`);
+}
+
+/**
+ * This process's worker also took tasks of other runs on its queue. A run started by an attached `judgeflow run`
+ * whose process is gone (killed, closed laptop) has only the workers still polling: leaving now would leave it open
+ * with nobody to finish it. So the process goes on serving such runs until they end, saying so; Ctrl-C hands them
+ * back (interruptedMessage says how to continue).
+ */
+async function finishOrphans(client: Client, queue: string, orphans: (client: Client, queue: string) => Promise<string[]>, print: (line: string) => void): Promise<void> {
+  let open = await orphans(client, queue);
+  if (!open.length) return;
+  print(`${open.join(', ')} ${open.length === 1 ? 'is' : 'are'} still open on task queue ${queue} with no process of its own: this process keeps working until ${open.length === 1 ? 'it ends' : 'they end'} (Ctrl-C hands ${open.length === 1 ? 'it' : 'them'} back; \`judgeflow worker\` or the same \`judgeflow run\` command continues ${open.length === 1 ? 'it' : 'them'}).`);
+  while (open.length) {
+    await Promise.all(open.map((id) => client.workflow.getHandle(id).result().catch(() => undefined)));
+    open = await orphans(client, queue);
+  }
+  print('Every run this process was serving has ended.');
 }
 
 interface Interruption {

@@ -5,6 +5,7 @@ import type { QueryDefinition } from '@temporalio/common';
 import type { BenchmarkRunInput, RunResult } from '../workflows/types';
 import { progressView, type ProgressMode, type ProgressView, type StageProgress } from './progress';
 import { runWorkflow } from './runWorkflow';
+import { openAttachedRuns } from './runIdentity';
 
 export function newRunId(protocol: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
@@ -12,10 +13,11 @@ export function newRunId(protocol: string, now = new Date()): string {
 }
 
 /** The workflow input: the validated config (names of secrets' variables, never their values). */
-export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean } = {}): BenchmarkRunInput {
+export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean; runKey?: string } = {}): BenchmarkRunInput {
   return {
     runId,
     config: config as unknown as BenchmarkRunInput['config'],
+    ...(extra.runKey ? { runKey: extra.runKey } : {}),
     ...(extra.sourceRunId ? { sourceRunId: extra.sourceRunId } : {}),
     ...(extra.reuseJudgments ? { reuseJudgments: true } : {}),
     ...(extra.resumeFromStore ? { resumeFromStore: true } : {}),
@@ -35,6 +37,10 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Bars on a terminal, lines otherwise (see progressMode); default lines. */
   progress?: ProgressMode;
+  /** The run's identity (client/runIdentity.ts), kept in its record and its workflow's memo so the same command finds it again. */
+  runKey?: string;
+  /** Attach to the open run `runId` (same key) instead of starting one. */
+  attach?: boolean;
 }
 
 /** Start a benchmark run; unless detached, also run a worker in this process and wait for the run to finish. */
@@ -45,8 +51,12 @@ export async function startBenchmark(options: StartOptions): Promise<{ runId: st
     workflowId: runId,
     input: runInput(options.config, runId, options),
     detach: Boolean(options.detach),
+    attach: options.attach,
     print: options.print,
     env: options.env,
+    // `attached`: this run has no `judgeflow worker` of its own; another attached process finishes it if this one dies.
+    memo: { ...(options.runKey ? { runKey: options.runKey } : {}), attached: !options.detach },
+    orphans: (client, queue) => openAttachedRuns(client, queue, runId),
     wait: (handle) => watch(handle, progressView(options.progress ?? 'lines', options.print)),
   });
   return { runId, result };

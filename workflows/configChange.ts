@@ -12,7 +12,7 @@ const JUDGE_ENDPOINT_KEYS = ['baseURL', 'model', 'apiKeyEnv', 'provider', 'extra
 /** A copilot's keys that make it another copilot: its name (report columns) and its adapter. */
 const COPILOT_IDENTITY_KEYS = ['name', 'type'];
 /** Keys the stored run record adds to the config it was started with (not the user's to give). */
-const RECORD_ONLY_KEYS = ['simulated', 'reuseJudgments', 'groundingVersion'];
+const RECORD_ONLY_KEYS = ['simulated', 'reuseJudgments', 'groundingVersion', 'runKey'];
 
 export interface ConfigChanges {
   /** What changes, for the run's history: "copilot MyAPI answerPath", "judge model", "pricing". */

@@ -105,6 +105,8 @@ export interface BenchmarkRunInput {
    * build): adopt the stored run record and ask only what the store does not hold yet (see StoredProgress).
    */
   resumeFromStore?: boolean;
+  /** The run's identity (client/runIdentity.ts): the same `judgeflow run` command finds the run again by it. */
+  runKey?: string;
   /** Set when the run continued as new (its history had grown long): where it stands. */
   carried?: { prepared: PreparedRun; state: RunState; progress: Progress; control?: RunControl };
 }

@@ -12,6 +12,7 @@ import { requireExistingStore } from '../existingStore';
 import { progressMode } from '../progress';
 import { withClient } from '../runWorkflow';
 import { startBenchmark } from '../startRun';
+import { runKeyOf } from '../runIdentity';
 import { temporalClient } from '../temporalSdk';
 import { progressQuery, resumeUpdate } from '../../workflows';
 import type { ResumeRequest } from '../../workflows/runControl';
@@ -55,7 +56,7 @@ export const resumeCommand: Command = {
     if (moved === 'running-here') return 0;
     // Started afresh from the store: its activities read the stored config, so that is replaced first.
     if (config) await replaceStoredConfig(store, runId, config);
-    const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
+    const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, runKey: runKeyOf(run) ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
     if (!result) print(`Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`);
     else {
       print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
@@ -149,6 +150,6 @@ async function replaceStoredConfig(store: ResultsStore, runId: string, config: R
 
 /** The validated config the run was started with, as stored with it (the workflow input carries no secrets either). */
 function storedConfig(run: RunRecord): RunConfig {
-  const { reuseJudgments: _ignored, ...config } = run.config as Record<string, unknown>;
+  const { reuseJudgments: _ignored, runKey: _key, ...config } = run.config as Record<string, unknown>;
   return config as unknown as RunConfig;
 }
