@@ -59,7 +59,16 @@ export async function runWorkflow<R>(args: {
     if (args.detach) return undefined;
     try {
       const result = await untilInterrupted(args.wait ? args.wait(handle) : handle.result(), interrupt);
-      if (args.orphans) await untilInterrupted(finishOrphans(client, queue, args.orphans, args.print), interrupt);
+      if (args.orphans) {
+        const serving = { open: [] as string[] };
+        try {
+          await untilInterrupted(finishOrphans(client, queue, args.orphans, args.print, serving), interrupt);
+        } catch (error) {
+          // This run is done; what Ctrl-C leaves open now are the runs this process was serving.
+          if (error instanceof Interrupted && serving.open.length) throw new Interrupted(error.signal, serving.open.join(', '), true);
+          throw error;
+        }
+      }
       return result;
     } catch (error) {
       if (error instanceof Interrupted) throw error;
@@ -98,13 +107,13 @@ async function attachable(client: Client, workflowId: string, version: { buildId
  * with nobody to finish it. So the process goes on serving such runs until they end, saying so; Ctrl-C hands them
  * back (interruptedMessage says how to continue).
  */
-async function finishOrphans(client: Client, queue: string, orphans: (client: Client, queue: string) => Promise<string[]>, print: (line: string) => void): Promise<void> {
-  let open = await orphans(client, queue);
+async function finishOrphans(client: Client, queue: string, orphans: (client: Client, queue: string) => Promise<string[]>, print: (line: string) => void, serving: { open: string[] }): Promise<void> {
+  let open = (serving.open = await orphans(client, queue));
   if (!open.length) return;
   print(`${open.join(', ')} ${open.length === 1 ? 'is' : 'are'} still open on task queue ${queue} with no process of its own: this process keeps working until ${open.length === 1 ? 'it ends' : 'they end'} (Ctrl-C hands ${open.length === 1 ? 'it' : 'them'} back; \`judgeflow worker\` or the same \`judgeflow run\` command continues ${open.length === 1 ? 'it' : 'them'}).`);
   while (open.length) {
     await Promise.all(open.map((id) => client.workflow.getHandle(id).result().catch(() => undefined)));
-    open = await orphans(client, queue);
+    open = serving.open = await orphans(client, queue);
   }
   print('Every run this process was serving has ended.');
 }
