@@ -38,6 +38,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['study', () => (require('./commands/study') as typeof import('./commands/study')).studyCommand],
   ['view', () => (require('./commands/view') as typeof import('./commands/view')).viewCommand],
   ['store', () => (require('./commands/store') as typeof import('./commands/store')).storeCommand],
+  ['doctor', () => (require('./commands/doctor') as typeof import('./commands/doctor')).doctorCommand],
   ['providers', () => (require('./commands/providers') as typeof import('./commands/providers')).providersCommand],
 ];
 

