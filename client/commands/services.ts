@@ -8,9 +8,11 @@ import type { Command } from '../args';
 import { connectWorker, taskQueue } from '../connection';
 import { ensureLocalServer, serverStatus, stopLocalServer, temporalTarget } from '../temporalServer';
 
-async function runWorkerForever(): Promise<number> {
+async function runWorkerForever({ values }: { values: Record<string, unknown> }): Promise<number> {
   await ensureLocalServer({ log: console.log });
-  const { connection, namespace } = await connectWorker();
+  const metricsAddress = metricsAddressOf(values);
+  const { connection, namespace } = await connectWorker(process.env, { metricsAddress });
+  if (metricsAddress) console.log(`Metrics (Temporal's worker metrics and judgeflow's judgeflow_*) at http://${metricsAddress}/metrics`);
   const queue = await taskQueue();
   const worker = await createWorker({ connection, namespace, taskQueue: queue });
   const version = workerVersions.get(worker);
@@ -39,10 +41,24 @@ export async function missingVariables(env: NodeJS.ProcessEnv = process.env): Pr
   return lines;
 }
 
+/** `--metrics-port N` (or JUDGEFLOW_METRICS_PORT) on loopback; `--metrics-host` to be scraped from elsewhere. */
+function metricsAddressOf(values: Record<string, unknown>): string | undefined {
+  const raw = (values['metrics-port'] as string | undefined) ?? process.env.JUDGEFLOW_METRICS_PORT;
+  if (raw === undefined || raw === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new InputError(`--metrics-port ${raw}: a TCP port (1-65535) is expected`);
+  return `${(values['metrics-host'] as string | undefined) ?? '127.0.0.1'}:${port}`;
+}
+
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'run a long-running worker (run as many as you like)',
-  usage: 'judgeflow worker',
+  usage:
+    'judgeflow worker [--metrics-port N [--metrics-host H]]\n\n' +
+    "  --metrics-port N   serve Prometheus metrics at http://127.0.0.1:N/metrics: Temporal's worker metrics and judgeflow's\n" +
+    '                     judgeflow_llm_calls_total, judgeflow_llm_rate_limited_total, judgeflow_llm_tokens_total,\n' +
+    '                     judgeflow_spend_microusd_total (also JUDGEFLOW_METRICS_PORT); nothing is served without it',
+  options: { 'metrics-port': { type: 'string' }, 'metrics-host': { type: 'string' } },
   run: runWorkerForever,
 };
 
@@ -52,7 +68,7 @@ export const devCommand: Command = {
   usage: 'judgeflow dev',
   async run() {
     if (!temporalTarget().isLocalDefault) throw new InputError('judgeflow dev runs a local server; unset TEMPORAL_ADDRESS or use judgeflow worker');
-    return runWorkerForever();
+    return runWorkerForever({ values: {} });
   },
 };
 
