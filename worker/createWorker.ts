@@ -3,6 +3,8 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
 import { instrumentedStore } from './metrics';
+import { workerTracing } from './tracing';
+import type { ResultsStore } from '../core/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
 export interface WorkerOptions {
@@ -33,6 +35,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const version = versioningEnabled(env) ? deploymentVersion(options.taskQueue, build.buildId) : undefined;
   // The worker SDK (native bridge, bundler) loads here, not when a command module that can start a worker is imported.
   const { Runtime, Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+  const tracing = workerTracing(env);
+  const traced = (store: ResultsStore) => (tracing ? tracing.instrument(store) : store);
   // The OpenAI SDK loads lazily (a short CLI command never needs it); a worker will, so it loads now rather than in
   // the first calls of a run, all at once.
   require('openai');
@@ -43,7 +47,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     workflowBundle: { code: build.code },
     // Each run stays on the build that started it (PINNED): no history is ever replayed on other workflow code.
     ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
-    activities: createActivities({ store: instrumentedStore(await openStore(options.store ?? storeTarget(env)), Runtime.instance().metricMeter), env }),
+    activities: createActivities({ store: traced(instrumentedStore(await openStore(options.store ?? storeTarget(env)), Runtime.instance().metricMeter)), env }),
+    ...(tracing ? { interceptors: { activity: tracing.activityInterceptors } } : {}),
     maxConcurrentActivityTaskExecutions: Number(env.JUDGEFLOW_MAX_ACTIVITIES ?? 32),
     // A cancel reaches a running activity in a heartbeat response; heartbeats leave at most every 2 s (not 8 s, the
     // default for a 10 s heartbeat timeout), so a cancelled run stops calling copilots and judges within seconds.

@@ -1,6 +1,7 @@
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { openExistingStore, storeLocation } from '../../stores';
 import { envNames } from '../../activities/adapters/common';
+import { workerTracing } from '../../worker/tracing';
 import { InputError } from '../../core/inputError';
 import { createWorker, workerVersions } from '../../worker/createWorker';
 import { runSimCli } from '../../sim/main';
@@ -21,6 +22,7 @@ async function runWorkerForever({ values }: { values: Record<string, unknown> })
   for (const line of await missingVariables().catch(() => [])) console.error(line);
   await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   await closeSharedBrowser();
+  await workerTracing()?.shutdown(); // the last spans leave before the process does
   return 0;
 }
 
