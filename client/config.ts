@@ -202,7 +202,7 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   if (rubricChars > RUBRIC_WARN_CHARS)
     warn(`warning: ${config.rubric ?? protocol.defaultRubricDir}: the rubric's prompt files come to ${rubricChars.toLocaleString('en')} characters, and every judge call sends them (the published rubrics are a few thousand); check that the right files are named`);
   if (config.grounding) loadGroundingRubric(config.grounding.rubric);
-  const queries = protocol.parseQueries(config.queries);
+  const queries = protocol.parseQueries(config.queries, { rubric, warn });
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
   validateCopilots(config, where);
   assertWritableDir(config.output, `${where}: output:`);

@@ -135,8 +135,11 @@ export interface ProtocolModule {
   querySchema: z.ZodType;
   /** This protocol's query fields besides id, text and history, in the order an exported query file lists them. */
   queryFields: readonly string[];
-  /** Read and validate a query file (JSON Lines, or what else the protocol accepts). */
-  parseQueries(file: string): Query[];
+  /**
+   * Read and validate a query file (JSON Lines, or what else the protocol accepts). With the run's rubric and `warn`
+   * (when a config is loaded), notes that do not stop the run, e.g. a label named differently from the rubric.
+   */
+  parseQueries(file: string, context?: { rubric?: LoadedRubric; warn?: (message: string) => void }): Query[];
   /**
    * A query's labels: label name → its values (a query may carry several, e.g. CryptoAnalystBench tags). Every place
    * that groups by label (reports, compare, snapshot counts and diffs) reads labels through this one function.

@@ -16,7 +16,7 @@ export const latticeProtocol: ProtocolModule = {
   loadRubric: (dir) => checkLatticePrompts(loadLatticeRubric(dir)),
   rubricFromContent: latticeRubricFromContent,
   querySchema: latticeQuerySchema,
-  queryFields: ['task', 'category'],
+  queryFields: ['task', 'category', 'reference'],
   parseQueries: parseLatticeQueries,
   labelsOf: latticeLabels,
   scoreKey: allDimensions,
