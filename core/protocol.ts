@@ -154,8 +154,11 @@ export interface ProtocolModule {
    * once every copilot has answered or failed for good. `plan` is what `planAhead` made.
    */
   readyUnits(args: { query: Query; position: number; responses: StoredResponse[]; copilots: string[]; plan: unknown }): JudgeUnit[];
-  /** Optional: the plan a run makes before any answer is in (stored as the run's plan, e.g. a presentation design). */
-  planAhead?(args: { queries: Query[]; copilots: string[]; seed: string }): unknown;
+  /**
+   * Optional: the plan a run makes before any answer is in (stored as the run's plan, e.g. a presentation design);
+   * `options` are the run's options of this protocol. Undefined: no plan.
+   */
+  planAhead?(args: { queries: Query[]; copilots: string[]; seed: string; options?: Record<string, unknown> }): unknown;
   judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
   buildReport(input: ReportInput): ReportFiles;
   /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */
