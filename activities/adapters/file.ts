@@ -57,7 +57,7 @@ const EXPECTED = '{"query", "response" (or "final_answer" or "answer"), "id"?}';
 /** Parsed answer files keyed by path; re-read only when the file's mtime or size changes. */
 const cache = new Map<string, { mtimeMs: number; size: number; index: AnswerIndex }>();
 
-function loadAnswers(file: string): AnswerIndex {
+export function loadAnswers(file: string): AnswerIndex {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
