@@ -62,7 +62,20 @@ function expectSameFigures(bench: any, report: any): void {
   expect(bench.dimensions.map((d: any) => d.id)).toEqual(['D1', 'D2', 'D3', 'D4', 'D5', 'D6', 'T16-1']);
 }
 
-const sim = simServersForFile({ judge: {} });
+/** The first joint request showing two answers in the re-ask test gets agent-1 twice and no agent-2; every other request the simulator's own answer. */
+let duplicateOnce = false;
+const sim = simServersForFile({
+  judge: {},
+  picky: {
+    handler: (body) => {
+      const labels = body.response_format?.json_schema?.schema?.properties?.results?.items?.properties?.agent?.enum;
+      if (!duplicateOnce || body.response_format?.json_schema?.name !== 'lattice_joint_judgment' || labels?.length !== 2) return undefined;
+      duplicateOnce = false;
+      const entry = (agent: string) => ({ agent, dimensions: Object.fromEntries(['D1', 'D2', 'D3', 'D4', 'D5', 'D6'].map((d) => [d, { score: 7, reason: 'r' }])) });
+      return JSON.stringify({ results: [entry('agent-1'), entry('agent-1')] });
+    },
+  },
+});
 
 /** The reference's answer files as a folder copilotsFrom reads: the three in ../shared, and June's from the mirror when there is one. */
 function answersDir(): { dir: string; agents: string[] } {
@@ -160,3 +173,30 @@ const PUBLISHED_SCORES = HAS_DATA && HAS_PYTHON ? fromMirror('data/scores_1200.j
   },
   300_000,
 );
+
+test('joint: a duplicated label is an invalid answer, re-asked; a query a copilot did not answer is judged with the others and the missing one recorded with its reason', async () => {
+  const dir = tempDir('jf-joint-');
+  const queries = ['How does Aave liquidate?', 'Is Lido staking safe?', 'What moves ETH funding rates?'].map((text, i) => ({ id: `q${i}`, text, task: 'T1', category: 'C1' }));
+  fs.writeFileSync(path.join(dir, 'q.jsonl'), queries.map((q) => JSON.stringify(q)).join('\n'));
+  fs.writeFileSync(path.join(dir, 'filtered_response_alpha.json'), JSON.stringify(queries.map((q) => ({ query: q.text, response: `Alpha on ${q.text}: risk because liquidity.` }))));
+  fs.writeFileSync(path.join(dir, 'filtered_response_beta.json'), JSON.stringify(queries.slice(1).map((q) => ({ query: q.text, response: `Beta: ${q.text}` }))));
+  await withWorker('lattice-joint-reask', async (world) => {
+    const config = parseRunConfig({ protocol: 'lattice', queries: 'q.jsonl', judge: { baseURL: sim.picky.url, model: 'sim-judge', concurrency: 1 }, copilotsFrom: { dir: '.' }, copilots: [], output: 'runs', lattice: { judging: 'joint' } }, 'test config', dir);
+    const before = sim.picky.requests.length;
+    duplicateOnce = true;
+    const runId = `lattice-reask-${Date.now()}`;
+    const result = await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+    const requests = sim.picky.requests.slice(before);
+    expect(requests).toHaveLength(queries.length + 1); // one per query, and the re-ask
+    expect(requests.map((r) => JSON.stringify(r.body.messages)).join('\n')).toMatch(/exactly once: no entry for agent-2; more than one entry for agent-1/);
+    const verdicts = await world.store.judgments(result.runId);
+    expect(verdicts.filter((v) => v.status === 'ok')).toHaveLength(5);
+    expect(verdicts.find((v) => v.queryId === 'q0')).toMatchObject({ copilot: 'alpha', position: 1 });
+    expect(Math.max(...verdicts.map((v) => v.attempts))).toBe(2);
+    const missing = await world.store.getResponse(result.runId, 'q0', 'beta');
+    expect(missing).toMatchObject({ status: 'missing' });
+    expect(missing!.errorMessage).toMatch(/has no answer whose query matches query q0/);
+    const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+    expect(report.copilots.beta.n).toBe(2);
+  });
+}, 300_000);
