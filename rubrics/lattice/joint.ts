@@ -24,7 +24,7 @@ export const latticeOptionsSchema = z
       .enum(['independent', 'joint'])
       .default('independent')
       .describe(
-        "independent: one judge call per answer, as the LATTICE paper describes; joint: one call per query showing every copilot's answer under a blinded label in a balanced order, as the reference harness's code judges (docs/protocols.md).",
+        "independent: one judge call per answer, as the LATTICE paper describes; joint: one call per query showing every copilot's answer under a blinded label in a balanced order, as the reference harness's code judges (docs/lattice-reference.md).",
       ),
   })
   .strict();
