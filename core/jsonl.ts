@@ -14,6 +14,13 @@ export interface JsonRecord {
  * `expected` says what a record holds, e.g. `{"id","text","task","category"}`.
  */
 export function readJsonRecords(file: string, what: string, options: { arrays: boolean; expected: string }): JsonRecord[] {
+  const { records, problems } = jsonRecordsOf(file, what, options);
+  if (problems.length) throw new InputError(problems.slice(0, 20).map((p) => p.message).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''));
+  return records;
+}
+
+/** The records, and the lines that are not JSON (each with its index among the records, so reports keep file order). */
+function jsonRecordsOf(file: string, what: string, options: { arrays: boolean; expected: string }): { records: JsonRecord[]; problems: Array<{ before: number; message: string }> } {
   const text = readText(file, what);
   const expected = options.arrays ? `JSON Lines (one ${options.expected} object per line) or a JSON array of such objects` : `JSON Lines (one ${options.expected} object per line)`;
   const trimmed = text.trimStart();
@@ -26,10 +33,10 @@ export function readJsonRecords(file: string, what: string, options: { arrays: b
     }
     if (!options.arrays)
       throw new InputError(`${file}: ${what} is a JSON array, but JSON Lines is expected here (one ${options.expected} object per line); convert it with: jq -c '.[]' ${file} > ${file.replace(/\.json$/i, '')}.jsonl`);
-    return (value as unknown[]).map((item, i) => ({ value: item, at: `${file}: item ${i + 1}` }));
+    return { records: (value as unknown[]).map((item, i) => ({ value: item, at: `${file}: item ${i + 1}` })), problems: [] };
   }
   const records: JsonRecord[] = [];
-  const problems: string[] = [];
+  const problems: Array<{ before: number; message: string }> = [];
   const lines = text.split(/\r?\n/);
   for (const [i, line] of lines.entries()) {
     if (!line.trim()) continue;
@@ -38,11 +45,10 @@ export function readJsonRecords(file: string, what: string, options: { arrays: b
     } catch (error) {
       // The first record is not JSON: the whole file is in another format, said once.
       if (!records.length && !problems.length) throw new InputError(wrongFormat(file, what, text, i + 1, (error as Error).message, expected, options.arrays));
-      problems.push(`${file}:${i + 1}: not valid JSON (${(error as Error).message})`);
+      problems.push({ before: records.length, message: `${file}:${i + 1}: not valid JSON (${(error as Error).message})` });
     }
   }
-  if (problems.length) throw new InputError(problems.slice(0, 20).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''));
-  return records;
+  return { records, problems };
 }
 
 function wrongFormat(file: string, what: string, text: string, line: number, message: string, expected: string, arrays: boolean): string {
@@ -62,14 +68,16 @@ function wrongFormat(file: string, what: string, text: string, line: number, mes
 
 /** Parse JSON Lines (or a JSON array when `arrays`), validating each record; every bad record is reported with where it is, then the whole file is rejected. */
 export function parseJsonLines<S extends z.ZodType>(file: string, schema: S, what: string, options: { arrays?: boolean; expected?: string; prepare?: (value: unknown) => unknown } = {}): Array<z.infer<S>> {
-  const records = readJsonRecords(file, what, { arrays: options.arrays ?? false, expected: options.expected ?? 'JSON' });
+  const { records, problems: syntax } = jsonRecordsOf(file, what, { arrays: options.arrays ?? false, expected: options.expected ?? 'JSON' });
   const items: Array<z.infer<S>> = [];
   const problems: string[] = [];
-  for (const { value, at } of records) {
+  records.forEach(({ value, at }, i) => {
+    for (const p of syntax) if (p.before === i) problems.push(p.message);
     const parsed = schema.safeParse(options.prepare ? options.prepare(value) : value);
     if (parsed.success) items.push(parsed.data);
     else problems.push(describeZodError(parsed.error, at));
-  }
+  });
+  for (const p of syntax) if (p.before === records.length) problems.push(p.message);
   if (problems.length) throw new InputError(problems.slice(0, 20).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''));
   if (!items.length) throw new InputError(`${file}: ${what} has no queries`);
   return items;
