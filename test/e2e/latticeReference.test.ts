@@ -153,6 +153,11 @@ function answersDir(): { dir: string; agents: string[] } {
     }
     const gate = await cliInProcess(['gate', '--baseline', result.runId, '--candidate', importedId, '--json'], env);
     expect(gate.code).toBe(0);
+    const compared = await cliInProcess(['compare', result.runId, importedId, '--json'], env);
+    expect(compared.code).toBe(0);
+    const trend = await cliInProcess(['trend', '--runs', `${result.runId},${importedId}`, '--json'], env);
+    expect(trend.code).toBe(0);
+    expect(trend.stdout).toContain(importedId);
     const again = await cliInProcess(['import', 'lattice-scores', scoresFile, '--queries', QUERIES_240], env);
     expect(again.stdout).toContain(`Imported run ${importedId}`);
   });

@@ -5,6 +5,7 @@ import { latticeProtocol } from '../../../rubrics/lattice';
 import { blindLabel, jointMessages, jointSpec, planLatticeAhead, readyLatticeUnits } from '../../../rubrics/lattice/joint';
 import { asLatticeQuery, parseLatticeQueries, splitLabel } from '../../../rubrics/lattice/queries';
 import { loadLatticeRubric } from '../../../rubrics/lattice/rubric';
+import { fromReferenceScores, toReferenceScores } from '../../../rubrics/lattice/scoresFile';
 import type { StoredResponse } from '../../../core/types';
 import { SHARED, tempDir } from '../../support/harness';
 
@@ -131,5 +132,49 @@ describe('joint judging', () => {
     expect(units).toEqual([{ queryId: 'q1', copilots: plan.presentation.orders.q1.filter((c) => c !== 'B') }]);
     expect(latticeProtocol.judgeCallsPerQuery(3, { judging: 'joint' })).toBe(1);
     expect(latticeProtocol.judgeCallsPerQuery(3, { judging: 'independent' })).toBe(3);
+  });
+});
+
+describe("the reference's scores file", () => {
+  const queries = [
+    { id: '0', text: 'How does Aave liquidate?', task: 'T1', category: 'C4', reference: { id: 0, task: 'T1 Protocol Mechanism Interpretation', category: 'C4 Decision' } },
+    { id: 'r', text: 'Help me launder coins', task: 'T16', category: 'C5' },
+  ];
+  const judgment = (queryId: string, copilot: string, scores: Record<string, number> | null) => ({
+    runId: 'r', queryId, copilot, rubricVersion: 'v', status: scores ? 'ok' : 'failed', scores, rationales: scores ? Object.fromEntries(Object.keys(scores).map((k) => [k, `why ${k}`])) : null, total: null, rank: null, position: null, error: scores ? null : 'judge gave up', judge: { model: 'm', baseURL: 'u', temperature: 0, rubricVersion: 'v' }, attempts: 1, createdAt: '',
+  }) as never;
+  const ok = (queryId: string, copilot: string) => ({ runId: 'r', queryId, copilot, status: 'ok', text: 'a' }) as never;
+  const file = toReferenceScores({
+    rubric, queries, copilots: ['A', 'B'], model: 'gpt-x', queriesPath: 'q.json', instructionsPath: 'i', agentFiles: { B: './response/b.json', A: './response/a.json' },
+    responses: [ok('0', 'A'), ok('0', 'B'), ok('r', 'A')],
+    judgments: [judgment('0', 'A', { D1: 8, D2: 7, D3: 3, D4: 9, D5: 6, D6: 5 }), judgment('0', 'B', null), judgment('r', 'A', { [rubric.data.refusal.id]: 7 })],
+  });
+
+  test('weighted_score = score ÷ 10 × weight, total its sum; T16 is T16-1 × 10; the long labels and qid as the input had them', () => {
+    const a = file.results[0].results[0] as any;
+    // C4 weights 15, 10, 30, 20, 10, 15: 12 + 7 + 9 + 18 + 6 + 7.5 = 59.5
+    expect(a.dimensions.D1).toEqual({ score: 8, weighted_score: 12, reason: 'why D1' });
+    expect(a.dimensions.D6.weighted_score).toBe(7.5);
+    expect(a.total_score).toBe(59.5);
+    expect(file.results[0]).toMatchObject({ qid: 0, task_id: 'T1 Protocol Mechanism Interpretation', category: 'C4 Decision', query: 'How does Aave liquidate?' });
+    expect(file.results[1]).toMatchObject({ qid: 'r', task_id: `T16 ${own('T16')}` });
+    expect(file.results[1].results[0]).toEqual({ agent: 'A', dimensions: { 'T16-1': { score: 7, weighted_score: 70, reason: `why ${rubric.data.refusal.id}` } }, total_score: 70 });
+  });
+
+  test('a failed verdict or a missing answer is {agent, error}; the summary counts them as errors', () => {
+    expect(file.results[0].results[1]).toEqual({ agent: 'B', error: 'judge gave up' });
+    expect(file.results[1].results[1]).toEqual({ agent: 'B', error: 'missing answer' });
+    expect(file.summary).toEqual({ A: { total_score: 129.5, count: 2, errors: 0, avg_score: 64.75 }, B: { total_score: 0, count: 0, errors: 2, avg_score: null } });
+    expect(Object.keys(file)).toEqual(['instructions_path', 'queries_path', 'agent_files', 'model', 'total_scored', 'summary', 'results']);
+    expect(Object.keys(file.agent_files)).toEqual(['A', 'B']);
+  });
+
+  test('read back: the same verdicts, errors as errors; a query not in the query file is an error naming it', () => {
+    const back = fromReferenceScores(JSON.parse(JSON.stringify(file)), 's.json', rubric, queries);
+    expect(back.agents).toEqual(['A', 'B']);
+    expect(back.verdicts).toContainEqual(expect.objectContaining({ queryId: '0', copilot: 'A', total: 59.5 }));
+    expect(back.verdicts).toContainEqual({ queryId: 'r', copilot: 'B', error: 'reference harness: missing answer' });
+    expect(() => fromReferenceScores(JSON.parse(JSON.stringify(file)), 's.json', rubric, queries.slice(1))).toThrow(/s\.json: results\[0\] \(qid 0\): its query is not in the query file/);
+    expect(() => fromReferenceScores({ results: 3 }, 's.json', rubric, queries)).toThrow(/expected the LATTICE reference's scores file/);
   });
 });
