@@ -203,5 +203,7 @@ test('joint: a duplicated label is an invalid answer, re-asked; a query a copilo
     expect(missing!.errorMessage).toMatch(/has no answer whose query matches query q0/);
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     expect(report.copilots.beta.n).toBe(2);
+    expect(report.cost.total.calls).toBe(requests.length); // reading an answers file is no call
+    expect(report.judging.mode).toBe('joint');
   });
 }, 300_000);
