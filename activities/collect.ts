@@ -55,11 +55,11 @@ export function collectActivities(deps: ActivityDeps) {
     const secrets = secretValues(config, deps.env);
     const started = new Date();
     const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
-    // A CSV copilot's answers were paid for elsewhere; every other adapter's attempt is a request worth counting.
+    // Answers held in a file (csv, file) were paid for elsewhere; every other adapter's attempt is a request worth counting.
     // The request's and reply's size, for an estimate where the copilot reports no usage (core/cost.ts).
     let requestChars: number | null = null;
     const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
-      if (config.type === 'csv') return;
+      if (adapterFor(config.type).importSource) return;
       await store.putLlmCall({
         runId: input.runId,
         role: 'copilot',

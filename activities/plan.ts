@@ -61,8 +61,8 @@ export function planActivities(deps: ActivityDeps) {
       const run = await requireRun(deps, runId);
       const protocol = protocolFor(run.protocol);
       if (protocol.planAhead && (await store.runPlan(runId)) === undefined) {
-        const plan = protocol.planAhead({ queries: await store.snapshotQueries(run.snapshotId), copilots: run.copilots, seed: run.config.seed });
-        await store.putJudgeUnits(runId, [], plan);
+        const plan = protocol.planAhead({ queries: await store.snapshotQueries(run.snapshotId), copilots: run.copilots, seed: run.config.seed, options: protocolOptions(protocol, run.config) });
+        if (plan !== undefined) await store.putJudgeUnits(runId, [], plan);
       }
       const rubric = await requireRubric(deps, run);
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));

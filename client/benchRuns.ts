@@ -39,7 +39,12 @@ export interface RunScenario {
    * 'cab-judging': a CryptoAnalystBench judging phase alone, as a re-judge has it: every copilot's answers are held
    * already (one CSV file), so the run imports them in one step and judges one shared conversation per query.
    */
-  kind?: 'lattice' | 'cab-judging';
+  kind?: 'lattice' | 'cab-judging' | 'lattice-files';
+  /**
+   * 'lattice-files': the LATTICE reference's published files as they are (its query file and one
+   * filtered_response_<agent>.json per copilot, read by copilotsFrom), judged `judging`; nothing is asked of a copilot.
+   */
+  latticeFiles?: { queries: string; answersDir: string; judging: 'independent' | 'joint' };
 }
 
 export interface RunFigures {
@@ -66,6 +71,8 @@ export interface RunFigures {
    */
   judgingS?: number;
   gaps?: JudgeGaps;
+  /** The run's report.json, for figures drawn from it (lattice-files: scores, cost, per-answer totals in results.csv). */
+  reportPath?: string;
 }
 
 export interface JudgeGaps {
@@ -95,8 +102,15 @@ export function cabJudgingBoundS(s: RunScenario): number {
   return Math.ceil(s.queries / s.judgeConcurrency) * (s.copilots + 1) * (s.latencyMs / 1000);
 }
 
+/** Judging held answers only: ⌈judge calls ÷ concurrency⌉ × latency (joint LATTICE: one call per query; else one per answer). */
+export function heldAnswersBoundS(s: RunScenario): number {
+  const calls = s.latticeFiles?.judging === 'joint' ? s.queries : s.queries * s.copilots;
+  return Math.ceil(calls / s.judgeConcurrency) * (s.latencyMs / 1000);
+}
+
 export async function measureRun(s: RunScenario, log: (line: string) => void): Promise<RunFigures> {
-  const cab = s.kind === 'cab-judging';
+  const files = s.kind === 'lattice-files' ? s.latticeFiles : undefined;
+  const cab = s.kind === 'cab-judging' || files !== undefined; // answers held already: no copilot endpoints
   const dir = path.join(judgeflowHome(), 'bench', `${s.name}-${Date.now()}`);
   fs.mkdirSync(dir, { recursive: true });
   const cli = await findOrInstallTemporalCli({ log });
@@ -116,7 +130,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
   try {
     const config = parseRunConfig(
       {
-        ...(cab ? cabJudgingParts(dir, s) : { protocol: 'lattice', queries: writeQueries(dir, s.queries) }),
+        ...(files ? latticeFilesParts(files) : cab ? cabJudgingParts(dir, s) : { protocol: 'lattice', queries: writeQueries(dir, s.queries) }),
         judge: { baseURL: judge.url, model: 'sim-judge', concurrency: s.judgeConcurrency },
         ...(cab ? {} : { copilots: copilots.map((sim, i) => ({ name: `C${i + 1}`, type: 'openai', baseURL: sim.url, model: i % 2 ? 'sim-terse' : 'sim-thorough', concurrency: s.copilotConcurrency })) }),
         output: 'runs',
@@ -137,7 +151,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const started = Date.now();
     // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
     const pinnedTo = deploymentVersion(env.JUDGEFLOW_TASK_QUEUE, (await workflowBuild(env)).buildId);
-    await (await startWorkflow(client, benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)], versioningOverride: { pinnedTo } })).result();
+    const { reportPath } = await (await startWorkflow(client, benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)], versioningOverride: { pinnedTo } })).result();
     const wallS = (Date.now() - started) / 1000;
     const workerCpuMs = workers.reduce((sum, w, i) => sum + cpuMs(w.pid!) - cpuAtStart[i], 0);
     const workerPeakMB = Math.max(...workers.map((w) => peakMB(w.pid!)));
@@ -150,7 +164,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     return {
       scenario: s,
       wallS,
-      boundS: cab ? cabJudgingBoundS(s) : pipelinedBoundS(s),
+      boundS: files ? heldAnswersBoundS(s) : cab ? cabJudgingBoundS(s) : pipelinedBoundS(s),
+      reportPath,
       llmCalls: calls.length,
       refused: calls.filter((r) => r.rateLimited).length,
       workerCpuMs,
@@ -169,6 +184,14 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     await server.stop();
   }
 }
+
+/** The reference's files as a user would name them; the judge priced at stated rates so cost can be compared between modes. */
+function latticeFilesParts(files: NonNullable<RunScenario['latticeFiles']>): Record<string, unknown> {
+  return { protocol: 'lattice', queries: files.queries, copilotsFrom: { dir: files.answersDir }, copilots: [], lattice: { judging: files.judging }, pricing: { 'sim-judge': BENCH_JUDGE_PRICE } };
+}
+
+/** Stated prices for the simulated judge (USD per million tokens), only so the modes' costs compare; not a real model's. */
+export const BENCH_JUDGE_PRICE = { inputPerMTok: 1.25, outputPerMTok: 10 };
 
 /** `queries` CryptoAnalystBench queries and one CSV holding every copilot's answer to each (imported, not asked). */
 function cabJudgingParts(dir: string, s: RunScenario): Record<string, unknown> {

@@ -16,6 +16,8 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['resume', () => (require('./commands/resume') as typeof import('./commands/resume')).resumeCommand],
   ['tune', () => (require('./commands/tune') as typeof import('./commands/tune')).tuneCommand],
   ['report', () => (require('./commands/report') as typeof import('./commands/report')).reportCommand],
+  ['export', () => (require('./commands/export') as typeof import('./commands/export')).exportCommand],
+  ['import', () => (require('./commands/import') as typeof import('./commands/import')).importCommand],
   ['artefacts', () => (require('./commands/artefacts') as typeof import('./commands/artefacts')).artefactsCommand],
   ['worker', () => (require('./commands/services') as Commands).workerCommand],
   ['dev', () => (require('./commands/services') as Commands).devCommand],

@@ -4,7 +4,8 @@ import { profileOf } from '../core/providers';
 import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
 import type { StoredRunConfig } from '../activities/deps';
 import { loadDataFile } from '../core/dataFiles';
-import { InputError, parseWith } from '../core/inputError';
+import { describeZodError, InputError, parseWith } from '../core/inputError';
+import { discoverAnswerFiles } from '../activities/adapters/file';
 import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/judgeConfig';
 import { groundingConfigSchema } from '../core/grounding';
 import { loadGroundingRubric } from '../rubrics/grounding';
@@ -29,7 +30,15 @@ const sharedKeys = {
   judge: judgeConfigSchema.optional().describe('One judge; give either judge or judges (a panel), not both.'),
   judges: z.array(panelJudgeSchema).min(2).max(12).optional().describe('A judge panel: every judge unit is judged by every member; give either judge or judges.'),
   panel: panelOptionsSchema.optional().describe("How a panel's verdicts combine (only with judges)."),
-  copilots: z.array(copilotConfigSchema).min(1).describe('The copilots to benchmark, each reached through the adapter its type names.'),
+  copilots: z.array(copilotConfigSchema).min(1).describe('The copilots to benchmark, each reached through the adapter its type names (with copilotsFrom, those it finds are added after these).'),
+  copilotsFrom: z
+    .object({
+      dir: z.string().min(1).describe('The folder holding the answer files, relative to the config file.'),
+      prefix: z.string().default('filtered_response_').describe('Each <prefix><name>.json in dir is one copilot named <name>.'),
+    })
+    .strict()
+    .optional()
+    .describe("Declare one copilot of type file per <prefix><name>.json in a folder, named by the file, as the LATTICE reference harness discovers its agents (e.g. { dir: responses } for filtered_response_elsa.json …)."),
   output: z.string().default('runs').describe('Directory the report files go to, as <output>/<runId>/, relative to the config file.'),
   rubric: z.string().optional().describe("A rubric directory other than the protocol's default (e.g. an edited copy of rubrics/lattice)."),
   seed: z.string().default('judgeflow').describe('Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced.'),
@@ -129,7 +138,7 @@ function unpricedEndpoints(c: { judge?: { model: string }; judges?: Array<{ name
   if (c.judge && !priced(c.judge.model)) out.push({ path: `judge (model ${c.judge.model})`, key: c.judge.model });
   for (const j of c.judges ?? []) if (!priced(j.model)) out.push({ path: `judge ${j.name} (model ${j.model})`, key: j.model });
   for (const cp of c.copilots) {
-    if (cp.type === 'csv') continue; // answers read from a file: no calls
+    if (cp.type === 'csv' || cp.type === 'file') continue; // answers read from a file: no calls
     const model = typeof cp.model === 'string' ? cp.model : undefined;
     if (!priced(model) && !priced(cp.name)) out.push({ path: `copilot ${cp.name}${model ? ` (model ${model})` : ''}`, key: model ?? cp.name });
   }
@@ -195,14 +204,14 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   const where = path.resolve(file);
   const raw = loadDataFile(z.unknown(), where, 'config');
   refuseRemovedKeys(raw, where);
-  const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(raw), where) as RunConfig), path.dirname(where));
+  const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(expandCopilotsFrom(raw, path.dirname(where), where)), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
   const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
   const rubricChars = JSON.stringify(rubric.content).length;
   if (rubricChars > RUBRIC_WARN_CHARS)
     warn(`warning: ${config.rubric ?? protocol.defaultRubricDir}: the rubric's prompt files come to ${rubricChars.toLocaleString('en')} characters, and every judge call sends them (the published rubrics are a few thousand); check that the right files are named`);
   if (config.grounding) loadGroundingRubric(config.grounding.rubric);
-  const queries = protocol.parseQueries(config.queries);
+  const queries = protocol.parseQueries(config.queries, { rubric, warn });
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
   validateCopilots(config, where);
   assertWritableDir(config.output, `${where}: output:`);
@@ -277,9 +286,28 @@ function refuseRemovedKeys(value: unknown, where: string): void {
   if (found.length) throw new InputError(found.map((key) => `${where}: ${REMOVED_KEYS[key]}; delete the key from ${where}`).join('\n'));
 }
 
+/**
+ * `copilotsFrom`: the copilots it finds become ordinary `type: file` entries of `copilots` (absolute paths), and the key
+ * is dropped, so the stored config lists every copilot the run asked and is read back the same way.
+ */
+function expandCopilotsFrom(value: unknown, baseDir: string, where: string): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value) || !('copilotsFrom' in value)) return value;
+  const { copilotsFrom, ...rest } = value as Record<string, unknown>;
+  const parsed = runConfigSchema.shape.copilotsFrom.safeParse(copilotsFrom);
+  if (!parsed.success || !parsed.data) throw new InputError(parsed.error ? describeZodError(parsed.error, `${where}: copilotsFrom`) : `${where}: copilotsFrom: expected { dir, prefix? }`);
+  let found;
+  try {
+    found = discoverAnswerFiles(path.resolve(baseDir, parsed.data.dir), parsed.data.prefix);
+  } catch (error) {
+    throw new InputError(`${where}: ${(error as Error).message}`);
+  }
+  const listed = Array.isArray(rest.copilots) ? rest.copilots : [];
+  return { ...rest, copilots: [...listed, ...found.map((f) => ({ name: f.name, type: 'file', path: f.path }))] };
+}
+
 export function parseRunConfig(value: unknown, where: string, baseDir: string): RunConfig {
   refuseRemovedKeys(value, where);
-  const parsed = runConfigSchema.safeParse(liftLegacyOptions(value));
+  const parsed = runConfigSchema.safeParse(liftLegacyOptions(expandCopilotsFrom(value, baseDir, where)));
   if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => `${where}: ${i.path.join('.')}: ${i.message}`).join('\n'));
   return resolveConfigPaths(withProtocolOptions(parsed.data as RunConfig), baseDir);
 }

@@ -156,7 +156,7 @@ export const queryCharsOf = (q: { text: string; history?: Array<{ content: strin
 
 /**
  * The calls a run will make if every request succeeds first time (retries and invalid judge answers add to it):
- * one per query and non-CSV copilot; judge calls as the protocol makes them (`judgeCallsPerQuery`, given the
+ * one per query and copilot that does not read its answers from a file; judge calls as the protocol makes them (`judgeCallsPerQuery`, given the
  * number of answers to one query). `promptChars` is the judge prompt's fixed size (rubric text), for the estimate.
  */
 export function planCalls(args: {
@@ -172,14 +172,16 @@ export function planCalls(args: {
   const queryChars = args.queries.reduce((n, q) => n + queryCharsOf(q), 0);
   const answering = args.copilots.length;
   const out: PlannedEndpoint[] = args.copilots.map((c) => {
-    const calls = c.type === 'csv' ? 0 : args.queries.length;
-    const prompt = c.type === 'csv' ? 0 : tokensOf(queryChars);
+    // Answers read from a file (csv, file): no calls.
+    const held = c.type === 'csv' || c.type === 'file';
+    const calls = held ? 0 : args.queries.length;
+    const prompt = held ? 0 : tokensOf(queryChars);
     const completion = calls * ASSUMED_COPILOT_ANSWER_TOKENS;
     const price = (c.model && prices[c.model]) || prices[c.name];
     return {
       role: 'copilot',
       name: c.name,
-      endpoint: c.type === 'csv' ? 'csv file (no calls)' : c.baseURL ?? c.url ?? c.type,
+      endpoint: held ? `${c.type} file (no calls)` : c.baseURL ?? c.url ?? c.type,
       model: c.model ?? null,
       calls,
       estimatedPromptTokens: prompt,

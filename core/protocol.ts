@@ -135,8 +135,11 @@ export interface ProtocolModule {
   querySchema: z.ZodType;
   /** This protocol's query fields besides id, text and history, in the order an exported query file lists them. */
   queryFields: readonly string[];
-  /** Read and validate a query file (JSON Lines, or what else the protocol accepts). */
-  parseQueries(file: string): Query[];
+  /**
+   * Read and validate a query file (JSON Lines, or what else the protocol accepts). With the run's rubric and `warn`
+   * (when a config is loaded), notes that do not stop the run, e.g. a label named differently from the rubric.
+   */
+  parseQueries(file: string, context?: { rubric?: LoadedRubric; warn?: (message: string) => void }): Query[];
   /**
    * A query's labels: label name → its values (a query may carry several, e.g. CryptoAnalystBench tags). Every place
    * that groups by label (reports, compare, snapshot counts and diffs) reads labels through this one function.
@@ -151,8 +154,11 @@ export interface ProtocolModule {
    * once every copilot has answered or failed for good. `plan` is what `planAhead` made.
    */
   readyUnits(args: { query: Query; position: number; responses: StoredResponse[]; copilots: string[]; plan: unknown }): JudgeUnit[];
-  /** Optional: the plan a run makes before any answer is in (stored as the run's plan, e.g. a presentation design). */
-  planAhead?(args: { queries: Query[]; copilots: string[]; seed: string }): unknown;
+  /**
+   * Optional: the plan a run makes before any answer is in (stored as the run's plan, e.g. a presentation design);
+   * `options` are the run's options of this protocol. Undefined: no plan.
+   */
+  planAhead?(args: { queries: Query[]; copilots: string[]; seed: string; options?: Record<string, unknown> }): unknown;
   judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
   buildReport(input: ReportInput): ReportFiles;
   /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */

@@ -142,5 +142,6 @@ export function exportJsonl(queries: Query[], fields: readonly string[]): string
 export function exportCsv(queries: Query[], fields: readonly string[]): string {
   const rows = queries.map((q) => exportable(q, fields));
   const columns = exportOrder(fields).filter((key) => rows.some((r) => r[key] !== undefined));
-  return toCsv([columns, ...rows.map((r) => columns.map((c) => (c === 'history' && r[c] !== undefined ? JSON.stringify(r[c]) : r[c])))]);
+  // Structured fields (history, LATTICE's `reference`) as JSON text in their cell.
+  return toCsv([columns, ...rows.map((r) => columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : r[c])))]);
 }

@@ -121,7 +121,11 @@ function arrayAnswer(s: any, ctx: WalkContext): unknown[] {
   // A generator asked for queries gets a handful per call, like a real one.
   const min = typeof s.minItems === 'number' ? s.minItems : /quer|question/i.test(ctx.key) ? 5 : 1;
   const count = typeof s.maxItems === 'number' ? Math.min(min, s.maxItems) : min;
-  return Array.from({ length: count }, (_, i) => walk(items, deeper(ctx, { arrayIndex: i })));
+  const out = Array.from({ length: count }, (_, i) => walk(items, deeper(ctx, { arrayIndex: i })));
+  // One entry per label shown (a joint judge's `agent` enum, as long as the array): each label once, in the order shown.
+  const labelled = Object.entries(items.properties ?? {}).find(([, p]: [string, any]) => Array.isArray(p?.enum) && p.enum.length === count && s.minItems === count);
+  if (labelled) out.forEach((item, i) => ((item as Record<string, unknown>)[labelled[0]] = (labelled[1] as any).enum[i]));
+  return out;
 }
 
 function numberAnswer(s: any, ctx: WalkContext, integer: boolean): number {
@@ -206,7 +210,9 @@ export function qualitySignal(answer: string): number {
 export function judgeHints(judgePrompt: string): AnswerHints {
   const tagged = [...judgePrompt.matchAll(/<(response|answer)\b[^>]*>([\s\S]*?)<\/\1>/gi)].map((m) => m[2] ?? '');
   const fenced = [...judgePrompt.matchAll(/^[^\n]*response[^\n]*\n<<<\n?([\s\S]*?)\n?>>>/gim)].map((m) => m[1] ?? '');
-  const blocks = tagged.length > 0 ? tagged : fenced;
+  // The LATTICE reference's joint layout: `[Agent]`, `name: <label>`, `answer:` and the answer fenced.
+  const agents = [...judgePrompt.matchAll(/^\[Agent\]\nname: [^\n]*\nanswer:\n<<<\n([\s\S]*?)\n>>>/gm)].map((m) => m[1] ?? '');
+  const blocks = agents.length > 0 ? agents : tagged.length > 0 ? tagged : fenced;
   if (blocks.length === 0) return { quality: qualitySignal(judgePrompt) };
   // What is asked is read from the prompt without the judged answers (an answer quoting the request must not change it).
   const harmful = harmfulRequest(blocks.reduce((prompt, block) => prompt.replace(block, ''), judgePrompt));

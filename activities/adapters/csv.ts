@@ -96,8 +96,12 @@ function loadTable(path: string): Table {
   const cached = cache.get(path);
   if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.table;
   let parsed: string[][];
+  const text = readFileSync(path, 'utf8');
+  // A JSON answers file (the LATTICE reference's filtered_response_<agent>.json) read as CSV fails on its first quote.
+  if (/^\uFEFF?\s*[[{]/.test(text))
+    throw new AdapterError('config', `${path} is JSON, not CSV: a csv copilot reads a CSV with a "query" column and a <name>_response column; for a JSON array or JSON Lines of {query, response} use type: file (path: ${path})`);
   try {
-    parsed = parseCsv(readFileSync(path, 'utf8'), path);
+    parsed = parseCsv(text, path);
   } catch (error) {
     throw new AdapterError('config', (error as Error).message);
   }

@@ -5,9 +5,10 @@ import { httpAdapter } from './http';
 import { browserAdapter } from './browser';
 import { csvAdapter } from './csv';
 import { anthropicAdapter } from './anthropic';
+import { fileAdapter } from './file';
 
 /** Every copilot adapter type. Adding one is a new module here; workflows never change. */
-export const adapterModules = [openaiAdapter, anthropicAdapter, httpAdapter, browserAdapter, csvAdapter] as const;
+export const adapterModules = [openaiAdapter, anthropicAdapter, httpAdapter, browserAdapter, csvAdapter, fileAdapter] as const;
 
 export type CopilotConfig = z.infer<(typeof adapterModules)[number]['configSchema']>;
 

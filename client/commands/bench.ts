@@ -4,6 +4,7 @@ import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { printStatisticsFigures } from '../../rubrics/cab/statisticsSimulation';
 import type { Command } from '../args';
 import { measureRun, type RunFigures, type RunScenario } from '../benchRuns';
+import { benchLatticeFiles } from '../benchLattice';
 import { printStartupFigures } from '../startupFigures';
 
 /** The run scenarios of issue 13: latency-bound (the measured 1.83× case) and paper scale against rate-limited endpoints. */
@@ -33,19 +34,21 @@ const CAB_JUDGING: RunScenario[] = [3, 8].map((judgeConcurrency) => ({
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
-  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging] [--sims 5000] [--paper-queries 1200] [--cab-queries 198]',
-  options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' } },
+  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
+  options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' }, 'lattice-queries': { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;
-    if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging'].includes(only)) {
-      console.error(`judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone) or cab-judging (the CryptoAnalystBench judging phase), got "${only}"`);
+    if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging', 'lattice-files'].includes(only)) {
+      console.error(`judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone), cab-judging (the CryptoAnalystBench judging phase) or lattice-files (the LATTICE reference's files judged independently and jointly), got "${only}"`);
       return 2;
     }
     const sims = positiveInteger(values.sims, '--sims');
     const paperQueries = positiveInteger(values['paper-queries'], '--paper-queries');
     const cabQueries = positiveInteger(values['cab-queries'], '--cab-queries');
-    if (sims === null || paperQueries === null || cabQueries === null) return 2;
+    const latticeQueries = positiveInteger(values['lattice-queries'], '--lattice-queries');
+    if (sims === null || paperQueries === null || cabQueries === null || latticeQueries === null) return 2;
     if (only === 'cab-judging') return benchCabJudging(cabQueries);
+    if (only === 'lattice-files') return benchLatticeFiles(console.log, latticeQueries);
     if (only === undefined || only === 'stats') printStatisticsFigures(console.log, { sims });
     if (only === 'stats') return 0;
     if (only === undefined || only === 'startup') await printStartupFigures(console.log);

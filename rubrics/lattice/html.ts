@@ -62,7 +62,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
   });
   return runReportPage({
     title: `LATTICE report ${input.run.runId}`,
-    header: runHeader(input, 'LATTICE report'),
+    header: runHeader(input, 'LATTICE report', [['judging', (input.report.judging as { description?: string } | undefined)?.description ?? 'independent']]),
     sections: [
       ['leaderboard', 'Leaderboard', leaderboard + tierNote],
       ['dimensions', 'Dimension profile', profile],

@@ -4,6 +4,7 @@ import { lengthBias } from '../../core/lengthBias';
 import { perQueryScores, separability } from '../../core/separability';
 import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
 import { summariseLattice } from './aggregate';
+import { judgingRecord } from './joint';
 import type { LatticeRubric } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
 
@@ -26,6 +27,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     simulated,
     judge: { ...run.judge, rubricVersion: rubric.version },
     queries: queries.length,
+    judging: judgingRecord(input.options, input.plan, (run.config as { importedFrom?: unknown }).importedFrom),
     generatedAt: new Date().toISOString(),
     copilots,
     separability: separable,
@@ -50,6 +52,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     `# LATTICE report — run ${run.runId}\n`,
     simulatedBanner(simulated),
     `Snapshot \`${run.snapshotId}\` (${queries.length} queries) · rubric version \`${rubric.version}\` · judge ${mdCode(run.judge.model)} at ${mdText(run.judge.baseURL)} (temperature ${run.judge.temperature})${run.sourceRunId ? ` · re-judged from run \`${run.sourceRunId}\`` : ''}\n`,
+    `Judging: ${json.judging.description}.\n`,
     '## Overall (0–100)\n',
     table(
       ['rank', 'copilot', 'score', '95% CI', 'judged', 'no score'],

@@ -1,0 +1,121 @@
+/**
+ * `judgeflow bench --only lattice-files`: the LATTICE reference's published files as they are, 1,200 queries × the
+ * three answer files in ../shared, judged independently and jointly against the simulated judge at 400 ms a call; and
+ * the side-by-side setting of issue 29 (1,200 × 4 copilots, 12 calls at a time, joint), June's answers from the
+ * reference mirror. What the mode changes on the same answers: calls, tokens, cost, agreement of the scores, ranks.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseCsv } from '../core/csv';
+import { pearson } from '../core/stats';
+import { measureRun, type RunFigures, type RunScenario } from './benchRuns';
+
+const REPO = path.resolve(__dirname, '..');
+/** The read-only data beside the checkout (JUDGEFLOW_TEST_SHARED when the checkout is a worktree one level deeper). */
+const SHARED = process.env.JUDGEFLOW_TEST_SHARED ?? path.resolve(REPO, '..', 'shared');
+const MIRROR = '/work/.mirror/SaharaLabsAI+lattice-benchmark/repo';
+
+interface LatticeFilesRow {
+  figures: RunFigures;
+  scores: Record<string, number>;
+  totals: Map<string, number>;
+  tokens: { prompt: number; completion: number };
+  costUsd: number | null;
+}
+
+/** A folder of the reference's answer files: the three in ../shared, and June's from the mirror when `withJune`. */
+function answersDir(withJune: boolean): { dir: string; copilots: number } | null {
+  const shared = path.join(SHARED, 'datasets', 'lattice', 'responses');
+  if (!fs.existsSync(shared)) return null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-bench-answers-'));
+  for (const f of fs.readdirSync(shared)) fs.symlinkSync(path.join(shared, f), path.join(dir, f));
+  if (withJune) {
+    try {
+      fs.writeFileSync(path.join(dir, 'filtered_response_june.json'), execFileSync('git', ['-C', MIRROR, 'show', 'HEAD:data/response/output/1200_queries/filtered_response_june.json'], { maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] }));
+    } catch {
+      return null;
+    }
+  }
+  return { dir, copilots: fs.readdirSync(dir).length };
+}
+
+async function runRow(name: string, judging: 'independent' | 'joint', withJune: boolean, judgeConcurrency: number, log: (line: string) => void, queries?: number): Promise<LatticeFilesRow | string> {
+  const answers = answersDir(withJune);
+  const file = path.join(SHARED, 'datasets', 'lattice', 'filtered_queries_1200.json');
+  if (!answers || !fs.existsSync(file)) return `${name}: skipped — needs ${withJune ? 'the reference mirror (June\'s answers) and ' : ''}../shared/datasets/lattice (filtered_queries_1200.json, responses/)`;
+  let queriesFile = file;
+  if (queries) {
+    queriesFile = path.join(answers.dir, '..', `jf-bench-queries-${queries}-${process.pid}.json`);
+    fs.writeFileSync(queriesFile, JSON.stringify((JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[]).slice(0, queries)));
+  }
+  const count = queries ?? (JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[]).length;
+  const s: RunScenario = { name, kind: 'lattice-files', queries: count, copilots: answers.copilots, latencyMs: 400, copilotConcurrency: 1, judgeConcurrency, latticeFiles: { queries: queriesFile, answersDir: answers.dir, judging } };
+  log(`\nrunning ${name}: ${count} queries × ${answers.copilots} answer files, judged ${judging}, 400 ms per judge call, ${judgeConcurrency} at a time …`);
+  const figures = await measureRun(s, log);
+  const report = JSON.parse(fs.readFileSync(figures.reportPath!, 'utf8'));
+  const [header, ...rows] = parseCsv(fs.readFileSync(path.join(path.dirname(figures.reportPath!), 'results.csv'), 'utf8'), 'results.csv');
+  const [q, c, t] = ['query_id', 'copilot', 'total'].map((k) => header.indexOf(k));
+  const totals = new Map(rows.filter((r) => r[t] !== '').map((r) => [`${r[q]}\u0000${r[c]}`, Number(r[t])]));
+  const scores = Object.fromEntries(Object.entries(report.copilots as Record<string, { score: number }>).map(([k, v]) => [k, v.score]));
+  const judge = Object.values(report.cost.judge as Record<string, { promptTokens: number; completionTokens: number; estimatedCostUsd: number | null }>)[0];
+  return { figures, scores, totals, tokens: { prompt: judge.promptTokens, completion: judge.completionTokens }, costUsd: judge.estimatedCostUsd };
+}
+
+const ranks = (scores: Record<string, number>) => Object.fromEntries(Object.keys(scores).sort((a, b) => scores[b] - scores[a]).map((k, i) => [k, i + 1]));
+
+/** The two modes on the same answers: per-answer agreement of the 0–100 totals, and each copilot's score and rank. */
+export function modeComparison(independent: LatticeFilesRow, joint: LatticeFilesRow): string[] {
+  const keys = [...independent.totals.keys()].filter((k) => joint.totals.has(k));
+  const a = keys.map((k) => independent.totals.get(k)!);
+  const b = keys.map((k) => joint.totals.get(k)!);
+  const diffs = a.map((x, i) => Math.abs(x - b[i]));
+  const within = (d: number) => `${((100 * diffs.filter((x) => x <= d).length) / diffs.length).toFixed(1)}%`;
+  const ri = ranks(independent.scores);
+  const rj = ranks(joint.scores);
+  return [
+    `answers judged in both modes: ${keys.length}; Pearson r of the totals ${pearson(a, b).toFixed(3)}; mean |difference| ${(diffs.reduce((s, x) => s + x, 0) / diffs.length).toFixed(2)} points; within 5 points ${within(5)}, within 10 ${within(10)}`,
+    '',
+    '| copilot | independent score (rank) | joint score (rank) | change |',
+    '| --- | --- | --- | --- |',
+    ...Object.keys(independent.scores).sort().map((k) => `| ${k} | ${independent.scores[k].toFixed(2)} (${ri[k]}) | ${joint.scores[k].toFixed(2)} (${rj[k]}) | ${(joint.scores[k] - independent.scores[k]).toFixed(2)}${ri[k] !== rj[k] ? `, rank ${ri[k]} → ${rj[k]}` : ''} |`),
+  ];
+}
+
+export function latticeFilesTable(rows: LatticeFilesRow[]): string {
+  const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+  const header = ['run', 'judge calls', 'wall s', 'bound s', 'wall ÷ bound', 'judging s', 'judging ÷ bound', 'judge tokens (prompt + completion)', 'judge cost at the stated price'];
+  return [
+    line(header),
+    line(header.map(() => '---')),
+    ...rows.map((r) =>
+      line([
+        `${r.figures.scenario.name} (${r.figures.scenario.queries} × ${r.figures.scenario.copilots}, ${r.figures.scenario.judgeConcurrency} at a time)`,
+        r.figures.llmCalls,
+        r.figures.wallS.toFixed(1),
+        r.figures.boundS.toFixed(1),
+        `${(r.figures.wallS / r.figures.boundS).toFixed(2)}×`,
+        r.figures.judgingS!.toFixed(1),
+        `${(r.figures.judgingS! / r.figures.boundS).toFixed(3)}×`,
+        `${(r.tokens.prompt + r.tokens.completion).toLocaleString('en')} (${r.tokens.prompt.toLocaleString('en')} + ${r.tokens.completion.toLocaleString('en')})`,
+        r.costUsd === null ? '–' : `$${r.costUsd.toFixed(2)}`,
+      ]),
+    ),
+  ].join('\n');
+}
+
+/** The three runs and the comparison, printed; a run whose data is absent is skipped with its reason. */
+export async function benchLatticeFiles(log: (line: string) => void, queries?: number): Promise<number> {
+  const results = [
+    await runRow('reference files, independent', 'independent', false, 12, log, queries),
+    await runRow('reference files, joint', 'joint', false, 12, log, queries),
+    await runRow('side by side: 4 copilots, joint', 'joint', true, 12, log, queries),
+  ];
+  const rows = results.filter((r): r is LatticeFilesRow => typeof r !== 'string');
+  for (const r of results) if (typeof r === 'string') log(r);
+  if (!rows.length) return 0;
+  log('\n' + latticeFilesTable(rows));
+  if (typeof results[0] !== 'string' && typeof results[1] !== 'string') log('\nindependent vs joint on the same answers (simulated judge):\n' + modeComparison(results[0], results[1]).join('\n'));
+  return 0;
+}
