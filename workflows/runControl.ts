@@ -1,4 +1,5 @@
-import { defineQuery, defineUpdate, log, setHandler } from '@temporalio/workflow';
+import { condition, defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { BenchmarkActivities } from '../activities';
 import { checkReplacement, handleTune, replaceConfig, type LimitChange, type LimitName } from './retune';
 import type { BenchmarkRunInput } from './types';
 
@@ -40,6 +41,8 @@ export interface ControlStep {
   limits?: LimitChange[];
   /** `config` (resume --config): the settings replaced ("copilot MyAPI answerPath"). */
   settings?: string[];
+  /** `resume --budget-usd/--budget-tokens` (or a config whose budget changed): the caps from then on. */
+  budget?: Budget;
 }
 
 /** A run's controls, carried across continue-as-new: whether it is paused, its budget, its tuned limits, and what was done to it. */
@@ -73,6 +76,11 @@ export const initialControl = (budget?: Budget): RunControl => ({ paused: null, 
 
 /** Share of the budget at which the run records a warning. */
 const WARN_AT = 0.8;
+const WARNING_PREFIX = '80% of the budget reached: ';
+/** How a warning names each cap ("of the $25 budget"), so it is written once per cap and dropped when the cap changes. */
+const currentCaps = (budget: Budget) => [...(budget.usd !== undefined ? [`of the $${budget.usd} budget`] : []), ...(budget.tokens !== undefined ? [`of the ${budget.tokens}-token budget`] : [])];
+/** "$0.5 and 20000 tokens", or "none". */
+export const describeBudget = (budget: Budget | undefined) => [...(budget?.usd !== undefined ? [`$${budget.usd}`] : []), ...(budget?.tokens !== undefined ? [`${budget.tokens} tokens`] : [])].join(' and ') || 'none';
 
 /**
  * `judgeflow pause` / `judgeflow resume` as Temporal Updates: validated (a paused run cannot be paused again, a running
@@ -98,10 +106,14 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
     resumeUpdate,
     async ({ reason, budgetUsd, budgetTokens, config }) => {
       const was = control.paused!;
+      const before = JSON.stringify(control.budget ?? null);
       if (config) await replaceConfig(control, config);
       if (budgetUsd !== undefined || budgetTokens !== undefined) control.budget = { ...control.budget, ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
+      const newCap = JSON.stringify(control.budget ?? null) !== before;
+      // A warning about a cap the run no longer has would mislead status; the history keeps what happened.
+      if (newCap) control.warnings = control.warnings.filter((w) => !w.startsWith(WARNING_PREFIX) || (control.budget && currentCaps(control.budget).some((cap) => w.includes(cap))));
       control.paused = null;
-      control.history.push({ action: 'resume', reason: reason || `resumed after: ${was.reason}`, by: 'user', at: new Date().toISOString() });
+      control.history.push({ action: 'resume', reason: reason || `resumed after: ${was.reason}${newCap ? `; budget now ${describeBudget(control.budget)}` : ''}`, by: 'user', at: new Date().toISOString(), ...(newCap ? { budget: { ...control.budget } } : {}) });
       log.info('run resumed', { after: was.reason });
       return control;
     },
@@ -158,11 +170,11 @@ export function noteSpend(control: RunControl, spent: Spend): void {
   if (budget.usd !== undefined && spent.usd !== null) shares.push([`$${spent.usd.toFixed(4)} of the $${budget.usd} budget`, spent.usd / budget.usd]);
   if (budget.tokens !== undefined) shares.push([`${spent.tokens} of the ${budget.tokens}-token budget`, spent.tokens / budget.tokens]);
   for (const [what, share] of shares) {
-    const warning = `80% of the budget reached: ${what} spent${unreported(spent)}`;
+    const warning = `${WARNING_PREFIX}${what} spent${unreported(spent)}`;
     // Once per cap: "of the $25 budget" names it, whatever was spent when the warning was written.
     const cap = what.replace(/^[^ ]+ /, '');
     // Also when one look finds the spend past the cap already: the run did pass 80% on the way.
-    if (share >= WARN_AT && !control.warnings.some((w) => w.startsWith('80% of the budget reached: ') && w.includes(cap))) {
+    if (share >= WARN_AT && !control.warnings.some((w) => w.startsWith(WARNING_PREFIX) && w.includes(cap))) {
       control.warnings.push(warning);
       log.warn(warning);
     }
@@ -174,4 +186,41 @@ export function noteSpend(control: RunControl, spent: Spend): void {
       ...(budget.tokens !== undefined ? { spentTokens: spent.tokens, budgetTokens: budget.tokens } : {}),
     });
   }
+}
+
+/** At most this long between two looks at a budget while calls finish (each look reads the run's call records). */
+const BUDGET_CHECK_MS = 3_000;
+
+/**
+ * The budget watch of one history: the spend, priced as the report prices it, looked at again when the items finished
+ * since the last look would reach the cap at the average price of an item so far (at most a window of items, the sum
+ * of the endpoints' concurrencies; at least one), and at least every 3 s while calls run; noteSpend warns at 80% and
+ * pauses at the cap. So the look that pauses comes at about the cap, and what runs on after it is the calls in flight.
+ * A run without a budget waits for one (`resume --budget-usd`) and is watched from then on.
+ */
+export async function watchBudget(runId: string, control: RunControl, done: () => boolean, finished: { count: number }, window: number): Promise<void> {
+  const { runSpend } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
+  let first: { count: number; spent: Spend } | undefined;
+  for (;;) {
+    if (!control.budget) await condition(() => done() || control.budget !== undefined);
+    if (done() && !control.budget) return;
+    const seen = finished.count;
+    const step = first && control.spent ? itemsUntilCap(control.budget!, first, { count: seen, spent: control.spent }, window) : window;
+    await condition(() => done() || finished.count - seen >= step || !control.budget, BUDGET_CHECK_MS);
+    if (control.budget && (finished.count > seen || done() || !first)) {
+      noteSpend(control, await runSpend({ runId }));
+      first ??= { count: finished.count, spent: control.spent! };
+    }
+    if (done()) return;
+  }
+}
+
+/** Items that may finish before the next look: as many as the cap's remainder buys at this history's average item price. */
+export function itemsUntilCap(budget: Budget, first: { count: number; spent: Spend }, now: { count: number; spent: Spend }, window: number): number {
+  const items = now.count - first.count;
+  if (items <= 0) return window;
+  const left: number[] = [];
+  if (budget.usd !== undefined && now.spent.usd !== null && first.spent.usd !== null && now.spent.usd > first.spent.usd) left.push((budget.usd - now.spent.usd) / ((now.spent.usd - first.spent.usd) / items));
+  if (budget.tokens !== undefined && now.spent.tokens > first.spent.tokens) left.push((budget.tokens - now.spent.tokens) / ((now.spent.tokens - first.spent.tokens) / items));
+  return Math.max(1, Math.min(window, Math.floor(Math.min(window, ...left))));
 }
