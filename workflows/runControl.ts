@@ -71,6 +71,8 @@ export const pauseUpdate = defineUpdate<RunControl, [{ reason?: string }]>('paus
 export const resumeUpdate = defineUpdate<RunControl, [ResumeRequest]>('resume');
 /** The run's controls as they stand (status --json shows the history and the tuned limits). */
 export const controlQuery = defineQuery<RunControl>('control');
+/** Whether the run is paused, for an activity that asks several items in a row (activities/callBatch.ts HELD_QUERY). */
+export const heldQuery = defineQuery<boolean>('held');
 
 export const initialControl = (budget?: Budget): RunControl => ({ paused: null, ...(budget ? { budget: { ...budget } } : {}), warnings: [], history: [] });
 
@@ -131,6 +133,7 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
   );
   handleTune(control, isOpen);
   setHandler(controlQuery, () => control);
+  setHandler(heldQuery, () => control.paused !== null);
 }
 
 /** Pause the run (by a person, or by the run itself when a budget or a failing endpoint says so). */
