@@ -1,10 +1,11 @@
+import { meanAnswerTokens, priceFor, priceOf, requestTokens } from '../core/cost';
 import { usageFrom, type AnswerCache, type ModelEndpoint } from '../core/llm';
 import { anthropicUsage } from '../core/providers/anthropicMessages';
 import { batchApiOf, batchClient, type BatchEndpoint, type BatchLine } from '../core/providers/batch';
 import { endpointKey } from '../core/providers/session';
 import type { ResultsStore, StoredBatchLine, StoredJudgeBatch } from '../core/store';
 import type { LlmCallRecord } from '../core/types';
-import type { ActivityDeps } from './deps';
+import { requireRun, type ActivityDeps } from './deps';
 import { withHeartbeat } from './heartbeat';
 import type { BatchProgress } from '../workflows/types';
 
@@ -48,6 +49,75 @@ export function batchReplies(store: ResultsStore, runId: string, item: { index: 
     if (!batchApiOf(settings)) throw new AskedLive(`${settings.baseURL} has no Batch API judgeflow can use`);
     lines.set(customId, { customId, body: line(), settings, queryId: item.queryId, callName: item.judge || settings.model });
     throw new DeferredToBatch(customId);
+  };
+}
+
+/** What is left of the run's budget when a round is prepared (the workflow's look at the spend just before). */
+export interface RoundBudget {
+  usd?: number;
+  tokens?: number;
+}
+
+/** One round's items: finished, asked live, waiting for a batch; the lines to submit; the price of what did not fit. */
+export interface PreparedRound {
+  done: Array<{ index: number; judged: number; failed: number }>;
+  live: number[];
+  deferred: number[];
+  lines: PendingLine[];
+  /** Nothing fitted what is left of the budget: the estimated price of the first item's lines (the run pauses). */
+  overBudget?: { usd: number; tokens: number };
+}
+
+/**
+ * Run a round's items until each needs a request no batch has answered (`judge`), taking those requests as lines.
+ * With a budget the round is sized to what is left of it: each item's lines are priced before submit (requestTokens:
+ * the prompt at ≈ 4 characters a token, the answer at the mean of the run's judge answers so far, at most max_tokens;
+ * at the batch price, priceFor) and the first item that would pass what is left waits, with every later one, for a
+ * later round (after a look at the spend). When not even the first fits, nothing is submitted and `overBudget` says
+ * its price.
+ */
+export async function prepareRound(deps: ActivityDeps, runId: string, indices: number[], judge: (index: number, lines: Map<string, PendingLine>) => Promise<{ judged: number; failed: number }>, budget?: RoundBudget): Promise<PreparedRound> {
+  const lines = new Map<string, PendingLine>();
+  const round: PreparedRound = { done: [], live: [], deferred: [], lines: [] };
+  const price = budget ? await linePricer(deps, runId) : undefined;
+  const taken = { usd: 0, tokens: 0 };
+  for (const [i, index] of indices.entries()) {
+    const before = lines.size;
+    try {
+      round.done.push({ index, ...(await judge(index, lines)) });
+    } catch (error) {
+      if (error instanceof DeferredToBatch) round.deferred.push(index);
+      else if (error instanceof AskedLive) round.live.push(index);
+      else throw error;
+    }
+    if (!price || lines.size === before) continue;
+    const added = [...lines.values()].slice(before);
+    const cost = added.map(price).reduce((a, b) => ({ usd: a.usd + b.usd, tokens: a.tokens + b.tokens }));
+    const fits = (budget!.usd === undefined || taken.usd + cost.usd <= budget!.usd) && (budget!.tokens === undefined || taken.tokens + cost.tokens <= budget!.tokens);
+    if (fits) {
+      taken.usd += cost.usd;
+      taken.tokens += cost.tokens;
+      continue;
+    }
+    for (const line of added) lines.delete(line.customId);
+    round.deferred.push(...indices.slice(i + 1));
+    if (lines.size === 0) round.overBudget = cost;
+    break;
+  }
+  round.lines = [...lines.values()];
+  return round;
+}
+
+/** A line's estimated price and tokens before submit (see prepareRound), priced as the report will price its call. */
+async function linePricer(deps: ActivityDeps, runId: string): Promise<(line: PendingLine) => { usd: number; tokens: number }> {
+  const run = await requireRun(deps, runId);
+  const calls = await deps.store.llmCalls(runId);
+  const answers = new Map<string, number>();
+  return (line) => {
+    const model = line.settings.model;
+    if (!answers.has(model)) answers.set(model, meanAnswerTokens(calls, model));
+    const tokens = requestTokens(line.body, answers.get(model)!);
+    return { usd: priceOf(priceFor(run.config.pricing, { model, name: line.callName, batch: true }), tokens) ?? 0, tokens: tokens.promptTokens + tokens.completionTokens };
   };
 }
 

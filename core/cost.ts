@@ -213,3 +213,21 @@ export function planCalls(args: {
     });
   return out;
 }
+
+/**
+ * A request's tokens before it is sent (a batch line's price is known before submit): the prompt at ≈ 4 characters a
+ * token of what it carries (messages, Anthropic's system and tools), and the answer at `answerTokens` (the caller's
+ * estimate: the mean of this run's judge answers so far, else ASSUMED_JUDGE_ANSWER_TOKENS) — at most the request's own
+ * max_tokens / max_completion_tokens, which the provider never exceeds.
+ */
+export function requestTokens(body: Record<string, unknown>, answerTokens: number): { promptTokens: number; completionTokens: number } {
+  const carried = [body.messages, body.system, body.tools].filter((v) => v !== undefined);
+  const cap = [body.max_tokens, body.max_completion_tokens].find((v): v is number => typeof v === 'number' && v > 0);
+  return { promptTokens: tokensOf(JSON.stringify(carried).length), completionTokens: Math.ceil(cap === undefined ? answerTokens : Math.min(cap, answerTokens)) };
+}
+
+/** The mean answer length of a run's answered judge calls to `model` (reported usage only), else the assumed one. */
+export function meanAnswerTokens(calls: LlmCallRecord[], model: string): number {
+  const answered = calls.filter((c) => c.role === 'judge' && c.model === model && c.ok && typeof c.completionTokens === 'number');
+  return answered.length ? answered.reduce((n, c) => n + c.completionTokens!, 0) / answered.length : ASSUMED_JUDGE_ANSWER_TOKENS;
+}

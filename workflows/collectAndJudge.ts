@@ -255,6 +255,7 @@ async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: s
     state: batch,
     held: stage.held,
     stop: stage.stop,
+    control: stage.control,
     counted: (index, judged, failed) => live.finishedElsewhere(index, { judged, failed, throttled: false }),
     changed: showBatches,
   }).finally(() => (batching = false));

@@ -14,6 +14,9 @@ export interface PauseState {
   budgetUsd?: number;
   spentTokens?: number;
   budgetTokens?: number;
+  /** A budget pause before a batch round: the estimated price of the smallest part of it that did not fit. */
+  nextBatchUsd?: number;
+  nextBatchTokens?: number;
 }
 
 /** The run's spending cap (config `budget`, raised by `judgeflow resume --budget-usd/--budget-tokens`). */
@@ -126,7 +129,7 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
         if (control.paused.by !== 'budget') return;
         // Resumed at the same cap, the next look at the spend would pause it again at once.
         const caps = { ...((config?.budget as Budget | undefined) ?? control.budget), ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
-        const over = overBudget(control.spent, caps);
+        const over = overBudget(control.spent, caps) ?? nextBatchOver(control.paused, control.spent, caps);
         if (over) throw new Error(`the run is paused at its budget: ${over}; raise it above what was spent (judgeflow resume RUN_ID --budget-usd N or --budget-tokens N)`);
       },
     },
@@ -161,6 +164,13 @@ function overBudget(spent: Spend | undefined, budget: Budget | undefined): strin
   return null;
 }
 
+/** A pause before a batch round: the caps must leave room for its price, or the next look pauses the run again. */
+function nextBatchOver(paused: PauseState, spent: Spend | undefined, caps: Budget): string | null {
+  if (paused.nextBatchUsd !== undefined && caps.usd !== undefined && (spent?.usd ?? 0) + paused.nextBatchUsd > caps.usd) return `$${(spent?.usd ?? 0).toFixed(4)} spent of $${caps.usd}, and the next batch costs about $${paused.nextBatchUsd.toFixed(4)}`;
+  if (paused.nextBatchTokens !== undefined && caps.tokens !== undefined && (spent?.tokens ?? 0) + paused.nextBatchTokens > caps.tokens) return `${spent?.tokens ?? 0} tokens used of ${caps.tokens}, and the next batch needs about ${paused.nextBatchTokens}`;
+  return null;
+}
+
 /**
  * The run's spend, measured again: at 80% of a cap a warning is recorded (once per cap), at the cap the run pauses
  * with reason `budget` — no new call starts; those in flight finish and are kept.
@@ -182,13 +192,25 @@ export function noteSpend(control: RunControl, spent: Spend): void {
       log.warn(warning);
     }
   }
-  if (!control.paused && overBudget(spent, budget)) {
-    pause(control, 'budget', 'budget');
-    Object.assign(control.paused!, {
-      ...(budget.usd !== undefined ? { spentUsd: spent.usd, budgetUsd: budget.usd } : {}),
-      ...(budget.tokens !== undefined ? { spentTokens: spent.tokens, budgetTokens: budget.tokens } : {}),
-    });
-  }
+  if (!control.paused && overBudget(spent, budget)) budgetPause(control, spent, budget, {});
+}
+
+/** The run paused by its budget, with what was spent of what (and what the next batch would have cost). */
+function budgetPause(control: RunControl, spent: Spend, budget: Budget, next: Pick<PauseState, 'nextBatchUsd' | 'nextBatchTokens'>): void {
+  pause(control, 'budget', 'budget');
+  Object.assign(control.paused!, {
+    ...(budget.usd !== undefined ? { spentUsd: spent.usd, budgetUsd: budget.usd } : {}),
+    ...(budget.tokens !== undefined ? { spentTokens: spent.tokens, budgetTokens: budget.tokens } : {}),
+    ...next,
+  });
+}
+
+/** A batch round whose first item's lines cost more than is left of the budget: the run pauses before submitting it. */
+export function pauseBeforeBatch(control: RunControl, price: { usd: number; tokens: number }): void {
+  if (control.paused || !control.budget) return;
+  const { budget } = control;
+  budgetPause(control, control.spent ?? { usd: 0, tokens: 0, callsWithoutUsage: 0 }, budget, { ...(budget.usd !== undefined ? { nextBatchUsd: price.usd } : {}), ...(budget.tokens !== undefined ? { nextBatchTokens: price.tokens } : {}) });
+  log.warn('run paused before a batch round over its budget', { nextBatchUsd: price.usd, nextBatchTokens: price.tokens });
 }
 
 /** At most this long between two looks at a budget while calls finish (each look reads the run's call records). */
