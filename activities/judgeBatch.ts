@@ -186,24 +186,44 @@ async function requireBatch(store: ResultsStore, runId: string, key: string): Pr
   return batch as StoredJudgeBatch & { batchId: string };
 }
 
-/** The provider's word on one batch, kept in the store. */
-export async function pollBatch(deps: ActivityDeps, runId: string, key: string): Promise<BatchProgress> {
+/** The providers' window (OpenAI's and Anthropic's 24 h) plus a margin for their finalizing: `judge.batchDeadlineHours`. */
+export const DEFAULT_BATCH_DEADLINE_HOURS = 26;
+
+/** When a stored batch passes its deadline (its record is stored just before the submit). */
+const deadlineOf = (batch: StoredJudgeBatch, hours: number | undefined) => Date.parse(batch.createdAt) + (hours ?? DEFAULT_BATCH_DEADLINE_HOURS) * 3_600_000;
+const pastDeadline = (hours: number | undefined) => `it had not ended ${hours ?? DEFAULT_BATCH_DEADLINE_HOURS} h after its submit (judge.batchDeadlineHours) and was cancelled`;
+
+/**
+ * The provider's word on one batch, kept in the store. A batch that has not ended by its deadline is cancelled at the
+ * provider and counts as ended: its ingest asks every line it did not answer live.
+ */
+export async function pollBatch(deps: ActivityDeps, runId: string, key: string, deadlineHours?: number): Promise<BatchProgress> {
   const batch = await requireBatch(deps.store, runId, key);
-  const status = await clientOf(deps, batch).status(batch.batchId);
+  const client = clientOf(deps, batch);
+  let status = await client.status(batch.batchId);
+  let late: string | undefined;
+  if (!status.ended && Date.now() > deadlineOf(batch, deadlineHours)) {
+    status = await client.cancel(batch.batchId);
+    late = pastDeadline(deadlineHours);
+  }
   await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
-  return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended, counts: status.counts, ...(status.error ? { error: status.error } : {}) };
+  const error = [status.error, late].filter(Boolean).join('; ');
+  return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended || late !== undefined, counts: status.counts, ...(error ? { error } : {}) };
 }
 
 /**
  * An ended batch's results into the store, line by line by custom_id: an answered line with its call record (at the
  * batch price, core/cost.ts), a failed one with the provider's words, and a line the provider never reported as
- * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice.
+ * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice. A batch past its
+ * deadline that has still not ended (a cancel can take minutes) has its lines settled as expired: asked live.
  */
-export async function ingestBatch(deps: ActivityDeps, runId: string, key: string): Promise<{ ok: number; failed: number }> {
+export async function ingestBatch(deps: ActivityDeps, runId: string, key: string, deadlineHours?: number): Promise<{ ok: number; failed: number }> {
   const batch = await requireBatch(deps.store, runId, key);
   const lines = await deps.store.batchLines(runId, key);
   const byId = new Map(lines.map((l) => [l.customId, l]));
-  const results = await withHeartbeat(() => clientOf(deps, batch).results(batch.batchId, lines.map((l) => l.customId)));
+  const client = clientOf(deps, batch);
+  const late = Date.now() > deadlineOf(batch, deadlineHours) && !(await client.status(batch.batchId)).ended;
+  const results = late ? [] : await withHeartbeat(() => client.results(batch.batchId, lines.map((l) => l.customId)));
   const at = new Date().toISOString();
   const settled: Parameters<ResultsStore['settleBatchLines']>[1] = [];
   const reported = new Set<string>();
@@ -214,7 +234,8 @@ export async function ingestBatch(deps: ActivityDeps, runId: string, key: string
     if (result.ok) settled.push({ customId: line.customId, status: 'ok', body: result.body, error: null, call: callOf(batch, line, result.body, runId, at) });
     else settled.push({ customId: line.customId, status: result.kind, body: null, error: result.error, call: null });
   }
-  for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: 'the provider reported no result for this line', call: null });
+  const unreported = late ? `the batch ${pastDeadline(deadlineHours)}` : 'the provider reported no result for this line';
+  for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: unreported, call: null });
   await deps.store.settleBatchLines(runId, settled);
   const after = await deps.store.batchLines(runId, key);
   return { ok: after.filter((l) => l.status === 'ok').length, failed: after.filter((l) => l.status !== 'ok').length };

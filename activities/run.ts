@@ -164,10 +164,10 @@ export function runActivities(deps: ActivityDeps) {
     },
 
     /** The provider's state and counts of a submitted judge batch. */
-    pollJudgeBatch: ({ runId, key }: { runId: string; key: string }) => pollBatch(deps, runId, key),
+    pollJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) => pollBatch(deps, runId, key, deadlineHours),
 
     /** An ended judge batch's results, stored line by line (idempotent). */
-    ingestJudgeBatch: ({ runId, key }: { runId: string; key: string }) => ingestBatch(deps, runId, key),
+    ingestJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) => ingestBatch(deps, runId, key, deadlineHours),
 
     /** A cancelled run's batches still running, cancelled at the provider. */
     cancelJudgeBatches: ({ runId, keys }: { runId: string; keys: string[] }) => cancelBatches(deps, runId, keys),

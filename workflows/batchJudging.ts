@@ -65,7 +65,7 @@ export async function judgeInBatches(lane: BatchLane): Promise<void> {
         if (!s.waiting.length) continue; // every item finished or went live
       }
       if (!(await waitForBatches(lane))) return;
-      for (const key of s.waiting) await ingestJudgeBatch({ runId: lane.runId, key });
+      for (const key of s.waiting) await ingestJudgeBatch({ runId: lane.runId, key, ...deadline(lane) });
       s.waiting = [];
     }
   } catch (error) {
@@ -130,10 +130,13 @@ async function waitForBatches(lane: BatchLane): Promise<boolean> {
   const { state: s } = lane;
   const everyMs = (lane.judge.batchPollSeconds ?? 60) * 1_000;
   for (;;) {
-    s.batches = await Promise.all(s.waiting.map((key) => pollJudgeBatch({ runId: lane.runId, key })));
+    s.batches = await Promise.all(s.waiting.map((key) => pollJudgeBatch({ runId: lane.runId, key, ...deadline(lane) })));
     lane.changed();
     if (s.batches.every((b) => b.ended)) return true;
     if (lane.stop()) return false;
     await sleep(everyMs);
   }
 }
+
+/** `judge.batchDeadlineHours`, when the config sets it (else the activities' default). */
+const deadline = (lane: BatchLane) => (lane.judge.batchDeadlineHours !== undefined ? { deadlineHours: lane.judge.batchDeadlineHours } : {});

@@ -8,7 +8,7 @@
  * tag: it always creates one, and the caller must keep the returned id before anything else can fail.
  */
 import { ANTHROPIC_VERSION, anthropicUrl } from '../anthropicMessages';
-import { batchJson, batchRequest, jsonLines, unreported } from './http';
+import { batchJson, batchRequest, jsonLines, malformedResults, unreported } from './http';
 import type { BatchClient, BatchLine, BatchLineResult, BatchStatus } from './types';
 
 export function anthropicBatchClient(baseURL: string, apiKey: string | undefined, timeoutMs: number): BatchClient {
@@ -28,7 +28,8 @@ export function anthropicBatchClient(baseURL: string, apiKey: string | undefined
       // results_url is null until processing ends.
       if (!state.ended || typeof batch.results_url !== 'string') throw new Error(`batch ${id} has not ended (processing_status ${batch?.processing_status}): its results are not there yet`);
       const text = await batchRequest(batch.results_url, { method: 'GET', headers }, timeoutMs);
-      const reported = jsonLines(text, `batch ${id} results`).map(lineResult);
+      const { lines, malformed } = jsonLines(text, `batch ${id} results`);
+      const reported = [...lines.map(lineResult), ...malformedResults(malformed)];
       return [...reported, ...unreported(reported, expected, state.state === 'cancelled' ? 'canceled' : 'expired', `batch ${id} ended without a result for this request`)];
     },
     async cancel(id: string) {

@@ -7,7 +7,7 @@
  */
 import { providerErrorMessage } from '../errorBody';
 import { ProviderHttpError } from '../httpError';
-import { batchJson, batchRequest, jsonLines, unreported } from './http';
+import { batchJson, batchRequest, jsonLines, malformedResults, unreported } from './http';
 import type { BatchClient, BatchLine, BatchLineResult, BatchState, BatchStatus } from './types';
 
 /** The metadata key a batch's tag is stored under (the reference: metadata keys up to 64 characters, values up to 512). */
@@ -47,7 +47,8 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
       const reported: BatchLineResult[] = [];
       for (const fileId of [batch.output_file_id, batch.error_file_id]) {
         if (typeof fileId !== 'string' || !fileId) continue;
-        for (const line of jsonLines(await fileText(fileId), `batch ${id} file ${fileId}`)) reported.push(lineResult(line));
+        const { lines, malformed } = jsonLines(await fileText(fileId), `batch ${id} file ${fileId}`);
+        reported.push(...lines.map(lineResult), ...malformedResults(malformed));
       }
       // Lines in neither file: expired ones are in the error file (code batch_expired, the guide's "Batch expiration"); a
       // cancelled batch reports only the lines that ran.
