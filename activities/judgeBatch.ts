@@ -156,13 +156,31 @@ export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: 
       const record: StoredJudgeBatch = { runId, key, batchId: null, api: batchApiOf(settings)!, endpoint, state: 'submitting', counts: { total: chunk.length, succeeded: 0, failed: 0, pending: chunk.length }, lines: chunk.length, createdAt: new Date().toISOString() };
       await deps.store.putJudgeBatch(record, chunk.map(({ customId, queryId, callName }) => ({ customId, queryId, callName })));
     }
-    if (!existing?.batchId) {
-      const status = await batchClient(endpoint, deps.env).submit(chunk.map(({ customId, body }) => ({ customId, body })), `${runId}/${key}`);
-      await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
-    }
+    if (!existing?.batchId) await submitOnce(deps, runId, key, endpoint, chunk, existing, known);
     submitted.push({ key, lines: chunk.length });
   }
   return submitted;
+}
+
+/**
+ * Submit one batch exactly once. Its record (the intent) is stored before the provider is asked; a retried submit whose
+ * record has no batch id (the worker died while the create reply was in flight) first looks for the batch it made
+ * (BatchClient.find) among those the run does not hold already: the oldest found is this one, any later ones are
+ * duplicates, cancelled at once and recorded (`KEY/duplicate-N`, no lines) so the report lists every batch paid for.
+ */
+async function submitOnce(deps: ActivityDeps, runId: string, key: string, endpoint: BatchEndpoint & { model: string }, chunk: PendingLine[], existing: StoredJudgeBatch | undefined, known: Map<string, StoredJudgeBatch>): Promise<void> {
+  const client = batchClient(endpoint, deps.env);
+  const lines = chunk.map(({ customId, body }) => ({ customId, body }));
+  const held = new Set([...known.values()].map((b) => b.batchId).filter(Boolean));
+  const made = existing ? (await client.find(lines, `${runId}/${key}`, Date.parse(existing.createdAt))).filter((b) => !held.has(b.id)) : [];
+  const status = made[0] ?? (await client.submit(lines, `${runId}/${key}`));
+  await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
+  for (const [i, duplicate] of made.slice(1).entries()) {
+    const cancelled = await client.cancel(duplicate.id);
+    const record: StoredJudgeBatch = { ...existing!, key: `${key}/duplicate-${i + 1}`, batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts, lines: 0 };
+    await deps.store.putJudgeBatch(record, []);
+    await deps.store.updateJudgeBatch(runId, record.key, { batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts });
+  }
 }
 
 function chunks(lines: PendingLine[]): PendingLine[][] {

@@ -139,12 +139,17 @@ function batchObject(job: BatchJob, origin: string): Record<string, unknown> {
   };
 }
 
-/** The list reference: newest first, `after_id` to page on, `limit` 1–1000 (default 20). */
+/** The list reference: newest first, `after_id` / `before_id` to page on, `limit` 1–1000 (default 20). */
 function listBatches(store: AnthropicBatches, query: URLSearchParams, origin: string): Record<string, unknown> {
   const all = [...store.batches.values()].reverse();
   const after = query.get('after_id');
-  const from = after ? all.findIndex((b) => b.id === after) + 1 : 0;
+  const before = query.get('before_id');
   const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 20) || 20));
-  const page = all.slice(from, from + limit).map((b) => batchObject(b, origin));
-  return { data: page, has_more: from + limit < all.length, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null };
+  const end = before ? Math.max(0, all.findIndex((b) => b.id === before)) : all.length;
+  const from = after ? all.findIndex((b) => b.id === after) + 1 : before ? Math.max(0, end - limit) : 0;
+  const to = Math.min(end, from + limit);
+  const page = all.slice(from, to).map((b) => batchObject(b, origin));
+  // has_more: "if there are more results in the requested page direction".
+  const hasMore = before ? from > 0 : to < all.length;
+  return { data: page, has_more: hasMore, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null };
 }

@@ -53,6 +53,7 @@ export async function routeOpenAIBatches(req: IncomingMessage, res: ServerRespon
   const file = path.match(/^\/v1\/files\/([^/]+)(\/content)?$/);
   const batch = path.match(/^\/v1\/batches\/([^/]+)(\/cancel)?$/);
   if (req.method === 'POST' && path === '/v1/files') await uploadFile(req, res, store);
+  else if (req.method === 'GET' && path === '/v1/files') sendJson(res, 200, listFiles(store, url.searchParams));
   else if (req.method === 'GET' && file) {
     const stored = store.files.get(file[1]);
     if (!stored) sendError(res, 404, `No such File object: ${file[1]}`, 'invalid_request_error', null, undefined, 'id');
@@ -260,6 +261,18 @@ function listBatches(store: OpenAIBatches, query: URLSearchParams, omitMetadata:
   const limit = Math.min(100, Math.max(1, Number(query.get('limit') ?? 20) || 20));
   // An OpenAI-compatible host whose list leaves metadata out (SimOptions.batchListOmitsMetadata).
   const page = all.slice(from, from + limit).map((b) => (omitMetadata ? { ...batchObject(b), metadata: undefined } : batchObject(b)));
+  return { object: 'list', data: page, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null, has_more: from + limit < all.length };
+}
+
+/** The Files list of the reference: `purpose` filters, `order` by created_at (default desc), `after` a file id, `limit` 1–10,000 (default 10,000). */
+function listFiles(store: OpenAIBatches, query: URLSearchParams): Record<string, unknown> {
+  const purpose = query.get('purpose');
+  const ascending = [...store.files.values()].filter((f) => !purpose || f.purpose === purpose);
+  const all = query.get('order') === 'asc' ? ascending : ascending.reverse();
+  const after = query.get('after');
+  const from = after ? all.findIndex((f) => f.id === after) + 1 : 0;
+  const limit = Math.min(10_000, Math.max(1, Number(query.get('limit') ?? 10_000) || 10_000));
+  const page = all.slice(from, from + limit).map(fileObject);
   return { object: 'list', data: page, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null, has_more: from + limit < all.length };
 }
 
