@@ -218,9 +218,10 @@ const BUDGET_CHECK_MS = 3_000;
 
 /**
  * The budget watch of one history: the spend, priced as the report prices it, looked at again when the items finished
- * since the last look would reach the cap at the average price of an item so far (at most a window of items, the sum
- * of the endpoints' concurrencies; at least one), and at least every 3 s while calls run; noteSpend warns at 80% and
- * pauses at the cap. So the look that pauses comes at about the cap, and what runs on after it is the calls in flight.
+ * since the last look would bring it within a window of the cap at the average price of an item so far (itemsUntilCap:
+ * at most a window of items, the sum of the endpoints' concurrencies; at least one), and at least every 3 s while calls
+ * run; noteSpend warns at 80% and pauses at the cap. So the look that pauses comes at about the cap, and what runs on
+ * after it is the calls in flight.
  * A run without a budget waits for one (`resume --budget-usd`) and is watched from then on.
  */
 export async function watchBudget(runId: string, control: RunControl, done: () => boolean, finished: { count: number }, window: number): Promise<void> {
@@ -240,12 +241,16 @@ export async function watchBudget(runId: string, control: RunControl, done: () =
   }
 }
 
-/** Items that may finish before the next look: as many as the cap's remainder buys at this history's average item price. */
+/**
+ * Items that may finish before the next look: what the cap's remainder buys at this history's average item price, less
+ * a window (the calls in flight), at least one and at most a window.
+ */
 export function itemsUntilCap(budget: Budget, first: { count: number; spent: Spend }, now: { count: number; spent: Spend }, window: number): number {
   const items = now.count - first.count;
   if (items <= 0) return window;
   const left: number[] = [];
   if (budget.usd !== undefined && now.spent.usd !== null && first.spent.usd !== null && now.spent.usd > first.spent.usd) left.push((budget.usd - now.spent.usd) / ((now.spent.usd - first.spent.usd) / items));
   if (budget.tokens !== undefined && now.spent.tokens > first.spent.tokens) left.push((budget.tokens - now.spent.tokens) / ((now.spent.tokens - first.spent.tokens) / items));
-  return Math.max(1, Math.min(window, Math.floor(Math.min(window, ...left))));
+  // A window early: near the cap the run looks after every item, so the look that pauses is at most an item late.
+  return Math.max(1, Math.min(window, Math.floor(Math.min(window * 2, ...left)) - window));
 }
