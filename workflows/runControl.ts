@@ -252,5 +252,5 @@ export function itemsUntilCap(budget: Budget, first: { count: number; spent: Spe
   if (budget.usd !== undefined && now.spent.usd !== null && first.spent.usd !== null && now.spent.usd > first.spent.usd) left.push((budget.usd - now.spent.usd) / ((now.spent.usd - first.spent.usd) / items));
   if (budget.tokens !== undefined && now.spent.tokens > first.spent.tokens) left.push((budget.tokens - now.spent.tokens) / ((now.spent.tokens - first.spent.tokens) / items));
   // A window early: near the cap the run looks after every item, so the look that pauses is at most an item late.
-  return Math.max(1, Math.min(window, Math.floor(Math.min(window * 2, ...left)) - window));
+  return Math.max(1, Math.min(window, Math.floor(Math.min(window * 2, ...left) + 1e-9) - window));
 }
