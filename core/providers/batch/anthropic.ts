@@ -38,7 +38,7 @@ export function anthropicBatchClient(baseURL: string, apiKey: string | undefined
         if (!list?.has_more || recent.length < data.length || data.length === 0) break;
         after = String(list.last_id ?? data.at(-1).id);
       }
-      return made.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at)).map(statusOf);
+      return made.reverse().sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at)).map(statusOf);
     },
     status,
     async results(id: string, expected?: string[]) {

@@ -46,7 +46,8 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
         const files = new Set((await filesNamed(get, fileNameOf(tag))).map((f) => f.id));
         made = recent.filter((b) => files.has(b?.input_file_id));
       }
-      return made.sort((a, b) => Number(a.created_at) - Number(b.created_at)).map(statusOf);
+      // The list is newest first; created_at has whole seconds, so ties keep the list's order, reversed.
+      return made.reverse().sort((a, b) => Number(a.created_at) - Number(b.created_at)).map(statusOf);
     },
     status,
     async results(id: string, expected?: string[]) {
