@@ -1,10 +1,11 @@
+import { meanAnswerTokens, priceFor, priceOf, requestTokens } from '../core/cost';
 import { usageFrom, type AnswerCache, type ModelEndpoint } from '../core/llm';
 import { anthropicUsage } from '../core/providers/anthropicMessages';
 import { batchApiOf, batchClient, type BatchEndpoint, type BatchLine } from '../core/providers/batch';
 import { endpointKey } from '../core/providers/session';
 import type { ResultsStore, StoredBatchLine, StoredJudgeBatch } from '../core/store';
 import type { LlmCallRecord } from '../core/types';
-import type { ActivityDeps } from './deps';
+import { requireRun, type ActivityDeps } from './deps';
 import { withHeartbeat } from './heartbeat';
 import type { BatchProgress } from '../workflows/types';
 
@@ -51,6 +52,75 @@ export function batchReplies(store: ResultsStore, runId: string, item: { index: 
   };
 }
 
+/** What is left of the run's budget when a round is prepared (the workflow's look at the spend just before). */
+export interface RoundBudget {
+  usd?: number;
+  tokens?: number;
+}
+
+/** One round's items: finished, asked live, waiting for a batch; the lines to submit; the price of what did not fit. */
+export interface PreparedRound {
+  done: Array<{ index: number; judged: number; failed: number }>;
+  live: number[];
+  deferred: number[];
+  lines: PendingLine[];
+  /** Nothing fitted what is left of the budget: the estimated price of the first item's lines (the run pauses). */
+  overBudget?: { usd: number; tokens: number };
+}
+
+/**
+ * Run a round's items until each needs a request no batch has answered (`judge`), taking those requests as lines.
+ * With a budget the round is sized to what is left of it: each item's lines are priced before submit (requestTokens:
+ * the prompt at ≈ 4 characters a token, the answer at the mean of the run's judge answers so far, at most max_tokens;
+ * at the batch price, priceFor) and the first item that would pass what is left waits, with every later one, for a
+ * later round (after a look at the spend). When not even the first fits, nothing is submitted and `overBudget` says
+ * its price.
+ */
+export async function prepareRound(deps: ActivityDeps, runId: string, indices: number[], judge: (index: number, lines: Map<string, PendingLine>) => Promise<{ judged: number; failed: number }>, budget?: RoundBudget): Promise<PreparedRound> {
+  const lines = new Map<string, PendingLine>();
+  const round: PreparedRound = { done: [], live: [], deferred: [], lines: [] };
+  const price = budget ? await linePricer(deps, runId) : undefined;
+  const taken = { usd: 0, tokens: 0 };
+  for (const [i, index] of indices.entries()) {
+    const before = lines.size;
+    try {
+      round.done.push({ index, ...(await judge(index, lines)) });
+    } catch (error) {
+      if (error instanceof DeferredToBatch) round.deferred.push(index);
+      else if (error instanceof AskedLive) round.live.push(index);
+      else throw error;
+    }
+    if (!price || lines.size === before) continue;
+    const added = [...lines.values()].slice(before);
+    const cost = added.map(price).reduce((a, b) => ({ usd: a.usd + b.usd, tokens: a.tokens + b.tokens }));
+    const fits = (budget!.usd === undefined || taken.usd + cost.usd <= budget!.usd) && (budget!.tokens === undefined || taken.tokens + cost.tokens <= budget!.tokens);
+    if (fits) {
+      taken.usd += cost.usd;
+      taken.tokens += cost.tokens;
+      continue;
+    }
+    for (const line of added) lines.delete(line.customId);
+    round.deferred.push(...indices.slice(i + 1));
+    if (lines.size === 0) round.overBudget = cost;
+    break;
+  }
+  round.lines = [...lines.values()];
+  return round;
+}
+
+/** A line's estimated price and tokens before submit (see prepareRound), priced as the report will price its call. */
+async function linePricer(deps: ActivityDeps, runId: string): Promise<(line: PendingLine) => { usd: number; tokens: number }> {
+  const run = await requireRun(deps, runId);
+  const calls = await deps.store.llmCalls(runId);
+  const answers = new Map<string, number>();
+  return (line) => {
+    const model = line.settings.model;
+    if (!answers.has(model)) answers.set(model, meanAnswerTokens(calls, model));
+    const tokens = requestTokens(line.body, answers.get(model)!);
+    return { usd: priceOf(priceFor(run.config.pricing, { model, name: line.callName, batch: true }), tokens) ?? 0, tokens: tokens.promptTokens + tokens.completionTokens };
+  };
+}
+
 /** OpenAI: 50,000 requests and 200 MB per batch file; Anthropic: 100,000 requests and 256 MB per batch. Kept under both. */
 const MAX_LINES = 50_000;
 const MAX_BYTES = 150 * 1024 * 1024;
@@ -86,13 +156,31 @@ export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: 
       const record: StoredJudgeBatch = { runId, key, batchId: null, api: batchApiOf(settings)!, endpoint, state: 'submitting', counts: { total: chunk.length, succeeded: 0, failed: 0, pending: chunk.length }, lines: chunk.length, createdAt: new Date().toISOString() };
       await deps.store.putJudgeBatch(record, chunk.map(({ customId, queryId, callName }) => ({ customId, queryId, callName })));
     }
-    if (!existing?.batchId) {
-      const status = await batchClient(endpoint, deps.env).submit(chunk.map(({ customId, body }) => ({ customId, body })), `${runId}/${key}`);
-      await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
-    }
+    if (!existing?.batchId) await submitOnce(deps, runId, key, endpoint, chunk, existing, known);
     submitted.push({ key, lines: chunk.length });
   }
   return submitted;
+}
+
+/**
+ * Submit one batch exactly once. Its record (the intent) is stored before the provider is asked; a retried submit whose
+ * record has no batch id (the worker died while the create reply was in flight) first looks for the batch it made
+ * (BatchClient.find) among those the run does not hold already: the oldest found is this one, any later ones are
+ * duplicates, cancelled at once and recorded (`KEY/duplicate-N`, no lines) so the report lists every batch paid for.
+ */
+async function submitOnce(deps: ActivityDeps, runId: string, key: string, endpoint: BatchEndpoint & { model: string }, chunk: PendingLine[], existing: StoredJudgeBatch | undefined, known: Map<string, StoredJudgeBatch>): Promise<void> {
+  const client = batchClient(endpoint, deps.env);
+  const lines = chunk.map(({ customId, body }) => ({ customId, body }));
+  const held = new Set([...known.values()].map((b) => b.batchId).filter(Boolean));
+  const made = existing ? (await client.find(lines, `${runId}/${key}`, Date.parse(existing.createdAt))).filter((b) => !held.has(b.id)) : [];
+  const status = made[0] ?? (await client.submit(lines, `${runId}/${key}`));
+  await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
+  for (const [i, duplicate] of made.slice(1).entries()) {
+    const cancelled = await client.cancel(duplicate.id);
+    const record: StoredJudgeBatch = { ...existing!, key: `${key}/duplicate-${i + 1}`, batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts, lines: 0 };
+    await deps.store.putJudgeBatch(record, []);
+    await deps.store.updateJudgeBatch(runId, record.key, { batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts });
+  }
 }
 
 function chunks(lines: PendingLine[]): PendingLine[][] {
@@ -116,24 +204,44 @@ async function requireBatch(store: ResultsStore, runId: string, key: string): Pr
   return batch as StoredJudgeBatch & { batchId: string };
 }
 
-/** The provider's word on one batch, kept in the store. */
-export async function pollBatch(deps: ActivityDeps, runId: string, key: string): Promise<BatchProgress> {
+/** The providers' window (OpenAI's and Anthropic's 24 h) plus a margin for their finalizing: `judge.batchDeadlineHours`. */
+export const DEFAULT_BATCH_DEADLINE_HOURS = 26;
+
+/** When a stored batch passes its deadline (its record is stored just before the submit). */
+const deadlineOf = (batch: StoredJudgeBatch, hours: number | undefined) => Date.parse(batch.createdAt) + (hours ?? DEFAULT_BATCH_DEADLINE_HOURS) * 3_600_000;
+const pastDeadline = (hours: number | undefined) => `it had not ended ${hours ?? DEFAULT_BATCH_DEADLINE_HOURS} h after its submit (judge.batchDeadlineHours) and was cancelled`;
+
+/**
+ * The provider's word on one batch, kept in the store. A batch that has not ended by its deadline is cancelled at the
+ * provider and counts as ended: its ingest asks every line it did not answer live.
+ */
+export async function pollBatch(deps: ActivityDeps, runId: string, key: string, deadlineHours?: number): Promise<BatchProgress> {
   const batch = await requireBatch(deps.store, runId, key);
-  const status = await clientOf(deps, batch).status(batch.batchId);
+  const client = clientOf(deps, batch);
+  let status = await client.status(batch.batchId);
+  let late: string | undefined;
+  if (!status.ended && Date.now() > deadlineOf(batch, deadlineHours)) {
+    status = await client.cancel(batch.batchId);
+    late = pastDeadline(deadlineHours);
+  }
   await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
-  return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended, counts: status.counts, ...(status.error ? { error: status.error } : {}) };
+  const error = [status.error, late].filter(Boolean).join('; ');
+  return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended || late !== undefined, counts: status.counts, ...(error ? { error } : {}) };
 }
 
 /**
  * An ended batch's results into the store, line by line by custom_id: an answered line with its call record (at the
  * batch price, core/cost.ts), a failed one with the provider's words, and a line the provider never reported as
- * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice.
+ * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice. A batch past its
+ * deadline that has still not ended (a cancel can take minutes) has its lines settled as expired: asked live.
  */
-export async function ingestBatch(deps: ActivityDeps, runId: string, key: string): Promise<{ ok: number; failed: number }> {
+export async function ingestBatch(deps: ActivityDeps, runId: string, key: string, deadlineHours?: number): Promise<{ ok: number; failed: number }> {
   const batch = await requireBatch(deps.store, runId, key);
   const lines = await deps.store.batchLines(runId, key);
   const byId = new Map(lines.map((l) => [l.customId, l]));
-  const results = await withHeartbeat(() => clientOf(deps, batch).results(batch.batchId, lines.map((l) => l.customId)));
+  const client = clientOf(deps, batch);
+  const late = Date.now() > deadlineOf(batch, deadlineHours) && !(await client.status(batch.batchId)).ended;
+  const results = late ? [] : await withHeartbeat(() => client.results(batch.batchId, lines.map((l) => l.customId)));
   const at = new Date().toISOString();
   const settled: Parameters<ResultsStore['settleBatchLines']>[1] = [];
   const reported = new Set<string>();
@@ -144,7 +252,8 @@ export async function ingestBatch(deps: ActivityDeps, runId: string, key: string
     if (result.ok) settled.push({ customId: line.customId, status: 'ok', body: result.body, error: null, call: callOf(batch, line, result.body, runId, at) });
     else settled.push({ customId: line.customId, status: result.kind, body: null, error: result.error, call: null });
   }
-  for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: 'the provider reported no result for this line', call: null });
+  const unreported = late ? `the batch ${pastDeadline(deadlineHours)}` : 'the provider reported no result for this line';
+  for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: unreported, call: null });
   await deps.store.settleBatchLines(runId, settled);
   const after = await deps.store.batchLines(runId, key);
   return { ok: after.filter((l) => l.status === 'ok').length, failed: after.filter((l) => l.status !== 'ok').length };

@@ -36,7 +36,7 @@ import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './callBatch';
 import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
-import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, pollBatch, submitLines, type PendingLine, type SubmittedBatch } from './judgeBatch';
+import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
 
 /** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
 function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
@@ -164,28 +164,16 @@ export function runActivities(deps: ActivityDeps) {
      * becomes a line of this round's batches (submitted here). Items that needed nothing more are finished (`done`);
      * items a failed or expired line (or an endpoint without a Batch API) left go to the judge's live calls (`live`).
      */
-    async submitJudgeBatch({ runId, round, indices }: { runId: string; round: string; indices: number[] }): Promise<{ done: Array<{ index: number; judged: number; failed: number }>; live: number[]; deferred: number[]; batches: SubmittedBatch[] }> {
-      const lines = new Map<string, PendingLine>();
-      const outcome = { done: [] as Array<{ index: number; judged: number; failed: number }>, live: [] as number[], deferred: [] as number[] };
-      await withHeartbeat(async () => {
-        for (const index of indices) {
-          try {
-            outcome.done.push({ index, ...(await judgeStoredUnit(runId, index, undefined, lines)) });
-          } catch (error) {
-            if (error instanceof DeferredToBatch) outcome.deferred.push(index);
-            else if (error instanceof AskedLive) outcome.live.push(index);
-            else throw error;
-          }
-        }
-      });
-      return { ...outcome, batches: await withHeartbeat(() => submitLines(deps, runId, round, [...lines.values()])) };
+    async submitJudgeBatch({ runId, round, indices, budget }: { runId: string; round: string; indices: number[]; budget?: RoundBudget }): Promise<Omit<PreparedRound, 'lines'> & { batches: SubmittedBatch[] }> {
+      const { lines, ...outcome } = await withHeartbeat(() => prepareRound(deps, runId, indices, (index, taken) => judgeStoredUnit(runId, index, undefined, taken), budget));
+      return { ...outcome, batches: await withHeartbeat(() => submitLines(deps, runId, round, lines)) };
     },
 
     /** The provider's state and counts of a submitted judge batch. */
-    pollJudgeBatch: ({ runId, key }: { runId: string; key: string }) => pollBatch(deps, runId, key),
+    pollJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) => pollBatch(deps, runId, key, deadlineHours),
 
     /** An ended judge batch's results, stored line by line (idempotent). */
-    ingestJudgeBatch: ({ runId, key }: { runId: string; key: string }) => ingestBatch(deps, runId, key),
+    ingestJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) => ingestBatch(deps, runId, key, deadlineHours),
 
     /** A cancelled run's batches still running, cancelled at the provider. */
     cancelJudgeBatches: ({ runId, keys }: { runId: string; keys: string[] }) => cancelBatches(deps, runId, keys),

@@ -132,11 +132,13 @@ export const runConfigSchema = z
  * Endpoints whose calls a USD budget could not price: each judge (priced by model) and each copilot that makes calls
  * (priced by model, or by name for http and browser copilots, as core/cost.ts reads `pricing`).
  */
-function unpricedEndpoints(c: { judge?: { model: string }; judges?: Array<{ name: string; model: string }>; copilots: Array<{ name: string; type: string; model?: unknown }>; pricing?: Record<string, unknown> }): Array<{ path: string; key: string }> {
+function unpricedEndpoints(c: { judge?: { model: string }; judges?: Array<{ name: string; model: string }>; grounding?: { judge?: { model: string } }; copilots: Array<{ name: string; type: string; model?: unknown }>; pricing?: Record<string, unknown> }): Array<{ path: string; key: string }> {
   const priced = (key: string | undefined) => key !== undefined && Boolean(c.pricing?.[key]);
   const out: Array<{ path: string; key: string }> = [];
   if (c.judge && !priced(c.judge.model)) out.push({ path: `judge (model ${c.judge.model})`, key: c.judge.model });
   for (const j of c.judges ?? []) if (!priced(j.model)) out.push({ path: `judge ${j.name} (model ${j.model})`, key: j.model });
+  const grounding = c.grounding?.judge;
+  if (grounding && !priced(grounding.model)) out.push({ path: `grounding.judge (model ${grounding.model})`, key: grounding.model });
   for (const cp of c.copilots) {
     if (cp.type === 'csv' || cp.type === 'file') continue; // answers read from a file: no calls
     const model = typeof cp.model === 'string' ? cp.model : undefined;

@@ -81,18 +81,34 @@ function tokensOfCall(c: LlmCallRecord): { promptTokens: number; completionToken
   return { promptTokens: c.promptTokens ?? 0, completionTokens: c.completionTokens ?? 0, cachedTokens: c.cachedTokens ?? 0 };
 }
 
-function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
+/**
+ * THE key of `pricing` for one call, the same in the dry-run plan, the budget watch, batch-round sizing and the report:
+ * the model the call was sent to, else the endpoint's name (http and browser copilots have no model). A panel member,
+ * a grounding judge or a taxonomy call is so priced by its model, never by the member's name. A Batch API call is
+ * priced at the batch price.
+ */
+export function priceFor(pricing: Pricing | undefined, who: { model?: string | null; name?: string | null; batch?: boolean }): ModelPrice | undefined {
+  const prices = pricing ?? {};
+  const price = (who.model ? prices[who.model] : undefined) ?? (who.name ? prices[who.name] : undefined);
+  return who.batch ? batchPriceOf(price) : price;
+}
+
+/** What one recorded call cost (null: no price for it), through priceFor. */
+export function callCostUsd(pricing: Pricing | undefined, call: LlmCallRecord): number | null {
+  return priceOf(priceFor(pricing, call), tokensOfCall(call));
+}
+
+function line(calls: LlmCallRecord[], pricing: Pricing | undefined, name: string): CostLine {
   const failuresByKind: Record<string, number> = {};
   for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
   const each = calls.map(tokensOfCall);
-  const sumOf = (of: Array<ReturnType<typeof tokensOfCall>>) => ({ promptTokens: of.reduce((n, t) => n + t.promptTokens, 0), completionTokens: of.reduce((n, t) => n + t.completionTokens, 0), cachedTokens: of.reduce((n, t) => n + t.cachedTokens, 0) });
-  const tokens = sumOf(each);
-  const batched = calls.filter((c) => c.batch);
-  const live = priceOf(price, sumOf(each.filter((_, i) => !calls[i].batch)));
-  const batch = priceOf(batchPriceOf(price), sumOf(each.filter((_, i) => calls[i].batch)));
+  const tokens = { promptTokens: each.reduce((n, t) => n + t.promptTokens, 0), completionTokens: each.reduce((n, t) => n + t.completionTokens, 0), cachedTokens: each.reduce((n, t) => n + t.cachedTokens, 0) };
+  // Each call priced on its own (priceFor): one unpriced call makes the line's cost unknown, never $0.
+  const costs = calls.map((c) => callCostUsd(pricing, c));
   const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
+  const model = calls.find((c) => c.model)?.model ?? null;
   return {
-    model: calls.find((c) => c.model)?.model ?? null,
+    model,
     calls: calls.length,
     failed: calls.filter((c) => !c.ok).length,
     failuresByKind,
@@ -100,25 +116,20 @@ function line(calls: LlmCallRecord[], price: ModelPrice | undefined): CostLine {
     cachedShare: tokens.promptTokens > 0 ? tokens.cachedTokens / tokens.promptTokens : null,
     callsWithoutUsage: calls.filter(withoutUsage).length,
     callsEstimated: calls.filter(estimable).length,
-    batchCalls: batched.length,
+    batchCalls: calls.filter((c) => c.batch).length,
     latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
     latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
-    estimatedCostUsd: live === null || batch === null ? null : live + batch,
+    estimatedCostUsd: calls.length === 0 ? (priceFor(pricing, { model, name }) ? 0 : null) : costs.some((c) => c === null) ? null : costs.reduce<number>((n, c) => n + c!, 0),
   };
 }
 
-/** Copilots are priced by their model, or by their name (for http/browser copilots, which have no model). */
+/** Every call priced by priceFor: copilots by their model, or by their name (http/browser copilots); judges by model. */
 export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricing: Pricing | undefined): CostSummary {
-  const prices = pricing ?? {};
   const by = (role: LlmCallRecord['role'], name: string) => calls.filter((c) => c.role === role && c.name === name);
   const copilotLines: Record<string, CostLine> = {};
-  for (const name of copilots) {
-    const mine = by('copilot', name);
-    const model = mine.find((c) => c.model)?.model;
-    copilotLines[name] = line(mine, (model && prices[model]) || prices[name]);
-  }
+  for (const name of copilots) copilotLines[name] = line(by('copilot', name), pricing, name);
   const judge: Record<string, CostLine> = {};
-  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))]) judge[name] = line(by('judge', name), prices[name]);
+  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))]) judge[name] = line(by('judge', name), pricing, name);
   const lines = [...Object.values(copilotLines), ...Object.values(judge)];
   const priced = Boolean(pricing) && lines.some((l) => l.estimatedCostUsd !== null);
   return {
@@ -168,7 +179,6 @@ export function planCalls(args: {
   judgePromptChars: number;
   pricing?: Pricing;
 }): PlannedEndpoint[] {
-  const prices = args.pricing ?? {};
   const queryChars = args.queries.reduce((n, q) => n + queryCharsOf(q), 0);
   const answering = args.copilots.length;
   const out: PlannedEndpoint[] = args.copilots.map((c) => {
@@ -177,7 +187,7 @@ export function planCalls(args: {
     const calls = held ? 0 : args.queries.length;
     const prompt = held ? 0 : tokensOf(queryChars);
     const completion = calls * ASSUMED_COPILOT_ANSWER_TOKENS;
-    const price = (c.model && prices[c.model]) || prices[c.name];
+    const price = priceFor(args.pricing, c);
     return {
       role: 'copilot',
       name: c.name,
@@ -201,7 +211,25 @@ export function planCalls(args: {
       calls: judgeCalls,
       estimatedPromptTokens: judgePrompt,
       estimatedCompletionTokens: judgeCompletion,
-      estimatedCostUsd: priceOf(judge.batch ? batchPriceOf(prices[judge.model]) : prices[judge.model], { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
+      estimatedCostUsd: priceOf(priceFor(args.pricing, { model: judge.model, batch: judge.batch }), { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
     });
   return out;
+}
+
+/**
+ * A request's tokens before it is sent (a batch line's price is known before submit): the prompt at ≈ 4 characters a
+ * token of what it carries (messages, Anthropic's system and tools), and the answer at `answerTokens` (the caller's
+ * estimate: the mean of this run's judge answers so far, else ASSUMED_JUDGE_ANSWER_TOKENS) — at most the request's own
+ * max_tokens / max_completion_tokens, which the provider never exceeds.
+ */
+export function requestTokens(body: Record<string, unknown>, answerTokens: number): { promptTokens: number; completionTokens: number } {
+  const carried = [body.messages, body.system, body.tools].filter((v) => v !== undefined);
+  const cap = [body.max_tokens, body.max_completion_tokens].find((v): v is number => typeof v === 'number' && v > 0);
+  return { promptTokens: tokensOf(JSON.stringify(carried).length), completionTokens: Math.ceil(cap === undefined ? answerTokens : Math.min(cap, answerTokens)) };
+}
+
+/** The mean answer length of a run's answered judge calls to `model` (reported usage only), else the assumed one. */
+export function meanAnswerTokens(calls: LlmCallRecord[], model: string): number {
+  const answered = calls.filter((c) => c.role === 'judge' && c.model === model && c.ok && typeof c.completionTokens === 'number');
+  return answered.length ? answered.reduce((n, c) => n + c.completionTokens!, 0) / answered.length : ASSUMED_JUDGE_ANSWER_TOKENS;
 }

@@ -79,7 +79,7 @@ export const groundingConfigSchema = z
       .describe('which grounding checks run on every collected response: hallucination (claims against the context) and citations (claims against the sources they cite)'),
     // Grounding work items are judged in the lanes of the run's judges, live or in batches as those judge.
     judge: judgeObjectSchema
-      .omit({ samples: true, batch: true, batchPollSeconds: true })
+      .omit({ samples: true, batch: true, batchPollSeconds: true, batchDeadlineHours: true })
       .optional()
       .describe("the judge of the grounding checks; default: the run's judge (a panel: each member checks every response)"),
     rubric: z.string().min(1).optional().describe('a grounding rubric directory other than the shipped rubrics/grounding (prompts, answer schemas, label thresholds)'),

@@ -38,6 +38,7 @@ const judgeShape = {
     extraBody: extraBodySchema,
     batch: z.boolean().optional().describe("Judge through the provider's Batch API (OpenAI Batch, Anthropic Message Batches) at its batch price, half of live: verdicts come back within the provider's window (up to 24 h). Default false."),
     batchPollSeconds: z.number().int().min(1).max(3600).optional().describe('Seconds between two looks at a submitted judge batch, on a durable timer (default 60).'),
+    batchDeadlineHours: z.number().positive().max(720).optional().describe("Hours after its submit at which a judge batch that has not ended is cancelled and its lines asked live: the providers' 24 h window plus a margin (default 26)."),
 };
 
 const samplesSchema = z

@@ -86,6 +86,14 @@ export interface SimOptions {
   batchFailLines?: number;
   /** A batch processes only this many lines, then expires when its window (batchSeconds) ends; the rest are expired. */
   batchExpireAfterLines?: number;
+  /** Every Nth line of a batch's results (OpenAI output file, Anthropic results) is written cut off: not JSON. */
+  batchMalformedLines?: number;
+  /** A batch stays in_progress past its window and never ends on its own (only a cancel ends it). */
+  batchStuck?: boolean;
+  /** The create call's reply leaves this long after the batch was created (the window in which a worker may die). */
+  batchCreateReplyDelayMs?: number;
+  /** The OpenAI batch list leaves out each batch's `metadata`, as some OpenAI-compatible hosts do. */
+  batchListOmitsMetadata?: boolean;
 }
 export interface SimServer {
   url: string /* e.g. http://127.0.0.1:PORT/v1 */;

@@ -1,6 +1,7 @@
 import { CancellationScope, condition, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import type { WorkSource } from './endpointLane';
+import { noteSpend, pauseBeforeBatch, type RunControl } from './runControl';
 import type { BatchLaneState, JudgeLimits } from './types';
 
 const { submitJudgeBatch, ingestJudgeBatch } = proxyActivities<BenchmarkActivities>({
@@ -10,6 +11,8 @@ const { submitJudgeBatch, ingestJudgeBatch } = proxyActivities<BenchmarkActiviti
   // A provider outage at submit or download is waited out; a batch recorded with its id is never submitted again.
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20, nonRetryableErrorTypes: ['InputError'] },
 });
+
+const { runSpend } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
 
 const { pollJudgeBatch, cancelJudgeBatches } = proxyActivities<BenchmarkActivities>({
   // One status request; a failed poll is asked again at the next tick of the poll loop's timer.
@@ -29,6 +32,8 @@ export interface BatchLane {
   state: BatchLaneState;
   held: () => boolean;
   stop: () => boolean;
+  /** The run's controls: its budget sizes each round, and a round over it pauses the run. */
+  control: RunControl;
   /** An item finished in a round (its verdicts stored, or failed for good). */
   counted: (index: number, judged: number, failed: number) => void;
   /** The batches' state changed (status shows it). */
@@ -51,11 +56,16 @@ export async function judgeInBatches(lane: BatchLane): Promise<void> {
       if (!s.waiting.length) {
         const next = await nextRound(lane);
         if (next === 'stop' || next === 'finished') return;
-        await submitRound(lane, next);
+        const left = await budgetLeft(lane);
+        if (lane.held()) {
+          s.deferred = next; // paused at the cap by that look: the round waits for the resume
+          continue;
+        }
+        await submitRound(lane, next, left);
         if (!s.waiting.length) continue; // every item finished or went live
       }
       if (!(await waitForBatches(lane))) return;
-      for (const key of s.waiting) await ingestJudgeBatch({ runId: lane.runId, key });
+      for (const key of s.waiting) await ingestJudgeBatch({ runId: lane.runId, key, ...deadline(lane) });
       s.waiting = [];
     }
   } catch (error) {
@@ -85,13 +95,28 @@ async function nextRound(lane: BatchLane): Promise<number[] | 'stop' | 'finished
   return items;
 }
 
-async function submitRound(lane: BatchLane, items: number[]): Promise<void> {
+/**
+ * With a budget, the spend is looked at just before a round (noteSpend: the cap pauses the run here), and what is left
+ * of each cap sizes the round (activities/judgeBatch.ts prepareRound): a batch's price is known before it is submitted.
+ */
+async function budgetLeft(lane: BatchLane): Promise<{ usd?: number; tokens?: number } | undefined> {
+  const { control } = lane;
+  if (!control.budget) return undefined;
+  noteSpend(control, await runSpend({ runId: lane.runId }));
+  const { budget, spent } = control;
+  if (!budget || !spent) return undefined;
+  return { ...(budget.usd !== undefined ? { usd: Math.max(0, budget.usd - (spent.usd ?? 0)) } : {}), ...(budget.tokens !== undefined ? { tokens: Math.max(0, budget.tokens - spent.tokens) } : {}) };
+}
+
+async function submitRound(lane: BatchLane, items: number[], budget?: { usd?: number; tokens?: number }): Promise<void> {
   const { state: s } = lane;
   s.round++;
   // Keys are unique to this run's chain of histories: a run resumed from the store (a new execution) never takes a key
   // an earlier execution's batch holds.
   const round = `${lane.endpoint}/${workflowInfo().firstExecutionRunId.slice(0, 8)}/${s.round}`;
-  const result = await submitJudgeBatch({ runId: lane.runId, round, indices: items });
+  const result = await submitJudgeBatch({ runId: lane.runId, round, indices: items, ...(budget ? { budget } : {}) });
+  // Not one item's lines fit what is left: the run pauses at its budget, saying what the next batch would cost.
+  if (result.overBudget && !result.batches.length) pauseBeforeBatch(lane.control, result.overBudget);
   for (const item of result.done) lane.counted(item.index, item.judged, item.failed);
   s.live.push(...result.live);
   s.deferred = result.deferred;
@@ -105,10 +130,13 @@ async function waitForBatches(lane: BatchLane): Promise<boolean> {
   const { state: s } = lane;
   const everyMs = (lane.judge.batchPollSeconds ?? 60) * 1_000;
   for (;;) {
-    s.batches = await Promise.all(s.waiting.map((key) => pollJudgeBatch({ runId: lane.runId, key })));
+    s.batches = await Promise.all(s.waiting.map((key) => pollJudgeBatch({ runId: lane.runId, key, ...deadline(lane) })));
     lane.changed();
     if (s.batches.every((b) => b.ended)) return true;
     if (lane.stop()) return false;
     await sleep(everyMs);
   }
 }
+
+/** `judge.batchDeadlineHours`, when the config sets it (else the activities' default). */
+const deadline = (lane: BatchLane) => (lane.judge.batchDeadlineHours !== undefined ? { deadlineHours: lane.judge.batchDeadlineHours } : {});

@@ -1,4 +1,4 @@
-import { condition, log, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { log, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
 import { EndpointLane } from './endpointLane';
@@ -6,7 +6,7 @@ import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
 import { Breaker, failFastFrom, type FailFast } from './breaker';
-import { noteSpend, pause, type RunControl } from './runControl';
+import { pause, watchBudget, type RunControl } from './runControl';
 import { attachLanes, limitsOf } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
 import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
@@ -93,7 +93,8 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   const lanes = Promise.all([collection, stage.planner.run(() => collecting), ...judges.map((judge, lane) => judgeLane(stage, judge, lane, judges.length))]).finally(() => (lanesDone = true));
   // The budget is looked at again once every endpoint's window of items has finished (or every few seconds).
   const window = live.reduce((n, c) => n + c.concurrency, 0) + judges.reduce((n, j) => n + j.concurrency, 0);
-  await Promise.all([lanes, args.control.budget ? watchBudget(input.runId, args.control, () => lanesDone, stage.finished, window) : undefined]);
+  // Also without a budget: one given by `resume --budget-usd` is watched from then on.
+  await Promise.all([lanes, watchBudget(input.runId, args.control, () => lanesDone, stage.finished, window)]);
 
   const finished = state.answersImported && live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) && judges.every((_, lane) => stage.planner.unstarted(lane) === 0) && batchesDone(state);
   if (finished) return undefined;
@@ -254,6 +255,7 @@ async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: s
     state: batch,
     held: stage.held,
     stop: stage.stop,
+    control: stage.control,
     counted: (index, judged, failed) => live.finishedElsewhere(index, { judged, failed, throttled: false }),
     changed: showBatches,
   }).finally(() => (batching = false));
@@ -267,25 +269,6 @@ const JUDGE_INVALID = { kind: 'judge_invalid_answer', message: 'its answers stay
 /** Nothing of a judge's batch judging is left: no item ready, waiting on a batch or to ask live. */
 function batchesDone(state: RunState): boolean {
   return Object.values(state.batch ?? {}).every((b) => !b.ready.length && !b.deferred.length && !b.waiting.length && !b.live.length);
-}
-
-/** At most this long between two looks at a budget while calls finish (each look reads the run's call records). */
-const BUDGET_CHECK_MS = 3_000;
-
-/**
- * A run with a budget: its spend, as the endpoints reported their usage, measured each time a window of items has
- * finished (and every few seconds);
- * 80% of a cap records a warning, the cap pauses the run (noteSpend). Calls started between two looks finish: a run
- * overshoots its cap by at most what its endpoints' windows hold.
- */
-async function watchBudget(runId: string, control: RunControl, done: () => boolean, finished: { count: number }, window: number): Promise<void> {
-  const { runSpend } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
-  for (;;) {
-    const seen = finished.count;
-    await condition(() => done() || finished.count - seen >= window, BUDGET_CHECK_MS);
-    if (finished.count > seen || done()) noteSpend(control, await runSpend({ runId }));
-    if (done()) return;
-  }
 }
 
 /** "Activity task failed" says nothing; the innermost cause says why. */

@@ -123,7 +123,11 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
       if (!released) this.limiter.release(ticket, {});
       if (isCancellation(error)) throw error;
     }
-    for (const key of keys.slice(finished)) await this.single(key, null);
+    // Items the batch did not start wait while the run is paused (it stops at a pause, activities/callBatch.ts).
+    for (const key of keys.slice(finished)) {
+      if (this.held()) await condition(() => !this.held());
+      await this.single(key, null);
+    }
   }
 
   /** An item of this endpoint finished by other means (a Batch API round): counted as if this lane had asked it. */

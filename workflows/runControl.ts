@@ -1,4 +1,5 @@
-import { defineQuery, defineUpdate, log, setHandler } from '@temporalio/workflow';
+import { condition, defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { BenchmarkActivities } from '../activities';
 import { checkReplacement, handleTune, replaceConfig, type LimitChange, type LimitName } from './retune';
 import type { BenchmarkRunInput } from './types';
 
@@ -13,6 +14,9 @@ export interface PauseState {
   budgetUsd?: number;
   spentTokens?: number;
   budgetTokens?: number;
+  /** A budget pause before a batch round: the estimated price of the smallest part of it that did not fit. */
+  nextBatchUsd?: number;
+  nextBatchTokens?: number;
 }
 
 /** The run's spending cap (config `budget`, raised by `judgeflow resume --budget-usd/--budget-tokens`). */
@@ -40,6 +44,8 @@ export interface ControlStep {
   limits?: LimitChange[];
   /** `config` (resume --config): the settings replaced ("copilot MyAPI answerPath"). */
   settings?: string[];
+  /** `resume --budget-usd/--budget-tokens` (or a config whose budget changed): the caps from then on. */
+  budget?: Budget;
 }
 
 /** A run's controls, carried across continue-as-new: whether it is paused, its budget, its tuned limits, and what was done to it. */
@@ -68,11 +74,18 @@ export const pauseUpdate = defineUpdate<RunControl, [{ reason?: string }]>('paus
 export const resumeUpdate = defineUpdate<RunControl, [ResumeRequest]>('resume');
 /** The run's controls as they stand (status --json shows the history and the tuned limits). */
 export const controlQuery = defineQuery<RunControl>('control');
+/** Whether the run is paused, for an activity that asks several items in a row (activities/callBatch.ts HELD_QUERY). */
+export const heldQuery = defineQuery<boolean>('held');
 
 export const initialControl = (budget?: Budget): RunControl => ({ paused: null, ...(budget ? { budget: { ...budget } } : {}), warnings: [], history: [] });
 
 /** Share of the budget at which the run records a warning. */
 const WARN_AT = 0.8;
+const WARNING_PREFIX = '80% of the budget reached: ';
+/** How a warning names each cap ("of the $25 budget"), so it is written once per cap and dropped when the cap changes. */
+const currentCaps = (budget: Budget) => [...(budget.usd !== undefined ? [`of the $${budget.usd} budget`] : []), ...(budget.tokens !== undefined ? [`of the ${budget.tokens}-token budget`] : [])];
+/** "$0.5 and 20000 tokens", or "none". */
+export const describeBudget = (budget: Budget | undefined) => [...(budget?.usd !== undefined ? [`$${budget.usd}`] : []), ...(budget?.tokens !== undefined ? [`${budget.tokens} tokens`] : [])].join(' and ') || 'none';
 
 /**
  * `judgeflow pause` / `judgeflow resume` as Temporal Updates: validated (a paused run cannot be paused again, a running
@@ -98,10 +111,14 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
     resumeUpdate,
     async ({ reason, budgetUsd, budgetTokens, config }) => {
       const was = control.paused!;
+      const before = JSON.stringify(control.budget ?? null);
       if (config) await replaceConfig(control, config);
       if (budgetUsd !== undefined || budgetTokens !== undefined) control.budget = { ...control.budget, ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
+      const newCap = JSON.stringify(control.budget ?? null) !== before;
+      // A warning about a cap the run no longer has would mislead status; the history keeps what happened.
+      if (newCap) control.warnings = control.warnings.filter((w) => !w.startsWith(WARNING_PREFIX) || (control.budget && currentCaps(control.budget).some((cap) => w.includes(cap))));
       control.paused = null;
-      control.history.push({ action: 'resume', reason: reason || `resumed after: ${was.reason}`, by: 'user', at: new Date().toISOString() });
+      control.history.push({ action: 'resume', reason: reason || `resumed after: ${was.reason}${newCap ? `; budget now ${describeBudget(control.budget)}` : ''}`, by: 'user', at: new Date().toISOString(), ...(newCap ? { budget: { ...control.budget } } : {}) });
       log.info('run resumed', { after: was.reason });
       return control;
     },
@@ -112,13 +129,14 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
         if (control.paused.by !== 'budget') return;
         // Resumed at the same cap, the next look at the spend would pause it again at once.
         const caps = { ...((config?.budget as Budget | undefined) ?? control.budget), ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
-        const over = overBudget(control.spent, caps);
+        const over = overBudget(control.spent, caps) ?? nextBatchOver(control.paused, control.spent, caps);
         if (over) throw new Error(`the run is paused at its budget: ${over}; raise it above what was spent (judgeflow resume RUN_ID --budget-usd N or --budget-tokens N)`);
       },
     },
   );
   handleTune(control, isOpen);
   setHandler(controlQuery, () => control);
+  setHandler(heldQuery, () => control.paused !== null);
 }
 
 /** Pause the run (by a person, or by the run itself when a budget or a failing endpoint says so). */
@@ -146,6 +164,13 @@ function overBudget(spent: Spend | undefined, budget: Budget | undefined): strin
   return null;
 }
 
+/** A pause before a batch round: the caps must leave room for its price, or the next look pauses the run again. */
+function nextBatchOver(paused: PauseState, spent: Spend | undefined, caps: Budget): string | null {
+  if (paused.nextBatchUsd !== undefined && caps.usd !== undefined && (spent?.usd ?? 0) + paused.nextBatchUsd > caps.usd) return `$${(spent?.usd ?? 0).toFixed(4)} spent of $${caps.usd}, and the next batch costs about $${paused.nextBatchUsd.toFixed(4)}`;
+  if (paused.nextBatchTokens !== undefined && caps.tokens !== undefined && (spent?.tokens ?? 0) + paused.nextBatchTokens > caps.tokens) return `${spent?.tokens ?? 0} tokens used of ${caps.tokens}, and the next batch needs about ${paused.nextBatchTokens}`;
+  return null;
+}
+
 /**
  * The run's spend, measured again: at 80% of a cap a warning is recorded (once per cap), at the cap the run pauses
  * with reason `budget` — no new call starts; those in flight finish and are kept.
@@ -158,20 +183,74 @@ export function noteSpend(control: RunControl, spent: Spend): void {
   if (budget.usd !== undefined && spent.usd !== null) shares.push([`$${spent.usd.toFixed(4)} of the $${budget.usd} budget`, spent.usd / budget.usd]);
   if (budget.tokens !== undefined) shares.push([`${spent.tokens} of the ${budget.tokens}-token budget`, spent.tokens / budget.tokens]);
   for (const [what, share] of shares) {
-    const warning = `80% of the budget reached: ${what} spent${unreported(spent)}`;
+    const warning = `${WARNING_PREFIX}${what} spent${unreported(spent)}`;
     // Once per cap: "of the $25 budget" names it, whatever was spent when the warning was written.
     const cap = what.replace(/^[^ ]+ /, '');
     // Also when one look finds the spend past the cap already: the run did pass 80% on the way.
-    if (share >= WARN_AT && !control.warnings.some((w) => w.startsWith('80% of the budget reached: ') && w.includes(cap))) {
+    if (share >= WARN_AT && !control.warnings.some((w) => w.startsWith(WARNING_PREFIX) && w.includes(cap))) {
       control.warnings.push(warning);
       log.warn(warning);
     }
   }
-  if (!control.paused && overBudget(spent, budget)) {
-    pause(control, 'budget', 'budget');
-    Object.assign(control.paused!, {
-      ...(budget.usd !== undefined ? { spentUsd: spent.usd, budgetUsd: budget.usd } : {}),
-      ...(budget.tokens !== undefined ? { spentTokens: spent.tokens, budgetTokens: budget.tokens } : {}),
-    });
+  if (!control.paused && overBudget(spent, budget)) budgetPause(control, spent, budget, {});
+}
+
+/** The run paused by its budget, with what was spent of what (and what the next batch would have cost). */
+function budgetPause(control: RunControl, spent: Spend, budget: Budget, next: Pick<PauseState, 'nextBatchUsd' | 'nextBatchTokens'>): void {
+  pause(control, 'budget', 'budget');
+  Object.assign(control.paused!, {
+    ...(budget.usd !== undefined ? { spentUsd: spent.usd, budgetUsd: budget.usd } : {}),
+    ...(budget.tokens !== undefined ? { spentTokens: spent.tokens, budgetTokens: budget.tokens } : {}),
+    ...next,
+  });
+}
+
+/** A batch round whose first item's lines cost more than is left of the budget: the run pauses before submitting it. */
+export function pauseBeforeBatch(control: RunControl, price: { usd: number; tokens: number }): void {
+  if (control.paused || !control.budget) return;
+  const { budget } = control;
+  budgetPause(control, control.spent ?? { usd: 0, tokens: 0, callsWithoutUsage: 0 }, budget, { ...(budget.usd !== undefined ? { nextBatchUsd: price.usd } : {}), ...(budget.tokens !== undefined ? { nextBatchTokens: price.tokens } : {}) });
+  log.warn('run paused before a batch round over its budget', { nextBatchUsd: price.usd, nextBatchTokens: price.tokens });
+}
+
+/** At most this long between two looks at a budget while calls finish (each look reads the run's call records). */
+const BUDGET_CHECK_MS = 3_000;
+
+/**
+ * The budget watch of one history: the spend, priced as the report prices it, looked at again when the items finished
+ * since the last look would bring it within a window of the cap at the average price of an item so far (itemsUntilCap:
+ * at most a window of items, the sum of the endpoints' concurrencies; at least one), and at least every 3 s while calls
+ * run; noteSpend warns at 80% and pauses at the cap. So the look that pauses comes at about the cap, and what runs on
+ * after it is the calls in flight.
+ * A run without a budget waits for one (`resume --budget-usd`) and is watched from then on.
+ */
+export async function watchBudget(runId: string, control: RunControl, done: () => boolean, finished: { count: number }, window: number): Promise<void> {
+  const { runSpend } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
+  let first: { count: number; spent: Spend } | undefined;
+  for (;;) {
+    if (!control.budget) await condition(() => done() || control.budget !== undefined);
+    if (done() && !control.budget) return;
+    const seen = finished.count;
+    const step = first && control.spent ? itemsUntilCap(control.budget!, first, { count: seen, spent: control.spent }, window) : window;
+    await condition(() => done() || finished.count - seen >= step || !control.budget, BUDGET_CHECK_MS);
+    if (control.budget && (finished.count > seen || done() || !first)) {
+      noteSpend(control, await runSpend({ runId }));
+      first ??= { count: finished.count, spent: control.spent! };
+    }
+    if (done()) return;
   }
+}
+
+/**
+ * Items that may finish before the next look: what the cap's remainder buys at this history's average item price, less
+ * a window (the calls in flight), at least one and at most a window.
+ */
+export function itemsUntilCap(budget: Budget, first: { count: number; spent: Spend }, now: { count: number; spent: Spend }, window: number): number {
+  const items = now.count - first.count;
+  if (items <= 0) return window;
+  const left: number[] = [];
+  if (budget.usd !== undefined && now.spent.usd !== null && first.spent.usd !== null && now.spent.usd > first.spent.usd) left.push((budget.usd - now.spent.usd) / ((now.spent.usd - first.spent.usd) / items));
+  if (budget.tokens !== undefined && now.spent.tokens > first.spent.tokens) left.push((budget.tokens - now.spent.tokens) / ((now.spent.tokens - first.spent.tokens) / items));
+  // A window early: near the cap the run looks after every item, so the look that pauses is at most an item late.
+  return Math.max(1, Math.min(window, Math.floor(Math.min(window * 2, ...left) + 1e-9) - window));
 }

@@ -54,6 +54,8 @@ export interface JudgeLimits {
   /** Judge through the provider's Batch API (workflows/batchJudging.ts), polling every batchPollSeconds. */
   batch?: boolean;
   batchPollSeconds?: number;
+  /** A batch not ended this long after its submit is cancelled and its lines asked live (activities/judgeBatch.ts default). */
+  batchDeadlineHours?: number;
 }
 
 /** One judge batch as last polled (status shows it). */

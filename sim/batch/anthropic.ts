@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonAnswer, readBody, writeAnswer, type HttpAnswer } from '../http';
 import { anthropicError, headerProblem, messagesAnswer } from '../anthropic';
-import { cancelJob, countOutcomes, logLine, newJob, runJob, type BatchJob, type BatchLine, type LineOutcome } from './engine';
+import { cancelJob, countOutcomes, createReplyDelay, logLine, newJob, runJob, writtenLine, type BatchJob, type BatchLine, type LineOutcome } from './engine';
 import type { BatchContext } from './routes';
 
 /** The create reference: custom_id "must be unique for each request within the Message Batch", pattern ^[a-zA-Z0-9_-]{1,64}$. */
@@ -43,7 +43,7 @@ export async function routeAnthropicBatches(req: IncomingMessage, res: ServerRes
   else if (one && ((req.method === 'GET' && one[2] !== '/cancel') || (req.method === 'POST' && one[2] === '/cancel'))) {
     const job = store.batches.get(one[1]);
     if (!job) writeAnswer(res, anthropicError(404, 'not_found_error', `Message Batch ${one[1]} not found.`));
-    else if (one[2] === '/results') writeAnswer(res, results(job));
+    else if (one[2] === '/results') writeAnswer(res, results(job, ctx.options));
     else {
       // "Batches may be canceled any time before processing ends"; an ended batch stays as it is.
       if (one[2] === '/cancel') cancelJob(job);
@@ -75,6 +75,7 @@ async function createBatch(req: IncomingMessage, store: AnthropicBatches, ctx: B
     ctx.options,
     ctx.batches.clock,
   );
+  await createReplyDelay(ctx.options, ctx.batches.clock);
   return jsonAnswer(200, batchObject(job, origin));
 }
 
@@ -100,10 +101,10 @@ function answerLine(line: BatchLine, job: BatchJob, ctx: BatchContext): Promise<
 }
 
 /** The results JSONL, one line per request: `{custom_id, result: {type: succeeded, message} | {type: errored, error} | {type: canceled} | {type: expired}}`. */
-function results(job: BatchJob): HttpAnswer {
+function results(job: BatchJob, options: BatchContext['options']): HttpAnswer {
   // results_url is null until processing ends ("Results … are available once processing ends").
   if (job.phase !== 'ended') return anthropicError(400, 'invalid_request_error', `Message Batch ${job.id} has not yet ended; its results are available once processing_status is "ended".`);
-  const body = job.outcomes.map((o) => JSON.stringify({ custom_id: o.customId, result: resultOf(o) })).join('\n');
+  const body = job.outcomes.map((o, i) => writtenLine(JSON.stringify({ custom_id: o.customId, result: resultOf(o) }), i, options)).join('\n');
   return { status: 200, headers: { 'content-type': 'application/binary' }, body: body ? `${body}\n` : '' };
 }
 
@@ -138,12 +139,17 @@ function batchObject(job: BatchJob, origin: string): Record<string, unknown> {
   };
 }
 
-/** The list reference: newest first, `after_id` to page on, `limit` 1–1000 (default 20). */
+/** The list reference: newest first, `after_id` / `before_id` to page on, `limit` 1–1000 (default 20). */
 function listBatches(store: AnthropicBatches, query: URLSearchParams, origin: string): Record<string, unknown> {
   const all = [...store.batches.values()].reverse();
   const after = query.get('after_id');
-  const from = after ? all.findIndex((b) => b.id === after) + 1 : 0;
+  const before = query.get('before_id');
   const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 20) || 20));
-  const page = all.slice(from, from + limit).map((b) => batchObject(b, origin));
-  return { data: page, has_more: from + limit < all.length, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null };
+  const end = before ? Math.max(0, all.findIndex((b) => b.id === before)) : all.length;
+  const from = after ? all.findIndex((b) => b.id === after) + 1 : before ? Math.max(0, end - limit) : 0;
+  const to = Math.min(end, from + limit);
+  const page = all.slice(from, to).map((b) => batchObject(b, origin));
+  // has_more: "if there are more results in the requested page direction".
+  const hasMore = before ? from > 0 : to < all.length;
+  return { data: page, has_more: hasMore, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null };
 }

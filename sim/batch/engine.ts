@@ -88,6 +88,8 @@ export async function runJob(job: BatchJob, runner: JobRunner, options: SimOptio
     job.phase = 'in_progress';
     job.at.in_progress = Date.now();
   }
+  // Stuck (SimOptions.batchStuck): in_progress past its window, no line run, until a cancel comes.
+  while (options.batchStuck && !job.at.cancelling) await clock.sleep(100);
   const gap = (window * 0.8) / Math.max(1, job.lines.length);
   const expireAfter = options.batchExpireAfterLines;
   for (const [i, line] of job.lines.entries()) {
@@ -142,4 +144,15 @@ export function logLine(path: string, line: BatchLine, job: BatchJob, ctx: { log
   const requestIndex = ctx.log.push(entry) - 1;
   ctx.options.onRequest?.(entry);
   return { entry, requestIndex };
+}
+
+/** A results line as written: every `batchMalformedLines`-th one cut off in the middle (not JSON), as a damaged file has it. */
+export function writtenLine(json: string, index: number, options: SimOptions): string {
+  const every = options.batchMalformedLines;
+  return every && (index + 1) % every === 0 ? json.slice(0, Math.floor(json.length / 2)) : json;
+}
+
+/** The create reply's delay (SimOptions.batchCreateReplyDelayMs): the batch exists at the provider, its id not yet told. */
+export function createReplyDelay(options: SimOptions, clock: BatchClock): Promise<void> {
+  return options.batchCreateReplyDelayMs ? clock.sleep(options.batchCreateReplyDelayMs) : Promise.resolve();
 }

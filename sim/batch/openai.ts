@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, type HttpAnswer } from '../http';
 import { chatAnswer, errorAnswer, sendError } from '../server';
-import { cancelJob, countOutcomes, logLine, newJob, runJob, type BatchJob, type BatchLine, type LineOutcome } from './engine';
+import { cancelJob, countOutcomes, createReplyDelay, logLine, newJob, runJob, writtenLine, type BatchJob, type BatchLine, type LineOutcome } from './engine';
 import type { BatchContext } from './routes';
 
 /** The only endpoint the simulator batches (the reference lists more: /v1/responses, /v1/embeddings, …). */
@@ -53,13 +53,14 @@ export async function routeOpenAIBatches(req: IncomingMessage, res: ServerRespon
   const file = path.match(/^\/v1\/files\/([^/]+)(\/content)?$/);
   const batch = path.match(/^\/v1\/batches\/([^/]+)(\/cancel)?$/);
   if (req.method === 'POST' && path === '/v1/files') await uploadFile(req, res, store);
+  else if (req.method === 'GET' && path === '/v1/files') sendJson(res, 200, listFiles(store, url.searchParams));
   else if (req.method === 'GET' && file) {
     const stored = store.files.get(file[1]);
     if (!stored) sendError(res, 404, `No such File object: ${file[1]}`, 'invalid_request_error', null, undefined, 'id');
     else if (file[2]) res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(stored.content);
     else sendJson(res, 200, fileObject(stored));
   } else if (req.method === 'POST' && path === '/v1/batches') await createBatch(req, res, store, ctx);
-  else if (req.method === 'GET' && path === '/v1/batches') sendJson(res, 200, listBatches(store, url.searchParams));
+  else if (req.method === 'GET' && path === '/v1/batches') sendJson(res, 200, listBatches(store, url.searchParams, ctx.options.batchListOmitsMetadata === true));
   else if (batch && (req.method === 'GET' ? !batch[2] : req.method === 'POST' && batch[2])) {
     const stored = store.batches.get(batch[1]);
     if (!stored) sendError(res, 404, `No such Batch object: ${batch[1]}`, 'invalid_request_error', null, undefined, 'batch_id');
@@ -119,7 +120,8 @@ async function createBatch(req: IncomingMessage, res: ServerResponse, store: Ope
     },
     ctx.options,
     ctx.batches.clock,
-  ).then(() => writeResultFiles(stored, store));
+  ).then(() => writeResultFiles(stored, store, ctx.options));
+  await createReplyDelay(ctx.options, ctx.batches.clock);
   sendJson(res, 200, batchObject(stored));
 }
 
@@ -189,12 +191,12 @@ function answerLine(line: BatchLine, job: BatchJob, ctx: BatchContext): Promise<
  * request_id, body}, error: null}` (the reference's "request output object"); an expired line has `response: null,
  * error: {code: "batch_expired", …}` (the Batch guide, "Batch expiration"). A file with no line is not created.
  */
-function writeResultFiles(stored: StoredBatch, store: OpenAIBatches): void {
+function writeResultFiles(stored: StoredBatch, store: OpenAIBatches, options: BatchContext['options']): void {
   const output: string[] = [];
   const errors: string[] = [];
   for (const [i, outcome] of stored.job.outcomes.entries()) {
     const line = outputLine(outcome, `batch_req_${stored.job.id.slice(6)}_${i}`);
-    if (line) (outcome.kind === 'answered' && outcome.answer.status < 300 ? output : errors).push(JSON.stringify(line));
+    if (line) (outcome.kind === 'answered' && outcome.answer.status < 300 ? output : errors).push(writtenLine(JSON.stringify(line), i, options));
   }
   const save = (lines: string[], name: string): string | null => {
     if (lines.length === 0) return null;
@@ -252,12 +254,25 @@ function batchObject(stored: StoredBatch): Record<string, unknown> {
 }
 
 /** The list of the reference: newest first, `after` a batch id to page from, `limit` 1–100 (default 20). */
-function listBatches(store: OpenAIBatches, query: URLSearchParams): Record<string, unknown> {
+function listBatches(store: OpenAIBatches, query: URLSearchParams, omitMetadata: boolean): Record<string, unknown> {
   const all = [...store.batches.values()].reverse();
   const after = query.get('after');
   const from = after ? all.findIndex((b) => b.job.id === after) + 1 : 0;
   const limit = Math.min(100, Math.max(1, Number(query.get('limit') ?? 20) || 20));
-  const page = all.slice(from, from + limit).map((b) => batchObject(b));
+  // An OpenAI-compatible host whose list leaves metadata out (SimOptions.batchListOmitsMetadata).
+  const page = all.slice(from, from + limit).map((b) => (omitMetadata ? { ...batchObject(b), metadata: undefined } : batchObject(b)));
+  return { object: 'list', data: page, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null, has_more: from + limit < all.length };
+}
+
+/** The Files list of the reference: `purpose` filters, `order` by created_at (default desc), `after` a file id, `limit` 1–10,000 (default 10,000). */
+function listFiles(store: OpenAIBatches, query: URLSearchParams): Record<string, unknown> {
+  const purpose = query.get('purpose');
+  const ascending = [...store.files.values()].filter((f) => !purpose || f.purpose === purpose);
+  const all = query.get('order') === 'asc' ? ascending : ascending.reverse();
+  const after = query.get('after');
+  const from = after ? all.findIndex((f) => f.id === after) + 1 : 0;
+  const limit = Math.min(10_000, Math.max(1, Number(query.get('limit') ?? 10_000) || 10_000));
+  const page = all.slice(from, from + limit).map(fileObject);
   return { object: 'list', data: page, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null, has_more: from + limit < all.length };
 }
 

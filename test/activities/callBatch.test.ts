@@ -69,4 +69,27 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
     await expect(batch).rejects.toBeTruthy();
     expect(asked).toEqual(['a']);
   });
+
+  test('runBatch: once the run is paused no later item of the batch starts; the rest come back as stopped by the pause', async () => {
+    const asked: string[] = [];
+    let paused = false;
+    const result = await inActivity(() => runBatch(
+      ['a', 'b', 'c', 'd', 'e'],
+      async (key) => {
+        asked.push(key);
+        if (key === 'b') paused = true; // the pause is recorded while b is in flight: b finishes, c never starts
+        return ok(key);
+      },
+      (r) => r.throttled,
+      async () => paused,
+    ));
+    expect(asked).toEqual(['a', 'b']);
+    expect(result.results.map((r) => r.key)).toEqual(['a', 'b']);
+    expect(result.stoppedBy).toBe('paused');
+  });
+
+  test('runBatch: outside a workflow that answers the held query (here a mocked activity) the batch goes on', async () => {
+    const result = await inActivity(() => runBatch(['a', 'b'], async (key) => ok(key), (r) => r.throttled));
+    expect(result.results.map((r) => r.key)).toEqual(['a', 'b']);
+  });
 });

@@ -1,4 +1,4 @@
-import { batchPriceOf, planCalls, summariseCost } from '../../core/cost';
+import { batchPriceOf, callCostUsd, planCalls, priceFor, summariseCost } from '../../core/cost';
 import { parseRunConfig } from '../../client/config';
 import type { LlmCallRecord } from '../../core/types';
 
@@ -57,4 +57,29 @@ test('a call reported without usage is estimated from its request and reply size
 test('the dry-run plan estimates prompts from the queries\' text and earlier turns', () => {
   const [copilot] = planCalls({ queries: [{ text: 'x'.repeat(40), history: [{ content: 'y'.repeat(40) }] }], copilots: [{ name: 'A', type: 'openai', model: 'm' }], judges: [], judgeCallsPerQuery: () => 1, judgePromptChars: 0 });
   expect(copilot.estimatedPromptTokens).toBe(20);
+});
+
+test('one pricing key for every call (priceFor): a panel member, a grounding judge and a batch call are priced by the model they were sent to, never by the member name', () => {
+  const pricing = { 'model-a': { inputPerMTok: 2, outputPerMTok: 8 }, 'model-g': { inputPerMTok: 1, outputPerMTok: 4 } };
+  expect(priceFor(pricing, { name: 'alpha', model: 'model-a' })).toEqual(pricing['model-a']);
+  expect(priceFor(pricing, { name: 'alpha', model: 'model-a', batch: true })).toEqual(batchPriceOf(pricing['model-a']));
+  // An http copilot has no model: its name is the key.
+  expect(priceFor({ Web: pricing['model-g'] }, { name: 'Web', model: null })).toEqual(pricing['model-g']);
+  const calls = [call({ name: 'alpha', model: 'model-a' }), call({ name: 'alpha', model: 'model-a', batch: true }), call({ name: 'grounding', model: 'model-g' })];
+  const cost = summariseCost(calls, [], pricing);
+  expect(cost.judge.alpha.estimatedCostUsd).toBeCloseTo(2.8 + 1.4, 12);
+  expect(cost.judge.grounding.estimatedCostUsd).toBeCloseTo(1.4, 12);
+  expect(callCostUsd(pricing, calls[0])).toBeCloseTo(2.8, 12);
+  // A call with no price makes its line's cost unknown, never $0.
+  expect(summariseCost([call({ name: 'beta', model: 'unpriced' })], [], pricing).judge.beta.estimatedCostUsd).toBeNull();
+  // The dry-run plan prices a panel member by its model too.
+  const [member] = planCalls({ queries: [{ text: 'q' }], copilots: [], judges: [{ name: 'alpha', model: 'model-a', baseURL: 'https://api.openai.com/v1' }], judgeCallsPerQuery: () => 1, judgePromptChars: 4000, pricing });
+  expect(member.estimatedCostUsd).toBeGreaterThan(0);
+});
+
+test('a USD budget with a grounding judge whose model has no price is an input error naming the model', () => {
+  const base = { protocol: 'lattice', queries: 'q.jsonl', judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'sim-judge' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'sim-terse' }], budget: { usd: 5 } };
+  const pricing = { 'sim-judge': { inputPerMTok: 1, outputPerMTok: 1 }, 'sim-terse': { inputPerMTok: 1, outputPerMTok: 1 } };
+  expect(() => parseRunConfig({ ...base, pricing, grounding: { judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'ground-model' } } }, 'budget.yaml', '/tmp')).toThrow(/budget\.usd.*grounding\.judge \(model ground-model\) has none: add pricing: \{ "ground-model"/s);
+  expect(() => parseRunConfig({ ...base, pricing: { ...pricing, 'ground-model': { inputPerMTok: 1, outputPerMTok: 1 } }, grounding: { judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'ground-model' } } }, 'budget.yaml', '/tmp')).not.toThrow();
 });

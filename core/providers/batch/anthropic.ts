@@ -4,12 +4,17 @@
  * Reference: https://platform.claude.com/docs/en/api/creating-message-batches (retrieving-, canceling-message-batches,
  * retrieving-message-batch-results) and the guide https://platform.claude.com/docs/en/build-with-claude/batch-processing.
  *
- * A Message Batch has no metadata and the API takes no idempotency key, so submit cannot find an earlier batch by its
- * tag: it always creates one, and the caller must keep the returned id before anything else can fail.
+ * A Message Batch has no metadata and the API takes no idempotency key: after a lost create reply, `find` lists the
+ * batches created since the submit began (newest first, pages of 100) and keeps those holding as many requests; the
+ * caller leaves out the ones it holds already. A batch so adopted that was not ours shows it once ended: none of its
+ * results carries our custom_ids, and our lines are asked live.
  */
 import { ANTHROPIC_VERSION, anthropicUrl } from '../anthropicMessages';
-import { batchJson, batchRequest, jsonLines, unreported } from './http';
+import { batchJson, batchRequest, jsonLines, malformedResults, unreported } from './http';
 import type { BatchClient, BatchLine, BatchLineResult, BatchStatus } from './types';
+
+/** Pages of the batch list `find` reads (100 batches each, newest first). */
+const FIND_PAGES = 5;
 
 export function anthropicBatchClient(baseURL: string, apiKey: string | undefined, timeoutMs: number): BatchClient {
   // Both headers on every request, as for /v1/messages (https://platform.claude.com/docs/en/api/overview).
@@ -21,6 +26,20 @@ export function anthropicBatchClient(baseURL: string, apiKey: string | undefined
       const requests = lines.map((l) => ({ custom_id: l.customId, params: l.body }));
       return statusOf(await batchJson(url(''), { method: 'POST', headers, body: JSON.stringify({ requests }) }, timeoutMs));
     },
+    async find(lines: BatchLine[], _tag: string, sinceMs: number) {
+      const since = sinceMs - 60_000; // clock skew
+      const made: any[] = [];
+      let after: string | undefined;
+      for (let page = 0; page < FIND_PAGES; page++) {
+        const list = await batchJson(url(`?limit=100${after ? `&after_id=${encodeURIComponent(after)}` : ''}`), { method: 'GET', headers }, timeoutMs);
+        const data: any[] = Array.isArray(list?.data) ? list.data : [];
+        const recent = data.filter((b) => !(Date.parse(b?.created_at) < since));
+        made.push(...recent.filter((b) => statusOf(b).counts.total === lines.length));
+        if (!list?.has_more || recent.length < data.length || data.length === 0) break;
+        after = String(list.last_id ?? data.at(-1).id);
+      }
+      return made.reverse().sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at)).map(statusOf);
+    },
     status,
     async results(id: string, expected?: string[]) {
       const batch = await batchJson(url(`/${encodeURIComponent(id)}`), { method: 'GET', headers }, timeoutMs);
@@ -28,7 +47,8 @@ export function anthropicBatchClient(baseURL: string, apiKey: string | undefined
       // results_url is null until processing ends.
       if (!state.ended || typeof batch.results_url !== 'string') throw new Error(`batch ${id} has not ended (processing_status ${batch?.processing_status}): its results are not there yet`);
       const text = await batchRequest(batch.results_url, { method: 'GET', headers }, timeoutMs);
-      const reported = jsonLines(text, `batch ${id} results`).map(lineResult);
+      const { lines, malformed } = jsonLines(text, `batch ${id} results`);
+      const reported = [...lines.map(lineResult), ...malformedResults(malformed)];
       return [...reported, ...unreported(reported, expected, state.state === 'cancelled' ? 'canceled' : 'expired', `batch ${id} ended without a result for this request`)];
     },
     async cancel(id: string) {

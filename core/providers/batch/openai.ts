@@ -7,7 +7,7 @@
  */
 import { providerErrorMessage } from '../errorBody';
 import { ProviderHttpError } from '../httpError';
-import { batchJson, batchRequest, jsonLines, unreported } from './http';
+import { batchJson, batchRequest, jsonLines, malformedResults, unreported } from './http';
 import type { BatchClient, BatchLine, BatchLineResult, BatchState, BatchStatus } from './types';
 
 /** The metadata key a batch's tag is stored under (the reference: metadata keys up to 64 characters, values up to 512). */
@@ -28,16 +28,26 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
   return {
     async submit(lines: BatchLine[], tag: string) {
       if (tag.length > 512) throw new Error(`batch tag longer than 512 characters (OpenAI's limit for a metadata value): ${tag.slice(0, 40)}…`);
-      const existing = await findTagged(get, tag);
-      if (existing) return statusOf(existing);
+      // An upload whose batch was never created (the worker died between the two) is used, not sent again.
+      const uploaded = (await filesNamed(get, fileNameOf(tag)))[0];
       // One request per line: {custom_id, method: "POST", url, body} (the reference's "request input object").
       const jsonl = lines.map((l) => JSON.stringify({ custom_id: l.customId, method: 'POST', url: '/v1/chat/completions', body: l.body })).join('\n');
       const form = new FormData();
       form.append('purpose', 'batch');
-      form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), `${tag.replace(/[^\w.-]+/g, '_').slice(0, 100)}.jsonl`);
-      const file = await batchJson(`${base}/files`, { method: 'POST', headers: auth, body: form }, timeoutMs);
+      form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), fileNameOf(tag));
+      const fileId = uploaded?.id ?? (await batchJson(`${base}/files`, { method: 'POST', headers: auth, body: form }, timeoutMs)).id;
       // "Currently only `24h` is supported" for completion_window.
-      return statusOf(await post('/batches', { input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { [TAG_KEY]: tag } }));
+      return statusOf(await post('/batches', { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { [TAG_KEY]: tag } }));
+    },
+    async find(_lines: BatchLine[], tag: string, sinceMs: number) {
+      const recent = await recentBatches(get, sinceMs);
+      let made = recent.filter((b) => b?.metadata?.[TAG_KEY] === tag);
+      if (!made.length) {
+        const files = new Set((await filesNamed(get, fileNameOf(tag))).map((f) => f.id));
+        made = recent.filter((b) => files.has(b?.input_file_id));
+      }
+      // The list is newest first; created_at has whole seconds, so ties keep the list's order, reversed.
+      return made.reverse().sort((a, b) => Number(a.created_at) - Number(b.created_at)).map(statusOf);
     },
     status,
     async results(id: string, expected?: string[]) {
@@ -47,7 +57,8 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
       const reported: BatchLineResult[] = [];
       for (const fileId of [batch.output_file_id, batch.error_file_id]) {
         if (typeof fileId !== 'string' || !fileId) continue;
-        for (const line of jsonLines(await fileText(fileId), `batch ${id} file ${fileId}`)) reported.push(lineResult(line));
+        const { lines, malformed } = jsonLines(await fileText(fileId), `batch ${id} file ${fileId}`);
+        reported.push(...lines.map(lineResult), ...malformedResults(malformed));
       }
       // Lines in neither file: expired ones are in the error file (code batch_expired, the guide's "Batch expiration"); a
       // cancelled batch reports only the lines that ran.
@@ -65,18 +76,28 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
   };
 }
 
-/** The most recent batch whose metadata carries this tag, among the last TAG_SEARCH_PAGES pages of the list (newest first). */
-async function findTagged(get: (path: string) => Promise<any>, tag: string): Promise<any | undefined> {
+/** The input file's name: the tag, made safe (a metadata-less list finds the batch by it). */
+const fileNameOf = (tag: string) => `${tag.replace(/[^\w.-]+/g, '_').slice(0, 100)}.jsonl`;
+
+/** Batches created since `sinceMs` (less a minute of clock skew), newest first, among the last TAG_SEARCH_PAGES pages. */
+async function recentBatches(get: (path: string) => Promise<any>, sinceMs: number): Promise<any[]> {
+  const since = Math.floor(sinceMs / 1000) - 60;
+  const out: any[] = [];
   let after: string | undefined;
   for (let page = 0; page < TAG_SEARCH_PAGES; page++) {
     const list = await get(`/batches?limit=100${after ? `&after=${encodeURIComponent(after)}` : ''}`);
     const data: any[] = Array.isArray(list?.data) ? list.data : [];
-    const found = data.find((b) => b?.metadata?.[TAG_KEY] === tag);
-    if (found) return found;
-    if (!list?.has_more || data.length === 0) return undefined;
+    out.push(...data.filter((b) => !(Number(b?.created_at) < since)));
+    if (!list?.has_more || data.length === 0 || data.some((b) => Number(b?.created_at) < since)) break;
     after = String(list.last_id ?? data.at(-1).id);
   }
-  return undefined;
+  return out;
+}
+
+/** Files of purpose `batch` with this name, newest first (one page: the Files list's default limit is 10,000). */
+async function filesNamed(get: (path: string) => Promise<any>, name: string): Promise<Array<{ id: string }>> {
+  const list = await get('/files?purpose=batch&order=desc');
+  return (Array.isArray(list?.data) ? list.data : []).filter((f: any) => f?.filename === name && typeof f.id === 'string');
 }
 
 /**

@@ -33,11 +33,18 @@ export interface BatchEndpoint {
 
 export interface BatchClient {
   /**
-   * Submit the lines as one batch tagged `tag` (OpenAI: upload the JSONL file, then create the batch with metadata
-   * {judgeflow_tag: tag}). If a batch with this tag exists already (OpenAI: found by listing recent batches' metadata),
-   * it is returned instead: a retried submit never submits twice.
+   * Submit the lines as one batch tagged `tag` (OpenAI: upload the JSONL file named after the tag, unless a file of
+   * that name is there already, then create the batch with metadata {judgeflow_tag: tag}). A retried submit first
+   * asks `find` (activities/judgeBatch.ts).
    */
   submit(lines: BatchLine[], tag: string): Promise<BatchStatus>;
+  /**
+   * After a submit whose reply may have been lost (a worker killed while the create call was in flight): the batches
+   * that submit may have made since `sinceMs`, oldest first. OpenAI: by the tag in their metadata, else (a host whose
+   * list leaves metadata out) by their input file, named after the tag. Anthropic (no metadata): batches created
+   * since then holding as many requests.
+   */
+  find(lines: BatchLine[], tag: string, sinceMs: number): Promise<BatchStatus[]>;
   status(id: string): Promise<BatchStatus>;
   /**
    * Every line's result once the batch ended (OpenAI: the output and error files; Anthropic: results_url). Lines the

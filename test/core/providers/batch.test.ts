@@ -48,17 +48,30 @@ describe('OpenAI protocol', () => {
     expect(server.requests.filter((r) => r.batch)).toHaveLength(3);
   });
 
-  test('a retried submit with the same tag returns the same batch and submits nothing; another tag is another batch', async () => {
+  test('after a lost create reply, find returns the batch a tag made (by metadata, else by its input file name); another tag finds nothing', async () => {
     const server = await sim();
-    const client = openai(server);
-    const first = await client.submit([chatLine('a')], 'run2:judge:0');
-    const again = await openai(server).submit([chatLine('a')], 'run2:judge:0');
-    expect(again.id).toBe(first.id);
-    const list = await (await fetch(`${server.url}/batches?limit=100`)).json();
-    expect(list.data).toHaveLength(1);
-    const files = await (await fetch(`${server.url}/batches/${first.id}`)).json();
-    expect(files.metadata).toEqual({ judgeflow_tag: 'run2:judge:0' });
-    expect((await client.submit([chatLine('a')], 'run2:judge:1')).id).not.toBe(first.id);
+    const since = Date.now();
+    const first = await openai(server).submit([chatLine('a')], 'run2:judge:0');
+    const found = await openai(server).find([chatLine('a')], 'run2:judge:0', since);
+    expect(found.map((b) => b.id)).toEqual([first.id]);
+    const batch = await (await fetch(`${server.url}/batches/${first.id}`)).json();
+    expect(batch.metadata).toEqual({ judgeflow_tag: 'run2:judge:0' });
+    expect(await openai(server).find([chatLine('a')], 'run2:judge:1', since)).toEqual([]);
+    expect((await openai(server).submit([chatLine('a')], 'run2:judge:1')).id).not.toBe(first.id);
+  });
+
+  test('a host whose batch list leaves metadata out: find matches by the input file named after the tag; a submit reuses an uploaded file', async () => {
+    const server = await sim({ batchListOmitsMetadata: true });
+    const since = Date.now();
+    const first = await openai(server).submit([chatLine('a')], 'run9/judge/1');
+    expect((await (await fetch(`${server.url}/batches?limit=100`)).json()).data[0].metadata).toBeUndefined();
+    expect((await openai(server).find([chatLine('a')], 'run9/judge/1', since)).map((b) => b.id)).toEqual([first.id]);
+    // The file is there already (a worker died between upload and create): the next submit creates on it, uploads nothing.
+    await openai(server).submit([chatLine('a')], 'run9/judge/1');
+    const files = (await (await fetch(`${server.url}/files?purpose=batch`)).json()).data;
+    expect(files).toHaveLength(1);
+    // Both batches are found, oldest first: the second is the duplicate the caller cancels.
+    expect((await openai(server).find([chatLine('a')], 'run9/judge/1', since)).map((b) => b.id)[0]).toBe(first.id);
   });
 
   test('failed, refused and expired lines: kind and the provider words; unreported expected ids come back expired', async () => {
@@ -151,6 +164,27 @@ describe("Anthropic's Message Batches", () => {
     const canceled = (await slowClient.results(long.id)).filter((r) => !r.ok && r.kind === 'canceled');
     expect(canceled.length).toBeGreaterThan(0);
     expect(final.counts.failed).toBe(canceled.length);
+  });
+
+  test('find after a lost create reply: the batches created since then with as many requests, oldest first; the list pages with after_id and before_id', async () => {
+    const server = await sim();
+    const before = await anthropic(server).submit([messagesLine('x')], 't');
+    await new Promise((r) => setTimeout(r, 1_100)); // the earlier batch a second before `since`
+    const since = Date.now();
+    const mine = await anthropic(server).submit([messagesLine('a'), messagesLine('b')], 't');
+    await anthropic(server).submit([messagesLine('c')], 't'); // another size
+    const found = await anthropic(server).find([messagesLine('a'), messagesLine('b')], 't', since);
+    expect(found.map((b) => b.id)).toEqual([mine.id]);
+    // The earlier one is within the minute of clock skew, but of another size: not ours.
+    expect(found.map((b) => b.id)).not.toContain(before.id);
+    const headers = { 'anthropic-version': '2023-06-01', 'x-api-key': 'sim-key' };
+    const page1 = await (await fetch(`${server.url}/messages/batches?limit=2`, { headers })).json();
+    expect(page1).toMatchObject({ has_more: true });
+    const page2 = await (await fetch(`${server.url}/messages/batches?limit=2&after_id=${page1.last_id}`, { headers })).json();
+    expect(page2.data.map((b: { id: string }) => b.id)).toEqual([before.id]);
+    const back = await (await fetch(`${server.url}/messages/batches?limit=2&before_id=${page2.first_id}`, { headers })).json();
+    expect(back.data.map((b: { id: string }) => b.id)).toEqual(page1.data.map((b: { id: string }) => b.id));
+    expect(back.has_more).toBe(false);
   });
 
   test('HTTP errors in Anthropic words: no key is a 401, a bad custom_id a 400', async () => {
