@@ -1,5 +1,5 @@
 import type { MetricMeter } from '@temporalio/common';
-import { priceOf, type Pricing } from '../core/cost';
+import { callCostUsd, type Pricing } from '../core/cost';
 import type { ResultsStore } from '../core/store';
 import type { LlmCallRecord } from '../core/types';
 
@@ -26,8 +26,8 @@ export function instrumentedStore(store: ResultsStore, meter: MetricMeter): Resu
     if (call.errorKind === 'rate_limited') throttled.add(1, tags);
     if (call.promptTokens) tokens.add(call.promptTokens, { ...tags, kind: 'prompt' });
     if (call.completionTokens) tokens.add(call.completionTokens, { ...tags, kind: 'completion' });
-    const prices = await pricingOf(call.runId);
-    const usd = priceOf(prices[call.model ?? ''] ?? prices[call.name], { promptTokens: call.promptTokens ?? 0, completionTokens: call.completionTokens ?? 0, cachedTokens: call.cachedTokens ?? 0 });
+    // Priced as the budget and the report price it (core/cost.ts), estimated tokens and batch prices included.
+    const usd = callCostUsd(await pricingOf(call.runId), call);
     if (usd) spend.add(Math.round(usd * 1e6), tags);
   };
   return new Proxy(store, {
