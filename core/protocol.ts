@@ -145,6 +145,11 @@ export interface ProtocolModule {
   /** Which stored score keys are rubric dimensions and which are flags (e.g. CryptoAnalystBench's `taxonomy.*`). */
   scoreKey(key: string): ScoreKeyKind;
   /**
+   * Optional: a response's headline score from its stored verdict, for compare, gate and trend; default its stored `total`.
+   * CryptoAnalystBench: the mean of the four dimension scores (1–10), derived so older stored runs read the same way.
+   */
+  responseScore?(judgment: StoredJudgment): number | null;
+  /**
    * Decide what the judge sees together (one unit per judge conversation): the units that one query's stored answers make ready. Asked again each time
    * more of that query's answers are in (`responses`: every copilot's stored answer to it so far, any status); a unit
    * returned again is planned only once. LATTICE: one unit per answer, at once; CryptoAnalystBench: the query's unit

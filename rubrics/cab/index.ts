@@ -8,6 +8,7 @@ import { cabLabels, cabQuerySchema, parseCabQueries } from './queries';
 import { buildCabReport } from './report';
 import { buildCabHtml } from './html';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
+import { cabResponseScore } from './score';
 
 /**
  * CryptoAnalystBench: per query, every copilot's response is scored in ONE shared judge conversation
@@ -28,6 +29,8 @@ export const cabProtocol: ProtocolModule = {
   labelsOf: cabLabels,
   // Error-taxonomy flags (0/1) are stored beside the dimensions as `taxonomy.<flag>` scores.
   scoreKey: (key) => (isTaxonomyKey(key) ? { kind: 'flag', name: key.slice(TAXONOMY_PREFIX.length) } : { kind: 'dimension' }),
+  // compare, gate and trend read a response's headline as the reference does: the mean of its four scores (1–10).
+  responseScore: cabResponseScore,
   planAhead: planCabAhead,
   readyUnits: readyCabUnits,
   judgeUnit: judgeCabUnit,
