@@ -10,7 +10,7 @@
  *
  * An answer with no such sentence (the simulator's ordinary copilot answers, a demo's) is read more loosely: each of its
  * sentences that states a number is a claim, exact when the context holds that number as written, fabricated
- * otherwise. A fabricated claim is "same topic" when the context names its entity. The whole-answer labels follow the
+ * otherwise. A fabricated claim is "same topic" when the context names its entity (a name in the sentence). The whole-answer labels follow the
  * reference's rules from the counts: every claim verified is factual, more verified than not partially factual, else
  * hallucinated; every citation right and every claim needing one cited is correct, either share at or below half
  * incorrect, else partially correct. Everything is a function of the prompt, so the same run gives the same answers.
@@ -52,8 +52,8 @@ function claimsOf(response: string): Claim[] {
 interface LooseClaim {
   text: string;
   numbers: string[];
-  /** Its first capitalised word after the first (a name, roughly), for "same topic". */
-  entity: string | null;
+  /** Its capitalised words (names, roughly), for "same topic". */
+  names: string[];
 }
 
 const NUMBER = /\$?\d[\d,]*(?:\.\d+)?%?/g;
@@ -64,7 +64,7 @@ function looseClaimsOf(response: string): LooseClaim[] {
     .split(/(?<=[.!?])\s+|\n+/)
     .map((t) => t.replace(/^[-*#>\s]+/, '').trim())
     .filter((t) => HAS_NUMBER.test(t.replace(/^\d+\.\s/, '')))
-    .map((text) => ({ text, numbers: text.match(NUMBER) ?? [], entity: text.split(/\s+/).slice(1).find((w) => /^[A-Z][A-Za-z]{2,}/.test(w))?.replace(/[^A-Za-z]/g, '') ?? null }));
+    .map((text) => ({ text, numbers: text.match(NUMBER) ?? [], names: text.split(/\s+/).filter((w) => /^[A-Z][A-Za-z]{2,}/.test(w)).map((w) => w.replace(/[^A-Za-z]/g, '')) }));
 }
 
 const verifiedStatus = (s: string) => s === 'exact' || s === 'derivable';
@@ -117,7 +117,7 @@ export function groundingJudgeAnswer(schemaName: string, messages: Message[]): u
       : loose.map((c) => {
           const found = c.numbers.find((n) => context.includes(n));
           const line = found ? context.split('\n').find((l) => l.includes(found))!.trim() : null;
-          return { text: c.text, status: found ? 'exact' : 'fabricated', sameTopic: !!found || mentions(c.entity), excerpt: line, ...none };
+          return { text: c.text, status: found ? 'exact' : 'fabricated', sameTopic: !!found || c.names.some(mentions), excerpt: line, ...none };
         });
     return { claims: verified, ...wholeAnswer(verified.map((c) => c.status)) };
   }
