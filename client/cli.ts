@@ -35,6 +35,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['snapshot', () => (require('./commands/snapshot') as typeof import('./commands/snapshot')).snapshotCommand],
   ['schedule', () => (require('./commands/schedule') as typeof import('./commands/schedule')).scheduleCommand],
   ['dataset', () => (require('./commands/dataset') as typeof import('./commands/dataset')).datasetCommand],
+  ['import', () => (require('./commands/import') as typeof import('./commands/import')).importCommand],
   ['study', () => (require('./commands/study') as typeof import('./commands/study')).studyCommand],
   ['view', () => (require('./commands/view') as typeof import('./commands/view')).viewCommand],
   ['store', () => (require('./commands/store') as typeof import('./commands/store')).storeCommand],
