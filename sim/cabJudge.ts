@@ -8,7 +8,8 @@ type Message = { role: string; content: string };
 
 export const CAB_RANKING_SCHEMA = 'cab_ranking';
 
-const SCORING = /^Evaluate (Response #\d+)/;
+/** A scoring prompt names the response it presents near its start ("Evaluate Response #2 …", or the reference's wording). */
+const SCORING = /^[^\n]*\bevaluate response #(\d+)/i;
 
 /** Label → mean of the scores the judge gave it, from the last valid answer after each scoring prompt. */
 export function scoresInConversation(messages: Message[]): Map<string, number> {
@@ -16,7 +17,7 @@ export function scoresInConversation(messages: Message[]): Map<string, number> {
   let label: string | null = null;
   for (const m of messages) {
     const asked = m.role === 'user' ? SCORING.exec(m.content) : null;
-    if (asked) label = asked[1];
+    if (asked) label = `Response #${asked[1]}`;
     else if (m.role === 'assistant' && label) {
       try {
         const values = Object.values(JSON.parse(m.content) as Record<string, { score?: unknown }>).map((v) => v?.score);

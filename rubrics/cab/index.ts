@@ -9,6 +9,7 @@ import { buildCabReport } from './report';
 import { buildCabHtml } from './html';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
 import { cabResponseScore } from './score';
+import { cabReferenceRubric } from './reference';
 
 /**
  * CryptoAnalystBench: per query, every copilot's response is scored in ONE shared judge conversation
@@ -39,4 +40,6 @@ export const cabProtocol: ProtocolModule = {
   // One scoring turn per answer, a ranking turn when there is more than one, one taxonomy call per answer when asked for.
   judgeCallsPerQuery: (answers, options) => answers + (answers > 1 ? 1 : 0) + (options.errorTaxonomy === true ? answers : 0),
   snapshots: { curate: cabCuration },
+  // rubric: { from: cab-reference }: the reference harness's prompt texts, fetched by judgeflow dataset fetch cab.
+  referenceRubrics: { 'cab-reference': cabReferenceRubric },
 };

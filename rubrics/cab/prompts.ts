@@ -22,8 +22,9 @@ export const labelFor = (position: number) => `Response #${position}`;
 /** Per-dimension answers are `{score, reasoning}`, as in the reference harness. */
 export const REASONING_KEY = 'reasoning';
 
-function contextBlock(context: string | null): string {
+function contextBlock(context: string | null, rubric?: CabRubric): string {
   if (!context?.trim()) return '';
+  if (rubric?.prompts.contextBlock) return renderTemplate(rubric.prompts.contextBlock, { context }, `${rubric.dir}: context block`);
   // No "response" on this heading line: judges (and the simulator) read blocks under such a heading as the graded text.
   return `\nContext that was available to the system when it answered (judge factual claims against this context, not against your own knowledge):\n<<<\n${context}\n>>>\n`;
 }
@@ -33,7 +34,7 @@ function scoresFormat(ids: string[], min: number, max: number): string {
   return `{\n${ids.map((id) => `  "${id}": {"score": <integer ${min}-${max}>, "${REASONING_KEY}": "<brief reasoning>"}`).join(',\n')}\n}`;
 }
 
-function where(rubric: CabRubric, key: keyof CabRubric['prompts']): string {
+function where(rubric: CabRubric, key: keyof CabRubric['data']['prompts']): string {
   return `${rubric.dir}/${rubric.data.prompts[key]}`;
 }
 
@@ -61,7 +62,7 @@ function flagBlock(f: CabRubric['data']['taxonomy'][number], i: number): string 
 }
 
 /** What both the scoring turn and the taxonomy check show about one response. */
-function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string, subject: string) {
+function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string, subject: string, rubric: CabRubric) {
   return {
     evaluation_date: evaluationDate,
     // Only a known time is stated: a made-up one (e.g. when a CSV was imported) would skew temporal relevance.
@@ -69,7 +70,7 @@ function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluat
     response_timestamp: shown.timestamp ?? 'unknown',
     history: historyBlock(query.history),
     query: query.text,
-    context: contextBlock(shown.context),
+    context: contextBlock(shown.context, rubric),
     response: shown.text,
   };
 }
@@ -80,7 +81,8 @@ export function scoringMessage(rubric: CabRubric, query: Query, shown: ShownResp
     rubric.prompts.scoring,
     {
       label: shown.label,
-      ...responseVars(query, shown, evaluationDate, shown.label),
+      position: shown.label.replace(/^Response #/, ''),
+      ...responseVars(query, shown, evaluationDate, shown.label, rubric),
       min: String(d.scale.min),
       max: String(d.scale.max),
       criteria: criteriaBlock(rubric),
@@ -119,7 +121,7 @@ export function taxonomyMessages(rubric: CabRubric, query: Query, shown: Omit<Sh
   const user = renderTemplate(
     rubric.prompts.taxonomy,
     {
-      ...responseVars(query, shown, evaluationDate, 'The response'),
+      ...responseVars(query, shown, evaluationDate, 'The response', rubric),
       flags,
       answer_format: scoresFormat(
         rubric.data.taxonomy.map((f) => f.id),

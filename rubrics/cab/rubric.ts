@@ -62,7 +62,8 @@ export interface CabFlag {
   check?: string;
   description?: string;
 }
-export type CabPrompts = CabRubricData['prompts'];
+/** `contextBlock`: how the context shown to the judge is introduced, when a rubric brings its own text (the reference's); else judgeflow's. */
+export type CabPrompts = CabRubricData['prompts'] & { contextBlock?: string };
 
 export interface CabRubric extends LoadedRubric {
   data: CabRubricData;
@@ -75,7 +76,7 @@ export function loadCabRubric(dir: string): CabRubric {
   if (!fs.existsSync(file)) throw new InputError(`rubric directory ${dir} has no rubric.yaml`);
   const data = loadDataFile(cabRubricSchema, file, 'CryptoAnalystBench rubric');
   const prompts = Object.fromEntries(
-    (Object.keys(data.prompts) as Array<keyof CabPrompts>).map((key) => [key, readTextInside(dir, data.prompts[key], `${file}: prompts.${key} file`)]),
+    (Object.keys(data.prompts) as Array<keyof CabRubricData['prompts']>).map((key) => [key, readTextInside(dir, data.prompts[key], `${file}: prompts.${key} file`)]),
   ) as CabPrompts;
   // Everything the judge sees or the score depends on: the data and the prompt texts.
   return cabRubricFromContent({ data, prompts }, dir);
