@@ -1,5 +1,6 @@
 import type { StoredJudgment } from '../../core/types';
 import { CAB_DIMENSIONS } from './rubric';
+import { isTaxonomyKey } from './judge';
 
 /**
  * A response's CryptoAnalystBench score: the mean of its four dimension scores (1–10), what the reference harness
@@ -8,8 +9,11 @@ import { CAB_DIMENSIONS } from './rubric';
  */
 export function cabResponseScore(j: Pick<StoredJudgment, 'status' | 'scores'>): number | null {
   if (j.status !== 'ok' || !j.scores) return null;
-  const values = CAB_DIMENSIONS.map((d) => j.scores![d]);
-  if (values.some((v) => typeof v !== 'number' || !Number.isFinite(v))) return null;
+  // The rubric's dimensions as stored (all four in every CAB verdict); error-taxonomy flags are not dimensions.
+  const values = Object.entries(j.scores)
+    .filter(([key]) => !isTaxonomyKey(key))
+    .map(([, v]) => v);
+  if (!values.length || values.some((v) => typeof v !== 'number' || !Number.isFinite(v))) return null;
   return values.reduce((sum, v) => sum + v, 0) / values.length;
 }
 
