@@ -217,7 +217,7 @@ describe('CryptoAnalystBench plan and config', () => {
       expect(() => parseRunConfig({ ...base, cab: { evaluationDate: impossible } }, 'cfg.yaml', '/')).toThrow(new RegExp(`cfg\\.yaml: cab\\.evaluationDate: evaluationDate ${impossible} is not a real calendar date; use YYYY-MM-DD`));
     expect(parseRunConfig({ ...base, cab: { evaluationDate: '2024-02-29' } }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2024-02-29', errorTaxonomy: false, answerTimestamps: false });
     // Configs written before the `cab:` section keep working: top-level CryptoAnalystBench keys move into it.
-    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31', errorTaxonomy: true }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2026-12-31', errorTaxonomy: true });
+    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31', errorTaxonomy: true }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2026-12-31', errorTaxonomy: true, answerTimestamps: false });
     expect(() => parseRunConfig({ ...base, evaluationDate: '5 March 2026' }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: cab\.evaluationDate: use YYYY-MM-DD/);
     // The shared schema stays strict: a protocol's keys are not accepted for another protocol.
     expect(() => parseRunConfig({ ...base, protocol: 'lattice', evaluationDate: '2026-12-31' }, 'cfg.yaml', '/')).toThrow(/unrecognized key|evaluationDate/i);
