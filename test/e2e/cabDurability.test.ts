@@ -76,7 +76,8 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
         ['Charlie', 'sim-copilot'],
         ['Delta', 'sim-thorough'],
       ];
-      const cfg = cabConfig(dir, queries, judge.url, systems);
+      // answerTimestamps: the blog's variant, so the turn states when the answer was written (the reference does not).
+      const cfg = cabConfig(dir, queries, judge.url, systems, { evaluationDate: undefined, cab: { evaluationDate: '2026-03-05', answerTimestamps: true } });
       const runId = 'run-cab-resume-' + Date.now();
       const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
 
@@ -98,7 +99,7 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
       expect(judgments).toHaveLength(12);
       expect(judgments.every((j) => j.status === 'ok' && j.rank !== null)).toBe(true);
 
-      // What a turn carries: evaluation date, the response's own timestamp, the user's earlier turns, the context.
+      // What a turn carries: evaluation date, the response's own timestamp (asked for), the user's earlier turns, the context.
       const calm = judge.requests.map((r) => r.body).filter((b) => queryTextOf(b) === CALM && schemaName(b) === 'cab_scores');
       const firstTurn = calm.find((b) => turnOf(b) === 1)!;
       const shownFirst = (await store.judgeUnits(runId)).find((u) => u.queryId === 'calm')!.copilots[0];
