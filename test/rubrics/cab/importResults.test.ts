@@ -88,3 +88,22 @@ test('a file that is not the reference output is refused with what is missing', 
     await store.close();
   }
 });
+
+test('judgeflow import cab-results through the CLI: stores the run and says how to see it; bad input exits 2 with the reason', async () => {
+  const { cliInProcess } = await import('../../support/cliInProcess');
+  const home = tempDir('jf-cab-import-cli-');
+  const csv = path.join(home, 'final_evaluation_results.csv');
+  const data = rows(0);
+  fs.writeFileSync(csv, toCsv([['query', 'model', 'rank', ...DIMS, 'ranking_reasoning', 'tags'], ...data.map((r) => [r.query, r.model, String(r.rank), ...r.scores.map(String), '', r.tags])]));
+  const env = { JUDGEFLOW_HOME: home, JUDGEFLOW_STORE: '' };
+  const ok = await cliInProcess(['import', 'cab-results', csv, '--run-id', 'ref-1', '--started-at', '2026-02-01T00:00:00Z'], env);
+  expect(ok.code).toBe(0);
+  expect(ok.stdout).toContain('as run ref-1: 12 queries × 2 models (Sentient, gpt5)');
+  expect(ok.stdout).toContain('judgeflow trend --runs ...,ref-1');
+  const unknown = await cliInProcess(['import', 'lattice-things', csv], env);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain('expected one of cab-results');
+  const missing = await cliInProcess(['import', 'cab-results', path.join(home, 'nope.xlsx')], env);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain('no such file');
+});
