@@ -128,7 +128,7 @@ export function buildCabHtml(input: HtmlReportInput): string {
       ['position-bias', 'Position bias', bias],
       ['presentation', 'Presentation order', balance],
       ['taxonomy', 'Error taxonomy', taxonomy],
-      ['error-clustering', 'Error clustering (scores ≤ 8 by flag)', s.errorClusters?.length ? dataTable('Responses scoring 8 or less on a dimension, grouped by the error flags set on them', CLUSTER_HEADER, clusterRows(rubric, s.errorClusters), 'id="error-clustering"') : '<p>No response scored 8 or less on any dimension.</p>'],
+      ['error-clustering', 'Error clustering (scores ≤ 8 by flag)', !s.errorClusters ? '<p>This report was made before error clustering existed; run judgeflow report again to add it.</p>' : s.errorClusters.length ? dataTable('Responses scoring 8 or less on a dimension, grouped by the error flags set on them', CLUSTER_HEADER, clusterRows(rubric, s.errorClusters), 'id="error-clustering"') : '<p>No response scored 8 or less on any dimension.</p>'],
     ],
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
