@@ -58,6 +58,7 @@ export async function judgeGroundingItem(
     snapshotId: run.snapshotId,
     rubric,
     checks: run.config.grounding!.checks,
+    judgeContextChars: run.config.grounding!.judgeContextChars,
     judge: who.endpoint,
     judgeName: who.judgeName,
     env: deps.env,

@@ -57,7 +57,7 @@ export interface GroupDelta {
 }
 
 export interface CopilotComparison {
-  /** Mean per-response total over all ok judgments of each run (the run's own headline, not only paired queries). */
+  /** Mean per-response score (the protocol's headline, responseScoreOf) over all ok judgments of each run (the run's own headline, not only paired queries). */
   scoreA: number | null;
   scoreB: number | null;
   rankA: number | null;
@@ -119,11 +119,16 @@ export interface Comparison {
 }
 
 /** What comparing needs to know of the runs' protocol: how it reads a query's labels and its score keys. */
-export type ProtocolReading = Pick<ProtocolModule, 'labelsOf' | 'scoreKey'>;
+export type ProtocolReading = Pick<ProtocolModule, 'labelsOf' | 'scoreKey' | 'responseScore'>;
+
+/** A response's headline score as its protocol reads it (CryptoAnalystBench: the mean of its four dimensions), else its stored total. */
+export const responseScoreOf = (protocol: Pick<ProtocolModule, 'responseScore'>) => (j: StoredJudgment): number | null => (protocol.responseScore ? protocol.responseScore(j) : j.total);
 
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
 const key = (queryId: string, copilot: string) => `${queryId}\u0000${copilot}`;
-const okOnly = (js: StoredJudgment[]) => new Map(js.filter((j) => j.status === 'ok' && j.total !== null).map((j) => [key(j.queryId, j.copilot), j]));
+/** Ok judgments keyed by query and copilot, their `total` read as the protocol's headline score. */
+const okOnly = (js: StoredJudgment[], score: (j: StoredJudgment) => number | null) =>
+  new Map(js.map((j) => ({ ...j, total: j.status === 'ok' ? score(j) : null })).filter((j) => j.status === 'ok' && j.total !== null).map((j) => [key(j.queryId, j.copilot), j]));
 
 function paired(a: number[], b: number[], seed: string, opts: Required<CompareOptions>): PairedDelta {
   if (a.length === 0) return { n: 0, a: null, b: null, delta: null, ci95: null, pValue: null, pAdjusted: null, significant: false };
@@ -181,8 +186,8 @@ function pairQueries(runA: CompareRun, runB: CompareRun, queriesA: Map<string, Q
  */
 export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[] | { a: Query[]; b: Query[] }, protocol: ProtocolReading, options: CompareOptions = {}): Comparison {
   const opts: Required<CompareOptions> = { top: options.top ?? 10, alpha: options.alpha ?? 0.05, iterations: options.iterations ?? 5000 };
-  const okA = okOnly(runA.judgments);
-  const okB = okOnly(runB.judgments);
+  const okA = okOnly(runA.judgments, responseScoreOf(protocol));
+  const okB = okOnly(runB.judgments, responseScoreOf(protocol));
   const queriesA = new Map((Array.isArray(queries) ? queries : queries.a).map((q) => [q.id, q]));
   const queriesB = new Map((Array.isArray(queries) ? queries : queries.b).map((q) => [q.id, q]));
   const byId = (id: string) => queriesB.get(id) ?? queriesA.get(id);

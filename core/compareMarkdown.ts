@@ -30,7 +30,7 @@ export function renderComparison(c: Comparison): string {
         return [n, x.rankA, x.rankB, fmt(x.scoreA), fmt(x.scoreB), x.overall.n, mark(x.overall), ci(x.overall), pFmt(x.overall.pValue), pFmt(x.overall.pAdjusted), x.overall.significant ? 'yes' : 'no', `${x.okOnlyInA} / ${x.okOnlyInB}`];
       }),
     ),
-    '\nScores are each run\'s mean per-response total over all its ok judgments; ranks follow them (1 = best).\n',
+    '\nScores are each run\'s mean per-response score over all its ok judgments (the protocol\'s headline: LATTICE\'s total; CryptoAnalystBench the mean of the four dimensions, 1–10); ranks follow them (1 = best).\n',
   ];
   if (c.onlyInA.length || c.onlyInB.length) out.push(`Copilots in one run only: A ${mdText(c.onlyInA.join(', ') || '–')}; B ${mdText(c.onlyInB.join(', ') || '–')}.\n`);
 

@@ -42,6 +42,29 @@ export interface GroundingClaim {
 
 export type GroundingLabel = 'factual' | 'partial' | 'hallucinated';
 
+/** The hallucination label as the reference's judge chooses it itself (src/prompts/hallucination_check.py). */
+export const JUDGE_HALLUCINATION_LABELS = ['factual', 'partially factual', 'hallucinated'] as const;
+/** The per-answer citation label as the reference's judge chooses it (src/prompts/citation_check.py). */
+export const JUDGE_CITATION_LABELS = ['correct', 'partially correct', 'incorrect'] as const;
+
+/**
+ * What the grounding judge stated about the whole answer, kept beside the figures judgeflow computes from the claims:
+ * the reference records the judge's own label and verification rate rather than computing them.
+ */
+export interface GroundingJudgeStated {
+  hallucinationLabel: (typeof JUDGE_HALLUCINATION_LABELS)[number] | null;
+  /** The judge's stated verification rate, 0–100 as the reference asks it. */
+  verificationRatePercent: number | null;
+  citationLabel: (typeof JUDGE_CITATION_LABELS)[number] | null;
+  /**
+   * Claims (by index) the context does not state but whose topic or entity it discusses: the reference counts these
+   * verified ("same topic"), judgeflow counts them fabricated.
+   */
+  sameTopicClaims: number[];
+  /** When the judge was shown only part of the context: characters shown of the whole. */
+  contextShown: { chars: number; of: number } | null;
+}
+
 /** One response's grounding check under one grounding rubric version (and panel judge), with every claim. */
 export interface StoredGroundingCheck {
   runId: string;
@@ -58,6 +81,8 @@ export interface StoredGroundingCheck {
   judge: { model: string; baseURL: string };
   attempts: number;
   createdAt: string;
+  /** What the judge stated about the answer as a whole (absent in checks stored before it was asked). */
+  stated?: GroundingJudgeStated | null;
 }
 
 /** The grounding inputs of one response: what the judge is shown besides the query and the answer. */
@@ -90,6 +115,10 @@ export const groundingConfigSchema = z
       .max(5_000_000)
       .default(DEFAULT_MAX_CONTEXT_CHARS)
       .describe('context kept per response in the results store; longer context is cut to this with a warning in the report'),
+    judgeContextChars: z
+      .union([z.number().int().min(1000), z.literal('whole')])
+      .optional()
+      .describe("context shown to the grounding judge per response; default the grounding rubric's maxContextChars (60,000). 'whole' shows all of it, as the reference harness does (then raise maxContextChars too); a cut is reported per answer"),
     reuseAnswers: z
       .boolean()
       .default(true)

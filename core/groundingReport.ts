@@ -31,10 +31,25 @@ export interface GroundingCopilotFigures {
   correctlyCited: number | null;
   incorrectlyCited: number | null;
   missingCitations: number | null;
-  /** Correct citations / claims with citations. */
+  /** Correct citations / claims with citations (the reference's citation precision). */
   citationPrecision: number | null;
-  /** Correct citations / claims that need one (all claims but those needing no source). */
+  /** The reference's citation completeness: claims with a citation ÷ (all claims − claims needing none), right or wrong. */
   citationCompleteness: number | null;
+  /** judgeflow's stricter completeness: correctly cited claims ÷ claims needing a citation (a wrong citation does not count). */
+  correctCitationCompleteness: number | null;
+  /** The judge's own per-answer citation label (the reference's correct / partially correct / incorrect), counted over answers. */
+  citationLabels: { correct: number; partiallyCorrect: number; incorrect: number };
+  /** The judge's own per-answer hallucination label (the reference's), counted over answers; judgeflow's computed ones are `labels`. */
+  judgeLabels: { factual: number; partiallyFactual: number; hallucinated: number };
+  /** Mean over answers of the judge's stated verification rate (0–1; the reference's verification_rate_percentage / 100). */
+  statedVerificationRate: number | null;
+  /**
+   * The claim-level rate as the reference counts "verified": exact, derivable, or about a topic the context discusses
+   * ("same topic"); judgeflow's `verificationRate` counts only the first two.
+   */
+  referenceVerificationRate: number | null;
+  /** Answers the judge saw only part of the context of (grounding.judgeContextChars); each is listed in `answers`. */
+  contextCutForJudge: number;
   /** Claims listed but not verified: from answers without context, or when only the citation check ran (compared across copilots, never counted as grounded or not). */
   uncheckedClaims: number;
 }
@@ -59,6 +74,21 @@ export interface GroundingClaimRow {
   citation: string | null;
 }
 
+/** One checked answer: judgeflow's label beside what the judge stated, and any cut of its context. */
+export interface GroundingAnswerRow {
+  queryId: string;
+  copilot: string;
+  judge: string;
+  label: StoredGroundingCheck['label'];
+  judgeLabel: string | null;
+  verificationRate: number | null;
+  statedVerificationRate: number | null;
+  citationLabel: string | null;
+  citationCompleteness: number | null;
+  /** Characters of context the judge was shown, of the whole; null when it saw all of it. */
+  contextShown: { chars: number; of: number } | null;
+}
+
 export interface GroundingReport {
   groundingVersion: string;
   checks: GroundingCheckName[];
@@ -66,6 +96,8 @@ export interface GroundingReport {
   /** label name → label value → copilot → claims, verified (exact or derivable), verificationRate. */
   byCategory: Record<string, Record<string, Record<string, { claims: number; verified: number; verificationRate: number | null }>>>;
   crossCopilotConflicts: CrossCopilotConflict[];
+  /** Every ok check, one row per answer (and judge). */
+  answers: GroundingAnswerRow[];
   claims: GroundingClaimRow[];
 }
 
@@ -111,6 +143,9 @@ export function groundingReport(input: {
       const correct = verdicts('direct', 'derivable');
       const needing = cited.length - verdicts('not_needed');
       const checkedCitations = citations && cited.length > 0;
+      const stated = checks.map((g) => g.stated).filter((x): x is NonNullable<typeof x> => !!x);
+      const sameTopic = checks.reduce((n, g) => n + (g.stated?.sameTopicClaims ?? []).filter((i) => g.claims[i]?.status === 'fabricated').length, 0);
+      const rates = stated.filter((x) => x.verificationRatePercent !== null).map((x) => x.verificationRatePercent! / 100);
       return [
         copilot,
         {
@@ -131,7 +166,13 @@ export function groundingReport(input: {
           incorrectlyCited: checkedCitations ? verdicts('incorrect') : null,
           missingCitations: checkedCitations ? verdicts('missing') : null,
           citationPrecision: checkedCitations ? ratio(correct, withCitation) : null,
-          citationCompleteness: checkedCitations ? ratio(correct, needing) : null,
+          citationCompleteness: checkedCitations ? ratio(withCitation, needing) : null,
+          correctCitationCompleteness: checkedCitations ? ratio(correct, needing) : null,
+          citationLabels: { correct: stated.filter((x) => x.citationLabel === 'correct').length, partiallyCorrect: stated.filter((x) => x.citationLabel === 'partially correct').length, incorrect: stated.filter((x) => x.citationLabel === 'incorrect').length },
+          judgeLabels: { factual: stated.filter((x) => x.hallucinationLabel === 'factual').length, partiallyFactual: stated.filter((x) => x.hallucinationLabel === 'partially factual').length, hallucinated: stated.filter((x) => x.hallucinationLabel === 'hallucinated').length },
+          statedVerificationRate: rates.length ? sum(rates, (r) => r) / rates.length : null,
+          referenceVerificationRate: ratio(verified + derivable + sameTopic, claims.length),
+          contextCutForJudge: stated.filter((x) => x.contextShown).length,
           uncheckedClaims: stored.filter((g) => g.copilot === copilot && g.status !== 'failed').reduce((n, g) => n + g.claims.filter((c) => c.status === 'unchecked').length, 0),
         },
       ];
@@ -158,6 +199,23 @@ export function groundingReport(input: {
     copilots: figures,
     byCategory,
     crossCopilotConflicts: crossCopilotConflicts(stored.filter((g) => g.status !== 'failed')),
+    answers: ok.map((g) => {
+      const checked = g.claims.filter((c) => c.status !== 'unchecked');
+      const cited = g.claims.filter((c) => c.citation);
+      const needing = cited.filter((c) => c.citation!.verdict !== 'not_needed').length;
+      return {
+        queryId: g.queryId,
+        copilot: g.copilot,
+        judge: g.judgeName,
+        label: g.label,
+        judgeLabel: g.stated?.hallucinationLabel ?? null,
+        verificationRate: ratio(checked.filter(verifiedOf).length, checked.length),
+        statedVerificationRate: g.stated?.verificationRatePercent == null ? null : g.stated.verificationRatePercent / 100,
+        citationLabel: g.stated?.citationLabel ?? null,
+        citationCompleteness: cited.length ? ratio(cited.filter((c) => c.citation!.source !== null).length, needing) : null,
+        contextShown: g.stated?.contextShown ?? null,
+      };
+    }),
     claims: stored.flatMap((g) =>
       g.claims.map((c) => ({
         queryId: g.queryId,

@@ -8,7 +8,13 @@ import type { GroundingReport } from './groundingReport';
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(100 * x).toFixed(1)}%`);
 const interval = (ci: { low: number; high: number } | null) => (ci ? `${pct(ci.low)} – ${pct(ci.high)}` : '–');
 
-export const COPILOT_HEADER = ['copilot', 'answers', 'with context', 'claims', 'exact', 'derivable', 'fabricated', 'contradicted', 'verification rate', '95% CI (queries)', 'factual', 'partial', 'hallucinated', 'citation precision', 'citation completeness', 'missing citations', 'failed checks'];
+export const COPILOT_HEADER = [
+  'copilot', 'answers', 'with context', 'claims', 'exact', 'derivable', 'fabricated', 'contradicted',
+  'verification rate (judgeflow: exact or derivable)', '95% CI (queries)', 'verification rate (reference: same topic counts)', 'stated verification rate (judge, mean)',
+  'factual (judgeflow)', 'partial (judgeflow)', 'hallucinated (judgeflow)', 'factual (judge)', 'partially factual (judge)', 'hallucinated (judge)',
+  'citation precision', 'citation completeness (reference: cited ÷ needing)', 'correct-citation completeness (judgeflow: correctly cited ÷ needing)',
+  'citation label correct', 'citation label partially correct', 'citation label incorrect', 'missing citations', 'context cut for judge', 'failed checks',
+];
 
 export function copilotRows(g: GroundingReport): Array<Array<string | number | null>> {
   return Object.entries(g.copilots).map(([name, c]) => [
@@ -22,12 +28,22 @@ export function copilotRows(g: GroundingReport): Array<Array<string | number | n
     c.contradicted,
     pct(c.verificationRate),
     interval(c.ci95),
+    pct(c.referenceVerificationRate),
+    pct(c.statedVerificationRate),
     c.labels.factual,
     c.labels.partial,
     c.labels.hallucinated,
+    c.judgeLabels?.factual ?? null,
+    c.judgeLabels?.partiallyFactual ?? null,
+    c.judgeLabels?.hallucinated ?? null,
     pct(c.citationPrecision),
     pct(c.citationCompleteness),
+    pct(c.correctCitationCompleteness),
+    c.citationLabels?.correct ?? null,
+    c.citationLabels?.partiallyCorrect ?? null,
+    c.citationLabels?.incorrect ?? null,
     c.missingCitations,
+    c.contextCutForJudge ?? 0,
     c.checksFailed,
   ]);
 }
@@ -49,6 +65,11 @@ export function categoryTables(g: GroundingReport): Array<{ label: string; heade
   }));
 }
 
+export const ANSWER_HEADER = ['query', 'copilot', 'judge', 'label (judgeflow)', 'label (judge)', 'verification rate (judgeflow)', 'stated verification rate (judge)', 'citation label (judge)', 'citation completeness (reference)', 'context shown to judge'];
+export function answerRows(g: GroundingReport): Array<Array<string | number | null>> {
+  return (g.answers ?? []).map((a) => [a.queryId, a.copilot, a.judge || null, a.label, a.judgeLabel, pct(a.verificationRate), pct(a.statedVerificationRate), a.citationLabel, pct(a.citationCompleteness), a.contextShown ? `${a.contextShown.chars} of ${a.contextShown.of} characters` : 'all']);
+}
+
 export const CLAIM_HEADER = ['query', 'copilot', 'judge', 'claim', 'status', 'supporting excerpt', 'cited source', 'citation'];
 export function claimRows(g: GroundingReport): Array<Array<string | number | null>> {
   return g.claims.map((c) => [c.queryId, c.copilot, c.judge || null, c.text, c.status, c.excerpt, c.citedSource, c.citation]);
@@ -56,7 +77,8 @@ export function claimRows(g: GroundingReport): Array<Array<string | number | nul
 
 const intro = (g: GroundingReport) =>
   `Every claim of every answer checked against the context that copilot had (its tool outputs and retrieved text), by the grounding rubric ${g.groundingVersion} ` +
-  `(checks: ${g.checks.join(', ')}). The verification rate is the share of claims the context states exactly or from which they follow (rounding, conversion, arithmetic). ` +
+  `(checks: ${g.checks.join(', ')}). judgeflow's verification rate is the share of claims the context states exactly or from which they follow (rounding, conversion, arithmetic); the reference's also counts a claim whose topic the context discusses ("same topic"), and beside both stands the rate and label the judge stated itself, as the reference records them. ` +
+  'Citation completeness is the reference\'s (claims with a citation ÷ claims needing one); judgeflow\'s stricter correct-citation completeness counts only correct citations. ' +
   'Answers without context are "no context": their claims are listed for the comparison across copilots, never counted as grounded or hallucinated.';
 
 export function groundingMarkdown(g: GroundingReport | undefined): string[] {
@@ -68,6 +90,9 @@ export function groundingMarkdown(g: GroundingReport | undefined): string[] {
     table(COPILOT_HEADER, copilotRows(g)),
     ...categoryTables(g).flatMap((t) => [`\nVerification rate by ${mdText(t.label)} (claims checked):\n`, table(t.header, t.rows)]),
     ...truncated.map(([name, c]) => `\nWarning: ${c.contextTruncated} answers of ${mdText(name)} had their context cut to grounding.maxContextChars when stored; claims supported only by the cut part count as unsupported.`),
+    ...Object.entries(g.copilots)
+      .filter(([, c]) => (c.contextCutForJudge ?? 0) > 0)
+      .map(([name, c]) => `\nThe judge saw only part of the context of ${c.contextCutForJudge} answers of ${mdText(name)} (grounding.judgeContextChars; 'whole' shows all of it, as the reference does): ${(g.answers ?? []).filter((a) => a.copilot === name && a.contextShown).map((a) => `${mdText(a.queryId)} (${a.contextShown!.chars} of ${a.contextShown!.of})`).join(', ')}.`),
     ...(g.crossCopilotConflicts.length
       ? ['\n### Numeric claims on which copilots disagree\n', 'On one query, the same entity and metric stated with values more than 2% apart: at least one copilot is wrong.\n', table(CONFLICT_HEADER, conflictRows(g))]
       : ['\nNo numeric claim of one copilot disagrees with another copilot\'s on the same query.']),
@@ -88,7 +113,7 @@ export function groundingSections(report: Record<string, unknown>): Array<[strin
       return `<details class="grounding-claims"><summary>${esc(name)}: ${rows.length} claims</summary>${dataTable(`Claims of ${name}`, ['query', 'claim', 'status', 'supporting excerpt', 'cited source', 'citation'], rows)}</details>`;
     })
     .join('');
-  const html = `<p class="intro">${esc(intro(g))}</p>${dataTable('Grounding per copilot', COPILOT_HEADER, copilotRows(g), 'id="grounding-table"')}${categoryTables(g).map((t) => dataTable(`Verification rate by ${t.label} (claims checked)`, t.header, t.rows)).join('')}<h3>Disagreements between copilots</h3>${conflicts}<h3>Every claim</h3>${drill}`;
+  const html = `<p class="intro">${esc(intro(g))}</p>${dataTable('Grounding per copilot', COPILOT_HEADER, copilotRows(g), 'id="grounding-table"')}${categoryTables(g).map((t) => dataTable(`Verification rate by ${t.label} (claims checked)`, t.header, t.rows)).join('')}${dataTable('Grounding per answer: judgeflow\'s label beside the judge\'s, and any cut of the context', ANSWER_HEADER, answerRows(g), 'id="grounding-answers"')}<h3>Disagreements between copilots</h3>${conflicts}<h3>Every claim</h3>${drill}`;
   return [['grounding', 'Grounding', html]];
 }
 
@@ -96,6 +121,7 @@ export function groundingSheets(wb: ExcelJS.Workbook, report: Record<string, unk
   const g = report.grounding as GroundingReport | undefined;
   if (!g) return;
   sheet(wb, 'Grounding', COPILOT_HEADER, copilotRows(g));
+  sheet(wb, 'Grounding Answers', ANSWER_HEADER, answerRows(g));
   sheet(wb, 'Grounding Claims', CLAIM_HEADER, claimRows(g));
   sheet(wb, 'Grounding Conflicts', CONFLICT_HEADER, conflictRows(g));
   const categories = categoryTables(g);

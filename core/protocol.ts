@@ -148,6 +148,11 @@ export interface ProtocolModule {
   /** Which stored score keys are rubric dimensions and which are flags (e.g. CryptoAnalystBench's `taxonomy.*`). */
   scoreKey(key: string): ScoreKeyKind;
   /**
+   * Optional: a response's headline score from its stored verdict, for compare, gate and trend; default its stored `total`.
+   * CryptoAnalystBench: the mean of the four dimension scores (1–10), derived so older stored runs read the same way.
+   */
+  responseScore?(judgment: StoredJudgment): number | null;
+  /**
    * Decide what the judge sees together (one unit per judge conversation): the units that one query's stored answers make ready. Asked again each time
    * more of that query's answers are in (`responses`: every copilot's stored answer to it so far, any status); a unit
    * returned again is planned only once. LATTICE: one unit per answer, at once; CryptoAnalystBench: the query's unit
@@ -165,8 +170,23 @@ export interface ProtocolModule {
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers. */
   buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
+  /**
+   * Optional: rubrics built at run time from a reference harness's own files, by name (a run config's
+   * `rubric: { from: <name>, file?: PATH }`), so a user can judge with the reference's texts verbatim without the
+   * project shipping them. `build` reads the file and says clearly what is wrong with it when it is not the one expected.
+   */
+  referenceRubrics?: Record<string, ReferenceRubricBuilder>;
   /** Optional snapshot makers (`judgeflow snapshot generate|curate --protocol <id>`). */
   snapshots?: { generate?: QueryGeneration; curate?: QueryCuration };
+}
+
+/** How a protocol turns a fetched reference file into a rubric version (see ProtocolModule.referenceRubrics). */
+export interface ReferenceRubricBuilder {
+  /** What the rubric reproduces, for error messages and docs. */
+  describe: string;
+  /** Where `judgeflow dataset fetch` puts the file, relative to the working directory: the default `file`. */
+  defaultFile: string;
+  build(file: string): LoadedRubric;
 }
 
 /**

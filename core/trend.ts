@@ -5,7 +5,7 @@
  */
 import { compareRuns, type CompareOptions, type CompareRun, type QueryPairing } from './compare';
 import { gate } from './gate';
-import type { ProtocolReading } from './compare';
+import { responseScoreOf, type ProtocolReading } from './compare';
 import { mean, meanCI } from './stats';
 import type { Query } from './types';
 
@@ -35,7 +35,7 @@ export interface TrendRun {
   startedAt: string;
   status: string;
   snapshotId: string;
-  /** Mean per-response total over the run's ok judgments, with its 95% interval. */
+  /** Mean per-response score (the protocol's headline: LATTICE's total, CryptoAnalystBench's mean of four dimensions) over the run's ok judgments, with its 95% interval. */
   copilots: Record<string, { score: number | null; ci95: TrendInterval | null; n: number }>;
   vsPrevious: TrendVsPrevious | null;
 }
@@ -52,7 +52,8 @@ export function trend(runs: TrendRunInput[], protocol: ProtocolReading, options:
     runs: ordered.map((run, i) => {
       const copilots = Object.fromEntries(
         run.copilots.map((c) => {
-          const totals = run.judgments.filter((j) => j.copilot === c && j.status === 'ok' && j.total !== null).map((j) => j.total!);
+          const score = responseScoreOf(protocol);
+          const totals = run.judgments.filter((j) => j.copilot === c && j.status === 'ok' && score(j) !== null).map((j) => score(j)!);
           return [c, { score: totals.length ? mean(totals) : null, ci95: interval(totals.length > 1 ? meanCI(totals, { seed: `trend:${run.runId}:${c}` }) : null), n: totals.length }];
         }),
       );

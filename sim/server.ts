@@ -16,6 +16,7 @@ import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLi
 import { simProfileFor } from './profiles';
 import { groundedCopilot } from './groundedCopilot';
 import { groundingJudgeAnswer, isGroundingSchema } from './groundingJudge';
+import { CAB_RANKING_SCHEMA, cabRankingAnswer } from './cabJudge';
 import { jsonAnswer, readBody, sendJson, writeAnswer, type HttpAnswer } from './http';
 import { createSimBatches, routeBatches, type SimBatches } from './batch/routes';
 
@@ -319,6 +320,7 @@ function defaultContent(body: any, judge: SimJudgeProfile | undefined, requestIn
   const format = body.response_format;
   if (format?.type === 'json_schema') {
     if (isGroundingSchema(format.json_schema?.name)) return JSON.stringify(groundingJudgeAnswer(format.json_schema.name, messages));
+    if (format.json_schema?.name === CAB_RANKING_SCHEMA) return JSON.stringify(cabRankingAnswer(format.json_schema.schema, messages));
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     const hints = { ...judgeHints(lastUser), ...(judge ? { scoreShift: judgeShift(judge, lastUser, requestIndex) } : {}) };
     return JSON.stringify(answerForSchema(format.json_schema?.schema ?? {}, JSON.stringify(messages), hints));

@@ -88,4 +88,9 @@ CREATE INDEX judge_batch_lines_batch ON judge_batch_lines (run_id, batch_key);
     name: "LLM calls' request and reply sizes (spend estimated where an endpoint reports no usage)",
     up: 'ALTER TABLE llm_calls ADD COLUMN request_chars INTEGER, ADD COLUMN reply_chars INTEGER;',
   },
+  {
+    version: 8,
+    name: "grounding checks: what the judge stated about the whole answer (the reference's labels)",
+    up: 'ALTER TABLE grounding_checks ADD COLUMN stated TEXT;',
+  },
 ];

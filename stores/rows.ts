@@ -72,6 +72,8 @@ export function toGroundingCheck(row: any, claims: any[]): StoredGroundingCheck 
     judge: JSON.parse(row.judge),
     attempts: row.attempts,
     createdAt: row.created_at,
+    // Only when the judge was asked: a check stored before reads back as it was written.
+    ...(row.stated ? { stated: JSON.parse(row.stated) } : {}),
     claims: claims.map((c) => ({
       index: c.idx,
       text: c.text,
@@ -101,7 +103,7 @@ export function groundingClaimRows(g: StoredGroundingCheck): unknown[][] {
 
 /** The check row, as both stores insert it (columns in table order). */
 export function groundingCheckRow(g: StoredGroundingCheck): unknown[] {
-  return [g.runId, g.queryId, g.copilot, g.groundingVersion, g.judgeName, g.status, g.label, g.error, JSON.stringify(g.judge), g.attempts, g.createdAt];
+  return [g.runId, g.queryId, g.copilot, g.groundingVersion, g.judgeName, g.status, g.label, g.error, JSON.stringify(g.judge), g.attempts, g.createdAt, g.stated ? JSON.stringify(g.stated) : null];
 }
 
 export function toJudgment(row: any): StoredJudgment {

@@ -251,7 +251,7 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertGroundingCheck(check: StoredGroundingCheck): number {
-    const added = this.db.prepare('INSERT OR IGNORE INTO grounding_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...groundingCheckRow(check)).changes;
+    const added = this.db.prepare('INSERT OR IGNORE INTO grounding_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...groundingCheckRow(check)).changes;
     if (added) for (const row of groundingClaimRows(check)) this.db.prepare('INSERT INTO grounding_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...row);
     return added;
   }

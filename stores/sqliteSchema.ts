@@ -103,6 +103,11 @@ ALTER TABLE llm_calls ADD COLUMN request_chars INTEGER;
 ALTER TABLE llm_calls ADD COLUMN reply_chars INTEGER;
 `,
   },
+  {
+    version: 8,
+    name: "grounding checks: what the judge stated about the whole answer (the reference's labels)",
+    up: 'ALTER TABLE grounding_checks ADD COLUMN stated TEXT;',
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

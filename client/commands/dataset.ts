@@ -1,10 +1,11 @@
 import { assertCabDataset, CAB_DATASET_SHAPE, CAB_DATASET_SOURCE } from '../../rubrics/cab/dataset';
+import { cabReferenceDir, fetchCabReference } from '../../rubrics/cab/reference';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
 
-const usage = 'judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address)';
+const usage = 'judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address; the reference prompt files come beside it, JUDGEFLOW_CAB_REFERENCE_URL overrides their host)';
 
 /** Where `dataset fetch cab` writes by default (relative to the working directory); examples/cab-demo.yaml reads it. */
 export const CAB_DATASET_DEFAULT_OUT = path.join('datasets', 'cryptoanalystbench', 'dataset.csv');
@@ -56,8 +57,14 @@ export const datasetCommand: Command = {
       const out = path.resolve(typeof values.out === 'string' && values.out ? values.out : CAB_DATASET_DEFAULT_OUT);
       const { url, bytes } = await fetchCabDataset(out, process.env);
       const check = assertCabDataset(out);
-      if (values.json) console.log(JSON.stringify({ ...check, file: out, url, bytes }));
-      else console.log(`Downloaded ${url} to ${out} (${bytes} bytes): ${check.rows} queries, ${Object.keys(CAB_DATASET_SHAPE.categories).length} categories as published. Use it as queries: in a cab config (examples/cab-demo.yaml reads ${CAB_DATASET_DEFAULT_OUT}).`);
+      // The reference harness's prompt files beside it, for rubric: { from: cab-reference }.
+      const reference = await fetchCabReference(cabReferenceDir(path.dirname(out)), process.env);
+      if (values.json) console.log(JSON.stringify({ ...check, file: out, url, bytes, reference }));
+      else
+        console.log(
+          `Downloaded ${url} to ${out} (${bytes} bytes): ${check.rows} queries, ${Object.keys(CAB_DATASET_SHAPE.categories).length} categories as published. Use it as queries: in a cab config (examples/cab-demo.yaml reads ${CAB_DATASET_DEFAULT_OUT}).\n` +
+            `The reference harness's prompt files (pinned commits) are in ${cabReferenceDir(path.dirname(out))}: rubric: { from: cab-reference } judges with them verbatim.`,
+        );
       return 0;
     }
     if (action !== 'check') throw new InputError(`unknown action "${action ?? ''}"; expected check or fetch\nUsage: ${usage}`);

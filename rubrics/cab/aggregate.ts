@@ -8,13 +8,17 @@ import { coverage, type Coverage } from '../../core/coverage';
 import { positionBias, type PositionBias } from './positionBias';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
+import { referenceRuleFigures, type ReferenceRuleFigures } from './referenceRules';
+import { meanOfDimensionMeans, withResponseScores } from './score';
 
 export interface CabCopilotSummary extends Coverage {
   /** Mean score per dimension over scored responses. */
   dimensions: Record<string, number | null>;
-  /** Sum of the four dimension means (4–40 on the 1–10 scale). */
-  total: number | null;
-  /** 95% CI of the mean total over queries (meanCI: Student t below 100 queries, else BCa bootstrap); n = queries. */
+  /** The headline: the mean of the four dimension means (1–10), the reference's "Avg Total". */
+  score: number | null;
+  /** The four dimension means added up (4–40): a sum, shown only under that name. */
+  sumOfDimensionMeans: number | null;
+  /** 95% CI of the mean score over queries (meanCI: Student t below 100 queries, else BCa bootstrap); n = queries. */
   ci95: MeanInterval | null;
   /** Mean rank (1 = best) over queries whose ranking succeeded. */
   meanRank: number | null;
@@ -29,11 +33,12 @@ export interface CabCopilotSummary extends Coverage {
 export interface CabSummary {
   /** Per copilot; the report key keeps CryptoAnalystBench's wording. */
   systems: Record<string, CabCopilotSummary>;
-  tags: Record<string, Record<string, { total: number | null; meanRank: number | null; n: number }>>;
+  /** Per tag and copilot: mean response score (1–10), mean rank, responses scored. */
+  tags: Record<string, Record<string, { score: number | null; meanRank: number | null; n: number }>>;
   positionBias: PositionBias;
   /** Pairwise paired tests of per-query totals, Holm-corrected, and the tiers they imply. */
   separability: Separability;
-  /** Correlation between response length and total. */
+  /** Correlation between response length and score. */
   lengthBias: LengthBias;
   /** copilot → times shown in position p+1 (the presentation design's position counts). */
   presentation: Record<string, number[]>;
@@ -42,6 +47,8 @@ export interface CabSummary {
   /** Queries (with two or more responses judged) whose ranking turn failed: ranks are missing, scores kept. */
   rankingFailures: number;
   taxonomy: boolean;
+  /** The same verdicts under the reference harness's rules for failures (failures as 1, flags as 1, rank N, ranking by total). */
+  referenceRules: ReferenceRuleFigures;
 }
 
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
@@ -60,22 +67,25 @@ export function summariseCab(args: {
   plan: CabPlan | undefined;
   taxonomy: boolean;
   seed?: string;
+  /** The scale's minimum: what the reference scores a failure. */
+  minScore?: number;
 }): CabSummary {
   const { queries, copilots, responses, taxonomy } = args;
   const byQuery = new Map(queries.map((q) => [q.id, q]));
-  const judgments = args.judgments.filter((j) => byQuery.has(j.queryId));
+  // Every per-response figure below is on the headline's scale: the mean of the response's four scores.
+  const judgments = withResponseScores(args.judgments.filter((j) => byQuery.has(j.queryId)));
   const positions = judgments.reduce((max, j) => Math.max(max, j.position ?? 0), copilots.length);
 
 
   const tags: CabSummary['tags'] = {};
   for (const j of judgments) {
-    for (const tag of tagsOf(byQuery.get(j.queryId)!)) (tags[tag] ??= {})[j.copilot] ??= { total: null, meanRank: null, n: 0 };
+    for (const tag of tagsOf(byQuery.get(j.queryId)!)) (tags[tag] ??= {})[j.copilot] ??= { score: null, meanRank: null, n: 0 };
   }
   for (const [tag, byCopilot] of Object.entries(tags)) {
     for (const copilot of Object.keys(byCopilot)) {
       const mine = judgments.filter((j) => j.copilot === copilot && tagsOf(byQuery.get(j.queryId)!).includes(tag));
       const ok = mine.filter((j) => j.status === 'ok');
-      byCopilot[copilot] = { total: meanOrNull(ok.map((j) => j.total!)), meanRank: meanOrNull(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), n: ok.length };
+      byCopilot[copilot] = { score: meanOrNull(ok.map((j) => j.total!)), meanRank: meanOrNull(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), n: ok.length };
     }
   }
 
@@ -95,10 +105,10 @@ export function summariseCab(args: {
     const mine = judgments.filter((j) => j.copilot === copilot);
     systems[copilot] = summariseCopilot(mine, responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId)), [...perQuery[copilot].values()], unitSize, positions, taxonomy, `${seed}:${copilot}`);
   }
-  const byTotal = [...copilots].sort((a, b) => (systems[b].total ?? -Infinity) - (systems[a].total ?? -Infinity));
+  const byTotal = [...copilots].sort((a, b) => (systems[b].score ?? -Infinity) - (systems[a].score ?? -Infinity));
 
   // Position effects live in single conversations: with several per query (samples, panel judges) each is its own block.
-  const conversations = byConversation(args.verdicts?.filter((j) => byQuery.has(j.queryId)), judgments);
+  const conversations = byConversation(args.verdicts && withResponseScores(args.verdicts.filter((j) => byQuery.has(j.queryId))), judgments);
   const presentation: Record<string, number[]> = {};
   for (const copilot of copilots) {
     const designed = conversations.several ? undefined : args.plan?.presentation.positionCounts[copilot]?.slice();
@@ -117,6 +127,14 @@ export function summariseCab(args: {
     predecessorImbalance: args.plan?.predecessorImbalance ?? null,
     rankingFailures,
     taxonomy,
+    referenceRules: referenceRuleFigures({
+      queries,
+      copilots,
+      judgments,
+      taxonomy,
+      minScore: args.minScore ?? 1,
+      collected: new Set(responses.filter((r) => r.status === 'ok').map((r) => `${r.queryId}\u0000${r.copilot}`)),
+    }),
   };
 }
 
@@ -145,24 +163,27 @@ function countPositions(judgments: StoredJudgment[], positions: number): number[
 function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[], queryTotals: number[], unitSize: Map<string, number>, positions: number, taxonomy: boolean, seed: string): CabCopilotSummary {
   const ok = mine.filter((j) => j.status === 'ok');
   const dimensions = Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, meanOrNull(ok.map((j) => j.scores![d]))]));
-  const dimMeans = CAB_DIMENSIONS.map((d) => dimensions[d]);
+  const score = meanOfDimensionMeans(dimensions);
   const ranks = mine.filter((j) => j.rank !== null).map((j) => j.rank!);
   const rankCounts = new Array<number>(positions).fill(0);
   for (const r of ranks) rankCounts[r - 1]++;
   const summary: CabCopilotSummary = {
     ...coverage(mine, myResponses),
     dimensions,
-    total: dimMeans.some((m) => m === null) ? null : (dimMeans as number[]).reduce((sum, m) => sum + m, 0),
+    score,
+    sumOfDimensionMeans: score === null ? null : score * CAB_DIMENSIONS.length,
     ci95: meanCI(queryTotals, { seed }),
     meanRank: meanOrNull(ranks),
     normalisedRank: meanOrNull(mine.filter((j) => j.rank !== null && (unitSize.get(j.queryId) ?? 0) > 1).map((j) => (j.rank! - 1) / (unitSize.get(j.queryId)! - 1))),
     rankCounts,
   };
   if (taxonomy) {
-    const checked = ok.filter((j) => j.scores![taxonomyKey(CAB_TAXONOMY[0])] !== undefined);
+    // Every collected response is checked, whether or not its scoring succeeded (a failed judgment keeps only its flags).
+    const asked = mine.filter(inConversation);
+    const checked = asked.filter((j) => j.scores?.[taxonomyKey(CAB_TAXONOMY[0])] !== undefined);
     summary.taxonomy = {
       n: checked.length,
-      failed: ok.length - checked.length,
+      failed: asked.length - checked.length,
       rates: Object.fromEntries(CAB_TAXONOMY.map((f) => [f, meanOrNull(checked.map((j) => j.scores![taxonomyKey(f)]))])),
     };
   }

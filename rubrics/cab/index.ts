@@ -8,6 +8,8 @@ import { cabLabels, cabQuerySchema, parseCabQueries } from './queries';
 import { buildCabReport } from './report';
 import { buildCabHtml } from './html';
 import { cabRubricFromContent, loadCabRubric } from './rubric';
+import { cabResponseScore } from './score';
+import { cabReferenceRubric } from './reference';
 
 /**
  * CryptoAnalystBench: per query, every copilot's response is scored in ONE shared judge conversation
@@ -28,6 +30,8 @@ export const cabProtocol: ProtocolModule = {
   labelsOf: cabLabels,
   // Error-taxonomy flags (0/1) are stored beside the dimensions as `taxonomy.<flag>` scores.
   scoreKey: (key) => (isTaxonomyKey(key) ? { kind: 'flag', name: key.slice(TAXONOMY_PREFIX.length) } : { kind: 'dimension' }),
+  // compare, gate and trend read a response's headline as the reference does: the mean of its four scores (1–10).
+  responseScore: cabResponseScore,
   planAhead: planCabAhead,
   readyUnits: readyCabUnits,
   judgeUnit: judgeCabUnit,
@@ -36,4 +40,6 @@ export const cabProtocol: ProtocolModule = {
   // One scoring turn per answer, a ranking turn when there is more than one, one taxonomy call per answer when asked for.
   judgeCallsPerQuery: (answers, options) => answers + (answers > 1 ? 1 : 0) + (options.errorTaxonomy === true ? answers : 0),
   snapshots: { curate: cabCuration },
+  // rubric: { from: cab-reference }: the reference harness's prompt texts, fetched by judgeflow dataset fetch cab.
+  referenceRubrics: { 'cab-reference': cabReferenceRubric },
 };

@@ -44,7 +44,8 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
   const shown: ShownResponse[] = unit.copilots.map((copilot, i) => {
     const r = collected[i];
     if (!r || r.status !== 'ok' || r.text === null) throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
-    return { label: labelFor(i + 1), text: r.text, timestamp: r.finishedAt, context: r.context ?? query.context ?? null };
+    // The reference sends no time of writing; it is shown only when the config asks for it (the blog's variant).
+    return { label: labelFor(i + 1), text: r.text, timestamp: ctx.options.answerTimestamps === true ? r.finishedAt : null, context: r.context ?? query.context ?? null };
   });
   const labels = shown.map((s) => s.label);
   const maxInvalid = rubric.judge.maxInvalidAnswers;
@@ -61,7 +62,8 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
 
   const taxonomy: Array<TurnResult<Scores> | null> = [];
   for (const [i, s] of shown.entries()) {
-    const wanted = ctx.options.errorTaxonomy === true && scored[i].ok;
+    // Asked for every collected response, as the reference does: a response whose scoring failed still gets its flags.
+    const wanted = ctx.options.errorTaxonomy === true;
     taxonomy.push(wanted ? await askOnce(ctx, unit.queryId, TAXONOMY_TURN + i + 1, taxonomyMessages(rubric, query, s, evaluationDate), taxonomySpec(rubric), maxInvalid) : null);
   }
 
@@ -73,9 +75,7 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
     const judge = { ...stamp, systemFingerprint: scored[i].systemFingerprint };
     const base = { runId, queryId: unit.queryId, copilot, rubricVersion: rubric.version, position: i + 1, rank, judge, attempts: scored[i].attempts, createdAt, ...judgmentSlot(ctx.slot) };
     const turn = scored[i];
-    if (!turn.ok) return { ...base, status: 'failed', scores: null, rationales: null, total: null, error: turn.error };
-    const { scores, rationales } = splitScores(turn.value, REASONING_KEY);
-    const total = rubric.data.dimensions.reduce((sum, d) => sum + scores[d.id], 0);
+    const { scores, rationales } = turn.ok ? splitScores(turn.value, REASONING_KEY) : { scores: {} as Record<string, number>, rationales: {} as Record<string, string> };
     if (ranking?.ok) rationales[RANKING_RATIONALE] = ranking.value.rationale;
     if (ranking && !ranking.ok) rationales[RANKING_ERROR] = ranking.error;
     const tax = taxonomy[i];
@@ -86,6 +86,10 @@ export async function judgeCabUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<
         rationales[taxonomyKey(f.id)] = flags.rationales[f.id];
       }
     } else if (tax) rationales[TAXONOMY_ERROR] = tax.error;
+    // A failed scoring turn is missing data: no dimension scores and no total; only its taxonomy flags, when checked.
+    if (!turn.ok) return { ...base, status: 'failed', scores: tax?.ok ? scores : null, rationales: Object.keys(rationales).length ? rationales : null, total: null, error: turn.error };
+    // Stored: the sum of the four scores (as before); reports derive the headline, their mean, from the scores (score.ts).
+    const total = rubric.data.dimensions.reduce((sum, d) => sum + scores[d.id], 0);
     return { ...base, status: 'ok', scores, rationales, total, error: null };
   });
   await store.putJudgments(judgments); // all of the conversation's verdicts, or none

@@ -22,8 +22,9 @@ export const labelFor = (position: number) => `Response #${position}`;
 /** Per-dimension answers are `{score, reasoning}`, as in the reference harness. */
 export const REASONING_KEY = 'reasoning';
 
-function contextBlock(context: string | null): string {
+function contextBlock(context: string | null, rubric?: CabRubric): string {
   if (!context?.trim()) return '';
+  if (rubric?.prompts.contextBlock) return renderTemplate(rubric.prompts.contextBlock, { context }, `${rubric.dir}: context block`);
   // No "response" on this heading line: judges (and the simulator) read blocks under such a heading as the graded text.
   return `\nContext that was available to the system when it answered (judge factual claims against this context, not against your own knowledge):\n<<<\n${context}\n>>>\n`;
 }
@@ -33,19 +34,35 @@ function scoresFormat(ids: string[], min: number, max: number): string {
   return `{\n${ids.map((id) => `  "${id}": {"score": <integer ${min}-${max}>, "${REASONING_KEY}": "<brief reasoning>"}`).join(',\n')}\n}`;
 }
 
-function where(rubric: CabRubric, key: keyof CabRubric['prompts']): string {
+function where(rubric: CabRubric, key: keyof CabRubric['data']['prompts']): string {
   return `${rubric.dir}/${rubric.data.prompts[key]}`;
+}
+
+/**
+ * The four dimensions with every criterion, numbered in the rubric's order (the reference's: temporal relevance, data
+ * consistency, depth, relevance). The system message, every scoring turn and the ranking turn carry it, as the
+ * reference's prompts do.
+ */
+export function criteriaBlock(rubric: CabRubric, withScale = true): string {
+  const d = rubric.data;
+  const scale = withScale ? ` (${d.scale.min}-${d.scale.max})` : '';
+  return d.dimensions.map((x, i) => `${i + 1}. ${x.name.toUpperCase()} [${x.id}]${scale}: ${x.description}\n${x.criteria.map((c) => `   - ${c}`).join('\n')}`).join('\n\n');
 }
 
 export function systemMessage(rubric: CabRubric, evaluationDate: string): ChatMessage {
   const d = rubric.data;
-  const dimensions = d.dimensions.map((x) => `- ${x.id} (${x.name}): ${x.description}\n${x.criteria.map((c) => `    - ${c}`).join('\n')}`).join('\n');
-  const content = renderTemplate(rubric.prompts.system, { evaluation_date: evaluationDate, min: String(d.scale.min), max: String(d.scale.max), dimensions }, where(rubric, 'system'));
+  const content = renderTemplate(rubric.prompts.system, { evaluation_date: evaluationDate, min: String(d.scale.min), max: String(d.scale.max), dimensions: criteriaBlock(rubric) }, where(rubric, 'system'));
   return { role: 'system', content };
 }
 
+/** A flag with its meaning, typical symptoms and how to check it; older rubric versions carry one description. */
+function flagBlock(f: CabRubric['data']['taxonomy'][number], i: number): string {
+  if (!f.meaning) return `${i + 1}. ${f.id} (${f.name}): ${f.description ?? ''}`;
+  return [`${i + 1}. ${f.name} [${f.id}]`, `What it means: ${f.meaning}`, 'Typical symptoms:', ...(f.symptoms ?? []).map((x) => `- ${x}`), `How to check: ${f.check ?? ''}`].join('\n');
+}
+
 /** What both the scoring turn and the taxonomy check show about one response. */
-function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string, subject: string) {
+function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string, subject: string, rubric: CabRubric) {
   return {
     evaluation_date: evaluationDate,
     // Only a known time is stated: a made-up one (e.g. when a CSV was imported) would skew temporal relevance.
@@ -53,7 +70,7 @@ function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluat
     response_timestamp: shown.timestamp ?? 'unknown',
     history: historyBlock(query.history),
     query: query.text,
-    context: contextBlock(shown.context),
+    context: contextBlock(shown.context, rubric),
     response: shown.text,
   };
 }
@@ -64,9 +81,11 @@ export function scoringMessage(rubric: CabRubric, query: Query, shown: ShownResp
     rubric.prompts.scoring,
     {
       label: shown.label,
-      ...responseVars(query, shown, evaluationDate, shown.label),
+      position: shown.label.replace(/^Response #/, ''),
+      ...responseVars(query, shown, evaluationDate, shown.label, rubric),
       min: String(d.scale.min),
       max: String(d.scale.max),
+      criteria: criteriaBlock(rubric),
       dimension_ids: d.dimensions.map((x) => x.id).join(', '),
       answer_format: scoresFormat(
         d.dimensions.map((x) => x.id),
@@ -87,6 +106,7 @@ export function rankingMessage(rubric: CabRubric, query: Query, labels: string[]
       labels: labels.join(', '),
       evaluation_date: evaluationDate,
       query: query.text,
+      criteria: criteriaBlock(rubric, false),
       dimension_ids: rubric.data.dimensions.map((x) => x.id).join(', '),
       // Placeholders, not the labels in order: an example order could itself anchor the judge.
       answer_format: `{"ranking": ["<best label>", …, "<worst label>"] (all ${labels.length} labels, each once), "rationale": "<overall rationale for the order>"}`,
@@ -97,11 +117,11 @@ export function rankingMessage(rubric: CabRubric, query: Query, labels: string[]
 }
 
 export function taxonomyMessages(rubric: CabRubric, query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string): ChatMessage[] {
-  const flags = rubric.data.taxonomy.map((f, i) => `${i + 1}. ${f.id} (${f.name}): ${f.description}`).join('\n');
+  const flags = rubric.data.taxonomy.map(flagBlock).join('\n\n');
   const user = renderTemplate(
     rubric.prompts.taxonomy,
     {
-      ...responseVars(query, shown, evaluationDate, 'The response'),
+      ...responseVars(query, shown, evaluationDate, 'The response', rubric),
       flags,
       answer_format: scoresFormat(
         rubric.data.taxonomy.map((f) => f.id),

@@ -7,8 +7,8 @@ import { judgeVersionOf } from '../../core/protocol';
 import { InputError } from '../../core/inputError';
 import { loadDataFile, readTextInside } from '../../core/dataFiles';
 
-/** The four scored dimensions; reports and the total (their sum) are keyed by these ids. */
-export const CAB_DIMENSIONS = ['relevance', 'temporal_relevance', 'depth', 'data_consistency'] as const;
+/** The four scored dimensions, in the reference harness's order; reports and the response score (their mean) are keyed by these ids. */
+export const CAB_DIMENSIONS = ['temporal_relevance', 'data_consistency', 'depth', 'relevance'] as const;
 
 /** The seven binary error flags of the optional error-taxonomy stage. */
 export const CAB_TAXONOMY = [
@@ -24,7 +24,10 @@ export const CAB_TAXONOMY = [
 const dimension = z
   .object({ id: z.string(), name: z.string().min(1), description: z.string().min(1), criteria: z.array(z.string().min(1)).min(1) })
   .strict();
-const flag = z.object({ id: z.string(), name: z.string().min(1), description: z.string().min(1) }).strict();
+/** A flag as the reference asks it: what it means, what it typically looks like, how to check for it. */
+const flag = z.object({ id: z.string(), name: z.string().min(1), meaning: z.string().min(1), symptoms: z.array(z.string().min(1)).min(1), check: z.string().min(1) }).strict();
+/** Rubric versions stored before flags had symptoms and a check carried one description. */
+const olderFlag = z.object({ id: z.string(), name: z.string().min(1), description: z.string().min(1) }).strict();
 
 export const cabRubricSchema = z
   .object({
@@ -32,7 +35,7 @@ export const cabRubricSchema = z
     name: z.string(),
     scale: z.object({ min: z.number().int(), max: z.number().int() }).strict(),
     dimensions: z.array(dimension).length(CAB_DIMENSIONS.length),
-    taxonomy: z.array(flag).length(CAB_TAXONOMY.length),
+    taxonomy: z.array(z.union([flag, olderFlag])).length(CAB_TAXONOMY.length),
     judge: z.object({ temperature: z.number().min(0).max(2), maxInvalidAnswers: z.number().int().min(0).max(10) }).strict(),
     prompts: z.object({ system: z.string(), scoring: z.string(), ranking: z.string(), taxonomySystem: z.string(), taxonomy: z.string() }).strict(),
   })
@@ -50,8 +53,17 @@ export const cabRubricSchema = z
     if (r.scale.min >= r.scale.max) ctx.addIssue({ code: 'custom', path: ['scale'], message: 'min must be below max' });
   });
 
-export type CabRubricData = z.infer<typeof cabRubricSchema>;
-export type CabPrompts = CabRubricData['prompts'];
+export type CabRubricData = Omit<z.infer<typeof cabRubricSchema>, 'taxonomy'> & { taxonomy: CabFlag[] };
+export interface CabFlag {
+  id: string;
+  name: string;
+  meaning?: string;
+  symptoms?: string[];
+  check?: string;
+  description?: string;
+}
+/** `contextBlock`: how the context shown to the judge is introduced, when a rubric brings its own text (the reference's); else judgeflow's. */
+export type CabPrompts = CabRubricData['prompts'] & { contextBlock?: string };
 
 export interface CabRubric extends LoadedRubric {
   data: CabRubricData;
@@ -64,7 +76,7 @@ export function loadCabRubric(dir: string): CabRubric {
   if (!fs.existsSync(file)) throw new InputError(`rubric directory ${dir} has no rubric.yaml`);
   const data = loadDataFile(cabRubricSchema, file, 'CryptoAnalystBench rubric');
   const prompts = Object.fromEntries(
-    (Object.keys(data.prompts) as Array<keyof CabPrompts>).map((key) => [key, readTextInside(dir, data.prompts[key], `${file}: prompts.${key} file`)]),
+    (Object.keys(data.prompts) as Array<keyof CabRubricData['prompts']>).map((key) => [key, readTextInside(dir, data.prompts[key], `${file}: prompts.${key} file`)]),
   ) as CabPrompts;
   // Everything the judge sees or the score depends on: the data and the prompt texts.
   return cabRubricFromContent({ data, prompts }, dir);

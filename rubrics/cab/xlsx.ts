@@ -5,9 +5,11 @@ import type { Query, StoredJudgment } from '../../core/types';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
 import type { ResultRow } from './report';
-import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
+import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';
+import { CLUSTER_HEADER, clusterRows, type ErrorCluster } from './clustering';
+import { cabResponseScore } from './score';
 
-const METRIC_NAMES: Record<string, string> = { temporal_relevance: 'Temporal Relevance', data_consistency: 'Data Consistency', depth: 'Depth', relevance: 'Relevance', total: 'Total' };
+const METRIC_NAMES: Record<string, string> = { temporal_relevance: 'Temporal Relevance', data_consistency: 'Data Consistency', depth: 'Depth', relevance: 'Relevance', score: 'Score (mean of the four)' };
 
 /** Mean, population std/variance (numpy's default), min, max, median, quartiles and count. */
 export function describe(xs: number[]) {
@@ -26,7 +28,7 @@ export function describe(xs: number[]) {
  */
 export async function writeCabWorkbook(
   file: string,
-  input: { rows: ResultRow[]; summary: CabSummary; queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; taxonomy: boolean; report?: Record<string, unknown> },
+  input: { rows: ResultRow[]; summary: CabSummary; queries: Query[]; judgments: StoredJudgment[]; copilots: string[]; taxonomy: boolean; report?: Record<string, unknown>; rubric: CabRubric; clusters: ErrorCluster[] },
 ): Promise<void> {
   const { rows, summary, copilots } = input;
   // exceljs is large: loaded only when a workbook is written.
@@ -36,7 +38,7 @@ export async function writeCabWorkbook(
   const resultColumns = [
     'query_id', 'query', 'tags', 'copilot', 'position', 'rank',
     ...CAB_DIMENSIONS.flatMap((d) => [d, `${d}_reasoning`]),
-    'total', 'ranking_reasoning', 'response_status', 'judgment_status', 'failure_reason',
+    'score', 'sum_of_scores', 'ranking_reasoning', 'response_status', 'judgment_status', 'failure_reason',
     ...(input.taxonomy ? CAB_TAXONOMY : []),
   ];
   sheet(wb, 'Evaluation Results', resultColumns, rows.map((r) => resultColumns.map((c) => r[c] ?? null)));
@@ -45,8 +47,8 @@ export async function writeCabWorkbook(
   const statsRows: unknown[][] = [];
   for (const copilot of copilots) {
     const mine = ok.filter((j) => j.copilot === copilot);
-    for (const metric of [...CAB_DIMENSIONS, 'total']) {
-      const d = describe(mine.map((j) => (metric === 'total' ? j.total! : j.scores![metric])));
+    for (const metric of [...CAB_DIMENSIONS, 'score']) {
+      const d = describe(mine.map((j) => (metric === 'score' ? cabResponseScore(j)! : j.scores![metric])));
       statsRows.push([copilot, METRIC_NAMES[metric], d?.mean ?? null, d?.std ?? null, d?.variance ?? null, d?.min ?? null, d?.max ?? null, d?.median ?? null, d?.q25 ?? null, d?.q75 ?? null, d?.count ?? 0]);
     }
   }
@@ -68,7 +70,7 @@ export async function writeCabWorkbook(
         avg(ranks),
         ...Array.from({ length: positions }, (_, k) => ranks.filter((r) => r === k + 1).length),
         ...['temporal_relevance', 'data_consistency', 'depth', 'relevance'].map((d) => avg(mineOk.map((j) => j.scores![d]))),
-        avg(mineOk.map((j) => j.total!)),
+        avg(mineOk.map((j) => cabResponseScore(j)!)),
         mine.length,
       ];
     });
@@ -79,7 +81,7 @@ export async function writeCabWorkbook(
   sheet(
     wb,
     'Tag-wise Rankings',
-    ['tag', 'model', 'avg_rank', ...Array.from({ length: positions }, (_, k) => `rank_${k + 1}_count`), 'avg_temporal_relevance', 'avg_data_consistency', 'avg_depth', 'avg_relevance', 'avg_total', 'total_queries'],
+    ['tag', 'model', 'avg_rank', ...Array.from({ length: positions }, (_, k) => `rank_${k + 1}_count`), 'avg_temporal_relevance', 'avg_data_consistency', 'avg_depth', 'avg_relevance', 'avg_score', 'total_queries'],
     tagRows,
   );
 
@@ -87,22 +89,22 @@ export async function writeCabWorkbook(
   sheet(
     wb,
     'Position Bias',
-    ['position', 'responses_scored', 'mean_total', 'rank_1_count', 'rank_1_rate', 'expected_rank_1', 'mean_rank'],
+    ['position', 'responses_scored', 'mean_score', 'rank_1_count', 'rank_1_rate', 'expected_rank_1', 'mean_rank'],
     pb.nByPosition.map((n, p) => [p + 1, n, pb.meanTotalByPosition[p], pb.rank1CountsByPosition[p], pb.rank1RateByPosition[p], pb.rank1Test.expected[p], pb.meanRankByPosition[p]]),
   );
   const tests = wb.getWorksheet('Position Bias')!;
   tests.addRow([]);
   tests.addRow(['rank-1 chi-square', pb.rank1Test.statistic, 'df', pb.rank1Test.df, 'p', pb.rank1Test.pValue, pb.rank1Test.method]);
-  tests.addRow(['totals F (blocked on query and system)', pb.totalsTest.F, 'df', `${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}`, 'p', pb.totalsTest.pValue, pb.totalsTest.method]);
+  tests.addRow(['scores F (blocked on query and system)', pb.totalsTest.F, 'df', `${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}`, 'p', pb.totalsTest.pValue, pb.totalsTest.method]);
   tests.addRow(['significant (each p < alpha/2)', pb.significant ? 'yes' : 'no', 'alpha', pb.alpha]);
 
   sheet(
     wb,
     'Summary',
-    ['system', 'total', 'ci95_low', 'ci95_high', 'ci95_n', 'ci95_method', 'mean_rank', 'normalised_rank', 'scored', 'no_score'],
+    ['system', 'score', 'sum_of_dimension_means', 'ci95_low', 'ci95_high', 'ci95_n', 'ci95_method', 'mean_rank', 'normalised_rank', 'scored', 'no_score'],
     copilots.map((c) => {
       const x = summary.systems[c];
-      return [c, x.total, x.ci95?.low ?? null, x.ci95?.high ?? null, x.ci95?.n ?? null, x.ci95?.method ?? null, x.meanRank, x.normalisedRank, x.n, x.failed];
+      return [c, x.score, x.sumOfDimensionMeans, x.ci95?.low ?? null, x.ci95?.high ?? null, x.ci95?.n ?? null, x.ci95?.method ?? null, x.meanRank, x.normalisedRank, x.n, x.failed];
     }),
   );
 
@@ -129,6 +131,23 @@ export async function writeCabWorkbook(
   wb.getWorksheet('Length Bias')!.addRow(['judge, within query', null, null, lb.judge.withinQuery, null]);
 
   sheet(wb, 'Presentation Order', ['system', ...Array.from({ length: positions }, (_, p) => `position_${p + 1}`)], copilots.map((c) => [c, ...summary.presentation[c]]));
+
+  // The reference's 'Error Analysis - Per Model' sheet: low scores (≤ 8) per dimension, grouped here by error flag.
+  sheet(wb, 'Error Clustering', CLUSTER_HEADER, clusterRows(input.rubric, input.clusters));
+
+  const ref = summary.referenceRules;
+  sheet(
+    wb,
+    'Reference Rules',
+    ['system', 'score_judgeflow', 'score_reference_rules', ...CAB_DIMENSIONS.map((d) => `${d}_reference_rules`), 'mean_rank_judgeflow', 'mean_rank_reference_rules', 'wins_reference_rules', ...(input.taxonomy ? CAB_TAXONOMY.map((f) => `${f}_reference_rules`) : [])],
+    copilots.map((c) => {
+      const x = ref.systems[c];
+      return [c, summary.systems[c].score, x.score, ...CAB_DIMENSIONS.map((d) => x.dimensions[d]), summary.systems[c].meanRank, x.meanRank, x.wins, ...(input.taxonomy ? CAB_TAXONOMY.map((f) => x.taxonomy?.[f] ?? null) : [])];
+    }),
+  );
+  const refSheet = wb.getWorksheet('Reference Rules')!;
+  refSheet.addRow([]);
+  refSheet.addRow(['items (queries × copilots)', ref.items, 'scores filled in as 1', ref.differ.scores, 'ranks changed', ref.differ.ranks, 'error checks filled in as 1', ref.differ.flags, 'queries ranked by total', ref.rankedByTotal]);
 
   if (input.report) judgingSheets(wb, input.report);
   await wb.xlsx.writeFile(file);

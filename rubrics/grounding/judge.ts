@@ -3,7 +3,7 @@ import { historyBlock } from '../../core/history';
 import { renderTemplate } from '../../core/prompts';
 import type { ResultsStore } from '../../core/store';
 import type { AnswerSource, Query } from '../../core/types';
-import { evidenceText, type GroundingCheckName, type GroundingClaim, type GroundingLabel, type StoredGroundingCheck } from '../../core/grounding';
+import { evidenceText, type GroundingCheckName, type GroundingClaim, type GroundingJudgeStated, type GroundingLabel, type StoredGroundingCheck } from '../../core/grounding';
 import type { GroundingPromptName, GroundingRubric } from './rubric';
 import { citationsSpec, extractionSpec, hallucinationSpec } from './schemas';
 
@@ -13,6 +13,8 @@ export interface GroundingJudgeContext {
   snapshotId: string;
   rubric: GroundingRubric;
   checks: GroundingCheckName[];
+  /** Context shown to the judge per response (config grounding.judgeContextChars); default the rubric's maxContextChars. */
+  judgeContextChars?: number | 'whole';
   judge: ModelEndpoint;
   /** The panel member whose work item this is ('' for a single judge); keys the stored check. */
   judgeName: string;
@@ -90,11 +92,18 @@ export async function judgeGroundingResponse(queryId: string, copilot: string, c
   };
 
   let claims: GroundingClaim[];
+  const limit = ctx.judgeContextChars ?? rubric.data.maxContextChars;
+  const stated: GroundingJudgeStated = { hallucinationLabel: null, verificationRatePercent: null, citationLabel: null, sameTopicClaims: [], contextShown: null };
   // The citation check alone needs the claims but not their verdicts: then they are only listed.
   if (evidence !== null && ctx.checks.includes('hallucination')) {
-    const answer = await ask(1, groundingMessages(rubric, 'hallucination', query, { context: cut(evidence, rubric.data.maxContextChars), response: response.text }), hallucinationSpec);
+    const shown = limit === 'whole' ? evidence : cut(evidence, limit);
+    if (limit !== 'whole' && evidence.length > limit) stated.contextShown = { chars: limit, of: evidence.length };
+    const answer = await ask(1, groundingMessages(rubric, 'hallucination', query, { context: shown, response: response.text }), hallucinationSpec);
     if (!answer.ok) return failed(answer.error);
-    claims = answer.value.claims.map((c, index) => ({ index, ...c, citation: null }));
+    claims = answer.value.claims.map(({ sameTopic, ...c }, index) => ({ index, ...c, citation: null }));
+    stated.hallucinationLabel = answer.value.label;
+    stated.verificationRatePercent = answer.value.verificationRate;
+    stated.sameTopicClaims = answer.value.claims.flatMap((c, i) => (c.sameTopic ? [i] : []));
   } else {
     const answer = await ask(1, groundingMessages(rubric, 'extraction', query, { response: response.text }), extractionSpec);
     if (!answer.ok) return failed(answer.error);
@@ -107,10 +116,11 @@ export async function judgeGroundingResponse(queryId: string, copilot: string, c
     const answer = await ask(2, groundingMessages(rubric, 'citations', query, { sources: sourcesBlock(sources), response: response.text, claims: list }), citationsSpec(claims.length));
     if (!answer.ok) return failed(answer.error);
     for (const c of answer.value.claims) claims[c.claim - 1].citation = { source: c.source, verdict: c.verdict };
+    stated.citationLabel = answer.value.label;
   }
 
   const status = evidence === null ? 'no_context' : 'ok';
   const verified = claims.filter((c) => c.status !== 'unchecked');
-  await store.putGroundingCheck({ ...base, status, label: status === 'ok' ? labelOf(rubric, verified) : null, claims, error: null, attempts, createdAt: new Date().toISOString() });
+  await store.putGroundingCheck({ ...base, status, label: status === 'ok' ? labelOf(rubric, verified) : null, claims, error: null, attempts, createdAt: new Date().toISOString(), stated });
   return status;
 }

@@ -156,9 +156,10 @@ test('CryptoAnalystBench-shaped judgments: groups by tags and compares the mean 
       ]),
     );
   const c = compareRuns(side('A', false), side('B', true), cabQueries, cabProtocol);
-  expect(c.copilots.Ace.groups.tags.defi).toMatchObject({ n: 4, delta: 12 });
+  // CryptoAnalystBench compares each response's score, the mean of its four dimensions (9 vs 6: +3).
+  expect(c.copilots.Ace.groups.tags.defi).toMatchObject({ n: 4, delta: 3 });
   expect(c.copilots.Ace.groups.tags.macro).toMatchObject({ n: 4, delta: 0 });
-  expect(c.copilots.Ace.groups.tags.risk).toMatchObject({ n: 1, delta: 12 }); // several tags: the query counts in each
+  expect(c.copilots.Ace.groups.tags.risk).toMatchObject({ n: 1, delta: 3 }); // several tags: the query counts in each
   expect(c.copilots.Ace.groups.task).toBeUndefined();
   expect(c.copilots.Ace.meanRank).toMatchObject({ n: 8, a: 2, b: 1.5, delta: -0.5 });
   expect(c.copilots.Bolt.meanRank).toMatchObject({ a: 1, b: 1.5, delta: 0.5 });

@@ -45,15 +45,15 @@ test('verification rate: exact and derivable over all checked claims; no-context
   expect(g.claims).toHaveLength(8);
 });
 
-test('citations: precision over cited claims, completeness over claims needing a source; absent when the check did not run', () => {
+test("citations: precision over cited claims; the reference's completeness (cited ÷ needing) beside judgeflow's (correctly cited ÷ needing); absent when the check did not run", () => {
   const cite = (verdict: NonNullable<GroundingClaim['citation']>['verdict'], source: string | null) => ({ citation: { verdict, source } });
   const stored = [check('q1', 'A', [claim('exact', cite('direct', '1')), claim('derivable', cite('derivable', '2')), claim('contradicted', cite('incorrect', '1')), claim('fabricated', cite('missing', null)), claim('exact', cite('not_needed', null))])];
   const g = report(stored, [response('q1', 'A', 'c')]);
-  expect(g.copilots.A).toMatchObject({ claimsWithCitations: 3, correctlyCited: 2, incorrectlyCited: 1, missingCitations: 1, citationPrecision: 2 / 3, citationCompleteness: 2 / 4 });
+  expect(g.copilots.A).toMatchObject({ claimsWithCitations: 3, correctlyCited: 2, incorrectlyCited: 1, missingCitations: 1, citationPrecision: 2 / 3, citationCompleteness: 3 / 4, correctCitationCompleteness: 2 / 4 });
   expect(report(stored, [response('q1', 'A', 'c')], ['hallucination']).copilots.A.citationPrecision).toBeNull();
   // Only the citation check ran: claims listed unverified, so no verification rate, but the citation figures stand.
   const listed = [check('q1', 'A', stored[0].claims.map((c) => ({ ...c, status: 'unchecked' as const })))];
-  expect(report(listed, [response('q1', 'A', 'c')], ['citations']).copilots.A).toMatchObject({ claims: 0, verificationRate: null, uncheckedClaims: 5, citationPrecision: 2 / 3, citationCompleteness: 2 / 4 });
+  expect(report(listed, [response('q1', 'A', 'c')], ['citations']).copilots.A).toMatchObject({ claims: 0, verificationRate: null, uncheckedClaims: 5, citationPrecision: 2 / 3, citationCompleteness: 3 / 4, correctCitationCompleteness: 2 / 4 });
 });
 
 test('cross-copilot conflicts: same query, entity, metric and unit, values more than 2% apart — rounding differences are not conflicts', () => {
@@ -77,4 +77,30 @@ test('stored context is cut to the limit with a marker saying how much was dropp
   expect(cut.context).toMatch(/^x{10}\n\[context cut by judgeflow \(15 of 25 characters dropped; raise grounding\.maxContextChars/);
   const g = report([], [response('q1', 'A', cut.context)]);
   expect(g.copilots.A.contextTruncated).toBe(1);
+});
+
+test("the judge's own labels and stated rate kept beside judgeflow's; same-topic claims count verified only in the reference's rate; a judge-side context cut is listed per answer", () => {
+  const stated = (over: Partial<NonNullable<StoredGroundingCheck['stated']>>) => ({ stated: { hallucinationLabel: null, verificationRatePercent: null, citationLabel: null, sameTopicClaims: [], contextShown: null, ...over } });
+  const stored = [
+    // Claims 2 and 3 are fabricated; the judge says the context discusses the topic of claim 2 (and of the exact claim 0, which changes nothing).
+    check('q1', 'A', [claim('exact'), claim('derivable'), claim('fabricated'), claim('fabricated')], { label: 'partial', ...stated({ hallucinationLabel: 'partially factual', verificationRatePercent: 75, citationLabel: 'partially correct', sameTopicClaims: [0, 2] }) }),
+    check('q2', 'A', [claim('exact')], { label: 'factual', ...stated({ hallucinationLabel: 'factual', verificationRatePercent: 100, citationLabel: 'correct', contextShown: { chars: 1000, of: 5000 } }) }),
+    // Stored before the judge was asked: no stated figures, still counted by judgeflow.
+    check('q3', 'A', [claim('fabricated')], { label: 'hallucinated' }),
+  ];
+  const g = report(stored, [response('q1', 'A', 'c'), response('q2', 'A', 'c'), response('q3', 'A', 'c')]);
+  expect(g.copilots.A).toMatchObject({
+    verificationRate: 3 / 6,
+    referenceVerificationRate: 4 / 6,
+    statedVerificationRate: (0.75 + 1) / 2,
+    labels: { factual: 1, partial: 1, hallucinated: 1 },
+    judgeLabels: { factual: 1, partiallyFactual: 1, hallucinated: 0 },
+    citationLabels: { correct: 1, partiallyCorrect: 1, incorrect: 0 },
+    contextCutForJudge: 1,
+  });
+  expect(g.answers.map((a) => [a.queryId, a.label, a.judgeLabel, a.statedVerificationRate, a.citationLabel, a.contextShown])).toEqual([
+    ['q1', 'partial', 'partially factual', 0.75, 'partially correct', null],
+    ['q2', 'factual', 'factual', 1, 'correct', { chars: 1000, of: 5000 }],
+    ['q3', 'hallucinated', null, null, null, null],
+  ]);
 });

@@ -14,8 +14,10 @@ import { simServersForFile } from '../support/sims';
 const DATASET = cabDatasetFile(tempDir('jf-cab-dataset-'));
 const SYSTEMS = ['NimbusX', 'QuasarX', 'ZephyrX', 'OrchidX'];
 const DIMS = ['relevance', 'temporal_relevance', 'depth', 'data_consistency'];
-const BONUS = 2; // per dimension, so +8 on the total of whatever the judge sees first
+const BONUS = 2; // per dimension, so +2 on the score (mean of the four) of whatever the judge sees first
 const Q = 198; // the whole dataset; not a multiple of 4, so position counts are 49 or 50: the "one-count imbalance" case
+/** The reference's dimension headings, in script.py's order. */
+const REFERENCE_ORDER = ['TEMPORAL RELEVANCE', 'DATA CONSISTENCY', 'DEPTH', 'RELEVANCE [relevance]'];
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const sim = simServersForFile({
@@ -70,8 +72,16 @@ test('identical answers get equal means under a judge that favours position 1; t
         const answer = biasedScoring(body, BONUS);
         const system = systemOf(body, label);
         DIMS.forEach((d) => dims[system][d].push(answer[d].score));
-        const total = DIMS.reduce((s, d) => s + answer[d].score, 0);
+        // A response's score: the mean of its four (what the position effects are measured on).
+        const total = DIMS.reduce((s, d) => s + answer[d].score, 0) / 4;
         totals[system].push(total);
+        // Each scoring turn repeats the criteria, in the reference's order, once; no time of writing by default.
+        const turn = prompts[prompts.length - 1];
+        const at = REFERENCE_ORDER.map((name) => turn.indexOf(name));
+        expect(at.every((i) => i > 0)).toBe(true);
+        expect([...at].sort((x, y) => x - y)).toEqual(at);
+        for (const name of REFERENCE_ORDER) expect(turn.split(name).length - 1).toBe(1);
+        expect(turn).not.toMatch(/written at/i);
         totalsByPosition[prompts.length - 1].push(total);
         totalRows.push({ block: idOf.get(queryTextOf(body))!, nuisance: [system], factor: String(prompts.length), y: total });
       } else {
@@ -89,7 +99,10 @@ test('identical answers get equal means under a judge that favours position 1; t
       expect(got.n).toBe(Q);
       expect(got.failed).toBe(0);
       for (const d of DIMS) expect(got.dimensions[d]).toBeCloseTo(avg(dims[s][d]), 9);
-      expect(got.total).toBeCloseTo(DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0), 9);
+      // The headline is the reference's "Avg Total": the mean of the four dimension means (1–10); a sum only under its name.
+      expect(got.score).toBeCloseTo(DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0) / 4, 9);
+      expect(got.sumOfDimensionMeans).toBeCloseTo(DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0), 9);
+      expect(got.total).toBeUndefined();
       expect(got.meanRank).toBeCloseTo(avg(ranks[s]), 9);
       expect(got.rankCounts).toEqual([1, 2, 3, 4].map((k) => ranks[s].filter((r) => r === k).length));
       // Positions balanced within one, and the presentation order shown is what the judge saw.
@@ -97,12 +110,12 @@ test('identical answers get equal means under a judge that favours position 1; t
       expect(presentation[s].reduce((a, b) => a + b, 0)).toBe(Q);
     }
     // Identical answers: the only difference between two systems is how often each was first, so
-    // total(A) − total(B) = 4·BONUS·(first(A) − first(B))/Q exactly, at most one count's worth.
+    // score(A) − score(B) = BONUS·(first(A) − first(B))/Q exactly, at most one count's worth.
     for (const a of SYSTEMS) {
       for (const b of SYSTEMS) {
-        const diff = report.systems[a].total - report.systems[b].total;
-        expect(diff).toBeCloseTo((4 * BONUS * (presentation[a][0] - presentation[b][0])) / Q, 9);
-        expect(Math.abs(diff)).toBeLessThanOrEqual((4 * BONUS) / Q + 1e-9);
+        const diff = report.systems[a].score - report.systems[b].score;
+        expect(diff).toBeCloseTo((BONUS * (presentation[a][0] - presentation[b][0])) / Q, 9);
+        expect(Math.abs(diff)).toBeLessThanOrEqual(BONUS / Q + 1e-9);
       }
     }
 
@@ -133,7 +146,17 @@ test('identical answers get equal means under a judge that favours position 1; t
     for (const s of SYSTEMS) expect(md).toContain(`| ${s} | ${presentation[s].join(' | ')} |`);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(out, 'report.xlsx'));
-    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Evaluation Results', 'Per-Model Statistics', 'Tag-wise Rankings', 'Position Bias', 'Presentation Order']));
+    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Evaluation Results', 'Per-Model Statistics', 'Tag-wise Rankings', 'Position Bias', 'Presentation Order', 'Error Clustering', 'Reference Rules']));
+    // Nothing failed: the reference's rules for failures change nothing.
+    expect(report.referenceRules.differ).toEqual({ scores: 0, ranks: 0, flags: 0 });
+    for (const s of SYSTEMS) expect(report.referenceRules.systems[s].score).toBeCloseTo(report.systems[s].score, 9);
+    // The clustering sheet: per system and dimension, the responses scoring ≤ 8 (this judge gives 3..9), no flags judged.
+    for (const s of SYSTEMS) {
+      const low = report.errorClusters.filter((c: any) => c.copilot === s && c.dimension === 'depth');
+      expect(low).toHaveLength(1);
+      expect(low[0].flag).toBeNull();
+      expect(low[0].occurrences).toBe(dims[s].depth.filter((x) => x <= 8).length);
+    }
     expect(wb.getWorksheet('Evaluation Results')!.rowCount).toBe(1 + Q * 4);
   });
 });

@@ -76,7 +76,8 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
         ['Charlie', 'sim-copilot'],
         ['Delta', 'sim-thorough'],
       ];
-      const cfg = cabConfig(dir, queries, judge.url, systems);
+      // answerTimestamps: the blog's variant, so the turn states when the answer was written (the reference does not).
+      const cfg = cabConfig(dir, queries, judge.url, systems, { evaluationDate: undefined, cab: { evaluationDate: '2026-03-05', answerTimestamps: true } });
       const runId = 'run-cab-resume-' + Date.now();
       const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
 
@@ -98,7 +99,7 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
       expect(judgments).toHaveLength(12);
       expect(judgments.every((j) => j.status === 'ok' && j.rank !== null)).toBe(true);
 
-      // What a turn carries: evaluation date, the response's own timestamp, the user's earlier turns, the context.
+      // What a turn carries: evaluation date, the response's own timestamp (asked for), the user's earlier turns, the context.
       const calm = judge.requests.map((r) => r.body).filter((b) => queryTextOf(b) === CALM && schemaName(b) === 'cab_scores');
       const firstTurn = calm.find((b) => turnOf(b) === 1)!;
       const shownFirst = (await store.judgeUnits(runId)).find((u) => u.queryId === 'calm')!.copilots[0];
@@ -195,10 +196,31 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       expect(report.systems[failed[0].copilot].failed).toBe(1);
       expect(report.systems[failed[0].copilot].n).toBe(3);
 
-      // Error taxonomy: one independent call per scored response; rates are the flags' means per system.
+      // The reference's rules on the same verdicts, recomputed here: the failed scoring is 1 on every dimension, r1
+      // (ranking failed) is ranked by the sum of its scores (ties in the order shown); judgeflow's figures exclude both.
+      const stored = await store.judgments(runId);
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const DIMS = ['temporal_relevance', 'data_consistency', 'depth', 'relevance'];
+      const sumOf = (j: any) => (j.status === 'ok' ? DIMS.reduce((n, d) => n + j.scores[d], 0) : 4);
+      const r1 = stored.filter((j) => j.queryId === 'r1').sort((a, b) => a.position! - b.position!).sort((a, b) => sumOf(b) - sumOf(a));
+      const refRank = (j: any) => (j.queryId === 'r1' ? r1.findIndex((x) => x.copilot === j.copilot) + 1 : j.rank);
+      for (const [system] of systems) {
+        const mine = stored.filter((j) => j.copilot === system);
+        const filled = DIMS.map((d) => mean(mine.map((j) => (j.status === 'ok' ? j.scores![d] : 1))));
+        expect(report.referenceRules.systems[system].score).toBeCloseTo(mean(filled), 9);
+        expect(report.referenceRules.systems[system].meanRank).toBeCloseTo(mean(mine.map(refRank)), 9);
+        const ok = mine.filter((j) => j.status === 'ok');
+        expect(report.systems[system].score).toBeCloseTo(mean(DIMS.map((d) => mean(ok.map((j) => j.scores![d])))), 9);
+        expect(report.systems[system].meanRank).toBeCloseTo(mean(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), 9);
+      }
+      expect(report.referenceRules).toMatchObject({ items: 12, rankedByTotal: 1, differ: { scores: 1, ranks: 3, flags: 0 } });
+      expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toContain("## Under the reference's rules for failures");
+
+      // Error taxonomy: one independent call per collected response, its scoring failed or not; rates are the flags' means.
       const byText = new Map((await store.responses(runId)).map((r) => [r.text!, r.copilot]));
       const taxonomyCalls = bodies.filter((b) => schemaName(b) === 'cab_error_taxonomy');
-      expect(taxonomyCalls).toHaveLength(4 * 3 - 1);
+      expect(taxonomyCalls).toHaveLength(4 * 3);
+      expect(failed[0].scores).toEqual(expect.objectContaining({ 'taxonomy.shallow_synthesis': expect.any(Number) }));
       expect(taxonomyCalls.every((b) => b.messages.length === 2)).toBe(true);
       const flags: Record<string, Record<string, number[]>> = {};
       for (const b of taxonomyCalls) {

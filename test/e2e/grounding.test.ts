@@ -101,9 +101,30 @@ test('planted fabrications: each copilot’s verification rate is its planted sh
     expect(g.copilots.Clean.labels).toEqual({ factual: 8, partial: 0, hallucinated: 0 });
     expect(g.copilots.Quarter.labels).toEqual({ factual: 0, partial: 8, hallucinated: 0 });
     // Citations: fabricated claims cite nothing (missing); contradicted ones cite a source that says otherwise.
-    expect(g.copilots.Clean).toMatchObject({ citationPrecision: 1, citationCompleteness: 1, missingCitations: 0 });
-    expect(g.copilots.Quarter).toMatchObject({ citationPrecision: 1, citationCompleteness: 0.75, missingCitations: 8 });
-    expect(g.copilots.Half).toMatchObject({ citationPrecision: 2 / 3, citationCompleteness: 0.5, missingCitations: 8, incorrectlyCited: 8 });
+    // citationCompleteness by the reference's formula: claims with a citation ÷ (all claims − claims needing none), a wrong
+    // citation included; judgeflow's stricter correctCitationCompleteness counts only correct ones.
+    const completeness = (c: any) => c.claimsWithCitations / 32;
+    expect(g.copilots.Clean).toMatchObject({ citationPrecision: 1, citationCompleteness: 1, correctCitationCompleteness: 1, missingCitations: 0 });
+    expect(g.copilots.Quarter).toMatchObject({ citationPrecision: 1, citationCompleteness: 0.75, correctCitationCompleteness: 0.75, missingCitations: 8 });
+    expect(g.copilots.Half).toMatchObject({ citationPrecision: 2 / 3, citationCompleteness: 0.75, correctCitationCompleteness: 0.5, missingCitations: 8, incorrectlyCited: 8 });
+    for (const name of Object.keys(PLANS)) expect(g.copilots[name].citationCompleteness).toBeCloseTo(completeness(g.copilots[name]), 12);
+    // The labels are the ones the judge gave (its answers, tallied here from what it sent back), beside judgeflow's.
+    const answers = sim.judge.requests.slice(before).filter((r) => r.body?.response_format?.json_schema?.name === 'grounding_hallucination').map((r) => JSON.parse(r.content!));
+    const citations = sim.judge.requests.slice(before).filter((r) => r.body?.response_format?.json_schema?.name === 'grounding_citations').map((r) => JSON.parse(r.content!));
+    const tally = (xs: string[], v: string) => xs.filter((x) => x === v).length;
+    const judgeLabels = COPILOTS.map((n) => g.copilots[n].judgeLabels);
+    expect(judgeLabels.reduce((n, l) => n + l.factual, 0)).toBe(tally(answers.map((a) => a.label), 'factual'));
+    expect(judgeLabels.reduce((n, l) => n + l.partiallyFactual, 0)).toBe(tally(answers.map((a) => a.label), 'partially factual'));
+    expect(judgeLabels.reduce((n, l) => n + l.hallucinated, 0)).toBe(tally(answers.map((a) => a.label), 'hallucinated'));
+    expect(g.copilots.Clean.judgeLabels).toEqual({ factual: 8, partiallyFactual: 0, hallucinated: 0 });
+    expect(g.copilots.Quarter.judgeLabels).toEqual({ factual: 0, partiallyFactual: 8, hallucinated: 0 });
+    expect(g.copilots.Half.judgeLabels).toEqual({ factual: 0, partiallyFactual: 0, hallucinated: 8 });
+    expect(g.copilots.Quarter.statedVerificationRate).toBeCloseTo(0.75, 12);
+    const citationLabels = COPILOTS.map((n) => g.copilots[n].citationLabels);
+    expect(citationLabels.reduce((n, l) => n + l.partiallyCorrect, 0)).toBe(tally(citations.map((a) => a.label), 'partially correct'));
+    expect(g.copilots.Clean.citationLabels).toEqual({ correct: 8, partiallyCorrect: 0, incorrect: 0 });
+    expect(g.copilots.Half.citationLabels).toEqual({ correct: 0, partiallyCorrect: 8, incorrect: 0 });
+    expect(g.answers.filter((a: any) => a.copilot === 'Half').every((a: any) => a.judgeLabel === 'hallucinated' && a.label === 'partial')).toBe(true);
     expect(g.copilots.Traced.citationPrecision).toBeNull(); // its traces give no sources
     for (const name of COPILOTS) {
       const ci = g.copilots[name].ci95;

@@ -55,7 +55,7 @@ test('a CryptoAnalystBench (shared-conversation) run re-judges for free when unc
 
     // A changed dimension text: each shared conversation is held again, once.
     const rubricDir = copyRubric('cab');
-    editOnce(path.join(rubricDir, 'rubric.yaml'), 'How fresh and timely is the information', 'How fresh, dated and timely is the information');
+    editOnce(path.join(rubricDir, 'rubric.yaml'), 'Is the information fresh and timely?', 'Is the information fresh, dated and timely?');
     judgeCalls = judge.requests.length;
     const changed = await rejudgeRun(world, source.runId, { rubricDir }, `cab-changed-${Date.now()}`);
     expect(judge.requests.length - judgeCalls).toBe(sourceCalls);

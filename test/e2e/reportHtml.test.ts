@@ -180,7 +180,7 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       const totals = await marks(page, '#chart-totals .mark');
       expect(totals).toHaveLength(3);
       for (const m of totals) {
-        expectFigure(m, systems[m.label!].total, 2);
+        expectFigure(m, systems[m.label!].score, 2);
         expect(Number(m.low)).toBeCloseTo(systems[m.label!].ci95.low, 9);
       }
       const ranks = await marks(page, '#chart-ranks .mark');
@@ -192,10 +192,12 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       rank1.forEach((m, p) => expect(Number(m.value)).toBeCloseTo(cab.report.positionBias.rank1RateByPosition[p], 9));
       expect(await page.textContent('#position-verdict')).toMatch(cab.report.positionBias.significant ? /Order matters/ : /No order effect/);
       const tags = await marks(page, '#chart-tags td.mark');
-      for (const m of tags) expectFigure(m, cab.report.tags[m.row!][m.col!]?.total ?? null, 2);
+      for (const m of tags) expectFigure(m, cab.report.tags[m.row!][m.col!]?.score ?? null, 2);
       const schedule = await marks(page, '#chart-presentation td.mark');
       for (const m of schedule) expect(Number(m.value)).toBe(cab.report.presentation[m.row!][Number(m.col!.slice(1)) - 1]);
       expect(await page.$$('#chart-taxonomy td.mark')).toHaveLength(3 * 7);
+      // The error-clustering section: one row per cluster in report.json.
+      expect(await page.$$('#error-clustering tbody tr')).toHaveLength(cab.report.errorClusters.length);
 
       await page.fill('#drill-search', 'HYPE');
       await page.selectOption('#drill-copilot', 'Evil');

@@ -8,9 +8,9 @@ import { tempDir } from '../support/harness';
 
 test("a run's protocol options come from its section, and from the top level of configs stored before sections existed", () => {
   const base = { protocol: 'cab' } as unknown as StoredRunConfig;
-  expect(protocolOptions(cabProtocol, { ...base, cab: { evaluationDate: '2026-01-02', errorTaxonomy: true } } as StoredRunConfig)).toEqual({ evaluationDate: '2026-01-02', errorTaxonomy: true });
-  expect(protocolOptions(cabProtocol, { ...base, evaluationDate: '2025-06-01', errorTaxonomy: true } as StoredRunConfig)).toEqual({ evaluationDate: '2025-06-01', errorTaxonomy: true });
-  expect(protocolOptions(cabProtocol, base)).toEqual({ errorTaxonomy: false });
+  expect(protocolOptions(cabProtocol, { ...base, cab: { evaluationDate: '2026-01-02', errorTaxonomy: true } } as StoredRunConfig)).toEqual({ evaluationDate: '2026-01-02', errorTaxonomy: true, answerTimestamps: false });
+  expect(protocolOptions(cabProtocol, { ...base, evaluationDate: '2025-06-01', errorTaxonomy: true } as StoredRunConfig)).toEqual({ evaluationDate: '2025-06-01', errorTaxonomy: true, answerTimestamps: false });
+  expect(protocolOptions(cabProtocol, base)).toEqual({ errorTaxonomy: false, answerTimestamps: false });
   expect(protocolOptions(latticeProtocol, { ...base, protocol: 'lattice' })).toEqual({});
 });
 

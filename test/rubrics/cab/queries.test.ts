@@ -210,14 +210,14 @@ describe('CryptoAnalystBench plan and config', () => {
     fs.copyFileSync(DATASET, path.join(root, 'repo', 'datasets', 'cryptoanalystbench', 'dataset.csv'));
     const config = loadRunConfig(path.join(root, 'repo', 'examples', 'cab-demo.yaml'));
     expect(config.protocol).toBe('cab');
-    expect(config.cab).toEqual({ evaluationDate: '2026-03-05', errorTaxonomy: true });
+    expect(config.cab).toEqual({ evaluationDate: '2026-03-05', errorTaxonomy: true, answerTimestamps: false });
     const base = { protocol: 'cab', queries: DATASET, judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:1/v1', model: 'm' }] };
     expect(() => parseRunConfig({ ...base, cab: { evaluationDate: '5 March 2026' } }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: cab\.evaluationDate: use YYYY-MM-DD/);
     for (const impossible of ['2026-13-45', '2026-02-30', '2025-02-29', '2026-04-31', '2026-00-10', '2026-01-00'])
       expect(() => parseRunConfig({ ...base, cab: { evaluationDate: impossible } }, 'cfg.yaml', '/')).toThrow(new RegExp(`cfg\\.yaml: cab\\.evaluationDate: evaluationDate ${impossible} is not a real calendar date; use YYYY-MM-DD`));
-    expect(parseRunConfig({ ...base, cab: { evaluationDate: '2024-02-29' } }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2024-02-29', errorTaxonomy: false });
+    expect(parseRunConfig({ ...base, cab: { evaluationDate: '2024-02-29' } }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2024-02-29', errorTaxonomy: false, answerTimestamps: false });
     // Configs written before the `cab:` section keep working: top-level CryptoAnalystBench keys move into it.
-    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31', errorTaxonomy: true }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2026-12-31', errorTaxonomy: true });
+    expect(parseRunConfig({ ...base, evaluationDate: '2026-12-31', errorTaxonomy: true }, 'cfg.yaml', '/').cab).toEqual({ evaluationDate: '2026-12-31', errorTaxonomy: true, answerTimestamps: false });
     expect(() => parseRunConfig({ ...base, evaluationDate: '5 March 2026' }, 'cfg.yaml', '/')).toThrow(/cfg\.yaml: cab\.evaluationDate: use YYYY-MM-DD/);
     // The shared schema stays strict: a protocol's keys are not accepted for another protocol.
     expect(() => parseRunConfig({ ...base, protocol: 'lattice', evaluationDate: '2026-12-31' }, 'cfg.yaml', '/')).toThrow(/unrecognized key|evaluationDate/i);
