@@ -70,6 +70,13 @@ export function attachLanes(control: RunControl, lanes: ControlledLanes): void {
   attached.set(control, lanes);
 }
 
+/** Calls the run's endpoints have in flight: what a paused run still finishes before it is idle. */
+export function callsInFlight(control: RunControl): number {
+  let calls = 0;
+  for (const limiter of attached.get(control)?.limiters.values() ?? []) calls += limiter.callsInFlight;
+  return calls;
+}
+
 const { replaceRunConfig } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] } });
 
 /** An endpoint of the run as tune names it: its limiter key, how the history names it, and the config's limits. */

@@ -26,6 +26,8 @@ export interface Progress {
   stages?: { collect: StageCounts; judge: StageCounts };
   /** Set while the run is paused (judgeflow pause, a budget, a failing endpoint): why, by whom, since when. */
   paused?: PauseState | null;
+  /** While paused: the calls still in flight, which finish and are kept (0: the run is idle until resumed). */
+  callsInFlight?: number;
   /** Warnings recorded on the way (80% of the budget). */
   warnings?: string[];
   /** A run with a budget: what its calls have cost so far. */

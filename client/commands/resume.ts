@@ -41,10 +41,7 @@ export const resumeCommand: Command = {
     const store = await requireExistingStore();
     const run = await store.getRun(runId);
     if (!run) throw new InputError(`run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
-    if (run.status === 'completed') {
-      console.log(`Run ${runId} is completed; nothing to resume (judgeflow rejudge re-judges it).`);
-      return 0;
-    }
+    if (run.status === 'completed') throw new InputError(completedRefusal(runId));
     await ensureLocalServer({ log: console.log });
     const build = await workflowBuild();
     const asJson = Boolean(values.json);
@@ -53,6 +50,9 @@ export const resumeCommand: Command = {
     const request: ResumeRequest = { ...budgetRaise(values), ...(config ? { config: config as unknown as ResumeRequest['config'] } : {}) };
     const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, request));
     if (moved === 'running-here') return 0;
+    // Completed between the store read above and the look at its workflow (a pause that held nothing back): a new
+    // execution would run it twice and store a config no call used.
+    if (moved === 'completed' || (await store.getRun(runId))?.status === 'completed') throw new InputError(completedRefusal(runId));
     // Started afresh from the store: its activities read the stored config, so that is replaced first.
     if (config) await replaceStoredConfig(store, runId, config);
     const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
@@ -70,7 +70,7 @@ export const resumeCommand: Command = {
  * The run's current execution, if it is still open, is ended so the run can start again on this build — unless it is
  * on this build already, or a worker of its build is still serving it (it will finish there; --force moves it anyway).
  */
-async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void, budget: ResumeRequest): Promise<'ended' | 'closed' | 'running-here'> {
+async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void, budget: ResumeRequest): Promise<'ended' | 'closed' | 'completed' | 'running-here'> {
   const handle = client.workflow.getHandle(runId);
   let description;
   try {
@@ -79,6 +79,7 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
     if (error instanceof temporalClient().WorkflowNotFoundError) return 'closed'; // e.g. a Temporal server that was reset
     throw error;
   }
+  if (description.status.name === 'COMPLETED') return 'completed';
   if (description.status.name !== 'RUNNING') return 'closed';
   const pinned = pinnedVersion(description.raw as never);
   if (pinned?.buildId === buildId || (!pinned && !force)) {
@@ -107,6 +108,8 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
   print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
   return 'ended';
 }
+
+const completedRefusal = (runId: string) => `run ${runId} is completed; there is nothing to resume (its report: judgeflow report ${runId}; judgeflow rejudge ${runId} re-judges it, judgeflow retry ${runId} --failed asks its failed items again)`;
 
 /** How long ago a worker of `buildId` last polled the workflow task queue, if the server still lists one. */
 async function lastPoll(client: Client, taskQueue: string, buildId: string): Promise<number | undefined> {

@@ -152,6 +152,11 @@ export class Limiter {
     return rate ? { startedAt: at, spacingMs: (SEND_SPACING * 1_000) / rate } : { startedAt: at };
   }
 
+  /** Calls started and not yet released (status shows what a paused run is still finishing). */
+  get callsInFlight(): number {
+    return this.inFlight;
+  }
+
   release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
     this.inFlight--;
     if (outcome.tokens) this.tokens.note(now, outcome.tokens);
