@@ -2,7 +2,7 @@ import { CancellationScope, ContinueAsNew, continueAsNew, defineQuery, isCancell
 import type { BenchmarkActivities } from '../activities';
 import { collectAndJudge, rootCause } from './collectAndJudge';
 import { endPauseWithNothingLeft, handleRunControl, initialControl, type Budget, type RunControl } from './runControl';
-import { callsInFlight } from './retune';
+import { callsInFlight, waitingEndpoints } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from './types';
 
 export const progressQuery = defineQuery<Progress>('progress');
@@ -31,7 +31,7 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
   const control = input.carried?.control ?? initialControl(input.config.budget as Budget | undefined);
   let collectingAndJudging = true;
-  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(control) } : {}), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
+  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(control) } : {}), ...waitingOf(control), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
   handleRunControl(control, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
@@ -48,6 +48,11 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
     await CancellationScope.nonCancellable(() => markRunFailed({ runId, reason }));
     throw error;
   }
+}
+
+function waitingOf(control: RunControl): { waiting?: string[] } {
+  const waiting = waitingEndpoints(control);
+  return waiting.length ? { waiting } : {};
 }
 
 /**

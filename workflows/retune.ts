@@ -77,6 +77,16 @@ export function callsInFlight(control: RunControl): number {
   return calls;
 }
 
+/** Endpoints a Retry-After holds now, as status shows them ("copilot X: waiting 60 s (Retry-After) after HTTP 503, …"). */
+export function waitingEndpoints(control: RunControl): string[] {
+  const out: string[] = [];
+  for (const [key, limiter] of attached.get(control)?.limiters ?? []) {
+    const waiting = limiter.waitingFor();
+    if (waiting) out.push(`${key === 'judge' ? 'the judge' : key.replace(':', ' ')}: ${waiting}`);
+  }
+  return out;
+}
+
 const { replaceRunConfig } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] } });
 
 /** An endpoint of the run as tune names it: its limiter key, how the history names it, and the config's limits. */

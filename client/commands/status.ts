@@ -15,7 +15,7 @@ import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
 import { watch } from '../startRun';
 
-type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; callsInFlight?: number; warnings?: string[]; history?: RunControl['history']; limits?: RunControl['limits']; spent?: Progress['spent']; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; batches?: Progress['batches']; failureReasons?: FailureReason[] };
+type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; callsInFlight?: number; waiting?: string[]; warnings?: string[]; history?: RunControl['history']; limits?: RunControl['limits']; spent?: Progress['spent']; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; batches?: Progress['batches']; failureReasons?: FailureReason[] };
 
 /** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
 export async function describeRun(handle: WorkflowHandle, runId: string) {
@@ -43,7 +43,7 @@ export async function runStatus(runId: string): Promise<RunStatus> {
       const warnings = progress?.warnings?.length ? { warnings: progress.warnings } : {};
       // Pauses, tunes and config replacements so far (a run on a build without the query: none shown).
       const control = progress ? await handle.query(controlQuery).catch(() => undefined) : undefined;
-      const recorded = { ...warnings, ...(progress?.spent ? { spent: progress.spent } : {}), ...(control?.history.length ? { history: control.history } : {}), ...(control?.limits && Object.keys(control.limits).length ? { limits: control.limits } : {}) };
+      const recorded = { ...warnings, ...(progress?.waiting?.length ? { waiting: progress.waiting } : {}), ...(progress?.spent ? { spent: progress.spent } : {}), ...(control?.history.length ? { history: control.history } : {}), ...(control?.limits && Object.keys(control.limits).length ? { limits: control.limits } : {}) };
       if (progress?.paused) return { ...pick(progress), runId, status: 'paused', paused: progress.paused, ...(progress.callsInFlight !== undefined ? { callsInFlight: progress.callsInFlight } : {}), ...recorded };
       if (progress) return { ...pick(progress), runId, status: 'running', ...recorded };
       return { runId, status: 'running', stage: 'unknown (no worker answered)', done: 0, total: 0, failures: 0, reportPath: null };
@@ -64,7 +64,7 @@ function pick(p: Progress) {
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), ...(s.callsInFlight !== undefined ? { callsInFlight: s.callsInFlight } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.spent ? { spent: s.spent } : {}), ...(s.history ? { history: s.history } : {}), ...(s.limits ? { limits: s.limits } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.batches ? { batches: s.batches } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
+  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), ...(s.callsInFlight !== undefined ? { callsInFlight: s.callsInFlight } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.waiting ? { waiting: s.waiting } : {}), ...(s.spent ? { spent: s.spent } : {}), ...(s.history ? { history: s.history } : {}), ...(s.limits ? { limits: s.limits } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.batches ? { batches: s.batches } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
 }
 
 /** A paused run still finishing calls is not idle yet: those calls are kept, and may be the run's last. */
@@ -110,6 +110,7 @@ export const statusCommand: Command = {
     if (values.json) console.log(JSON.stringify(s));
     else {
       console.log(`${s.runId}: ${s.status}${s.paused ? ` (${s.paused.reason}, since ${s.paused.at}; judgeflow resume ${s.runId})${pausedCalls(s.callsInFlight)}` : ''}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${(s.warnings ?? []).map((w) => `\nWarning: ${w}`).join('')}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+      if (s.waiting) console.log(['Waiting:', ...s.waiting.map((w) => `  ${w}`)].join('\n'));
       if (s.spent) console.log(`Spent so far: ${s.spent.usd === null ? '' : `$${s.spent.usd.toFixed(4)}, `}${s.spent.tokens} tokens${unreported(s.spent)}`);
       const changes = (s.history ?? []).filter((h) => h.action === 'tune' || h.action === 'config');
       if (changes.length) console.log(['Changed while running:', ...changes.map((h) => `  ${h.at}: ${h.limits ? h.limits.map(describeLimitChange).join('; ') : h.reason}${h.limits ? ` (${h.reason})` : ''}`)].join('\n'));
