@@ -4,7 +4,7 @@ import type { Command } from '../args';
 import { failureReasonLines, type FailureReason } from '../../core/failureReasons';
 import { runFailureReasons } from '../failureSummary';
 import { InputError } from '../../core/inputError';
-import { openStore } from '../../stores';
+import { openExistingStore } from '../../stores';
 import { progressQuery } from '../../workflows';
 import { controlQuery, unreported, type RunControl } from '../../workflows/runControl';
 import { describeLimitChange } from '../../workflows/configChange';
@@ -48,9 +48,10 @@ export async function runStatus(runId: string): Promise<RunStatus> {
       if (progress) return { ...pick(progress), runId, status: 'running', ...recorded };
       return { runId, status: 'running', stage: 'unknown (no worker answered)', done: 0, total: 0, failures: 0, reportPath: null };
     }
-    const store = await openStore();
-    await reconcileRun(client, store, runId); // terminated / timed out: the store learns it ended, with the reason
-    const stored = await store.getRun(runId);
+    // Never migrated by a read-only command (stores/migrations.ts): an older store says to run judgeflow store migrate.
+    const store = await openExistingStore();
+    if (store) await reconcileRun(client, store, runId); // terminated / timed out: the store learns it ended, with the reason
+    const stored = store ? await store.getRun(runId) : null;
     const summary = (stored?.summary ?? null) as { error?: unknown } | null;
     return { runId, status: 'failed', stage: state.toLowerCase(), done: 0, total: 0, failures: 0, reportPath: stored?.reportPath ?? null, ...(typeof summary?.error === 'string' ? { error: summary.error } : {}) };
   } finally {
