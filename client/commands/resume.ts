@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from '../args';
 import { InputError } from '../../core/inputError';
 import type { RunRecord } from '../../core/store';
-import { pinnedVersion, workflowBuild } from '../../worker/versioning';
+import { pinnedVersion, startedBeforeVersioning, workflowBuild } from '../../worker/versioning';
 import { loadRunConfig, type RunConfig } from '../config';
 import { optionalPositive, optionalString } from '../args';
 import { compareRunConfigs } from '../../workflows/configChange';
@@ -82,7 +82,10 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
   if (description.status.name === 'COMPLETED') return 'completed';
   if (description.status.name !== 'RUNNING') return 'closed';
   const pinned = pinnedVersion(description.raw as never);
-  if (pinned?.buildId === buildId || (!pinned && !force)) {
+  // Unversioned while workers are versioned: started by a judgeflow before worker versioning. Today's workflow code
+  // cannot replay its history (a nondeterminism error), so it is moved like a run of an older build.
+  const beforeVersioning = startedBeforeVersioning(description.raw as never);
+  if (pinned?.buildId === buildId || (!pinned && !force && !beforeVersioning)) {
     // On this build (or unversioned): a paused run is resumed where it stands; a running one needs nothing.
     const progress = await handle.query(progressQuery).catch(() => undefined);
     if (progress?.paused) {
@@ -104,8 +107,9 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
           `If that worker is gone (the server forgets a stopped worker after about a minute), pass --force to continue the run on this build (${buildId}) now.`,
       );
   }
-  await handle.terminate(`judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ''}`);
-  print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
+  await handle.terminate(`judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ' (started before worker versioning)'}`);
+  if (beforeVersioning) print(`Run ${runId} was started by a judgeflow release before worker versioning (its execution is unversioned), so this build cannot replay it; ended it and continuing on build ${buildId} from the results store.`);
+  else print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
   return 'ended';
 }
 

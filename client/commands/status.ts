@@ -6,6 +6,7 @@ import { runFailureReasons } from '../failureSummary';
 import { InputError } from '../../core/inputError';
 import { openExistingStore } from '../../stores';
 import { progressQuery } from '../../workflows';
+import { startedBeforeVersioning } from '../../worker/versioning';
 import { controlQuery, unreported, type RunControl } from '../../workflows/runControl';
 import { describeLimitChange } from '../../workflows/configChange';
 import type { Progress, RunResult } from '../../workflows/types';
@@ -15,7 +16,7 @@ import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
 import { watch } from '../startRun';
 
-type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; callsInFlight?: number; waiting?: string[]; warnings?: string[]; history?: RunControl['history']; limits?: RunControl['limits']; spent?: Progress['spent']; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; batches?: Progress['batches']; failureReasons?: FailureReason[] };
+type RunStatus = { runId: string; status: 'running' | 'paused' | 'completed' | 'failed'; paused?: Progress['paused']; callsInFlight?: number; waiting?: string[]; upgrade?: string; warnings?: string[]; history?: RunControl['history']; limits?: RunControl['limits']; spent?: Progress['spent']; stage: string; done: number; total: number; failures: number; reportPath: string | null; error?: string; stages?: Progress['stages']; batches?: Progress['batches']; failureReasons?: FailureReason[] };
 
 /** A run's workflow as Temporal describes it; an unknown id is the user's to fix. */
 export async function describeRun(handle: WorkflowHandle, runId: string) {
@@ -39,6 +40,10 @@ export async function runStatus(runId: string): Promise<RunStatus> {
       return { ...pick(result.progress), runId, status: 'completed', reportPath: result.reportPath };
     }
     if (state === 'RUNNING') {
+      // A run unversioned while workers are versioned was started before worker versioning: this build's worker cannot
+      // replay it (its task fails with a nondeterminism error), so status says how to move it instead of "no worker answered".
+      if (startedBeforeVersioning(description.raw as never))
+        return { runId, status: 'running', stage: 'waiting for an upgrade', done: 0, total: 0, failures: 0, reportPath: null, upgrade: `run ${runId} was started by a judgeflow release before worker versioning; continue it on this build with: judgeflow resume ${runId}` };
       const progress = await Promise.race([handle.query(progressQuery), new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000))]).catch(() => undefined);
       const warnings = progress?.warnings?.length ? { warnings: progress.warnings } : {};
       // Pauses, tunes and config replacements so far (a run on a build without the query: none shown).
@@ -65,7 +70,7 @@ function pick(p: Progress) {
 
 /** Keys in the documented order. */
 function ordered(s: RunStatus): RunStatus {
-  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), ...(s.callsInFlight !== undefined ? { callsInFlight: s.callsInFlight } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.waiting ? { waiting: s.waiting } : {}), ...(s.spent ? { spent: s.spent } : {}), ...(s.history ? { history: s.history } : {}), ...(s.limits ? { limits: s.limits } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.batches ? { batches: s.batches } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
+  return { runId: s.runId, status: s.status, ...(s.paused ? { paused: s.paused } : {}), ...(s.callsInFlight !== undefined ? { callsInFlight: s.callsInFlight } : {}), ...(s.upgrade ? { upgrade: s.upgrade } : {}), stage: s.stage, done: s.done, total: s.total, failures: s.failures, reportPath: s.reportPath, ...(s.error ? { error: s.error } : {}), ...(s.warnings ? { warnings: s.warnings } : {}), ...(s.waiting ? { waiting: s.waiting } : {}), ...(s.spent ? { spent: s.spent } : {}), ...(s.history ? { history: s.history } : {}), ...(s.limits ? { limits: s.limits } : {}), ...(s.stages ? { stages: s.stages } : {}), ...(s.batches ? { batches: s.batches } : {}), ...(s.failureReasons ? { failureReasons: s.failureReasons } : {}) };
 }
 
 /** A paused run still finishing calls is not idle yet: those calls are kept, and may be the run's last. */
@@ -111,6 +116,7 @@ export const statusCommand: Command = {
     if (values.json) console.log(JSON.stringify(s));
     else {
       console.log(`${s.runId}: ${s.status}${s.paused ? ` (${s.paused.reason}, since ${s.paused.at}; judgeflow resume ${s.runId})${pausedCalls(s.callsInFlight)}` : ''}, stage ${s.stage}, ${s.done}/${s.total} done, ${s.failures} failed${stagesText(s)}${s.error ? `\nReason: ${s.error}` : ''}${(s.warnings ?? []).map((w) => `\nWarning: ${w}`).join('')}${s.reportPath ? `\nReport: ${s.reportPath}` : ''}`);
+      if (s.upgrade) console.log(`Upgrade: ${s.upgrade}`);
       if (s.waiting) console.log(['Waiting:', ...s.waiting.map((w) => `  ${w}`)].join('\n'));
       if (s.spent) console.log(`Spent so far: ${s.spent.usd === null ? '' : `$${s.spent.usd.toFixed(4)}, `}${s.spent.tokens} tokens${unreported(s.spent)}`);
       const changes = (s.history ?? []).filter((h) => h.action === 'tune' || h.action === 'config');
