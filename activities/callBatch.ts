@@ -64,7 +64,7 @@ export async function runBatch<K, R extends { outcome: CallOutcome }>(keys: K[],
       }
       const { outcome: callOutcome, ...rest } = result;
       note(callOutcome);
-      if (throttled(result)) return { results, sentAt, outcome: { ...outcome, throttled: true, retryAfterMs: callOutcome.retryAfterMs }, stoppedBy: 'throttle' };
+      if (throttled(result)) return { results, sentAt, outcome: { ...outcome, throttled: true, retryAfterMs: callOutcome.retryAfterMs, cause: callOutcome.cause }, stoppedBy: 'throttle' };
       results.push(rest);
     }
     return { results, sentAt, outcome };

@@ -6,7 +6,7 @@ import { toAdapterError } from './adapters/errors';
 import type { StoredResponse } from '../core/types';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import { requireRun, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
-import { redact, secretValues } from './adapters/common';
+import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
@@ -130,9 +130,11 @@ export function collectActivities(deps: ActivityDeps) {
       if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime(), replyChars: error.options.raw?.length ?? null });
       // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
       const throttled = error.kind === 'rate_limited' || error.options.retryAfterMs !== undefined || error.options.status === 503;
-      if (throttles === 'report' && throttled && !lastAttempt) return { status: 'throttled', outcome: { throttled: true, retryAfterMs: error.options.retryAfterMs } };
+      const retryAfterMs = cappedRetryAfterMs(error.options.retryAfterMs, config.retry);
+      const cause = error.options.status ? `HTTP ${error.options.status}` : error.kind === 'rate_limited' ? 'HTTP 429' : error.kind;
+      if (throttles === 'report' && throttled && !lastAttempt) return { status: 'throttled', outcome: { throttled: true, retryAfterMs, cause } };
       if (error.kind === 'store_busy' || (error.retryable && !lastAttempt)) {
-        throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: error.options.retryAfterMs });
+        throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: retryAfterMs });
       }
       const finished = new Date();
       const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';

@@ -9,6 +9,7 @@ import { renderComparison } from '../core/compareMarkdown';
 import { buildCompareHtml } from '../core/compareHtml';
 import { compareRuns, type CompareOptions, type CompareRun, type Comparison } from '../core/compare';
 import { assertGateable, gate, type GateOptions, type GateResult } from '../core/gate';
+import { candidateProblems } from '../core/gateCandidate';
 import type { ResultsStore, RunRecord } from '../core/store';
 import type { Query } from '../core/types';
 import { InputError } from '../core/inputError';
@@ -44,13 +45,24 @@ export async function compareStoredRuns(store: ResultsStore, runIdA: string, run
   return { comparison: compareRuns(a.side, b.side, queries, protocolFor(b.run.protocol), options), runB: b.run };
 }
 
-/** The gate over two stored runs: refused (InputError) unless both ran one snapshot of one protocol. */
-export async function gateStoredRuns(store: ResultsStore, baseline: string, candidate: string, options: CompareOptions & GateOptions = {}): Promise<{ comparison: Comparison; result: GateResult }> {
+/**
+ * The gate over two stored runs: refused (InputError) unless both ran one snapshot of one protocol. `problems` says why
+ * the candidate cannot pass whatever the scores say (not completed, too little paired coverage: core/gateCandidate.ts).
+ */
+export async function gateStoredRuns(
+  store: ResultsStore,
+  baseline: string,
+  candidate: string,
+  options: CompareOptions & GateOptions & { minCoverage?: number } = {},
+): Promise<{ comparison: Comparison; result: GateResult; problems: string[] }> {
   const a = await store.getRun(baseline);
   const b = await store.getRun(candidate);
-  if (a && b) assertGateable(a, b);
+  // Named by the gate's own flags: the user typed --baseline and --candidate, not compare's RUN_A and RUN_B.
+  if (!a) throw new InputError(`--baseline: run ${baseline} is not in the results store ${store.location} (see judgeflow runs)`);
+  if (!b) throw new InputError(`--candidate: run ${candidate} is not in the results store ${store.location} (see judgeflow runs)`);
+  assertGateable(a, b);
   const { comparison } = await compareStoredRuns(store, baseline, candidate, options);
-  return { comparison, result: gate(comparison, options) };
+  return { comparison, result: gate(comparison, options), problems: candidateProblems(b, comparison, options.minCoverage) };
 }
 
 /**

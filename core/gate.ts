@@ -100,7 +100,9 @@ export function gateDetails(comparison: Comparison, options: GateOptions = {}): 
   }));
 }
 
-const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+// XML 1.0 admits no other control characters (not even as references) and no lone surrogates: shown as \uXXXX text.
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+const xml = (s: string) => s.replace(NOT_XML, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 const signed = (x: number | null, digits = 2) => (x === null ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`);
 
 /** One line per copilot: its delta, interval and p-values. */
@@ -115,9 +117,9 @@ export function gateLine(d: GateDetail, c: Comparison['copilots'][string]): stri
  * JUnit XML as CI systems read it (Jenkins, GitLab, GitHub test reporters): one testsuite, one testcase per copilot;
  * a regression is a <failure>, a copilot without paired queries is <skipped>.
  */
-export function gateJunit(comparison: Comparison, options: GateOptions = {}): string {
+export function gateJunit(comparison: Comparison, options: GateOptions = {}, candidateProblems: string[] = []): string {
   const details = gateDetails(comparison, options);
-  const failures = details.filter((d) => d.verdict === 'regression').length;
+  const failures = details.filter((d) => d.verdict === 'regression').length + (candidateProblems.length ? 1 : 0);
   const skipped = details.filter((d) => d.verdict === 'no paired queries').length;
   const suite = `gate ${comparison.runA.runId} -> ${comparison.runB.runId}`;
   const cases = details.map((d) => {
@@ -134,10 +136,13 @@ export function gateJunit(comparison: Comparison, options: GateOptions = {}): st
           : '';
     return `    <testcase classname="judgeflow.gate" name="${xml(d.copilot)}" time="0">${body}<system-out>${xml(out)}</system-out></testcase>`;
   });
+  // A candidate the gate cannot trust (core/gateCandidate.ts) is one failed case of its own.
+  if (candidateProblems.length) cases.unshift(`    <testcase classname="judgeflow.gate" name="candidate run" time="0"><failure type="candidate" message="${xml(candidateProblems[0])}">${xml(candidateProblems.join('\n'))}</failure></testcase>`);
+  const tests = cases.length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="judgeflow gate" tests="${details.length}" failures="${failures}" errors="0" skipped="${skipped}">`,
-    `  <testsuite name="${xml(suite)}" tests="${details.length}" failures="${failures}" errors="0" skipped="${skipped}">`,
+    `<testsuites name="judgeflow gate" tests="${tests}" failures="${failures}" errors="0" skipped="${skipped}">`,
+    `  <testsuite name="${xml(suite)}" tests="${tests}" failures="${failures}" errors="0" skipped="${skipped}">`,
     ...cases,
     '  </testsuite>',
     '</testsuites>',

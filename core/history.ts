@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fenced } from './prompts';
 import type { Turn } from './types';
 
 /** One earlier turn of a multi-turn query, as every protocol's query schema accepts it. */
@@ -11,5 +12,5 @@ export const turnSchema: z.ZodType<Turn> = z.object({ role: z.enum(['user', 'ass
 export function historyBlock(history: Turn[] | undefined): string {
   if (!history?.length) return '';
   const turns = history.map((t) => `${t.role === 'user' ? 'User' : 'Assistant'}: ${t.content}`).join('\n');
-  return `\nPrevious turns of the user's conversation (context for the query below):\n<<<\n${turns}\n>>>\n`;
+  return `\nPrevious turns of the user's conversation (context for the query below):\n${fenced(turns)}\n`;
 }

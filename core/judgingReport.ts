@@ -8,7 +8,7 @@ import { statsSections } from './statsMarkdown';
 import { dataTable, esc } from './html/page';
 import type { Reliability } from './reliability';
 import type { Panel } from './panel';
-import { panelMarkdown, panelSections, tables as panelTables } from './panelReport';
+import { judgeFailuresSummary, panelMarkdown, panelSections, tables as panelTables } from './panelReport';
 import type { CalibratedWinRates } from './study/calibrated';
 import { calibratedSections } from './study/calibratedReport';
 import { groundingMarkdown, groundingSections, groundingSheets } from './groundingView';
@@ -32,7 +32,8 @@ const FAILURES_NOTE = 'Items that failed are missing data (no score), never a de
 
 function failureMarkdown(report: Record<string, unknown>): string[] {
   const t = failureTable(report);
-  return t ? ['', '## Why items failed', '', FAILURES_NOTE, '', table(t.header, t.rows), ''] : [];
+  const judges = judgeFailuresSummary(report.panel as Panel | undefined);
+  return [...(judges ? ['', '## Judges that failed', '', judges, ''] : []), ...(t ? ['', '## Why items failed', '', FAILURES_NOTE, '', table(t.header, t.rows), ''] : [])];
 }
 
 function failureSections(report: Record<string, unknown>): Array<[string, string, string]> {

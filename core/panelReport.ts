@@ -27,12 +27,28 @@ export function tables(p: Panel) {
   };
 }
 
+/**
+ * Which panel judges failed, on how many units, and whose verdicts the panel's scores then rest on: the Failures
+ * summary of report.md and report.html says it, so a judge that failed every call is never hidden behind "no failures".
+ * Null when every judge gave every verdict (or an old report has no counts).
+ */
+export function judgeFailuresSummary(p: Panel | null | undefined): string | null {
+  if (!p?.failures) return null;
+  const failing = p.judges.filter((j) => (p.failures![j.name]?.failed ?? 0) > 0);
+  if (!failing.length) return null;
+  const judged = p.judges.filter((j) => { const f = p.failures![j.name]; return !f || f.failed < f.units; });
+  const who = (j: Panel['judges'][number]) => `${j.name} (${j.model})`;
+  const each = failing.map((j) => { const f = p.failures![j.name]; return `${who(j)} gave no verdict on ${f.failed} of ${f.units} units${f.firstError ? ` (${f.firstError})` : ''}`; });
+  const restOn = judged.length ? `the panel's verdicts rest on ${judged.map(who).join(', ')} (${judged.length} of ${p.judges.length} judges)` : 'no judge gave a verdict, so the panel has none';
+  return `Judges that failed: ${each.join('; ')}. Where a judge failed, ${restOn}${p.unitsBelowMinJudges ? `; ${p.unitsBelowMinJudges} unit(s) had fewer than panel.minJudges = ${p.minJudges} verdicts and have no panel score` : ''}.`;
+}
+
 /** What the failures mean for the scores: units below the quorum have no panel score. Old reports (no counts): nothing. */
 const failuresNote = (p: Panel) => {
   if (!p.failures) return null;
   const failed = Object.values(p.failures).reduce((n, f) => n + f.failed, 0);
   if (!failed) return `Every judge gave a verdict on every unit (panel.minJudges ${p.minJudges}).`;
-  return `${failed} judge verdict(s) failed. ${p.unitsBelowMinJudges ?? 0} unit(s) had fewer than panel.minJudges = ${p.minJudges} verdicts and have no panel score (missing data, counted as failed judgments above); the other units' scores come from the judges that gave a verdict.`;
+  return `${failed} judge verdict(s) failed. ${judgeFailuresSummary(p)} ${p.unitsBelowMinJudges ?? 0} unit(s) had fewer than panel.minJudges = ${p.minJudges} verdicts and have no panel score (missing data, counted as failed judgments above); the other units' scores come from the judges that gave a verdict.`;
 };
 
 const selfNote = (p: Panel) =>

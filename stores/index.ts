@@ -3,7 +3,7 @@ import path from 'node:path';
 import { judgeflowHome } from '../core/home';
 import type { ResultsStore } from '../core/store';
 import { InputError } from '../core/inputError';
-import { SqliteStore } from './sqlite';
+import { olderSqliteSchema, SqliteStore } from './sqlite';
 
 /** Loaded only when a PostgreSQL store is used, so SQLite users and short commands never load the driver. */
 const postgres = () => require('./postgres') as typeof import('./postgres');
@@ -83,10 +83,30 @@ export function openNew(target: StoreTarget): ResultsStore {
   }
 }
 
-/** The store only if it already exists, so read-only commands (and typos) leave no empty store behind. */
+/**
+ * The store only if it already exists, so read-only commands (and typos) leave no empty store behind; and never
+ * migrated: a store older than this judgeflow is an input error saying to run `judgeflow store migrate`
+ * (stores/migrations.ts, olderStoreProblem). Once the store is current, the shared instance is the one openStore gives.
+ */
 export async function openExistingStore(env: NodeJS.ProcessEnv = process.env): Promise<ResultsStore | null> {
   const target = storeTarget(env);
-  return (await storeExists(target)) ? openStore(target) : null;
+  if (!opened.has(key(target))) {
+    if (!(await storeExists(target))) return null;
+    const older = await olderSchema(target);
+    if (older) throw new InputError(older);
+  }
+  return openStore(target);
+}
+
+/** Why the store's schema is too old to read without migrating it; null when it is current. */
+async function olderSchema(target: StoreTarget): Promise<string | null> {
+  if (target.kind === 'sqlite') return olderSqliteSchema(target.file);
+  const probe = new (postgres().PostgresStore)(target.url, storeLocation(target));
+  try {
+    return await probe.olderSchema();
+  } finally {
+    await probe.close();
+  }
 }
 
 /** A SQLite file that exists; a PostgreSQL database that holds judgeflow's schema (asked without creating anything). */

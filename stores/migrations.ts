@@ -21,3 +21,15 @@ export function pendingMigrations<M extends Migration<any>>(migrations: M[], app
 }
 
 export const latestVersion = (migrations: Array<Migration<any>>): number => migrations[migrations.length - 1]?.version ?? 0;
+
+/**
+ * Read-only commands (`judgeflow runs`, report, status, view, compare, gate…) never migrate: an older judgeflow worker
+ * sharing the store would refuse a schema newer than its own. On a store older than this judgeflow they stop here,
+ * saying how to upgrade it; `judgeflow store migrate`, `run` and `worker` migrate (and say which migrations they applied).
+ */
+export function olderStoreProblem(migrations: Array<Migration<any>>, applied: number[], location: string): string | null {
+  const pending = pendingMigrations(migrations, applied, location);
+  if (!pending.length) return null;
+  const now = Math.max(0, ...applied);
+  return `the results store ${location} has schema version ${now}, older than this judgeflow's ${latestVersion(migrations)}; read-only commands never migrate it (an older worker sharing it would then refuse it). Run \`judgeflow store migrate\` to upgrade it (once every worker using it runs this judgeflow)`;
+}

@@ -5,6 +5,8 @@ import type { StoredGroundingCheck } from '../core/grounding';
 import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
 import type { ReopenedItems } from '../core/retryFailed';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
+import { olderStoreProblem } from './migrations';
+import { POSTGRES_MIGRATIONS } from './postgresSchema';
 import { PostgresStudyStore } from './postgresStudies';
 import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
 
@@ -41,6 +43,11 @@ export class PostgresStore implements ResultsStore {
   /** Whether the database holds a judgeflow store already (read-only commands must not create one). */
   exists(): Promise<boolean> {
     return this.db.exists();
+  }
+
+  /** Why a read-only command cannot use this store as it is (an older schema), without migrating it; null when current. */
+  async olderSchema(): Promise<string | null> {
+    return olderStoreProblem(POSTGRES_MIGRATIONS, await this.db.appliedVersions(), this.location);
   }
 
   // ---- snapshots -------------------------------------------------------------

@@ -62,6 +62,12 @@ export class PostgresDb {
     }
   }
 
+  /** The schema versions applied, read without migrating (none when the store has no migrations table yet). */
+  async appliedVersions(): Promise<number[]> {
+    if (!(await this.exists())) return [];
+    return (await this.wrap(this.pool.query('SELECT version FROM schema_migrations'))).rows.map((r) => r.version as number);
+  }
+
   /** The pool, once the schema is up to date: for single statements (each is atomic on its own). */
   async ready(): Promise<Queryable> {
     await this.migrate();

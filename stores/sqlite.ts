@@ -6,7 +6,8 @@ import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeS
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
 import type { StoredGroundingCheck } from '../core/grounding';
 import type { ReopenedItems } from '../core/retryFailed';
-import { migrateSqlite } from './sqliteSchema';
+import { migrateSqlite, SQLITE_MIGRATIONS } from './sqliteSchema';
+import { olderStoreProblem } from './migrations';
 import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
 import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
@@ -500,5 +501,17 @@ export class SqliteStore implements ResultsStore {
       case 'study':
         return this.studies.insertDump(r.dump);
     }
+  }
+}
+
+/** Why a read-only command cannot use this SQLite file as it is (an older schema), read without writing; null when current. */
+export function olderSqliteSchema(file: string): string | null {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+    const applied = table ? (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version) : [];
+    return olderStoreProblem(SQLITE_MIGRATIONS, applied, file);
+  } finally {
+    db.close();
   }
 }

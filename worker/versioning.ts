@@ -98,3 +98,13 @@ export function pinnedVersion(raw: { workflowExecutionInfo?: { versioningInfo?: 
   const v = raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
   return v?.buildId && v.deploymentName ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
 }
+
+/**
+ * A run started by a judgeflow before worker versioning (or with JUDGEFLOW_WORKER_VERSIONING=0): its execution has run
+ * workflow tasks (a completed first task: 4 events or more) yet is pinned to no version, while this judgeflow's workers
+ * are versioned. Today's workflow code cannot be trusted to replay it (TMPRL1100), so `resume` moves it and `status`
+ * says so. A run whose first task no worker has taken yet is not pinned either, and is not one of these.
+ */
+export function startedBeforeVersioning(raw: Parameters<typeof pinnedVersion>[0] & { workflowExecutionInfo?: { historyLength?: unknown } | null }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return versioningEnabled(env) && !pinnedVersion(raw) && Number(raw.workflowExecutionInfo?.historyLength ?? 0) >= 4;
+}

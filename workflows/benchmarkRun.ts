@@ -1,7 +1,8 @@
 import { CancellationScope, ContinueAsNew, continueAsNew, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { collectAndJudge, rootCause } from './collectAndJudge';
-import { handleRunControl, initialControl, type Budget, type RunControl } from './runControl';
+import { endPauseWithNothingLeft, handleRunControl, initialControl, type Budget, type RunControl } from './runControl';
+import { callsInFlight, waitingEndpoints } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from './types';
 
 export const progressQuery = defineQuery<Progress>('progress');
@@ -30,13 +31,14 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
   const control = input.carried?.control ?? initialControl(input.config.budget as Budget | undefined);
   let collectingAndJudging = true;
-  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
+  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(control) } : {}), ...waitingOf(control), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
   handleRunControl(control, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
     const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control });
     if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
     collectingAndJudging = false;
+    endPauseWithNothingLeft(control);
     return await report(runId, progress, control);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error; // the run goes on in its next history
@@ -46,6 +48,11 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
     await CancellationScope.nonCancellable(() => markRunFailed({ runId, reason }));
     throw error;
   }
+}
+
+function waitingOf(control: RunControl): { waiting?: string[] } {
+  const waiting = waitingEndpoints(control);
+  return waiting.length ? { waiting } : {};
 }
 
 /**

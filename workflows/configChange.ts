@@ -7,8 +7,13 @@
 
 /** Top-level keys that may change. */
 const ENDPOINT_FREE_KEYS = ['pricing', 'budget', 'failFast'];
-/** A judge's keys that say how it is reached and limited; every other key (temperature, maxTokens, samples, …) changes what is asked. */
-const JUDGE_ENDPOINT_KEYS = ['baseURL', 'model', 'apiKeyEnv', 'provider', 'extraBody', 'timeoutMs', 'concurrency', 'requestsPerMinute', 'tokensPerMinute', 'maxAttempts', 'maxTokensParam'];
+/**
+ * A judge's keys that say how it is reached and limited; every other key (temperature, maxTokens, samples, …) changes
+ * what is asked. Its `model` is who judges: a run's verdicts by two models under one rubric version would read as one
+ * judge's, so it is refused (JUDGE_IDENTITY_KEYS) and `judgeflow rejudge --judge-model` judges the answers anew.
+ */
+const JUDGE_ENDPOINT_KEYS = ['baseURL', 'apiKeyEnv', 'provider', 'extraBody', 'timeoutMs', 'concurrency', 'requestsPerMinute', 'tokensPerMinute', 'maxAttempts', 'maxTokensParam'];
+const JUDGE_IDENTITY_KEYS: Record<string, string> = { model: 'the model that gives the verdicts' };
 /** A copilot's keys that make it another copilot: its name (report columns) and its adapter. */
 const COPILOT_IDENTITY_KEYS = ['name', 'type'];
 /** Keys the stored run record adds to the config it was started with (not the user's to give). */
@@ -65,7 +70,7 @@ function compareEndpoint(endpoint: string, where: string, who: string, before: C
   let changed = false;
   for (const key of keysOf(before, after)) {
     if (same(before[key], after[key])) continue;
-    if (!allowed.includes(key)) out.refused.push(`${where}.${key}`);
+    if (!allowed.includes(key)) out.refused.push(`${where}.${key}${allowed === JUDGE_ENDPOINT_KEYS && JUDGE_IDENTITY_KEYS[key] ? ` (${JUDGE_IDENTITY_KEYS[key]}: ${String(before[key])})` : ''}`);
     else {
       out.changed.push(`${who} ${key}`);
       changed = true;

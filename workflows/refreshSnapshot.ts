@@ -1,6 +1,7 @@
-import { executeChild, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, executeChild, isCancellation, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
+import { rootCause } from './collectAndJudge';
 import { snapshotCurate } from './snapshotCurate';
 import { snapshotGenerate } from './snapshotGenerate';
 import type { RefreshInput, RefreshResult } from './snapshotTypes';
@@ -59,9 +60,19 @@ export async function refreshSnapshot(input: RefreshInput): Promise<RefreshResul
     const run = await executeChild(benchmarkRun, {
       workflowId: runId,
       args: [{ runId, snapshotId: made.snapshotId, config: { ...input.thenRun.config, queries: `snapshot:${made.snapshotId}` } }],
+    }).catch(async (error: unknown) => {
+      // A run that failed or was cancelled is alerted too (a gate cannot vouch for it), then the refresh fails with it.
+      const alert = input.alert;
+      if (alert) await CancellationScope.nonCancellable(() => refreshAlert({ schedule, runId, alert, lastAttempt: ALERT_ATTEMPTS, failure: runFailure(error) }));
+      throw error;
     });
     result.reportPath = run.reportPath;
     if (input.alert) result.alert = await refreshAlert({ schedule, runId, alert: input.alert, lastAttempt: ALERT_ATTEMPTS });
   }
   return result;
+}
+
+/** A child run's failure in its own words: cancelled, or the innermost cause. */
+function runFailure(error: unknown): string {
+  return isCancellation(error) ? 'cancelled (judgeflow cancel, or from the Temporal UI)' : rootCause(error);
 }

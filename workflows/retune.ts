@@ -70,6 +70,23 @@ export function attachLanes(control: RunControl, lanes: ControlledLanes): void {
   attached.set(control, lanes);
 }
 
+/** Calls the run's endpoints have in flight: what a paused run still finishes before it is idle. */
+export function callsInFlight(control: RunControl): number {
+  let calls = 0;
+  for (const limiter of attached.get(control)?.limiters.values() ?? []) calls += limiter.callsInFlight;
+  return calls;
+}
+
+/** Endpoints a Retry-After holds now, as status shows them ("copilot X: waiting 60 s (Retry-After) after HTTP 503, …"). */
+export function waitingEndpoints(control: RunControl): string[] {
+  const out: string[] = [];
+  for (const [key, limiter] of attached.get(control)?.limiters ?? []) {
+    const waiting = limiter.waitingFor();
+    if (waiting) out.push(`${key === 'judge' ? 'the judge' : key.replace(':', ' ')}: ${waiting}`);
+  }
+  return out;
+}
+
 const { replaceRunConfig } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] } });
 
 /** An endpoint of the run as tune names it: its limiter key, how the history names it, and the config's limits. */

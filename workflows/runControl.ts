@@ -1,4 +1,4 @@
-import { condition, defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { checkReplacement, handleTune, replaceConfig, type LimitChange, type LimitName } from './retune';
 import type { BenchmarkRunInput } from './types';
@@ -107,12 +107,21 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
       },
     },
   );
+  // Two resumes may pass their validators in one workflow task (both see the run paused); the first handler to run
+  // claims the resume synchronously, so the other is refused with the reason instead of being told "config replaced".
+  let resuming = false;
   setHandler(
     resumeUpdate,
     async ({ reason, budgetUsd, budgetTokens, config }) => {
-      const was = control.paused!;
+      if (resuming || !control.paused) throw ApplicationFailure.nonRetryable(resuming ? 'another resume of this run is being applied; see judgeflow status, then resume again if it is still paused' : 'the run is not paused (another resume came first)', 'ResumeRefused');
+      const was = control.paused;
       const before = JSON.stringify(control.budget ?? null);
-      if (config) await replaceConfig(control, config);
+      resuming = true;
+      try {
+        if (config) await replaceConfig(control, config);
+      } finally {
+        resuming = false;
+      }
       if (budgetUsd !== undefined || budgetTokens !== undefined) control.budget = { ...control.budget, ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
       const newCap = JSON.stringify(control.budget ?? null) !== before;
       // A warning about a cap the run no longer has would mislead status; the history keeps what happened.
@@ -124,7 +133,9 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
     },
     {
       validator: ({ budgetUsd, budgetTokens, config }: ResumeRequest) => {
+        if (!isOpen()) throw new Error('the run has finished collecting and judging (its pause held nothing back); it completes with what it has, so there is nothing to resume');
         if (!control.paused) throw new Error('the run is not paused');
+        if (resuming) throw new Error('another resume of this run is being applied; see judgeflow status');
         if (config) checkReplacement(control, config);
         if (control.paused.by !== 'budget') return;
         // Resumed at the same cap, the next look at the spend would pause it again at once.
@@ -146,6 +157,19 @@ export function pause(control: RunControl, reason: string, by: PauseState['by'])
   control.paused = { reason, by, at };
   control.history.push({ action: 'pause', reason, by, at });
   log.info('run paused', { reason, by });
+}
+
+/**
+ * Collecting and judging ended while the run was paused: the calls in flight when it was paused were the last ones, so
+ * the pause held nothing back and the run goes on to its report. Recorded, so status and the report say so instead of
+ * "paused" while the run completes.
+ */
+export function endPauseWithNothingLeft(control: RunControl): void {
+  if (!control.paused) return;
+  const was = control.paused;
+  control.paused = null;
+  control.history.push({ action: 'resume', reason: `nothing was left to ask: the calls in flight when it was paused (${was.reason}) finished the run`, by: was.by, at: new Date().toISOString() });
+  log.info('pause ended: nothing left to ask', { after: was.reason });
 }
 
 /** What the spend says of calls reported without usage: how many are estimated, how many not counted. */

@@ -137,4 +137,6 @@ export interface AlertOutcome {
   regressions: string[];
   attempts: number;
   error?: string;
+  /** The receiver's final HTTP status (after any same-host redirect). */
+  httpStatus?: number;
 }

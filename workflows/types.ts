@@ -26,6 +26,10 @@ export interface Progress {
   stages?: { collect: StageCounts; judge: StageCounts };
   /** Set while the run is paused (judgeflow pause, a budget, a failing endpoint): why, by whom, since when. */
   paused?: PauseState | null;
+  /** Endpoints holding every start for a Retry-After: "copilot X: waiting 60 s (Retry-After) after HTTP 503, 42 s left". */
+  waiting?: string[];
+  /** While paused: the calls still in flight, which finish and are kept (0: the run is idle until resumed). */
+  callsInFlight?: number;
   /** Warnings recorded on the way (80% of the budget). */
   warnings?: string[];
   /** A run with a budget: what its calls have cost so far. */
@@ -228,8 +232,10 @@ export interface ItemFailure {
 export interface CallOutcome {
   /** HTTP 429/503 or a Retry-After: the endpoint wants fewer calls. */
   throttled?: boolean;
-  /** How long the endpoint asked to wait before the next call. */
+  /** How long the endpoint asked to wait before the next call (capped: a copilot's retry.maxRetryAfterSeconds). */
   retryAfterMs?: number;
+  /** What the wait answers ("HTTP 503"), for status. */
+  cause?: string;
   /** Tokens the call used (the response's usage), for tokensPerMinute. */
   tokens?: number;
   /** The endpoint's rate-limit headers (x-ratelimit-remaining-*, x-ratelimit-reset-*), when it sent them. */

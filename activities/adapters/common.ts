@@ -9,6 +9,12 @@ export const retrySchema = z
     initialIntervalMs: z.number().int().min(1).default(1000).describe('Wait before the second attempt (a Retry-After from the copilot wins).'),
     backoffCoefficient: z.number().min(1).default(2).describe('Each further wait is the previous one times this.'),
     maxIntervalMs: z.number().int().min(1).default(30_000).describe('Longest wait between two attempts.'),
+    maxRetryAfterSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .default(60)
+      .describe("Longest Retry-After honoured: a copilot asking for more (a 503 with Retry-After: 600) is asked again after this many seconds, so one answer cannot hold the run for its whole wait; status shows the wait."),
   })
   .strict();
 
@@ -33,7 +39,7 @@ export const copilotBaseShape = {
   tokensPerMinute: z.number().positive().optional().describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
   timeoutMs: z.number().int().min(100).default(120_000).describe('Time one question may take before the attempt counts as failed.'),
   retry: retrySchema
-    .default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000 })
+    .default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000, maxRetryAfterSeconds: 60 })
     .describe('Retry policy for a failed question, applied by Temporal with backoff.'),
   family: z.string().min(1).max(64).optional().describe('Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference.'),
 };
@@ -71,6 +77,11 @@ export function secretValues(config: unknown, env: NodeJS.ProcessEnv): string[] 
 export function redact(text: string | null, secrets: string[]): string | null {
   if (text === null) return null;
   return secrets.reduce((out, secret) => out.split(secret).join('***'), text);
+}
+
+/** A Retry-After no longer than the copilot's `retry.maxRetryAfterSeconds`. */
+export function cappedRetryAfterMs(ms: number | undefined, retry: { maxRetryAfterSeconds?: number } | undefined): number | undefined {
+  return ms === undefined ? undefined : Math.min(ms, (retry?.maxRetryAfterSeconds ?? 60) * 1_000);
 }
 
 /** Parse a Retry-After header (seconds or HTTP date) into milliseconds. */

@@ -3,6 +3,8 @@ import { describeRun } from './status';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { InputError } from '../../core/inputError';
 import { createWorker } from '../../worker/createWorker';
+import { pinnedVersion, startedBeforeVersioning, workflowBuild } from '../../worker/versioning';
+import { openExistingStore } from '../../stores';
 import type { Command } from '../args';
 import { connectWorker, taskQueue } from '../connection';
 import { withClient } from '../runWorkflow';
@@ -31,7 +33,16 @@ export const cancelCommand: Command = {
       // The run's own workflow carries the cancel out, so it needs a worker: another one may be running; if none
       // picks it up quickly (e.g. after Ctrl-C on judgeflow run), run one here until the run has closed.
       let closed = await closedWithin(handle, 3_000);
-      if (!closed && description.taskQueue === (await taskQueue())) closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS));
+      const pinned = pinnedVersion(description.raw as never);
+      const ours = (await workflowBuild()).buildId;
+      const elsewhere = (pinned && pinned.buildId !== ours) || startedBeforeVersioning(description.raw as never);
+      if (!closed && elsewhere) {
+        // Pinned to another build: a worker of this one never gets its tasks. A live worker of that build carries the
+        // cancel out within seconds; when none does, the run is ended here and recorded as cancelled.
+        closed = await closedWithin(handle, OTHER_BUILD_WAIT_MS);
+        if (!closed) return terminateUnserved(handle, runId, pinned?.buildId ?? 'unversioned');
+      }
+      if (!closed && description.taskQueue === (await taskQueue())) closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS)).catch(() => closedWithin(handle, 0));
       if (!closed) {
         console.log(`It takes effect when a worker for this run is running: judgeflow worker (with task queue ${description.taskQueue}).`);
         return 1;
@@ -41,6 +52,19 @@ export const cancelCommand: Command = {
     });
   },
 };
+
+/** How long a run on another build is given to carry a cancel out before it is ended without its workflow. */
+const OTHER_BUILD_WAIT_MS = 15_000;
+
+/** No worker serves the run's build: end its execution, and record in the store that it was cancelled (and why). */
+async function terminateUnserved(handle: WorkflowHandle, runId: string, buildId: string): Promise<number> {
+  const reason = `cancelled (judgeflow cancel; no worker of build ${buildId} carried it out, so the run was ended without its workflow)`;
+  await handle.terminate(reason);
+  const store = await openExistingStore();
+  if (store && (await store.getRun(runId))?.status === 'running') await store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
+  console.log(`Run ${runId} is pinned to build ${buildId}, which no running worker serves: ended it; it is recorded as failed (${reason}). Its stored responses and judgments are kept.`);
+  return 0;
+}
 
 async function closedWithin(handle: WorkflowHandle, ms: number): Promise<boolean> {
   const timeout = new Promise<false>((r) => setTimeout(() => r(false), ms).unref());

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Command } from '../args';
 import { InputError } from '../../core/inputError';
 import type { RunRecord } from '../../core/store';
-import { pinnedVersion, workflowBuild } from '../../worker/versioning';
+import { pinnedVersion, startedBeforeVersioning, workflowBuild } from '../../worker/versioning';
 import { loadRunConfig, type RunConfig } from '../config';
 import { optionalPositive, optionalString } from '../args';
 import { compareRunConfigs } from '../../workflows/configChange';
@@ -42,10 +42,7 @@ export const resumeCommand: Command = {
     const store = await requireExistingStore();
     const run = await store.getRun(runId);
     if (!run) throw new InputError(`run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
-    if (run.status === 'completed') {
-      console.log(`Run ${runId} is completed; nothing to resume (judgeflow rejudge re-judges it).`);
-      return 0;
-    }
+    if (run.status === 'completed') throw new InputError(completedRefusal(runId));
     await ensureLocalServer({ log: console.log });
     const build = await workflowBuild();
     const asJson = Boolean(values.json);
@@ -54,6 +51,9 @@ export const resumeCommand: Command = {
     const request: ResumeRequest = { ...budgetRaise(values), ...(config ? { config: config as unknown as ResumeRequest['config'] } : {}) };
     const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, request));
     if (moved === 'running-here') return 0;
+    // Completed between the store read above and the look at its workflow (a pause that held nothing back): a new
+    // execution would run it twice and store a config no call used.
+    if (moved === 'completed' || (await store.getRun(runId))?.status === 'completed') throw new InputError(completedRefusal(runId));
     // Started afresh from the store: its activities read the stored config, so that is replaced first.
     if (config) await replaceStoredConfig(store, runId, config);
     const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, runKey: runKeyOf(run) ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
@@ -71,7 +71,7 @@ export const resumeCommand: Command = {
  * The run's current execution, if it is still open, is ended so the run can start again on this build — unless it is
  * on this build already, or a worker of its build is still serving it (it will finish there; --force moves it anyway).
  */
-async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void, budget: ResumeRequest): Promise<'ended' | 'closed' | 'running-here'> {
+async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void, budget: ResumeRequest): Promise<'ended' | 'closed' | 'completed' | 'running-here'> {
   const handle = client.workflow.getHandle(runId);
   let description;
   try {
@@ -80,9 +80,13 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
     if (error instanceof temporalClient().WorkflowNotFoundError) return 'closed'; // e.g. a Temporal server that was reset
     throw error;
   }
+  if (description.status.name === 'COMPLETED') return 'completed';
   if (description.status.name !== 'RUNNING') return 'closed';
   const pinned = pinnedVersion(description.raw as never);
-  if (pinned?.buildId === buildId || (!pinned && !force)) {
+  // Unversioned while workers are versioned: started by a judgeflow before worker versioning. Today's workflow code
+  // cannot replay its history (a nondeterminism error), so it is moved like a run of an older build.
+  const beforeVersioning = startedBeforeVersioning(description.raw as never);
+  if (pinned?.buildId === buildId || (!pinned && !force && !beforeVersioning)) {
     // On this build (or unversioned): a paused run is resumed where it stands; a running one needs nothing.
     const progress = await handle.query(progressQuery).catch(() => undefined);
     if (progress?.paused) {
@@ -104,10 +108,13 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
           `If that worker is gone (the server forgets a stopped worker after about a minute), pass --force to continue the run on this build (${buildId}) now.`,
       );
   }
-  await handle.terminate(`judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ''}`);
-  print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
+  await handle.terminate(`judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ' (started before worker versioning)'}`);
+  if (beforeVersioning) print(`Run ${runId} was started by a judgeflow release before worker versioning (its execution is unversioned), so this build cannot replay it; ended it and continuing on build ${buildId} from the results store.`);
+  else print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
   return 'ended';
 }
+
+const completedRefusal = (runId: string) => `run ${runId} is completed; there is nothing to resume (its report: judgeflow report ${runId}; judgeflow rejudge ${runId} re-judges it, judgeflow retry ${runId} --failed asks its failed items again)`;
 
 /** How long ago a worker of `buildId` last polled the workflow task queue, if the server still lists one. */
 async function lastPoll(client: Client, taskQueue: string, buildId: string): Promise<number | undefined> {

@@ -3,6 +3,8 @@
  * section and the drill-down data. Protocol modules add their own charts between them.
  */
 import { PANEL_QUORUM_ERROR } from '../consensus';
+import type { Panel } from '../panel';
+import { judgeFailuresSummary } from '../panelReport';
 import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../text';
 import type { CostLine, CostSummary } from '../cost';
 import type { ReportInput } from '../protocol';
@@ -206,9 +208,12 @@ export function failureKinds(copilots: string[], responses: StoredResponse[], ju
   return { kinds, counts };
 }
 
-export function failureTable(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[]): string {
+/** The Failures section: items with no score by kind, and (a panel) the judges that failed and what the scores rest on. */
+export function failureTable(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], report?: Record<string, unknown>): string {
   const { kinds, counts } = failureKinds(copilots, responses, judgments);
-  if (!kinds.length) return '<p id="failures-none">No failures: every response was collected and judged.</p>';
-  return dataTable('Items with no score, by kind of failure', ['copilot', ...kinds, 'total'], copilots.map((c) => [c, ...kinds.map((k) => counts[c]?.[k] ?? 0), Object.values(counts[c] ?? {}).reduce((a, b) => a + b, 0)]), 'id="failures-table"');
+  const judges = judgeFailuresSummary(report?.panel as Panel | undefined);
+  const judgesNote = judges ? `<p class="note" id="failures-judges">${esc(judges)}</p>` : '';
+  if (!kinds.length) return judges ? `${judgesNote}<p>Every response was collected and has a panel score.</p>` : '<p id="failures-none">No failures: every response was collected and judged.</p>';
+  return judgesNote + dataTable('Items with no score, by kind of failure', ['copilot', ...kinds, 'total'], copilots.map((c) => [c, ...kinds.map((k) => counts[c]?.[k] ?? 0), Object.values(counts[c] ?? {}).reduce((a, b) => a + b, 0)]), 'id="failures-table"');
 }
 

@@ -82,10 +82,20 @@ export function unsupportedParameter(text: string): string | null {
   return named ? named[1] : null;
 }
 
-/** Out of credit rather than rate limited: OpenAI's 429 insufficient_quota (error codes guide), OpenRouter's 402. */
+/**
+ * Anthropic answers an account out of credit with a 400 invalid_request_error, the type it uses for malformed requests,
+ * so only the message tells it apart: "Your credit balance is too low to access the Anthropic API…" (reported in
+ * anthropics/claude-code#4684 and #66314, anthropics/claude-quickstarts#229). A spend limit the organisation or
+ * workspace set is a 400 too, "You have reached your specified (workspace) API usage limits…" (Anthropic API docs,
+ * "Errors"); `billing_error` (the API's 402 type) is matched by its code below.
+ */
+const ANTHROPIC_OUT_OF_CREDIT = /credit balance is too low|reached your specified (workspace )?API usage limits/i;
+
+/** Out of credit rather than rate limited: OpenAI's 429 insufficient_quota (error codes guide), OpenRouter's 402, Anthropic's 400 credit errors. */
 export function isQuotaError(status: number, body: string): boolean {
   const codes = providerErrorCodes(body);
   if (codes.some((c) => /insufficient_quota|credit_balance_exhausted|spend_limit_exceeded|usage_limit_exceeded|billing/i.test(c))) return true;
   if (status === 402) return true;
+  if (status === 400 && ANTHROPIC_OUT_OF_CREDIT.test(providerErrorMessage(body) ?? '')) return true;
   return status === 429 && /exceeded your current quota|insufficient (credits|balance|quota)|out of credits/i.test(providerErrorMessage(body) ?? '');
 }

@@ -3,7 +3,7 @@ import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
 import { historyBlock } from '../../core/history';
 import { dimensionScoresSpec } from '../../core/scoreSchema';
 import type { Query } from '../../core/types';
-import { renderTemplate, requireShown } from '../../core/prompts';
+import { fenced, renderTemplate, requireShown } from '../../core/prompts';
 import type { CabRubric } from './rubric';
 
 /** What one turn shows about one response. Never the copilot's name: only its label. */
@@ -26,7 +26,7 @@ function contextBlock(context: string | null, rubric?: CabRubric): string {
   if (!context?.trim()) return '';
   if (rubric?.prompts.contextBlock) return renderTemplate(rubric.prompts.contextBlock, { context }, `${rubric.dir}: context block`);
   // No "response" on this heading line: judges (and the simulator) read blocks under such a heading as the graded text.
-  return `\nContext that was available to the system when it answered (judge factual claims against this context, not against your own knowledge):\n<<<\n${context}\n>>>\n`;
+  return `\nContext that was available to the system when it answered (judge factual claims against this context, not against your own knowledge):\n${fenced(context)}\n`;
 }
 
 /** The expected JSON spelled out, for judges that do not honour json_schema (or run with responseFormat json_object). */

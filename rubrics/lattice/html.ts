@@ -68,7 +68,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
       ['dimensions', 'Dimension profile', profile],
       ['tasks', 'Tasks × copilots', tasks],
       ['categories', 'Categories × copilots', categories],
-      ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments)],
+      ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments, input.report)],
     ],
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,

@@ -38,7 +38,7 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
     sections: [
       ['win-rates', 'Win rates', winRates],
       ['head-to-head', 'Head to head', matrix],
-      ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments)],
+      ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments, input.report)],
     ],
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,

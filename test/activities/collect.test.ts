@@ -55,7 +55,7 @@ test('askCopilot stores the answer and reports its tokens; asked again, it answe
 });
 
 test('a throttle comes back to the workflow before the last attempt (nothing stored); on the last one it is stored as failed', async () => {
-  expect(await ask('throttle', 1, 3)).toEqual({ status: 'throttled', outcome: { throttled: true, retryAfterMs: 2_000 } });
+  expect(await ask('throttle', 1, 3)).toEqual({ status: 'throttled', outcome: { throttled: true, retryAfterMs: 2_000, cause: 'HTTP 429' } });
   expect(await store.getResponse(runId, 'throttle', 'A')).toBeNull();
   const last = await ask('throttle', 3, 3);
   expect(last.status).toBe('failed');

@@ -89,3 +89,71 @@ test('the alert step: a failed POST throws for Temporal to retry, a delivered on
     await store.close();
   }
 });
+
+/** A receiver answering every POST with a redirect to `location(port)`; it keeps the paths it was posted. */
+async function redirecting(status: number, location: (self: string) => string) {
+  const posted: Array<{ path: string; key: unknown }> = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      posted.push({ path: req.url ?? '', key: req.headers['idempotency-key'] });
+      if (req.url === '/final') return void res.writeHead(204).end();
+      res.writeHead(status, { location: location(`http://127.0.0.1:${(server.address() as AddressInfo).port}`) }).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, posted, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('alert redirects: a 307 to another host is not followed (recorded failed with the final status), one within the host is; a failed scheduled run is alerted with its reason; one log line per failure', async () => {
+  const dir = tempDir();
+  const store = new SqliteStore(path.join(dir, 'results.db'));
+  const other = await receiver([]);
+  // "Another host": the same machine under another origin (its own port); nothing may be posted there.
+  const away = await redirecting(307, () => `${other.url}stolen`);
+  const within = await redirecting(307, (self) => `${self}/final`);
+  // The worker's log goes to stderr (the SDK's default logger): kept here to count its entries.
+  const logged: string[] = [];
+  const stderr = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (logged.push(String(chunk)), true));
+  try {
+    const queries: Query[] = [{ id: 'q0', text: 'question', task: 'T1', category: 'C1' }];
+    const { snapshotId } = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: null, meta: { generator: 'test' } });
+    const runs = ['r-20261201-0600-aaaaaa', 'r-20261202-0600-bbbbbb', 'r-20261203-0600-cccccc'];
+    for (const [k, runId] of runs.entries()) {
+      await store.createRun({ runId, protocol: 'lattice', snapshotId, rubricVersion: 'v1', judge, copilots: ['Ace'], startedAt: `2026-12-0${k + 1}T06:00:00Z`, sourceRunId: null, config: { output: path.join(dir, 'runs') } });
+      await store.recordScheduleSnapshot({ schedule: 'r', workflowId: `wf-${k}`, snapshotId, parentId: null, createdAt: `2026-12-0${k + 1}T06:00:00Z`, runId });
+    }
+    const { refreshAlert } = alertActivities({ store, env: {} });
+
+    const refused = await refreshAlert({ schedule: 'r', runId: runs[0], alert: { url: away.url, on: 'any' }, lastAttempt: 1, failure: 'cancelled (judgeflow cancel, or from the Temporal UI)' });
+    expect(refused).toMatchObject({ status: 'failed', httpStatus: 307, error: expect.stringMatching(/^HTTP 307 from .*: redirected to another host \(http:\/\/127\.0\.0\.1:\d+\), not followed$/) });
+    expect(other.got).toEqual([]);
+    expect(away.posted).toHaveLength(1);
+
+    // A redirect within the webhook's own host is followed, with the same body and Idempotency-Key.
+    expect(await refreshAlert({ schedule: 'r', runId: runs[1], alert: { url: within.url, on: 'regression' }, lastAttempt: 1, failure: 'the judge failed' })).toMatchObject({ status: 'delivered', httpStatus: 204 });
+    expect(within.posted).toEqual([
+      { path: '/hook', key: `judgeflow-alert-${runs[1]}` },
+      { path: '/final', key: `judgeflow-alert-${runs[1]}` },
+    ]);
+
+    // The body of a failed run's alert says so, even with --alert-on regression.
+    const hook = await receiver([500]);
+    try {
+      // Retried by Temporal, as a benign failure: the worker logs no "Activity failed" stack trace for it.
+      await expect(refreshAlert({ schedule: 'r', runId: runs[2], alert: { url: hook.url, on: 'regression' }, lastAttempt: 2, failure: 'store unreachable' })).rejects.toMatchObject({ message: expect.stringMatching(/attempt 1 of 2: HTTP 500/), category: 'BENIGN' });
+      expect(await refreshAlert({ schedule: 'r', runId: runs[2], alert: { url: hook.url, on: 'regression' }, lastAttempt: 2, failure: 'store unreachable' })).toMatchObject({ status: 'delivered' });
+      expect(hook.got.at(-1)).toMatchObject({ runId: runs[2], runStatus: 'failed', error: 'store unreachable', problems: [`run ${runs[2]} did not complete: store unreachable`], regressions: [] });
+    } finally {
+      await hook.close();
+    }
+    // Each failure is one log entry (the refused redirect, the 500), with no stack trace.
+    expect(logged.filter((l) => / \[WARN\] alert for .* not delivered/.test(l))).toHaveLength(2);
+    for (const l of logged) expect(l).not.toMatch(/\n\s+at /);
+  } finally {
+    stderr.mockRestore();
+    await Promise.all([away.close(), within.close(), other.close()]);
+    await store.close();
+  }
+});
+

@@ -4,7 +4,8 @@ import { runInput } from '../../client/startRun';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import { cliInProcess } from '../support/cliInProcess';
-import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
+import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
+import { planRejudge } from '../../client/rejudge';
 import { rejudgeRun } from '../support/rejudge';
 
 /**
@@ -76,4 +77,50 @@ test('gate: the same responses judged again by a noisy judge pass (exit 0); a co
     expect((await cliInProcess(['gate', '--baseline', source.runId, '--candidate', 'no-such-run'], env)).code).toBe(2);
     expect((await cliInProcess(['gate', '--baseline', source.runId, '--candidate', noisy.runId, '--alpha', '2'], env)).stderr).toContain('--alpha must be');
   });
+});
+
+test('gate: a cancelled candidate, and one whose every verdict failed, fail the gate (exit 1) with the reason; an unknown run is named by its flag', async () => {
+  const broken = await startSimServer({ faults: { rate500: 1 } });
+  try {
+    await withWorker('gate-broken', async (world) => {
+      const config = runConfig(tempDir(), {
+        protocol: 'lattice',
+        queries: latticeGrid(2, 5),
+        judge: { baseURL: judge.url, model: 'judge-a', concurrency: 4 },
+        copilots: simCopilots(copilots.url, { Sorin: 'sim-thorough' }),
+      });
+      const source = await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: `gate-bsrc-${Date.now()}`, args: [runInput(config, `gate-bsrc-${Date.now()}`)] });
+      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile };
+
+      // Every judge call answered HTTP 500, asked once: a completed run with no verdict.
+      const plan = await planRejudge(world.store, { sourceRunId: source.runId, judgeModel: 'judge-a', judgeUrl: broken.url, force: true });
+      const failedId = `gate-allfailed-${Date.now()}`;
+      const failedInput = runInput({ ...plan.config, judge: { ...plan.config.judge!, maxAttempts: 1 } }, failedId, { sourceRunId: source.runId, reuseJudgments: plan.reuseJudgments });
+      await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: failedId, args: [failedInput] });
+      const allFailed = await cliInProcess(['gate', '--baseline', source.runId, '--candidate', failedId, '--json'], env);
+      expect(allFailed.code).toBe(1);
+      const body = JSON.parse(allFailed.stdout);
+      expect(body).toMatchObject({ pass: false, regressions: [], coverage: [{ copilot: 'Sorin', paired: 0, baselineJudged: 10, coverage: 0 }] });
+      expect(body.problems).toEqual([expect.stringContaining('Sorin: the candidate has verdicts for 0 of the 10 queries the baseline judged')]);
+
+      // A candidate cancelled as it starts: recorded failed (cancelled).
+      const cancelledId = `gate-cancelled-${Date.now()}`;
+      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: cancelledId, args: [runInput(config, cancelledId)] });
+      await until(async () => Boolean(await world.store.getRun(cancelledId)), 30_000);
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+      await until(async () => (await world.store.getRun(cancelledId))?.status === 'failed', 30_000);
+      const cancelled = await cliInProcess(['gate', '--baseline', source.runId, '--candidate', cancelledId], env);
+      expect(cancelled.code).toBe(1);
+      expect(cancelled.stdout).toContain(`FAIL: candidate ${cancelledId} is not a completed run: it is failed (cancelled`);
+      expect(cancelled.stdout).not.toContain('PASS');
+
+      const unknown = await cliInProcess(['gate', '--baseline', 'no-such-run', '--candidate', source.runId], env);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toContain('--baseline: run no-such-run is not in the results store');
+      expect(unknown.stderr).not.toContain('RUN_A');
+    });
+  } finally {
+    await broken.close();
+  }
 });

@@ -133,3 +133,34 @@ test('a panel of five judges, four failing every unit: each member’s failures 
     await failing.close();
   }
 });
+
+test('a panel member that failed every call (HTTP 500): the Failures summary of report.html and report.md names it, its count, and the judges the verdicts rest on', async () => {
+  const failing = await startSimServer({ handler: (body) => (String(body.model).startsWith('broken') ? { status: 500, body: JSON.stringify({ error: { message: 'internal error' } }) } : undefined) });
+  try {
+    const queries = latticeGrid(16, 5).filter((q) => q.task === 'T1');
+    const cfg = runConfig(tempDir(), {
+      protocol: 'lattice',
+      queries,
+      judges: [
+        { name: 'one', baseURL: failing.url, model: 'judge-ok' },
+        { name: 'two', baseURL: failing.url, model: 'judge-ok-2' },
+        { name: 'down', baseURL: failing.url, model: 'broken-1', maxAttempts: 1 },
+      ],
+      copilots: [{ name: 'Elsa', type: 'openai', baseURL: sim.copilots.url, model: 'sim-copilot' }],
+    });
+    await withWorker('panel-member-down', async ({ client, taskQueue }) => {
+      const runId = 'run-panel-member-down-' + Date.now();
+      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const units = queries.length;
+      const summary = `Judges that failed: down (broken-1) gave no verdict on ${units} of ${units} units`;
+      const html = fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8');
+      expect(html).not.toContain('No failures: every response was collected and judged');
+      expect(html).toMatch(new RegExp(`id="failures-judges">${summary.replace(/[()]/g, '\\$&')}[^<]*the panel&#39;s verdicts rest on one \\(judge-ok\\), two \\(judge-ok-2\\) \\(2 of 3 judges\\)`));
+      const md = fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8');
+      expect(md).toContain(`## Judges that failed\n\n${summary}`);
+      expect(md).toContain("the panel's verdicts rest on one (judge-ok), two (judge-ok-2) (2 of 3 judges)");
+    });
+  } finally {
+    await failing.close();
+  }
+});

@@ -6,6 +6,7 @@ import YAML from 'yaml';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, tempDir, until, withWorker, writeQueries } from '../support/harness';
 import { simServersForFile } from '../support/sims';
+import { startSimServer } from '../../sim/server';
 
 /** The sim's own judge, deterministic; part-way through the test it starts marking the terse copilot's answers down. */
 const TERSE_MARK = 'over the next few weeks';
@@ -133,3 +134,35 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
     receiver.server.close();
   }
 });
+
+test('a scheduled run that is cancelled, --alert-on any: an alert says it failed and why; the refresh fails with it', async () => {
+  const receiver = await alertReceiver();
+  const slow = await startSimServer({ latencyMs: 3_000 });
+  try {
+    await withWorker('schedule-alert-failed', async ({ client, taskQueue, storeFile, store }) => {
+      const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
+      const dir = tempDir();
+      const queries = writeQueries(dir, latticeGrid(2, 5));
+      const configFile = path.join(dir, 'nightly.yaml');
+      fs.writeFileSync(configFile, YAML.stringify({ protocol: 'lattice', judge: { baseURL: sim.judge.url, model: 'sim-judge' }, copilots: [{ name: 'Slow', type: 'openai', baseURL: slow.url, model: 'sim-terse', concurrency: 1 }], output: 'runs' }));
+      const name = `failing-${Date.now()}`;
+      const created = await cliInProcess(['schedule', 'create', name, '--every', '1h', '--refresh', 'none', '--queries', queries, '--collect-again', '--then-run', configFile, '--alert-url', receiver.url, '--alert-on', 'any'], env);
+      expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+      expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(0);
+      let runId = '';
+      await until(async () => {
+        runId = (await store.scheduleSnapshots(name)).find((r) => r.runId)?.runId ?? '';
+        return Boolean(runId && (await store.getRun(runId)));
+      }, 40_000);
+      await client.workflow.getHandle(runId).cancel();
+      await until(() => receiver.received.length > 0, 40_000);
+      expect(receiver.received[0].body).toMatchObject({ schedule: name, runId, runStatus: 'failed', error: expect.stringMatching(/^cancelled/), regressions: [] });
+      expect(receiver.received[0].body.problems[0]).toContain(`run ${runId} did not complete: cancelled`);
+      expect((await cliInProcess(['schedule', 'delete', name], env)).code).toBe(0);
+    });
+  } finally {
+    receiver.server.close();
+    await slow.close();
+  }
+});
+

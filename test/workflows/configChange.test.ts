@@ -15,9 +15,9 @@ const base = {
 const withCopilot = (i: number, over: Record<string, unknown>) => ({ ...base, copilots: base.copilots.map((c, j) => (j === i ? { ...c, ...over } : c)) });
 
 test('endpoint settings, pricing, budget and failFast may change; each change is named, with the endpoints it touches', () => {
-  const next = { ...withCopilot(1, { answerPath: 'choices[0].message.content', headers: { 'x-key': '${MY_KEY}' } }), judge: { ...base.judge, model: 'other-judge', timeoutMs: 5000 }, pricing: { x: { inputPerMTok: 1, outputPerMTok: 1 } }, failFast: false };
+  const next = { ...withCopilot(1, { answerPath: 'choices[0].message.content', headers: { 'x-key': '${MY_KEY}' } }), judge: { ...base.judge, baseURL: 'http://j2/v1', timeoutMs: 5000 }, pricing: { x: { inputPerMTok: 1, outputPerMTok: 1 } }, failFast: false };
   expect(compareRunConfigs(base, next)).toEqual({
-    changed: ['copilot MyAPI answerPath', 'copilot MyAPI headers', 'failFast', 'the judge model', 'the judge timeoutMs', 'pricing'],
+    changed: ['copilot MyAPI answerPath', 'copilot MyAPI headers', 'failFast', 'the judge baseURL', 'the judge timeoutMs', 'pricing'],
     refused: [],
     endpoints: ['copilot:MyAPI', 'judge'],
   });
@@ -36,6 +36,9 @@ test('anything that changes what is asked or how it is judged is refused, naming
   expect(compareRunConfigs(panel, { ...panel, judges: [panel.judges[0]] }).refused).toEqual(['judges (the set and order of panel members: a, b)']);
   expect(compareRunConfigs(panel, { ...panel, judges: [panel.judges[0], { ...panel.judges[1], baseURL: 'http://c/v1' }] })).toMatchObject({ changed: ['judge b baseURL'], endpoints: ['judge:1'] });
   expect(compareRunConfigs(base, panel).refused).toEqual(['judge', 'judges']);
+  // Who judges is what is judged: verdicts by two models under one rubric version would read as one judge's.
+  expect(compareRunConfigs(base, { ...base, judge: { ...base.judge, model: 'other-judge' } }).refused).toEqual(['judge.model (the model that gives the verdicts: sim-judge)']);
+  expect(compareRunConfigs(panel, { ...panel, judges: [panel.judges[0], { ...panel.judges[1], model: 'm2' }] }).refused).toEqual(['judges[1].model (the model that gives the verdicts: m)']);
 });
 
 test('a limit change reads old → new', () => {

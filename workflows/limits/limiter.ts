@@ -152,12 +152,30 @@ export class Limiter {
     return rate ? { startedAt: at, spacingMs: (SEND_SPACING * 1_000) / rate } : { startedAt: at };
   }
 
+  /** The last Retry-After that holds starts, for status (not carried across continue-as-new: it is only shown). */
+  private retryAfterHold: { until: number; seconds: number; cause?: string } | null = null;
+
+  /** What holds every start now, if a Retry-After does: "waiting 60 s (Retry-After) after HTTP 503, 42 s left". */
+  waitingFor(now = Date.now()): string | null {
+    const hold = this.retryAfterHold;
+    if (!hold || hold.until <= now) return null;
+    return `waiting ${hold.seconds} s (Retry-After)${hold.cause ? ` after ${hold.cause}` : ''}, ${Math.ceil((hold.until - now) / 1_000)} s left`;
+  }
+
+  /** Calls started and not yet released (status shows what a paused run is still finishing). */
+  get callsInFlight(): number {
+    return this.inFlight;
+  }
+
   release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
     this.inFlight--;
     if (outcome.tokens) this.tokens.note(now, outcome.tokens);
     this.honourHeaders(now, ticket, outcome);
     if (!outcome.throttled) return this.window.succeeded();
-    if (outcome.retryAfterMs) this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
+    if (outcome.retryAfterMs) {
+      this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
+      this.retryAfterHold = { until: now + outcome.retryAfterMs, seconds: Math.round(outcome.retryAfterMs / 1_000), ...(outcome.cause ? { cause: outcome.cause } : {}) };
+    }
     const retryAfterMs = outcome.retryAfterMs ?? 0;
     this.cubic.refusedAt(ticket.startedAt, now);
     if (!this.window.throttled(ticket.startedAt, now)) return this.cubic.sameBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);

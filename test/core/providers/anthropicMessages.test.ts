@@ -119,6 +119,8 @@ test("HTTP errors throw ProviderHttpError with Anthropic's body: 529 overloaded 
 
   const broke = toAdapterError(await failure(ask({ model: 'fault-credit:claude-sim' })), 'judge');
   expect(broke.retryable).toBe(false);
+  // Classed quota, so the breaker pauses the run at the first one (not http_4xx, waiting for five).
+  expect(broke.kind).toBe('quota');
   expect(broke.message).toContain('Your credit balance is too low to access the Anthropic API');
 
   const rejected = await failure(ask({ temperature: 1.5 }));

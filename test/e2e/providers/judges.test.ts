@@ -92,6 +92,20 @@ test('an out-of-credit judge pauses the run at its first quota failure: asked at
   expect(run.elapsedMs).toBeLessThan(30_000);
 }, 120_000);
 
+test("an Anthropic judge out of credit (a 400 invalid_request_error, \"Your credit balance is too low\") pauses the run at its first failure, in Anthropic's words", async () => {
+  const before = sim.judge.requests.length;
+  const run = await providerRun('credit-anthropic-judge', {
+    judge: { baseURL: sim.judge.url, provider: 'anthropic', model: 'fault-credit:claude-sim', maxAttempts: 8 },
+    copilots: copilots(),
+  });
+  const asked = sim.judge.requests.slice(before).filter((r) => r.path === '/v1/messages').length;
+  expect(asked).toBeGreaterThan(0);
+  // Paused at the first (a few more may have been in flight), not after five http_4xx failures.
+  expect(asked).toBeLessThan(5);
+  expect(run.paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^the judge out of quota or credit: .*Your credit balance is too low to access the Anthropic API/) });
+  expect(run.llmCalls.filter((c) => c.role === 'judge').map((c) => c.errorKind)).toEqual(Array(asked).fill('quota'));
+}, 120_000);
+
 test('an OpenRouter HTTP 200 carrying an error is retried like a 5xx and recorded in llm_calls (issue 22 item 7)', async () => {
   const run = await providerRun('openrouter-calls', { judge: { baseURL: sim.judge.url, provider: 'openrouter', model: 'sim-openrouter-200error-2' }, copilots: copilots(), queries: QUERIES.slice(0, 2) });
   expect(run.judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
