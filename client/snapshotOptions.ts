@@ -11,7 +11,7 @@ import { parseRunConfig, validateCopilots, type RunConfig } from './config';
 import { InputError } from '../core/inputError';
 import { readText } from '../core/dataFiles';
 import { curationOf } from '../activities/curate';
-import { protocolFor, protocols } from '../rubrics';
+import { loadConfiguredRubric, protocolFor, protocols } from '../rubrics';
 import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 
 /** Options of `snapshot generate`, `snapshot curate` and `schedule create --refresh ...`, turned into validated workflow inputs. */
@@ -197,7 +197,7 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate' | 'n
   if (config.protocol !== expected && kind === 'none') throw new InputError(`${abs}: protocol "${config.protocol}" cannot run a snapshot made for protocol "${expected}"; use protocol: ${expected}`);
   if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
   const protocol = protocolFor(config.protocol);
-  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  loadConfiguredRubric(protocol, config.rubric);
   validateCopilots(config, abs);
   assertWritableDir(config.output, `${abs}: output:`);
   return { ...config, queries: 'snapshot:pending' };

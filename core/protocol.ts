@@ -159,8 +159,23 @@ export interface ProtocolModule {
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers. */
   buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
+  /**
+   * Optional: rubrics built at run time from a reference harness's own files, by name (a run config's
+   * `rubric: { from: <name>, file?: PATH }`), so a user can judge with the reference's texts verbatim without the
+   * project shipping them. `build` reads the file and says clearly what is wrong with it when it is not the one expected.
+   */
+  referenceRubrics?: Record<string, ReferenceRubricBuilder>;
   /** Optional snapshot makers (`judgeflow snapshot generate|curate --protocol <id>`). */
   snapshots?: { generate?: QueryGeneration; curate?: QueryCuration };
+}
+
+/** How a protocol turns a fetched reference file into a rubric version (see ProtocolModule.referenceRubrics). */
+export interface ReferenceRubricBuilder {
+  /** What the rubric reproduces, for error messages and docs. */
+  describe: string;
+  /** Where `judgeflow dataset fetch` puts the file, relative to the working directory: the default `file`. */
+  defaultFile: string;
+  build(file: string): LoadedRubric;
 }
 
 /**

@@ -5,6 +5,7 @@ import { checkLatticePrompts, judgeLatticeResponse } from './judge';
 import { latticeLabels, latticeQuerySchema, parseLatticeQueries } from './queries';
 import { buildLatticeReport } from './report';
 import { buildLatticeHtml } from './html';
+import { latticeReferenceRubrics } from './reference';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
 
 /** LATTICE: every response judged independently; units are single (query, copilot) pairs. */
@@ -28,5 +29,6 @@ export const latticeProtocol: ProtocolModule = {
   buildReport: buildLatticeReport,
   buildHtml: buildLatticeHtml,
   judgeCallsPerQuery: (answers) => answers,
+  referenceRubrics: latticeReferenceRubrics,
   snapshots: { generate: latticeGeneration },
 };
