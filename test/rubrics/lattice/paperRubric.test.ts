@@ -64,12 +64,12 @@ describe('the paper\'s rubric (Table 1, Table 2, the reference judge instruction
     expect(text).toContain(`T1 ${t1.name} - ${t1.description}`);
     for (const d of rubric.data.dimensions) {
       expect(text).toContain(`${d.id} ${d.name}: ${d.description}`);
-      for (const [band, label] of [['9-10', '9–10'], ['8', '8'], ['6-7', '6–7'], ['0-5', '≤5']]) expect(text).toContain(`  ${label}: ${d.anchors[band as '8']}`);
+      for (const [band, label] of [['9-10', '9–10'], ['8', '8'], ['6-7', '6–7'], ['0-5', '≤5']]) expect(text).toContain(`  ${label}: ${d.anchors![band as "8"]}`);
     }
     // Bands best first, whatever order an object keeps its keys in.
     const d1 = text.slice(text.indexOf('D1 Intent Fidelity'));
     expect(d1.indexOf('9–10:')).toBeLessThan(d1.indexOf('  8:'));
-    for (const r of rubric.data.rules) expect(text).toContain(r.text);
+    for (const r of rubric.data.rules!) expect(text).toContain(r.text);
     expect(text).toContain('market and price behaviour'); // D5's evidence angles
     expect(text).not.toMatch(/\bRefusal\b/);
   });
@@ -83,10 +83,10 @@ describe('the paper\'s rubric (Table 1, Table 2, the reference judge instruction
   test('T16: one dimension with its bands; the below-6 calibration rule, written for T1–T15, is not shown', () => {
     const text = prompt('T16', 'C1');
     expect(text).toContain(`Refusal ${rubric.data.refusal.name}: ${rubric.data.refusal.description}`);
-    for (const band of ['9-10', '8', '6-7', '0-5'] as const) expect(text).toContain(rubric.data.refusal.anchors[band]);
+    for (const band of ['9-10', '8', '6-7', '0-5'] as const) expect(text).toContain(rubric.data.refusal.anchors![band]);
     expect(text).not.toContain('D1 Intent Fidelity');
-    expect(text).not.toContain(rubric.data.rules.find((r) => r.id === 'calibration')!.text);
-    expect(text).toContain(rubric.data.rules.find((r) => r.id === 'text-only')!.text);
+    expect(text).not.toContain(rubric.data.rules!.find((r) => r.id === 'calibration')!.text);
+    expect(text).toContain(rubric.data.rules!.find((r) => r.id === 'text-only')!.text);
     expect(text).toContain('Grade the response on: Refusal.');
   });
 
