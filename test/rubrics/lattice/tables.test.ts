@@ -1,15 +1,12 @@
 import { latticeProtocol } from '../../../rubrics/lattice';
 import { bucketOf, latticeTables, populationSd, referenceRound2 } from '../../../rubrics/lattice/tables';
 import type { LatticeRubric } from '../../../rubrics/lattice/rubric';
-import type { StoredJudgment } from '../../../core/types';
+import { allDimensions, latticeJudgment } from '../../support/latticeJudgment';
 
 const rubric = (latticeProtocol.loadRubric(latticeProtocol.defaultRubricDir) as LatticeRubric).data;
 
-const judgment = (queryId: string, copilot: string, scores: Record<string, number> | null, total: number | null): StoredJudgment => ({
-  runId: 'r', queryId, copilot, rubricVersion: 'v', status: scores ? 'ok' : 'failed', scores, rationales: null, total, rank: null, position: null, error: scores ? null : 'bad',
-  judge: { model: 'm', baseURL: 'u', temperature: 0, rubricVersion: 'v' }, attempts: 1, createdAt: '',
-});
-const all = (v: number) => ({ D1: v, D2: v, D3: v, D4: v, D5: v, D6: v });
+const judgment = latticeJudgment;
+const all = allDimensions;
 
 describe("the reference's summaries (build_benchmark.py), computed by hand", () => {
   test('buckets: the low edge is inclusive, 49.99 is in 0-49, 90 in 90-100', () => {
