@@ -1,7 +1,6 @@
 import { groupedBars, heatmap, intervalChart, stackedBars } from '../../core/html/charts';
 import { dataTable } from '../../core/html/page';
-import { fmt } from '../../core/markdown';
-import { SCORE_BUCKETS, type CellMean, type LatticeTables } from './tables';
+import { cellText, fmt2, SCORE_BUCKETS, type LatticeTables } from './tables';
 import { separabilityTiers } from '../../core/html/tiers';
 import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
 import { judgingSections } from '../../core/judgingReport';
@@ -64,7 +63,6 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
     domain: [0, 100],
   });
   const t = input.report as unknown as Partial<LatticeTables>;
-  const cellText = (c: CellMean | undefined) => (!c || c.mean === null ? '–' : c.ci95 ? `${fmt(c.mean, 2)} [${fmt(c.ci95.low, 2)}, ${fmt(c.ci95.high, 2)}]` : fmt(c.mean, 2));
   // Reports written before these tables existed have none; the page shows the charts alone then.
   const paperTables = t.table5 && t.table6 && t.categoryTable && t.scoreBuckets && t.spread && t.bestPerQuery
     ? [
@@ -75,7 +73,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
     : '';
   const distribution = paperTables
     ? stackedBars({ id: 'chart-buckets', title: 'Responses per score band (the reference\'s buckets)', rows: names.map((n) => ({ label: n, parts: SCORE_BUCKETS.map((b) => t.scoreBuckets![n]?.[b] ?? 0) })), partNames: [...SCORE_BUCKETS] }) +
-      dataTable('Spread: population standard deviation of response totals, lowest first', ['copilot', 'mean', 'sd', 'n'], t.spread!.map((s) => [s.copilot, fmt(s.mean, 2), fmt(s.sd, 2), s.n])) +
+      dataTable('Spread: population standard deviation of response totals, lowest first', ['copilot', 'mean', 'sd', 'n'], t.spread!.map((s) => [s.copilot, fmt2(s.mean), fmt2(s.sd), s.n])) +
       dataTable(`Best copilot per query (ties, ${t.bestPerQuery!.ties}, go to the first tied copilot in name order, as in the reference's code)`, ['copilot', 'queries won'], names.map((n) => [n, t.bestPerQuery!.wins[n] ?? 0]))
     : '';
   return runReportPage({

@@ -1,15 +1,12 @@
 import type { ReportFiles, ReportInput } from '../../core/protocol';
-import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
+import { mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
 import { lengthBias } from '../../core/lengthBias';
 import { perQueryScores, separability } from '../../core/separability';
 import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
 import { summariseLattice } from './aggregate';
-import { latticeTables, SCORE_BUCKETS, type CellMean } from './tables';
+import { cellText, fmt2, latticeTables, SCORE_BUCKETS } from './tables';
 import type { LatticeRubric } from './rubric';
 import { LATTICE_DIMENSIONS } from './rubric';
-
-/** A mean with its 95% interval, two decimals: "7.25 [6.90, 7.60]". */
-const cellText = (c: CellMean) => (c.mean === null ? '–' : c.ci95 ? `${fmt(c.mean, 2)} [${fmt(c.ci95.low, 2)}, ${fmt(c.ci95.high, 2)}]` : fmt(c.mean, 2));
 
 export function buildLatticeReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as LatticeRubric;
@@ -60,7 +57,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '## Overall (0–100)\n',
     table(
       ['rank', 'copilot', 'score', '95% CI', 'judged', 'no score'],
-      names.map((n, i) => [i + 1, n, fmt(copilots[n].score, 2), intervalText(copilots[n].ci95, 2), copilots[n].n, copilots[n].failed]),
+      names.map((n, i) => [i + 1, n, fmt2(copilots[n].score), intervalText(copilots[n].ci95, 2), copilots[n].n, copilots[n].failed]),
     ),
     '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero. ' + INTERVAL_NOTE + '\n',
     ...separabilitySection(separable),
@@ -74,7 +71,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '\n## Score buckets (responses per 0–100 band)\n',
     table(['copilot', ...SCORE_BUCKETS], names.map((n) => [n, ...SCORE_BUCKETS.map((b) => tables.scoreBuckets[n][b])])),
     '\n## Spread (standard deviation of response totals)\n',
-    table(['copilot', 'mean', 'sd', 'n'], tables.spread.map((s) => [s.copilot, fmt(s.mean, 2), fmt(s.sd, 2), s.n])),
+    table(['copilot', 'mean', 'sd', 'n'], tables.spread.map((s) => [s.copilot, fmt2(s.mean), fmt2(s.sd), s.n])),
     '\nPopulation standard deviation (divides by n), lowest first, as the reference\'s build_benchmark.py "consistency".\n',
     '## Best copilot per query\n',
     table(['copilot', 'queries won'], names.map((n) => [n, tables.bestPerQuery.wins[n]])),

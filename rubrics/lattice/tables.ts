@@ -18,6 +18,8 @@ export interface CellMean {
 
 /** The reference's rounding for every figure it prints: round(value + 1e-8, 2) (build_benchmark.py round2). */
 export const referenceRound2 = (x: number) => Math.round((x + 1e-8) * 100) / 100;
+/** Two decimals as the reference prints them (2.675 → "2.68", where toFixed alone gives "2.67"); "–" for no value. */
+export const fmt2 = (x: number | null | undefined) => (x === null || x === undefined || Number.isNaN(x) ? '–' : referenceRound2(x).toFixed(2));
 
 /** The reference's score buckets of a response's 0–100 total, low edge inclusive ("0-49" is below 50). */
 export const SCORE_BUCKETS = ['0-49', '50-59', '60-69', '70-79', '80-89', '90-100'] as const;
@@ -36,6 +38,9 @@ export function populationSd(xs: number[]): number {
   const m = mean(xs);
   return Math.sqrt(xs.reduce((s, x) => s + (x - m) ** 2, 0) / xs.length);
 }
+
+/** A mean with its 95% interval, two decimals: "7.25 [6.90, 7.60]"; "–" where nothing was scored. */
+export const cellText = (c: CellMean | undefined) => (!c || c.mean === null ? '–' : c.ci95 ? `${fmt2(c.mean)} [${fmt2(c.ci95.low)}, ${fmt2(c.ci95.high)}]` : fmt2(c.mean));
 
 export interface LatticeTables {
   /** Table 5: mean dimension score (0–10) per copilot; D1–D6 over T1–T15, the refusal dimension over T16. */

@@ -1,5 +1,5 @@
 import { latticeProtocol } from '../../../rubrics/lattice';
-import { bucketOf, latticeTables, populationSd, referenceRound2 } from '../../../rubrics/lattice/tables';
+import { bucketOf, cellText, fmt2, latticeTables, populationSd, referenceRound2 } from '../../../rubrics/lattice/tables';
 import type { LatticeRubric } from '../../../rubrics/lattice/rubric';
 import { allDimensions, latticeJudgment } from '../../support/latticeJudgment';
 
@@ -52,4 +52,11 @@ describe("the reference's summaries (build_benchmark.py), computed by hand", () 
     expect(t.bestPerQuery.wins).toEqual({ zeta: 2, alpha: 1 });
     expect(t.bestPerQuery.ties).toBe(1);
   });
+});
+
+test('report figures round as the reference prints them (half up after +1e-8), not as toFixed does', () => {
+  expect((2.675).toFixed(2)).toBe('2.67'); // the binary value sits just below the half
+  expect(fmt2(2.675)).toBe('2.68');
+  expect(fmt2(null)).toBe('–');
+  expect(cellText({ mean: 7.125, ci95: { low: 6.9, high: 7.35, n: 20, method: 't' }, n: 20 })).toBe('7.13 [6.90, 7.35]');
 });
