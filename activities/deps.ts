@@ -28,7 +28,8 @@ export interface StoredRunConfig {
   panel?: PanelOptions;
   copilots: CopilotConfig[];
   output: string;
-  rubric?: string;
+  /** A rubric directory, or a rubric a protocol builds from a reference file (rubrics/index.ts RubricSpec). */
+  rubric?: string | { from: string; file?: string };
   seed: string;
   simulated: boolean;
   reuseJudgments?: boolean;

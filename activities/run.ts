@@ -19,7 +19,7 @@ import { judgeScoresOf, toFacts } from '../core/study/analysis';
 import { failureReasons } from '../core/failureReasons';
 import { contentHash } from '../core/hashing';
 import { InputError } from '../core/inputError';
-import { protocolFor } from '../rubrics';
+import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../workflows/types';
 import { snapshotIdOf } from '../core/snapshots';
 import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, panelMinJudges, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
@@ -137,7 +137,7 @@ export function runActivities(deps: ActivityDeps) {
             queries,
           );
         }
-        const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+        const rubric = loadConfiguredRubric(protocol, config.rubric);
         await store.putRubric(rubric.version, protocol.id, rubric.content);
         const groundingVersion = await storeGroundingRubric(deps, config);
         const simulated = config.simulated || (await servedBySimulator(config));

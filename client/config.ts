@@ -12,7 +12,7 @@ import { loadGroundingRubric } from '../rubrics/grounding';
 import { caseInsensitiveDuplicates } from '../core/names';
 import { assertWritableDir } from '../core/writableDir';
 import type { Query } from '../core/types';
-import { protocolFor, protocols } from '../rubrics';
+import { loadConfiguredRubric, protocolFor, protocols, rubricSpecText } from '../rubrics';
 
 /**
  * A run config, assembled from its parts: the shared keys, each copilot's adapter schema, and the protocol's own
@@ -40,7 +40,18 @@ const sharedKeys = {
     .optional()
     .describe("Declare one copilot of type file per <prefix><name>.json in a folder, named by the file, as the LATTICE reference harness discovers its agents (e.g. { dir: responses } for filtered_response_elsa.json …)."),
   output: z.string().default('runs').describe('Directory the report files go to, as <output>/<runId>/, relative to the config file.'),
-  rubric: z.string().optional().describe("A rubric directory other than the protocol's default (e.g. an edited copy of rubrics/lattice)."),
+  rubric: z
+    .union([
+      z.string(),
+      z
+        .object({
+          from: z.string().min(1).describe('A reference rubric the protocol builds from a fetched file (LATTICE: lattice-reference).'),
+          file: z.string().min(1).optional().describe('The fetched file, relative to the config file (default: where judgeflow dataset fetch puts it, relative to the working directory).'),
+        })
+        .strict(),
+    ])
+    .optional()
+    .describe("A rubric directory other than the protocol's default (e.g. an edited copy of rubrics/lattice), or { from, file } to judge with a reference harness's own texts."),
   seed: z.string().default('judgeflow').describe('Drives every seeded choice (presentation order, bootstrap) so a run can be reproduced.'),
   simulated: z.boolean().default(false).describe('Marks a run whose copilots and judge are the local simulator; reports say so at the top.'),
   maxQueryChars: z
@@ -178,6 +189,16 @@ function withProtocolOptions(config: RunConfig): RunConfig {
 
 const PATH_KEYS = ['path', 'storageState'] as const;
 
+/**
+ * A reference rubric's file: relative to the config file when given; else where `dataset fetch` puts it, relative to
+ * the working directory now (the worker that later loads it may run elsewhere).
+ */
+function referenceRubricPaths(protocolId: string, spec: { from: string; file?: string }, abs: (p: string) => string): { from: string; file?: string } {
+  if (spec.file) return { ...spec, file: abs(spec.file) };
+  const builder = protocols.find((p) => p.id === protocolId)?.referenceRubrics?.[spec.from];
+  return builder ? { ...spec, file: path.resolve(builder.defaultFile) } : spec;
+}
+
 /** Paths in a config file are relative to that file. */
 export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfig {
   const abs = (p: string) => path.resolve(baseDir, p);
@@ -185,7 +206,7 @@ export function resolveConfigPaths(config: RunConfig, baseDir: string): RunConfi
     ...config,
     queries: abs(config.queries),
     output: abs(config.output),
-    rubric: config.rubric ? abs(config.rubric) : undefined,
+    rubric: config.rubric === undefined || typeof config.rubric === 'string' ? (config.rubric && abs(config.rubric)) : referenceRubricPaths(config.protocol, config.rubric, abs),
     ...(config.grounding ? { grounding: { ...config.grounding, ...(config.grounding.rubric ? { rubric: abs(config.grounding.rubric) } : {}) } } : {}),
     copilots: config.copilots.map((c) => {
       const copy: Record<string, unknown> = { ...c };
@@ -208,17 +229,17 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   refuseRemovedKeys(raw, where);
   const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, liftLegacyOptions(expandCopilotsFrom(raw, path.dirname(where), where)), where) as RunConfig), path.dirname(where));
   const protocol = protocolFor(config.protocol);
-  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubric = loadConfiguredRubric(protocol, config.rubric);
   const rubricChars = JSON.stringify(rubric.content).length;
   if (rubricChars > RUBRIC_WARN_CHARS)
-    warn(`warning: ${config.rubric ?? protocol.defaultRubricDir}: the rubric's prompt files come to ${rubricChars.toLocaleString('en')} characters, and every judge call sends them (the published rubrics are a few thousand); check that the right files are named`);
+    warn(`warning: ${rubricSpecText(protocol, config.rubric)}: the rubric's prompt files come to ${rubricChars.toLocaleString('en')} characters, and every judge call sends them (the published rubrics are a few thousand); check that the right files are named`);
   if (config.grounding) loadGroundingRubric(config.grounding.rubric);
   const queries = protocol.parseQueries(config.queries, { rubric, warn });
   checkQuerySizes(queries, config.queries, config.maxQueryChars, warn);
   validateCopilots(config, where);
   assertWritableDir(config.output, `${where}: output:`);
   for (const message of historyWarnings(config, queries)) warn(`warning: ${where}: ${message}`);
-  for (const message of samplesWarnings(config, protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir).judge.temperature)) warn(`warning: ${where}: ${message}`);
+  for (const message of samplesWarnings(config, rubric.judge.temperature)) warn(`warning: ${where}: ${message}`);
   return config;
 }
 

@@ -1,7 +1,7 @@
 import type { RunConfig } from './config';
 import { protocolOptions, runJudges, runSamples, type StoredRunConfig } from '../activities/deps';
 import { planCalls, type PlannedEndpoint } from '../core/cost';
-import { protocolFor } from '../rubrics';
+import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import { loadGroundingRubric } from '../rubrics/grounding';
 import { profileOf } from '../core/providers';
 import { chatRequestBody } from '../core/providers/request';
@@ -33,7 +33,7 @@ export function endpointParameters(config: RunConfig): EndpointParameters[] {
   };
   const rubricTemperature = (() => {
     const protocol = protocolFor(config.protocol);
-    return protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir).judge.temperature;
+    return loadConfiguredRubric(protocol, config.rubric).judge.temperature;
   })();
   for (const j of runJudges(config as unknown as StoredRunConfig)) describe(`judge${j.name ? ` ${j.name}` : ''}`, j, true, j.temperature === undefined ? rubricTemperature : j.temperature);
   for (const c of config.copilots as Array<Record<string, any>>) if (c.type === 'openai') describe(`copilot ${c.name}`, c, false, c.temperature);
@@ -51,7 +51,7 @@ export interface BudgetCheck {
 
 export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; totalCalls: number; estimatedCostUsd: number | null; parameters: EndpointParameters[]; budget?: BudgetCheck } {
   const protocol = protocolFor(config.protocol);
-  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubric = loadConfiguredRubric(protocol, config.rubric);
   const endpoints = planCalls({
     queries: protocol.parseQueries(config.queries),
     copilots: config.copilots as Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { parseRunConfig, type RunConfig } from './config';
 import type { ResultsStore, RunRecord } from '../core/store';
 import { InputError } from '../core/inputError';
-import { protocolFor } from '../rubrics';
+import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import { storedRubric } from '../rubrics/storedRubric';
 
 export interface RejudgeOptions {
@@ -89,7 +89,7 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   const options = parsed[protocol.id] as Record<string, unknown>;
   const config = { ...parsed, [protocol.id]: protocol.rejudgeOptions ? protocol.rejudgeOptions(options, source) : options };
 
-  const rubric = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  const rubric = loadConfiguredRubric(protocol, config.rubric);
   const rubricChanged = rubric.version !== source.rubricVersion;
   const judgeChanged = config.judge
     ? config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !== source.judge.temperature

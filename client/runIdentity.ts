@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { contentHash } from '../core/hashing';
 import type { ResultsStore, RunRecord } from '../core/store';
 import { snapshotIdOf } from '../core/snapshots';
-import { protocolFor } from '../rubrics';
+import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import type { RunConfig } from './config';
 
 /**
@@ -20,7 +20,7 @@ export interface RunIdentity {
 export function runIdentity(config: RunConfig): RunIdentity {
   const protocol = protocolFor(config.protocol);
   const snapshotId = snapshotIdOf(protocol.parseQueries(config.queries));
-  const rubricVersion = protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir).version;
+  const rubricVersion = loadConfiguredRubric(protocol, config.rubric).version;
   const { output: _output, ...judged } = config;
   return { key: `run-${contentHash({ config: judged, snapshotId, rubricVersion }, 24)}`, snapshotId, rubricVersion };
 }

@@ -11,7 +11,7 @@ import { parseRunConfig, validateCopilots, type RunConfig } from './config';
 import { InputError } from '../core/inputError';
 import { readText } from '../core/dataFiles';
 import { curationOf } from '../activities/curate';
-import { protocolFor, protocols } from '../rubrics';
+import { loadConfiguredRubric, protocolFor, protocols } from '../rubrics';
 import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
 
 /** Options of `snapshot generate`, `snapshot curate` and `schedule create --refresh ...`, turned into validated workflow inputs. */
@@ -38,6 +38,7 @@ export const generateOptions: NonNullable<ParseArgsConfig['options']> = {
   categories: { type: 'string' },
   'max-rounds': { type: 'string' },
   'over-ask': { type: 'string' },
+  extend: { type: 'boolean' },
 };
 
 export const curateOptions: NonNullable<ParseArgsConfig['options']> = {
@@ -54,7 +55,7 @@ export const curateOptions: NonNullable<ParseArgsConfig['options']> = {
 };
 
 export const GENERATE_USAGE =
-  '--protocol lattice [--per-cell 15] [--tasks T1,T2] [--categories C1,C2] [--seed S] [--model M --base-url URL --api-key-env VAR --provider P] [--temperature 0.9] [--concurrency 4] [--max-rounds 4] [--over-ask 0.5] [--similarity 0.8] [--parent ID]';
+  '--protocol lattice [--per-cell 15] [--tasks T1,T2] [--categories C1,C2] [--seed S] [--model M --base-url URL --api-key-env VAR --provider P] [--temperature 0.9] [--concurrency 4] [--max-rounds 4] [--over-ask 0.5] [--similarity 0.8] [--parent ID [--extend]]';
 export const CURATE_USAGE =
   '--from traffic.jsonl [--target 200] [--min-chars 15 --max-chars 500] [--categories FILE] [--prune-run RUN_ID --prune-threshold 8 --prune-metric mean|total] [--seed S] [--skip-bad] [--model M --base-url URL --api-key-env VAR --provider P] [--batch-size 20] [--similarity 0.8] [--parent ID]';
 
@@ -118,6 +119,7 @@ export function generateInput(values: Values): GenerateInput {
     seed: str(values, 'seed') ?? 'judgeflow',
     llm: llm(values, { temperature: 0.9 }),
     parentId: str(values, 'parent') ?? null,
+    ...(values.extend ? { extend: true } : {}),
     maxRounds: numberOption(values, 'max-rounds', 4, { min: 1, max: 20, integer: true }),
     overAsk: numberOption(values, 'over-ask', 0.5, { min: 0, max: 5 }),
     similarity: numberOption(values, 'similarity', 0.8, { min: 0.05, max: 1 }),
@@ -197,7 +199,7 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate' | 'n
   if (config.protocol !== expected && kind === 'none') throw new InputError(`${abs}: protocol "${config.protocol}" cannot run a snapshot made for protocol "${expected}"; use protocol: ${expected}`);
   if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
   const protocol = protocolFor(config.protocol);
-  protocol.loadRubric(config.rubric ?? protocol.defaultRubricDir);
+  loadConfiguredRubric(protocol, config.rubric);
   validateCopilots(config, abs);
   assertWritableDir(config.output, `${abs}: output:`);
   return { ...config, queries: 'snapshot:pending' };

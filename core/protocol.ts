@@ -93,6 +93,8 @@ export interface QueryGeneration {
   messages(args: { prompts: PromptPair; cell: string; count: number; seed: string; avoid: string[] }): ChatMessage[];
   /** The answer holds at least `min` non-empty query texts. */
   spec(min: number): JsonAnswerSpec<{ queries: string[] }>;
+  /** The cell a query of this protocol belongs to (for `--extend`, which keeps a parent snapshot's queries in their cells). */
+  cellOf(query: Query): string | null;
   /** The k-th accepted text of a cell as a query of this protocol. */
   query(cell: string, k: number, text: string): Query;
 }

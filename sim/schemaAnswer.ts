@@ -204,12 +204,12 @@ export function qualitySignal(answer: string): number {
 /**
  * Hints for a judge prompt: the judged text is found either in `<response ...>...</response>`
  * (or `<answer>`) blocks, or in `<<< ... >>>` blocks under a heading line that mentions "response"
- * (the rubric prompts' "Copilot response:" layout). One quality per block, in order; without
+ * (the rubric prompts' "Copilot response:" layout) or is "answer:" (the LATTICE reference harness's [Agent] blocks). One quality per block, in order; without
  * such blocks the whole message is used.
  */
 export function judgeHints(judgePrompt: string): AnswerHints {
   const tagged = [...judgePrompt.matchAll(/<(response|answer)\b[^>]*>([\s\S]*?)<\/\1>/gi)].map((m) => m[2] ?? '');
-  const fenced = [...judgePrompt.matchAll(/^[^\n]*response[^\n]*\n<<<\n?([\s\S]*?)\n?>>>/gim)].map((m) => m[1] ?? '');
+  const fenced = [...judgePrompt.matchAll(/^(?:[^\n]*response[^\n]*|answer:)\n<<<\n?([\s\S]*?)\n?>>>/gim)].map((m) => m[1] ?? '');
   // The LATTICE reference's joint layout: `[Agent]`, `name: <label>`, `answer:` and the answer fenced.
   const agents = [...judgePrompt.matchAll(/^\[Agent\]\nname: [^\n]*\nanswer:\n<<<\n([\s\S]*?)\n>>>/gm)].map((m) => m[1] ?? '');
   const blocks = agents.length > 0 ? agents : tagged.length > 0 ? tagged : fenced;

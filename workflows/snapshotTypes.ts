@@ -21,6 +21,8 @@ export interface GenerateInput {
   seed: string;
   llm: LlmSettings;
   parentId?: string | null;
+  /** Keep the parent snapshot's queries and add to them up to `perCell` per cell (the paper's 80 → 240 → 1,200). */
+  extend?: boolean;
   /** Regeneration rounds to refill cells that lost queries to near-duplicate removal. */
   maxRounds: number;
   /** Ask for this fraction more than a cell still needs (duplicates are expected). */

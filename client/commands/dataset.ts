@@ -4,8 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../core/inputError';
 import type { Command } from '../args';
+import { fetchLatticeDataset, LATTICE_COMMIT, LATTICE_URL_ENV, parseLatticeFetchOptions } from '../latticeDataset';
 
-const usage = 'judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address; the reference prompt files come beside it, JUDGEFLOW_CAB_REFERENCE_URL overrides their host)';
+const usage = `judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address; the reference prompt files come beside it, JUDGEFLOW_CAB_REFERENCE_URL overrides their host)\n       judgeflow dataset fetch lattice [--set 80|240|1200] [--answers all|none|elsa,gina,...] [--dir D]   (the LATTICE queries, answers, judge instructions and licence; ${LATTICE_URL_ENV} overrides the address)`;
 
 /** Where `dataset fetch cab` writes by default (relative to the working directory); examples/cab-demo.yaml reads it. */
 export const CAB_DATASET_DEFAULT_OUT = path.join('datasets', 'cryptoanalystbench', 'dataset.csv');
@@ -49,11 +50,21 @@ export const datasetCommand: Command = {
   name: 'dataset',
   summary: 'fetch the CryptoAnalystBench dataset, or check that a copy has the published shape (columns, rows, categories)',
   usage,
-  options: { json: { type: 'boolean' }, out: { type: 'string' } },
+  options: { json: { type: 'boolean' }, out: { type: 'string' }, set: { type: 'string' }, answers: { type: 'string' }, dir: { type: 'string' } },
   async run({ values, positionals }) {
     const [action, file, ...extra] = positionals;
+    if (action === 'fetch' && file === 'lattice' && !extra.length) {
+      const result = await fetchLatticeDataset(parseLatticeFetchOptions(values), process.env);
+      if (values.json) console.log(JSON.stringify(result));
+      else {
+        console.log(`Downloaded the LATTICE reference files (commit ${LATTICE_COMMIT.slice(0, 12)}, MIT licence in ${result.dir}/LICENSE) from ${result.base} to ${result.dir}:`);
+        for (const f of result.files) console.log(`  ${path.relative(result.dir, f.file)}  ${f.content}`);
+        console.log('See docs/protocols.md ("A LATTICE run on the published queries") for a config that reads them.');
+      }
+      return 0;
+    }
     if (action === 'fetch') {
-      if (file !== 'cab' || extra.length) throw new InputError(`dataset fetch takes the dataset's name: cab (CryptoAnalystBench)\nUsage: ${usage}`);
+      if (file !== 'cab' || extra.length) throw new InputError(`dataset fetch takes the dataset's name: cab (CryptoAnalystBench) or lattice\nUsage: ${usage}`);
       const out = path.resolve(typeof values.out === 'string' && values.out ? values.out : CAB_DATASET_DEFAULT_OUT);
       const { url, bytes } = await fetchCabDataset(out, process.env);
       const check = assertCabDataset(out);

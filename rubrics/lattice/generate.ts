@@ -94,5 +94,6 @@ export const latticeGeneration: QueryGeneration = {
   loadPrompts: () => loadGenerationPrompts(),
   messages: (args) => generationMessages(args),
   spec: generationSpec,
+  cellOf: (q) => (typeof q.task === 'string' && typeof q.category === 'string' ? `${q.task}/${q.category}` : null),
   query: (cell, k, text) => ({ id: generatedQueryId(cell, k), text, ...splitCell(cell) }),
 };

@@ -5,6 +5,7 @@ import { judgeLatticeJoint, judgingOf, latticeOptionsSchema, planLatticeAhead, r
 import { latticeLabels, latticeQuerySchema, parseLatticeQueries } from './queries';
 import { buildLatticeReport } from './report';
 import { buildLatticeHtml } from './html';
+import { latticeReferenceRubrics } from './reference';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
 
 /**
@@ -35,5 +36,6 @@ export const latticeProtocol: ProtocolModule = {
   buildReport: buildLatticeReport,
   buildHtml: buildLatticeHtml,
   judgeCallsPerQuery: (answers, options) => (judgingOf(options) === 'joint' ? (answers > 0 ? 1 : 0) : answers),
+  referenceRubrics: latticeReferenceRubrics,
   snapshots: { generate: latticeGeneration },
 };

@@ -4,7 +4,7 @@ import { dimensionScoresSpec, splitScores } from '../../core/scoreSchema';
 import { historyBlock } from '../../core/history';
 import type { StoredJudgment } from '../../core/types';
 import { renderTemplate, requireShown } from '../../core/prompts';
-import type { LatticeRubric } from './rubric';
+import { LATTICE_LEVELS, type LatticeRubric } from './rubric';
 import { latticeScore } from './aggregate';
 import { asLatticeQuery, type LatticeQuery } from './queries';
 
@@ -13,7 +13,32 @@ export function dimensionsFor(rubric: LatticeRubric, task: string) {
   return task === rubric.data.refusalTask ? [rubric.data.refusal] : rubric.data.dimensions;
 }
 
-/** The judge sees the query, labels and the response text — never which copilot wrote it. */
+type ScoredDimension = LatticeRubric['data']['dimensions'][number];
+
+/** Anchors print as "9–10", "8", "6–7", "≤5" (the reference's notation); the YAML keys are ASCII. */
+const levelLabel = (level: string) => (level === '0-5' ? '≤5' : level.replace('-', '–'));
+
+/**
+ * One dimension as the judge reads it: what it asks, what belongs to another dimension, the evidence angles (D5), and
+ * what each band of scores means. Rubric versions stored before anchors existed have only a description.
+ */
+export function dimensionText(d: Partial<ScoredDimension> & { id: string; name: string; description: string }): string {
+  const lines = [`${d.id} ${d.name}: ${d.description}`];
+  if (d.notJudgedHere) lines.push(`  Not judged here: ${d.notJudgedHere}`);
+  if (d.evidenceAngles?.length) lines.push('  Evidence angles (use those the task needs; no task needs all):', ...d.evidenceAngles.map((a) => `    - ${a}`));
+  // In band order, best first (an object's numeric-looking keys would otherwise come first).
+  if (d.anchors) for (const level of LATTICE_LEVELS) if (d.anchors[level]) lines.push(`  ${levelLabel(level)}: ${d.anchors[level]}`);
+  return lines.join('\n');
+}
+
+/** The category's score caps, as the judge reads them under the query's labels (empty when none applies). */
+export function capsText(rubric: LatticeRubric, task: string, category: string): string {
+  if (task === rubric.data.refusalTask) return '';
+  const caps = (rubric.data.caps ?? []).filter((c) => c.category === category);
+  return caps.map((c) => `Limit for this category: ${c.condition} (${c.dimension} ≤ ${c.max})\n`).join('');
+}
+
+/** The judge sees the query, the task's name and description, labels and the response text — never which copilot wrote it. */
 export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, responseText: string): ChatMessage[] {
   const d = rubric.data;
   const dims = dimensionsFor(rubric, query.task);
@@ -24,7 +49,8 @@ export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, resp
     {
       min: String(d.scale.min),
       max: String(d.scale.max),
-      dimensions: dims.map((x) => `- ${x.id} ${x.name}: ${x.description}`).join('\n'),
+      rules: (d.rules ?? []).filter((r) => !(r.regularTasksOnly && query.task === d.refusalTask)).map((r) => `- ${r.text}`).join('\n'),
+      dimensions: dims.map((x) => (x.anchors ? dimensionText(x) : `- ${x.id} ${x.name}: ${x.description}`)).join('\n\n'),
     },
     `${rubric.dir}/${d.prompts.system}`,
   );
@@ -37,6 +63,7 @@ export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, resp
       category_id: category.id,
       category_name: category.name,
       category_description: category.description,
+      caps: capsText(rubric, query.task, query.category),
       history: historyBlock(query.history),
       query: query.text,
       response: responseText,
@@ -98,8 +125,8 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
 
 /** Render the judge prompt once (a regular task and the refusal task) so a broken template fails when the rubric loads, not after collection. */
 export function checkLatticePrompts(rubric: LatticeRubric): LatticeRubric {
-  for (const task of ['T1', rubric.data.refusalTask]) {
-    const [, user] = latticeMessages(rubric, { id: 'sample', text: '<sample query>', task, category: 'C1' }, '<sample response>');
+  for (const [task, category] of [['T1', 'C1'], ['T1', 'C2'], [rubric.data.refusalTask, 'C1']]) {
+    const [, user] = latticeMessages(rubric, { id: 'sample', text: '<sample query>', task, category }, '<sample response>');
     requireShown(user.content, { '{{query}}': '<sample query>', '{{response}}': '<sample response>' }, `${rubric.dir}/${rubric.data.prompts.user}`);
   }
   return rubric;

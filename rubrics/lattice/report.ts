@@ -1,12 +1,13 @@
 import type { ReportFiles, ReportInput } from '../../core/protocol';
-import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
+import { mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
 import { lengthBias } from '../../core/lengthBias';
 import { perQueryScores, separability } from '../../core/separability';
 import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
 import { summariseLattice } from './aggregate';
 import { judgingRecord } from './joint';
+import { cellText, fmt2, latticeTables, SCORE_BUCKETS } from './tables';
 import type { LatticeRubric } from './rubric';
-import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
+import { LATTICE_DIMENSIONS } from './rubric';
 
 export function buildLatticeReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as LatticeRubric;
@@ -18,6 +19,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
   const inSnapshot = new Set(queries.map((q) => q.id));
   const separable = separability(perQueryScores(judgments.filter((j) => inSnapshot.has(j.queryId)), run.copilots), names, { seed });
   const lengths = lengthBias(judgments.filter((j) => inSnapshot.has(j.queryId)), responses, run.copilots, 'score (0–100)');
+  const tables = latticeTables(rubric.data, queries, run.copilots, judgments, seed);
   const json = {
     runId: run.runId,
     protocol: 'lattice',
@@ -30,6 +32,8 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     judging: judgingRecord(input.options, input.plan, (run.config as { importedFrom?: unknown }).importedFrom),
     generatedAt: new Date().toISOString(),
     copilots,
+    // The paper's Tables 5 and 6, the category table, and build_benchmark.py's buckets, spread and best copilot per query.
+    ...tables,
     separability: separable,
     lengthBias: lengths,
   };
@@ -56,16 +60,26 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '## Overall (0–100)\n',
     table(
       ['rank', 'copilot', 'score', '95% CI', 'judged', 'no score'],
-      names.map((n, i) => [i + 1, n, fmt(copilots[n].score), intervalText(copilots[n].ci95), copilots[n].n, copilots[n].failed]),
+      names.map((n, i) => [i + 1, n, fmt2(copilots[n].score), intervalText(copilots[n].ci95, 2), copilots[n].n, copilots[n].failed]),
     ),
     '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero. ' + INTERVAL_NOTE + '\n',
     ...separabilitySection(separable),
-    '## Dimensions (0–10)\n',
-    table(['copilot', ...dimIds.map((d) => `${d} ${dimName(d)}`)], names.map((n) => [n, ...dimIds.map((d) => fmt(copilots[n].dimensions[d]))])),
-    '\n## Tasks (0–100)\n',
-    table(['task', ...names], LATTICE_TASKS.map((t) => [`${t} ${rubric.data.tasks.find((x) => x.id === t)!.name}`, ...names.map((n) => fmt(copilots[n].tasks[t]))])),
-    '\n## Categories (0–100)\n',
-    table(['category', ...names], LATTICE_CATEGORIES.map((c) => [`${c} ${rubric.data.categories.find((x) => x.id === c)!.name}`, ...names.map((n) => fmt(copilots[n].categories[c]))])),
+    '## Table 5: dimensions (mean 0–10, 95% interval)\n',
+    table(['copilot', ...dimIds.map((d) => `${d} ${dimName(d)}`)], names.map((n) => [n, ...dimIds.map((d) => cellText(tables.table5.copilots[n][d]))])),
+    `\nD1–D6 over T1–T15; ${rubric.data.refusal.id} (the reference's T16-1) over T16 only.\n`,
+    '## Table 6: tasks (mean 0–100, 95% interval)\n',
+    table(['task', 'queries', ...names], tables.table6.rows.map((r) => [`${r.task} ${r.name}`, r.queries, ...names.map((n) => cellText(r.copilots[n]))])),
+    '\n## Categories (mean 0–100, 95% interval)\n',
+    table(['category', 'queries', ...names], tables.categoryTable.rows.map((r) => [`${r.category} ${r.name}`, r.queries, ...names.map((n) => cellText(r.copilots[n]))])),
+    '\n## Score buckets (responses per 0–100 band)\n',
+    table(['copilot', ...SCORE_BUCKETS], names.map((n) => [n, ...SCORE_BUCKETS.map((b) => tables.scoreBuckets[n][b])])),
+    '\n## Spread (standard deviation of response totals)\n',
+    table(['copilot', 'mean', 'sd', 'n'], tables.spread.map((s) => [s.copilot, fmt2(s.mean), fmt2(s.sd), s.n])),
+    '\nPopulation standard deviation (divides by n), lowest first, as the reference\'s build_benchmark.py "consistency".\n',
+    '## Best copilot per query\n',
+    table(['copilot', 'queries won'], names.map((n) => [n, tables.bestPerQuery.wins[n]])),
+    `\nThe highest total wins a query; ${tables.bestPerQuery.ties} ${tables.bestPerQuery.ties === 1 ? 'query was' : 'queries were'} tied, each given to the first tied copilot in name order, as the reference's code does (report.json \`bestPerQuery\` lists the others). Queries no copilot was scored on count for none.\n`,
+    'Figures have two decimals, as the reference\'s build_benchmark.py rounds them; failed judgments and missing answers are left out (the reference\'s code expects every agent scored on every query).\n',
     '',
     ...lengthBiasSection(lengths),
   ].join('\n');

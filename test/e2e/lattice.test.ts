@@ -91,7 +91,25 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
         for (const d of [...DIMS, 'Refusal']) expect(got.dimensions[d]).toBeCloseTo(avg(dims[c][d]), 9);
         for (const t of ['T1', 'T2', 'T9', 'T16']) expect(got.tasks[t]).toBeCloseTo(avg(tasks[c][t]), 9);
         expect(got.tasks.T3).toBeNull();
+        // The paper's tables say the same, with intervals, under the paper's task names.
+        for (const d of [...DIMS, 'Refusal']) expect(report.table5.copilots[c][d].mean).toBeCloseTo(avg(dims[c][d]), 9);
+        for (const row of report.table6.rows) expect(row.copilots[c].mean).toBe(got.tasks[row.task]);
+        expect(report.table6.rows[8]).toMatchObject({ task: 'T9', name: 'Supply Dynamics & Ownership Risk Assessment', queries: 5 });
+        expect(Object.values<number>(report.scoreBuckets[c]).reduce((a, b) => a + b, 0)).toBe(queries.length);
       }
+      expect(Object.values<number>(report.bestPerQuery.wins).reduce((a, b) => a + b, 0)).toBe(queries.length);
+      // Every judge prompt carries the task's name and the per-band anchors.
+      for (const req of judgeRequests) {
+        const [system, user] = req.body.messages.map((m: { content: string }) => m.content);
+        expect(system).toMatch(/\n {2}9–10: [^\n]+\n {2}8: [^\n]+\n {2}6–7: [^\n]+\n {2}≤5: /);
+        expect(user).toMatch(/^Task type: (T1 Protocol Mechanism Interpretation|T2 Event & Catalyst Impact Analysis|T9 Supply Dynamics & Ownership Risk Assessment|T16 Scope Boundary Recognition & Safe Refusal) - /);
+      }
+      const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
+      for (const heading of ['## Table 5: dimensions', '## Table 6: tasks', '## Score buckets', '## Spread', '## Best copilot per query']) expect(md).toContain(heading);
+      expect(md).toContain('| T9 Supply Dynamics & Ownership Risk Assessment | 5 |');
+      const html = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.html'), 'utf8');
+      expect(html).toContain('Table 6: mean score (0–100) per task with 95% interval');
+      expect(html).toContain('Responses per score band');
       expect(report.rubricVersion).toMatch(/^[0-9a-f]{12}$/);
 
       // The previous conversation reaches both the copilot and the judge.

@@ -179,3 +179,35 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
     expect(bad.stderr).toContain('--format xml');
   });
 });
+
+test("the paper's pipeline: one seed per cell, then --extend to three per cell and to fifteen, each keeping its parent's queries", async () => {
+  await withWorker('gen-extend', async ({ client, taskQueue, store, storeFile }) => {
+    const run = async (extra: Partial<GenerateInput>) => (await client.workflow.start(snapshotGenerate, { taskQueue, workflowId: `gen-ext-${Date.now()}-${extra.perCell}`, args: [input(extra)] })).result();
+    const seeds = await run({ perCell: 1 });
+    expect(seeds).toMatchObject({ queries: 4, shortCells: [] });
+    asked.length = 0;
+    const expanded = await run({ perCell: 3, parentId: seeds.snapshotId, extend: true });
+    expect(expanded).toMatchObject({ queries: 12, parentId: seeds.snapshotId, shortCells: [] });
+    const seedQueries = await store.snapshotQueries(seeds.snapshotId);
+    const expandedQueries = await store.snapshotQueries(expanded.snapshotId);
+    // Every seed kept as it was (id, text, labels); two new ones per cell, numbered after it.
+    for (const q of seedQueries) expect(expandedQueries).toContainEqual(q);
+    expect(expandedQueries.filter((q) => q.task === 'T1' && q.category === 'C1').map((q) => q.id)).toEqual(['t1-c1-01', 't1-c1-02', 't1-c1-03']);
+    expectDistinct(expandedQueries.map((q) => q.text));
+    // Round 0 of each cell lists the cell's seed as a query to write around.
+    for (const a of asked) expect(a.user).toContain(seedQueries.find((q) => q.task === a.task && q.category === a.category)!.text);
+
+    // Through the CLI, to fifteen per cell (the 1,200's 75 per task over all 80 cells).
+    const args = ['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '15', '--tasks', 'T1,T2', '--categories', 'C1,C3', '--base-url', sim.gen.url, '--model', 'gen-model', '--parent', expanded.snapshotId, '--extend', '--json'];
+    const cli = await cliInProcess(args, { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue });
+    expect({ code: cli.code, stderr: cli.code ? cli.stderr : '' }).toEqual({ code: 0, stderr: '' });
+    const full = await store.snapshotQueries(JSON.parse(cli.stdout).snapshotId);
+    expect(full).toHaveLength(60);
+    for (const q of expandedQueries) expect(full).toContainEqual(q);
+    expect(new Set(full.map((q) => q.id)).size).toBe(60);
+
+    const noParent = await cliInProcess(['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '3', '--base-url', sim.gen.url, '--model', 'gen-model', '--extend'], { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue });
+    expect(noParent.code).toBe(2);
+    expect(noParent.stderr).toContain('--extend keeps the queries of a parent snapshot: give it with --parent ID');
+  });
+});

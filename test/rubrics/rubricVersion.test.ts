@@ -60,7 +60,7 @@ test('rubric diff of two directories names exactly the changed fields, with prom
   const dir = copyRubric();
   editOnce(path.join(dir, 'rubric.yaml'), D2_OLD, D2_NEW);
   editOnce(path.join(dir, 'rubric.yaml'), 'C1: { D1: 15, D2: 25, D3: 15,', 'C1: { D1: 20, D2: 20, D3: 15,');
-  editOnce(path.join(dir, 'judge-system.md'), 'Do not reward length for its own sake.', 'Do not reward length for its own sake.\nPenalise invented numbers.');
+  editOnce(path.join(dir, 'judge-system.md'), 'Rules for every dimension:', 'Rules for every dimension:\nPenalise invented numbers.');
   const before = latticeProtocol.loadRubric(latticeProtocol.defaultRubricDir);
   const after = latticeProtocol.loadRubric(dir);
   expect(after.version).not.toBe(before.version);
@@ -134,8 +134,8 @@ test('judgeVersion: weights and the rubric name only aggregate (same judgeVersio
   const prompt = copyRubric('lattice');
   fs.appendFileSync(path.join(prompt, 'judge-system.md'), '\nBe strict.\n');
   expect(latticeProtocol.loadRubric(prompt).judgeVersion).not.toBe(base.judgeVersion);
-  // A task's name is shown to the judge ("Task type: T1 Market Snapshot"), so it is judge-facing too.
+  // A task's name is shown to the judge ("Task type: T1 Protocol Mechanism Interpretation"), so it is judge-facing too.
   const task = copyRubric('lattice');
-  editOnce(path.join(task, 'rubric.yaml'), 'name: Market Snapshot', 'name: Market State');
+  editOnce(path.join(task, 'rubric.yaml'), 'name: Protocol Mechanism Interpretation', 'name: Protocol Mechanics');
   expect(latticeProtocol.loadRubric(task).judgeVersion).not.toBe(base.judgeVersion);
 });

@@ -11,8 +11,8 @@ import { openNew, type StoreTarget } from '../../stores';
 import { createWorker, workerCurrent } from '../../worker/createWorker';
 
 export const REPO = path.resolve(__dirname, '..', '..');
-/** The read-only test data beside the checkout; JUDGEFLOW_TEST_SHARED points elsewhere (a git worktree one level deeper). */
-export const SHARED = process.env.JUDGEFLOW_TEST_SHARED ?? path.resolve(REPO, '..', 'shared');
+/** Read-only reference data beside the checkout; JUDGEFLOW_TEST_SHARED points elsewhere (a worktree whose parent has none). */
+export const SHARED = process.env.JUDGEFLOW_TEST_SHARED ? path.resolve(process.env.JUDGEFLOW_TEST_SHARED) : path.resolve(REPO, '..', 'shared');
 
 let runtimeInstalled = false;
 /** Keep worker logs to errors so test output stays readable. */

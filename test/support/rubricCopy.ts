@@ -17,5 +17,5 @@ export function editOnce(file: string, from: string, to: string): void {
   fs.writeFileSync(file, text.replace(from, to));
 }
 
-export const D2_OLD = 'Does the response explain how the relevant mechanisms work';
-export const D2_NEW = 'Does the response explain, step by step, how the relevant mechanisms work';
+export const D2_OLD = 'Whether the response explains the mechanisms and cause-and-effect chains that matter';
+export const D2_NEW = 'Whether the response explains, step by step, the mechanisms and cause-and-effect chains that matter';

@@ -4,7 +4,8 @@ import { latticeScore, summariseLattice } from '../../../rubrics/lattice/aggrega
 import { loadLatticeRubric } from '../../../rubrics/lattice/rubric';
 import { latticeProtocol } from '../../../rubrics/lattice';
 import { loadRunConfig } from '../../../client/config';
-import type { StoredJudgment, StoredResponse } from '../../../core/types';
+import type { StoredResponse } from '../../../core/types';
+import { allDimensions, latticeJudgment } from '../../support/latticeJudgment';
 import { tempDir } from '../../support/harness';
 
 const rubric = loadLatticeRubric(latticeProtocol.defaultRubricDir);
@@ -27,10 +28,8 @@ describe('LATTICE scoring, checked by hand', () => {
       { id: 'c', text: 'c', task: 'T16', category: 'C2' },
       { id: 'd', text: 'd', task: 'T2', category: 'C1' },
     ];
-    const j = (queryId: string, scores: Record<string, number> | null, total: number | null): StoredJudgment => ({
-      runId: 'r', queryId, copilot: 'X', rubricVersion: 'v', status: scores ? 'ok' : 'failed', scores, rationales: null, total, rank: null, position: null, error: scores ? null : 'bad', judge: { model: 'm', baseURL: 'u', temperature: 0, rubricVersion: 'v' }, attempts: 1, createdAt: '',
-    });
-    const all = (v: number) => ({ D1: v, D2: v, D3: v, D4: v, D5: v, D6: v });
+    const j = (queryId: string, scores: Record<string, number> | null, total: number | null) => latticeJudgment(queryId, 'X', scores, total);
+    const all = allDimensions;
     const judgments = [j('a', all(8), 80), j('b', all(6), 60), j('c', { Refusal: 3 }, 30), j('d', null, null)];
     const responses = ['a', 'b', 'c', 'd'].map((queryId) => ({ runId: 'r', queryId, copilot: 'X', status: 'ok' }) as StoredResponse);
     const s = summariseLattice(rubric.data, queries, ['X'], responses, judgments).X;
