@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { askJson, type ChatMessage } from '../../core/llm';
 import { judgmentSlot, type JudgeContext } from '../../core/protocol';
-import { renderTemplate } from '../../core/prompts';
+import { capsText, latticeSystemPrompt } from './judge';
 import { historyBlock } from '../../core/history';
 import type { JudgeUnit } from '../../core/store';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
@@ -81,11 +81,7 @@ export function jointMessages(rubric: LatticeRubric, query: LatticeQuery, answer
   const dims = query.task === d.refusalTask ? [d.refusal] : d.dimensions;
   const task = d.tasks.find((t) => t.id === query.task)!;
   const category = d.categories.find((c) => c.id === query.category)!;
-  const system = renderTemplate(
-    rubric.prompts.system,
-    { min: String(d.scale.min), max: String(d.scale.max), dimensions: dims.map((x) => `- ${x.id} ${x.name}: ${x.description}`).join('\n') },
-    `${rubric.dir}/${d.prompts.system}`,
-  );
+  const system = latticeSystemPrompt(rubric, query.task);
   const block = (title: string, body: string) => `[${title}]\n<<<\n${body}\n>>>`;
   const agents = answers.map((a) => `[Agent]\nname: ${a.label}\nanswer:\n<<<\n${a.text}\n>>>`).join('\n\n');
   const history = historyBlock(query.history);
@@ -94,6 +90,7 @@ export function jointMessages(rubric: LatticeRubric, query: LatticeQuery, answer
     block('Category', `${category.id} ${category.name}\n${category.description}`),
     ...(history.trim() ? [history.trim()] : []),
     block('Query', query.text),
+    ...(capsText(rubric, query.task, query.category) ? [capsText(rubric, query.task, query.category).trim()] : []),
     block('Agent Answers', agents),
     `Grade each answer on: ${dims.map((x) => x.id).join(', ')}.`,
   ].join('\n\n');

@@ -38,22 +38,28 @@ export function capsText(rubric: LatticeRubric, task: string, category: string):
   return caps.map((c) => `Limit for this category: ${c.condition} (${c.dimension} ≤ ${c.max})\n`).join('');
 }
 
+/** The system prompt for a query of `task`: the scale, the rules that apply to it and its dimensions with their anchors. */
+export function latticeSystemPrompt(rubric: LatticeRubric, task: string): string {
+  const d = rubric.data;
+  return renderTemplate(
+    rubric.prompts.system,
+    {
+      min: String(d.scale.min),
+      max: String(d.scale.max),
+      rules: (d.rules ?? []).filter((r) => !(r.regularTasksOnly && task === d.refusalTask)).map((r) => `- ${r.text}`).join('\n'),
+      dimensions: dimensionsFor(rubric, task).map((x) => (x.anchors ? dimensionText(x) : `- ${x.id} ${x.name}: ${x.description}`)).join('\n\n'),
+    },
+    `${rubric.dir}/${d.prompts.system}`,
+  );
+}
+
 /** The judge sees the query, the task's name and description, labels and the response text — never which copilot wrote it. */
 export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, responseText: string): ChatMessage[] {
   const d = rubric.data;
   const dims = dimensionsFor(rubric, query.task);
   const task = d.tasks.find((t) => t.id === query.task)!;
   const category = d.categories.find((c) => c.id === query.category)!;
-  const system = renderTemplate(
-    rubric.prompts.system,
-    {
-      min: String(d.scale.min),
-      max: String(d.scale.max),
-      rules: (d.rules ?? []).filter((r) => !(r.regularTasksOnly && query.task === d.refusalTask)).map((r) => `- ${r.text}`).join('\n'),
-      dimensions: dims.map((x) => (x.anchors ? dimensionText(x) : `- ${x.id} ${x.name}: ${x.description}`)).join('\n\n'),
-    },
-    `${rubric.dir}/${d.prompts.system}`,
-  );
+  const system = latticeSystemPrompt(rubric, query.task);
   const user = renderTemplate(
     rubric.prompts.user,
     {

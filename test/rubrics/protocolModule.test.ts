@@ -11,7 +11,7 @@ test("a run's protocol options come from its section, and from the top level of 
   expect(protocolOptions(cabProtocol, { ...base, cab: { evaluationDate: '2026-01-02', errorTaxonomy: true } } as StoredRunConfig)).toEqual({ evaluationDate: '2026-01-02', errorTaxonomy: true, answerTimestamps: false });
   expect(protocolOptions(cabProtocol, { ...base, evaluationDate: '2025-06-01', errorTaxonomy: true } as StoredRunConfig)).toEqual({ evaluationDate: '2025-06-01', errorTaxonomy: true, answerTimestamps: false });
   expect(protocolOptions(cabProtocol, base)).toEqual({ errorTaxonomy: false, answerTimestamps: false });
-  expect(protocolOptions(latticeProtocol, { ...base, protocol: 'lattice' })).toEqual({});
+  expect(protocolOptions(latticeProtocol, { ...base, protocol: 'lattice' })).toEqual({ judging: 'independent' });
 });
 
 describe('a query with history sent to a copilot that cannot send it', () => {

@@ -102,7 +102,7 @@ test('judgeflow import cab-results through the CLI: stores the run and says how 
   expect(ok.stdout).toContain('judgeflow trend --runs ...,ref-1');
   const unknown = await cliInProcess(['import', 'lattice-things', csv], env);
   expect(unknown.code).toBe(2);
-  expect(unknown.stderr).toContain('expected one of cab-results');
+  expect(unknown.stderr).toContain('unknown format "lattice-things"; known: lattice-scores, cab-results');
   const missing = await cliInProcess(['import', 'cab-results', path.join(home, 'nope.xlsx')], env);
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain('no such file');
