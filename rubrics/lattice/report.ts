@@ -58,7 +58,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero. ' + INTERVAL_NOTE + '\n',
     ...separabilitySection(separable),
     '## Dimensions (0–10)\n',
-    table(['copilot', ...dimIds.map((d) => `${d} ${dimName(d)}`)], names.map((n) => [n, ...dimIds.map((d) => fmt(copilots[n].dimensions[d]))])),
+    table(['copilot', ...dimIds.map((d) => (dimName(d) === d ? d : `${d} ${dimName(d)}`))], names.map((n) => [n, ...dimIds.map((d) => fmt(copilots[n].dimensions[d]))])),
     '\n## Tasks (0–100)\n',
     table(['task', ...names], LATTICE_TASKS.map((t) => [`${t} ${rubric.data.tasks.find((x) => x.id === t)!.name}`, ...names.map((n) => fmt(copilots[n].tasks[t]))])),
     '\n## Categories (0–100)\n',
