@@ -106,7 +106,8 @@ test('an attached run that reaches its budget prints one line: paused, why, and 
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the run's process (bin/judgeflow.js relaunches it) holds the pipes until it has exited too.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   try {
     await until(() => /^Paused \S+ at its budget/m.test(output), 100_000);
     const runId = /^Paused (\S+) at its budget/m.exec(output)![1];
@@ -118,8 +119,11 @@ test('an attached run that reaches its budget prints one line: paused, why, and 
     // The workflow's own log line (a metadata object) is not the terminal's; a warning line, if any, is below the cap.
     expect(output).not.toMatch(/sdkComponent|\[WARN\]/);
     for (const m of output.matchAll(/^Warning: 80% of the budget reached: \$([\d.]+) of the \$([\d.]+) budget/gm)) expect(Number(m[1])).toBeLessThan(Number(m[2]));
+    // Stopped (the run may also have finished on its own: items already in flight when it paused can be the last ones).
     expect((await cliInProcess(['cancel', runId], env)).code).toBe(0);
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 30_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 30_000)))]);
+    clearTimeout(timer);
   } finally {
     child.kill('SIGKILL');
     await exited;
