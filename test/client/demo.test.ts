@@ -26,6 +26,18 @@ test('the demo says it reuses the Temporal server already answering, and prints 
   const dir = path.dirname(html![1]);
   expect(stdout).toContain(`Beside it in ${dir}: report.md, report.json (every figure, for scripts)`);
   expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(true);
+
+  // report.md: each dimension named once (the refusal dimension's id is its name), and the cost table report.html has.
+  const md = fs.readFileSync(path.join(dir, 'report.md'), 'utf8');
+  expect(md).not.toContain('Refusal Refusal');
+  expect(md).toMatch(/^\| copilot \| .* \| Refusal \|$/m);
+  expect(md).toContain('## What the run cost');
+  for (const [who, model] of [['copilot Thorough', 'sim-thorough'], ['copilot Balanced', 'sim-balanced'], ['copilot Terse', 'sim-terse'], ['judge sim-judge', 'sim-judge']])
+    expect(md).toMatch(new RegExp(`^\\| ${who} \\| ${model} \\| \\d+ \\| 0 \\|`, 'm'));
+  expect(md).toMatch(/Total: \d+ calls, \d+ tokens in, \d+ tokens out \(no prices configured: add `pricing: /);
+  // report.html's answers carry task and category names beside their ids.
+  const page = fs.readFileSync(html![1], 'utf8');
+  expect(page).toContain('"labels":["T1 Market Snapshot","C1 Basic"]');
 });
 
 test('a Temporal server that accepts the start but does not answer in time is named, with what to do, not a bare DEADLINE_EXCEEDED', async () => {
