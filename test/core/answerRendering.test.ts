@@ -103,7 +103,7 @@ test('chart labels stay inside their chart, however long the copilot and dimensi
   const outside = await page.$$eval('svg.chart', (svgs) =>
     svgs.flatMap((svg) => {
       const box = (svg as SVGSVGElement).viewBox.baseVal;
-      return Array.from(svg.querySelectorAll("text")).flatMap((t) => {
+      return Array.from(svg.querySelectorAll('text')).flatMap((t) => {
         const b = (t as SVGTextElement).getBBox();
         return b.x < box.x - 0.5 || b.x + b.width > box.x + box.width + 0.5 ? [`${svg.closest('figure')?.id}: "${t.textContent}" spans ${b.x.toFixed(0)}–${(b.x + b.width).toFixed(0)} of 0–${box.width}`] : [];
       });
