@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { toCsv } from '../core/csv';
-import { mdText, table } from '../core/markdown';
+import { costMarkdown, mdText, table } from '../core/markdown';
 import { replaceDirWhole } from '../core/files';
 import { judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/protocol';
 import { artefactFileName, artefactRef, slotOf, type ResultsStore } from '../core/store';
@@ -338,7 +338,8 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     simulated: Boolean(run.config.simulated),
   };
   const files = protocol.buildReport(input);
-  files.json.cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  const cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  files.json.cost = cost;
   // Batch judging: every batch the run sent, with its provider id, final state and counts.
   const batches = await store.judgeBatches(runId);
   if (batches.length) files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({ key, batchId, api, state, counts, lines }));
@@ -365,7 +366,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   if (reasons.length) files.json.failureReasons = reasons;
   const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
   if (truncated.length) files.json.truncatedForJudge = truncated;
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...costMarkdown(cost), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
   const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
 }

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { openStore, storeTarget } from '../stores';
@@ -35,15 +36,21 @@ export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promi
  * A worker's connection. The worker SDK (native bridge, bundler) is loaded here, by the commands that run a worker
  * only; its chatter (bundling, state changes) stays out of the user's way unless JUDGEFLOW_LOG_LEVEL asks for it.
  */
-export async function connectWorker(env: NodeJS.ProcessEnv = process.env, opts: { metricsAddress?: string } = {}): Promise<{ connection: NativeConnection; namespace: string }> {
+export async function connectWorker(env: NodeJS.ProcessEnv = process.env, opts: { metricsAddress?: string; omitWorkflowWarnings?: boolean } = {}): Promise<{ connection: NativeConnection; namespace: string }> {
   const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<typeof connectionOptions> & { metadata?: Record<string, string> };
   const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   try {
     const level = (env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
+    // An attached `run` prints its run's warnings and pauses itself, in words (client/progress.ts), so the workflow's own
+    // log lines (a metadata object each) stay out of its terminal; a standalone worker keeps them.
+    const write = (entry: { level: string; message: string; timestampNanos: bigint; meta?: Record<string, unknown> }) => {
+      if (opts.omitWorkflowWarnings && entry.meta?.sdkComponent === 'workflow' && entry.level !== 'ERROR') return;
+      process.stderr.write(`${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}${entry.meta === undefined ? '' : ` ${inspect(entry.meta)}`}\n`);
+    };
     // The SDK core's own (Rust) log lines follow the same level as the worker's.
     // With a metrics address, Temporal's worker metrics and judgeflow's own (worker/metrics.ts) are served on /metrics.
     const metrics = opts.metricsAddress ? { metrics: { prometheus: { bindAddress: opts.metricsAddress, countersTotalSuffix: true } } } : {};
-    Runtime.install({ logger: new DefaultLogger(level), telemetryOptions: { logging: { filter: { core: level, other: level } }, ...metrics } });
+    Runtime.install({ logger: new DefaultLogger(level, write), telemetryOptions: { logging: { filter: { core: level, other: level } }, ...metrics } });
   } catch {
     // Already installed (a second worker in this process, or a test's runtime): keep the existing one.
   }

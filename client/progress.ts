@@ -6,6 +6,7 @@ import cliProgress from 'cli-progress';
 import { InputError } from '../core/inputError';
 
 import type { StageProgress } from '../workflows/stageProgress';
+import type { PauseState } from '../workflows/runControl';
 export type { StageProgress };
 
 export type ProgressMode = 'bars' | 'lines';
@@ -133,5 +134,67 @@ function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView 
 }
 
 export function progressView(mode: ProgressMode, print: (line: string) => void, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): ProgressView {
-  return mode === 'bars' ? barsView(stream, !stream.isTTY) : linesView(print);
+  const view = mode === 'bars' ? barsView(stream, !stream.isTTY) : linesView(print);
+  const notes = runNotes();
+  return {
+    update(p) {
+      view.update(p);
+      for (const line of notes(p)) view.log(line);
+    },
+    log: (line) => view.log(line),
+    stop: () => view.stop(),
+  };
+}
+
+/** What a run's progress carries beyond its counts (workflows/types.ts Progress). */
+interface RunState {
+  runId?: string;
+  paused?: PauseState | null;
+  warnings?: string[];
+}
+
+/**
+ * The lines an attached run prints besides its counts: one when it pauses (why, and how to go on), one when it goes on,
+ * and each warning once. A budget warning is printed only below the cap: past it, the pause line says so.
+ */
+export function runNotes(): (p: StageProgress & RunState) => string[] {
+  let wasPaused: PauseState | null = null;
+  const warned = new Set<string>();
+  return (p) => {
+    const lines: string[] = [];
+    for (const w of p.warnings ?? []) {
+      if (warned.has(w)) continue;
+      warned.add(w);
+      if (!pastTheCap(w)) lines.push(`Warning: ${w}`);
+    }
+    const paused = p.paused ?? null;
+    if (paused && paused.at !== wasPaused?.at) lines.push(pauseLine(paused, p.runId ?? 'RUN_ID'));
+    else if (!paused && wasPaused) lines.push(`Resumed${p.runId ? ` ${p.runId}` : ''}: the run goes on where it paused.`);
+    wasPaused = paused;
+    return lines;
+  };
+}
+
+/** "80% of the budget reached: $0.0542 of the $0.05 budget spent" is past the cap, not at 80% of it. */
+function pastTheCap(warning: string): boolean {
+  const usd = /^80% of the budget reached: \$([\d.]+) of the \$([\d.]+) budget/.exec(warning);
+  const tokens = /^80% of the budget reached: (\d+) of the (\d+)-token budget/.exec(warning);
+  const m = usd ?? tokens;
+  return m !== null && Number(m[1]) >= Number(m[2]);
+}
+
+export function pauseLine(paused: PauseState, runId: string): string {
+  const resume = `judgeflow resume ${runId}`;
+  if (paused.by === 'budget') {
+    const usd = paused.budgetUsd !== undefined && paused.spentUsd !== undefined && paused.spentUsd !== null && paused.spentUsd >= paused.budgetUsd;
+    const spent = usd
+      ? `$${paused.spentUsd!.toFixed(4)} spent of the $${paused.budgetUsd} budget`
+      : paused.budgetTokens !== undefined && paused.spentTokens !== undefined
+        ? `${paused.spentTokens} tokens used of the ${paused.budgetTokens}-token budget`
+        : 'the budget is spent';
+    const raise = usd || paused.budgetTokens === undefined ? '--budget-usd N' : '--budget-tokens N';
+    return `Paused ${runId} at its budget (${spent}). Calls in flight finish and are kept; nothing new starts. Raise the budget with ${resume} ${raise}, or stop with judgeflow cancel ${runId}.`;
+  }
+  if (paused.by === 'breaker') return `Paused ${runId}: ${paused.reason}. Fix the endpoint, then ${resume} (with --config FILE for new endpoint settings).`;
+  return `Paused ${runId}${paused.reason === 'paused by judgeflow pause' ? ' by judgeflow pause' : `: ${paused.reason}`}. Calls in flight finish and are kept. Go on with ${resume}.`;
 }

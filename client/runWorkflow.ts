@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { InputError } from '../core/inputError';
 import type { Worker } from '@temporalio/worker';
 import { connectClient, connectWorker, taskQueue } from './connection';
-import { ensureLocalServer } from './temporalServer';
+import { ensureLocalServer, temporalTarget } from './temporalServer';
 import { Interrupted } from './interrupted';
 import { temporalClient } from './temporalSdk';
 
@@ -40,7 +40,7 @@ export async function runWorkflow<R>(args: {
     client = await connectClient(env);
     const queue = await taskQueue(env);
     if (!args.detach) {
-      const { connection, namespace } = await connectWorker(env);
+      const { connection, namespace } = await connectWorker(env, { omitWorkflowWarnings: Boolean(args.wait) });
       // The worker and its activities load only here: status and detached starts (which use this module) never run one.
       const { createWorker, workerVersions: versions } = require('../worker/createWorker') as typeof import('../worker/createWorker');
       workerVersions = versions;
@@ -167,10 +167,24 @@ export async function startWorkflow<W extends (...a: any[]) => Promise<any>>(cli
     try {
       return await client.workflow.start(workflow, options);
     } catch (error) {
+      if (temporalClient().isGrpcDeadlineError(error)) throw unansweredStart(client, error as Error);
       if (!versionNotYetPresent(error) || Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/**
+ * A server that accepts connections but does not answer (a stale dev server left from an earlier session, or one too
+ * loaded to keep up) fails the start with gRPC's bare "4 DEADLINE_EXCEEDED": say which server, and what to do.
+ */
+function unansweredStart(client: Client, error: Error): Error {
+  const address = (client.connection as { options?: { address?: string } }).options?.address ?? temporalTarget().address;
+  return new Error(
+    `The Temporal server at ${address} accepted the connection but did not answer the workflow start in time (${error.message}). ` +
+      `It may be a stale or overloaded server: check it (judgeflow server status), restart it (judgeflow server stop, if judgeflow started it; ` +
+      `the next command starts a fresh one), or point TEMPORAL_ADDRESS at a server that answers.`,
+  );
 }
 
 /** Run `fn` with a connected client (closed afterwards). */

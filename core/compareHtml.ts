@@ -31,7 +31,7 @@ export function buildCompareHtml(c: Comparison): string {
     title: 'Score change per copilot (B − A) over paired queries, with 95% intervals (Student t below 100 queries, BCa bootstrap from 100); filled = significant',
     items: names.map((n) => {
       const d = c.copilots[n].overall;
-      return { label: n, value: d.delta, low: d.ci95?.low ?? null, high: d.ci95?.high ?? null, note: `p ${pText(d.pValue)}${d.significant ? ', significant' : ''}`, emphasis: d.significant };
+      return { label: n, value: d.delta, low: d.ci95?.low ?? null, high: d.ci95?.high ?? null, note: `p ${pText(d.pValue)}, Holm ${pText(d.pAdjusted)}${d.significant ? ', significant' : ''}`, emphasis: d.significant };
     }),
     domain: [-niceCeil(spread), niceCeil(spread)],
     mark: 'point',
@@ -56,10 +56,10 @@ export function buildCompareHtml(c: Comparison): string {
     : '';
   const rankTable = dataTable(
     'Scores and ranks',
-    ['copilot', 'score A', 'score B', 'Δ paired', 'n paired', 'p', 'significant', 'rank A', 'rank B'],
+    ['copilot', 'score A', 'score B', 'Δ paired', 'n paired', 'p', 'p (Holm)', 'significant', 'rank A', 'rank B'],
     names.map((n) => {
       const x = c.copilots[n];
-      return [n, num(x.scoreA, 2), num(x.scoreB, 2), signed(x.overall.delta), x.overall.n, pText(x.overall.pValue), x.overall.significant ? 'yes' : 'no', x.rankA, x.rankB];
+      return [n, num(x.scoreA, 2), num(x.scoreB, 2), signed(x.overall.delta), x.overall.n, pText(x.overall.pValue), pText(x.overall.pAdjusted), x.overall.significant ? 'yes' : 'no', x.rankA, x.rankB];
     }),
   );
   const header = `<h1>Compare — ${esc(c.runB.runId)} against ${esc(c.runA.runId)}</h1>${factList([
@@ -73,10 +73,10 @@ export function buildCompareHtml(c: Comparison): string {
     ['judge temperature A → B', `${c.runA.judge.temperature} → ${c.runB.judge.temperature}`],
     ['paired queries', `${c.pairing.paired} (by ${c.pairing.by})`],
     ['test', c.test],
-    ['significance level α', c.alpha],
+    ['significance level (alpha)', c.alpha],
   ])}`;
   const sections: Array<[string, string, string]> = [
-    ['forest', 'Score changes', forest + `<p class="note">Positive means run B scored higher. Differences are paired by query; no multiple-comparison correction is applied.</p>` + rankTable],
+    ['forest', 'Score changes', forest + `<p class="note">Positive means run B scored higher. Differences are paired by query. A change is significant when its Holm-adjusted p (across the copilots compared) is below alpha; the table gives both the unadjusted and the Holm p.</p>` + rankTable],
     ['dimension-deltas', 'Per dimension', dimensionDeltas],
     ['grounding-deltas', 'Grounding', groundingDeltaTable(c)],
     ['movers', 'Most-moved queries', c.movers.length ? c.movers.map(moverBlock).join('') : '<p>No paired query moved.</p>'],

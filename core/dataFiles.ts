@@ -15,7 +15,7 @@ export function readText(file: string, what: string): string {
     bytes = fs.readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(`${what} ${file} cannot be read (${code ?? String(error)})`);
+    throw new InputError(code === 'ENOENT' ? `${what} ${file} cannot be read: the file is missing (ENOENT); check the path (in a config, relative paths are relative to the config file)` : `${what} ${file} cannot be read (${code ?? String(error)})`);
   }
   try {
     return strictUtf8.decode(bytes).replace(/^\uFEFF/, '');

@@ -1,4 +1,7 @@
 /** Tiny Markdown helpers shared by every report. */
+import type { CostSummary } from './cost';
+import { COST_CAPTION, COST_HEADER, costNote, costRows } from './costTable';
+
 export const fmt = (x: number | null | undefined, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits));
 
 /**
@@ -23,4 +26,10 @@ export function simulatedBanner(simulated: boolean): string {
   return simulated
     ? '> **Simulated run.** Copilots and judge were played by judgeflow\'s local simulator (no LLM provider was called). The figures demonstrate the pipeline, not any product.\n\n'
     : '';
+}
+
+/** report.md's cost section: the table report.html has (core/costTable.ts). */
+export function costMarkdown(cost: CostSummary | undefined): string[] {
+  if (!cost) return [];
+  return ['', '## What the run cost', '', `${COST_CAPTION}:`, '', table(COST_HEADER, costRows(cost)), '', costNote(cost, mdCode)];
 }

@@ -23,7 +23,7 @@ const TOKENS_PER_MINUTE = 400_000;
 
 export async function anthropicMessages(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[]): Promise<void> {
   const { body, entry, requestIndex } = await receive(req, path, options, log);
-  if (options.latencyMs) await new Promise((resolve) => setTimeout(resolve, options.latencyMs));
+  if (options.latencyMs) await new Promise((resolve) => setTimeout(resolve, options.latencyMs).unref()); // a closed server's waiting reply keeps no process alive
   const refused = headerProblem(req, rateLimitHeaders(log));
   writeAnswer(res, refused ?? (await messagesAnswer(body, { entry, requestIndex, options, log })));
 }

@@ -66,12 +66,18 @@ async function terminateUnserved(handle: WorkflowHandle, runId: string, buildId:
   return 0;
 }
 
+/**
+ * Polls the run's state rather than racing `handle.result()` against a timer: a result long-poll left behind when the
+ * timer wins keeps retrying on the connection after withClient closes it (grpc-js throws "Channel has been shut down"
+ * from a timer, and a test process never exits).
+ */
 async function closedWithin(handle: WorkflowHandle, ms: number): Promise<boolean> {
-  const timeout = new Promise<false>((r) => setTimeout(() => r(false), ms).unref());
-  return Promise.race([handle.result().then(
-    () => true,
-    () => true,
-  ), timeout]);
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if ((await handle.describe()).status.name !== 'RUNNING') return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 async function withLocalWorker<T>(fn: () => Promise<T>): Promise<T> {

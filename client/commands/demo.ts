@@ -9,7 +9,7 @@ import { startSimServer } from '../../sim/server';
 import type { Command } from '../args';
 import { connectClient } from '../connection';
 import { newRunId, startBenchmark, watch } from '../startRun';
-import { ensureLocalServer, judgeflowHome } from '../temporalServer';
+import { ensureLocalServer, judgeflowHome, serverStatus } from '../temporalServer';
 import { spawnWorkerProcess } from '../../worker/workerProcess';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -41,6 +41,13 @@ function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
   return spawnWorkerProcess(path.join(ROOT, 'bin', 'judgeflow.js'), env, { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
+/** The demo uses whatever Temporal server already answers at the address: say which, so a stale or foreign one is no surprise. */
+async function reusedServerNote(address: string): Promise<string> {
+  const { pid } = await serverStatus();
+  const whose = pid !== undefined ? `the local dev server judgeflow started earlier (pid ${pid}, data in ${judgeflowHome()})` : 'a server this judgeflow did not start';
+  return `Using the Temporal server already answering at ${address}: ${whose}. The demo runs on it; stop it (judgeflow server stop) or set TEMPORAL_ADDRESS to use another.`;
+}
+
 export const demoCommand: Command = {
   name: 'demo',
   summary: 'run LATTICE on the bundled 80-query snapshot with three copilots, killing a worker mid-run to show durability',
@@ -48,7 +55,8 @@ export const demoCommand: Command = {
   options: { 'no-kill': { type: 'boolean' } },
   async run({ values }) {
     const log = (line: string) => console.log(line);
-    await ensureLocalServer({ log });
+    const server = await ensureLocalServer({ log });
+    if (!server.started) log(await reusedServerNote(server.address));
     const sim = process.env.OPENAI_API_KEY ? null : await startSimServer({ port: 0, latencyMs: 40 });
     log(sim ? `No OPENAI_API_KEY: copilots and judge are simulated by the local server at ${sim.url}` : 'Using OpenAI for copilots and judge (OPENAI_API_KEY is set).');
     const dir = path.join(judgeflowHome(), 'demo');
@@ -77,7 +85,9 @@ export const demoCommand: Command = {
       });
       const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
       log('\n' + md.split('\n').slice(0, 16).join('\n'));
-      log(`\nRun ${runId} completed. Report: ${result.reportPath}`);
+      const reportDir = path.dirname(result.reportPath);
+      log(`\nRun ${runId} completed. Open its report in a browser: ${path.join(reportDir, 'report.html')}`);
+      log(`Beside it in ${reportDir}: report.md, report.json (every figure, for scripts), results.csv and responses.jsonl.`);
       log(`See it in the Temporal Web UI: http://127.0.0.1:8233/namespaces/default/workflows/${runId}`);
       return 0;
     } finally {

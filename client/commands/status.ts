@@ -82,7 +82,7 @@ function pausedCalls(calls: number | undefined): string {
 /** Judges that judge in batches: each one's round and its batches' states and counts, as last polled. */
 function batchLines(s: RunStatus): string[] {
   return Object.entries(s.batches ?? {}).flatMap(([endpoint, lane]) => [
-    `Batches of ${endpoint}: round ${lane.round}${lane.live ? `, ${lane.live} item(s) waiting to be asked live` : ''}`,
+    `Batch API judging by ${endpoint === 'judge' ? 'the judge' : `judge ${endpoint}`}: batch round ${lane.round}${lane.live ? `, ${lane.live} item(s) waiting to be asked live` : ''}`,
     ...lane.batches.map((b) => `  ${b.batchId ?? b.key}: ${b.state}, ${b.counts.succeeded + b.counts.failed}/${b.lines} done${b.counts.failed ? ` (${b.counts.failed} failed)` : ''}${b.error ? ` — ${b.error}` : ''}`),
   ]);
 }

@@ -17,6 +17,7 @@ import { buildCompareHtml } from '../../core/compareHtml';
 import { dataTable, esc, htmlPage, section } from '../../core/html/page';
 import type { Artefact, ResultsStore } from '../../core/store';
 import { InputError } from '../../core/inputError';
+import { renderMarkdown } from '../../core/study/safeMarkdown';
 import { progressQuery } from '../../workflows';
 import type { Progress } from '../../workflows/types';
 import { describeSchedule, MARK } from '../commands/schedule';
@@ -210,7 +211,10 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     if (!study) throw new NotFound(`no study ${name} in ${store.location}`);
     const { studyFigures, studyMarkdown } = require('../study/report') as typeof import('../study/report');
     const markdown = studyMarkdown(await studyFigures(store, study));
-    return page(`Study ${name}`, 'Studies', `<p><a href="/studies">← all studies</a></p>` + section('study', `Study ${name}`, `<pre class="study-report">${esc(markdown)}</pre>`, 'The report as study.md has it (judgeflow study report writes it with study.json and study.xlsx).'));
+    // study.md writes `<` and `>` of outside text as entities (core/markdown.ts mdText); this renderer escapes every
+    // character itself, so they are turned back first, or they would show as "&lt;".
+    const html = renderMarkdown(markdown.replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
+    return page(`Study ${name}`, 'Studies', `<p><a href="/studies">← all studies</a></p>` + section('study', `Study ${name}`, `<div class="study-report">${html}</div>`, 'The report study.md has (judgeflow study report writes it with study.json and study.xlsx).'));
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -256,8 +260,11 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
 
   const server = createServer((req, res) => {
     route(req, res).catch((error: unknown) => {
-      const status = error instanceof NotFound || error instanceof InputError ? (error instanceof NotFound ? 404 : 400) : 500;
-      if (!res.headersSent) sendHtml(res, page(status === 500 ? 'Error' : 'Not found', '', `<p>${esc((error as Error).message)}</p><p><a href="/">← all runs</a></p>`), status);
+      // A malformed percent-encoding in the path (decodeURIComponent's URIError) is the request's fault, not the server's.
+      const malformed = error instanceof URIError;
+      const status = error instanceof NotFound ? 404 : error instanceof InputError || malformed ? 400 : 500;
+      const message = malformed ? `the address ${JSON.stringify(req.url ?? '')} has a malformed percent-encoding (a % must be followed by two hex digits of UTF-8)` : (error as Error).message;
+      if (!res.headersSent) sendHtml(res, page(status === 500 ? 'Error' : status === 400 ? 'Bad request' : 'Not found', '', `<p>${esc(message)}</p><p><a href="/">← all runs</a></p>`), status);
       else res.end();
     });
   });

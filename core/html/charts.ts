@@ -36,6 +36,46 @@ function ticks(min: number, max: number, count = 5): number[] {
   return Array.from({ length: count + 1 }, (_, k) => min + k * step);
 }
 
+/**
+ * Axis labels (copilot and dimension names) of any length: the label column is as wide as the longest label needs
+ * (about CHAR_PX a character at the charts' 12 px), a label longer than LABEL_LINE_CHARS wraps onto a second line, and
+ * one longer than two lines ends in "…" with the whole name in its tooltip (the table under the chart has it too).
+ */
+const CHAR_PX = 7;
+const LABEL_LINE_CHARS = 44;
+const MIN_LABEL_PX = 170;
+
+export function wrapLabel(text: string, lineChars = LABEL_LINE_CHARS, maxLines = 2): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > lineChars) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line || !lines.length) lines.push(line);
+  // A single word longer than a line is cut too.
+  const cut = lines.map((l) => (l.length > lineChars ? `${l.slice(0, lineChars - 1)}…` : l));
+  if (cut.length <= maxLines) return cut;
+  const last = cut.slice(maxLines - 1).join(' ');
+  return [...cut.slice(0, maxLines - 1), last.length > lineChars ? `${last.slice(0, lineChars - 1)}…` : last];
+}
+
+/** The width of a right-aligned label column that holds every label (wrapped as wrapLabel wraps them). */
+export function labelColumnWidth(labels: string[]): number {
+  const longest = Math.max(0, ...labels.flatMap((l) => wrapLabel(l)).map((l) => l.length));
+  return Math.max(MIN_LABEL_PX, longest * CHAR_PX + 16);
+}
+
+/** A label as SVG text, one tspan per line, centred on `y` (the baseline of a one-line label). */
+function labelText(x: number, y: number, text: string, anchor: 'end' | 'middle' = 'end', lineChars = LABEL_LINE_CHARS): string {
+  const lines = wrapLabel(text, lineChars);
+  const first = y - ((lines.length - 1) * 13) / 2;
+  const tooltip = lines.join(' ') !== text ? `<title>${esc(text)}</title>` : '';
+  return `<text x="${x}" y="${first}" text-anchor="${anchor}">${tooltip}${lines.map((l, i) => `<tspan x="${x}" dy="${i ? 13 : 0}">${esc(l)}</tspan>`).join('')}</text>`;
+}
+
 export interface IntervalItem {
   label: string;
   value: number | null;
@@ -60,7 +100,8 @@ export function intervalChart(o: {
 }): string {
   const digits = o.digits ?? 1;
   const [min, max] = o.domain;
-  const labelW = 170;
+  const labelOf = (it: IntervalItem) => `${it.label}${it.note ? ` (${it.note})` : ''}`;
+  const labelW = labelColumnWidth(o.items.map(labelOf));
   const plotW = 520;
   const rowH = 30;
   const top = 10;
@@ -74,7 +115,7 @@ export function intervalChart(o: {
     .map((it, i) => {
       const y = top + i * rowH;
       const mid = y + rowH / 2;
-      const label = `<text x="${labelW - 8}" y="${mid + 4}" text-anchor="end">${esc(it.label)}${it.note ? ` (${esc(it.note)})` : ''}</text>`;
+      const label = labelText(labelW - 8, mid + 4, labelOf(it));
       if (it.value === null) return `<g class="mark" data-label="${esc(it.label)}" data-value="">${label}<text x="${labelW + 4}" y="${mid + 4}" class="muted">no data</text></g>`;
       const whisker =
         it.low !== null && it.low !== undefined && it.high !== null && it.high !== undefined
@@ -103,7 +144,7 @@ export function intervalChart(o: {
 export function groupedBars(o: { id: string; title: string; groups: string[]; groupNames?: string[]; series: string[]; values: Array<Array<number | null>>; domain: [number, number]; digits?: number }): string {
   const digits = o.digits ?? 1;
   const [min, max] = o.domain;
-  const labelW = 170;
+  const labelW = labelColumnWidth(o.groups.map((g, gi) => o.groupNames?.[gi] ?? g));
   const plotW = 520;
   const barH = 12;
   const groupH = o.series.length * barH + 12;
@@ -116,7 +157,7 @@ export function groupedBars(o: { id: string; title: string; groups: string[]; gr
   const bars = o.groups
     .map((g, gi) => {
       const y0 = top + gi * groupH;
-      const label = `<text x="${labelW - 8}" y="${y0 + groupH / 2}" text-anchor="end">${esc(o.groupNames?.[gi] ?? g)}</text>`;
+      const label = labelText(labelW - 8, y0 + groupH / 2, o.groupNames?.[gi] ?? g);
       return (
         label +
         o.series
@@ -137,7 +178,7 @@ export function groupedBars(o: { id: string; title: string; groups: string[]; gr
 
 /** One stacked horizontal bar per row: e.g. how often a system was ranked 1st, 2nd, ... */
 export function stackedBars(o: { id: string; title: string; rows: Array<{ label: string; parts: number[] }>; partNames: string[] }): string {
-  const labelW = 170;
+  const labelW = labelColumnWidth(o.rows.map((r) => r.label));
   const plotW = 520;
   const rowH = 28;
   const height = o.rows.length * rowH + 10;
@@ -154,7 +195,7 @@ export function stackedBars(o: { id: string; title: string; rows: Array<{ label:
           return seg;
         })
         .join('');
-      return `<text x="${labelW - 8}" y="${y + rowH / 2 + 3}" text-anchor="end">${esc(r.label)}</text>${parts}`;
+      return `${labelText(labelW - 8, y + rowH / 2 + 3, r.label)}${parts}`;
     })
     .join('');
   const svg = `<svg class="chart" viewBox="0 0 ${labelW + plotW + 20} ${height}" xmlns="http://www.w3.org/2000/svg">${bars}</svg>`;
@@ -168,10 +209,12 @@ export function columnChart(o: { id: string; title: string; labels: string[]; va
   const digits = o.digits ?? 2;
   const [min, max] = o.domain;
   const w = 420;
-  const h = 200;
   const left = 40;
   const colW = (w - left) / Math.max(1, o.labels.length);
-  const y = (v: number) => 10 + (1 - (Math.max(min, Math.min(max, v)) - min) / (max - min || 1)) * (h - 40);
+  const colChars = Math.max(4, Math.floor(colW / CHAR_PX));
+  const twoLines = o.labels.some((l) => wrapLabel(l, colChars).length > 1);
+  const h = twoLines ? 213 : 200;
+  const y = (v: number) => 10 + (1 - (Math.max(min, Math.min(max, v)) - min) / (max - min || 1)) * (200 - 40);
   const axis = ticks(min, max, 4)
     .map((t) => `<line class="grid" x1="${left}" x2="${w}" y1="${y(t)}" y2="${y(t)}"/><text x="${left - 4}" y="${y(t) + 4}" text-anchor="end">${num(t, digits > 1 ? 2 : 0)}</text>`)
     .join('');
@@ -182,7 +225,7 @@ export function columnChart(o: { id: string; title: string; labels: string[]; va
       const ref = o.reference?.[i];
       return `<g class="mark" data-label="${esc(label)}" data-value="${raw(v)}"${attr('data-reference', raw(ref ?? null))}>${v === null ? '' : `<rect x="${x0}" y="${y(v)}" width="${colW * 0.6}" height="${y(min) - y(v)}" fill="${colourOf(0)}" opacity="0.85"/><text x="${x0 + colW * 0.3}" y="${y(v) - 4}" text-anchor="middle">${num(v, digits)}</text>`}${
         ref !== null && ref !== undefined ? `<line x1="${x0 - 4}" x2="${x0 + colW * 0.6 + 4}" y1="${y(ref)}" y2="${y(ref)}" stroke="${colourOf(5)}" stroke-width="2.5" stroke-dasharray="5 3"/>` : ''
-      }<text x="${x0 + colW * 0.3}" y="${h - 14}" text-anchor="middle">${esc(label)}</text></g>`;
+      }${twoLines ? labelText(x0 + colW * 0.3, 200 - 14 + 6.5, label, 'middle', colChars) : `<text x="${x0 + colW * 0.3}" y="${200 - 14}" text-anchor="middle">${esc(label)}</text>`}</g>`;
     })
     .join('');
   const svg = `<svg class="chart small" style="max-width:480px" viewBox="0 0 ${w + 10} ${h}" xmlns="http://www.w3.org/2000/svg">${axis}${cols}</svg>`;

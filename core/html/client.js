@@ -91,11 +91,15 @@
       } else if (ul || ol) {
         flush();
         var tag = ul ? 'ul' : 'ol';
-        if (!list || list.tagName.toLowerCase() !== tag) list = root.appendChild(el(tag));
+        // An ordered list keeps the number it starts at (one interrupted by a paragraph resumes at its own number).
+        var start = ol ? parseInt(/^\s*(\d+)/.exec(line)[1], 10) : 1;
+        if (!list || list.tagName.toLowerCase() !== tag) list = root.appendChild(el(tag, start !== 1 ? { start: String(start) } : null));
         list.appendChild(inline((ul || ol)[1], el('li')));
       } else if (!line.trim()) {
         flush();
-        list = null;
+        // A blank line between items ("1. a", "", "2. b", as LLMs often write) keeps one list, so its numbering holds.
+        var next = lines.slice(i + 1).find(function (l) { return l.trim(); });
+        if (!list || !next || !(list.tagName.toLowerCase() === 'ol' ? /^\s*\d+[.)]\s+/ : /^\s*[-*+]\s+/).test(next)) list = null;
       } else {
         list = null;
         para.push(line.trim());
@@ -187,13 +191,44 @@
       if (keys.length) {
         detail.appendChild(el('h4', null, ['Judge\'s rationales']));
         var names = {};
-        dims.forEach(function (d) { names[d.id] = d.id + ' ' + d.name; });
+        dims.forEach(function (d) { names[d.id] = d.name && d.name !== d.id ? d.id + ' ' + d.name : d.id; });
         detail.appendChild(el('table', { class: 'rationales' }, [el('thead', null, [el('tr', null, [el('th', { scope: 'col' }, ['dimension']), el('th', { scope: 'col' }, ['score']), el('th', { scope: 'col' }, ['rationale'])])]),
           el('tbody', null, keys.map(function (k) {
             return el('tr', null, [el('th', { scope: 'row' }, [names[k] || k]), el('td', null, [r.scores && k in r.scores ? String(r.scores[k]) : '–']), el('td', { class: 'rationale' }, [rationales[k] || ''])]);
           }))]));
       }
-      detail.appendChild(close);
+      var every = el('button', { type: 'button', class: 'every-copilot' }, ['Every copilot\'s answer to ' + r.q + ', side by side']);
+      every.addEventListener('click', function () { openQuery(r.q, idx); });
+      detail.appendChild(el('p', null, [every, ' ', close]));
+      detail.focus();
+    }
+    // One query, every copilot's answer in its own column: what a reader compares when scores disagree.
+    function openQuery(qid, fromIdx) {
+      var query = drill.queries[qid] || { text: '' };
+      detail.textContent = '';
+      detail.hidden = false;
+      detail.appendChild(el('h3', null, [qid + ' — every copilot']));
+      if ((query.labels || []).length) detail.appendChild(el('p', { class: 'muted' }, [query.labels.join(', ')]));
+      (query.history || []).forEach(function (t) { detail.appendChild(el('p', { class: 'muted' }, [t.role + ': ' + t.content])); });
+      detail.appendChild(el('p', { class: 'query-text' }, [query.text]));
+      var columns = el('div', { class: 'side-by-side', id: 'side-by-side' });
+      drill.rows.forEach(function (r, idx) {
+        if (r.q !== qid) return;
+        var col = el('div', { class: 'side', 'data-copilot': r.c }, [
+          el('h4', null, [r.c]),
+          el('p', { class: 'muted' }, ['total ' + fmt(r.total, 1) + (drill.hasRank && r.rank ? ' · ranked ' + r.rank : '') + ' · ' + status(r)]),
+        ]);
+        if (r.text !== null && r.text !== undefined) col.appendChild(el('div', { class: 'answer' }, [markdown(r.text)]));
+        else col.appendChild(el('p', { class: 'muted' }, ['No response (' + r.rs + ')']));
+        var one = el('button', { type: 'button' }, ['Scores and rationales']);
+        one.addEventListener('click', function () { open(idx); });
+        col.appendChild(one);
+        columns.appendChild(col);
+      });
+      detail.appendChild(columns);
+      var close = el('button', { type: 'button' }, ['Close']);
+      close.addEventListener('click', function () { detail.hidden = true; var row = tbody.querySelector('tr[data-row="' + fromIdx + '"]'); if (row) row.focus(); });
+      detail.appendChild(el('p', null, [close]));
       detail.focus();
     }
     [search, copilotSel, labelSel, statusSel].forEach(function (c) { c.addEventListener('input', render); });

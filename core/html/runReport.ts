@@ -6,7 +6,8 @@ import { PANEL_QUORUM_ERROR } from '../consensus';
 import type { Panel } from '../panel';
 import { judgeFailuresSummary } from '../panelReport';
 import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../text';
-import type { CostLine, CostSummary } from '../cost';
+import type { CostSummary } from '../cost';
+import { COST_CAPTION, COST_HEADER, costNote, costRows } from '../costTable';
 import type { ReportInput } from '../protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../types';
 import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
@@ -119,34 +120,11 @@ export function runHeader(input: HtmlReportInput, title: string, extra: Array<[s
   ])}`;
 }
 
-const ms = (x: number | null) => (x === null ? '–' : x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${Math.round(x)} ms`);
-const kinds = (l: CostLine) =>
-  Object.entries(l.failuresByKind)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ') || '–';
-/** Calls, and how many of them were answered by a Batch API or had their tokens estimated. */
-const callsCell = (l: CostLine) => {
-  const notes = [l.batchCalls ? `${l.batchCalls} by batch` : '', l.callsEstimated ? `${l.callsEstimated} estimated` : ''].filter(Boolean);
-  return notes.length ? `${l.calls} (${notes.join(', ')})` : l.calls;
-};
-
 /** Calls, tokens, latency, failures and estimated cost per copilot and per judge model. */
 export function costSection(cost: CostSummary | undefined): string {
   if (!cost) return '';
-  const rows = [
-    ...Object.entries(cost.copilots).map(([n, l]) => [`copilot ${n}`, l] as const),
-    ...Object.entries(cost.judge).map(([n, l]) => [`judge ${n}`, l] as const),
-  ];
-  const table = dataTable(
-    'Calls, tokens and latency (every request sent, retried attempts included)',
-    ['who', 'model', 'calls', 'failed', 'failures by kind', 'tokens in', 'tokens out', 'cached in', 'latency p50', 'latency p95', 'estimated cost (USD)'],
-    rows.map(([who, l]) => [who, l.model ?? '–', callsCell(l), l.failed, kinds(l), l.promptTokens, l.completionTokens, l.cachedShare === null ? l.cachedTokens : `${l.cachedTokens} (${Math.round(l.cachedShare * 100)}%)`, ms(l.latencyP50Ms), ms(l.latencyP95Ms), l.estimatedCostUsd === null ? '–' : `$${l.estimatedCostUsd.toFixed(4)}`]),
-    'id="cost-table"',
-  );
-  const note = `Total: ${cost.total.calls} calls, ${cost.total.promptTokens} tokens in, ${cost.total.completionTokens} tokens out${
-    cost.total.estimatedCostUsd === null ? ' (no prices configured: add <code>pricing: {MODEL: {inputPerMTok, outputPerMTok}}</code> to the config for an estimate)' : `, estimated $${cost.total.estimatedCostUsd.toFixed(4)}`
-  }. Tokens are the counts the endpoints reported; where an endpoint reported none, they are estimated from the request and reply size (about 4 characters a token) and the calls column says how many calls were (calls with no reply add no tokens). CSV answers cost nothing here.`;
-  return section('cost', 'What the run cost', table, note);
+  const table = dataTable(COST_CAPTION, COST_HEADER, costRows(cost), 'id="cost-table"');
+  return section('cost', 'What the run cost', table, costNote(cost, (text) => `<code>${esc(text)}</code>`));
 }
 
 /** A stored artefact as report.json lists it; `file` is where `judgeflow report` wrote it, relative to the report. */
@@ -185,7 +163,7 @@ export function runReportPage(args: {
     ...(artefacts ? [['artefacts', 'Artefacts'] as [string, string]] : []),
     ['drill', 'Every answer'],
   ];
-  const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales.');
+  const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales, and from there every copilot\'s answer to that query side by side.');
   return htmlPage({
     title: args.title,
     header: args.header + toc(entries),

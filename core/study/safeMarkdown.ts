@@ -39,7 +39,12 @@ export function renderInline(text: string): string {
 
 const isTableRow = (line: string) => /^\s*\|.*\|\s*$/.test(line);
 const isTableRule = (line: string) => /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(line);
-const cells = (line: string) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split('|').map((c) => c.trim());
+const cells = (line: string) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|')); // `\|` is a pipe inside a cell
+
+function nextNonBlank(lines: string[], from: number): string | undefined {
+  for (let j = from + 1; j < lines.length; j++) if (lines[j].trim()) return lines[j];
+  return undefined;
+}
 
 export function renderMarkdown(source: string): string {
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
@@ -85,11 +90,17 @@ export function renderMarkdown(source: string): string {
     if (listKind) {
       const marker = listKind === 'ul' ? /^\s*[-*+]\s+/ : /^\s*\d+[.)]\s+/;
       const entries: string[] = [];
-      for (; i < lines.length && (marker.test(lines[i]) || (/^\s{2,}\S/.test(lines[i]) && entries.length)); i++) {
+      for (; i < lines.length; i++) {
         if (marker.test(lines[i])) entries.push(lines[i].replace(marker, ''));
-        else entries[entries.length - 1] += ` ${lines[i].trim()}`;
+        else if (/^\s{2,}\S/.test(lines[i]) && entries.length) entries[entries.length - 1] += ` ${lines[i].trim()}`;
+        // A blank line between items ("1. a", "", "2. b", as LLMs often write) keeps one list, so its numbering holds.
+        else if (!lines[i].trim() && nextNonBlank(lines, i) !== undefined && marker.test(nextNonBlank(lines, i)!)) continue;
+        else break;
       }
-      out.push(`<${listKind}>${entries.map((e) => `<li>${renderInline(e)}</li>`).join('')}</${listKind}>`);
+      // An ordered list keeps the number it starts at: one interrupted by a paragraph or a sub-list resumes at its own number.
+      const start = listKind === 'ol' ? Number(/^\s*(\d+)/.exec(line)![1]) : 1;
+      const open = start !== 1 ? `<ol start="${start}">` : `<${listKind}>`;
+      out.push(`${open}${entries.map((e) => `<li>${renderInline(e)}</li>`).join('')}</${listKind}>`);
       continue;
     }
     if (/^\s*>/.test(line)) {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseCsv } from '../../core/csv';
@@ -34,6 +35,9 @@ export const asCabQuery = (query: Query) => query as CabQuery;
  *   1,000 rows) — stable as long as rows are not reordered.
  */
 export function parseCabQueries(file: string): Query[] {
+  // The published dataset is not shipped: a missing file says how to get it.
+  if (!fs.existsSync(file))
+    throw new InputError(`${file}: CryptoAnalystBench query file is missing. The published 198-query dataset is not shipped with judgeflow; download it to that path with: judgeflow dataset fetch cab --out ${file} (or point queries: at your own copy)`);
   const ext = path.extname(file).toLowerCase();
   let queries: Query[];
   if (ext === '.csv') queries = parseCabCsv(file);

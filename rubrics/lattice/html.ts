@@ -93,7 +93,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
     drill: drillData(input, {
       dimensions: dims,
       labelName: 'task / category',
-      labelsOf: (q) => [q.task, q.category].filter((x): x is string => Boolean(x)),
+      labelsOf: (q) => [q.task ? taskName(String(q.task)) : '', q.category ? categoryName(String(q.category)) : ''].filter(Boolean), // ids with their names
     }),
   });
 }

@@ -65,7 +65,7 @@ export function buildLatticeReport(input: ReportInput): ReportFiles {
     '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored as zero. ' + INTERVAL_NOTE + '\n',
     ...separabilitySection(separable),
     '## Table 5: dimensions (mean 0–10, 95% interval)\n',
-    table(['copilot', ...dimIds.map((d) => `${d} ${dimName(d)}`)], names.map((n) => [n, ...dimIds.map((d) => cellText(tables.table5.copilots[n][d]))])),
+    table(['copilot', ...dimIds.map((d) => (dimName(d) === d ? d : `${d} ${dimName(d)}`))], names.map((n) => [n, ...dimIds.map((d) => cellText(tables.table5.copilots[n][d]))])),
     `\nD1–D6 over T1–T15; ${rubric.data.refusal.id} (the reference's T16-1) over T16 only.\n`,
     '## Table 6: tasks (mean 0–100, 95% interval)\n',
     table(['task', 'queries', ...names], tables.table6.rows.map((r) => [`${r.task} ${r.name}`, r.queries, ...names.map((n) => cellText(r.copilots[n]))])),

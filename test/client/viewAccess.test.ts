@@ -89,7 +89,21 @@ test('the view lists studies and shows each one’s report', async () => {
   expect(list.body).toContain('href="/studies/pref"');
   const report = await get(`${view.url}studies/pref`);
   expect(report.status).toBe(200);
-  expect(report.body).toContain('# Human preference study pref');
+  // Rendered, not shown as Markdown source: headings and tables are HTML.
+  expect(report.body).toContain('<h3>Human preference study pref</h3>');
+  expect(report.body).not.toMatch(/<pre|^# /m);
+  expect(report.body).toMatch(/<table><thead><tr><th>Copilot<\/th><th>Win rate<\/th>/);
   expect(report.body).toContain('0 annotations by 0 annotators');
   expect((await get(`${view.url}studies/nope`)).status).toBe(404);
+});
+
+test('a path with a malformed percent-encoding is a bad request (400) that says so, not a server error', async () => {
+  const view = await startViewServer({ store, port: 0 });
+  servers.push(view);
+  for (const bad of ['runs/%E0%A4%A', 'studies/%zz', 'schedules/%', 'api/runs/%C3%28']) {
+    const answer = await get(`${view.url}${bad}`);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toContain('malformed percent-encoding');
+  }
+  expect((await get(`${view.url}runs/no%20such%20run`)).status).toBe(404);
 });

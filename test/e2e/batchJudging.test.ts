@@ -46,7 +46,7 @@ test('a LATTICE run judged in one batch: worker SIGKILLed while the batch waits,
     await until(async () => Object.values((await statusOf()).batches ?? {}).some((lane: any) => lane.batches.some((b: any) => b.batchId && !b.ended)), 90_000);
     const status = await statusOf();
     expect(Object.values(status.batches ?? {})).toEqual([expect.objectContaining({ round: 1, batches: [expect.objectContaining({ lines: 40, batchId: expect.stringMatching(/^batch_/), ended: false })] })]);
-    expect((await cliInProcess(['status', runId], env)).stdout).toMatch(/Batches of judge: round 1\n  batch_\S+: (validating|in_progress), \d+\/40 done/);
+    expect((await cliInProcess(['status', runId], env)).stdout).toMatch(/Batch API judging by the judge: batch round 1\n  batch_\S+: (validating|in_progress), \d+\/40 done/);
     await world.kill();
     expect(await store.judgments(runId)).toHaveLength(0); // killed while the batch waited: nothing judged yet
     await new Promise((r) => setTimeout(r, 3_000)); // the batch goes on at the provider; the run waits on its timer

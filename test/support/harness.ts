@@ -2,29 +2,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Runtime, DefaultLogger } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { connectClient, connectWorker } from '../../client/connection';
 import { parseRunConfig } from '../../client/config';
 import type { ResultsStore } from '../../core/store';
 import { openNew, type StoreTarget } from '../../stores';
 import { createWorker, workerCurrent } from '../../worker/createWorker';
+import { installQuietRuntime } from './quietTemporal';
 
 export const REPO = path.resolve(__dirname, '..', '..');
 /** Read-only reference data beside the checkout; JUDGEFLOW_TEST_SHARED points elsewhere (a worktree whose parent has none). */
 export const SHARED = process.env.JUDGEFLOW_TEST_SHARED ? path.resolve(process.env.JUDGEFLOW_TEST_SHARED) : path.resolve(REPO, '..', 'shared');
-
-let runtimeInstalled = false;
-/** Keep worker logs to errors so test output stays readable. */
-function quietRuntime() {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-  } catch {
-    // already installed by an earlier test in this process
-  }
-}
 
 export function tempDir(prefix = 'jf-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -47,7 +35,7 @@ export interface TestWorld {
  * The store is a new SQLite file in a temporary directory unless `target` names another (e.g. a PostgreSQL database).
  */
 export async function withWorker<T>(name: string, fn: (world: TestWorld) => Promise<T>, env: NodeJS.ProcessEnv = process.env, target?: StoreTarget): Promise<T> {
-  quietRuntime();
+  installQuietRuntime();
   const dir = tempDir(`jf-${name}-`);
   const storeFile = path.join(dir, 'results.db');
   const taskQueue = uniqueQueue(name);
