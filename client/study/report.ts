@@ -5,7 +5,8 @@ import { CALIBRATED_HEADER, calibratedIntro, calibratedRows } from '../../core/s
 import { writeFileAtomic, writeTextAtomic } from '../../core/files';
 import { fmt, mdCode, mdText, table } from '../../core/markdown';
 import { sheet } from '../../core/xlsx';
-import type { StudyRecord } from '../../core/study/types';
+import type { RecordedAnnotation, StudyRecord } from '../../core/study/types';
+import type { StudyItem } from '../../core/study/design';
 import type { ResultsStore, RunRecord } from '../../core/store';
 import type { Query } from '../../core/types';
 import { InputError } from '../../core/inputError';
@@ -24,6 +25,27 @@ export interface StudyReportOptions {
 
 async function judgeScores(store: ResultsStore, run: RunRecord): Promise<JudgeScores> {
   return judgeScoresOf(run.runId, await consensusVerdicts(store, run));
+}
+
+/** The run's own judge over every (query, pair) item of the run, calibrated by the annotators. */
+function calibrate(study: StudyRecord, data: { queryIds: string[]; items: StudyItem[]; annotations: RecordedAnnotation[]; judge: JudgeScores }, opts: StudyReportOptions) {
+  return calibratedWinRates({
+    copilots: study.spec.copilots,
+    queryIds: data.queryIds.filter((q) => study.spec.copilots.some((c) => data.judge.scores.has(`${q}|${c}`))),
+    studyItems: data.items,
+    annotations: toFacts(data.annotations),
+    judge: data.judge,
+    tieMargin: opts.tieMargin ?? 0,
+    design: calibrationDesignOf(study.spec),
+    targetWidth: opts.targetWidth,
+  });
+}
+
+/** The calibrated win rates as the labels stand now (`study status`), with the labels projected to reach a target width. */
+export async function calibratedNow(store: ResultsStore, study: StudyRecord, opts: Pick<StudyReportOptions, 'tieMargin' | 'targetWidth'> = {}) {
+  const run = (await store.getRun(study.runId))!;
+  const queryIds = (await store.snapshotQueries(run.snapshotId)).map((q) => q.id);
+  return calibrate(study, { queryIds, items: await store.studies.studyItems(study.name), annotations: await store.studies.annotations(study.name), judge: await judgeScores(store, run) }, opts);
 }
 
 export async function studyFigures(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}) {
@@ -54,17 +76,7 @@ export async function studyFigures(store: ResultsStore, study: StudyRecord, opts
     topDisagreements: opts.top,
   });
   const annotators = new Set(annotations.map((a) => a.annotatorId));
-  // The run's own judge over every (query, pair) item of the run, calibrated by the annotators.
-  const calibrated = calibratedWinRates({
-    copilots: study.spec.copilots,
-    queryIds: [...queries.keys()].filter((q) => study.spec.copilots.some((c) => judgeScoresOfRun.scores.has(`${q}|${c}`))),
-    studyItems: items,
-    annotations: toFacts(annotations),
-    judge: judgeScoresOfRun,
-    tieMargin: opts.tieMargin ?? 0,
-    design: calibrationDesignOf(study.spec),
-    targetWidth: opts.targetWidth,
-  });
+  const calibrated = calibrate(study, { queryIds: [...queries.keys()], items, annotations, judge: judgeScoresOfRun }, opts);
   return {
     study: study.name,
     runId: study.runId,
