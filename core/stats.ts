@@ -745,11 +745,14 @@ export function wilsonInterval(k: number, n: number, z = 1.959963984540054): { l
  * Wilson interval for a proportion whose trials come in clusters (claims of one query, items of one query): the
  * count is shrunk to its effective size n / deff, with the design effect deff = (cluster-robust variance of the
  * pooled rate) / (binomial variance), never below 1. The Wilson form keeps the interval inside [0, 1] without
- * collapsing at 0 or 1: all 40 of 40 gives [0.91, 1], not [1, 1]. At 0 or 1 the clusters show no spread, so deff = 1.
+ * collapsing at 0 or 1: all 40 of 40 in 10 queries gives [0.89, 1], not [1, 1]. At 0 or 1 the clusters show no spread,
+ * so deff = 1. The quantile is Student t on (clusters − 1) df.
  * Null without any trial.
  */
-export function clusteredWilsonInterval(clusters: Array<{ k: number; n: number }>, z = 1.959963984540054): { low: number; high: number; designEffect: number; effectiveN: number } | null {
+export function clusteredWilsonInterval(clusters: Array<{ k: number; n: number }>): { low: number; high: number; designEffect: number; effectiveN: number } | null {
   const used = clusters.filter((c) => c.n > 0);
+  // Few clusters: the variance itself rests on them, so the quantile is t with (clusters − 1) df rather than normal.
+  const z = used.length >= 2 ? studentTQuantile(0.975, used.length - 1) : 1.959963984540054;
   const n = used.reduce((s, c) => s + c.n, 0);
   if (!n) return null;
   const k = used.reduce((s, c) => s + c.k, 0);
