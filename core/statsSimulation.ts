@@ -44,8 +44,8 @@ export const BIASED_JUDGE: WorldScenario = { queries: 100, copilots: ['X', 'Y', 
 export const NEARLY_RIGHT_JUDGE: WorldScenario = { ...BIASED_JUDGE, bias: { Z: 1 }, judgeNoise: 0.5, annotatorNoise: 0, tieWithin: 0.25, perItem: 1 };
 /** A judge whose scores are noise: N = 1,000 items (two copilots), PPI++ should fall back to the annotators. */
 export const UNINFORMATIVE_JUDGE: WorldScenario = { ...BIASED_JUDGE, queries: 1000, copilots: ['X', 'Y'], base: { X: 52, Y: 50 }, uninformative: true, perItem: 1 };
-/** Judge samples that disagree on close pairs: where active selection has something to find. */
-export const SAMPLED_JUDGE: WorldScenario = { ...BIASED_JUDGE, queries: 200, judgeNoise: 4, samples: 3, perItem: 1 };
+/** An unbiased but noisy judge (3 samples per answer, sd 8): its samples disagree on close pairs, where active selection looks. */
+export const SAMPLED_JUDGE: WorldScenario = { ...BIASED_JUDGE, queries: 200, bias: {}, judgeNoise: 8, samples: 3, perItem: 1 };
 
 interface World {
   queryIds: string[];
@@ -372,7 +372,7 @@ export function printStudyStatisticsFigures(log: (line: string) => void, opts: {
   const sTruth = trueWinRate(SAMPLED_JUDGE, 'Z');
   const curveSims = Math.max(40, Math.round(sims / 4));
   const budgets = [60, 90, 120, 180, 240, 300];
-  log(`\nActive against uniform selection: ${SAMPLED_JUDGE.queries} queries × 3 copilots (${SAMPLED_JUDGE.queries * 3} items), judge +8 towards Z with 3 samples per answer (sd 4); ${curveSims} runs per budget; interval of Z`);
+  log(`\nActive against uniform selection: ${SAMPLED_JUDGE.queries} queries × 3 copilots (${SAMPLED_JUDGE.queries * 3} items), unbiased judge, 3 samples per answer (sd 8); ${curveSims} runs per budget; interval of Z`);
   const [curve, tc] = timed(() => selectionCurve(SAMPLED_JUDGE, { budgets, sims: curveSims, seed: `${seed}:active`, copilot: 'Z', truth: sTruth }));
   for (const c of curve) log(`  budget ${String(c.budget).padStart(3)}: active width ${c.active.width.toFixed(3)} (coverage ${describeRate(c.active.coverage)}); uniform width ${c.uniform.width.toFixed(3)} (coverage ${describeRate(c.uniform.coverage)})`);
   for (const target of [curve[2].uniform.width, curve[4].uniform.width]) {

@@ -8,7 +8,7 @@
  * panel members of each answer (samples disagree, panel members disagree: σ grows; scores near the rank boundary:
  * the gap shrinks). An answer judged once borrows the run's pooled within-answer variance.
  *
- * Inclusion probabilities are proportional to a mix of that score and the uniform, π_i = budget · ((1 − s)·u_i / Σu +
+ * Inclusion probabilities are proportional to a mix of its square root and the uniform, π_i = budget · ((1 − s)·√u_i / Σ√u +
  * s / N), capped at 1 (the excess spread over the others), so every item has π_i ≥ s · budget / N: an item the judge is
  * sure of still has a chance, which keeps the weights 1/π bounded. Items are drawn independently (Poisson sampling),
  * seeded: the expected number drawn is the budget.
@@ -23,7 +23,7 @@ export type StudySelection =
   | { method: 'active'; budget: number; uniformShare: number; floor: number; candidates: number; probabilities: Record<string, number> };
 
 /** The share of the inclusion probability spread uniformly (the rest follows the judge's uncertainty). */
-export const ACTIVE_UNIFORM_SHARE = 0.5;
+export const ACTIVE_UNIFORM_SHARE = 0.3;
 
 /** Per item, the judge's uncertainty in (0, 1]. `samples(queryId, copilot)`: every total the judges gave that answer. */
 export function uncertaintyScores(items: StudyItem[], samples: (queryId: string, copilot: string) => number[]): number[] {
@@ -51,12 +51,15 @@ export function uncertaintyScores(items: StudyItem[], samples: (queryId: string,
   });
 }
 
-/** π_i ∝ (1 − s)·u_i/Σu + s/N scaled to the budget, each capped at 1 with the excess spread over the rest. */
+/** π_i ∝ (1 − s)·√u_i/Σ√u + s/N scaled to the budget, each capped at 1 with the excess spread over the rest. */
 export function inclusionProbabilities(uncertainty: number[], budget: number, uniformShare = ACTIVE_UNIFORM_SHARE): number[] {
   const n = uncertainty.length;
   if (!(budget > 0 && budget <= n)) throw new RangeError(`active selection: the budget must be between 1 and the ${n} items, got ${budget}`);
-  const total = uncertainty.reduce((s, u) => s + u, 0);
-  const shape = uncertainty.map((u) => (1 - uniformShare) * (u / total) + uniformShare / n);
+  // The variance-optimal probabilities go as the square root of the expected squared error (Zrnic and Candès), and a
+  // disagreement's squared error is about the flip probability: hence √u.
+  const root = uncertainty.map(Math.sqrt);
+  const total = root.reduce((s, u) => s + u, 0);
+  const shape = root.map((u) => (1 - uniformShare) * (u / total) + uniformShare / n);
   const p = new Array<number>(n).fill(0);
   const capped = new Set<number>();
   // Water-filling: items whose share would exceed 1 are fixed at 1 and the rest rescaled to the remaining budget.
