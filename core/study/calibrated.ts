@@ -32,6 +32,8 @@ import { judgePreference, preferenceOf, type AnnotationFact, type JudgeScores } 
 
 /** Fewer annotated queries than this give no calibrated interval (t intervals on fewer query totals cover too little). */
 export const MIN_ANNOTATED_QUERIES = 10;
+/** From this many annotated queries on the linearised variance alone is used (the jackknife guard costs queries × items). */
+const JACKKNIFE_BELOW = 50;
 
 export const CALIBRATION_METHOD =
   'PPI++ (Angelopoulos et al. 2023): the judge over every (query, pair) item of the run, plus the inclusion-weighted mean of annotators minus λ·judge on the annotated items, λ tuned in [0, 1]; wins among decisive preferences; 95% interval from the linearised variance of query totals with a t quantile on (annotated queries − 1) df; a rule-of-three bound on the correction when no disagreement was seen';
@@ -251,7 +253,7 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
   // A λ tuned on few annotated queries is tuned to their noise: the tuned estimate's variance is the larger of the
   // linearised one and a delete-one-query jackknife of the whole procedure (λ re-tuned each time). (Reporting the
   // narrower of this and the annotators-alone interval was tried: picking the narrower covered 91.8% at 10 queries.)
-  const tuned = !agreeEverywhere && input.lambda === undefined;
+  const tuned = !agreeEverywhere && input.lambda === undefined && annotatedQueries < JACKKNIFE_BELOW;
   const variance = Math.max(varianceAt(totals, lambda, N), tuned ? jackknifeVariance(values, (vs) => rateWith(vs, tuneOn(vs))) : 0);
   const human = estimateWD(values, 0);
   const half = t * Math.sqrt(variance) + bound;
