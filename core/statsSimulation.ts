@@ -334,10 +334,12 @@ export function printStudyStatisticsFigures(log: (line: string) => void, opts: {
   log(`\nPPI++ with an uninformative judge (N = 1,000 items, n = 100 annotated), ${ppiSims} runs: mean width tuned λ ${ppi.tuned.toFixed(3)}, plain PPI (λ = 1) ${ppi.plain.toFixed(3)}, annotators alone ${ppi.human.toFixed(3)}`);
   log(`  tuned no wider than annotators alone: ${describeRate(ppi.notWider, { atLeast: 0.99 })}; coverage ${describeRate(ppi.coverage, { atLeast: 0.93 })}  [${tp}]`);
 
-  log(`\nSelf-preference flags (3 judges, 3 copilots, two family pairs; Holm; none below 10 queries): share of runs with any flag`);
+  // The jackknife refits the panel model once per query: half the runs keep this section to about a minute.
+  const selfSims = Math.max(50, Math.round(sims / 2));
+  log(`\nSelf-preference flags (3 judges, 3 copilots, two family pairs; Holm; none below 10 queries), ${selfSims} runs per null: share of runs with any flag`);
   for (const queries of [10, 20, 40]) {
     for (const kind of ['lenient', 'stretched'] as const) {
-      const [r, t] = timed(() => selfPreferenceFlagRate(kind, { queries, sims, seed: `${seed}:self:${kind}:${queries}` }));
+      const [r, t] = timed(() => selfPreferenceFlagRate(kind, { queries, sims: selfSims, seed: `${seed}:self:${kind}:${queries}` }));
       log(`  ${String(queries).padStart(2)} queries, ${kind === 'lenient' ? 'judge +4 on every copilot' : 'judge 1.3× stretched scale, its family copilot best'}: false flags ${describeRate(r, { atMost: 0.05 })}  [${t}]`);
     }
     const [p, t] = timed(() => selfPreferenceFlagRate('own-family +6', { queries, sims: Math.max(50, Math.round(sims / 4)), seed: `${seed}:self:power:${queries}` }));
