@@ -14,7 +14,7 @@ import { panelFigures } from '../core/panel';
 import { judgingMarkdown } from '../core/judgingReport';
 import { summariseCost } from '../core/cost';
 import type { StoredJudgment, StoredResponse } from '../core/types';
-import { calibratedWinRates, type CalibratedWinRates } from '../core/study/calibrated';
+import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from '../core/study/calibrated';
 import { judgeScoresOf, toFacts } from '../core/study/analysis';
 import { failureReasons } from '../core/failureReasons';
 import { contentHash } from '../core/hashing';
@@ -388,7 +388,7 @@ async function studyCalibrations(store: ActivityDeps['store'], runId: string, ru
         annotations: toFacts(annotations),
         judge,
         tieMargin: 0,
-        seed: study.spec.seed,
+        design: calibrationDesignOf(study.spec),
       }),
     });
   }

@@ -65,6 +65,8 @@ export interface CopilotComparison {
   /** rankA − rankB: positive means the copilot moved up in B. */
   rankChange: number | null;
   overall: PairedDelta;
+  /** Per paired query, B's total − A's, in query-id order: what `gate --max-drop` tests (core/gate.ts). */
+  differences: number[];
   /** Rubric dimensions only (error-taxonomy flags are in `taxonomy`). */
   dimensions: Record<string, PairedDelta>;
   /** CryptoAnalystBench error-taxonomy flag → rate (0–1) over the paired responses checked in both runs; empty when not judged. */
@@ -259,6 +261,7 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
       rankB: ranksB[copilot],
       rankChange: ranksA[copilot] !== null && ranksB[copilot] !== null ? ranksA[copilot]! - ranksB[copilot]! : null,
       overall,
+      differences: pairs.map((p) => p.jb.total! - p.ja.total!),
       dimensions,
       taxonomy,
       groups,

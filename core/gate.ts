@@ -1,14 +1,41 @@
 /**
  * A regression gate over a comparison of two runs (core/compare.ts: paired over queries, Holm-corrected across
- * copilots, per dimension too): which copilots got significantly worse — by more than an allowed drop — and which
- * significantly better. Pure; `judgeflow gate` feeds it and turns it into an exit code, JSON and JUnit XML.
+ * copilots, per dimension too): which copilots got worse by more than an allowed drop (dropTests: a one-sided test
+ * against that drop) and which significantly better. Pure; `judgeflow gate` feeds it and turns it into an exit code, JSON and JUnit XML.
  */
 import type { Comparison, PairedDelta } from './compare';
 import { InputError } from './inputError';
+import { holmAdjust, signFlipLessPValue } from './stats';
 
 export interface GateOptions {
-  /** A significant drop counts as a regression only when it is larger than this many points (default 0). */
+  /** A drop counts as a regression only when the test shows it larger than this many points (default 0). */
   maxDrop?: number;
+}
+
+/** The gate's own test of one copilot: is its drop larger than the allowed one? */
+export interface DropTest {
+  maxDrop: number;
+  /** One-sided sign-flip p-value of the paired differences shifted by maxDrop (H0: the mean drop is at most maxDrop). */
+  p: number | null;
+  /** Holm-adjusted across the copilots compared. */
+  pHolm: number | null;
+}
+
+/**
+ * Regression as a one-sided test against the allowed drop, so that the false-failure rate is at most α at the boundary
+ * (a true drop of exactly maxDrop), not only at zero: H0 mean(candidate − baseline) ≥ −maxDrop against H1 below it.
+ * Each paired difference is shifted by +maxDrop and the sign-flip test (core/stats.ts) asks whether the shifted
+ * differences sit below 0; Holm across copilots. With maxDrop 0 it is the one-sided version of compare's test.
+ */
+export function dropTests(comparison: Comparison, maxDrop: number): Map<string, DropTest> {
+  const entries = Object.entries(comparison.copilots).map(([copilot, c]) => ({
+    copilot,
+    p: c.differences.length ? signFlipLessPValue(c.differences.map((d) => d + maxDrop), { seed: `gate:${copilot}` }) : null,
+  }));
+  const tested = entries.filter((e) => e.p !== null);
+  const adjusted = holmAdjust(tested.map((e) => e.p!));
+  const holm = new Map(tested.map((e, i) => [e.copilot, adjusted[i]]));
+  return new Map(entries.map((e) => [e.copilot, { maxDrop, p: e.p, pHolm: holm.get(e.copilot) ?? null }]));
 }
 
 export interface GateInterval {
@@ -35,6 +62,8 @@ export interface GateEntry {
   pHolm: number | null;
   /** Every rubric dimension, most fallen first (its Holm correction is across copilots for that dimension). */
   dimensions: GateDimension[];
+  /** The test that decides a regression (p and pHolm above are compare's two-sided test of any change). */
+  dropTest: DropTest;
 }
 
 export interface GateResult {
@@ -50,6 +79,7 @@ export interface GateDetail {
   n: number;
   delta: number | null;
   verdict: 'regression' | 'improvement' | 'unchanged' | 'no paired queries';
+  dropTest: DropTest;
   /** label.value → mean paired delta of totals over that group (e.g. category.C2). */
   groups: Array<{ group: string; n: number; delta: number | null }>;
 }
@@ -64,38 +94,40 @@ export function assertGateable(baseline: { runId: string; snapshotId: string }, 
 
 const interval = (d: PairedDelta): GateInterval | null => (d.ci95 ? { low: d.ci95.low, high: d.ci95.high } : null);
 
-function entry(copilot: string, c: Comparison['copilots'][string]): GateEntry {
+function entry(copilot: string, c: Comparison['copilots'][string], dropTest: DropTest): GateEntry {
   const dimensions = Object.entries(c.dimensions)
     .map(([dimension, d]) => ({ dimension, delta: d.delta, ci95: interval(d), p: d.pValue, pHolm: d.pAdjusted, significant: d.significant }))
     .sort((x, y) => (x.delta ?? 0) - (y.delta ?? 0) || (x.dimension < y.dimension ? -1 : 1));
-  return { copilot, delta: c.overall.delta!, ci95: interval(c.overall), p: c.overall.pValue, pHolm: c.overall.pAdjusted, dimensions };
+  return { copilot, delta: c.overall.delta!, ci95: interval(c.overall), p: c.overall.pValue, pHolm: c.overall.pAdjusted, dimensions, dropTest };
 }
 
-function verdict(d: PairedDelta, maxDrop: number): GateDetail['verdict'] {
+function verdict(d: PairedDelta, drop: DropTest, alpha: number): GateDetail['verdict'] {
   if (d.delta === null) return 'no paired queries';
-  if (d.significant && d.delta < 0 && -d.delta > maxDrop) return 'regression';
+  if (drop.pHolm !== null && drop.pHolm < alpha) return 'regression';
   if (d.significant && d.delta > 0) return 'improvement';
   return 'unchanged';
 }
 
 export function gate(comparison: Comparison, options: GateOptions = {}): GateResult {
-  const maxDrop = options.maxDrop ?? 0;
+  const drops = dropTests(comparison, options.maxDrop ?? 0);
   const regressions: GateEntry[] = [];
   const improvements: GateEntry[] = [];
   for (const [copilot, c] of Object.entries(comparison.copilots)) {
-    const v = verdict(c.overall, maxDrop);
-    if (v === 'regression') regressions.push(entry(copilot, c));
-    else if (v === 'improvement') improvements.push(entry(copilot, c));
+    const v = verdict(c.overall, drops.get(copilot)!, comparison.alpha);
+    if (v === 'regression') regressions.push(entry(copilot, c, drops.get(copilot)!));
+    else if (v === 'improvement') improvements.push(entry(copilot, c, drops.get(copilot)!));
   }
   return { regressions, improvements, baseline: comparison.runA.runId, candidate: comparison.runB.runId };
 }
 
 export function gateDetails(comparison: Comparison, options: GateOptions = {}): GateDetail[] {
+  const drops = dropTests(comparison, options.maxDrop ?? 0);
   return Object.entries(comparison.copilots).map(([copilot, c]) => ({
     copilot,
     n: c.overall.n,
     delta: c.overall.delta,
-    verdict: verdict(c.overall, options.maxDrop ?? 0),
+    verdict: verdict(c.overall, drops.get(copilot)!, comparison.alpha),
+    dropTest: drops.get(copilot)!,
     groups: Object.entries(c.groups).flatMap(([label, values]) => Object.entries(values).map(([value, g]) => ({ group: `${label}.${value}`, n: g.n, delta: g.delta }))),
   }));
 }
@@ -110,7 +142,8 @@ export function gateLine(d: GateDetail, c: Comparison['copilots'][string]): stri
   const o = c.overall;
   if (o.delta === null) return `${d.copilot}: no paired queries`;
   const ci = o.ci95 ? ` [${o.ci95.low.toFixed(2)}, ${o.ci95.high.toFixed(2)}]` : '';
-  return `${d.copilot}: ${d.verdict.toUpperCase()} Δ ${signed(o.delta)}${ci} over ${o.n} queries, p ${o.pValue!.toFixed(4)}, Holm ${o.pAdjusted?.toFixed(4) ?? '–'}`;
+  const drop = d.dropTest.pHolm === null ? '' : `; drop beyond ${d.dropTest.maxDrop}: one-sided p ${d.dropTest.p!.toFixed(4)}, Holm ${d.dropTest.pHolm.toFixed(4)}`;
+  return `${d.copilot}: ${d.verdict.toUpperCase()} Δ ${signed(o.delta)}${ci} over ${o.n} queries, p ${o.pValue!.toFixed(4)}, Holm ${o.pAdjusted?.toFixed(4) ?? '–'}${drop}`;
 }
 
 /**

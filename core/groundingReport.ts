@@ -4,7 +4,7 @@
  * copilots disagree; and every claim for the drill-down. Pure: built from stored responses and checks.
  */
 import { CONTEXT_CUT_MARK, evidenceText, type GroundingCheckName, type GroundingClaim, type StoredGroundingCheck } from './grounding';
-import { bootstrapIntervals } from './stats';
+import { clusteredWilsonInterval } from './stats';
 import type { Query, StoredResponse } from './types';
 
 export interface GroundingCopilotFigures {
@@ -23,7 +23,7 @@ export interface GroundingCopilotFigures {
   contradicted: number;
   /** Share of claims verified exactly or derivably, 0–1; null without any checked claim. */
   verificationRate: number | null;
-  /** 95% bootstrap interval of verificationRate, resampling queries (a query's claims move together). */
+  /** 95% Wilson interval of verificationRate on the design-effect–adjusted count (a query's claims are one cluster; clusteredWilsonInterval). */
   ci95: { low: number; high: number } | null;
   labels: { factual: number; partial: number; hallucinated: number };
   /** Claims that cite a source; of them correctly cited (directly or derivably) and incorrectly. */
@@ -136,7 +136,8 @@ export function groundingReport(input: {
         const cs = gs.flatMap((g) => g.claims).filter((c) => c.status !== 'unchecked');
         return { verified: cs.filter(verifiedOf).length, claims: cs.length };
       }).filter((q) => q.claims > 0);
-      const [ci95] = bootstrapIntervals(perQuery, (sample) => [sum(sample, (q) => q.verified) / Math.max(1, sum(sample, (q) => q.claims))], { seed: `${input.seed}:grounding:${copilot}` });
+      const interval = clusteredWilsonInterval(perQuery.map((q) => ({ k: q.verified, n: q.claims })));
+      const ci95 = interval ? { low: interval.low, high: interval.high } : null;
       const cited = all.filter((c) => c.citation);
       const verdicts = (...vs: string[]) => cited.filter((c) => vs.includes(c.citation!.verdict)).length;
       const withCitation = cited.filter((c) => c.citation!.source !== null).length;
@@ -159,7 +160,7 @@ export function groundingReport(input: {
           fabricated: count('fabricated'),
           contradicted: count('contradicted'),
           verificationRate: ratio(verified + derivable, claims.length),
-          ci95: ci95 ?? null,
+          ci95,
           labels: { factual: checks.filter((g) => g.label === 'factual').length, partial: checks.filter((g) => g.label === 'partial').length, hallucinated: checks.filter((g) => g.label === 'hallucinated').length },
           claimsWithCitations: checkedCitations ? withCitation : null,
           correctlyCited: checkedCitations ? correct : null,
@@ -170,7 +171,7 @@ export function groundingReport(input: {
           correctCitationCompleteness: checkedCitations ? ratio(correct, needing) : null,
           citationLabels: { correct: stated.filter((x) => x.citationLabel === 'correct').length, partiallyCorrect: stated.filter((x) => x.citationLabel === 'partially correct').length, incorrect: stated.filter((x) => x.citationLabel === 'incorrect').length },
           judgeLabels: { factual: stated.filter((x) => x.hallucinationLabel === 'factual').length, partiallyFactual: stated.filter((x) => x.hallucinationLabel === 'partially factual').length, hallucinated: stated.filter((x) => x.hallucinationLabel === 'hallucinated').length },
-          statedVerificationRate: rates.length ? sum(rates, (r) => r) / rates.length : null,
+          statedVerificationRate: rates.length ? rates.reduce((n, r) => n + r, 0) / rates.length : null,
           referenceVerificationRate: ratio(verified + derivable + sameTopic, claims.length),
           contextCutForJudge: stated.filter((x) => x.contextShown).length,
           uncheckedClaims: stored.filter((g) => g.copilot === copilot && g.status !== 'failed').reduce((n, g) => n + g.claims.filter((c) => c.status === 'unchecked').length, 0),
@@ -262,8 +263,4 @@ function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();
   for (const x of xs) out.set(key(x), [...(out.get(key(x)) ?? []), x]);
   return out;
-}
-
-function sum<T>(xs: T[], f: (x: T) => number): number {
-  return xs.reduce((n, x) => n + f(x), 0);
 }

@@ -2,6 +2,7 @@
 import { dataTable, esc } from './html/page';
 import { fmt, mdText, table } from './markdown';
 import type { Panel } from './panel';
+import { MIN_SELF_PREFERENCE_QUERIES, SELF_PREFERENCE_ALPHA } from './selfPreference';
 
 export function tables(p: Panel) {
   const copilots = Object.keys(p.leaderboards[p.judges[0].name] ?? {});
@@ -10,8 +11,8 @@ export function tables(p: Panel) {
     agreement: { header: ['score', 'units', "Krippendorff's α", 'ICC(2,1)'], rows: Object.entries(p.agreement).map(([k, a]) => [k, a.units, fmt(a.alpha, 3), fmt(a.icc, 3)]) },
     tau: { header: ['judge A', 'judge B', "Kendall's τ-b of copilot orderings"], rows: p.rankCorrelation.map((r) => [r.a, r.b, fmt(r.kendallTau, 3)]) },
     self: {
-      header: ['judge', 'copilot', 'family', 'self-preference (points)', '95% CI', 'flagged'],
-      rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.difference, 2), s.ci95 ? `${fmt(s.ci95.low, 2)} to ${fmt(s.ci95.high, 2)}` : '–', s.flagged ? 'yes' : 'no']),
+      header: ['judge', 'copilot', 'family', 'self-preference (points)', '95% CI', 'judge scale', 'p (Holm)', 'queries', 'flagged'],
+      rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.difference, 2), s.ci95 ? `${fmt(s.ci95.low, 2)} to ${fmt(s.ci95.high, 2)}` : '–', fmt(s.scale, 2), fmt(s.pHolm, 4), s.queries, s.flagged ? 'yes' : 'no']),
     },
     failures: {
       header: ['judge', 'units', 'no verdict (failed)', 'first reason'],
@@ -54,8 +55,8 @@ const failuresNote = (p: Panel) => {
 const selfNote = (p: Panel) =>
   p.selfPreference.length
     ? `Self-preference check: ${p.selfPreference.length} judge × copilot pair(s) share a model family. Self-preference is the judge's own-family term in a model of every judge's per-query totals ` +
-      `(answer quality per query and copilot + judge leniency + one own-family term per judge with a family), in points of the copilot's score, with a 95% interval from resampling queries; ` +
-      `flagged only when the interval excludes zero (${p.selfPreference.filter((s) => s.flagged).length} flagged). A judge lenient to every copilot is not self-preferring.`
+      `(judge offset + judge scale × consensus answer quality + one own-family term per judge with a family; offsets only with two judges), in points of the copilot's score, tested with a query jackknife t test; ` +
+      `flagged when the Holm-adjusted p across the pairs is below ${SELF_PREFERENCE_ALPHA} and the judge scored at least ${MIN_SELF_PREFERENCE_QUERIES} queries (${p.selfPreference.filter((s) => s.flagged).length} flagged). A judge lenient to every copilot, or one stretching the scale, is not self-preferring.`
     : 'No judge shares a model family with a copilot (set family: on judges and copilots to check self-preference).';
 
 export function panelMarkdown(p: Panel | null | undefined): string[] {

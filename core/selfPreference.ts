@@ -1,22 +1,30 @@
 /**
- * Self-preference of a judge panel: how much more a judge gives its own model family's copilot than its usual
- * leniency and the copilot's quality explain.
+ * Self-preference of a judge panel: how much more a judge gives its own model family's copilot than its scale and
+ * offset, and the copilot's quality, explain.
  *
- * The model, fitted by least squares on every judge's per-query totals (a judge's mean over its samples of one
- * (query, copilot) unit, on the copilot's score scale):
+ * The model, fitted by alternating least squares on every judge's per-query totals (a judge's mean over its samples of
+ * one (query, copilot) unit, on the copilot's score scale):
  *
- *     total[judge, unit] = unit + leniency[judge] + selfPreference[judge] · own(judge, unit) + error
+ *     total[judge, unit] = offset[judge] + scale[judge] · quality[unit] + selfPreference[judge] · own(judge, unit) + error
  *
- * `unit` is the quality of that copilot's answer to that query (copilot quality, query difficulty and their
- * interaction, absorbed by centring within the unit), `leniency` a judge's shift on every copilot, and `own` is 1
- * when the judge has a family and the unit's copilot shares it. One own-family term per judge that has one: a judge
- * +4 on every copilot is lenient, not self-preferring, and another judge's self-preference does not leak into the
- * baseline (each has its own term), which a difference of the panel score with and without the judge mixed together.
- * The interval resamples queries (a query's units and all its judges' totals stay together, seeded percentile
- * bootstrap); a pair is flagged only when that interval excludes zero. A term that the design cannot separate from
- * the units and leniencies (every judge of the family, or the judge scoring only its own family) is null.
+ * `quality` is the consensus quality of that copilot's answer to that query, estimated from all judges at once (each
+ * judge's total put back on the common scale by its own offset and scale), `own` is 1 when the judge has a family and
+ * the unit's copilot shares it. A judge +4 on every copilot has an offset; a judge that stretches the scale by 1.3 has
+ * a scale; neither is self-preference, even when its family's copilot is the best (a stretched scale then raises that
+ * copilot most, which an offset-only model read as preference). With two judges the scales cannot be told from the
+ * noise: the model keeps offsets only (scale 1) and says so.
+ *
+ * The test: a query-level jackknife standard error of the own-family term (each query left out in turn and the model
+ * refitted: it carries the consensus' own estimation error), t with (queries − 1) df, two-sided; Holm across every
+ * (judge, copilot) pair of the panel; a pair is flagged only when its Holm-adjusted p is below 0.05 and the judge
+ * scored at least MIN_SELF_PREFERENCE_QUERIES queries. A term the design cannot separate from the others (every judge
+ * that scored the copilot is of its family, or the judge scored only its own family) is null.
  */
-import { bootstrapIntervals, solvePositiveDefinite } from './stats';
+import { holmAdjust, solvePositiveDefinite, studentTCdf, studentTQuantile } from './stats';
+
+/** Below this many queries no pair is flagged (the jackknife t test needs them to hold its 5%). */
+export const MIN_SELF_PREFERENCE_QUERIES = 10;
+export const SELF_PREFERENCE_ALPHA = 0.05;
 
 export interface SelfPreferenceEntry {
   judge: string;
@@ -25,7 +33,14 @@ export interface SelfPreferenceEntry {
   /** The judge's own-family term, in points of the copilot's score (null when not estimable). */
   difference: number | null;
   ci95: { low: number; high: number } | null;
-  /** The interval excludes zero. */
+  /** Two-sided jackknife t test of the term, and Holm-adjusted across the panel's pairs. */
+  p: number | null;
+  pHolm: number | null;
+  /** The judge's scale against the consensus (1: as the panel's average judge); null in the offset-only model. */
+  scale: number | null;
+  model: 'scale and offset' | 'offset only (two judges)';
+  queries: number;
+  /** pHolm < 0.05 with at least MIN_SELF_PREFERENCE_QUERIES queries. */
   flagged: boolean;
 }
 
@@ -34,90 +49,155 @@ export interface SelfPreferenceInput {
   copilotFamilies: Record<string, string | undefined>;
   /** One judge's per-query total of one unit (already the mean over that judge's samples). */
   totals: Array<{ judge: string; queryId: string; copilot: string; total: number }>;
-  iterations?: number;
-  seed?: string;
 }
 
-interface QueryMoments {
-  xtx: number[][];
-  xty: number[];
+interface Row {
+  judge: number;
+  unit: number;
+  query: number;
+  y: number;
+  own: boolean;
 }
 
-/** Of `columns` in order, those kept when each that is (numerically) a combination of the kept ones before it is dropped. */
-function independentColumns(xtx: number[][], columns: number[]): number[] {
-  const keep: number[] = [];
-  for (const c of columns) if (solvePositiveDefinite(xtx, xtx[c], [...keep, c]) !== null) keep.push(c);
-  return keep;
+interface Fit {
+  offset: number[];
+  scale: number[];
+  own: number[];
+  quality: number[];
+}
+
+const ITERATIONS = 200;
+
+/** Alternating least squares of the model above on `rows` (those of left-out queries dropped), warm-started from `start`. */
+function fitModel(rows: Row[], judges: number, units: number, withScale: boolean, ownTerm: boolean[], start?: Fit): Fit {
+  const fit: Fit = start
+    ? { offset: [...start.offset], scale: [...start.scale], own: [...start.own], quality: [...start.quality] }
+    : { offset: new Array(judges).fill(0), scale: new Array(judges).fill(1), own: new Array(judges).fill(0), quality: new Array(units).fill(0) };
+  const byJudge = Array.from({ length: judges }, () => [] as Row[]);
+  for (const r of rows) byJudge[r.judge].push(r);
+  const present = new Array<boolean>(units).fill(false);
+  for (const r of rows) present[r.unit] = true;
+  if (!start) {
+    const sums = new Array<number>(units).fill(0);
+    const counts = new Array<number>(units).fill(0);
+    for (const r of rows) {
+      sums[r.unit] += r.y;
+      counts[r.unit]++;
+    }
+    for (let u = 0; u < units; u++) fit.quality[u] = counts[u] ? sums[u] / counts[u] : 0;
+  }
+  const num = new Array<number>(units);
+  const den = new Array<number>(units);
+  for (let it = 0; it < ITERATIONS; it++) {
+    let change = 0;
+    for (let j = 0; j < judges; j++) {
+      const cols = [0, ...(withScale ? [1] : []), ...(ownTerm[j] ? [2] : [])];
+      const xtx = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+      const xty = [0, 0, 0];
+      for (const r of byJudge[j]) {
+        const x = [1, fit.quality[r.unit], r.own ? 1 : 0];
+        const target = withScale ? r.y : r.y - fit.quality[r.unit];
+        for (const a of cols) {
+          xty[a] += x[a] * target;
+          for (const b of cols) xtx[a][b] += x[a] * x[b];
+        }
+      }
+      const beta = solvePositiveDefinite(xtx, xty, cols);
+      if (!beta) continue;
+      const next = [0, 1, 0];
+      cols.forEach((c, k) => (next[c] = beta[k]));
+      change = Math.max(change, Math.abs(next[0] - fit.offset[j]), Math.abs(next[2] - fit.own[j]));
+      [fit.offset[j], fit.scale[j], fit.own[j]] = withScale ? next : [next[0], 1, next[2]];
+    }
+    num.fill(0);
+    den.fill(0);
+    for (const r of rows) {
+      const b = fit.scale[r.judge];
+      num[r.unit] += b * (r.y - fit.offset[r.judge] - (r.own ? fit.own[r.judge] : 0));
+      den[r.unit] += b * b;
+    }
+    // The common scale is fixed by its mean (0) and, with scales, its spread (the raw totals' average spread).
+    let m = 0;
+    let k = 0;
+    for (let u = 0; u < units; u++)
+      if (present[u] && den[u] > 0) {
+        fit.quality[u] = num[u] / den[u];
+        m += fit.quality[u];
+        k++;
+      }
+    m /= k || 1;
+    let ss = 0;
+    for (let u = 0; u < units; u++) if (present[u]) ss += (fit.quality[u] - m) ** 2;
+    const sd = Math.sqrt(ss / Math.max(1, k - 1));
+    const factor = withScale && sd > 0 ? 1 / sd : 1;
+    for (let u = 0; u < units; u++) if (present[u]) fit.quality[u] = (fit.quality[u] - m) * factor;
+    if (change < 1e-10 && it > 2) break;
+  }
+  return fit;
 }
 
 export function selfPreference(input: SelfPreferenceInput): SelfPreferenceEntry[] {
   const pairs = input.judges.flatMap((j) => Object.keys(input.copilotFamilies).filter((c) => j.family && input.copilotFamilies[c] === j.family).map((c) => ({ judge: j.name, copilot: c, family: j.family! })));
   if (!pairs.length) return [];
   const judgeIndex = new Map(input.judges.map((j, i) => [j.name, i]));
-  const familyJudges = input.judges.filter((j) => pairs.some((p) => p.judge === j.name));
-  // Columns: leniency of every judge but the first (treatment coding), then one own-family term per family judge.
-  const p = input.judges.length - 1 + familyJudges.length;
-  const ownColumn = new Map(familyJudges.map((j, i) => [j.name, input.judges.length - 1 + i]));
-  const byUnit = new Map<string, Array<{ x: number[]; y: number }>>();
-  const queryOfUnit = new Map<string, string>();
+  const unitIndex = new Map<string, number>();
+  const queryIndex = new Map<string, number>();
+  const unitCopilot: string[] = [];
+  const rows: Row[] = [];
   for (const t of input.totals) {
     const j = judgeIndex.get(t.judge);
     if (j === undefined || !Number.isFinite(t.total)) continue;
-    const x = new Array<number>(p).fill(0);
-    if (j > 0) x[j - 1] = 1;
-    const own = ownColumn.get(t.judge);
-    if (own !== undefined && input.copilotFamilies[t.copilot] === input.judges[j].family) x[own] = 1;
     const key = `${t.queryId}\u0000${t.copilot}`;
-    byUnit.set(key, [...(byUnit.get(key) ?? []), { x, y: t.total }]);
-    queryOfUnit.set(key, t.queryId);
-  }
-  // Centring within the unit absorbs its effect (Frisch–Waugh–Lovell); a query's moments then add up across resamples.
-  const moments = new Map<string, QueryMoments>();
-  for (const [key, rows] of byUnit) {
-    const q = queryOfUnit.get(key)!;
-    const m = moments.get(q) ?? { xtx: Array.from({ length: p }, () => new Array<number>(p).fill(0)), xty: new Array<number>(p).fill(0) };
-    const xm = new Array<number>(p).fill(0);
-    let ym = 0;
-    for (const r of rows) {
-      for (let a = 0; a < p; a++) xm[a] += r.x[a] / rows.length;
-      ym += r.y / rows.length;
+    if (!unitIndex.has(key)) {
+      unitIndex.set(key, unitIndex.size);
+      unitCopilot.push(t.copilot);
     }
-    for (const r of rows) {
-      const xc = r.x.map((v, a) => v - xm[a]);
-      for (let a = 0; a < p; a++) {
-        m.xty[a] += xc[a] * (r.y - ym);
-        for (let b = 0; b < p; b++) m.xtx[a][b] += xc[a] * xc[b];
-      }
-    }
-    moments.set(q, m);
+    if (!queryIndex.has(t.queryId)) queryIndex.set(t.queryId, queryIndex.size);
+    const family = input.judges[j].family;
+    rows.push({ judge: j, unit: unitIndex.get(key)!, query: queryIndex.get(t.queryId)!, y: t.total, own: !!family && input.copilotFamilies[t.copilot] === family });
   }
-  const queries = [...moments.keys()].sort();
-  const sum = (sample: QueryMoments[]) => {
-    const xtx = Array.from({ length: p }, () => new Array<number>(p).fill(0));
-    const xty = new Array<number>(p).fill(0);
-    for (const m of sample)
-      for (let a = 0; a < p; a++) {
-        xty[a] += m.xty[a];
-        for (let b = 0; b < p; b++) xtx[a][b] += m.xtx[a][b];
-      }
-    return { xtx, xty };
+  const J = input.judges.length;
+  const withScale = new Set(rows.map((r) => r.judge)).size >= 3;
+  // A term is estimable when the judge also scored other copilots and someone outside the family scored the copilot.
+  const estimable = (judge: number, copilot: string) => {
+    const family = input.judges[judge].family;
+    const mine = rows.filter((r) => r.judge === judge);
+    return mine.some((r) => r.own) && mine.some((r) => !r.own) && rows.some((r) => unitCopilot[r.unit] === copilot && input.judges[r.judge].family !== family);
   };
-  const all = sum(queries.map((q) => moments.get(q)!));
-  const keep = independentColumns(all.xtx, [...Array(p).keys()]);
-  // A term is identified only if its column is outside the span of all the others: then every least-squares solution
-  // gives it the same value (the greedy basis above keeps it); otherwise it is aliased and null.
-  const terms = familyJudges.map((j) => ownColumn.get(j.name)!);
-  const identified = terms.map((c) => independentColumns(all.xtx, [...Array(p).keys()].filter((d) => d !== c)).length < keep.length);
-  const estimate = (s: { xtx: number[][]; xty: number[] }) => {
-    const beta = solvePositiveDefinite(s.xtx, s.xty, keep);
-    return terms.map((c, t) => (beta && identified[t] ? beta[keep.indexOf(c)] : NaN));
-  };
-  const point = estimate(all);
-  const intervals = bootstrapIntervals(queries.map((q) => moments.get(q)!), (sample) => estimate(sum(sample)), { iterations: input.iterations ?? 1000, seed: input.seed ?? 'judgeflow/self-preference' });
-  return pairs.map((pair) => {
-    const t = familyJudges.findIndex((j) => j.name === pair.judge);
-    const difference = Number.isFinite(point[t]) ? point[t] : null;
-    const ci95 = difference === null ? null : intervals[t];
-    return { ...pair, difference, ci95, flagged: ci95 !== null && (ci95.low > 0 || ci95.high < 0) };
+  const ownTerm = input.judges.map((_, j) => pairs.some((p) => judgeIndex.get(p.judge) === j && estimable(j, p.copilot)));
+  const U = unitIndex.size;
+  const Q = queryIndex.size;
+  const full = fitModel(rows, J, U, withScale, ownTerm);
+  // Query jackknife: refit without each query in turn.
+  const leaveOut = Array.from({ length: Q }, (_, q) => fitModel(rows.filter((r) => r.query !== q), J, U, withScale, ownTerm, full).own);
+  const meanScale = full.scale.reduce((s, b) => s + Math.abs(b), 0) / J;
+  type Tested = { pair: (typeof pairs)[number]; j: number; queries: number; difference: number | null; ci95: { low: number; high: number } | null; p: number | null };
+  const tested = pairs.map((pair): Tested => {
+    const j = judgeIndex.get(pair.judge)!;
+    const queries = new Set(rows.filter((r) => r.judge === j).map((r) => r.query)).size;
+    if (!ownTerm[j] || !estimable(j, pair.copilot) || Q < 3) return { pair, j, queries, difference: null, ci95: null, p: null };
+    const difference = full.own[j];
+    const mean = leaveOut.reduce((s, f) => s + f[j], 0) / Q;
+    const se = Math.sqrt(((Q - 1) / Q) * leaveOut.reduce((s, f) => s + (f[j] - mean) ** 2, 0));
+    const t = studentTQuantile(0.975, Q - 1);
+    const p = se > 0 ? 2 * (1 - studentTCdf(Math.abs(difference) / se, Q - 1)) : difference === 0 ? 1 : 0;
+    return { pair, j, queries, difference, ci95: { low: difference - t * se, high: difference + t * se }, p };
+  });
+  const withP = tested.filter((x) => x.p !== null);
+  const adjusted = holmAdjust(withP.map((x) => x.p!));
+  const holm = new Map(withP.map((x, i) => [x, adjusted[i]]));
+  return tested.map((x) => {
+    const pHolm = holm.get(x) ?? null;
+    return {
+      ...x.pair,
+      difference: x.difference,
+      ci95: x.ci95,
+      p: x.p,
+      pHolm,
+      scale: withScale && meanScale > 0 ? full.scale[x.j] / meanScale : null,
+      model: withScale ? 'scale and offset' : 'offset only (two judges)',
+      queries: x.queries,
+      flagged: pHolm !== null && pHolm < SELF_PREFERENCE_ALPHA && x.queries >= MIN_SELF_PREFERENCE_QUERIES,
+    };
   });
 }

@@ -2,9 +2,9 @@
  * How stable a copilot's answers are over runs of the same queries (LATTICE's "response variability over time"):
  * text similarity of consecutive answers to one query, the share that changed beyond a threshold, and the variance of
  * a query's score across runs set against the judge's own variance on one response (from repeated judging, `samples`),
- * so a copilot that drifts can be told from a judge that wobbles. Pure.
+ * tested with an F test, so a copilot that drifts can be told from a judge that wobbles at a stated error rate. Pure.
  */
-import { mean } from './stats';
+import { fSurvival, mean } from './stats';
 import { normalizeText, similarity } from './text';
 import type { Query } from './types';
 
@@ -29,13 +29,21 @@ export interface CopilotStability {
   scoreVarianceAcrossRuns: number | null;
   /** Mean over judged responses of the variance between the judge's samples of that one response; null without samples ≥ 2. */
   judgeVarianceWithinResponse: number | null;
-  /** Samples per response: a run's score of a response is their mean, so its judge noise is within-variance / samples. */
+  /** Judge samples per (response, run), the mean over them: each unit's own count enters the test, not the largest one. */
   samples: number;
-  /** scoreVarianceAcrossRuns ÷ (judgeVarianceWithinResponse ÷ samples): about 1 when the judge's noise explains the movement. */
+  /** The F statistic below: about 1 when the judge's noise explains the movement. */
   varianceRatio: number | null;
   /**
-   * stable: the scores did not move; answers drift: they moved more than the judge's noise, and the answers changed;
-   * judge drift: they moved more than its noise, but the answers did not change; judge wobble: within the judge's noise.
+   * One-way ANOVA of runs within each (query, judge) unit: the mean square between a unit's runs (each run's mean of
+   * its samples, weighted by its own sample count) over the mean square between samples of one response. Under "the
+   * scores moved only by the judge's noise" (normal, equal noise) F follows F(df1, df2); p below DRIFT_ALPHA reads as drift.
+   */
+  fTest: { f: number; df1: number; df2: number; p: number } | null;
+  /** The false-drift rate the reading is held to. */
+  alpha: number;
+  /**
+   * stable: the scores did not move; answers drift: the F test says they moved more than the judge's noise (p < alpha),
+   * and the answers changed; judge drift: the same, but the answers did not change; judge wobble: within the judge's noise.
    */
   reading: 'stable' | 'answers drift' | 'judge drift' | 'judge wobble' | 'not enough runs' | 'no judge samples';
 }
@@ -53,8 +61,30 @@ const variance = (xs: number[]) => {
 };
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
 
-/** A ratio this far above 1 (the score moves more than the judge's noise allows) reads as drift. */
-const DRIFT_RATIO = 2;
+/** The F test's level: pure judge noise reads as drift in at most this share of copilots (normal noise). */
+export const DRIFT_ALPHA = 0.05;
+
+/** Between-run and within-run sums of squares of each unit's samples (units: one query and judge; per run, its samples). */
+function runAnova(byUnit: Map<string, number[][]>) {
+  let between = 0;
+  let df1 = 0;
+  let within = 0;
+  let df2 = 0;
+  for (const runs of byUnit.values()) {
+    const present = runs.filter((xs) => xs.length > 0);
+    for (const xs of present) {
+      const m = mean(xs);
+      within += xs.reduce((s, x) => s + (x - m) ** 2, 0);
+      df2 += xs.length - 1;
+    }
+    if (present.length < 2) continue;
+    const count = present.reduce((s, xs) => s + xs.length, 0);
+    const grand = present.reduce((s, xs) => s + xs.reduce((a, b) => a + b, 0), 0) / count;
+    between += present.reduce((s, xs) => s + xs.length * (mean(xs) - grand) ** 2, 0);
+    df1 += present.length - 1;
+  }
+  return { between, df1, within, df2 };
+}
 
 export function stability(runs: StabilityRunInput[], options: { threshold?: number } = {}): Stability {
   const threshold = options.threshold ?? 0.8;
@@ -82,19 +112,30 @@ export function stability(runs: StabilityRunInput[], options: { threshold?: numb
       return units;
     });
     const within = perRun.flatMap((units) => [...units.values()].flatMap((totals) => (totals.length > 1 ? [variance(totals)!] : [])));
-    const samples = Math.max(1, ...perRun.flatMap((units) => [...units.values()].map((t) => t.length)));
+    const counts = perRun.flatMap((units) => [...units.values()].map((t) => t.length));
+    const samples = counts.length ? mean(counts) : 1;
     const scoresByQuery = new Map<string, number[]>();
-    for (const units of perRun) for (const [unit, totals] of units) scoresByQuery.set(unit, [...(scoresByQuery.get(unit) ?? []), mean(totals)]);
+    const samplesByUnit = new Map<string, number[][]>();
+    perRun.forEach((units, k) => {
+      for (const [unit, totals] of units) {
+        scoresByQuery.set(unit, [...(scoresByQuery.get(unit) ?? []), mean(totals)]);
+        const runsOfUnit = samplesByUnit.get(unit) ?? ordered.map(() => []);
+        runsOfUnit[k] = totals;
+        samplesByUnit.set(unit, runsOfUnit);
+      }
+    });
     const across = [...scoresByQuery.values()].flatMap((xs) => (xs.length > 1 ? [variance(xs)!] : []));
 
     const acrossVar = meanOrNull(across);
     const withinVar = meanOrNull(within);
-    const ratio = acrossVar !== null && withinVar !== null && withinVar > 0 ? acrossVar / (withinVar / samples) : null;
+    const anova = runAnova(samplesByUnit);
+    const f = anova.df1 > 0 && anova.df2 > 0 ? (anova.within > 0 ? anova.between / anova.df1 / (anova.within / anova.df2) : anova.between > 0 ? Infinity : 0) : null;
+    const fTest = f === null ? null : { f, df1: anova.df1, df2: anova.df2, p: f === 0 ? 1 : fSurvival(f, anova.df1, anova.df2) };
     let reading: CopilotStability['reading'];
     if (ordered.length < 2 || acrossVar === null) reading = 'not enough runs';
     else if (acrossVar === 0) reading = 'stable';
-    else if (withinVar === null) reading = 'no judge samples';
-    else if (withinVar === 0 || (ratio !== null && ratio > DRIFT_RATIO)) reading = sims.length && sims.every((x) => x >= threshold) ? 'judge drift' : 'answers drift';
+    else if (fTest === null) reading = 'no judge samples';
+    else if (fTest.p < DRIFT_ALPHA) reading = sims.length && sims.every((x) => x >= threshold) ? 'judge drift' : 'answers drift';
     else reading = 'judge wobble';
     out[copilot] = {
       compared: sims.length,
@@ -103,7 +144,9 @@ export function stability(runs: StabilityRunInput[], options: { threshold?: numb
       scoreVarianceAcrossRuns: acrossVar,
       judgeVarianceWithinResponse: withinVar,
       samples,
-      varianceRatio: ratio,
+      varianceRatio: fTest && Number.isFinite(fTest.f) ? fTest.f : null,
+      fTest,
+      alpha: DRIFT_ALPHA,
       reading,
     };
   }

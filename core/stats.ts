@@ -228,7 +228,7 @@ export interface PairedTest {
  * otherwise random flips are drawn and the (count + 1) / (iterations + 1) estimate is used, which
  * counts the observed labelling and so never reports an impossible p of 0.
  */
-function signFlipPValue(diffs: number[], iterations: number, rand: () => number): number {
+function signFlipPValue(diffs: number[], iterations: number, rand: () => number, alternative: 'two-sided' | 'less' = 'two-sided'): number {
   const n = diffs.length;
   let observed = 0;
   let scale = 0;
@@ -237,7 +237,10 @@ function signFlipPValue(diffs: number[], iterations: number, rand: () => number)
     scale += Math.abs(d);
   }
   // Sums that equal the observed one mathematically may differ in the last bits after reordering.
-  const threshold = Math.abs(observed) - 1e-9 * scale;
+  const slack = 1e-9 * scale;
+  const threshold = Math.abs(observed) - slack;
+  // Two-sided: |sum| at least |observed|; 'less': sum at most the observed one (as far below 0 or further).
+  const extremeSum = alternative === 'two-sided' ? (sum: number) => Math.abs(sum) >= threshold : (sum: number) => sum <= observed + slack;
 
   if (n <= 30 && 2 ** n <= iterations) {
     const patterns = 2 ** n;
@@ -245,7 +248,7 @@ function signFlipPValue(diffs: number[], iterations: number, rand: () => number)
     for (let mask = 0; mask < patterns; mask++) {
       let sum = 0;
       for (let i = 0; i < n; i++) sum += mask & (2 ** i) ? -diffs[i] : diffs[i];
-      if (Math.abs(sum) >= threshold) extreme++;
+      if (extremeSum(sum)) extreme++;
     }
     return extreme / patterns;
   }
@@ -254,9 +257,21 @@ function signFlipPValue(diffs: number[], iterations: number, rand: () => number)
   for (let it = 0; it < iterations; it++) {
     let sum = 0;
     for (let i = 0; i < n; i++) sum += rand() < 0.5 ? -diffs[i] : diffs[i];
-    if (Math.abs(sum) >= threshold) extreme++;
+    if (extremeSum(sum)) extreme++;
   }
   return (extreme + 1) / (iterations + 1);
+}
+
+/**
+ * One-sided sign-flip p-value for H0: the differences are symmetric around 0, against the alternative that they sit
+ * below it (small when the sum is far below 0). Exact when 2^n fits in the iteration budget, as signFlipPValue.
+ */
+export function signFlipLessPValue(diffs: number[], opts: { iterations?: number; seed?: string } = {}): number {
+  const iterations = opts.iterations ?? 5000;
+  checkIterations(iterations);
+  if (diffs.some((d) => !Number.isFinite(d))) throw new RangeError('signFlipLessPValue: differences must be finite numbers');
+  if (!diffs.length || diffs.every((d) => d === 0)) return 1;
+  return signFlipPValue(diffs, iterations, seededRandom(`${opts.seed ?? DEFAULT_SEED}:perm-less`), 'less');
 }
 
 /**
@@ -724,6 +739,33 @@ export function wilsonInterval(k: number, n: number, z = 1.959963984540054): { l
   const centre = (p + (z * z) / (2 * n)) / denom;
   const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / denom;
   return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
+}
+
+/**
+ * Wilson interval for a proportion whose trials come in clusters (claims of one query, items of one query): the
+ * count is shrunk to its effective size n / deff, with the design effect deff = (cluster-robust variance of the
+ * pooled rate) / (binomial variance), never below 1. The Wilson form keeps the interval inside [0, 1] without
+ * collapsing at 0 or 1: all 40 of 40 in 10 queries gives [0.89, 1], not [1, 1]. At 0 or 1 the clusters show no spread,
+ * so deff = 1. The quantile is Student t on (clusters − 1) df.
+ * Null without any trial.
+ */
+export function clusteredWilsonInterval(clusters: Array<{ k: number; n: number }>): { low: number; high: number; designEffect: number; effectiveN: number } | null {
+  const used = clusters.filter((c) => c.n > 0);
+  // Few clusters: the variance itself rests on them, so the quantile is t with (clusters − 1) df rather than normal.
+  const z = used.length >= 2 ? studentTQuantile(0.975, used.length - 1) : 1.959963984540054;
+  const n = used.reduce((s, c) => s + c.n, 0);
+  if (!n) return null;
+  const k = used.reduce((s, c) => s + c.k, 0);
+  const p = k / n;
+  let deff = 1;
+  if (used.length >= 2 && p > 0 && p < 1) {
+    const q = used.length;
+    const clustered = (q / (q - 1)) * used.reduce((s, c) => s + (c.k - p * c.n) ** 2, 0) / (n * n);
+    deff = Math.max(1, clustered / ((p * (1 - p)) / n));
+  }
+  const effectiveN = n / deff;
+  const w = wilsonInterval(p * effectiveN, effectiveN, z)!;
+  return { low: w.low, high: w.high, designEffect: deff, effectiveN };
 }
 
 /** The x with I_x(a, b) = p (the Beta(a, b) quantile), by bisection on the regularized incomplete beta function. */

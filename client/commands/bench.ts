@@ -2,6 +2,7 @@ import { seededRandom } from '../../core/random';
 import { groupNearDuplicates } from '../../core/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { printStatisticsFigures } from '../../rubrics/cab/statisticsSimulation';
+import { printStudyStatisticsFigures } from '../../core/statsSimulation';
 import type { Command } from '../args';
 import { measureRun, type RunFigures, type RunScenario } from '../benchRuns';
 import { benchLatticeFiles } from '../benchLattice';
@@ -49,7 +50,11 @@ export const benchCommand: Command = {
     if (sims === null || paperQueries === null || cabQueries === null || latticeQueries === null) return 2;
     if (only === 'cab-judging') return benchCabJudging(cabQueries);
     if (only === 'lattice-files') return benchLatticeFiles(console.log, latticeQueries);
-    if (only === undefined || only === 'stats') printStatisticsFigures(console.log, { sims });
+    if (only === undefined || only === 'stats') {
+      printStatisticsFigures(console.log, { sims });
+      // Issue 33's rows: 400 runs per figure at the default (--sims / 5).
+      printStudyStatisticsFigures(console.log, { sims: Math.max(100, Math.round((sims ?? 2000) / 5)) });
+    }
     if (only === 'stats') return 0;
     if (only === undefined || only === 'startup') await printStartupFigures(console.log);
     if (only === 'startup') return 0;

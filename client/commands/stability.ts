@@ -12,7 +12,7 @@ export function renderStability(s: Stability): string {
   const lines = [`${s.runs.length} runs (${s.runs[0]?.startedAt ?? '–'} … ${s.runs.at(-1)?.startedAt ?? '–'}); an answer "changed" when less than ${s.threshold} similar to the one before`];
   for (const [c, x] of Object.entries(s.copilots)) {
     lines.push(
-      `${c}: ${x.reading}. Answers: similarity ${fixed(x.meanSimilarity)} over ${x.compared} pairs, ${x.changedShare === null ? '–' : `${(x.changedShare * 100).toFixed(0)}%`} changed. Score variance across runs ${fixed(x.scoreVarianceAcrossRuns)} vs the judge's within-response ${fixed(x.judgeVarianceWithinResponse)} (${x.samples} sample${x.samples === 1 ? '' : 's'}; ratio ${fixed(x.varianceRatio)})`,
+      `${c}: ${x.reading}. Answers: similarity ${fixed(x.meanSimilarity)} over ${x.compared} pairs, ${x.changedShare === null ? '–' : `${(x.changedShare * 100).toFixed(0)}%`} changed. Score variance across runs ${fixed(x.scoreVarianceAcrossRuns)} vs the judge's within-response ${fixed(x.judgeVarianceWithinResponse)} (${fixed(x.samples)} samples per response; F ${x.fTest ? `${fixed(x.fTest.f)} on ${x.fTest.df1} and ${x.fTest.df2} df, p ${x.fTest.p.toFixed(4)}; drift when p < ${x.alpha}` : '–'})`,
     );
   }
   return lines.join('\n');

@@ -11,18 +11,19 @@ import { createStudyApp, listen } from '../study/app';
 import { annotationLink, designStudy, inviteAnnotators } from '../study/create';
 import { exportAnnotations, importAnnotations, parseColumnMap } from '../study/exchange';
 import { SubmissionForwarder } from '../study/forwarder';
-import { writeStudyReport } from '../study/report';
+import { calibratedNow, writeStudyReport } from '../study/report';
 import { closeStudyWorkflow, startStudyWorkflow } from '../study/workflow';
 import { ensureLocalServer } from '../temporalServer';
+import type { CalibratedWinRates } from '../../core/study/calibrated';
 
-const USAGE = `judgeflow study create --run RUN_ID [--copilots A,B,C] [--queries N | --query-file F] [--per-item 11] [--seed S] [--name NAME] [--deadline 14d [--remind-before 2d]] [--options FILE]
+const USAGE = `judgeflow study create --run RUN_ID [--copilots A,B,C] [--queries N | --query-file F | --select active [--budget N]] [--per-item 11] [--seed S] [--name NAME] [--deadline 14d [--remind-before 2d]] [--options FILE]
        judgeflow study invite NAME --annotators N [--base-url http://127.0.0.1:8787]
        judgeflow study serve [--host 127.0.0.1] [--port 8787] [--worker]
        judgeflow study close NAME
        judgeflow study report NAME [--judge-run RUN_ID]... [--tie-margin X] [--top 10] [--out DIR]
        judgeflow study export NAME [--format csv|jsonl] [--out FILE]
        judgeflow study import NAME FILE [--columns annotator=COL,query=COL,left=COL,right=COL,choice=COL,reason=COL,seriousError=COL,errorType=COL,comment=COL]
-       judgeflow study list | status NAME`;
+       judgeflow study list | status NAME [--target-width 0.1] [--json]`;
 
 function wholeNumber(values: Record<string, unknown>, name: string, fallback?: number): number | undefined {
   const v = values[name];
@@ -91,6 +92,9 @@ export const studyCommand: Command = {
     format: { type: 'string' },
     columns: { type: 'string' },
     json: { type: 'boolean' },
+    select: { type: 'string' },
+    budget: { type: 'string' },
+    'target-width': { type: 'string' },
   },
   async run({ values, positionals }) {
     const [action, name, file] = positionals;
@@ -109,6 +113,8 @@ export const studyCommand: Command = {
           deadline: values.deadline as string | undefined,
           remindBefore: values['remind-before'] as string | undefined,
           optionsFile: values.options as string | undefined,
+          select: values.select as 'uniform' | 'active' | undefined,
+          budget: wholeNumber(values, 'budget'),
         });
         try {
           await ensureLocalServer({ log: (l) => console.error(l) });
@@ -126,6 +132,7 @@ export const studyCommand: Command = {
         console.log(
           `Study ${study.name}: ${study.items} items (${study.spec.queryIds.length} queries × pairs of ${study.spec.copilots.join(', ')}), ${study.assignments} assignments (${study.spec.perItem} per item)` +
             `${e.pairs ? `; left out ${e.pairs} items whose responses failed (${e.failed}) or are missing (${e.missing})` : ''}.` +
+            `${study.spec.selection?.method === 'active' ? ` Active selection: ${study.items} of ${study.spec.selection.candidates} items drawn by the judge's uncertainty (budget ${study.spec.selection.budget}; every inclusion probability ≥ ${study.spec.selection.floor.toFixed(3)}).` : ''}` +
             `${study.spec.deadline ? ` Closes at ${study.spec.deadline}.` : ''} Workflow ${study.workflowId}. Next: judgeflow study invite ${study.name} --annotators N`,
         );
         if (values.json) console.log(JSON.stringify({ study: study.name, items: study.items, assignments: study.assignments, excluded: e, workflowId: study.workflowId }));
@@ -199,7 +206,15 @@ export const studyCommand: Command = {
         const annotations = await st.studies.annotations(s.name);
         const assignments = (await st.studies.studyAssignments(s.name)).filter((a) => a.slot >= 0);
         const status = { study: s.name, status: s.status, assignments: assignments.length, answered: annotations.filter((a) => a.source === 'app').length, imported: annotations.filter((a) => a.source === 'import').length, pending: subs.filter((x) => x.status === 'pending').length, annotators: (await st.studies.annotators(s.name)).length, deadline: s.spec.deadline, events: await st.studies.studyEvents(s.name) };
-        console.log(values.json ? JSON.stringify(status) : `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotator${status.annotators === 1 ? '' : 's'}, ${status.pending} waiting for the workflow, ${status.imported} imported`);
+        const targetWidth = values['target-width'] === undefined ? undefined : Number(values['target-width']);
+        if (targetWidth !== undefined && !(targetWidth > 0 && targetWidth < 1)) throw new InputError(`--target-width ${String(values['target-width'])}: expected a width of win rate between 0 and 1 (0.1 = ten points)`);
+        const calibrated = annotations.length ? await calibratedNow(st, s, { targetWidth }) : null;
+        if (values.json) {
+          console.log(JSON.stringify({ ...status, calibrated }));
+          return 0;
+        }
+        console.log(`${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotator${status.annotators === 1 ? '' : 's'}, ${status.pending} waiting for the workflow, ${status.imported} imported`);
+        if (calibrated) console.log(calibratedStatusLines(calibrated, targetWidth).join('\n'));
         return 0;
       }
       default:
@@ -207,3 +222,15 @@ export const studyCommand: Command = {
     }
   },
 };
+
+/** Per copilot, the calibrated interval as the labels stand, and the labels projected to reach the target width. */
+function calibratedStatusLines(c: CalibratedWinRates, targetWidth: number | undefined): string[] {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const lines = [`Calibrated win rates (${c.design} selection; ${c.annotatedItems} of ${c.items} items annotated; an interval needs ${c.minimumAnnotatedQueries} annotated queries):`];
+  for (const [name, x] of Object.entries(c.copilots)) {
+    const now = x.ci95 ? `${pct(x.winRate!)} [${pct(x.ci95.low)}, ${pct(x.ci95.high)}], width ${pct(x.ci95.high - x.ci95.low)}` : `no interval (${x.status}: ${x.moreLabelsNote})`;
+    const target = targetWidth === undefined || !x.ci95 ? '' : x.moreLabelsToTarget === null ? `; width ${pct(targetWidth)} is out of reach by labels alone (more queries are needed)` : `; about ${x.moreLabelsToTarget} more annotated items to reach width ${pct(targetWidth)}`;
+    lines.push(`  ${name}: ${now}${target}`);
+  }
+  return lines;
+}

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { dealAssignments, planAssignments, planItems } from '../../core/study/design';
+import { activeSelection, type StudySelection } from '../../core/study/active';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/store';
 import { seededRandom } from '../../core/random';
@@ -19,6 +20,10 @@ export interface CreateStudyArgs {
   deadline?: string;
   remindBefore?: string;
   optionsFile?: string;
+  /** uniform (default): every pair on the chosen queries; active: items drawn by the judge's uncertainty (core/study/active.ts). */
+  select?: 'uniform' | 'active';
+  /** Active selection: the expected number of items to annotate. */
+  budget?: number;
   now?: Date;
 }
 
@@ -69,6 +74,11 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
   if (new Set(copilots).size < 2) throw new InputError('--copilots: a pairwise study needs at least two different copilots');
   if (!Number.isInteger(args.perItem) || args.perItem < 1 || args.perItem > 100) throw new InputError(`--per-item ${args.perItem}: expected a whole number from 1 to 100`);
   if (args.queries !== undefined && args.queryFile) throw new InputError('give --queries N or --query-file F, not both');
+  const select = args.select ?? 'uniform';
+  if (select !== 'uniform' && select !== 'active') throw new InputError(`--select ${String(select)}: expected uniform or active`);
+  if (select === 'active' && (args.queries !== undefined || args.queryFile))
+    throw new InputError('--select active draws from every item of the run (its inclusion probabilities cover them all): drop --queries / --query-file, and set how many items with --budget N');
+  if (select === 'uniform' && args.budget !== undefined) throw new InputError('--budget N goes with --select active');
 
   const snapshot = (await store.snapshotQueries(run.snapshotId)).map((q) => q.id);
   const seed = args.seed ?? name;
@@ -88,8 +98,24 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
   }
 
   const responses = new Map((await store.responses(args.runId)).map((r) => [`${r.queryId}|${r.copilot}`, r.status]));
-  const { items, excluded } = planItems(queryIds, copilots, (q, c) => responses.get(`${q}|${c}`) ?? 'missing');
+  const planned0 = planItems(queryIds, copilots, (q, c) => responses.get(`${q}|${c}`) ?? 'missing');
+  const { excluded } = planned0;
+  let items = planned0.items;
   if (!items.length) throw new InputError(`no (query, pair) item has both responses in run ${args.runId}; nothing to annotate`);
+  let selection: StudySelection = { method: 'uniform' };
+  if (select === 'active') {
+    const budget = args.budget ?? Math.min(items.length, Math.max(30, Math.round(items.length / 5)));
+    if (!Number.isInteger(budget) || budget < 1 || budget > items.length) throw new InputError(`--budget ${budget}: expected a whole number from 1 to the run's ${items.length} items`);
+    // Every sample of every judge of an answer: their spread is the judge's uncertainty about it.
+    const totals = new Map<string, number[]>();
+    for (const j of await store.judgments(args.runId, run.rubricVersion))
+      if (j.status === 'ok' && j.total !== null) totals.set(`${j.queryId}|${j.copilot}`, [...(totals.get(`${j.queryId}|${j.copilot}`) ?? []), j.total]);
+    const active = activeSelection(items, (q, c) => totals.get(`${q}|${c}`) ?? [], budget, seed);
+    if (!active.items.length) throw new InputError(`--budget ${budget}: the draw selected no item; raise the budget`);
+    items = active.items;
+    selection = active.selection;
+    queryIds = queryIds.filter((q) => items.some((it) => it.queryId === q));
+  }
   const options = loadStudyOptions(args.optionsFile ?? DEFAULT_STUDY_OPTIONS_FILE);
   const deadline = args.deadline ? deadlineFrom(args.deadline, now) : null;
   let remindAt: string | null = null;
@@ -105,7 +131,7 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
     createdAt: now.toISOString(),
     closedAt: null,
     workflowId: `study-${name}`,
-    spec: { copilots: [...copilots].sort(), queryIds, perItem: args.perItem, seed, deadline, remindBefore: remindAt, options, excluded },
+    spec: { copilots: [...copilots].sort(), queryIds, perItem: args.perItem, seed, deadline, remindBefore: remindAt, options, excluded, selection },
   };
   await store.studies.createStudy(
     study,

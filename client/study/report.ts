@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { analyseStudy, judgeScoresOf, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
-import { calibratedWinRates } from '../../core/study/calibrated';
+import { calibratedWinRates, calibrationDesignOf } from '../../core/study/calibrated';
 import { CALIBRATED_HEADER, calibratedIntro, calibratedRows } from '../../core/study/calibratedReport';
 import { writeFileAtomic, writeTextAtomic } from '../../core/files';
 import { fmt, mdCode, mdText, table } from '../../core/markdown';
 import { sheet } from '../../core/xlsx';
-import type { StudyRecord } from '../../core/study/types';
+import type { RecordedAnnotation, StudyRecord } from '../../core/study/types';
+import type { StudyItem } from '../../core/study/design';
 import type { ResultsStore, RunRecord } from '../../core/store';
 import type { Query } from '../../core/types';
 import { InputError } from '../../core/inputError';
@@ -18,10 +19,33 @@ export interface StudyReportOptions {
   outDir?: string;
   top?: number;
   bootstrapIterations?: number;
+  /** A calibrated-interval width (0–1) to project the labels needed for. */
+  targetWidth?: number;
 }
 
 async function judgeScores(store: ResultsStore, run: RunRecord): Promise<JudgeScores> {
   return judgeScoresOf(run.runId, await consensusVerdicts(store, run));
+}
+
+/** The run's own judge over every (query, pair) item of the run, calibrated by the annotators. */
+function calibrate(study: StudyRecord, data: { queryIds: string[]; items: StudyItem[]; annotations: RecordedAnnotation[]; judge: JudgeScores }, opts: StudyReportOptions) {
+  return calibratedWinRates({
+    copilots: study.spec.copilots,
+    queryIds: data.queryIds.filter((q) => study.spec.copilots.some((c) => data.judge.scores.has(`${q}|${c}`))),
+    studyItems: data.items,
+    annotations: toFacts(data.annotations),
+    judge: data.judge,
+    tieMargin: opts.tieMargin ?? 0,
+    design: calibrationDesignOf(study.spec),
+    targetWidth: opts.targetWidth,
+  });
+}
+
+/** The calibrated win rates as the labels stand now (`study status`), with the labels projected to reach a target width. */
+export async function calibratedNow(store: ResultsStore, study: StudyRecord, opts: Pick<StudyReportOptions, 'tieMargin' | 'targetWidth'> = {}) {
+  const run = (await store.getRun(study.runId))!;
+  const queryIds = (await store.snapshotQueries(run.snapshotId)).map((q) => q.id);
+  return calibrate(study, { queryIds, items: await store.studies.studyItems(study.name), annotations: await store.studies.annotations(study.name), judge: await judgeScores(store, run) }, opts);
 }
 
 export async function studyFigures(store: ResultsStore, study: StudyRecord, opts: StudyReportOptions = {}) {
@@ -52,17 +76,7 @@ export async function studyFigures(store: ResultsStore, study: StudyRecord, opts
     topDisagreements: opts.top,
   });
   const annotators = new Set(annotations.map((a) => a.annotatorId));
-  // The run's own judge over every (query, pair) item of the run, calibrated by the annotators.
-  const calibrated = calibratedWinRates({
-    copilots: study.spec.copilots,
-    queryIds: [...queries.keys()].filter((q) => study.spec.copilots.some((c) => judgeScoresOfRun.scores.has(`${q}|${c}`))),
-    studyItems: items,
-    annotations: toFacts(annotations),
-    judge: judgeScoresOfRun,
-    tieMargin: opts.tieMargin ?? 0,
-    seed: study.spec.seed,
-    iterations: opts.bootstrapIterations,
-  });
+  const calibrated = calibrate(study, { queryIds: [...queries.keys()], items, annotations, judge: judgeScoresOfRun }, opts);
   return {
     study: study.name,
     runId: study.runId,
@@ -71,7 +85,7 @@ export async function studyFigures(store: ResultsStore, study: StudyRecord, opts
     createdAt: study.createdAt,
     closedAt: study.closedAt,
     copilots: study.spec.copilots,
-    design: { queries: study.spec.queryIds.length, perItem: study.spec.perItem, excluded: study.spec.excluded, seed: study.spec.seed, deadline: study.spec.deadline },
+    design: { queries: study.spec.queryIds.length, perItem: study.spec.perItem, excluded: study.spec.excluded, seed: study.spec.seed, deadline: study.spec.deadline, selection: study.spec.selection?.method ?? 'uniform' },
     counts: {
       annotations: annotations.length,
       annotators: annotators.size,
@@ -105,16 +119,18 @@ export function studyMarkdown(r: StudyReport): string {
       (r.counts.pendingSubmissions ? ` **${r.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow and are not counted.**` : ''),
     `Left out at design: ${r.design.excluded.pairs} (query, pair) items whose responses failed (${r.design.excluded.failed}) or are missing (${r.design.excluded.missing}).`,
     '',
-    '## Table 7: win rates (ties excluded)',
+    '## Table 7: win rates',
     '',
     table(
-      ['Copilot', 'Win rate', 'Wins / decisive', '95% CI (Wilson)', 'Ties', 'Tie share', 'Appearances', 'Bradley–Terry', 'BT 95% CI'],
+      ['Copilot', 'Win rate as Table 7 prints it (wins / appearances)', 'Win rate, ties excluded', 'Wins / decisive', '95% CI (Wilson, ties excluded)', 'Ties', 'Tie share', 'Appearances', 'Bradley–Terry', 'BT 95% CI'],
       r.copilots.map((c) => {
         const x = t7.copilots[c];
         const bt = t7.bradleyTerry[c];
-        return [c, pct(x.winRate), `${x.wins} / ${x.wins + x.losses}`, interval(x.ci95, pct), x.ties, pct(x.tieShare), x.appearances, fmt(bt.strength, 2), interval(bt.ci95, (v) => v.toFixed(2))];
+        return [c, pct(x.winRateWithTies), pct(x.winRate), `${x.wins} / ${x.wins + x.losses}`, interval(x.ci95, pct), x.ties, pct(x.tieShare), x.appearances, fmt(bt.strength, 2), interval(bt.ci95, (v) => v.toFixed(2))];
       }),
     ),
+    '',
+    "The LATTICE paper's Table 7 divides wins by all appearances, ties included (Elsa 952 of 5,280 = 18.03%), although its text says ties are excluded; both rates are shown, each under its own name.",
     '',
     `Bradley–Terry: maximum likelihood with ${t7.bradleyTerryFit.prior} pseudo-wins each way per compared pair, scaled to a geometric mean of 1; ` +
       `${t7.bradleyTerryFit.converged ? `converged in ${t7.bradleyTerryFit.iterations} Newton steps` : `**not converged** after ${t7.bradleyTerryFit.iterations} Newton steps`}.` +
@@ -175,10 +191,10 @@ export function studyMarkdown(r: StudyReport): string {
 
 async function writeWorkbook(file: string, r: StudyReport): Promise<void> {
   const wb = new (require('exceljs') as typeof import('exceljs')).Workbook(); // loaded when a workbook is written, not at start-up
-  sheet(wb, 'Win Rates', ['copilot', 'win_rate', 'wins', 'losses', 'ties', 'appearances', 'ci_low', 'ci_high', 'tie_share', 'bt_strength', 'bt_ci_low', 'bt_ci_high'], r.copilots.map((c) => {
+  sheet(wb, 'Win Rates', ['copilot', 'win_rate_with_ties', 'win_rate', 'wins', 'losses', 'ties', 'appearances', 'ci_low', 'ci_high', 'tie_share', 'bt_strength', 'bt_ci_low', 'bt_ci_high'], r.copilots.map((c) => {
     const x = r.table7.copilots[c];
     const bt = r.table7.bradleyTerry[c];
-    return [c, x.winRate, x.wins, x.losses, x.ties, x.appearances, x.ci95?.low, x.ci95?.high, x.tieShare, bt.strength, bt.ci95?.low, bt.ci95?.high];
+    return [c, x.winRateWithTies, x.winRate, x.wins, x.losses, x.ties, x.appearances, x.ci95?.low, x.ci95?.high, x.tieShare, bt.strength, bt.ci95?.low, bt.ci95?.high];
   }));
   sheet(wb, 'Calibrated', ['copilot', 'calibrated_win_rate', 'ci_low', 'ci_high', 'judge_only', 'annotators_only', 'items', 'annotated_items', 'more_labels_to_halve', 'note'], r.copilots.map((c) => {
     const x = r.calibrated.copilots[c];

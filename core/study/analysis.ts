@@ -79,7 +79,8 @@ function table7(input: AnalysisInput, byItem: Map<string, StudyItem>) {
       const lost = wins.reduce((s, row) => s + row[i], 0);
       const tied = ties[i].reduce((s, v) => s + v, 0);
       const appearances = won + lost + tied;
-      return [c, { wins: won, losses: lost, ties: tied, appearances, winRate: rate(won, won + lost), ci95: wilsonInterval(won, won + lost), tieShare: rate(tied, appearances) }];
+      // winRate leaves ties out; winRateWithTies is what the LATTICE paper's Table 7 prints (wins ÷ appearances).
+      return [c, { wins: won, losses: lost, ties: tied, appearances, winRate: rate(won, won + lost), winRateWithTies: rate(won, appearances), ci95: wilsonInterval(won, won + lost), tieShare: rate(tied, appearances) }];
     }),
   );
   const matrix = Object.fromEntries(copilots.map((c, i) => [c, Object.fromEntries(copilots.filter((d) => d !== c).map((d) => [d, { wins: wins[i][index.get(d)!], losses: wins[index.get(d)!][i], ties: ties[i][index.get(d)!] }]))]));

@@ -14,7 +14,7 @@ export function calibratedRows(c: CalibratedWinRates): Array<Array<string | numb
 export function calibratedIntro(c: CalibratedWinRates): string {
   return (
     `The judge of run ${c.judgeRunId} over all ${c.items} (query, pair) items of the run, corrected by the annotators on the ${c.annotatedItems} they annotated ` +
-    `(prediction-powered inference; wins among decisive preferences, ties within ${c.tieMargin} of the judge's totals). ` +
+    `(PPI++ with a tuned λ${c.design === 'active' ? ', weighted by the active selection\'s inclusion probabilities' : ''}; wins among decisive preferences, ties within ${c.tieMargin} of the judge's totals; an interval from ${c.minimumAnnotatedQueries} annotated queries on). ` +
     (c.itemsWithoutJudgment ? `${c.itemsWithoutJudgment} items without both judgments are left out (${c.annotatedItemsWithoutJudgment} of them annotated). ` : '') +
     "The interval covers both the judge's sampling over the run and the correction's over the annotated items."
   );

@@ -1,5 +1,6 @@
 import type { StudyOptions } from './options';
 import type { StudyItem } from './design';
+import type { StudySelection } from './active';
 
 /** Records of a pairwise preference study as the results store keeps them. */
 
@@ -22,6 +23,8 @@ export interface StudySpec {
   remindBefore: string | null;
   options: StudyOptions;
   excluded: { failed: number; missing: number; pairs: number };
+  /** How the items were chosen (absent: uniform, for studies made before active selection). */
+  selection?: StudySelection;
 }
 
 export interface StoredAssignment {

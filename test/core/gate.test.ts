@@ -44,7 +44,7 @@ test('a copilot a point worse on every dimension regresses (named with its dimen
   expect(result.improvements).toEqual([]);
   expect(result.regressions.map((r) => r.copilot)).toEqual(['Bolt']);
   const [bolt] = result.regressions;
-  expect(Object.keys(bolt).sort()).toEqual(['ci95', 'copilot', 'delta', 'dimensions', 'p', 'pHolm']);
+  expect(Object.keys(bolt).sort()).toEqual(['ci95', 'copilot', 'delta', 'dimensions', 'dropTest', 'p', 'pHolm']);
   expect(bolt.delta).toBeCloseTo(-3, 12);
   expect(bolt.ci95!.high).toBeLessThan(0);
   expect(bolt.pHolm).toBeLessThan(0.05);

@@ -1,4 +1,5 @@
 import { crossCopilotConflicts, groundingReport } from '../../core/groundingReport';
+import { studentTQuantile, wilsonInterval } from '../../core/stats';
 import { limitContext, type GroundingClaim, type StoredGroundingCheck } from '../../core/grounding';
 import type { Query, StoredResponse } from '../../core/types';
 
@@ -37,9 +38,13 @@ test('verification rate: exact and derivable over all checked claims; no-context
   expect(g.copilots.A).toMatchObject({ responses: 3, responsesWithContext: 2, claims: 6, verified: 3, derivable: 1, fabricated: 1, contradicted: 1, verificationRate: 4 / 6, uncheckedClaims: 2, checksFailed: 0 });
   expect(g.copilots.A.labels).toEqual({ factual: 1, partial: 1, hallucinated: 0 });
   expect(g.copilots.B).toMatchObject({ responses: 1, responsesWithContext: 1, claims: 0, verificationRate: null, ci95: null, checksFailed: 1 });
-  // The interval resamples queries: with q1 at 2/4 and q2 at 2/2 it spans from 0.5 to 1.
-  expect(g.copilots.A.ci95!.low).toBeCloseTo(0.5, 6);
-  expect(g.copilots.A.ci95!.high).toBeCloseTo(1, 6);
+  // The interval is Wilson on the query-clustered effective size: q1 at 2/4 and q2 at 2/2 give a design effect of 4/3
+  // (cluster-robust variance 2·(4/9 + 4/9)/36 against the binomial (2/9)/6), so 4 of 6 counts as 3 of 4.5; with two
+  // queries the quantile is t on 1 df.
+  const expected = wilsonInterval(3, 4.5, studentTQuantile(0.975, 1))!;
+  expect(g.copilots.A.ci95!.low).toBeCloseTo(expected.low, 12);
+  expect(g.copilots.A.ci95!.high).toBeCloseTo(expected.high, 12);
+  expect(g.copilots.A.ci95!.low).toBeLessThan(wilsonInterval(4, 6)!.low);
   expect(g.byCategory.tag.Markets.A).toEqual({ claims: 6, verified: 4, verificationRate: 4 / 6 });
   expect(g.byCategory.tag.Security).toBeUndefined(); // q3 had no context: nothing checked
   expect(g.claims).toHaveLength(8);

@@ -83,9 +83,10 @@ describe('panel figures', () => {
     expect(p.rankCorrelation).toEqual([{ a: 'j1', b: 'j2', kendallTau: 1 }]);
     expect(p.agreement.d1.units).toBe(6);
     expect(p.agreement.d1.alpha).toBeGreaterThan(0.5);
-    // j2 adds 4 to its family's copilot only and nothing else: its own-family term is exactly 4 on every resample.
+    // j2 adds 4 to its family's copilot only and nothing else: its own-family term is exactly 4 with every query left
+    // out; two judges keep the offset-only model; 3 queries are below the minimum, so nothing is flagged.
     expect(p.selfPreference).toHaveLength(1);
-    expect(p.selfPreference[0]).toMatchObject({ judge: 'j2', copilot: 'B', family: 'acme', flagged: true });
+    expect(p.selfPreference[0]).toMatchObject({ judge: 'j2', copilot: 'B', family: 'acme', flagged: false, model: 'offset only (two judges)', queries: 3 });
     expect(p.selfPreference[0].difference).toBeCloseTo(4, 9);
     expect(p.selfPreference[0].ci95!.low).toBeCloseTo(4, 9);
     expect(p.disagreements.map((d) => `${d.queryId}/${d.copilot}/${d.range}`)).toEqual(['q1/B/4', 'q2/B/4', 'q3/B/4']);

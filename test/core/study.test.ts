@@ -191,7 +191,7 @@ describe('calibrated win rates (prediction-powered inference)', () => {
   test('with every item annotated it is the annotators\' own win rate, whatever the judge', () => {
     const w = world(30, 'all', 8);
     const { items, annotations } = annotate(w, w.queryIds, 3);
-    const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0, seed: 's', iterations: 300 });
+    const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0 });
     const analysis = analyseStudy({ copilots, items, annotations, options: loadStudyOptions(), queries: new Map(), judges: [], tieMargin: 0, seed: 's', bootstrapIterations: 10 });
     expect(c.items).toBe(90);
     expect(c.annotatedItems).toBe(90);
@@ -217,10 +217,14 @@ describe('calibrated win rates (prediction-powered inference)', () => {
       const pref = judgePreference(w.judge, it, 0);
       return { itemId: it.itemId, left: it.first, right: it.second, answer: { choice: pref === 'first' ? 'A' : pref === 'second' ? 'B' : 'tie', reason: 'accuracy', seriousError: false, errorType: null, comment: null } } as AnnotationFact;
     });
-    const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0, seed: 's', iterations: 300 });
+    const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0 });
     expect(c.annotatedItems).toBe(30);
     for (const name of copilots) expect(c.copilots[name].winRate!).toBeCloseTo(c.copilots[name].judgeOnly!, 12);
-    expect(c.copilots.X.moreLabelsNote).toMatch(/agree on every annotated item/);
+    // No disagreement seen is not "no correction": the rule-of-three bound over 10 annotated queries (1 − 0.05^(1/10)) widens it.
+    expect(c.copilots.X.moreLabelsNote).toMatch(/agreed on all 20 annotated items.*rule of three.*more labels would narrow it/);
+    expect(c.copilots.X.noDisagreementBound!).toBeGreaterThanOrEqual(1 - 0.05 ** (1 / 10));
+    expect(c.copilots.X.ci95!.high - c.copilots.X.ci95!.low).toBeGreaterThan(2 * (1 - 0.05 ** (1 / 10)) - 1e-9);
+    expect(c.copilots.X.moreLabelsToHalve).toBeGreaterThan(0);
   });
 
   test('covers the true win rate with a biased judge and a fifth of the items annotated, and says how many labels would halve the interval', () => {
@@ -237,7 +241,7 @@ describe('calibrated win rates (prediction-powered inference)', () => {
     for (let r = 0; r < runs; r++) {
       const w = world(100, `run${r}`, 8);
       const { items, annotations } = annotate(w, w.queryIds.slice(0, 20), 1);
-      const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0, seed: `s${r}`, iterations: 200 }).copilots.Z;
+      const c = calibratedWinRates({ copilots, queryIds: w.queryIds, studyItems: items, annotations, judge: w.judge, tieMargin: 0 }).copilots.Z;
       if (c.ci95!.low <= truthRates.Z.winRate! && truthRates.Z.winRate! <= c.ci95!.high) covered++;
       if (Math.abs(c.judgeOnly! - truthRates.Z.winRate!) < 0.02) judgeCovered++;
       more ??= c.moreLabelsToHalve;

@@ -86,10 +86,11 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
     expect(selfish).toMatchObject({ judge: 'selfish', copilot: 'Sorin', family: 'acme', flagged: true });
     expect(selfish.difference).toBeGreaterThanOrEqual(10);
     expect(selfish.ci95.low).toBeGreaterThan(0);
-    // With two copilots and every unit judged by all three, least squares makes the term the selfish judge's
-    // Sorin-minus-Elsa gap less the other judges' mean gap (each judge's leniency cancels within its own gap).
-    const gap = (judge: string) => avg(totals[judge].Sorin) - avg(totals[judge].Elsa);
-    expect(selfish.difference).toBeCloseTo(gap('selfish') - (gap('lenient') + gap('harsh')) / 2, 6);
+    // Three judges: the model has each judge's scale as well as its offset (the sim's clamped leniency is not a pure
+    // offset, so the term is no longer the offset-only gap difference; that model is checked in reliability.test.ts).
+    expect(selfish).toMatchObject({ model: 'scale and offset', queries: queries.length });
+    expect(typeof selfish.scale).toBe('number');
+    expect(selfish.pHolm).toBeLessThan(0.05);
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8')).toContain('## Judge panel');
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain('id="panel-self-preference"');
   });
