@@ -1,10 +1,12 @@
-import { CancellationScope, ContinueAsNew, continueAsNew, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, continueAsNew, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
-import { collectAndJudge, rootCause } from './collectAndJudge';
+import { collectAndJudge } from './collectAndJudge';
+import { progressQuery } from './control';
+import { rootCause } from './errors';
+// Re-exported: code written before contract/ existed imports the query from here.
+export { progressQuery } from './control';
 import { handleRunControl, initialControl, type Budget, type RunControl } from './runControl';
 import type { BenchmarkRunInput, Progress, RunResult } from './types';
-
-export const progressQuery = defineQuery<Progress>('progress');
 
 const { prepareRun, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',

@@ -10,6 +10,9 @@ import { noteSpend, pause, type RunControl } from './runControl';
 import { attachLanes, limitsOf } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
 import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
+import { rootCause } from './errors';
+// Re-exported: callers written before contract/ existed import it from here.
+export { rootCause } from './errors';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
@@ -286,11 +289,4 @@ async function watchBudget(runId: string, control: RunControl, done: () => boole
     if (finished.count > seen || done()) noteSpend(control, await runSpend({ runId }));
     if (done()) return;
   }
-}
-
-/** "Activity task failed" says nothing; the innermost cause says why. */
-export function rootCause(error: unknown): string {
-  let e = error as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
-  return e?.message ?? String(error);
 }

@@ -5,4 +5,4 @@ export { stageProgressQuery } from './stageProgress';
 export { snapshotCurate } from './snapshotCurate';
 export { refreshSnapshot } from './refreshSnapshot';
 export { studyWorkflow } from './study';
-export { pauseUpdate, resumeUpdate } from './runControl';
+export { pauseUpdate, resumeUpdate } from './control';

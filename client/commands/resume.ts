@@ -13,9 +13,9 @@ import { progressMode } from '../progress';
 import { withClient } from '../runWorkflow';
 import { startBenchmark } from '../startRun';
 import { temporalClient } from '../temporalSdk';
-import { progressQuery, resumeUpdate } from '../../workflows';
-import type { ResumeRequest } from '../../workflows/runControl';
-import { rootCause } from '../../workflows/collectAndJudge';
+import { progressQuery, resumeUpdate } from '../../workflows/control';
+import type { ResumeRequest } from '../../workflows/types';
+import { rootCause } from '../../workflows/errors';
 import { ensureLocalServer } from '../temporalServer';
 import { printFailures } from '../failureSummary';
 

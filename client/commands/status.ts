@@ -5,10 +5,9 @@ import { failureReasonLines, type FailureReason } from '../../core/failureReason
 import { runFailureReasons } from '../failureSummary';
 import { InputError } from '../../core/inputError';
 import { openStore } from '../../stores';
-import { progressQuery } from '../../workflows';
-import { controlQuery, unreported, type RunControl } from '../../workflows/runControl';
+import { controlQuery, progressQuery, unreported } from '../../workflows/control';
 import { describeLimitChange } from '../../workflows/configChange';
-import type { Progress, RunResult } from '../../workflows/types';
+import type { Progress, RunControl, RunResult } from '../../workflows/types';
 import { connectClient } from '../connection';
 import { reconcileRun } from '../reconcile';
 import { progressMode, progressView } from '../progress';
