@@ -30,7 +30,7 @@ test('the demo says it reuses the Temporal server already answering, and prints 
   // report.md: each dimension named once (the refusal dimension's id is its name), and the cost table report.html has.
   const md = fs.readFileSync(path.join(dir, 'report.md'), 'utf8');
   expect(md).not.toContain('Refusal Refusal');
-  expect(md).toMatch(/^\| copilot \| .* \| Refusal \|$/m);
+  expect(md).toMatch(/^\| copilot \| .* \| Refusal Boundary Recognition and Clean Refusal \|$/m); // the id once, then the paper's name
   expect(md).toContain('## What the run cost');
   for (const [who, model] of [['copilot Thorough', 'sim-thorough'], ['copilot Balanced', 'sim-balanced'], ['copilot Terse', 'sim-terse'], ['judge sim-judge', 'sim-judge']])
     expect(md).toMatch(new RegExp(`^\\| ${who} \\| ${model} \\| \\d+ \\| 0 \\|`, 'm'));

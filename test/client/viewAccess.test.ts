@@ -92,7 +92,7 @@ test('the view lists studies and shows each one’s report', async () => {
   // Rendered, not shown as Markdown source: headings and tables are HTML.
   expect(report.body).toContain('<h3>Human preference study pref</h3>');
   expect(report.body).not.toMatch(/<pre|^# /m);
-  expect(report.body).toMatch(/<table><thead><tr><th>Copilot<\/th><th>Win rate<\/th>/);
+  expect(report.body).toMatch(/<table><thead><tr><th>Copilot<\/th><th>Win rate as Table 7 prints it \(wins \/ appearances\)<\/th><th>Win rate, ties excluded<\/th>/);
   expect(report.body).toContain('0 annotations by 0 annotators');
   expect((await get(`${view.url}studies/nope`)).status).toBe(404);
 });

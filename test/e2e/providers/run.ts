@@ -58,6 +58,13 @@ export async function providerRun(name: string, fields: { judge: Record<string, 
       const run = (await store.getRun(runId))!;
       const reportDir = 'reportPath' in result ? path.dirname(result.reportPath) : '';
       const csvFile = reportDir ? path.join(reportDir, 'results.csv') : '';
+      // A pause whose every remaining item was already in flight ends when they finish, and the run completes (the
+      // history says so): the pause is then read from the report's control history.
+      if (!paused && reportDir) {
+        const history = (JSON.parse(fs.readFileSync(path.join(reportDir, 'report.json'), 'utf8')) as { control?: { history?: Array<{ action: string; by: PauseState['by']; reason: string; at: string }> } }).control?.history ?? [];
+        const step = history.find((h) => h.action === 'pause');
+        if (step) paused = { by: step.by, reason: step.reason, at: step.at };
+      }
       return {
         runId,
         status: run.status,
