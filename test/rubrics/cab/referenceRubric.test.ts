@@ -64,3 +64,22 @@ const REAL = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'reference', 's
     expect(turn).toContain('2026-03-05');
   },
 );
+
+test('rubric: { from: cab-reference } in a run config judges with the rubric built from the fetched files', async () => {
+  const { parseRunConfig } = await import('../../../client/config');
+  const { loadConfiguredRubric, protocolFor } = await import('../../../rubrics');
+  const dir = tempDir('jf-cab-ref-config-');
+  await fetchCabReference(dir, { JUDGEFLOW_CAB_REFERENCE_URL: base });
+  const queries = path.join(dir, 'queries.jsonl');
+  fs.writeFileSync(queries, JSON.stringify({ id: 'q1', text: 'Is ETH staking worth it?' }) + '\n');
+  const config = parseRunConfig(
+    { protocol: 'cab', queries, rubric: { from: 'cab-reference', file: path.join(dir, 'script.py') }, judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }] },
+    'test config',
+    dir,
+  );
+  const cab = protocolFor('cab');
+  const rubric = loadConfiguredRubric(cab, config.rubric);
+  expect(rubric.version).toBe(buildCabReferenceRubric(path.join(dir, 'script.py')).version);
+  expect(rubric.version).not.toBe(cab.loadRubric(cab.defaultRubricDir).version);
+  expect(() => loadConfiguredRubric(cab, { from: 'cab-reference', file: path.join(dir, 'absent.py') })).toThrow(/judgeflow dataset fetch cab/);
+});
