@@ -37,7 +37,7 @@ test('the demo says it reuses the Temporal server already answering, and prints 
   expect(md).toMatch(/Total: \d+ calls, \d+ tokens in, \d+ tokens out \(no prices configured: add `pricing: /);
   // report.html's answers carry task and category names beside their ids.
   const page = fs.readFileSync(html![1], 'utf8');
-  expect(page).toContain('"labels":["T1 Market Snapshot","C1 Basic"]');
+  expect(page).toContain('"labels":["T1 Protocol Mechanism Interpretation","C1 Basic"]');
 });
 
 test('a Temporal server that accepts the start but does not answer in time is named, with what to do, not a bare DEADLINE_EXCEEDED', async () => {
