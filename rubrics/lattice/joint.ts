@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { askJson, type ChatMessage } from '../../core/llm';
+import type { ChatMessage } from '../../core/llm';
 import { judgmentSlot, type JudgeContext } from '../../core/protocol';
-import { capsText, latticeSystemPrompt } from './judge';
+import { askLatticeJudge, capsText, dimensionsFor, latticeSystemPrompt } from './judge';
 import { historyBlock } from '../../core/history';
 import type { JudgeUnit } from '../../core/store';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
@@ -78,7 +78,7 @@ const JOINT_NOTE = [
 /** The user message in the reference's layout: [Task], [Category], [Query], then [Agent Answers] with one [Agent] block per answer. */
 export function jointMessages(rubric: LatticeRubric, query: LatticeQuery, answers: Array<{ label: string; text: string }>): ChatMessage[] {
   const d = rubric.data;
-  const dims = query.task === d.refusalTask ? [d.refusal] : d.dimensions;
+  const dims = dimensionsFor(rubric, query.task);
   const task = d.tasks.find((t) => t.id === query.task)!;
   const category = d.categories.find((c) => c.id === query.category)!;
   const system = latticeSystemPrompt(rubric, query.task);
@@ -151,18 +151,9 @@ export async function judgeLatticeJoint(rubric: LatticeRubric, unit: JudgeUnit, 
       return { copilot, label: blindLabel(i + 1), text: response.text };
     }),
   );
-  const dims = query.task === rubric.data.refusalTask ? [rubric.data.refusal] : rubric.data.dimensions;
-  const answer = await askJson({
-    settings: ctx.judge,
-    messages: jointMessages(rubric, query, answers),
-    spec: jointSpec(answers.map((a) => a.label), dims.map((x) => x.id), rubric.data.scale.min, rubric.data.scale.max),
-    maxInvalidAnswers: rubric.judge.maxInvalidAnswers,
-    retryIn: 'fresh',
-    env: ctx.env,
-    cache: ctx.cache,
-    signal: ctx.signal,
-    onCall: ctx.recordCall,
-  });
+  const dims = dimensionsFor(rubric, query.task);
+  const spec = jointSpec(answers.map((a) => a.label), dims.map((x) => x.id), rubric.data.scale.min, rubric.data.scale.max);
+  const answer = await askLatticeJudge(ctx, rubric, jointMessages(rubric, query, answers), spec);
   const createdAt = new Date().toISOString();
   const judge = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: answer.systemFingerprint };
   const judgments: StoredJudgment[] = answers.map((a, i) => {

@@ -38,6 +38,11 @@ export function capsText(rubric: LatticeRubric, task: string, category: string):
   return caps.map((c) => `Limit for this category: ${c.condition} (${c.dimension} ≤ ${c.max})\n`).join('');
 }
 
+/** One LATTICE judge call (independent or joint): an invalid answer is asked again afresh, up to the rubric's limit. */
+export function askLatticeJudge<T>(ctx: JudgeContext, rubric: LatticeRubric, messages: ChatMessage[], spec: Parameters<typeof askJson<T>>[0]['spec']) {
+  return askJson<T>({ settings: ctx.judge, messages, spec, maxInvalidAnswers: rubric.judge.maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal, onCall: ctx.recordCall });
+}
+
 /** The system prompt for a query of `task`: the scale, the rules that apply to it and its dimensions with their anchors. */
 export function latticeSystemPrompt(rubric: LatticeRubric, task: string): string {
   const d = rubric.data;
@@ -97,17 +102,7 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     rubric.data.scale.min,
     rubric.data.scale.max,
   );
-  const answer = await askJson({
-    settings: ctx.judge,
-    messages: latticeMessages(rubric, query, response.text),
-    spec: { name: 'lattice_judgment', jsonSchema, zodSchema },
-    maxInvalidAnswers: rubric.judge.maxInvalidAnswers,
-    retryIn: 'fresh',
-    env: ctx.env,
-    cache: ctx.cache,
-    signal: ctx.signal,
-    onCall: ctx.recordCall,
-  });
+  const answer = await askLatticeJudge(ctx, rubric, latticeMessages(rubric, query, response.text), { name: 'lattice_judgment', jsonSchema, zodSchema });
   const base: Omit<StoredJudgment, 'status' | 'scores' | 'rationales' | 'total' | 'error'> = {
     runId,
     queryId,
