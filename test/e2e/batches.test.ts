@@ -77,7 +77,11 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     expect(rejected).toHaveLength(1);
     expect(throttled).toHaveLength(1);
     // The rejected answer: once in its batch, once alone (a 400 is not retried); the throttled one: refused, then judged.
-    expect(callsPer.get(rejected[0])).toBe(2);
+    // Whether the rejected item lands in a batch depends on the judge's backlog when it is planned (since the pause
+    // check before each further item, it sometimes does not): asked alone first, it costs one call, itself.
+    const rejectedCarriers = carriersOf(activities, await store.judgeUnits(runId), 't4-c2', 'Surfboard');
+    const rejectedInBatch = rejectedCarriers[0]?.startsWith('judgeItems×') ?? false;
+    expect(callsPer.get(rejected[0])).toBe(rejectedInBatch ? 2 : 1);
     expect(callsPer.get(throttled[0])).toBe(2);
     for (const [text, n] of callsPer) if (!rejected.includes(text) && !throttled.includes(text)) expect(n).toBe(1);
     expect(callsPer.size).toBe(80);
@@ -87,7 +91,7 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     const itemOf = (queryId: string, copilot: string) => `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
     const carriers = (item: string) => activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
     const batch = expect.stringMatching(/^judgeItems×[2-8]$/);
-    expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual([batch, 'judgeItem×1', 'recordJudgeFailure×1']);
+    expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual(rejectedInBatch ? [batch, 'judgeItem×1', 'recordJudgeFailure×1'] : ['judgeItem×1', 'recordJudgeFailure×1']);
     expect(carriers(itemOf('t7-c1', 'Sorin'))).toEqual([batch, 'judgeItem×1']);
 
     // Nothing lost: 79 judgments, one recorded failure with the judge's reason; the progress counts agree.
@@ -99,3 +103,9 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     expect(result.progress.stages).toEqual({ collect: { done: 80, total: 80, failures: 0 }, judge: { done: 80, total: 80, failures: 1 } });
   });
 }, 120_000);
+
+/** The activities that carried one query/copilot's judge item, as `name×items`. */
+function carriersOf(activities: Array<{ name: string; items: string[] }>, units: Array<{ queryId: string; copilots: string[] }>, queryId: string, copilot: string): string[] {
+  const item = `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
+  return activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
+}
