@@ -14,12 +14,15 @@
  * error taxonomy) are not dimensions; their rates are compared on their own.
  */
 import type { ProtocolModule } from './protocol';
-import { BCA_MIN_N, holmAdjust, mean, pairedTest, type MeanInterval } from './stats';
+import { BCA_MIN_N, holmAdjust, mean, pairedTest } from './stats';
 import type { RunRecord } from './store';
 import { normalizeText } from './text';
 import type { Query, StoredJudgment } from './types';
 import type { StoredGroundingCheck } from './grounding';
 import { groundingDeltas, type GroundingComparison } from './groundingCompare';
+import type { PairedDelta } from './compareTypes';
+// Re-exported: a comparison's readers take its deltas from here.
+export type { PairedDelta } from './compareTypes';
 
 export interface CompareRun extends Pick<RunRecord, 'runId' | 'protocol' | 'snapshotId' | 'rubricVersion' | 'judge' | 'copilots'> {
   /** Judgments of this run under its own rubric version. */
@@ -33,20 +36,6 @@ export interface CompareOptions {
   top?: number;
   alpha?: number;
   iterations?: number;
-}
-
-/** b − a over the paired queries; positive means run B scored higher. */
-export interface PairedDelta {
-  n: number;
-  a: number | null;
-  b: number | null;
-  delta: number | null;
-  ci95: MeanInterval | null;
-  pValue: number | null;
-  /** Holm-adjusted across the copilots compared (per dimension for dimension deltas). */
-  pAdjusted: number | null;
-  /** pAdjusted < alpha. */
-  significant: boolean;
 }
 
 export interface GroupDelta {

@@ -1,5 +1,5 @@
 /** Grounding in `compare`: each copilot's verification rate, paired by query between two runs, tested like the scores. */
-import type { PairedDelta } from './compare';
+import type { PairedDelta } from './compareTypes';
 import type { StoredGroundingCheck } from './grounding';
 
 export interface GroundingComparison {

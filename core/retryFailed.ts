@@ -1,5 +1,6 @@
-import type { JudgeSlot, JudgeUnit } from './store';
-import { slotOf } from './store';
+import { slotOf, type JudgeSlot, type JudgeUnit, type ReopenedItems } from './store';
+// Re-exported: the store declares it (its reopenItems takes it); retries are where it is made.
+export type { ReopenedItems } from './store';
 import type { StoredJudgment, StoredResponse } from './types';
 
 /** Which recorded failures `judgeflow retry RUN_ID --failed` asks again. */
@@ -11,14 +12,6 @@ export interface RetryFilter {
    * failed judgments alone. Without it, every failed response and every failed judgment.
    */
   kind?: string;
-}
-
-/** The rows a retry removes, so the run's next execution (resumed from the store) asks them again. */
-export interface ReopenedItems {
-  responses: Array<{ queryId: string; copilot: string }>;
-  judgments: Array<{ queryId: string; copilot: string } & JudgeSlot>;
-  /** Judge conversations of units that must be judged afresh (their answers changed). */
-  turns: Array<{ queryId: string } & JudgeSlot>;
 }
 
 /**

@@ -3,7 +3,14 @@ import type { Annotator, Answer, StoredAssignment, StudyRecord, StudyStore, Subm
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './types';
 import { contentHash } from './hashing';
 import type { StoredGroundingCheck } from './grounding';
-import type { ReopenedItems } from './retryFailed';
+
+/** The rows a retry removes, so the run's next execution (resumed from the store) asks them again. */
+export interface ReopenedItems {
+  responses: Array<{ queryId: string; copilot: string }>;
+  judgments: Array<{ queryId: string; copilot: string } & JudgeSlot>;
+  /** Judge conversations of units that must be judged afresh (their answers changed). */
+  turns: Array<{ queryId: string } & JudgeSlot>;
+}
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.

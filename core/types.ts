@@ -1,4 +1,4 @@
-import type { CallUsage } from './llm';
+import type { CallUsage } from './llmTypes';
 
 /** Domain types shared by activities, protocols and adapters. Workflows import only the small run-level ones. */
 

@@ -8,8 +8,8 @@
  * injected markup from running script or loading anything from the network.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+// The page's own script and styles, read beside this module through the I/O room (core/ stays free of fs elsewhere).
+import { readTextInside } from '../dataFiles';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Escape text for HTML element content and quoted attribute values. */
@@ -38,13 +38,13 @@ export interface PageOptions {
 let clientScript: string | undefined;
 /** The page script (drill-down, Markdown, live lists): plain browser JavaScript kept beside this module. */
 function pageScript(): string {
-  clientScript ??= fs.readFileSync(path.join(__dirname, 'client.js'), 'utf8');
+  clientScript ??= readTextInside(__dirname, 'client.js', 'the report page script');
   return clientScript;
 }
 
 let styles: string | undefined;
 function pageStyles(): string {
-  styles ??= fs.readFileSync(path.join(__dirname, 'page.css'), 'utf8');
+  styles ??= readTextInside(__dirname, 'page.css', 'the report page styles');
   return styles;
 }
 

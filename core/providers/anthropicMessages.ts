@@ -3,7 +3,7 @@
  * rate-limit headers. Used for judges with `provider: anthropic` and by the `anthropic` copilot adapter.
  * Reference: https://platform.claude.com/docs/en/api/messages (Create a Message).
  */
-import type { ChatMessage, RateLimitInfo } from '../llm';
+import type { ChatMessage, RateLimitInfo } from '../llmTypes';
 import { headersOf, ProviderHttpError } from './httpError';
 import { ProviderReplyError, ProviderTimeoutError } from './replyError';
 

@@ -8,7 +8,7 @@ import { evaluationDateOf } from './options';
 import { readCabPlan } from './plan';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';
-import { writeCabWorkbook } from './xlsx';
+import { writeCabWorkbook, type ResultRow } from './xlsx';
 import { errorClusters } from './clustering';
 import { cabResponseScore } from './score';
 
@@ -52,8 +52,6 @@ export function buildCabReport(input: ReportInput): ReportFiles {
     extra: [{ name: 'report.xlsx', write: (file) => writeCabWorkbook(file, { rows, summary, queries, judgments, copilots: run.copilots, taxonomy, report: json, rubric, clusters }) }],
   };
 }
-
-export type ResultRow = Record<string, string | number | null>;
 
 /** One row per query × copilot: the CSV and the workbook's "Evaluation Results" sheet. */
 function resultRows(runId: string, queries: Query[], copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], taxonomy: boolean): ResultRow[] {

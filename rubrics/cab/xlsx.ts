@@ -4,12 +4,14 @@ import { judgingSheets } from '../../core/judgingReport';
 import type { Query, StoredJudgment } from '../../core/types';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
-import type { ResultRow } from './report';
 import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';
 import { CLUSTER_HEADER, clusterRows, type ErrorCluster } from './clustering';
 import { cabResponseScore } from './score';
 
 const METRIC_NAMES: Record<string, string> = { temporal_relevance: 'Temporal Relevance', data_consistency: 'Data Consistency', depth: 'Depth', relevance: 'Relevance', score: 'Score (mean of the four)' };
+
+/** One row of the results CSV and of the workbook's "Evaluation Results" sheet (rubrics/cab/report.ts builds them). */
+export type ResultRow = Record<string, string | number | null>;
 
 /** Mean, population std/variance (numpy's default), min, max, median, quartiles and count. */
 export function describe(xs: number[]) {
