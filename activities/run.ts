@@ -26,7 +26,7 @@ import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, pane
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm';
 import type { CallOutcome } from '../workflows/types';
-import type { ControlStep } from '../workflows/runControl';
+import type { ControlStep } from '../workflows/types';
 import { describeLimitChange } from '../workflows/configChange';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';

@@ -6,7 +6,7 @@ import cliProgress from 'cli-progress';
 import { InputError } from '../core/inputError';
 
 import type { StageProgress } from '../workflows/stageProgress';
-import type { PauseState } from '../workflows/runControl';
+import type { PauseState } from '../workflows/types';
 export type { StageProgress };
 
 export type ProgressMode = 'bars' | 'lines';

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { RunConfig } from './config';
-import { benchmarkRun, progressQuery } from '../workflows';
+import { benchmarkRun } from '../workflows';
+import { progressQuery } from '../workflows/control';
 import type { QueryDefinition } from '@temporalio/common';
 import type { BenchmarkRunInput, RunResult } from '../workflows/types';
 import { progressView, type ProgressMode, type ProgressView, type StageProgress } from './progress';

@@ -1,7 +1,8 @@
 import { CancellationScope, condition, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import type { WorkSource } from './endpointLane';
-import { noteSpend, pauseBeforeBatch, type RunControl } from './runControl';
+import { noteSpend, pauseBeforeBatch } from './runControl';
+import { type RunControl } from './types';
 import type { BatchLaneState, JudgeLimits } from './types';
 
 const { submitJudgeBatch, ingestJudgeBatch } = proxyActivities<BenchmarkActivities>({

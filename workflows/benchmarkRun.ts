@@ -1,11 +1,12 @@
-import { CancellationScope, ContinueAsNew, continueAsNew, defineQuery, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, continueAsNew, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
-import { collectAndJudge, rootCause } from './collectAndJudge';
-import { endPauseWithNothingLeft, handleRunControl, initialControl, type Budget, type RunControl } from './runControl';
+import { collectAndJudge } from './collectAndJudge';
+import { progressQuery } from './control';
+import { rootCause } from './errors';
+import { endPauseWithNothingLeft, handleRunControl, initialControl } from './runControl';
+import { type Budget, type RunControl } from './types';
 import { callsInFlight, waitingEndpoints } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from './types';
-
-export const progressQuery = defineQuery<Progress>('progress');
 
 const { prepareRun, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',

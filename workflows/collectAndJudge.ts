@@ -6,10 +6,13 @@ import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/batchSize';
 import { Limiter } from './limits/limiter';
 import { Breaker, failFastFrom, type FailFast } from './breaker';
-import { pause, watchBudget, type RunControl } from './runControl';
+import { pause, watchBudget } from './runControl';
+import { type RunControl } from './types';
 import { attachLanes, limitsOf } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
 import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
+import { rootCause } from './errors';
+export { rootCause } from './errors';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
@@ -271,9 +274,3 @@ function batchesDone(state: RunState): boolean {
   return Object.values(state.batch ?? {}).every((b) => !b.ready.length && !b.deferred.length && !b.waiting.length && !b.live.length);
 }
 
-/** "Activity task failed" says nothing; the innermost cause says why. */
-export function rootCause(error: unknown): string {
-  let e = error as { message?: string; cause?: unknown } | undefined;
-  while (e && typeof e === 'object' && e.cause) e = e.cause as typeof e;
-  return e?.message ?? String(error);
-}

@@ -1,8 +1,7 @@
-// Every workflow the worker registers. Keep this file to re-exports: it is the bundle's entry point.
-export { benchmarkRun, progressQuery } from './benchmarkRun';
+// Every workflow the worker registers. Keep this file to re-exports: it is the bundle's entry point. The messages the
+// client sends them are in workflows/control.ts (contract/ after the layout change), not here.
+export { benchmarkRun } from './benchmarkRun';
 export { snapshotGenerate } from './snapshotGenerate';
-export { stageProgressQuery } from './stageProgress';
 export { snapshotCurate } from './snapshotCurate';
 export { refreshSnapshot } from './refreshSnapshot';
 export { studyWorkflow } from './study';
-export { pauseUpdate, resumeUpdate } from './runControl';

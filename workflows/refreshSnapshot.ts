@@ -1,7 +1,7 @@
 import { CancellationScope, executeChild, isCancellation, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
-import { rootCause } from './collectAndJudge';
+import { rootCause } from './errors';
 import { snapshotCurate } from './snapshotCurate';
 import { snapshotGenerate } from './snapshotGenerate';
 import type { RefreshInput, RefreshResult } from './snapshotTypes';

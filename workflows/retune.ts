@@ -1,45 +1,19 @@
-import { defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { compareRunConfigs } from './configChange';
 import { failFastFrom, type Breaker, type FailFast } from './breaker';
 import type { Limiter, LimiterOptions } from './limits/limiter';
-import type { Budget, RunControl } from './runControl';
-import type { BenchmarkRunInput } from './types';
+import { LIMIT_NAMES, tuneUpdate } from './control';
+import type { BenchmarkRunInput, Budget, LimitName, RunControl, TuneRequest } from './types';
+// Re-exported: code written before contract/ existed imports the tune types and message from here.
+export type { LimitChange, LimitName, TuneRequest, TuneTarget } from './types';
+export { LIMIT_NAMES, tuneUpdate } from './control';
 
 /**
  * Retuning a running run: `judgeflow tune` (new limits for an endpoint) and `judgeflow resume --config` (new endpoint
  * settings), both reaching the lanes' limiters and breakers at once and recorded in the run's control history
  * (workflows/runControl.ts holds pause, resume and the budget).
  */
-
-/** A limit `judgeflow tune` changes. */
-export type LimitName = 'concurrency' | 'requestsPerMinute' | 'tokensPerMinute';
-export const LIMIT_NAMES: LimitName[] = ['concurrency', 'requestsPerMinute', 'tokensPerMinute'];
-
-/** One limit of one endpoint changed: what, from (null: unset) → to. */
-export interface LimitChange {
-  /** `copilot NAME`, `judge NAME` (a panel member) or `the judge`. */
-  endpoint: string;
-  limit: LimitName;
-  from: number | null;
-  to: number;
-}
-
-/** New limits for one endpoint: a copilot by name, or the judge (a panel's member by name). */
-export interface TuneTarget {
-  copilot?: string;
-  judge?: string;
-  concurrency?: number;
-  requestsPerMinute?: number;
-  tokensPerMinute?: number;
-}
-
-export interface TuneRequest {
-  reason?: string;
-  endpoints: TuneTarget[];
-}
-
-export const tuneUpdate = defineUpdate<RunControl, [TuneRequest]>('tune');
 
 /**
  * What the collect-and-judge stage lends the controls while it runs (workflows/collectAndJudge.ts): the workflow

@@ -1,81 +1,8 @@
-import { ApplicationFailure, condition, defineQuery, defineUpdate, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
-import { checkReplacement, handleTune, replaceConfig, type LimitChange, type LimitName } from './retune';
-import type { BenchmarkRunInput } from './types';
-
-/** Why a run is paused, and since when; null while it runs. A budget pause says what was spent of what. */
-export interface PauseState {
-  /** `budget` for a budget pause; otherwise the words of whoever paused it. */
-  reason: string;
-  /** Who paused it: a person (`judgeflow pause`), or the run itself (a budget, a failing endpoint). */
-  by: 'user' | 'budget' | 'breaker';
-  at: string;
-  spentUsd?: number | null;
-  budgetUsd?: number;
-  spentTokens?: number;
-  budgetTokens?: number;
-  /** A budget pause before a batch round: the estimated price of the smallest part of it that did not fit. */
-  nextBatchUsd?: number;
-  nextBatchTokens?: number;
-}
-
-/** The run's spending cap (config `budget`, raised by `judgeflow resume --budget-usd/--budget-tokens`). */
-export interface Budget {
-  usd?: number;
-  tokens?: number;
-}
-
-/** What the run's calls have cost so far (activities/spend.ts). */
-export interface Spend {
-  usd: number | null;
-  tokens: number;
-  callsWithoutUsage: number;
-  /** Of those, the calls whose tokens are estimated from their request and reply size (≈ 4 characters a token). */
-  callsEstimated?: number;
-}
-
-/** One step of a run's control history: a pause, a resume, new limits (`tune`) or endpoint settings replaced (`config`). */
-export interface ControlStep {
-  action: 'pause' | 'resume' | 'tune' | 'config';
-  reason: string;
-  by: PauseState['by'];
-  at: string;
-  /** `tune`: every limit changed. */
-  limits?: LimitChange[];
-  /** `config` (resume --config): the settings replaced ("copilot MyAPI answerPath"). */
-  settings?: string[];
-  /** `resume --budget-usd/--budget-tokens` (or a config whose budget changed): the caps from then on. */
-  budget?: Budget;
-}
-
-/** A run's controls, carried across continue-as-new: whether it is paused, its budget, its tuned limits, and what was done to it. */
-export interface RunControl {
-  paused: PauseState | null;
-  budget?: Budget;
-  spent?: Spend;
-  /** Warnings recorded on the way (80% of the budget), shown by status and in the report. */
-  warnings: string[];
-  /** Every pause, resume, tune and config replacement, in order (recorded in the run's report). */
-  history: ControlStep[];
-  /** Limits set by `judgeflow tune`, per limiter key (`copilot:NAME`, `judge`, `judge:LANE`), over the config's. */
-  limits?: Record<string, Partial<Record<LimitName, number>>>;
-}
-
-/** A resume may raise the budget a budget pause stopped at, and (`--config`) replace the endpoints' settings. */
-export interface ResumeRequest {
-  reason?: string;
-  budgetUsd?: number;
-  budgetTokens?: number;
-  /** The run's config, loaded and validated as `judgeflow run` loads it (env var names only, never their values). */
-  config?: BenchmarkRunInput['config'];
-}
-
-export const pauseUpdate = defineUpdate<RunControl, [{ reason?: string }]>('pause');
-export const resumeUpdate = defineUpdate<RunControl, [ResumeRequest]>('resume');
-/** The run's controls as they stand (status --json shows the history and the tuned limits). */
-export const controlQuery = defineQuery<RunControl>('control');
-/** Whether the run is paused, for an activity that asks several items in a row (activities/callBatch.ts HELD_QUERY). */
-export const heldQuery = defineQuery<boolean>('held');
+import { controlQuery, heldQuery, pauseUpdate, resumeUpdate, unreported, describeBudget } from './control';
+import { checkReplacement, handleTune, replaceConfig } from './retune';
+import type { Budget, PauseState, ResumeRequest, RunControl, Spend } from './types';
 
 export const initialControl = (budget?: Budget): RunControl => ({ paused: null, ...(budget ? { budget: { ...budget } } : {}), warnings: [], history: [] });
 
@@ -84,8 +11,6 @@ const WARN_AT = 0.8;
 const WARNING_PREFIX = '80% of the budget reached: ';
 /** How a warning names each cap ("of the $25 budget"), so it is written once per cap and dropped when the cap changes. */
 const currentCaps = (budget: Budget) => [...(budget.usd !== undefined ? [`of the $${budget.usd} budget`] : []), ...(budget.tokens !== undefined ? [`of the ${budget.tokens}-token budget`] : [])];
-/** "$0.5 and 20000 tokens", or "none". */
-export const describeBudget = (budget: Budget | undefined) => [...(budget?.usd !== undefined ? [`$${budget.usd}`] : []), ...(budget?.tokens !== undefined ? [`${budget.tokens} tokens`] : [])].join(' and ') || 'none';
 
 /**
  * `judgeflow pause` / `judgeflow resume` as Temporal Updates: validated (a paused run cannot be paused again, a running
@@ -170,14 +95,6 @@ export function endPauseWithNothingLeft(control: RunControl): void {
   control.paused = null;
   control.history.push({ action: 'resume', reason: `nothing was left to ask: the calls in flight when it was paused (${was.reason}) finished the run`, by: was.by, at: new Date().toISOString() });
   log.info('pause ended: nothing left to ask', { after: was.reason });
-}
-
-/** What the spend says of calls reported without usage: how many are estimated, how many not counted. */
-export function unreported(spent: Spend): string {
-  const estimated = spent.callsEstimated ?? 0;
-  const uncounted = spent.callsWithoutUsage - estimated;
-  const parts = [estimated ? `${estimated} call(s) reported no usage and are estimated from their request and reply size` : '', uncounted ? `${uncounted} call(s) reported no usage and are not counted` : ''].filter(Boolean);
-  return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
 /** What the spend reached of the caps ("$1.20 of $1.00"), or null while under every cap. */

@@ -1,6 +1,6 @@
 import { defineQuery } from '@temporalio/workflow';
 
-/** Progress of a multi-stage job (snapshot generation, curation), answered by the same `progress` query name as runs. */
+/** Progress of a multi-stage job (snapshot generation, curation). A run answers `progress` (workflows/control.ts) with its own shape. */
 export interface StageProgress {
   stage: string;
   done: number;
@@ -10,4 +10,4 @@ export interface StageProgress {
   stages?: Record<string, { done: number; total: number; failures: number }>;
 }
 
-export const stageProgressQuery = defineQuery<StageProgress>('progress');
+export const stageProgressQuery = defineQuery<StageProgress>('stageProgress');

@@ -1,10 +1,9 @@
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { StudyActivities } from '../activities';
-import type { StudyResult, StudyStatus, StudyWorkflowInput, SubmitInput, SubmitResult } from './studyTypes';
+import { closeUpdate, studyStatusQuery, submitUpdate, type StudyResult, type StudyStatus, type StudyWorkflowInput, type SubmitInput } from './studyTypes';
+// Re-exported: code written before contract/ existed imports the study's messages from here.
+export { closeUpdate, studyStatusQuery, submitUpdate } from './studyTypes';
 
-export const submitUpdate = defineUpdate<SubmitResult, [SubmitInput]>('submit');
-export const closeUpdate = defineUpdate<StudyResult, []>('close');
-export const studyStatusQuery = defineQuery<StudyStatus>('status');
 
 const { recordStudySubmission, closeStudyRecords, remindStudy } = proxyActivities<StudyActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,3 +1,5 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
 /** Inputs and results of the study workflow: identifiers and counts only, never texts. */
 
 export interface StudyWorkflowInput {
@@ -33,3 +35,8 @@ export interface StudyResult extends StudyStatus {
   closedBy: 'command' | 'deadline';
   recordedAtClose: number;
 }
+
+/** The study workflow's messages (names are the wire protocol). */
+export const submitUpdate = defineUpdate<SubmitResult, [SubmitInput]>('submit');
+export const closeUpdate = defineUpdate<StudyResult, []>('close');
+export const studyStatusQuery = defineQuery<StudyStatus>('status');

@@ -1,4 +1,3 @@
-import type { PauseState, RunControl, Spend } from './runControl';
 import type { RateLimitInfo } from '../core/llm';
 
 /** Small, serialisable values that cross the workflow boundary. Large texts stay in the results store. */
@@ -240,4 +239,99 @@ export interface CallOutcome {
   tokens?: number;
   /** The endpoint's rate-limit headers (x-ratelimit-remaining-*, x-ratelimit-reset-*), when it sent them. */
   rateLimit?: RateLimitInfo;
+}
+
+// A run's controls (pause, resume, budget, tune): carried in its state and answered by its updates (workflows/control.ts).
+
+/** Why a run is paused, and since when; null while it runs. A budget pause says what was spent of what. */
+export interface PauseState {
+  /** `budget` for a budget pause; otherwise the words of whoever paused it. */
+  reason: string;
+  /** Who paused it: a person (`judgeflow pause`), or the run itself (a budget, a failing endpoint). */
+  by: 'user' | 'budget' | 'breaker';
+  at: string;
+  spentUsd?: number | null;
+  budgetUsd?: number;
+  spentTokens?: number;
+  budgetTokens?: number;
+  /** A budget pause before a batch round: the estimated price of the smallest part of it that did not fit. */
+  nextBatchUsd?: number;
+  nextBatchTokens?: number;
+}
+
+/** The run's spending cap (config `budget`, raised by `judgeflow resume --budget-usd/--budget-tokens`). */
+export interface Budget {
+  usd?: number;
+  tokens?: number;
+}
+
+/** What the run's calls have cost so far (activities/spend.ts). */
+export interface Spend {
+  usd: number | null;
+  tokens: number;
+  callsWithoutUsage: number;
+  /** Of those, the calls whose tokens are estimated from their request and reply size (≈ 4 characters a token). */
+  callsEstimated?: number;
+}
+
+/** One step of a run's control history: a pause, a resume, new limits (`tune`) or endpoint settings replaced (`config`). */
+export interface ControlStep {
+  action: 'pause' | 'resume' | 'tune' | 'config';
+  reason: string;
+  by: PauseState['by'];
+  at: string;
+  /** `tune`: every limit changed. */
+  limits?: LimitChange[];
+  /** `config` (resume --config): the settings replaced ("copilot MyAPI answerPath"). */
+  settings?: string[];
+  /** `resume --budget-usd/--budget-tokens` (or a config whose budget changed): the caps from then on. */
+  budget?: Budget;
+}
+
+/** A run's controls, carried across continue-as-new: whether it is paused, its budget, its tuned limits, and what was done to it. */
+export interface RunControl {
+  paused: PauseState | null;
+  budget?: Budget;
+  spent?: Spend;
+  /** Warnings recorded on the way (80% of the budget), shown by status and in the report. */
+  warnings: string[];
+  /** Every pause, resume, tune and config replacement, in order (recorded in the run's report). */
+  history: ControlStep[];
+  /** Limits set by `judgeflow tune`, per limiter key (`copilot:NAME`, `judge`, `judge:LANE`), over the config's. */
+  limits?: Record<string, Partial<Record<LimitName, number>>>;
+}
+
+/** A resume may raise the budget a budget pause stopped at, and (`--config`) replace the endpoints' settings. */
+export interface ResumeRequest {
+  reason?: string;
+  budgetUsd?: number;
+  budgetTokens?: number;
+  /** The run's config, loaded and validated as `judgeflow run` loads it (env var names only, never their values). */
+  config?: BenchmarkRunInput['config'];
+}
+
+/** A limit `judgeflow tune` changes. */
+export type LimitName = 'concurrency' | 'requestsPerMinute' | 'tokensPerMinute';
+
+/** One limit of one endpoint changed: what, from (null: unset) → to. */
+export interface LimitChange {
+  /** `copilot NAME`, `judge NAME` (a panel member) or `the judge`. */
+  endpoint: string;
+  limit: LimitName;
+  from: number | null;
+  to: number;
+}
+
+/** New limits for one endpoint: a copilot by name, or the judge (a panel's member by name). */
+export interface TuneTarget {
+  copilot?: string;
+  judge?: string;
+  concurrency?: number;
+  requestsPerMinute?: number;
+  tokensPerMinute?: number;
+}
+
+export interface TuneRequest {
+  reason?: string;
+  endpoints: TuneTarget[];
 }

@@ -14,9 +14,9 @@ import { withClient } from '../runWorkflow';
 import { startBenchmark } from '../startRun';
 import { runKeyOf } from '../runIdentity';
 import { temporalClient } from '../temporalSdk';
-import { progressQuery, resumeUpdate } from '../../workflows';
-import type { ResumeRequest } from '../../workflows/runControl';
-import { rootCause } from '../../workflows/collectAndJudge';
+import { progressQuery, resumeUpdate } from '../../workflows/control';
+import type { ResumeRequest } from '../../workflows/types';
+import { rootCause } from '../../workflows/errors';
 import { ensureLocalServer } from '../temporalServer';
 import { printFailures } from '../failureSummary';
 

@@ -5,11 +5,10 @@ import { failureReasonLines, type FailureReason } from '../../core/failureReason
 import { runFailureReasons } from '../failureSummary';
 import { InputError } from '../../core/inputError';
 import { openExistingStore } from '../../stores';
-import { progressQuery } from '../../workflows';
 import { startedBeforeVersioning } from '../../worker/versioning';
-import { controlQuery, describeBudget, unreported, type RunControl } from '../../workflows/runControl';
+import { controlQuery, describeBudget, progressQuery, unreported } from '../../workflows/control';
 import { describeLimitChange } from '../../workflows/configChange';
-import type { Progress, RunResult } from '../../workflows/types';
+import type { Progress, RunControl, RunResult } from '../../workflows/types';
 import { connectClient } from '../connection';
 import { reconcileRun } from '../reconcile';
 import { progressMode, progressView } from '../progress';

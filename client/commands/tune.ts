@@ -2,9 +2,10 @@ import type { Command } from '../args';
 import { optionalPositive, optionalString } from '../args';
 import { InputError } from '../../core/inputError';
 import { describeLimitChange } from '../../workflows/configChange';
-import { tuneUpdate, type TuneTarget } from '../../workflows/retune';
+import { tuneUpdate } from '../../workflows/control';
+import type { TuneTarget } from '../../workflows/types';
 // The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
-import { rootCause } from '../../workflows/collectAndJudge';
+import { rootCause } from '../../workflows/errors';
 import { withClient } from '../runWorkflow';
 import { describeRun } from './status';
 import { ensureLocalServer } from '../temporalServer';

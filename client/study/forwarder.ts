@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { temporalClient } from '../temporalSdk';
 import type { ResultsStore } from '../../core/store';
-import { studyWorkflow, submitUpdate } from '../../workflows/study';
+import { studyWorkflow } from '../../workflows';
+import { submitUpdate } from '../../workflows/studyTypes';
 import { taskQueue } from '../connection';
 import { studyWorkflowInput } from './workflow';
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { StudyRecord } from '../../core/study/types';
-import { closeUpdate, studyWorkflow } from '../../workflows/study';
-import type { StudyResult, StudyWorkflowInput } from '../../workflows/studyTypes';
+import { studyWorkflow } from '../../workflows';
+import { closeUpdate, type StudyResult, type StudyWorkflowInput } from '../../workflows/studyTypes';
 
 export function studyWorkflowInput(study: StudyRecord, extra: Partial<StudyWorkflowInput> = {}): StudyWorkflowInput {
   return { study: study.name, deadline: study.spec.deadline, remindAt: study.spec.remindBefore, ...extra };

@@ -18,7 +18,7 @@ import { dataTable, esc, htmlPage, section } from '../../core/html/page';
 import type { Artefact, ResultsStore } from '../../core/store';
 import { InputError } from '../../core/inputError';
 import { renderMarkdown } from '../../core/study/safeMarkdown';
-import { progressQuery } from '../../workflows';
+import { progressQuery } from '../../workflows/control';
 import type { Progress } from '../../workflows/types';
 import { describeSchedule, MARK } from '../commands/schedule';
 import { listRunRows, type RunRow } from '../commands/runs';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { benchmarkRun, progressQuery } from '../../../workflows';
-import type { PauseState } from '../../../workflows/runControl';
+import { benchmarkRun } from '../../../workflows';
+import { progressQuery } from '../../../workflows/control';
+import type { PauseState } from '../../../workflows/types';
 import { runInput } from '../../../client/startRun';
 import { parseCsv } from '../../../core/csv';
 import { extractJson } from '../../../core/providers/extract';
