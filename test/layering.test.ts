@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkLayering, describeViolation, importsOf, sourceFiles } from './support/layering';
+import { checkCoreRooms, checkLayering, describeViolation, importCycles, importsOf, sourceFiles } from './support/layering';
 
 const ROOT = path.join(__dirname, '..');
 const exists = (rel: string) => fs.existsSync(path.join(ROOT, rel));
@@ -9,6 +9,17 @@ test('no source file imports a layer above its own; workflows import only the wo
   const files = sourceFiles(ROOT);
   expect(files.length).toBeGreaterThan(80);
   expect(checkLayering(files, exists).map(describeViolation)).toEqual([]);
+});
+
+test('every core/ file sits in a room, and only the I/O and LLM rooms touch files or the network', () => {
+  expect(checkCoreRooms(sourceFiles(ROOT)).map(describeViolation)).toEqual([]);
+});
+
+test('no import circle between files', () => {
+  // The simulator's server is still a hub its routes and profiles import back (issue 31: left to break, by moving
+  // SimOptions/SimReply and the shared answer helpers out of sim/server.ts). Any other circle fails here.
+  const cycles = importCycles(sourceFiles(ROOT), exists).filter((cycle) => !cycle.every((f) => f.startsWith('sim/')));
+  expect(cycles).toEqual([]);
 });
 
 describe('the checker', () => {
@@ -68,9 +79,43 @@ describe('the checker', () => {
 
   test('fails on workflow code importing values from anything but @temporalio/workflow and other workflow files', () => {
     expect(check('workflows/benchmarkRun.ts', "import { protocolFor } from '../rubrics';")).toEqual([
-      "workflows/benchmarkRun.ts:1 imports '../rubrics': workflow code may import only @temporalio/workflow, other workflow files, and types (import type)",
+      "workflows/benchmarkRun.ts:1 imports '../rubrics': workflow code may import only @temporalio/workflow, other workflow files, contract/, and types (import type)",
     ]);
     expect(check('workflows/benchmarkRun.ts', "import { z } from 'zod';")).toHaveLength(1);
     expect(check('workflows/x.ts', "import type { RunActivities } from '../activities';\nimport { proxyActivities } from '@temporalio/workflow';\nimport { runPool } from './pool';")).toEqual([]);
+  });
+
+  test('contract/ imports only message definitions, other contract files and core types; the client reaches workflows/ through its index', () => {
+    expect(check('contract/run.ts', "import type { Query } from '../core/model/types';\nimport { defineQuery } from '@temporalio/workflow';\nimport { x } from './control';")).toEqual([]);
+    expect(check('contract/run.ts', "import { contentHash } from '../core/model/hashing';")).toEqual([
+      "contract/run.ts:1 imports '../core/model/hashing': contract/ may import only @temporalio/workflow, other contract files, and core/ types (import type)",
+    ]);
+    expect(check('contract/run.ts', "import type { X } from '../workflows/breaker';")).toHaveLength(1);
+    expect(check('client/x.ts', "import { benchmarkRun } from '../workflows';")).toEqual([]);
+    expect(check('client/commands/x.ts', "import { rootCause } from '../../workflows/collectAndJudge';")).toEqual([
+      "client/commands/x.ts:1 imports '../../workflows/collectAndJudge': activities/, client/ and worker/ import from workflows/ only its index (the workflow functions); shared types and messages are in contract/",
+    ]);
+    expect(check('workflows/x.ts', "import { progressQuery } from '../contract/control';")).toEqual([]);
+  });
+
+  test('core rooms: a file outside a room, or a pure room touching files or the network, fails', () => {
+    const rooms = (file: string, text: string) => checkCoreRooms([{ file, text }]).map(describeViolation);
+    expect(rooms('core/helpers.ts', '')).toEqual([expect.stringMatching(/^core\/helpers.ts:1 imports '': core\/ files live in a room/)]);
+    expect(rooms('core/stats/x.ts', "import fs from 'node:fs';")).toEqual(["core/stats/x.ts:1 imports 'node:fs': core/stats/ is pure: files and network belong in core/io/ or core/llm/"]);
+    expect(rooms('core/report/x.ts', "\nconst r = await fetch('http://x');")).toEqual(["core/report/x.ts:2 imports 'fetch': core/report/ is pure: network calls belong in core/llm/"]);
+    expect(rooms('core/io/x.ts', "import fs from 'node:fs';")).toEqual([]);
+    expect(rooms('core/llm/x.ts', "const r = await fetch('http://x');")).toEqual([]);
+  });
+
+  test('finds import circles, type-only imports included, and nothing else', () => {
+    const files = [
+      { file: 'core/a.ts', text: "import { b } from './b';" },
+      { file: 'core/b.ts', text: "import type { C } from './c';" },
+      { file: 'core/c.ts', text: "export * from './a';" },
+      { file: 'core/d.ts', text: "import { a } from './a';" },
+    ];
+    const present = new Set(files.map((f) => f.file));
+    expect(importCycles(files, (p) => present.has(p))).toEqual([['core/a.ts', 'core/b.ts', 'core/c.ts']]);
+    expect(importCycles(files.slice(0, 2).concat(files.slice(3)), (p) => present.has(p))).toEqual([]);
   });
 });

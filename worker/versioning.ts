@@ -44,11 +44,14 @@ export async function workflowBuild(env: NodeJS.ProcessEnv = process.env): Promi
   return build;
 }
 
-/** Every workflows/ source file, path and text, in order: what a bundle of the sources is made from. */
+/** Every workflows/ and contract/ source file, path and text, in order: what a bundle of the sources is made from. */
 function workflowSources(): string {
-  const dir = path.dirname(require.resolve('../workflows'));
-  const files = (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.[cm]?[jt]s$/.test(f)).sort();
-  return files.map((f) => `${f}\n${fs.readFileSync(path.join(dir, f), 'utf8')}`).join('\n');
+  const workflows = path.dirname(require.resolve('../workflows'));
+  // contract/ (beside workflows/) holds the message definitions and pure helpers the workflows import.
+  const dirs = [workflows, path.join(workflows, '..', 'contract')].filter((dir) => fs.existsSync(dir));
+  return dirs
+    .flatMap((dir) => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.[cm]?[jt]s$/.test(f)).sort().map((f) => `${path.basename(dir)}/${f}\n${fs.readFileSync(path.join(dir, f), 'utf8')}`))
+    .join('\n');
 }
 
 async function bundleSources(): Promise<string> {

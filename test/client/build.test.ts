@@ -15,7 +15,7 @@ const build = require('../../scripts/build.js') as {
   build(root: string, log?: (line: string) => void): Promise<boolean>;
 };
 
-const COPIED = ['bin', 'scripts', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim', 'tsconfig.json', 'package.json'];
+const COPIED = ['bin', 'scripts', 'contract', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim', 'tsconfig.json', 'package.json'];
 const copy = tempDir('jf-build-');
 const quiet = () => undefined;
 
@@ -40,7 +40,7 @@ function markCompiledStatus(): string {
 }
 
 beforeAll(async () => {
-  for (const entry of COPIED) fs.cpSync(path.join(REPO, entry), path.join(copy, entry), { recursive: true });
+  for (const entry of COPIED) if (fs.existsSync(path.join(REPO, entry))) fs.cpSync(path.join(REPO, entry), path.join(copy, entry), { recursive: true });
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
   expect(await build.build(copy, quiet)).toBe(true);
 }, 120_000);

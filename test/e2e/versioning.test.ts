@@ -20,10 +20,10 @@ import { scriptedLatticeJudge } from '../support/judges';
  */
 jest.setTimeout(300_000);
 
-/** The workflows/ sources copied, one source edited, and bundled: a different build, as after a user's upgrade. */
+/** The workflows/ sources (and contract/, which they import) copied, one source edited, and bundled: a different build, as after a user's upgrade. */
 async function changedBuild(root: string): Promise<string> {
   const dir = path.join(root, 'changed-build');
-  fs.cpSync(path.join(REPO, 'workflows'), path.join(dir, 'workflows'), { recursive: true });
+  for (const folder of ['workflows', 'contract']) if (fs.existsSync(path.join(REPO, folder))) fs.cpSync(path.join(REPO, folder), path.join(dir, folder), { recursive: true });
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'));
   fs.appendFileSync(path.join(dir, 'workflows', 'index.ts'), "\n/** Added by the upgrade. */\nexport async function upgradeMarker(): Promise<string> {\n  return 'changed build';\n}\n");
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never;

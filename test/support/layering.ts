@@ -4,11 +4,14 @@ import ts from 'typescript';
 
 /**
  * judgeflow's layers, bottom to top. A file may import its own layer's shared code and anything below, never above:
- *   0 core/                                   domain: types, statistics, text, CSV/JSONL, store and protocol interfaces
+ *   0 core/, contract/                        domain (core/ in rooms, see CORE_ROOMS) and what workflows share
  *   1 rubrics/<protocol>/, activities/adapters/, stores/, sim/   each imports core/ and its own folder only
- *   2 activities/, workflows/                 workflows import only `@temporalio/workflow`, other workflow files and types
+ *   2 activities/, workflows/                 workflows import only `@temporalio/workflow`, other workflow files,
+ *                                             contract/ and types
  *   3 worker/, client/, scripts/, bin/        config assembly, provisioning, the CLI
- * Tests (test/) sit outside the layers.
+ * contract/ imports values only from `@temporalio/workflow` (message definitions) and other contract files; types from
+ * core/ too. activities/, client/ and worker/ import from workflows/ only its index (the workflow functions).
+ * Tests (test/) sit outside the layers. docs/architecture.md says the same in prose.
  */
 interface Layer {
   level: number;
@@ -21,6 +24,7 @@ interface Layer {
 const LAYERS: Layer[] = [
   { level: 1, folder: 'activities/adapters/', part: () => 'activities/adapters/' },
   { level: 0, folder: 'core/' },
+  { level: 0, folder: 'contract/' },
   // rubrics/index.ts is the registry: it may import each protocol's folder (its index), nothing deeper.
   { level: 1, folder: 'rubrics/', part: (f) => (f.split('/').length > 2 ? f.split('/').slice(0, 2).join('/') + '/' : 'rubrics/') },
   { level: 1, folder: 'stores/', part: () => 'stores/' },
@@ -107,12 +111,23 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
       if (from.folder === 'workflows/') {
         // Workflow code runs in the deterministic sandbox: it may use the workflow API, other workflow files, and types.
         if (ref.typeOnly || ref.specifier === '@temporalio/workflow') continue;
-        if (resolved && resolved.startsWith('workflows/')) continue;
-        report('workflow code may import only @temporalio/workflow, other workflow files, and types (import type)');
+        if (resolved && (resolved.startsWith('workflows/') || resolved.startsWith('contract/'))) continue;
+        report('workflow code may import only @temporalio/workflow, other workflow files, contract/, and types (import type)');
+        continue;
+      }
+      if (from.folder === 'contract/') {
+        // Shared with the sandbox: message definitions, other contract files, and types of the domain.
+        if (ref.specifier === '@temporalio/workflow' || (resolved && resolved.startsWith('contract/'))) continue;
+        if (ref.typeOnly && resolved && resolved.startsWith('core/')) continue;
+        report('contract/ may import only @temporalio/workflow, other contract files, and core/ types (import type)');
         continue;
       }
       if (!resolved) continue;
       const target = targetFile(resolved, exists);
+      if (target.startsWith('workflows/') && target !== 'workflows/index.ts' && ['activities/', 'client/', 'worker/'].includes(from.folder)) {
+        report('activities/, client/ and worker/ import from workflows/ only its index (the workflow functions); shared types and messages are in contract/');
+        continue;
+      }
       const to = layerOf(target);
       if (!to) {
         // Only the top layer's tooling (scripts/record-histories.ts) may reuse test helpers.
@@ -133,7 +148,7 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
   return violations;
 }
 
-const SOURCE_DIRS = ['core', 'rubrics', 'activities', 'stores', 'sim', 'workflows', 'worker', 'client', 'scripts', 'bin'];
+const SOURCE_DIRS = ['contract', 'core', 'rubrics', 'activities', 'stores', 'sim', 'workflows', 'worker', 'client', 'scripts', 'bin'];
 
 /** Every source file of the repository at `root`, repository-relative. */
 export function sourceFiles(root: string): Array<{ file: string; text: string }> {
@@ -151,3 +166,113 @@ export function sourceFiles(root: string): Array<{ file: string; text: string }>
 }
 
 export const describeViolation = (v: Violation) => `${v.file}:${v.line} imports '${v.specifier}': ${v.reason}`;
+
+/** The repository file a relative import names (`./x` → x.ts, x.js or x/index.ts), or null for a package / builtin. */
+export function importTarget(from: string, specifier: string, exists: (p: string) => boolean): string | null {
+  const resolved = resolveRelative(from, specifier);
+  return resolved === null ? null : targetFile(resolved, exists);
+}
+
+/**
+ * Every import circle between files (type-only imports included: a circle of types is still two files that cannot
+ * be understood apart), each as the files on it in order, found as the strongly connected components of the graph.
+ */
+export function importCycles(files: Array<{ file: string; text: string }>, exists: (p: string) => boolean): string[][] {
+  const known = new Set(files.map((f) => f.file));
+  const edges = new Map<string, string[]>();
+  for (const { file, text } of files) {
+    const targets = importsOf(file, text)
+      .map((ref) => importTarget(file, ref.specifier, exists))
+      .filter((t): t is string => t !== null && known.has(t) && t !== file);
+    edges.set(file, [...new Set(targets)].sort());
+  }
+  // Tarjan's algorithm, iterative so a deep chain cannot overflow the stack.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  for (const start of [...known].sort()) {
+    if (index.has(start)) continue;
+    const work: Array<{ node: string; next: number }> = [{ node: start, next: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length) {
+      const top = work[work.length - 1];
+      const out = edges.get(top.node) ?? [];
+      if (top.next < out.length) {
+        const to = out[top.next++];
+        if (!index.has(to)) {
+          index.set(to, counter);
+          low.set(to, counter++);
+          stack.push(to);
+          onStack.add(to);
+          work.push({ node: to, next: 0 });
+        } else if (onStack.has(to)) low.set(top.node, Math.min(low.get(top.node)!, index.get(to)!));
+        continue;
+      }
+      work.pop();
+      if (work.length) low.set(work[work.length - 1].node, Math.min(low.get(work[work.length - 1].node)!, low.get(top.node)!));
+      if (low.get(top.node) === index.get(top.node)) {
+        const component: string[] = [];
+        let member: string;
+        do {
+          member = stack.pop()!;
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== top.node);
+        if (component.length > 1) cycles.push(component.sort());
+      }
+    }
+  }
+  return cycles.sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/**
+ * core/'s rooms. Only the I/O rooms touch files, sockets or the network; every other room is pure (its functions
+ * take data and return data), so a report or a statistic can be tested without a disk or a server.
+ */
+export const CORE_ROOMS: Record<string, { io: boolean; purpose: string }> = {
+  'core/model/': { io: false, purpose: 'domain types, the store and protocol interfaces, rubric prompts and hashing' },
+  'core/stats/': { io: false, purpose: 'figures from verdicts: intervals, agreement, consensus, cost, panels' },
+  'core/report/': { io: false, purpose: 'rendering every protocol shares: Markdown, workbook, HTML pages' },
+  'core/compare/': { io: false, purpose: 'two runs paired, a regression gate, a trend over runs' },
+  'core/grounding/': { io: false, purpose: 'claims checked against a copilot\'s own context, and their report blocks' },
+  'core/snapshots/': { io: false, purpose: 'query sets, curation, traffic files, near-duplicate text' },
+  'core/study/': { io: false, purpose: 'human studies: design, analysis, calibrated scores' },
+  'core/io/': { io: true, purpose: 'files, CSV/JSONL, the local state folder' },
+  'core/llm/': { io: true, purpose: 'the LLM client, request types, provider profiles and batch APIs' },
+};
+
+/** Browser scripts served with a page: they run in the reader's browser, not in judgeflow. */
+const BROWSER_ASSETS = new Set(['core/report/html/client.js']);
+const IO_MODULES = /^(node:)?(fs|fs\/promises|net|http|https|http2|child_process|dgram|tls)$/;
+
+/** core/ files outside a room, and pure-room files that import fs, net, http (…) or call fetch. */
+export function checkCoreRooms(files: Array<{ file: string; text: string }>): Violation[] {
+  const violations: Violation[] = [];
+  for (const { file, text } of files) {
+    if (!file.startsWith('core/')) continue;
+    const room = Object.keys(CORE_ROOMS).find((r) => file.startsWith(r));
+    if (!room) {
+      violations.push({ file, line: 1, specifier: '', reason: `core/ files live in a room (${Object.keys(CORE_ROOMS).join(', ')}): move it into the one it serves` });
+      continue;
+    }
+    if (CORE_ROOMS[room].io || BROWSER_ASSETS.has(file)) continue;
+    for (const ref of importsOf(file, text)) {
+      if (IO_MODULES.test(ref.specifier) && !ref.typeOnly) violations.push({ file, line: ref.line, specifier: ref.specifier, reason: `${room} is pure: files and network belong in core/io/ or core/llm/` });
+    }
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node) => {
+      if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'fetch') {
+        violations.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, specifier: 'fetch', reason: `${room} is pure: network calls belong in core/llm/` });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return violations;
+}
