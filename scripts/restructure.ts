@@ -13,8 +13,9 @@
  * What it rewrites, in every .ts/.js/.cjs/.mjs file of CODE_DIRS: `import`/`import type`/`export … from`,
  * `import x = require()`, `require()`, `import()`, `import('…')` types, `require.resolve()`, `jest.mock()` and its
  * siblings, and any other string literal starting with `./` or `../` that resolves to a moved file or folder
- * (`path.join(__dirname, '../../workflows')`). In Markdown (README.md, docs/) and in code comments it rewrites
- * repository paths of moved files (`core/llm.ts`). What it cannot know it lists at the end for a human.
+ * (`path.join(__dirname, '../../workflows')`). In Markdown (README.md, docs/) and in code comments and strings it
+ * rewrites repository paths of moved files (`core/llm.ts`, `core/providers/`). What it cannot know it lists at the
+ * end for a human (paths built from pieces, `__dirname` in a file that changed depth).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -329,7 +330,7 @@ function mentionRewriter(fileMoves: Map<string, string>, dirMoves: Map<string, s
   return (text) => text.replace(pattern, (m) => map.get(m) ?? m);
 }
 
-/** Path mentions in a code file's comments (found through the parse, so a `//` inside a string or regex is not one). */
+/** Path mentions in a code file's comments and strings (found through the parse, so a `//` inside a string or regex is not a comment). */
 function commentEdits(file: string, text: string, rewrite: (t: string) => string): Edit[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, /\.[cm]?js$/.test(file) ? ts.ScriptKind.JS : ts.ScriptKind.TS);
   const seen = new Set<number>();
@@ -345,6 +346,12 @@ function commentEdits(file: string, text: string, rewrite: (t: string) => string
   const visit = (node: ts.Node) => {
     take(ts.getLeadingCommentRanges(text, node.pos));
     take(ts.getTrailingCommentRanges(text, node.end));
+    // Strings naming a repository path (`'core/judgeConfig.ts'` in a generated doc, a test reading a source file).
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+      const [start, end] = [node.getStart(), node.getEnd()];
+      const next = rewrite(text.slice(start, end));
+      if (next !== text.slice(start, end)) edits.push({ start, end, text: next });
+    }
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -386,7 +393,7 @@ function main(): void {
     if (next !== text) {
       newTexts.set(file, next);
       pathsRewritten += modulePaths;
-      console.log(`rewrite ${file}${newFile !== file ? ` (→ ${newFile})` : ''}: ${modulePaths} module path(s)${edits.length > modulePaths ? `, ${edits.length - modulePaths} comment(s)` : ''}`);
+      console.log(`rewrite ${file}${newFile !== file ? ` (→ ${newFile})` : ''}: ${modulePaths} module path(s)${edits.length > modulePaths ? `, ${edits.length - modulePaths} path mention(s) in comments or strings` : ''}`);
     }
     if (newFile !== file && /\b__dirname\b|\b__filename\b/.test(text) && path.posix.dirname(newFile).split('/').length !== path.posix.dirname(file).split('/').length) {
       note(`CHECK: ${file} → ${newFile} uses __dirname/__filename and now sits at another depth: check every path built from it.`);
@@ -401,13 +408,6 @@ function main(): void {
       console.log(`rewrite ${file}: paths mentioned`);
     }
   }
-  // Repository paths in code strings (test fixtures, layering examples) are not rewritten: list them.
-  const mentionPattern = [...fileMoves.keys()].filter((f) => CODE_FILE.test(f));
-  for (const file of codeFiles) {
-    const text = newTexts.get(file) ?? fs.readFileSync(abs(file), 'utf8');
-    for (const old of mentionPattern) if (text.includes(`'${old}'`) || text.includes(`"${old}"`) || text.includes(`\`${old}\``)) note(`CHECK: ${file} holds the string '${old}' (moved to ${fileMoves.get(old)}).`);
-  }
-
   if (DRY) {
     for (const [from, to] of fileMoves) console.log(`move ${from} → ${to}`);
   } else {
@@ -420,9 +420,15 @@ function main(): void {
       else fs.renameSync(abs(from), abs(to));
       console.log(`move ${from} → ${to}${tracked ? '' : ' (untracked)'}`);
     }
-    // Folders left empty by the moves.
+    // Folders left empty by the moves (deepest first, so a moved folder's empty subfolders go before it).
+    const removeEmpty = (dir: string): void => {
+      if (!isDir(dir)) return;
+      for (const entry of fs.readdirSync(abs(dir), { withFileTypes: true })) if (entry.isDirectory()) removeEmpty(`${dir}/${entry.name}`);
+      if (fs.readdirSync(abs(dir)).length === 0) fs.rmdirSync(abs(dir));
+    };
     for (const [from] of table) {
-      for (let dir = isDir(from) ? from : path.posix.dirname(from); dir && dir !== '.' && isDir(dir) && fs.readdirSync(abs(dir)).length === 0; dir = path.posix.dirname(dir)) fs.rmdirSync(abs(dir));
+      removeEmpty(isDir(from) ? from : path.posix.dirname(from));
+      for (let dir = path.posix.dirname(from); dir && dir !== '.' && isDir(dir) && fs.readdirSync(abs(dir)).length === 0; dir = path.posix.dirname(dir)) fs.rmdirSync(abs(dir));
     }
   }
   console.log(`\n${fileMoves.size} file(s) ${DRY ? 'to move' : 'moved'}, ${pathsRewritten} module path(s) in ${newTexts.size} file(s) ${DRY ? 'to rewrite' : 'rewritten'}.`);
