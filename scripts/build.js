@@ -11,7 +11,7 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
 /** The folders compiled into dist/ (the layout's code folders; test/ and scripts/ run through jest and tsx). */
-const SOURCE_DIRS = ['contract', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim'];
+const SOURCE_DIRS = ['contract', 'services', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim'];
 /** Files outside SOURCE_DIRS that change what the build produces. */
 const BUILD_INPUTS = ['tsconfig.json', 'scripts/build.js'];
 const STAMP = '.build-stamp.json';

@@ -102,6 +102,9 @@ export const MOVES: Array<[from: string, to: string]> = [
   ['core/categoriesFile.ts', 'core/snapshots/categoriesFile.ts'],
   ['core/text.ts', 'core/snapshots/text.ts'],
 
+  // 4. services/: use cases the CLI, the view server and the activities share (activities stay thin wrappers).
+  ['activities/storedComparison.ts', 'services/storedComparison.ts'],
+
   // 6. "batch" means the provider Batch API only; several items in one activity is an item group.
   ['activities/callBatch.ts', 'activities/itemGroup.ts'],
   ['workflows/limits/batchSize.ts', 'workflows/limits/itemGroupSize.ts'],
@@ -351,6 +354,23 @@ function commentEdits(file: string, text: string, rewrite: (t: string) => string
       const [start, end] = [node.getStart(), node.getEnd()];
       const next = rewrite(text.slice(start, end));
       if (next !== text.slice(start, end)) edits.push({ start, end, text: next });
+    }
+    // A repository path built from pieces: path.join(REPO, 'core', 'files.ts') → path.join(REPO, 'core', 'io', 'files.ts').
+    if (ts.isCallExpression(node) && /^path(\.posix)?\.(join|resolve)$/.test(node.expression.getText(source))) {
+      const args = node.arguments;
+      let first = args.length;
+      while (first > 0 && ts.isStringLiteral(args[first - 1])) first--;
+      for (let i = first; i < args.length - 1; i++) {
+        const pieces = args.slice(i).map((a) => (a as ts.StringLiteral).text);
+        const joined = pieces.join('/');
+        let next = rewrite(joined);
+        if (next === joined) next = rewrite(`${joined}/`).replace(/\/$/, ''); // a moved folder
+        if (next !== joined) {
+          const quote = text[args[i].getStart()];
+          edits.push({ start: args[i].getStart(), end: args[args.length - 1].getEnd(), text: next.split('/').filter(Boolean).map((p) => `${quote}${p}${quote}`).join(', ') });
+          break;
+        }
+      }
     }
     ts.forEachChild(node, visit);
   };

@@ -15,7 +15,7 @@ const build = require('../../scripts/build.js') as {
   build(root: string, log?: (line: string) => void): Promise<boolean>;
 };
 
-const COPIED = ['bin', 'scripts', 'contract', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim', 'tsconfig.json', 'package.json'];
+const COPIED = ['bin', 'scripts', 'contract', 'services', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim', 'tsconfig.json', 'package.json'];
 const copy = tempDir('jf-build-');
 const quiet = () => undefined;
 

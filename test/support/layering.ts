@@ -6,7 +6,7 @@ import ts from 'typescript';
  * judgeflow's layers, bottom to top. A file may import its own layer's shared code and anything below, never above:
  *   0 core/, contract/                        domain (core/ in rooms, see CORE_ROOMS) and what workflows share
  *   1 rubrics/<protocol>/, activities/adapters/, stores/, sim/   each imports core/ and its own folder only
- *   2 activities/, workflows/                 workflows import only `@temporalio/workflow`, other workflow files,
+ *   2 activities/, services/, workflows/      workflows import only `@temporalio/workflow`, other workflow files,
  *                                             contract/ and types
  *   3 worker/, client/, scripts/, bin/        config assembly, provisioning, the CLI
  * contract/ imports values only from `@temporalio/workflow` (message definitions) and other contract files; types from
@@ -30,6 +30,7 @@ const LAYERS: Layer[] = [
   { level: 1, folder: 'stores/', part: () => 'stores/' },
   { level: 1, folder: 'sim/', part: () => 'sim/' },
   { level: 2, folder: 'activities/' },
+  { level: 2, folder: 'services/' },
   { level: 2, folder: 'workflows/' },
   { level: 3, folder: 'worker/' },
   { level: 3, folder: 'client/' },
@@ -148,7 +149,7 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
   return violations;
 }
 
-const SOURCE_DIRS = ['contract', 'core', 'rubrics', 'activities', 'stores', 'sim', 'workflows', 'worker', 'client', 'scripts', 'bin'];
+const SOURCE_DIRS = ['contract', 'services', 'core', 'rubrics', 'activities', 'stores', 'sim', 'workflows', 'worker', 'client', 'scripts', 'bin'];
 
 /** Every source file of the repository at `root`, repository-relative. */
 export function sourceFiles(root: string): Array<{ file: string; text: string }> {
