@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { collectActivities } from '../../activities/collect';
 import { runActivities } from '../../activities/run';
@@ -77,7 +77,8 @@ test('a cancelled activity aborts the call in flight and stores nothing', async 
   const env = new MockActivityEnvironment();
   const call = inActivity(() => collectActivities(deps()).askCopilot({ runId, queryId: 'slow', copilot: 'A', attempt: 1, maxAttempts: 3 }), env);
   setTimeout(() => env.cancel(), 300);
-  await expect(call).rejects.toBeTruthy();
+  // The call in flight is aborted and the activity ends as cancelled, not as a failed call.
+  await expect(call).rejects.toBeInstanceOf(CancelledFailure);
   expect(await store.getResponse(runId, 'slow', 'A')).toBeNull();
 });
 
