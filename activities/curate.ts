@@ -10,7 +10,7 @@ import { contentHash } from '../core/hashing';
 import { InputError } from '../core/inputError';
 import type { QueryCuration } from '../core/protocol';
 import { protocolFor } from '../rubrics';
-import type { CurateInput, LlmSettings, StageCounts } from '../workflows/snapshotTypes';
+import type { CurateInput, LlmSettings, CurationStageCounts } from '../workflows/snapshotTypes';
 import { consensusVerdicts, type ActivityDeps } from './deps';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 import { INPUT_ERROR, nonRetryableInput } from './failures';
@@ -43,12 +43,12 @@ export function curateActivities(deps: ActivityDeps) {
     if (!v) throw new Error(`curation job ${jobId} has no ${stage} results in the results store ${store.location}`);
     return v;
   };
-  const finish = async (jobId: string, stage: string, out: unknown[], counts: StageCounts): Promise<StageCounts> => {
+  const finish = async (jobId: string, stage: string, out: unknown[], counts: CurationStageCounts): Promise<CurationStageCounts> => {
     await store.putWork(jobId, `items/${stage}`, out);
     await store.putWork(jobId, `counts/${stage}`, counts);
-    return (await store.getWork<StageCounts>(jobId, `counts/${stage}`))!;
+    return (await store.getWork<CurationStageCounts>(jobId, `counts/${stage}`))!;
   };
-  const already = (jobId: string, stage: string) => store.getWork<StageCounts>(jobId, `counts/${stage}`);
+  const already = (jobId: string, stage: string) => store.getWork<CurationStageCounts>(jobId, `counts/${stage}`);
 
   /**
    * Stage 2a: which filtered queries go to the tagger, in batches of `batchSize` (traffic that already carries a known
@@ -91,7 +91,7 @@ export function curateActivities(deps: ActivityDeps) {
   }
 
   /** Stage 2c: every query with its category (pre-tagged or from its batch's labels), in input order; untagged ones are dropped. */
-  async function finishCategorisation({ jobId, categories }: { jobId: string; categories: string[] }): Promise<StageCounts> {
+  async function finishCategorisation({ jobId, categories }: { jobId: string; categories: string[] }): Promise<CurationStageCounts> {
     const done = await already(jobId, 'categorise');
     if (done) return done;
     const input = await items<TrafficItem>(jobId, 'filter');
@@ -111,7 +111,7 @@ export function curateActivities(deps: ActivityDeps) {
 
   return {
     /** Stage 1: read the traffic (malformed lines fail the job unless skipBad) and drop too-short / too-long queries. */
-    async curateFilter({ jobId, from, minChars, maxChars, skipBad }: { jobId: string; from: string; minChars: number; maxChars: number; skipBad: boolean }): Promise<StageCounts> {
+    async curateFilter({ jobId, from, minChars, maxChars, skipBad }: { jobId: string; from: string; minChars: number; maxChars: number; skipBad: boolean }): Promise<CurationStageCounts> {
       const done = await already(jobId, 'filter');
       if (done) return done;
       return nonRetryableInput(async () => {
@@ -128,7 +128,7 @@ export function curateActivities(deps: ActivityDeps) {
     finishCategorisation,
 
     /** Stage 3: one representative per group of near-duplicates (same template or similar text). */
-    async curateDistil({ jobId, similarity }: { jobId: string; similarity: number }): Promise<StageCounts> {
+    async curateDistil({ jobId, similarity }: { jobId: string; similarity: number }): Promise<CurationStageCounts> {
       const done = await already(jobId, 'distil');
       if (done) return done;
       const input = await items<Tagged>(jobId, 'categorise');
@@ -137,7 +137,7 @@ export function curateActivities(deps: ActivityDeps) {
     },
 
     /** Stage 4: drop queries on which every copilot of an earlier run scored above the threshold (skipped without a run). */
-    async curatePrune({ jobId, runId, threshold, metric }: { jobId: string; runId?: string; threshold: number; metric: 'mean' | 'total' }): Promise<StageCounts> {
+    async curatePrune({ jobId, runId, threshold, metric }: { jobId: string; runId?: string; threshold: number; metric: 'mean' | 'total' }): Promise<CurationStageCounts> {
       const done = await already(jobId, 'prune');
       if (done) return done;
       const input = await items<Tagged>(jobId, 'distil');
@@ -152,7 +152,7 @@ export function curateActivities(deps: ActivityDeps) {
     },
 
     /** Stage 5: sample to the target size with the categorised traffic's category proportions, and store the snapshot. */
-    async curateSample({ jobId, input, workflowId }: { jobId: string; input: CurateInput; workflowId: string }): Promise<{ counts: StageCounts; snapshotId: string; proportions: Record<string, number>; allocation: Record<string, number> }> {
+    async curateSample({ jobId, input, workflowId }: { jobId: string; input: CurateInput; workflowId: string }): Promise<{ counts: CurationStageCounts; snapshotId: string; proportions: Record<string, number>; allocation: Record<string, number> }> {
       const candidates = await items<Tagged>(jobId, 'prune');
       const categorised = await items<Tagged>(jobId, 'categorise');
       const proportions = Object.fromEntries(input.categories.map((c) => [c, categorised.filter((t) => t.tag === c).length]));
@@ -161,9 +161,9 @@ export function curateActivities(deps: ActivityDeps) {
       const protocol = protocolFor(input.protocol ?? 'cab');
       const curation = curationOf(protocol.id);
       const queries: Query[] = chosen.map((c) => curation.query({ id: `q-${contentHash(normalizeText(c.query), 10)}`, text: c.query, category: c.tag }));
-      const counts: StageCounts = { stage: 'curate', in: candidates.length, out: queries.length, target: input.target, allocation };
+      const counts: CurationStageCounts = { stage: 'curate', in: candidates.length, out: queries.length, target: input.target, allocation };
       await store.putWork(jobId, 'counts/curate', counts);
-      const stages = await Promise.all((['filter', 'categorise', 'distil', 'prune', 'curate'] as const).map(async (s) => (await store.getWork<StageCounts>(jobId, `counts/${s}`))!));
+      const stages = await Promise.all((['filter', 'categorise', 'distil', 'prune', 'curate'] as const).map(async (s) => (await store.getWork<CurationStageCounts>(jobId, `counts/${s}`))!));
       const source = (await store.getWork<Source>(jobId, 'source'))!;
       const promptsVersion = (await store.getWork<string>(jobId, 'categorisePrompts')) ?? undefined;
       const { snapshotId } = await saveSnapshot(store, protocol.labelsOf, {
@@ -184,7 +184,7 @@ export function curateActivities(deps: ActivityDeps) {
           workflowId,
         },
       });
-      return { counts: (await store.getWork<StageCounts>(jobId, 'counts/curate'))!, snapshotId, proportions, allocation };
+      return { counts: (await store.getWork<CurationStageCounts>(jobId, 'counts/curate'))!, snapshotId, proportions, allocation };
     },
   };
 }

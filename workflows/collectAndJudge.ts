@@ -21,7 +21,7 @@ const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJ
 });
 
 /** What every part of one history of the collect-and-judge stage shares. */
-interface Stage {
+interface StageContext {
   runId: string;
   queryIds: string[];
   state: RunState;
@@ -61,7 +61,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   let stopping = false;
   // Kept by the planner by reference: a tune of a judge's concurrency changes it in place (workflows/runControl.ts).
   const judgeConcurrencies = judges.map((j, lane) => limitsOf(args.control, judges.length > 1 ? `judge:${lane}` : 'judge', j).concurrency);
-  const stage: Stage = {
+  const stage: StageContext = {
     runId: input.runId,
     queryIds: prepared.queryIds,
     state,
@@ -132,14 +132,14 @@ function showProgress(progress: Progress, state: RunState, collecting: boolean):
 }
 
 /** An endpoint's breaker, under the run's `failFast` (workflows/breaker.ts). */
-function breakerOf(stage: Stage, endpoint: string, who: string): Breaker {
+function breakerOf(stage: StageContext, endpoint: string, who: string): Breaker {
   const breaker = new Breaker(who, failFastFrom(stage.config.failFast as Partial<FailFast> | false | undefined));
   stage.breakers.set(endpoint, breaker);
   return breaker;
 }
 
 /** An endpoint's limiter, at the config's limits or those `judgeflow tune` set (carried in the run's controls). */
-function limiterOf(stage: Stage, endpoint: string, limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number }): Limiter {
+function limiterOf(stage: StageContext, endpoint: string, limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number }): Limiter {
   let limiter = stage.limiters.get(endpoint);
   const { concurrency, requestsPerMinute, tokensPerMinute } = limits;
   if (!limiter) stage.limiters.set(endpoint, (limiter = new Limiter(limitsOf(stage.control, endpoint, { concurrency, requestsPerMinute, tokensPerMinute }), stage.state.limits[endpoint])));
@@ -147,12 +147,12 @@ function limiterOf(stage: Stage, endpoint: string, limits: { concurrency: number
 }
 
 /** The queries a live copilot is asked, in order (a run resumed from the store: those it holds no answer to). */
-function queueOf(stage: Stage, copilot: string): string[] {
+function queueOf(stage: StageContext, copilot: string): string[] {
   return stage.state.toAsk?.[copilot] ?? stage.queryIds;
 }
 
 /** Answers held already (CSV copilots, a re-judge's adopted answers): stored in one step per source, then planned. */
-async function importAll(stage: Stage): Promise<void> {
+async function importAll(stage: StageContext): Promise<void> {
   const { state, runId, queryIds, planner } = stage;
   if (state.answersImported) return;
   if (state.plan.answered) queryIds.forEach((q) => planner.answered(q));
@@ -169,7 +169,7 @@ async function importAll(stage: Stage): Promise<void> {
 }
 
 /** One live copilot's queries through its lane; each answer (or failure for good) goes to the planner. */
-async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<void> {
+async function collectCopilot(stage: StageContext, copilot: CopilotLimits): Promise<void> {
   const { runId, state } = stage;
   const endpoint = `copilot:${copilot.name}`;
   // Its timeouts and retry as the config says now (resume --config may replace them).
@@ -209,7 +209,7 @@ async function collectCopilot(stage: Stage, copilot: CopilotLimits): Promise<voi
 }
 
 /** One judge's work items (one judge, or lane `lane` of a panel of `judges`) through its lane, as the planner makes them. */
-async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges: number): Promise<void> {
+async function judgeLane(stage: StageContext, judge: JudgeLimits, lane: number, judges: number): Promise<void> {
   const { runId, state } = stage;
   const endpoint = judges > 1 ? `judge:${lane}` : 'judge';
   const options: ActivityOptions & { startToCloseTimeout: number } = {
@@ -221,7 +221,7 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
   };
   const { judgeItem } = proxyActivities<BenchmarkActivities>(options);
   const breaker = breakerOf(stage, endpoint, judges > 1 ? `judge ${judge.name ?? lane + 1}` : 'the judge');
-  const judgeLane = new EndpointLane(endpoint, limiterOf(stage, endpoint, judge), {
+  const endpointLane = new EndpointLane(endpoint, limiterOf(stage, endpoint, judge), {
     one: (index: number, attempt, slot) => judgeItem({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
     many: (indices) => proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length)).judgeItems({ runId, indices }),
     throttled: (result) => result.throttled,
@@ -235,15 +235,15 @@ async function judgeLane(stage: Stage, judge: JudgeLimits, lane: number, judges:
       stage.refresh();
     },
   }, state.judge, stage.held);
-  if (!judge.batch) return judgeLane.drain(stage.planner.source(lane), stage.stop);
-  await judgeBatchesAndLive(stage, judge, endpoint, lane, judgeLane);
+  if (!judge.batch) return endpointLane.drain(stage.planner.source(lane), stage.stop);
+  await judgeBatchesAndLive(stage, judge, endpoint, lane, endpointLane);
 }
 
 /**
  * A judge with `batch: true`: its items go through the provider's Batch API (workflows/batchJudging.ts), and those a
  * failed or expired line left are asked live through the judge's own lane and limits.
  */
-async function judgeBatchesAndLive(stage: Stage, judge: JudgeLimits, endpoint: string, lane: number, live: EndpointLane<number, { judged: number; failed: number; throttled: boolean; outcome: CallOutcome }>): Promise<void> {
+async function judgeBatchesAndLive(stage: StageContext, judge: JudgeLimits, endpoint: string, lane: number, live: EndpointLane<number, { judged: number; failed: number; throttled: boolean; outcome: CallOutcome }>): Promise<void> {
   const { state, runId } = stage;
   const batch = ((state.batch ??= {})[endpoint] ??= initialBatchState());
   let batching = true;

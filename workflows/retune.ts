@@ -141,7 +141,7 @@ function tune(control: RunControl, request: TuneRequest): RunControl {
   return control;
 }
 
-/** A replacement config may change only endpoint settings (core/configChange.ts); the CLI checks first, the run again. */
+/** A replacement config may change only endpoint settings (workflows/configChange.ts); the CLI checks first, the run again. */
 export function checkReplacement(control: RunControl, config: BenchmarkRunInput['config']): void {
   const lanes = attached.get(control);
   if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); resume it without --config, then pause it once it collects');

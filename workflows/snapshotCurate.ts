@@ -3,7 +3,7 @@ import { stageProgressQuery, type StageProgress } from './stageProgress';
 import type { SnapshotActivities } from '../activities';
 import { llmCallOptions } from './llmCalls';
 import { runPool } from './pool';
-import type { CurateInput, CurateResult, StageCounts } from './snapshotTypes';
+import type { CurateInput, CurateResult, CurationStageCounts } from './snapshotTypes';
 
 const { curateFilter, planCategorisation, finishCategorisation, curateDistil, curatePrune, curateSample } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '10 minutes',
@@ -40,7 +40,7 @@ export async function snapshotCurate(input: CurateInput): Promise<CurateResult> 
   };
 }
 
-async function categoriseStage(jobId: string, input: CurateInput): Promise<StageCounts> {
+async function categoriseStage(jobId: string, input: CurateInput): Promise<CurationStageCounts> {
   const { categories, llm, batchSize } = input;
   const { categoriseBatch } = proxyActivities<SnapshotActivities>(llmCallOptions(llm));
   const { batches } = await planCategorisation({ jobId, categories, batchSize, protocol: input.protocol });

@@ -72,7 +72,7 @@ export interface CurateInput {
 }
 
 /** One curation stage's counts: how many went in and came out, plus stage-specific figures. */
-export interface StageCounts {
+export interface CurationStageCounts {
   stage: 'filter' | 'categorise' | 'distil' | 'prune' | 'curate';
   in: number;
   out: number;
@@ -84,7 +84,7 @@ export interface CurateResult {
   snapshotId: string;
   parentId: string | null;
   queries: number;
-  stages: StageCounts[];
+  stages: CurationStageCounts[];
   /** Category counts of the categorised traffic (the proportions to match) and the sample's allocation. */
   proportions: Record<string, number>;
   allocation: Record<string, number>;

@@ -12,7 +12,7 @@ import { stageProgressQuery } from '../../workflows/stageProgress';
 import type { StageProgress } from '../../workflows/stageProgress';
 import { progressMode, progressView } from '../progress';
 import { watch } from '../startRun';
-import type { CurateResult, GenerateResult, StageCounts } from '../../workflows/snapshotTypes';
+import type { CurateResult, GenerateResult, CurationStageCounts } from '../../workflows/snapshotTypes';
 import { runWorkflow } from '../runWorkflow';
 import { queryReadingOf } from '../snapshotProtocol';
 import { CURATE_USAGE, curateInput, curateOptions, GENERATE_USAGE, generateInput, generateOptions, llmOptions, newJobId } from '../snapshotOptions';
@@ -45,13 +45,13 @@ function describe(s: SnapshotRecord, counts: Record<string, Record<string, numbe
   if (m.source) lines.push(`  source: ${m.source}${m.sourceHash ? ` (sha256 ${m.sourceHash})` : ''}`);
   if (m.schedule) lines.push(`  schedule: ${m.schedule} (workflow ${m.workflowId})`);
   if (m.params) lines.push(`  params: ${JSON.stringify(m.params)}`);
-  if (Array.isArray(m.stages)) lines.push('  stages:', ...(m.stages as StageCounts[]).map((st) => `    ${stageLine(st)}`));
+  if (Array.isArray(m.stages)) lines.push('  stages:', ...(m.stages as CurationStageCounts[]).map((st) => `    ${stageLine(st)}`));
   if (Array.isArray(m.shortCells) && m.shortCells.length) lines.push(`  SHORT cells (fewer queries than asked): ${(m.shortCells as string[]).join(', ')}`);
   lines.push(`  counts:\n    ${countsLine(counts).replace(/\n  /g, '\n    ')}`);
   return lines.join('\n');
 }
 
-export function stageLine(st: StageCounts): string {
+export function stageLine(st: CurationStageCounts): string {
   const details = Object.entries(st)
     .filter(([k, v]) => !['stage', 'in', 'out'].includes(k) && typeof v !== 'object')
     .map(([k, v]) => `${k} ${v}`)
