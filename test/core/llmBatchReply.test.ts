@@ -33,7 +33,8 @@ test('a cut-off batch reply is re-asked: the re-ask, carrying the reason, become
   await expect(askJson({ settings, messages: [{ role: 'user', content: 'Rate it.' }], spec, maxInvalidAnswers: 1, retryIn: 'fresh', env: {}, cache })).rejects.toThrow('deferred');
   expect(cache.lines).toHaveLength(1);
   expect(JSON.stringify(cache.lines[0])).toMatch(/That answer was invalid: .*cut off/);
-  expect(cache.lines[0]).toMatchObject({ model: 'sim-judge', response_format: expect.anything() });
+  // The line asks for the same structured answer a live call would: the verdict's schema, strict.
+  expect(cache.lines[0]).toMatchObject({ model: 'sim-judge', response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: spec.jsonSchema } } });
 });
 
 test('an Anthropic judge reads its batch reply as a Message: the forced tool call is the answer, the line is Messages params', async () => {

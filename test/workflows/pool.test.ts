@@ -4,17 +4,18 @@ import { connectClient, connectWorker } from '../../client/connection';
 import { uniqueQueue } from '../support/harness';
 
 /**
- * A task that rejects while its lane waits out the rate interval used to be an unobserved rejection: the workflow task
- * failed and was retried for ever. (The benchmark workflow's own use is covered end to end in runControl.e2e.test.ts.)
+ * A task that rejects while the pool waits used to be an unobserved rejection: the workflow task failed and was
+ * retried for ever. The snapshot workflows (workflows/snapshotGenerate.ts, snapshotCurate.ts) run the pool with no
+ * interval between starts (0); a rate interval (2 s here, longer than the task) is the case that used to wedge.
  */
-test('runPool: a task failing during the rate-limit sleep rejects the pool; the workflow completes', async () => {
+test.each([0, 2_000])('runPool (interval %i ms): a task failing fast rejects the pool; the workflow completes', async (minIntervalMs) => {
   const { connection, namespace } = await connectWorker();
   const taskQueue = uniqueQueue('pool');
   const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: path.join(__dirname, '..', 'support', 'workflows', 'pool.ts') });
   const client = await connectClient();
   try {
     const outcome = await worker.runUntil(async () => {
-      const handle = await client.workflow.start('poolWithFastFailure', { taskQueue, workflowId: `${taskQueue}-wf`, args: [2_000] });
+      const handle = await client.workflow.start('poolWithFastFailure', { taskQueue, workflowId: `${taskQueue}-wf`, args: [minIntervalMs] });
       const timeout = new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000));
       const result = await Promise.race([handle.result() as Promise<string>, timeout]);
       if (result.startsWith('still running')) await handle.terminate('test timed out');
