@@ -113,15 +113,18 @@ export const MOVES: Array<[from: string, to: string]> = [
 /** Folders whose code files have their module paths rewritten. */
 const CODE_DIRS = ['activities', 'bin', 'client', 'contract', 'core', 'rubrics', 'scripts', 'services', 'sim', 'stores', 'test', 'worker', 'workflows'];
 const CODE_FILE = /\.(ts|tsx|js|cjs|mjs)$/;
+/** This script and its test: their paths are the table's and the fixtures', left as written. */
+const SELF = ['scripts/restructure.ts', 'test/scripts/restructure.test.ts'];
 /** Markdown files whose mentions of moved paths are rewritten. */
 const DOC_DIRS = ['docs'];
 const DOC_FILES = ['README.md'];
 /** How a bare specifier resolves (module resolution "node"), in order. */
 const RESOLVE_SUFFIXES = ['', '.ts', '.tsx', '.js', '.cjs', '.mjs', '.json', '/index.ts', '/index.js'];
 
-const argv = process.argv.slice(2);
-const DRY = argv.includes('--dry-run');
-const ROOT = execFileSync('git', ['rev-parse', '--show-toplevel'], { encoding: 'utf8' }).trim();
+/** Set by restructure(): the repository worked on, the table applied, whether to change anything. */
+let ROOT = '';
+let TABLE: Array<[string, string]> = MOVES;
+let DRY = false;
 const abs = (rel: string) => path.join(ROOT, rel);
 const exists = (rel: string) => fs.existsSync(abs(rel));
 const isDir = (rel: string) => exists(rel) && fs.statSync(abs(rel)).isDirectory();
@@ -149,7 +152,7 @@ function filesUnder(rel: string): string[] {
  */
 function withTests(): Array<[string, string]> {
   const out: Array<[string, string]> = [];
-  for (const [from, to] of MOVES) {
+  for (const [from, to] of TABLE) {
     out.push([from, to]);
     if (from.startsWith('test/')) continue;
     const strip = (p: string) => p.replace(/\.[cm]?[jt]sx?$/, '');
@@ -324,7 +327,7 @@ function planFileEdits(oldFile: string, newFile: string, text: string, fileMoves
 function mentionRewriter(fileMoves: Map<string, string>, dirMoves: Map<string, string>): (text: string) => string {
   const pairs: Array<[string, string]> = [...fileMoves, ...[...dirMoves].map(([a, b]) => [`${a}/`, `${b}/`] as [string, string])];
   // Moves done on an earlier run too, so a mention merged in since then follows (no new path is an old one).
-  for (const [from, to] of MOVES) if (!exists(from) && exists(to)) pairs.push(isDir(to) ? [`${from}/`, `${to}/`] : [from, to]);
+  for (const [from, to] of TABLE) if (!exists(from) && exists(to)) pairs.push(isDir(to) ? [`${from}/`, `${to}/`] : [from, to]);
   pairs.sort((a, b) => b[0].length - a[0].length);
   if (!pairs.length) return (t) => t;
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -391,12 +394,30 @@ function applyEdits(text: string, edits: Edit[]): string {
   return out;
 }
 
+/** Apply `moves` (default: the table above) to the git checkout at `root`; returns what it printed. */
+export function restructure(options: { root: string; moves?: Array<[string, string]>; dryRun?: boolean; print?: (line: string) => void }): string[] {
+  ROOT = options.root;
+  TABLE = options.moves ?? MOVES;
+  DRY = options.dryRun ?? false;
+  notes.length = 0;
+  const printed: string[] = [];
+  const print = options.print ?? ((line: string) => console.log(line));
+  say = (line: string) => {
+    printed.push(line);
+    print(line);
+  };
+  main();
+  return printed;
+}
+
+let say: (line: string) => void = (line) => console.log(line);
+
 function main(): void {
   const table = withTests();
   const fileMoves = plannedFileMoves(table);
   const dirMoves = folderMoves(table);
   const rewriteMentions = mentionRewriter(fileMoves, dirMoves);
-  const codeFiles = CODE_DIRS.flatMap(filesUnder).filter((f) => CODE_FILE.test(f) && !f.endsWith('.d.ts') && f !== 'scripts/restructure.ts');
+  const codeFiles = CODE_DIRS.flatMap(filesUnder).filter((f) => CODE_FILE.test(f) && !f.endsWith('.d.ts') && !SELF.includes(f));
 
   // 1. Plan every file's new text against the tree as it is (resolution needs the old layout).
   const newTexts = new Map<string, string>();
@@ -413,7 +434,7 @@ function main(): void {
     if (next !== text) {
       newTexts.set(file, next);
       pathsRewritten += modulePaths;
-      console.log(`rewrite ${file}${newFile !== file ? ` (→ ${newFile})` : ''}: ${modulePaths} module path(s)${edits.length > modulePaths ? `, ${edits.length - modulePaths} path mention(s) in comments or strings` : ''}`);
+      say(`rewrite ${file}${newFile !== file ? ` (→ ${newFile})` : ''}: ${modulePaths} module path(s)${edits.length > modulePaths ? `, ${edits.length - modulePaths} path mention(s) in comments or strings` : ''}`);
     }
     if (newFile !== file && /\b__dirname\b|\b__filename\b/.test(text) && path.posix.dirname(newFile).split('/').length !== path.posix.dirname(file).split('/').length) {
       note(`CHECK: ${file} → ${newFile} uses __dirname/__filename and now sits at another depth: check every path built from it.`);
@@ -425,11 +446,11 @@ function main(): void {
     const next = rewriteMentions(text);
     if (next !== text) {
       newTexts.set(file, next);
-      console.log(`rewrite ${file}: paths mentioned`);
+      say(`rewrite ${file}: paths mentioned`);
     }
   }
   if (DRY) {
-    for (const [from, to] of fileMoves) console.log(`move ${from} → ${to}`);
+    for (const [from, to] of fileMoves) say(`move ${from} → ${to}`);
   } else {
     // 2. Write the new texts (at the old places), then move.
     for (const [file, text] of newTexts) fs.writeFileSync(abs(file), text);
@@ -438,7 +459,7 @@ function main(): void {
       const tracked = execFileSync('git', ['ls-files', '--', from], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
       if (tracked) execFileSync('git', ['mv', from, to], { cwd: ROOT });
       else fs.renameSync(abs(from), abs(to));
-      console.log(`move ${from} → ${to}${tracked ? '' : ' (untracked)'}`);
+      say(`move ${from} → ${to}${tracked ? '' : ' (untracked)'}`);
     }
     // Folders left empty by the moves (deepest first, so a moved folder's empty subfolders go before it).
     const removeEmpty = (dir: string): void => {
@@ -451,9 +472,12 @@ function main(): void {
       for (let dir = path.posix.dirname(from); dir && dir !== '.' && isDir(dir) && fs.readdirSync(abs(dir)).length === 0; dir = path.posix.dirname(dir)) fs.rmdirSync(abs(dir));
     }
   }
-  console.log(`\n${fileMoves.size} file(s) ${DRY ? 'to move' : 'moved'}, ${pathsRewritten} module path(s) in ${newTexts.size} file(s) ${DRY ? 'to rewrite' : 'rewritten'}.`);
-  if (!fileMoves.size && !newTexts.size) console.log('Nothing to do: the layout is already the new one.');
-  if (notes.length) console.log(`\nFor a human to check:\n${[...new Set(notes)].map((n) => `  - ${n}`).join('\n')}`);
+  say(`\n${fileMoves.size} file(s) ${DRY ? 'to move' : 'moved'}, ${pathsRewritten} module path(s) in ${newTexts.size} file(s) ${DRY ? 'to rewrite' : 'rewritten'}.`);
+  if (!fileMoves.size && !newTexts.size) say('Nothing to do: the layout is already the new one.');
+  if (notes.length) say(`\nFor a human to check:\n${[...new Set(notes)].map((n) => `  - ${n}`).join('\n')}`);
 }
 
-if (require.main === module) main();
+if (require.main === module) {
+  const root = execFileSync('git', ['rev-parse', '--show-toplevel'], { encoding: 'utf8' }).trim();
+  restructure({ root, dryRun: process.argv.slice(2).includes('--dry-run') });
+}

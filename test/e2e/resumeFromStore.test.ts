@@ -63,7 +63,9 @@ test('a run whose workflow was terminated mid-run finishes in a new execution re
       expect(responses).toHaveLength(60);
       expect(judgments).toHaveLength(60);
       expect(judgments.every((j) => j.status === 'ok')).toBe(true);
-      expect(JSON.parse(fs.readFileSync(result.reportPath, 'utf8'))).toBeTruthy();
+      // The report covers every answer of both executions: each copilot scored on all 30 queries, nothing missing.
+      const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+      for (const name of ['A', 'B']) expect(report.copilots[name]).toMatchObject({ n: 30, missingResponses: 0, failedResponses: 0 });
       // The run record and snapshot were adopted, not made again.
       expect((await store.listRuns()).map((r) => r.runId)).toEqual([runId]);
       expect((await store.getRun(runId))?.status).toBe('completed');
