@@ -61,6 +61,7 @@ export const MOVES: Array<[from: string, to: string]> = [
   ['core/scoreSchema.ts', 'core/model/scoreSchema.ts'],
   ['core/coverage.ts', 'core/model/coverage.ts'],
   ['core/prompts.ts', 'core/model/prompts.ts'],
+  ['core/presentation.ts', 'core/model/presentation.ts'],
   ['core/rubricOutline.ts', 'core/model/rubricOutline.ts'],
   // core/stats: figures computed from verdicts (pure).
   ['core/stats.ts', 'core/stats/stats.ts'],
@@ -75,10 +76,13 @@ export const MOVES: Array<[from: string, to: string]> = [
   ['core/cost.ts', 'core/stats/cost.ts'],
   ['core/panel.ts', 'core/stats/panel.ts'],
   ['core/failureReasons.ts', 'core/stats/failureReasons.ts'],
+  ['core/simulation.ts', 'core/stats/simulation.ts'],
+  ['core/statsSimulation.ts', 'core/stats/statsSimulation.ts'],
   // core/report: rendering every protocol shares (Markdown, workbook, HTML pages).
   ['core/html', 'core/report/html'],
   ['core/markdown.ts', 'core/report/markdown.ts'],
   ['core/xlsx.ts', 'core/report/xlsx.ts'],
+  ['core/costTable.ts', 'core/report/costTable.ts'],
   ['core/statsMarkdown.ts', 'core/report/statsMarkdown.ts'],
   ['core/judgingReport.ts', 'core/report/judgingReport.ts'],
   ['core/panelReport.ts', 'core/report/panelReport.ts'],
@@ -90,6 +94,7 @@ export const MOVES: Array<[from: string, to: string]> = [
   ['core/compareMarkdown.ts', 'core/compare/markdown.ts'],
   ['core/groundingCompare.ts', 'core/compare/grounding.ts'],
   ['core/gate.ts', 'core/compare/gate.ts'],
+  ['core/gateCandidate.ts', 'core/compare/gateCandidate.ts'],
   ['core/trend.ts', 'core/compare/trend.ts'],
   // core/grounding: claims checked against a copilot's own context.
   ['core/grounding.ts', 'core/grounding/checks.ts'],
