@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../core/files';
-import { artefactFileName, artefactRef, type ArtefactInfo, type ResultsStore } from '../core/store';
+import { writeFileAtomic } from '../core/io/files';
+import { artefactFileName, artefactRef, type ArtefactInfo, type ResultsStore } from '../core/model/store';
 import type { AdapterContext } from './adapters/types';
 
 /**

@@ -1,18 +1,18 @@
 import { ApplicationFailure, log } from '@temporalio/activity';
-import { DEFAULT_MAX_CONTEXT_CHARS, limitContext } from '../core/grounding';
+import { DEFAULT_MAX_CONTEXT_CHARS, limitContext } from '../core/grounding/checks';
 import { adapterFor } from './adapters';
 import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
-import type { StoredResponse } from '../core/types';
+import type { StoredResponse } from '../core/model/types';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import { requireRun, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
-import type { RunRecord } from '../core/store';
+import type { RunRecord } from '../core/model/store';
 import { artefactSaver } from './artefacts';
-import type { CallOutcome, ItemFailure, SendSlot } from '../workflows/types';
-import { runBatch, type BatchResult } from './callBatch';
-import { queryCharsOf } from '../core/cost';
+import type { CallOutcome, ItemFailure, SendSlot } from '../contract/run';
+import { runBatch, type BatchResult } from './itemGroup';
+import { queryCharsOf } from '../core/stats/cost';
 
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
 const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
@@ -56,7 +56,7 @@ export function collectActivities(deps: ActivityDeps) {
     const started = new Date();
     const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
     // Answers held in a file (csv, file) were paid for elsewhere; every other adapter's attempt is a request worth counting.
-    // The request's and reply's size, for an estimate where the copilot reports no usage (core/cost.ts).
+    // The request's and reply's size, for an estimate where the copilot reports no usage (core/stats/cost.ts).
     let requestChars: number | null = null;
     const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
       if (adapterFor(config.type).importSource) return;

@@ -1,15 +1,15 @@
 import path from 'node:path';
-import { minJudgesOf, type JudgeConfig, type PanelJudgeConfig, type PanelOptions } from '../core/judgeConfig';
-import type { ModelEndpoint } from '../core/llm';
-import { consensusJudgments, type PanelAggregate } from '../core/consensus';
-import type { StoredJudgment } from '../core/types';
-import type { LoadedRubric, ProtocolModule } from '../core/protocol';
-import { FIRST_SLOT, type JudgeSlot, type ResultsStore, type RunRecord } from '../core/store';
+import { minJudgesOf, type JudgeConfig, type PanelJudgeConfig, type PanelOptions } from '../core/llm/judgeConfig';
+import type { ModelEndpoint } from '../core/llm/client';
+import { consensusJudgments, type PanelAggregate } from '../core/stats/consensus';
+import type { StoredJudgment } from '../core/model/types';
+import type { LoadedRubric, ProtocolModule } from '../core/model/protocol';
+import { FIRST_SLOT, type JudgeSlot, type ResultsStore, type RunRecord } from '../core/model/store';
 import { storedRubric } from '../rubrics/storedRubric';
-import { contentHash } from '../core/hashing';
-import type { Pricing } from '../core/cost';
+import { contentHash } from '../core/model/hashing';
+import type { Pricing } from '../core/stats/cost';
 import type { CopilotConfig } from './adapters';
-import type { GroundingConfig } from '../core/grounding';
+import type { GroundingConfig } from '../core/grounding/checks';
 import { groundingRubricFromContent, type GroundingRubric } from '../rubrics/grounding';
 
 /** What every activity needs; the worker builds one per process. Secrets are read from `env` inside activities only. */
@@ -77,7 +77,7 @@ export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): Ru
 
 /**
  * One verdict per query × copilot of a run, as every report, compare, study and prune reads them: each judge's mean over
- * its successful samples, then the panel's aggregate (see core/consensus.ts).
+ * its successful samples, then the panel's aggregate (see core/stats/consensus.ts).
  */
 export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
   return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig), panelMinJudges(run.config as StoredRunConfig));

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 
 /** The failure type the CLI turns back into an InputError (exit 2); workflows never retry it. */
 export const INPUT_ERROR = 'InputError';

@@ -1,10 +1,10 @@
-import { JUDGE_UNIT_SLACK_MS, type ReportInput } from '../core/protocol';
-import { groundingReport, type GroundingReport } from '../core/groundingReport';
+import { JUDGE_UNIT_SLACK_MS, type ReportInput } from '../core/model/protocol';
+import { groundingReport, type GroundingReport } from '../core/grounding/report';
 import { protocolFor } from '../rubrics';
-import type { AnswerCache, CallUsage } from '../core/llm';
-import type { JudgeSlot, JudgeUnit, RunRecord } from '../core/store';
-import type { StoredResponse } from '../core/types';
-import { workItems } from '../core/workItems';
+import type { AnswerCache, CallUsage } from '../core/llm/client';
+import type { JudgeSlot, JudgeUnit, RunRecord } from '../core/model/store';
+import type { StoredResponse } from '../core/model/types';
+import { workItems } from '../core/model/workItems';
 import { judgeGroundingResponse, loadGroundingRubric } from '../rubrics/grounding';
 import { groundingEndpoint, runGroundingRubric, runJudges, type ActivityDeps, type StoredRunConfig } from './deps';
 

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { SendSlot } from '../workflows/types';
+import type { SendSlot } from '../contract/run';
 
 /**
  * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout

@@ -1,13 +1,13 @@
-import { meanAnswerTokens, priceFor, priceOf, requestTokens } from '../core/cost';
-import { usageFrom, type AnswerCache, type ModelEndpoint } from '../core/llm';
-import { anthropicUsage } from '../core/providers/anthropicMessages';
-import { batchApiOf, batchClient, type BatchEndpoint, type BatchLine } from '../core/providers/batch';
-import { endpointKey } from '../core/providers/session';
-import type { ResultsStore, StoredBatchLine, StoredJudgeBatch } from '../core/store';
-import type { LlmCallRecord } from '../core/types';
+import { meanAnswerTokens, priceFor, priceOf, requestTokens } from '../core/stats/cost';
+import { usageFrom, type AnswerCache, type ModelEndpoint } from '../core/llm/client';
+import { anthropicUsage } from '../core/llm/providers/anthropicMessages';
+import { batchApiOf, batchClient, type BatchEndpoint, type BatchLine } from '../core/llm/providers/batch';
+import { endpointKey } from '../core/llm/providers/session';
+import type { ResultsStore, StoredBatchLine, StoredJudgeBatch } from '../core/model/store';
+import type { LlmCallRecord } from '../core/model/types';
 import { requireRun, type ActivityDeps } from './deps';
 import { withHeartbeat } from './heartbeat';
-import type { BatchProgress } from '../workflows/types';
+import type { BatchProgress } from '../contract/run';
 
 /**
  * Batch judging (config `judge.batch`): the protocols' judge code runs unchanged, and every judge request it makes goes
@@ -231,7 +231,7 @@ export async function pollBatch(deps: ActivityDeps, runId: string, key: string, 
 
 /**
  * An ended batch's results into the store, line by line by custom_id: an answered line with its call record (at the
- * batch price, core/cost.ts), a failed one with the provider's words, and a line the provider never reported as
+ * batch price, core/stats/cost.ts), a failed one with the provider's words, and a line the provider never reported as
  * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice. A batch past its
  * deadline that has still not ended (a cancel can take minutes) has its lines settled as expired: asked live.
  */

@@ -1,11 +1,11 @@
-import { judgeUnitTimeoutMs } from '../core/protocol';
-import type { Query, StoredResponse } from '../core/types';
-import { slotOf, type JudgeUnit, type RunRecord } from '../core/store';
-import type { RunPlan, StoredProgress } from '../workflows/types';
+import { judgeUnitTimeoutMs } from '../core/model/protocol';
+import type { Query, StoredResponse } from '../core/model/types';
+import { slotOf, type JudgeUnit, type RunRecord } from '../core/model/store';
+import type { RunPlan, StoredProgress } from '../contract/run';
 import { protocolFor } from '../rubrics';
 import { adapterFor } from './adapters';
 import { protocolOptions, requireRubric, requireRun, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
-import { workItems } from '../core/workItems';
+import { workItems } from '../core/model/workItems';
 import { groundingWorkItems, withGroundingTimeout } from './grounding';
 
 /** Snapshots are immutable: a worker keeps the last few it read, with each query's position. */
@@ -25,7 +25,7 @@ export function planActivities(deps: ActivityDeps) {
     return cached.byId;
   }
 
-  /** The protocol's units become judge work items here: each unit once per sample and per judge (core/workItems.ts); grounding checks after them. */
+  /** The protocol's units become judge work items here: each unit once per sample and per judge (core/model/workItems.ts); grounding checks after them. */
   async function appendJudgeWork(run: RunRecord & { config: StoredRunConfig }, units: JudgeUnit[], grounding: JudgeUnit[] = []): Promise<number> {
     return store.appendJudgeUnits(run.runId, [...workItems(units, runSamples(run.config), runJudges(run.config).map((j) => j.name)), ...grounding]);
   }

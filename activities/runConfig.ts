@@ -1,5 +1,5 @@
-import { compareRunConfigs } from '../workflows/configChange';
-import { InputError } from '../core/inputError';
+import { compareRunConfigs } from '../contract/configChange';
+import { InputError } from '../core/model/inputError';
 import { requireRun, runJudgeRecord, type ActivityDeps, type StoredRunConfig } from './deps';
 import { nonRetryableInput } from './failures';
 

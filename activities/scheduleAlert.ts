@@ -1,16 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { writeTextAtomic } from '../core/files';
+import { writeTextAtomic } from '../core/io/files';
 import { ApplicationFailure, log } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
-import { gate, type GateResult } from '../core/gate';
-import { candidateProblems } from '../core/gateCandidate';
-import type { ResultsStore } from '../core/store';
-import type { AlertOutcome, AlertSettings } from '../workflows/snapshotTypes';
+import { gate, type GateResult } from '../core/compare/gate';
+import { candidateProblems } from '../core/compare/gateCandidate';
+import type { ResultsStore } from '../core/model/store';
+import type { AlertOutcome, AlertSettings } from '../contract/snapshot';
 import type { ActivityDeps } from './deps';
 import { currentAttempt } from './heartbeat';
-import { compareStoredRuns, defaultCompareDir, writeComparison } from './storedComparison';
+import { compareStoredRuns, defaultCompareDir, writeComparison } from '../services/storedComparison';
 
 /**
  * A schedule's alert step: gate the run it just made against the schedule's previous completed run (on the queries
@@ -29,7 +29,7 @@ export interface AlertBody extends GateResult {
   runStatus: 'completed' | 'failed';
   /** Why it failed (or was cancelled), in the run's own words. */
   error?: string;
-  /** Why the gate cannot pass the run whatever its scores (core/gateCandidate.ts: not completed, too little coverage). */
+  /** Why the gate cannot pass the run whatever its scores (core/compare/gateCandidate.ts: not completed, too little coverage). */
   problems: string[];
 }
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 import type { ActivityDeps } from './deps';
 import { nonRetryableInput } from './failures';
 

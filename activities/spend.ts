@@ -1,4 +1,4 @@
-import { summariseCost } from '../core/cost';
+import { summariseCost } from '../core/stats/cost';
 import { requireRun, type ActivityDeps } from './deps';
 
 /** What a run's calls have cost so far, as the endpoints reported their usage (the budget watch of a run). */
@@ -15,7 +15,7 @@ export interface RunSpend {
 
 export function spendActivities(deps: ActivityDeps) {
   return {
-    /** Every call recorded for the run so far, priced as the report prices them (core/cost.ts). */
+    /** Every call recorded for the run so far, priced as the report prices them (core/stats/cost.ts). */
     async runSpend({ runId }: { runId: string }): Promise<RunSpend> {
       const run = await requireRun(deps, runId);
       const calls = await deps.store.llmCalls(runId);

@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ResultsStore } from '../core/store';
+import type { ResultsStore } from '../core/model/store';
 import { isStoreConnectionError, STORE_UNREACHABLE_CODE } from './adapters/errors';
 
 /** How long activities wait for an unreachable results store when the run does not say (`storeOutageMinutes`). */
@@ -17,7 +17,7 @@ export interface OutageOptions {
  * The results store as activities use it: a call that fails because the database cannot be reached (PostgreSQL down or
  * restarting) is made again, with backoff, heartbeating meanwhile, until it succeeds or the run's `storeOutageMinutes`
  * have passed since the first failure. A store outage therefore never reaches the copilot's or judge's retry schedule, and
- * an answer already paid for waits in the activity until it is stored. Every store write is idempotent (core/store.ts),
+ * an answer already paid for waits in the activity until it is stored. Every store write is idempotent (core/model/store.ts),
  * so repeating one that may have landed before the connection dropped stores nothing twice.
  *
  * The bound is learnt from the run records this store returns (every activity reads its run first); calls for other runs,

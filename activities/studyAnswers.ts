@@ -1,5 +1,5 @@
 import { log } from '@temporalio/activity';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 import type { ActivityDeps } from './deps';
 
 /** Activities of the study workflow: each records in the results store and returns ids and counts only. */

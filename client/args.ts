@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 
 export interface Command {
   name: string;

@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseCsv } from '../core/csv';
-import { pearson } from '../core/stats';
+import { parseCsv } from '../core/io/csv';
+import { pearson } from '../core/stats/stats';
 import { measureRun, type RunFigures, type RunScenario } from './benchRuns';
 
 const REPO = path.resolve(__dirname, '..');

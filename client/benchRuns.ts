@@ -6,13 +6,13 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { judgeflowHome } from '../core/home';
+import { judgeflowHome } from '../core/io/home';
 import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
 import { deploymentVersion, workflowBuild } from '../worker/versioning';
 import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
-import { toCsv } from '../core/csv';
+import { toCsv } from '../core/io/csv';
 import { parseRunConfig } from './config';
 import { provisionPostgres, startPostgres, type PostgresServer } from './postgresServer';
 import { connectClient } from './connection';

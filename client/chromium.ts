@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { CHROMIUM_INSTALL_COMMAND, chromiumPath, DEFAULT_CHROMIUM_PATH } from '../activities/adapters/chromiumPath';
-import { isExecutableFile } from '../core/files';
+import { isExecutableFile } from '../core/io/files';
 
 /**
  * Return the Chromium executable, installing Debian's package when it is missing and we are root.

@@ -1,5 +1,5 @@
 import { parseCommandArgs, type Command } from './args';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 import { Interrupted, interruptedMessage } from './interrupted';
 
 type Commands = typeof import('./commands/services');

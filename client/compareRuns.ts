@@ -1,1 +1,1 @@
-export { compareStoredRuns, defaultCompareDir, gateStoredRuns, writeComparison } from '../activities/storedComparison';
+export { compareStoredRuns, defaultCompareDir, gateStoredRuns, writeComparison } from '../services/storedComparison';

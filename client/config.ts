@@ -1,17 +1,17 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { profileOf } from '../core/providers';
+import { profileOf } from '../core/llm/providers';
 import { adapterFor, copilotConfigSchema, type CopilotConfig } from '../activities/adapters';
 import type { StoredRunConfig } from '../activities/deps';
-import { loadDataFile } from '../core/dataFiles';
-import { describeZodError, InputError, parseWith } from '../core/inputError';
+import { loadDataFile } from '../core/io/dataFiles';
+import { describeZodError, InputError, parseWith } from '../core/model/inputError';
 import { discoverAnswerFiles } from '../activities/adapters/file';
-import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/judgeConfig';
-import { groundingConfigSchema } from '../core/grounding';
+import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/llm/judgeConfig';
+import { groundingConfigSchema } from '../core/grounding/checks';
 import { loadGroundingRubric } from '../rubrics/grounding';
-import { caseInsensitiveDuplicates } from '../core/names';
-import { assertWritableDir } from '../core/writableDir';
-import type { Query } from '../core/types';
+import { caseInsensitiveDuplicates } from '../core/model/names';
+import { assertWritableDir } from '../core/io/writableDir';
+import type { Query } from '../core/model/types';
 import { loadConfiguredRubric, protocolFor, protocols, rubricSpecText } from '../rubrics';
 
 /**
@@ -141,7 +141,7 @@ export const runConfigSchema = z
 
 /**
  * Endpoints whose calls a USD budget could not price: each judge (priced by model) and each copilot that makes calls
- * (priced by model, or by name for http and browser copilots, as core/cost.ts reads `pricing`).
+ * (priced by model, or by name for http and browser copilots, as core/stats/cost.ts reads `pricing`).
  */
 function unpricedEndpoints(c: { judge?: { model: string }; judges?: Array<{ name: string; model: string }>; grounding?: { judge?: { model: string } }; copilots: Array<{ name: string; type: string; model?: unknown }>; pricing?: Record<string, unknown> }): Array<{ path: string; key: string }> {
   const priced = (key: string | undefined) => key !== undefined && Boolean(c.pricing?.[key]);

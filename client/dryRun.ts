@@ -1,10 +1,10 @@
 import type { RunConfig } from './config';
 import { protocolOptions, runJudges, runSamples, type StoredRunConfig } from '../activities/deps';
-import { planCalls, type PlannedEndpoint } from '../core/cost';
+import { planCalls, type PlannedEndpoint } from '../core/stats/cost';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import { loadGroundingRubric } from '../rubrics/grounding';
-import { profileOf } from '../core/providers';
-import { chatRequestBody } from '../core/providers/request';
+import { profileOf } from '../core/llm/providers';
+import { chatRequestBody } from '../core/llm/providers/request';
 
 /** What one endpoint's requests carry besides the model and messages, as its provider profile builds them. */
 export interface EndpointParameters {

@@ -1,5 +1,5 @@
-import type { ResultsStore } from '../core/store';
-import { InputError } from '../core/inputError';
+import type { ResultsStore } from '../core/model/store';
+import { InputError } from '../core/model/inputError';
 import { openExistingStore, storeLocation, storeTarget } from '../stores';
 
 /** Said whenever a run is not found: runs live in the store they were started with (a directory's SQLite file, or a shared database). */

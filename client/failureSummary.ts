@@ -1,5 +1,5 @@
 import { consensusVerdicts } from '../activities/deps';
-import { failureReasonLines, failureReasons, type FailureReason } from '../core/failureReasons';
+import { failureReasonLines, failureReasons, type FailureReason } from '../core/stats/failureReasons';
 import { openExistingStore } from '../stores';
 
 /** The top failure reasons of a run, from the results store (none when the store or the run is not there). */

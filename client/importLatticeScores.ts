@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { contentHash } from '../core/hashing';
-import { InputError } from '../core/inputError';
-import { readText } from '../core/dataFiles';
-import { snapshotIdOf } from '../core/snapshots';
-import type { ResultsStore } from '../core/store';
-import type { StoredJudgment, StoredResponse } from '../core/types';
+import { contentHash } from '../core/model/hashing';
+import { InputError } from '../core/model/inputError';
+import { readText } from '../core/io/dataFiles';
+import { snapshotIdOf } from '../core/snapshots/snapshots';
+import type { ResultsStore } from '../core/model/store';
+import type { StoredJudgment, StoredResponse } from '../core/model/types';
 import { renderReport } from '../activities/run';
 import { discoverAnswerFiles, findAnswer, loadAnswers } from '../activities/adapters/file';
 import { latticeProtocol } from '../rubrics/lattice';

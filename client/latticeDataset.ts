@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 import { latticeProtocol } from '../rubrics/lattice';
 import { LATTICE_DATASET_DEFAULT_DIR, LATTICE_INSTRUCTIONS_FILE, latticeReferenceRubric } from '../rubrics/lattice/reference';
 import type { LatticeRubric } from '../rubrics/lattice/rubric';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from 'pg';
-import { isExecutableFile } from '../core/files';
+import { isExecutableFile } from '../core/io/files';
 import { freePort } from './temporalServer';
 
 /**

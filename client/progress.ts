@@ -3,10 +3,10 @@
  * cli-progress when the output is a terminal; plain lines when it is not, or with --json.
  */
 import cliProgress from 'cli-progress';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 
-import type { StageProgress } from '../workflows/stageProgress';
-import type { PauseState } from '../workflows/types';
+import type { StageProgress } from '../contract/stageProgress';
+import type { PauseState } from '../contract/run';
 export type { StageProgress };
 
 export type ProgressMode = 'bars' | 'lines';
@@ -146,7 +146,7 @@ export function progressView(mode: ProgressMode, print: (line: string) => void, 
   };
 }
 
-/** What a run's progress carries beyond its counts (workflows/types.ts Progress). */
+/** What a run's progress carries beyond its counts (contract/run.ts Progress). */
 interface RunState {
   runId?: string;
   paused?: PauseState | null;

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { temporalClient } from './temporalSdk';
-import type { ResultsStore } from '../core/store';
+import type { ResultsStore } from '../core/model/store';
 
 /** Temporal states in which a run's workflow has ended without its code recording the end (it could not run any more). */
 const ENDED_FROM_OUTSIDE = new Set(['TERMINATED', 'TIMED_OUT', 'CANCELLED', 'FAILED']);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseRunConfig, type RunConfig } from './config';
-import type { ResultsStore, RunRecord } from '../core/store';
-import { InputError } from '../core/inputError';
+import type { ResultsStore, RunRecord } from '../core/model/store';
+import { InputError } from '../core/model/inputError';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import { storedRubric } from '../rubrics/storedRubric';
 

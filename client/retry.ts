@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import { InputError } from '../core/inputError';
-import { failedItems, type ReopenedItems, type RetryFilter } from '../core/retryFailed';
-import type { ResultsStore, RunRecord } from '../core/store';
-import type { BenchmarkRunInput } from '../workflows/types';
+import { InputError } from '../core/model/inputError';
+import { failedItems, type ReopenedItems, type RetryFilter } from '../core/model/retryFailed';
+import type { ResultsStore, RunRecord } from '../core/model/store';
+import type { BenchmarkRunInput } from '../contract/run';
 
 /**
  * The engine's flag for a fresh benchmarkRun execution that continues a run the store holds (asks only what it does not

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import type { LoadedRubric, ProtocolModule } from '../core/protocol';
+import type { LoadedRubric, ProtocolModule } from '../core/model/protocol';
 import { openExistingStore, storeLocation, storeTarget } from '../stores';
-import { InputError } from '../core/inputError';
-import { readText } from '../core/dataFiles';
+import { InputError } from '../core/model/inputError';
+import { readText } from '../core/io/dataFiles';
 import { protocols, protocolFor } from '../rubrics';
 import { storedRubric } from '../rubrics/storedRubric';
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import { contentHash } from '../core/hashing';
-import type { ResultsStore, RunRecord } from '../core/store';
-import { snapshotIdOf } from '../core/snapshots';
+import { contentHash } from '../core/model/hashing';
+import type { ResultsStore, RunRecord } from '../core/model/store';
+import { snapshotIdOf } from '../core/snapshots/snapshots';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import type { RunConfig } from './config';
 

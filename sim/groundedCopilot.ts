@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { seededRandom } from '../core/random';
+import { seededRandom } from '../core/stats/random';
 
 /**
  * A copilot API that returns, with each answer, the context it answered from and its sources: the shape http copilots

@@ -5,7 +5,7 @@
  * Everything here is pure: the same inputs always give the same output, so tests and the
  * offline demo are reproducible across runs and machines.
  */
-import { randomIndex, seededRandom, shuffled, type Random } from '../core/random';
+import { randomIndex, seededRandom, shuffled, type Random } from '../core/stats/random';
 import { harmfulRequest, rubricQuality, substanceWords, withoutRepeats } from './judgeHeuristics';
 
 export function pick<T>(rng: Random, items: readonly T[]): T {

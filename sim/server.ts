@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { anthropicMessages } from './anthropic';
-import { seededRandom } from '../core/random';
+import { seededRandom } from '../core/stats/random';
 import { chatPageHtml } from './chatPage';
 import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
 import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';

@@ -1,4 +1,4 @@
-import type { RecordCounts, RecordKind, ResultsStore, StoreRecord } from '../core/store';
+import type { RecordCounts, RecordKind, ResultsStore, StoreRecord } from '../core/model/store';
 
 /** What `judgeflow store copy` reports per kind of record: how many the source holds and how many were new to the target. */
 export type CopyCounts = Partial<Record<RecordKind, { found: number; added: number }>>;

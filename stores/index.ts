@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { judgeflowHome } from '../core/home';
-import type { ResultsStore } from '../core/store';
-import { InputError } from '../core/inputError';
+import { judgeflowHome } from '../core/io/home';
+import type { ResultsStore } from '../core/model/store';
+import { InputError } from '../core/model/inputError';
 import { olderSqliteSchema, SqliteStore } from './sqlite';
 
 /** Loaded only when a PostgreSQL store is used, so SQLite users and short commands never load the driver. */

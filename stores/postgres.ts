@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord, type StoredJudgeBatch, type StoredBatchLine } from '../core/store';
-import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/types';
-import type { StoredGroundingCheck } from '../core/grounding';
+import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord, type StoredJudgeBatch, type StoredBatchLine } from '../core/model/store';
+import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/model/types';
+import type { StoredGroundingCheck } from '../core/grounding/checks';
 import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
-import type { ReopenedItems } from '../core/retryFailed';
+import type { ReopenedItems } from '../core/model/retryFailed';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { olderStoreProblem } from './migrations';
 import { POSTGRES_MIGRATIONS } from './postgresSchema';

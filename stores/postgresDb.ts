@@ -1,5 +1,5 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
-import type { MigrationReport } from '../core/store';
+import type { MigrationReport } from '../core/model/store';
 import { latestVersion, pendingMigrations } from './migrations';
 import { POSTGRES_MIGRATIONS } from './postgresSchema';
 

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { StudyDump } from '../core/store';
+import type { StudyDump } from '../core/model/store';
 import type { StudyItem } from '../core/study/design';
 import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { PostgresDb, Queryable } from './postgresDb';

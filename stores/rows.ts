@@ -1,7 +1,7 @@
-import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump, StoredJudgeBatch, StoredBatchLine } from '../core/store';
+import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump, StoredJudgeBatch, StoredBatchLine } from '../core/model/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
-import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/types';
-import type { StoredGroundingCheck } from '../core/grounding';
+import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/model/types';
+import type { StoredGroundingCheck } from '../core/grounding/checks';
 
 /**
  * What both store implementations share: rows (snake_case columns, JSON as text) to domain records, and the export of

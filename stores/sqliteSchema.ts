@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { MigrationReport } from '../core/store';
+import type { MigrationReport } from '../core/model/store';
 import { latestVersion, pendingMigrations, type Migration } from './migrations';
 
 /**

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { StudyItem } from '../core/study/design';
-import type { StudyDump } from '../core/store';
+import type { StudyDump } from '../core/model/store';
 import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import { studyDump, toAnnotator, toAssignment, toStudy, toSubmission } from './rows';
 

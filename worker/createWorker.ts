@@ -4,7 +4,7 @@ import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
 import { instrumentedStore } from './metrics';
 import { workerTracing } from './tracing';
-import type { ResultsStore } from '../core/store';
+import type { ResultsStore } from '../core/model/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
 export interface WorkerOptions {

@@ -1,7 +1,7 @@
 import type { MetricMeter } from '@temporalio/common';
-import { callCostUsd, type Pricing } from '../core/cost';
-import type { ResultsStore } from '../core/store';
-import type { LlmCallRecord } from '../core/types';
+import { callCostUsd, type Pricing } from '../core/stats/cost';
+import type { ResultsStore } from '../core/model/store';
+import type { LlmCallRecord } from '../core/model/types';
 
 /**
  * judgeflow's own Prometheus metrics, through the Temporal runtime's metric meter: they are served on the same
@@ -26,7 +26,7 @@ export function instrumentedStore(store: ResultsStore, meter: MetricMeter): Resu
     if (call.errorKind === 'rate_limited') throttled.add(1, tags);
     if (call.promptTokens) tokens.add(call.promptTokens, { ...tags, kind: 'prompt' });
     if (call.completionTokens) tokens.add(call.completionTokens, { ...tags, kind: 'completion' });
-    // Priced as the budget and the report price it (core/cost.ts), estimated tokens and batch prices included.
+    // Priced as the budget and the report price it (core/stats/cost.ts), estimated tokens and batch prices included.
     const usd = callCostUsd(await pricingOf(call.runId), call);
     if (usd) spend.add(Math.round(usd * 1e6), tags);
   };

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { ResultsStore } from '../core/store';
-import type { LlmCallRecord, StoredJudgment } from '../core/types';
+import type { ResultsStore } from '../core/model/store';
+import type { LlmCallRecord, StoredJudgment } from '../core/model/types';
 
 /**
  * OpenTelemetry traces of runs, exported over OTLP (HTTP) when OTEL_EXPORTER_OTLP_ENDPOINT (or

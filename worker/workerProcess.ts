@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import os from 'node:os';
-import { InputError } from '../core/inputError';
+import { InputError } from '../core/model/inputError';
 
 /** The old-generation heap limit of a worker process unless NODE_OPTIONS or JUDGEFLOW_WORKER_HEAP_MB say otherwise. */
 export const DEFAULT_WORKER_HEAP_MB = 512;

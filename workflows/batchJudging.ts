@@ -2,8 +2,8 @@ import { CancellationScope, condition, isCancellation, proxyActivities, sleep, w
 import type { BenchmarkActivities } from '../activities';
 import type { WorkSource } from './endpointLane';
 import { noteSpend, pauseBeforeBatch } from './runControl';
-import { type RunControl } from './types';
-import type { BatchLaneState, JudgeLimits } from './types';
+import { type RunControl } from '../contract/run';
+import type { BatchLaneState, JudgeLimits } from '../contract/run';
 
 const { submitJudgeBatch, ingestJudgeBatch } = proxyActivities<BenchmarkActivities>({
   // Preparing a paper-scale round runs every item once against the store, then uploads its file: minutes, heartbeating.

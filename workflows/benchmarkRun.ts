@@ -1,12 +1,12 @@
 import { CancellationScope, ContinueAsNew, continueAsNew, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { collectAndJudge } from './collectAndJudge';
-import { progressQuery } from './control';
-import { rootCause } from './errors';
+import { progressQuery } from '../contract/control';
+import { rootCause } from '../contract/errors';
 import { endPauseWithNothingLeft, handleRunControl, initialControl } from './runControl';
-import { type Budget, type RunControl } from './types';
+import { type Budget, type RunControl } from '../contract/run';
 import { callsInFlight, waitingEndpoints } from './retune';
-import type { BenchmarkRunInput, Progress, RunResult } from './types';
+import type { BenchmarkRunInput, Progress, RunResult } from '../contract/run';
 
 const { prepareRun, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',

@@ -1,4 +1,4 @@
-import type { ItemFailure } from './types';
+import type { ItemFailure } from '../contract/run';
 
 /** Failure kinds another attempt may fix, for failures that do not say (`transient`): they never trip the breaker. */
 const TRANSIENT = new Set(['timeout', 'network', 'rate_limited', 'cancelled', 'store_busy', 'store_unreachable']);

@@ -3,16 +3,16 @@ import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
 import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
-import { batchOptions } from './limits/batchSize';
+import { batchOptions } from './limits/itemGroupSize';
 import { Limiter } from './limits/limiter';
 import { Breaker, failFastFrom, type FailFast } from './breaker';
 import { pause, watchBudget } from './runControl';
-import { type RunControl } from './types';
+import { type RunControl } from '../contract/run';
 import { attachLanes, limitsOf } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
-import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from './types';
-import { rootCause } from './errors';
-export { rootCause } from './errors';
+import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from '../contract/run';
+import { rootCause } from '../contract/errors';
+export { rootCause } from '../contract/errors';
 
 const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',

@@ -1,8 +1,8 @@
 import { condition, isCancellation } from '@temporalio/workflow';
-import type { BatchResult } from '../activities/callBatch';
-import { batchSize, CallTimes } from './limits/batchSize';
+import type { BatchResult } from '../activities/itemGroup';
+import { batchSize, CallTimes } from './limits/itemGroupSize';
 import type { Limiter, Ticket } from './limits/limiter';
-import type { CallOutcome, ItemFailure, SendSlot, StageCounts } from './types';
+import type { CallOutcome, ItemFailure, SendSlot, StageCounts } from '../contract/run';
 
 /** Where a lane's items come from: how many could start now, and whether more will come. */
 export interface WorkSource<K> {
@@ -21,7 +21,7 @@ export type ItemOutcome = 'done' | 'failed' | 'none';
 export interface LaneCalls<K, R extends { outcome: CallOutcome }> {
   /** One item in its own activity; `attempt` counts this lane's tries of it (each earlier one was throttled). */
   one(key: K, attempt: number, slot: { send?: SendSlot }): Promise<R>;
-  /** Several items in one activity, in a row (activities/callBatch.ts). */
+  /** Several items in one activity, in a row (activities/itemGroup.ts). */
   many(keys: K[]): Promise<BatchResult<Omit<R, 'outcome'>>>;
   /** The endpoint asked for fewer calls: the item is asked again, within the (smaller) window. */
   throttled(result: Omit<R, 'outcome'>): boolean;
@@ -123,7 +123,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
       if (!released) this.limiter.release(ticket, {});
       if (isCancellation(error)) throw error;
     }
-    // Items the batch did not start wait while the run is paused (it stops at a pause, activities/callBatch.ts).
+    // Items the batch did not start wait while the run is paused (it stops at a pause, activities/itemGroup.ts).
     for (const key of keys.slice(finished)) {
       if (this.held()) await condition(() => !this.held());
       await this.single(key, null);

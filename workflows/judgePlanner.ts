@@ -1,6 +1,6 @@
 import { condition } from '@temporalio/workflow';
 import type { WorkSource } from './endpointLane';
-import type { JudgeWorkState, StageCounts } from './types';
+import type { JudgeWorkState, StageCounts } from '../contract/run';
 
 /** Queries handed to one planning step at most (a re-judge or a CSV import makes every query ready at once). */
 const READY_BATCH = 200;

@@ -1,6 +1,6 @@
 import type { ActivityOptions } from '@temporalio/workflow';
-import type { LlmSettings } from './snapshotTypes';
-import type { CopilotLimits } from './types';
+import type { LlmSettings } from '../contract/snapshot';
+import type { CopilotLimits } from '../contract/run';
 
 /**
  * Options of an activity that makes one generator or tagger request (a generation cell, a categorisation batch):

@@ -1,10 +1,10 @@
 import { CancellationScope, executeChild, isCancellation, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
-import { rootCause } from './errors';
+import { rootCause } from '../contract/errors';
 import { snapshotCurate } from './snapshotCurate';
 import { snapshotGenerate } from './snapshotGenerate';
-import type { RefreshInput, RefreshResult } from './snapshotTypes';
+import type { RefreshInput, RefreshResult } from '../contract/snapshot';
 
 const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,13 +1,13 @@
 import { log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
-import { compareRunConfigs } from './configChange';
+import { compareRunConfigs } from '../contract/configChange';
 import { failFastFrom, type Breaker, type FailFast } from './breaker';
 import type { Limiter, LimiterOptions } from './limits/limiter';
-import { LIMIT_NAMES, tuneUpdate } from './control';
-import type { BenchmarkRunInput, Budget, LimitName, RunControl, TuneRequest } from './types';
+import { LIMIT_NAMES, tuneUpdate } from '../contract/control';
+import type { BenchmarkRunInput, Budget, LimitName, RunControl, TuneRequest } from '../contract/run';
 // Re-exported: code written before contract/ existed imports the tune types and message from here.
-export type { LimitChange, LimitName, TuneRequest, TuneTarget } from './types';
-export { LIMIT_NAMES, tuneUpdate } from './control';
+export type { LimitChange, LimitName, TuneRequest, TuneTarget } from '../contract/run';
+export { LIMIT_NAMES, tuneUpdate } from '../contract/control';
 
 /**
  * Retuning a running run: `judgeflow tune` (new limits for an endpoint) and `judgeflow resume --config` (new endpoint
@@ -141,7 +141,7 @@ function tune(control: RunControl, request: TuneRequest): RunControl {
   return control;
 }
 
-/** A replacement config may change only endpoint settings (workflows/configChange.ts); the CLI checks first, the run again. */
+/** A replacement config may change only endpoint settings (contract/configChange.ts); the CLI checks first, the run again. */
 export function checkReplacement(control: RunControl, config: BenchmarkRunInput['config']): void {
   const lanes = attached.get(control);
   if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); resume it without --config, then pause it once it collects');

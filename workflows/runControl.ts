@@ -1,8 +1,8 @@
 import { ApplicationFailure, condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
-import { controlQuery, heldQuery, pauseUpdate, resumeUpdate, unreported, describeBudget } from './control';
+import { controlQuery, heldQuery, pauseUpdate, resumeUpdate, unreported, describeBudget } from '../contract/control';
 import { checkReplacement, handleTune, replaceConfig } from './retune';
-import type { Budget, PauseState, ResumeRequest, RunControl, Spend } from './types';
+import type { Budget, PauseState, ResumeRequest, RunControl, Spend } from '../contract/run';
 
 export const initialControl = (budget?: Budget): RunControl => ({ paused: null, ...(budget ? { budget: { ...budget } } : {}), warnings: [], history: [] });
 

@@ -1,9 +1,9 @@
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import { stageProgressQuery, type StageProgress } from './stageProgress';
+import { stageProgressQuery, type StageProgress } from '../contract/stageProgress';
 import type { SnapshotActivities } from '../activities';
 import { llmCallOptions } from './llmCalls';
 import { runPool } from './pool';
-import type { GenerateInput, GenerateResult } from './snapshotTypes';
+import type { GenerateInput, GenerateResult } from '../contract/snapshot';
 
 const { planGeneration, dedupeGeneration, storeGenerated } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '10 minutes',

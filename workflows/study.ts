@@ -1,8 +1,8 @@
 import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { StudyActivities } from '../activities';
-import { closeUpdate, studyStatusQuery, submitUpdate, type StudyResult, type StudyStatus, type StudyWorkflowInput, type SubmitInput } from './studyTypes';
+import { closeUpdate, studyStatusQuery, submitUpdate, type StudyResult, type StudyStatus, type StudyWorkflowInput, type SubmitInput } from '../contract/study';
 // Re-exported: code written before contract/ existed imports the study's messages from here.
-export { closeUpdate, studyStatusQuery, submitUpdate } from './studyTypes';
+export { closeUpdate, studyStatusQuery, submitUpdate } from '../contract/study';
 
 
 const { recordStudySubmission, closeStudyRecords, remindStudy } = proxyActivities<StudyActivities>({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
-import { ANTHROPIC_BASE_URL, anthropicChat } from '../../core/providers/anthropicMessages';
+import { ANTHROPIC_BASE_URL, anthropicChat } from '../../core/llm/providers/anthropicMessages';
 
 const configSchema = z
   .object({

@@ -2,14 +2,14 @@ import { existsSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { z } from 'zod';
 import { chromiumPath, CHROMIUM_INSTALL_COMMAND } from './chromiumPath';
-import { isExecutableFile } from '../../core/files';
+import { isExecutableFile } from '../../core/io/files';
 
 /** playwright-core is loaded when a browser copilot first runs, not whenever a config is read. */
 const playwright = () => require('playwright-core') as typeof import('playwright-core');
 import { AdapterError, type AdapterContext, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
 import { toAdapterError } from './errors';
-import type { AnswerSource } from '../../core/types';
+import type { AnswerSource } from '../../core/model/types';
 
 const stepSchema = z.union([
   z.object({ click: z.string().min(1).describe('Click the element this selector matches.') }).strict(),

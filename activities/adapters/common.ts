@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { nameSchema } from '../../core/names';
-import { InputError } from '../../core/inputError';
+import { nameSchema } from '../../core/model/names';
+import { InputError } from '../../core/model/inputError';
 
 /** Retry policy for one copilot; applied by Temporal to the collect activity. */
 export const retrySchema = z
@@ -18,7 +18,7 @@ export const retrySchema = z
   })
   .strict();
 
-export { envNameSchema } from '../../core/judgeConfig';
+export { envNameSchema } from '../../core/llm/judgeConfig';
 
 /** Header values that carry credentials must reference a variable, so the secret never sits in the config or workflow history. */
 export const headersSchema = z

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { parseCsv } from '../../core/csv';
+import { parseCsv } from '../../core/io/csv';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
 import { readTrace, tracesSchema } from './traces';

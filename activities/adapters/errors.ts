@@ -1,12 +1,12 @@
 import type OpenAISdk from 'openai';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { retryAfterMs } from './common';
 import { AdapterError } from './types';
-import { ProviderHttpError } from '../../core/providers/httpError';
-import { ProviderReplyError, ProviderTimeoutError } from '../../core/providers/replyError';
-import { isQuotaError, providerErrorMessage, unsupportedParameter } from '../../core/providers/errorBody';
+import { ProviderHttpError } from '../../core/llm/providers/httpError';
+import { ProviderReplyError, ProviderTimeoutError } from '../../core/llm/providers/replyError';
+import { isQuotaError, providerErrorMessage, unsupportedParameter } from '../../core/llm/providers/errorBody';
 
-export { unsupportedParameter } from '../../core/providers/errorBody';
+export { unsupportedParameter } from '../../core/llm/providers/errorBody';
 
 /** What the caller knows about the failed call, so the message can say what was happening. */
 export interface FailureContext {
@@ -37,7 +37,7 @@ export const STORE_UNREACHABLE_CODE = 'JUDGEFLOW_STORE_UNREACHABLE';
  * A store call that failed because the database could not be reached, not because of what was asked: the server is down
  * or restarting (connection refused or reset, node-postgres' "Connection terminated", SQLSTATE class 08 connection
  * exceptions, 57P01-57P03 administrator/crash shutdown and "the database system is starting up"). Writes are idempotent
- * (core/store.ts), so the same call can simply be made again once the server is back.
+ * (core/model/store.ts), so the same call can simply be made again once the server is back.
  */
 export function isStoreConnectionError(error: unknown): boolean {
   const code = codeOf(error) ?? codeOf((error as { cause?: unknown })?.cause);
@@ -84,7 +84,7 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
 
 /**
  * An HTTP error status from a copilot or judge: 429/5xx/408 retry (honouring Retry-After); other 4xx do not. The message
- * carries the provider's own words from whatever shape its body has (core/providers/errorBody.ts). Out of credit (OpenAI's
+ * carries the provider's own words from whatever shape its body has (core/llm/providers/errorBody.ts). Out of credit (OpenAI's
  * 429 insufficient_quota, OpenRouter's 402) is `quota`: never retried — "retrying billing, spend, or quota errors won't
  * restore API access" (OpenAI error codes guide).
  */

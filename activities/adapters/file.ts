@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { readJsonRecords } from '../../core/jsonl';
-import type { Query } from '../../core/types';
+import { readJsonRecords } from '../../core/io/jsonl';
+import type { Query } from '../../core/model/types';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape } from './common';
 import { csvAdapter, type CsvCopilotConfig } from './csv';

@@ -1,12 +1,12 @@
-import { usageFrom } from '../../core/llm';
+import { usageFrom } from '../../core/llm/client';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { Query } from '../../core/types';
+import type { Query } from '../../core/model/types';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, expandEnv, headersSchema } from './common';
 import { httpFailure, snippet, toAdapterError } from './errors';
-import { providerErrorMessage } from '../../core/providers/errorBody';
-import { finishProblem } from '../../core/providers/extract';
+import { providerErrorMessage } from '../../core/llm/providers/errorBody';
+import { finishProblem } from '../../core/llm/providers/extract';
 import { replyContext, replyContextShape } from './replyContext';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

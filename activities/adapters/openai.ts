@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
-import { rateLimitHeaders, usageFrom } from '../../core/llm';
-import { PROVIDER_IDS, profileOf } from '../../core/providers';
-import { openaiChat } from '../../core/providers/chat';
-import { contentText, finishProblem, sourcesOf, stripThink, toolCallProblem } from '../../core/providers/extract';
-import { ProviderHttpError } from '../../core/providers/httpError';
-import { isQuotaError } from '../../core/providers/errorBody';
-import { chatRequestBody } from '../../core/providers/request';
-import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from '../../core/providers/session';
-import { extraBodySchema } from '../../core/judgeConfig';
+import { rateLimitHeaders, usageFrom } from '../../core/llm/client';
+import { PROVIDER_IDS, profileOf } from '../../core/llm/providers';
+import { openaiChat } from '../../core/llm/providers/chat';
+import { contentText, finishProblem, sourcesOf, stripThink, toolCallProblem } from '../../core/llm/providers/extract';
+import { ProviderHttpError } from '../../core/llm/providers/httpError';
+import { isQuotaError } from '../../core/llm/providers/errorBody';
+import { chatRequestBody } from '../../core/llm/providers/request';
+import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from '../../core/llm/providers/session';
+import { extraBodySchema } from '../../core/llm/judgeConfig';
 
 const configSchema = z
   .object({

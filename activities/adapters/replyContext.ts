@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AnswerSource } from '../../core/types';
+import type { AnswerSource } from '../../core/model/types';
 
 /**
  * What an http copilot's reply says it had besides its answer: the context (tool outputs, retrieved text) at

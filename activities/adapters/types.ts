@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import type { AnswerSource, Query } from '../../core/types';
-import type { RateLimitInfo } from '../../core/llm';
+import type { AnswerSource, Query } from '../../core/model/types';
+import type { RateLimitInfo } from '../../core/llm/client';
 
 /** Why a collection failed; stored with the response and shown in reports. */
 export type AdapterErrorKind =

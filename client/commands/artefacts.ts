@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { writeArtefacts } from '../../activities/artefacts';
-import { artefactFileName, artefactRef } from '../../core/store';
-import { assertWritableDir } from '../../core/writableDir';
-import { InputError } from '../../core/inputError';
+import { artefactFileName, artefactRef } from '../../core/model/store';
+import { assertWritableDir } from '../../core/io/writableDir';
+import { InputError } from '../../core/model/inputError';
 import { openExistingStore } from '../../stores';
 import type { Command } from '../args';
 import { whereRunsLive } from '../existingStore';

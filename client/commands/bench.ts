@@ -1,8 +1,8 @@
-import { seededRandom } from '../../core/random';
-import { groupNearDuplicates } from '../../core/text';
+import { seededRandom } from '../../core/stats/random';
+import { groupNearDuplicates } from '../../core/snapshots/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
 import { printStatisticsFigures } from '../../rubrics/cab/statisticsSimulation';
-import { printStudyStatisticsFigures } from '../../core/statsSimulation';
+import { printStudyStatisticsFigures } from '../../core/stats/statsSimulation';
 import type { Command } from '../args';
 import { measureRun, type RunFigures, type RunScenario } from '../benchRuns';
 import { benchLatticeFiles } from '../benchLattice';

@@ -1,9 +1,9 @@
 import readline from 'node:readline/promises';
 import type { BrowserContext } from 'playwright-core';
-import { writePrivateFile } from '../../core/privateFile';
+import { writePrivateFile } from '../../core/io/privateFile';
 import { chromiumPath } from '../../activities/adapters/chromiumPath';
 import { ensureChromium } from '../chromium';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';
 
 /** Capture a logged-in session for the browser adapter: you log in by hand in a visible window, we save its storageState. */

@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { describeRun } from './status';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { createWorker } from '../../worker/createWorker';
 import { pinnedVersion, startedBeforeVersioning, workflowBuild } from '../../worker/versioning';
 import { openExistingStore } from '../../stores';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';
 import { compareStoredRuns, defaultCompareDir, writeComparison } from '../compareRuns';
 import { openExistingStore, storeLocation } from '../../stores';

@@ -2,7 +2,7 @@ import { assertCabDataset, CAB_DATASET_SHAPE, CAB_DATASET_SOURCE } from '../../r
 import { cabReferenceDir, fetchCabReference } from '../../rubrics/cab/reference';
 import fs from 'node:fs';
 import path from 'node:path';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';
 import { fetchLatticeDataset, LATTICE_COMMIT, LATTICE_URL_ENV, parseLatticeFetchOptions } from '../latticeDataset';
 

@@ -1,5 +1,5 @@
 import { progressMode, progressView } from '../progress';
-import type { Progress, RunResult } from '../../workflows/types';
+import type { Progress, RunResult } from '../../contract/run';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from '../args';
 import { chromiumPath } from '../../activities/adapters/chromiumPath';
-import { isExecutableFile } from '../../core/files';
+import { isExecutableFile } from '../../core/io/files';
 import { storeLocation, storeTarget } from '../../stores';
 import { connectionOptions } from '../connection';
 

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { consensusJudgments } from '../../core/consensus';
-import { writeTextAtomic } from '../../core/files';
-import { InputError } from '../../core/inputError';
+import { consensusJudgments } from '../../core/stats/consensus';
+import { writeTextAtomic } from '../../core/io/files';
+import { InputError } from '../../core/model/inputError';
 import { panelAggregate, panelMinJudges, requireRubric, type StoredRunConfig } from '../../activities/deps';
 import type { LatticeRubric } from '../../rubrics/lattice/rubric';
 import { manifestAgentFile, toReferenceScores } from '../../rubrics/lattice/scoresFile';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { optionalString, type Command } from '../args';
 import { requireExistingStore, whereRunsLive } from '../existingStore';
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { writeTextAtomic } from '../../core/files';
-import { gateDetails, gateJunit, gateLine } from '../../core/gate';
-import { DEFAULT_MIN_COVERAGE, gateCoverage } from '../../core/gateCandidate';
-import { InputError } from '../../core/inputError';
+import { writeTextAtomic } from '../../core/io/files';
+import { gateDetails, gateJunit, gateLine } from '../../core/compare/gate';
+import { DEFAULT_MIN_COVERAGE, gateCoverage } from '../../core/compare/gateCandidate';
+import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';
 import { gateStoredRuns } from '../compareRuns';
 import { requireExistingStore } from '../existingStore';

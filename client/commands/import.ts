@@ -1,4 +1,4 @@
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { optionalString, type Command } from '../args';
 import { openStore } from '../../stores';
 import { importCabResults } from '../../rubrics/cab/importResults';

@@ -1,8 +1,8 @@
 import type { Command } from '../args';
-import { InputError } from '../../core/inputError';
-import { pauseUpdate } from '../../workflows/control';
+import { InputError } from '../../core/model/inputError';
+import { pauseUpdate } from '../../contract/control';
 // The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
-import { rootCause } from '../../workflows/errors';
+import { rootCause } from '../../contract/errors';
 import { withClient } from '../runWorkflow';
 import { describeRun } from './status';
 import { ensureLocalServer } from '../temporalServer';

@@ -1,5 +1,5 @@
 import type { Command } from '../args';
-import { PROFILES, PROVIDER_IDS, type ProviderProfile } from '../../core/providers';
+import { PROFILES, PROVIDER_IDS, type ProviderProfile } from '../../core/llm/providers';
 
 /** A host pattern as a reader would write it: `(^|\.)api\.openai\.com$` → `api.openai.com` (and its subdomains). */
 const hostPattern = (pattern: RegExp): string => pattern.source.replace(/\(\^\|\\\.\)/g, '').replace(/[\^$]/g, '').replace(/\\/g, '');

@@ -1,4 +1,4 @@
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { printFailures } from '../failureSummary';
 import { optionalString, type Command } from '../args';
 import { planRejudge, type RejudgePlan } from '../rejudge';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { renderReport } from '../../activities/run';
-import { assertWritableDir } from '../../core/writableDir';
-import { InputError } from '../../core/inputError';
+import { assertWritableDir } from '../../core/io/writableDir';
+import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';
 import { requireExistingStore, whereRunsLive } from '../existingStore';
 

@@ -1,22 +1,22 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from '../args';
-import { InputError } from '../../core/inputError';
-import type { RunRecord } from '../../core/store';
+import { InputError } from '../../core/model/inputError';
+import type { RunRecord } from '../../core/model/store';
 import { pinnedVersion, startedBeforeVersioning, workflowBuild } from '../../worker/versioning';
 import { loadRunConfig, type RunConfig } from '../config';
 import { optionalPositive, optionalString } from '../args';
-import { compareRunConfigs } from '../../workflows/configChange';
+import { compareRunConfigs } from '../../contract/configChange';
 import { runConfigActivities } from '../../activities/runConfig';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { requireExistingStore } from '../existingStore';
 import { progressMode } from '../progress';
 import { withClient } from '../runWorkflow';
 import { startBenchmark } from '../startRun';
 import { runKeyOf } from '../runIdentity';
 import { temporalClient } from '../temporalSdk';
-import { progressQuery, resumeUpdate } from '../../workflows/control';
-import type { ResumeRequest } from '../../workflows/types';
-import { rootCause } from '../../workflows/errors';
+import { progressQuery, resumeUpdate } from '../../contract/control';
+import type { ResumeRequest } from '../../contract/run';
+import { rootCause } from '../../contract/errors';
 import { ensureLocalServer } from '../temporalServer';
 import { printFailures } from '../failureSummary';
 
@@ -137,7 +137,7 @@ function budgetRaise(values: Record<string, unknown>): ResumeRequest {
 
 /**
  * --config FILE: loaded and validated as `judgeflow run` loads it, then compared with the config the run was started
- * with (workflows/configChange.ts): a key that would change what is asked or judged is refused, named.
+ * with (contract/configChange.ts): a key that would change what is asked or judged is refused, named.
  */
 function replacementConfig(run: RunRecord, file: string | undefined): RunConfig | undefined {
   if (!file) return undefined;

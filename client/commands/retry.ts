@@ -1,4 +1,4 @@
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { optionalString, type Command } from '../args';
 import { openExistingStore, storeLocation } from '../../stores';
 import { planRetry } from '../retry';

@@ -1,5 +1,5 @@
-import { diffContent, renderDiff, renderOutline, rubricOutline } from '../../core/rubricOutline';
-import { InputError } from '../../core/inputError';
+import { diffContent, renderDiff, renderOutline, rubricOutline } from '../../core/model/rubricOutline';
+import { InputError } from '../../core/model/inputError';
 import { protocolFor } from '../../rubrics';
 import type { Command } from '../args';
 import { loadRubricDir, resolveRubricRef } from '../rubricSource';

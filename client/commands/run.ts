@@ -6,7 +6,7 @@ import { startBenchmark } from '../startRun';
 import { ensureChromium } from '../chromium';
 import { describeDryRun, dryRunPlan } from '../dryRun';
 import { progressMode } from '../progress';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { findSameRun, runIdentity, type SameRun } from '../runIdentity';
 import { ensureLocalServer } from '../temporalServer';
 import { withClient } from '../runWorkflow';

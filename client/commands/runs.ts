@@ -1,4 +1,4 @@
-import type { RunRecord, ResultsStore } from '../../core/store';
+import type { RunRecord, ResultsStore } from '../../core/model/store';
 import { openExistingStore } from '../../stores';
 import type { Command } from '../args';
 import { whereRunsLive } from '../existingStore';

@@ -2,7 +2,7 @@ import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { openExistingStore, storeLocation } from '../../stores';
 import { envNames } from '../../activities/adapters/common';
 import { workerTracing } from '../../worker/tracing';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { createWorker, workerVersions } from '../../worker/createWorker';
 import { runSimCli } from '../../sim/main';
 import type { Command } from '../args';

@@ -1,6 +1,6 @@
-import { stabilityOfStoredRuns } from '../../activities/storedComparison';
-import { InputError } from '../../core/inputError';
-import type { Stability } from '../../core/stability';
+import { stabilityOfStoredRuns } from '../../services/storedComparison';
+import { InputError } from '../../core/model/inputError';
+import type { Stability } from '../../core/stats/stability';
 import type { Command } from '../args';
 import { requireExistingStore } from '../existingStore';
 import { runIdsFrom } from './trend';

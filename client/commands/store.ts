@@ -1,5 +1,5 @@
-import type { RecordKind } from '../../core/store';
-import { InputError } from '../../core/inputError';
+import type { RecordKind } from '../../core/model/store';
+import { InputError } from '../../core/model/inputError';
 import { openNew, parseStoreSpec, storeExists, storeLocation, storeTarget, type StoreTarget } from '../../stores';
 import { copyStore, type CopyCounts } from '../../stores/copy';
 import type { Command } from '../args';

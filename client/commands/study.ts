@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { openExistingStore, openStore, storeLocation } from '../../stores';
-import { writeTextAtomic } from '../../core/files';
-import { InputError } from '../../core/inputError';
+import { writeTextAtomic } from '../../core/io/files';
+import { InputError } from '../../core/model/inputError';
 import { createWorker } from '../../worker/createWorker';
 import type { Command } from '../args';
 import { connectClient, connectWorker, taskQueue } from '../connection';

@@ -1,7 +1,7 @@
-import { InputError } from '../../core/inputError';
-import type { ResultsStore } from '../../core/store';
-import type { Trend } from '../../core/trend';
-import { trendStoredRuns } from '../../activities/storedComparison';
+import { InputError } from '../../core/model/inputError';
+import type { ResultsStore } from '../../core/model/store';
+import type { Trend } from '../../core/compare/trend';
+import { trendStoredRuns } from '../../services/storedComparison';
 import type { Command } from '../args';
 import { requireExistingStore } from '../existingStore';
 

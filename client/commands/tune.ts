@@ -1,11 +1,11 @@
 import type { Command } from '../args';
 import { optionalPositive, optionalString } from '../args';
-import { InputError } from '../../core/inputError';
-import { describeLimitChange } from '../../workflows/configChange';
-import { tuneUpdate } from '../../workflows/control';
-import type { TuneTarget } from '../../workflows/types';
+import { InputError } from '../../core/model/inputError';
+import { describeLimitChange } from '../../contract/configChange';
+import { tuneUpdate } from '../../contract/control';
+import type { TuneTarget } from '../../contract/run';
 // The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
-import { rootCause } from '../../workflows/errors';
+import { rootCause } from '../../contract/errors';
 import { withClient } from '../runWorkflow';
 import { describeRun } from './status';
 import { ensureLocalServer } from '../temporalServer';

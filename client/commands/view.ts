@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';
 import { connectClient } from '../connection';
 import { openExistingStore, storeLocation } from '../../stores';

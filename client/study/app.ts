@@ -6,7 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { renderMarkdown } from '../../core/study/safeMarkdown';
 import type { Annotator, Answer, StoredAssignment, StudyRecord } from '../../core/study/types';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { tokenHash } from './create';
 import { hostAllowed } from '../hostGuard';
 

@@ -2,10 +2,10 @@ import crypto from 'node:crypto';
 import { dealAssignments, planAssignments, planItems } from '../../core/study/design';
 import { activeSelection, type StudySelection } from '../../core/study/active';
 import type { StudyRecord } from '../../core/study/types';
-import type { ResultsStore } from '../../core/store';
-import { seededRandom } from '../../core/random';
-import { InputError } from '../../core/inputError';
-import { readText } from '../../core/dataFiles';
+import type { ResultsStore } from '../../core/model/store';
+import { seededRandom } from '../../core/stats/random';
+import { InputError } from '../../core/model/inputError';
+import { readText } from '../../core/io/dataFiles';
 import { DEFAULT_STUDY_OPTIONS_FILE, loadStudyOptions } from '../../rubrics/study/options';
 import { parseEvery } from '../commands/schedule';
 

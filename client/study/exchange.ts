@@ -1,8 +1,8 @@
-import { csvRecords, restoreCell, toCsv } from '../../core/csv';
+import { csvRecords, restoreCell, toCsv } from '../../core/io/csv';
 import type { Answer, StudyRecord } from '../../core/study/types';
-import type { ResultsStore } from '../../core/store';
-import { InputError } from '../../core/inputError';
-import { readText } from '../../core/dataFiles';
+import type { ResultsStore } from '../../core/model/store';
+import { InputError } from '../../core/model/inputError';
+import { readText } from '../../core/io/dataFiles';
 
 /** Every recorded annotation of a study, one row each, for analysis elsewhere (and `study import` reads the CSV back). */
 export const EXPORT_COLUMNS = ['study', 'assignment_id', 'annotator', 'query_id', 'left', 'right', 'choice', 'winner', 'reason', 'serious_error', 'error_type', 'comment', 'revision', 'submitted_at', 'source'] as const;

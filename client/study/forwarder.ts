@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { temporalClient } from '../temporalSdk';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { studyWorkflow } from '../../workflows';
-import { submitUpdate } from '../../workflows/studyTypes';
+import { submitUpdate } from '../../contract/study';
 import { taskQueue } from '../connection';
 import { studyWorkflowInput } from './workflow';
 

@@ -2,14 +2,14 @@ import path from 'node:path';
 import { analyseStudy, judgeScoresOf, toFacts, type JudgeScores, type StudyAnalysis } from '../../core/study/analysis';
 import { calibratedWinRates, calibrationDesignOf } from '../../core/study/calibrated';
 import { CALIBRATED_HEADER, calibratedIntro, calibratedRows } from '../../core/study/calibratedReport';
-import { writeFileAtomic, writeTextAtomic } from '../../core/files';
-import { fmt, mdCode, mdText, table } from '../../core/markdown';
-import { sheet } from '../../core/xlsx';
+import { writeFileAtomic, writeTextAtomic } from '../../core/io/files';
+import { fmt, mdCode, mdText, table } from '../../core/report/markdown';
+import { sheet } from '../../core/report/xlsx';
 import type { RecordedAnnotation, StudyRecord } from '../../core/study/types';
 import type { StudyItem } from '../../core/study/design';
-import type { ResultsStore, RunRecord } from '../../core/store';
-import type { Query } from '../../core/types';
-import { InputError } from '../../core/inputError';
+import type { ResultsStore, RunRecord } from '../../core/model/store';
+import type { Query } from '../../core/model/types';
+import { InputError } from '../../core/model/inputError';
 import { consensusVerdicts } from '../../activities/deps';
 
 export interface StudyReportOptions {

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { StudyRecord } from '../../core/study/types';
 import { studyWorkflow } from '../../workflows';
-import { closeUpdate, type StudyResult, type StudyWorkflowInput } from '../../workflows/studyTypes';
+import { closeUpdate, type StudyResult, type StudyWorkflowInput } from '../../contract/study';
 
 export function studyWorkflowInput(study: StudyRecord, extra: Partial<StudyWorkflowInput> = {}): StudyWorkflowInput {
   return { study: study.name, deadline: study.spec.deadline, remindAt: study.spec.remindBefore, ...extra };

@@ -13,18 +13,18 @@ import { pipeline } from 'node:stream/promises';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { buildRunReport } from '../../activities/run';
-import { buildCompareHtml } from '../../core/compareHtml';
-import { dataTable, esc, htmlPage, section } from '../../core/html/page';
-import type { Artefact, ResultsStore } from '../../core/store';
-import { InputError } from '../../core/inputError';
+import { buildCompareHtml } from '../../core/compare/html';
+import { dataTable, esc, htmlPage, section } from '../../core/report/html/page';
+import type { Artefact, ResultsStore } from '../../core/model/store';
+import { InputError } from '../../core/model/inputError';
 import { renderMarkdown } from '../../core/study/safeMarkdown';
-import { progressQuery } from '../../workflows/control';
-import type { Progress } from '../../workflows/types';
+import { progressQuery } from '../../contract/control';
+import type { Progress } from '../../contract/run';
 import { describeSchedule, MARK } from '../commands/schedule';
 import { listRunRows, type RunRow } from '../commands/runs';
 import { compareStoredRuns } from '../compareRuns';
-import { trendStoredRuns } from '../../activities/storedComparison';
-import { trendSections } from '../../core/html/trend';
+import { trendStoredRuns } from '../../services/storedComparison';
+import { trendSections } from '../../core/report/html/trend';
 import { scheduleRunIds } from '../commands/trend';
 import { hostAllowed, sameSecret } from '../hostGuard';
 
@@ -211,7 +211,7 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     if (!study) throw new NotFound(`no study ${name} in ${store.location}`);
     const { studyFigures, studyMarkdown } = require('../study/report') as typeof import('../study/report');
     const markdown = studyMarkdown(await studyFigures(store, study));
-    // study.md writes `<` and `>` of outside text as entities (core/markdown.ts mdText); this renderer escapes every
+    // study.md writes `<` and `>` of outside text as entities (core/report/markdown.ts mdText); this renderer escapes every
     // character itself, so they are turned back first, or they would show as "&lt;".
     const html = renderMarkdown(markdown.replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
     return page(`Study ${name}`, 'Studies', `<p><a href="/studies">← all studies</a></p>` + section('study', `Study ${name}`, `<div class="study-report">${html}</div>`, 'The report study.md has (judgeflow study report writes it with study.json and study.xlsx).'));

@@ -13,8 +13,8 @@
  * sure of still has a chance, which keeps the weights 1/π bounded. Items are drawn independently (Poisson sampling),
  * seeded: the expected number drawn is the budget.
  */
-import { normalCdf } from '../stats';
-import { seededRandom } from '../random';
+import { normalCdf } from '../stats/stats';
+import { seededRandom } from '../stats/random';
 import type { StudyItem } from './design';
 
 /** How a study chose its items; stored with the study (spec.selection). */

@@ -1,6 +1,6 @@
-import { kendallTauB, krippendorffAlphaNominal } from '../agreement';
-import { bootstrapIntervals, bradleyTerry, cohenKappa, mean, wilsonInterval } from '../stats';
-import type { Query, StoredJudgment } from '../types';
+import { kendallTauB, krippendorffAlphaNominal } from '../stats/agreement';
+import { bootstrapIntervals, bradleyTerry, cohenKappa, mean, wilsonInterval } from '../stats/stats';
+import type { Query, StoredJudgment } from '../model/types';
 import type { StudyOptions } from './options';
 import type { StudyItem } from './design';
 import type { Answer, RecordedAnnotation } from './types';

@@ -25,7 +25,7 @@
  * active design, ln 0.05 / ln(1 − smallest inclusion probability) items of the run), and a disagreement moves the
  * linearised ratio by at most 1 / D̂, so the interval is widened by that bound; more labels narrow it.
  */
-import { studentTQuantile } from '../stats';
+import { studentTQuantile } from '../stats/stats';
 import type { StudyItem } from './design';
 import type { StudySpec } from './types';
 import { judgePreference, preferenceOf, type AnnotationFact, type JudgeScores } from './analysis';

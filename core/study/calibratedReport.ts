@@ -1,5 +1,5 @@
 /** Calibrated win rates beside the judge's own, as tables for study.md and for a run's report.html (when a study exists). */
-import { dataTable, esc } from '../html/page';
+import { dataTable, esc } from '../report/html/page';
 import type { CalibratedWinRates } from './calibrated';
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? '–' : `${(100 * x).toFixed(1)}%`);

@@ -1,4 +1,4 @@
-import { seededRandom, shuffled } from '../random';
+import { seededRandom, shuffled } from '../stats/random';
 
 /**
  * The design of a pairwise preference study, as pure functions: which (query, copilot pair) items there are, how many

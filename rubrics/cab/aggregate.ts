@@ -1,10 +1,10 @@
-import { lengthBias, type LengthBias } from '../../core/lengthBias';
-import { perQueryScores, separability, type Separability } from '../../core/separability';
-import { mean, meanCI, type MeanInterval } from '../../core/stats';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import { lengthBias, type LengthBias } from '../../core/stats/lengthBias';
+import { perQueryScores, separability, type Separability } from '../../core/stats/separability';
+import { mean, meanCI, type MeanInterval } from '../../core/stats/stats';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
 import { taxonomyKey } from './judge';
 import type { CabPlan } from './plan';
-import { coverage, type Coverage } from '../../core/coverage';
+import { coverage, type Coverage } from '../../core/model/coverage';
 import { positionBias, type PositionBias } from './positionBias';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';

@@ -1,4 +1,4 @@
-import type { Query, StoredJudgment } from '../../core/types';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import { isTaxonomyKey, taxonomyKey } from './judge';
 import { CAB_DIMENSIONS, type CabRubric } from './rubric';
 

@@ -1,5 +1,5 @@
-import { askJson, parseJsonAnswer, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
-import type { JudgeContext } from '../../core/protocol';
+import { askJson, parseJsonAnswer, type ChatMessage, type JsonAnswerSpec } from '../../core/llm/client';
+import type { JudgeContext } from '../../core/model/protocol';
 
 /** What is stored per judge turn (its request, ResultsStore.putJudgeTurn); the turn's final answer is stored beside it. */
 export interface StoredTurn {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
-import { loadPromptPair, renderTemplate, type PromptPair } from '../../core/prompts';
-import type { QueryCuration } from '../../core/protocol';
+import type { ChatMessage, JsonAnswerSpec } from '../../core/llm/client';
+import { loadPromptPair, renderTemplate, type PromptPair } from '../../core/model/prompts';
+import type { QueryCuration } from '../../core/model/protocol';
 
 /** The 11 CryptoAnalystBench categories, in the order of the paper's table. */
 export const CAB_CATEGORIES = [

@@ -1,7 +1,7 @@
 import { CAB_CATEGORIES } from './curation';
-import { parseCsv } from '../../core/csv';
-import { InputError } from '../../core/inputError';
-import { readText } from '../../core/dataFiles';
+import { parseCsv } from '../../core/io/csv';
+import { InputError } from '../../core/model/inputError';
+import { readText } from '../../core/io/dataFiles';
 import { parseCabQueries, tagsOf } from './queries';
 
 /** Where the published CryptoAnalystBench queries come from (judgeflow does not ship them). */

@@ -1,10 +1,10 @@
-import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/html/charts';
-import { dataTable, esc, num } from '../../core/html/page';
-import { drillData, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
-import { judgingSections } from '../../core/judgingReport';
-import { separabilityTiers } from '../../core/html/tiers';
-import type { CostSummary } from '../../core/cost';
-import { meanCI } from '../../core/stats';
+import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
+import { dataTable, esc, num } from '../../core/report/html/page';
+import { drillData, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
+import { judgingSections } from '../../core/report/judgingReport';
+import { separabilityTiers } from '../../core/report/html/tiers';
+import type { CostSummary } from '../../core/stats/cost';
+import { meanCI } from '../../core/stats/stats';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, type CabRubric } from './rubric';

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseCsv } from '../../core/csv';
+import { parseCsv } from '../../core/io/csv';
 import { createHash } from 'node:crypto';
-import { InputError } from '../../core/inputError';
-import { normalizeText } from '../../core/text';
-import type { Query, StoredJudgment } from '../../core/types';
-import type { ResultsStore } from '../../core/store';
-import { saveSnapshot, snapshotIdOf } from '../../core/snapshots';
+import { InputError } from '../../core/model/inputError';
+import { normalizeText } from '../../core/snapshots/text';
+import type { Query, StoredJudgment } from '../../core/model/types';
+import type { ResultsStore } from '../../core/model/store';
+import { saveSnapshot, snapshotIdOf } from '../../core/snapshots/snapshots';
 import { RANKING_RATIONALE } from './judge';
 import { cabLabels } from './queries';
 import { CAB_DIMENSIONS } from './rubric';

@@ -1,4 +1,4 @@
-import type { ProtocolModule } from '../../core/protocol';
+import type { ProtocolModule } from '../../core/model/protocol';
 import { cabCuration } from './curation';
 import { isTaxonomyKey, judgeCabUnit, TAXONOMY_PREFIX } from './judge';
 import { cabOptionsSchema, evaluationDateOf } from './options';

@@ -1,8 +1,8 @@
-import { judgmentSlot, type JudgeContext } from '../../core/protocol';
-import { splitScores } from '../../core/scoreSchema';
-import type { JudgeUnit } from '../../core/store';
+import { judgmentSlot, type JudgeContext } from '../../core/model/protocol';
+import { splitScores } from '../../core/model/scoreSchema';
+import type { JudgeUnit } from '../../core/model/store';
 import { evaluationDateOf } from './options';
-import type { StoredJudgment } from '../../core/types';
+import type { StoredJudgment } from '../../core/model/types';
 import { askOnce, DurableConversation, type TurnResult } from './conversation';
 import { labelFor, rankingMessage, rankingSpec, REASONING_KEY, scoringMessage, scoringSpec, systemMessage, taxonomyMessages, taxonomySpec, type RankingAnswer, type ShownResponse } from './prompts';
 import { asCabQuery } from './queries';

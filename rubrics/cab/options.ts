@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RunRecord } from '../../core/store';
+import type { RunRecord } from '../../core/model/store';
 
 /** YYYY-MM-DD naming a day that exists (no month 13, no 31 April, 29 February only in leap years). */
 function isCalendarDate(s: string): boolean {

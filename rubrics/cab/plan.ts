@@ -1,5 +1,5 @@
-import type { JudgeUnit } from '../../core/store';
-import type { Query, StoredResponse } from '../../core/types';
+import type { JudgeUnit } from '../../core/model/store';
+import type { Query, StoredResponse } from '../../core/model/types';
 import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from './presentation';
 
 /** What planAhead stores with the run (the plan of ResultsStore.putJudgeUnits) and the report shows. */

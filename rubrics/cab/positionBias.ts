@@ -3,8 +3,8 @@
  * scores or its chance of being ranked first? Both tests respect the design (every query and every system
  * appears in many positions), so that query difficulty and system quality do not hide the position effect.
  */
-import { blockedAnova, mean, winnerPositionTest } from '../../core/stats';
-import type { StoredJudgment } from '../../core/types';
+import { blockedAnova, mean, winnerPositionTest } from '../../core/stats/stats';
+import type { StoredJudgment } from '../../core/model/types';
 
 /** What the tests read from a judgment; simulations build these directly. */
 export type PositionedJudgment = Pick<StoredJudgment, 'queryId' | 'copilot' | 'position' | 'rank' | 'total' | 'status'>;

@@ -1,2 +1,2 @@
-/** The balanced presentation design lives in core/presentation.ts: LATTICE's joint judging orders its answers with it too. */
-export * from '../../core/presentation';
+/** The balanced presentation design lives in core/model/presentation.ts: LATTICE's joint judging orders its answers with it too. */
+export * from '../../core/model/presentation';

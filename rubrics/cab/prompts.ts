@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
-import { historyBlock } from '../../core/history';
-import { dimensionScoresSpec } from '../../core/scoreSchema';
-import type { Query } from '../../core/types';
-import { fenced, renderTemplate, requireShown } from '../../core/prompts';
+import type { ChatMessage, JsonAnswerSpec } from '../../core/llm/client';
+import { historyBlock } from '../../core/model/history';
+import { dimensionScoresSpec } from '../../core/model/scoreSchema';
+import type { Query } from '../../core/model/types';
+import { fenced, renderTemplate, requireShown } from '../../core/model/prompts';
 import type { CabRubric } from './rubric';
 
 /** What one turn shows about one response. Never the copilot's name: only its label. */

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseCsv } from '../../core/csv';
-import { turnSchema } from '../../core/history';
-import { assertQueryIds, parseJsonLines } from '../../core/jsonl';
-import type { Query } from '../../core/types';
-import { InputError } from '../../core/inputError';
-import { readText } from '../../core/dataFiles';
+import { parseCsv } from '../../core/io/csv';
+import { turnSchema } from '../../core/model/history';
+import { assertQueryIds, parseJsonLines } from '../../core/io/jsonl';
+import type { Query } from '../../core/model/types';
+import { InputError } from '../../core/model/inputError';
+import { readText } from '../../core/io/dataFiles';
 
 
 export const cabQuerySchema = z

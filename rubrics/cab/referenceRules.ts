@@ -1,5 +1,5 @@
-import { mean } from '../../core/stats';
-import type { Query, StoredJudgment } from '../../core/types';
+import { mean } from '../../core/stats/stats';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import { taxonomyKey } from './judge';
 import { CAB_DIMENSIONS, CAB_TAXONOMY } from './rubric';
 import { meanOfDimensionMeans } from './score';

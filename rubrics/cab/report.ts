@@ -1,7 +1,7 @@
-import type { ReportFiles, ReportInput } from '../../core/protocol';
-import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
-import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
+import type { ReportFiles, ReportInput } from '../../core/model/protocol';
+import { fmt, mdCode, mdText, simulatedBanner, table } from '../../core/report/markdown';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
+import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/report/statsMarkdown';
 import { summariseCab, type CabSummary } from './aggregate';
 import { RANKING_RATIONALE, taxonomyKey } from './judge';
 import { evaluationDateOf } from './options';

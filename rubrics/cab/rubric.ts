@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { LoadedRubric } from '../../core/protocol';
-import { contentHash } from '../../core/hashing';
-import { judgeVersionOf } from '../../core/protocol';
-import { InputError } from '../../core/inputError';
-import { loadDataFile, readTextInside } from '../../core/dataFiles';
+import type { LoadedRubric } from '../../core/model/protocol';
+import { contentHash } from '../../core/model/hashing';
+import { judgeVersionOf } from '../../core/model/protocol';
+import { InputError } from '../../core/model/inputError';
+import { loadDataFile, readTextInside } from '../../core/io/dataFiles';
 
 /** The four scored dimensions, in the reference harness's order; reports and the response score (their mean) are keyed by these ids. */
 export const CAB_DIMENSIONS = ['temporal_relevance', 'data_consistency', 'depth', 'relevance'] as const;

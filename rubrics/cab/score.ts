@@ -1,4 +1,4 @@
-import type { StoredJudgment } from '../../core/types';
+import type { StoredJudgment } from '../../core/model/types';
 import { CAB_DIMENSIONS } from './rubric';
 import { isTaxonomyKey } from './judge';
 

@@ -6,11 +6,11 @@
  */
 import { rankOneByPositionTest, totalsByPositionTest, type PositionedJudgment } from './positionBias';
 import { buildPresentationDesign } from './presentation';
-import { seededRandom } from '../../core/random';
-import { BCA_MIN_N, chiSquareSurvival, meanCI, oneWayAnova, type IntervalMethod } from '../../core/stats';
-import { describeRate, normalSampler, pct, range, simulatedRate, type SimulatedRate } from '../../core/simulation';
+import { seededRandom } from '../../core/stats/random';
+import { BCA_MIN_N, chiSquareSurvival, meanCI, oneWayAnova, type IntervalMethod } from '../../core/stats/stats';
+import { describeRate, normalSampler, pct, range, simulatedRate, type SimulatedRate } from '../../core/stats/simulation';
 
-export { claimStatus, describeRate, normalSampler, simulatedRate, type Requirement, type SimulatedRate } from '../../core/simulation';
+export { claimStatus, describeRate, normalSampler, simulatedRate, type Requirement, type SimulatedRate } from '../../core/stats/simulation';
 
 /**
  * How totals are generated. `gaussian` is additive, normal and equal-variance, where the F test is exact by theory

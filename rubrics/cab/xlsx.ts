@@ -1,7 +1,7 @@
-import { mean, quantileSorted as quantile } from '../../core/stats';
-import { sheet } from '../../core/xlsx';
-import { judgingSheets } from '../../core/judgingReport';
-import type { Query, StoredJudgment } from '../../core/types';
+import { mean, quantileSorted as quantile } from '../../core/stats/stats';
+import { sheet } from '../../core/report/xlsx';
+import { judgingSheets } from '../../core/report/judgingReport';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import type { CabSummary } from './aggregate';
 import { tagsOf } from './queries';
 import { CAB_DIMENSIONS, CAB_TAXONOMY, type CabRubric } from './rubric';

@@ -1,9 +1,9 @@
-import { askJson, type AnswerCache, type CallUsage, type ChatMessage, type JsonAnswer, type JsonAnswerSpec, type ModelEndpoint } from '../../core/llm';
-import { historyBlock } from '../../core/history';
-import { renderTemplate } from '../../core/prompts';
-import type { ResultsStore } from '../../core/store';
-import type { AnswerSource, Query } from '../../core/types';
-import { evidenceText, type GroundingCheckName, type GroundingClaim, type GroundingJudgeStated, type GroundingLabel, type StoredGroundingCheck } from '../../core/grounding';
+import { askJson, type AnswerCache, type CallUsage, type ChatMessage, type JsonAnswer, type JsonAnswerSpec, type ModelEndpoint } from '../../core/llm/client';
+import { historyBlock } from '../../core/model/history';
+import { renderTemplate } from '../../core/model/prompts';
+import type { ResultsStore } from '../../core/model/store';
+import type { AnswerSource, Query } from '../../core/model/types';
+import { evidenceText, type GroundingCheckName, type GroundingClaim, type GroundingJudgeStated, type GroundingLabel, type StoredGroundingCheck } from '../../core/grounding/checks';
 import type { GroundingPromptName, GroundingRubric } from './rubric';
 import { citationsSpec, extractionSpec, hallucinationSpec } from './schemas';
 

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { contentHash } from '../../core/hashing';
-import { InputError } from '../../core/inputError';
-import { loadDataFile, readTextInside } from '../../core/dataFiles';
-import { renderTemplate, requireShown } from '../../core/prompts';
+import { contentHash } from '../../core/model/hashing';
+import { InputError } from '../../core/model/inputError';
+import { loadDataFile, readTextInside } from '../../core/io/dataFiles';
+import { renderTemplate, requireShown } from '../../core/model/prompts';
 
 const promptPair = z.object({ system: z.string().min(1), user: z.string().min(1) }).strict();
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { JsonAnswerSpec } from '../../core/llm';
-import { CITATION_VERDICTS, CLAIM_STATUSES, JUDGE_CITATION_LABELS, JUDGE_HALLUCINATION_LABELS } from '../../core/grounding';
+import type { JsonAnswerSpec } from '../../core/llm/client';
+import { CITATION_VERDICTS, CLAIM_STATUSES, JUDGE_CITATION_LABELS, JUDGE_HALLUCINATION_LABELS } from '../../core/grounding/checks';
 
 /**
  * The answer schemas of the grounding checks (sent as response_format, checked with zod anyway). Their names start with

@@ -1,7 +1,7 @@
-import { coverage, type Coverage } from '../../core/coverage';
-import { perQueryScores } from '../../core/separability';
-import { mean, meanCI, type MeanInterval } from '../../core/stats';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import { coverage, type Coverage } from '../../core/model/coverage';
+import { perQueryScores } from '../../core/stats/separability';
+import { mean, meanCI, type MeanInterval } from '../../core/stats/stats';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
 import type { LatticeRubricData } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
 

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { ChatMessage, JsonAnswerSpec } from '../../core/llm';
-import type { QueryGeneration } from '../../core/protocol';
-import { InputError } from '../../core/inputError';
-import { loadPromptPair, renderTemplate, type PromptPair } from '../../core/prompts';
+import type { ChatMessage, JsonAnswerSpec } from '../../core/llm/client';
+import type { QueryGeneration } from '../../core/model/protocol';
+import { InputError } from '../../core/model/inputError';
+import { loadPromptPair, renderTemplate, type PromptPair } from '../../core/model/prompts';
 import { LATTICE_CATEGORIES, LATTICE_TASKS, loadLatticeRubric, type LatticeRubric } from './rubric';
 
 /**

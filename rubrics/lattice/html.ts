@@ -1,10 +1,10 @@
-import { groupedBars, heatmap, intervalChart, stackedBars } from '../../core/html/charts';
-import { dataTable } from '../../core/html/page';
+import { groupedBars, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
+import { dataTable } from '../../core/report/html/page';
 import { cellText, fmt2, SCORE_BUCKETS, type LatticeTables } from './tables';
-import { separabilityTiers } from '../../core/html/tiers';
-import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
-import { judgingSections } from '../../core/judgingReport';
-import type { CostSummary } from '../../core/cost';
+import { separabilityTiers } from '../../core/report/html/tiers';
+import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
+import { judgingSections } from '../../core/report/judgingReport';
+import type { CostSummary } from '../../core/stats/cost';
 import type { LatticeCopilotSummary } from './aggregate';
 import type { LatticeRubric } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';

@@ -1,4 +1,4 @@
-import { allDimensions, type ProtocolModule } from '../../core/protocol';
+import { allDimensions, type ProtocolModule } from '../../core/model/protocol';
 import { latticeGeneration } from './generate';
 import { checkLatticePrompts, judgeLatticeResponse } from './judge';
 import { judgeLatticeJoint, judgingOf, latticeOptionsSchema, planLatticeAhead, readyLatticeUnits } from './joint';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { ChatMessage } from '../../core/llm';
-import { judgmentSlot, type JudgeContext } from '../../core/protocol';
+import type { ChatMessage } from '../../core/llm/client';
+import { judgmentSlot, type JudgeContext } from '../../core/model/protocol';
 import { askLatticeJudge, capsText, dimensionsFor, latticeSystemPrompt } from './judge';
-import { historyBlock } from '../../core/history';
-import type { JudgeUnit } from '../../core/store';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
-import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from '../../core/presentation';
+import { historyBlock } from '../../core/model/history';
+import type { JudgeUnit } from '../../core/model/store';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
+import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from '../../core/model/presentation';
 import { latticeScore } from './aggregate';
 import { asLatticeQuery, type LatticeQuery } from './queries';
 import type { LatticeRubric } from './rubric';

@@ -1,9 +1,9 @@
-import { askJson, type ChatMessage } from '../../core/llm';
-import { judgmentSlot, type JudgeContext } from '../../core/protocol';
-import { dimensionScoresSpec, splitScores } from '../../core/scoreSchema';
-import { historyBlock } from '../../core/history';
-import type { StoredJudgment } from '../../core/types';
-import { renderTemplate, requireShown } from '../../core/prompts';
+import { askJson, type ChatMessage } from '../../core/llm/client';
+import { judgmentSlot, type JudgeContext } from '../../core/model/protocol';
+import { dimensionScoresSpec, splitScores } from '../../core/model/scoreSchema';
+import { historyBlock } from '../../core/model/history';
+import type { StoredJudgment } from '../../core/model/types';
+import { renderTemplate, requireShown } from '../../core/model/prompts';
 import { LATTICE_LEVELS, type LatticeRubric } from './rubric';
 import { latticeScore } from './aggregate';
 import { asLatticeQuery, type LatticeQuery } from './queries';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { turnSchema } from '../../core/history';
-import { assertQueryIds, parseJsonLines } from '../../core/jsonl';
-import type { LoadedRubric } from '../../core/protocol';
-import type { Query } from '../../core/types';
+import { turnSchema } from '../../core/model/history';
+import { assertQueryIds, parseJsonLines } from '../../core/io/jsonl';
+import type { LoadedRubric } from '../../core/model/protocol';
+import type { Query } from '../../core/model/types';
 import { LATTICE_CATEGORIES, LATTICE_TASKS, type LatticeRubric } from './rubric';
 
 /**

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import type { ReferenceRubricBuilder } from '../../core/protocol';
-import { InputError } from '../../core/inputError';
-import { readText } from '../../core/dataFiles';
+import type { ReferenceRubricBuilder } from '../../core/model/protocol';
+import { InputError } from '../../core/model/inputError';
+import { readText } from '../../core/io/dataFiles';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
 import { checkLatticePrompts } from './judge';
 

@@ -1,8 +1,8 @@
-import type { ReportFiles, ReportInput } from '../../core/protocol';
-import { mdCode, mdText, simulatedBanner, table } from '../../core/markdown';
-import { lengthBias } from '../../core/lengthBias';
-import { perQueryScores, separability } from '../../core/separability';
-import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/statsMarkdown';
+import type { ReportFiles, ReportInput } from '../../core/model/protocol';
+import { mdCode, mdText, simulatedBanner, table } from '../../core/report/markdown';
+import { lengthBias } from '../../core/stats/lengthBias';
+import { perQueryScores, separability } from '../../core/stats/separability';
+import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/report/statsMarkdown';
 import { summariseLattice } from './aggregate';
 import { judgingRecord } from './joint';
 import { cellText, fmt2, latticeTables, SCORE_BUCKETS } from './tables';

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { LoadedRubric } from '../../core/protocol';
-import { contentHash } from '../../core/hashing';
-import { judgeVersionOf } from '../../core/protocol';
-import { InputError } from '../../core/inputError';
-import { loadDataFile, readTextInside } from '../../core/dataFiles';
+import type { LoadedRubric } from '../../core/model/protocol';
+import { contentHash } from '../../core/model/hashing';
+import { judgeVersionOf } from '../../core/model/protocol';
+import { InputError } from '../../core/model/inputError';
+import { loadDataFile, readTextInside } from '../../core/io/dataFiles';
 
 const DIMENSIONS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'] as const;
 const TASKS = Array.from({ length: 16 }, (_, i) => `T${i + 1}`);

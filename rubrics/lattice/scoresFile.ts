@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { InputError, describeZodError } from '../../core/inputError';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import { InputError, describeZodError } from '../../core/model/inputError';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
 import { latticeScore } from './aggregate';
 import { asLatticeQuery, splitLabel, type LatticeQuery } from './queries';
 import { LATTICE_DIMENSIONS, type LatticeRubric } from './rubric';

@@ -1,5 +1,5 @@
-import { meanCI, mean, type MeanInterval } from '../../core/stats';
-import type { Query, StoredJudgment } from '../../core/types';
+import { meanCI, mean, type MeanInterval } from '../../core/stats/stats';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import type { LatticeRubricData } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
 

@@ -1,7 +1,7 @@
-import type { CostSummary } from '../../core/cost';
-import { columnChart, heatmap } from '../../core/html/charts';
-import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/html/runReport';
-import { judgingSections } from '../../core/judgingReport';
+import type { CostSummary } from '../../core/stats/cost';
+import { columnChart, heatmap } from '../../core/report/html/charts';
+import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
+import { judgingSections } from '../../core/report/judgingReport';
 import { pairwiseLabels } from './queries';
 
 interface WinRecord {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ProtocolModule } from '../../core/protocol';
+import type { ProtocolModule } from '../../core/model/protocol';
 import { buildPairwiseHtml } from './html';
 import { checkPairwisePrompts, judgePairwiseUnit, OPPONENT_PREFIX } from './judge';
 import { pairwiseLabels, pairwiseQuerySchema, parsePairwiseQueries } from './queries';

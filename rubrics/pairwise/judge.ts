@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { historyBlock } from '../../core/history';
-import { askJson, type ChatMessage, type JsonAnswerSpec } from '../../core/llm';
-import { judgmentSlot, type JudgeContext } from '../../core/protocol';
-import { renderTemplate, requireShown } from '../../core/prompts';
-import type { JudgeUnit } from '../../core/store';
-import type { Query, StoredJudgment } from '../../core/types';
+import { historyBlock } from '../../core/model/history';
+import { askJson, type ChatMessage, type JsonAnswerSpec } from '../../core/llm/client';
+import { judgmentSlot, type JudgeContext } from '../../core/model/protocol';
+import { renderTemplate, requireShown } from '../../core/model/prompts';
+import type { JudgeUnit } from '../../core/model/store';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import type { PairwiseRubric } from './rubric';
 
 /** Score keys: the one dimension (a response's share of points in its query) and one 0 / ½ / 1 outcome per opponent. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { turnSchema } from '../../core/history';
-import { assertQueryIds, parseJsonLines } from '../../core/jsonl';
-import type { Query } from '../../core/types';
+import { turnSchema } from '../../core/model/history';
+import { assertQueryIds, parseJsonLines } from '../../core/io/jsonl';
+import type { Query } from '../../core/model/types';
 
 /** `{"id","text","topic"?,"history"?}` per line; `topic` is the one label reports group by. */
 export const pairwiseQuerySchema = z

@@ -1,7 +1,7 @@
-import { fmt, simulatedBanner, table } from '../../core/markdown';
-import type { ReportFiles, ReportInput } from '../../core/protocol';
-import type { JudgeUnit } from '../../core/store';
-import type { StoredJudgment } from '../../core/types';
+import { fmt, simulatedBanner, table } from '../../core/report/markdown';
+import type { ReportFiles, ReportInput } from '../../core/model/protocol';
+import type { JudgeUnit } from '../../core/model/store';
+import type { StoredJudgment } from '../../core/model/types';
 import { OPPONENT_PREFIX, pairsOf } from './judge';
 import { pairwiseLabels } from './queries';
 

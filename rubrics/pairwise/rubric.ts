@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { loadDataFile } from '../../core/dataFiles';
-import { contentHash } from '../../core/hashing';
-import { judgeVersionOf } from '../../core/protocol';
-import { parseWith } from '../../core/inputError';
-import type { LoadedRubric } from '../../core/protocol';
+import { loadDataFile } from '../../core/io/dataFiles';
+import { contentHash } from '../../core/model/hashing';
+import { judgeVersionOf } from '../../core/model/protocol';
+import { parseWith } from '../../core/model/inputError';
+import type { LoadedRubric } from '../../core/model/protocol';
 import path from 'node:path';
 
 export const pairwiseRubricSchema = z

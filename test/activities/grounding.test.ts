@@ -1,7 +1,7 @@
 import { groundingWorkItems, withGroundingTimeout } from '../../activities/grounding';
 import { groundingEndpoint, type StoredRunConfig } from '../../activities/deps';
-import type { RunRecord } from '../../core/store';
-import type { StoredResponse } from '../../core/types';
+import type { RunRecord } from '../../core/model/store';
+import type { StoredResponse } from '../../core/model/types';
 import { parseRunConfig } from '../../client/config';
 import path from 'node:path';
 import { loadGroundingRubric } from '../../rubrics/grounding';

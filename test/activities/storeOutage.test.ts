@@ -1,6 +1,6 @@
 import { isStoreConnectionError, STORE_UNREACHABLE_CODE, toAdapterError } from '../../activities/adapters/errors';
 import { outageTolerantStore } from '../../activities/storeOutage';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 
 const refused = () => Object.assign(new Error('cannot use the results store postgres://x: connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { loadRunConfig } from '../../client/config';
 import { CAB_DATASET_DEFAULT_OUT } from '../../client/commands/dataset';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { REPO, tempDir } from '../support/harness';
 
 /** examples/cab-demo.yaml, docs/protocols.md and `judgeflow dataset fetch cab` agree on where the dataset lives. */

@@ -7,7 +7,7 @@ import { cliInProcess } from '../support/cliInProcess';
 import { simServersForFile } from '../support/sims';
 import type { SimServer } from '../../sim/server';
 import { progressMode, runNotes } from '../../client/progress';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 
 jest.setTimeout(120_000);
 

@@ -3,8 +3,8 @@ import { runConfig, tempDir } from '../support/harness';
 import { dryRunPlan, describeDryRun } from '../../client/dryRun';
 import { samplesWarnings } from '../../client/config';
 import { curateInput } from '../../client/snapshotOptions';
-import { PROVIDER_IDS } from '../../core/providers';
-import { InputError } from '../../core/inputError';
+import { PROVIDER_IDS } from '../../core/llm/providers';
+import { InputError } from '../../core/model/inputError';
 
 const queries = [{ id: 't1-c1', text: 'Should I stake ETH?', task: 'T1', category: 'C1' }];
 

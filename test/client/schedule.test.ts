@@ -1,5 +1,5 @@
 import { intervalSpec, parseAt, spec } from '../../client/commands/schedule';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { scheduledRunId } from '../../workflows/refreshSnapshot';
 
 const DAY = 86_400_000;

@@ -7,7 +7,7 @@ import { tempDir } from '../support/harness';
 import { writeFinishedRun } from '../support/studyRun';
 import { designStudy } from '../../client/study/create';
 import { openNew } from '../../stores';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 
 /** A GET with the Host header and other headers as given (fetch will not send a foreign Host). */
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {

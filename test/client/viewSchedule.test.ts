@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { startViewServer } from '../../client/view/server';
-import { saveSnapshot } from '../../core/snapshots';
-import type { Query, StoredJudgment } from '../../core/types';
+import { saveSnapshot } from '../../core/snapshots/snapshots';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import { latticeProtocol } from '../../rubrics/lattice';
 import { SqliteStore } from '../../stores/sqlite';
 import { tempDir } from '../support/harness';

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { renderMarkdown } from '../../core/study/safeMarkdown';
-import { htmlPage } from '../../core/html/page';
-import { groupedBars, intervalChart, stackedBars, columnChart, wrapLabel } from '../../core/html/charts';
-import type { DrillData } from '../../core/html/runReport';
+import { htmlPage } from '../../core/report/html/page';
+import { groupedBars, intervalChart, stackedBars, columnChart, wrapLabel } from '../../core/report/html/charts';
+import type { DrillData } from '../../core/report/html/runReport';
 import { launchChromium, watchedPage } from '../support/browserPage';
 import { tempDir } from '../support/harness';
 

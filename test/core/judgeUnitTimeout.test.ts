@@ -1,4 +1,4 @@
-import { judgeUnitTimeoutMs, JUDGE_UNIT_SLACK_MS } from '../../core/protocol';
+import { judgeUnitTimeoutMs, JUDGE_UNIT_SLACK_MS } from '../../core/model/protocol';
 import { protocolFor } from '../../rubrics';
 
 /** The judge activity's start-to-close timeout must cover every call a unit can make, re-asks included. */

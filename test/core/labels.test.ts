@@ -1,7 +1,7 @@
-import { compareRuns, type CompareRun } from '../../core/compare';
-import { diffSnapshots, labelCounts } from '../../core/snapshots';
-import type { RunRecord } from '../../core/store';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
+import { compareRuns, type CompareRun } from '../../core/compare/compare';
+import { diffSnapshots, labelCounts } from '../../core/snapshots/snapshots';
+import type { RunRecord } from '../../core/model/store';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
 import { cabProtocol } from '../../rubrics/cab';
 import { planCabAhead } from '../../rubrics/cab/plan';
 import { latticeProtocol } from '../../rubrics/lattice';

@@ -1,6 +1,6 @@
-import { neutraliseDelimiters, renderTemplate } from '../../core/prompts';
-import type { ChatMessage } from '../../core/llm';
-import type { Query } from '../../core/types';
+import { neutraliseDelimiters, renderTemplate } from '../../core/model/prompts';
+import type { ChatMessage } from '../../core/llm/client';
+import type { Query } from '../../core/model/types';
 import { protocolFor } from '../../rubrics';
 import { scoringMessage, taxonomyMessages } from '../../rubrics/cab/prompts';
 import type { CabRubric } from '../../rubrics/cab/rubric';

@@ -1,8 +1,8 @@
 import { runInput } from '../../client/startRun';
-import { callCostUsd, summariseCost } from '../../core/cost';
+import { callCostUsd, summariseCost } from '../../core/stats/cost';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import type { RunResult } from '../../workflows/types';
+import type { RunResult } from '../../contract/run';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';

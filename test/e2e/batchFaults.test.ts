@@ -1,8 +1,8 @@
 import { runInput } from '../../client/startRun';
-import { jsonLines } from '../../core/providers/batch/http';
+import { jsonLines } from '../../core/llm/providers/batch/http';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import type { RunResult } from '../../workflows/types';
+import type { RunResult } from '../../contract/run';
 import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
 

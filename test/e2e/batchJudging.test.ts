@@ -3,7 +3,7 @@ import path from 'node:path';
 import { runInput } from '../../client/startRun';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import type { RunResult } from '../../workflows/types';
+import type { RunResult } from '../../contract/run';
 import { cliInProcess } from '../support/cliInProcess';
 import { killableWorker } from '../support/cli';
 import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until, withWorker, writeQueries } from '../support/harness';

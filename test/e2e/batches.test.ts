@@ -6,7 +6,7 @@ import { gradedText, scriptedLatticeJudge } from '../support/judges';
 import { scheduledActivities } from '../support/histories';
 
 /**
- * Calls batched into one activity when only concurrency limits an endpoint (activities/callBatch.ts): every item is still
+ * Calls batched into one activity when only concurrency limits an endpoint (activities/itemGroup.ts): every item is still
  * asked once, and a fault inside a batch costs only that item — the rest of the batch is asked one by one.
  */
 let judge: SimServer;

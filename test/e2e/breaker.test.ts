@@ -1,7 +1,7 @@
 import { runInput } from '../../client/startRun';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import { progressQuery } from '../../workflows/control';
+import { progressQuery } from '../../contract/control';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
@@ -37,7 +37,7 @@ test('a copilot failing from its first calls (wrong answerPath) pauses the run a
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       const failed = (await world.store.responses(runId)).filter((r) => r.copilot === 'MyAPI');
       // Its first five, and at most what was in flight when the breaker tripped: one start, which may carry a batch of
-      // up to 5 items (workflows/limits/batchSize.ts) — not the 20 of the whole run.
+      // up to 5 items (workflows/limits/itemGroupSize.ts) — not the 20 of the whole run.
       expect(failed.length).toBeGreaterThanOrEqual(5);
       expect(failed.length).toBeLessThanOrEqual(5 + 5);
       expect(failed.every((r) => r.status === 'failed' && r.errorKind === 'invalid_reply')).toBe(true);

@@ -1,10 +1,10 @@
 import { runInput } from '../../client/startRun';
 import { dryRunPlan } from '../../client/dryRun';
-import { callCostUsd, summariseCost } from '../../core/cost';
-import type { LlmCallRecord } from '../../core/types';
+import { callCostUsd, summariseCost } from '../../core/stats/cost';
+import type { LlmCallRecord } from '../../core/model/types';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import type { RunResult } from '../../workflows/types';
+import type { RunResult } from '../../contract/run';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker, type TestWorld } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';

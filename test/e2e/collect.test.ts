@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { connectWorker } from '../../client/connection';
 import { runInput } from '../../client/startRun';
-import { toCsv } from '../../core/csv';
+import { toCsv } from '../../core/io/csv';
 import { closeSharedBrowser } from '../../activities/adapters/browser';
 import { createWorker } from '../../worker/createWorker';
 import { benchmarkRun } from '../../workflows';

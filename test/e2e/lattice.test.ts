@@ -3,7 +3,7 @@ import path from 'node:path';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
 import { startSimServer } from '../../sim/server';
-import { parseCsv } from '../../core/csv';
+import { parseCsv } from '../../core/io/csv';
 import { latticeGrid, runConfig, tempDir, withWorker } from '../support/harness';
 import { cliInProcess } from '../support/cliInProcess';
 import { decodedHistory, gradedText, scriptedLatticeJudge, scriptedScore } from '../support/judges';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { runInput } from '../../client/startRun';
-import type { StoredJudgment } from '../../core/types';
+import type { StoredJudgment } from '../../core/model/types';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import { killableWorker } from '../support/cli';

@@ -2,7 +2,7 @@ import { compareStoredRuns } from '../../client/compareRuns';
 import { runInput } from '../../client/startRun';
 import { studyMarkdown, type StudyReport } from '../../client/study/report';
 import { buildRunReport } from '../../activities/run';
-import { renderComparison } from '../../core/compareMarkdown';
+import { renderComparison } from '../../core/compare/markdown';
 import { analyseStudy } from '../../core/study/analysis';
 import { loadStudyOptions } from '../../rubrics/study/options';
 import { benchmarkRun } from '../../workflows';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runInput } from '../../client/startRun';
-import { parseCsv } from '../../core/csv';
+import { parseCsv } from '../../core/io/csv';
 import { benchmarkRun } from '../../workflows';
 import { runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
 import { simServersForFile } from '../support/sims';

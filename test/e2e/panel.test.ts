@@ -80,7 +80,7 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
 
     // Self-preference: only the selfish judge and its family's copilot, flagged. (A sim judge's leniency is added per
     // dimension and clamped at the 0–10 range, so it is not uniform over copilots: the lenient-but-not-selfish case is
-    // checked in test/core/reliability.test.ts on synthetic totals.)
+    // checked in test/core/stats/reliability.test.ts on synthetic totals.)
     expect(panel.selfPreference).toHaveLength(1);
     const selfish = panel.selfPreference[0];
     expect(selfish).toMatchObject({ judge: 'selfish', copilot: 'Sorin', family: 'acme', flagged: true });

@@ -1,7 +1,7 @@
 import { runInput } from '../../client/startRun';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import type { RunResult } from '../../workflows/types';
+import type { RunResult } from '../../contract/run';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';

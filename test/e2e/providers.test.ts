@@ -24,7 +24,7 @@ test('a judge that rejects temperature: left out after its one 400, and every un
     const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
     expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
     const bodies = judge.requests.slice(before).map((r) => r.body);
-    // The refusal is paid once per endpoint (core/providers/session.ts) — or once per call already in flight then.
+    // The refusal is paid once per endpoint (core/llm/providers/session.ts) — or once per call already in flight then.
     const refused = bodies.filter((b) => 'temperature' in b).length;
     expect(refused).toBeGreaterThanOrEqual(1);
     expect(bodies.length - refused).toBe(2);

@@ -1,7 +1,7 @@
 import { runInput } from '../../client/startRun';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import { progressQuery } from '../../workflows/control';
+import { progressQuery } from '../../contract/control';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';

@@ -7,7 +7,7 @@ import { connectWorker } from '../../client/connection';
 import { runInput } from '../../client/startRun';
 import { SqliteStore } from '../../stores/sqlite';
 import { benchmarkRun } from '../../workflows';
-import { progressQuery } from '../../workflows/control';
+import { progressQuery } from '../../contract/control';
 import { cliInProcess } from '../support/cliInProcess';
 import { runConfig, tempDir, uniqueQueue, until, withWorker, writeQueries } from '../support/harness';
 import { simServersForFile } from '../support/sims';

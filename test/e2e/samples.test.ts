@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseCsv } from '../../core/csv';
+import { parseCsv } from '../../core/io/csv';
 import { runInput } from '../../client/startRun';
 import { benchmarkRun } from '../../workflows';
 import type { SimRequestLog } from '../../sim/server';

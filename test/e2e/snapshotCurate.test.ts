@@ -3,7 +3,7 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { curateActivities } from '../../activities/curate';
 import { CAB_CATEGORIES } from '../../rubrics/cab/curation';
-import { normalizeText } from '../../core/text';
+import { normalizeText } from '../../core/snapshots/text';
 import { protocolFor } from '../../rubrics';
 import { startSimServer, type SimHandler, type SimServer } from '../../sim/server';
 import { cliInProcess } from '../support/cliInProcess';

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runInput } from '../../client/startRun';
-import { normalizeText, similarity } from '../../core/text';
+import { normalizeText, similarity } from '../../core/snapshots/text';
 import type { SimHandler } from '../../sim/server';
 import { benchmarkRun, snapshotGenerate } from '../../workflows';
-import type { GenerateInput } from '../../workflows/snapshotTypes';
+import type { GenerateInput } from '../../contract/snapshot';
 import { cliInProcess } from '../support/cliInProcess';
 import { runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
 import { decodedHistory, hashInt, scriptedLatticeJudge } from '../support/judges';

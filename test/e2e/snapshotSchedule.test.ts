@@ -3,7 +3,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import type { Client } from '@temporalio/client';
 import { startSimServer, type SimHandler } from '../../sim/server';
-import type { RefreshResult } from '../../workflows/snapshotTypes';
+import type { RefreshResult } from '../../contract/snapshot';
 import { cliInProcess } from '../support/cliInProcess';
 import { tempDir, withWorker } from '../support/harness';
 import { hashInt, scriptedLatticeJudge } from '../support/judges';

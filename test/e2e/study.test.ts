@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { parseCsv } from '../../core/csv';
+import { parseCsv } from '../../core/io/csv';
 import { protocolFor } from '../../rubrics';
 import { chromiumPath } from '../../activities/adapters/chromiumPath';
-import { kendallTauB, krippendorffAlphaNominal } from '../../core/agreement';
+import { kendallTauB, krippendorffAlphaNominal } from '../../core/stats/agreement';
 import type { Answer } from '../../core/study/types';
 import { createStudyApp, listen } from '../../client/study/app';
 import { designStudy } from '../../client/study/create';
@@ -317,7 +317,7 @@ function wilson(k: number, n: number) {
 }
 
 /** Tables 7–9 counted straight from the answers the test submitted and the assignments' sides in the store. */
-async function recompute(store: import('../../core/store').ResultsStore, submitted: Map<string, Answer>) {
+async function recompute(store: import('../../core/model/store').ResultsStore, submitted: Map<string, Answer>) {
   const per: Record<string, { wins: number; losses: number; ties: number; flags: number }> = Object.fromEntries(STUDY_COPILOTS.map((c) => [c, { wins: 0, losses: 0, ties: 0, flags: 0 }]));
   const matrix: Record<string, number> = {};
   const reasons: Record<string, number> = {};

@@ -5,7 +5,7 @@ import { designStudy, inviteAnnotators } from '../../client/study/create';
 import { SubmissionForwarder } from '../../client/study/forwarder';
 import { writeStudyReport } from '../../client/study/report';
 import { startStudyWorkflow } from '../../client/study/workflow';
-import type { StudyResult } from '../../workflows/studyTypes';
+import type { StudyResult } from '../../contract/study';
 import { withWorker } from '../support/harness';
 import { policyAnswer } from '../support/studyAnnotators';
 import { latent, writeFinishedRun } from '../support/studyRun';

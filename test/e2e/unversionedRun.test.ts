@@ -1,7 +1,7 @@
 import { runInput } from '../../client/startRun';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import { pauseUpdate } from '../../workflows/control';
+import { pauseUpdate } from '../../contract/control';
 import { pinnedVersion } from '../../worker/versioning';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';

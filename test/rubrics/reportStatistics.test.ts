@@ -4,9 +4,9 @@
  */
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import type { RunRecord } from '../../core/store';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/types';
-import { pearson } from '../../core/stats';
+import type { RunRecord } from '../../core/model/store';
+import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
+import { pearson } from '../../core/stats/stats';
 import { cabProtocol } from '../../rubrics/cab';
 import { buildCabReport } from '../../rubrics/cab/report';
 import { loadCabRubric } from '../../rubrics/cab/rubric';

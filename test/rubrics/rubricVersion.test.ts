@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { rubricCommand } from '../../client/commands/rubric';
-import { diffContent, flattenContent, lineDiff, renderDiff, rubricOutline } from '../../core/rubricOutline';
+import { diffContent, flattenContent, lineDiff, renderDiff, rubricOutline } from '../../core/model/rubricOutline';
 import { SqliteStore } from '../../stores/sqlite';
-import { contentHash } from '../../core/hashing';
-import { InputError } from '../../core/inputError';
+import { contentHash } from '../../core/model/hashing';
+import { InputError } from '../../core/model/inputError';
 import { latticeProtocol } from '../../rubrics/lattice';
 import { tempDir } from '../support/harness';
 import { copyRubric, D2_NEW, D2_OLD, editOnce } from '../support/rubricCopy';

@@ -1,7 +1,7 @@
-import { artefactIdOf, type JudgeUnit, type NewRun, type RecordCounts, type ResultsStore, type StoreRecord } from '../../core/store';
+import { artefactIdOf, type JudgeUnit, type NewRun, type RecordCounts, type ResultsStore, type StoreRecord } from '../../core/model/store';
 import type { Answer, StudyRecord } from '../../core/study/types';
-import type { StoredGroundingCheck } from '../../core/grounding';
-import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../../core/types';
+import type { StoredGroundingCheck } from '../../core/grounding/checks';
+import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../../core/model/types';
 
 /**
  * The contract every results store implementation must pass (SQLite today; PostgreSQL next):

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { openExistingStore, parseStoreSpec, storeExists, storeLocation, storeTarget } from '../../stores';
 import { PostgresStore } from '../../stores/postgres';
 import { POSTGRES_MIGRATIONS } from '../../stores/postgresSchema';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import path from 'node:path';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { openExistingStore, parseStoreSpec, storeTarget } from '../../stores';
 import { SqliteStore } from '../../stores/sqlite';
 import { tempDir } from '../support/harness';

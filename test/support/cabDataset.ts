@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseCsv, toCsv } from '../../core/csv';
+import { parseCsv, toCsv } from '../../core/io/csv';
 import { CAB_DATASET_SHAPE } from '../../rubrics/cab/dataset';
 import { SHARED } from './harness';
 

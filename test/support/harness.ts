@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { connectClient, connectWorker } from '../../client/connection';
 import { parseRunConfig } from '../../client/config';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { openNew, type StoreTarget } from '../../stores';
 import { createWorker, workerCurrent } from '../../worker/createWorker';
 import { installQuietRuntime } from './quietTemporal';

@@ -1,4 +1,4 @@
-import type { StoredJudgment } from '../../core/types';
+import type { StoredJudgment } from '../../core/model/types';
 
 /** A stored LATTICE verdict for aggregate tests: `scores` null makes it a failed judgment (missing data). */
 export function latticeJudgment(queryId: string, copilot: string, scores: Record<string, number> | null, total: number | null): StoredJudgment {

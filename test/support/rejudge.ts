@@ -1,7 +1,7 @@
 import { planRejudge, type RejudgeOptions } from '../../client/rejudge';
 import { runInput } from '../../client/startRun';
 import { benchmarkRun } from '../../workflows';
-import type { RunResult } from '../../workflows/types';
+import type { RunResult } from '../../contract/run';
 import type { TestWorld } from './harness';
 
 /**

@@ -1,5 +1,5 @@
 import type { Answer } from '../../core/study/types';
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { hashInt } from './judges';
 import { latent } from './studyRun';
 

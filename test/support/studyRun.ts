@@ -1,4 +1,4 @@
-import type { ResultsStore } from '../../core/store';
+import type { ResultsStore } from '../../core/model/store';
 import { hashInt } from './judges';
 
 /**

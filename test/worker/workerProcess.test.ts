@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { InputError } from '../../core/inputError';
+import { InputError } from '../../core/model/inputError';
 import { DEFAULT_WORKER_HEAP_MB, DEFAULT_WORKER_SEMI_SPACE_MB, workerProcessSetup } from '../../worker/workerProcess';
 import { CLI } from '../support/cli';
 import { tempDir, uniqueQueue, until } from '../support/harness';

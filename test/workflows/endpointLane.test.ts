@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { runBatch } from '../../activities/callBatch';
+import { runBatch } from '../../activities/itemGroup';
 import type { ItemResult, LaneActivities } from '../support/workflows/lane';
 import { uniqueQueue } from '../support/harness';
 

@@ -1,5 +1,5 @@
-import type { RateLimitInfo } from '../../core/llm';
-import type { LimiterState } from '../types';
+import type { RateLimitInfo } from '../../core/llm/client';
+import type { LimiterState } from '../../contract/run';
 
 const MINUTE_MS = 60_000;
 /** Starts are paced at this share of the rate the headers show, so a little jitter in arrival stays under the limit. */

@@ -1,5 +1,5 @@
 import { condition } from '@temporalio/workflow';
-import type { CallOutcome, LimiterState } from '../types';
+import type { CallOutcome, LimiterState } from '../../contract/run';
 import { HeaderPacing } from './headers';
 import { ADMITTED_SPAN_MS, CubicStartRate } from './startRate';
 import { TokensPerMinute } from './tokens';
@@ -46,7 +46,7 @@ export interface Ticket {
  * reset (tokens.ts). Starts allowed by the start rate are a bucket holding 0.1 s of them (at least one), so starts stay
  * spaced; the server's timers are coarse, so a paced start due within a second is taken ahead and the activity sends
  * its call on time, each worker keeping its sends 95% of the pace's interval apart (SendSlot). Only while nothing but
- * the window limits an endpoint may one start carry several calls (windowOnly; workflows/limits/batchSize.ts). Held by
+ * the window limits an endpoint may one start carry several calls (windowOnly; workflows/limits/itemGroupSize.ts). Held by
  * the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers). This is the
  * one place the limiter's reasons are written down; the parts' comments say only what each does.
  */

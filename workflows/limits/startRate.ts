@@ -1,4 +1,4 @@
-import type { LimiterState } from '../types';
+import type { LimiterState } from '../../contract/run';
 
 /** The start rate after a throttle: 0.9 × the admitted rate, back to it along a cubic in 10 s (see Limiter). */
 const DECREASE = 0.9;

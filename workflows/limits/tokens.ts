@@ -1,4 +1,4 @@
-import type { LimiterState } from '../types';
+import type { LimiterState } from '../../contract/run';
 
 const MINUTE_MS = 60_000;
 

@@ -1,4 +1,4 @@
-import type { LimiterState } from '../types';
+import type { LimiterState } from '../../contract/run';
 
 /** The window of calls in flight, AIMD (see Limiter): +1 per window of successes, halved once per burst of throttles. */
 export class AimdWindow {

@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { browserAdapter, closeSharedBrowser } from '../../../activities/adapters/browser';
 import { artefactSaver } from '../../../activities/artefacts';
-import type { ResultsStore } from '../../../core/store';
+import type { ResultsStore } from '../../../core/model/store';
 import { SqliteStore } from '../../../stores/sqlite';
 import { aRun } from '../../stores/contract';
 import { runCli } from '../../support/cli';
-import type { Query } from '../../../core/types';
+import type { Query } from '../../../core/model/types';
 import { adapterFailure } from '../../support/adapterError';
 
 jest.setTimeout(30_000);

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csvAdapter, validateCsvCopilot, type CsvCopilotConfig } from '../../../activities/adapters/csv';
-import { toCsv } from '../../../core/csv';
-import type { Query } from '../../../core/types';
+import { toCsv } from '../../../core/io/csv';
+import type { Query } from '../../../core/model/types';
 import { adapterFailure } from '../../support/adapterError';
 import { cabDatasetRows } from '../../support/cabDataset';
 

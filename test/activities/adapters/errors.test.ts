@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { toAdapterError } from '../../../activities/adapters/errors';
-import { InputError } from '../../../core/inputError';
+import { InputError } from '../../../core/model/inputError';
 
 /** One classifier for every copilot and judge failure: known transient faults retry, anything else is a non-retryable internal error. */
 describe('toAdapterError', () => {
@@ -59,7 +59,7 @@ describe('toAdapterError', () => {
 });
 
 describe('ProviderHttpError (judgeflow\'s own transports) is read exactly like the SDK\'s APIError', () => {
-  const { ProviderHttpError } = require('../../../core/providers/httpError') as typeof import('../../../core/providers/httpError');
+  const { ProviderHttpError } = require('../../../core/llm/providers/httpError') as typeof import('../../../core/llm/providers/httpError');
   const body = (status: number, message: string, code: string | null = null) => JSON.stringify({ error: { message, type: 'x', param: null, code } });
 
   test.each([
@@ -76,7 +76,7 @@ describe('ProviderHttpError (judgeflow\'s own transports) is read exactly like t
   test('quota is its own kind, never retried; a not-JSON reply and a whole-call timeout are retried', () => {
     const quota = toAdapterError(new ProviderHttpError(429, body(429, 'You exceeded your current quota, please check your plan and billing details.', 'insufficient_quota'), {}), 'judge');
     expect([quota.kind, quota.retryable]).toEqual(['quota', false]);
-    const { ProviderReplyError, ProviderTimeoutError } = require('../../../core/providers/replyError') as typeof import('../../../core/providers/replyError');
+    const { ProviderReplyError, ProviderTimeoutError } = require('../../../core/llm/providers/replyError') as typeof import('../../../core/llm/providers/replyError');
     expect([toAdapterError(new ProviderReplyError('the reply is not JSON', '<html>'), 'judge').kind, toAdapterError(new ProviderTimeoutError(2000), 'judge').message]).toEqual(['invalid_reply', 'judge did not answer within its timeout of 2000 ms']);
   });
 });

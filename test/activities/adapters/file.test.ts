@@ -4,7 +4,7 @@ import { fileAdapter, discoverAnswerFiles } from '../../../activities/adapters/f
 import { csvAdapter } from '../../../activities/adapters/csv';
 import { AdapterError } from '../../../activities/adapters/types';
 import { loadRunConfig } from '../../../client/config';
-import type { Query } from '../../../core/types';
+import type { Query } from '../../../core/model/types';
 import { tempDir } from '../../support/harness';
 
 const signal = new AbortController().signal;

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { httpAdapter } from '../../../activities/adapters/http';
-import type { Query } from '../../../core/types';
+import type { Query } from '../../../core/model/types';
 import { adapterFailure } from '../../support/adapterError';
 
 const SECRET = 'sk-test-4f2a9c';

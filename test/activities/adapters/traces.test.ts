@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csvAdapter, validateCsvCopilot } from '../../../activities/adapters/csv';
 import { answerOf, attribute, contextOf, readTrace, REFERENCE_SPAN_NAME, spansOf, tracesSchema } from '../../../activities/adapters/traces';
-import { toCsv } from '../../../core/csv';
+import { toCsv } from '../../../core/io/csv';
 import { adapterFailure } from '../../support/adapterError';
 import { cabDatasetRows, testWithRealCabDataset } from '../../support/cabDataset';
 

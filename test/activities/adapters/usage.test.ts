@@ -1,7 +1,7 @@
 import { httpAdapter } from '../../../activities/adapters/http';
 import { openaiAdapter } from '../../../activities/adapters/openai';
-import { summariseCost } from '../../../core/cost';
-import type { LlmCallRecord } from '../../../core/types';
+import { summariseCost } from '../../../core/stats/cost';
+import type { LlmCallRecord } from '../../../core/model/types';
 import { simServersForFile } from '../../support/sims';
 
 const sim = simServersForFile({ copilots: {} });

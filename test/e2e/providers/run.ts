@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { benchmarkRun } from '../../../workflows';
-import { progressQuery } from '../../../workflows/control';
-import type { PauseState } from '../../../workflows/types';
+import { progressQuery } from '../../../contract/control';
+import type { PauseState } from '../../../contract/run';
 import { runInput } from '../../../client/startRun';
-import { parseCsv } from '../../../core/csv';
-import { extractJson } from '../../../core/providers/extract';
+import { parseCsv } from '../../../core/io/csv';
+import { extractJson } from '../../../core/llm/providers/extract';
 import type { SimServer } from '../../../sim/server';
-import type { StoredJudgment, StoredResponse } from '../../../core/types';
+import type { StoredJudgment, StoredResponse } from '../../../core/model/types';
 import { runConfig, tempDir, withWorker } from '../../support/harness';
 import { decodedHistory } from '../../support/judges';
 

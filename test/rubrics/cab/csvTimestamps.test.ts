@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { csvAdapter } from '../../../activities/adapters/csv';
-import { toCsv } from '../../../core/csv';
+import { toCsv } from '../../../core/io/csv';
 import { protocolFor } from '../../../rubrics';
 import { scoringMessage, taxonomyMessages } from '../../../rubrics/cab/prompts';
 import type { CabRubric } from '../../../rubrics/cab/rubric';

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
-import { toCsv } from '../../../core/csv';
+import { toCsv } from '../../../core/io/csv';
 import { SqliteStore } from '../../../stores/sqlite';
 import { importCabResults } from '../../../rubrics/cab/importResults';
-import { gateStoredRuns, trendStoredRuns } from '../../../activities/storedComparison';
+import { gateStoredRuns, trendStoredRuns } from '../../../services/storedComparison';
 import { tempDir } from '../../support/harness';
 
 /**

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadRunConfig, parseRunConfig } from '../../../client/config';
-import type { StoredResponse } from '../../../core/types';
-import { InputError } from '../../../core/inputError';
+import type { StoredResponse } from '../../../core/model/types';
+import { InputError } from '../../../core/model/inputError';
 import { protocolFor } from '../../../rubrics';
 import { planCabAhead, readyCabUnits } from '../../../rubrics/cab/plan';
 import { rankingSpec } from '../../../rubrics/cab/prompts';

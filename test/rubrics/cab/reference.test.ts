@@ -5,7 +5,7 @@ import { taxonomyKey } from '../../../rubrics/cab/judge';
 import { rankingMessage, scoringMessage, systemMessage, taxonomyMessages } from '../../../rubrics/cab/prompts';
 import type { CabRubric } from '../../../rubrics/cab/rubric';
 import { cabResponseScore } from '../../../rubrics/cab/score';
-import type { Query, StoredJudgment, StoredResponse } from '../../../core/types';
+import type { Query, StoredJudgment, StoredResponse } from '../../../core/model/types';
 
 const cab = protocolFor('cab');
 const rubric = cab.loadRubric(cab.defaultRubricDir) as CabRubric;

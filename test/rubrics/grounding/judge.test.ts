@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { contentHash } from '../../../core/hashing';
-import type { ResultsStore } from '../../../core/store';
+import { contentHash } from '../../../core/model/hashing';
+import type { ResultsStore } from '../../../core/model/store';
 import { groundingRubricFromContent, judgeGroundingResponse, loadGroundingRubric, type GroundingJudgeContext } from '../../../rubrics/grounding';
 import { groundedReply } from '../../../sim/groundedCopilot';
 import { startSimServer, type SimServer } from '../../../sim/server';

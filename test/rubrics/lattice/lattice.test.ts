@@ -4,7 +4,7 @@ import { latticeScore, summariseLattice } from '../../../rubrics/lattice/aggrega
 import { loadLatticeRubric } from '../../../rubrics/lattice/rubric';
 import { latticeProtocol } from '../../../rubrics/lattice';
 import { loadRunConfig } from '../../../client/config';
-import type { StoredResponse } from '../../../core/types';
+import type { StoredResponse } from '../../../core/model/types';
 import { allDimensions, latticeJudgment } from '../../support/latticeJudgment';
 import { tempDir } from '../../support/harness';
 

@@ -6,7 +6,7 @@ import { blindLabel, jointMessages, jointSpec, planLatticeAhead, readyLatticeUni
 import { asLatticeQuery, parseLatticeQueries, splitLabel } from '../../../rubrics/lattice/queries';
 import { loadLatticeRubric } from '../../../rubrics/lattice/rubric';
 import { fromReferenceScores, toReferenceScores } from '../../../rubrics/lattice/scoresFile';
-import type { StoredResponse } from '../../../core/types';
+import type { StoredResponse } from '../../../core/model/types';
 import { SHARED, tempDir } from '../../support/harness';
 
 const rubric = loadLatticeRubric(latticeProtocol.defaultRubricDir);

@@ -1,9 +1,9 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { BatchResult } from '../../../activities/callBatch';
+import type { BatchResult } from '../../../activities/itemGroup';
 import { EndpointLane, type ItemOutcome, type LaneCalls } from '../../../workflows/endpointLane';
 import { JudgePlanner, judgeWorkFrom } from '../../../workflows/judgePlanner';
 import { Limiter } from '../../../workflows/limits/limiter';
-import type { CallOutcome, StageCounts } from '../../../workflows/types';
+import type { CallOutcome, StageCounts } from '../../../contract/run';
 
 /** Small workflows around one endpoint lane and the judge planner, with mocked activities (test/workflows/*.test.ts). */
 

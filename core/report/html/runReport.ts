@@ -1,0 +1,197 @@
+/**
+ * Pieces every run's report.html shares, whatever the protocol: the header (what was run, how), the cost
+ * section and the drill-down data. Protocol modules add their own charts between them.
+ */
+import { PANEL_QUORUM_ERROR } from '../../stats/consensus';
+import type { Panel } from '../../stats/panel';
+import { judgeFailuresSummary } from '../panelReport';
+import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../../snapshots/text';
+import type { CostSummary } from '../../stats/cost';
+import { COST_CAPTION, COST_HEADER, costNote, costRows } from '../costTable';
+import type { ReportInput } from '../../model/protocol';
+import type { Query, StoredJudgment, StoredResponse } from '../../model/types';
+import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
+
+import type { CalibratedWinRates } from '../../study/calibrated';
+
+export interface HtmlReportInput extends ReportInput {
+  /** The report.json object just built (with its `cost` block): charts read their numbers from it. */
+  report: Record<string, unknown>;
+  /** Win rates calibrated by the run's human preference studies that have annotations (shown beside the judge's own). */
+  studies?: Array<{ study: string; calibrated: CalibratedWinRates }>;
+}
+
+/** Drill-down rows as the page script reads them (short keys: a paper-scale run has thousands). */
+export interface DrillData {
+  dimensions: Array<{ id: string; name: string }>;
+  copilots: string[];
+  labelName: string;
+  labels: string[];
+  hasRank: boolean;
+  queries: Record<string, { text: string; labels: string[]; history?: Query['history'] }>;
+  rows: Array<{
+    q: string;
+    c: string;
+    rs: string;
+    js: string;
+    total: number | null;
+    rank: number | null;
+    position: number | null;
+    scores: Record<string, number> | null;
+    rationales: Record<string, string> | null;
+    text: string | null;
+    error: string | null;
+    /** The context the copilot had (grounding), cut to DRILL_CONTEXT_CHARS; absent when it had none. */
+    ctx?: string;
+  }>;
+}
+
+/** Context shown per answer in the drill-down; the rest stays in the results store (a run can hold megabytes of it). */
+export const DRILL_CONTEXT_CHARS = 4000;
+const drillContext = (context: string | null | undefined): { ctx?: string } =>
+  context ? { ctx: context.length > DRILL_CONTEXT_CHARS ? `${context.slice(0, DRILL_CONTEXT_CHARS)}\n… (${context.length - DRILL_CONTEXT_CHARS} more characters in the results store)` : context } : {};
+
+export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run'>, how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] }): DrillData {
+  const args = { ...how, queries: input.queries, copilots: input.run.copilots, responses: input.responses, judgments: input.judgments };
+  const key = (q: string, c: string) => `${q}\u0000${c}`;
+  const responseOf = new Map(args.responses.map((r) => [key(r.queryId, r.copilot), r]));
+  const judgmentOf = new Map(args.judgments.map((j) => [key(j.queryId, j.copilot), j]));
+  const labels = new Set<string>();
+  const queries: DrillData['queries'] = {};
+  for (const q of args.queries) {
+    const ls = args.labelsOf(q);
+    ls.forEach((l) => labels.add(l));
+    queries[q.id] = { text: q.text, labels: ls, ...(q.history?.length ? { history: q.history } : {}) };
+  }
+  const rows: DrillData['rows'] = [];
+  // A page holds every answer: each is cut to maxAnswerChars here (responses.jsonl beside the report has them whole).
+  const maxChars = (input.run.config as { maxAnswerChars?: number } | null)?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
+  const shown = (text: string | null | undefined) => (text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null);
+  for (const q of args.queries)
+    for (const c of args.copilots) {
+      const r = responseOf.get(key(q.id, c));
+      const j = judgmentOf.get(key(q.id, c));
+      rows.push({
+        q: q.id,
+        c,
+        rs: r?.status ?? 'none',
+        js: j?.status ?? 'none',
+        total: j?.total ?? null,
+        rank: j?.rank ?? null,
+        position: j?.position ?? null,
+        scores: j?.scores ?? null,
+        rationales: j?.rationales ?? null,
+        text: shown(r?.text),
+        error: r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : null,
+        ...drillContext(r?.context),
+      });
+    }
+  return { dimensions: args.dimensions, copilots: args.copilots, labelName: args.labelName, labels: [...labels].sort(), hasRank: rows.some((r) => r.rank !== null), queries, rows };
+}
+
+/** What was run and how, at the top of every run report. */
+export function runHeader(input: HtmlReportInput, title: string, extra: Array<[string, string | number | null | undefined]> = []): string {
+  const { run, report } = input;
+  const judge = (run.config as { judge?: Record<string, unknown> }).judge ?? {};
+  const settings = [
+    `temperature ${run.judge.temperature}`,
+    judge.responseFormat ? `response format ${judge.responseFormat}` : null,
+    judge.concurrency ? `concurrency ${judge.concurrency}` : null,
+    judge.timeoutMs ? `timeout ${judge.timeoutMs} ms` : null,
+    judge.maxAttempts ? `max attempts ${judge.maxAttempts}` : null,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return `<h1>${esc(title)} — run ${esc(run.runId)}</h1>${simulatedNote(Boolean(report.simulated))}${factList([
+    ['run id', run.runId],
+    ['snapshot id', run.snapshotId],
+    ['queries', input.queries.length],
+    ['rubric version', String(report.rubricVersion ?? run.rubricVersion)],
+    ['judge model', run.judge.model],
+    ['judge endpoint', run.judge.baseURL],
+    ['judge settings', settings],
+    ['seed', String((run.config as { seed?: string }).seed ?? '–')],
+    ['simulated', report.simulated ? 'yes — local simulator' : 'no'],
+    ['copilots', run.copilots.join(', ')],
+    ...(run.sourceRunId ? ([['re-judge of', run.sourceRunId]] as Array<[string, string]>) : []),
+    ...extra,
+    ['started', run.startedAt],
+    ['generated', String(report.generatedAt ?? '')],
+  ])}`;
+}
+
+/** Calls, tokens, latency, failures and estimated cost per copilot and per judge model. */
+export function costSection(cost: CostSummary | undefined): string {
+  if (!cost) return '';
+  const table = dataTable(COST_CAPTION, COST_HEADER, costRows(cost), 'id="cost-table"');
+  return section('cost', 'What the run cost', table, costNote(cost, (text) => `<code>${esc(text)}</code>`));
+}
+
+/** A stored artefact as report.json lists it; `file` is where `judgeflow report` wrote it, relative to the report. */
+export interface ReportArtefact {
+  ref: string;
+  name: string;
+  contentType: string;
+  size: number;
+  file: string;
+}
+
+/** Links to the run's artefacts (failure screenshots): files next to report.html, or served by `judgeflow view`. */
+function artefactSection(artefacts: ReportArtefact[] | undefined): string {
+  if (!artefacts?.length) return '';
+  const items = artefacts.map((a) => `<li><a href="${esc(a.file)}">${esc(a.name)}</a> (${esc(a.contentType)}, ${a.size} bytes) <code>${esc(a.ref)}</code></li>`);
+  return section('artefacts', 'Artefacts', `<ul>${items.join('')}</ul>`, 'Kept in the results store; failure messages name them by <code>artefact:ID</code>.');
+}
+
+/** A run report page: header, contents, protocol sections, cost, artefacts, drill-down. */
+export function runReportPage(args: {
+  title: string;
+  header: string;
+  sections: Array<[id: string, title: string, html: string]>;
+  /** Sections every protocol shares about its judges (repeated samples, panels): after the protocol's own. */
+  judging?: Array<[id: string, title: string, html: string]>;
+  cost?: CostSummary;
+  artefacts?: ReportArtefact[];
+  drill: DrillData;
+}): string {
+  const sections = [...args.sections, ...(args.judging ?? [])].filter(([, , html]) => html);
+  const cost = costSection(args.cost);
+  const artefacts = artefactSection(args.artefacts);
+  const entries: Array<[string, string]> = [
+    ...sections.map(([id, title]) => [id, title] as [string, string]),
+    ...(cost ? [['cost', 'Cost'] as [string, string]] : []),
+    ...(artefacts ? [['artefacts', 'Artefacts'] as [string, string]] : []),
+    ['drill', 'Every answer'],
+  ];
+  const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales, and from there every copilot\'s answer to that query side by side.');
+  return htmlPage({
+    title: args.title,
+    header: args.header + toc(entries),
+    body: sections.map(([id, title, html]) => section(id, title, html)).join('\n') + cost + artefacts + drill,
+    data: { drill: args.drill },
+  });
+}
+
+/** Failure counts by kind per copilot: failed/missing responses by adapter error kind, failed judgments. */
+export function failureKinds(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[]): { kinds: string[]; counts: Record<string, Record<string, number>> } {
+  const counts: Record<string, Record<string, number>> = Object.fromEntries(copilots.map((c) => [c, {}]));
+  const add = (c: string, k: string) => {
+    counts[c] ??= {};
+    counts[c][k] = (counts[c][k] ?? 0) + 1;
+  };
+  for (const r of responses) if (r.status !== 'ok') add(r.copilot, r.status === 'missing' ? 'response missing' : `response ${r.errorKind ?? 'failed'}`);
+  for (const j of judgments)
+    if (j.status === 'failed') add(j.copilot, j.error?.startsWith(PANEL_QUORUM_ERROR) ? 'panel: too few judges' : /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
+  const kinds = [...new Set(Object.values(counts).flatMap((k) => Object.keys(k)))].sort();
+  return { kinds, counts };
+}
+
+/** The Failures section: items with no score by kind, and (a panel) the judges that failed and what the scores rest on. */
+export function failureTable(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], report?: Record<string, unknown>): string {
+  const { kinds, counts } = failureKinds(copilots, responses, judgments);
+  const judges = judgeFailuresSummary(report?.panel as Panel | undefined);
+  const judgesNote = judges ? `<p class="note" id="failures-judges">${esc(judges)}</p>` : '';
+  if (!kinds.length) return judges ? `${judgesNote}<p>Every response was collected and has a panel score.</p>` : '<p id="failures-none">No failures: every response was collected and judged.</p>';
+  return judgesNote + dataTable('Items with no score, by kind of failure', ['copilot', ...kinds, 'total'], copilots.map((c) => [c, ...kinds.map((k) => counts[c]?.[k] ?? 0), Object.values(counts[c] ?? {}).reduce((a, b) => a + b, 0)]), 'id="failures-table"');
+}
+

@@ -1,0 +1,235 @@
+/**
+ * What a run cost: calls, tokens, latency and failures per copilot and for the judge (one entry per judge
+ * model, so a panel shows each member), from the calls recorded in the results store; an estimated price
+ * when the config gives `pricing`. Also the up-front plan of `judgeflow run --dry-run`.
+ */
+import { quantileSorted } from './stats';
+import type { LlmCallRecord } from '../model/types';
+
+export interface ModelPrice {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Price of cached prompt tokens, when the provider discounts them; default: the input price. */
+  cachedInputPerMTok?: number;
+  /** Prices of calls answered through a Batch API; default: half the live prices (OpenAI's and Anthropic's batch discount). */
+  batchInputPerMTok?: number;
+  batchOutputPerMTok?: number;
+}
+export type Pricing = Record<string, ModelPrice>;
+
+export interface CostLine {
+  model: string | null;
+  calls: number;
+  failed: number;
+  failuresByKind: Record<string, number>;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  /**
+   * The share of prompt tokens the provider served from its prompt cache (null before any prompt token was reported):
+   * judge prompts put what every request shares (system prompt, rubric) first so that caching applies.
+   */
+  cachedShare: number | null;
+  /** Calls whose endpoint reported no usage. */
+  callsWithoutUsage: number;
+  /** Calls answered through a Batch API (priced at the batch price). */
+  batchCalls: number;
+  /**
+   * Of those, the calls whose tokens are estimated from the request's and the reply's characters (≈ 4 a token) and
+   * included in the sums and the cost; the rest (no reply came, or recorded before sizes were) are not counted.
+   */
+  callsEstimated: number;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  /** null when the config has no price for this model (or copilot name). */
+  estimatedCostUsd: number | null;
+}
+
+export interface CostSummary {
+  copilots: Record<string, CostLine>;
+  judge: Record<string, CostLine>;
+  total: { calls: number; promptTokens: number; completionTokens: number; estimatedCostUsd: number | null };
+  priced: boolean;
+}
+
+/** Price of some tokens under one model's price; cached prompt tokens at their own rate when given. */
+export function priceOf(price: ModelPrice | undefined, tokens: { promptTokens: number; completionTokens: number; cachedTokens?: number }): number | null {
+  if (!price) return null;
+  const cached = tokens.cachedTokens ?? 0;
+  const cachedRate = price.cachedInputPerMTok ?? price.inputPerMTok;
+  return ((tokens.promptTokens - cached) * price.inputPerMTok + cached * cachedRate + tokens.completionTokens * price.outputPerMTok) / 1e6;
+}
+
+/**
+ * The price of a Batch API call: the config's batch prices, else half the live ones — "50% cost discount compared to
+ * synchronous APIs" (OpenAI, platform.openai.com/docs/guides/batch) and "all usage is charged at 50% of the standard
+ * API prices" (Anthropic, docs.anthropic.com/en/docs/build-with-claude/batch-processing, "Pricing").
+ */
+export function batchPriceOf(price: ModelPrice | undefined): ModelPrice | undefined {
+  if (!price) return undefined;
+  const input = price.batchInputPerMTok ?? price.inputPerMTok / 2;
+  return { inputPerMTok: input, outputPerMTok: price.batchOutputPerMTok ?? price.outputPerMTok / 2, cachedInputPerMTok: price.cachedInputPerMTok === undefined ? input : Math.min(input, price.cachedInputPerMTok / 2) };
+}
+
+const withoutUsage = (c: LlmCallRecord) => c.promptTokens === null && c.completionTokens === null;
+/** A call reported without usage whose reply came: its size says roughly what it cost. */
+const estimable = (c: LlmCallRecord) => withoutUsage(c) && typeof c.requestChars === 'number' && typeof c.replyChars === 'number';
+
+/** A call's tokens: as reported, or estimated from its size (≈ 4 characters a token) where the endpoint reported none. */
+function tokensOfCall(c: LlmCallRecord): { promptTokens: number; completionTokens: number; cachedTokens: number } {
+  if (estimable(c)) return { promptTokens: tokensOf(c.requestChars!), completionTokens: tokensOf(c.replyChars!), cachedTokens: 0 };
+  return { promptTokens: c.promptTokens ?? 0, completionTokens: c.completionTokens ?? 0, cachedTokens: c.cachedTokens ?? 0 };
+}
+
+/**
+ * THE key of `pricing` for one call, the same in the dry-run plan, the budget watch, batch-round sizing and the report:
+ * the model the call was sent to, else the endpoint's name (http and browser copilots have no model). A panel member,
+ * a grounding judge or a taxonomy call is so priced by its model, never by the member's name. A Batch API call is
+ * priced at the batch price.
+ */
+export function priceFor(pricing: Pricing | undefined, who: { model?: string | null; name?: string | null; batch?: boolean }): ModelPrice | undefined {
+  const prices = pricing ?? {};
+  const price = (who.model ? prices[who.model] : undefined) ?? (who.name ? prices[who.name] : undefined);
+  return who.batch ? batchPriceOf(price) : price;
+}
+
+/** What one recorded call cost (null: no price for it), through priceFor. */
+export function callCostUsd(pricing: Pricing | undefined, call: LlmCallRecord): number | null {
+  return priceOf(priceFor(pricing, call), tokensOfCall(call));
+}
+
+function line(calls: LlmCallRecord[], pricing: Pricing | undefined, name: string): CostLine {
+  const failuresByKind: Record<string, number> = {};
+  for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
+  const each = calls.map(tokensOfCall);
+  const tokens = { promptTokens: each.reduce((n, t) => n + t.promptTokens, 0), completionTokens: each.reduce((n, t) => n + t.completionTokens, 0), cachedTokens: each.reduce((n, t) => n + t.cachedTokens, 0) };
+  // Each call priced on its own (priceFor): one unpriced call makes the line's cost unknown, never $0.
+  const costs = calls.map((c) => callCostUsd(pricing, c));
+  const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
+  const model = calls.find((c) => c.model)?.model ?? null;
+  return {
+    model,
+    calls: calls.length,
+    failed: calls.filter((c) => !c.ok).length,
+    failuresByKind,
+    ...tokens,
+    cachedShare: tokens.promptTokens > 0 ? tokens.cachedTokens / tokens.promptTokens : null,
+    callsWithoutUsage: calls.filter(withoutUsage).length,
+    callsEstimated: calls.filter(estimable).length,
+    batchCalls: calls.filter((c) => c.batch).length,
+    latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
+    latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
+    estimatedCostUsd: calls.length === 0 ? (priceFor(pricing, { model, name }) ? 0 : null) : costs.some((c) => c === null) ? null : costs.reduce<number>((n, c) => n + c!, 0),
+  };
+}
+
+/** Every call priced by priceFor: copilots by their model, or by their name (http/browser copilots); judges by model. */
+export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricing: Pricing | undefined): CostSummary {
+  const by = (role: LlmCallRecord['role'], name: string) => calls.filter((c) => c.role === role && c.name === name);
+  const copilotLines: Record<string, CostLine> = {};
+  for (const name of copilots) copilotLines[name] = line(by('copilot', name), pricing, name);
+  const judge: Record<string, CostLine> = {};
+  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))]) judge[name] = line(by('judge', name), pricing, name);
+  const lines = [...Object.values(copilotLines), ...Object.values(judge)];
+  const priced = Boolean(pricing) && lines.some((l) => l.estimatedCostUsd !== null);
+  return {
+    copilots: copilotLines,
+    judge,
+    total: {
+      calls: lines.reduce((n, l) => n + l.calls, 0),
+      promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+      completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+      estimatedCostUsd: priced ? lines.reduce((n, l) => n + (l.estimatedCostUsd ?? 0), 0) : null,
+    },
+    priced,
+  };
+}
+
+export interface PlannedEndpoint {
+  role: 'copilot' | 'judge';
+  name: string;
+  endpoint: string;
+  model: string | null;
+  calls: number;
+  /** Rough token estimate behind the cost estimate (≈ 4 characters a token; assumed answer lengths). */
+  estimatedPromptTokens: number;
+  estimatedCompletionTokens: number;
+  estimatedCostUsd: number | null;
+}
+
+/** Assumed answer lengths for the dry-run estimate: a copilot's answer, a judge verdict. */
+export const ASSUMED_COPILOT_ANSWER_TOKENS = 400;
+export const ASSUMED_JUDGE_ANSWER_TOKENS = 250;
+const tokensOf = (chars: number) => Math.ceil(chars / 4);
+
+/** What a copilot is sent for a query: its text and earlier turns (the size a copilot call's estimate starts from). */
+export const queryCharsOf = (q: { text: string; history?: Array<{ content: string }> }) => q.text.length + (q.history ?? []).reduce((m, t) => m + t.content.length, 0);
+
+/**
+ * The calls a run will make if every request succeeds first time (retries and invalid judge answers add to it):
+ * one per query and copilot that does not read its answers from a file; judge calls as the protocol makes them (`judgeCallsPerQuery`, given the
+ * number of answers to one query). `promptChars` is the judge prompt's fixed size (rubric text), for the estimate.
+ */
+export function planCalls(args: {
+  queries: Array<{ text: string; history?: Array<{ content: string }> }>;
+  copilots: Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>;
+  /** Every judge (a panel's members each make every judge call). */
+  judges: Array<{ name: string; model: string; baseURL: string; batch?: boolean }>;
+  judgeCallsPerQuery: (answers: number) => number;
+  judgePromptChars: number;
+  pricing?: Pricing;
+}): PlannedEndpoint[] {
+  const queryChars = args.queries.reduce((n, q) => n + queryCharsOf(q), 0);
+  const answering = args.copilots.length;
+  const out: PlannedEndpoint[] = args.copilots.map((c) => {
+    // Answers read from a file (csv, file): no calls.
+    const held = c.type === 'csv' || c.type === 'file';
+    const calls = held ? 0 : args.queries.length;
+    const prompt = held ? 0 : tokensOf(queryChars);
+    const completion = calls * ASSUMED_COPILOT_ANSWER_TOKENS;
+    const price = priceFor(args.pricing, c);
+    return {
+      role: 'copilot',
+      name: c.name,
+      endpoint: held ? `${c.type} file (no calls)` : c.baseURL ?? c.url ?? c.type,
+      model: c.model ?? null,
+      calls,
+      estimatedPromptTokens: prompt,
+      estimatedCompletionTokens: completion,
+      estimatedCostUsd: priceOf(price, { promptTokens: prompt, completionTokens: completion }),
+    };
+  });
+  const judgeCalls = args.queries.length * args.judgeCallsPerQuery(answering);
+  const judgePrompt = judgeCalls * tokensOf(args.judgePromptChars + ASSUMED_COPILOT_ANSWER_TOKENS * 4) + tokensOf(queryChars) * args.judgeCallsPerQuery(answering);
+  const judgeCompletion = judgeCalls * ASSUMED_JUDGE_ANSWER_TOKENS;
+  for (const judge of args.judges)
+    out.push({
+      role: 'judge',
+      name: judge.name || judge.model,
+      endpoint: judge.baseURL,
+      model: judge.model,
+      calls: judgeCalls,
+      estimatedPromptTokens: judgePrompt,
+      estimatedCompletionTokens: judgeCompletion,
+      estimatedCostUsd: priceOf(priceFor(args.pricing, { model: judge.model, batch: judge.batch }), { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
+    });
+  return out;
+}
+
+/**
+ * A request's tokens before it is sent (a batch line's price is known before submit): the prompt at ≈ 4 characters a
+ * token of what it carries (messages, Anthropic's system and tools), and the answer at `answerTokens` (the caller's
+ * estimate: the mean of this run's judge answers so far, else ASSUMED_JUDGE_ANSWER_TOKENS) — at most the request's own
+ * max_tokens / max_completion_tokens, which the provider never exceeds.
+ */
+export function requestTokens(body: Record<string, unknown>, answerTokens: number): { promptTokens: number; completionTokens: number } {
+  const carried = [body.messages, body.system, body.tools].filter((v) => v !== undefined);
+  const cap = [body.max_tokens, body.max_completion_tokens].find((v): v is number => typeof v === 'number' && v > 0);
+  return { promptTokens: tokensOf(JSON.stringify(carried).length), completionTokens: Math.ceil(cap === undefined ? answerTokens : Math.min(cap, answerTokens)) };
+}
+
+/** The mean answer length of a run's answered judge calls to `model` (reported usage only), else the assumed one. */
+export function meanAnswerTokens(calls: LlmCallRecord[], model: string): number {
+  const answered = calls.filter((c) => c.role === 'judge' && c.model === model && c.ok && typeof c.completionTokens === 'number');
+  return answered.length ? answered.reduce((n, c) => n + c.completionTokens!, 0) / answered.length : ASSUMED_JUDGE_ANSWER_TOKENS;
+}

@@ -1,0 +1,67 @@
+/**
+ * Does the judge reward length? Correlation between a response's length (words) and its score, per copilot
+ * and for the judge over all copilots. A judge-level correlation mixes "longer answers are better" with
+ * "the judge likes long answers"; the within-query figure compares answers to the same question only, which
+ * removes the question's difficulty but not genuine quality differences between copilots.
+ */
+import { mean, pearson, spearman } from './stats';
+import type { StoredJudgment, StoredResponse } from '../model/types';
+
+export interface Correlation {
+  n: number;
+  /** Pearson r between words and score; null when undefined (n < 3 or a constant). */
+  pearson: number | null;
+  /** Spearman ρ (ranks, ties averaged). */
+  spearman: number | null;
+}
+
+export interface LengthBias {
+  measure: 'words';
+  score: string;
+  judge: Correlation & { withinQuery: number | null };
+  copilots: Record<string, Correlation & { meanWords: number | null }>;
+}
+
+export const wordCount = (text: string): number => text.split(/\s+/).filter(Boolean).length;
+
+const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
+
+function correlation(items: Array<{ words: number; score: number }>): Correlation {
+  if (items.length < 3) return { n: items.length, pearson: null, spearman: null };
+  const w = items.map((i) => i.words);
+  const s = items.map((i) => i.score);
+  return { n: items.length, pearson: finiteOrNull(pearson(w, s)), spearman: finiteOrNull(spearman(w, s)) };
+}
+
+/** Joins ok judgments to their responses' texts; `score` names the judgment field correlated (its total). */
+export function lengthBias(
+  judgments: Array<Pick<StoredJudgment, 'queryId' | 'copilot' | 'status' | 'total'>>,
+  responses: Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status' | 'text'>>,
+  copilots: string[],
+  score: string,
+): LengthBias {
+  const key = (q: string, c: string) => `${q}\u0000${c}`;
+  const textOf = new Map(responses.filter((r) => r.status === 'ok' && r.text !== null).map((r) => [key(r.queryId, r.copilot), r.text!]));
+  const scored = judgments
+    .filter((j) => j.status === 'ok' && j.total !== null && textOf.has(key(j.queryId, j.copilot)))
+    .map((j) => ({ queryId: j.queryId, copilot: j.copilot, score: j.total!, words: wordCount(textOf.get(key(j.queryId, j.copilot))!) }));
+  const byQuery = new Map<string, typeof scored>();
+  for (const i of scored) byQuery.set(i.queryId, [...(byQuery.get(i.queryId) ?? []), i]);
+  const centred = [...byQuery.values()].filter((g) => g.length > 1).flatMap((g) => {
+    const mw = mean(g.map((i) => i.words));
+    const ms = mean(g.map((i) => i.score));
+    return g.map((i) => ({ words: i.words - mw, score: i.score - ms }));
+  });
+  const withinQuery = centred.length >= 3 ? finiteOrNull(pearson(centred.map((c) => c.words), centred.map((c) => c.score))) : null;
+  return {
+    measure: 'words',
+    score,
+    judge: { ...correlation(scored), withinQuery },
+    copilots: Object.fromEntries(
+      copilots.map((c) => {
+        const mine = scored.filter((i) => i.copilot === c);
+        return [c, { ...correlation(mine), meanWords: mine.length ? mean(mine.map((i) => i.words)) : null }];
+      }),
+    ),
+  };
+}

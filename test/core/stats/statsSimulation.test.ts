@@ -1,0 +1,108 @@
+import { activeSelection, inclusionProbabilities, uncertaintyScores } from '../../../core/study/active';
+import { calibratedWinRates, MIN_ANNOTATED_QUERIES } from '../../../core/study/calibrated';
+import { clopperPearson, clusteredWilsonInterval, signFlipLessPValue, wilsonInterval } from '../../../core/stats/stats';
+import {
+  BIASED_JUDGE,
+  UNINFORMATIVE_JUDGE,
+  calibratedCoverage,
+  gateAtBoundary,
+  groundingCoverage,
+  ppiWidths,
+  selfPreferenceFlagRate,
+  stabilityFalseDrift,
+  trueWinRate,
+} from '../../../core/stats/statsSimulation';
+
+// Small, seeded versions of the bench's simulations (judgeflow bench --only stats): each checks a property that fails
+// on the methods they replaced, at a fixed seed.
+
+test('calibrated interval: no interval below the minimum of annotated queries; at 10 it covers the truth ≥ 90% of 120 runs', () => {
+  const truth = trueWinRate(BIASED_JUDGE, 'Z');
+  const few = calibratedCoverage(BIASED_JUDGE, { annotatedQueries: MIN_ANNOTATED_QUERIES - 1, sims: 5, seed: 'few', copilot: 'Z', truth });
+  expect(few.coverage).toBeNull();
+  expect(few.noInterval).toBe(5);
+  const ten = calibratedCoverage(BIASED_JUDGE, { annotatedQueries: 10, sims: 120, seed: 'ten', copilot: 'Z', truth });
+  // The plain linearisation with a tuned λ covered 89.8% here (400 runs); a rate of 95% gives ≥ 108 of 120 with probability ≈ 98%.
+  expect(ten.coverage!.k).toBeGreaterThanOrEqual(108);
+});
+
+test('PPI++: with an uninformative judge the tuned interval is narrower than plain PPI and near the annotators alone', () => {
+  const truth = trueWinRate(UNINFORMATIVE_JUDGE, 'X');
+  const r = ppiWidths(UNINFORMATIVE_JUDGE, { annotatedQueries: 100, sims: 6, seed: 'ppi', copilot: 'X', truth });
+  expect(r.tuned).toBeLessThan(r.plain * 0.85);
+  expect(r.tuned).toBeLessThanOrEqual(r.human * 1.05);
+});
+
+test('self-preference: a 1.3× stretched judge whose family copilot is best is not flagged; a +6 own-family bonus is, at 40 queries', () => {
+  // The offset-only model flagged the stretched judge in 92.5% of runs.
+  expect(selfPreferenceFlagRate('stretched', { queries: 40, sims: 20, seed: 'stretch' }).k).toBeLessThanOrEqual(3);
+  expect(selfPreferenceFlagRate('own-family +6', { queries: 40, sims: 10, seed: 'bonus' }).k).toBeGreaterThanOrEqual(9);
+});
+
+test('grounding: 40 of 40 verified has an interval reaching below 1; coverage at rate 0.95 over 10 queries ≥ 93% of 400 runs', () => {
+  const all = clusteredWilsonInterval(Array.from({ length: 10 }, () => ({ k: 4, n: 4 })))!;
+  expect(all.low).toBeLessThan(0.95);
+  expect(all.high).toBe(1);
+  expect(clusteredWilsonInterval([{ k: 0, n: 5 }, { k: 0, n: 3 }])!.high).toBeGreaterThan(0.1);
+  // Clustering widens: the same 30 of 40 in lumpy clusters gives a wider interval than 30 of 40 independent claims.
+  const lumpy = clusteredWilsonInterval([{ k: 10, n: 10 }, { k: 10, n: 10 }, { k: 10, n: 10 }, { k: 0, n: 10 }])!;
+  expect(lumpy.designEffect).toBeGreaterThan(5);
+  expect(lumpy.high - lumpy.low).toBeGreaterThan(wilsonInterval(30, 40)!.high - wilsonInterval(30, 40)!.low);
+  const g = groundingCoverage({ queries: 10, rate: 0.95, sims: 400, seed: 'ground' });
+  expect(g.points).toBe(0);
+  expect(g.coverage.k).toBeGreaterThanOrEqual(372);
+});
+
+test('gate at the allowed drop: the one-sided test of shifted differences fails ≤ 8% of 150 gates, the old rule about half', () => {
+  const r = gateAtBoundary({ queries: 30, maxDrop: 2, sims: 150, seed: 'gate' });
+  expect(r.gate.k).toBeLessThanOrEqual(12);
+  expect(r.old.k).toBeGreaterThan(45);
+  // The test itself: symmetric differences around 0 are not "below", a clear shift is.
+  expect(signFlipLessPValue([1, -1, 2, -2, 3, -3])).toBeGreaterThan(0.4);
+  expect(signFlipLessPValue([-1, -2, -1.5, -3, -0.5, -2, -1, -2.5])).toBeLessThan(0.01);
+});
+
+test('stability: pure judge noise reads as drift in ≤ 8% of 400 runs at 5 queries, also when one sample was lost', () => {
+  // The "ratio > 2" rule read noise as drift 17% of the time here.
+  expect(stabilityFalseDrift({ queries: 5, sims: 400, seed: 'stab' }).k).toBeLessThanOrEqual(32);
+  expect(stabilityFalseDrift({ queries: 5, sims: 400, seed: 'stab-lost', lostSample: true }).k).toBeLessThanOrEqual(32);
+});
+
+test('active selection: probabilities sum to the budget, stay ≥ the uniform floor and ≤ 1, and follow the uncertainty', () => {
+  const u = [1, 0.5, 0.01, 0.01, 0.2, 0.9, 0.001, 0.3];
+  const p = inclusionProbabilities(u, 4);
+  expect(p.reduce((s, x) => s + x, 0)).toBeCloseTo(4, 9);
+  for (const x of p) expect(x).toBeLessThanOrEqual(1);
+  expect(Math.min(...p)).toBeGreaterThanOrEqual((0.3 * 4) / 8 - 1e-12);
+  expect(p[0]).toBeGreaterThan(p[2]);
+  expect(() => inclusionProbabilities(u, 9)).toThrow(/budget/);
+  // Close judge totals, or samples that disagree, are uncertain; a wide, consistent gap is not.
+  const items = [
+    { itemId: 'close', queryId: 'q1', first: 'A', second: 'B' },
+    { itemId: 'clear', queryId: 'q2', first: 'A', second: 'B' },
+    { itemId: 'noisy', queryId: 'q3', first: 'A', second: 'B' },
+  ];
+  const samples: Record<string, number[]> = { 'q1|A': [50, 51], 'q1|B': [50, 49], 'q2|A': [80, 81], 'q2|B': [40, 41], 'q3|A': [70, 40], 'q3|B': [50, 52] };
+  const [close, clear, noisy] = uncertaintyScores(items, (q, c) => samples[`${q}|${c}`]);
+  expect(close).toBeGreaterThan(0.5);
+  expect(clear).toBeLessThan(0.01);
+  expect(noisy).toBeGreaterThan(clear);
+  const sel = activeSelection(items, (q, c) => samples[`${q}|${c}`], 2, 'seed');
+  expect(sel.selection.method).toBe('active');
+  for (const it of sel.items) expect(sel.selection.method === 'active' && sel.selection.probabilities[it.itemId]).toBeGreaterThan(0);
+});
+
+test('calibrated with an active design: weights by 1/π; every item selected with π = 1 is the annotators over all items', () => {
+  const copilots = ['A', 'B'];
+  const queryIds = Array.from({ length: 12 }, (_, i) => `q${i}`);
+  const scores = new Map(queryIds.flatMap((q, i) => [[`${q}|A`, { total: 60 + (i % 3), rationales: null }], [`${q}|B`, { total: 50, rationales: null }]] as const));
+  const items = queryIds.map((q) => ({ itemId: `${q}|A|B`, queryId: q, first: 'A', second: 'B' }));
+  // Annotators prefer B on a third of the queries; the judge always prefers A.
+  const annotations = items.map((it, i) => ({ itemId: it.itemId, left: 'A', right: 'B', answer: { choice: (i % 3 === 0 ? 'B' : 'A') as 'A' | 'B', reason: null, seriousError: false, errorType: null, comment: null } }));
+  const all = calibratedWinRates({ copilots, queryIds, studyItems: items, annotations, judge: { judgeRunId: 'r', scores }, tieMargin: 0, design: { kind: 'active', probabilities: Object.fromEntries(items.map((it) => [it.itemId, 1])) } });
+  expect(all.copilots.A.winRate!).toBeCloseTo(8 / 12, 9);
+  expect(all.copilots.A.ci95!.low).toBeLessThan(8 / 12);
+  expect(clopperPearson(8, 12)).not.toBeNull();
+  // An annotated item without a probability in an active design is an error, not a silent weight of 1.
+  expect(() => calibratedWinRates({ copilots, queryIds, studyItems: items, annotations, judge: { judgeRunId: 'r', scores }, tieMargin: 0, design: { kind: 'active', probabilities: {} } })).toThrow(/inclusion probability/);
+});

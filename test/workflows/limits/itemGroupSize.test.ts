@@ -1,0 +1,67 @@
+import { batchSize, CallTimes } from '../../../workflows/limits/itemGroupSize';
+import { Limiter } from '../../../workflows/limits/limiter';
+
+describe('batch sizes: several work items of one endpoint in one activity, only while the window alone limits it', () => {
+  test('batchSize: one until calls are timed; then as many as fit in 20 s, up to 5, leaving every place of the window a share', () => {
+    expect(batchSize({ remaining: 100, allowed: 4 })).toBe(1);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(5);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 50 })).toBe(5);
+    // A CryptoAnalystBench conversation (five 400 ms turns) goes in fives too: no workflow round trip between most of them.
+    expect(batchSize({ remaining: 198, allowed: 3, callMs: 2_400 })).toBe(5);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 5_000 })).toBe(4);
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 30_000 })).toBe(1); // a very slow unit goes alone
+    expect(batchSize({ remaining: 11, allowed: 4, callMs: 400 })).toBe(2); // the tail is spread over the window
+    expect(batchSize({ remaining: 3, allowed: 4, callMs: 400 })).toBe(1);
+  });
+
+  test('CallTimes: a running average per endpoint of the time per call', () => {
+    const times = new CallTimes();
+    expect(times.of('judge')).toBeUndefined();
+    times.note('judge', 800, 2);
+    expect(times.of('judge')).toBe(400);
+    times.note('judge', 1_000, 1);
+    expect(times.of('judge')).toBeCloseTo(0.7 * 400 + 0.3 * 1_000, 9);
+    times.note('judge', 500, 0); // a batch that made no call says nothing
+    expect(times.of('judge')).toBeCloseTo(580, 9);
+    expect(times.of('copilot:A')).toBeUndefined();
+  });
+
+  test('Limiter.windowOnly: batches only while nothing but the window limits the endpoint', () => {
+    expect(new Limiter({ concurrency: 4 }).windowOnly(0)).toBe(true);
+    expect(new Limiter({ concurrency: 4, requestsPerMinute: 600 }).windowOnly(0)).toBe(false);
+    expect(new Limiter({ concurrency: 4, tokensPerMinute: 10_000 }).windowOnly(0)).toBe(false);
+    // A throttle sets a start rate (and holds starts for its Retry-After): from then on every start is its own.
+    const throttled = new Limiter({ concurrency: 4 });
+    const ticket = throttled.tryStart(0) as { startedAt: number };
+    throttled.release(ticket, { throttled: true, retryAfterMs: 1_000 }, 10);
+    expect(throttled.windowOnly(20)).toBe(false);
+    expect(throttled.windowOnly(60_000)).toBe(false);
+    // Headers with few requests left: paced; with plenty left: the window alone.
+    const few = new Limiter({ concurrency: 4 });
+    few.release(few.tryStart(0) as { startedAt: number }, { rateLimit: { remainingRequests: 10, resetRequestsMs: 60_000 } }, 10);
+    expect(few.windowOnly(20)).toBe(false);
+    const plenty = new Limiter({ concurrency: 4 });
+    plenty.release(plenty.tryStart(0) as { startedAt: number }, { rateLimit: { remainingRequests: 5_000, resetRequestsMs: 60_000 } }, 10);
+    expect(plenty.windowOnly(20)).toBe(true);
+  });
+
+  test("Limiter.noteStarts: a batch's later calls count in the rate a throttle measures", () => {
+    const measure = (batched: boolean) => {
+      const limiter = new Limiter({ concurrency: 2 });
+      const tickets = [limiter.tryStart(0), limiter.tryStart(0)] as Array<{ startedAt: number }>;
+      // Each place made 5 calls in a row, 200 ms apart; the last one was refused.
+      if (batched) limiter.noteStarts([200, 400, 600, 800, 200, 400, 600, 800]);
+      limiter.release(tickets[0], {}, 1_000);
+      limiter.release({ startedAt: 800 }, { throttled: true }, 1_000);
+      return limiter.startRate(1_000)!;
+    };
+    // 10 starts, one refused, over 0.8 s: 9 / 0.8 s admitted, paced at 0.9 of that; unbatched it would look like 1 / 0.8 s.
+    expect(measure(true)).toBeCloseTo(0.9 * (9 / 0.8), 5);
+    expect(measure(false)).toBeLessThan(measure(true) / 5);
+    // A start from a clock ahead of the workflow's is not taken for one sent ahead (that would free its place early).
+    const limiter = new Limiter({ concurrency: 1 });
+    limiter.tryStart(0);
+    limiter.noteStarts([5_000], 200);
+    expect(limiter.tryStart(300)).toBe('full');
+  });
+});
