@@ -1,16 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { kendallTauB, krippendorffAlphaNominal } from '../../core/stats/agreement';
-import { cohenKappa, wilsonInterval, bradleyTerry, BRADLEY_TERRY_PRIOR } from '../../core/stats/stats';
-import { analyseStudy, judgePreference, type AnnotationFact } from '../../core/study/analysis';
-import { calibratedWinRates } from '../../core/study/calibrated';
-import { seededRandom } from '../../core/stats/random';
-import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../../core/study/design';
-import { renderMarkdown } from '../../core/study/safeMarkdown';
-import { loadStudyOptions } from '../../rubrics/study/options';
-import { studyOptionsSchema } from '../../core/study/options';
-import { InputError } from '../../core/model/inputError';
-import { tempDir } from '../support/harness';
+import { kendallTauB, krippendorffAlphaNominal } from '../../../core/stats/agreement';
+import { cohenKappa, wilsonInterval, bradleyTerry, BRADLEY_TERRY_PRIOR } from '../../../core/stats/stats';
+import { analyseStudy, judgePreference, type AnnotationFact } from '../../../core/study/analysis';
+import { calibratedWinRates } from '../../../core/study/calibrated';
+import { seededRandom } from '../../../core/stats/random';
+import { balancedOrientation, dealAssignments, planAssignments, planItems } from '../../../core/study/design';
+import { renderMarkdown } from '../../../core/study/safeMarkdown';
+import { loadStudyOptions } from '../../../rubrics/study/options';
+import { studyOptionsSchema } from '../../../core/study/options';
+import { InputError } from '../../../core/model/inputError';
+import { tempDir } from '../../support/harness';
 
 const copilots = ['A1', 'B2', 'C3', 'D4', 'E5'];
 const queries = Array.from({ length: 17 }, (_, i) => `q${i}`);

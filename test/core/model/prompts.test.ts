@@ -1,15 +1,15 @@
-import { neutraliseDelimiters, renderTemplate } from '../../core/model/prompts';
-import type { ChatMessage } from '../../core/llm/client';
-import type { Query } from '../../core/model/types';
-import { protocolFor } from '../../rubrics';
-import { scoringMessage, taxonomyMessages } from '../../rubrics/cab/prompts';
-import type { CabRubric } from '../../rubrics/cab/rubric';
-import { groundingMessages } from '../../rubrics/grounding/judge';
-import { loadGroundingRubric } from '../../rubrics/grounding/rubric';
-import { latticeMessages } from '../../rubrics/lattice/judge';
-import type { LatticeRubric } from '../../rubrics/lattice/rubric';
-import { pairMessages } from '../../rubrics/pairwise/judge';
-import type { PairwiseRubric } from '../../rubrics/pairwise/rubric';
+import { neutraliseDelimiters, renderTemplate } from '../../../core/model/prompts';
+import type { ChatMessage } from '../../../core/llm/client';
+import type { Query } from '../../../core/model/types';
+import { protocolFor } from '../../../rubrics';
+import { scoringMessage, taxonomyMessages } from '../../../rubrics/cab/prompts';
+import type { CabRubric } from '../../../rubrics/cab/rubric';
+import { groundingMessages } from '../../../rubrics/grounding/judge';
+import { loadGroundingRubric } from '../../../rubrics/grounding/rubric';
+import { latticeMessages } from '../../../rubrics/lattice/judge';
+import type { LatticeRubric } from '../../../rubrics/lattice/rubric';
+import { pairMessages } from '../../../rubrics/pairwise/judge';
+import type { PairwiseRubric } from '../../../rubrics/pairwise/rubric';
 
 /**
  * Quoted text (a query, an answer, a context, earlier turns) that tries to close its fence and speak to the judge as the

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { askJson, type AnswerCache } from '../../core/llm/client';
+import { askJson, type AnswerCache } from '../../../core/llm/client';
 
 /** A batch line's reply is read exactly as a live reply: <think> stripped, a cut-off answer re-asked (here: deferred to the next batch). */
 const spec = { name: 'verdict', jsonSchema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] }, zodSchema: z.object({ score: z.number().int() }) };

@@ -1,4 +1,4 @@
-import { csvRecords, neutraliseCell, restoreCell, toCsv } from '../../core/io/csv';
+import { csvRecords, neutraliseCell, restoreCell, toCsv } from '../../../core/io/csv';
 
 /** What annotators and copilots write that a spreadsheet would run as a formula, and their look-alikes. */
 const CELLS = ['=HYPERLINK("http://x","y")', '+1', '-5 points, but fine', '@SUM(A1)', '\tindented', "'=already quoted", "''=twice", "'plain quote", 'plain', ' leading space ', '', 'line\nbreak, "quoted"'];

@@ -7,12 +7,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { renderMarkdown } from '../../core/study/safeMarkdown';
-import { htmlPage } from '../../core/report/html/page';
-import { groupedBars, intervalChart, stackedBars, columnChart, wrapLabel } from '../../core/report/html/charts';
-import type { DrillData } from '../../core/report/html/runReport';
-import { launchChromium, watchedPage } from '../support/browserPage';
-import { tempDir } from '../support/harness';
+import { renderMarkdown } from '../../../../core/study/safeMarkdown';
+import { htmlPage } from '../../../../core/report/html/page';
+import { groupedBars, intervalChart, stackedBars, columnChart, wrapLabel } from '../../../../core/report/html/charts';
+import type { DrillData } from '../../../../core/report/html/runReport';
+import { launchChromium, watchedPage } from '../../../support/browserPage';
+import { tempDir } from '../../../support/harness';
 
 // An LLM's numbered list with a blank line between items, and one interrupted by a paragraph that resumes at 3.
 const LOOSE = '1. Size the position.\n\n2. Set a stop.\n\n3. Re-check weekly.';

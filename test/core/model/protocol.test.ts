@@ -1,10 +1,10 @@
-import { compareRuns, type CompareRun } from '../../core/compare/compare';
-import { diffSnapshots, labelCounts } from '../../core/snapshots/snapshots';
-import type { RunRecord } from '../../core/model/store';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
-import { cabProtocol } from '../../rubrics/cab';
-import { planCabAhead } from '../../rubrics/cab/plan';
-import { latticeProtocol } from '../../rubrics/lattice';
+import { compareRuns, type CompareRun } from '../../../core/compare/compare';
+import { diffSnapshots, labelCounts } from '../../../core/snapshots/snapshots';
+import type { RunRecord } from '../../../core/model/store';
+import type { Query, StoredJudgment, StoredResponse } from '../../../core/model/types';
+import { cabProtocol } from '../../../rubrics/cab';
+import { planCabAhead } from '../../../rubrics/cab/plan';
+import { latticeProtocol } from '../../../rubrics/lattice';
 
 /**
  * One reading of labels: CryptoAnalystBench tags written as a list-style cell (the published CSV's "['DeFi', 'Meme Coins']"),
