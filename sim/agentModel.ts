@@ -183,7 +183,7 @@ function followUp(rounds: PastCall[][], tools: OfferedTool[]): PlannedCall | und
   for (const call of rounds[0] ?? []) {
     const data = resultData(call);
     if (!data || typeof data !== 'object') continue;
-    const world = worldToolOf({ name: call.name, description: '', parameters: {} });
+    const world = worldToolOfCall(call.name, tools);
     const entity = String(Object.values(call.args)[0] ?? '');
     const next: [WorldToolName, string] | undefined =
       world === 'get_price' ? ['get_funding_rate', entity]
@@ -198,6 +198,11 @@ function followUp(rounds: PastCall[][], tools: OfferedTool[]): PlannedCall | und
     if (!called.has(callKey(candidate.name, candidate.args))) return candidate;
   }
   return undefined;
+}
+
+/** Which world tool a call made: by the offered tool of that name (its description too), else by the name alone. */
+function worldToolOfCall(name: string, tools: OfferedTool[]): WorldToolName | undefined {
+  return worldToolOf(tools.find((t) => t.name === name) ?? { name, description: '', parameters: {} });
 }
 
 /** The model's next step in a conversation: tool calls, or the final answer. */
@@ -218,22 +223,21 @@ export function agentStep(state: AgentState): AgentStep {
 const signed = (change: number, over: string) => (change < 0 ? `down ${-change} percent ${over}` : `up ${change} percent ${over}`);
 const cite = (data: any) => (typeof data?.source === 'string' ? ` (source: ${data.source})` : '');
 
-/** One answer line for a successful call: the figures as the tool wrote them, with the result's source. */
+/** One answer line for a successful call: the figures as the tool wrote them, with the result's source; by the data's shape. */
 function factLine(call: PastCall, data: any): string {
-  const world = worldToolOf({ name: call.name, description: '', parameters: {} });
   const subject = String(Object.values(call.args)[0] ?? '');
   if (typeof data !== 'object') return `${call.name} for ${subject} returned ${String(data)}.`;
-  if (world === 'get_price' && 'price' in data) return `${data.symbol ?? subject} trades at ${data.price} USD, ${signed(data.change24hPct, 'over the last day')}, on a daily volume of ${data.volume24hUsd} USD${cite(data)}.`;
-  if (world === 'get_tvl' && 'tvlUsd' in data) return `${data.protocol ?? subject} holds ${data.tvlUsd} USD of total value locked, ${signed(data.change7dPct, 'over seven days')}${cite(data)}.`;
-  if (world === 'get_funding_rate' && 'fundingRate8hPct' in data) return `${data.symbol ?? subject} perpetual funding runs at ${data.fundingRate8hPct} percent per eight hours, on ${data.openInterestUsd} USD of open interest${cite(data)}.`;
-  if (world === 'get_token_unlocks' && Array.isArray(data.unlocks)) {
+  if ('price' in data) return `${data.symbol ?? subject} trades at ${data.price} USD, ${signed(data.change24hPct, 'over the last day')}, on a daily volume of ${data.volume24hUsd} USD${cite(data)}.`;
+  if ('tvlUsd' in data) return `${data.protocol ?? subject} holds ${data.tvlUsd} USD of total value locked, ${signed(data.change7dPct, 'over seven days')}${cite(data)}.`;
+  if ('fundingRate8hPct' in data) return `${data.symbol ?? subject} perpetual funding runs at ${data.fundingRate8hPct} percent per eight hours, on ${data.openInterestUsd} USD of open interest${cite(data)}.`;
+  if (Array.isArray(data.unlocks)) {
     const token = data.token ?? subject;
     if (data.unlocks.length === 0) return `No ${token} unlocks are scheduled${cite(data)}.`;
     const next = data.unlocks[0];
     const more = data.unlocks.length > 1 ? ', with further unlocks scheduled after it' : '';
     return `Next ${token} unlock: ${next.amount} tokens on ${next.date} to ${next.recipient}, ${next.pctOfCirculating} percent of circulating supply${more}${cite(data)}.`;
   }
-  if (world === 'get_holder_concentration' && 'top10SharePct' in data) return `${data.token ?? subject}'s ten largest holders own ${data.top10SharePct} percent of supply, across ${data.holders} holders${cite(data)}.`;
+  if ('top10SharePct' in data) return `${data.token ?? subject}'s ten largest holders own ${data.top10SharePct} percent of supply, across ${data.holders} holders${cite(data)}.`;
   const figures = Object.entries(data).filter(([, v]) => typeof v === 'number' || typeof v === 'string').filter(([k]) => k !== 'source' && k !== 'asOf');
   return `${call.name} for ${subject} reports ${figures.map(([k, v]) => `${k} ${v}`).join(', ')}${cite(data)}.`;
 }
