@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { PRICES, UNLOCKS } from '../../sim/world/fixtures';
 import { WORLD_TOOL_NAMES } from '../../sim/world/tools';
+import { parseSimArgs } from '../../sim/main';
 import { REPO, tempDir } from '../support/harness';
 
 /**
@@ -18,8 +19,8 @@ beforeAll(async () => {
   expect(await build.ensureBuilt(REPO, () => undefined)).toBe(true);
 }, 180_000);
 
-async function connect(env: Record<string, string>): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [ENTRY], env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'pipe' });
+async function connect(env: Record<string, string>, args = [ENTRY]): Promise<{ client: Client; stderr: () => string }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args, env: { PATH: process.env.PATH ?? '', ...env }, stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const client = new Client({ name: 'mcpStdio-test', version: '1.0.0' });
@@ -63,4 +64,22 @@ test('a bad JUDGEFLOW_SIM_FAIL_TOOLS stops the server at start, saying what is w
   expect(run.status).toBe(2);
   expect(run.stdout).toBe('');
   expect(run.stderr).toContain('JUDGEFLOW_SIM_FAIL_TOOLS: unknown tool "get_prices"');
+});
+
+test('judgeflow sim --mcp-stdio serves the same tools over stdio, with --fail-tool', async () => {
+  expect(parseSimArgs(['--fail-tool', 'get_price=always', '--fail-tool=get_tvl=2']).options.failTools).toEqual({ get_price: 'always', get_tvl: 2 });
+  expect(() => parseSimArgs(['--fail-tool', 'get_tvl'])).toThrow('--fail-tool: get_tvl must be "always" or a whole number');
+  expect(() => parseSimArgs(['--fail-tool', 'get_news=1'])).toThrow('--fail-tool: unknown tool "get_news"');
+  const log = path.join(scratch, 'cli-calls.jsonl');
+  const { client, stderr } = await connect({ JUDGEFLOW_SIM_TOOL_LOG: log }, [path.join(REPO, 'bin', 'judgeflow.js'), 'sim', '--mcp-stdio', '--fail-tool', 'get_funding_rate=1']);
+  try {
+    const first: any = await client.callTool({ name: 'get_funding_rate', arguments: { symbol: 'ETH' } });
+    const second: any = await client.callTool({ name: 'get_funding_rate', arguments: { symbol: 'ETH' } });
+    expect([first.isError, second.isError ?? false]).toEqual([true, false]);
+    expect(JSON.parse(second.content[0].text)).toMatchObject({ symbol: 'ETH', fundingRate8hPct: 0.0085 });
+    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(stderr()).toBe('');
+  } finally {
+    await client.close();
+  }
 });
