@@ -23,7 +23,7 @@
 import { createHash } from 'node:crypto';
 import { PRICES, TOKEN_NAMES, TVL, UNLOCKS } from './world/fixtures';
 import { WORLD_TOOL_NAMES, type WorldToolName } from './world/tools';
-import type { SimProfile } from './profiles/types';
+import { textOf, type SimProfile } from './profiles/types';
 
 /** The figure sim-agent-hallucinating states that no tool returned: recognisable, and in no fixture. */
 export const HALLUCINATED_FIGURE = '37.5%';
@@ -265,12 +265,6 @@ function finalAnswer(state: AgentState): string {
 const shortHash = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 24);
 const callIds = (prefix: string, question: string, round: number, calls: PlannedCall[]) => calls.map((c, i) => `${prefix}${shortHash([question, round, i, c.name, c.args])}`);
 
-/** Chat content (a string or text parts) as text. */
-function chatText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
-  return '';
-}
 
 // ---------- OpenAI Chat Completions ----------
 
@@ -284,12 +278,12 @@ export function chatState(body: any): AgentState {
       rounds.push(m.tool_calls.map((c: any) => ({ id: String(c.id), name: String(c.function?.name), args: parseArgs(c.function?.arguments), result: undefined, isError: false })));
     } else if (m?.role === 'tool') {
       const call = rounds.at(-1)?.find((c) => c.id === m.tool_call_id);
-      if (call) call.result = chatText(m.content);
+      if (call) call.result = textOf(m.content);
     }
   }
   const tools: OfferedTool[] = (body.tools ?? []).filter((t: any) => t?.type === 'function' && t.function?.name).map((t: any) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} }));
   return {
-    question: last >= 0 ? chatText(messages[last].content) : '',
+    question: last >= 0 ? textOf(messages[last].content) : '',
     rounds,
     tools,
     parallel: body.parallel_tool_calls !== false,
@@ -380,7 +374,7 @@ export function messagesState(body: any): AgentState {
     } else {
       for (const b of blocks.filter((x) => x?.type === 'tool_result')) {
         const call = rounds.at(-1)?.find((c) => c.id === b.tool_use_id);
-        if (call) Object.assign(call, { result: chatText(b.content), isError: b.is_error === true });
+        if (call) Object.assign(call, { result: textOf(b.content), isError: b.is_error === true });
       }
     }
   }
