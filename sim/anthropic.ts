@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerForSchema, judgeHints } from './schemaAnswer';
 import { jsonAnswer, writeAnswer, type HttpAnswer } from './http';
+import { agentMessagesAnswer, isAgentModel, messagesToolTurnProblem } from './agentModel';
 import { defaultCopilotAnswer, receive, type SimOptions, type SimReply, type SimRequestLog } from './server';
 
 type Turn = { role: string; content: unknown };
@@ -89,7 +90,7 @@ function requestProblem(body: any): string | null {
   }
   if (body.tool_choice?.type === 'tool' && !(body.tools ?? []).some((t: any) => t?.name === body.tool_choice.name)) return `tool_choice: Tool '${body.tool_choice.name}' not found in 'tools'`;
   for (const [i, tool] of ((body.tools ?? []) as any[]).entries()) if (tool?.input_schema?.type !== 'object') return `tools.${i}.custom.input_schema.type: Input should be 'object'`;
-  return null;
+  return messagesToolTurnProblem(turns);
 }
 
 /** A forced tool call gets a `tool_use` block whose input fits the tool's schema (a judge); anything else a text answer (a copilot). */
@@ -105,6 +106,7 @@ function answerFor(body: any, scripted: string | undefined): { content: unknown[
     const toolUse = { type: 'tool_use', id: `toolu_sim_${createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 20)}`, name: forced.name, input };
     return { content: [toolUse], stopReason: 'tool_use', answer: JSON.stringify(input) };
   }
+  if (scripted === undefined && isAgentModel(model)) return agentMessagesAnswer(body);
   const text = scripted ?? defaultCopilotAnswer(model, messages);
   return { content: [{ type: 'text', text }], stopReason: 'end_turn', answer: text };
 }

@@ -3,6 +3,8 @@
  * so the demo and manual runs can point copilots and judges at it.
  */
 import { startSimServer, type SimJudgeProfile, type SimOptions } from './server';
+import { runStdioWorldServer } from './mcp/stdio';
+import { parseFailTools } from './world/tools';
 
 const USAGE = `Usage: judgeflow sim [options]
 
@@ -28,6 +30,10 @@ Options:
   --batch-expire-after N  a batch answers only its first N lines, then expires when its time is up;
                         the rest are reported expired (OpenAI: error file, code batch_expired;
                         Anthropic: result type "expired")
+  --fail-tool TOOL=R    make a tool of the simulated world fail: R = always, or N (its first N calls);
+                        repeatable; applies to /mcp, /tools/… and --mcp-stdio
+  --mcp-stdio           serve only the tool world's MCP server, over stdin/stdout (for an agent
+                        copilot's \`mcp: [{command: judgeflow, args: [sim, --mcp-stdio]}]\`); no HTTP
   --quiet               do not print a line per request
   -h, --help            show this help
 
@@ -37,6 +43,13 @@ fault-badjson:<m>, fault-once-429:<m>. Model names containing "terse", "thorough
 A chat web page for browser copilots is at GET /chat?model=<m> (input #prompt, send #send,
 answers .answer, each followed by .answer-done).
 
+Tool-calling copilots: sim-agent and sim-agent-hallucinating (the latter adds one figure no tool
+returned) call tools offered in \`tools\` (chat completions and messages), parallel calls in a turn.
+The tool world (prices, TVL, funding rates, token unlocks, holder concentration; docs/providers.md):
+MCP over Streamable HTTP at /mcp; plain HTTP at /tools/price?symbol=BTC, /tools/tvl?protocol=Aave,
+/tools/funding-rate?symbol=, /tools/token-unlocks?token=, /tools/holder-concentration?token=; every
+tool call served is listed at GET /_sim/tool-calls.
+
 POST /v1/messages is Anthropic's Messages API, as strict as the real one (400s in its words); faults
 fault-529:<m>, fault-429:<m>, fault-500:<m>, fault-credit:<m>; models containing "refusal" or "empty".
 
@@ -45,7 +58,7 @@ error files) and Anthropic's Message Batches (/v1/messages/batches, results_url)
 answered as the live endpoint would answer it; the request log marks it with "batch".
 `;
 
-interface CliArgs { options: SimOptions; quiet: boolean; help: boolean }
+interface CliArgs { options: SimOptions; quiet: boolean; help: boolean; mcpStdio?: true }
 
 /** Parse `--flag value` and `--flag=value`; throws with a message meant for the user. */
 export function parseSimArgs(argv: string[]): CliArgs {
@@ -61,6 +74,13 @@ export function parseSimArgs(argv: string[]): CliArgs {
     switch (flag) {
       case '-h': case '--help': args.help = true; break;
       case '--quiet': args.quiet = true; break;
+      case '--mcp-stdio': args.mcpStdio = true; break;
+      case '--fail-tool': {
+        const [tool, rule] = value().split(/=(.*)/s, 2);
+        const parsed = parseFailTools(JSON.stringify({ [tool]: rule === 'always' ? rule : rule !== undefined && /^\d+$/.test(rule) ? Number(rule) : (rule ?? '') }), '--fail-tool');
+        args.options.failTools = { ...args.options.failTools, ...parsed };
+        break;
+      }
       case '--host': args.options.host = value(); break;
       case '--port': args.options.port = integer(flag, value(), 0, 65535); break;
       case '--latency-ms': args.options.latencyMs = integer(flag, value(), 0, 600_000); break;
@@ -142,11 +162,14 @@ export async function runSimCli(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  if (args.mcpStdio) return serveMcpStdio(args.options);
   if (!args.quiet) {
     args.options.onRequest = (entry) => process.stdout.write(`${new Date(entry.at).toISOString()} ${entry.path} model=${entry.model || '-'}${entry.batch ? ` batch=${entry.batch.id} line=${entry.batch.customId}` : ''}\n`);
   }
   const server = await startSimServer(args.options);
   process.stdout.write(`judgeflow sim listening on ${server.url}\n`);
+  const origin = server.url.replace(/\/v1$/, '');
+  process.stdout.write(`judgeflow sim tools: MCP (Streamable HTTP) at ${origin}/mcp, HTTP at ${origin}/tools/price?symbol=BTC (and tvl, funding-rate, token-unlocks, holder-concentration), calls listed at ${origin}/_sim/tool-calls\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const stop = (received: NodeJS.Signals) => {
       // Drop both listeners so a second Ctrl-C falls back to Node's default (immediate exit).
@@ -159,6 +182,15 @@ export async function runSimCli(argv: string[]): Promise<number> {
   });
   process.stdout.write(`judgeflow sim: ${signal} received, shutting down after ${server.requests.length} requests\n`);
   await server.close();
+  return 0;
+}
+
+/** --mcp-stdio: the tool world over stdin/stdout until the client closes stdin; stdout is the protocol's, so nothing else is printed. */
+async function serveMcpStdio(options: SimOptions): Promise<number> {
+  const env = options.failTools ? { ...process.env, JUDGEFLOW_SIM_FAIL_TOOLS: JSON.stringify(options.failTools) } : process.env;
+  const closed = new Promise<void>((resolve) => process.stdin.once('close', resolve).once('end', resolve));
+  await runStdioWorldServer(env);
+  await closed;
   return 0;
 }
 

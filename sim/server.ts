@@ -19,6 +19,9 @@ import { groundingJudgeAnswer, isGroundingSchema } from './groundingJudge';
 import { CAB_RANKING_SCHEMA, cabRankingAnswer } from './cabJudge';
 import { jsonAnswer, readBody, sendJson, writeAnswer, type HttpAnswer } from './http';
 import { createSimBatches, routeBatches, type SimBatches } from './batch/routes';
+import { chatToolTurnProblem } from './agentModel';
+import { createSimToolWorld, type SimToolWorld } from './world/serve';
+import type { FailTools, SimToolCall } from './world/tools';
 
 export { answerForSchema } from './schemaAnswer';
 /** The response header marking the simulator's answers, so a run it served is reported as SIMULATED whatever the config says. */
@@ -95,11 +98,15 @@ export interface SimOptions {
   batchCreateReplyDelayMs?: number;
   /** The OpenAI batch list leaves out each batch's `metadata`, as some OpenAI-compatible hosts do. */
   batchListOmitsMetadata?: boolean;
+  /** Tools of the simulated world made to fail (MCP at /mcp, HTTP at /tools/…): 'always', or the first n calls. */
+  failTools?: FailTools;
 }
 export interface SimServer {
   url: string /* e.g. http://127.0.0.1:PORT/v1 */;
   port: number;
   requests: SimRequestLog[];
+  /** Every tool call the world served (MCP at /mcp, plain HTTP at /tools/…), as GET /_sim/tool-calls lists them. */
+  toolCalls: SimToolCall[];
   /**
    * Give a judge model a new character (or none) from the next request on: a judge that starts marking a copilot down
    * part-way through a schedule, for the regression alert tests.
@@ -122,8 +129,9 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   const seenOnce = new Set<string>();
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const batches = createSimBatches();
+  const world = createSimToolWorld(options.failTools);
   const server = createServer((req, res) => {
-    route(req, res, options, requests, seenOnce, batches, limiter).catch((error: unknown) => {
+    route(req, res, options, requests, seenOnce, batches, world, limiter).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
       else res.end();
     });
@@ -139,6 +147,7 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
     url: `http://${urlHost}:${port}/v1`,
     port,
     requests,
+    toolCalls: world.calls,
     setJudgeProfile: (model, profile) => {
       const judges = { ...options.judges };
       if (profile) judges[model] = profile;
@@ -148,6 +157,7 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
     close: () =>
       new Promise<void>((resolve, reject) => {
         batches.close();
+        void world.close();
         server.close((error) => (error ? reject(error) : resolve()));
         // Keep-alive sockets from HTTP clients would otherwise hold close() open.
         server.closeAllConnections();
@@ -155,11 +165,12 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, batches: SimBatches, limiter?: RateLimiter): Promise<void> {
+async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, batches: SimBatches, world: SimToolWorld, limiter?: RateLimiter): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const path = url.pathname.replace(/\/+$/, '');
   res.setHeader(SIMULATED_HEADER, '1'); // every answer says it came from the simulator (see activities/simulated.ts)
   if (await routeBatches(req, res, url, path, { options, log, seenOnce, batches })) return;
+  if (await world.route(req, res, url, path)) return;
   if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
   if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
@@ -215,6 +226,8 @@ export async function chatAnswer(body: any, ctx: ChatContext): Promise<HttpAnswe
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
     return errorAnswer(400, 'Request must include a string "model" and a "messages" array.', 'invalid_request_error', 'invalid_request');
   }
+  const toolTurns = chatToolTurnProblem(body.messages);
+  if (toolTurns) return errorAnswer(400, toolTurns.message, 'invalid_request_error', null, undefined, toolTurns.param);
   const rejected = reasoningModelRejection(body);
   if (rejected) return errorAnswer(400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const profile = simProfileFor(baseModel(body.model));
@@ -372,7 +385,7 @@ function usage(body: any, content: string) {
 }
 
 function modelList() {
-  const ids = ['sim-copilot', 'sim-terse', 'sim-thorough', 'sim-refuser', 'sim-judge'];
+  const ids = ['sim-copilot', 'sim-terse', 'sim-thorough', 'sim-refuser', 'sim-agent', 'sim-agent-hallucinating', 'sim-judge'];
   return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'judgeflow-sim' })) };
 }
 

@@ -101,7 +101,7 @@ export const serverCommand: Command = {
 export const simCommand: Command = {
   name: 'sim',
   summary: 'run the local OpenAI-compatible simulator (copilots and judge)',
-  usage: 'judgeflow sim [--port 8000] [--latency-ms N] [--rate-429 F] [--rate-500 F] [--rate-malformed F]',
+  usage: 'judgeflow sim [--port 8000] [--latency-ms N] [--rate-429 F] [--rate-500 F] [--rate-malformed F] [--fail-tool TOOL=always|N] [--mcp-stdio]',
   async run() {
     throw new Error('unreachable: sim parses its own arguments');
   },

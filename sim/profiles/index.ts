@@ -1,3 +1,4 @@
+import { agentChatProfile } from '../agentModel';
 import { deepseek } from './deepseek';
 import { fastapiError } from './fastapi';
 import { gemini } from './gemini';
@@ -35,6 +36,7 @@ export const SIM_PROFILES: Record<string, SimProfile> = {
   toolcall,
   stall,
   empty,
+  agent: agentChatProfile,
 };
 
 /** The profile a model name selects, if any (`sim-gemini`, `sim-think-2`…); plain simulator models select none. */
