@@ -100,6 +100,8 @@ export interface SimOptions {
   batchListOmitsMetadata?: boolean;
   /** Tools of the simulated world made to fail (MCP at /mcp, HTTP at /tools/…): 'always', or the first n calls. */
   failTools?: FailTools;
+  /** Headers every tool request (/mcp, /tools/…) must carry, with these values; 401 otherwise. */
+  toolHeaders?: Record<string, string>;
 }
 export interface SimServer {
   url: string /* e.g. http://127.0.0.1:PORT/v1 */;
@@ -129,7 +131,7 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   const seenOnce = new Set<string>();
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const batches = createSimBatches();
-  const world = createSimToolWorld(options.failTools);
+  const world = createSimToolWorld(options.failTools, options.toolHeaders);
   const server = createServer((req, res) => {
     route(req, res, options, requests, seenOnce, batches, world, limiter).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
