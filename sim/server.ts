@@ -322,9 +322,11 @@ function replyAnswer(body: any, reply: SimReply, entry: SimRequestLog, judge: Si
   const overridden = reply.message && 'content' in reply.message;
   const content = reply.content ?? (overridden ? String(reply.message!.content ?? '') : defaultContent(body, judge, requestIndex));
   entry.content = content;
-  if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, content);
+  // A tool-call turn's output is its calls: counted as completion tokens, as a provider bills them.
+  const billed = reply.message?.tool_calls ? `${content} ${JSON.stringify(reply.message.tool_calls)}` : content;
+  if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, billed);
   if (body.stream) return { status, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers }, body: streamCompletion(body, content) };
-  const answer = completion(body, content);
+  const answer = { ...completion(body, content), usage: usage(body, billed) };
   if (reply.message || reply.finishReason) answer.choices[0] = { ...answer.choices[0], message: { ...answer.choices[0].message, ...reply.message } as never, finish_reason: reply.finishReason ?? 'stop' };
   return jsonAnswer(status, { ...answer, ...reply.extra }, reply.headers);
 }
