@@ -8,7 +8,7 @@
  *    (at most 4; one per turn when parallel calls are switched off). Entities are the world's tokens (by ticker or
  *    name) and protocols; the figures asked for come from words of the question (funding, unlock, holder…; a price when
  *    none is named). A protocol gets its TVL.
- * 2. Next turn: at most one follow-up call, chosen from a successful first result (price → funding rate of the same
+ * 2. Next turn: at most one follow-up call, chosen from the first successful result so far (price → funding rate of the same
  *    asset and back, TVL → price of the protocol's token, unlocks ↔ holder concentration).
  * 3. Then the final answer: one line per tool result quoting its figures exactly as the tool wrote them, each citing
  *    the result's `source`; a failed call is named without a figure. `sim-agent-hallucinating` adds one line with a
@@ -180,7 +180,7 @@ export function resultData(call: PastCall): any {
 function followUp(rounds: PastCall[][], tools: OfferedTool[]): PlannedCall | undefined {
   const called = new Set(rounds.flat().map((c) => callKey(c.name, c.args)));
   const byWorld = (world: WorldToolName) => tools.find((t) => worldToolOf(t) === world);
-  for (const call of rounds[0] ?? []) {
+  for (const call of rounds.flat()) {
     const data = resultData(call);
     if (!data || typeof data !== 'object') continue;
     const world = worldToolOfCall(call.name, tools);

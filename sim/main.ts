@@ -32,6 +32,8 @@ Options:
                         Anthropic: result type "expired")
   --fail-tool TOOL=R    make a tool of the simulated world fail: R = always, or N (its first N calls);
                         repeatable; applies to /mcp, /tools/… and --mcp-stdio
+  --tool-header 'H: V'  tool requests (/mcp, /tools/…) must carry header H with value V, else 401
+                        (repeatable; to check that an agent's tool credentials reach the service)
   --mcp-stdio           serve only the tool world's MCP server, over stdin/stdout (for an agent
                         copilot's \`mcp: [{command: judgeflow, args: [sim, --mcp-stdio]}]\`); no HTTP
   --quiet               do not print a line per request
@@ -75,6 +77,12 @@ export function parseSimArgs(argv: string[]): CliArgs {
       case '-h': case '--help': args.help = true; break;
       case '--quiet': args.quiet = true; break;
       case '--mcp-stdio': args.mcpStdio = true; break;
+      case '--tool-header': {
+        const [name, header] = value().split(/:(.*)/s, 2);
+        if (!name?.trim() || header === undefined || !header.trim()) throw new Error(`--tool-header needs "Name: value", e.g. --tool-header "Authorization: Bearer test"`);
+        args.options.toolHeaders = { ...args.options.toolHeaders, [name.trim()]: header.trim() };
+        break;
+      }
       case '--fail-tool': {
         const [tool, rule] = value().split(/=(.*)/s, 2);
         const parsed = parseFailTools(JSON.stringify({ [tool]: rule === 'always' ? rule : rule !== undefined && /^\d+$/.test(rule) ? Number(rule) : (rule ?? '') }), '--fail-tool');

@@ -100,6 +100,8 @@ export interface SimOptions {
   batchListOmitsMetadata?: boolean;
   /** Tools of the simulated world made to fail (MCP at /mcp, HTTP at /tools/…): 'always', or the first n calls. */
   failTools?: FailTools;
+  /** Headers every tool request (/mcp, /tools/…) must carry, with these values; 401 otherwise. */
+  toolHeaders?: Record<string, string>;
 }
 export interface SimServer {
   url: string /* e.g. http://127.0.0.1:PORT/v1 */;
@@ -129,7 +131,7 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   const seenOnce = new Set<string>();
   const limiter = options.rateLimit ? createRateLimiter(options.rateLimit) : undefined;
   const batches = createSimBatches();
-  const world = createSimToolWorld(options.failTools);
+  const world = createSimToolWorld(options.failTools, options.toolHeaders);
   const server = createServer((req, res) => {
     route(req, res, options, requests, seenOnce, batches, world, limiter).catch((error: unknown) => {
       if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
@@ -320,9 +322,11 @@ function replyAnswer(body: any, reply: SimReply, entry: SimRequestLog, judge: Si
   const overridden = reply.message && 'content' in reply.message;
   const content = reply.content ?? (overridden ? String(reply.message!.content ?? '') : defaultContent(body, judge, requestIndex));
   entry.content = content;
-  if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, content);
+  // A tool-call turn's output is its calls: counted as completion tokens, as a provider bills them.
+  const billed = reply.message?.tool_calls ? `${content} ${JSON.stringify(reply.message.tool_calls)}` : content;
+  if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, billed);
   if (body.stream) return { status, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers }, body: streamCompletion(body, content) };
-  const answer = completion(body, content);
+  const answer = { ...completion(body, content), usage: usage(body, billed) };
   if (reply.message || reply.finishReason) answer.choices[0] = { ...answer.choices[0], message: { ...answer.choices[0].message, ...reply.message } as never, finish_reason: reply.finishReason ?? 'stop' };
   return jsonAnswer(status, { ...answer, ...reply.extra }, reply.headers);
 }

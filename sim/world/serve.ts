@@ -17,13 +17,20 @@ export interface SimToolWorld {
   close(): Promise<void>;
 }
 
-export function createSimToolWorld(failTools: FailTools = {}): SimToolWorld {
+/**
+ * `requiredHeaders`: headers every tool request (/mcp, /tools/…) must carry with exactly these values (a 401 otherwise),
+ * so a test sees that an agent's MCP/HTTP tool credentials reach the service.
+ */
+export function createSimToolWorld(failTools: FailTools = {}, requiredHeaders: Record<string, string> = {}): SimToolWorld {
   const calls: SimToolCall[] = [];
   const call = createWorldCaller(failTools, (entry) => calls.push(entry));
   const mcp = createMcpHttpEndpoint(call);
   return {
     calls,
     async route(req, res, url, path) {
+      const toolPath = path === MCP_PATH || path.startsWith(HTTP_TOOLS_PREFIX);
+      const missing = Object.keys(requiredHeaders).find((name) => req.headers[name.toLowerCase()] !== requiredHeaders[name]);
+      if (toolPath && missing) return sendJson(res, 401, { error: { message: `missing or wrong ${missing} header (the simulator's tools require it)` } }), true;
       if (path === MCP_PATH) return mcp.handle(req, res).then(() => true);
       if (req.method === 'GET' && path === TOOL_CALLS_PATH) return sendJson(res, 200, calls), true;
       if (path.startsWith(HTTP_TOOLS_PREFIX)) return answerHttpTool(req, res, url, path, call);

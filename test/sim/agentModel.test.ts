@@ -268,3 +268,11 @@ test("the messages endpoint keeps Anthropic's rule: each tool_use answered by a 
   const stray = await ask([{ role: 'user', content: 'BTC?' }, { role: 'assistant', content: 'Let me check.' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: '{}' }] }]);
   expect(stray.body.error.message).toBe('messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_2. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.');
 });
+
+test('a tool-call turn bills its calls as completion tokens (the request log holds what each reply reported)', async () => {
+  const server = await startSim();
+  const { turns } = await chatLoop(server, 'sim-agent', SOL_QUESTION);
+  const billed = server.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.usage!.completion_tokens);
+  expect(billed.slice(0, 2).every((n) => n > 0)).toBe(true);
+  expect(billed).toHaveLength(turns.length);
+});

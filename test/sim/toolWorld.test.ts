@@ -125,3 +125,23 @@ test('plain HTTP tools: GET or POST /tools/<tool> → {data: fact}; 400 without 
     ['get_funding_rate', 'http', false],
   ]);
 });
+
+test('toolHeaders: tool requests without the header (or with another value) are a 401; with it, MCP and HTTP tools answer', async () => {
+  const server = await startSim({ toolHeaders: { Authorization: 'Bearer sim-tools' } });
+  const url = new URL(`${base(server)}/mcp`);
+  const refused = new Client({ name: 'toolWorld-test', version: '1.0.0' });
+  await expect(refused.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: 'Bearer wrong' } } }))).rejects.toThrow(/missing or wrong Authorization header/);
+  const client = new Client({ name: 'toolWorld-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: 'Bearer sim-tools' } } }));
+  try {
+    expect(JSON.parse(textOf(await client.callTool({ name: 'get_price', arguments: { symbol: 'UNI' } })))).toEqual(PRICES[4]);
+  } finally {
+    await client.close();
+  }
+  const plain = await fetch(`${base(server)}/tools/price?symbol=UNI`);
+  expect([plain.status, (await plain.json()).error.message]).toEqual([401, "missing or wrong Authorization header (the simulator's tools require it)"]);
+  expect((await fetch(`${base(server)}/tools/price?symbol=UNI`, { headers: { Authorization: 'Bearer sim-tools' } })).status).toBe(200);
+  expect(server.toolCalls.map((c) => c.transport)).toEqual(['mcp-http', 'http']);
+  // The chat endpoints are not tools: they answer without it.
+  expect((await fetch(`${server.url}/models`)).status).toBe(200);
+});
