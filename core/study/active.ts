@@ -20,7 +20,18 @@ import type { StudyItem } from './design';
 /** How a study chose its items; stored with the study (spec.selection). */
 export type StudySelection =
   | { method: 'uniform' }
-  | { method: 'active'; budget: number; uniformShare: number; floor: number; candidates: number; probabilities: Record<string, number> };
+  | {
+      method: 'active';
+      /** What the probabilities follow (absent: the judge's uncertainty, for studies made before the disagreement model). */
+      basis?: 'judge uncertainty' | 'disagreement';
+      /** basis disagreement: the earlier study the model was fitted on. */
+      disagreementFrom?: string;
+      budget: number;
+      uniformShare: number;
+      floor: number;
+      candidates: number;
+      probabilities: Record<string, number>;
+    };
 
 /** The share of the inclusion probability spread uniformly (the rest follows the judge's uncertainty). */
 export const ACTIVE_UNIFORM_SHARE = 0.3;
@@ -97,6 +108,7 @@ export function activeSelection(candidates: StudyItem[], samples: (queryId: stri
     items,
     selection: {
       method: 'active',
+      basis: 'judge uncertainty',
       budget,
       uniformShare: ACTIVE_UNIFORM_SHARE,
       floor: Math.min(...p),
