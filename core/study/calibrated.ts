@@ -14,7 +14,8 @@
  * where the Hájek mean weights an annotated item by 1 / its inclusion probability (uniform designs: all equal, the
  * plain mean). λ = 1 is plain PPI; λ = 0 is the annotators alone. λ is chosen to minimise the estimated (linearised)
  * variance and clipped to [0, 1], so on that estimate the calibrated estimator is never less precise than the
- * annotators alone; the reported variance is the larger of it and a query jackknife of the tuned procedure (below).
+ * annotators alone; below JACKKNIFE_BELOW annotated queries the reported variance is the larger of it and a query
+ * jackknife of the tuned procedure (below), from there on λ = 0 is taken when the tuned variance is the larger.
  *
  * The interval linearises the ratio Ŵ / D̂ and sums each query's contributions (a query's items move together): the
  * variance is that of the query totals Z_q = A_q + λ·B_q (A from the annotators, B from the judge), and the quantile is
