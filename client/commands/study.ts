@@ -16,7 +16,7 @@ import { closeStudyWorkflow, startStudyWorkflow } from '../study/workflow';
 import { ensureLocalServer } from '../temporalServer';
 import type { CalibratedWinRates } from '../../core/study/calibrated';
 
-const USAGE = `judgeflow study create --run RUN_ID [--copilots A,B,C] [--queries N | --query-file F | --select active [--budget N]] [--per-item 11] [--seed S] [--name NAME] [--deadline 14d [--remind-before 2d]] [--options FILE]
+const USAGE = `judgeflow study create --run RUN_ID [--copilots A,B,C] [--queries N | --query-file F | --select active [--budget N] [--disagreement-from STUDY]] [--per-item 11] [--seed S] [--name NAME] [--deadline 14d [--remind-before 2d]] [--options FILE]
        judgeflow study invite NAME --annotators N [--base-url http://127.0.0.1:8787]
        judgeflow study serve [--host 127.0.0.1] [--port 8787] [--worker]
        judgeflow study close NAME
@@ -94,6 +94,7 @@ export const studyCommand: Command = {
     json: { type: 'boolean' },
     select: { type: 'string' },
     budget: { type: 'string' },
+    'disagreement-from': { type: 'string' },
     'target-width': { type: 'string' },
   },
   async run({ values, positionals }) {
@@ -115,6 +116,7 @@ export const studyCommand: Command = {
           optionsFile: values.options as string | undefined,
           select: values.select as 'uniform' | 'active' | undefined,
           budget: wholeNumber(values, 'budget'),
+          disagreementFrom: values['disagreement-from'] as string | undefined,
         });
         try {
           await ensureLocalServer({ log: (l) => console.error(l) });
@@ -132,7 +134,7 @@ export const studyCommand: Command = {
         console.log(
           `Study ${study.name}: ${study.items} items (${study.spec.queryIds.length} queries × pairs of ${study.spec.copilots.join(', ')}), ${study.assignments} assignments (${study.spec.perItem} per item)` +
             `${e.pairs ? `; left out ${e.pairs} items whose responses failed (${e.failed}) or are missing (${e.missing})` : ''}.` +
-            `${study.spec.selection?.method === 'active' ? ` Active selection: ${study.items} of ${study.spec.selection.candidates} items drawn by the judge's uncertainty (budget ${study.spec.selection.budget}; every inclusion probability ≥ ${study.spec.selection.floor.toFixed(3)}).` : ''}` +
+            `${study.spec.selection?.method === 'active' ? ` Active selection: ${study.items} of ${study.spec.selection.candidates} items drawn by ${study.spec.selection.basis === 'disagreement' ? `where annotators and the judge disagreed in study ${study.spec.selection.disagreementFrom}` : "the judge's uncertainty"} (budget ${study.spec.selection.budget}; every inclusion probability ≥ ${study.spec.selection.floor.toFixed(3)}).` : ''}` +
             `${study.spec.deadline ? ` Closes at ${study.spec.deadline}.` : ''} Workflow ${study.workflowId}. Next: judgeflow study invite ${study.name} --annotators N`,
         );
         if (values.json) console.log(JSON.stringify({ study: study.name, items: study.items, assignments: study.assignments, excluded: e, workflowId: study.workflowId }));

@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { dealAssignments, planAssignments, planItems } from '../../core/study/design';
-import { activeSelection, type StudySelection } from '../../core/study/active';
+import { ACTIVE_UNIFORM_SHARE, activeSelection, disagreementModel, disagreementProbabilities, drawItems, squaredDisagreement, type StudySelection } from '../../core/study/active';
+import { preferenceOf, toFacts } from '../../core/study/analysis';
+import type { StudyItem } from '../../core/study/design';
 import type { StudyRecord } from '../../core/study/types';
 import type { ResultsStore } from '../../core/model/store';
 import { seededRandom } from '../../core/stats/random';
@@ -24,6 +26,8 @@ export interface CreateStudyArgs {
   select?: 'uniform' | 'active';
   /** Active selection: the expected number of items to annotate. */
   budget?: number;
+  /** Active selection by where annotators and this judge disagreed in an earlier study (its name), not by the judge's uncertainty. */
+  disagreementFrom?: string;
   now?: Date;
 }
 
@@ -102,6 +106,7 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
   const { excluded } = planned0;
   let items = planned0.items;
   if (!items.length) throw new InputError(`no (query, pair) item has both responses in run ${args.runId}; nothing to annotate`);
+  if (args.disagreementFrom !== undefined && select !== 'active') throw new InputError('--disagreement-from needs --select active');
   let selection: StudySelection = { method: 'uniform' };
   if (select === 'active') {
     const budget = args.budget ?? Math.min(items.length, Math.max(30, Math.round(items.length / 5)));
@@ -110,7 +115,9 @@ export async function designStudy(store: ResultsStore, args: CreateStudyArgs): P
     const totals = new Map<string, number[]>();
     for (const j of await store.judgments(args.runId, run.rubricVersion))
       if (j.status === 'ok' && j.total !== null) totals.set(`${j.queryId}|${j.copilot}`, [...(totals.get(`${j.queryId}|${j.copilot}`) ?? []), j.total]);
-    const active = activeSelection(items, (q, c) => totals.get(`${q}|${c}`) ?? [], budget, seed);
+    const active = args.disagreementFrom
+      ? await selectionByDisagreement(store, items, totals, budget, seed, args.disagreementFrom)
+      : activeSelection(items, (q, c) => totals.get(`${q}|${c}`) ?? [], budget, seed);
     if (!active.items.length) throw new InputError(`--budget ${budget}: the draw selected no item; raise the budget`);
     items = active.items;
     selection = active.selection;
@@ -171,4 +178,54 @@ export async function inviteAnnotators(store: ResultsStore, name: string, count:
 
 export function annotationLink(baseUrl: string, token: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/annotate#token=${token}`;
+}
+
+const meanOf = (xs: number[] | undefined) => (xs && xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+
+/** The judge's gap (first − second) of an item from every total of each answer; 0 when either answer has none. */
+const gapFrom = (totals: Map<string, number[]>) => (it: StudyItem) => {
+  const a = meanOf(totals.get(`${it.queryId}|${it.first}`));
+  const b = meanOf(totals.get(`${it.queryId}|${it.second}`));
+  return a === null || b === null ? 0 : a - b;
+};
+
+/**
+ * Active selection by a disagreement model (core/study/active.ts): fitted on the earlier study's annotated items
+ * (annotators' lean against its run's judge), applied to this run's items by this run's judge gaps.
+ */
+async function selectionByDisagreement(store: ResultsStore, items: StudyItem[], totals: Map<string, number[]>, budget: number, seed: string, earlierName: string) {
+  const earlier = await store.studies.getStudy(earlierName);
+  if (!earlier) throw new InputError(`--disagreement-from ${earlierName}: no such study in the results store ${store.location}`);
+  const earlierRun = await store.getRun(earlier.runId);
+  const earlierTotals = new Map<string, number[]>();
+  for (const j of earlierRun ? await store.judgments(earlier.runId, earlierRun.rubricVersion) : [])
+    if (j.status === 'ok' && j.total !== null) earlierTotals.set(`${j.queryId}|${j.copilot}`, [...(earlierTotals.get(`${j.queryId}|${j.copilot}`) ?? []), j.total]);
+  const facts = toFacts(await store.studies.annotations(earlierName));
+  const earlierItems = await store.studies.studyItems(earlierName);
+  const lean = new Map<string, number[]>();
+  const byId = new Map(earlierItems.map((it) => [it.itemId, it]));
+  for (const f of facts) {
+    const it = byId.get(f.itemId);
+    if (!it) continue;
+    const pref = preferenceOf(f, it);
+    lean.set(f.itemId, [...(lean.get(f.itemId) ?? []), pref === 'first' ? 1 : pref === 'second' ? -1 : 0]);
+  }
+  const gapEarlier = gapFrom(earlierTotals);
+  const labelled = earlierItems.filter((it) => lean.has(it.itemId) && meanOf(earlierTotals.get(`${it.queryId}|${it.first}`)) !== null && meanOf(earlierTotals.get(`${it.queryId}|${it.second}`)) !== null);
+  if (!labelled.length) throw new InputError(`--disagreement-from ${earlierName}: the study has no annotated item with both judge totals; annotate it first, or select by the judge's uncertainty (drop --disagreement-from)`);
+  const model = disagreementModel(labelled, gapEarlier, (it) => squaredDisagreement(meanOf(lean.get(it.itemId))!, gapEarlier(it)));
+  const p = disagreementProbabilities(items, gapFrom(totals), model, budget);
+  const chosen = drawItems(items, p, seed);
+  const index = new Map(items.map((it, i) => [it.itemId, i]));
+  const selection: StudySelection = {
+    method: 'active',
+    basis: 'disagreement',
+    disagreementFrom: earlierName,
+    budget,
+    uniformShare: ACTIVE_UNIFORM_SHARE,
+    floor: Math.min(...p),
+    candidates: items.length,
+    probabilities: Object.fromEntries(chosen.map((it) => [it.itemId, p[index.get(it.itemId)!]])),
+  };
+  return { items: chosen, selection };
 }

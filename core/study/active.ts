@@ -20,7 +20,18 @@ import type { StudyItem } from './design';
 /** How a study chose its items; stored with the study (spec.selection). */
 export type StudySelection =
   | { method: 'uniform' }
-  | { method: 'active'; budget: number; uniformShare: number; floor: number; candidates: number; probabilities: Record<string, number> };
+  | {
+      method: 'active';
+      /** What the probabilities follow (absent: the judge's uncertainty, for studies made before the disagreement model). */
+      basis?: 'judge uncertainty' | 'disagreement';
+      /** basis disagreement: the earlier study the model was fitted on. */
+      disagreementFrom?: string;
+      budget: number;
+      uniformShare: number;
+      floor: number;
+      candidates: number;
+      probabilities: Record<string, number>;
+    };
 
 /** The share of the inclusion probability spread uniformly (the rest follows the judge's uncertainty). */
 export const ACTIVE_UNIFORM_SHARE = 0.3;
@@ -97,6 +108,7 @@ export function activeSelection(candidates: StudyItem[], samples: (queryId: stri
     items,
     selection: {
       method: 'active',
+      basis: 'judge uncertainty',
       budget,
       uniformShare: ACTIVE_UNIFORM_SHARE,
       floor: Math.min(...p),
@@ -104,4 +116,73 @@ export function activeSelection(candidates: StudyItem[], samples: (queryId: stri
       probabilities: Object.fromEntries(items.map((it) => [it.itemId, p[index.get(it.itemId)!]])),
     },
   };
+}
+
+// ----------------------------------------------------------------------------------------------------------------
+// Selection by a disagreement model: where annotators and this judge disagreed in an earlier, annotated study
+// ----------------------------------------------------------------------------------------------------------------
+//
+// A biased judge's samples agree with each other, so its uncertainty does not show where it is wrong; only labels do.
+// An earlier annotated study of the same judge gives, per stratum (the copilot pair and a quantile of the judge's
+// score gap within it), the mean squared disagreement v between annotators and judge; the new study's items get
+// π_i ∝ (1 − s)·√v + s (inclusionProbabilities), fixed before any of its labels, so the inclusion-weighted
+// calibration stays unbiased whatever the model got wrong. (A pilot inside the study, a uniform 30–50% of the budget
+// and then sampling by what it saw, was tried in the bench: a few pilot items per stratum gave no narrower interval
+// than uniform selection.)
+
+/** Strata per copilot pair (quantiles of the judge's gap). */
+export const GAP_STRATA = 4;
+/** Pseudo-items pulling a stratum's disagreement towards the overall mean. */
+const SHRINK_ITEMS = 2;
+
+/** Per copilot pair, the judge-gap cut points (first − second) of `bins` equal-count strata. */
+export function gapCuts(items: StudyItem[], gap: (item: StudyItem) => number, bins = GAP_STRATA): Map<string, number[]> {
+  const byPair = new Map<string, number[]>();
+  for (const it of items) byPair.set(`${it.first}|${it.second}`, [...(byPair.get(`${it.first}|${it.second}`) ?? []), gap(it)]);
+  return new Map(
+    [...byPair].map(([pair, gaps]) => {
+      const sorted = [...gaps].sort((a, b) => a - b);
+      return [pair, Array.from({ length: bins - 1 }, (_, k) => sorted[Math.floor(((k + 1) * sorted.length) / bins)])];
+    }),
+  );
+}
+
+/** Per item its stratum: the copilot pair and which of `cuts` its judge gap falls between. */
+export function gapStrata(items: StudyItem[], gap: (item: StudyItem) => number, cuts: Map<string, number[]>): string[] {
+  return items.map((it) => {
+    const pair = `${it.first}|${it.second}`;
+    const g = gap(it);
+    return `${pair}#${(cuts.get(pair) ?? []).filter((c) => g >= c).length}`;
+  });
+}
+
+/** The squared disagreement of one annotated item: (annotators' lean to the first answer, −1 to 1, − the judge's sign)². */
+export function squaredDisagreement(annotatorLean: number, judgeGap: number): number {
+  return (annotatorLean - Math.sign(judgeGap)) ** 2;
+}
+
+export interface DisagreementModel {
+  cuts: Map<string, number[]>;
+  /** Per stratum, the shrunk mean squared disagreement. */
+  byStratum: Map<string, number>;
+  overall: number;
+}
+
+/** The model from an earlier study's annotated items: each with its judge gap (first − second) and squared disagreement. */
+export function disagreementModel(items: StudyItem[], gap: (item: StudyItem) => number, disagreement: (item: StudyItem) => number): DisagreementModel {
+  if (!items.length) throw new RangeError('disagreement model: the earlier study has no annotated item');
+  const cuts = gapCuts(items, gap);
+  const strata = gapStrata(items, gap, cuts);
+  const d = items.map(disagreement);
+  const overall = d.reduce((s, x) => s + x, 0) / d.length;
+  const sums = new Map<string, { s: number; n: number }>();
+  strata.forEach((k, i) => sums.set(k, { s: (sums.get(k)?.s ?? 0) + d[i], n: (sums.get(k)?.n ?? 0) + 1 }));
+  return { cuts, overall, byStratum: new Map([...sums].map(([k, t]) => [k, (t.s + SHRINK_ITEMS * overall) / (t.n + SHRINK_ITEMS)])) };
+}
+
+/** Inclusion probabilities of a new study's items by the model (√v mixed with the uniform share, capped at 1, summing to the budget). */
+export function disagreementProbabilities(items: StudyItem[], gap: (item: StudyItem) => number, model: DisagreementModel, budget: number): number[] {
+  const strata = gapStrata(items, gap, model.cuts);
+  // inclusionProbabilities takes the square root; a stratum the model never saw gets the overall mean.
+  return inclusionProbabilities(strata.map((k) => Math.max(1e-6, model.byStratum.get(k) ?? model.overall)), budget);
 }

@@ -14,7 +14,8 @@
  * where the Hájek mean weights an annotated item by 1 / its inclusion probability (uniform designs: all equal, the
  * plain mean). λ = 1 is plain PPI; λ = 0 is the annotators alone. λ is chosen to minimise the estimated (linearised)
  * variance and clipped to [0, 1], so on that estimate the calibrated estimator is never less precise than the
- * annotators alone; the reported variance is the larger of it and a query jackknife of the tuned procedure (below).
+ * annotators alone; below JACKKNIFE_BELOW annotated queries the reported variance is the larger of it and a query
+ * jackknife of the tuned procedure (below), from there on λ = 0 is taken when the tuned variance is the larger.
  *
  * The interval linearises the ratio Ŵ / D̂ and sums each query's contributions (a query's items move together): the
  * variance is that of the query totals Z_q = A_q + λ·B_q (A from the annotators, B from the judge), and the quantile is
@@ -241,24 +242,34 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
 
   // λ tuned on the linearisation at plain PPI, then the estimate and its variance at that λ. With no disagreement seen
   // the judge is taken whole (λ = 1) and the correction's uncertainty is the rule-of-three bound.
-  const lambda = agreeEverywhere ? 1 : (input.lambda ?? tuneOn(values));
-  const est = estimateWD(values, lambda);
-  const d = est.D > 0 ? est.D : plain.D;
-  const rate = est.W / d;
-  const totals = queryTotals(values, rate, d);
   const N = values.length;
+  const human = estimateWD(values, 0);
+  const humanVariance = human.D > 0 ? varianceAt(queryTotals(values, human.W / human.D, human.D), 0, N) : null;
+  let lambda = agreeEverywhere ? 1 : (input.lambda ?? tuneOn(values));
+  // A λ tuned on few annotated queries is tuned to their noise: the tuned estimate's variance is the larger of the
+  // linearised one and a delete-one-query jackknife of the whole procedure (λ re-tuned each time). (Reporting the
+  // narrower of this and the annotators-alone interval was tried there: picking the narrower covered 91.8% at 10
+  // queries.) From JACKKNIFE_BELOW on, λ was tuned at plain PPI's linearisation point: when, at its own, the tuned
+  // variance exceeds the annotators' alone, λ = 0 is the better tuning and is taken (PPI++ is then never less precise).
+  const tuned = !agreeEverywhere && input.lambda === undefined;
+  const jackknifed = tuned && annotatedQueries < JACKKNIFE_BELOW;
+  let est = estimateWD(values, lambda);
+  let d = est.D > 0 ? est.D : plain.D;
+  let totals = queryTotals(values, est.W / d, d);
+  if (tuned && !jackknifed && humanVariance !== null && varianceAt(totals, lambda, N) > humanVariance) {
+    lambda = 0;
+    est = human;
+    d = human.D;
+    totals = queryTotals(values, est.W / d, d);
+  }
+  const rate = est.W / d;
   const df = annotatedQueries - 1;
   const t = studentTQuantile(0.975, df);
   const bound = agreeEverywhere ? disagreementBound(values, annotatedQueries, design) / d : 0;
-  // A λ tuned on few annotated queries is tuned to their noise: the tuned estimate's variance is the larger of the
-  // linearised one and a delete-one-query jackknife of the whole procedure (λ re-tuned each time). (Reporting the
-  // narrower of this and the annotators-alone interval was tried: picking the narrower covered 91.8% at 10 queries.)
-  const tuned = !agreeEverywhere && input.lambda === undefined && annotatedQueries < JACKKNIFE_BELOW;
-  const variance = Math.max(varianceAt(totals, lambda, N), tuned ? jackknifeVariance(values, (vs) => rateWith(vs, tuneOn(vs))) : 0);
-  const human = estimateWD(values, 0);
+  const variance = Math.max(varianceAt(totals, lambda, N), jackknifed ? jackknifeVariance(values, (vs) => rateWith(vs, tuneOn(vs))) : 0);
   const half = t * Math.sqrt(variance) + bound;
   const ci95 = { low: clamp(rate - half), high: clamp(rate + half) };
-  const humanHalf = t * Math.sqrt(human.D > 0 ? varianceAt(queryTotals(values, human.W / human.D, human.D), 0, N) : varianceAt(totals, 0, N));
+  const humanHalf = t * Math.sqrt(humanVariance ?? varianceAt(totals, 0, N));
   const humanCentre = human.D > 0 ? human.W / human.D : rate;
   const humanOnlyCi95 = { low: clamp(humanCentre - humanHalf), high: clamp(humanCentre + humanHalf) };
 

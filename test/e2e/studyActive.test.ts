@@ -52,5 +52,23 @@ test('study create --select active stores inclusion probabilities; study status 
     const badWidth = await cliInProcess(['study', 'status', 'act', '--target-width', '3'], env);
     expect(badWidth.code).toBe(2);
     expect(badWidth.stderr).toMatch(/--target-width 3: expected a width of win rate between 0 and 1/);
+
+    // A second study drawn by where the annotators of 'act' disagreed with the judge.
+    const noSuch = await cliInProcess(['study', 'create', '--run', runId, '--name', 'dis0', '--select', 'active', '--disagreement-from', 'nope'], env);
+    expect(noSuch.code).toBe(2);
+    expect(noSuch.stderr).toMatch(/--disagreement-from nope: no such study/);
+    expect(await store.studies.getStudy('dis0')).toBeNull();
+    const notActive = await cliInProcess(['study', 'create', '--run', runId, '--name', 'dis1', '--queries', '5', '--disagreement-from', 'act'], env);
+    expect(notActive.code).toBe(2);
+    expect(notActive.stderr).toMatch(/--disagreement-from needs --select active/);
+    const byModel = await cliInProcess(['study', 'create', '--run', runId, '--name', 'dis', '--select', 'active', '--budget', '40', '--per-item', '1', '--disagreement-from', 'act'], env);
+    expect(byModel.code).toBe(0);
+    expect(byModel.stdout).toMatch(/Active selection: \d+ of 114 items drawn by where annotators and the judge disagreed in study act \(budget 40; every inclusion probability ≥ 0\.\d+\)/);
+    const dis = (await store.studies.getStudy('dis'))!;
+    const disSelection = dis.spec.selection as Extract<NonNullable<typeof dis.spec.selection>, { method: 'active' }>;
+    expect(disSelection).toMatchObject({ basis: 'disagreement', disagreementFrom: 'act', budget: 40 });
+    const disItems = await store.studies.studyItems('dis');
+    expect(Object.keys(disSelection.probabilities).sort()).toEqual(disItems.map((it) => it.itemId).sort());
+    expect(Math.min(...Object.values(disSelection.probabilities))).toBeGreaterThanOrEqual(disSelection.floor);
   });
 });

@@ -1,4 +1,4 @@
-import { activeSelection, inclusionProbabilities, uncertaintyScores } from '../../../core/study/active';
+import { activeSelection, disagreementModel, disagreementProbabilities, gapCuts, gapStrata, inclusionProbabilities, squaredDisagreement, uncertaintyScores } from '../../../core/study/active';
 import { calibratedWinRates, MIN_ANNOTATED_QUERIES } from '../../../core/study/calibrated';
 import { clopperPearson, clusteredWilsonInterval, signFlipLessPValue, wilsonInterval } from '../../../core/stats/stats';
 import {
@@ -8,6 +8,7 @@ import {
   gateAtBoundary,
   groundingCoverage,
   ppiWidths,
+  selectionCurve,
   selfPreferenceFlagRate,
   stabilityFalseDrift,
   trueWinRate,
@@ -31,12 +32,16 @@ test('PPI++: with an uninformative judge the tuned interval is narrower than pla
   const r = ppiWidths(UNINFORMATIVE_JUDGE, { annotatedQueries: 100, sims: 6, seed: 'ppi', copilot: 'X', truth });
   expect(r.tuned).toBeLessThan(r.plain * 0.85);
   expect(r.tuned).toBeLessThanOrEqual(r.human * 1.05);
+  // From 50 annotated queries on, a tuned λ whose variance exceeds the annotators' alone gives way to λ = 0: never wider.
+  expect(r.notWider.k).toBe(r.notWider.n);
 });
 
 test('self-preference: a 1.3× stretched judge whose family copilot is best is not flagged; a +6 own-family bonus is, at 40 queries', () => {
   // The offset-only model flagged the stretched judge in 92.5% of runs.
-  expect(selfPreferenceFlagRate('stretched', { queries: 40, sims: 20, seed: 'stretch' }).k).toBeLessThanOrEqual(3);
-  expect(selfPreferenceFlagRate('own-family +6', { queries: 40, sims: 10, seed: 'bonus' }).k).toBeGreaterThanOrEqual(9);
+  const stretched = selfPreferenceFlagRate('stretched', { queries: 40, sims: 20, seed: 'stretch' });
+  expect(stretched.judge.k).toBeLessThanOrEqual(2);
+  expect(stretched.panel.k).toBeGreaterThanOrEqual(stretched.judge.k);
+  expect(selfPreferenceFlagRate('own-family +6', { queries: 40, sims: 10, seed: 'bonus' }).judge.k).toBeGreaterThanOrEqual(9);
 });
 
 test('grounding: 40 of 40 verified has an interval reaching below 1; coverage at rate 0.95 over 10 queries ≥ 93% of 400 runs', () => {
@@ -105,4 +110,35 @@ test('calibrated with an active design: weights by 1/π; every item selected wit
   expect(clopperPearson(8, 12)).not.toBeNull();
   // An annotated item without a probability in an active design is an error, not a silent weight of 1.
   expect(() => calibratedWinRates({ copilots, queryIds, studyItems: items, annotations, judge: { judgeRunId: 'r', scores }, tieMargin: 0, design: { kind: 'active', probabilities: {} } })).toThrow(/inclusion probability/);
+});
+
+test('disagreement model: strata by the judge gap per pair, probabilities follow the disagreement and sum to the budget', () => {
+  const items = Array.from({ length: 8 }, (_, i) => ({ itemId: `i${i}`, queryId: `q${i}`, first: 'A', second: 'B' }));
+  const gaps = [-30, -20, -10, -5, 5, 10, 20, 30];
+  const gap = (it: { itemId: string }) => gaps[Number(it.itemId.slice(1))];
+  const cuts = gapCuts(items, gap, 4);
+  expect(cuts.get('A|B')).toEqual([-10, 5, 20]);
+  expect(gapStrata(items, gap, cuts)).toEqual(['A|B#0', 'A|B#0', 'A|B#1', 'A|B#1', 'A|B#2', 'A|B#2', 'A|B#3', 'A|B#3']);
+  expect(squaredDisagreement(-1, 12)).toBe(4);
+  expect(squaredDisagreement(1 / 3, 0.5)).toBeCloseTo(4 / 9, 12);
+  // The earlier study disagreed only where the judge's gap was small and positive (a judge leaning to A).
+  const model = disagreementModel(items, gap, (it) => (gap(it) > 0 && gap(it) < 15 ? 4 : 0));
+  expect(model.overall).toBe(1);
+  expect(model.byStratum.get('A|B#2')).toBeCloseTo((8 + 2) / 4, 12);
+  expect(model.byStratum.get('A|B#0')).toBeCloseTo(2 / 4, 12);
+  const p = disagreementProbabilities(items, gap, model, 4);
+  expect(p.reduce((a, b) => a + b, 0)).toBeCloseTo(4, 9);
+  expect(p[4]).toBeGreaterThan(p[0]);
+  expect(Math.min(...p)).toBeGreaterThanOrEqual((0.3 * 4) / 8 - 1e-12);
+  expect(() => disagreementModel([], gap, () => 0)).toThrow(/no annotated item/);
+});
+
+test('selection by a disagreement model: a narrower interval than uniform selection for the same labels, biased judge, 24 held-out studies', () => {
+  const truth = trueWinRate(BIASED_JUDGE, 'Z');
+  const [c] = selectionCurve(BIASED_JUDGE, { budgets: [90], sims: 24, seed: 'select', copilot: 'Z', truth });
+  const model = c['disagreement model']!;
+  const uniform = c.uniform!;
+  expect(Math.abs(model.labels - uniform.labels)).toBeLessThan(5);
+  expect(model.width).toBeLessThan(uniform.width * 0.97);
+  expect(model.coverage.k).toBeGreaterThanOrEqual(20);
 });
