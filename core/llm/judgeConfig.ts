@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nameSchema } from '../model/names';
-import { PROVIDER_IDS, type ProviderId } from './providers/profile';
-import { profileOf } from './providers';
+import type { ProviderId } from './providers/profile';
+import { PROVIDER_IDS, profileOf } from './providers';
 import { batchApiOf } from './providers/batch';
 
 /** Provider fields passed through in every request body (tools, web_search_options, reasoning_effort, provider routing…). */
