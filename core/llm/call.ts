@@ -8,7 +8,7 @@ import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhaust
 /**
  * The one request path of judges (core/llm/client.ts) and copilots (activities/adapters/): every call to a model
  * endpoint goes through here, so what the worker learnt about an endpoint holds for both —
- *   1. out of quota earlier (session.ts): not asked; the same error is thrown again at once;
+ *   1. out of quota earlier (session.ts): not asked; the error it answered then is thrown again at once (EndpointPausedError);
  *   2. the body is built from the endpoint's provider profile, minus the parameters it refused before;
  *   3. a 400/422 naming a parameter the body sent (in any profile's words): that parameter is dropped for the endpoint
  *      and the call is asked again at once, at most MAX_DROPS times;
@@ -83,11 +83,23 @@ export async function anthropicMessage(call: { endpoint: Pick<CallEndpoint, 'bas
   return guardQuota(endpoint, () => anthropicChat({ ...call.request, baseURL: endpoint.baseURL, apiKey: call.apiKey, timeoutMs: endpoint.timeoutMs, signal: call.signal }));
 }
 
+/**
+ * Step 1's error: the endpoint was not asked, because it answered out of quota earlier in this worker — that answer,
+ * read exactly like it (status, body, headers), so the failure says the provider's words. No request was sent: a caller
+ * that records calls records none.
+ */
+export class EndpointPausedError extends ProviderHttpError {
+  constructor(answered: ProviderHttpError) {
+    super(answered.status, answered.body, answered.headers, answered.message);
+    this.name = 'EndpointPausedError';
+  }
+}
+
 /** Steps 1 and 4: an endpoint out of quota is not asked; an out-of-quota answer marks it. */
 async function guardQuota<T>(endpoint: { baseURL: string; model: string; apiKeyEnv?: string }, send: () => Promise<T>): Promise<T> {
   const key = endpointKey(endpoint);
   const exhausted = quotaExhausted(key);
-  if (exhausted) throw exhausted;
+  if (exhausted) throw new EndpointPausedError(exhausted);
   try {
     return await send();
   } catch (error) {

@@ -1,5 +1,5 @@
 import { anthropicReplyOf, anthropicRequestBody, type AnthropicChatResult, type AnthropicRequest } from './providers/anthropicMessages';
-import { anthropicMessage, chatCompletion } from './call';
+import { anthropicMessage, chatCompletion, EndpointPausedError } from './call';
 import { contentHash } from '../model/hashing';
 import { contentText, extractJson, finishProblem, stripThink, toolCallProblem } from './providers/extract';
 import { ProviderHttpError } from './providers/httpError';
@@ -187,6 +187,7 @@ async function complete(
     });
     return withSizes(chatCompleted(settings, reply.completion, reply.started, rateLimitHeaders(reply.headers)), messages);
   } catch (error) {
+    if (error instanceof EndpointPausedError) throw error; // not asked: no call to record
     // An error a provider's profile reads as a bad answer, not a bad request (Groq's json_validate_failed): re-asked.
     const meaning = error instanceof ProviderHttpError ? classifyProviderError(error.status, error.body) : null;
     if (meaning?.kind === 'invalid_answer') return { content: null, problem: meaning.problem, systemFingerprint: null, usage: failed(started, 'invalid_answer') };
@@ -246,6 +247,7 @@ async function completeAnthropic(
     const answer = await anthropicMessage({ endpoint: settings, request: anthropicRequestOf(settings, messages, spec), apiKey: apiKey ?? '', signal });
     return withSizes(anthropicCompleted(settings, answer, started, answer.rateLimit), messages);
   } catch (error) {
+    if (error instanceof EndpointPausedError) throw error; // not asked: no call to record
     await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
     throw error;
   }
