@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { CHECKOUT_ENTRIES, copyCheckout, launchCopy } from '../../../support/checkoutCopy';
 import { REPO, tempDir } from '../../../support/harness';
 
 /**
@@ -13,7 +13,6 @@ import { REPO, tempDir } from '../../../support/harness';
  */
 const build = require('../../../../scripts/build.js') as { build(root: string, log?: (line: string) => void): Promise<boolean> };
 
-const COPIED = ['bin', 'scripts', 'contract', 'services', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim', 'tsconfig.json', 'package.json'];
 const copy = tempDir('jf-add-provider-');
 
 /** The provider's profile: data, and a hook for the one wording only Acme uses. */
@@ -48,15 +47,7 @@ const ACME_SIM = `import { openaiError, type SimProfile } from './types';
 export const acme: SimProfile = (body) => (body.random_seed === undefined ? undefined : openaiError(400, 'field random_seed is not offered by Acme', 'acme_field'));
 `;
 
-function launch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const childEnv = { ...process.env, ...env };
-  if (!('JUDGEFLOW_DEV' in env)) delete childEnv.JUDGEFLOW_DEV;
-  return new Promise((resolve) =>
-    execFile(process.execPath, [path.join(copy, 'bin', 'judgeflow.js'), ...args], { env: childEnv, timeout: 120_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    ),
-  );
-}
+const launch = (args: string[], env: NodeJS.ProcessEnv = {}) => launchCopy(copy, args, env);
 
 /** Every file under the copied folders, relative, with its content. */
 function files(root: string): Map<string, string> {
@@ -66,13 +57,12 @@ function files(root: string): Map<string, string> {
     if (fs.statSync(full).isDirectory()) for (const entry of fs.readdirSync(full)) walk(path.join(rel, entry));
     else out.set(rel, fs.readFileSync(full, 'utf8'));
   };
-  for (const entry of COPIED) if (fs.existsSync(path.join(root, entry))) walk(entry);
+  for (const entry of CHECKOUT_ENTRIES) if (fs.existsSync(path.join(root, entry))) walk(entry);
   return out;
 }
 
 beforeAll(() => {
-  for (const entry of COPIED) if (fs.existsSync(path.join(REPO, entry))) fs.cpSync(path.join(REPO, entry), path.join(copy, entry), { recursive: true });
-  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+  copyCheckout(copy);
   fs.writeFileSync(path.join(copy, 'core/llm/providers/profiles/acme.ts'), ACME_PROFILE);
   fs.writeFileSync(path.join(copy, 'sim/profiles/acme.ts'), ACME_SIM);
   const index = path.join(copy, 'sim/profiles/index.ts');
