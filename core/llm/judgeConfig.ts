@@ -49,7 +49,7 @@ const samplesSchema = z
   .default(1)
   .describe('Repeated judging: every judge unit is judged this many times independently; reports use the mean and measure the spread.');
 
-/** `batch: true` needs a provider whose Batch API judgeflow speaks (core/providers/batch). */
+/** `batch: true` needs a provider whose Batch API judgeflow speaks (core/llm/providers/batch). */
 function batchSupported(judge: { batch?: boolean; baseURL: string; provider?: ProviderId }, ctx: z.RefinementCtx): void {
   if (judge.batch && !batchApiOf(judge))
     ctx.addIssue({ code: 'custom', path: ['batch'], message: `provider ${profileOf(judge).id} has no Batch API judgeflow can use (openai and anthropic have; see judgeflow providers): remove batch or judge live` });

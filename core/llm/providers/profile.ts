@@ -72,7 +72,7 @@ export interface ProviderProfile {
   /** How errors come back, for `judgeflow providers` (every shape is read by core/llm/providers/errorBody.ts). */
   errors: string;
   /**
-   * The Batch API judgeflow can judge through (core/providers/batch/): OpenAI's (files with purpose `batch` and
+   * The Batch API judgeflow can judge through (core/llm/providers/batch/): OpenAI's (files with purpose `batch` and
    * /v1/batches) or Anthropic's Message Batches; absent when the provider has none judgeflow supports.
    */
   batchApi?: 'openai' | 'anthropic';
