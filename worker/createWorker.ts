@@ -37,9 +37,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { Runtime, Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   const tracing = workerTracing(env);
   const traced = (store: ResultsStore) => (tracing ? tracing.instrument(store) : store);
-  // The OpenAI SDK loads lazily (a short CLI command never needs it); a worker will, so it loads now rather than in
-  // the first calls of a run, all at once.
-  require('openai');
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { AdapterError, type AdapterModule } from './types';
 import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
-import { ANTHROPIC_BASE_URL, anthropicChat } from '../../core/llm/providers/anthropicMessages';
+import { anthropicMessage } from '../../core/llm/call';
+import { ANTHROPIC_BASE_URL } from '../../core/llm/providers/anthropicMessages';
 
 const configSchema = z
   .object({
@@ -32,16 +33,17 @@ export const anthropicAdapter: AdapterModule<AnthropicCopilotConfig> = {
         const apiKey = env[config.apiKeyEnv];
         if (!apiKey) throw new AdapterError('config', `${who}: the environment variable ${config.apiKeyEnv} (apiKeyEnv) is not set in the worker's environment`);
         try {
-          const answer = await anthropicChat({
-            baseURL: config.baseURL,
-            model: config.model,
+          const answer = await anthropicMessage({
+            endpoint: config,
+            request: {
+              model: config.model,
+              system: config.system,
+              messages: [...(query.history ?? []).map((t) => ({ role: t.role, content: t.content })), { role: 'user', content: query.text }],
+              maxTokens: config.maxTokens,
+              temperature: config.temperature,
+              extraBody: config.extraBody,
+            },
             apiKey,
-            system: config.system,
-            messages: [...(query.history ?? []).map((t) => ({ role: t.role, content: t.content })), { role: 'user', content: query.text }],
-            maxTokens: config.maxTokens,
-            temperature: config.temperature,
-            extraBody: config.extraBody,
-            timeoutMs: config.timeoutMs,
             signal,
           });
           const raw = answer.raw;

@@ -1,12 +1,10 @@
-import type OpenAISdk from 'openai';
 import { InputError } from '../../core/model/inputError';
 import { retryAfterMs } from './common';
 import { AdapterError } from './types';
 import { ProviderHttpError } from '../../core/llm/providers/httpError';
 import { ProviderReplyError, ProviderTimeoutError } from '../../core/llm/providers/replyError';
-import { isQuotaError, providerErrorMessage, unsupportedParameter } from '../../core/llm/providers/errorBody';
-
-export { unsupportedParameter } from '../../core/llm/providers/errorBody';
+import { providerErrorMessage } from '../../core/llm/providers/errorBody';
+import { isQuotaError, refusedParameter } from '../../core/llm/providers';
 
 /** What the caller knows about the failed call, so the message can say what was happening. */
 export interface FailureContext {
@@ -54,23 +52,18 @@ export function isStoreConnectionError(error: unknown): boolean {
  */
 export function toAdapterError(error: unknown, who: string, context: FailureContext = {}): AdapterError {
   if (error instanceof AdapterError) return error;
-  // The SDKs are loaded here, on a failure, not whenever a config is read (the CLI loads only what a command uses).
-  const OpenAI = (require('openai') as typeof import('openai')).default as typeof OpenAISdk;
+  // Playwright is loaded here, on a failure, not whenever a config is read (the CLI loads only what a command uses).
   const playwrightErrors = (require('playwright-core') as typeof import('playwright-core')).errors;
   const where = context.where ?? '';
   const raw = context.raw || undefined;
   if (context.cancellation?.aborted) return new AdapterError('cancelled', `${who}: the call was abandoned because the run was cancelled`, { raw });
-  if (context.timeout?.signal.aborted || error instanceof OpenAI.APIUserAbortError)
+  if (context.timeout?.signal.aborted)
     return new AdapterError('timeout', `${who} did not answer within its timeout${context.timeout ? ` of ${context.timeout.ms} ms` : ''}${where}`, { retryable: true, raw });
   if (error instanceof InputError) return new AdapterError('config', `${who}: ${error.message}`);
   if (error instanceof ProviderTimeoutError) return new AdapterError('timeout', `${who} did not answer within its timeout of ${error.ms} ms${where}`, { retryable: true, raw });
-  // judgeflow's own transports (core/providers): read exactly like the SDK's APIError below.
+  // judgeflow's own transports (core/llm/providers: every provider call goes through core/llm/call.ts over fetch).
   if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader({ get: (name) => error.headers[name] ?? null }));
   if (error instanceof ProviderReplyError) return new AdapterError('invalid_reply', `${who}: ${error.message}${where}`, { retryable: true, raw: error.raw });
-  if (error instanceof OpenAI.APIConnectionTimeoutError) return new AdapterError('timeout', `${who}: ${error.message}${where}`, { retryable: true });
-  if (error instanceof OpenAI.APIConnectionError) return new AdapterError('network', `${who}: ${error.message}${causeOf(error)}${where}`, { retryable: true });
-  if (error instanceof OpenAI.APIError && typeof error.status === 'number')
-    return httpFailure(who, error.status, error.error === undefined ? '' : JSON.stringify(error.error), retryAfterHeader(error.headers), /status code \(no body\)/.test(error.message) ? undefined : error.message);
   if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
   if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
@@ -84,17 +77,18 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
 
 /**
  * An HTTP error status from a copilot or judge: 429/5xx/408 retry (honouring Retry-After); other 4xx do not. The message
- * carries the provider's own words from whatever shape its body has (core/llm/providers/errorBody.ts). Out of credit (OpenAI's
- * 429 insufficient_quota, OpenRouter's 402) is `quota`: never retried — "retrying billing, spend, or quota errors won't
+ * carries the provider's own words from whatever shape its body has (core/llm/providers/errorBody.ts); what they mean is
+ * read by the provider profiles' hooks (core/llm/providers/index.ts). Out of credit (OpenAI's 429 insufficient_quota,
+ * OpenRouter's 402) is `quota`: never retried — "retrying billing, spend, or quota errors won't
  * restore API access" (OpenAI error codes guide).
  */
-export function httpFailure(who: string, status: number, body: string, retryAfter: string | null, summary?: string): AdapterError {
+export function httpFailure(who: string, status: number, body: string, retryAfter: string | null): AdapterError {
   const after = retryAfterMs(retryAfter);
-  const words = providerErrorMessage(body) ?? summary ?? null;
+  const words = providerErrorMessage(body);
   const detail = words ? `: ${snippet(words)}` : body ? `: ${snippet(body)}` : ' (no body)';
   if (isQuotaError(status, body)) return new AdapterError('quota', `${who} is out of quota or credit (HTTP ${status})${detail}. Not retried: add credit or raise the limit, then run again`, { raw: body || undefined, status });
   if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, { retryable: true, retryAfterMs: after, raw: body || undefined });
-  const unsupported = status === 400 || status === 422 ? unsupportedParameter(`${words ?? ''} ${summary ?? ''} ${body}`) : null;
+  const unsupported = status === 400 || status === 422 ? refusedParameter(`${words ?? ''} ${body}`) : null;
   if (unsupported) return new AdapterError('unsupported_parameter', `${who} answered HTTP ${status}${detail}. ${fixFor(unsupported)}`, { raw: body || undefined });
   return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw: body || undefined, status });
 }

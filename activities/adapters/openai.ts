@@ -4,12 +4,9 @@ import { copilotBaseShape, envNameSchema } from './common';
 import { toAdapterError } from './errors';
 import { rateLimitHeaders, usageFrom } from '../../core/llm/client';
 import { PROVIDER_IDS, profileOf } from '../../core/llm/providers';
-import { openaiChat } from '../../core/llm/providers/chat';
+import { chatCompletion } from '../../core/llm/call';
 import { contentText, finishProblem, sourcesOf, stripThink, toolCallProblem } from '../../core/llm/providers/extract';
 import { ProviderHttpError } from '../../core/llm/providers/httpError';
-import { isQuotaError } from '../../core/llm/providers/errorBody';
-import { chatRequestBody } from '../../core/llm/providers/request';
-import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from '../../core/llm/providers/session';
 import { extraBodySchema } from '../../core/llm/judgeConfig';
 
 const configSchema = z
@@ -31,9 +28,6 @@ const configSchema = z
 
 export type OpenAICopilotConfig = z.infer<typeof configSchema>;
 
-/** How many refused parameters one call may drop before giving up (each costs one request, once per endpoint). */
-const MAX_DROPS = 4;
-
 /** Any OpenAI-compatible Chat Completions endpoint playing a copilot; its provider profile decides the request. */
 export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
   type: 'openai',
@@ -44,8 +38,6 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
   },
   create(config, { env, seed }) {
     const apiKey = (config.apiKeyEnv && env[config.apiKeyEnv]) || undefined;
-    const profile = profileOf(config);
-    const key = endpointKey(config);
     const who = `copilot ${config.name}`;
     return {
       async collect({ query, signal }) {
@@ -53,51 +45,35 @@ export const openaiAdapter: AdapterModule<OpenAICopilotConfig> = {
         if (config.system) messages.push({ role: 'system', content: config.system });
         for (const turn of query.history ?? []) messages.push({ role: turn.role, content: turn.content });
         messages.push({ role: 'user', content: query.text });
-        const settings = { ...config, seed: config.sendSeed ? seed : null };
         let raw = '';
         try {
-          const exhausted = quotaExhausted(key);
-          if (exhausted) throw exhausted; // out of quota earlier in this worker: not asked again
-          const dropped = droppedParameters(key);
-          for (let drops = 0; ; drops++) {
-            const body = chatRequestBody(profile, settings, messages, null, dropped);
-            let reply;
-            try {
-              reply = await openaiChat({ baseURL: config.baseURL, apiKey, body, timeoutMs: config.timeoutMs, signal });
-            } catch (error) {
-              if (error instanceof ProviderHttpError) raw = error.body;
-              // A 400/422 naming a parameter this request sent: left out for the rest of the run; asked again at once.
-              if (drops < MAX_DROPS && learnRefusedParameter(error, body, dropped)) continue;
-              if (error instanceof ProviderHttpError && isQuotaError(error.status, error.body)) markQuotaExhausted(key, error);
-              throw error;
-            }
-            const { completion, headers } = reply;
-            raw = JSON.stringify(completion);
-            const rateLimit = rateLimitHeaders(headers);
-            const choice = completion.choices[0];
-            const message = choice?.message ?? {};
-            const content = contentText(message.content);
-            const toolCall = content ? null : toolCallProblem(message);
-            if (toolCall) throw new AdapterError('tool_call', `${who}: ${toolCall}`, { raw });
-            const cut = finishProblem(choice?.finish_reason);
-            if (cut) throw new AdapterError('incomplete', `${who}: ${cut}`, { raw });
-            // A refusal is an answer to judge (content null, message.refusal: OpenAI structured outputs guide).
-            const answer = content ?? (typeof message.refusal === 'string' ? message.refusal : null);
-            // The chain of thought of an R1-style model is not the answer: stripped before judging, kept in raw.
-            const text = answer === null ? '' : stripThink(answer);
-            if (!text.trim()) throw new AdapterError('invalid_reply', `${who} returned an empty answer${answer ? ' (only a <think> block)' : ''}`, { raw });
-            const sources = sourcesOf(completion, message);
-            return {
-              text,
-              raw,
-              conversationId: typeof completion.id === 'string' ? completion.id : undefined,
-              ...(completion.usage ? { usage: usageFrom(completion.usage) } : {}),
-              ...(rateLimit ? { rateLimit } : {}),
-              ...(sources.length ? { sources } : {}),
-            };
-          }
+          const { completion, headers } = await chatCompletion({ endpoint: { ...config, seed: config.sendSeed ? seed : null }, messages, json: null, apiKey, signal });
+          raw = JSON.stringify(completion);
+          const rateLimit = rateLimitHeaders(headers);
+          const choice = completion.choices[0];
+          const message = choice?.message ?? {};
+          const content = contentText(message.content);
+          const toolCall = content ? null : toolCallProblem(message);
+          if (toolCall) throw new AdapterError('tool_call', `${who}: ${toolCall}`, { raw });
+          const cut = finishProblem(choice?.finish_reason);
+          if (cut) throw new AdapterError('incomplete', `${who}: ${cut}`, { raw });
+          // A refusal is an answer to judge (content null, message.refusal: OpenAI structured outputs guide).
+          const answer = content ?? (typeof message.refusal === 'string' ? message.refusal : null);
+          // The chain of thought of an R1-style model is not the answer: stripped before judging, kept in raw.
+          const text = answer === null ? '' : stripThink(answer);
+          if (!text.trim()) throw new AdapterError('invalid_reply', `${who} returned an empty answer${answer ? ' (only a <think> block)' : ''}`, { raw });
+          const sources = sourcesOf(completion, message);
+          return {
+            text,
+            raw,
+            conversationId: typeof completion.id === 'string' ? completion.id : undefined,
+            ...(completion.usage ? { usage: usageFrom(completion.usage) } : {}),
+            ...(rateLimit ? { rateLimit } : {}),
+            ...(sources.length ? { sources } : {}),
+          };
         } catch (error) {
-          throw toAdapterError(error, who, { timeout: { signal, ms: config.timeoutMs }, raw });
+          // An HTTP error's body is the raw reply kept with the failure.
+          throw toAdapterError(error, who, { timeout: { signal, ms: config.timeoutMs }, raw: error instanceof ProviderHttpError ? error.body : raw });
         }
       },
     };

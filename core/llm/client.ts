@@ -1,12 +1,11 @@
-import { anthropicChat, anthropicReplyOf, anthropicRequestBody, type AnthropicChatResult, type AnthropicRequest } from './providers/anthropicMessages';
+import { anthropicReplyOf, anthropicRequestBody, type AnthropicChatResult, type AnthropicRequest } from './providers/anthropicMessages';
+import { anthropicMessage, chatCompletion, EndpointPausedError } from './call';
 import { contentHash } from '../model/hashing';
-import { openaiChat } from './providers/chat';
 import { contentText, extractJson, finishProblem, stripThink, toolCallProblem } from './providers/extract';
-import { isQuotaError, providerErrorCodes, providerErrorMessage } from './providers/errorBody';
 import { ProviderHttpError } from './providers/httpError';
-import { profileOf } from './providers';
+import { classifyProviderError, isQuotaError, profileOf } from './providers';
 import { chatRequestBody, type RequestSettings } from './providers/request';
-import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from './providers/session';
+import { droppedParameters, endpointKey } from './providers/session';
 import { ProviderTimeoutError } from './providers/replyError';
 import type { AnswerCache, CallUsage, ChatMessage, JsonAnswer, JsonAnswerSpec, ModelEndpoint, RateLimitInfo } from './types';
 // Re-exported: callers import the request types from the client they use.
@@ -164,9 +163,6 @@ interface Completed {
   usage: CallUsage;
 }
 
-/** How many refused parameters one call may drop before giving up (each drop is one extra request, once per run). */
-const MAX_DROPS = 4;
-
 async function complete(
   settings: ModelEndpoint,
   messages: ChatMessage[],
@@ -175,42 +171,28 @@ async function complete(
   signal?: AbortSignal,
   onCall?: (usage: CallUsage) => void | Promise<void>,
 ): Promise<Completed> {
-  const profile = profileOf(settings);
   const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || undefined;
-  const key = endpointKey(settings);
   const failed = (started: number, errorKind: string): CallUsage => ({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind });
-  const exhausted = quotaExhausted(key);
-  if (exhausted) throw exhausted; // out of quota: not asked again (see core/llm/providers/session.ts)
-  if (profile.transport === 'anthropic-messages') return completeAnthropic(settings, messages, spec, apiKey, signal, onCall);
-  const dropped = droppedParameters(key);
-  for (let drops = 0; ; drops++) {
-    const body = chatRequestBody(profile, requestSettings(settings), messages, { name: spec.name, schema: spec.jsonSchema }, dropped);
-    const started = Date.now();
-    let completion: any;
-    let headers: Record<string, string>;
-    try {
-      ({ completion, headers } = await openaiChat({ baseURL: settings.baseURL, apiKey, body, timeoutMs: settings.timeoutMs, signal }));
-    } catch (error) {
-      // A 400/422 naming a parameter this request sent: left out for the rest of the run, and asked again at once.
-      const refusal = drops < MAX_DROPS ? learnRefusedParameter(error, body, dropped) : null;
-      if (refusal) {
-        // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
-        await onCall?.(failed(started, refusal.learnt ? `dropped:${refusal.parameter}` : 'unsupported_parameter'));
-        continue;
-      }
-      if (error instanceof ProviderHttpError) {
-        // Groq's best-effort JSON mode fails the request itself when the model's JSON does not validate
-        // (console.groq.com docs, "Structured outputs"): an invalid answer, re-asked like one.
-        if (error.status === 400 && providerErrorCodes(error.body).includes('json_validate_failed')) {
-          const usage = failed(started, 'invalid_answer');
-          return { content: null, problem: `the provider's JSON validation failed (json_validate_failed): ${providerErrorMessage(error.body) ?? error.body}`, systemFingerprint: null, usage };
-        }
-        if (isQuotaError(error.status, error.body)) markQuotaExhausted(key, error);
-      }
-      await onCall?.(failed(started, callErrorKind(error)));
-      throw error;
-    }
-    return withSizes(chatCompleted(settings, completion, started, rateLimitHeaders(headers)), messages);
+  if (profileOf(settings).transport === 'anthropic-messages') return completeAnthropic(settings, messages, spec, apiKey, signal, onCall);
+  const started = Date.now();
+  try {
+    const reply = await chatCompletion({
+      endpoint: settings,
+      messages,
+      json: { name: spec.name, schema: spec.jsonSchema },
+      apiKey,
+      signal,
+      // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
+      onRefused: ({ parameter, learnt, started }) => onCall?.(failed(started, learnt ? `dropped:${parameter}` : 'unsupported_parameter')),
+    });
+    return withSizes(chatCompleted(settings, reply.completion, reply.started, rateLimitHeaders(reply.headers)), messages);
+  } catch (error) {
+    if (error instanceof EndpointPausedError) throw error; // not asked: no call to record
+    // An error a provider's profile reads as a bad answer, not a bad request (Groq's json_validate_failed): re-asked.
+    const meaning = error instanceof ProviderHttpError ? classifyProviderError(error.status, error.body) : null;
+    if (meaning?.kind === 'invalid_answer') return { content: null, problem: meaning.problem, systemFingerprint: null, usage: failed(started, 'invalid_answer') };
+    await onCall?.(failed(started, callErrorKind(error)));
+    throw error;
   }
 }
 
@@ -262,10 +244,10 @@ async function completeAnthropic(
 ): Promise<Completed> {
   const started = Date.now();
   try {
-    const answer = await anthropicChat({ ...anthropicRequestOf(settings, messages, spec), baseURL: settings.baseURL, apiKey: apiKey ?? '', timeoutMs: settings.timeoutMs, signal });
+    const answer = await anthropicMessage({ endpoint: settings, request: anthropicRequestOf(settings, messages, spec), apiKey: apiKey ?? '', signal });
     return withSizes(anthropicCompleted(settings, answer, started, answer.rateLimit), messages);
   } catch (error) {
-    if (error instanceof ProviderHttpError && isQuotaError(error.status, error.body)) markQuotaExhausted(endpointKey(settings), error);
+    if (error instanceof EndpointPausedError) throw error; // not asked: no call to record
     await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
     throw error;
   }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { nameSchema } from '../model/names';
-import { PROVIDER_IDS, type ProviderId } from './providers/profile';
-import { profileOf } from './providers';
+import type { ProviderId } from './providers/profile';
+import { PROVIDER_IDS, profileOf } from './providers';
 import { batchApiOf } from './providers/batch';
 
 /** Provider fields passed through in every request body (tools, web_search_options, reasoning_effort, provider routing…). */
@@ -49,7 +49,7 @@ const samplesSchema = z
   .default(1)
   .describe('Repeated judging: every judge unit is judged this many times independently; reports use the mean and measure the spread.');
 
-/** `batch: true` needs a provider whose Batch API judgeflow speaks (core/providers/batch). */
+/** `batch: true` needs a provider whose Batch API judgeflow speaks (core/llm/providers/batch). */
 function batchSupported(judge: { batch?: boolean; baseURL: string; provider?: ProviderId }, ctx: z.RefinementCtx): void {
   if (judge.batch && !batchApiOf(judge))
     ctx.addIssue({ code: 'custom', path: ['batch'], message: `provider ${profileOf(judge).id} has no Batch API judgeflow can use (openai and anthropic have; see judgeflow providers): remove batch or judge live` });

@@ -16,7 +16,7 @@ export interface ModelEndpoint {
   timeoutMs: number;
   /** The config's explicit response format; absent: the provider profile's. */
   responseFormat?: 'json_schema' | 'json_object' | 'none';
-  /** The provider profile (core/providers); absent: inferred from the base URL's host. */
+  /** The provider profile (core/llm/providers/profiles/); absent: inferred from the base URL's host. */
   provider?: ProviderId;
   /** Provider fields sent with every request as they are (reasoning_effort, provider routing…). */
   extraBody?: Record<string, unknown>;

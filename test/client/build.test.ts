@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { statusCommand } from '../../client/commands/status';
-import { REPO, tempDir } from '../support/harness';
+import { copyCheckout, launchCopy } from '../support/checkoutCopy';
+import { tempDir } from '../support/harness';
 import { readHistoryFiles, replayInputs } from '../support/histories';
 
 /**
@@ -15,19 +16,10 @@ const build = require('../../scripts/build.js') as {
   build(root: string, log?: (line: string) => void): Promise<boolean>;
 };
 
-const COPIED = ['bin', 'scripts', 'contract', 'services', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim', 'tsconfig.json', 'package.json'];
 const copy = tempDir('jf-build-');
 const quiet = () => undefined;
 
-function launch(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const childEnv = { ...process.env, ...env };
-  if (!('JUDGEFLOW_DEV' in env)) delete childEnv.JUDGEFLOW_DEV;
-  return new Promise((resolve) =>
-    execFile(process.execPath, [path.join(copy, 'bin', 'judgeflow.js'), ...args], { env: childEnv, timeout: 120_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
-    ),
-  );
-}
+const launch = (args: string[], env: NodeJS.ProcessEnv = {}) => launchCopy(copy, args, env);
 
 /** Marks the compiled status command so its output tells which copy of the code ran. */
 function markCompiledStatus(): string {
@@ -40,8 +32,7 @@ function markCompiledStatus(): string {
 }
 
 beforeAll(async () => {
-  for (const entry of COPIED) if (fs.existsSync(path.join(REPO, entry))) fs.cpSync(path.join(REPO, entry), path.join(copy, entry), { recursive: true });
-  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(copy, 'node_modules'), 'dir');
+  copyCheckout(copy);
   expect(await build.build(copy, quiet)).toBe(true);
 }, 120_000);
 

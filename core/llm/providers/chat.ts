@@ -1,12 +1,12 @@
 import { headersOf, ProviderHttpError } from './httpError';
+import { errorInReply } from './index';
 import { ProviderReplyError, ProviderTimeoutError } from './replyError';
 
 /**
  * One OpenAI-style Chat Completions request over fetch. The timeout covers the whole call, body included (a reply that
  * sends its headers and then stalls fails at timeoutMs, not at undici's 300 s body timeout), combined with the caller's
- * signal. Errors keep the provider's body: ProviderHttpError for an HTTP error status — and for HTTP 200 carrying
- * `{"error": …}` instead of choices (openrouter.ai docs, "Errors": errors during generation come back with status 200),
- * classed as a 5xx unless the error names its own status.
+ * signal. Errors keep the provider's body: ProviderHttpError for an HTTP error status, and for a 2xx reply that a
+ * profile's errorInReply hook reads as an error. Judges and copilots reach it through core/llm/call.ts, never directly.
  */
 export async function openaiChat(args: {
   baseURL: string;
@@ -39,10 +39,9 @@ export async function openaiChat(args: {
     } catch {
       throw new ProviderReplyError(`the reply is not JSON (HTTP ${response.status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
     }
-    if (completion && typeof completion === 'object' && completion.error && !Array.isArray(completion.choices)) {
-      const code = Number(completion.error?.code);
-      throw new ProviderHttpError(Number.isInteger(code) && code >= 400 && code < 600 ? code : 502, text, headers);
-    }
+    // An error inside a 2xx reply, as a provider's profile reads it (OpenRouter's: profiles/openrouter.ts).
+    const status = completion && typeof completion === 'object' && !Array.isArray(completion) ? errorInReply(completion) : null;
+    if (status) throw new ProviderHttpError(status, text, headers);
     if (!completion || typeof completion !== 'object' || !Array.isArray(completion.choices))
       throw new ProviderReplyError(`the reply has no choices (HTTP ${response.status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
     return { completion, headers };

@@ -1,23 +1,48 @@
 /**
- * A provider profile: how one family of chat endpoints is asked and how it answers. Profiles are data (one small file per
- * provider in this folder); core/llm/client.ts and the `openai` copilot adapter build every request from them, and
- * `judgeflow providers` prints them.
+ * A provider profile: how one family of chat endpoints is asked and how it answers. Profiles are data plus a few hooks,
+ * one file per provider in profiles/ (found there by the registry, index.ts); the one request path (core/llm/call.ts)
+ * builds every judge and copilot request from them, and `judgeflow providers` prints them.
  */
-export const PROVIDER_IDS = [
-  'openai',
-  'anthropic',
-  'gemini',
-  'deepseek',
-  'mistral',
-  'groq',
-  'openrouter',
-  'together',
-  'fireworks',
-  'vllm',
-  'ollama',
-  'openai-compatible',
-] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
+/** A profile's id, as `provider:` names it (the registry, core/llm/providers/index.ts, lists the ids it found). */
+export type ProviderId = string;
+
+/** An HTTP error as the hooks read it: the status, the body as received, and what core/llm/providers/errorBody.ts read from it. */
+export interface ProviderErrorView {
+  status: number;
+  body: string;
+  /** The provider's own words, from whatever shape the body has; null when it has none. */
+  message: string | null;
+  /** Every machine-readable code or type the body carries (insufficient_quota, json_validate_failed…). */
+  codes: string[];
+}
+
+/** What an HTTP error means beyond its status, when a provider says it in its own way. */
+export type ProviderErrorClass =
+  /** Out of credit or quota: never retried, and the endpoint is not asked again for a while (session.ts). */
+  | { kind: 'quota' }
+  /** The request was fine but the model's answer was not: the judge re-asks it like an invalid answer. */
+  | { kind: 'invalid_answer'; problem: string };
+
+/**
+ * A provider's quirks as code, beside its data. The readers (every hook below) are asked about every endpoint's
+ * errors and replies, not only the profile's own: gateways (OpenRouter, LiteLLM), self-hosted servers and the
+ * simulator on 127.0.0.1 pass on their upstream's words, and an unknown host reads everything. So a reader must match
+ * only what its provider says, never a wording another provider could mean otherwise.
+ */
+export interface ProviderHooks {
+  /**
+   * The request parameter a 400/422 refuses, named in this provider's wording (`text`: the error's message and body);
+   * null when the text is not such a refusal. Only the `optional` parameters judgeflow may leave out count.
+   */
+  refusedParameter?(text: string, optional: readonly string[]): string | null;
+  /** What an HTTP error means beyond its status (out of quota, an invalid answer); null: nothing special. */
+  classifyError?(error: ProviderErrorView): ProviderErrorClass | null;
+  /**
+   * An error reported inside a reply that arrived with HTTP 2xx (the parsed body): the HTTP status it stands for, or
+   * null when the reply is not such an error.
+   */
+  errorInReply?(reply: Record<string, unknown>): number | null;
+}
 
 export interface ProviderProfile {
   id: ProviderId;
@@ -47,7 +72,7 @@ export interface ProviderProfile {
   /** How errors come back, for `judgeflow providers` (every shape is read by core/llm/providers/errorBody.ts). */
   errors: string;
   /**
-   * The Batch API judgeflow can judge through (core/providers/batch/): OpenAI's (files with purpose `batch` and
+   * The Batch API judgeflow can judge through (core/llm/providers/batch/): OpenAI's (files with purpose `batch` and
    * /v1/batches) or Anthropic's Message Batches; absent when the provider has none judgeflow supports.
    */
   batchApi?: 'openai' | 'anthropic';
@@ -55,6 +80,8 @@ export interface ProviderProfile {
   extraBody?: Record<string, unknown>;
   /** The quirks handled, one line each, with where they are documented. */
   notes: string[];
+  /** Quirks that are code, not data (read only through the registry, core/llm/providers/index.ts). */
+  hooks?: ProviderHooks;
 }
 
 /** OpenAI's reasoning families (o1, o3, o4-mini, gpt-5…), bare or routed as `openai/o3`. */

@@ -1,5 +1,6 @@
-import { providerErrorMessage, unsupportedParameter } from './errorBody';
+import { providerErrorMessage } from './errorBody';
 import { ProviderHttpError } from './httpError';
+import { refusedParameter } from './index';
 import { dropKey } from './request';
 
 /**
@@ -48,7 +49,7 @@ export function resetProviderSession(): void {
  */
 export function learnRefusedParameter(error: unknown, body: Record<string, unknown>, dropped: Set<string>): { parameter: string; learnt: boolean } | null {
   if (!(error instanceof ProviderHttpError) || (error.status !== 400 && error.status !== 422)) return null;
-  const refused = unsupportedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`);
+  const refused = refusedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`);
   const parameter = refused ? dropKey(refused, body) : null;
   if (!parameter) return null;
   const learnt = !dropped.has(parameter);

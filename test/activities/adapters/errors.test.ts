@@ -1,5 +1,5 @@
-import OpenAI from 'openai';
 import { toAdapterError } from '../../../activities/adapters/errors';
+import { ProviderHttpError } from '../../../core/llm/providers/httpError';
 import { InputError } from '../../../core/model/inputError';
 
 /** One classifier for every copilot and judge failure: known transient faults retry, anything else is a non-retryable internal error. */
@@ -22,11 +22,9 @@ describe('toAdapterError', () => {
     expect([e.kind, e.retryable]).toEqual(['store_busy', true]);
   });
 
-  test('network faults from fetch and the OpenAI client, and timeouts, are retried', () => {
+  test('network faults from fetch, and timeouts, are retried', () => {
     const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }) });
-    expect([toAdapterError(refused, 'copilot A').kind, toAdapterError(refused, 'copilot A').retryable]).toEqual(['network', true]);
-    const connection = new OpenAI.APIConnectionError({ message: 'Connection error.' });
-    expect(toAdapterError(connection, 'judge').kind).toBe('network');
+    expect([toAdapterError(refused, 'copilot A').kind, toAdapterError(refused, 'copilot A').retryable, toAdapterError(refused, 'copilot A').message]).toEqual(['network', true, 'copilot A: fetch failed (connect ECONNREFUSED 127.0.0.1:9)']);
     const timeout = new AbortController();
     timeout.abort();
     const e = toAdapterError(new Error('This operation was aborted'), 'copilot A', { timeout: { signal: timeout.signal, ms: 500 } });
@@ -34,7 +32,7 @@ describe('toAdapterError', () => {
   });
 
   test('HTTP 429/5xx retry, other 4xx do not; a 400 naming an unsupported parameter says how to fix it', () => {
-    const api = (status: number, body: Record<string, unknown>) => OpenAI.APIError.generate(status, body, undefined, new Headers());
+    const api = (status: number, body: Record<string, unknown>) => new ProviderHttpError(status, JSON.stringify(body), {});
     expect(toAdapterError(api(429, { error: { message: 'slow down' } }), 'judge').retryable).toBe(true);
     expect(toAdapterError(api(503, { error: { message: 'down' } }), 'judge').retryable).toBe(true);
     expect(toAdapterError(api(401, { error: { message: 'bad key' } }), 'judge').retryable).toBe(false);
@@ -58,19 +56,18 @@ describe('toAdapterError', () => {
   });
 });
 
-describe('ProviderHttpError (judgeflow\'s own transports) is read exactly like the SDK\'s APIError', () => {
-  const { ProviderHttpError } = require('../../../core/llm/providers/httpError') as typeof import('../../../core/llm/providers/httpError');
+describe('ProviderHttpError (judgeflow\'s own transports): the provider words, Retry-After and the retry decision', () => {
   const body = (status: number, message: string, code: string | null = null) => JSON.stringify({ error: { message, type: 'x', param: null, code } });
 
   test.each([
-    [429, body(429, 'Rate limit reached for requests', 'rate_limit_exceeded'), { 'retry-after': '2' }],
-    [500, body(500, 'The server had an error'), {}],
-    [400, body(400, 'Invalid model'), {}],
-    [400, body(400, "Unsupported value: 'temperature' does not support 0 with this model."), {}],
-  ])('HTTP %i', (status, text, headers) => {
-    const ours = toAdapterError(new ProviderHttpError(status, text, headers), 'judge');
-    const sdk = toAdapterError(OpenAI.APIError.generate(status, JSON.parse(text), undefined, new Headers(headers)), 'judge');
-    expect([ours.kind, ours.retryable, ours.options.retryAfterMs, ours.message]).toEqual([sdk.kind, sdk.retryable, sdk.options.retryAfterMs, sdk.message]);
+    [429, body(429, 'Rate limit reached for requests', 'rate_limit_exceeded'), { 'retry-after': '2' }, ['rate_limited', true, 2000, 'judge answered HTTP 429: Rate limit reached for requests']],
+    [429, body(429, 'slow down'), { 'retry-after-ms': '1500' }, ['rate_limited', true, 1500, 'judge answered HTTP 429: slow down']],
+    [500, body(500, 'The server had an error'), {}, ['http', true, undefined, 'judge answered HTTP 500: The server had an error']],
+    [400, body(400, 'Invalid model'), {}, ['http', false, undefined, 'judge answered HTTP 400: Invalid model']],
+    [400, '', {}, ['http', false, undefined, 'judge answered HTTP 400 (no body)']],
+  ])('HTTP %i %s', (status, text, headers, expected) => {
+    const error = toAdapterError(new ProviderHttpError(status, text, headers), 'judge');
+    expect([error.kind, error.retryable, error.options.retryAfterMs, error.message]).toEqual(expected);
   });
 
   test('quota is its own kind, never retried; a not-JSON reply and a whole-call timeout are retried', () => {

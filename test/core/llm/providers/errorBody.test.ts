@@ -1,4 +1,5 @@
-import { isQuotaError, providerErrorCodes, providerErrorMessage, unsupportedParameter } from '../../../../core/llm/providers/errorBody';
+import { providerErrorCodes, providerErrorMessage } from '../../../../core/llm/providers/errorBody';
+import { isQuotaError, refusedParameter as unsupportedParameter } from '../../../../core/llm/providers';
 import { httpFailure } from '../../../../activities/adapters/errors';
 
 describe("every error body shape gives the provider's words", () => {

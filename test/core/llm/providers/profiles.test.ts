@@ -59,3 +59,25 @@ test('refused parameters are left out, response_format steps down; extraBody pas
   expect(chatRequestBody(profile, settings, messages, json, new Set(['response_format', 'response_format:json_object']))).not.toHaveProperty('response_format');
   expect(chatRequestBody(profile, settings, messages, json, new Set(['max_tokens']))).toMatchObject({ max_completion_tokens: 500 });
 });
+
+test("each provider's quirks are its own profile's hooks; the registry asks them all", () => {
+  const { refusedParameter, classifyProviderError, errorInReply, OPTIONAL_PARAMETERS } = require('../../../../core/llm/providers') as typeof import('../../../../core/llm/providers');
+  const gemini = 'Invalid JSON payload received. Unknown name "seed": Cannot find field.';
+  expect(PROFILES.gemini.hooks?.refusedParameter?.(gemini, OPTIONAL_PARAMETERS)).toBe('seed');
+  expect(PROFILES.openai.hooks?.refusedParameter?.(gemini, OPTIONAL_PARAMETERS)).toBeNull();
+  expect(refusedParameter(gemini)).toBe('seed');
+  const mistral = JSON.stringify({ detail: [{ type: 'extra_forbidden', loc: ['body', 'seed'], msg: 'Extra inputs are not permitted' }] });
+  expect(PROFILES.mistral.hooks?.refusedParameter?.(mistral, OPTIONAL_PARAMETERS)).toBe('seed');
+  expect(PROFILES.deepseek.hooks?.refusedParameter?.('This response_format type is unavailable now', OPTIONAL_PARAMETERS)).toBe('response_format');
+  // Groq's json_validate_failed is an invalid answer (re-asked), not a bad request.
+  const groq = JSON.stringify({ error: { message: 'Failed to generate JSON.', type: 'invalid_request_error', code: 'json_validate_failed' } });
+  expect(classifyProviderError(400, groq)).toEqual({ kind: 'invalid_answer', problem: "the provider's JSON validation failed (json_validate_failed): Failed to generate JSON." });
+  expect(classifyProviderError(500, groq)).toBeNull();
+  // OpenRouter's HTTP 200 with an error: its code when that is a status, else a 5xx.
+  expect(PROFILES.openrouter.hooks?.errorInReply?.({ error: { code: 429, message: 'rate limited upstream' } })).toBe(429);
+  expect(errorInReply({ error: { message: 'upstream died' } })).toBe(502);
+  expect(errorInReply({ choices: [], error: null })).toBeNull();
+  // Quota in each provider's words; a rate limit is not quota.
+  expect(PROFILES.anthropic.hooks?.classifyError?.({ status: 400, body: '', message: 'Your credit balance is too low to access the Anthropic API.', codes: ['invalid_request_error'] })).toEqual({ kind: 'quota' });
+  expect(PROFILES.openai.hooks?.classifyError?.({ status: 429, body: '', message: 'Rate limit reached', codes: ['rate_limit_exceeded'] })).toBeNull();
+});

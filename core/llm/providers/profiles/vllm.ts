@@ -1,6 +1,6 @@
-import type { ProviderProfile } from './profile';
+import type { ProviderProfile } from '../profile';
 
-export const vllm: ProviderProfile = {
+export const profile: ProviderProfile = {
   id: 'vllm',
   label: "vLLM's OpenAI-compatible server (self-hosted; name it with provider: vllm)",
   transport: 'openai-chat',

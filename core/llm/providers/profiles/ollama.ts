@@ -1,6 +1,6 @@
-import type { ProviderProfile } from './profile';
+import type { ProviderProfile } from '../profile';
 
-export const ollama: ProviderProfile = {
+export const profile: ProviderProfile = {
   id: 'ollama',
   label: "Ollama's OpenAI compatibility (localhost:11434/v1)",
   transport: 'openai-chat',

@@ -1,6 +1,6 @@
-import { openWeightsHost, type ProviderProfile } from './profile';
+import { openWeightsHost, type ProviderProfile } from '../profile';
 
-export const fireworks: ProviderProfile = {
+export const profile: ProviderProfile = {
   ...openWeightsHost,
   notes: [...openWeightsHost.notes],
   id: 'fireworks',

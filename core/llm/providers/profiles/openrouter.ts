@@ -1,6 +1,6 @@
-import { openaiReasoningModel, type ProviderProfile } from './profile';
+import { openaiReasoningModel, type ProviderProfile } from '../profile';
 
-export const openrouter: ProviderProfile = {
+export const profile: ProviderProfile = {
   id: 'openrouter',
   label: 'OpenRouter (openrouter.ai/api/v1)',
   transport: 'openai-chat',
@@ -18,4 +18,17 @@ export const openrouter: ProviderProfile = {
   // the LLM is producing the output will be emitted in the response body or as an SSE data event." — treated as a 5xx.
   errors: '{"error": {"code", "message", "metadata"}}; errors during generation as HTTP 200 with that body, or an SSE data: event; 402 when out of credits',
   notes: ['HTTP 200 with {"error": …} retried like a 5xx and recorded (OpenRouter docs, Errors)', '402 "insufficient credits" is quota, not retried', 'response_format not enforced without provider.require_parameters (extraBody)'],
+  hooks: {
+    // openrouter.ai docs, "Errors": an error during generation comes back with status 200 and `{"error": {"code",
+    // "message"}}` in place of choices — the error it names (its code when that is an HTTP status, else a 5xx: the
+    // upstream failed mid-answer, so another attempt may help).
+    errorInReply(reply) {
+      if (!reply.error || Array.isArray(reply.choices)) return null;
+      const code = Number((reply.error as { code?: unknown }).code);
+      return Number.isInteger(code) && code >= 400 && code < 600 ? code : 502;
+    },
+    // openrouter.ai docs, "Errors": 402 "Your account or API key has insufficient credits" (also the HTTP status's own
+    // meaning, Payment Required, which openai-compatible.ts reads for every endpoint).
+    classifyError: (error) => (error.status === 402 ? { kind: 'quota' } : null),
+  },
 };

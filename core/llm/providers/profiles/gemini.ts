@@ -1,6 +1,6 @@
-import type { ProviderProfile } from './profile';
+import type { ProviderProfile } from '../profile';
 
-export const gemini: ProviderProfile = {
+export const profile: ProviderProfile = {
   id: 'gemini',
   label: "Google Gemini's OpenAI compatibility layer (generativelanguage.googleapis.com/v1beta/openai)",
   transport: 'openai-chat',
@@ -16,4 +16,12 @@ export const gemini: ProviderProfile = {
   strict: true,
   errors: 'array-wrapped: [{"error": {"code", "message", "status": "INVALID_ARGUMENT", "details"}}]',
   notes: ['no seed (Unknown name "seed": Cannot find field — ChatterUI #227, mcpchecker #188)', 'error bodies wrapped in an array'],
+  hooks: {
+    // ChatterUI issue #227: a field the layer does not know is refused as `Invalid JSON payload received. Unknown name
+    // "seed": Cannot find field.` (the quotes escaped when the message is read from the raw body).
+    refusedParameter(text, optional) {
+      const named = text.match(/Unknown name \\*"(\w+)\\*"[^.]*Cannot find field/);
+      return named && optional.includes(named[1]) ? named[1] : null;
+    },
+  },
 };

@@ -1,6 +1,6 @@
-import type { ProviderProfile } from './profile';
+import type { ProviderProfile } from '../profile';
 
-export const deepseek: ProviderProfile = {
+export const profile: ProviderProfile = {
   id: 'deepseek',
   label: 'DeepSeek (api.deepseek.com)',
   transport: 'openai-chat',
@@ -16,4 +16,9 @@ export const deepseek: ProviderProfile = {
   strict: false,
   errors: '{"error": {"message", "type", "code"}}',
   notes: ['JSON mode only, the schema in the prompt ("This response_format type is unavailable now" — llm-exe #662; DeepSeek docs, JSON Output)', 'deepseek-reasoner: <think> blocks stripped'],
+  hooks: {
+    // llm-exe issue #662 (LiteLLM PR #31466): json_schema, asked of a DeepSeek endpoint configured with it anyway, is
+    // refused as "This response_format type is unavailable now": response_format steps down to JSON mode.
+    refusedParameter: (text) => (/response_format type is unavailable/i.test(text) ? 'response_format' : null),
+  },
 };
