@@ -59,7 +59,8 @@ export function collectActivities(deps: ActivityDeps) {
     // The request's and reply's size, for an estimate where the copilot reports no usage (core/cost.ts).
     let requestChars: number | null = null;
     const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
-      if (adapterFor(config.type).importSource) return;
+      // An agent records each model turn itself, as it completes; answers held in a file cost nothing here.
+      if (adapterFor(config.type).importSource || adapterFor(config.type).recordsOwnCalls) return;
       await store.putLlmCall({
         runId: input.runId,
         role: 'copilot',
@@ -91,7 +92,7 @@ export function collectActivities(deps: ActivityDeps) {
         const adapter = adapterOf(run, config);
         const query = await store.snapshotQuery(run.snapshotId, input.queryId);
         requestChars = queryCharsOf(query);
-        const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
+        const answer = await withHeartbeat(() => adapter.collect({ query, signal, item: { store, runId: input.runId, queryId: input.queryId, copilot: input.copilot } }));
         clearTimeout(timer); // the copilot has answered: waiting for the store is not the copilot timing out
         held = { answer, started, finished: new Date(), callRecorded: false, requestChars };
         heldAnswers.set(key, held);

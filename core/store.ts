@@ -4,6 +4,7 @@ import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from './typ
 import { contentHash } from './hashing';
 import type { StoredGroundingCheck } from './grounding';
 import type { ReopenedItems } from './retryFailed';
+import type { StoredAgentStep, WorldCall, WorldRecording } from './agentSteps';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
@@ -302,6 +303,20 @@ export interface ResultsStore {
   getArtefact(artefactId: string): Promise<Artefact | null>;
   /** A run's artefacts without their bytes, ordered by name. */
   artefacts(runId: string): Promise<ArtefactInfo[]>;
+
+  // ---- agent trajectories (issue 34): each model turn and tool call as it completes; first write wins per seq ------
+  putAgentStep(step: StoredAgentStep): Promise<void>;
+  /** One item's steps, ordered by seq. */
+  agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]>;
+  /** Every step of a run (all items and copilots), ordered by query, copilot and seq. */
+  runAgentSteps(runId: string): Promise<StoredAgentStep[]>;
+
+  // ---- world recordings: tool results a run recorded, keyed by the call's canonical key; first write wins ------
+  putWorldCalls(recording: string, calls: WorldCall[]): Promise<void>;
+  /** A recording's calls, ordered by key. */
+  worldCalls(recording: string): Promise<WorldCall[]>;
+  /** Every recording, oldest first. */
+  worldRecordings(): Promise<WorldRecording[]>;
 
   // ---- scheduled refresh lineage -------------------------------------------------------------------
   /** Idempotent per (schedule, workflowId). */

@@ -8,7 +8,8 @@ import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { olderStoreProblem } from './migrations';
 import { POSTGRES_MIGRATIONS } from './postgresSchema';
 import { PostgresStudyStore } from './postgresStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot, toAgentStep, toWorldCall, toWorldRecording } from './rows';
+import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/agentSteps';
 
 /** Positions are INTEGER; "to the end" must not overflow the parameter's type. */
 const END = 2 ** 31 - 1;
@@ -395,6 +396,34 @@ export class PostgresStore implements ResultsStore {
 
   async artefacts(runId: string): Promise<ArtefactInfo[]> {
     return (await this.db.rows(`SELECT ${ARTEFACT_INFO_COLUMNS}, octet_length(bytes) AS size FROM artefacts WHERE run_id = $1 ORDER BY name`, [runId])).map(toArtefactInfo);
+  }
+
+  // ---- agent trajectories and world recordings ---------------------------------------
+  async putAgentStep(s: StoredAgentStep): Promise<void> {
+    await insertIgnore(await this.db.ready(), 'agent_steps', [s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)]);
+  }
+
+  async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
+    return (await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 AND query_id = $2 AND copilot = $3 ORDER BY seq', [runId, queryId, copilot])).map(toAgentStep);
+  }
+
+  async runAgentSteps(runId: string): Promise<StoredAgentStep[]> {
+    return (await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 ORDER BY query_id, copilot, seq', [runId])).map(toAgentStep);
+  }
+
+  async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
+    await this.db.transaction(async (client) => {
+      for (const c of calls) await insertIgnore(client, 'world_calls', [recording, c.key, c.tool, c.arguments, c.result, c.isError, c.recordedAt]);
+    });
+  }
+
+  async worldCalls(recording: string): Promise<WorldCall[]> {
+    return (await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 ORDER BY key', [recording])).map(toWorldCall);
+  }
+
+  async worldRecordings(): Promise<WorldRecording[]> {
+    const rows = await this.db.rows('SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording', []);
+    return rows.map(toWorldRecording);
   }
 
   // ---- scheduled refresh lineage ---------------------------------------------

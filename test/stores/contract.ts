@@ -805,6 +805,30 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       });
     });
 
+    describe('agent trajectories and world recordings', () => {
+      const modelStep = (seq: number, text: string | null) => ({ kind: 'model' as const, seq, turn: 1, text, toolCalls: [{ id: 'c1', name: 'get_price', arguments: { symbol: 'BTC' } }], usage: { promptTokens: 10, completionTokens: 5, cachedTokens: null }, latencyMs: 12, startedAt: 't0', finishedAt: 't1' });
+      test('steps are kept per item in seq order, and the first write of a seq wins', async () => {
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: { kind: 'tool', seq: 1, turn: 1, callId: 'c1', tool: 'get_price', arguments: { symbol: 'BTC' }, result: '{"price":1}', isError: false, origin: 'live', latencyMs: 3, startedAt: 't1', finishedAt: 't2' } });
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'first') });
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'second write') });
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Bolt', step: modelStep(0, 'other copilot') });
+        const steps = await (await another()).agentSteps('r1', 'q1', 'Ace');
+        expect(steps.map((s) => [s.step.seq, s.step.kind])).toEqual([[0, 'model'], [1, 'tool']]);
+        expect(steps[0].step).toEqual(modelStep(0, 'first'));
+        expect(await store.agentSteps('r1', 'q2', 'Ace')).toEqual([]);
+        expect((await store.runAgentSteps('r1')).map((s) => `${s.copilot}/${s.step.seq}`)).toEqual(['Ace/0', 'Ace/1', 'Bolt/0']);
+      });
+      test('a recording keeps each key once (first write wins), and recordings are listed with their sizes', async () => {
+        const call = (key: string, result: string, isError = false) => ({ key, tool: 'get_price', arguments: `{"symbol":"${key}"}`, result, isError, recordedAt: `2025-01-01T00:00:0${key.length}.000Z` });
+        await store.putWorldCalls('run-a', [call('BTC', '1'), call('ETH', '2', true)]);
+        await store.putWorldCalls('run-a', [call('BTC', 'changed')]);
+        await store.putWorldCalls('run-b', [call('SOL', '3')]);
+        expect(await (await another()).worldCalls('run-a')).toEqual([call('BTC', '1'), call('ETH', '2', true)]);
+        expect(await store.worldCalls('none')).toEqual([]);
+        expect((await store.worldRecordings()).map((r) => [r.recording, r.calls])).toEqual([['run-a', 2], ['run-b', 1]]);
+      });
+    });
+
     describe('several connections at once', () => {
       test('the same keys written concurrently from two connections: one row each', async () => {
         const other = await another();
