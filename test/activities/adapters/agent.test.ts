@@ -9,35 +9,19 @@ import { SqliteStore } from '../../../stores/sqlite';
 import { tempDir } from '../../support/harness';
 import { adapterFailure } from '../../support/adapterError';
 import { startToolModel, type ToolModel } from '../../support/agent/toolModel';
+import { startMcpHttp, type McpHttpServer } from '../../support/agent/mcpHttp';
 
 /**
  * The `agent` copilot against a real MCP server (the SDK's McpServer, over stdio as a child process and over Streamable
  * HTTP) and a tool-calling model speaking OpenAI's and Anthropic's wire formats over HTTP.
  */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { priceServer } = require('../../support/agent/priceServer.js');
 const SERVER_JS = path.join(__dirname, '../../support/agent/priceServer.js');
 
 let model: ToolModel;
-let mcpHttp: { url: string; calls: Array<{ symbol: string }>; close(): Promise<void> };
+let mcpHttp: McpHttpServer;
 const dir = tempDir('jf-agent-');
 const store = new SqliteStore(path.join(dir, 'results.db'));
 const adapters: Array<{ close?(): Promise<void> }> = [];
-
-/** The SDK's Streamable HTTP server transport, stateless (a server per request), on a local port. */
-async function startMcpHttp() {
-  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
-  const calls: Array<{ symbol: string }> = [];
-  const server = http.createServer(async (req, res) => {
-    const mcp = priceServer((entry: { args: { symbol: string } }) => calls.push(entry.args));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-    res.on('close', () => void transport.close());
-    await mcp.connect(transport);
-    await transport.handleRequest(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, calls, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
-}
 
 beforeAll(async () => {
   model = await startToolModel();
