@@ -138,6 +138,11 @@ export class ToolSession {
     if (held) return { text: held.result, isError: held.isError, origin: 'world' };
     if (this.settings.mode === 'replay' && this.settings.onMissing === 'fail')
       throw new AdapterError('world_miss', `world ${this.settings.world} holds no result for ${name} ${canonicalJson(args)} (the recorded agent never made this call); replay with tools.onMissing: live to ask the service and record a new world`);
+    // Recording: another item of the run may have recorded this call since this one started.
+    if (this.settings.mode === 'record' && this.store && this.recording) {
+      const now = (await this.store.worldCalls(this.recording)).find((c) => c.key === key);
+      if (now) return { text: now.result, isError: now.isError, origin: 'world' };
+    }
     const result = await this.live(name, args, signal);
     // A transport fault is not what the service answered: shown to the model, never recorded into a world.
     if (this.settings.mode !== 'live' && !result.fault) await this.keep({ key, tool: name, arguments: canonicalJson(args), result: result.text, isError: result.isError, recordedAt: new Date().toISOString() });

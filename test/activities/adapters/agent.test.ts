@@ -68,7 +68,7 @@ test('OpenAI format over MCP Streamable HTTP: the tools are offered, parallel ca
   expect(sent[0].body.messages[0]).toEqual({ role: 'system', content: 'You are a crypto analyst with tools.' });
   expect(sent[1].body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id)).toEqual(['call_0_BTC', 'call_1_ETH']);
   expect(mcpHttp.calls.slice(calledBefore)).toEqual([{ symbol: 'BTC' }, { symbol: 'ETH' }]);
-  expect(answer.text).toMatch(/^From the tools: .*97000\.5.*3400\.25/);
+  expect(answer.text).toBe('BTC trades at 97000.5 USD (source: https://prices.test/BTC).\nETH trades at 3400.25 USD (source: https://prices.test/ETH).');
   expect(answer.context).toMatch(/get_price \{"symbol":"BTC"\}:\n.*97000\.5/);
   expect(answer.sources?.map((s) => s.url)).toEqual(['https://prices.test/BTC', 'https://prices.test/ETH']);
   expect(answer.usage).toEqual({ promptTokens: 102 + 105, completionTokens: 40, cachedTokens: 0 });
@@ -86,7 +86,7 @@ test('Anthropic format over MCP stdio: tool_use blocks are run and answered with
   expect(last.role).toBe('user');
   expect(last.content.map((b: any) => [b.type, b.tool_use_id])).toEqual([['tool_result', 'toolu_0_SOL'], ['tool_result', 'toolu_1_BTC']]);
   expect(fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l).args.symbol)).toEqual(['SOL', 'BTC']);
-  expect(answer.text).toMatch(/180\.1.*97000\.5/);
+  expect(answer.text).toMatch(/SOL trades at 180\.1 USD.*\n.*BTC trades at 97000\.5/);
 });
 
 test('every model turn and tool call is stored; a retried attempt resumes from them and repeats nothing finished', async () => {
@@ -177,7 +177,8 @@ test('HTTP tools declared in the config: URL filled from the arguments, the resu
     const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}/price?symbol={symbol}`;
     const answer = await agent({ tools: { http: [{ name: 'get_price', description: 'spot price', parameters: { type: 'object', properties: { symbol: { type: 'string' } }, required: ['symbol'] }, url, answerPath: 'data' }] } }).collect({ query: query('BTC now?'), signal: AbortSignal.timeout(20_000), item: item('run-http') });
     expect(hits).toEqual(['/price?symbol=BTC']);
-    expect(answer.text).toBe('From the tools: {"symbol":"BTC","price":42,"source":"https://api.test/BTC"}');
+    expect(answer.text).toBe('BTC trades at 42 USD (source: https://api.test/BTC).');
+    expect(answer.context).toBe('get_price {"symbol":"BTC"}:\n{"symbol":"BTC","price":42,"source":"https://api.test/BTC"}');
   } finally {
     await new Promise((resolve) => (api.closeAllConnections(), api.close(resolve)));
   }

@@ -38,7 +38,21 @@ export async function startToolModel(): Promise<ToolModel> {
   return model;
 }
 
-const answerFrom = (results: string[]) => (results.length ? `From the tools: ${results.join(' | ')}` : 'No figures were looked up.');
+/** One sentence per result: a price with its source as the tool gave them, a failure named; "-hallucinating" models add a figure no tool returned. */
+export const HALLUCINATED = 'Trading volume rose 37.5% week on week.';
+function answerFrom(results: string[], model: string): string {
+  const lines = results.map((text) => {
+    try {
+      const r = JSON.parse(text);
+      if (r && typeof r.price === 'number') return `${r.symbol} trades at ${r.price} USD (source: ${r.source}).`;
+    } catch {
+      // not JSON: an error result
+    }
+    return `A lookup failed: ${text}.`;
+  });
+  if (/hallucinating/.test(model)) lines.push(HALLUCINATED);
+  return lines.length ? lines.join('\n') : 'No figures were looked up.';
+}
 
 function openaiReply(body: any) {
   const messages: any[] = body.messages;
@@ -51,7 +65,7 @@ function openaiReply(body: any) {
     const calls = tickers(question).map((symbol, i) => ({ id: `call_${i}_${symbol}`, type: 'function', function: { name: 'get_price', arguments: JSON.stringify({ symbol }) } }));
     return { id: 'cmpl-1', choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: calls } }], usage };
   }
-  return { id: 'cmpl-2', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: answerFrom(results) } }], usage };
+  return { id: 'cmpl-2', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: answerFrom(results, body.model) } }], usage };
 }
 
 function anthropicReply(body: any) {
@@ -65,5 +79,5 @@ function anthropicReply(body: any) {
     const content = tickers(question).map((symbol, i) => ({ type: 'tool_use', id: `toolu_${i}_${symbol}`, name: 'get_price', input: { symbol } }));
     return { id: 'msg_1', type: 'message', role: 'assistant', content, stop_reason: 'tool_use', usage };
   }
-  return { id: 'msg_2', type: 'message', role: 'assistant', content: [{ type: 'text', text: answerFrom(results) }], stop_reason: 'end_turn', usage };
+  return { id: 'msg_2', type: 'message', role: 'assistant', content: [{ type: 'text', text: answerFrom(results, body.model) }], stop_reason: 'end_turn', usage };
 }
