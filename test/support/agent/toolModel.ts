@@ -23,6 +23,8 @@ export async function startToolModel(): Promise<ToolModel> {
     let data = '';
     req.on('data', (c) => (data += c));
     req.on('end', () => {
+      // Only the two chat endpoints (a GET /models probe, as judgeflow's simulator check sends, is not one).
+      if (req.method !== 'POST') return void res.writeHead(404).end();
       const body = JSON.parse(data || '{}');
       model.requests.push({ path: req.url ?? '', body, headers: req.headers });
       const reply = req.url?.endsWith('/messages') ? anthropicReply(body) : openaiReply(body);
