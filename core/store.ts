@@ -155,6 +155,8 @@ export type StoreRecord =
   | { kind: 'scheduleSnapshot'; row: ScheduleSnapshotRow }
   | { kind: 'artefact'; artefact: Artefact }
   | { kind: 'groundingCheck'; check: StoredGroundingCheck }
+  | { kind: 'agentStep'; step: StoredAgentStep }
+  | { kind: 'worldCall'; recording: string; call: WorldCall }
   /** A whole study; written only when the target has no study of that name. */
   | { kind: 'study'; dump: StudyDump };
 

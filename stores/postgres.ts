@@ -400,7 +400,7 @@ export class PostgresStore implements ResultsStore {
 
   // ---- agent trajectories and world recordings ---------------------------------------
   async putAgentStep(s: StoredAgentStep): Promise<void> {
-    await insertIgnore(await this.db.ready(), 'agent_steps', [s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)]);
+    await insertIgnore(await this.db.ready(), 'agent_steps', agentStepRow(s));
   }
 
   async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
@@ -413,7 +413,7 @@ export class PostgresStore implements ResultsStore {
 
   async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
     await this.db.transaction(async (client) => {
-      for (const c of calls) await insertIgnore(client, 'world_calls', [recording, c.key, c.tool, c.arguments, c.result, c.isError, c.recordedAt]);
+      for (const c of calls) await insertIgnore(client, 'world_calls', worldCallRow(recording, c));
     });
   }
 
@@ -501,6 +501,10 @@ export class PostgresStore implements ResultsStore {
         return this.insertScheduleSnapshot(c, r.row);
       case 'groundingCheck':
         return this.insertGroundingCheck(c, r.check);
+      case 'agentStep':
+        return insertIgnore(c, 'agent_steps', agentStepRow(r.step));
+      case 'worldCall':
+        return insertIgnore(c, 'world_calls', worldCallRow(r.recording, r.call));
       case 'artefact':
         return this.insertArtefact(c, r.artefact);
       case 'study':
@@ -508,3 +512,6 @@ export class PostgresStore implements ResultsStore {
     }
   }
 }
+
+const agentStepRow = (s: StoredAgentStep) => [s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)];
+const worldCallRow = (recording: string, c: WorldCall) => [recording, c.key, c.tool, c.arguments, c.result, c.isError, c.recordedAt];

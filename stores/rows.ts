@@ -231,6 +231,8 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
   yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({ kind: 'scheduleSnapshot', row: toScheduleSnapshot(r) }));
   for (const runId of await read.column('SELECT DISTINCT run_id FROM grounding_checks ORDER BY run_id'))
     yield (await store.groundingChecks(runId)).map((check): StoreRecord => ({ kind: 'groundingCheck', check }));
+  yield* mapped('SELECT * FROM agent_steps ORDER BY run_id, query_id, copilot, seq', (r) => ({ kind: 'agentStep', step: toAgentStep(r) }));
+  yield* mapped('SELECT * FROM world_calls ORDER BY recording, key', (r) => ({ kind: 'worldCall', recording: r.recording, call: toWorldCall(r) }));
   // One artefact per batch: their bytes may be megabytes each.
   for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id')) yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
   // Run records after everything a run needs (responses, units, judgments, calls, artefacts): a copy interrupted before

@@ -445,7 +445,15 @@ export class SqliteStore implements ResultsStore {
 
   // ---- agent trajectories and world recordings ---------------------------------------
   async putAgentStep(s: StoredAgentStep): Promise<void> {
-    this.db.prepare('INSERT OR IGNORE INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)').run(s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step));
+    this.insertAgentStep(s);
+  }
+
+  private insertAgentStep(s: StoredAgentStep): number {
+    return this.db.prepare('INSERT OR IGNORE INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)').run(s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)).changes;
+  }
+
+  private insertWorldCall(recording: string, c: WorldCall): number {
+    return this.db.prepare('INSERT OR IGNORE INTO world_calls VALUES (?, ?, ?, ?, ?, ?, ?)').run(recording, c.key, c.tool, c.arguments, c.result, c.isError ? 1 : 0, c.recordedAt).changes;
   }
 
   async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
@@ -457,9 +465,8 @@ export class SqliteStore implements ResultsStore {
   }
 
   async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
-    const insert = this.db.prepare('INSERT OR IGNORE INTO world_calls VALUES (?, ?, ?, ?, ?, ?, ?)');
     this.db.transaction(() => {
-      for (const c of calls) insert.run(recording, c.key, c.tool, c.arguments, c.result, c.isError ? 1 : 0, c.recordedAt);
+      for (const c of calls) this.insertWorldCall(recording, c);
     })();
   }
 
@@ -528,6 +535,10 @@ export class SqliteStore implements ResultsStore {
         return this.insertArtefact(r.artefact);
       case 'groundingCheck':
         return this.insertGroundingCheck(r.check);
+      case 'agentStep':
+        return this.insertAgentStep(r.step);
+      case 'worldCall':
+        return this.insertWorldCall(r.recording, r.call);
       case 'study':
         return this.studies.insertDump(r.dump);
     }

@@ -171,6 +171,9 @@ export async function fillEverything(store: ResultsStore): Promise<void> {
   await store.putArtefact({ runId: 'r1', name: 'Ace-q-c.png', contentType: 'image/png', bytes: PNG_BYTES });
   await store.putResponse(aResponse('r1', 'q-d', 'Ace', { context: 'TVL of Aave: $3.2B', sources: [{ id: '1', url: 'https://x.test/a', title: 'Aave', text: 'TVL $3.2B' }] }));
   await store.putGroundingCheck(aGroundingCheck('r1', 'q-d', 'Ace'));
+  await store.putAgentStep({ runId: 'r1', queryId: 'q-a', copilot: 'Ace', step: { kind: 'model', seq: 0, turn: 1, text: null, toolCalls: [{ id: 'c1', name: 'get_tvl', arguments: { protocol: 'Aave' } }], usage: { promptTokens: 9, completionTokens: 3, cachedTokens: null }, latencyMs: 40, startedAt: 't0', finishedAt: 't1' } });
+  await store.putAgentStep({ runId: 'r1', queryId: 'q-a', copilot: 'Ace', step: { kind: 'tool', seq: 1, turn: 1, callId: 'c1', tool: 'get_tvl', arguments: { protocol: 'Aave' }, result: '{"tvl":3.2e9}', isError: false, origin: 'live', latencyMs: 8, startedAt: 't1', finishedAt: 't2' } });
+  await store.putWorldCalls('r1', [{ key: 'k1', tool: 'get_tvl', arguments: '{"protocol":"Aave"}', result: '{"tvl":3.2e9}', isError: false, recordedAt: '2025-01-01T00:00:07.000Z' }]);
 }
 
 export const aGroundingCheck = (runId: string, queryId: string, copilot: string, over: Partial<StoredGroundingCheck> = {}): StoredGroundingCheck => ({
@@ -209,6 +212,8 @@ export async function everything(store: ResultsStore): Promise<unknown> {
       calls: await store.llmCalls(runId),
       artefacts: await Promise.all((await store.artefacts(runId)).map(async (a) => ({ ...a, bytes: (await store.getArtefact(a.artefactId))!.bytes }))),
       grounding: await store.groundingChecks(runId),
+      agentSteps: await store.runAgentSteps(runId),
+      world: await store.worldCalls(runId),
     })),
   );
   const studies = await store.studies.listStudies();
@@ -862,7 +867,7 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const copy = await target.open();
         try {
           const counts = await copyAll(store, copy);
-          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 6, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1, groundingCheck: 1 });
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 6, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1, groundingCheck: 1, agentStep: 2, worldCall: 1 });
           expect(await everything(copy)).toEqual(await everything(store));
           expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
           expect(await everything(copy)).toEqual(await everything(store));
