@@ -12,7 +12,7 @@ import type { RunRecord } from '../core/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, ItemFailure, SendSlot } from '../workflows/types';
 import { runBatch, type BatchResult } from './callBatch';
-import { queryCharsOf } from '../core/cost';
+import { copilotCallRecord, queryCharsOf } from '../core/cost';
 
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
 const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
@@ -61,22 +61,8 @@ export function collectActivities(deps: ActivityDeps) {
     const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
       // An agent records each model turn itself, as it completes; answers held in a file cost nothing here.
       if (adapterFor(config.type).importSource || adapterFor(config.type).recordsOwnCalls) return;
-      await store.putLlmCall({
-        runId: input.runId,
-        role: 'copilot',
-        name: input.copilot,
-        model: 'model' in config && typeof config.model === 'string' ? config.model : null,
-        queryId: input.queryId,
-        promptTokens: c.usage?.promptTokens ?? null,
-        completionTokens: c.usage?.completionTokens ?? null,
-        cachedTokens: c.usage?.cachedTokens ?? null,
-        latencyMs: c.latencyMs,
-        ok: c.ok,
-        errorKind: c.errorKind,
-        requestChars,
-        replyChars: c.replyChars,
-        at: new Date().toISOString(),
-      });
+      const model = 'model' in config && typeof config.model === 'string' ? config.model : null;
+      await store.putLlmCall(copilotCallRecord({ ...input, model }, { ...c, requestChars }));
     };
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), config.timeoutMs);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PROVIDER_IDS, profileOf } from '../../core/providers';
 import { extraBodySchema } from '../../core/judgeConfig';
+import { copilotCallRecord } from '../../core/cost';
 import type { AgentStep } from '../../core/agentSteps';
 import { AdapterError, type AdapterContext, type AdapterModule, type CollectRequest } from './types';
 import { copilotBaseShape, envNameSchema, expandEnv } from './common';
@@ -76,23 +77,7 @@ function storeJournal(item: NonNullable<CollectRequest['item']>, config: AgentCo
   return {
     load: async () => (await store.agentSteps(runId, queryId, copilot)).map((s) => s.step),
     save: (step: AgentStep) => store.putAgentStep({ runId, queryId, copilot, step }),
-    recordCall: (c) =>
-      store.putLlmCall({
-        runId,
-        role: 'copilot',
-        name: copilot,
-        model: config.model,
-        queryId,
-        promptTokens: c.usage?.promptTokens ?? null,
-        completionTokens: c.usage?.completionTokens ?? null,
-        cachedTokens: c.usage?.cachedTokens ?? null,
-        latencyMs: c.latencyMs,
-        ok: c.ok,
-        errorKind: c.errorKind,
-        requestChars: c.requestChars,
-        replyChars: c.replyChars,
-        at: new Date().toISOString(),
-      }),
+    recordCall: (c) => store.putLlmCall(copilotCallRecord({ runId, queryId, copilot, model: config.model }, c)),
   };
 }
 

@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { agentAdapter, type AgentCopilotConfig } from '../../../activities/adapters/agent';
 import { adapterFor } from '../../../activities/adapters';
-import { listWorlds } from '../../../activities/adapters/agent/world';
+import { diffWorlds, listWorlds, worldIdOf, worldKey } from '../../../activities/adapters/agent/world';
+import { envNames } from '../../../activities/adapters/common';
 import { SqliteStore } from '../../../stores/sqlite';
 import { tempDir } from '../../support/harness';
 import { adapterFailure } from '../../support/adapterError';
@@ -182,4 +183,32 @@ test('HTTP tools declared in the config: URL filled from the arguments, the resu
   } finally {
     await new Promise((resolve) => (api.closeAllConnections(), api.close(resolve)));
   }
+});
+
+test('wallSeconds counts from the answer\'s first stored step, across attempts: an item resumed too late fails (agent_limit) without asking', async () => {
+  const it = item('run-wall');
+  const old = new Date(Date.now() - 60_000).toISOString();
+  await store.putAgentStep({ ...it, step: { kind: 'model', seq: 0, turn: 1, text: null, toolCalls: [{ id: 'c0', name: 'get_price', arguments: { symbol: 'BTC' } }], usage: { promptTokens: 1, completionTokens: 1, cachedTokens: null }, latencyMs: 5, startedAt: old, finishedAt: old } });
+  await store.putAgentStep({ ...it, step: { kind: 'tool', seq: 1, turn: 1, callId: 'c0', tool: 'get_price', arguments: { symbol: 'BTC' }, result: '{}', isError: false, origin: 'live', latencyMs: 5, startedAt: old, finishedAt: old } });
+  const before = model.requests.length;
+  const late = await adapterFailure(agent({ limits: { wallSeconds: 30 } }).collect({ query: query('BTC?'), signal: AbortSignal.timeout(20_000), item: it }));
+  expect([late.kind, late.retryable]).toEqual(['agent_limit', false]);
+  expect(late.message).toMatch(/no final answer within limits\.wallSeconds \(30 s, from its first step\) after 1 model turns and 1 tool calls/);
+  expect(model.requests.length).toBe(before);
+});
+
+test('world ids: the hash of the content, whatever the order; keys ignore argument order; diff names what changed', () => {
+  expect(worldKey('get_price', { symbol: 'BTC', venue: 'x' })).toBe(worldKey('get_price', { venue: 'x', symbol: 'BTC' }));
+  expect(worldKey('get_price', { symbol: 'BTC' })).not.toBe(worldKey('get_tvl', { symbol: 'BTC' }));
+  const call = (key: string, result: string) => ({ key, tool: 'get_price', arguments: `{"symbol":"${key}"}`, result, isError: false, recordedAt: 'now' });
+  const a = [call('BTC', '1'), call('ETH', '2')];
+  expect(worldIdOf(a)).toBe(worldIdOf([...a].reverse()));
+  expect(worldIdOf(a)).not.toBe(worldIdOf([call('BTC', '1'), call('ETH', '3')]));
+  const diff = diffWorlds(a, [call('ETH', '3'), call('SOL', '4')]);
+  expect([diff.same, diff.changed.map((c) => c.a.key), diff.onlyA.map((c) => c.key), diff.onlyB.map((c) => c.key)]).toEqual([0, ['ETH'], ['BTC'], ['SOL']]);
+});
+
+test("the environment variables an agent names (model key, ${VAR} in MCP env, MCP headersFromEnv) are the ones kept out of messages", () => {
+  const config = agentAdapter.configSchema.parse({ name: 'A', type: 'agent', baseURL: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'MODEL_KEY', tools: { mcp: [{ name: 's', command: 'x', env: { TOKEN: '${STDIO_TOKEN}' } }, { name: 'h', url: 'http://127.0.0.1:1/mcp', headersFromEnv: { Authorization: 'MCP_TOKEN' } }] } });
+  expect(envNames(config).sort()).toEqual(['MCP_TOKEN', 'MODEL_KEY', 'STDIO_TOKEN']);
 });
