@@ -29,6 +29,7 @@ export function collectActivities(deps: ActivityDeps) {
     const settings = JSON.stringify(config);
     let made = adapters.get(key);
     if (!made || made.settings !== settings) {
+      void made?.adapter.close?.().catch(() => undefined); // replaced settings: its MCP servers and connections let go
       // Screenshots go to the store, not this worker's disk: the run may finish, and be reported, on another machine.
       made = { adapter: adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) }), settings };
       adapters.set(key, made);

@@ -80,7 +80,7 @@ export async function runAgent(args: {
       throw error;
     }
     const finished = new Date();
-    await journal.recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: reply.usage, requestChars: null, replyChars: reply.raw.length });
+    await journal.recordCall({ ok: true, errorKind: null, latencyMs: finished.getTime() - started.getTime(), usage: reply.usage, requestChars: reply.requestChars, replyChars: (reply.text ?? '').length + JSON.stringify(reply.toolCalls).length });
     if (!allowTools && reply.toolCalls.length)
       throw new AdapterError('agent_limit', `${who} still called tools (${reply.toolCalls.map((c) => c.name).join(', ')}) at its last allowed turn (limits.maxSteps ${limits.maxSteps}, maxToolCalls ${limits.maxToolCalls}) instead of answering`, { raw: reply.raw });
     const step: AgentModelStep = { kind: 'model', seq, turn, text: reply.text, toolCalls: reply.toolCalls, usage: reply.usage, latencyMs: finished.getTime() - started.getTime(), startedAt: started.toISOString(), finishedAt: finished.toISOString() };

@@ -41,6 +41,8 @@ export interface ModelReply {
   toolCalls: AgentToolCall[];
   usage: AgentUsage;
   raw: string;
+  /** Characters of the conversation sent (for a cost estimate where the endpoint reports no usage). */
+  requestChars: number;
 }
 
 /** Anthropic requires max_tokens; OpenAI-style endpoints get none unless set. */
@@ -119,7 +121,7 @@ async function openaiTurn(args: TurnArgs): Promise<ModelReply> {
       if (cut) throw new AdapterError('incomplete', `copilot ${settings.name}: ${cut}`, { raw });
     }
     const content = contentText(message.content);
-    return { text: content === null ? null : stripThink(content), toolCalls: calls, usage: usageFrom(reply.completion.usage), raw };
+    return { text: content === null ? null : stripThink(content), toolCalls: calls, usage: usageFrom(reply.completion.usage), raw, requestChars: JSON.stringify(messages).length };
   }
 }
 
@@ -164,7 +166,7 @@ async function anthropicTurn(args: TurnArgs): Promise<ModelReply> {
   const blocks: any[] = (JSON.parse(raw)?.content ?? []) as any[];
   const calls = blocks.filter((b) => b?.type === 'tool_use').map((b, i) => ({ id: typeof b.id === 'string' ? b.id : `toolu_${i}`, name: String(b.name ?? ''), arguments: (b.input && typeof b.input === 'object' ? b.input : {}) as Record<string, unknown> }));
   const { cacheCreationTokens: _written, ...usage } = answer.usage;
-  return { text: answer.content, toolCalls: calls, usage, raw };
+  return { text: answer.content, toolCalls: calls, usage, raw, requestChars: JSON.stringify(turns).length + (settings.system?.length ?? 0) };
 }
 
 /** Tool-call arguments arrive as a JSON string (OpenAI); a model that writes no valid JSON object fails the turn. */
