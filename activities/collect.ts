@@ -12,7 +12,7 @@ import type { RunRecord } from '../core/model/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, ItemFailure, SendSlot } from '../contract/run';
 import { runBatch, type BatchResult } from './itemGroup';
-import { queryCharsOf } from '../core/stats/cost';
+import { copilotCallRecord, queryCharsOf } from '../core/stats/cost';
 
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
 const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
@@ -29,6 +29,7 @@ export function collectActivities(deps: ActivityDeps) {
     const settings = JSON.stringify(config);
     let made = adapters.get(key);
     if (!made || made.settings !== settings) {
+      void made?.adapter.close?.().catch(() => undefined); // replaced settings: its MCP servers and connections let go
       // Screenshots go to the store, not this worker's disk: the run may finish, and be reported, on another machine.
       made = { adapter: adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) }), settings };
       adapters.set(key, made);
@@ -59,23 +60,10 @@ export function collectActivities(deps: ActivityDeps) {
     // The request's and reply's size, for an estimate where the copilot reports no usage (core/stats/cost.ts).
     let requestChars: number | null = null;
     const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
-      if (adapterFor(config.type).importSource) return;
-      await store.putLlmCall({
-        runId: input.runId,
-        role: 'copilot',
-        name: input.copilot,
-        model: 'model' in config && typeof config.model === 'string' ? config.model : null,
-        queryId: input.queryId,
-        promptTokens: c.usage?.promptTokens ?? null,
-        completionTokens: c.usage?.completionTokens ?? null,
-        cachedTokens: c.usage?.cachedTokens ?? null,
-        latencyMs: c.latencyMs,
-        ok: c.ok,
-        errorKind: c.errorKind,
-        requestChars,
-        replyChars: c.replyChars,
-        at: new Date().toISOString(),
-      });
+      // An agent records each model turn itself, as it completes; answers held in a file cost nothing here.
+      if (adapterFor(config.type).importSource || adapterFor(config.type).recordsOwnCalls) return;
+      const model = 'model' in config && typeof config.model === 'string' ? config.model : null;
+      await store.putLlmCall(copilotCallRecord({ ...input, model }, { ...c, requestChars }));
     };
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), config.timeoutMs);
@@ -91,7 +79,7 @@ export function collectActivities(deps: ActivityDeps) {
         const adapter = adapterOf(run, config);
         const query = await store.snapshotQuery(run.snapshotId, input.queryId);
         requestChars = queryCharsOf(query);
-        const answer = await withHeartbeat(() => adapter.collect({ query, signal }));
+        const answer = await withHeartbeat(() => adapter.collect({ query, signal, item: { store, runId: input.runId, queryId: input.queryId, copilot: input.copilot } }));
         clearTimeout(timer); // the copilot has answered: waiting for the store is not the copilot timing out
         held = { answer, started, finished: new Date(), callRecorded: false, requestChars };
         heldAnswers.set(key, held);

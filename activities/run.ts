@@ -13,6 +13,7 @@ import { reliability } from '../core/stats/reliability';
 import { panelFigures } from '../core/stats/panel';
 import { judgingMarkdown } from '../core/report/judgingReport';
 import { summariseCost } from '../core/stats/cost';
+import { agentFigures, agentMarkdown } from '../core/report/agentReport';
 import type { StoredJudgment, StoredResponse } from '../core/model/types';
 import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from '../core/study/calibrated';
 import { judgeScoresOf, toFacts } from '../core/study/analysis';
@@ -336,10 +337,13 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
     options: protocolOptions(protocol, run.config),
     seed: run.config.seed,
     simulated: Boolean(run.config.simulated),
+    agentSteps: await store.runAgentSteps(runId),
   };
   const files = protocol.buildReport(input);
   const cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
   files.json.cost = cost;
+  const agents = agentFigures(input.agentSteps ?? [], cost);
+  if (agents) files.json.agents = agents;
   // Batch judging: every batch the run sent, with its provider id, final state and counts.
   const batches = await store.judgeBatches(runId);
   if (batches.length) files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({ key, batchId, api, state, counts, lines }));
@@ -366,7 +370,7 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   if (reasons.length) files.json.failureReasons = reasons;
   const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
   if (truncated.length) files.json.truncatedForJudge = truncated;
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...costMarkdown(cost), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...costMarkdown(cost), ...agentMarkdown(agents), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
   const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
   return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
 }

@@ -19,6 +19,7 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['export', () => (require('./commands/export') as typeof import('./commands/export')).exportCommand],
   ['import', () => (require('./commands/import') as typeof import('./commands/import')).importCommand],
   ['artefacts', () => (require('./commands/artefacts') as typeof import('./commands/artefacts')).artefactsCommand],
+  ['world', () => (require('./commands/world') as typeof import('./commands/world')).worldCommand],
   ['worker', () => (require('./commands/services') as Commands).workerCommand],
   ['dev', () => (require('./commands/services') as Commands).devCommand],
   ['server', () => (require('./commands/services') as Commands).serverCommand],

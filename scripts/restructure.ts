@@ -62,6 +62,7 @@ export const MOVES: Array<[from: string, to: string]> = [
   ['core/coverage.ts', 'core/model/coverage.ts'],
   ['core/prompts.ts', 'core/model/prompts.ts'],
   ['core/presentation.ts', 'core/model/presentation.ts'],
+  ['core/agentSteps.ts', 'core/model/agentSteps.ts'],
   ['core/rubricOutline.ts', 'core/model/rubricOutline.ts'],
   // core/stats: figures computed from verdicts (pure).
   ['core/stats.ts', 'core/stats/stats.ts'],
@@ -83,6 +84,8 @@ export const MOVES: Array<[from: string, to: string]> = [
   ['core/markdown.ts', 'core/report/markdown.ts'],
   ['core/xlsx.ts', 'core/report/xlsx.ts'],
   ['core/costTable.ts', 'core/report/costTable.ts'],
+  ['core/agentReport.ts', 'core/report/agentReport.ts'],
+  ['core/agentTraces.ts', 'core/report/agentTraces.ts'],
   ['core/statsMarkdown.ts', 'core/report/statsMarkdown.ts'],
   ['core/judgingReport.ts', 'core/report/judgingReport.ts'],
   ['core/panelReport.ts', 'core/report/panelReport.ts'],

@@ -8,7 +8,8 @@ import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { olderStoreProblem } from './migrations';
 import { POSTGRES_MIGRATIONS } from './postgresSchema';
 import { PostgresStudyStore } from './postgresStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot, toAgentStep, toWorldCall, toWorldRecording } from './rows';
+import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/model/agentSteps';
 
 /** Positions are INTEGER; "to the end" must not overflow the parameter's type. */
 const END = 2 ** 31 - 1;
@@ -397,6 +398,34 @@ export class PostgresStore implements ResultsStore {
     return (await this.db.rows(`SELECT ${ARTEFACT_INFO_COLUMNS}, octet_length(bytes) AS size FROM artefacts WHERE run_id = $1 ORDER BY name`, [runId])).map(toArtefactInfo);
   }
 
+  // ---- agent trajectories and world recordings ---------------------------------------
+  async putAgentStep(s: StoredAgentStep): Promise<void> {
+    await insertIgnore(await this.db.ready(), 'agent_steps', agentStepRow(s));
+  }
+
+  async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
+    return (await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 AND query_id = $2 AND copilot = $3 ORDER BY seq', [runId, queryId, copilot])).map(toAgentStep);
+  }
+
+  async runAgentSteps(runId: string): Promise<StoredAgentStep[]> {
+    return (await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 ORDER BY query_id, copilot, seq', [runId])).map(toAgentStep);
+  }
+
+  async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
+    await this.db.transaction(async (client) => {
+      for (const c of calls) await insertIgnore(client, 'world_calls', worldCallRow(recording, c));
+    });
+  }
+
+  async worldCalls(recording: string): Promise<WorldCall[]> {
+    return (await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 ORDER BY key', [recording])).map(toWorldCall);
+  }
+
+  async worldRecordings(): Promise<WorldRecording[]> {
+    const rows = await this.db.rows('SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording', []);
+    return rows.map(toWorldRecording);
+  }
+
   // ---- scheduled refresh lineage ---------------------------------------------
   async recordScheduleSnapshot(row: ScheduleSnapshotRow): Promise<void> {
     await this.insertScheduleSnapshot(await this.db.ready(), row);
@@ -472,6 +501,10 @@ export class PostgresStore implements ResultsStore {
         return this.insertScheduleSnapshot(c, r.row);
       case 'groundingCheck':
         return this.insertGroundingCheck(c, r.check);
+      case 'agentStep':
+        return insertIgnore(c, 'agent_steps', agentStepRow(r.step));
+      case 'worldCall':
+        return insertIgnore(c, 'world_calls', worldCallRow(r.recording, r.call));
       case 'artefact':
         return this.insertArtefact(c, r.artefact);
       case 'study':
@@ -479,3 +512,6 @@ export class PostgresStore implements ResultsStore {
     }
   }
 }
+
+const agentStepRow = (s: StoredAgentStep) => [s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)];
+const worldCallRow = (recording: string, c: WorldCall) => [recording, c.key, c.tool, c.arguments, c.result, c.isError, c.recordedAt];

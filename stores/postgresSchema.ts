@@ -93,4 +93,12 @@ CREATE INDEX judge_batch_lines_batch ON judge_batch_lines (run_id, batch_key);
     name: "grounding checks: what the judge stated about the whole answer (the reference's labels)",
     up: 'ALTER TABLE grounding_checks ADD COLUMN stated TEXT;',
   },
+  {
+    version: 9,
+    name: "agent copilots' trajectory steps and world recordings (tool results, replayable)",
+    up: `
+CREATE TABLE agent_steps (run_id ${C} NOT NULL, query_id ${C} NOT NULL, copilot ${C} NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, seq));
+CREATE TABLE world_calls (recording ${C} NOT NULL, key ${C} NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, result TEXT NOT NULL, is_error BOOLEAN NOT NULL, recorded_at TEXT NOT NULL, PRIMARY KEY (recording, key));
+`,
+  },
 ];

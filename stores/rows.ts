@@ -1,3 +1,4 @@
+import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/model/agentSteps';
 import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump, StoredJudgeBatch, StoredBatchLine } from '../core/model/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/model/types';
@@ -230,10 +231,27 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
   yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({ kind: 'scheduleSnapshot', row: toScheduleSnapshot(r) }));
   for (const runId of await read.column('SELECT DISTINCT run_id FROM grounding_checks ORDER BY run_id'))
     yield (await store.groundingChecks(runId)).map((check): StoreRecord => ({ kind: 'groundingCheck', check }));
+  yield* mapped('SELECT * FROM agent_steps ORDER BY run_id, query_id, copilot, seq', (r) => ({ kind: 'agentStep', step: toAgentStep(r) }));
+  yield* mapped('SELECT * FROM world_calls ORDER BY recording, key', (r) => ({ kind: 'worldCall', recording: r.recording, call: toWorldCall(r) }));
   // One artefact per batch: their bytes may be megabytes each.
   for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id')) yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
   // Run records after everything a run needs (responses, units, judgments, calls, artefacts): a copy interrupted before
   // the end leaves no run in the target that lists as completed with nothing behind it; run again, it completes.
   yield* mapped('SELECT * FROM runs ORDER BY run_id', (r) => ({ kind: 'run', run: toRun(r) }));
   for (const name of await read.column('SELECT name FROM studies ORDER BY name')) yield [{ kind: 'study', dump: await read.studyDump(name) }];
+}
+
+/** An agent_steps row as the domain type. */
+export function toAgentStep(row: any): StoredAgentStep {
+  return { runId: row.run_id, queryId: row.query_id, copilot: row.copilot, step: JSON.parse(row.step) };
+}
+
+/** A world_calls row as the domain type (is_error is 0/1 in SQLite, a boolean in PostgreSQL). */
+export function toWorldCall(row: any): WorldCall {
+  return { key: row.key, tool: row.tool, arguments: row.arguments, result: row.result, isError: Boolean(row.is_error), recordedAt: row.recorded_at };
+}
+
+/** A grouped world_calls query's row as a recording summary. */
+export function toWorldRecording(row: any): WorldRecording {
+  return { recording: row.recording, calls: Number(row.calls), firstAt: row.first_at, lastAt: row.last_at };
 }

@@ -10,7 +10,8 @@ import { migrateSqlite, SQLITE_MIGRATIONS } from './sqliteSchema';
 import { olderStoreProblem } from './migrations';
 import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot } from './rows';
+import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot, toAgentStep, toWorldCall, toWorldRecording } from './rows';
+import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/model/agentSteps';
 
 /** Create the directory owner-only and the database file 0600 before SQLite opens it. */
 function prepareFile(file: string): void {
@@ -442,6 +443,42 @@ export class SqliteStore implements ResultsStore {
     return (this.db.prepare('SELECT * FROM schedule_snapshots WHERE schedule = ? ORDER BY created_at DESC, rowid DESC').all(schedule) as any[]).map(toScheduleSnapshot);
   }
 
+  // ---- agent trajectories and world recordings ---------------------------------------
+  async putAgentStep(s: StoredAgentStep): Promise<void> {
+    this.insertAgentStep(s);
+  }
+
+  private insertAgentStep(s: StoredAgentStep): number {
+    return this.db.prepare('INSERT OR IGNORE INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)').run(s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)).changes;
+  }
+
+  private insertWorldCall(recording: string, c: WorldCall): number {
+    return this.db.prepare('INSERT OR IGNORE INTO world_calls VALUES (?, ?, ?, ?, ?, ?, ?)').run(recording, c.key, c.tool, c.arguments, c.result, c.isError ? 1 : 0, c.recordedAt).changes;
+  }
+
+  async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
+    return (this.db.prepare('SELECT * FROM agent_steps WHERE run_id = ? AND query_id = ? AND copilot = ? ORDER BY seq').all(runId, queryId, copilot) as any[]).map(toAgentStep);
+  }
+
+  async runAgentSteps(runId: string): Promise<StoredAgentStep[]> {
+    return (this.db.prepare('SELECT * FROM agent_steps WHERE run_id = ? ORDER BY query_id, copilot, seq').all(runId) as any[]).map(toAgentStep);
+  }
+
+  async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const c of calls) this.insertWorldCall(recording, c);
+    })();
+  }
+
+  async worldCalls(recording: string): Promise<WorldCall[]> {
+    return (this.db.prepare('SELECT * FROM world_calls WHERE recording = ? ORDER BY key').all(recording) as any[]).map(toWorldCall);
+  }
+
+  async worldRecordings(): Promise<WorldRecording[]> {
+    const rows = this.db.prepare('SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording').all();
+    return (rows as any[]).map(toWorldRecording);
+  }
+
   // ---- copying a whole store -------------------------------------------------------
   exportRecords(): AsyncIterable<StoreRecord[]> {
     const db = this.db;
@@ -498,6 +535,10 @@ export class SqliteStore implements ResultsStore {
         return this.insertArtefact(r.artefact);
       case 'groundingCheck':
         return this.insertGroundingCheck(r.check);
+      case 'agentStep':
+        return this.insertAgentStep(r.step);
+      case 'worldCall':
+        return this.insertWorldCall(r.recording, r.call);
       case 'study':
         return this.studies.insertDump(r.dump);
     }

@@ -108,6 +108,14 @@ ALTER TABLE llm_calls ADD COLUMN reply_chars INTEGER;
     name: "grounding checks: what the judge stated about the whole answer (the reference's labels)",
     up: 'ALTER TABLE grounding_checks ADD COLUMN stated TEXT;',
   },
+  {
+    version: 9,
+    name: "agent copilots' trajectory steps and world recordings (tool results, replayable)",
+    up: `
+CREATE TABLE agent_steps (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, step TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, seq));
+CREATE TABLE world_calls (recording TEXT NOT NULL, key TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, result TEXT NOT NULL, is_error INTEGER NOT NULL, recorded_at TEXT NOT NULL, PRIMARY KEY (recording, key));
+`,
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

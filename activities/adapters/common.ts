@@ -60,11 +60,13 @@ export function expandEnv(template: string, env: NodeJS.ProcessEnv, where: strin
   });
 }
 
-/** Every environment variable a copilot (or judge) config names: its apiKeyEnv and each `${VAR}`. */
+/** Every environment variable a copilot (or judge) config names: its apiKeyEnv, each `${VAR}`, and an agent's MCP headersFromEnv. */
 export function envNames(config: unknown): string[] {
   const names = new Set([...JSON.stringify(config).matchAll(ENV_REFERENCE)].map((m) => m[1]));
   const keyEnv = (config as { apiKeyEnv?: string }).apiKeyEnv;
   if (keyEnv) names.add(keyEnv);
+  const servers = (config as { tools?: { mcp?: Array<{ headersFromEnv?: Record<string, string> }> } }).tools?.mcp ?? [];
+  for (const server of servers) for (const name of Object.values(server.headersFromEnv ?? {})) names.add(name);
   return [...names];
 }
 

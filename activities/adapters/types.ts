@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { AnswerSource, Query } from '../../core/model/types';
 import type { RateLimitInfo } from '../../core/llm/client';
+import type { ResultsStore } from '../../core/model/store';
 
 /** Why a collection failed; stored with the response and shown in reports. */
 export type AdapterErrorKind =
@@ -25,6 +26,12 @@ export type AdapterErrorKind =
   | 'cancelled'
   /** The results store stayed locked by another process (transient; never recorded as the item's failure). */
   | 'store_busy'
+  /** An agent copilot's tool kept failing (limits.maxToolErrors results in a row were errors). */
+  | 'tool'
+  /** An agent copilot reached a limit (maxSteps, wallSeconds) without a final answer. */
+  | 'agent_limit'
+  /** A replayed world snapshot holds no result for a tool call the agent made (tools.onMissing: fail). */
+  | 'world_miss'
   /** Anything unrecognised: a bug, not a provider fault, so it is not retried. */
   | 'internal';
 
@@ -54,6 +61,11 @@ export interface CollectRequest {
   query: Query;
   /** Aborted when the copilot's timeoutMs elapses or the run is cancelled: pass it to every request, and close pages on it. */
   signal: AbortSignal;
+  /**
+   * The item inside a run, with the results store: adapters that keep steps as they go (agent copilots: each model turn
+   * and tool call) store them here and, on a retried attempt, resume from them. Absent outside a run.
+   */
+  item?: { store: ResultsStore; runId: string; queryId: string; copilot: string };
 }
 
 export interface CollectedResponse {
@@ -81,6 +93,8 @@ export interface CollectedResponse {
 
 export interface CopilotAdapter {
   collect(request: CollectRequest): Promise<CollectedResponse>;
+  /** Let go of what the adapter holds open (an agent's MCP server processes and connections). */
+  close?(): Promise<void>;
 }
 
 /** Things an adapter may need from its surroundings; secrets come only from `env`, inside the activity. */
@@ -108,6 +122,11 @@ export interface AdapterModule<C extends { type: string }> {
    * asking for them one by one.
    */
   importSource?(config: C): string;
+  /**
+   * The adapter records its own LLM calls (an agent: one per model turn, as each completes), so the collect activity
+   * records none for the item.
+   */
+  recordsOwnCalls?: boolean;
   /** Optional up-front check run when the config is loaded (e.g. a CSV file has the copilot's column). */
   validate?(config: C): void;
 }

@@ -8,8 +8,9 @@ import { manifestAgentFile, toReferenceScores } from '../../rubrics/lattice/scor
 import type { ResultsStore } from '../../core/model/store';
 import { optionalString, type Command } from '../args';
 import { requireExistingStore, whereRunsLive } from '../existingStore';
+import { writeAgentTraces } from '../agentTraces';
 
-const FORMATS = ['lattice-scores'] as const;
+const FORMATS = ['lattice-scores', 'cab-traces'] as const;
 
 /** A stored LATTICE run as the reference harness's scores file (rubrics/lattice/scoresFile.ts says every key). */
 export async function latticeScoresOf(store: ResultsStore, runId: string): Promise<ReturnType<typeof toReferenceScores>> {
@@ -40,7 +41,7 @@ export async function latticeScoresOf(store: ResultsStore, runId: string): Promi
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: "write a run's results in another tool's format (lattice-scores: the LATTICE reference's scores_*.json)",
+  summary: "write a run's results in another tool's format (lattice-scores: the LATTICE reference's scores_*.json; cab-traces: agent traces for the CryptoAnalystBench reference)",
   usage: [
     'judgeflow export RUN_ID --format lattice-scores --out FILE',
     '',
@@ -48,6 +49,12 @@ export const exportCommand: Command = {
     '                  scoring/build_benchmark.py reads it: per query qid, task_id, category (long form), query and',
     '                  per copilot dimensions {score, weighted_score, reason} (T16-1 for the refusal dimension) and',
     '                  total_score, or error for an answer that is missing or was not judged.',
+    'judgeflow export RUN_ID --format cab-traces --out DIR',
+    '',
+    "  cab-traces      agent copilots' answers as the CryptoAnalystBench reference harness reads them:",
+    '                  DIR/<copilot>/traces/<chat_id>.json (OpenInference spans: the final response span with the',
+    "                  tool results as its input's last message, one TOOL span per tool call) and DIR/answers.csv",
+    '                  (query, <copilot>_response, <copilot>_chat_id), which a csv copilot with traces: reads back.',
   ].join('\n'),
   options: { format: { type: 'string', short: 'f' }, out: { type: 'string', short: 'o' } },
   async run({ values, positionals }) {
@@ -58,6 +65,11 @@ export const exportCommand: Command = {
     const out = optionalString(values.out);
     if (!out) throw new InputError(`missing --out FILE\nUsage: ${this.usage}`);
     const store = await requireExistingStore();
+    if (format === 'cab-traces') {
+      const written = await writeAgentTraces(store, runId, path.resolve(out));
+      console.log(`Wrote ${written.files} trace files and ${path.join(out, 'answers.csv')} (${written.copilots.join(', ')})`);
+      return 0;
+    }
     const scores = await latticeScoresOf(store, runId);
     writeTextAtomic(path.resolve(out), JSON.stringify(scores, null, 2) + '\n');
     console.log(`Wrote ${out}: ${scores.total_scored} queries × ${Object.keys(scores.summary).length} copilots (${Object.entries(scores.summary).map(([a, s]) => `${a} ${s.avg_score ?? '–'}`).join(', ')})`);

@@ -24,6 +24,8 @@ const LABELS: Record<RecordKind, string> = {
   scheduleSnapshot: 'scheduled snapshots',
   artefact: 'artefacts (screenshots)',
   groundingCheck: 'grounding checks (with their claims)',
+  agentStep: 'agent steps (model turns and tool calls)',
+  worldCall: 'world snapshot tool results',
   study: 'studies',
 };
 

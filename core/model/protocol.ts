@@ -1,3 +1,4 @@
+import type { StoredAgentStep } from './agentSteps';
 import type { z } from 'zod';
 import { contentHash } from './hashing';
 import type { AnswerCache, CallUsage, ChatMessage, JsonAnswerSpec, ModelEndpoint } from '../llm/client';
@@ -65,6 +66,8 @@ export interface ReportInput {
   seed: string;
   /** Copilots and judge were the local simulator: reports say so at the top. */
   simulated: boolean;
+  /** Agent copilots' stored steps (model turns and tool calls), for the drill-down; absent or empty without agents. */
+  agentSteps?: StoredAgentStep[];
 }
 
 export interface ReportFiles {

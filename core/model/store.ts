@@ -11,6 +11,7 @@ export interface ReopenedItems {
   /** Judge conversations of units that must be judged afresh (their answers changed). */
   turns: Array<{ queryId: string } & JudgeSlot>;
 }
+import type { StoredAgentStep, WorldCall, WorldRecording } from './agentSteps';
 
 /**
  * The results store: everything large (queries, responses, rationales) lives here, never in workflow history.
@@ -161,6 +162,8 @@ export type StoreRecord =
   | { kind: 'scheduleSnapshot'; row: ScheduleSnapshotRow }
   | { kind: 'artefact'; artefact: Artefact }
   | { kind: 'groundingCheck'; check: StoredGroundingCheck }
+  | { kind: 'agentStep'; step: StoredAgentStep }
+  | { kind: 'worldCall'; recording: string; call: WorldCall }
   /** A whole study; written only when the target has no study of that name. */
   | { kind: 'study'; dump: StudyDump };
 
@@ -309,6 +312,20 @@ export interface ResultsStore {
   getArtefact(artefactId: string): Promise<Artefact | null>;
   /** A run's artefacts without their bytes, ordered by name. */
   artefacts(runId: string): Promise<ArtefactInfo[]>;
+
+  // ---- agent trajectories (issue 34): each model turn and tool call as it completes; first write wins per seq ------
+  putAgentStep(step: StoredAgentStep): Promise<void>;
+  /** One item's steps, ordered by seq. */
+  agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]>;
+  /** Every step of a run (all items and copilots), ordered by query, copilot and seq. */
+  runAgentSteps(runId: string): Promise<StoredAgentStep[]>;
+
+  // ---- world recordings: tool results a run recorded, keyed by the call's canonical key; first write wins ------
+  putWorldCalls(recording: string, calls: WorldCall[]): Promise<void>;
+  /** A recording's calls, ordered by key. */
+  worldCalls(recording: string): Promise<WorldCall[]>;
+  /** Every recording, oldest first. */
+  worldRecordings(): Promise<WorldRecording[]>;
 
   // ---- scheduled refresh lineage -------------------------------------------------------------------
   /** Idempotent per (schedule, workflowId). */

@@ -233,3 +233,23 @@ export function meanAnswerTokens(calls: LlmCallRecord[], model: string): number 
   const answered = calls.filter((c) => c.role === 'judge' && c.model === model && c.ok && typeof c.completionTokens === 'number');
   return answered.length ? answered.reduce((n, c) => n + c.completionTokens!, 0) / answered.length : ASSUMED_JUDGE_ANSWER_TOKENS;
 }
+
+/** One copilot call as the store records it (the collect activity's per-item call, or an agent's per-turn one). */
+export function copilotCallRecord(item: { runId: string; copilot: string; queryId: string; model: string | null }, c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null }; requestChars: number | null; replyChars: number | null }): LlmCallRecord {
+  return {
+    runId: item.runId,
+    role: 'copilot',
+    name: item.copilot,
+    model: item.model,
+    queryId: item.queryId,
+    promptTokens: c.usage?.promptTokens ?? null,
+    completionTokens: c.usage?.completionTokens ?? null,
+    cachedTokens: c.usage?.cachedTokens ?? null,
+    latencyMs: c.latencyMs,
+    ok: c.ok,
+    errorKind: c.errorKind,
+    requestChars: c.requestChars,
+    replyChars: c.replyChars,
+    at: new Date().toISOString(),
+  };
+}

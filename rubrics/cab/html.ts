@@ -1,3 +1,4 @@
+import type { AgentFigures } from '../../core/report/agentReport';
 import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
 import { dataTable, esc, num } from '../../core/report/html/page';
 import { drillData, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
@@ -133,6 +134,7 @@ export function buildCabHtml(input: HtmlReportInput): string {
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
+    agents: input.report.agents as AgentFigures | undefined,
     drill: drillData({ ...input, judgments: withResponseScores(input.judgments) }, {
       // The ranking's rationale (and taxonomy flags) show in the detail with the other rationales; they are not score columns.
       dimensions: rubric.data.dimensions.map((d) => ({ id: d.id, name: d.name })),

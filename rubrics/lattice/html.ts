@@ -1,3 +1,4 @@
+import type { AgentFigures } from '../../core/report/agentReport';
 import { groupedBars, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
 import { dataTable } from '../../core/report/html/page';
 import { cellText, fmt2, SCORE_BUCKETS, type LatticeTables } from './tables';
@@ -90,6 +91,7 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
+    agents: input.report.agents as AgentFigures | undefined,
     drill: drillData(input, {
       dimensions: dims,
       labelName: 'task / category',

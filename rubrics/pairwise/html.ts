@@ -1,3 +1,4 @@
+import type { AgentFigures } from '../../core/report/agentReport';
 import type { CostSummary } from '../../core/stats/cost';
 import { columnChart, heatmap } from '../../core/report/html/charts';
 import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
@@ -43,6 +44,7 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
+    agents: input.report.agents as AgentFigures | undefined,
     drill: drillData(input, { dimensions: [{ id: 'preference', name: 'Preference' }], labelName: 'topic', labelsOf: (q) => pairwiseLabels(q).topic ?? [] }),
   });
 }

@@ -171,6 +171,9 @@ export async function fillEverything(store: ResultsStore): Promise<void> {
   await store.putArtefact({ runId: 'r1', name: 'Ace-q-c.png', contentType: 'image/png', bytes: PNG_BYTES });
   await store.putResponse(aResponse('r1', 'q-d', 'Ace', { context: 'TVL of Aave: $3.2B', sources: [{ id: '1', url: 'https://x.test/a', title: 'Aave', text: 'TVL $3.2B' }] }));
   await store.putGroundingCheck(aGroundingCheck('r1', 'q-d', 'Ace'));
+  await store.putAgentStep({ runId: 'r1', queryId: 'q-a', copilot: 'Ace', step: { kind: 'model', seq: 0, turn: 1, text: null, toolCalls: [{ id: 'c1', name: 'get_tvl', arguments: { protocol: 'Aave' } }], usage: { promptTokens: 9, completionTokens: 3, cachedTokens: null }, latencyMs: 40, startedAt: 't0', finishedAt: 't1' } });
+  await store.putAgentStep({ runId: 'r1', queryId: 'q-a', copilot: 'Ace', step: { kind: 'tool', seq: 1, turn: 1, callId: 'c1', tool: 'get_tvl', arguments: { protocol: 'Aave' }, result: '{"tvl":3.2e9}', isError: false, origin: 'live', latencyMs: 8, startedAt: 't1', finishedAt: 't2' } });
+  await store.putWorldCalls('r1', [{ key: 'k1', tool: 'get_tvl', arguments: '{"protocol":"Aave"}', result: '{"tvl":3.2e9}', isError: false, recordedAt: '2025-01-01T00:00:07.000Z' }]);
 }
 
 export const aGroundingCheck = (runId: string, queryId: string, copilot: string, over: Partial<StoredGroundingCheck> = {}): StoredGroundingCheck => ({
@@ -209,6 +212,8 @@ export async function everything(store: ResultsStore): Promise<unknown> {
       calls: await store.llmCalls(runId),
       artefacts: await Promise.all((await store.artefacts(runId)).map(async (a) => ({ ...a, bytes: (await store.getArtefact(a.artefactId))!.bytes }))),
       grounding: await store.groundingChecks(runId),
+      agentSteps: await store.runAgentSteps(runId),
+      world: await store.worldCalls(runId),
     })),
   );
   const studies = await store.studies.listStudies();
@@ -805,6 +810,30 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       });
     });
 
+    describe('agent trajectories and world recordings', () => {
+      const modelStep = (seq: number, text: string | null) => ({ kind: 'model' as const, seq, turn: 1, text, toolCalls: [{ id: 'c1', name: 'get_price', arguments: { symbol: 'BTC' } }], usage: { promptTokens: 10, completionTokens: 5, cachedTokens: null }, latencyMs: 12, startedAt: 't0', finishedAt: 't1' });
+      test('steps are kept per item in seq order, and the first write of a seq wins', async () => {
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: { kind: 'tool', seq: 1, turn: 1, callId: 'c1', tool: 'get_price', arguments: { symbol: 'BTC' }, result: '{"price":1}', isError: false, origin: 'live', latencyMs: 3, startedAt: 't1', finishedAt: 't2' } });
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'first') });
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'second write') });
+        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Bolt', step: modelStep(0, 'other copilot') });
+        const steps = await (await another()).agentSteps('r1', 'q1', 'Ace');
+        expect(steps.map((s) => [s.step.seq, s.step.kind])).toEqual([[0, 'model'], [1, 'tool']]);
+        expect(steps[0].step).toEqual(modelStep(0, 'first'));
+        expect(await store.agentSteps('r1', 'q2', 'Ace')).toEqual([]);
+        expect((await store.runAgentSteps('r1')).map((s) => `${s.copilot}/${s.step.seq}`)).toEqual(['Ace/0', 'Ace/1', 'Bolt/0']);
+      });
+      test('a recording keeps each key once (first write wins), and recordings are listed with their sizes', async () => {
+        const call = (key: string, result: string, isError = false) => ({ key, tool: 'get_price', arguments: `{"symbol":"${key}"}`, result, isError, recordedAt: `2025-01-01T00:00:0${key.length}.000Z` });
+        await store.putWorldCalls('run-a', [call('BTC', '1'), call('ETH', '2', true)]);
+        await store.putWorldCalls('run-a', [call('BTC', 'changed')]);
+        await store.putWorldCalls('run-b', [call('SOL', '3')]);
+        expect(await (await another()).worldCalls('run-a')).toEqual([call('BTC', '1'), call('ETH', '2', true)]);
+        expect(await store.worldCalls('none')).toEqual([]);
+        expect((await store.worldRecordings()).map((r) => [r.recording, r.calls])).toEqual([['run-a', 2], ['run-b', 1]]);
+      });
+    });
+
     describe('several connections at once', () => {
       test('the same keys written concurrently from two connections: one row each', async () => {
         const other = await another();
@@ -838,7 +867,7 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const copy = await target.open();
         try {
           const counts = await copyAll(store, copy);
-          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 6, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1, groundingCheck: 1 });
+          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 6, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1, groundingCheck: 1, agentStep: 2, worldCall: 1 });
           expect(await everything(copy)).toEqual(await everything(store));
           expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
           expect(await everything(copy)).toEqual(await everything(store));

@@ -80,6 +80,11 @@ export interface AnthropicRequest {
   jsonSchema?: { name: string; schema: Record<string, unknown> };
   /** Provider fields sent as they are (e.g. `metadata`, `top_k`, `cache_control`); the fields above win. */
   extraBody?: Record<string, unknown>;
+  /**
+   * Turns sent as they are instead of `messages` (content blocks: an agent's `tool_use` and `tool_result` turns, which
+   * plain text turns cannot carry); `system` still goes to the top-level field.
+   */
+  blockTurns?: Array<{ role: 'user' | 'assistant'; content: unknown }>;
 }
 
 /** The request body: `max_tokens` is required by the Messages API; a JSON answer is a forced call of one tool. */
@@ -90,7 +95,7 @@ export function anthropicRequestBody(args: AnthropicRequest): Record<string, unk
     model: args.model,
     max_tokens: args.maxTokens,
     ...(shaped.system ? { system: shaped.system } : {}),
-    messages: shaped.messages,
+    messages: args.blockTurns ?? shaped.messages,
     ...(args.temperature === null || args.temperature === undefined ? {} : { temperature: args.temperature }),
     // Structured output by tool use: "tool_choice: {type: \"tool\", name}" forces Claude to call that tool, and the call's
     // `input` follows its `input_schema` (https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use,

@@ -185,6 +185,15 @@
       else detail.appendChild(el('p', { class: 'muted' }, ['No response (' + r.rs + ')']));
       if (r.error) detail.appendChild(el('p', { class: 'muted' }, ['Failure: ' + r.error]));
       if (r.ctx) detail.appendChild(el('details', { class: 'context' }, [el('summary', null, ['Context the copilot had']), el('pre', { class: 'context-text' }, [r.ctx])]));
+      if (r.st && r.st.length) {
+        // An agent copilot's trajectory: each model turn and tool call, with a bounded view of what the tool returned.
+        detail.appendChild(el('h4', null, ['Steps (' + r.st.length + ')']));
+        detail.appendChild(el('table', { class: 'agent-steps' }, [el('thead', null, [el('tr', null, ['step', 'tool', 'arguments', 'result', 'ms', 'tokens'].map(function (h) { return el('th', { scope: 'col' }, [h]); }))]),
+          el('tbody', null, r.st.map(function (s, i) {
+            var what = s.k === 'model' ? 'model turn' : s.e ? 'tool call (error)' : s.w ? 'tool call (from the world)' : 'tool call';
+            return el('tr', { class: 'step-' + s.k + (s.e ? ' step-error' : '') }, [el('th', { scope: 'row' }, [(i + 1) + ' · ' + what]), el('td', null, [s.t || '']), el('td', null, [el('code', null, [s.a || ''])]), el('td', null, [el('pre', { class: 'step-result' }, [s.k === 'model' ? (s.x || '') : (s.r || '')])]), el('td', { class: 'num' }, [String(s.ms)]), el('td', { class: 'num' }, [s.tok === undefined ? '–' : String(s.tok)])]);
+          }))]));
+      }
       var rationales = r.rationales || {};
       var keys = dims.map(function (d) { return d.id; }).filter(function (k) { return k in rationales || (r.scores && k in r.scores); });
       Object.keys(rationales).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });

@@ -11,6 +11,7 @@ import { COST_CAPTION, COST_HEADER, costNote, costRows } from '../costTable';
 import type { ReportInput } from '../../model/protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../../model/types';
 import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
+import { AGENT_HEADER, agentRows, drillSteps, TOOL_HEADER, toolRows, type AgentFigures, type DrillStep } from '../agentReport';
 
 import type { CalibratedWinRates } from '../../study/calibrated';
 
@@ -43,6 +44,8 @@ export interface DrillData {
     error: string | null;
     /** The context the copilot had (grounding), cut to DRILL_CONTEXT_CHARS; absent when it had none. */
     ctx?: string;
+    /** An agent copilot's steps: model turns and tool calls (arguments, a bounded result, latency, tokens). */
+    st?: DrillStep[];
   }>;
 }
 
@@ -51,11 +54,13 @@ export const DRILL_CONTEXT_CHARS = 4000;
 const drillContext = (context: string | null | undefined): { ctx?: string } =>
   context ? { ctx: context.length > DRILL_CONTEXT_CHARS ? `${context.slice(0, DRILL_CONTEXT_CHARS)}\n… (${context.length - DRILL_CONTEXT_CHARS} more characters in the results store)` : context } : {};
 
-export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run'>, how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] }): DrillData {
+export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run' | 'agentSteps'>, how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] }): DrillData {
   const args = { ...how, queries: input.queries, copilots: input.run.copilots, responses: input.responses, judgments: input.judgments };
   const key = (q: string, c: string) => `${q}\u0000${c}`;
   const responseOf = new Map(args.responses.map((r) => [key(r.queryId, r.copilot), r]));
   const judgmentOf = new Map(args.judgments.map((j) => [key(j.queryId, j.copilot), j]));
+  const stepsOf = new Map<string, NonNullable<ReportInput['agentSteps']>>();
+  for (const s of input.agentSteps ?? []) stepsOf.set(key(s.queryId, s.copilot), [...(stepsOf.get(key(s.queryId, s.copilot)) ?? []), s]);
   const labels = new Set<string>();
   const queries: DrillData['queries'] = {};
   for (const q of args.queries) {
@@ -84,6 +89,7 @@ export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'ju
         text: shown(r?.text),
         error: r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : null,
         ...drillContext(r?.context),
+        ...(stepsOf.has(key(q.id, c)) ? { st: drillSteps(stepsOf.get(key(q.id, c))!) } : {}),
       });
     }
   return { dimensions: args.dimensions, copilots: args.copilots, labelName: args.labelName, labels: [...labels].sort(), hasRank: rows.some((r) => r.rank !== null), queries, rows };
@@ -127,6 +133,14 @@ export function costSection(cost: CostSummary | undefined): string {
   return section('cost', 'What the run cost', table, costNote(cost, (text) => `<code>${esc(text)}</code>`));
 }
 
+/** Agent copilots: model turns, tool calls (per tool), tool errors, time and cost per answer. */
+export function agentSection(figures: AgentFigures | undefined): string {
+  if (!figures) return '';
+  const totals = dataTable('Agent copilots: what each answer took', AGENT_HEADER, agentRows(figures), 'id="agent-table"');
+  const tools = dataTable('Tool calls per tool', TOOL_HEADER, toolRows(figures), 'id="agent-tools"');
+  return `<p class="intro">From the steps stored as each completed (time per answer runs from its first step to its last, across retried attempts); select an answer under Every answer to see its steps.</p>${totals}${tools}`;
+}
+
 /** A stored artefact as report.json lists it; `file` is where `judgeflow report` wrote it, relative to the report. */
 export interface ReportArtefact {
   ref: string;
@@ -152,9 +166,11 @@ export function runReportPage(args: {
   judging?: Array<[id: string, title: string, html: string]>;
   cost?: CostSummary;
   artefacts?: ReportArtefact[];
+  /** report.json's `agents` block, when the run has agent copilots. */
+  agents?: AgentFigures;
   drill: DrillData;
 }): string {
-  const sections = [...args.sections, ...(args.judging ?? [])].filter(([, , html]) => html);
+  const sections = [...args.sections, ...(args.judging ?? []), ['agents', 'Agent copilots', agentSection(args.agents)] as [string, string, string]].filter(([, , html]) => html);
   const cost = costSection(args.cost);
   const artefacts = artefactSection(args.artefacts);
   const entries: Array<[string, string]> = [
