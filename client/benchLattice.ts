@@ -92,6 +92,8 @@ export function modeComparison(independent: LatticeFilesRow, joint: LatticeFiles
 interface ReferenceRun {
   wallS: number;
   judgingS: number;
+  /** CPU time of the harness's process, every thread (s). */
+  cpuS: number;
   calls: number;
   boundS: number;
   scored: Record<string, number>;
@@ -123,7 +125,10 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
   log(`\nrunning the reference harness (scoring/batch.py): ${count} queries × ${answers.copilots} answer files, one call per query, 400 ms per judge call, 12 at a time …`);
   try {
     const output = path.join(dir, 'scores.json');
-    const args = ['-m', 'scoring.batch', '--queries', queriesFile, '--agents-dir', answers.dir, '--output', output, '--log-dir', path.join(dir, 'logs'), '--model', 'sim-judge', '--max-workers', '12'];
+    // The module run as `python -m scoring.batch` would run it, then the process's CPU time (every thread) written out.
+    const cpuFile = path.join(dir, 'cpu.txt');
+    const wrapper = `import resource, runpy, sys\nsys.argv = ['scoring.batch'] + sys.argv[1:]\ntry:\n    runpy.run_module('scoring.batch', run_name='__main__', alter_sys=True)\nfinally:\n    r = resource.getrusage(resource.RUSAGE_SELF)\n    open(${JSON.stringify(cpuFile)}, 'w').write(str(r.ru_utime + r.ru_stime))\n`;
+    const args = ['-c', wrapper, '--queries', queriesFile, '--agents-dir', answers.dir, '--output', output, '--log-dir', path.join(dir, 'logs'), '--model', 'sim-judge', '--max-workers', '12'];
     const started = Date.now();
     await new Promise<void>((resolve, reject) => {
       const child = spawn(PYTHON, args, { cwd: dir, env: { ...process.env, OPENAI_API_KEY: 'sk-sim-bench', OPENAI_BASE_URL: judge.url }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -138,6 +143,7 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
     return {
       wallS,
       judgingS: (Math.max(...times) + 400 - Math.min(...times)) / 1000,
+      cpuS: Number(fs.readFileSync(cpuFile, 'utf8')),
       calls: judge.requests.length,
       boundS: Math.ceil(count / 12) * 0.4,
       scored: Object.fromEntries(Object.entries(scores.summary).map(([k, v]) => [k, v.count])),
@@ -152,10 +158,10 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
 export function sideBySideLines(judgeflow: LatticeFilesRow, reference: ReferenceRun): string[] {
   const f = judgeflow.figures;
   return [
-    '| side by side (1200 × 4, 400 ms a call, 12 at a time) | judge calls | wall s | judging s | bound s | wall ÷ bound | judging ÷ bound |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    `| reference harness (scoring/batch.py, Python) | ${reference.calls} | ${reference.wallS.toFixed(1)} | ${reference.judgingS.toFixed(1)} | ${reference.boundS.toFixed(1)} | ${(reference.wallS / reference.boundS).toFixed(2)}× | ${(reference.judgingS / reference.boundS).toFixed(3)}× |`,
-    `| judgeflow, joint | ${f.llmCalls} | ${f.wallS.toFixed(1)} | ${f.judgingS!.toFixed(1)} | ${f.boundS.toFixed(1)} | ${(f.wallS / f.boundS).toFixed(2)}× | ${(f.judgingS! / f.boundS).toFixed(3)}× |`,
+    '| side by side (1200 × 4, 400 ms a call, 12 at a time) | judge calls | wall s | judging s | bound s | wall ÷ bound | judging ÷ bound | CPU s (harness process) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| reference harness (scoring/batch.py, Python) | ${reference.calls} | ${reference.wallS.toFixed(1)} | ${reference.judgingS.toFixed(1)} | ${reference.boundS.toFixed(1)} | ${(reference.wallS / reference.boundS).toFixed(2)}× | ${(reference.judgingS / reference.boundS).toFixed(3)}× | ${reference.cpuS.toFixed(1)} |`,
+    `| judgeflow, joint | ${f.llmCalls} | ${f.wallS.toFixed(1)} | ${f.judgingS!.toFixed(1)} | ${f.boundS.toFixed(1)} | ${(f.wallS / f.boundS).toFixed(2)}× | ${(f.judgingS! / f.boundS).toFixed(3)}× | ${(f.workerCpuMs / 1000).toFixed(1)} (worker; the Temporal server's not counted) |`,
     '',
     `reference scored per agent: ${Object.entries(reference.scored).map(([k, v]) => `${k} ${v}`).join(', ')}; errors ${reference.errors}. judgeflow end to end ÷ reference end to end: ${(f.wallS / reference.wallS).toFixed(2)}×`,
   ];
