@@ -71,10 +71,6 @@ export interface RunFigures {
    */
   judgingS?: number;
   gaps?: JudgeGaps;
-  /** Held answers: when each judge request reached the simulator (ms since the epoch), for a timeline of the calls in flight. */
-  judgeRequestTimes?: number[];
-  /** When the workflow was started (ms since the epoch). */
-  startedAt?: number;
   /** The run's report.json, for figures drawn from it (lattice-files: scores, cost, per-answer totals in results.csv). */
   reportPath?: string;
 }
@@ -179,8 +175,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       largestHistory: Math.max(...sizes),
       storeMB: (postgres ? await databaseBytes(storeUrl) : ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0)) / 1e6,
       overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
-      ...(cab ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs), judgeRequestTimes: judge.requests.map((r) => r.at) } : {}),
-      startedAt: started,
+      ...(cab ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) } : {}),
     };
   } finally {
     await Promise.all(workers.map(stop));
