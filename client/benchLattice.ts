@@ -10,12 +10,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseCsv } from '../core/io/csv';
 import { pearson } from '../core/stats/stats';
+import { spawn } from 'node:child_process';
+import { startSimServer } from '../sim/server';
 import { measureRun, type RunFigures, type RunScenario } from './benchRuns';
 
 const REPO = path.resolve(__dirname, '..');
 /** The read-only data beside the checkout (JUDGEFLOW_TEST_SHARED when the checkout is a worktree one level deeper). */
 const SHARED = process.env.JUDGEFLOW_TEST_SHARED ?? path.resolve(REPO, '..', 'shared');
-const MIRROR = '/work/.mirror/SaharaLabsAI+lattice-benchmark/repo';
+/** A bare git copy of SaharaLabsAI/lattice-benchmark (JUDGEFLOW_LATTICE_MIRROR): June's answers and the reference harness. */
+const MIRROR = process.env.JUDGEFLOW_LATTICE_MIRROR ?? '/work/.mirror/SaharaLabsAI+lattice-benchmark/repo';
+/** The Python that runs the reference harness (it needs its requirements.txt: openai, python-dotenv). */
+const PYTHON = process.env.JUDGEFLOW_BENCH_PYTHON ?? 'python3';
 
 interface LatticeFilesRow {
   figures: RunFigures;
@@ -83,6 +88,85 @@ export function modeComparison(independent: LatticeFilesRow, joint: LatticeFiles
   ];
 }
 
+/** The reference harness's run: its wall time (process start to exit), its judge calls' span, and what it scored. */
+interface ReferenceRun {
+  wallS: number;
+  judgingS: number;
+  /** CPU time of the harness's process, every thread (s). */
+  cpuS: number;
+  calls: number;
+  boundS: number;
+  scored: Record<string, number>;
+  errors: number;
+}
+
+/**
+ * The reference harness itself (scoring/batch.py from the mirror, unchanged) on the same 1,200 × 4 files, pointed at
+ * the simulated judge with OPENAI_BASE_URL (the simulator serves the Responses API it calls), `--max-workers 12`:
+ * the other side of the issue-29 side-by-side check. Skipped with the reason when Python, its packages or the mirror
+ * are absent.
+ */
+async function referenceHarnessRow(log: (line: string) => void, queries?: number): Promise<ReferenceRun | string> {
+  const answers = answersDir(true);
+  const file = path.join(SHARED, 'datasets', 'lattice', 'filtered_queries_1200.json');
+  if (!answers || !fs.existsSync(file)) return 'reference harness: skipped — needs the reference mirror (its scoring/ and June\'s answers) and ../shared/datasets/lattice';
+  try {
+    execFileSync(PYTHON, ['-c', 'import openai, dotenv'], { stdio: 'ignore' });
+  } catch {
+    return `reference harness: skipped — ${PYTHON} cannot import openai and dotenv (pip install openai==2.14.0 python-dotenv==1.2.1, the reference's requirements.txt; JUDGEFLOW_BENCH_PYTHON names another Python)`;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-bench-reference-'));
+  execFileSync('sh', ['-c', `git -C "${MIRROR}" archive HEAD scoring/ 2>/dev/null | tar -x -C "${dir}"`]);
+  const all = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[];
+  const queriesFile = path.join(dir, 'queries.json');
+  fs.writeFileSync(queriesFile, JSON.stringify(queries ? all.slice(0, queries) : all));
+  const count = queries ?? all.length;
+  const judge = await startSimServer({ latencyMs: 400 });
+  log(`\nrunning the reference harness (scoring/batch.py): ${count} queries × ${answers.copilots} answer files, one call per query, 400 ms per judge call, 12 at a time …`);
+  try {
+    const output = path.join(dir, 'scores.json');
+    // The module run as `python -m scoring.batch` would run it, then the process's CPU time (every thread) written out.
+    const cpuFile = path.join(dir, 'cpu.txt');
+    const wrapper = `import resource, runpy, sys\nsys.argv = ['scoring.batch'] + sys.argv[1:]\ntry:\n    runpy.run_module('scoring.batch', run_name='__main__', alter_sys=True)\nfinally:\n    r = resource.getrusage(resource.RUSAGE_SELF)\n    open(${JSON.stringify(cpuFile)}, 'w').write(str(r.ru_utime + r.ru_stime))\n`;
+    const args = ['-c', wrapper, '--queries', queriesFile, '--agents-dir', answers.dir, '--output', output, '--log-dir', path.join(dir, 'logs'), '--model', 'sim-judge', '--max-workers', '12'];
+    const started = Date.now();
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(PYTHON, args, { cwd: dir, env: { ...process.env, OPENAI_API_KEY: 'sk-sim-bench', OPENAI_BASE_URL: judge.url }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2_000)));
+      child.once('error', reject);
+      child.once('exit', (c) => (c === 0 ? resolve() : reject(new Error(`scoring/batch.py exited ${c}: ${stderr}`))));
+    });
+    const wallS = (Date.now() - started) / 1000;
+    const scores = JSON.parse(fs.readFileSync(output, 'utf8')) as { summary: Record<string, { count: number; errors: number }> };
+    const times = judge.requests.map((r) => r.at);
+    return {
+      wallS,
+      judgingS: (Math.max(...times) + 400 - Math.min(...times)) / 1000,
+      cpuS: Number(fs.readFileSync(cpuFile, 'utf8')),
+      calls: judge.requests.length,
+      boundS: Math.ceil(count / 12) * 0.4,
+      scored: Object.fromEntries(Object.entries(scores.summary).map(([k, v]) => [k, v.count])),
+      errors: Object.values(scores.summary).reduce((n, v) => n + v.errors, 0),
+    };
+  } finally {
+    await judge.close();
+  }
+}
+
+/** judgeflow's joint run of 1,200 × 4 beside the reference harness's, on the same files and simulated judge. */
+export function sideBySideLines(judgeflow: LatticeFilesRow, reference: ReferenceRun): string[] {
+  const f = judgeflow.figures;
+  return [
+    '| side by side (1200 × 4, 400 ms a call, 12 at a time) | judge calls | wall s | judging s | bound s | wall ÷ bound | judging ÷ bound | CPU s (harness process) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| reference harness (scoring/batch.py, Python) | ${reference.calls} | ${reference.wallS.toFixed(1)} | ${reference.judgingS.toFixed(1)} | ${reference.boundS.toFixed(1)} | ${(reference.wallS / reference.boundS).toFixed(2)}× | ${(reference.judgingS / reference.boundS).toFixed(3)}× | ${reference.cpuS.toFixed(1)} |`,
+    `| judgeflow, joint | ${f.llmCalls} | ${f.wallS.toFixed(1)} | ${f.judgingS!.toFixed(1)} | ${f.boundS.toFixed(1)} | ${(f.wallS / f.boundS).toFixed(2)}× | ${(f.judgingS! / f.boundS).toFixed(3)}× | ${(f.workerCpuMs / 1000).toFixed(1)} (worker; the Temporal server's not counted) |`,
+    '',
+    `reference scored per agent: ${Object.entries(reference.scored).map(([k, v]) => `${k} ${v}`).join(', ')}; errors ${reference.errors}. judgeflow end to end ÷ reference end to end: ${(f.wallS / reference.wallS).toFixed(2)}×`,
+  ];
+}
+
 export function latticeFilesTable(rows: LatticeFilesRow[]): string {
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const header = ['run', 'judge calls', 'wall s', 'bound s', 'wall ÷ bound', 'judging s', 'judging ÷ bound', 'judge tokens (prompt + completion)', 'judge cost at the stated price'];
@@ -107,15 +191,19 @@ export function latticeFilesTable(rows: LatticeFilesRow[]): string {
 
 /** The three runs and the comparison, printed; a run whose data is absent is skipped with its reason. */
 export async function benchLatticeFiles(log: (line: string) => void, queries?: number): Promise<number> {
+  const only = process.env.JUDGEFLOW_BENCH_LATTICE_ROWS; // "side-by-side": only the issue-29 pair (measured twice in a row, docs/bench.md)
   const results = [
-    await runRow('reference files, independent', 'independent', false, 12, log, queries),
-    await runRow('reference files, joint', 'joint', false, 12, log, queries),
+    only === 'side-by-side' ? 'reference files, independent: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)' : await runRow('reference files, independent', 'independent', false, 12, log, queries),
+    only === 'side-by-side' ? 'reference files, joint: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)' : await runRow('reference files, joint', 'joint', false, 12, log, queries),
     await runRow('side by side: 4 copilots, joint', 'joint', true, 12, log, queries),
   ];
+  const reference = await referenceHarnessRow(log, queries);
+  if (typeof reference === 'string') log(reference);
   const rows = results.filter((r): r is LatticeFilesRow => typeof r !== 'string');
   for (const r of results) if (typeof r === 'string') log(r);
   if (!rows.length) return 0;
   log('\n' + latticeFilesTable(rows));
   if (typeof results[0] !== 'string' && typeof results[1] !== 'string') log('\nindependent vs joint on the same answers (simulated judge):\n' + modeComparison(results[0], results[1]).join('\n'));
+  if (typeof results[2] !== 'string' && typeof reference !== 'string') log(`\nthe issue-29 side-by-side check (load average ${os.loadavg().map((x) => x.toFixed(1)).join(', ')}):\n` + sideBySideLines(results[2], reference).join('\n'));
   return 0;
 }

@@ -55,6 +55,9 @@ tool call served is listed at GET /_sim/tool-calls.
 POST /v1/messages is Anthropic's Messages API, as strict as the real one (400s in its words); faults
 fault-529:<m>, fault-429:<m>, fault-500:<m>, fault-credit:<m>; models containing "refusal" or "empty".
 
+POST /v1/responses is OpenAI's Responses API for structured output (instructions, input, text.format
+json_schema), answered by the same judge as /v1/chat/completions.
+
 Batch APIs, state in memory: OpenAI's (POST /v1/files with purpose=batch, /v1/batches, output and
 error files) and Anthropic's Message Batches (/v1/messages/batches, results_url). Each line is
 answered as the live endpoint would answer it; the request log marks it with "batch".

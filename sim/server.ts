@@ -22,6 +22,7 @@ import { createSimBatches, routeBatches, type SimBatches } from './batch/routes'
 import { chatToolTurnProblem } from './agentModel';
 import { createSimToolWorld, type SimToolWorld } from './world/serve';
 import type { FailTools, SimToolCall } from './world/tools';
+import { responsesApi } from './responses';
 
 export { answerForSchema } from './schemaAnswer';
 /** The response header marking the simulator's answers, so a run it served is reported as SIMULATED whatever the config says. */
@@ -175,6 +176,10 @@ async function route(req: IncomingMessage, res: ServerResponse, options: SimOpti
   if (await world.route(req, res, url, path)) return;
   if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
   if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
+  if (req.method === 'POST' && path === '/v1/responses') {
+    const { body, entry, requestIndex } = await receive(req, path, options, log);
+    return responsesApi(req, res, { body, ctx: { entry, requestIndex, options, log, seenOnce, limiter } }, chatAnswer, options.latencyMs);
+  }
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
   if (req.method === 'GET' && path === '/chat') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(chatPageHtml());

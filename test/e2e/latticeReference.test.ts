@@ -86,6 +86,28 @@ function answersDir(): { dir: string; agents: string[] } {
   return { dir, agents: fs.readdirSync(dir).map((f) => f.replace(/^filtered_response_|\.json$/g, '')).sort() };
 }
 
+
+/** The reference's 240 queries: the task label ("T1 Protocol Mechanism Interpretation") of each query text. */
+const taskOfQuery = (): Map<string, string> => new Map((JSON.parse(fs.readFileSync(QUERIES_240, 'utf8')) as Array<{ query: string; task: string }>).map((q) => [q.query.trim(), q.task]));
+
+/**
+ * What every judge request must carry: the query's task under the paper's name (the query file's own label), and every
+ * dimension it is graded on with its four bands (9–10, 8, 6–7, ≤5; T16 only its refusal dimension); and, outside the
+ * answers themselves, no copilot's name (the answers are the copilots' own words: Sorin's may name Sorin).
+ */
+function expectPaperPrompt(req: { body: any }, tasks: Map<string, string>, agents: string[]): void {
+  const system = req.body.messages.find((m: any) => m.role === 'system').content as string;
+  const user = req.body.messages.find((m: any) => m.role === 'user').content as string;
+  const query = /(?:\[Query\]|User query:)\n<<<\n([\s\S]*?)\n>>>/.exec(user)?.[1];
+  const label = tasks.get((query ?? '').trim());
+  expect(label).toBeDefined();
+  expect(user).toContain(label!);
+  const graded = label!.startsWith('T16 ') ? 1 : 6;
+  for (const band of ['9–10', '8', '6–7', '≤5']) expect(system.split(`\n  ${band}: `).length - 1).toBe(graded);
+  const frame = JSON.stringify(req.body.messages).replace(/(?:answer:|Copilot response:)\\n<<<\\n[\s\S]*?\\n>>>/g, '');
+  for (const agent of agents) expect(frame.toLowerCase()).not.toContain(agent.toLowerCase());
+}
+
 (HAS_DATA ? test : test.skip)(`the reference's 240 queries × its answer files, judged jointly: one call per query in its layout, no copilot name, export = build_benchmark.py = report.json, import gives the same run${HAS_DATA ? '' : ` [skipped: ${NEEDS}]`}`, async () => {
   const { dir, agents } = answersDir();
   await withWorker('lattice-reference', async (world) => {
@@ -108,14 +130,13 @@ function answersDir(): { dir: string; agents: string[] } {
     const requests = sim.judge.requests.slice(before);
     expect(requests).toHaveLength(240);
     const firstLabel: Record<string, number> = {};
+    const tasks = taskOfQuery();
     for (const req of requests) {
+      expectPaperPrompt(req, tasks, agents);
       const user = req.body.messages.find((m: any) => m.role === 'user').content as string;
       expect(user).toMatch(/^\[Task\]\n<<<\nT\d+ /);
       const labels = [...user.matchAll(/^\[Agent\]\nname: (.*)$/gm)].map((m) => m[1]);
       expect(labels).toEqual(agents.map((_, i) => `agent-${i + 1}`));
-      // The answers are the copilots' own words (Sorin's may name Sorin); what the harness adds around them names no one.
-      const frame = JSON.stringify(req.body.messages).replace(/answer:\\n<<<\\n[\s\S]*?\\n>>>/g, '');
-      for (const agent of agents) expect(frame.toLowerCase()).not.toContain(agent.toLowerCase());
       expect(req.body.response_format.json_schema.schema.properties.results.items.properties.agent.enum).toEqual(labels);
     }
     // Balanced order: every copilot is shown first about equally often.
@@ -160,6 +181,35 @@ function answersDir(): { dir: string; agents: string[] } {
     expect(trend.stdout).toContain(importedId);
     const again = await cliInProcess(['import', 'lattice-scores', scoresFile, '--queries', QUERIES_240], env);
     expect(again.stdout).toContain(`Imported run ${importedId}`);
+  });
+}, 600_000);
+
+(HAS_DATA ? test : test.skip)(`the same files judged independently (the paper's mode): one call per answer, each carrying the paper's task name and anchors and no copilot name; export = build_benchmark.py = report.json${HAS_DATA ? '' : ` [skipped: ${NEEDS}]`}`, async () => {
+  const { dir, agents } = answersDir();
+  await withWorker('lattice-reference-independent', async (world) => {
+    const config = parseRunConfig(
+      { protocol: 'lattice', queries: QUERIES_240, judge: { baseURL: sim.judge.url, model: 'sim-judge', concurrency: 8 }, copilotsFrom: { dir }, copilots: [], output: path.join(world.dir, 'runs') },
+      'test config',
+      world.dir,
+    );
+    const before = sim.judge.requests.length;
+    const runId = `lattice-ref-independent-${Date.now()}`;
+    const result = await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+    const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
+    expect(report.judging.mode).toBe('independent');
+    const requests = sim.judge.requests.slice(before);
+    expect(requests).toHaveLength(240 * agents.length);
+    const tasks = taskOfQuery();
+    for (const req of requests) {
+      expectPaperPrompt(req, tasks, agents);
+      expect(JSON.stringify(req.body.messages)).not.toContain('[Agent]'); // one answer per call
+    }
+    const scoresFile = path.join(world.dir, 'scores_240_independent.json');
+    const exported = await cliInProcess(['export', result.runId, '--format', 'lattice-scores', '--out', scoresFile], { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile });
+    expect(exported.code).toBe(0);
+    expect(JSON.parse(fs.readFileSync(scoresFile, 'utf8')).total_scored).toBe(240);
+    if (BUILD_BENCHMARK) expectSameFigures(referenceBenchmark(scoresFile), report);
+    else console.log('Skipping the build_benchmark.py comparison: needs python3 and the reference mirror at ' + MIRROR);
   });
 }, 600_000);
 
