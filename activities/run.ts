@@ -56,9 +56,10 @@ export function runActivities(deps: ActivityDeps) {
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
     const slot = slotOf(unit);
-    // Every judge request sent is recorded for the cost figures, and its usage told to the workflow's limiter.
+    // Every judge request sent is recorded for the cost figures, and its usage told to the workflow's limiter; an answer
+    // reused from the store is recorded as such (the cost table counts it apart) and tells the limiter nothing.
     const recordCall = (name: string) => (usage: CallUsage) => {
-      onCall?.(usage);
+      if (!usage.reused) onCall?.(usage);
       return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
     };
     const cache: AnswerCache = {

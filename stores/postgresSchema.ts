@@ -93,4 +93,9 @@ CREATE INDEX judge_batch_lines_batch ON judge_batch_lines (run_id, batch_key);
     name: "grounding checks: what the judge stated about the whole answer (the reference's labels)",
     up: 'ALTER TABLE grounding_checks ADD COLUMN stated TEXT;',
   },
+  {
+    version: 9,
+    name: 'LLM calls answered from the store (--reuse-judgments): no request sent, counted apart with the price they avoided',
+    up: 'ALTER TABLE llm_calls ADD COLUMN reused BOOLEAN NOT NULL DEFAULT false;',
+  },
 ];

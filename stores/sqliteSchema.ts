@@ -108,6 +108,11 @@ ALTER TABLE llm_calls ADD COLUMN reply_chars INTEGER;
     name: "grounding checks: what the judge stated about the whole answer (the reference's labels)",
     up: 'ALTER TABLE grounding_checks ADD COLUMN stated TEXT;',
   },
+  {
+    version: 9,
+    name: 'LLM calls answered from the store (--reuse-judgments): no request sent, counted apart with the price they avoided',
+    up: 'ALTER TABLE llm_calls ADD COLUMN reused INTEGER NOT NULL DEFAULT 0;',
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */
