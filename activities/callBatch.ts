@@ -18,14 +18,42 @@ export interface BatchResult<R> {
 export const HELD_QUERY = 'held';
 
 /**
- * Whether the run that started this activity is paused, asked of its workflow (a query: read-only, no history event).
- * An activity of a workflow without the query (or a query that fails) goes on: the workflow's own hold still applies.
+ * How old an answer of the `held` query may be when a batch relies on it. Asked before every item, the query (a round
+ * trip through the Temporal server to the workflow's worker, tens of milliseconds) cost a rate-bound copilot of short
+ * calls about a tenth of its rate; one answer is now shared, for this long, by every batch of the run in this worker.
+ * The price: a call may start up to this long after a pause is recorded (docs/cost-and-control.md, the overshoot bound).
+ */
+export const HELD_FRESH_MS = 250;
+
+type HeldAnswer = { askedAt: number; answer: Promise<boolean> };
+/** The latest `held` answer per workflow id, kept while fresh (entries of finished runs are dropped when next asked or swept). */
+const heldAnswers = new Map<string, HeldAnswer>();
+
+/**
+ * Whether the workflow `workflowId` is paused, as `ask` answers it, reusing an answer asked less than `freshMs` ago
+ * (measured from when it was asked: what the workflow said then, or later). Concurrent askers share one query.
+ */
+export async function heldWithin(workflowId: string, ask: () => Promise<boolean>, freshMs = HELD_FRESH_MS, now: () => number = Date.now, answers: Map<string, HeldAnswer> = heldAnswers): Promise<boolean> {
+  const at = now();
+  const known = answers.get(workflowId);
+  if (known && at - known.askedAt < freshMs) return known.answer;
+  if (answers.size > 1000) for (const [id, a] of answers) if (at - a.askedAt >= freshMs) answers.delete(id);
+  const answer = ask().catch(() => false);
+  answers.set(workflowId, { askedAt: at, answer });
+  return answer;
+}
+
+/**
+ * Whether the run that started this activity is paused, asked of its workflow (a query: read-only, no history event),
+ * through heldWithin. An activity of a workflow without the query (or a query that fails) goes on: the workflow's own
+ * hold still applies.
  */
 export async function runIsHeld(): Promise<boolean> {
   try {
     const context = Context.current();
     const workflowId = context.info.workflowExecution?.workflowId;
-    return workflowId !== undefined && (await context.client.workflow.getHandle(workflowId).query<boolean>(HELD_QUERY)) === true;
+    if (workflowId === undefined) return false;
+    return await heldWithin(workflowId, async () => (await context.client.workflow.getHandle(workflowId).query<boolean>(HELD_QUERY)) === true);
   } catch {
     return false;
   }
@@ -37,8 +65,9 @@ export async function runIsHeld(): Promise<boolean> {
  * a tenth of the run). Items are stored as they finish, so a batch retried after a dead worker resumes where it was.
  * Stops at the first throttle (the workflow's limiter must hear of it before more calls go) or error: that item and
  * the rest go back to the workflow, which asks them one per activity, with each item's own attempts.
- * Before each item after the first it asks whether the run is paused (`held`): once a pause is recorded in the
- * workflow no new call of the batch starts; the rest go back (`stoppedBy: 'paused'`) and wait there for the resume.
+ * Before each item after the first it asks whether the run is paused (`held`, an answer at most HELD_FRESH_MS old): from
+ * HELD_FRESH_MS after a pause is recorded in the workflow no new call of the batch starts; the rest go back
+ * (`stoppedBy: 'paused'`) and wait there for the resume.
  */
 export async function runBatch<K, R extends { outcome: CallOutcome }>(keys: K[], call: (key: K) => Promise<R>, throttled: (result: R) => boolean, held: () => Promise<boolean> = runIsHeld): Promise<BatchResult<Omit<R, 'outcome'>>> {
   const results: Array<Omit<R, 'outcome'>> = [];

@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { runBatch } from '../../activities/callBatch';
+import { heldWithin, runBatch } from '../../activities/callBatch';
 
 /** runBatch runs inside an activity (it heartbeats and watches the activity's cancellation): here, a mocked one. */
 const inActivity = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment().run(fn) as Promise<T>;
@@ -91,5 +91,30 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
   test('runBatch: outside a workflow that answers the held query (here a mocked activity) the batch goes on', async () => {
     const result = await inActivity(() => runBatch(['a', 'b'], async (key) => ok(key), (r) => r.throttled));
     expect(result.results.map((r) => r.key)).toEqual(['a', 'b']);
+  });
+
+  test('heldWithin: one held query per run while its answer is fresh, shared by concurrent askers; asked again once it is older; a failed query is "not held"', async () => {
+    let clock = 1_000;
+    let asked = 0;
+    let paused = false;
+    const answers = new Map();
+    const ask = async () => {
+      asked++;
+      return paused;
+    };
+    const held = () => heldWithin('run-1', ask, 250, () => clock, answers);
+    expect(await Promise.all([held(), held(), held()])).toEqual([false, false, false]);
+    expect(asked).toBe(1);
+    paused = true;
+    clock += 249; // within the window: the answer asked at 1000 stands
+    expect(await held()).toBe(false);
+    expect(asked).toBe(1);
+    clock += 1; // 250 ms after it was asked: asked again, and the pause is seen
+    expect(await held()).toBe(true);
+    expect(asked).toBe(2);
+    expect(await heldWithin('run-2', ask, 250, () => clock, answers)).toBe(true); // another run has its own answer
+    expect(asked).toBe(3);
+    clock += 250;
+    expect(await heldWithin('run-1', async () => { throw new Error('no such query'); }, 250, () => clock, answers)).toBe(false);
   });
 });
