@@ -36,7 +36,7 @@ import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './callBatch';
 import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
-import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
+import { AskedLive, batchReplies, cancelBatches, countDuplicatesOrSay, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
 
 /** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
 function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
@@ -216,6 +216,7 @@ export function runActivities(deps: ActivityDeps) {
       // Kept with the run, so every later rendering (judgeflow report, view) shows it too.
       if (control) await store.putWork(`control:${runId}`, 'record', control);
       // Heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
+      await countDuplicatesOrSay(deps, runId); // every batch paid for is in the cost table, duplicates cancelled after a crash too
       const { reportPath, summary } = await withHeartbeat(() => renderReport(deps, runId), 1_000);
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
       return { reportPath };
