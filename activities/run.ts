@@ -31,7 +31,7 @@ import { describeLimitChange } from '../workflows/configChange';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
-import { redact, secretValues } from './adapters/common';
+import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './callBatch';
 import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
@@ -84,7 +84,8 @@ export function runActivities(deps: ActivityDeps) {
       if (signal.aborted) throw signal.reason;
       if (error instanceof DeferredToBatch || error instanceof AskedLive) throw error;
       const judges = [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])];
-      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)));
+      const own = unit.kind === 'grounding' && run.config.grounding?.judge ? run.config.grounding.judge : (runJudges(run.config).find((j) => j.name === slot.judge) ?? judges[0]);
+      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)), own?.maxRetryAfterSeconds);
     }
   }
 
@@ -104,7 +105,7 @@ export function runActivities(deps: ActivityDeps) {
       return { ...result, throttled: false, outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit } };
     } catch (error) {
       const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
-      if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined } };
+      if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined, cause: throttle.cause } };
       throw error;
     }
   }
@@ -269,9 +270,11 @@ function withoutLimits(usage: CallUsage): Omit<CallUsage, 'rateLimit'> {
 }
 
 /** A judge failure that says "fewer calls, please" (429, 503, or any Retry-After). */
-function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number } | null {
+function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number; cause: string } | null {
   const retryAfterMs = failure.nextRetryDelay === undefined || failure.nextRetryDelay === null ? undefined : msToNumber(failure.nextRetryDelay);
-  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message)) return { retryAfterMs };
+  // What status names as the reason of a wait ("the judge: waiting 60 s (Retry-After) after HTTP 503").
+  const cause = /HTTP (\d{3})\b/.exec(failure.message)?.[0] ?? (failure.type === 'judge_rate_limited' ? 'HTTP 429' : (failure.type ?? 'throttled'));
+  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message)) return { retryAfterMs, cause };
   return null;
 }
 
@@ -280,13 +283,15 @@ function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number } | nu
  * honouring Retry-After; other 4xx (bad model, bad key, an unsupported parameter) and unrecognised errors (bugs) are not.
  * Secret values never reach the failure message.
  */
-function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
+function judgeFailure(error: unknown, secrets: string[], maxRetryAfterSeconds: number | undefined): ApplicationFailure {
   if (error instanceof InputError) return inputFailure(error, redact(error.message, secrets)!);
   if (error instanceof ApplicationFailure) return error;
   const mapped = toAdapterError(error, 'judge');
   const message = redact(mapped.message, secrets)!;
+  // A Retry-After no longer than the judge's maxRetryAfterSeconds (default 60, as copilots'): a 503 asking for ten
+  // minutes must not hold every judge call of the run for ten minutes per attempt.
   return mapped.retryable
-    ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: mapped.options.retryAfterMs })
+    ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: cappedRetryAfterMs(mapped.options.retryAfterMs, { maxRetryAfterSeconds }) })
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
 }
 
