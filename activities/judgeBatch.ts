@@ -1,3 +1,4 @@
+import { log } from '@temporalio/activity';
 import { meanAnswerTokens, priceFor, priceOf, requestTokens } from '../core/stats/cost';
 import { usageFrom, type AnswerCache, type ModelEndpoint } from '../core/llm/client';
 import { anthropicUsage } from '../core/llm/providers/anthropicMessages';
@@ -177,10 +178,51 @@ async function submitOnce(deps: ActivityDeps, runId: string, key: string, endpoi
   await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
   for (const [i, duplicate] of made.slice(1).entries()) {
     const cancelled = await client.cancel(duplicate.id);
-    const record: StoredJudgeBatch = { ...existing!, key: `${key}/duplicate-${i + 1}`, batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts, lines: 0 };
-    await deps.store.putJudgeBatch(record, []);
+    const record: StoredJudgeBatch = { ...existing!, key: `${key}/duplicate-${i + 1}`, batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts, lines: chunk.length };
+    // Its lines under ids of their own (never an answer to this run's requests): what it ran before the cancel is
+    // billed, so it is counted once it ended (countDuplicateBatches), each line settled once with its call.
+    await deps.store.putJudgeBatch(record, chunk.map(({ customId, queryId, callName }) => ({ customId: duplicateLineId(customId, record.key), queryId, callName })));
     await deps.store.updateJudgeBatch(runId, record.key, { batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts });
   }
+}
+
+/** countDuplicateBatches where a provider's failing answer must not stop the run's own work: said, and tried again later. */
+export async function countDuplicatesOrSay(deps: ActivityDeps, runId: string): Promise<void> {
+  await countDuplicateBatches(deps, runId).catch((error) => log.warn(`run ${runId}: the cost of a duplicate batch could not be read yet (counted at the next ingest or the report): ${error instanceof Error ? error.message : error}`));
+}
+
+const DUPLICATE_KEY = /\/duplicate-\d+$/;
+/** The store's id of a duplicate batch's line: the provider's custom_id, marked with the duplicate it came in. */
+const duplicateLineId = (customId: string, duplicateKey: string) => `${customId}@${duplicateKey}`;
+
+/**
+ * The cost of every duplicate batch of the run that has ended at the provider (cancelled, or completed before the cancel
+ * came): each line it answered is recorded as a batch call, once (its line settles once), so the cost table counts every
+ * batch paid for. A duplicate still being cancelled is counted at a later call (each ingest, and the report).
+ */
+export async function countDuplicateBatches(deps: ActivityDeps, runId: string): Promise<number> {
+  let counted = 0;
+  for (const batch of (await deps.store.judgeBatches(runId)).filter((b) => DUPLICATE_KEY.test(b.key) && b.batchId)) {
+    const lines = (await deps.store.batchLines(runId, batch.key)).filter((l) => l.status === 'submitted');
+    if (!lines.length) continue;
+    const client = clientOf(deps, batch);
+    const status = await client.status(batch.batchId!);
+    await deps.store.updateJudgeBatch(runId, batch.key, { batchId: batch.batchId, state: status.state, counts: status.counts });
+    if (!status.ended) continue;
+    const byProviderId = new Map(lines.map((l) => [l.customId.slice(0, l.customId.length - batch.key.length - 1), l]));
+    const results = await withHeartbeat(() => client.results(batch.batchId!, [...byProviderId.keys()]));
+    const at = new Date().toISOString();
+    const settled: Parameters<ResultsStore['settleBatchLines']>[1] = [];
+    for (const result of results) {
+      const line = byProviderId.get(result.customId);
+      if (!line) continue;
+      byProviderId.delete(result.customId);
+      settled.push(result.ok ? { customId: line.customId, status: 'ok', body: null, error: null, call: callOf(batch, line, result.body, runId, at) } : { customId: line.customId, status: result.kind, body: null, error: result.error, call: null });
+    }
+    for (const line of byProviderId.values()) settled.push({ customId: line.customId, status: 'expired', body: null, error: 'not run by the duplicate batch before it ended', call: null });
+    counted += await deps.store.settleBatchLines(runId, settled);
+  }
+  return counted;
 }
 
 function chunks(lines: PendingLine[]): PendingLine[][] {
@@ -255,6 +297,7 @@ export async function ingestBatch(deps: ActivityDeps, runId: string, key: string
   const unreported = late ? `the batch ${pastDeadline(deadlineHours)}` : 'the provider reported no result for this line';
   for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: unreported, call: null });
   await deps.store.settleBatchLines(runId, settled);
+  if (!DUPLICATE_KEY.test(key)) await countDuplicatesOrSay(deps, runId);
   const after = await deps.store.batchLines(runId, key);
   return { ok: after.filter((l) => l.status === 'ok').length, failed: after.filter((l) => l.status !== 'ok').length };
 }

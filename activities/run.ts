@@ -32,12 +32,12 @@ import { describeLimitChange } from '../contract/configChange';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
-import { redact, secretValues } from './adapters/common';
+import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
 import { writeArtefacts } from './artefacts';
 import { runBatch, type BatchResult } from './itemGroup';
 import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
-import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
+import { AskedLive, batchReplies, cancelBatches, countDuplicatesOrSay, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
 
 /** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
 function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
@@ -57,9 +57,10 @@ export function runActivities(deps: ActivityDeps) {
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
     const slot = slotOf(unit);
-    // Every judge request sent is recorded for the cost figures, and its usage told to the workflow's limiter.
+    // Every judge request sent is recorded for the cost figures, and its usage told to the workflow's limiter; an answer
+    // reused from the store is recorded as such (the cost table counts it apart) and tells the limiter nothing.
     const recordCall = (name: string) => (usage: CallUsage) => {
-      onCall?.(usage);
+      if (!usage.reused) onCall?.(usage);
       return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
     };
     const cache: AnswerCache = {
@@ -84,7 +85,8 @@ export function runActivities(deps: ActivityDeps) {
       if (signal.aborted) throw signal.reason;
       if (error instanceof DeferredToBatch || error instanceof AskedLive) throw error;
       const judges = [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])];
-      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)));
+      const own = unit.kind === 'grounding' && run.config.grounding?.judge ? run.config.grounding.judge : (runJudges(run.config).find((j) => j.name === slot.judge) ?? judges[0]);
+      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)), own?.maxRetryAfterSeconds);
     }
   }
 
@@ -104,7 +106,7 @@ export function runActivities(deps: ActivityDeps) {
       return { ...result, throttled: false, outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit } };
     } catch (error) {
       const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
-      if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined } };
+      if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined, cause: throttle.cause } };
       throw error;
     }
   }
@@ -216,6 +218,7 @@ export function runActivities(deps: ActivityDeps) {
       // Kept with the run, so every later rendering (judgeflow report, view) shows it too.
       if (control) await store.putWork(`control:${runId}`, 'record', control);
       // Heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
+      await countDuplicatesOrSay(deps, runId); // every batch paid for is in the cost table, duplicates cancelled after a crash too
       const { reportPath, summary } = await withHeartbeat(() => renderReport(deps, runId), 1_000);
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
       return { reportPath };
@@ -268,9 +271,11 @@ function withoutLimits(usage: CallUsage): Omit<CallUsage, 'rateLimit'> {
 }
 
 /** A judge failure that says "fewer calls, please" (429, 503, or any Retry-After). */
-function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number } | null {
+function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number; cause: string } | null {
   const retryAfterMs = failure.nextRetryDelay === undefined || failure.nextRetryDelay === null ? undefined : msToNumber(failure.nextRetryDelay);
-  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message)) return { retryAfterMs };
+  // What status names as the reason of a wait ("the judge: waiting 60 s (Retry-After) after HTTP 503").
+  const cause = /HTTP (\d{3})\b/.exec(failure.message)?.[0] ?? (failure.type === 'judge_rate_limited' ? 'HTTP 429' : (failure.type ?? 'throttled'));
+  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message)) return { retryAfterMs, cause };
   return null;
 }
 
@@ -279,13 +284,15 @@ function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number } | nu
  * honouring Retry-After; other 4xx (bad model, bad key, an unsupported parameter) and unrecognised errors (bugs) are not.
  * Secret values never reach the failure message.
  */
-function judgeFailure(error: unknown, secrets: string[]): ApplicationFailure {
+function judgeFailure(error: unknown, secrets: string[], maxRetryAfterSeconds: number | undefined): ApplicationFailure {
   if (error instanceof InputError) return inputFailure(error, redact(error.message, secrets)!);
   if (error instanceof ApplicationFailure) return error;
   const mapped = toAdapterError(error, 'judge');
   const message = redact(mapped.message, secrets)!;
+  // A Retry-After no longer than the judge's maxRetryAfterSeconds (default 60, as copilots'): a 503 asking for ten
+  // minutes must not hold every judge call of the run for ten minutes per attempt.
   return mapped.retryable
-    ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: mapped.options.retryAfterMs })
+    ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: cappedRetryAfterMs(mapped.options.retryAfterMs, { maxRetryAfterSeconds }) })
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
 }
 

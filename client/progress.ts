@@ -177,6 +177,7 @@ export function runNotes(): (p: StageProgress & RunState) => string[] {
 
 /** "80% of the budget reached: $0.0542 of the $0.05 budget spent" is past the cap, not at 80% of it. */
 function pastTheCap(warning: string): boolean {
+  if (warning.startsWith('budget reached, paused at ')) return true; // the pause line says it
   const usd = /^80% of the budget reached: \$([\d.]+) of the \$([\d.]+) budget/.exec(warning);
   const tokens = /^80% of the budget reached: (\d+) of the (\d+)-token budget/.exec(warning);
   const m = usd ?? tokens;

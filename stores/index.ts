@@ -73,6 +73,24 @@ export async function openStore(target: StoreTarget = storeTarget()): Promise<Re
   return store;
 }
 
+const announced = new Set<string>();
+
+/**
+ * The shared store, brought to the current schema: what `run` and `worker` use (read-only commands never migrate, see
+ * openExistingStore). A store that existed before is said to be migrated, one line per migration applied (once per
+ * process); a new one is simply created.
+ */
+export async function openStoreMigrating(say: (line: string) => void, target: StoreTarget = storeTarget()): Promise<ResultsStore> {
+  const existed = opened.has(key(target)) || (await storeExists(target));
+  const store = await openStore(target);
+  const report = await store.migrate();
+  if (existed && !announced.has(key(target))) for (const m of report.applied) say(migratedLine(storeLocation(target), m));
+  announced.add(key(target));
+  return store;
+}
+
+export const migratedLine = (location: string, m: { version: number; name: string }) => `Results store ${location}: applied migration ${m.version} (${m.name})`;
+
 /** A store of its own (tests, scripts): the caller closes it. */
 export function openNew(target: StoreTarget): ResultsStore {
   switch (target.kind) {

@@ -16,7 +16,7 @@ const END = 2 ** 31 - 1;
 /** Column lists where a later migration added columns (their order in the table is the order they were added). */
 const JUDGMENT_COLUMNS = 'run_id, query_id, copilot, rubric_version, status, scores, rationales, total, rank, position, error, judge, attempts, created_at, sample, judge_name';
 const JUDGE_TURN_COLUMNS = 'run_id, query_id, rubric_version, turn, request, answer, sample, judge_name';
-const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars';
+const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars, reused';
 
 /**
  * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
@@ -314,8 +314,8 @@ export class PostgresStore implements ResultsStore {
 
   /** Not idempotent by design (there is no key: every attempt sent is a call), so a plain INSERT. */
   private async insertLlmCall(c: Queryable, call: LlmCallRecord): Promise<number> {
-    const usage = [call.promptTokens, call.completionTokens, call.cachedTokens, call.latencyMs, call.ok, call.errorKind, call.at, call.batch ?? false, call.requestChars ?? null, call.replyChars ?? null];
-    return (await c.query(`INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, [call.runId, call.role, call.name, call.model, call.queryId, ...usage])).rowCount ?? 0;
+    const usage = [call.promptTokens, call.completionTokens, call.cachedTokens, call.latencyMs, call.ok, call.errorKind, call.at, call.batch ?? false, call.requestChars ?? null, call.replyChars ?? null, call.reused ?? false];
+    return (await c.query(`INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, [call.runId, call.role, call.name, call.model, call.queryId, ...usage])).rowCount ?? 0;
   }
 
   // ---- batch judging ------------------------------------------------------------

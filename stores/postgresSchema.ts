@@ -101,4 +101,9 @@ CREATE TABLE agent_steps (run_id ${C} NOT NULL, query_id ${C} NOT NULL, copilot 
 CREATE TABLE world_calls (recording ${C} NOT NULL, key ${C} NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, result TEXT NOT NULL, is_error BOOLEAN NOT NULL, recorded_at TEXT NOT NULL, PRIMARY KEY (recording, key));
 `,
   },
+  {
+    version: 10,
+    name: 'LLM calls answered from the store (--reuse-judgments): no request sent, counted apart with the price they avoided',
+    up: 'ALTER TABLE llm_calls ADD COLUMN reused BOOLEAN NOT NULL DEFAULT false;',
+  },
 ];

@@ -147,6 +147,7 @@ export function toLlmCall(r: any): LlmCallRecord {
     errorKind: r.error_kind,
     at: r.at,
     ...(r.via_batch ? { batch: true } : {}),
+    ...(r.reused ? { reused: true } : {}),
     // Calls recorded before migration 7 have no sizes.
     ...(r.request_chars !== null && r.request_chars !== undefined ? { requestChars: r.request_chars } : {}),
     ...(r.reply_chars !== null && r.reply_chars !== undefined ? { replyChars: r.reply_chars } : {}),

@@ -343,8 +343,8 @@ export class SqliteStore implements ResultsStore {
 
   private insertLlmCall(c: LlmCallRecord): number {
     return this.db
-      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch, @requestChars, @replyChars)')
-      .run({ ...c, ok: c.ok ? 1 : 0, batch: c.batch ? 1 : 0, requestChars: c.requestChars ?? null, replyChars: c.replyChars ?? null }).changes;
+      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars, reused) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch, @requestChars, @replyChars, @reused)')
+      .run({ ...c, ok: c.ok ? 1 : 0, batch: c.batch ? 1 : 0, reused: c.reused ? 1 : 0, requestChars: c.requestChars ?? null, replyChars: c.replyChars ?? null }).changes;
   }
 
   // ---- batch judging ------------------------------------------------------------

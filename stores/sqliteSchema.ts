@@ -116,6 +116,11 @@ CREATE TABLE agent_steps (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot 
 CREATE TABLE world_calls (recording TEXT NOT NULL, key TEXT NOT NULL, tool TEXT NOT NULL, arguments TEXT NOT NULL, result TEXT NOT NULL, is_error INTEGER NOT NULL, recorded_at TEXT NOT NULL, PRIMARY KEY (recording, key));
 `,
   },
+  {
+    version: 10,
+    name: 'LLM calls answered from the store (--reuse-judgments): no request sent, counted apart with the price they avoided',
+    up: 'ALTER TABLE llm_calls ADD COLUMN reused INTEGER NOT NULL DEFAULT 0;',
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

@@ -10,7 +10,7 @@ import type { LlmCallRecord } from '../core/model/types';
  * they are counted: one place for copilots, judges, panels, grounding and batch lines alike.
  */
 export function instrumentedStore(store: ResultsStore, meter: MetricMeter): ResultsStore {
-  const calls = meter.createCounter('judgeflow_llm_calls', 'calls', 'LLM calls by role, endpoint name and outcome (ok, or the failure kind: rate_limited, http, timeout, quota, invalid_answer, …)');
+  const calls = meter.createCounter('judgeflow_llm_calls', 'calls', 'LLM calls by role, endpoint name and outcome (ok, reused: answered from the store, or the failure kind: rate_limited, http, timeout, quota, invalid_answer, …)');
   const throttled = meter.createCounter('judgeflow_llm_rate_limited', 'calls', 'calls answered HTTP 429 (the limiter slows down and asks again)');
   const tokens = meter.createCounter('judgeflow_llm_tokens', 'tokens', 'prompt and completion tokens by role and endpoint name');
   const spend = meter.createCounter('judgeflow_spend_microusd', 'microusd', "estimated spend in millionths of a USD at the run's pricing (calls of unpriced endpoints count 0)");
@@ -22,7 +22,9 @@ export function instrumentedStore(store: ResultsStore, meter: MetricMeter): Resu
   };
   const record = async (call: LlmCallRecord) => {
     const tags = { role: call.role, name: call.name };
-    calls.add(1, { ...tags, outcome: call.ok ? 'ok' : (call.errorKind ?? 'failed') });
+    // An answer reused from the store was never sent: counted as such, no tokens, no spend.
+    calls.add(1, { ...tags, outcome: call.reused ? 'reused' : call.ok ? 'ok' : (call.errorKind ?? 'failed') });
+    if (call.reused) return;
     if (call.errorKind === 'rate_limited') throttled.add(1, tags);
     if (call.promptTokens) tokens.add(call.promptTokens, { ...tags, kind: 'prompt' });
     if (call.completionTokens) tokens.add(call.completionTokens, { ...tags, kind: 'completion' });

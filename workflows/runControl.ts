@@ -9,6 +9,9 @@ export const initialControl = (budget?: Budget): RunControl => ({ paused: null, 
 /** Share of the budget at which the run records a warning. */
 const WARN_AT = 0.8;
 const WARNING_PREFIX = '80% of the budget reached: ';
+/** What a first look past the cap records instead (the run did pass 80% on the way, but "80%" would be untrue). */
+const REACHED_PREFIX = 'budget reached, paused at ';
+const isBudgetWarning = (w: string) => w.startsWith(WARNING_PREFIX) || w.startsWith(REACHED_PREFIX);
 /** How a warning names each cap ("of the $25 budget"), so it is written once per cap and dropped when the cap changes. */
 const currentCaps = (budget: Budget) => [...(budget.usd !== undefined ? [`of the $${budget.usd} budget`] : []), ...(budget.tokens !== undefined ? [`of the ${budget.tokens}-token budget`] : [])];
 
@@ -50,7 +53,7 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
       if (budgetUsd !== undefined || budgetTokens !== undefined) control.budget = { ...control.budget, ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
       const newCap = JSON.stringify(control.budget ?? null) !== before;
       // A warning about a cap the run no longer has would mislead status; the history keeps what happened.
-      if (newCap) control.warnings = control.warnings.filter((w) => !w.startsWith(WARNING_PREFIX) || (control.budget && currentCaps(control.budget).some((cap) => w.includes(cap))));
+      if (newCap) control.warnings = control.warnings.filter((w) => !isBudgetWarning(w) || (control.budget && currentCaps(control.budget).some((cap) => w.includes(cap))));
       control.paused = null;
       control.history.push({ action: 'resume', reason: reason || `resumed after: ${was.reason}${newCap ? `; budget now ${describeBudget(control.budget)}` : ''}`, by: 'user', at: new Date().toISOString(), ...(newCap ? { budget: { ...control.budget } } : {}) });
       log.info('run resumed', { after: was.reason });
@@ -124,11 +127,11 @@ export function noteSpend(control: RunControl, spent: Spend): void {
   if (budget.usd !== undefined && spent.usd !== null) shares.push([`$${spent.usd.toFixed(4)} of the $${budget.usd} budget`, spent.usd / budget.usd]);
   if (budget.tokens !== undefined) shares.push([`${spent.tokens} of the ${budget.tokens}-token budget`, spent.tokens / budget.tokens]);
   for (const [what, share] of shares) {
-    const warning = `${WARNING_PREFIX}${what} spent${unreported(spent)}`;
+    const warning = `${share >= 1 ? REACHED_PREFIX : WARNING_PREFIX}${what} spent${unreported(spent)}`;
     // Once per cap: "of the $25 budget" names it, whatever was spent when the warning was written.
     const cap = what.replace(/^[^ ]+ /, '');
     // Also when one look finds the spend past the cap already: the run did pass 80% on the way.
-    if (share >= WARN_AT && !control.warnings.some((w) => w.startsWith(WARNING_PREFIX) && w.includes(cap))) {
+    if (share >= WARN_AT && !control.warnings.some((w) => isBudgetWarning(w) && w.includes(cap))) {
       control.warnings.push(warning);
       log.warn(warning);
     }

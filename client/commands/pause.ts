@@ -3,6 +3,7 @@ import { InputError } from '../../core/model/inputError';
 import { pauseUpdate } from '../../contract/control';
 // The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
 import { rootCause } from '../../contract/errors';
+import { HELD_FRESH_MS } from '../../activities/itemGroup';
 import { withClient } from '../runWorkflow';
 import { describeRun } from './status';
 import { ensureLocalServer } from '../temporalServer';
@@ -30,6 +31,9 @@ export const pauseCommand: Command = {
         // The run's validator refused (already paused, nothing left to pause): the user's to know, not a crash.
         throw new InputError(`run ${runId} was not paused: ${rootCause(error)}`);
       });
+      // A batch of items may rely on a `held` answer asked up to HELD_FRESH_MS before the pause: said paused once
+      // that has passed, so from the moment this prints no new call starts.
+      await new Promise((resolve) => setTimeout(resolve, HELD_FRESH_MS));
       if (values.json) console.log(JSON.stringify({ runId, paused: control.paused }));
       else console.log(`Run ${runId} is paused (${control.paused!.reason}); calls in flight finish. Continue it with: judgeflow resume ${runId}`);
       return 0;

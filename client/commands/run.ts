@@ -11,7 +11,7 @@ import { findSameRun, runIdentity, type SameRun } from '../runIdentity';
 import { ensureLocalServer } from '../temporalServer';
 import { withClient } from '../runWorkflow';
 import { taskQueue } from '../connection';
-import { openExistingStore } from '../../stores';
+import { openExistingStore, openStoreMigrating, storeExists, storeTarget } from '../../stores';
 
 export const runCommand: Command = {
   name: 'run',
@@ -46,6 +46,9 @@ export const runCommand: Command = {
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     const detach = Boolean(values.detach);
     const identity = runIdentity(config);
+    // `run` migrates an older store, saying which migrations it applied (read-only commands never do); a new one is
+    // created by the worker.
+    if (await storeExists(storeTarget())) await openStoreMigrating(print);
     const same = values.new ? null : await sameRun(identity.key, print);
     if (same?.state === 'completed') {
       const { run } = same;

@@ -1,5 +1,5 @@
 import { closeSharedBrowser } from '../../activities/adapters/browser';
-import { openExistingStore, storeLocation } from '../../stores';
+import { openExistingStore, openStoreMigrating, storeLocation } from '../../stores';
 import { envNames } from '../../activities/adapters/common';
 import { workerTracing } from '../../worker/tracing';
 import { InputError } from '../../core/model/inputError';
@@ -15,6 +15,7 @@ async function runWorkerForever({ values }: { values: Record<string, unknown> })
   const { connection, namespace } = await connectWorker(process.env, { metricsAddress });
   if (metricsAddress) console.log(`Metrics (Temporal's worker metrics and judgeflow's judgeflow_*) at http://${metricsAddress}/metrics`);
   const queue = await taskQueue();
+  await openStoreMigrating(console.log); // the store the worker uses, migrated, saying which migrations it applied
   const worker = await createWorker({ connection, namespace, taskQueue: queue });
   const version = workerVersions.get(worker);
   const build = version ? `, build ${version.buildId} (runs stay on the build that started them; judgeflow resume RUN_ID moves one to this build)` : ' (worker versioning off)';

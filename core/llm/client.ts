@@ -88,7 +88,7 @@ export async function askJson<T>(args: {
   env: NodeJS.ProcessEnv;
   cache?: AnswerCache;
   signal?: AbortSignal;
-  /** Told about every request actually sent (cache hits are not requests), failed ones included. */
+  /** Told about every request actually sent, failed ones included, and about every answer reused from the store (`reused`). */
   onCall?: (usage: CallUsage) => void | Promise<void>;
 }): Promise<JsonAnswer<T>> {
   const { settings, spec } = args;
@@ -100,7 +100,9 @@ export async function askJson<T>(args: {
     let raw = (await args.cache?.get(key)) ?? null;
     let usage: CallUsage | null = null;
     let problem: string | null = null;
-    if (raw === null) {
+    // Its sizes say roughly what the call it stands for would have cost.
+    if (raw !== null) usage = { model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0, ok: true, errorKind: null, requestChars: messageChars(messages), replyChars: raw.length, reused: true };
+    else {
       const seed = settings.seed === null || settings.seed === undefined ? settings.seed : (settings.seed + attempt - 1) & 0x7fffffff;
       const asked = { ...settings, seed };
       const batched = (await args.cache?.batchReply?.(key, () => batchRequestBody(asked, messages, spec), asked)) ?? null;
@@ -112,7 +114,8 @@ export async function askJson<T>(args: {
       systemFingerprint = answer.systemFingerprint;
     }
     const parsed = parseAnswer(raw, spec);
-    if (usage) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: problem?.startsWith('refused') ? 'refusal' : 'invalid_answer' });
+    // A stored answer the check now refuses is asked again (it was never a call made or a failure of this run).
+    if (usage && (!usage.reused || 'value' in parsed)) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: problem?.startsWith('refused') ? 'refusal' : 'invalid_answer' });
     if ('value' in parsed) {
       await args.cache?.set(key, raw ?? '');
       return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: stripThink(raw ?? '') || (raw ?? '') }], systemFingerprint };

@@ -34,6 +34,12 @@ const judgeShape = {
     requestsPerMinute: z.number().positive().optional().describe("Hard cap on requests a minute to this endpoint, held across all the run's workers."),
     tokensPerMinute: z.number().positive().optional().describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
     maxAttempts: z.number().int().min(1).max(20).default(8).describe('Attempts per call at transport level (HTTP 429/5xx, timeouts; Retry-After honoured); invalid answers are re-asked per the rubric.'),
+    maxRetryAfterSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Longest Retry-After honoured (default 60): a judge asking for more (a 503 with Retry-After: 600) is asked again after this many seconds, so one answer cannot hold the run for its whole wait; status shows the wait. As copilots' retry.maxRetryAfterSeconds."),
     responseFormat: z.enum(['json_schema', 'json_object', 'none']).optional().describe("response_format sent for the judge's JSON answer; default: the provider profile's (json_object for DeepSeek)."),
     extraBody: extraBodySchema,
     batch: z.boolean().optional().describe("Judge through the provider's Batch API (OpenAI Batch, Anthropic Message Batches) at its batch price, half of live: verdicts come back within the provider's window (up to 24 h). Default false."),

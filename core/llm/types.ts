@@ -51,6 +51,12 @@ export interface CallUsage {
    */
   requestChars?: number | null;
   replyChars?: number | null;
+  /**
+   * Answered from the results store (`--reuse-judgments`: a byte-identical request answered before): no request was
+   * sent and nothing paid. Told and recorded so the cost table shows it with the price it avoided (core/stats/cost.ts);
+   * never in spend, budgets or the limiter's usage.
+   */
+  reused?: boolean;
 }
 
 /** `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (OpenAI's names; many providers send the same). */

@@ -1,6 +1,6 @@
 /** Tiny Markdown helpers shared by every report. */
 import type { CostSummary } from '../stats/cost';
-import { COST_CAPTION, COST_HEADER, costNote, costRows } from './costTable';
+import { COST_CAPTION, costHeader, costNote, costRows } from './costTable';
 
 export const fmt = (x: number | null | undefined, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? '–' : x.toFixed(digits));
 
@@ -31,5 +31,5 @@ export function simulatedBanner(simulated: boolean): string {
 /** report.md's cost section: the table report.html has (core/report/costTable.ts). */
 export function costMarkdown(cost: CostSummary | undefined): string[] {
   if (!cost) return [];
-  return ['', '## What the run cost', '', `${COST_CAPTION}:`, '', table(COST_HEADER, costRows(cost)), '', costNote(cost, mdCode)];
+  return ['', '## What the run cost', '', `${COST_CAPTION}:`, '', table(costHeader(cost), costRows(cost)), '', costNote(cost, mdCode)];
 }

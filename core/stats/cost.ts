@@ -43,12 +43,19 @@ export interface CostLine {
   latencyP95Ms: number | null;
   /** null when the config has no price for this model (or copilot name). */
   estimatedCostUsd: number | null;
+  /**
+   * Requests answered from the results store instead of sent (`run --new --reuse-judgments`, re-judging): in none of
+   * the figures above. `avoidedCostUsd` is what they would have cost live, from their request and answer sizes (≈ 4
+   * characters a token); null when there is no price for the model.
+   */
+  reusedCalls: number;
+  avoidedCostUsd: number | null;
 }
 
 export interface CostSummary {
   copilots: Record<string, CostLine>;
   judge: Record<string, CostLine>;
-  total: { calls: number; promptTokens: number; completionTokens: number; estimatedCostUsd: number | null };
+  total: { calls: number; promptTokens: number; completionTokens: number; estimatedCostUsd: number | null; reusedCalls: number; avoidedCostUsd: number | null };
   priced: boolean;
 }
 
@@ -98,7 +105,10 @@ export function callCostUsd(pricing: Pricing | undefined, call: LlmCallRecord): 
   return priceOf(priceFor(pricing, call), tokensOfCall(call));
 }
 
-function line(calls: LlmCallRecord[], pricing: Pricing | undefined, name: string): CostLine {
+function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: string): CostLine {
+  const calls = recorded.filter((c) => !c.reused);
+  const reused = recorded.filter((c) => c.reused);
+  const avoided = reused.map((c) => callCostUsd(pricing, c));
   const failuresByKind: Record<string, number> = {};
   for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
   const each = calls.map(tokensOfCall);
@@ -106,7 +116,7 @@ function line(calls: LlmCallRecord[], pricing: Pricing | undefined, name: string
   // Each call priced on its own (priceFor): one unpriced call makes the line's cost unknown, never $0.
   const costs = calls.map((c) => callCostUsd(pricing, c));
   const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
-  const model = calls.find((c) => c.model)?.model ?? null;
+  const model = recorded.find((c) => c.model)?.model ?? null;
   return {
     model,
     calls: calls.length,
@@ -120,6 +130,8 @@ function line(calls: LlmCallRecord[], pricing: Pricing | undefined, name: string
     latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
     latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
     estimatedCostUsd: calls.length === 0 ? (priceFor(pricing, { model, name }) ? 0 : null) : costs.some((c) => c === null) ? null : costs.reduce<number>((n, c) => n + c!, 0),
+    reusedCalls: reused.length,
+    avoidedCostUsd: avoided.some((c) => c === null) ? null : avoided.reduce<number>((n, c) => n + c!, 0),
   };
 }
 
@@ -140,6 +152,8 @@ export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricin
       promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
       completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
       estimatedCostUsd: priced ? lines.reduce((n, l) => n + (l.estimatedCostUsd ?? 0), 0) : null,
+      reusedCalls: lines.reduce((n, l) => n + l.reusedCalls, 0),
+      avoidedCostUsd: priced ? lines.reduce((n, l) => n + (l.avoidedCostUsd ?? 0), 0) : null,
     },
     priced,
   };

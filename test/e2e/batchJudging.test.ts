@@ -120,6 +120,38 @@ test('judgeflow cancel while a batch waits cancels the batch at the provider', a
   }
 });
 
+test('judgeflow cancel while an Anthropic Message Batch waits cancels it at Anthropic (POST …/cancel) and records it', async () => {
+  const KEY = 'sk-ant-cancel-test';
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, batchSeconds: 120 });
+  const copilots = await startSimServer({});
+  const anthropicBatches = async () => ((await (await fetch(`${judge.url}/messages/batches?limit=100`, { headers: { 'anthropic-version': '2023-06-01', 'x-api-key': KEY } })).json()) as { data: Array<{ id: string; processing_status: string; cancel_initiated_at: string | null }> }).data;
+  try {
+    await withWorker(
+      'batch-cancel-anthropic',
+      async (world) => {
+        const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+        const runId = `run-batch-cancel-anthropic-${Date.now()}`;
+        const config = runConfig(tempDir(), { protocol: 'lattice', queries: latticeGrid(2, 5), judge: { baseURL: judge.url, provider: 'anthropic', apiKeyEnv: 'ANTHROPIC_API_KEY', model: 'claude-sim-judge', batch: true, batchPollSeconds: 1 }, copilots: simCopilots(copilots.url, { A: 'sim-terse' }) });
+        const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+        await until(async () => (await world.store.judgeBatches(runId)).some((b) => b.batchId), 60_000);
+        const cancelled = await cliInProcess(['cancel', runId], env);
+        expect(cancelled.code).toBe(0);
+        await expect(handle.result()).rejects.toThrow();
+        await until(async () => (await anthropicBatches()).every((b) => b.cancel_initiated_at !== null), 20_000);
+        const [stored] = await world.store.judgeBatches(runId);
+        expect(stored.api).toBe('anthropic');
+        expect(stored.state).toMatch(/^cancel|^ended/);
+        expect((await anthropicBatches()).map((b) => b.id)).toEqual([stored.batchId]);
+        expect(live(judge)).toHaveLength(0);
+      },
+      { ...process.env, ANTHROPIC_API_KEY: KEY },
+    );
+  } finally {
+    await judge.close();
+    await copilots.close();
+  }
+});
+
 test('CryptoAnalystBench in batches: turn by turn across queries, every conversation complete, no live judge call', async () => {
   const judge = await startSimServer({ handler: firstFavouringJudge(0), batchSeconds: 0.3 });
   const copilots = await startSimServer({});

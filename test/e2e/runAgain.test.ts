@@ -35,6 +35,7 @@ beforeAll(async () => {
       queries,
       output: 'runs',
       judge: { baseURL: judge.url, model: 'judge', concurrency: JUDGE_CONCURRENCY },
+      pricing: { judge: { inputPerMTok: 1, outputPerMTok: 2 } },
       copilots: Object.entries(COPILOTS).map(([name, model]) => ({ name, type: 'openai', baseURL: copilots.url, model, concurrency: COPILOT_CONCURRENCY })),
     }),
   );
@@ -108,8 +109,17 @@ test('--new asks everything again; --new --reuse-judgments answers byte-identica
   expect({ code: reused.code, stderr: reused.code ? reused.stderr : '' }).toEqual({ code: 0, stderr: '' });
   expect(copilotCalls() - copilotMid).toBe(EXPECTED); // a fresh sample of every copilot…
   expect(judgeCalls() - judgeMid).toBe(0); // …whose (deterministic) answers make judge requests the store has answered
-  const { runId } = JSON.parse(reused.stdout.trim().split('\n').pop()!);
+  const { runId, reportPath } = JSON.parse(reused.stdout.trim().split('\n').pop()!);
   expect((await storeOf().judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(EXPECTED);
+  // The cost table counts them: no call made by the judge, every request answered from the store, and what it avoided.
+  const report = JSON.parse(fs.readFileSync(reportPath, 'utf8'));
+  expect(report.cost.judge.judge).toMatchObject({ calls: 0, promptTokens: 0, estimatedCostUsd: 0, reusedCalls: EXPECTED });
+  expect(report.cost.judge.judge.avoidedCostUsd).toBeGreaterThan(0);
+  expect(report.cost.total).toMatchObject({ calls: EXPECTED, reusedCalls: EXPECTED }); // the copilots' calls only
+  const markdown = fs.readFileSync(reportPath.replace(/\.json$/, '.md'), 'utf8');
+  expect(markdown).toContain('answered from the store (avoided cost)');
+  expect(markdown).toMatch(new RegExp(`\\| judge judge \\| judge \\| 0 \\|.*\\| ${EXPECTED} \\(\\$\\d+\\.\\d{4}\\) \\|`));
+  expect(fs.readFileSync(reportPath.replace(/\.json$/, '.html'), 'utf8')).toContain('answered from the store (avoided cost)');
 });
 
 test('--reuse-judgments without --new is refused with the reason', async () => {

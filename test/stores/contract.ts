@@ -679,6 +679,12 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       const sized = aCall('r3', '2025-01-01T00:00:00.000Z', { promptTokens: null, completionTokens: null, cachedTokens: null, requestChars: 1234, replyChars: 0 });
       await store.putLlmCall(sized);
       expect(await store.llmCalls('r3')).toEqual([sized]);
+      // An answer reused from the store (migration 10) keeps its mark; a call sent has none.
+      const reused = aCall('r4', '2025-01-01T00:00:00.000Z', { promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0, requestChars: 900, replyChars: 80, reused: true });
+      await store.putLlmCall(reused);
+      await store.putLlmCall(aCall('r4', '2025-01-01T00:00:01.000Z'));
+      expect((await store.llmCalls('r4')).map((c) => c.reused ?? false)).toEqual([true, false]);
+      expect((await store.llmCalls('r4'))[0]).toEqual(reused);
       expect(await store.llmCalls('r1')).toEqual([failed, failed, late]);
       expect(await store.llmCalls('r2')).toHaveLength(1);
       expect(await store.llmCalls('none')).toEqual([]);

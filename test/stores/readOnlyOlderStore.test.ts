@@ -1,8 +1,7 @@
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SQLITE_MIGRATIONS } from '../../stores/sqliteSchema';
 import { cliInProcess } from '../support/cliInProcess';
-import { tempDir } from '../support/harness';
+import { olderSqliteStore } from '../support/olderStore';
 
 /**
  * A store made by an older judgeflow (schema version 4): read-only commands never migrate it — an older worker sharing
@@ -10,18 +9,7 @@ import { tempDir } from '../support/harness';
  */
 const OLD_VERSION = 4;
 
-function olderStore(): string {
-  const file = path.join(tempDir('jf-old-store-'), 'results.db');
-  const db = new Database(file);
-  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  for (const m of SQLITE_MIGRATIONS.filter((x) => x.version <= OLD_VERSION)) {
-    if (typeof m.up === 'string') db.exec(m.up);
-    else m.up(db);
-    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, '2026-01-01T00:00:00Z');
-  }
-  db.close();
-  return file;
-}
+const olderStore = () => olderSqliteStore(OLD_VERSION);
 
 const versions = (file: string) => {
   const db = new Database(file, { readonly: true });

@@ -7,7 +7,7 @@ import type { Panel } from '../../stats/panel';
 import { judgeFailuresSummary } from '../panelReport';
 import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../../snapshots/text';
 import type { CostSummary } from '../../stats/cost';
-import { COST_CAPTION, COST_HEADER, costNote, costRows } from '../costTable';
+import { COST_CAPTION, costHeader, costNote, costRows } from '../costTable';
 import type { ReportInput } from '../../model/protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../../model/types';
 import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
@@ -129,7 +129,7 @@ export function runHeader(input: HtmlReportInput, title: string, extra: Array<[s
 /** Calls, tokens, latency, failures and estimated cost per copilot and per judge model. */
 export function costSection(cost: CostSummary | undefined): string {
   if (!cost) return '';
-  const table = dataTable(COST_CAPTION, COST_HEADER, costRows(cost), 'id="cost-table"');
+  const table = dataTable(COST_CAPTION, costHeader(cost), costRows(cost), 'id="cost-table"');
   return section('cost', 'What the run cost', table, costNote(cost, (text) => `<code>${esc(text)}</code>`));
 }
 

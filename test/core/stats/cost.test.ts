@@ -1,6 +1,7 @@
 import { batchPriceOf, callCostUsd, planCalls, priceFor, summariseCost } from '../../../core/stats/cost';
 import { parseRunConfig } from '../../../client/config';
 import type { LlmCallRecord } from '../../../core/model/types';
+import { costHeader, costNote, costRows } from '../../../core/report/costTable';
 
 const call = (fields: Partial<LlmCallRecord>): LlmCallRecord => ({ runId: 'r', role: 'judge', name: 'gpt-4.1', model: 'gpt-4.1', queryId: 'q1', promptTokens: 1_000_000, completionTokens: 100_000, cachedTokens: 0, latencyMs: 10, ok: true, errorKind: null, at: '2026-01-01T00:00:00.000Z', ...fields });
 
@@ -82,4 +83,26 @@ test('a USD budget with a grounding judge whose model has no price is an input e
   const pricing = { 'sim-judge': { inputPerMTok: 1, outputPerMTok: 1 }, 'sim-terse': { inputPerMTok: 1, outputPerMTok: 1 } };
   expect(() => parseRunConfig({ ...base, pricing, grounding: { judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'ground-model' } } }, 'budget.yaml', '/tmp')).toThrow(/budget\.usd.*grounding\.judge \(model ground-model\) has none: add pricing: \{ "ground-model"/s);
   expect(() => parseRunConfig({ ...base, pricing: { ...pricing, 'ground-model': { inputPerMTok: 1, outputPerMTok: 1 } }, grounding: { judge: { baseURL: 'http://127.0.0.1:1/v1', model: 'ground-model' } } }, 'budget.yaml', '/tmp')).not.toThrow();
+});
+
+test('answers reused from the store are counted apart per judge with the price they avoided, and in none of the spent figures', () => {
+  const pricing = { 'gpt-4.1': { inputPerMTok: 2, outputPerMTok: 8 } };
+  const reused = call({ reused: true, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0, requestChars: 4_000_000, replyChars: 400_000 }); // ≈ 1M in, 100k out
+  const cost = summariseCost([call({}), reused, reused], [], pricing);
+  expect(cost.judge['gpt-4.1']).toMatchObject({ calls: 1, promptTokens: 1_000_000, completionTokens: 100_000, callsWithoutUsage: 0, callsEstimated: 0, reusedCalls: 2 });
+  expect(cost.judge['gpt-4.1'].estimatedCostUsd).toBeCloseTo(2.8, 9);
+  expect(cost.judge['gpt-4.1'].avoidedCostUsd).toBeCloseTo(2 * 2.8, 9);
+  expect(cost.total).toMatchObject({ calls: 1, promptTokens: 1_000_000, reusedCalls: 2 });
+  expect(cost.total.avoidedCostUsd).toBeCloseTo(5.6, 9);
+  // A judge whose every answer was reused still has its line: no call made, nothing spent.
+  const allReused = summariseCost([reused], [], pricing).judge['gpt-4.1'];
+  expect(allReused).toMatchObject({ calls: 0, estimatedCostUsd: 0, reusedCalls: 1 });
+  expect(summariseCost([reused], [], undefined).judge['gpt-4.1']).toMatchObject({ reusedCalls: 1, avoidedCostUsd: null });
+  // The report's table gains the column only when something was reused.
+  expect(costHeader(cost)).toContain('answered from the store (avoided cost)');
+  expect(costRows(cost)[0].at(-1)).toBe('2 ($5.6000)');
+  expect(costNote(cost, (t) => t)).toContain('2 judge requests were byte-identical to ones answered before');
+  const none = summariseCost([call({})], [], pricing);
+  expect(costHeader(none)).not.toContain('answered from the store (avoided cost)');
+  expect(costRows(none)[0]).toHaveLength(costHeader(none).length);
 });
