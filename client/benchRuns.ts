@@ -93,6 +93,8 @@ export interface RunFigures {
   reportS?: number;
   reportPeakMB?: number;
   alongside?: AlongsideFigures;
+  /** PostgreSQL: rows written and transactions committed per second of the run (every worker and small run beside it). */
+  postgresWrites?: { rowsPerS: number; commitsPerS: number };
   /** The first judge call was sent before the last copilot call. */
   overlapped: boolean;
   /**
@@ -174,7 +176,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     for (let w = 0; w < (s.workers ?? 1); w++) {
       const home = w === 0 ? dir : path.join(dir, `machine-${w + 1}`);
       fs.mkdirSync(home, { recursive: true });
-      workers.push(await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log));
+      // Once more if it could not reach the server: on a loaded machine (the bench's own server starting) a connect can time out.
+      workers.push(await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log).catch(() => startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log)));
     }
     const client = await connectClient(env);
     // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
@@ -193,6 +196,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const smallCalls = [judge, ...copilots].reduce((sum, sim) => sum + sim.requests.length, 0);
     for (const sim of [judge, ...copilots]) sim.requests.length = 0; // the small run's calls are not this run's
     const rss = sampleRss(workers);
+    const writesAtStart = postgres ? await databaseWrites(storeUrl) : undefined;
     const cpuAtStart = workers.map((w) => cpuMs(w.pid!)); // bundling the workflow code is start-up, not run work
     const started = Date.now();
     const handle = await start(config, s.priority);
@@ -209,6 +213,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const workerCpuMs = workers.reduce((sum, w, i) => sum + cpuMs(w.pid!) - cpuAtStart[i], 0);
     const workerPeakMB = Math.max(...workers.map((w) => peakMB(w.pid!)));
     const serverPeakMB = peakMB(server.pid);
+    // The statistics collector reports with a delay of up to a second (PostgreSQL's stats_fetch_consistency aside).
+    const writes = writesAtStart && (await new Promise((r) => setTimeout(r, 1_500)), await databaseWrites(storeUrl));
     const sizes: HistorySize[] = [];
     let report: { from: number; to: number } | undefined;
     for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
@@ -235,6 +241,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       historySizes: sizes,
       ...(report ? { reportS: (report.to - report.from) / 1000, reportPeakMB: rss.peakBetween(report.from, report.to) } : {}),
       ...(alongside ? { alongside } : {}),
+      ...(writes && writesAtStart ? { postgresWrites: { rowsPerS: (writes.rows - writesAtStart.rows) / wallS, commitsPerS: (writes.commits - writesAtStart.commits) / wallS } } : {}),
       storeMB: (postgres ? await databaseBytes(storeUrl) : ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0)) / 1e6,
       overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
       ...(cab ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) } : {}),
@@ -349,11 +356,21 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** A PostgreSQL database's size on disk (tables, indexes, TOAST). */
 async function databaseBytes(url: string): Promise<number> {
+  return Number((await onDatabase(url, 'SELECT pg_database_size(current_database()) AS bytes')).bytes);
+}
+
+/** Rows written (inserted, updated, deleted) and transactions committed in the database so far (pg_stat_database). */
+async function databaseWrites(url: string): Promise<{ rows: number; commits: number }> {
+  const row = await onDatabase(url, 'SELECT tup_inserted + tup_updated + tup_deleted AS rows, xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()');
+  return { rows: Number(row.rows), commits: Number(row.commits) };
+}
+
+async function onDatabase(url: string, sql: string): Promise<Record<string, unknown>> {
   const { Client } = require('pg') as typeof import('pg');
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return Number((await client.query('SELECT pg_database_size(current_database()) AS bytes')).rows[0].bytes);
+    return (await client.query(sql)).rows[0];
   } finally {
     await client.end();
   }

@@ -128,7 +128,7 @@ async function benchScale(factors: number[]): Promise<number> {
 
 /** One row per scale run: throughput, cost per item, memory, histories, store and report (docs/bench.md copies it). */
 export function scaleTable(rows: RunFigures[]): string {
-  const header = ['scenario', 'items', 'wall s', 'items/s', 'worker CPU ms / item', 'worker peak RSS MB', 'histories', 'largest history (events / MB)', 'store MB', 'store KB / item', 'report s', 'RSS in report MB', 'small run alone / same priority / priority 1 (s)'];
+  const header = ['scenario', 'items', 'wall s', 'items/s', 'worker CPU ms / item', 'worker peak RSS MB', 'histories', 'largest history (events / MB)', 'store MB', 'store KB / item', 'report s', 'RSS in report MB', 'PostgreSQL rows / commits per s', 'small run alone / same priority / priority 1 (s)'];
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const body = rows.map((r) => {
     const items = 2 * r.scenario.queries * r.scenario.copilots; // answers and judgments
@@ -146,6 +146,7 @@ export function scaleTable(rows: RunFigures[]): string {
       ((1000 * r.storeMB) / items).toFixed(2),
       r.reportS?.toFixed(1) ?? '–',
       r.reportPeakMB?.toFixed(0) ?? '–',
+      r.postgresWrites ? `${r.postgresWrites.rowsPerS.toFixed(0)} / ${r.postgresWrites.commitsPerS.toFixed(0)}` : '–',
       a ? `${a.aloneS.toFixed(1)} / ${a.samePriorityS.toFixed(1)} (${(a.samePriorityS / a.aloneS).toFixed(2)}×) / ${a.firstPriorityS.toFixed(1)} (${(a.firstPriorityS / a.aloneS).toFixed(2)}×)` : '–',
     ]);
   });
