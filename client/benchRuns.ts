@@ -93,7 +93,7 @@ export interface RunFigures {
   reportS?: number;
   reportPeakMB?: number;
   alongside?: AlongsideFigures;
-  /** PostgreSQL: rows written and transactions committed per second of the run (every worker and small run beside it). */
+  /** PostgreSQL: rows written and transactions committed (reads' too) per second of the run (every worker and small run beside it). */
   postgresWrites?: { rowsPerS: number; commitsPerS: number };
   /** The first judge call was sent before the last copilot call. */
   overlapped: boolean;

@@ -128,7 +128,7 @@ async function benchScale(factors: number[]): Promise<number> {
 
 /** One row per scale run: throughput, cost per item, memory, histories, store and report (docs/bench.md copies it). */
 export function scaleTable(rows: RunFigures[]): string {
-  const header = ['scenario', 'items', 'wall s', 'items/s', 'worker CPU ms / item', 'worker peak RSS MB', 'histories', 'largest history (events / MB)', 'store MB', 'store KB / item', 'report s', 'RSS in report MB', 'PostgreSQL rows / commits per s', 'small run alone / same priority / priority 1 (s)'];
+  const header = ['scenario', 'items', 'wall s', 'items/s', 'worker CPU ms / item', 'worker peak RSS MB', 'histories', 'largest history (events / MB)', 'store MB', 'store KB / item', 'report s', 'RSS in report MB', 'PostgreSQL rows written / transactions per s', 'small run alone / same priority / priority 1 (s)'];
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const body = rows.map((r) => {
     const items = 2 * r.scenario.queries * r.scenario.copilots; // answers and judgments
