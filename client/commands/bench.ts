@@ -49,8 +49,8 @@ export function scaleScenarios(factor: number): RunScenario[] {
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
-  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files|scale] [--scale 1,3,10] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
-  options: { only: { type: 'string' }, scale: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' }, 'lattice-queries': { type: 'string' } },
+  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files|scale] [--scale 1,3,10] [--store sqlite|postgres] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
+  options: { only: { type: 'string' }, scale: { type: 'string' }, store: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' }, 'lattice-queries': { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;
     if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging', 'lattice-files', 'scale'].includes(only)) {
@@ -59,7 +59,12 @@ export const benchCommand: Command = {
     }
     if (only === 'scale') {
       const factors = scaleFactors(values.scale);
-      return factors ? benchScale(factors) : 2;
+      const store = values.store as string | undefined;
+      if (store !== undefined && store !== 'sqlite' && store !== 'postgres') {
+        console.error(`judgeflow bench: --store must be sqlite or postgres (only that half of the scale scenarios), got "${store}"`);
+        return 2;
+      }
+      return factors ? benchScale(factors, store) : 2;
     }
     const sims = positiveInteger(values.sims, '--sims');
     const paperQueries = positiveInteger(values['paper-queries'], '--paper-queries');
@@ -114,10 +119,10 @@ function scaleFactors(value: unknown): number[] | null {
 }
 
 /** The scale scenarios, each factor on SQLite then on PostgreSQL with two workers; the table after every run, so a long 10× leaves the rows before it. */
-async function benchScale(factors: number[]): Promise<number> {
+async function benchScale(factors: number[], store?: 'sqlite' | 'postgres'): Promise<number> {
   const rows: RunFigures[] = [];
   for (const factor of factors)
-    for (const s of scaleScenarios(factor)) {
+    for (const s of scaleScenarios(factor).filter((x) => !store || (x.store ?? 'sqlite') === store)) {
       console.log(`\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} copilots at zero latency (load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) …`);
       rows.push(await measureRun(s, console.log));
       console.log(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
