@@ -13,7 +13,9 @@ import { deploymentVersion, workflowBuild } from '../worker/versioning';
 import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
 import { toCsv } from '../core/io/csv';
-import { parseRunConfig } from './config';
+import { parseRunConfig, type RunConfig } from './config';
+import type { WorkflowHandle } from '@temporalio/client';
+import { runPriority } from './runPriority';
 import { provisionPostgres, startPostgres, type PostgresServer } from './postgresServer';
 import { connectClient } from './connection';
 import { newRunId, runInput } from './startRun';
@@ -45,6 +47,28 @@ export interface RunScenario {
    * filtered_response_<agent>.json per copilot, read by copilotsFrom), judged `judging`; nothing is asked of a copilot.
    */
   latticeFiles?: { queries: string; answersDir: string; judging: 'independent' | 'joint' };
+  /**
+   * Many runs, one cluster: a small run of `queries` × the same copilots, timed on the same workers alone (before this
+   * run starts) and again while this run is in flight (once at this run's priority, so only fairness separates them,
+   * and once at priority 1).
+   */
+  alongside?: { queries: number };
+  /** This run's priority (client/runPriority.ts); default 3. */
+  priority?: number;
+}
+
+/** Each history of the run (its continue-as-new chain and child workflows) as the server holds it. */
+export interface HistorySize {
+  events: number;
+  bytes: number;
+}
+
+/** The small run's wall time alone and with this run in flight (RunScenario.alongside). */
+export interface AlongsideFigures {
+  queries: number;
+  aloneS: number;
+  samePriorityS: number;
+  firstPriorityS: number;
 }
 
 export interface RunFigures {
@@ -61,7 +85,16 @@ export interface RunFigures {
   serverPeakMB: number;
   histories: number;
   largestHistory: number;
+  /** The largest history's size in bytes (Temporal warns at 10 MB, stops at 50 MB) and every history's. */
+  largestHistoryBytes: number;
+  historySizes: HistorySize[];
   storeMB: number;
+  /** The report step (writeReport, from its history events) and the largest worker's resident memory while it ran. */
+  reportS?: number;
+  reportPeakMB?: number;
+  alongside?: AlongsideFigures;
+  /** PostgreSQL: rows written and transactions committed (reads' too) per second of the run (every worker and small run beside it). */
+  postgresWrites?: { rowsPerS: number; commitsPerS: number };
   /** The first judge call was sent before the last copilot call. */
   overlapped: boolean;
   /**
@@ -143,21 +176,52 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     for (let w = 0; w < (s.workers ?? 1); w++) {
       const home = w === 0 ? dir : path.join(dir, `machine-${w + 1}`);
       fs.mkdirSync(home, { recursive: true });
-      workers.push(await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log));
+      // Once more if it could not reach the server: on a loaded machine (the bench's own server starting) a connect can time out.
+      workers.push(await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log).catch(() => startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log)));
     }
-    const cpuAtStart = workers.map((w) => cpuMs(w.pid!)); // bundling the workflow code is start-up, not run work
     const client = await connectClient(env);
-    const runId = newRunId('bench');
-    const started = Date.now();
     // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
     const pinnedTo = deploymentVersion(env.JUDGEFLOW_TASK_QUEUE, (await workflowBuild(env)).buildId);
-    const { reportPath } = await (await startWorkflow(client, benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)], versioningOverride: { pinnedTo } })).result();
+    const start = (runConfig: typeof config, priority?: number) => {
+      const runId = newRunId('bench');
+      return startWorkflow(client, benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(runConfig, runId)], versioningOverride: { pinnedTo }, priority: runPriority(runId, priority) });
+    };
+    const small = s.alongside ? smallRunConfig(config, dir, s.alongside.queries) : undefined;
+    const timed = async (priority: number) => {
+      const at = Date.now();
+      await (await start(small!, priority)).result();
+      return (Date.now() - at) / 1000;
+    };
+    const aloneS = small ? await timed(1) : 0;
+    const smallCalls = [judge, ...copilots].reduce((sum, sim) => sum + sim.requests.length, 0);
+    for (const sim of [judge, ...copilots]) sim.requests.length = 0; // the small run's calls are not this run's
+    const rss = sampleRss(workers);
+    const writesAtStart = postgres ? await databaseWrites(storeUrl) : undefined;
+    const cpuAtStart = workers.map((w) => cpuMs(w.pid!)); // bundling the workflow code is start-up, not run work
+    const started = Date.now();
+    const handle = await start(config, s.priority);
+    const runId = handle.workflowId;
+    let alongside: AlongsideFigures | undefined;
+    if (small) {
+      // In flight: a fifth of its judge calls made, well before its end.
+      while (judge.requests.length < (s.queries * s.copilots) / 5) await new Promise((r) => setTimeout(r, 200));
+      alongside = { queries: s.alongside!.queries, aloneS, samePriorityS: await timed(s.priority ?? 3), firstPriorityS: await timed(1) };
+    }
+    const { reportPath } = await handle.result();
     const wallS = (Date.now() - started) / 1000;
+    rss.stop();
     const workerCpuMs = workers.reduce((sum, w, i) => sum + cpuMs(w.pid!) - cpuAtStart[i], 0);
     const workerPeakMB = Math.max(...workers.map((w) => peakMB(w.pid!)));
     const serverPeakMB = peakMB(server.pid);
-    const sizes: number[] = [];
-    for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) sizes.push((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events?.length ?? 0);
+    // The statistics collector reports with a delay of up to a second (PostgreSQL's stats_fetch_consistency aside).
+    const writes = writesAtStart && (await new Promise((r) => setTimeout(r, 1_500)), await databaseWrites(storeUrl));
+    const sizes: HistorySize[] = [];
+    let report: { from: number; to: number } | undefined;
+    for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
+      const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+      sizes.push({ events: history.events?.length ?? 0, bytes: historyBytes(history) });
+      report ??= reportWindow(history);
+    }
     await client.connection.close();
     const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
     const lastCopilotCall = Math.max(-Infinity, ...copilots.flatMap((sim) => sim.requests.map((r) => r.at)));
@@ -166,13 +230,18 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       wallS,
       boundS: files ? heldAnswersBoundS(s) : cab ? cabJudgingBoundS(s) : pipelinedBoundS(s),
       reportPath,
-      llmCalls: calls.length,
+      llmCalls: calls.length - (alongside ? 2 * smallCalls : 0), // the two small runs in flight beside it are not its calls
       refused: calls.filter((r) => r.rateLimited).length,
       workerCpuMs,
       workerPeakMB,
       serverPeakMB,
       histories: sizes.length,
-      largestHistory: Math.max(...sizes),
+      largestHistory: Math.max(...sizes.map((h) => h.events)),
+      largestHistoryBytes: Math.max(...sizes.map((h) => h.bytes)),
+      historySizes: sizes,
+      ...(report ? { reportS: (report.to - report.from) / 1000, reportPeakMB: rss.peakBetween(report.from, report.to) } : {}),
+      ...(alongside ? { alongside } : {}),
+      ...(writes && writesAtStart ? { postgresWrites: { rowsPerS: (writes.rows - writesAtStart.rows) / wallS, commitsPerS: (writes.commits - writesAtStart.commits) / wallS } } : {}),
       storeMB: (postgres ? await databaseBytes(storeUrl) : ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0)) / 1e6,
       overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
       ...(cab ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) } : {}),
@@ -287,14 +356,64 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** A PostgreSQL database's size on disk (tables, indexes, TOAST). */
 async function databaseBytes(url: string): Promise<number> {
+  return Number((await onDatabase(url, 'SELECT pg_database_size(current_database()) AS bytes')).bytes);
+}
+
+/** Rows written (inserted, updated, deleted) and transactions committed in the database so far (pg_stat_database). */
+async function databaseWrites(url: string): Promise<{ rows: number; commits: number }> {
+  const row = await onDatabase(url, 'SELECT tup_inserted + tup_updated + tup_deleted AS rows, xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()');
+  return { rows: Number(row.rows), commits: Number(row.commits) };
+}
+
+async function onDatabase(url: string, sql: string): Promise<Record<string, unknown>> {
   const { Client } = require('pg') as typeof import('pg');
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return Number((await client.query('SELECT pg_database_size(current_database()) AS bytes')).rows[0].bytes);
+    return (await client.query(sql)).rows[0];
   } finally {
     await client.end();
   }
+}
+
+/** The small run of RunScenario.alongside: the first `queries` of the big run's kind, its own queries file and output. */
+function smallRunConfig(config: RunConfig, dir: string, queries: number): RunConfig {
+  const smallDir = path.join(dir, 'small-run');
+  fs.mkdirSync(smallDir, { recursive: true });
+  return { ...config, queries: writeQueries(smallDir, queries), output: path.join(smallDir, 'runs') };
+}
+
+/** A history's size as the server counts it: its events, protobuf-encoded. */
+function historyBytes(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): number {
+  const { temporal } = require('@temporalio/proto') as typeof import('@temporalio/proto');
+  return temporal.api.history.v1.History.encode(history).finish().length;
+}
+
+/** When the run's report step started and ended (its writeReport activity), if this history holds it. */
+function reportWindow(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): { from: number; to: number } | undefined {
+  const events = history.events ?? [];
+  const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeReport');
+  if (!scheduled) return undefined;
+  const id = Number(scheduled.eventId);
+  const at = (e: (typeof events)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+  const done = events.find((e) => Number(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? -1) === id);
+  return done ? { from: at(scheduled), to: at(done) } : undefined;
+}
+
+/** The workers' resident memory every half second (VmRSS), to read the peak of a window of the run. */
+function sampleRss(workers: ChildProcess[]): { stop(): void; peakBetween(from: number, to: number): number } {
+  const samples: Array<{ at: number; mb: number }> = [];
+  const take = () => {
+    for (const w of workers) {
+      const line = fs.existsSync(`/proc/${w.pid}/status`) ? fs.readFileSync(`/proc/${w.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m) : null;
+      if (line) samples.push({ at: Date.now(), mb: Number(line[1]) / 1024 });
+    }
+  };
+  const timer = setInterval(take, 500);
+  return {
+    stop: () => clearInterval(timer),
+    peakBetween: (from, to) => Math.max(0, ...samples.filter((x) => x.at >= from - 500 && x.at <= to + 500).map((x) => x.mb)),
+  };
 }
 
 /** User + system CPU time of a live process (Linux /proc; clock ticks of 10 ms). */

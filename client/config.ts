@@ -112,6 +112,13 @@ const sharedKeys = {
     .refine((b) => b.usd !== undefined || b.tokens !== undefined, { message: 'give usd, tokens or both' })
     .optional()
     .describe('A spending cap: at 80% the run records a warning, at the cap it pauses (judgeflow resume RUN_ID --budget-usd N raises it and continues).'),
+  priority: z
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .optional()
+    .describe("The run's place on a shared cluster: Temporal task priority 1 (first; CI gates) to 5 (last; big sweeps), default 3. Runs at one priority share workers in turn (each run is its own fairness key). judgeflow run --priority N overrides it; not part of the run's identity."),
 };
 
 export const runConfigSchema = z

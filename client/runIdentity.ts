@@ -6,7 +6,7 @@ import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import type { RunConfig } from './config';
 
 /**
- * What makes two `judgeflow run` invocations the same run: the loaded config (without where its reports go), the
+ * What makes two `judgeflow run` invocations the same run: the loaded config (without where its reports go and its priority), the
  * snapshot its queries make and the rubric version that judges them. The config holds the names of secrets'
  * variables, never their values, so the key carries no secret. A run started again with the same key continues the
  * open run (or reports the finished one) instead of paying for the work a second time.
@@ -21,7 +21,8 @@ export function runIdentity(config: RunConfig): RunIdentity {
   const protocol = protocolFor(config.protocol);
   const snapshotId = snapshotIdOf(protocol.parseQueries(config.queries));
   const rubricVersion = loadConfiguredRubric(protocol, config.rubric).version;
-  const { output: _output, ...judged } = config;
+  // Where reports go and how the run queues among others (priority) change nothing it asks or answers.
+  const { output: _output, priority: _priority, ...judged } = config;
   return { key: `run-${contentHash({ config: judged, snapshotId, rubricVersion }, 24)}`, snapshotId, rubricVersion };
 }
 

@@ -1,6 +1,6 @@
 import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/client';
 import { pinnedVersion, versionNotYetPresent } from '../worker/versioning';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, type Priority } from '@temporalio/common';
 import { InputError } from '../core/model/inputError';
 import type { Worker } from '@temporalio/worker';
 import { connectClient, connectWorker, taskQueue } from './connection';
@@ -25,6 +25,8 @@ export async function runWorkflow<R>(args: {
   memo?: Record<string, unknown>;
   /** Attach to this open workflow (started earlier with the same key) instead of starting one. */
   attach?: boolean;
+  /** Its task priority and fairness key (client/runPriority.ts); its activities and child workflows inherit them. */
+  priority?: Priority;
   /** Once the workflow has ended: open workflows on the queue that need this process's worker to go on (see below). */
   orphans?: (client: Client, queue: string) => Promise<string[]>;
 }): Promise<R | undefined> {
@@ -53,7 +55,7 @@ export async function runWorkflow<R>(args: {
     if (args.attach) await attachable(client, args.workflowId, version);
     const handle = args.attach
       ? client.workflow.getHandle<(...a: any[]) => Promise<R>>(args.workflowId)
-      : await startWorkflow(client, args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input], ...(args.memo ? { memo: args.memo } : {}), ...(version ? { versioningOverride: { pinnedTo: version } } : {}) });
+      : await startWorkflow(client, args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input], ...(args.memo ? { memo: args.memo } : {}), ...(args.priority ? { priority: args.priority } : {}), ...(version ? { versioningOverride: { pinnedTo: version } } : {}) });
     if (interrupt) interrupt.started = true;
     args.print(args.attach ? `Attached to ${args.workflowId} (task queue ${queue})` : `Started ${args.workflowId} (task queue ${queue})`);
     if (args.detach) return undefined;

@@ -7,6 +7,7 @@ import type { BenchmarkRunInput, RunResult } from '../contract/run';
 import { progressView, type ProgressMode, type ProgressView, type StageProgress } from './progress';
 import { runWorkflow } from './runWorkflow';
 import { openAttachedRuns } from './runIdentity';
+import { runPriority } from './runPriority';
 
 export function newRunId(protocol: string, now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
@@ -42,20 +43,25 @@ export interface StartOptions {
   runKey?: string;
   /** Attach to the open run `runId` (same key) instead of starting one. */
   attach?: boolean;
+  /** `--priority`: over the config's priority (client/runPriority.ts). */
+  priority?: number;
 }
 
 /** Start a benchmark run; unless detached, also run a worker in this process and wait for the run to finish. */
 export async function startBenchmark(options: StartOptions): Promise<{ runId: string; result?: RunResult }> {
   const runId = options.runId ?? newRunId(options.config.protocol);
+  // --priority is kept with the run's config, so a resume queues it where it was.
+  const config = options.priority ? { ...options.config, priority: options.priority } : options.config;
   const result = await runWorkflow({
     workflow: benchmarkRun,
     workflowId: runId,
-    input: runInput(options.config, runId, options),
+    input: runInput(config, runId, options),
     detach: Boolean(options.detach),
     attach: options.attach,
     print: options.print,
     env: options.env,
     // `attached`: this run has no `judgeflow worker` of its own; another attached process finishes it if this one dies.
+    priority: runPriority(runId, config.priority),
     memo: { ...(options.runKey ? { runKey: options.runKey } : {}), attached: !options.detach },
     orphans: (client, queue) => openAttachedRuns(client, queue, runId),
     wait: (handle) => watch(handle, progressView(options.progress ?? 'lines', options.print)),

@@ -254,6 +254,10 @@ function devServerArgs(opts: StartDevServerOptions): string[] {
   // service/worker/workerdeployment/client.go, dynamic config matching.maxDeployments, default 100) and its runs never
   // start. A local server that has seen many queues (a test suite gives each test its own) keeps taking new ones.
   args.push('--dynamic-config-value', 'matching.maxDeployments=10000');
+  // Many runs on one queue (client/runPriority.ts): each run's tasks carry its priority and its run id as fairness key.
+  // The server orders by priority with its new matcher (on by default since 1.29, named so an older default cannot
+  // undo it) and takes turns between fairness keys only with fairness on, which is off by default.
+  args.push('--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.enableFairness=true');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.headless) args.push('--headless');
   // The UI binds to loopback too; its news feed would only fetch from the Internet.

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { seededRandom } from '../../core/stats/random';
 import { groupNearDuplicates } from '../../core/snapshots/text';
 import { buildPresentationDesign } from '../../rubrics/cab/presentation';
@@ -31,17 +32,39 @@ const CAB_JUDGING: RunScenario[] = [3, 8].map((judgeConcurrency) => ({
   judgeConcurrency,
 }));
 
+/**
+ * How cost grows (issue 35): the paper's 1,200 × 6 at `factor` times its size against the simulator at zero latency
+ * (so the figures are judgeflow's own, not a provider's), on SQLite with one worker and on PostgreSQL with two. The
+ * PostgreSQL run also times a 34-query run (204 answers) alone and with it in flight.
+ */
+export function scaleScenarios(factor: number): RunScenario[] {
+  const base = { queries: Math.max(1, Math.round(1200 * factor)), copilots: 6, latencyMs: 0, copilotConcurrency: 4, judgeConcurrency: 16, kind: 'lattice' as const };
+  return [
+    { ...base, name: `scale ${factor}×, SQLite` },
+    { ...base, name: `scale ${factor}×, PostgreSQL, 2 workers`, store: 'postgres', workers: 2, alongside: { queries: Math.min(34, base.queries) } },
+  ];
+}
+
 /** Paper-scale throughput, limits and resources, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
   summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
-  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
-  options: { only: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' }, 'lattice-queries': { type: 'string' } },
+  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files|scale] [--scale 1,3,10] [--store sqlite|postgres] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
+  options: { only: { type: 'string' }, scale: { type: 'string' }, store: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' }, 'lattice-queries': { type: 'string' } },
   async run({ values }) {
     const only = values.only as string | undefined;
-    if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging', 'lattice-files'].includes(only)) {
-      console.error(`judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone), cab-judging (the CryptoAnalystBench judging phase) or lattice-files (the LATTICE reference's files judged independently and jointly), got "${only}"`);
+    if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging', 'lattice-files', 'scale'].includes(only)) {
+      console.error(`judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone), cab-judging (the CryptoAnalystBench judging phase), lattice-files (the LATTICE reference's files judged independently and jointly) or scale (the paper's run at --scale times its size), got "${only}"`);
       return 2;
+    }
+    if (only === 'scale') {
+      const factors = scaleFactors(values.scale);
+      const store = values.store as string | undefined;
+      if (store !== undefined && store !== 'sqlite' && store !== 'postgres') {
+        console.error(`judgeflow bench: --store must be sqlite or postgres (only that half of the scale scenarios), got "${store}"`);
+        return 2;
+      }
+      return factors ? benchScale(factors, store) : 2;
     }
     const sims = positiveInteger(values.sims, '--sims');
     const paperQueries = positiveInteger(values['paper-queries'], '--paper-queries');
@@ -87,6 +110,76 @@ async function benchCabJudging(queries: number | undefined): Promise<number> {
   }
   console.log('\n' + runTable(rows));
   return 0;
+}
+
+/** `--scale 1,3,10`: positive numbers (0.05 is a 60-query smoke run), default 1,3,10. */
+function scaleFactors(value: unknown): number[] | null {
+  const factors = value === undefined ? [1, 3, 10] : String(value).split(',').map((x) => Number(x.trim()));
+  if (factors.length && factors.every((f) => Number.isFinite(f) && f > 0)) return factors;
+  console.error(`judgeflow bench: --scale must be positive numbers separated by commas (times the paper's 1,200 queries × 6 copilots), e.g. 1,3,10; got "${String(value)}"`);
+  return null;
+}
+
+/** The scale scenarios, each factor on SQLite then on PostgreSQL with two workers; the table after every run, so a long 10× leaves the rows before it. */
+async function benchScale(factors: number[], store?: 'sqlite' | 'postgres'): Promise<number> {
+  const rows: RunFigures[] = [];
+  for (const factor of factors)
+    for (const s of scaleScenarios(factor).filter((x) => !store || (x.store ?? 'sqlite') === store)) {
+      console.log(`\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} copilots at zero latency (load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) …`);
+      rows.push(await measureRun(s, console.log));
+      console.log(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      console.log('\n' + scaleTable(rows) + '\n\n' + scaleChart(rows));
+    }
+  return 0;
+}
+
+/**
+ * One row per scale run: throughput, cost per item, memory, histories, store and report (docs/bench.md copies it).
+ * items/s is the run's own; CPU and store per item count the small runs' items too (RunScenario.alongside).
+ */
+export function scaleTable(rows: RunFigures[]): string {
+  const header = ['scenario', 'items', 'wall s', 'items/s', 'worker CPU ms / item', 'worker peak RSS MB', 'histories', 'largest history (events / MB)', 'store MB', 'store KB / item', 'report s', 'RSS in report MB', 'PostgreSQL rows written / transactions per s', 'small run alone / same priority / priority 1 (s)'];
+  const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+  const body = rows.map((r) => {
+    const items = 2 * r.scenario.queries * r.scenario.copilots; // answers and judgments
+    const a = r.alongside;
+    // The workers also did the two small runs timed beside it, and the store holds those and the one timed alone.
+    const smallItems = a ? 2 * a.queries * r.scenario.copilots : 0;
+    const worked = items + 2 * smallItems;
+    const stored = items + 3 * smallItems;
+    return line([
+      r.scenario.name,
+      items,
+      r.wallS.toFixed(1),
+      (items / r.wallS).toFixed(1),
+      (r.workerCpuMs / worked).toFixed(1),
+      r.workerPeakMB.toFixed(0),
+      r.histories,
+      `${r.largestHistory} / ${(r.largestHistoryBytes / 1e6).toFixed(2)}`,
+      r.storeMB.toFixed(1),
+      ((1000 * r.storeMB) / stored).toFixed(2),
+      r.reportS?.toFixed(1) ?? '–',
+      r.reportPeakMB?.toFixed(0) ?? '–',
+      r.postgresWrites ? `${r.postgresWrites.rowsPerS.toFixed(0)} / ${r.postgresWrites.commitsPerS.toFixed(0)}` : '–',
+      a ? `${a.aloneS.toFixed(1)} / ${a.samePriorityS.toFixed(1)} (${(a.samePriorityS / a.aloneS).toFixed(2)}×) / ${a.firstPriorityS.toFixed(1)} (${(a.firstPriorityS / a.aloneS).toFixed(2)}×)` : '–',
+    ]);
+  });
+  return [line(header), line(header.map(() => '---')), ...body].join('\n');
+}
+
+/** Throughput and peak memory per run as ASCII bars: flat bars are linear cost. */
+export function scaleChart(rows: RunFigures[]): string {
+  const bar = (value: number, max: number) => '█'.repeat(Math.max(1, Math.round((30 * value) / max)));
+  const throughput = rows.map((r) => (2 * r.scenario.queries * r.scenario.copilots) / r.wallS);
+  const maxT = Math.max(...throughput);
+  const maxM = Math.max(...rows.map((r) => r.workerPeakMB));
+  const width = Math.max(...rows.map((r) => r.scenario.name.length));
+  return [
+    'items/s',
+    ...rows.map((r, i) => `  ${r.scenario.name.padEnd(width)}  ${bar(throughput[i], maxT)} ${throughput[i].toFixed(1)}`),
+    'worker peak RSS MB',
+    ...rows.map((r) => `  ${r.scenario.name.padEnd(width)}  ${bar(r.workerPeakMB, maxM)} ${r.workerPeakMB.toFixed(0)}`),
+  ].join('\n');
 }
 
 function positiveInteger(value: unknown, flag: string): number | undefined | null {

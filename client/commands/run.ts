@@ -3,6 +3,7 @@ import { printFailures } from '../failureSummary';
 import { requireString } from '../args';
 import { loadRunConfig } from '../config';
 import { startBenchmark } from '../startRun';
+import { parsePriorityFlag } from '../runPriority';
 import { ensureChromium } from '../chromium';
 import { describeDryRun, dryRunPlan } from '../dryRun';
 import { progressMode } from '../progress';
@@ -17,12 +18,13 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'start a benchmark run from a config file and wait for its report (the same command again continues it)',
   usage:
-    'judgeflow run --config FILE [--dry-run] [--detach] [--new [--reuse-judgments]] [--json] [--progress auto|bars|lines]\n\n' +
+    'judgeflow run --config FILE [--dry-run] [--detach] [--new [--reuse-judgments]] [--priority 1-5] [--json] [--progress auto|bars|lines]\n\n' +
     '  A run is identified by its config (without output paths), its snapshot and its rubric version. Run the same\n' +
     '  command again after a crash, Ctrl-C or a closed laptop: it attaches to the open run (or reports the finished one)\n' +
     '  instead of asking everything again.\n' +
     '  --new                a fresh run even though one with this config exists (new samples of every copilot and judge)\n' +
     '  --reuse-judgments    with --new: answer byte-identical judge requests from the results store (no call, counted in the cost table)\n' +
+    '  --priority N         its place on a shared cluster: 1 first (CI gates) … 5 last (big sweeps); default the config\'s priority:, else 3\n' +
     "  --detach             start (or find) the run and print its id; a worker must run it (judgeflow worker)",
   options: {
     config: { type: 'string', short: 'c' },
@@ -32,11 +34,13 @@ export const runCommand: Command = {
     'reuse-judgments': { type: 'boolean' },
     json: { type: 'boolean' },
     progress: { type: 'string' },
+    priority: { type: 'string' },
   },
   async run({ values }) {
     const config = loadRunConfig(requireString(values, 'config', this.usage));
     const asJson = Boolean(values.json);
     const progress = progressMode(values.progress, asJson);
+    const priority = parsePriorityFlag(values.priority);
     if (values['reuse-judgments'] && !values.new) throw new InputError(`--reuse-judgments goes with --new (a run with this config that exists already is continued or reported, not asked again)\nUsage: ${this.usage}`);
     if (values['dry-run']) {
       const plan = dryRunPlan(config);
@@ -67,7 +71,7 @@ export const runCommand: Command = {
       }
     }
     if (!detach && config.copilots.some((c) => c.type === 'browser')) await ensureChromium();
-    const { runId, result } = await startBenchmark({ config, detach, print, progress, runKey: identity.key, runId: attachTo, attach: Boolean(attachTo), reuseJudgments: Boolean(values['reuse-judgments']) });
+    const { runId, result } = await startBenchmark({ config, detach, print, progress, runKey: identity.key, runId: attachTo, attach: Boolean(attachTo), reuseJudgments: Boolean(values['reuse-judgments']), priority });
     if (!result) print(`Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
     else {
       print(`Run ${runId} completed.\nReport: ${result.reportPath}`);
