@@ -4,7 +4,7 @@ import { collectAndJudge } from './collectAndJudge';
 import { progressQuery } from '../contract/control';
 import { rootCause } from '../contract/errors';
 import { endPauseWithNothingLeft, handleRunControl, initialControl } from './runControl';
-import { type Budget, type RunControl } from '../contract/run';
+import type { RunControl } from '../contract/run';
 import { callsInFlight, waitingEndpoints } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from '../contract/run';
 
@@ -30,7 +30,7 @@ const { writeReport } = proxyActivities<BenchmarkActivities>({
 export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
   const { runId } = input;
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
-  const control = input.carried?.control ?? initialControl(input.config.budget as Budget | undefined);
+  const control = input.carried?.control ?? initialControl(input.config.budget);
   let collectingAndJudging = true;
   setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(control) } : {}), ...waitingOf(control), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
   handleRunControl(control, () => collectingAndJudging);

@@ -5,7 +5,7 @@ import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/itemGroupSize';
 import { Limiter } from './limits/limiter';
-import { Breaker, failFastFrom, type FailFast } from './breaker';
+import { Breaker, failFastFrom } from './breaker';
 import { pause, watchBudget } from './runControl';
 import { type RunControl } from '../contract/run';
 import { attachLanes, limitsOf } from './retune';
@@ -133,7 +133,7 @@ function showProgress(progress: Progress, state: RunState, collecting: boolean):
 
 /** An endpoint's breaker, under the run's `failFast` (workflows/breaker.ts). */
 function breakerOf(stage: StageContext, endpoint: string, who: string): Breaker {
-  const breaker = new Breaker(who, failFastFrom(stage.config.failFast as Partial<FailFast> | false | undefined));
+  const breaker = new Breaker(who, failFastFrom(stage.config.failFast));
   stage.breakers.set(endpoint, breaker);
   return breaker;
 }

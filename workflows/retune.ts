@@ -1,10 +1,10 @@
 import { log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { compareRunConfigs } from '../contract/configChange';
-import { failFastFrom, type Breaker, type FailFast } from './breaker';
+import { failFastFrom, type Breaker } from './breaker';
 import type { Limiter, LimiterOptions } from './limits/limiter';
 import { LIMIT_NAMES, tuneUpdate } from '../contract/control';
-import type { BenchmarkRunInput, Budget, LimitName, RunControl, TuneRequest } from '../contract/run';
+import type { BenchmarkRunInput, LimitName, RunControl, TuneRequest } from '../contract/run';
 // Re-exported: code written before contract/ existed imports the tune types and message from here.
 export type { LimitChange, LimitName, TuneRequest, TuneTarget } from '../contract/run';
 export { LIMIT_NAMES, tuneUpdate } from '../contract/control';
@@ -169,9 +169,9 @@ export async function replaceConfig(control: RunControl, config: BenchmarkRunInp
     if (tuned) for (const limit of LIMIT_NAMES) if (was?.configured[limit] !== now.configured[limit]) delete tuned[limit];
     applyLimits(lanes, key, limitsOf(control, key, now.configured));
   }
-  const failFast = failFastFrom(config.failFast as Partial<FailFast> | false | undefined);
+  const failFast = failFastFrom(config.failFast);
   for (const [key, breaker] of lanes.breakers) if (changed.includes('failFast') || endpoints.includes(key)) breaker.reset(failFast);
-  if (changed.includes('budget')) control.budget = config.budget ? { ...(config.budget as Budget) } : undefined;
+  if (changed.includes('budget')) control.budget = config.budget ? { ...config.budget } : undefined;
   control.history.push({ action: 'config', reason: `config replaced: ${changed.join(', ')}`, by: 'user', at: new Date().toISOString(), settings: changed });
   log.info('run config replaced', { changed });
 }

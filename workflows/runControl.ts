@@ -64,7 +64,7 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
         if (config) checkReplacement(control, config);
         if (control.paused.by !== 'budget') return;
         // Resumed at the same cap, the next look at the spend would pause it again at once.
-        const caps = { ...((config?.budget as Budget | undefined) ?? control.budget), ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
+        const caps = { ...(config?.budget ?? control.budget), ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
         const over = overBudget(control.spent, caps) ?? nextBatchOver(control.paused, control.spent, caps);
         if (over) throw new Error(`the run is paused at its budget: ${over}; raise it above what was spent (judgeflow resume RUN_ID --budget-usd N or --budget-tokens N)`);
       },
