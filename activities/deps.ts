@@ -38,6 +38,14 @@ export function protocolOptions(protocol: ProtocolModule, config: StoredRunConfi
 export async function requireRun(deps: ActivityDeps, runId: string): Promise<RunRecord & { config: StoredRunConfig }> {
   const run = await deps.store.getRun(runId);
   if (!run) throw new Error(`run ${runId} is not in the results store ${deps.store.location}; was the worker started with another JUDGEFLOW_HOME?`);
+  return withStoredConfig(run);
+}
+
+/**
+ * A run record with its config typed: the store keeps it as JSON (`unknown`); it was a validated run config when
+ * stored (prepareRun, replaceRunConfig), so it is read back as one. The one place the stored config is typed.
+ */
+export function withStoredConfig(run: RunRecord): RunRecord & { config: StoredRunConfig } {
   return run as RunRecord & { config: StoredRunConfig };
 }
 
@@ -61,7 +69,7 @@ export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): Ru
  * its successful samples, then the panel's aggregate (see core/stats/consensus.ts).
  */
 export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
-  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig), panelMinJudges(run.config as StoredRunConfig));
+  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(withStoredConfig(run).config), panelMinJudges(withStoredConfig(run).config));
 }
 
 /** How many judges of the run must give a verdict on a unit for it to have one (see minJudgesOf). */

@@ -40,8 +40,8 @@ import { AskedLive, batchReplies, cancelBatches, DeferredToBatch, ingestBatch, p
 
 /** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
 function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
-  const { runKey: _key, ...rest } = config as StoredRunConfig & { runKey?: unknown };
-  return rest as StoredRunConfig;
+  const { runKey: _key, ...rest } = config;
+  return rest;
 }
 
 export function runActivities(deps: ActivityDeps) {
@@ -113,10 +113,10 @@ export function runActivities(deps: ActivityDeps) {
      * Stage 1: store the snapshot, the rubric and the run record. Idempotent. Resumed from the store
      * (`resumeFromStore`), a run already recorded is adopted as it is: no new snapshot, rubric or run row.
      */
-    async prepareRun(input: BenchmarkRunInput): Promise<PreparedRun> {
+    async prepareRun(input: BenchmarkRunInput<StoredRunConfig>): Promise<PreparedRun> {
       const existing = input.resumeFromStore ? await store.getRun(input.runId) : null;
       if (existing) return { snapshotId: existing.snapshotId, rubricVersion: existing.rubricVersion, queryIds: (await store.snapshotQueries(existing.snapshotId)).map((q) => q.id) };
-      const config = input.config as unknown as StoredRunConfig;
+      const { config } = input;
       const protocol = protocolFor(config.protocol);
       let snapshotId = '';
       let copilots = config.copilots.map((c) => c.name);

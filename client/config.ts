@@ -71,7 +71,7 @@ export function loadRunConfig(file: string, warn: (message: string) => void = (m
   const where = path.resolve(file);
   const raw = loadDataFile(z.unknown(), where, 'config');
   refuseRemovedKeys(raw, where);
-  const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, withLegacyOptionsLifted(expandCopilotsFrom(raw, path.dirname(where), where)), where) as RunConfig), path.dirname(where));
+  const config = resolveConfigPaths(withProtocolOptions(parseWith(runConfigSchema, withLegacyOptionsLifted(expandCopilotsFrom(raw, path.dirname(where), where)), where)), path.dirname(where));
   const protocol = protocolFor(config.protocol);
   const rubric = loadConfiguredRubric(protocol, config.rubric);
   const rubricChars = JSON.stringify(rubric.content).length;
@@ -171,6 +171,6 @@ export function parseRunConfig(value: unknown, where: string, baseDir: string): 
   refuseRemovedKeys(value, where);
   const parsed = runConfigSchema.safeParse(withLegacyOptionsLifted(expandCopilotsFrom(value, baseDir, where)));
   if (!parsed.success) throw new InputError(parsed.error.issues.map((i) => `${where}: ${i.path.join('.')}: ${i.message}`).join('\n'));
-  return resolveConfigPaths(withProtocolOptions(parsed.data as RunConfig), baseDir);
+  return resolveConfigPaths(withProtocolOptions(parsed.data), baseDir);
 }
 

@@ -1,5 +1,5 @@
 import type { RateLimitInfo } from '../core/llm/client';
-import type { Budget, RunConfigOf } from '../core/model/runConfig';
+import type { Budget, RunConfigKeys } from '../core/model/runConfig';
 
 export type { Budget, FailFastSetting } from '../core/model/runConfig';
 
@@ -92,10 +92,11 @@ export interface BatchLaneState {
 }
 
 /**
- * A run config as the workflow sees it: the one run config type (core/model/runConfig.ts, services/runConfig.ts), its
- * copilots known by the limits the workflow reads (their adapters sit above contract/).
+ * A run config as the workflow reads it: the keys it reads of the one run config type (core/model/runConfig.ts, with
+ * the adapters and protocols in services/runConfig.ts), its copilots known by their limits (adapters sit above
+ * contract/); the rest rides along unread.
  */
-export type WorkflowRunConfig = RunConfigOf<CopilotLimits>;
+export type WorkflowRunConfig = Pick<RunConfigKeys<CopilotLimits>, 'protocol' | 'copilots' | 'judge' | 'judges' | 'budget' | 'failFast'> & Record<string, unknown>;
 
 /**
  * Workflow input. The config carries names of environment variables, never their values. `Config` is the run config
@@ -307,7 +308,7 @@ export interface ResumeRequest {
   budgetUsd?: number;
   budgetTokens?: number;
   /** The run's config, loaded and validated as `judgeflow run` loads it (env var names only, never their values). */
-  config?: BenchmarkRunInput['config'];
+  config?: WorkflowRunConfig;
 }
 
 /** A limit `judgeflow tune` changes. */

@@ -76,3 +76,6 @@ function unpricedEndpoints(c: { judge?: { model: string }; judges?: Array<{ name
 // The workflow reads a run's config through WorkflowRunConfig (contract/run.ts): every config this schema gives is one.
 const _fitsWorkflow = (c: RunConfig): WorkflowRunConfig => c;
 void _fitsWorkflow;
+// What the schema gives is a RunConfig (the type the other layers name) once copilotsFrom is expanded.
+const _schemaGivesRunConfig = (c: z.output<typeof runConfigSchema>): RunConfig => c;
+void _schemaGivesRunConfig;

@@ -7,6 +7,7 @@ import { endPauseWithNothingLeft, handleRunControl, initialControl } from './run
 import type { RunControl } from '../contract/run';
 import { callsInFlight, waitingEndpoints } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from '../contract/run';
+import type { StoredRunConfig } from '../activities/deps';
 
 const { prepareRun, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
@@ -27,7 +28,7 @@ const { writeReport } = proxyActivities<BenchmarkActivities>({
  * it continues as new, carrying where it stands. Large texts never enter this history: activities keep them in the
  * results store.
  */
-export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
+export async function benchmarkRun(input: BenchmarkRunInput<StoredRunConfig>): Promise<RunResult> {
   const { runId } = input;
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
   const control = input.carried?.control ?? initialControl(input.config.budget);

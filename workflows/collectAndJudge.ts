@@ -10,7 +10,7 @@ import { pause, watchBudget } from './runControl';
 import { type RunControl } from '../contract/run';
 import { attachLanes, limitsOf } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
-import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from '../contract/run';
+import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState, WorkflowRunConfig } from '../contract/run';
 import { rootCause } from '../contract/errors';
 export { rootCause } from '../contract/errors';
 
@@ -32,7 +32,7 @@ interface StageContext {
   breakers: Map<string, Breaker>;
   control: RunControl;
   /** The workflow input's config: resume --config replaces its endpoint settings in place. */
-  config: BenchmarkRunInput['config'];
+  config: WorkflowRunConfig;
   /** True once Temporal suggests continuing as new: no new call starts. */
   stop: () => boolean;
   /** True while the run is paused (workflows/runControl.ts). */

@@ -4,7 +4,7 @@ import { compareRunConfigs } from '../contract/configChange';
 import { failFastFrom, type Breaker } from './breaker';
 import type { Limiter, LimiterOptions } from './limits/limiter';
 import { LIMIT_NAMES, tuneUpdate } from '../contract/control';
-import type { BenchmarkRunInput, LimitName, RunControl, TuneRequest } from '../contract/run';
+import type { LimitName, RunControl, TuneRequest, WorkflowRunConfig } from '../contract/run';
 // Re-exported: code written before contract/ existed imports the tune types and message from here.
 export type { LimitChange, LimitName, TuneRequest, TuneTarget } from '../contract/run';
 export { LIMIT_NAMES, tuneUpdate } from '../contract/control';
@@ -22,7 +22,7 @@ export { LIMIT_NAMES, tuneUpdate } from '../contract/control';
  */
 export interface ControlledLanes {
   runId: string;
-  config: BenchmarkRunInput['config'];
+  config: WorkflowRunConfig;
   /** The copilots asked live (CSV copilots have no lane and no limits). */
   live: string[];
   limiters: Map<string, Limiter>;
@@ -142,7 +142,7 @@ function tune(control: RunControl, request: TuneRequest): RunControl {
 }
 
 /** A replacement config may change only endpoint settings (contract/configChange.ts); the CLI checks first, the run again. */
-export function checkReplacement(control: RunControl, config: BenchmarkRunInput['config']): void {
+export function checkReplacement(control: RunControl, config: WorkflowRunConfig): void {
   const lanes = attached.get(control);
   if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); resume it without --config, then pause it once it collects');
   const { refused } = compareRunConfigs(lanes.config, config);
@@ -154,7 +154,7 @@ export function checkReplacement(control: RunControl, config: BenchmarkRunInput[
  * (continue-as-new carries it); each changed endpoint's limiter takes its new limits (a limit the new config changes
  * replaces what tune set) and its breaker starts afresh, as do all of them when failFast changed.
  */
-export async function replaceConfig(control: RunControl, config: BenchmarkRunInput['config']): Promise<void> {
+export async function replaceConfig(control: RunControl, config: WorkflowRunConfig): Promise<void> {
   const lanes = attached.get(control)!;
   const { changed, endpoints } = compareRunConfigs(lanes.config, config);
   if (!changed.length) return;
