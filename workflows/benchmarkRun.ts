@@ -5,7 +5,7 @@ import { progressQuery } from '../contract/control';
 import { rootCause } from '../contract/errors';
 import { endPauseWithNothingLeft, handleRunControl, initialControl } from './runControl';
 import type { RunControl } from '../contract/run';
-import { callsInFlight, waitingEndpoints } from './retune';
+import { callsInFlight, waitingEndpoints, type LaneSlot } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from '../contract/run';
 import type { StoredRunConfig } from '../activities/deps';
 
@@ -33,11 +33,12 @@ export async function benchmarkRun(input: BenchmarkRunInput<StoredRunConfig>): P
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
   const control = input.carried?.control ?? initialControl(input.config.budget);
   let collectingAndJudging = true;
-  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(control) } : {}), ...waitingOf(control), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
-  handleRunControl(control, () => collectingAndJudging);
+  const slot: LaneSlot = {}; // collectAndJudge lends its lanes here, for the controls and the progress query
+  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(slot) } : {}), ...waitingOf(slot), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
+  handleRunControl(control, slot, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
-    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control });
+    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control, slot });
     if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
     collectingAndJudging = false;
     endPauseWithNothingLeft(control);
@@ -52,8 +53,8 @@ export async function benchmarkRun(input: BenchmarkRunInput<StoredRunConfig>): P
   }
 }
 
-function waitingOf(control: RunControl): { waiting?: string[] } {
-  const waiting = waitingEndpoints(control);
+function waitingOf(slot: LaneSlot): { waiting?: string[] } {
+  const waiting = waitingEndpoints(slot);
   return waiting.length ? { waiting } : {};
 }
 

@@ -8,7 +8,7 @@ import { Limiter } from './limits/limiter';
 import { Breaker, failFastFrom } from './breaker';
 import { pause, watchBudget } from './runControl';
 import { type RunControl } from '../contract/run';
-import { attachLanes, limitsOf } from './retune';
+import { limitsOf, type LaneSlot } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
 import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState, WorkflowRunConfig } from '../contract/run';
 import { rootCause } from '../contract/errors';
@@ -52,7 +52,7 @@ interface StageContext {
  * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
  * (undefined when the run's collecting and judging are finished).
  */
-export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl }): Promise<RunState | undefined> {
+export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl; slot: LaneSlot }): Promise<RunState | undefined> {
   const { input, prepared, progress } = args;
   const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
   const fresh = !args.state;
@@ -86,7 +86,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   stage.refresh();
 
   const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
-  attachLanes(args.control, { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies });
+  args.slot.lanes = { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies };
   const collection = (async () => {
     await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
     collecting = false;
