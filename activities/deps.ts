@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { minJudgesOf, type JudgeConfig, type PanelJudgeConfig, type PanelOptions } from '../core/llm/judgeConfig';
+import { minJudgesOf, type JudgeConfig } from '../core/llm/judgeConfig';
 import type { ModelEndpoint } from '../core/llm/client';
 import { consensusJudgments, type PanelAggregate } from '../core/stats/consensus';
 import type { StoredJudgment } from '../core/model/types';
@@ -7,9 +7,8 @@ import type { LoadedRubric, ProtocolModule } from '../core/model/protocol';
 import { FIRST_SLOT, type JudgeSlot, type ResultsStore, type RunRecord } from '../core/model/store';
 import { storedRubric } from '../rubrics/storedRubric';
 import { contentHash } from '../core/model/hashing';
-import type { Pricing } from '../core/stats/cost';
 import type { CopilotConfig } from './adapters';
-import type { GroundingConfig } from '../core/grounding/checks';
+import { liftLegacyOptions, type RecordedRunKeys, type RunConfigKeys } from '../core/model/runConfig';
 import { groundingRubricFromContent, type GroundingRubric } from '../rubrics/grounding';
 
 /** What every activity needs; the worker builds one per process. Secrets are read from `env` inside activities only. */
@@ -18,45 +17,35 @@ export interface ActivityDeps {
   env: NodeJS.ProcessEnv;
 }
 
-/** The config stored with a run (validated and path-resolved by client/config.ts before the run started). */
-export interface StoredRunConfig {
-  protocol: string;
-  queries: string;
-  /** One judge, or a panel (`judges` with `panel` options): exactly one is set. */
-  judge?: JudgeConfig;
-  judges?: PanelJudgeConfig[];
-  panel?: PanelOptions;
-  copilots: CopilotConfig[];
-  output: string;
-  /** A rubric directory, or a rubric a protocol builds from a reference file (rubrics/index.ts RubricSpec). */
-  rubric?: string | { from: string; file?: string };
-  seed: string;
-  simulated: boolean;
-  reuseJudgments?: boolean;
-  pricing?: Pricing;
-  grounding?: GroundingConfig;
-  /** The grounding rubric version the run checks with (stored by prepareRun when `grounding` is set). */
-  groundingVersion?: string;
-  /** Longest answer the judge is sent (runs stored before it existed: DEFAULT_MAX_ANSWER_CHARS). */
-  maxAnswerChars?: number;
-  /** How long activities wait for an unreachable store (runs stored before it existed: the default, 30). */
-  storeOutageMinutes?: number;
-}
+/**
+ * The config stored with a run: the run config (validated and path-resolved by client/config.ts before the run
+ * started) with what the run record adds. Runs stored before maxAnswerChars and storeOutageMinutes existed lack them
+ * (read as DEFAULT_MAX_ANSWER_CHARS and 30).
+ */
+export type StoredRunConfig = Omit<RunConfigKeys<CopilotConfig>, 'maxAnswerChars' | 'storeOutageMinutes'> &
+  Partial<Pick<RunConfigKeys<CopilotConfig>, 'maxAnswerChars' | 'storeOutageMinutes'>> &
+  RecordedRunKeys &
+  Record<string, unknown>;
 
 /**
  * The protocol's run options: its config section (`cab: {...}`), defaults filled in. Runs stored before options had
  * their own section kept them at the top level, so those keys are read from there.
  */
 export function protocolOptions(protocol: ProtocolModule, config: StoredRunConfig): Record<string, unknown> {
-  const stored = config as unknown as Record<string, unknown>;
-  const legacy = Object.fromEntries(Object.keys(protocol.optionsSchema.shape).filter((k) => k in stored).map((k) => [k, stored[k]]));
-  const section = stored[protocol.id];
-  return protocol.optionsSchema.parse({ ...legacy, ...(section && typeof section === 'object' ? section : {}) });
+  return protocol.optionsSchema.parse(liftLegacyOptions(protocol, config)[protocol.id] ?? {});
 }
 
 export async function requireRun(deps: ActivityDeps, runId: string): Promise<RunRecord & { config: StoredRunConfig }> {
   const run = await deps.store.getRun(runId);
   if (!run) throw new Error(`run ${runId} is not in the results store ${deps.store.location}; was the worker started with another JUDGEFLOW_HOME?`);
+  return withStoredConfig(run);
+}
+
+/**
+ * A run record with its config typed: the store keeps it as JSON (`unknown`); it was a validated run config when
+ * stored (prepareRun, replaceRunConfig), so it is read back as one. The one place the stored config is typed.
+ */
+export function withStoredConfig(run: RunRecord): RunRecord & { config: StoredRunConfig } {
   return run as RunRecord & { config: StoredRunConfig };
 }
 
@@ -80,7 +69,7 @@ export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): Ru
  * its successful samples, then the panel's aggregate (see core/stats/consensus.ts).
  */
 export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
-  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(run.config as StoredRunConfig), panelMinJudges(run.config as StoredRunConfig));
+  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(withStoredConfig(run).config), panelMinJudges(withStoredConfig(run).config));
 }
 
 /** How many judges of the run must give a verdict on a unit for it to have one (see minJudgesOf). */

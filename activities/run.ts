@@ -1,48 +1,31 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
-import { toCsv } from '../core/io/csv';
-import { costMarkdown, mdText, table } from '../core/report/markdown';
-import { replaceDirWhole } from '../core/io/files';
-import { judgmentSlot, type JudgeContext, type ReportFiles, type ReportInput } from '../core/model/protocol';
-import { artefactFileName, artefactRef, slotOf, type ResultsStore } from '../core/model/store';
-import { codePointLength, DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../core/snapshots/text';
-import type { ReportArtefact } from '../core/report/html/runReport';
-import { consensusJudgments } from '../core/stats/consensus';
-import { reliability } from '../core/stats/reliability';
-import { panelFigures } from '../core/stats/panel';
-import { judgingMarkdown } from '../core/report/judgingReport';
-import { summariseCost } from '../core/stats/cost';
-import { agentFigures, agentMarkdown } from '../core/report/agentReport';
-import type { StoredJudgment, StoredResponse } from '../core/model/types';
-import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from '../core/study/calibrated';
-import { judgeScoresOf, toFacts } from '../core/study/analysis';
-import { failureReasons } from '../core/stats/failureReasons';
+import { judgmentSlot, type JudgeContext } from '../core/model/protocol';
+import { slotOf, type ResultsStore } from '../core/model/store';
+import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../core/snapshots/text';
 import { contentHash } from '../core/model/hashing';
 import { InputError } from '../core/model/inputError';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../contract/run';
 import { snapshotIdOf } from '../core/snapshots/snapshots';
-import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runDir, panelAggregate, panelMinJudges, runJudgeRecord, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
+import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runJudgeRecord, runJudges, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm/client';
 import type { CallOutcome } from '../contract/run';
-import type { ControlStep } from '../contract/run';
-import { describeLimitChange } from '../contract/configChange';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
-import { writeArtefacts } from './artefacts';
+import { renderReport } from '../services/runReport';
 import { runBatch, type BatchResult } from './itemGroup';
-import { groundingFigures, judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
+import { judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
 import { AskedLive, batchReplies, cancelBatches, countDuplicatesOrSay, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
 
 /** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
 function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
-  const { runKey: _key, ...rest } = config as StoredRunConfig & { runKey?: unknown };
-  return rest as StoredRunConfig;
+  const { runKey: _key, ...rest } = config;
+  return rest;
 }
 
 export function runActivities(deps: ActivityDeps) {
@@ -116,10 +99,10 @@ export function runActivities(deps: ActivityDeps) {
      * Stage 1: store the snapshot, the rubric and the run record. Idempotent. Resumed from the store
      * (`resumeFromStore`), a run already recorded is adopted as it is: no new snapshot, rubric or run row.
      */
-    async prepareRun(input: BenchmarkRunInput): Promise<PreparedRun> {
+    async prepareRun(input: BenchmarkRunInput<StoredRunConfig>): Promise<PreparedRun> {
       const existing = input.resumeFromStore ? await store.getRun(input.runId) : null;
       if (existing) return { snapshotId: existing.snapshotId, rubricVersion: existing.rubricVersion, queryIds: (await store.snapshotQueries(existing.snapshotId)).map((q) => q.id) };
-      const config = input.config as unknown as StoredRunConfig;
+      const { config } = input;
       const protocol = protocolFor(config.protocol);
       let snapshotId = '';
       let copilots = config.copilots.map((c) => c.name);
@@ -244,26 +227,6 @@ function answersCappedForJudge(store: ResultsStore, maxAnswerChars: number): Res
   return capped;
 }
 
-/** Answers longer than maxAnswerChars: the judge saw only their beginning (report.json `truncatedForJudge`). */
-function truncatedForJudge(responses: StoredResponse[], maxAnswerChars: number): Array<{ queryId: string; copilot: string; chars: number }> {
-  return responses.flatMap((r) => {
-    const chars = r.text && r.text.length > maxAnswerChars ? codePointLength(r.text) : 0;
-    return chars > maxAnswerChars ? [{ queryId: r.queryId, copilot: r.copilot, chars }] : [];
-  });
-}
-
-function truncatedMarkdown(truncated: Array<{ queryId: string; copilot: string; chars: number }>, maxAnswerChars: number): string[] {
-  if (!truncated.length) return [];
-  return [
-    '',
-    '## Answers truncated for the judge',
-    '',
-    `${truncated.length} answer(s) were longer than maxAnswerChars (${maxAnswerChars.toLocaleString('en')} characters): each is stored and in responses.jsonl whole, but the judge was sent only its first ${maxAnswerChars.toLocaleString('en')} characters, with a note saying so.`,
-    '',
-    table(['query', 'copilot', 'characters'], truncated.map((t) => [t.queryId, t.copilot, t.chars])),
-  ];
-}
-
 /** Rate-limit details of a call are for the workflow's limiter, not the cost records. */
 function withoutLimits(usage: CallUsage): Omit<CallUsage, 'rateLimit'> {
   const { rateLimit: _, ...rest } = usage;
@@ -294,137 +257,4 @@ function judgeFailure(error: unknown, secrets: string[], maxRetryAfterSeconds: n
   return mapped.retryable
     ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: cappedRetryAfterMs(mapped.options.retryAfterMs, { maxRetryAfterSeconds }) })
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
-}
-
-/** report.md's account of the run's pauses, resumes, tunes, config replacements and budget warnings. */
-function controlMarkdown(control: Record<string, unknown> | null): string[] {
-  const record = control as { history?: ControlStep[]; warnings?: string[]; budget?: { usd?: number; tokens?: number } } | null;
-  if (!record || (!record.history?.length && !record.warnings?.length)) return [];
-  const budget = record.budget ? [`Budget: ${[record.budget.usd !== undefined ? `$${record.budget.usd}` : '', record.budget.tokens !== undefined ? `${record.budget.tokens} tokens` : ''].filter(Boolean).join(', ')}.`, ''] : [];
-  // A tune says each limit's old and new value, and why.
-  const step = (h: ControlStep) => (h.limits?.length ? `${h.limits.map(describeLimitChange).join('; ')} (${h.reason})` : h.reason);
-  return ['', '## Pauses and budget', '', ...budget, ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`), ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(step(h))}`)];
-}
-
-/** report.md's list of the run's artefacts (failure screenshots), linked to their copies beside the report. */
-function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
-  if (!artefacts?.length) return [];
-  // Links point at artefacts/<file> beside the report; the ids and names are the store's, the names escaped as text.
-  return ['', '## Artefacts', '', table(['artefact', 'name', 'type', 'bytes'], artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]))];
-}
-
-/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
-async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
-  const out = fs.createWriteStream(file);
-  const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
-  for (const { queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId } of responses) {
-    const line = JSON.stringify({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }) + '\n';
-    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-  }
-  out.end();
-  await done;
-}
-
-/** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
-export async function buildRunReport(deps: ActivityDeps, runId: string): Promise<{ run: Awaited<ReturnType<typeof requireRun>>; files: ReportFiles; html: string; responses: StoredResponse[] }> {
-  const { store } = deps;
-  const run = await requireRun(deps, runId);
-  const protocol = protocolFor(run.protocol);
-  // Every sample of every judge; reports read one consensus verdict per response and measure the spread separately.
-  const verdicts = await store.judgments(runId, run.rubricVersion);
-  const input: ReportInput = {
-    run,
-    queries: await store.snapshotQueries(run.snapshotId),
-    responses: await store.responses(runId),
-    judgments: consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config)),
-    verdicts,
-    rubric: await requireRubric(deps, run),
-    plan: await store.runPlan(runId),
-    units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding'), // the protocol's own; grounding is reported apart
-    options: protocolOptions(protocol, run.config),
-    seed: run.config.seed,
-    simulated: Boolean(run.config.simulated),
-    agentSteps: await store.runAgentSteps(runId),
-  };
-  const files = protocol.buildReport(input);
-  const cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
-  files.json.cost = cost;
-  const agents = agentFigures(input.agentSteps ?? [], cost);
-  if (agents) files.json.agents = agents;
-  // Batch judging: every batch the run sent, with its provider id, final state and counts.
-  const batches = await store.judgeBatches(runId);
-  if (batches.length) files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({ key, batchId, api, state, counts, lines }));
-  // Pauses, resumes and budget warnings the run's workflow recorded (workflows/runControl.ts).
-  const control = await store.getWork<Record<string, unknown>>(`control:${runId}`, 'record');
-  if (control) files.json.control = control;
-  const reliable = reliability(verdicts, runSamples(run.config), protocol.scoreKey);
-  if (reliable) files.json.reliability = reliable;
-  const panel = panelFigures({
-    rows: verdicts,
-    judges: (run.config.judges ?? []).map(({ name, model, family }) => ({ name, model, ...(family ? { family } : {}) })),
-    copilotFamilies: Object.fromEntries(run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family])),
-    aggregate: panelAggregate(run.config),
-    minJudges: panelMinJudges(run.config),
-    scoreKey: protocol.scoreKey,
-  });
-  if (panel) files.json.panel = panel;
-  const grounding = await groundingFigures(deps, run, input);
-  if (grounding) files.json.grounding = grounding;
-  const artefacts = await store.artefacts(runId);
-  if (artefacts.length)
-    files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
-  const reasons = failureReasons(input.responses, input.judgments);
-  if (reasons.length) files.json.failureReasons = reasons;
-  const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
-  if (truncated.length) files.json.truncatedForJudge = truncated;
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...costMarkdown(cost), ...agentMarkdown(agents), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
-  const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
-  return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
-}
-
-/** Calibrated win rates from every study of the run that has annotations (report.html shows them beside the judge's). */
-async function studyCalibrations(store: ActivityDeps['store'], runId: string, runCopilots: string[], queryIds: string[], verdicts: StoredJudgment[]) {
-  const out: Array<{ study: string; calibrated: CalibratedWinRates }> = [];
-  const judge = judgeScoresOf(runId, verdicts);
-  for (const study of (await store.studies.listStudies()).filter((s) => s.runId === runId)) {
-    const annotations = await store.studies.annotations(study.name);
-    if (!annotations.length) continue;
-    const copilots = study.spec.copilots.filter((c) => runCopilots.includes(c));
-    out.push({
-      study: study.name,
-      calibrated: calibratedWinRates({
-        copilots,
-        queryIds: queryIds.filter((q) => copilots.some((c) => judge.scores.has(`${q}|${c}`))),
-        studyItems: await store.studies.studyItems(study.name),
-        annotations: toFacts(annotations),
-        judge,
-        tieMargin: 0,
-        design: calibrationDesignOf(study.spec),
-      }),
-    });
-  }
-  return out;
-}
-
-/**
- * Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir`
- * (`judgeflow report RUN_ID [--out DIR]`). Every file is written into a new directory beside it, which then replaces the
- * old one whole (replaceDirWhole): a report step killed half-way leaves the previous report, never part of a new one.
- * The report activity heartbeats around it (the CLI's `judgeflow report` runs it outside any activity).
- */
-export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
-  const { run, files, html, responses } = await buildRunReport(deps, runId);
-  const dir = outDir ?? runDir(run);
-  await replaceDirWhole(dir, async (tmp) => {
-    const write = (name: string, text: string) => fs.promises.writeFile(path.join(tmp, name), text);
-    await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
-    await write('results.csv', toCsv(files.csv));
-    await write('report.md', files.markdown);
-    await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
-    await write('report.html', html);
-    for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
-    // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
-    await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
-  });
-  return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
 }

@@ -1,5 +1,5 @@
 import type { RunConfig } from './config';
-import { protocolOptions, runJudges, runSamples, type StoredRunConfig } from '../activities/deps';
+import { protocolOptions, runJudges, runSamples } from '../activities/deps';
 import { planCalls, type PlannedEndpoint } from '../core/stats/cost';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import { loadGroundingRubric } from '../rubrics/grounding';
@@ -35,7 +35,7 @@ export function endpointParameters(config: RunConfig): EndpointParameters[] {
     const protocol = protocolFor(config.protocol);
     return loadConfiguredRubric(protocol, config.rubric).judge.temperature;
   })();
-  for (const j of runJudges(config as unknown as StoredRunConfig)) describe(`judge${j.name ? ` ${j.name}` : ''}`, j, true, j.temperature === undefined ? rubricTemperature : j.temperature);
+  for (const j of runJudges(config)) describe(`judge${j.name ? ` ${j.name}` : ''}`, j, true, j.temperature === undefined ? rubricTemperature : j.temperature);
   for (const c of config.copilots as Array<Record<string, any>>) if (c.type === 'openai') describe(`copilot ${c.name}`, c, false, c.temperature);
   return out;
 }
@@ -55,8 +55,8 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
   const endpoints = planCalls({
     queries: protocol.parseQueries(config.queries),
     copilots: config.copilots as Array<{ name: string; type: string; model?: string; baseURL?: string; url?: string }>,
-    judges: runJudges(config as unknown as StoredRunConfig),
-    judgeCallsPerQuery: (answers) => runSamples(config as unknown as StoredRunConfig) * protocol.judgeCallsPerQuery(answers, protocolOptions(protocol, config as unknown as StoredRunConfig)),
+    judges: runJudges(config),
+    judgeCallsPerQuery: (answers) => runSamples(config) * protocol.judgeCallsPerQuery(answers, protocolOptions(protocol, config)),
     judgePromptChars: JSON.stringify(rubric.content).length,
     pricing: config.pricing,
   });
@@ -64,7 +64,7 @@ export function dryRunPlan(config: RunConfig): { endpoints: PlannedEndpoint[]; t
     // One check per answer and judge: the claims, then (with citations) their citations.
     const grounding = config.grounding;
     const perAnswer = grounding.checks.includes('citations') ? 2 : 1;
-    const judges = grounding.judge ? [{ name: 'grounding', model: grounding.judge.model, baseURL: grounding.judge.baseURL, batch: runJudges(config as unknown as StoredRunConfig).some((j) => j.batch) }] : runJudges(config as unknown as StoredRunConfig);
+    const judges = grounding.judge ? [{ name: 'grounding', model: grounding.judge.model, baseURL: grounding.judge.baseURL, batch: runJudges(config).some((j) => j.batch) }] : runJudges(config);
     const checks = planCalls({
       queries: protocol.parseQueries(config.queries),
       copilots: config.copilots as Array<{ name: string; type: string }>,

@@ -6,7 +6,7 @@ import { readText } from '../core/io/dataFiles';
 import { snapshotIdOf } from '../core/snapshots/snapshots';
 import type { ResultsStore } from '../core/model/store';
 import type { StoredJudgment, StoredResponse } from '../core/model/types';
-import { renderReport } from '../activities/run';
+import { renderReport } from '../services/runReport';
 import { discoverAnswerFiles, findAnswer, loadAnswers } from '../activities/adapters/file';
 import { latticeProtocol } from '../rubrics/lattice';
 import { parseLatticeQueries } from '../rubrics/lattice/queries';

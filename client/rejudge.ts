@@ -2,6 +2,8 @@ import path from 'node:path';
 import { parseRunConfig, type RunConfig } from './config';
 import type { ResultsStore, RunRecord } from '../core/model/store';
 import { InputError } from '../core/model/inputError';
+import { reloadableConfig } from '../core/model/runConfig';
+import { withStoredConfig } from '../activities/deps';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import { storedRubric } from '../rubrics/storedRubric';
 
@@ -60,8 +62,8 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
   if (opts.grounding && (opts.rubricDir || opts.judgeModel || opts.judgeUrl || opts.judgeKeyEnv || opts.samples || opts.force || opts.reuseAnswers))
     throw new InputError('--grounding re-runs only the grounding checks, keeping every other verdict; it takes no --rubric, --judge-*, --samples, --force or --reuse-answers (use --grounding-rubric DIR for another grounding rubric)');
   if (opts.groundingRubricDir && !opts.grounding) throw new InputError('--grounding-rubric applies to --grounding');
-  // groundingVersion is what the source checked with; the re-judge stores its own. Runs stored before chunkSize was removed still carry it.
-  const { reuseJudgments: _ignored, groundingVersion: _version, chunkSize: _removed, runKey: _key, ...stored } = source.config as Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown>; grounding?: Record<string, unknown> };
+  // What the source's record added (its groundingVersion: the re-judge stores its own) and keys since removed are dropped.
+  const stored: Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown>; grounding?: Record<string, unknown> } = reloadableConfig(withStoredConfig(source).config);
   if (opts.grounding) stored.grounding = { ...(stored.grounding ?? {}), reuseAnswers: false, ...(opts.groundingRubricDir ? { rubric: path.resolve(opts.groundingRubricDir) } : {}) };
   else if (stored.grounding) stored.grounding = { ...stored.grounding, reuseAnswers: true };
   const judging: Record<string, unknown> = {};

@@ -3,13 +3,14 @@ import { InputError } from '../core/model/inputError';
 import { failedItems, type ReopenedItems, type RetryFilter } from '../core/model/retryFailed';
 import type { ResultsStore, RunRecord } from '../core/model/store';
 import type { BenchmarkRunInput } from '../contract/run';
+import { withStoredConfig, type StoredRunConfig } from '../activities/deps';
 
 /**
  * The engine's flag for a fresh benchmarkRun execution that continues a run the store holds (asks only what it does not
  * hold). Until the engine's BenchmarkRunInput carries it, it is added here; the snapshot id makes the execution read the
  * run's stored queries, not its query file (which may have changed since).
  */
-export type RetryInput = BenchmarkRunInput & { resumeFromStore: true; snapshotId: string };
+export type RetryInput = BenchmarkRunInput<StoredRunConfig> & { resumeFromStore: true; snapshotId: string };
 
 export interface RetryPlan {
   run: RunRecord;
@@ -38,7 +39,7 @@ export async function planRetry(store: ResultsStore, runId: string, filter: Retr
     workflowId: `${runId}-retry-${crypto.randomBytes(3).toString('hex')}`,
     input: {
       runId,
-      config: run.config as BenchmarkRunInput['config'],
+      config: withStoredConfig(run).config,
       snapshotId: run.snapshotId,
       ...(run.sourceRunId ? { sourceRunId: run.sourceRunId } : {}),
       resumeFromStore: true,

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { RunConfig } from './config';
+import type { StoredRunConfig } from '../activities/deps';
 import { benchmarkRun } from '../workflows';
 import { progressQuery } from '../contract/control';
 import type { QueryDefinition } from '@temporalio/common';
@@ -15,10 +15,10 @@ export function newRunId(protocol: string, now = new Date()): string {
 }
 
 /** The workflow input: the validated config (names of secrets' variables, never their values). */
-export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean; runKey?: string } = {}): BenchmarkRunInput {
+export function runInput(config: StoredRunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean; runKey?: string } = {}): BenchmarkRunInput<StoredRunConfig> {
   return {
     runId,
-    config: config as unknown as BenchmarkRunInput['config'],
+    config,
     ...(extra.runKey ? { runKey: extra.runKey } : {}),
     ...(extra.sourceRunId ? { sourceRunId: extra.sourceRunId } : {}),
     ...(extra.reuseJudgments ? { reuseJudgments: true } : {}),
@@ -27,7 +27,8 @@ export function runInput(config: RunConfig, runId: string, extra: { sourceRunId?
 }
 
 export interface StartOptions {
-  config: RunConfig;
+  /** A loaded run config (client/config.ts), or a stored run's (resume). */
+  config: StoredRunConfig;
   detach?: boolean;
   sourceRunId?: string;
   reuseJudgments?: boolean;

@@ -1,4 +1,7 @@
 import type { RateLimitInfo } from '../core/llm/client';
+import type { Budget, RunConfigKeys } from '../core/model/runConfig';
+
+export type { Budget, FailFastSetting } from '../core/model/runConfig';
 
 /** Small, serialisable values that cross the workflow boundary. Large texts stay in the results store. */
 
@@ -88,17 +91,21 @@ export interface BatchLaneState {
   batches: BatchProgress[];
 }
 
-/** Workflow input. The config carries names of environment variables, never their values. */
-export interface BenchmarkRunInput {
+/**
+ * A run config as the workflow reads it: the keys it reads of the one run config type (core/model/runConfig.ts, with
+ * the adapters and protocols in services/runConfig.ts), its copilots known by their limits (adapters sit above
+ * contract/); the rest rides along unread.
+ */
+export type WorkflowRunConfig = Pick<RunConfigKeys<CopilotLimits>, 'protocol' | 'copilots' | 'judge' | 'judges' | 'budget' | 'failFast'> & Record<string, unknown>;
+
+/**
+ * Workflow input. The config carries names of environment variables, never their values. `Config` is the run config
+ * as the reader knows it: the workflows and activities name the full one (services/runConfig.ts RunConfig).
+ */
+export interface BenchmarkRunInput<Config extends WorkflowRunConfig = WorkflowRunConfig> {
   runId: string;
   /** The validated run config with absolute paths (see client/config.ts). */
-  config: {
-    protocol: string;
-    copilots: CopilotLimits[];
-    /** One judge, or a panel (`judges`): exactly one is set. */
-    judge?: JudgeLimits;
-    judges?: JudgeLimits[];
-  } & Record<string, unknown>;
+  config: Config;
   /** Re-judge: reuse this run's stored responses instead of collecting. */
   sourceRunId?: string;
   /** Run on this stored snapshot instead of reading `config.queries` (a scheduled refresh with --then-run). */
@@ -259,12 +266,6 @@ export interface PauseState {
   nextBatchTokens?: number;
 }
 
-/** The run's spending cap (config `budget`, raised by `judgeflow resume --budget-usd/--budget-tokens`). */
-export interface Budget {
-  usd?: number;
-  tokens?: number;
-}
-
 /** What the run's calls have cost so far (activities/spend.ts). */
 export interface Spend {
   usd: number | null;
@@ -307,7 +308,7 @@ export interface ResumeRequest {
   budgetUsd?: number;
   budgetTokens?: number;
   /** The run's config, loaded and validated as `judgeflow run` loads it (env var names only, never their values). */
-  config?: BenchmarkRunInput['config'];
+  config?: WorkflowRunConfig;
 }
 
 /** A limit `judgeflow tune` changes. */

@@ -1,6 +1,6 @@
 /** Inputs and results of the snapshot workflows (generation, curation, scheduled refresh). Small and serialisable. */
 import type { ModelEndpoint } from '../core/llm/client';
-import type { BenchmarkRunInput } from './run';
+import type { WorkflowRunConfig } from './run';
 
 /** The query generator's or tagger's endpoint, with the limits the workflow enforces on it. */
 export interface LlmSettings extends ModelEndpoint {
@@ -109,13 +109,13 @@ export interface AlertSettings {
   on: 'regression' | 'any';
 }
 
-export interface RefreshInput {
+export interface RefreshInput<Config extends WorkflowRunConfig = WorkflowRunConfig> {
   /** The schedule's name (its Temporal schedule id); snapshots of one schedule form a parent → child chain. */
   schedule: string;
   /** For curate, options.from is a file, a directory or a glob: the newest matching file is used. */
   refresh: RefreshSpec;
   /** Start a benchmark run on the new snapshot (as a child workflow) with this validated run config. */
-  thenRun?: { config: BenchmarkRunInput['config'] };
+  thenRun?: { config: Config };
   /** After each run, gate it against the schedule's previous run and POST the verdict (needs thenRun). */
   alert?: AlertSettings;
 }

@@ -75,6 +75,12 @@ describe('the checker', () => {
     expect(check('rubrics/index.ts', "import { cabProtocol } from './cab';")).toEqual([]);
     expect(check('activities/run.ts', "import { loadRunConfig } from '../client/config';")).toHaveLength(1);
     expect(check('client/cli.ts', "import { x } from '../core/types';")).toEqual([]);
+    // The CLI reaches a use case it shares with activities through services/, not an activity module's internals.
+    expect(check('client/commands/report.ts', "import { renderReport } from '../../activities/run';")).toEqual([
+      "client/commands/report.ts:1 imports '../../activities/run': client/ reaches activities/ only through deps.ts, adapters/ and the activities it runs in-process; a use case the CLI shares with activities belongs in services/",
+    ]);
+    expect(check('client/commands/report.ts', "import { renderReport } from '../../services/runReport';")).toEqual([]);
+    expect(check('client/config.ts', "import { adapterFor } from '../activities/adapters';")).toEqual([]);
   });
 
   test('fails on workflow code importing values from anything but @temporalio/workflow and other workflow files', () => {

@@ -4,9 +4,10 @@ import { collectAndJudge } from './collectAndJudge';
 import { progressQuery } from '../contract/control';
 import { rootCause } from '../contract/errors';
 import { endPauseWithNothingLeft, handleRunControl, initialControl } from './runControl';
-import { type Budget, type RunControl } from '../contract/run';
-import { callsInFlight, waitingEndpoints } from './retune';
+import type { RunControl } from '../contract/run';
+import { callsInFlight, waitingEndpoints, type LaneSlot } from './retune';
 import type { BenchmarkRunInput, Progress, RunResult } from '../contract/run';
+import type { StoredRunConfig } from '../activities/deps';
 
 const { prepareRun, markRunFailed } = proxyActivities<BenchmarkActivities>({
   startToCloseTimeout: '10 minutes',
@@ -27,16 +28,17 @@ const { writeReport } = proxyActivities<BenchmarkActivities>({
  * it continues as new, carrying where it stands. Large texts never enter this history: activities keep them in the
  * results store.
  */
-export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult> {
+export async function benchmarkRun(input: BenchmarkRunInput<StoredRunConfig>): Promise<RunResult> {
   const { runId } = input;
   const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
-  const control = input.carried?.control ?? initialControl(input.config.budget as Budget | undefined);
+  const control = input.carried?.control ?? initialControl(input.config.budget);
   let collectingAndJudging = true;
-  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(control) } : {}), ...waitingOf(control), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
-  handleRunControl(control, () => collectingAndJudging);
+  const slot: LaneSlot = {}; // collectAndJudge lends its lanes here, for the controls and the progress query
+  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(slot) } : {}), ...waitingOf(slot), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
+  handleRunControl(control, slot, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
-    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control });
+    const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control, slot });
     if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
     collectingAndJudging = false;
     endPauseWithNothingLeft(control);
@@ -51,8 +53,8 @@ export async function benchmarkRun(input: BenchmarkRunInput): Promise<RunResult>
   }
 }
 
-function waitingOf(control: RunControl): { waiting?: string[] } {
-  const waiting = waitingEndpoints(control);
+function waitingOf(slot: LaneSlot): { waiting?: string[] } {
+  const waiting = waitingEndpoints(slot);
   return waiting.length ? { waiting } : {};
 }
 

@@ -5,12 +5,12 @@ import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
 import { batchOptions } from './limits/itemGroupSize';
 import { Limiter } from './limits/limiter';
-import { Breaker, failFastFrom, type FailFast } from './breaker';
+import { Breaker, failFastFrom } from './breaker';
 import { pause, watchBudget } from './runControl';
 import { type RunControl } from '../contract/run';
-import { attachLanes, limitsOf } from './retune';
+import { limitsOf, type LaneSlot } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
-import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState } from '../contract/run';
+import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState, WorkflowRunConfig } from '../contract/run';
 import { rootCause } from '../contract/errors';
 export { rootCause } from '../contract/errors';
 
@@ -32,7 +32,7 @@ interface StageContext {
   breakers: Map<string, Breaker>;
   control: RunControl;
   /** The workflow input's config: resume --config replaces its endpoint settings in place. */
-  config: BenchmarkRunInput['config'];
+  config: WorkflowRunConfig;
   /** True once Temporal suggests continuing as new: no new call starts. */
   stop: () => boolean;
   /** True while the run is paused (workflows/runControl.ts). */
@@ -52,7 +52,7 @@ interface StageContext {
  * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
  * (undefined when the run's collecting and judging are finished).
  */
-export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl }): Promise<RunState | undefined> {
+export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl; slot: LaneSlot }): Promise<RunState | undefined> {
   const { input, prepared, progress } = args;
   const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
   const fresh = !args.state;
@@ -86,7 +86,7 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
   stage.refresh();
 
   const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
-  attachLanes(args.control, { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies });
+  args.slot.lanes = { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies };
   const collection = (async () => {
     await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
     collecting = false;
@@ -133,7 +133,7 @@ function showProgress(progress: Progress, state: RunState, collecting: boolean):
 
 /** An endpoint's breaker, under the run's `failFast` (workflows/breaker.ts). */
 function breakerOf(stage: StageContext, endpoint: string, who: string): Breaker {
-  const breaker = new Breaker(who, failFastFrom(stage.config.failFast as Partial<FailFast> | false | undefined));
+  const breaker = new Breaker(who, failFastFrom(stage.config.failFast));
   stage.breakers.set(endpoint, breaker);
   return breaker;
 }

@@ -5,6 +5,7 @@ import { rootCause } from '../contract/errors';
 import { snapshotCurate } from './snapshotCurate';
 import { snapshotGenerate } from './snapshotGenerate';
 import type { RefreshInput, RefreshResult } from '../contract/snapshot';
+import type { StoredRunConfig } from '../activities/deps';
 
 const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '1 minute',
@@ -32,7 +33,7 @@ export function scheduledRunId(schedule: string, startTime: Date, temporalRunId:
  * the schedule's previous snapshot, and optionally benchmark it. Generation and curation run as child workflows, so each
  * keeps its own small history and shows up on its own in the Web UI.
  */
-export async function refreshSnapshot(input: RefreshInput): Promise<RefreshResult> {
+export async function refreshSnapshot(input: RefreshInput<StoredRunConfig>): Promise<RefreshResult> {
   // A schedule names its workflows by the trigger time to the second, so two triggers in one second share a workflow
   // id. The run id tells them apart; the children, the seed and the store's rows are keyed by it so neither refresh
   // resumes the other's work.

@@ -1,10 +1,10 @@
 import { log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { compareRunConfigs } from '../contract/configChange';
-import { failFastFrom, type Breaker, type FailFast } from './breaker';
+import { failFastFrom, type Breaker } from './breaker';
 import type { Limiter, LimiterOptions } from './limits/limiter';
 import { LIMIT_NAMES, tuneUpdate } from '../contract/control';
-import type { BenchmarkRunInput, Budget, LimitName, RunControl, TuneRequest } from '../contract/run';
+import type { LimitName, RunControl, TuneRequest, WorkflowRunConfig } from '../contract/run';
 // Re-exported: code written before contract/ existed imports the tune types and message from here.
 export type { LimitChange, LimitName, TuneRequest, TuneTarget } from '../contract/run';
 export { LIMIT_NAMES, tuneUpdate } from '../contract/control';
@@ -22,7 +22,7 @@ export { LIMIT_NAMES, tuneUpdate } from '../contract/control';
  */
 export interface ControlledLanes {
   runId: string;
-  config: BenchmarkRunInput['config'];
+  config: WorkflowRunConfig;
   /** The copilots asked live (CSV copilots have no lane and no limits). */
   live: string[];
   limiters: Map<string, Limiter>;
@@ -38,23 +38,25 @@ function applyLimits(lanes: ControlledLanes, key: string, limits: LimiterOptions
   if (lane !== undefined && lane < lanes.judgeConcurrencies.length) lanes.judgeConcurrencies[lane] = limits.concurrency;
 }
 
-const attached = new WeakMap<RunControl, ControlledLanes>();
-
-export function attachLanes(control: RunControl, lanes: ControlledLanes): void {
-  attached.set(control, lanes);
+/**
+ * Where the stage running now lends its lanes to the run's controls: benchmarkRun makes it empty, collectAndJudge
+ * fills it, and the update handlers and the progress query are handed it (no lanes yet: the run is still preparing).
+ */
+export interface LaneSlot {
+  lanes?: ControlledLanes;
 }
 
 /** Calls the run's endpoints have in flight: what a paused run still finishes before it is idle. */
-export function callsInFlight(control: RunControl): number {
+export function callsInFlight(slot: LaneSlot): number {
   let calls = 0;
-  for (const limiter of attached.get(control)?.limiters.values() ?? []) calls += limiter.callsInFlight;
+  for (const limiter of slot.lanes?.limiters.values() ?? []) calls += limiter.callsInFlight;
   return calls;
 }
 
 /** Endpoints a Retry-After holds now, as status shows them ("copilot X: waiting 60 s (Retry-After) after HTTP 503, …"). */
-export function waitingEndpoints(control: RunControl): string[] {
+export function waitingEndpoints(slot: LaneSlot): string[] {
   const out: string[] = [];
-  for (const [key, limiter] of attached.get(control)?.limiters ?? []) {
+  for (const [key, limiter] of slot.lanes?.limiters ?? []) {
     const waiting = limiter.waitingFor();
     if (waiting) out.push(`${key === 'judge' ? 'the judge' : key.replace(':', ' ')}: ${waiting}`);
   }
@@ -87,9 +89,9 @@ export function limitsOf(control: RunControl, key: string, configured: LimiterOp
 }
 
 /** The changes a tune request makes, validated (what is refused says what would be accepted). */
-function tuneChanges(control: RunControl, request: TuneRequest, isOpen: () => boolean): Array<{ endpoint: Endpoint; limit: LimitName; from: number | null; to: number }> {
+function tuneChanges(control: RunControl, slot: LaneSlot, request: TuneRequest, isOpen: () => boolean): Array<{ endpoint: Endpoint; limit: LimitName; from: number | null; to: number }> {
   if (!isOpen()) throw new Error('the run has finished collecting and judging; there is nothing left to tune');
-  const lanes = attached.get(control);
+  const { lanes } = slot;
   if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); tune it once it collects');
   const { copilots, judges } = endpointsOf(lanes);
   if (!request.endpoints?.length) throw new Error('nothing to change: give --judge-concurrency N, or --copilot NAME (or --judge NAME) with --concurrency, --requests-per-minute or --tokens-per-minute');
@@ -125,13 +127,13 @@ function judgeOf(judges: Map<string, Endpoint>, name: string | undefined): Endpo
 
 /** Apply a tune: the limits are kept in the controls (carried across continue-as-new) and reach the limiters at once. */
 /** The `tune` Update: validated against the run's endpoints, applied, answered with the run's controls. */
-export function handleTune(control: RunControl, isOpen: () => boolean): void {
-  setHandler(tuneUpdate, (request) => tune(control, request), { validator: (request: TuneRequest) => void tuneChanges(control, request, isOpen) });
+export function handleTune(control: RunControl, slot: LaneSlot, isOpen: () => boolean): void {
+  setHandler(tuneUpdate, (request) => tune(control, slot, request), { validator: (request: TuneRequest) => void tuneChanges(control, slot, request, isOpen) });
 }
 
-function tune(control: RunControl, request: TuneRequest): RunControl {
-  const changes = tuneChanges(control, request, () => true);
-  const lanes = attached.get(control)!;
+function tune(control: RunControl, slot: LaneSlot, request: TuneRequest): RunControl {
+  const changes = tuneChanges(control, slot, request, () => true);
+  const lanes = slot.lanes!;
   control.limits ??= {};
   for (const { endpoint, limit, to } of changes) control.limits[endpoint.key] = { ...control.limits[endpoint.key], [limit]: to };
   for (const endpoint of new Set(changes.map((c) => c.endpoint))) applyLimits(lanes, endpoint.key, limitsOf(control, endpoint.key, endpoint.configured));
@@ -142,8 +144,8 @@ function tune(control: RunControl, request: TuneRequest): RunControl {
 }
 
 /** A replacement config may change only endpoint settings (contract/configChange.ts); the CLI checks first, the run again. */
-export function checkReplacement(control: RunControl, config: BenchmarkRunInput['config']): void {
-  const lanes = attached.get(control);
+export function checkReplacement(slot: LaneSlot, config: WorkflowRunConfig): void {
+  const { lanes } = slot;
   if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); resume it without --config, then pause it once it collects');
   const { refused } = compareRunConfigs(lanes.config, config);
   if (refused.length) throw new Error(`resume --config may change only how endpoints are reached, limited and priced; it would change ${refused.join(', ')}`);
@@ -154,8 +156,8 @@ export function checkReplacement(control: RunControl, config: BenchmarkRunInput[
  * (continue-as-new carries it); each changed endpoint's limiter takes its new limits (a limit the new config changes
  * replaces what tune set) and its breaker starts afresh, as do all of them when failFast changed.
  */
-export async function replaceConfig(control: RunControl, config: BenchmarkRunInput['config']): Promise<void> {
-  const lanes = attached.get(control)!;
+export async function replaceConfig(control: RunControl, slot: LaneSlot, config: WorkflowRunConfig): Promise<void> {
+  const lanes = slot.lanes!;
   const { changed, endpoints } = compareRunConfigs(lanes.config, config);
   if (!changed.length) return;
   const before = endpointsOf(lanes);
@@ -169,9 +171,9 @@ export async function replaceConfig(control: RunControl, config: BenchmarkRunInp
     if (tuned) for (const limit of LIMIT_NAMES) if (was?.configured[limit] !== now.configured[limit]) delete tuned[limit];
     applyLimits(lanes, key, limitsOf(control, key, now.configured));
   }
-  const failFast = failFastFrom(config.failFast as Partial<FailFast> | false | undefined);
+  const failFast = failFastFrom(config.failFast);
   for (const [key, breaker] of lanes.breakers) if (changed.includes('failFast') || endpoints.includes(key)) breaker.reset(failFast);
-  if (changed.includes('budget')) control.budget = config.budget ? { ...(config.budget as Budget) } : undefined;
+  if (changed.includes('budget')) control.budget = config.budget ? { ...config.budget } : undefined;
   control.history.push({ action: 'config', reason: `config replaced: ${changed.join(', ')}`, by: 'user', at: new Date().toISOString(), settings: changed });
   log.info('run config replaced', { changed });
 }

@@ -1,7 +1,7 @@
 import { ApplicationFailure, condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { controlQuery, heldQuery, pauseUpdate, resumeUpdate, unreported, describeBudget } from '../contract/control';
-import { checkReplacement, handleTune, replaceConfig } from './retune';
+import { checkReplacement, handleTune, replaceConfig, type LaneSlot } from './retune';
 import type { Budget, PauseState, ResumeRequest, RunControl, Spend } from '../contract/run';
 
 export const initialControl = (budget?: Budget): RunControl => ({ paused: null, ...(budget ? { budget: { ...budget } } : {}), warnings: [], history: [] });
@@ -21,7 +21,7 @@ const currentCaps = (budget: Budget) => [...(budget.usd !== undefined ? [`of the
  * (each endpoint lane waits on `held`); calls in flight finish and are kept. A paused run is an open workflow waiting
  * on a condition: it costs nothing, survives worker and server restarts, and waits for as long as it takes.
  */
-export function handleRunControl(control: RunControl, isOpen: () => boolean): void {
+export function handleRunControl(control: RunControl, slot: LaneSlot, isOpen: () => boolean): void {
   setHandler(
     pauseUpdate,
     ({ reason }) => {
@@ -46,7 +46,7 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
       const before = JSON.stringify(control.budget ?? null);
       resuming = true;
       try {
-        if (config) await replaceConfig(control, config);
+        if (config) await replaceConfig(control, slot, config);
       } finally {
         resuming = false;
       }
@@ -64,16 +64,16 @@ export function handleRunControl(control: RunControl, isOpen: () => boolean): vo
         if (!isOpen()) throw new Error('the run has finished collecting and judging (its pause held nothing back); it completes with what it has, so there is nothing to resume');
         if (!control.paused) throw new Error('the run is not paused');
         if (resuming) throw new Error('another resume of this run is being applied; see judgeflow status');
-        if (config) checkReplacement(control, config);
+        if (config) checkReplacement(slot, config);
         if (control.paused.by !== 'budget') return;
         // Resumed at the same cap, the next look at the spend would pause it again at once.
-        const caps = { ...((config?.budget as Budget | undefined) ?? control.budget), ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
+        const caps = { ...(config?.budget ?? control.budget), ...(budgetUsd !== undefined ? { usd: budgetUsd } : {}), ...(budgetTokens !== undefined ? { tokens: budgetTokens } : {}) };
         const over = overBudget(control.spent, caps) ?? nextBatchOver(control.paused, control.spent, caps);
         if (over) throw new Error(`the run is paused at its budget: ${over}; raise it above what was spent (judgeflow resume RUN_ID --budget-usd N or --budget-tokens N)`);
       },
     },
   );
-  handleTune(control, isOpen);
+  handleTune(control, slot, isOpen);
   setHandler(controlQuery, () => control);
   setHandler(heldQuery, () => control.paused !== null);
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { renderReport } from '../../activities/run';
+import { renderReport } from '../../services/runReport';
 import { assertWritableDir } from '../../core/io/writableDir';
 import { InputError } from '../../core/model/inputError';
 import type { Command } from '../args';

@@ -7,6 +7,7 @@ import { loadRunConfig, type RunConfig } from '../config';
 import { optionalPositive, optionalString } from '../args';
 import { compareRunConfigs } from '../../contract/configChange';
 import { runConfigActivities } from '../../activities/runConfig';
+import { withStoredConfig, type StoredRunConfig } from '../../activities/deps';
 import type { ResultsStore } from '../../core/model/store';
 import { requireExistingStore } from '../existingStore';
 import { progressMode } from '../progress';
@@ -48,7 +49,7 @@ export const resumeCommand: Command = {
     const asJson = Boolean(values.json);
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     const config = replacementConfig(run, optionalString(values.config));
-    const request: ResumeRequest = { ...budgetRaise(values), ...(config ? { config: config as unknown as ResumeRequest['config'] } : {}) };
+    const request: ResumeRequest = { ...budgetRaise(values), ...(config ? { config } : {}) };
     const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, request));
     if (moved === 'running-here') return 0;
     // Completed between the store read above and the look at its workflow (a pause that held nothing back): a new
@@ -152,11 +153,11 @@ function replacementConfig(run: RunRecord, file: string | undefined): RunConfig 
 
 /** The run record's config replaced, as the run's own workflow replaces it (the replaceRunConfig activity). */
 async function replaceStoredConfig(store: ResultsStore, runId: string, config: RunConfig): Promise<void> {
-  await runConfigActivities({ store, env: process.env }).replaceRunConfig({ runId, config: config as unknown as Record<string, unknown> });
+  await runConfigActivities({ store, env: process.env }).replaceRunConfig({ runId, config });
 }
 
 /** The validated config the run was started with, as stored with it (the workflow input carries no secrets either). */
-function storedConfig(run: RunRecord): RunConfig {
-  const { reuseJudgments: _ignored, runKey: _key, ...config } = run.config as Record<string, unknown>;
-  return config as unknown as RunConfig;
+function storedConfig(run: RunRecord): StoredRunConfig {
+  const { reuseJudgments: _ignored, runKey: _key, ...config } = withStoredConfig(run).config;
+  return config;
 }

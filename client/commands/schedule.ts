@@ -10,6 +10,7 @@ import { assertName } from '../../core/model/names';
 import { InputError } from '../../core/model/inputError';
 import { refreshSnapshot } from '../../workflows';
 import type { RefreshInput } from '../../contract/snapshot';
+import type { StoredRunConfig } from '../../activities/deps';
 import { taskQueue } from '../connection';
 import { withClient } from '../runWorkflow';
 import { ensureLocalServer } from '../temporalServer';
@@ -77,7 +78,7 @@ export function spec(values: Record<string, unknown>, now = new Date()): Schedul
 }
 
 /** Build the refresh workflow's input from the command line, validating everything that can be checked now. */
-export async function refreshInputFrom(name: string, values: Record<string, unknown>, store?: () => Promise<ResultsStore>): Promise<RefreshInput> {
+export async function refreshInputFrom(name: string, values: Record<string, unknown>, store?: () => Promise<ResultsStore>): Promise<RefreshInput<StoredRunConfig>> {
   const kind = values.refresh;
   if (kind !== 'generate' && kind !== 'curate' && kind !== 'none') throw new InputError(`--refresh must be "generate", "curate" or "none"${kind ? `, not "${kind}"` : ''}\nUsage: ${USAGE}`);
   if (values['collect-again'] && kind !== 'none') throw new InputError(`--collect-again re-collects one fixed snapshot: it needs --refresh none (a ${kind} schedule makes a new snapshot each time)`);
@@ -129,7 +130,7 @@ export async function refreshInputFrom(name: string, values: Record<string, unkn
   }
   const thenRun =
     typeof values['then-run'] === 'string'
-      ? { config: loadThenRunConfig(values['then-run'], kind, refresh.kind === 'none' ? { protocol: fixedProtocol } : refresh.options) as unknown as NonNullable<RefreshInput['thenRun']>['config'] }
+      ? { config: loadThenRunConfig(values['then-run'], kind, refresh.kind === 'none' ? { protocol: fixedProtocol } : refresh.options) }
       : undefined;
   const on = alertOn as 'regression' | 'any';
   const alert = alertUrl ? { url: alertUrl, on } : alertUrlEnv ? { urlEnv: alertUrlEnv, on } : undefined;

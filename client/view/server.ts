@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
-import { buildRunReport } from '../../activities/run';
+import { buildRunReport } from '../../services/runReport';
 import { buildCompareHtml } from '../../core/compare/html';
 import { dataTable, esc, htmlPage, section } from '../../core/report/html/page';
 import type { Artefact, ResultsStore } from '../../core/model/store';

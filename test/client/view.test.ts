@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { renderReport } from '../../activities/run';
+import { renderReport } from '../../services/runReport';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
 import { startViewServer } from '../../client/view/server';

@@ -1,7 +1,7 @@
 import { compareStoredRuns } from '../../client/compareRuns';
 import { runInput } from '../../client/startRun';
 import { studyMarkdown, type StudyReport } from '../../client/study/report';
-import { buildRunReport } from '../../activities/run';
+import { buildRunReport } from '../../services/runReport';
 import { renderComparison } from '../../core/compare/markdown';
 import { analyseStudy } from '../../core/study/analysis';
 import { loadStudyOptions } from '../../rubrics/study/options';

@@ -38,6 +38,13 @@ const LAYERS: Layer[] = [
   { level: 3, folder: 'bin/' },
 ];
 
+/**
+ * What client/ may take from activities/ (besides adapters/, for config validation): the run readers of deps.ts and the
+ * activities it runs in-process for the same effect as the worker (resume's config replacement, curation, artefacts).
+ * A use case the CLI shares with activities (a run's report, a stored comparison) belongs in services/.
+ */
+const CLIENT_ACTIVITY_IMPORTS = new Set(['activities/deps.ts', 'activities/index.ts', 'activities/runConfig.ts', 'activities/curate.ts', 'activities/artefacts.ts']);
+
 export function layerOf(file: string): Layer | null {
   return LAYERS.find((l) => file.startsWith(l.folder)) ?? null;
 }
@@ -127,6 +134,10 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
       const target = targetFile(resolved, exists);
       if (target.startsWith('workflows/') && target !== 'workflows/index.ts' && ['activities/', 'client/', 'worker/'].includes(from.folder)) {
         report('activities/, client/ and worker/ import from workflows/ only its index (the workflow functions); shared types and messages are in contract/');
+        continue;
+      }
+      if (from.folder === 'client/' && target.startsWith('activities/') && !target.startsWith('activities/adapters/') && !CLIENT_ACTIVITY_IMPORTS.has(target)) {
+        report('client/ reaches activities/ only through deps.ts, adapters/ and the activities it runs in-process; a use case the CLI shares with activities belongs in services/');
         continue;
       }
       const to = layerOf(target);

@@ -1,0 +1,185 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { toCsv } from '../core/io/csv';
+import { costMarkdown, mdText, table } from '../core/report/markdown';
+import { replaceDirWhole } from '../core/io/files';
+import { type ReportFiles, type ReportInput } from '../core/model/protocol';
+import { artefactFileName, artefactRef } from '../core/model/store';
+import { codePointLength, DEFAULT_MAX_ANSWER_CHARS } from '../core/snapshots/text';
+import type { ReportArtefact } from '../core/report/html/runReport';
+import { consensusJudgments } from '../core/stats/consensus';
+import { reliability } from '../core/stats/reliability';
+import { panelFigures } from '../core/stats/panel';
+import { judgingMarkdown } from '../core/report/judgingReport';
+import { summariseCost } from '../core/stats/cost';
+import { agentFigures, agentMarkdown } from '../core/report/agentReport';
+import type { StoredJudgment, StoredResponse } from '../core/model/types';
+import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from '../core/study/calibrated';
+import { judgeScoresOf, toFacts } from '../core/study/analysis';
+import { failureReasons } from '../core/stats/failureReasons';
+import { protocolFor } from '../rubrics';
+import { protocolOptions, requireRubric, requireRun, runDir, panelAggregate, panelMinJudges, runSamples, type ActivityDeps } from '../activities/deps';
+import type { ControlStep } from '../contract/run';
+import { describeLimitChange } from '../contract/configChange';
+import { writeArtefacts } from '../activities/artefacts';
+import { groundingFigures } from '../activities/grounding';
+
+/**
+ * A run's report, built from the results store: the use case the writeReport activity (activities/run.ts), the CLI
+ * (`judgeflow report`, `import-lattice-scores`) and the view server share. The protocol's report
+ * (rubrics/<id>/report.ts) with what every report adds: judging figures, cost, answers truncated for the judge, the
+ * run's artefacts and control history, calibrations from human studies.
+ */
+
+/** Answers longer than maxAnswerChars: the judge saw only their beginning (report.json `truncatedForJudge`). */
+function truncatedForJudge(responses: StoredResponse[], maxAnswerChars: number): Array<{ queryId: string; copilot: string; chars: number }> {
+  return responses.flatMap((r) => {
+    const chars = r.text && r.text.length > maxAnswerChars ? codePointLength(r.text) : 0;
+    return chars > maxAnswerChars ? [{ queryId: r.queryId, copilot: r.copilot, chars }] : [];
+  });
+}
+
+function truncatedMarkdown(truncated: Array<{ queryId: string; copilot: string; chars: number }>, maxAnswerChars: number): string[] {
+  if (!truncated.length) return [];
+  return [
+    '',
+    '## Answers truncated for the judge',
+    '',
+    `${truncated.length} answer(s) were longer than maxAnswerChars (${maxAnswerChars.toLocaleString('en')} characters): each is stored and in responses.jsonl whole, but the judge was sent only its first ${maxAnswerChars.toLocaleString('en')} characters, with a note saying so.`,
+    '',
+    table(['query', 'copilot', 'characters'], truncated.map((t) => [t.queryId, t.copilot, t.chars])),
+  ];
+}
+
+/** report.md's account of the run's pauses, resumes, tunes, config replacements and budget warnings. */
+function controlMarkdown(control: Record<string, unknown> | null): string[] {
+  const record = control as { history?: ControlStep[]; warnings?: string[]; budget?: { usd?: number; tokens?: number } } | null;
+  if (!record || (!record.history?.length && !record.warnings?.length)) return [];
+  const budget = record.budget ? [`Budget: ${[record.budget.usd !== undefined ? `$${record.budget.usd}` : '', record.budget.tokens !== undefined ? `${record.budget.tokens} tokens` : ''].filter(Boolean).join(', ')}.`, ''] : [];
+  // A tune says each limit's old and new value, and why.
+  const step = (h: ControlStep) => (h.limits?.length ? `${h.limits.map(describeLimitChange).join('; ')} (${h.reason})` : h.reason);
+  return ['', '## Pauses and budget', '', ...budget, ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`), ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(step(h))}`)];
+}
+
+/** report.md's list of the run's artefacts (failure screenshots), linked to their copies beside the report. */
+function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
+  if (!artefacts?.length) return [];
+  // Links point at artefacts/<file> beside the report; the ids and names are the store's, the names escaped as text.
+  return ['', '## Artefacts', '', table(['artefact', 'name', 'type', 'bytes'], artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]))];
+}
+
+/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
+async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
+  const out = fs.createWriteStream(file);
+  const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
+  for (const { queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId } of responses) {
+    const line = JSON.stringify({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }) + '\n';
+    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  }
+  out.end();
+  await done;
+}
+
+/** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
+export async function buildRunReport(deps: ActivityDeps, runId: string): Promise<{ run: Awaited<ReturnType<typeof requireRun>>; files: ReportFiles; html: string; responses: StoredResponse[] }> {
+  const { store } = deps;
+  const run = await requireRun(deps, runId);
+  const protocol = protocolFor(run.protocol);
+  // Every sample of every judge; reports read one consensus verdict per response and measure the spread separately.
+  const verdicts = await store.judgments(runId, run.rubricVersion);
+  const input: ReportInput = {
+    run,
+    queries: await store.snapshotQueries(run.snapshotId),
+    responses: await store.responses(runId),
+    judgments: consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config)),
+    verdicts,
+    rubric: await requireRubric(deps, run),
+    plan: await store.runPlan(runId),
+    units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding'), // the protocol's own; grounding is reported apart
+    options: protocolOptions(protocol, run.config),
+    seed: run.config.seed,
+    simulated: Boolean(run.config.simulated),
+    agentSteps: await store.runAgentSteps(runId),
+  };
+  const files = protocol.buildReport(input);
+  const cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  files.json.cost = cost;
+  const agents = agentFigures(input.agentSteps ?? [], cost);
+  if (agents) files.json.agents = agents;
+  // Batch judging: every batch the run sent, with its provider id, final state and counts.
+  const batches = await store.judgeBatches(runId);
+  if (batches.length) files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({ key, batchId, api, state, counts, lines }));
+  // Pauses, resumes and budget warnings the run's workflow recorded (workflows/runControl.ts).
+  const control = await store.getWork<Record<string, unknown>>(`control:${runId}`, 'record');
+  if (control) files.json.control = control;
+  const reliable = reliability(verdicts, runSamples(run.config), protocol.scoreKey);
+  if (reliable) files.json.reliability = reliable;
+  const panel = panelFigures({
+    rows: verdicts,
+    judges: (run.config.judges ?? []).map(({ name, model, family }) => ({ name, model, ...(family ? { family } : {}) })),
+    copilotFamilies: Object.fromEntries(run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family])),
+    aggregate: panelAggregate(run.config),
+    minJudges: panelMinJudges(run.config),
+    scoreKey: protocol.scoreKey,
+  });
+  if (panel) files.json.panel = panel;
+  const grounding = await groundingFigures(deps, run, input);
+  if (grounding) files.json.grounding = grounding;
+  const artefacts = await store.artefacts(runId);
+  if (artefacts.length)
+    files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
+  const reasons = failureReasons(input.responses, input.judgments);
+  if (reasons.length) files.json.failureReasons = reasons;
+  const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
+  if (truncated.length) files.json.truncatedForJudge = truncated;
+  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...costMarkdown(cost), ...agentMarkdown(agents), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
+  const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
+  return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
+}
+
+/** Calibrated win rates from every study of the run that has annotations (report.html shows them beside the judge's). */
+async function studyCalibrations(store: ActivityDeps['store'], runId: string, runCopilots: string[], queryIds: string[], verdicts: StoredJudgment[]) {
+  const out: Array<{ study: string; calibrated: CalibratedWinRates }> = [];
+  const judge = judgeScoresOf(runId, verdicts);
+  for (const study of (await store.studies.listStudies()).filter((s) => s.runId === runId)) {
+    const annotations = await store.studies.annotations(study.name);
+    if (!annotations.length) continue;
+    const copilots = study.spec.copilots.filter((c) => runCopilots.includes(c));
+    out.push({
+      study: study.name,
+      calibrated: calibratedWinRates({
+        copilots,
+        queryIds: queryIds.filter((q) => copilots.some((c) => judge.scores.has(`${q}|${c}`))),
+        studyItems: await store.studies.studyItems(study.name),
+        annotations: toFacts(annotations),
+        judge,
+        tieMargin: 0,
+        design: calibrationDesignOf(study.spec),
+      }),
+    });
+  }
+  return out;
+}
+
+/**
+ * Render a run's report (and its artefacts, under artefacts/) from the store into its output directory, or `outDir`
+ * (`judgeflow report RUN_ID [--out DIR]`). Every file is written into a new directory beside it, which then replaces the
+ * old one whole (replaceDirWhole): a report step killed half-way leaves the previous report, never part of a new one.
+ * The report activity heartbeats around it (the CLI's `judgeflow report` runs it outside any activity).
+ */
+export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
+  const { run, files, html, responses } = await buildRunReport(deps, runId);
+  const dir = outDir ?? runDir(run);
+  await replaceDirWhole(dir, async (tmp) => {
+    const write = (name: string, text: string) => fs.promises.writeFile(path.join(tmp, name), text);
+    await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
+    await write('results.csv', toCsv(files.csv));
+    await write('report.md', files.markdown);
+    await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
+    await write('report.html', html);
+    for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
+    // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
+    await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
+  });
+  return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
+}
