@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { CallOutcome } from '../contract/run';
+import { HELD_FRESH_MS } from '../contract/control';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 
 /** What a run of calls in one activity did: the items it finished, in order, and why it stopped early (if it did). */
@@ -17,13 +18,6 @@ export interface BatchResult<R> {
 /** The run workflow's query (workflows/runControl.ts heldQuery): true while the run is paused. */
 export const HELD_QUERY = 'held';
 
-/**
- * How old an answer of the `held` query may be when a batch relies on it. Asked before every item, the query (a round
- * trip through the Temporal server to the workflow's worker, tens of milliseconds) cost a rate-bound copilot of short
- * calls about a tenth of its rate; one answer is now shared, for this long, by every batch of the run in this worker.
- * The price: a call may start up to this long after a pause is recorded (docs/cost-and-control.md, the overshoot bound).
- */
-export const HELD_FRESH_MS = 250;
 
 type HeldAnswer = { askedAt: number; answer: Promise<boolean> };
 /** The latest `held` answer per workflow id, kept while fresh (entries of finished runs are dropped when next asked or swept). */

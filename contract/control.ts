@@ -14,6 +14,13 @@ export const resumeUpdate = defineUpdate<RunControl, [ResumeRequest]>('resume');
 export const controlQuery = defineQuery<RunControl>('control');
 /** Whether the run is paused, for an activity that asks several items in a row (activities/itemGroup.ts HELD_QUERY). */
 export const heldQuery = defineQuery<boolean>('held');
+/**
+ * How old an answer of the `held` query may be when a batch relies on it. Asked before every item, the query (a round
+ * trip through the Temporal server to the workflow's worker, tens of milliseconds) cost a rate-bound copilot of short
+ * calls about a tenth of its rate; one answer is now shared, for this long, by every batch of the run in this worker.
+ * The price: a call may start up to this long after a pause is recorded (docs/cost-and-control.md, the overshoot bound).
+ */
+export const HELD_FRESH_MS = 250;
 
 /** The limits `judgeflow tune` may change. */
 export const LIMIT_NAMES: LimitName[] = ['concurrency', 'requestsPerMinute', 'tokensPerMinute'];

@@ -1,9 +1,8 @@
 import type { Command } from '../args';
 import { InputError } from '../../core/model/inputError';
-import { pauseUpdate } from '../../contract/control';
+import { HELD_FRESH_MS, pauseUpdate } from '../../contract/control';
 // The validator's words are the innermost cause of the SDK's WorkflowUpdateFailedError.
 import { rootCause } from '../../contract/errors';
-import { HELD_FRESH_MS } from '../../activities/itemGroup';
 import { withClient } from '../runWorkflow';
 import { describeRun } from './status';
 import { ensureLocalServer } from '../temporalServer';

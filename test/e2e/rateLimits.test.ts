@@ -73,7 +73,7 @@ test('without rate-limit headers (429 + Retry-After only): the run completes, fe
   // throttle (a refused call or two); calls a loaded machine delays may bunch into one more.
   expect(f.adaptedRefused / f.adaptedCalls).toBeLessThanOrEqual(0.06);
   // A multi-item activity asks whether the run is paused before each further item, through one answer per run shared
-  // for HELD_FRESH_MS (activities/itemGroup.ts): asked per item it cost this copilot of short calls a tenth of its rate.
+  // for HELD_FRESH_MS (contract/control.ts, used by activities/itemGroup.ts): asked per item it cost this copilot of short calls a tenth of its rate.
   expect(f.adaptedRate).toBeGreaterThan(0.7 * PER_SECOND);
   expect(f.adaptedRate).toBeLessThanOrEqual(mostAllowed(f.spanS));
 }, 120_000);
