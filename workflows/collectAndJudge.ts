@@ -10,15 +10,27 @@ import { pause, watchBudget } from './runControl';
 import { type RunControl } from '../contract/run';
 import { limitsOf, type LaneSlot } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
-import type { BenchmarkRunInput, CallOutcome, CopilotLimits, ItemFailure, JudgeLimits, PreparedRun, Progress, RunPlan, RunState, WorkflowRunConfig } from '../contract/run';
+import type {
+  BenchmarkRunInput,
+  CallOutcome,
+  CopilotLimits,
+  ItemFailure,
+  JudgeLimits,
+  PreparedRun,
+  Progress,
+  RunPlan,
+  RunState,
+  WorkflowRunConfig,
+} from '../contract/run';
 import { rootCause } from '../contract/errors';
 export { rootCause } from '../contract/errors';
 
-const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } = proxyActivities<BenchmarkActivities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
-});
+const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } =
+  proxyActivities<BenchmarkActivities>({
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+  });
 
 /** What every part of one history of the collect-and-judge stage shares. */
 interface StageContext {
@@ -52,16 +64,88 @@ interface StageContext {
  * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
  * (undefined when the run's collecting and judging are finished).
  */
-export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; state?: RunState; control: RunControl; slot: LaneSlot }): Promise<RunState | undefined> {
+export async function collectAndJudge(args: {
+  input: BenchmarkRunInput;
+  prepared: PreparedRun;
+  progress: Progress;
+  state?: RunState;
+  control: RunControl;
+  slot: LaneSlot;
+}): Promise<RunState | undefined> {
   const { input, prepared, progress } = args;
   const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
   const fresh = !args.state;
-  const state = args.state ?? initialState(await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore }), prepared.queryIds, judges.length);
-  let collecting = true;
-  let stopping = false;
+  const state =
+    args.state ??
+    initialState(
+      await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore }),
+      prepared.queryIds,
+      judges.length,
+    );
+  // Read by the progress (collecting) and by every lane (stopping): one object both the stage and this function change.
+  const flags = { collecting: true, stopping: false };
   // Kept by the planner by reference: a tune of a judge's concurrency changes it in place (workflows/runControl.ts).
-  const judgeConcurrencies = judges.map((j, lane) => limitsOf(args.control, judges.length > 1 ? `judge:${lane}` : 'judge', j).concurrency);
-  const stage: StageContext = {
+  const judgeConcurrencies = judges.map(
+    (j, lane) => limitsOf(args.control, judges.length > 1 ? `judge:${lane}` : 'judge', j).concurrency,
+  );
+  const stage = newStage(args, state, judgeConcurrencies, flags);
+  progress.stages = { collect: state.collect, judge: state.judge };
+  // Resumed from the store: answers held already still need their judge work planned (work planned before is kept).
+  if (fresh)
+    for (const queryId of new Set(Object.values(state.plan.stored?.answered ?? {}).flat()))
+      stage.planner.answered(queryId);
+  stage.refresh();
+
+  const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
+  args.slot.lanes = {
+    runId: input.runId,
+    config: input.config,
+    live: state.plan.live,
+    limiters: stage.limiters,
+    breakers: stage.breakers,
+    judgeConcurrencies,
+  };
+  const collection = (async () => {
+    await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
+    flags.collecting = false;
+    stage.refresh();
+  })();
+  let lanesDone = false;
+  const lanes = Promise.all([
+    collection,
+    stage.planner.run(() => flags.collecting),
+    ...judges.map((judge, lane) => judgeLane(stage, judge, lane, judges.length)),
+  ]).finally(() => (lanesDone = true));
+  // The budget is looked at again once every endpoint's window of items has finished (or every few seconds).
+  const window = live.reduce((n, c) => n + c.concurrency, 0) + judges.reduce((n, j) => n + j.concurrency, 0);
+  // Also without a budget: one given by `resume --budget-usd` is watched from then on.
+  await Promise.all([lanes, watchBudget(input.runId, args.control, () => lanesDone, stage.finished, window)]);
+
+  return carriedState(stage, live, judges);
+}
+
+/** Undefined when the run's collecting and judging are finished; otherwise the state continue-as-new carries over. */
+function carriedState(stage: StageContext, live: Array<{ name: string }>, judges: JudgeLimits[]): RunState | undefined {
+  const { state } = stage;
+  const finished =
+    state.answersImported &&
+    live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) &&
+    judges.every((_, lane) => stage.planner.unstarted(lane) === 0) &&
+    batchesDone(state);
+  if (finished) return undefined;
+  for (const [key, limiter] of stage.limiters) state.limits[key] = limiter.state();
+  return state;
+}
+
+/** The stage's shared context: what every lane of this execution reads and changes. */
+function newStage(
+  args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; control: RunControl },
+  state: RunState,
+  judgeConcurrencies: number[],
+  flags: { collecting: boolean; stopping: boolean },
+): StageContext {
+  const { input, prepared, progress } = args;
+  return {
     runId: input.runId,
     queryIds: prepared.queryIds,
     state,
@@ -69,48 +153,34 @@ export async function collectAndJudge(args: { input: BenchmarkRunInput; prepared
     breakers: new Map(),
     control: args.control,
     config: input.config,
-    planner: new JudgePlanner(state.judgeWork, judgeConcurrencies, async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned, state.judge),
-    stop: () => (stopping ||= workflowInfo().continueAsNewSuggested),
+    planner: new JudgePlanner(
+      state.judgeWork,
+      judgeConcurrencies,
+      async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned,
+      state.judge,
+    ),
+    stop: () => (flags.stopping ||= workflowInfo().continueAsNewSuggested),
     held: () => args.control.paused !== null,
     finished: { count: 0 },
     ended: (breaker, failure) => {
       const reason = breaker.observe(failure);
       if (reason) pause(args.control, reason, 'breaker');
     },
-    refresh: () => showProgress(progress, state, collecting),
+    refresh: () => showProgress(progress, state, flags.collecting),
     progress,
   };
-  progress.stages = { collect: state.collect, judge: state.judge };
-  // Resumed from the store: answers held already still need their judge work planned (work planned before is kept).
-  if (fresh) for (const queryId of new Set(Object.values(state.plan.stored?.answered ?? {}).flat())) stage.planner.answered(queryId);
-  stage.refresh();
-
-  const live = input.config.copilots.filter((c) => state.plan.live.includes(c.name));
-  args.slot.lanes = { runId: input.runId, config: input.config, live: state.plan.live, limiters: stage.limiters, breakers: stage.breakers, judgeConcurrencies };
-  const collection = (async () => {
-    await Promise.all([importAll(stage), ...live.map((copilot) => collectCopilot(stage, copilot))]);
-    collecting = false;
-    stage.refresh();
-  })();
-  let lanesDone = false;
-  const lanes = Promise.all([collection, stage.planner.run(() => collecting), ...judges.map((judge, lane) => judgeLane(stage, judge, lane, judges.length))]).finally(() => (lanesDone = true));
-  // The budget is looked at again once every endpoint's window of items has finished (or every few seconds).
-  const window = live.reduce((n, c) => n + c.concurrency, 0) + judges.reduce((n, j) => n + j.concurrency, 0);
-  // Also without a budget: one given by `resume --budget-usd` is watched from then on.
-  await Promise.all([lanes, watchBudget(input.runId, args.control, () => lanesDone, stage.finished, window)]);
-
-  const finished = state.answersImported && live.every((c) => (state.nextQuery[c.name] ?? 0) >= queueOf(stage, c.name).length) && judges.every((_, lane) => stage.planner.unstarted(lane) === 0) && batchesDone(state);
-  if (finished) return undefined;
-  for (const [key, limiter] of stage.limiters) state.limits[key] = limiter.state();
-  return state;
 }
 
 function initialState(plan: RunPlan, queryIds: string[], judges: number): RunState {
   const stored = plan.stored;
-  const toAsk = stored && Object.fromEntries(plan.live.map((c) => {
-    const answered = new Set(stored.answered[c]);
-    return [c, queryIds.filter((q) => !answered.has(q))];
-  }));
+  const toAsk =
+    stored &&
+    Object.fromEntries(
+      plan.live.map((c) => {
+        const answered = new Set(stored.answered[c]);
+        return [c, queryIds.filter((q) => !answered.has(q))];
+      }),
+    );
   const answeredBefore = stored ? Object.values(stored.answered).reduce((n, qs) => n + qs.length, 0) : 0;
   const judgedBefore = stored ? stored.planned - stored.unjudged.length : 0;
   return {
@@ -119,7 +189,11 @@ function initialState(plan: RunPlan, queryIds: string[], judges: number): RunSta
     ...(toAsk ? { toAsk } : {}),
     answersImported: false,
     judgeWork: judgeWorkFrom(judges, stored),
-    collect: { done: answeredBefore, total: queryIds.length * (plan.live.length + plan.imports.flat().length), failures: stored?.answersFailed ?? 0 },
+    collect: {
+      done: answeredBefore,
+      total: queryIds.length * (plan.live.length + plan.imports.flat().length),
+      failures: stored?.answersFailed ?? 0,
+    },
     judge: { done: judgedBefore, total: stored?.planned ?? 0, failures: stored?.judgedFailed ?? 0 },
     limits: {},
   };
@@ -128,7 +202,12 @@ function initialState(plan: RunPlan, queryIds: string[], judges: number): RunSta
 /** The headline: the stage still running (collect while answers are due, then judge), failures over both. */
 function showProgress(progress: Progress, state: RunState, collecting: boolean): void {
   const stage = collecting && state.collect.total > state.collect.done ? state.collect : state.judge;
-  Object.assign(progress, { stage: stage === state.collect ? 'collect' : 'judge', done: stage.done, total: stage.total, failures: state.collect.failures + state.judge.failures });
+  Object.assign(progress, {
+    stage: stage === state.collect ? 'collect' : 'judge',
+    done: stage.done,
+    total: stage.total,
+    failures: state.collect.failures + state.judge.failures,
+  });
 }
 
 /** An endpoint's breaker, under the run's `failFast` (workflows/breaker.ts). */
@@ -139,10 +218,21 @@ function breakerOf(stage: StageContext, endpoint: string, who: string): Breaker 
 }
 
 /** An endpoint's limiter, at the config's limits or those `judgeflow tune` set (carried in the run's controls). */
-function limiterOf(stage: StageContext, endpoint: string, limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number }): Limiter {
+function limiterOf(
+  stage: StageContext,
+  endpoint: string,
+  limits: { concurrency: number; requestsPerMinute?: number; tokensPerMinute?: number },
+): Limiter {
   let limiter = stage.limiters.get(endpoint);
   const { concurrency, requestsPerMinute, tokensPerMinute } = limits;
-  if (!limiter) stage.limiters.set(endpoint, (limiter = new Limiter(limitsOf(stage.control, endpoint, { concurrency, requestsPerMinute, tokensPerMinute }), stage.state.limits[endpoint])));
+  if (!limiter)
+    stage.limiters.set(
+      endpoint,
+      (limiter = new Limiter(
+        limitsOf(stage.control, endpoint, { concurrency, requestsPerMinute, tokensPerMinute }),
+        stage.state.limits[endpoint],
+      )),
+    );
   return limiter;
 }
 
@@ -175,23 +265,40 @@ async function collectCopilot(stage: StageContext, copilot: CopilotLimits): Prom
   // Its timeouts and retry as the config says now (resume --config may replace them).
   const current = () => stage.config.copilots.find((c) => c.name === copilot.name) ?? copilot;
   const breaker = breakerOf(stage, endpoint, `copilot ${copilot.name}`);
-  const lane = new EndpointLane(endpoint, limiterOf(stage, endpoint, copilot), {
-    one: (queryId: string, attempt, slot) => proxyActivities<BenchmarkActivities>(copilotCallOptions(current())).askCopilot({ runId, queryId, copilot: copilot.name, attempt, maxAttempts: current().retry.maxAttempts, ...slot }),
-    many: (queryIds) => proxyActivities<BenchmarkActivities>(batchOptions(copilotCallOptions(current()), queryIds.length)).askCopilotBatch({ runId, copilot: copilot.name, queryIds }),
-    throttled: (result) => result.status === 'throttled',
-    outcome: (result) => (result.status === 'ok' ? 'done' : 'failed'),
-    failureOf: (result) => result.failure,
-    async recordFailure(queryId, error) {
-      log.warn('collection failed for good', { queryId, copilot: copilot.name });
-      await recordAnswerFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
+  const lane = new EndpointLane(
+    endpoint,
+    limiterOf(stage, endpoint, copilot),
+    {
+      one: (queryId: string, attempt, slot) =>
+        proxyActivities<BenchmarkActivities>(copilotCallOptions(current())).askCopilot({
+          runId,
+          queryId,
+          copilot: copilot.name,
+          attempt,
+          maxAttempts: current().retry.maxAttempts,
+          ...slot,
+        }),
+      many: (queryIds) =>
+        proxyActivities<BenchmarkActivities>(
+          batchOptions(copilotCallOptions(current()), queryIds.length),
+        ).askCopilotBatch({ runId, copilot: copilot.name, queryIds }),
+      throttled: (result) => result.status === 'throttled',
+      outcome: (result) => (result.status === 'ok' ? 'done' : 'failed'),
+      failureOf: (result) => result.failure,
+      async recordFailure(queryId, error) {
+        log.warn('collection failed for good', { queryId, copilot: copilot.name });
+        await recordAnswerFailure({ runId, queryId, copilot: copilot.name, reason: rootCause(error) });
+      },
+      counted(queryId, _outcome, failure) {
+        stage.finished.count++;
+        stage.ended(breaker, failure);
+        stage.planner.answered(queryId);
+        stage.refresh();
+      },
     },
-    counted(queryId, _outcome, failure) {
-      stage.finished.count++;
-      stage.ended(breaker, failure);
-      stage.planner.answered(queryId);
-      stage.refresh();
-    },
-  }, state.collect, stage.held);
+    state.collect,
+    stage.held,
+  );
   const queue = queueOf(stage, copilot.name);
   const position = () => state.nextQuery[copilot.name] ?? 0;
   await lane.drain(
@@ -217,24 +324,37 @@ async function judgeLane(stage: StageContext, judge: JudgeLimits, lane: number, 
     startToCloseTimeout: state.plan.unitTimeoutMs,
     heartbeatTimeout: '10 seconds',
     // Long enough to ride out a judge outage (429s come back to this workflow's limiter instead); 4xx are not retried.
-    retry: { maximumAttempts: judge.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: {
+      maximumAttempts: judge.maxAttempts,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+    },
   };
   const { judgeItem } = proxyActivities<BenchmarkActivities>(options);
   const breaker = breakerOf(stage, endpoint, judges > 1 ? `judge ${judge.name ?? lane + 1}` : 'the judge');
-  const endpointLane = new EndpointLane(endpoint, limiterOf(stage, endpoint, judge), {
-    one: (index: number, attempt, slot) => judgeItem({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
-    many: (indices) => proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length)).judgeItems({ runId, indices }),
-    throttled: (result) => result.throttled,
-    outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
-    // Invalid answers after every re-ask come back as a result; the reasons are in the failed judgments.
-    failureOf: (result) => (result.failed > 0 ? JUDGE_INVALID : undefined),
-    recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
-    counted: (_index, _outcome, failure) => {
-      stage.finished.count++;
-      stage.ended(breaker, failure);
-      stage.refresh();
+  const endpointLane = new EndpointLane(
+    endpoint,
+    limiterOf(stage, endpoint, judge),
+    {
+      one: (index: number, attempt, slot) =>
+        judgeItem({ runId, index, attempt, maxAttempts: judge.maxAttempts, ...slot }),
+      many: (indices) =>
+        proxyActivities<BenchmarkActivities>(batchOptions(options, indices.length)).judgeItems({ runId, indices }),
+      throttled: (result) => result.throttled,
+      outcome: (result) => (result.failed > 0 ? 'failed' : result.judged > 0 ? 'done' : 'none'),
+      // Invalid answers after every re-ask come back as a result; the reasons are in the failed judgments.
+      failureOf: (result) => (result.failed > 0 ? JUDGE_INVALID : undefined),
+      recordFailure: (index, error) => recordJudgeFailure({ runId, index, reason: rootCause(error) }),
+      counted: (_index, _outcome, failure) => {
+        stage.finished.count++;
+        stage.ended(breaker, failure);
+        stage.refresh();
+      },
     },
-  }, state.judge, stage.held);
+    state.judge,
+    stage.held,
+  );
   if (!judge.batch) return endpointLane.drain(stage.planner.source(lane), stage.stop);
   await judgeBatchesAndLive(stage, judge, endpoint, lane, endpointLane);
 }
@@ -243,12 +363,21 @@ async function judgeLane(stage: StageContext, judge: JudgeLimits, lane: number, 
  * A judge with `batch: true`: its items go through the provider's Batch API (workflows/batchJudging.ts), and those a
  * failed or expired line left are asked live through the judge's own lane and limits.
  */
-async function judgeBatchesAndLive(stage: StageContext, judge: JudgeLimits, endpoint: string, lane: number, live: EndpointLane<number, { judged: number; failed: number; throttled: boolean; outcome: CallOutcome }>): Promise<void> {
+async function judgeBatchesAndLive(
+  stage: StageContext,
+  judge: JudgeLimits,
+  endpoint: string,
+  lane: number,
+  live: EndpointLane<number, { judged: number; failed: number; throttled: boolean; outcome: CallOutcome }>,
+): Promise<void> {
   const { state, runId } = stage;
   const batch = ((state.batch ??= {})[endpoint] ??= initialBatchState());
   let batching = true;
   const showBatches = () => {
-    stage.progress.batches = { ...stage.progress.batches, [endpoint]: { round: batch.round, batches: batch.batches, live: batch.live.length } };
+    stage.progress.batches = {
+      ...stage.progress.batches,
+      [endpoint]: { round: batch.round, batches: batch.batches, live: batch.live.length },
+    };
   };
   const rounds = judgeInBatches({
     runId,
@@ -262,15 +391,25 @@ async function judgeBatchesAndLive(stage: StageContext, judge: JudgeLimits, endp
     counted: (index, judged, failed) => live.finishedElsewhere(index, { judged, failed, throttled: false }),
     changed: showBatches,
   }).finally(() => (batching = false));
-  await Promise.all([rounds, live.drain({ available: () => batch.live.length, take: (n) => batch.live.splice(0, n), closed: () => !batching }, stage.stop)]);
+  await Promise.all([
+    rounds,
+    live.drain(
+      { available: () => batch.live.length, take: (n) => batch.live.splice(0, n), closed: () => !batching },
+      stage.stop,
+    ),
+  ]);
   showBatches();
 }
 
 /** Why a judged item failed: its answers stayed invalid (the reasons are in the failed judgments). */
-const JUDGE_INVALID = { kind: 'judge_invalid_answer', message: 'its answers stayed invalid after every re-ask (the reasons are in results.csv)' };
+const JUDGE_INVALID = {
+  kind: 'judge_invalid_answer',
+  message: 'its answers stayed invalid after every re-ask (the reasons are in results.csv)',
+};
 
 /** Nothing of a judge's batch judging is left: no item ready, waiting on a batch or to ask live. */
 function batchesDone(state: RunState): boolean {
-  return Object.values(state.batch ?? {}).every((b) => !b.ready.length && !b.deferred.length && !b.waiting.length && !b.live.length);
+  return Object.values(state.batch ?? {}).every(
+    (b) => !b.ready.length && !b.deferred.length && !b.waiting.length && !b.live.length,
+  );
 }
-
