@@ -15,7 +15,11 @@ export function artefactSaver(store: ResultsStore, runId: string): NonNullable<A
 }
 
 /** Write every artefact of a run into `dir` (each written whole, then renamed into place); returns what was written where. */
-export async function writeArtefacts(store: ResultsStore, runId: string, dir: string): Promise<Array<ArtefactInfo & { file: string }>> {
+export async function writeArtefacts(
+  store: ResultsStore,
+  runId: string,
+  dir: string,
+): Promise<Array<ArtefactInfo & { file: string }>> {
   const written: Array<ArtefactInfo & { file: string }> = [];
   for (const info of await store.artefacts(runId)) {
     const artefact = await store.getArtefact(info.artefactId);

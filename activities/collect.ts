@@ -20,7 +20,10 @@ const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>(
  * Answers this worker received but could not store (the results store stayed unreachable past the run's
  * storeOutageMinutes): the activity's next attempt here stores the answer it holds instead of paying for it again.
  */
-const heldAnswers = new Map<string, { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean; requestChars: number }>();
+const heldAnswers = new Map<
+  string,
+  { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean; requestChars: number }
+>();
 
 export function collectActivities(deps: ActivityDeps) {
   /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
@@ -31,7 +34,14 @@ export function collectActivities(deps: ActivityDeps) {
     if (!made || made.settings !== settings) {
       void made?.adapter.close?.().catch(() => undefined); // replaced settings: its MCP servers and connections let go
       // Screenshots go to the store, not this worker's disk: the run may finish, and be reported, on another machine.
-      made = { adapter: adapterFor(config.type).create(config, { env: deps.env, saveArtefact: artefactSaver(deps.store, run.runId), seed: seedNumber(run.config.seed) }), settings };
+      made = {
+        adapter: adapterFor(config.type).create(config, {
+          env: deps.env,
+          saveArtefact: artefactSaver(deps.store, run.runId),
+          seed: seedNumber(run.config.seed),
+        }),
+        settings,
+      };
       adapters.set(key, made);
     }
     return made.adapter;
@@ -57,11 +67,23 @@ export function collectActivities(deps: ActivityDeps) {
     if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
     const secrets = secretValues(config, deps.env);
     const started = new Date();
-    const base = { runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config.type, startedAt: started.toISOString() };
+    const base = {
+      runId: input.runId,
+      queryId: input.queryId,
+      copilot: input.copilot,
+      adapter: config.type,
+      startedAt: started.toISOString(),
+    };
     // Answers held in a file (csv, file) were paid for elsewhere; every other adapter's attempt is a request worth counting.
     // The request's and reply's size, for an estimate where the copilot reports no usage (core/stats/cost.ts).
     let requestChars: number | null = null;
-    const recordCall = async (c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: CollectedResponse['usage']; replyChars: number | null }) => {
+    const recordCall = async (c: {
+      ok: boolean;
+      errorKind: string | null;
+      latencyMs: number;
+      usage?: CollectedResponse['usage'];
+      replyChars: number | null;
+    }) => {
       // An agent records each model turn itself, as it completes; answers held in a file cost nothing here.
       if (adapterFor(config.type).importSource || adapterFor(config.type).recordsOwnCalls) return;
       const model = 'model' in config && typeof config.model === 'string' ? config.model : null;
@@ -81,7 +103,13 @@ export function collectActivities(deps: ActivityDeps) {
         const adapter = adapterOf(run, config);
         const query = known ?? (await store.snapshotQuery(run.snapshotId, input.queryId));
         requestChars = queryCharsOf(query);
-        const answer = await withHeartbeat(() => adapter.collect({ query, signal, item: { store, runId: input.runId, queryId: input.queryId, copilot: input.copilot } }));
+        const answer = await withHeartbeat(() =>
+          adapter.collect({
+            query,
+            signal,
+            item: { store, runId: input.runId, queryId: input.queryId, copilot: input.copilot },
+          }),
+        );
         clearTimeout(timer); // the copilot has answered: waiting for the store is not the copilot timing out
         held = { answer, started, finished: new Date(), callRecorded: false, requestChars };
         heldAnswers.set(key, held);
@@ -90,11 +118,15 @@ export function collectActivities(deps: ActivityDeps) {
       const latencyMs = finished.getTime() - held.started.getTime();
       const imported = answer.writtenAt !== undefined; // answered elsewhere, earlier: no latency, its own time or none
       requestChars = held.requestChars;
-      if (!held.callRecorded) await recordCall({ ok: true, errorKind: null, latencyMs, usage: answer.usage, replyChars: answer.text.length });
+      if (!held.callRecorded)
+        await recordCall({ ok: true, errorKind: null, latencyMs, usage: answer.usage, replyChars: answer.text.length });
       held.callRecorded = true;
       // Context can be megabytes of tool output: kept up to the limit, the cut marked (reports count and show it).
       const kept = limitContext(answer.context, run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS);
-      if (kept.truncated) activityWarn(`copilot ${input.copilot}: context of query ${input.queryId} cut to ${run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS} characters (grounding.maxContextChars)`);
+      if (kept.truncated)
+        activityWarn(
+          `copilot ${input.copilot}: context of query ${input.queryId} cut to ${run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS} characters (grounding.maxContextChars)`,
+        );
       await store.putResponse({
         ...base,
         startedAt: held.started.toISOString(),
@@ -115,20 +147,44 @@ export function collectActivities(deps: ActivityDeps) {
       return { status: 'ok', outcome: { tokens: tokens || undefined, rateLimit: answer.rateLimit } };
     } catch (thrown) {
       if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
-      const error = toAdapterError(thrown, `copilot ${input.copilot}`, { timeout: { signal: timeout.signal, ms: config.timeoutMs } });
+      const error = toAdapterError(thrown, `copilot ${input.copilot}`, {
+        timeout: { signal: timeout.signal, ms: config.timeoutMs },
+      });
       const message = redact(error.message, secrets)!;
-      if (!['config', 'missing', 'store_busy'].includes(error.kind)) await recordCall({ ok: false, errorKind: error.kind, latencyMs: Date.now() - started.getTime(), replyChars: error.options.raw?.length ?? null });
+      if (!['config', 'missing', 'store_busy'].includes(error.kind))
+        await recordCall({
+          ok: false,
+          errorKind: error.kind,
+          latencyMs: Date.now() - started.getTime(),
+          replyChars: error.options.raw?.length ?? null,
+        });
       // A busy store is nobody's answer: always back to Temporal (the workflow records the item if every attempt fails).
-      const throttled = error.kind === 'rate_limited' || error.options.retryAfterMs !== undefined || error.options.status === 503;
+      const throttled =
+        error.kind === 'rate_limited' || error.options.retryAfterMs !== undefined || error.options.status === 503;
       const retryAfterMs = cappedRetryAfterMs(error.options.retryAfterMs, config.retry);
-      const cause = error.options.status ? `HTTP ${error.options.status}` : error.kind === 'rate_limited' ? 'HTTP 429' : error.kind;
-      if (throttles === 'report' && throttled && !lastAttempt) return { status: 'throttled', outcome: { throttled: true, retryAfterMs, cause } };
+      const cause = error.options.status
+        ? `HTTP ${error.options.status}`
+        : error.kind === 'rate_limited'
+          ? 'HTTP 429'
+          : error.kind;
+      if (throttles === 'report' && throttled && !lastAttempt)
+        return { status: 'throttled', outcome: { throttled: true, retryAfterMs, cause } };
       if (error.kind === 'store_busy' || (error.retryable && !lastAttempt)) {
         throw ApplicationFailure.create({ type: error.kind, message, nextRetryDelay: retryAfterMs });
       }
       const finished = new Date();
       const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
-      await store.putResponse(failedResponse({ ...base, status, finishedAt: finished.toISOString(), latencyMs: finished.getTime() - started.getTime(), errorKind: error.kind, errorMessage: message, raw: redact(error.options.raw ?? null, secrets) }));
+      await store.putResponse(
+        failedResponse({
+          ...base,
+          status,
+          finishedAt: finished.toISOString(),
+          latencyMs: finished.getTime() - started.getTime(),
+          errorKind: error.kind,
+          errorMessage: message,
+          raw: redact(error.options.raw ?? null, secrets),
+        }),
+      );
       // What the workflow's breaker reads (workflows/breaker.ts): the kind and the copilot's own words.
       return { status, outcome: { throttled }, failure: { kind: error.kind, message, transient: error.retryable } };
     } finally {
@@ -142,7 +198,14 @@ export function collectActivities(deps: ActivityDeps) {
    * `send` is when the limiter allows the call (it may start the activity a little ahead). An answer stored already
    * (a retry after a dead worker) is not asked again.
    */
-  async function askCopilot(input: { runId: string; queryId: string; copilot: string; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
+  async function askCopilot(input: {
+    runId: string;
+    queryId: string;
+    copilot: string;
+    attempt: number;
+    maxAttempts: number;
+    send?: SendSlot;
+  }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
     await untilSendTime(input.runId, input.send);
     const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
     if (existing) return { status: existing.status, outcome: {} };
@@ -154,9 +217,18 @@ export function collectActivities(deps: ActivityDeps) {
     askCopilot,
 
     /** Several queries asked of one copilot in a row, in one activity (see runBatch). */
-    async askCopilotBatch(input: { runId: string; copilot: string; queryIds: string[] }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; failure?: ItemFailure }>> {
+    async askCopilotBatch(input: {
+      runId: string;
+      copilot: string;
+      queryIds: string[];
+    }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; failure?: ItemFailure }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks that query again on its own.
-      return runBatch(input.queryIds, (queryId) => askCopilot({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }), (result) => result.status === 'throttled');
+      return runBatch(
+        input.queryIds,
+        (queryId) =>
+          askCopilot({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }),
+        (result) => result.status === 'throttled',
+      );
     },
 
     /**
@@ -168,11 +240,15 @@ export function collectActivities(deps: ActivityDeps) {
       const counts = { ok: 0, failed: 0 };
       const queries = await deps.store.snapshotQueries(run.snapshotId);
       // What a retried import stored already, read in one query rather than one per answer (1,200 × 4 answers: seconds).
-      const stored = new Map((await deps.store.responses(input.runId)).map((r) => [`${r.queryId}\u0000${r.copilot}`, r.status]));
+      const stored = new Map(
+        (await deps.store.responses(input.runId)).map((r) => [`${r.queryId}\u0000${r.copilot}`, r.status]),
+      );
       await withHeartbeat(async () => {
         for (const copilot of input.copilots)
           for (const query of queries) {
-            const status = stored.get(`${query.id}\u0000${copilot}`) ?? (await collectAndStore(run, query.id, copilot, true, 'throw', query)).status;
+            const status =
+              stored.get(`${query.id}\u0000${copilot}`) ??
+              (await collectAndStore(run, query.id, copilot, true, 'throw', query)).status;
             counts[status === 'ok' ? 'ok' : 'failed']++;
           }
       });
@@ -180,17 +256,45 @@ export function collectActivities(deps: ActivityDeps) {
     },
 
     /** Called by the workflow when every attempt crashed (e.g. workers kept dying): the item is failed, the run goes on. */
-    async recordAnswerFailure(input: { runId: string; queryId: string; copilot: string; reason: string }): Promise<void> {
+    async recordAnswerFailure(input: {
+      runId: string;
+      queryId: string;
+      copilot: string;
+      reason: string;
+    }): Promise<void> {
       const run = await requireRun(deps, input.runId);
       const config = run.config.copilots.find((c) => c.name === input.copilot);
       const errorMessage = redact(input.reason, config ? secretValues(config, deps.env) : []);
-      await deps.store.putResponse(failedResponse({ runId: input.runId, queryId: input.queryId, copilot: input.copilot, adapter: config?.type ?? 'unknown', status: 'failed', errorKind: 'activity', errorMessage }));
+      await deps.store.putResponse(
+        failedResponse({
+          runId: input.runId,
+          queryId: input.queryId,
+          copilot: input.copilot,
+          adapter: config?.type ?? 'unknown',
+          status: 'failed',
+          errorKind: 'activity',
+          errorMessage,
+        }),
+      );
     },
   };
 }
 
-function failedResponse(r: Partial<StoredResponse> & Pick<StoredResponse, 'runId' | 'queryId' | 'copilot' | 'adapter' | 'status' | 'errorKind' | 'errorMessage'>): StoredResponse {
-  return { text: null, raw: null, html: null, startedAt: null, finishedAt: null, latencyMs: null, conversationId: null, context: null, ...r };
+function failedResponse(
+  r: Partial<StoredResponse> &
+    Pick<StoredResponse, 'runId' | 'queryId' | 'copilot' | 'adapter' | 'status' | 'errorKind' | 'errorMessage'>,
+): StoredResponse {
+  return {
+    text: null,
+    raw: null,
+    html: null,
+    startedAt: null,
+    finishedAt: null,
+    latencyMs: null,
+    conversationId: null,
+    context: null,
+    ...r,
+  };
 }
 
 /** The activity's logger; outside an activity (adapter tests) there is none, and the cut is still marked in the text. */

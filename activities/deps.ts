@@ -37,7 +37,10 @@ export function protocolOptions(protocol: ProtocolModule, config: StoredRunConfi
 
 export async function requireRun(deps: ActivityDeps, runId: string): Promise<RunRecord & { config: StoredRunConfig }> {
   const run = await deps.store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} is not in the results store ${deps.store.location}; was the worker started with another JUDGEFLOW_HOME?`);
+  if (!run)
+    throw new Error(
+      `run ${runId} is not in the results store ${deps.store.location}; was the worker started with another JUDGEFLOW_HOME?`,
+    );
   return withStoredConfig(run);
 }
 
@@ -52,7 +55,10 @@ export function withStoredConfig(run: RunRecord): RunRecord & { config: StoredRu
 /** The exact rubric a run started with (see storedRubric). */
 export async function requireRubric(deps: ActivityDeps, run: RunRecord): Promise<LoadedRubric> {
   const rubric = await storedRubric(deps.store, run.rubricVersion);
-  if (!rubric) throw new Error(`rubric ${run.rubricVersion} of run ${run.runId} is not in the results store ${deps.store.location}`);
+  if (!rubric)
+    throw new Error(
+      `rubric ${run.rubricVersion} of run ${run.runId} is not in the results store ${deps.store.location}`,
+    );
   return rubric;
 }
 
@@ -69,7 +75,11 @@ export function runJudges(config: Pick<StoredRunConfig, 'judge' | 'judges'>): Ru
  * its successful samples, then the panel's aggregate (see core/stats/consensus.ts).
  */
 export async function consensusVerdicts(store: ResultsStore, run: RunRecord): Promise<StoredJudgment[]> {
-  return consensusJudgments(await store.judgments(run.runId, run.rubricVersion), panelAggregate(withStoredConfig(run).config), panelMinJudges(withStoredConfig(run).config));
+  return consensusJudgments(
+    await store.judgments(run.runId, run.rubricVersion),
+    panelAggregate(withStoredConfig(run).config),
+    panelMinJudges(withStoredConfig(run).config),
+  );
 }
 
 /** How many judges of the run must give a verdict on a unit for it to have one (see minJudgesOf). */
@@ -88,21 +98,36 @@ export function runSamples(config: Pick<StoredRunConfig, 'judge' | 'panel'>): nu
 }
 
 /** What the run record says about its judging: the single judge, or the panel's models and endpoints together. */
-export function runJudgeRecord(config: Pick<StoredRunConfig, 'judge' | 'judges'>, rubricTemperature: number): RunRecord['judge'] {
-  const temperatureOf = (j: { temperature?: number | null }) => (j.temperature === undefined ? rubricTemperature : j.temperature);
-  if (config.judge) return { model: config.judge.model, baseURL: config.judge.baseURL, temperature: temperatureOf(config.judge) };
+export function runJudgeRecord(
+  config: Pick<StoredRunConfig, 'judge' | 'judges'>,
+  rubricTemperature: number,
+): RunRecord['judge'] {
+  const temperatureOf = (j: { temperature?: number | null }) =>
+    j.temperature === undefined ? rubricTemperature : j.temperature;
+  if (config.judge)
+    return { model: config.judge.model, baseURL: config.judge.baseURL, temperature: temperatureOf(config.judge) };
   const judges = config.judges!;
-  return { model: `panel: ${judges.map((j) => `${j.name} (${j.model})`).join(', ')}`, baseURL: [...new Set(judges.map((j) => j.baseURL))].join(' '), temperature: temperatureOf(judges[0]) };
+  return {
+    model: `panel: ${judges.map((j) => `${j.name} (${j.model})`).join(', ')}`,
+    baseURL: [...new Set(judges.map((j) => j.baseURL))].join(' '),
+    temperature: temperatureOf(judges[0]),
+  };
 }
 
 /**
  * How the judge of `slot` is asked. Sample 0 keeps the seed and cache key a run without samples had (so re-judging an
  * older run reuses its answers); later samples get their own seed and cache key, so they are independent asks.
  */
-export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot: JudgeSlot = FIRST_SLOT, rubricTemperature: number | null = run.judge.temperature): ModelEndpoint {
+export function judgeEndpoint(
+  run: RunRecord & { config: StoredRunConfig },
+  slot: JudgeSlot = FIRST_SLOT,
+  rubricTemperature: number | null = run.judge.temperature,
+): ModelEndpoint {
   const j = runJudges(run.config).find((x) => x.name === slot.judge);
   if (!j) throw new Error(`run ${run.runId} has no judge named "${slot.judge}"`);
-  const variant = [slot.judge ? `judge:${slot.judge}` : '', slot.sample ? `sample:${slot.sample}` : ''].filter(Boolean).join(' ');
+  const variant = [slot.judge ? `judge:${slot.judge}` : '', slot.sample ? `sample:${slot.sample}` : '']
+    .filter(Boolean)
+    .join(' ');
   return {
     baseURL: j.baseURL,
     model: j.model,
@@ -115,7 +140,10 @@ export function judgeEndpoint(run: RunRecord & { config: StoredRunConfig }, slot
     ...(j.extraBody ? { extraBody: j.extraBody } : {}),
     maxTokens: j.maxTokens,
     maxTokensParam: j.maxTokensParam,
-    seed: j.sendSeed === false ? null : seedNumber(slot.sample ? `${run.config.seed}:sample:${slot.sample}` : run.config.seed),
+    seed:
+      j.sendSeed === false
+        ? null
+        : seedNumber(slot.sample ? `${run.config.seed}:sample:${slot.sample}` : run.config.seed),
     ...(variant ? { cacheVariant: variant } : {}),
   };
 }
@@ -130,11 +158,17 @@ export function runDir(run: RunRecord & { config: StoredRunConfig }): string {
 }
 
 /** The grounding rubric a run started with, rebuilt from the store; null when the run has no grounding checks. */
-export async function runGroundingRubric(deps: ActivityDeps, run: RunRecord & { config: StoredRunConfig }): Promise<GroundingRubric | null> {
+export async function runGroundingRubric(
+  deps: ActivityDeps,
+  run: RunRecord & { config: StoredRunConfig },
+): Promise<GroundingRubric | null> {
   const version = run.config.groundingVersion;
   if (!run.config.grounding || !version) return null;
   const stored = await deps.store.getRubric(version);
-  if (!stored) throw new Error(`grounding rubric ${version} of run ${run.runId} is not in the results store ${deps.store.location}`);
+  if (!stored)
+    throw new Error(
+      `grounding rubric ${version} of run ${run.runId} is not in the results store ${deps.store.location}`,
+    );
   return groundingRubricFromContent(stored.content as Record<string, unknown>);
 }
 
@@ -142,7 +176,11 @@ export async function runGroundingRubric(deps: ActivityDeps, run: RunRecord & { 
  * Who checks grounding for a work item of `slot`: the config's grounding judge (null for every panel member but the
  * first, whose item does the check), else that slot's own judge at the grounding rubric's temperature.
  */
-export function groundingEndpoint(run: RunRecord & { config: StoredRunConfig }, slot: JudgeSlot, rubricTemperature: number): { endpoint: ModelEndpoint; judgeName: string } | null {
+export function groundingEndpoint(
+  run: RunRecord & { config: StoredRunConfig },
+  slot: JudgeSlot,
+  rubricTemperature: number,
+): { endpoint: ModelEndpoint; judgeName: string } | null {
   const own = run.config.grounding?.judge;
   if (own) {
     if (slot.judge !== runJudges(run.config)[0].name) return null;
@@ -160,5 +198,11 @@ export function groundingEndpoint(run: RunRecord & { config: StoredRunConfig }, 
     return { endpoint, judgeName: '' };
   }
   const configured = runJudges(run.config).find((j) => j.name === slot.judge);
-  return { endpoint: { ...judgeEndpoint(run, slot), temperature: configured?.temperature === undefined ? rubricTemperature : configured.temperature }, judgeName: slot.judge };
+  return {
+    endpoint: {
+      ...judgeEndpoint(run, slot),
+      temperature: configured?.temperature === undefined ? rubricTemperature : configured.temperature,
+    },
+    judgeName: slot.judge,
+  };
 }

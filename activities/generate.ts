@@ -27,7 +27,6 @@ export function generationOf(protocolId: string): QueryGeneration {
  * The workflow only sees counts.
  */
 
-
 /** `seeded`: with `extend`, the parent snapshot's queries by cell, kept first and never regenerated. */
 type Plan = { cells: string[]; promptsVersion: string; seeded?: Record<string, Query[]> };
 type Accepted = Record<string, string[]>;
@@ -53,9 +52,17 @@ function cellQueries(generation: QueryGeneration, cell: string, texts: string[],
 export function generateActivities(deps: ActivityDeps) {
   const { store } = deps;
   /** The parent snapshot's queries in the cells being generated (those outside them are not carried over). */
-  const parentQueriesByCell = async (input: GenerateInput, generation: QueryGeneration, cells: string[]): Promise<Record<string, Query[]>> => {
-    if (!input.parentId) throw new InputError('--extend keeps the queries of a parent snapshot: give it with --parent ID');
-    if (!(await store.getSnapshot(input.parentId))) throw new InputError(`--parent ${input.parentId}: no such snapshot in the results store ${store.location} (see judgeflow snapshot list)`);
+  const parentQueriesByCell = async (
+    input: GenerateInput,
+    generation: QueryGeneration,
+    cells: string[],
+  ): Promise<Record<string, Query[]>> => {
+    if (!input.parentId)
+      throw new InputError('--extend keeps the queries of a parent snapshot: give it with --parent ID');
+    if (!(await store.getSnapshot(input.parentId)))
+      throw new InputError(
+        `--parent ${input.parentId}: no such snapshot in the results store ${store.location} (see judgeflow snapshot list)`,
+      );
     const byCell: Record<string, Query[]> = Object.fromEntries(cells.map((c) => [c, []]));
     for (const q of await store.snapshotQueries(input.parentId)) {
       const cell = generation.cellOf(q);
@@ -83,7 +90,15 @@ export function generateActivities(deps: ActivityDeps) {
     },
 
     /** One generator request for one cell in one round. A retried (crashed) cell finds its stored answer. */
-    async generateCell(args: { jobId: string; cell: string; round: number; count: number; seed: string; llm: LlmSettings; protocol?: string }): Promise<{ candidates: number }> {
+    async generateCell(args: {
+      jobId: string;
+      cell: string;
+      round: number;
+      count: number;
+      seed: string;
+      llm: LlmSettings;
+      protocol?: string;
+    }): Promise<{ candidates: number }> {
       const key = `gen/${args.round}/${args.cell}`;
       const done = await store.getWork<string[]>(args.jobId, key);
       if (done) return { candidates: done.length };
@@ -92,13 +107,22 @@ export function generateActivities(deps: ActivityDeps) {
       const prompts = generation.loadPrompts();
       const { promptsVersion, seeded } = await plan(args.jobId);
       if (prompts.version !== promptsVersion) {
-        throw ApplicationFailure.nonRetryable(`the generation prompts changed while job ${args.jobId} was running (version ${promptsVersion} → ${prompts.version}); start a new generation`, INPUT_ERROR);
+        throw ApplicationFailure.nonRetryable(
+          `the generation prompts changed while job ${args.jobId} was running (version ${promptsVersion} → ${prompts.version}); start a new generation`,
+          INPUT_ERROR,
+        );
       }
       const previous = args.round > 0 ? await store.getWork<Accepted>(args.jobId, `accepted/${args.round - 1}`) : null;
       const answer = await withHeartbeat(() =>
         askJson({
           settings: args.llm,
-          messages: generation.messages({ prompts, cell: args.cell, count: args.count, seed: `${args.seed}/${args.cell}/round-${args.round}`, avoid: previous?.[args.cell] ?? (seeded?.[args.cell] ?? []).map((q) => q.text) }),
+          messages: generation.messages({
+            prompts,
+            cell: args.cell,
+            count: args.count,
+            seed: `${args.seed}/${args.cell}/round-${args.round}`,
+            avoid: previous?.[args.cell] ?? (seeded?.[args.cell] ?? []).map((q) => q.text),
+          }),
           spec: generation.spec(1),
           maxInvalidAnswers: 2,
           retryIn: 'conversation',
@@ -118,12 +142,25 @@ export function generateActivities(deps: ActivityDeps) {
      * (round, then cell, then position): a candidate is kept when no earlier kept candidate is in its group and its cell
      * has room. Earlier rounds win, so refills only add.
      */
-    async dedupeGeneration({ jobId, round, perCell, similarity }: { jobId: string; round: number; perCell: number; similarity: number }): Promise<{ accepted: Record<string, number>; candidates: number; duplicates: number }> {
+    async dedupeGeneration({
+      jobId,
+      round,
+      perCell,
+      similarity,
+    }: {
+      jobId: string;
+      round: number;
+      perCell: number;
+      similarity: number;
+    }): Promise<{ accepted: Record<string, number>; candidates: number; duplicates: number }> {
       const { cells, seeded } = await plan(jobId);
       const pool: Array<{ cell: string; text: string }> = [];
       // A parent's queries come first, so they are always kept (and new ones near them are the duplicates).
       for (const cell of cells) for (const q of seeded?.[cell] ?? []) pool.push({ cell, text: q.text });
-      for (let r = 0; r <= round; r++) for (const cell of cells) for (const text of (await store.getWork<string[]>(jobId, `gen/${r}/${cell}`)) ?? []) pool.push({ cell, text });
+      for (let r = 0; r <= round; r++)
+        for (const cell of cells)
+          for (const text of (await store.getWork<string[]>(jobId, `gen/${r}/${cell}`)) ?? [])
+            pool.push({ cell, text });
       const groups = groupNearDuplicates(
         pool.map((p) => p.text),
         { threshold: similarity, byTemplate: false },
@@ -146,18 +183,38 @@ export function generateActivities(deps: ActivityDeps) {
       });
       await store.putWork(jobId, `accepted/${round}`, accepted);
       const stored = (await store.getWork<Accepted>(jobId, `accepted/${round}`))!;
-      return { accepted: Object.fromEntries(cells.map((c) => [c, stored[c].length])), candidates: pool.length, duplicates };
+      return {
+        accepted: Object.fromEntries(cells.map((c) => [c, stored[c].length])),
+        candidates: pool.length,
+        duplicates,
+      };
     },
 
     /** Store the accepted queries as an immutable snapshot with its provenance. */
-    async storeGenerated({ jobId, round, input, workflowId }: { jobId: string; round: number; input: GenerateInput; workflowId: string }): Promise<{ snapshotId: string; queries: number; shortCells: string[] }> {
+    async storeGenerated({
+      jobId,
+      round,
+      input,
+      workflowId,
+    }: {
+      jobId: string;
+      round: number;
+      input: GenerateInput;
+      workflowId: string;
+    }): Promise<{ snapshotId: string; queries: number; shortCells: string[] }> {
       const { cells, promptsVersion, seeded } = await plan(jobId);
       const accepted = await store.getWork<Accepted>(jobId, `accepted/${round}`);
       if (!accepted) throw new Error(`generation job ${jobId} has no accepted queries for round ${round}`);
       const protocol = protocolFor(input.protocol);
       const generation = generationOf(input.protocol);
-      const queries: Query[] = cells.flatMap((cell) => cellQueries(generation, cell, accepted[cell], seeded?.[cell] ?? []));
-      if (!queries.length) throw ApplicationFailure.nonRetryable('the generator produced no usable queries; nothing to store', INPUT_ERROR);
+      const queries: Query[] = cells.flatMap((cell) =>
+        cellQueries(generation, cell, accepted[cell], seeded?.[cell] ?? []),
+      );
+      if (!queries.length)
+        throw ApplicationFailure.nonRetryable(
+          'the generator produced no usable queries; nothing to store',
+          INPUT_ERROR,
+        );
       const shortCells = cells.filter((c) => accepted[c].length < input.perCell);
       const { snapshotId } = await saveSnapshot(store, protocol.labelsOf, {
         queries,
@@ -168,7 +225,17 @@ export function generateActivities(deps: ActivityDeps) {
           promptsVersion,
           model: input.llm.model,
           baseURL: input.llm.baseURL,
-          params: { perCell: input.perCell, tasks: input.tasks ?? 'all', categories: input.categories ?? 'all', seed: input.seed, temperature: input.llm.temperature, similarity: input.similarity, maxRounds: input.maxRounds, overAsk: input.overAsk, roundsUsed: round + 1 },
+          params: {
+            perCell: input.perCell,
+            tasks: input.tasks ?? 'all',
+            categories: input.categories ?? 'all',
+            seed: input.seed,
+            temperature: input.llm.temperature,
+            similarity: input.similarity,
+            maxRounds: input.maxRounds,
+            overAsk: input.overAsk,
+            roundsUsed: round + 1,
+          },
           ...(shortCells.length ? { shortCells } : {}),
           ...(input.schedule ? { schedule: input.schedule } : {}),
           workflowId,

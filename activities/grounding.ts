@@ -19,8 +19,14 @@ const GROUNDING_CALLS = 2;
  */
 export function groundingWorkItems(run: Run, responses: StoredResponse[]): JudgeUnit[] {
   if (!run.config.grounding) return [];
-  const units = responses.filter((r) => r.status === 'ok').map((r): JudgeUnit => ({ queryId: r.queryId, copilots: [r.copilot], kind: 'grounding' }));
-  return workItems(units, 1, runJudges(run.config).map((j) => j.name));
+  const units = responses
+    .filter((r) => r.status === 'ok')
+    .map((r): JudgeUnit => ({ queryId: r.queryId, copilots: [r.copilot], kind: 'grounding' }));
+  return workItems(
+    units,
+    1,
+    runJudges(run.config).map((j) => j.name),
+  );
 }
 
 /** The grounding rubric of a new run, stored like a protocol's (under its own "protocol" name); returns its version. */
@@ -35,8 +41,14 @@ export async function storeGroundingRubric(deps: ActivityDeps, config: StoredRun
 export async function withGroundingTimeout(deps: ActivityDeps, run: Run, unitTimeoutMs: number): Promise<number> {
   const rubric = await runGroundingRubric(deps, run);
   if (!rubric) return unitTimeoutMs;
-  const callTimeoutMs = Math.max(run.config.grounding?.judge?.timeoutMs ?? 0, ...runJudges(run.config).map((j) => j.timeoutMs));
-  return Math.max(unitTimeoutMs, GROUNDING_CALLS * (1 + rubric.data.judge.maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS);
+  const callTimeoutMs = Math.max(
+    run.config.grounding?.judge?.timeoutMs ?? 0,
+    ...runJudges(run.config).map((j) => j.timeoutMs),
+  );
+  return Math.max(
+    unitTimeoutMs,
+    GROUNDING_CALLS * (1 + rubric.data.judge.maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS,
+  );
 }
 
 /** Judge one grounding work item: its response's checks go to the store (or, for an answer that stays invalid, the failure). */
@@ -70,7 +82,13 @@ export async function judgeGroundingItem(
 }
 
 /** Every attempt of a grounding item crashed: the check is recorded as failed (missing data, never a verdict). */
-export async function recordGroundingFailure(deps: ActivityDeps, run: Run, unit: JudgeUnit, slot: JudgeSlot, reason: string): Promise<void> {
+export async function recordGroundingFailure(
+  deps: ActivityDeps,
+  run: Run,
+  unit: JudgeUnit,
+  slot: JudgeSlot,
+  reason: string,
+): Promise<void> {
   const rubric = await runGroundingRubric(deps, run);
   if (!rubric) return;
   const who = groundingEndpoint(run, slot, rubric.data.judge.temperature);
@@ -92,7 +110,11 @@ export async function recordGroundingFailure(deps: ActivityDeps, run: Run, unit:
 }
 
 /** report.json's `grounding` block from the store (null for a run without grounding checks). */
-export async function groundingFigures(deps: ActivityDeps, run: Run, input: Pick<ReportInput, 'queries' | 'responses'>): Promise<GroundingReport | null> {
+export async function groundingFigures(
+  deps: ActivityDeps,
+  run: Run,
+  input: Pick<ReportInput, 'queries' | 'responses'>,
+): Promise<GroundingReport | null> {
   const version = run.config.groundingVersion;
   if (!run.config.grounding || !version) return null;
   return groundingReport({

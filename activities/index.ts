@@ -13,12 +13,23 @@ import { outageTolerantStore } from './storeOutage';
 
 /** A benchmark run's activities (prepare, collect, plan, judge, report), bound to one results store. */
 export function benchmarkActivities(deps: ActivityDeps) {
-  return { ...runActivities(deps), ...collectActivities(deps), ...planActivities(deps), ...spendActivities(deps), ...runConfigActivities(deps) };
+  return {
+    ...runActivities(deps),
+    ...collectActivities(deps),
+    ...planActivities(deps),
+    ...spendActivities(deps),
+    ...runConfigActivities(deps),
+  };
 }
 
 /** The snapshot workflows' activities: generation, curation, the scheduled refresh's bookkeeping and its alert. */
 export function snapshotActivities(deps: ActivityDeps) {
-  return { ...generateActivities(deps), ...curateActivities(deps), ...refreshActivities(deps), ...alertActivities(deps) };
+  return {
+    ...generateActivities(deps),
+    ...curateActivities(deps),
+    ...refreshActivities(deps),
+    ...alertActivities(deps),
+  };
 }
 
 /**

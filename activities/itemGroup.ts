@@ -18,7 +18,6 @@ export interface BatchResult<R> {
 /** The run workflow's query (workflows/runControl.ts heldQuery): true while the run is paused. */
 export const HELD_QUERY = 'held';
 
-
 type HeldAnswer = { askedAt: number; answer: Promise<boolean> };
 /** The latest `held` answer per workflow id, kept while fresh (entries of finished runs are dropped when next asked or swept). */
 const heldAnswers = new Map<string, HeldAnswer>();
@@ -27,7 +26,13 @@ const heldAnswers = new Map<string, HeldAnswer>();
  * Whether the workflow `workflowId` is paused, as `ask` answers it, reusing an answer asked less than `freshMs` ago
  * (measured from when it was asked: what the workflow said then, or later). Concurrent askers share one query.
  */
-export async function heldWithin(workflowId: string, ask: () => Promise<boolean>, freshMs = HELD_FRESH_MS, now: () => number = Date.now, answers: Map<string, HeldAnswer> = heldAnswers): Promise<boolean> {
+export async function heldWithin(
+  workflowId: string,
+  ask: () => Promise<boolean>,
+  freshMs = HELD_FRESH_MS,
+  now: () => number = Date.now,
+  answers: Map<string, HeldAnswer> = heldAnswers,
+): Promise<boolean> {
   const at = now();
   const known = answers.get(workflowId);
   if (known && at - known.askedAt < freshMs) return known.answer;
@@ -47,7 +52,10 @@ export async function runIsHeld(): Promise<boolean> {
     const context = Context.current();
     const workflowId = context.info.workflowExecution?.workflowId;
     if (workflowId === undefined) return false;
-    return await heldWithin(workflowId, async () => (await context.client.workflow.getHandle(workflowId).query<boolean>(HELD_QUERY)) === true);
+    return await heldWithin(
+      workflowId,
+      async () => (await context.client.workflow.getHandle(workflowId).query<boolean>(HELD_QUERY)) === true,
+    );
   } catch {
     return false;
   }
@@ -63,7 +71,12 @@ export async function runIsHeld(): Promise<boolean> {
  * HELD_FRESH_MS after a pause is recorded in the workflow no new call of the batch starts; the rest go back
  * (`stoppedBy: 'paused'`) and wait there for the resume.
  */
-export async function runBatch<K, R extends { outcome: CallOutcome }>(keys: K[], call: (key: K) => Promise<R>, throttled: (result: R) => boolean, held: () => Promise<boolean> = runIsHeld): Promise<BatchResult<Omit<R, 'outcome'>>> {
+export async function runBatch<K, R extends { outcome: CallOutcome }>(
+  keys: K[],
+  call: (key: K) => Promise<R>,
+  throttled: (result: R) => boolean,
+  held: () => Promise<boolean> = runIsHeld,
+): Promise<BatchResult<Omit<R, 'outcome'>>> {
   const results: Array<Omit<R, 'outcome'>> = [];
   const sentAt: number[] = [];
   const outcome: CallOutcome = {};
@@ -87,7 +100,13 @@ export async function runBatch<K, R extends { outcome: CallOutcome }>(keys: K[],
       }
       const { outcome: callOutcome, ...rest } = result;
       note(callOutcome);
-      if (throttled(result)) return { results, sentAt, outcome: { ...outcome, throttled: true, retryAfterMs: callOutcome.retryAfterMs, cause: callOutcome.cause }, stoppedBy: 'throttle' };
+      if (throttled(result))
+        return {
+          results,
+          sentAt,
+          outcome: { ...outcome, throttled: true, retryAfterMs: callOutcome.retryAfterMs, cause: callOutcome.cause },
+          stoppedBy: 'throttle',
+        };
       results.push(rest);
     }
     return { results, sentAt, outcome };

@@ -40,15 +40,27 @@ export interface PendingLine extends BatchLine {
  * everything the judge is asked, unique per request of a run; Anthropic allows `^[a-zA-Z0-9_-]{1,64}$`). Replaying
  * (`lines` absent), a request without an answered line is asked live.
  */
-export function batchReplies(store: ResultsStore, runId: string, item: { index: number; queryId: string; judge: string }, lines?: Map<string, PendingLine>): NonNullable<AnswerCache['batchReply']> {
+export function batchReplies(
+  store: ResultsStore,
+  runId: string,
+  item: { index: number; queryId: string; judge: string },
+  lines?: Map<string, PendingLine>,
+): NonNullable<AnswerCache['batchReply']> {
   return async (key, line, settings) => {
     const customId = `j${item.index}_${key}`;
     const held = await store.batchLine(runId, customId);
     if (held?.status === 'ok' && held.body) return held.body;
     if (!lines) return null;
-    if (held && held.status !== 'submitted') throw new AskedLive(`its batch line ${customId} ${held.status}: ${held.error ?? ''}`);
+    if (held && held.status !== 'submitted')
+      throw new AskedLive(`its batch line ${customId} ${held.status}: ${held.error ?? ''}`);
     if (!batchApiOf(settings)) throw new AskedLive(`${settings.baseURL} has no Batch API judgeflow can use`);
-    lines.set(customId, { customId, body: line(), settings, queryId: item.queryId, callName: item.judge || settings.model });
+    lines.set(customId, {
+      customId,
+      body: line(),
+      settings,
+      queryId: item.queryId,
+      callName: item.judge || settings.model,
+    });
     throw new DeferredToBatch(customId);
   };
 }
@@ -77,7 +89,13 @@ export interface PreparedRound {
  * later round (after a look at the spend). When not even the first fits, nothing is submitted and `overBudget` says
  * its price.
  */
-export async function prepareRound(deps: ActivityDeps, runId: string, indices: number[], judge: (index: number, lines: Map<string, PendingLine>) => Promise<{ judged: number; failed: number }>, budget?: RoundBudget): Promise<PreparedRound> {
+export async function prepareRound(
+  deps: ActivityDeps,
+  runId: string,
+  indices: number[],
+  judge: (index: number, lines: Map<string, PendingLine>) => Promise<{ judged: number; failed: number }>,
+  budget?: RoundBudget,
+): Promise<PreparedRound> {
   const lines = new Map<string, PendingLine>();
   const round: PreparedRound = { done: [], live: [], deferred: [], lines: [] };
   const price = budget ? await linePricer(deps, runId) : undefined;
@@ -94,7 +112,9 @@ export async function prepareRound(deps: ActivityDeps, runId: string, indices: n
     if (!price || lines.size === before) continue;
     const added = [...lines.values()].slice(before);
     const cost = added.map(price).reduce((a, b) => ({ usd: a.usd + b.usd, tokens: a.tokens + b.tokens }));
-    const fits = (budget!.usd === undefined || taken.usd + cost.usd <= budget!.usd) && (budget!.tokens === undefined || taken.tokens + cost.tokens <= budget!.tokens);
+    const fits =
+      (budget!.usd === undefined || taken.usd + cost.usd <= budget!.usd) &&
+      (budget!.tokens === undefined || taken.tokens + cost.tokens <= budget!.tokens);
     if (fits) {
       taken.usd += cost.usd;
       taken.tokens += cost.tokens;
@@ -110,7 +130,10 @@ export async function prepareRound(deps: ActivityDeps, runId: string, indices: n
 }
 
 /** A line's estimated price and tokens before submit (see prepareRound), priced as the report will price its call. */
-async function linePricer(deps: ActivityDeps, runId: string): Promise<(line: PendingLine) => { usd: number; tokens: number }> {
+async function linePricer(
+  deps: ActivityDeps,
+  runId: string,
+): Promise<(line: PendingLine) => { usd: number; tokens: number }> {
   const run = await requireRun(deps, runId);
   const calls = await deps.store.llmCalls(runId);
   const answers = new Map<string, number>();
@@ -118,7 +141,10 @@ async function linePricer(deps: ActivityDeps, runId: string): Promise<(line: Pen
     const model = line.settings.model;
     if (!answers.has(model)) answers.set(model, meanAnswerTokens(calls, model));
     const tokens = requestTokens(line.body, answers.get(model)!);
-    return { usd: priceOf(priceFor(run.config.pricing, { model, name: line.callName, batch: true }), tokens) ?? 0, tokens: tokens.promptTokens + tokens.completionTokens };
+    return {
+      usd: priceOf(priceFor(run.config.pricing, { model, name: line.callName, batch: true }), tokens) ?? 0,
+      tokens: tokens.promptTokens + tokens.completionTokens,
+    };
   };
 }
 
@@ -137,7 +163,12 @@ export interface SubmittedBatch {
  * each submitted once. The record goes to the store before the provider is asked, so a retried submit finds it: OpenAI's
  * batch is then found by its tag (metadata), and a batch with an id already is never submitted again.
  */
-export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: string, lines: PendingLine[]): Promise<SubmittedBatch[]> {
+export async function submitLines(
+  deps: ActivityDeps,
+  runId: string,
+  keyPrefix: string,
+  lines: PendingLine[],
+): Promise<SubmittedBatch[]> {
   const groups = new Map<string, PendingLine[]>();
   for (const line of [...lines].sort((a, b) => a.customId.localeCompare(b.customId))) {
     const group = endpointKey(line.settings);
@@ -151,11 +182,30 @@ export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: 
     const key = `${keyPrefix}/${submitted.length + 1}`;
     const { settings } = chunk[0];
     // A batch call uploads a whole file: at least a minute, whatever one judge call may take.
-    const endpoint = { baseURL: settings.baseURL, ...(settings.apiKeyEnv ? { apiKeyEnv: settings.apiKeyEnv } : {}), ...(settings.provider ? { provider: settings.provider } : {}), timeoutMs: Math.max(settings.timeoutMs, 60_000), model: settings.model };
+    const endpoint = {
+      baseURL: settings.baseURL,
+      ...(settings.apiKeyEnv ? { apiKeyEnv: settings.apiKeyEnv } : {}),
+      ...(settings.provider ? { provider: settings.provider } : {}),
+      timeoutMs: Math.max(settings.timeoutMs, 60_000),
+      model: settings.model,
+    };
     const existing = known.get(key);
     if (!existing) {
-      const record: StoredJudgeBatch = { runId, key, batchId: null, api: batchApiOf(settings)!, endpoint, state: 'submitting', counts: { total: chunk.length, succeeded: 0, failed: 0, pending: chunk.length }, lines: chunk.length, createdAt: new Date().toISOString() };
-      await deps.store.putJudgeBatch(record, chunk.map(({ customId, queryId, callName }) => ({ customId, queryId, callName })));
+      const record: StoredJudgeBatch = {
+        runId,
+        key,
+        batchId: null,
+        api: batchApiOf(settings)!,
+        endpoint,
+        state: 'submitting',
+        counts: { total: chunk.length, succeeded: 0, failed: 0, pending: chunk.length },
+        lines: chunk.length,
+        createdAt: new Date().toISOString(),
+      };
+      await deps.store.putJudgeBatch(
+        record,
+        chunk.map(({ customId, queryId, callName }) => ({ customId, queryId, callName })),
+      );
     }
     if (!existing?.batchId) await submitOnce(deps, runId, key, endpoint, chunk, existing, known);
     submitted.push({ key, lines: chunk.length });
@@ -169,26 +219,58 @@ export async function submitLines(deps: ActivityDeps, runId: string, keyPrefix: 
  * (BatchClient.find) among those the run does not hold already: the oldest found is this one, any later ones are
  * duplicates, cancelled at once and recorded (`KEY/duplicate-N`, no lines) so the report lists every batch paid for.
  */
-async function submitOnce(deps: ActivityDeps, runId: string, key: string, endpoint: BatchEndpoint & { model: string }, chunk: PendingLine[], existing: StoredJudgeBatch | undefined, known: Map<string, StoredJudgeBatch>): Promise<void> {
+async function submitOnce(
+  deps: ActivityDeps,
+  runId: string,
+  key: string,
+  endpoint: BatchEndpoint & { model: string },
+  chunk: PendingLine[],
+  existing: StoredJudgeBatch | undefined,
+  known: Map<string, StoredJudgeBatch>,
+): Promise<void> {
   const client = batchClient(endpoint, deps.env);
   const lines = chunk.map(({ customId, body }) => ({ customId, body }));
   const held = new Set([...known.values()].map((b) => b.batchId).filter(Boolean));
-  const made = existing ? (await client.find(lines, `${runId}/${key}`, Date.parse(existing.createdAt))).filter((b) => !held.has(b.id)) : [];
+  const made = existing
+    ? (await client.find(lines, `${runId}/${key}`, Date.parse(existing.createdAt))).filter((b) => !held.has(b.id))
+    : [];
   const status = made[0] ?? (await client.submit(lines, `${runId}/${key}`));
   await deps.store.updateJudgeBatch(runId, key, { batchId: status.id, state: status.state, counts: status.counts });
   for (const [i, duplicate] of made.slice(1).entries()) {
     const cancelled = await client.cancel(duplicate.id);
-    const record: StoredJudgeBatch = { ...existing!, key: `${key}/duplicate-${i + 1}`, batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts, lines: chunk.length };
+    const record: StoredJudgeBatch = {
+      ...existing!,
+      key: `${key}/duplicate-${i + 1}`,
+      batchId: duplicate.id,
+      state: cancelled.state,
+      counts: cancelled.counts,
+      lines: chunk.length,
+    };
     // Its lines under ids of their own (never an answer to this run's requests): what it ran before the cancel is
     // billed, so it is counted once it ended (countDuplicateBatches), each line settled once with its call.
-    await deps.store.putJudgeBatch(record, chunk.map(({ customId, queryId, callName }) => ({ customId: duplicateLineId(customId, record.key), queryId, callName })));
-    await deps.store.updateJudgeBatch(runId, record.key, { batchId: duplicate.id, state: cancelled.state, counts: cancelled.counts });
+    await deps.store.putJudgeBatch(
+      record,
+      chunk.map(({ customId, queryId, callName }) => ({
+        customId: duplicateLineId(customId, record.key),
+        queryId,
+        callName,
+      })),
+    );
+    await deps.store.updateJudgeBatch(runId, record.key, {
+      batchId: duplicate.id,
+      state: cancelled.state,
+      counts: cancelled.counts,
+    });
   }
 }
 
 /** countDuplicateBatches where a provider's failing answer must not stop the run's own work: said, and tried again later. */
 export async function countDuplicatesOrSay(deps: ActivityDeps, runId: string): Promise<void> {
-  await countDuplicateBatches(deps, runId).catch((error) => log.warn(`run ${runId}: the cost of a duplicate batch could not be read yet (counted at the next ingest or the report): ${error instanceof Error ? error.message : error}`));
+  await countDuplicateBatches(deps, runId).catch((error) =>
+    log.warn(
+      `run ${runId}: the cost of a duplicate batch could not be read yet (counted at the next ingest or the report): ${error instanceof Error ? error.message : error}`,
+    ),
+  );
 }
 
 const DUPLICATE_KEY = /\/duplicate-\d+$/;
@@ -207,7 +289,11 @@ export async function countDuplicateBatches(deps: ActivityDeps, runId: string): 
     if (!lines.length) continue;
     const client = clientOf(deps, batch);
     const status = await client.status(batch.batchId!);
-    await deps.store.updateJudgeBatch(runId, batch.key, { batchId: batch.batchId, state: status.state, counts: status.counts });
+    await deps.store.updateJudgeBatch(runId, batch.key, {
+      batchId: batch.batchId,
+      state: status.state,
+      counts: status.counts,
+    });
     if (!status.ended) continue;
     const byProviderId = new Map(lines.map((l) => [l.customId.slice(0, l.customId.length - batch.key.length - 1), l]));
     const results = await withHeartbeat(() => client.results(batch.batchId!, [...byProviderId.keys()]));
@@ -217,9 +303,26 @@ export async function countDuplicateBatches(deps: ActivityDeps, runId: string): 
       const line = byProviderId.get(result.customId);
       if (!line) continue;
       byProviderId.delete(result.customId);
-      settled.push(result.ok ? { customId: line.customId, status: 'ok', body: null, error: null, call: callOf(batch, line, result.body, runId, at) } : { customId: line.customId, status: result.kind, body: null, error: result.error, call: null });
+      settled.push(
+        result.ok
+          ? {
+              customId: line.customId,
+              status: 'ok',
+              body: null,
+              error: null,
+              call: callOf(batch, line, result.body, runId, at),
+            }
+          : { customId: line.customId, status: result.kind, body: null, error: result.error, call: null },
+      );
     }
-    for (const line of byProviderId.values()) settled.push({ customId: line.customId, status: 'expired', body: null, error: 'not run by the duplicate batch before it ended', call: null });
+    for (const line of byProviderId.values())
+      settled.push({
+        customId: line.customId,
+        status: 'expired',
+        body: null,
+        error: 'not run by the duplicate batch before it ended',
+        call: null,
+      });
     counted += await deps.store.settleBatchLines(runId, settled);
   }
   return counted;
@@ -240,7 +343,11 @@ function chunks(lines: PendingLine[]): PendingLine[][] {
   return out;
 }
 
-async function requireBatch(store: ResultsStore, runId: string, key: string): Promise<StoredJudgeBatch & { batchId: string }> {
+async function requireBatch(
+  store: ResultsStore,
+  runId: string,
+  key: string,
+): Promise<StoredJudgeBatch & { batchId: string }> {
   const batch = (await store.judgeBatches(runId)).find((b) => b.key === key);
   if (!batch?.batchId) throw new Error(`run ${runId} has no submitted judge batch ${key}`);
   return batch as StoredJudgeBatch & { batchId: string };
@@ -250,14 +357,21 @@ async function requireBatch(store: ResultsStore, runId: string, key: string): Pr
 export const DEFAULT_BATCH_DEADLINE_HOURS = 26;
 
 /** When a stored batch passes its deadline (its record is stored just before the submit). */
-const deadlineOf = (batch: StoredJudgeBatch, hours: number | undefined) => Date.parse(batch.createdAt) + (hours ?? DEFAULT_BATCH_DEADLINE_HOURS) * 3_600_000;
-const pastDeadline = (hours: number | undefined) => `it had not ended ${hours ?? DEFAULT_BATCH_DEADLINE_HOURS} h after its submit (judge.batchDeadlineHours) and was cancelled`;
+const deadlineOf = (batch: StoredJudgeBatch, hours: number | undefined) =>
+  Date.parse(batch.createdAt) + (hours ?? DEFAULT_BATCH_DEADLINE_HOURS) * 3_600_000;
+const pastDeadline = (hours: number | undefined) =>
+  `it had not ended ${hours ?? DEFAULT_BATCH_DEADLINE_HOURS} h after its submit (judge.batchDeadlineHours) and was cancelled`;
 
 /**
  * The provider's word on one batch, kept in the store. A batch that has not ended by its deadline is cancelled at the
  * provider and counts as ended: its ingest asks every line it did not answer live.
  */
-export async function pollBatch(deps: ActivityDeps, runId: string, key: string, deadlineHours?: number): Promise<BatchProgress> {
+export async function pollBatch(
+  deps: ActivityDeps,
+  runId: string,
+  key: string,
+  deadlineHours?: number,
+): Promise<BatchProgress> {
   const batch = await requireBatch(deps.store, runId, key);
   const client = clientOf(deps, batch);
   let status = await client.status(batch.batchId);
@@ -268,7 +382,15 @@ export async function pollBatch(deps: ActivityDeps, runId: string, key: string, 
   }
   await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
   const error = [status.error, late].filter(Boolean).join('; ');
-  return { key, batchId: batch.batchId, lines: batch.lines, state: status.state, ended: status.ended || late !== undefined, counts: status.counts, ...(error ? { error } : {}) };
+  return {
+    key,
+    batchId: batch.batchId,
+    lines: batch.lines,
+    state: status.state,
+    ended: status.ended || late !== undefined,
+    counts: status.counts,
+    ...(error ? { error } : {}),
+  };
 }
 
 /**
@@ -277,13 +399,25 @@ export async function pollBatch(deps: ActivityDeps, runId: string, key: string, 
  * expired. Lines settled before are left alone, so a retried ingest stores and counts nothing twice. A batch past its
  * deadline that has still not ended (a cancel can take minutes) has its lines settled as expired: asked live.
  */
-export async function ingestBatch(deps: ActivityDeps, runId: string, key: string, deadlineHours?: number): Promise<{ ok: number; failed: number }> {
+export async function ingestBatch(
+  deps: ActivityDeps,
+  runId: string,
+  key: string,
+  deadlineHours?: number,
+): Promise<{ ok: number; failed: number }> {
   const batch = await requireBatch(deps.store, runId, key);
   const lines = await deps.store.batchLines(runId, key);
   const byId = new Map(lines.map((l) => [l.customId, l]));
   const client = clientOf(deps, batch);
   const late = Date.now() > deadlineOf(batch, deadlineHours) && !(await client.status(batch.batchId)).ended;
-  const results = late ? [] : await withHeartbeat(() => client.results(batch.batchId, lines.map((l) => l.customId)));
+  const results = late
+    ? []
+    : await withHeartbeat(() =>
+        client.results(
+          batch.batchId,
+          lines.map((l) => l.customId),
+        ),
+      );
   const at = new Date().toISOString();
   const settled: Parameters<ResultsStore['settleBatchLines']>[1] = [];
   const reported = new Set<string>();
@@ -291,11 +425,22 @@ export async function ingestBatch(deps: ActivityDeps, runId: string, key: string
     const line = byId.get(result.customId);
     if (!line || reported.has(result.customId)) continue; // not ours, or said twice: the first word stands
     reported.add(result.customId);
-    if (result.ok) settled.push({ customId: line.customId, status: 'ok', body: result.body, error: null, call: callOf(batch, line, result.body, runId, at) });
+    if (result.ok)
+      settled.push({
+        customId: line.customId,
+        status: 'ok',
+        body: result.body,
+        error: null,
+        call: callOf(batch, line, result.body, runId, at),
+      });
     else settled.push({ customId: line.customId, status: result.kind, body: null, error: result.error, call: null });
   }
-  const unreported = late ? `the batch ${pastDeadline(deadlineHours)}` : 'the provider reported no result for this line';
-  for (const line of lines) if (!reported.has(line.customId)) settled.push({ customId: line.customId, status: 'expired', body: null, error: unreported, call: null });
+  const unreported = late
+    ? `the batch ${pastDeadline(deadlineHours)}`
+    : 'the provider reported no result for this line';
+  for (const line of lines)
+    if (!reported.has(line.customId))
+      settled.push({ customId: line.customId, status: 'expired', body: null, error: unreported, call: null });
   await deps.store.settleBatchLines(runId, settled);
   if (!DUPLICATE_KEY.test(key)) await countDuplicatesOrSay(deps, runId);
   const after = await deps.store.batchLines(runId, key);
@@ -303,9 +448,29 @@ export async function ingestBatch(deps: ActivityDeps, runId: string, key: string
 }
 
 /** The cost record of an answered line: its usage as the result reports it, marked as a batch call. */
-function callOf(batch: StoredJudgeBatch, line: StoredBatchLine, body: Record<string, unknown>, runId: string, at: string): LlmCallRecord {
+function callOf(
+  batch: StoredJudgeBatch,
+  line: StoredBatchLine,
+  body: Record<string, unknown>,
+  runId: string,
+  at: string,
+): LlmCallRecord {
   const usage = batch.api === 'anthropic' ? anthropicUsage(body.usage) : usageFrom(body.usage);
-  return { runId, role: 'judge', name: line.callName, model: batch.endpoint.model, queryId: line.queryId, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, cachedTokens: usage.cachedTokens, latencyMs: 0, ok: true, errorKind: null, at, batch: true };
+  return {
+    runId,
+    role: 'judge',
+    name: line.callName,
+    model: batch.endpoint.model,
+    queryId: line.queryId,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedTokens: usage.cachedTokens,
+    latencyMs: 0,
+    ok: true,
+    errorKind: null,
+    at,
+    batch: true,
+  };
 }
 
 /** `judgeflow cancel`: the run's batches still running are cancelled at the provider (what they answered stays billed). */
@@ -315,7 +480,11 @@ export async function cancelBatches(deps: ActivityDeps, runId: string, keys: str
     const batch = batches.get(key);
     if (!batch?.batchId) continue;
     const status = await clientOf(deps, batch).cancel(batch.batchId);
-    await deps.store.updateJudgeBatch(runId, key, { batchId: batch.batchId, state: status.state, counts: status.counts });
+    await deps.store.updateJudgeBatch(runId, key, {
+      batchId: batch.batchId,
+      state: status.state,
+      counts: status.counts,
+    });
   }
 }
 

@@ -4,7 +4,15 @@ import { slotOf, type JudgeUnit, type RunRecord } from '../core/model/store';
 import type { RunPlan, StoredProgress } from '../contract/run';
 import { protocolFor } from '../rubrics';
 import { adapterFor } from './adapters';
-import { protocolOptions, requireRubric, requireRun, runJudges, runSamples, type ActivityDeps, type StoredRunConfig } from './deps';
+import {
+  protocolOptions,
+  requireRubric,
+  requireRun,
+  runJudges,
+  runSamples,
+  type ActivityDeps,
+  type StoredRunConfig,
+} from './deps';
 import { workItems } from '../core/model/workItems';
 import { groundingWorkItems, withGroundingTimeout } from './grounding';
 
@@ -26,8 +34,19 @@ export function planActivities(deps: ActivityDeps) {
   }
 
   /** The protocol's units become judge work items here: each unit once per sample and per judge (core/model/workItems.ts); grounding checks after them. */
-  async function appendJudgeWork(run: RunRecord & { config: StoredRunConfig }, units: JudgeUnit[], grounding: JudgeUnit[] = []): Promise<number> {
-    return store.appendJudgeUnits(run.runId, [...workItems(units, runSamples(run.config), runJudges(run.config).map((j) => j.name)), ...grounding]);
+  async function appendJudgeWork(
+    run: RunRecord & { config: StoredRunConfig },
+    units: JudgeUnit[],
+    grounding: JudgeUnit[] = [],
+  ): Promise<number> {
+    return store.appendJudgeUnits(run.runId, [
+      ...workItems(
+        units,
+        runSamples(run.config),
+        runJudges(run.config).map((j) => j.name),
+      ),
+      ...grounding,
+    ]);
   }
 
   /** What the store holds of a run: every copilot's stored answers (any status), and which planned work items are judged. */
@@ -39,7 +58,12 @@ export function planActivities(deps: ActivityDeps) {
       answered[r.copilot].push(r.queryId);
       if (r.status !== 'ok') answersFailed++;
     }
-    const verdicts = new Map((await store.judgments(run.runId, run.rubricVersion)).map((j) => [`${j.queryId}\u0000${j.copilot}\u0000${j.judgeName ?? ''}\u0000${j.sample ?? 0}`, j.status]));
+    const verdicts = new Map(
+      (await store.judgments(run.runId, run.rubricVersion)).map((j) => [
+        `${j.queryId}\u0000${j.copilot}\u0000${j.judgeName ?? ''}\u0000${j.sample ?? 0}`,
+        j.status,
+      ]),
+    );
     const units = await store.judgeUnits(run.runId);
     const unjudged: number[] = [];
     let judgedFailed = 0;
@@ -61,12 +85,27 @@ export function planActivities(deps: ActivityDeps) {
       const run = await requireRun(deps, runId);
       const protocol = protocolFor(run.protocol);
       if (protocol.planAhead && (await store.runPlan(runId)) === undefined) {
-        const plan = protocol.planAhead({ queries: await store.snapshotQueries(run.snapshotId), copilots: run.copilots, seed: run.config.seed, options: protocolOptions(protocol, run.config) });
+        const plan = protocol.planAhead({
+          queries: await store.snapshotQueries(run.snapshotId),
+          copilots: run.copilots,
+          seed: run.config.seed,
+          options: protocolOptions(protocol, run.config),
+        });
         if (plan !== undefined) await store.putJudgeUnits(runId, [], plan);
       }
       const rubric = await requireRubric(deps, run);
       const callTimeoutMs = Math.max(...runJudges(run.config).map((j) => j.timeoutMs));
-      const unitTimeoutMs = await withGroundingTimeout(deps, run, judgeUnitTimeoutMs(protocol, Math.max(1, run.copilots.length), protocolOptions(protocol, run.config), callTimeoutMs, rubric.judge.maxInvalidAnswers));
+      const unitTimeoutMs = await withGroundingTimeout(
+        deps,
+        run,
+        judgeUnitTimeoutMs(
+          protocol,
+          Math.max(1, run.copilots.length),
+          protocolOptions(protocol, run.config),
+          callTimeoutMs,
+          rubric.judge.maxInvalidAnswers,
+        ),
+      );
       const stored = async (live: string[]) => (resumeFromStore ? { stored: await storedProgress(run, live) } : {});
       if (run.sourceRunId) return { unitTimeoutMs, live: [], imports: [], answered: true, ...(await stored([])) };
       const sources = new Map<string, string[]>();
@@ -93,8 +132,18 @@ export function planActivities(deps: ActivityDeps) {
       for (const queryId of queryIds) {
         const entry = index.get(queryId);
         if (!entry) throw new Error(`query ${queryId} is not in snapshot ${run.snapshotId}`);
-        const responses = (await Promise.all(run.copilots.map((c) => store.getResponse(runId, queryId, c)))).filter((r): r is StoredResponse => r !== null);
-        units.push(...protocol.readyUnits({ query: entry.query, position: entry.position, responses, copilots: run.copilots, plan }));
+        const responses = (await Promise.all(run.copilots.map((c) => store.getResponse(runId, queryId, c)))).filter(
+          (r): r is StoredResponse => r !== null,
+        );
+        units.push(
+          ...protocol.readyUnits({
+            query: entry.query,
+            position: entry.position,
+            responses,
+            copilots: run.copilots,
+            plan,
+          }),
+        );
         // Grounding checks need only their own response: ready as soon as it is in, whatever the protocol waits for.
         grounding.push(...groundingWorkItems(run, responses));
       }

@@ -8,7 +8,16 @@ import { InputError } from '../core/model/inputError';
 import { loadConfiguredRubric, protocolFor } from '../rubrics';
 import type { BenchmarkRunInput, PreparedRun, SendSlot } from '../contract/run';
 import { snapshotIdOf } from '../core/snapshots/snapshots';
-import { judgeEndpoint, protocolOptions, requireRubric, requireRun, runJudgeRecord, runJudges, type ActivityDeps, type StoredRunConfig } from './deps';
+import {
+  judgeEndpoint,
+  protocolOptions,
+  requireRubric,
+  requireRun,
+  runJudgeRecord,
+  runJudges,
+  type ActivityDeps,
+  type StoredRunConfig,
+} from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
 import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm/client';
 import type { CallOutcome } from '../contract/run';
@@ -20,7 +29,21 @@ import { renderReport } from '../services/runReport';
 import { runBatch, type BatchResult } from './itemGroup';
 import { judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
-import { AskedLive, batchReplies, cancelBatches, countDuplicatesOrSay, DeferredToBatch, ingestBatch, pollBatch, prepareRound, submitLines, type PendingLine, type PreparedRound, type RoundBudget, type SubmittedBatch } from './judgeBatch';
+import {
+  AskedLive,
+  batchReplies,
+  cancelBatches,
+  countDuplicatesOrSay,
+  DeferredToBatch,
+  ingestBatch,
+  pollBatch,
+  prepareRound,
+  submitLines,
+  type PendingLine,
+  type PreparedRound,
+  type RoundBudget,
+  type SubmittedBatch,
+} from './judgeBatch';
 
 /** A re-judge or resume starts from a stored config: the key it carried is the source run's, not this run's. */
 function withoutRunKey(config: StoredRunConfig): StoredRunConfig {
@@ -35,7 +58,12 @@ export function runActivities(deps: ActivityDeps) {
    * Judge one work item. With batch judging on, its requests are answered from the run's batch lines where they hold an
    * answer (activities/judgeBatch.ts); preparing a batch (`batchLines`), a request without one is taken as a line.
    */
-  async function judgeStoredUnit(runId: string, index: number, onCall?: (usage: CallUsage) => void, batchLines?: Map<string, PendingLine>): Promise<{ judged: number; failed: number }> {
+  async function judgeStoredUnit(
+    runId: string,
+    index: number,
+    onCall?: (usage: CallUsage) => void,
+    batchLines?: Map<string, PendingLine>,
+  ): Promise<{ judged: number; failed: number }> {
     const run = await requireRun(deps, runId);
     const [unit] = await store.judgeUnits(runId, index, index + 1);
     if (!unit) throw ApplicationFailure.nonRetryable(`run ${runId} has no judge unit ${index}`);
@@ -44,22 +72,48 @@ export function runActivities(deps: ActivityDeps) {
     // reused from the store is recorded as such (the cost table counts it apart) and tells the limiter nothing.
     const recordCall = (name: string) => (usage: CallUsage) => {
       if (!usage.reused) onCall?.(usage);
-      return store.putLlmCall({ runId, role: 'judge', name, queryId: unit.queryId, ...withoutLimits(usage), at: new Date().toISOString() });
+      return store.putLlmCall({
+        runId,
+        role: 'judge',
+        name,
+        queryId: unit.queryId,
+        ...withoutLimits(usage),
+        at: new Date().toISOString(),
+      });
     };
     const cache: AnswerCache = {
       get: run.config.reuseJudgments ? (k) => store.cachedAnswer(k) : async () => null,
       set: (k, v) => store.cacheAnswer(k, v),
-      ...(batchLines || runJudges(run.config).some((j) => j.batch) ? { batchReply: batchReplies(store, runId, { index, queryId: unit.queryId, judge: slot.judge }, batchLines) } : {}),
+      ...(batchLines || runJudges(run.config).some((j) => j.batch)
+        ? { batchReply: batchReplies(store, runId, { index, queryId: unit.queryId, judge: slot.judge }, batchLines) }
+        : {}),
     };
     // Heartbeats deliver a cancel; the signal then aborts the judge call in flight and every later one.
     const signal = cancellationSignal();
     const judging =
       unit.kind === 'grounding'
-        ? () => judgeGroundingItem(deps, run, unit, slot, { cache, signal, recordCall: (name, usage) => recordCall(name)(usage) })
+        ? () =>
+            judgeGroundingItem(deps, run, unit, slot, {
+              cache,
+              signal,
+              recordCall: (name, usage) => recordCall(name)(usage),
+            })
         : async () => {
             const rubric = await requireRubric(deps, run);
             const judge = judgeEndpoint(run, slot, rubric.judge.temperature);
-            const ctx: JudgeContext = { store: answersCappedForJudge(store, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), runId, snapshotId: run.snapshotId, rubric, judge, slot, env: deps.env, cache, options: protocolOptions(protocolFor(run.protocol), run.config), signal, recordCall: recordCall(slot.judge || judge.model) };
+            const ctx: JudgeContext = {
+              store: answersCappedForJudge(store, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS),
+              runId,
+              snapshotId: run.snapshotId,
+              rubric,
+              judge,
+              slot,
+              env: deps.env,
+              cache,
+              options: protocolOptions(protocolFor(run.protocol), run.config),
+              signal,
+              recordCall: recordCall(slot.judge || judge.model),
+            };
             return protocolFor(run.protocol).judgeUnit(unit, ctx);
           };
     try {
@@ -68,8 +122,15 @@ export function runActivities(deps: ActivityDeps) {
       if (signal.aborted) throw signal.reason;
       if (error instanceof DeferredToBatch || error instanceof AskedLive) throw error;
       const judges = [...runJudges(run.config), ...(run.config.grounding?.judge ? [run.config.grounding.judge] : [])];
-      const own = unit.kind === 'grounding' && run.config.grounding?.judge ? run.config.grounding.judge : (runJudges(run.config).find((j) => j.name === slot.judge) ?? judges[0]);
-      throw judgeFailure(error, judges.flatMap((j) => secretValues(j, deps.env)), own?.maxRetryAfterSeconds);
+      const own =
+        unit.kind === 'grounding' && run.config.grounding?.judge
+          ? run.config.grounding.judge
+          : (runJudges(run.config).find((j) => j.name === slot.judge) ?? judges[0]);
+      throw judgeFailure(
+        error,
+        judges.flatMap((j) => secretValues(j, deps.env)),
+        own?.maxRetryAfterSeconds,
+      );
     }
   }
 
@@ -78,7 +139,19 @@ export function runActivities(deps: ActivityDeps) {
    * A throttled call (429/503, Retry-After) before the last attempt comes back as `throttled` instead of failing, so the
    * workflow shrinks the judge's window and asks again later; finished turns are stored, so the next try resumes.
    */
-  async function judgeItem({ runId, index, attempt, maxAttempts, send }: { runId: string; index: number; attempt: number; maxAttempts: number; send?: SendSlot }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+  async function judgeItem({
+    runId,
+    index,
+    attempt,
+    maxAttempts,
+    send,
+  }: {
+    runId: string;
+    index: number;
+    attempt: number;
+    maxAttempts: number;
+    send?: SendSlot;
+  }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
     await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
     try {
@@ -86,10 +159,25 @@ export function runActivities(deps: ActivityDeps) {
         usage.tokens += (call.promptTokens ?? 0) + (call.completionTokens ?? 0);
         if (call.rateLimit) usage.rateLimit = call.rateLimit; // the latest call's word on the limits
       });
-      return { ...result, throttled: false, outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit } };
+      return {
+        ...result,
+        throttled: false,
+        outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit },
+      };
     } catch (error) {
       const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
-      if (throttle && attempt + currentAttempt() - 1 < maxAttempts) return { judged: 0, failed: 0, throttled: true, outcome: { throttled: true, retryAfterMs: throttle.retryAfterMs, tokens: usage.tokens || undefined, cause: throttle.cause } };
+      if (throttle && attempt + currentAttempt() - 1 < maxAttempts)
+        return {
+          judged: 0,
+          failed: 0,
+          throttled: true,
+          outcome: {
+            throttled: true,
+            retryAfterMs: throttle.retryAfterMs,
+            tokens: usage.tokens || undefined,
+            cause: throttle.cause,
+          },
+        };
       throw error;
     }
   }
@@ -101,7 +189,12 @@ export function runActivities(deps: ActivityDeps) {
      */
     async prepareRun(input: BenchmarkRunInput<StoredRunConfig>): Promise<PreparedRun> {
       const existing = input.resumeFromStore ? await store.getRun(input.runId) : null;
-      if (existing) return { snapshotId: existing.snapshotId, rubricVersion: existing.rubricVersion, queryIds: (await store.snapshotQueries(existing.snapshotId)).map((q) => q.id) };
+      if (existing)
+        return {
+          snapshotId: existing.snapshotId,
+          rubricVersion: existing.rubricVersion,
+          queryIds: (await store.snapshotQueries(existing.snapshotId)).map((q) => q.id),
+        };
       const { config } = input;
       const protocol = protocolFor(config.protocol);
       let snapshotId = '';
@@ -113,13 +206,26 @@ export function runActivities(deps: ActivityDeps) {
           copilots = source.copilots;
           await store.adoptResponses(source.runId, input.runId);
         } else if (input.snapshotId) {
-          if (!(await store.getSnapshot(input.snapshotId))) throw new InputError(`snapshot ${input.snapshotId} is not in the results store ${store.location} (see judgeflow snapshot list)`);
+          if (!(await store.getSnapshot(input.snapshotId)))
+            throw new InputError(
+              `snapshot ${input.snapshotId} is not in the results store ${store.location} (see judgeflow snapshot list)`,
+            );
           snapshotId = input.snapshotId;
         } else {
           const queries = protocol.parseQueries(config.queries);
           snapshotId = snapshotIdOf(queries);
           await store.putSnapshot(
-            { snapshotId, createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import', protocol: protocol.id, source: config.queries, sourceHash: contentHash(fs.readFileSync(config.queries, 'utf8')) } },
+            {
+              snapshotId,
+              createdAt: new Date().toISOString(),
+              parentId: null,
+              meta: {
+                generator: 'import',
+                protocol: protocol.id,
+                source: config.queries,
+                sourceHash: contentHash(fs.readFileSync(config.queries, 'utf8')),
+              },
+            },
             queries,
           );
         }
@@ -136,11 +242,21 @@ export function runActivities(deps: ActivityDeps) {
           copilots,
           startedAt: new Date().toISOString(),
           sourceRunId: input.sourceRunId ?? null,
-          config: { ...withoutRunKey(config), simulated, reuseJudgments: input.reuseJudgments ?? false, ...(groundingVersion ? { groundingVersion } : {}), ...(input.runKey ? { runKey: input.runKey } : {}) },
+          config: {
+            ...withoutRunKey(config),
+            simulated,
+            reuseJudgments: input.reuseJudgments ?? false,
+            ...(groundingVersion ? { groundingVersion } : {}),
+            ...(input.runKey ? { runKey: input.runKey } : {}),
+          },
         });
       });
       const run = await requireRun(deps, input.runId);
-      return { snapshotId: run.snapshotId, rubricVersion: run.rubricVersion, queryIds: (await store.snapshotQueries(run.snapshotId)).map((q) => q.id) };
+      return {
+        snapshotId: run.snapshotId,
+        rubricVersion: run.rubricVersion,
+        queryIds: (await store.snapshotQueries(run.snapshotId)).map((q) => q.id),
+      };
     },
 
     judgeItem,
@@ -150,28 +266,60 @@ export function runActivities(deps: ActivityDeps) {
      * becomes a line of this round's batches (submitted here). Items that needed nothing more are finished (`done`);
      * items a failed or expired line (or an endpoint without a Batch API) left go to the judge's live calls (`live`).
      */
-    async submitJudgeBatch({ runId, round, indices, budget }: { runId: string; round: string; indices: number[]; budget?: RoundBudget }): Promise<Omit<PreparedRound, 'lines'> & { batches: SubmittedBatch[] }> {
-      const { lines, ...outcome } = await withHeartbeat(() => prepareRound(deps, runId, indices, (index, taken) => judgeStoredUnit(runId, index, undefined, taken), budget));
+    async submitJudgeBatch({
+      runId,
+      round,
+      indices,
+      budget,
+    }: {
+      runId: string;
+      round: string;
+      indices: number[];
+      budget?: RoundBudget;
+    }): Promise<Omit<PreparedRound, 'lines'> & { batches: SubmittedBatch[] }> {
+      const { lines, ...outcome } = await withHeartbeat(() =>
+        prepareRound(deps, runId, indices, (index, taken) => judgeStoredUnit(runId, index, undefined, taken), budget),
+      );
       return { ...outcome, batches: await withHeartbeat(() => submitLines(deps, runId, round, lines)) };
     },
 
     /** The provider's state and counts of a submitted judge batch. */
-    pollJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) => pollBatch(deps, runId, key, deadlineHours),
+    pollJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) =>
+      pollBatch(deps, runId, key, deadlineHours),
 
     /** An ended judge batch's results, stored line by line (idempotent). */
-    ingestJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) => ingestBatch(deps, runId, key, deadlineHours),
+    ingestJudgeBatch: ({ runId, key, deadlineHours }: { runId: string; key: string; deadlineHours?: number }) =>
+      ingestBatch(deps, runId, key, deadlineHours),
 
     /** A cancelled run's batches still running, cancelled at the provider. */
     cancelJudgeBatches: ({ runId, keys }: { runId: string; keys: string[] }) => cancelBatches(deps, runId, keys),
 
     /** Several work items of one judge judged in a row, in one activity (see runBatch). */
-    async judgeItems({ runId, indices }: { runId: string; indices: number[] }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
+    async judgeItems({
+      runId,
+      indices,
+    }: {
+      runId: string;
+      indices: number[];
+    }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks the item again on its own.
-      return runBatch(indices, (index) => judgeItem({ runId, index, attempt: 1, maxAttempts: Infinity }), (result) => result.throttled);
+      return runBatch(
+        indices,
+        (index) => judgeItem({ runId, index, attempt: 1, maxAttempts: Infinity }),
+        (result) => result.throttled,
+      );
     },
 
     /** When every attempt of a judge unit crashed: record each of its judgments as failed (missing data, not a score). */
-    async recordJudgeFailure({ runId, index, reason }: { runId: string; index: number; reason: string }): Promise<void> {
+    async recordJudgeFailure({
+      runId,
+      index,
+      reason,
+    }: {
+      runId: string;
+      index: number;
+      reason: string;
+    }): Promise<void> {
       const run = await requireRun(deps, runId);
       const [unit] = await store.judgeUnits(runId, index, index + 1);
       if (unit?.kind === 'grounding') return recordGroundingFailure(deps, run, unit, slotOf(unit), reason);
@@ -197,7 +345,13 @@ export function runActivities(deps: ActivityDeps) {
     },
 
     /** Stage 3: aggregate and write report.json, results.csv, report.md (each written whole, then renamed into place). */
-    async writeReport({ runId, control }: { runId: string; control?: Record<string, unknown> }): Promise<{ reportPath: string }> {
+    async writeReport({
+      runId,
+      control,
+    }: {
+      runId: string;
+      control?: Record<string, unknown>;
+    }): Promise<{ reportPath: string }> {
       // Kept with the run, so every later rendering (judgeflow report, view) shows it too.
       if (control) await store.putWork(`control:${runId}`, 'record', control);
       // Heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
@@ -208,7 +362,8 @@ export function runActivities(deps: ActivityDeps) {
     },
 
     async markRunFailed({ runId, reason }: { runId: string; reason: string }): Promise<void> {
-      if (await store.getRun(runId)) await store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
+      if (await store.getRun(runId))
+        await store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
     },
   };
 }
@@ -235,10 +390,16 @@ function withoutLimits(usage: CallUsage): Omit<CallUsage, 'rateLimit'> {
 
 /** A judge failure that says "fewer calls, please" (429, 503, or any Retry-After). */
 function throttleOf(failure: ApplicationFailure): { retryAfterMs?: number; cause: string } | null {
-  const retryAfterMs = failure.nextRetryDelay === undefined || failure.nextRetryDelay === null ? undefined : msToNumber(failure.nextRetryDelay);
+  const retryAfterMs =
+    failure.nextRetryDelay === undefined || failure.nextRetryDelay === null
+      ? undefined
+      : msToNumber(failure.nextRetryDelay);
   // What status names as the reason of a wait ("the judge: waiting 60 s (Retry-After) after HTTP 503").
-  const cause = /HTTP (\d{3})\b/.exec(failure.message)?.[0] ?? (failure.type === 'judge_rate_limited' ? 'HTTP 429' : (failure.type ?? 'throttled'));
-  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message)) return { retryAfterMs, cause };
+  const cause =
+    /HTTP (\d{3})\b/.exec(failure.message)?.[0] ??
+    (failure.type === 'judge_rate_limited' ? 'HTTP 429' : (failure.type ?? 'throttled'));
+  if (failure.type === 'judge_rate_limited' || retryAfterMs !== undefined || /HTTP 503\b/.test(failure.message))
+    return { retryAfterMs, cause };
   return null;
 }
 
@@ -255,6 +416,10 @@ function judgeFailure(error: unknown, secrets: string[], maxRetryAfterSeconds: n
   // A Retry-After no longer than the judge's maxRetryAfterSeconds (default 60, as copilots'): a 503 asking for ten
   // minutes must not hold every judge call of the run for ten minutes per attempt.
   return mapped.retryable
-    ? ApplicationFailure.create({ type: `judge_${mapped.kind}`, message, nextRetryDelay: cappedRetryAfterMs(mapped.options.retryAfterMs, { maxRetryAfterSeconds }) })
+    ? ApplicationFailure.create({
+        type: `judge_${mapped.kind}`,
+        message,
+        nextRetryDelay: cappedRetryAfterMs(mapped.options.retryAfterMs, { maxRetryAfterSeconds }),
+      })
     : ApplicationFailure.nonRetryable(message, `judge_${mapped.kind}`);
 }

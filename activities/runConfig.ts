@@ -20,7 +20,10 @@ export function runConfigActivities(deps: ActivityDeps) {
         if (refused.length) throw new InputError(`run ${runId}: the new config would change ${refused.join(', ')}`);
       });
       const next = { ...config, ...recordedKeys(stored) };
-      await deps.store.replaceRunConfig(runId, next, { ...runJudgeRecord(next, run.judge.temperature ?? 0), temperature: run.judge.temperature });
+      await deps.store.replaceRunConfig(runId, next, {
+        ...runJudgeRecord(next, run.judge.temperature ?? 0),
+        temperature: run.judge.temperature,
+      });
     },
   };
 }

@@ -41,15 +41,26 @@ const MAX_REDIRECTS = 3;
  * re-posted to another host (a redirect there may be an open redirect, or a token-bearing URL moved). The answer is the
  * final response, whatever it is, so the outcome records what the receiver finally said.
  */
-async function postAlert(url: string, body: string, idempotencyKey: string): Promise<{ status: number; ok: boolean; refused?: string }> {
+async function postAlert(
+  url: string,
+  body: string,
+  idempotencyKey: string,
+): Promise<{ status: number; ok: boolean; refused?: string }> {
   let target = new URL(url);
   for (let hop = 0; ; hop++) {
-    const res = await fetch(target, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey }, body, signal: AbortSignal.timeout(20_000) });
+    const res = await fetch(target, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+      body,
+      signal: AbortSignal.timeout(20_000),
+    });
     await res.body?.cancel().catch(() => undefined);
     const location = res.headers.get('location');
     if (![307, 308].includes(res.status) || !location) return { status: res.status, ok: res.ok };
     const next = new URL(location, target);
-    if (next.origin !== target.origin) return { status: res.status, ok: false, refused: `redirected to another host (${next.origin}), not followed` };
+    if (next.origin !== target.origin)
+      return { status: res.status, ok: false, refused: `redirected to another host (${next.origin}), not followed` };
     if (hop >= MAX_REDIRECTS) return { status: res.status, ok: false, refused: `more than ${MAX_REDIRECTS} redirects` };
     target = next;
   }
@@ -74,24 +85,67 @@ function recordInReport(reportPath: string | null, outcome: AlertOutcome & { url
 }
 
 /** The gate's verdict on the scheduled run, or why there is none (a failed run, no earlier completed run). */
-async function alertBody(store: ResultsStore, env: ActivityDeps['env'], schedule: string, runId: string, failure: string | undefined): Promise<AlertBody> {
+async function alertBody(
+  store: ResultsStore,
+  env: ActivityDeps['env'],
+  schedule: string,
+  runId: string,
+  failure: string | undefined,
+): Promise<AlertBody> {
   const run = await store.getRun(runId);
   const baselineRunId = await previousRun(store, schedule, runId);
-  const empty = { regressions: [], improvements: [], baseline: baselineRunId ?? '', candidate: runId, schedule, runId, baselineRunId, compare: null };
+  const empty = {
+    regressions: [],
+    improvements: [],
+    baseline: baselineRunId ?? '',
+    candidate: runId,
+    schedule,
+    runId,
+    baselineRunId,
+    compare: null,
+  };
   const error = failure ?? ((run?.summary as { error?: unknown } | null)?.error as string | undefined);
-  if (failure || !run || run.status !== 'completed') return { ...empty, runStatus: 'failed', error: error ?? `the run is ${run?.status ?? 'not in the store'}`, problems: [`run ${runId} did not complete${error ? `: ${error}` : ''}`] };
+  if (failure || !run || run.status !== 'completed')
+    return {
+      ...empty,
+      runStatus: 'failed',
+      error: error ?? `the run is ${run?.status ?? 'not in the store'}`,
+      problems: [`run ${runId} did not complete${error ? `: ${error}` : ''}`],
+    };
   if (!baselineRunId) return { ...empty, runStatus: 'completed', problems: [] };
   const { comparison, runB } = await compareStoredRuns(store, baselineRunId, runId);
   const files = writeComparison(defaultCompareDir(runB, baselineRunId), comparison);
   const view = env.JUDGEFLOW_VIEW_URL?.replace(/\/+$/, '');
-  const compare = view ? `${view}/compare?a=${encodeURIComponent(baselineRunId)}&b=${encodeURIComponent(runId)}` : pathToFileURL(path.resolve(files.html)).href;
-  return { ...gate(comparison), schedule, runId, baselineRunId, compare, runStatus: 'completed', problems: candidateProblems(run, comparison) };
+  const compare = view
+    ? `${view}/compare?a=${encodeURIComponent(baselineRunId)}&b=${encodeURIComponent(runId)}`
+    : pathToFileURL(path.resolve(files.html)).href;
+  return {
+    ...gate(comparison),
+    schedule,
+    runId,
+    baselineRunId,
+    compare,
+    runStatus: 'completed',
+    problems: candidateProblems(run, comparison),
+  };
 }
 
 export function alertActivities({ store, env }: ActivityDeps) {
   return {
     /** `failure`: the scheduled run failed or was cancelled (the workflow passes the reason; the run may not be in the store). */
-    async refreshAlert({ schedule, runId, alert, lastAttempt, failure }: { schedule: string; runId: string; alert: AlertSettings; lastAttempt: number; failure?: string }): Promise<AlertOutcome> {
+    async refreshAlert({
+      schedule,
+      runId,
+      alert,
+      lastAttempt,
+      failure,
+    }: {
+      schedule: string;
+      runId: string;
+      alert: AlertSettings;
+      lastAttempt: number;
+      failure?: string;
+    }): Promise<AlertOutcome> {
       const done = await store.getWork<AlertOutcome>(workKey(runId), 'outcome');
       if (done) return { ...done, status: done.status === 'delivered' ? 'already-delivered' : done.status };
       const attempt = currentAttempt();
@@ -101,12 +155,29 @@ export function alertActivities({ store, env }: ActivityDeps) {
       const regressions = body.regressions.map((r) => r.copilot);
       const finish = async (outcome: AlertOutcome) => {
         await store.putWork(workKey(runId), 'outcome', outcome);
-        recordInReport(run?.reportPath ?? null, { ...outcome, url: alert.url ?? `$${alert.urlEnv}`, at: new Date().toISOString() });
+        recordInReport(run?.reportPath ?? null, {
+          ...outcome,
+          url: alert.url ?? `$${alert.urlEnv}`,
+          at: new Date().toISOString(),
+        });
         return outcome;
       };
-      if (alert.on === 'regression' && !regressions.length && !body.problems.length) return finish({ status: baselineRunId ? 'not-needed' : 'no-baseline', baselineRunId, regressions, attempts: 0 });
+      if (alert.on === 'regression' && !regressions.length && !body.problems.length)
+        return finish({
+          status: baselineRunId ? 'not-needed' : 'no-baseline',
+          baselineRunId,
+          regressions,
+          attempts: 0,
+        });
       const url = alert.url ?? (alert.urlEnv ? env[alert.urlEnv] : undefined);
-      if (!url) return finish({ status: 'failed', baselineRunId, regressions, attempts: attempt, error: `${alert.urlEnv} is not set in the worker's environment (the alert URL)` });
+      if (!url)
+        return finish({
+          status: 'failed',
+          baselineRunId,
+          regressions,
+          attempts: attempt,
+          error: `${alert.urlEnv} is not set in the worker's environment (the alert URL)`,
+        });
       // Named by its variable when it came from the environment, so a token in it stays out of reports and errors.
       const where = alert.url ?? `$${alert.urlEnv}`;
       let error: string;
@@ -122,10 +193,21 @@ export function alertActivities({ store, env }: ActivityDeps) {
       if (attempt < lastAttempt) {
         // One line per failed attempt; the failure Temporal retries is benign, so the worker logs no stack trace for it.
         log.warn(`alert for ${runId} not delivered, attempt ${attempt} of ${lastAttempt}: ${error}`);
-        throw ApplicationFailure.create({ message: `alert not delivered, attempt ${attempt} of ${lastAttempt}: ${error}`, type: 'AlertNotDelivered', category: ApplicationFailureCategory.BENIGN });
+        throw ApplicationFailure.create({
+          message: `alert not delivered, attempt ${attempt} of ${lastAttempt}: ${error}`,
+          type: 'AlertNotDelivered',
+          category: ApplicationFailureCategory.BENIGN,
+        });
       }
       log.warn(`alert for ${runId} not delivered after ${attempt} attempt(s), recorded as failed: ${error}`);
-      return finish({ status: 'failed', baselineRunId, regressions, attempts: attempt, error, ...(httpStatus !== undefined ? { httpStatus } : {}) });
+      return finish({
+        status: 'failed',
+        baselineRunId,
+        regressions,
+        attempts: attempt,
+        error,
+        ...(httpStatus !== undefined ? { httpStatus } : {}),
+      });
     },
   };
 }

@@ -31,7 +31,12 @@ export function outageTolerantStore(store: ResultsStore, options: OutageOptions 
 
   const boundFor = (args: unknown[]): number => {
     const first = args[0];
-    const runId = typeof first === 'string' ? first : typeof (first as { runId?: unknown })?.runId === 'string' ? (first as { runId: string }).runId : undefined;
+    const runId =
+      typeof first === 'string'
+        ? first
+        : typeof (first as { runId?: unknown })?.runId === 'string'
+          ? (first as { runId: string }).runId
+          : undefined;
     return (runId !== undefined ? bounds.get(runId) : undefined) ?? defaultMs;
   };
   const learn = (result: unknown) => {
@@ -52,9 +57,14 @@ export function outageTolerantStore(store: ResultsStore, options: OutageOptions 
         const left = since + boundMs - Date.now();
         if (left <= 0) {
           const minutes = Math.round((boundMs / 60_000) * 10) / 10;
-          throw Object.assign(new Error(`the results store ${store.location} could not be reached for ${minutes} minute(s) (storeOutageMinutes), during ${name}: ${(error as Error).message}`), {
-            code: STORE_UNREACHABLE_CODE,
-          });
+          throw Object.assign(
+            new Error(
+              `the results store ${store.location} could not be reached for ${minutes} minute(s) (storeOutageMinutes), during ${name}: ${(error as Error).message}`,
+            ),
+            {
+              code: STORE_UNREACHABLE_CODE,
+            },
+          );
         }
         await sleep(Math.min(delay, left));
         delay = Math.min(delay * 2, maxDelayMs);
@@ -70,7 +80,11 @@ export function outageTolerantStore(store: ResultsStore, options: OutageOptions 
         const first = value.apply(target, args);
         if (!(first instanceof Promise)) return first;
         let attempt = 0;
-        const result = retrying(String(property), () => (attempt++ === 0 ? first : value.apply(target, args)), boundFor(args));
+        const result = retrying(
+          String(property),
+          () => (attempt++ === 0 ? first : value.apply(target, args)),
+          boundFor(args),
+        );
         return property === 'getRun' ? result.then((run) => (learn(run), run)) : result;
       };
     },

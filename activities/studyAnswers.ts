@@ -7,9 +7,16 @@ export function studyActivities(deps: ActivityDeps) {
   const studies = deps.store.studies;
   return {
     /** Apply one stored submission as its assignment's answer. Idempotent: a retried or repeated call records nothing new. */
-    async recordStudySubmission({ submissionId }: { submissionId: string }): Promise<{ recorded: boolean; revision: number }> {
+    async recordStudySubmission({
+      submissionId,
+    }: {
+      submissionId: string;
+    }): Promise<{ recorded: boolean; revision: number }> {
       const result = await studies.recordSubmission(submissionId);
-      if (!result) throw new InputError(`submission ${submissionId} is not in the results store ${deps.store.location}; is the app using another JUDGEFLOW_HOME than the worker?`);
+      if (!result)
+        throw new InputError(
+          `submission ${submissionId} is not in the results store ${deps.store.location}; is the app using another JUDGEFLOW_HOME than the worker?`,
+        );
       return result;
     },
 
@@ -27,7 +34,9 @@ export function studyActivities(deps: ActivityDeps) {
         if (left) outstanding[annotator.label] = left;
       }
       await studies.addStudyEvent(study, 'reminder', { outstanding });
-      log.info(`study ${study}: reminder — ${Object.keys(outstanding).length} annotator(s) have assignments left`, { outstanding });
+      log.info(`study ${study}: reminder — ${Object.keys(outstanding).length} annotator(s) have assignments left`, {
+        outstanding,
+      });
       return { annotatorsBehind: Object.keys(outstanding).length };
     },
   };

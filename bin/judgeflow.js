@@ -15,5 +15,6 @@ if (built) {
 const argv = process.argv.slice(2);
 // `judgeflow worker`/`dev` run in a process started with the worker's heap and malloc settings (worker/workerProcess.ts).
 const { relaunchAsWorkerProcess } = require(built ? '../dist/worker/workerProcess.js' : '../worker/workerProcess.ts');
-const exitCode = relaunchAsWorkerProcess(argv, __filename) ?? require(built ? '../dist/client/cli.js' : '../client/cli.ts').main(argv);
+const exitCode =
+  relaunchAsWorkerProcess(argv, __filename) ?? require(built ? '../dist/client/cli.js' : '../client/cli.ts').main(argv);
 exitCode.then((code) => process.exit(code));

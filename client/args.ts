@@ -6,13 +6,21 @@ export interface Command {
   summary: string;
   usage: string;
   options?: ParseArgsConfig['options'];
-  run(args: { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] }): Promise<number>;
+  run(args: {
+    values: Record<string, string | boolean | string[] | undefined>;
+    positionals: string[];
+  }): Promise<number>;
 }
 
 /** Parse a command's arguments strictly; unknown flags are input errors that name the flag and point at --help. */
 export function parseCommandArgs(command: Command, argv: string[]) {
   try {
-    return parseArgs({ args: argv, options: { help: { type: 'boolean', short: 'h' }, ...command.options }, allowPositionals: true, strict: true });
+    return parseArgs({
+      args: argv,
+      options: { help: { type: 'boolean', short: 'h' }, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new InputError(`${(error as Error).message}\nUsage: ${command.usage}\nSee: judgeflow ${command.name} --help`);
   }
@@ -26,7 +34,8 @@ export function optionalPositive(values: Record<string, unknown>, flag: string, 
   const raw = values[flag];
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n))) throw new InputError(`--${flag} must be a positive ${whole ? 'whole ' : ''}number, got "${String(raw)}"`);
+  if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n)))
+    throw new InputError(`--${flag} must be a positive ${whole ? 'whole ' : ''}number, got "${String(raw)}"`);
   return n;
 }
 

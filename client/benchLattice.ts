@@ -38,7 +38,14 @@ function answersDir(withJune: boolean): { dir: string; copilots: number } | null
   for (const f of fs.readdirSync(shared)) fs.symlinkSync(path.join(shared, f), path.join(dir, f));
   if (withJune) {
     try {
-      fs.writeFileSync(path.join(dir, 'filtered_response_june.json'), execFileSync('git', ['-C', MIRROR, 'show', 'HEAD:data/response/output/1200_queries/filtered_response_june.json'], { maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] }));
+      fs.writeFileSync(
+        path.join(dir, 'filtered_response_june.json'),
+        execFileSync(
+          'git',
+          ['-C', MIRROR, 'show', 'HEAD:data/response/output/1200_queries/filtered_response_june.json'],
+          { maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
+        ),
+      );
     } catch {
       return null;
     }
@@ -46,29 +53,72 @@ function answersDir(withJune: boolean): { dir: string; copilots: number } | null
   return { dir, copilots: fs.readdirSync(dir).length };
 }
 
-async function runRow(name: string, judging: 'independent' | 'joint', withJune: boolean, judgeConcurrency: number, log: (line: string) => void, queries?: number): Promise<LatticeFilesRow | string> {
+async function runRow(
+  name: string,
+  judging: 'independent' | 'joint',
+  withJune: boolean,
+  judgeConcurrency: number,
+  log: (line: string) => void,
+  queries?: number,
+): Promise<LatticeFilesRow | string> {
   const answers = answersDir(withJune);
   const file = path.join(SHARED, 'datasets', 'lattice', 'filtered_queries_1200.json');
-  if (!answers || !fs.existsSync(file)) return `${name}: skipped — needs ${withJune ? 'the reference mirror (June\'s answers) and ' : ''}../shared/datasets/lattice (filtered_queries_1200.json, responses/)`;
+  if (!answers || !fs.existsSync(file))
+    return `${name}: skipped — needs ${withJune ? "the reference mirror (June's answers) and " : ''}../shared/datasets/lattice (filtered_queries_1200.json, responses/)`;
   let queriesFile = file;
   if (queries) {
     queriesFile = path.join(answers.dir, '..', `jf-bench-queries-${queries}-${process.pid}.json`);
-    fs.writeFileSync(queriesFile, JSON.stringify((JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[]).slice(0, queries)));
+    fs.writeFileSync(
+      queriesFile,
+      JSON.stringify((JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[]).slice(0, queries)),
+    );
   }
   const count = queries ?? (JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[]).length;
-  const s: RunScenario = { name, kind: 'lattice-files', queries: count, copilots: answers.copilots, latencyMs: 400, copilotConcurrency: 1, judgeConcurrency, latticeFiles: { queries: queriesFile, answersDir: answers.dir, judging } };
-  log(`\nrunning ${name}: ${count} queries × ${answers.copilots} answer files, judged ${judging}, 400 ms per judge call, ${judgeConcurrency} at a time …`);
+  const s: RunScenario = {
+    name,
+    kind: 'lattice-files',
+    queries: count,
+    copilots: answers.copilots,
+    latencyMs: 400,
+    copilotConcurrency: 1,
+    judgeConcurrency,
+    latticeFiles: { queries: queriesFile, answersDir: answers.dir, judging },
+  };
+  log(
+    `\nrunning ${name}: ${count} queries × ${answers.copilots} answer files, judged ${judging}, 400 ms per judge call, ${judgeConcurrency} at a time …`,
+  );
   const figures = await measureRun(s, log);
   const report = JSON.parse(fs.readFileSync(figures.reportPath!, 'utf8'));
-  const [header, ...rows] = parseCsv(fs.readFileSync(path.join(path.dirname(figures.reportPath!), 'results.csv'), 'utf8'), 'results.csv');
+  const [header, ...rows] = parseCsv(
+    fs.readFileSync(path.join(path.dirname(figures.reportPath!), 'results.csv'), 'utf8'),
+    'results.csv',
+  );
   const [q, c, t] = ['query_id', 'copilot', 'total'].map((k) => header.indexOf(k));
   const totals = new Map(rows.filter((r) => r[t] !== '').map((r) => [`${r[q]}\u0000${r[c]}`, Number(r[t])]));
-  const scores = Object.fromEntries(Object.entries(report.copilots as Record<string, { score: number }>).map(([k, v]) => [k, v.score]));
-  const judge = Object.values(report.cost.judge as Record<string, { promptTokens: number; completionTokens: number; estimatedCostUsd: number | null }>)[0];
-  return { figures, scores, totals, tokens: { prompt: judge.promptTokens, completion: judge.completionTokens }, costUsd: judge.estimatedCostUsd };
+  const scores = Object.fromEntries(
+    Object.entries(report.copilots as Record<string, { score: number }>).map(([k, v]) => [k, v.score]),
+  );
+  const judge = Object.values(
+    report.cost.judge as Record<
+      string,
+      { promptTokens: number; completionTokens: number; estimatedCostUsd: number | null }
+    >,
+  )[0];
+  return {
+    figures,
+    scores,
+    totals,
+    tokens: { prompt: judge.promptTokens, completion: judge.completionTokens },
+    costUsd: judge.estimatedCostUsd,
+  };
 }
 
-const ranks = (scores: Record<string, number>) => Object.fromEntries(Object.keys(scores).sort((a, b) => scores[b] - scores[a]).map((k, i) => [k, i + 1]));
+const ranks = (scores: Record<string, number>) =>
+  Object.fromEntries(
+    Object.keys(scores)
+      .sort((a, b) => scores[b] - scores[a])
+      .map((k, i) => [k, i + 1]),
+  );
 
 /** The two modes on the same answers: per-answer agreement of the 0–100 totals, and each copilot's score and rank. */
 export function modeComparison(independent: LatticeFilesRow, joint: LatticeFilesRow): string[] {
@@ -84,7 +134,12 @@ export function modeComparison(independent: LatticeFilesRow, joint: LatticeFiles
     '',
     '| copilot | independent score (rank) | joint score (rank) | change |',
     '| --- | --- | --- | --- |',
-    ...Object.keys(independent.scores).sort().map((k) => `| ${k} | ${independent.scores[k].toFixed(2)} (${ri[k]}) | ${joint.scores[k].toFixed(2)} (${rj[k]}) | ${(joint.scores[k] - independent.scores[k]).toFixed(2)}${ri[k] !== rj[k] ? `, rank ${ri[k]} → ${rj[k]}` : ''} |`),
+    ...Object.keys(independent.scores)
+      .sort()
+      .map(
+        (k) =>
+          `| ${k} | ${independent.scores[k].toFixed(2)} (${ri[k]}) | ${joint.scores[k].toFixed(2)} (${rj[k]}) | ${(joint.scores[k] - independent.scores[k]).toFixed(2)}${ri[k] !== rj[k] ? `, rank ${ri[k]} → ${rj[k]}` : ''} |`,
+      ),
   ];
 }
 
@@ -109,7 +164,8 @@ interface ReferenceRun {
 async function referenceHarnessRow(log: (line: string) => void, queries?: number): Promise<ReferenceRun | string> {
   const answers = answersDir(true);
   const file = path.join(SHARED, 'datasets', 'lattice', 'filtered_queries_1200.json');
-  if (!answers || !fs.existsSync(file)) return 'reference harness: skipped — needs the reference mirror (its scoring/ and June\'s answers) and ../shared/datasets/lattice';
+  if (!answers || !fs.existsSync(file))
+    return "reference harness: skipped — needs the reference mirror (its scoring/ and June's answers) and ../shared/datasets/lattice";
   try {
     execFileSync(PYTHON, ['-c', 'import openai, dotenv'], { stdio: 'ignore' });
   } catch {
@@ -122,23 +178,46 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
   fs.writeFileSync(queriesFile, JSON.stringify(queries ? all.slice(0, queries) : all));
   const count = queries ?? all.length;
   const judge = await startSimServer({ latencyMs: 400 });
-  log(`\nrunning the reference harness (scoring/batch.py): ${count} queries × ${answers.copilots} answer files, one call per query, 400 ms per judge call, 12 at a time …`);
+  log(
+    `\nrunning the reference harness (scoring/batch.py): ${count} queries × ${answers.copilots} answer files, one call per query, 400 ms per judge call, 12 at a time …`,
+  );
   try {
     const output = path.join(dir, 'scores.json');
     // The module run as `python -m scoring.batch` would run it, then the process's CPU time (every thread) written out.
     const cpuFile = path.join(dir, 'cpu.txt');
     const wrapper = `import resource, runpy, sys\nsys.argv = ['scoring.batch'] + sys.argv[1:]\ntry:\n    runpy.run_module('scoring.batch', run_name='__main__', alter_sys=True)\nfinally:\n    r = resource.getrusage(resource.RUSAGE_SELF)\n    open(${JSON.stringify(cpuFile)}, 'w').write(str(r.ru_utime + r.ru_stime))\n`;
-    const args = ['-c', wrapper, '--queries', queriesFile, '--agents-dir', answers.dir, '--output', output, '--log-dir', path.join(dir, 'logs'), '--model', 'sim-judge', '--max-workers', '12'];
+    const args = [
+      '-c',
+      wrapper,
+      '--queries',
+      queriesFile,
+      '--agents-dir',
+      answers.dir,
+      '--output',
+      output,
+      '--log-dir',
+      path.join(dir, 'logs'),
+      '--model',
+      'sim-judge',
+      '--max-workers',
+      '12',
+    ];
     const started = Date.now();
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(PYTHON, args, { cwd: dir, env: { ...process.env, OPENAI_API_KEY: 'sk-sim-bench', OPENAI_BASE_URL: judge.url }, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(PYTHON, args, {
+        cwd: dir,
+        env: { ...process.env, OPENAI_API_KEY: 'sk-sim-bench', OPENAI_BASE_URL: judge.url },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       let stderr = '';
       child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2_000)));
       child.once('error', reject);
       child.once('exit', (c) => (c === 0 ? resolve() : reject(new Error(`scoring/batch.py exited ${c}: ${stderr}`))));
     });
     const wallS = (Date.now() - started) / 1000;
-    const scores = JSON.parse(fs.readFileSync(output, 'utf8')) as { summary: Record<string, { count: number; errors: number }> };
+    const scores = JSON.parse(fs.readFileSync(output, 'utf8')) as {
+      summary: Record<string, { count: number; errors: number }>;
+    };
     const times = judge.requests.map((r) => r.at);
     return {
       wallS,
@@ -163,13 +242,27 @@ export function sideBySideLines(judgeflow: LatticeFilesRow, reference: Reference
     `| reference harness (scoring/batch.py, Python) | ${reference.calls} | ${reference.wallS.toFixed(1)} | ${reference.judgingS.toFixed(1)} | ${reference.boundS.toFixed(1)} | ${(reference.wallS / reference.boundS).toFixed(2)}× | ${(reference.judgingS / reference.boundS).toFixed(3)}× | ${reference.cpuS.toFixed(1)} |`,
     `| judgeflow, joint | ${f.llmCalls} | ${f.wallS.toFixed(1)} | ${f.judgingS!.toFixed(1)} | ${f.boundS.toFixed(1)} | ${(f.wallS / f.boundS).toFixed(2)}× | ${(f.judgingS! / f.boundS).toFixed(3)}× | ${(f.workerCpuMs / 1000).toFixed(1)} (worker; the Temporal server's not counted) |`,
     '',
-    `reference scored per agent: ${Object.entries(reference.scored).map(([k, v]) => `${k} ${v}`).join(', ')}; errors ${reference.errors}. judgeflow end to end ÷ reference end to end: ${(f.wallS / reference.wallS).toFixed(2)}×`,
+    `reference scored per agent: ${Object.entries(reference.scored)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(
+        ', ',
+      )}; errors ${reference.errors}. judgeflow end to end ÷ reference end to end: ${(f.wallS / reference.wallS).toFixed(2)}×`,
   ];
 }
 
 export function latticeFilesTable(rows: LatticeFilesRow[]): string {
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
-  const header = ['run', 'judge calls', 'wall s', 'bound s', 'wall ÷ bound', 'judging s', 'judging ÷ bound', 'judge tokens (prompt + completion)', 'judge cost at the stated price'];
+  const header = [
+    'run',
+    'judge calls',
+    'wall s',
+    'bound s',
+    'wall ÷ bound',
+    'judging s',
+    'judging ÷ bound',
+    'judge tokens (prompt + completion)',
+    'judge cost at the stated price',
+  ];
   return [
     line(header),
     line(header.map(() => '---')),
@@ -193,8 +286,12 @@ export function latticeFilesTable(rows: LatticeFilesRow[]): string {
 export async function benchLatticeFiles(log: (line: string) => void, queries?: number): Promise<number> {
   const only = process.env.JUDGEFLOW_BENCH_LATTICE_ROWS; // "side-by-side": only the issue-29 pair (measured twice in a row, docs/bench.md)
   const results = [
-    only === 'side-by-side' ? 'reference files, independent: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)' : await runRow('reference files, independent', 'independent', false, 12, log, queries),
-    only === 'side-by-side' ? 'reference files, joint: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)' : await runRow('reference files, joint', 'joint', false, 12, log, queries),
+    only === 'side-by-side'
+      ? 'reference files, independent: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)'
+      : await runRow('reference files, independent', 'independent', false, 12, log, queries),
+    only === 'side-by-side'
+      ? 'reference files, joint: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)'
+      : await runRow('reference files, joint', 'joint', false, 12, log, queries),
     await runRow('side by side: 4 copilots, joint', 'joint', true, 12, log, queries),
   ];
   const reference = await referenceHarnessRow(log, queries);
@@ -203,7 +300,17 @@ export async function benchLatticeFiles(log: (line: string) => void, queries?: n
   for (const r of results) if (typeof r === 'string') log(r);
   if (!rows.length) return 0;
   log('\n' + latticeFilesTable(rows));
-  if (typeof results[0] !== 'string' && typeof results[1] !== 'string') log('\nindependent vs joint on the same answers (simulated judge):\n' + modeComparison(results[0], results[1]).join('\n'));
-  if (typeof results[2] !== 'string' && typeof reference !== 'string') log(`\nthe issue-29 side-by-side check (load average ${os.loadavg().map((x) => x.toFixed(1)).join(', ')}):\n` + sideBySideLines(results[2], reference).join('\n'));
+  if (typeof results[0] !== 'string' && typeof results[1] !== 'string')
+    log(
+      '\nindependent vs joint on the same answers (simulated judge):\n' +
+        modeComparison(results[0], results[1]).join('\n'),
+    );
+  if (typeof results[2] !== 'string' && typeof reference !== 'string')
+    log(
+      `\nthe issue-29 side-by-side check (load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(', ')}):\n` + sideBySideLines(results[2], reference).join('\n'),
+    );
   return 0;
 }

@@ -121,7 +121,8 @@ const REPO = path.resolve(__dirname, '..');
  */
 export function pipelinedBoundS(s: RunScenario): number {
   const latency = s.latencyMs / 1000;
-  const stage = (calls: number, concurrency: number, perSecond?: number) => Math.max(perSecond ? calls / perSecond : 0, Math.ceil(calls / concurrency) * latency);
+  const stage = (calls: number, concurrency: number, perSecond?: number) =>
+    Math.max(perSecond ? calls / perSecond : 0, Math.ceil(calls / concurrency) * latency);
   const collect = stage(s.queries, s.copilotConcurrency, s.copilotPerSecond);
   const judge = stage(s.queries * s.copilots, s.judgeConcurrency, s.judgePerSecond);
   return Math.max(collect + latency, latency + judge);
@@ -147,10 +148,22 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
   const dir = path.join(judgeflowHome(), 'bench', `${s.name}-${Date.now()}`);
   fs.mkdirSync(dir, { recursive: true });
   const cli = await findOrInstallTemporalCli({ log });
-  const server = await startDevServer({ cli, port: await freePort(), headless: true, logFile: path.join(dir, 'temporal.log') });
-  const limit = (perSecond?: number) => (perSecond ? { rateLimit: { requestsPerMinute: perSecond, windowMs: 1_000 } } : {});
+  const server = await startDevServer({
+    cli,
+    port: await freePort(),
+    headless: true,
+    logFile: path.join(dir, 'temporal.log'),
+  });
+  const limit = (perSecond?: number) =>
+    perSecond ? { rateLimit: { requestsPerMinute: perSecond, windowMs: 1_000 } } : {};
   const judge = await startSimServer({ latencyMs: s.latencyMs, ...limit(s.judgePerSecond) });
-  const copilots = cab ? [] : await Promise.all(Array.from({ length: s.copilots }, () => startSimServer({ latencyMs: s.latencyMs, ...limit(s.copilotPerSecond) })));
+  const copilots = cab
+    ? []
+    : await Promise.all(
+        Array.from({ length: s.copilots }, () =>
+          startSimServer({ latencyMs: s.latencyMs, ...limit(s.copilotPerSecond) }),
+        ),
+      );
   let postgres: PostgresServer | undefined;
   if (s.store === 'postgres') {
     await provisionPostgres(log);
@@ -158,14 +171,36 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
   }
   const storeUrl = postgres ? await postgres.createDatabase('judgeflow_bench') : '';
   // One worker serves every call in flight (6 × 4 copilot calls + 16 judge calls at paper scale), above the default 32.
-  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: 'default', JUDGEFLOW_HOME: dir, JUDGEFLOW_STORE: storeUrl, JUDGEFLOW_TASK_QUEUE: 'judgeflow-bench', JUDGEFLOW_MAX_ACTIVITIES: '64' };
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    JUDGEFLOW_HOME: dir,
+    JUDGEFLOW_STORE: storeUrl,
+    JUDGEFLOW_TASK_QUEUE: 'judgeflow-bench',
+    JUDGEFLOW_MAX_ACTIVITIES: '64',
+  };
   const workers: ChildProcess[] = [];
   try {
     const config = parseRunConfig(
       {
-        ...(files ? latticeFilesParts(files) : cab ? cabJudgingParts(dir, s) : { protocol: 'lattice', queries: writeQueries(dir, s.queries) }),
+        ...(files
+          ? latticeFilesParts(files)
+          : cab
+            ? cabJudgingParts(dir, s)
+            : { protocol: 'lattice', queries: writeQueries(dir, s.queries) }),
         judge: { baseURL: judge.url, model: 'sim-judge', concurrency: s.judgeConcurrency },
-        ...(cab ? {} : { copilots: copilots.map((sim, i) => ({ name: `C${i + 1}`, type: 'openai', baseURL: sim.url, model: i % 2 ? 'sim-terse' : 'sim-thorough', concurrency: s.copilotConcurrency })) }),
+        ...(cab
+          ? {}
+          : {
+              copilots: copilots.map((sim, i) => ({
+                name: `C${i + 1}`,
+                type: 'openai',
+                baseURL: sim.url,
+                model: i % 2 ? 'sim-terse' : 'sim-thorough',
+                concurrency: s.copilotConcurrency,
+              })),
+            }),
         output: 'runs',
         simulated: true,
       },
@@ -177,14 +212,24 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       const home = w === 0 ? dir : path.join(dir, `machine-${w + 1}`);
       fs.mkdirSync(home, { recursive: true });
       // Once more if it could not reach the server: on a loaded machine (the bench's own server starting) a connect can time out.
-      workers.push(await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log).catch(() => startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log)));
+      workers.push(
+        await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log).catch(() =>
+          startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log),
+        ),
+      );
     }
     const client = await connectClient(env);
     // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
     const pinnedTo = deploymentVersion(env.JUDGEFLOW_TASK_QUEUE, (await workflowBuild(env)).buildId);
     const start = (runConfig: typeof config, priority?: number) => {
       const runId = newRunId('bench');
-      return startWorkflow(client, benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(runConfig, runId)], versioningOverride: { pinnedTo }, priority: runPriority(runId, priority) });
+      return startWorkflow(client, benchmarkRun, {
+        taskQueue: env.JUDGEFLOW_TASK_QUEUE,
+        workflowId: runId,
+        args: [runInput(runConfig, runId)],
+        versioningOverride: { pinnedTo },
+        priority: runPriority(runId, priority),
+      });
     };
     const small = s.alongside ? smallRunConfig(config, dir, s.alongside.queries) : undefined;
     const timed = async (priority: number) => {
@@ -205,7 +250,12 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     if (small) {
       // In flight: a fifth of its judge calls made, well before its end.
       while (judge.requests.length < (s.queries * s.copilots) / 5) await new Promise((r) => setTimeout(r, 200));
-      alongside = { queries: s.alongside!.queries, aloneS, samePriorityS: await timed(s.priority ?? 3), firstPriorityS: await timed(1) };
+      alongside = {
+        queries: s.alongside!.queries,
+        aloneS,
+        samePriorityS: await timed(s.priority ?? 3),
+        firstPriorityS: await timed(1),
+      };
     }
     const { reportPath } = await handle.result();
     const wallS = (Date.now() - started) / 1000;
@@ -239,12 +289,29 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       largestHistory: Math.max(...sizes.map((h) => h.events)),
       largestHistoryBytes: Math.max(...sizes.map((h) => h.bytes)),
       historySizes: sizes,
-      ...(report ? { reportS: (report.to - report.from) / 1000, reportPeakMB: rss.peakBetween(report.from, report.to) } : {}),
+      ...(report
+        ? { reportS: (report.to - report.from) / 1000, reportPeakMB: rss.peakBetween(report.from, report.to) }
+        : {}),
       ...(alongside ? { alongside } : {}),
-      ...(writes && writesAtStart ? { postgresWrites: { rowsPerS: (writes.rows - writesAtStart.rows) / wallS, commitsPerS: (writes.commits - writesAtStart.commits) / wallS } } : {}),
-      storeMB: (postgres ? await databaseBytes(storeUrl) : ['results.db', 'results.db-wal'].reduce((sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0), 0)) / 1e6,
+      ...(writes && writesAtStart
+        ? {
+            postgresWrites: {
+              rowsPerS: (writes.rows - writesAtStart.rows) / wallS,
+              commitsPerS: (writes.commits - writesAtStart.commits) / wallS,
+            },
+          }
+        : {}),
+      storeMB:
+        (postgres
+          ? await databaseBytes(storeUrl)
+          : ['results.db', 'results.db-wal'].reduce(
+              (sum, f) => sum + (fs.existsSync(path.join(dir, f)) ? fs.statSync(path.join(dir, f)).size : 0),
+              0,
+            )) / 1e6,
       overlapped: Math.min(...judge.requests.map((r) => r.at)) < lastCopilotCall,
-      ...(cab ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) } : {}),
+      ...(cab
+        ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) }
+        : {}),
     };
   } finally {
     await Promise.all(workers.map(stop));
@@ -256,7 +323,14 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
 
 /** The reference's files as a user would name them; the judge priced at stated rates so cost can be compared between modes. */
 function latticeFilesParts(files: NonNullable<RunScenario['latticeFiles']>): Record<string, unknown> {
-  return { protocol: 'lattice', queries: files.queries, copilotsFrom: { dir: files.answersDir }, copilots: [], lattice: { judging: files.judging }, pricing: { 'sim-judge': BENCH_JUDGE_PRICE } };
+  return {
+    protocol: 'lattice',
+    queries: files.queries,
+    copilotsFrom: { dir: files.answersDir },
+    copilots: [],
+    lattice: { judging: files.judging },
+    pricing: { 'sim-judge': BENCH_JUDGE_PRICE },
+  };
 }
 
 /** Stated prices for the simulated judge (USD per million tokens), only so the modes' costs compare; not a real model's. */
@@ -265,13 +339,24 @@ export const BENCH_JUDGE_PRICE = { inputPerMTok: 1.25, outputPerMTok: 10 };
 /** `queries` CryptoAnalystBench queries and one CSV holding every copilot's answer to each (imported, not asked). */
 function cabJudgingParts(dir: string, s: RunScenario): Record<string, unknown> {
   const names = Array.from({ length: s.copilots }, (_, i) => `C${i + 1}`);
-  const texts = Array.from({ length: s.queries }, (_, k) => `Bench question ${k}: how do ETH staking yields compare with T-bills this month?`);
+  const texts = Array.from(
+    { length: s.queries },
+    (_, k) => `Bench question ${k}: how do ETH staking yields compare with T-bills this month?`,
+  );
   const queries = path.join(dir, 'queries.jsonl');
-  fs.writeFileSync(queries, texts.map((text, k) => JSON.stringify({ id: `q${k}`, text, tags: 'Market' })).join('\n') + '\n');
+  fs.writeFileSync(
+    queries,
+    texts.map((text, k) => JSON.stringify({ id: `q${k}`, text, tags: 'Market' })).join('\n') + '\n',
+  );
   const answers = path.join(dir, 'answers.csv');
   const rows = texts.map((text, k) => [text, ...names.map((n) => `${n} on question ${k}: yields moved, here is why.`)]);
   fs.writeFileSync(answers, toCsv([['query', ...names.map((n) => `${n}_response`)], ...rows]));
-  return { protocol: 'cab', queries, copilots: names.map((name) => ({ name, type: 'csv', path: answers })), cab: { evaluationDate: '2026-01-15' } };
+  return {
+    protocol: 'cab',
+    queries,
+    copilots: names.map((name) => ({ name, type: 'csv', path: answers })),
+    cab: { evaluationDate: '2026-01-15' },
+  };
 }
 
 /** From the first judge request to the last judge answer (each answer leaves the simulator `latencyMs` after its request). */
@@ -316,7 +401,12 @@ function writeQueries(dir: string, count: number): string {
   const lines = Array.from({ length: count }, (_, k) => {
     const task = (k % 16) + 1;
     const category = (Math.floor(k / 16) % 5) + 1;
-    return JSON.stringify({ id: `q${k}`, text: `Bench question ${k} for task ${task}, category ${category}: is staking ETH on Lido worth the risk?`, task: `T${task}`, category: `C${category}` });
+    return JSON.stringify({
+      id: `q${k}`,
+      text: `Bench question ${k} for task ${task}, category ${category}: is staking ETH on Lido worth the risk?`,
+      task: `T${task}`,
+      category: `C${category}`,
+    });
   });
   const file = path.join(dir, 'queries.jsonl');
   fs.writeFileSync(file, lines.join('\n') + '\n');
@@ -326,7 +416,10 @@ function writeQueries(dir: string, count: number): string {
 /** `judgeflow worker` in its own process; resolves once it polls. */
 function startWorker(env: NodeJS.ProcessEnv, cwd: string, log: (line: string) => void): Promise<ChildProcess> {
   // This pid is the worker itself (see spawnWorkerProcess), so its CPU time and peak memory are the worker's.
-  const child = spawnWorkerProcess(path.join(REPO, 'bin', 'judgeflow.js'), env, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnWorkerProcess(path.join(REPO, 'bin', 'judgeflow.js'), env, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -361,7 +454,10 @@ async function databaseBytes(url: string): Promise<number> {
 
 /** Rows written (inserted, updated, deleted) and transactions committed in the database so far (pg_stat_database). */
 async function databaseWrites(url: string): Promise<{ rows: number; commits: number }> {
-  const row = await onDatabase(url, 'SELECT tup_inserted + tup_updated + tup_deleted AS rows, xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()');
+  const row = await onDatabase(
+    url,
+    'SELECT tup_inserted + tup_updated + tup_deleted AS rows, xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()',
+  );
   return { rows: Number(row.rows), commits: Number(row.commits) };
 }
 
@@ -390,12 +486,15 @@ function historyBytes(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']
 }
 
 /** When the run's report step started and ended (its writeReport activity), if this history holds it. */
-function reportWindow(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): { from: number; to: number } | undefined {
+function reportWindow(
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>,
+): { from: number; to: number } | undefined {
   const events = history.events ?? [];
   const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'writeReport');
   if (!scheduled) return undefined;
   const id = Number(scheduled.eventId);
-  const at = (e: (typeof events)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+  const at = (e: (typeof events)[number]) =>
+    Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
   const done = events.find((e) => Number(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? -1) === id);
   return done ? { from: at(scheduled), to: at(done) } : undefined;
 }
@@ -405,14 +504,17 @@ function sampleRss(workers: ChildProcess[]): { stop(): void; peakBetween(from: n
   const samples: Array<{ at: number; mb: number }> = [];
   const take = () => {
     for (const w of workers) {
-      const line = fs.existsSync(`/proc/${w.pid}/status`) ? fs.readFileSync(`/proc/${w.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m) : null;
+      const line = fs.existsSync(`/proc/${w.pid}/status`)
+        ? fs.readFileSync(`/proc/${w.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)
+        : null;
       if (line) samples.push({ at: Date.now(), mb: Number(line[1]) / 1024 });
     }
   };
   const timer = setInterval(take, 500);
   return {
     stop: () => clearInterval(timer),
-    peakBetween: (from, to) => Math.max(0, ...samples.filter((x) => x.at >= from - 500 && x.at <= to + 500).map((x) => x.mb)),
+    peakBetween: (from, to) =>
+      Math.max(0, ...samples.filter((x) => x.at >= from - 500 && x.at <= to + 500).map((x) => x.mb)),
   };
 }
 

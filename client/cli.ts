@@ -33,7 +33,10 @@ const commandLoaders: Array<[name: string, load: () => Command]> = [
   ['stability', () => (require('./commands/stability') as typeof import('./commands/stability')).stabilityCommand],
   ['runs', () => (require('./commands/runs') as typeof import('./commands/runs')).runsCommand],
   ['rubric', () => (require('./commands/rubric') as typeof import('./commands/rubric')).rubricCommand],
-  ['browser-login', () => (require('./commands/browserLogin') as typeof import('./commands/browserLogin')).browserLoginCommand],
+  [
+    'browser-login',
+    () => (require('./commands/browserLogin') as typeof import('./commands/browserLogin')).browserLoginCommand,
+  ],
   ['bench', () => (require('./commands/bench') as typeof import('./commands/bench')).benchCommand],
   ['snapshot', () => (require('./commands/snapshot') as typeof import('./commands/snapshot')).snapshotCommand],
   ['schedule', () => (require('./commands/schedule') as typeof import('./commands/schedule')).scheduleCommand],

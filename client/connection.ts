@@ -18,15 +18,33 @@ export function connectionOptions(env: NodeJS.ProcessEnv = process.env) {
   const { address, namespace } = temporalTarget(env);
   const { connectionOptions: profile } = connectProfile(env);
   const apiKey = profile.apiKey || undefined;
-  const legacyMtls = env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY ? { crt: fs.readFileSync(env.TEMPORAL_TLS_CERT), key: fs.readFileSync(env.TEMPORAL_TLS_KEY) } : undefined;
+  const legacyMtls =
+    env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY
+      ? { crt: fs.readFileSync(env.TEMPORAL_TLS_CERT), key: fs.readFileSync(env.TEMPORAL_TLS_KEY) }
+      : undefined;
   const profileTls = typeof profile.tls === 'object' ? profile.tls : undefined;
-  const tlsWanted = profile.tls === true || Boolean(profileTls) || Boolean(legacyMtls) || (Boolean(apiKey) && profile.tls !== false) || env.TEMPORAL_TLS === '1';
-  const tls = tlsWanted ? { ...(profileTls ?? {}), ...(legacyMtls && !profileTls?.clientCertPair ? { clientCertPair: legacyMtls } : {}) } : undefined;
-  return { address, namespace, tls, apiKey, ...(profile.metadata && Object.keys(profile.metadata).length ? { metadata: profile.metadata } : {}) };
+  const tlsWanted =
+    profile.tls === true ||
+    Boolean(profileTls) ||
+    Boolean(legacyMtls) ||
+    (Boolean(apiKey) && profile.tls !== false) ||
+    env.TEMPORAL_TLS === '1';
+  const tls = tlsWanted
+    ? { ...(profileTls ?? {}), ...(legacyMtls && !profileTls?.clientCertPair ? { clientCertPair: legacyMtls } : {}) }
+    : undefined;
+  return {
+    address,
+    namespace,
+    tls,
+    apiKey,
+    ...(profile.metadata && Object.keys(profile.metadata).length ? { metadata: profile.metadata } : {}),
+  };
 }
 
 export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<Client> {
-  const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<typeof connectionOptions> & { metadata?: Record<string, string> };
+  const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<
+    typeof connectionOptions
+  > & { metadata?: Record<string, string> };
   const { Client, Connection } = temporalClient();
   const connection = await Connection.connect({ address, tls, apiKey, ...(metadata ? { metadata } : {}) });
   return new Client({ connection, namespace });
@@ -36,25 +54,46 @@ export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promi
  * A worker's connection. The worker SDK (native bridge, bundler) is loaded here, by the commands that run a worker
  * only; its chatter (bundling, state changes) stays out of the user's way unless JUDGEFLOW_LOG_LEVEL asks for it.
  */
-export async function connectWorker(env: NodeJS.ProcessEnv = process.env, opts: { metricsAddress?: string; omitWorkflowWarnings?: boolean } = {}): Promise<{ connection: NativeConnection; namespace: string }> {
-  const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<typeof connectionOptions> & { metadata?: Record<string, string> };
-  const { DefaultLogger, NativeConnection, Runtime } = require('@temporalio/worker') as typeof import('@temporalio/worker');
+export async function connectWorker(
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { metricsAddress?: string; omitWorkflowWarnings?: boolean } = {},
+): Promise<{ connection: NativeConnection; namespace: string }> {
+  const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<
+    typeof connectionOptions
+  > & { metadata?: Record<string, string> };
+  const { DefaultLogger, NativeConnection, Runtime } =
+    require('@temporalio/worker') as typeof import('@temporalio/worker');
   try {
     const level = (env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
     // An attached `run` prints its run's warnings and pauses itself, in words (client/progress.ts), so the workflow's own
     // log lines (a metadata object each) stay out of its terminal; a standalone worker keeps them.
-    const write = (entry: { level: string; message: string; timestampNanos: bigint; meta?: Record<string, unknown> }) => {
+    const write = (entry: {
+      level: string;
+      message: string;
+      timestampNanos: bigint;
+      meta?: Record<string, unknown>;
+    }) => {
       if (opts.omitWorkflowWarnings && entry.meta?.sdkComponent === 'workflow' && entry.level !== 'ERROR') return;
-      process.stderr.write(`${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}${entry.meta === undefined ? '' : ` ${inspect(entry.meta)}`}\n`);
+      process.stderr.write(
+        `${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}${entry.meta === undefined ? '' : ` ${inspect(entry.meta)}`}\n`,
+      );
     };
     // The SDK core's own (Rust) log lines follow the same level as the worker's.
     // With a metrics address, Temporal's worker metrics and judgeflow's own (worker/metrics.ts) are served on /metrics.
-    const metrics = opts.metricsAddress ? { metrics: { prometheus: { bindAddress: opts.metricsAddress, countersTotalSuffix: true } } } : {};
-    Runtime.install({ logger: new DefaultLogger(level, write), telemetryOptions: { logging: { filter: { core: level, other: level } }, ...metrics } });
+    const metrics = opts.metricsAddress
+      ? { metrics: { prometheus: { bindAddress: opts.metricsAddress, countersTotalSuffix: true } } }
+      : {};
+    Runtime.install({
+      logger: new DefaultLogger(level, write),
+      telemetryOptions: { logging: { filter: { core: level, other: level } }, ...metrics },
+    });
   } catch {
     // Already installed (a second worker in this process, or a test's runtime): keep the existing one.
   }
-  return { connection: await NativeConnection.connect({ address, tls, apiKey, ...(metadata ? { metadata } : {}) }), namespace };
+  return {
+    connection: await NativeConnection.connect({ address, tls, apiKey, ...(metadata ? { metadata } : {}) }),
+    namespace,
+  };
 }
 
 /**

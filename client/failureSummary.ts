@@ -16,7 +16,9 @@ export async function runFailureReasons(runId: string, env: NodeJS.ProcessEnv = 
  */
 export async function printFailures(runId: string, failures: number, print: (line: string) => void): Promise<void> {
   if (!failures) return;
-  print(`Note: ${failures} item(s) failed to collect or judge; the report counts them as missing data (see results.csv and responses.jsonl). Why:`);
+  print(
+    `Note: ${failures} item(s) failed to collect or judge; the report counts them as missing data (see results.csv and responses.jsonl). Why:`,
+  );
   for (const line of failureReasonLines(await runFailureReasons(runId))) print(line);
   print(`Ask them again, once the cause is fixed: judgeflow retry ${runId} --failed`);
 }

@@ -19,7 +19,9 @@ export function isWildcardHost(host: string): boolean {
 export function hostAllowed(req: IncomingMessage, bound: string, port: number): boolean {
   if (isWildcardHost(bound)) return true;
   const header = (req.headers.host ?? '').toLowerCase();
-  const names = isLoopbackHost(bound) ? ['127.0.0.1', 'localhost', '[::1]', bound.includes(':') ? `[${bound}]` : bound] : [bound.includes(':') ? `[${bound.toLowerCase()}]` : bound.toLowerCase()];
+  const names = isLoopbackHost(bound)
+    ? ['127.0.0.1', 'localhost', '[::1]', bound.includes(':') ? `[${bound}]` : bound]
+    : [bound.includes(':') ? `[${bound.toLowerCase()}]` : bound.toLowerCase()];
   return names.some((name) => header === `${name}:${port}` || (port === 80 && header === name));
 }
 

@@ -31,7 +31,10 @@ export interface ImportedRun {
  * scores file matches), one copilot per agent of its summary, one verdict per agent and query (the reference's errors
  * as failed verdicts: missing data, never a score). The run id follows from the two files, so importing again finds it.
  */
-export async function importLatticeScores(store: ResultsStore, args: { file: string; queriesFile: string; output: string; answersDir?: string; prefix?: string; rubricDir?: string }): Promise<ImportedRun> {
+export async function importLatticeScores(
+  store: ResultsStore,
+  args: { file: string; queriesFile: string; output: string; answersDir?: string; prefix?: string; rubricDir?: string },
+): Promise<ImportedRun> {
   const rubric = latticeProtocol.loadRubric(args.rubricDir ?? latticeProtocol.defaultRubricDir) as LatticeRubric;
   const queries = parseLatticeQueries(args.queriesFile, { rubric, warn: (m) => console.error(m) });
   const text = readText(args.file, 'scores file');
@@ -39,14 +42,25 @@ export async function importLatticeScores(store: ResultsStore, args: { file: str
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InputError(`${args.file}: the scores file is not valid JSON (${(error as Error).message}); expected the LATTICE reference's scores_*.json`);
+    throw new InputError(
+      `${args.file}: the scores file is not valid JSON (${(error as Error).message}); expected the LATTICE reference's scores_*.json`,
+    );
   }
   const scores = fromReferenceScores(value, args.file, rubric, queries);
-  const answerFiles = args.answersDir ? new Map(discoverAnswerFiles(args.answersDir, args.prefix ?? 'filtered_response_').map((f) => [f.name, f.path])) : new Map<string, string>();
+  const answerFiles = args.answersDir
+    ? new Map(discoverAnswerFiles(args.answersDir, args.prefix ?? 'filtered_response_').map((f) => [f.name, f.path]))
+    : new Map<string, string>();
   const runId = `lattice-import-${contentHash(`${text}\u0000${readText(args.queriesFile, 'query file')}\u0000${rubric.version}`, 12)}`;
   if (await store.getRun(runId)) {
     const run = (await store.getRun(runId))!;
-    return { runId, reportPath: run.reportPath ?? '', queries: queries.length, copilots: run.copilots, verdicts: 0, errors: 0 };
+    return {
+      runId,
+      reportPath: run.reportPath ?? '',
+      queries: queries.length,
+      copilots: run.copilots,
+      verdicts: 0,
+      errors: 0,
+    };
   }
   const scoresDir = path.dirname(path.resolve(args.file));
   const config = {
@@ -55,20 +69,54 @@ export async function importLatticeScores(store: ResultsStore, args: { file: str
         protocol: 'lattice',
         queries: path.resolve(args.queriesFile),
         judge: { baseURL: REFERENCE_JUDGE_URL, model: scores.model },
-        copilots: scores.agents.map((name) => ({ name, type: 'file', path: answerFiles.get(name) ?? path.resolve(scoresDir, scores.agentFiles[name] ?? `filtered_response_${name}.json`) })),
+        copilots: scores.agents.map((name) => ({
+          name,
+          type: 'file',
+          path:
+            answerFiles.get(name) ??
+            path.resolve(scoresDir, scores.agentFiles[name] ?? `filtered_response_${name}.json`),
+        })),
         output: path.resolve(args.output),
         lattice: { judging: 'joint' },
       },
       args.file,
       process.cwd(),
     ),
-    importedFrom: { format: 'lattice-scores', file: path.resolve(args.file), queriesPath: path.basename(args.queriesFile), model: scores.model },
+    importedFrom: {
+      format: 'lattice-scores',
+      file: path.resolve(args.file),
+      queriesPath: path.basename(args.queriesFile),
+      model: scores.model,
+    },
   };
   const snapshotId = snapshotIdOf(queries);
   const now = new Date().toISOString();
-  await store.putSnapshot({ snapshotId, createdAt: now, parentId: null, meta: { generator: 'import', protocol: 'lattice', source: path.resolve(args.queriesFile), sourceHash: contentHash(fs.readFileSync(args.queriesFile, 'utf8')) } }, queries);
+  await store.putSnapshot(
+    {
+      snapshotId,
+      createdAt: now,
+      parentId: null,
+      meta: {
+        generator: 'import',
+        protocol: 'lattice',
+        source: path.resolve(args.queriesFile),
+        sourceHash: contentHash(fs.readFileSync(args.queriesFile, 'utf8')),
+      },
+    },
+    queries,
+  );
   await store.putRubric(rubric.version, 'lattice', rubric.content);
-  await store.createRun({ runId, protocol: 'lattice', snapshotId, rubricVersion: rubric.version, judge: { model: scores.model, baseURL: REFERENCE_JUDGE_URL, temperature: null }, copilots: scores.agents, startedAt: now, sourceRunId: null, config });
+  await store.createRun({
+    runId,
+    protocol: 'lattice',
+    snapshotId,
+    rubricVersion: rubric.version,
+    judge: { model: scores.model, baseURL: REFERENCE_JUDGE_URL, temperature: null },
+    copilots: scores.agents,
+    startedAt: now,
+    sourceRunId: null,
+    config,
+  });
   const verdictOf = new Map(scores.verdicts.map((v) => [`${v.queryId}\u0000${v.copilot}`, v]));
   const judge = { model: scores.model, baseURL: REFERENCE_JUDGE_URL, temperature: null, rubricVersion: rubric.version };
   let errors = 0;
@@ -86,19 +134,56 @@ export async function importLatticeScores(store: ResultsStore, args: { file: str
         }
       const missing = !v || ('error' in v && /missing answer|empty answer/i.test(v.error));
       const response: StoredResponse = {
-        runId, queryId: query.id, copilot, status: missing ? 'missing' : 'ok', text: missing ? null : answerText, raw: null, html: null, adapter: 'file', startedAt: null, finishedAt: null, latencyMs: null,
-        errorKind: missing ? 'missing' : null, errorMessage: missing ? (v && 'error' in v ? v.error : `${args.file} has no entry for this query and agent`) : null, conversationId: null, context: null,
+        runId,
+        queryId: query.id,
+        copilot,
+        status: missing ? 'missing' : 'ok',
+        text: missing ? null : answerText,
+        raw: null,
+        html: null,
+        adapter: 'file',
+        startedAt: null,
+        finishedAt: null,
+        latencyMs: null,
+        errorKind: missing ? 'missing' : null,
+        errorMessage: missing
+          ? v && 'error' in v
+            ? v.error
+            : `${args.file} has no entry for this query and agent`
+          : null,
+        conversationId: null,
+        context: null,
       };
       await store.putResponse(response);
       if (missing) {
         errors++;
         continue;
       }
-      const base = { runId, queryId: query.id, copilot, rubricVersion: rubric.version, rank: null, position: null, judge, attempts: 1, createdAt: now, sample: 0, judgeName: '' };
+      const base = {
+        runId,
+        queryId: query.id,
+        copilot,
+        rubricVersion: rubric.version,
+        rank: null,
+        position: null,
+        judge,
+        attempts: 1,
+        createdAt: now,
+        sample: 0,
+        judgeName: '',
+      };
       if ('error' in v) {
         errors++;
         judgments.push({ ...base, status: 'failed', scores: null, rationales: null, total: null, error: v.error });
-      } else judgments.push({ ...base, status: 'ok', scores: v.scores, rationales: v.rationales, total: v.total, error: null });
+      } else
+        judgments.push({
+          ...base,
+          status: 'ok',
+          scores: v.scores,
+          rationales: v.rationales,
+          total: v.total,
+          error: null,
+        });
     }
   await store.putJudgments(judgments);
   const { reportPath, summary } = await renderReport({ store, env: process.env } as never, runId);

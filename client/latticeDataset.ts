@@ -3,7 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError } from '../core/model/inputError';
 import { latticeProtocol } from '../rubrics/lattice';
-import { LATTICE_DATASET_DEFAULT_DIR, LATTICE_INSTRUCTIONS_FILE, latticeReferenceRubric } from '../rubrics/lattice/reference';
+import {
+  LATTICE_DATASET_DEFAULT_DIR,
+  LATTICE_INSTRUCTIONS_FILE,
+  latticeReferenceRubric,
+} from '../rubrics/lattice/reference';
 import type { LatticeRubric } from '../rubrics/lattice/rubric';
 
 /**
@@ -42,19 +46,24 @@ function parseJsonArray(body: Buffer, where: string): unknown[] {
 
 function checkQueries(body: Buffer, where: string, expected: number, rubric: LatticeRubric): string {
   const rows = parseJsonArray(body, where) as Array<Record<string, unknown>>;
-  if (rows.length !== expected) throw new InputError(`${where}: ${rows.length} queries, the published set has ${expected}`);
+  if (rows.length !== expected)
+    throw new InputError(`${where}: ${rows.length} queries, the published set has ${expected}`);
   const tasks = new Set(rubric.data.tasks.map((t) => `${t.id} ${t.name}`));
   const categories = new Set(rubric.data.categories.map((c) => `${c.id} ${c.name}`));
   rows.forEach((r, i) => {
     if (typeof r?.query !== 'string' || !tasks.has(String(r.task)) || !categories.has(String(r.category)))
-      throw new InputError(`${where}: entry ${i} is not a published LATTICE query {id, query, task: "T1 Protocol Mechanism Interpretation", category: "C1 Basic"}`);
+      throw new InputError(
+        `${where}: entry ${i} is not a published LATTICE query {id, query, task: "T1 Protocol Mechanism Interpretation", category: "C1 Basic"}`,
+      );
   });
   return `${rows.length} queries`;
 }
 
 function checkAnswers(body: Buffer, where: string): string {
   const rows = parseJsonArray(body, where) as Array<Record<string, unknown>>;
-  const bad = rows.findIndex((r) => typeof r?.query !== 'string' || (typeof r.response !== 'string' && typeof r.final_answer !== 'string'));
+  const bad = rows.findIndex(
+    (r) => typeof r?.query !== 'string' || (typeof r.response !== 'string' && typeof r.final_answer !== 'string'),
+  );
   if (bad >= 0) throw new InputError(`${where}: entry ${bad} is not {query, response} (or final_answer)`);
   return `${rows.length} answers`;
 }
@@ -70,11 +79,28 @@ function checkInstructions(body: Buffer, where: string, tmp: string): string {
 }
 
 /** The files a fetch wants: the query set, the answer files asked for, the judge instructions and the licence. */
-function wantedFiles(set: keyof typeof LATTICE_SETS, agents: readonly string[], rubric: LatticeRubric, scratch: string): Wanted[] {
+function wantedFiles(
+  set: keyof typeof LATTICE_SETS,
+  agents: readonly string[],
+  rubric: LatticeRubric,
+  scratch: string,
+): Wanted[] {
   return [
-    { source: `data/query/filtered_queries_${set}.json`, target: `filtered_queries_${set}.json`, check: (b, w) => checkQueries(b, w, LATTICE_SETS[set], rubric) },
-    ...agents.map((a) => ({ source: `data/response/output/1200_queries/filtered_response_${a}.json`, target: path.join('responses', `filtered_response_${a}.json`), check: checkAnswers })),
-    { source: `scoring/prompt/${LATTICE_INSTRUCTIONS_FILE}`, target: LATTICE_INSTRUCTIONS_FILE, check: (b, w) => checkInstructions(b, w, path.join(scratch, 'instructions.check.txt')) },
+    {
+      source: `data/query/filtered_queries_${set}.json`,
+      target: `filtered_queries_${set}.json`,
+      check: (b, w) => checkQueries(b, w, LATTICE_SETS[set], rubric),
+    },
+    ...agents.map((a) => ({
+      source: `data/response/output/1200_queries/filtered_response_${a}.json`,
+      target: path.join('responses', `filtered_response_${a}.json`),
+      check: checkAnswers,
+    })),
+    {
+      source: `scoring/prompt/${LATTICE_INSTRUCTIONS_FILE}`,
+      target: LATTICE_INSTRUCTIONS_FILE,
+      check: (b, w) => checkInstructions(b, w, path.join(scratch, 'instructions.check.txt')),
+    },
     {
       source: 'LICENSE',
       target: 'LICENSE',
@@ -115,19 +141,43 @@ export interface LatticeFetchResult {
   files: Array<{ file: string; url: string; bytes: number; content: string }>;
 }
 
-export function parseLatticeFetchOptions(values: Record<string, unknown>): { set: keyof typeof LATTICE_SETS; dir: string; agents: string[] } {
+export function parseLatticeFetchOptions(values: Record<string, unknown>): {
+  set: keyof typeof LATTICE_SETS;
+  dir: string;
+  agents: string[];
+} {
   const set = String(values.set ?? '240');
-  if (!(set in LATTICE_SETS)) throw new InputError(`--set ${set}: the published sets are ${Object.keys(LATTICE_SETS).join(', ')}`);
+  if (!(set in LATTICE_SETS))
+    throw new InputError(`--set ${set}: the published sets are ${Object.keys(LATTICE_SETS).join(', ')}`);
   const answers = typeof values.answers === 'string' ? values.answers : 'all';
-  const agents = answers === 'all' ? [...LATTICE_AGENTS] : answers === 'none' ? [] : answers.split(',').map((a) => a.trim().toLowerCase()).filter(Boolean);
+  const agents =
+    answers === 'all'
+      ? [...LATTICE_AGENTS]
+      : answers === 'none'
+        ? []
+        : answers
+            .split(',')
+            .map((a) => a.trim().toLowerCase())
+            .filter(Boolean);
   const unknown = agents.filter((a) => !(LATTICE_AGENTS as readonly string[]).includes(a));
-  if (unknown.length) throw new InputError(`--answers: unknown copilot(s) ${unknown.join(', ')}; the repository publishes answers of ${LATTICE_AGENTS.join(', ')} (or give all or none)`);
-  return { set: set as keyof typeof LATTICE_SETS, dir: path.resolve(typeof values.dir === 'string' && values.dir ? values.dir : LATTICE_DATASET_DEFAULT_DIR), agents };
+  if (unknown.length)
+    throw new InputError(
+      `--answers: unknown copilot(s) ${unknown.join(', ')}; the repository publishes answers of ${LATTICE_AGENTS.join(', ')} (or give all or none)`,
+    );
+  return {
+    set: set as keyof typeof LATTICE_SETS,
+    dir: path.resolve(typeof values.dir === 'string' && values.dir ? values.dir : LATTICE_DATASET_DEFAULT_DIR),
+    agents,
+  };
 }
 
-export async function fetchLatticeDataset(opts: { set: keyof typeof LATTICE_SETS; dir: string; agents: string[] }, env: NodeJS.ProcessEnv): Promise<LatticeFetchResult> {
+export async function fetchLatticeDataset(
+  opts: { set: keyof typeof LATTICE_SETS; dir: string; agents: string[] },
+  env: NodeJS.ProcessEnv,
+): Promise<LatticeFetchResult> {
   const base = (env[LATTICE_URL_ENV]?.trim() || LATTICE_RAW_BASE).replace(/\/+$/, '');
-  if (!/^(?:https?|file):/.test(base)) throw new InputError(`${LATTICE_URL_ENV}=${base}: expected an http(s):// or file:// address`);
+  if (!/^(?:https?|file):/.test(base))
+    throw new InputError(`${LATTICE_URL_ENV}=${base}: expected an http(s):// or file:// address`);
   const rubric = latticeProtocol.loadRubric(latticeProtocol.defaultRubricDir) as LatticeRubric;
   // The downloads wait beside the target directory, which a failed fetch leaves as it was (or absent).
   fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
@@ -141,7 +191,9 @@ export async function fetchLatticeDataset(opts: { set: keyof typeof LATTICE_SETS
       try {
         body = await download(url);
       } catch (error) {
-        throw new InputError(`cannot download ${w.source} of the LATTICE reference repository from ${url}: ${(error as Error).message}. ${byHand(opts.dir, wanted)} Or set ${LATTICE_URL_ENV} to a copy (http(s):// or file://).`);
+        throw new InputError(
+          `cannot download ${w.source} of the LATTICE reference repository from ${url}: ${(error as Error).message}. ${byHand(opts.dir, wanted)} Or set ${LATTICE_URL_ENV} to a copy (http(s):// or file://).`,
+        );
       }
       const content = w.check(body, url);
       const tmp = path.join(scratch, w.target);

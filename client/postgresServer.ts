@@ -44,15 +44,22 @@ export function findPostgresBin(): string | null {
         .map((v) => path.join('/usr/lib/postgresql', v, 'bin'))
     : [];
   const candidates = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...debian];
-  return candidates.find((dir) => ['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutableFile(path.join(dir, b)))) ?? null;
+  return (
+    candidates.find((dir) => ['initdb', 'pg_ctl', 'postgres'].every((b) => isExecutableFile(path.join(dir, b)))) ?? null
+  );
 }
 
 /** Why the PostgreSQL tests cannot run here, or null when they can (binaries present, or installable as root). */
 export function postgresUnavailable(): string | null {
   const root = process.getuid?.() === 0;
-  if (findPostgresBin()) return root && !systemUser('postgres') ? 'running as root, and there is no "postgres" system user to run the server as' : null;
-  if (!root) return `PostgreSQL server binaries not found (PATH, /usr/lib/postgresql/*/bin) and not root to install them: apt-get install -y ${PACKAGE}`;
-  if (!isExecutableFile('/usr/bin/apt-get')) return 'PostgreSQL server binaries not found and there is no apt-get to install them';
+  if (findPostgresBin())
+    return root && !systemUser('postgres')
+      ? 'running as root, and there is no "postgres" system user to run the server as'
+      : null;
+  if (!root)
+    return `PostgreSQL server binaries not found (PATH, /usr/lib/postgresql/*/bin) and not root to install them: apt-get install -y ${PACKAGE}`;
+  if (!isExecutableFile('/usr/bin/apt-get'))
+    return 'PostgreSQL server binaries not found and there is no apt-get to install them';
   return null;
 }
 
@@ -60,7 +67,8 @@ export async function startPostgres(log: (line: string) => void = () => undefine
   const started = Date.now();
   const bin = findPostgresBin() ?? (await installPostgres(log));
   const owner = process.getuid?.() === 0 ? systemUser('postgres') : null;
-  if (process.getuid?.() === 0 && !owner) throw new Error('PostgreSQL refuses to run as root and there is no "postgres" system user');
+  if (process.getuid?.() === 0 && !owner)
+    throw new Error('PostgreSQL refuses to run as root and there is no "postgres" system user');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-pg-'));
   const data = path.join(dir, 'data');
   const pwfile = path.join(dir, 'pw');
@@ -71,13 +79,29 @@ export async function startPostgres(log: (line: string) => void = () => undefine
 
   const major = Number(/(\d+)/.exec(await run('postgres', ['--version']))?.[1] ?? 0);
   const collation = major >= 15 ? ['--locale-provider=icu', '--icu-locale=en-US', '--locale=C.UTF-8'] : [];
-  await run('initdb', ['-D', data, '-U', USER, `--pwfile=${pwfile}`, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', ...collation, '--no-sync']);
+  await run('initdb', [
+    '-D',
+    data,
+    '-U',
+    USER,
+    `--pwfile=${pwfile}`,
+    '--auth-host=scram-sha-256',
+    '--auth-local=trust',
+    '-E',
+    'UTF8',
+    ...collation,
+    '--no-sync',
+  ]);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-  await run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']).catch((error: Error) => {
-    const serverLog = fs.existsSync(path.join(dir, 'server.log')) ? fs.readFileSync(path.join(dir, 'server.log'), 'utf8').slice(-2000) : '';
-    throw new Error(`${error.message}\n${serverLog}`);
-  });
+  await run('pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']).catch(
+    (error: Error) => {
+      const serverLog = fs.existsSync(path.join(dir, 'server.log'))
+        ? fs.readFileSync(path.join(dir, 'server.log'), 'utf8').slice(-2000)
+        : '';
+      throw new Error(`${error.message}\n${serverLog}`);
+    },
+  );
   // If the test process dies without stopping it, the server must not outlive it.
   const serverPid = () => Number(fs.readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   let pid = serverPid();
@@ -145,7 +169,10 @@ async function installPostgres(log: (line: string) => void): Promise<string> {
   await exec('apt-get', ['update'], { env });
   await exec('apt-get', ['install', '-y', '--no-install-recommends', PACKAGE], { env });
   const bin = findPostgresBin();
-  if (!bin) throw new Error(`apt-get installed ${PACKAGE} but no initdb/pg_ctl/postgres was found under /usr/lib/postgresql/*/bin`);
+  if (!bin)
+    throw new Error(
+      `apt-get installed ${PACKAGE} but no initdb/pg_ctl/postgres was found under /usr/lib/postgresql/*/bin`,
+    );
   return bin;
 }
 
@@ -159,10 +186,16 @@ function systemUser(name: string): { uid: number; gid: number } | null {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-function exec(file: string, args: string[], options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv }): Promise<string> {
+function exec(
+  file: string,
+  args: string[],
+  options: { uid?: number; gid?: number; cwd?: string; env?: NodeJS.ProcessEnv },
+): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(file, args, { ...options, timeout: 300_000, maxBuffer: 8 * 1024 * 1024 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${path.basename(file)} ${args.join(' ')} failed: ${stderr.trim() || error.message}`)) : resolve(stdout),
+      error
+        ? reject(new Error(`${path.basename(file)} ${args.join(' ')} failed: ${stderr.trim() || error.message}`))
+        : resolve(stdout),
     ),
   );
 }

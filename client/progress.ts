@@ -15,7 +15,12 @@ export type ProgressMode = 'bars' | 'lines';
  * `--progress auto|bars|lines` (or JUDGEFLOW_PROGRESS): auto draws bars only on a terminal and never with --json,
  * whose stdout is for machines. `bars` forces them (e.g. under a CI log viewer that renders carriage returns).
  */
-export function progressMode(option: unknown, json: boolean, stream: { isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): ProgressMode {
+export function progressMode(
+  option: unknown,
+  json: boolean,
+  stream: { isTTY?: boolean } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): ProgressMode {
   const wanted = typeof option === 'string' && option ? option : env.JUDGEFLOW_PROGRESS || 'auto';
   if (wanted === 'bars' || wanted === 'lines') return wanted;
   if (wanted !== 'auto') throw new InputError(`--progress must be auto, bars or lines (got "${wanted}")`);
@@ -36,7 +41,8 @@ export function describeStage(p: StageProgress): string {
 /** One line per stage; stages running together (a run's collect and judge) get one line each. */
 function stageLines(p: StageProgress): string[] {
   if (p.stage === 'load') return ['[load] reading the snapshot and rubric'];
-  const line = (stage: string, s: { done: number; total: number; failures: number }) => `[${stage}] ${s.done}/${s.total} done${s.failures ? `, ${s.failures} failed` : ''}`;
+  const line = (stage: string, s: { done: number; total: number; failures: number }) =>
+    `[${stage}] ${s.done}/${s.total} done${s.failures ? `, ${s.failures} failed` : ''}`;
   const together = Object.entries(p.stages ?? {}).map(([stage, s]) => line(stage, s));
   return p.stages && p.stage in p.stages ? together : [...together, line(p.stage, p)];
 }
@@ -90,7 +96,11 @@ function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView 
           if (s.total <= 0) continue;
           let entry = bars.get(stage);
           if (!entry) {
-            entry = { bar: multibar.create(s.total, 0, { stage: stage.padEnd(8), failures: 0, rate: '0.0' }), started: Date.now(), failuresBefore: 0 };
+            entry = {
+              bar: multibar.create(s.total, 0, { stage: stage.padEnd(8), failures: 0, rate: '0.0' }),
+              started: Date.now(),
+              failuresBefore: 0,
+            };
             bars.set(stage, entry);
           }
           const seconds = Math.max(0.001, (Date.now() - entry.started) / 1000);
@@ -114,7 +124,11 @@ function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView 
       }
       let entry = bars.get(p.stage);
       if (!entry) {
-        entry = { bar: multibar.create(p.total, 0, { stage: p.stage.padEnd(8), failures: 0, rate: '0.0' }), started: Date.now(), failuresBefore: failuresSoFar };
+        entry = {
+          bar: multibar.create(p.total, 0, { stage: p.stage.padEnd(8), failures: 0, rate: '0.0' }),
+          started: Date.now(),
+          failuresBefore: failuresSoFar,
+        };
         bars.set(p.stage, entry);
       }
       lastStage = p.stage;
@@ -133,7 +147,11 @@ function barsView(stream: NodeJS.WritableStream, forced: boolean): ProgressView 
   return view;
 }
 
-export function progressView(mode: ProgressMode, print: (line: string) => void, stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): ProgressView {
+export function progressView(
+  mode: ProgressMode,
+  print: (line: string) => void,
+  stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout,
+): ProgressView {
   const view = mode === 'bars' ? barsView(stream, !stream.isTTY) : linesView(print);
   const notes = runNotes();
   return {
@@ -169,7 +187,8 @@ export function runNotes(): (p: StageProgress & RunState) => string[] {
     }
     const paused = p.paused ?? null;
     if (paused && paused.at !== wasPaused?.at) lines.push(pauseLine(paused, p.runId ?? 'RUN_ID'));
-    else if (!paused && wasPaused) lines.push(`Resumed${p.runId ? ` ${p.runId}` : ''}: the run goes on where it paused.`);
+    else if (!paused && wasPaused)
+      lines.push(`Resumed${p.runId ? ` ${p.runId}` : ''}: the run goes on where it paused.`);
     wasPaused = paused;
     return lines;
   };
@@ -187,7 +206,11 @@ function pastTheCap(warning: string): boolean {
 export function pauseLine(paused: PauseState, runId: string): string {
   const resume = `judgeflow resume ${runId}`;
   if (paused.by === 'budget') {
-    const usd = paused.budgetUsd !== undefined && paused.spentUsd !== undefined && paused.spentUsd !== null && paused.spentUsd >= paused.budgetUsd;
+    const usd =
+      paused.budgetUsd !== undefined &&
+      paused.spentUsd !== undefined &&
+      paused.spentUsd !== null &&
+      paused.spentUsd >= paused.budgetUsd;
     const spent = usd
       ? `$${paused.spentUsd!.toFixed(4)} spent of the $${paused.budgetUsd} budget`
       : paused.budgetTokens !== undefined && paused.spentTokens !== undefined
@@ -196,6 +219,7 @@ export function pauseLine(paused: PauseState, runId: string): string {
     const raise = usd || paused.budgetTokens === undefined ? '--budget-usd N' : '--budget-tokens N';
     return `Paused ${runId} at its budget (${spent}). Calls in flight finish and are kept; nothing new starts. Raise the budget with ${resume} ${raise}, or stop with judgeflow cancel ${runId}.`;
   }
-  if (paused.by === 'breaker') return `Paused ${runId}: ${paused.reason}. Fix the endpoint, then ${resume} (with --config FILE for new endpoint settings).`;
+  if (paused.by === 'breaker')
+    return `Paused ${runId}: ${paused.reason}. Fix the endpoint, then ${resume} (with --config FILE for new endpoint settings).`;
   return `Paused ${runId}${paused.reason === 'paused by judgeflow pause' ? ' by judgeflow pause' : `: ${paused.reason}`}. Calls in flight finish and are kept. Go on with ${resume}.`;
 }

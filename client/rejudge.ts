@@ -54,17 +54,43 @@ export interface RejudgePlan {
  */
 export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Promise<RejudgePlan> {
   const source = await store.getRun(opts.sourceRunId);
-  if (!source) throw new InputError(`run ${opts.sourceRunId} is not in the results store ${store.location} (see judgeflow runs; is JUDGEFLOW_HOME the one the run used?)`);
-  if (source.status === 'running') throw new InputError(`run ${source.runId} is still running; re-judge it once it has finished (judgeflow status ${source.runId})`);
+  if (!source)
+    throw new InputError(
+      `run ${opts.sourceRunId} is not in the results store ${store.location} (see judgeflow runs; is JUDGEFLOW_HOME the one the run used?)`,
+    );
+  if (source.status === 'running')
+    throw new InputError(
+      `run ${source.runId} is still running; re-judge it once it has finished (judgeflow status ${source.runId})`,
+    );
   const collected = (await store.responses(source.runId)).filter((r) => r.status === 'ok').length;
   if (collected === 0) throw new InputError(`run ${source.runId} has no collected responses to re-judge`);
 
-  if (opts.grounding && (opts.rubricDir || opts.judgeModel || opts.judgeUrl || opts.judgeKeyEnv || opts.samples || opts.force || opts.reuseAnswers))
-    throw new InputError('--grounding re-runs only the grounding checks, keeping every other verdict; it takes no --rubric, --judge-*, --samples, --force or --reuse-answers (use --grounding-rubric DIR for another grounding rubric)');
+  if (
+    opts.grounding &&
+    (opts.rubricDir ||
+      opts.judgeModel ||
+      opts.judgeUrl ||
+      opts.judgeKeyEnv ||
+      opts.samples ||
+      opts.force ||
+      opts.reuseAnswers)
+  )
+    throw new InputError(
+      '--grounding re-runs only the grounding checks, keeping every other verdict; it takes no --rubric, --judge-*, --samples, --force or --reuse-answers (use --grounding-rubric DIR for another grounding rubric)',
+    );
   if (opts.groundingRubricDir && !opts.grounding) throw new InputError('--grounding-rubric applies to --grounding');
   // What the source's record added (its groundingVersion: the re-judge stores its own) and keys since removed are dropped.
-  const stored: Record<string, unknown> & { judge?: Record<string, unknown>; panel?: Record<string, unknown>; grounding?: Record<string, unknown> } = reloadableConfig(withStoredConfig(source).config);
-  if (opts.grounding) stored.grounding = { ...(stored.grounding ?? {}), reuseAnswers: false, ...(opts.groundingRubricDir ? { rubric: path.resolve(opts.groundingRubricDir) } : {}) };
+  const stored: Record<string, unknown> & {
+    judge?: Record<string, unknown>;
+    panel?: Record<string, unknown>;
+    grounding?: Record<string, unknown>;
+  } = reloadableConfig(withStoredConfig(source).config);
+  if (opts.grounding)
+    stored.grounding = {
+      ...(stored.grounding ?? {}),
+      reuseAnswers: false,
+      ...(opts.groundingRubricDir ? { rubric: path.resolve(opts.groundingRubricDir) } : {}),
+    };
   else if (stored.grounding) stored.grounding = { ...stored.grounding, reuseAnswers: true };
   const judging: Record<string, unknown> = {};
   if (stored.judge) {
@@ -76,7 +102,9 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
     judging.judge = judge;
   } else {
     if (opts.judgeModel || opts.judgeUrl || opts.judgeKeyEnv)
-      throw new InputError(`run ${source.runId} was judged by a panel (judges:); --judge-model, --judge-url and --judge-key-env change a single judge. Re-judge it with the panel as it is, or start a new run with an edited judges: list`);
+      throw new InputError(
+        `run ${source.runId} was judged by a panel (judges:); --judge-model, --judge-url and --judge-key-env change a single judge. Re-judge it with the panel as it is, or start a new run with an edited judges: list`,
+      );
     if (opts.samples) judging.panel = { ...stored.panel, samples: opts.samples };
   }
   const overridden = {
@@ -84,24 +112,40 @@ export async function planRejudge(store: ResultsStore, opts: RejudgeOptions): Pr
     ...judging,
     ...(opts.rubricDir ? { rubric: path.resolve(opts.rubricDir) } : {}),
   };
-  const parsed = parseRunConfig(overridden, `re-judge of run ${source.runId} (its stored config with your overrides)`, process.cwd());
+  const parsed = parseRunConfig(
+    overridden,
+    `re-judge of run ${source.runId} (its stored config with your overrides)`,
+    process.cwd(),
+  );
   const protocol = protocolFor(parsed.protocol);
   // The responses were judged as of the source run (e.g. CryptoAnalystBench's "today" is the day it ran); pinned, the
   // judge requests stay identical, so an unchanged re-judge is free.
   const options = parsed[protocol.id] as Record<string, unknown>;
-  const config = { ...parsed, [protocol.id]: protocol.rejudgeOptions ? protocol.rejudgeOptions(options, source) : options };
+  const config = {
+    ...parsed,
+    [protocol.id]: protocol.rejudgeOptions ? protocol.rejudgeOptions(options, source) : options,
+  };
 
   const rubric = loadConfiguredRubric(protocol, config.rubric);
   const rubricChanged = rubric.version !== source.rubricVersion;
   const judgeChanged = config.judge
-    ? config.judge.model !== source.judge.model || config.judge.baseURL !== source.judge.baseURL || (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !== source.judge.temperature
+    ? config.judge.model !== source.judge.model ||
+      config.judge.baseURL !== source.judge.baseURL ||
+      (config.judge.temperature === undefined ? rubric.judge.temperature : config.judge.temperature) !==
+        source.judge.temperature
     : false; // a panel is re-judged as it was (its members cannot be overridden)
   // The cache key is the full judge request, so reuse never mixes answers to different questions. Unchanged rubric:
   // reuse by default (free). Changed rubric: judge every stored response afresh, so the new result set comes from one
   // judging session even on a judge that is not perfectly deterministic; --reuse-answers opts into the saving.
   const sourceRubric = await storedRubric(store, source.rubricVersion);
-  const rubricChange = !rubricChanged ? 'none' : sourceRubric && sourceRubric.judgeVersion === rubric.judgeVersion ? 'aggregate-only' : 'judge-facing';
+  const rubricChange = !rubricChanged
+    ? 'none'
+    : sourceRubric && sourceRubric.judgeVersion === rubric.judgeVersion
+      ? 'aggregate-only'
+      : 'judge-facing';
   // An aggregate-only change asks exactly the requests the source asked: reuse is automatic (the saving is the point).
-  const reuseJudgments = opts.grounding ? true : !opts.force && (rubricChange !== 'judge-facing' || Boolean(opts.reuseAnswers));
+  const reuseJudgments = opts.grounding
+    ? true
+    : !opts.force && (rubricChange !== 'judge-facing' || Boolean(opts.reuseAnswers));
   return { config, source, rubricVersion: rubric.version, rubricChanged, rubricChange, judgeChanged, reuseJudgments };
 }

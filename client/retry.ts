@@ -27,11 +27,20 @@ export interface RetryPlan {
 export async function planRetry(store: ResultsStore, runId: string, filter: RetryFilter): Promise<RetryPlan> {
   const run = await store.getRun(runId);
   if (!run) throw new InputError(`run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
-  if (run.status === 'running') throw new InputError(`run ${runId} is still running; retry its failures once it has finished (judgeflow status ${runId}), or cancel it first`);
-  if (filter.copilot !== undefined && !run.copilots.includes(filter.copilot)) throw new InputError(`run ${runId} has no copilot "${filter.copilot}" (its copilots: ${run.copilots.join(', ')})`);
+  if (run.status === 'running')
+    throw new InputError(
+      `run ${runId} is still running; retry its failures once it has finished (judgeflow status ${runId}), or cancel it first`,
+    );
+  if (filter.copilot !== undefined && !run.copilots.includes(filter.copilot))
+    throw new InputError(`run ${runId} has no copilot "${filter.copilot}" (its copilots: ${run.copilots.join(', ')})`);
   // A re-judge run adopted its answers from its source run: only its judgments can be asked again here.
   const responses = run.sourceRunId ? [] : await store.responses(runId);
-  const reopened = failedItems(responses, await store.judgments(runId, run.rubricVersion), await store.judgeUnits(runId), filter);
+  const reopened = failedItems(
+    responses,
+    await store.judgments(runId, run.rubricVersion),
+    await store.judgeUnits(runId),
+    filter,
+  );
   if (reopened.responses.length || reopened.judgments.length) await store.reopenItems(runId, reopened);
   return {
     run,

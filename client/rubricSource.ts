@@ -15,7 +15,10 @@ export function protocolOfDir(dir: string, protocolId?: string): ProtocolModule 
   const byDefault = protocols.find((p) => path.resolve(p.defaultRubricDir) === abs);
   if (byDefault) return byDefault;
   const file = path.join(abs, 'rubric.yaml');
-  if (!fs.existsSync(file)) throw new InputError(`cannot tell which protocol the rubric directory ${abs} belongs to: it holds no rubric.yaml; pass a rubric directory (e.g. a copy of rubrics/lattice or rubrics/cab)`);
+  if (!fs.existsSync(file))
+    throw new InputError(
+      `cannot tell which protocol the rubric directory ${abs} belongs to: it holds no rubric.yaml; pass a rubric directory (e.g. a copy of rubrics/lattice or rubrics/cab)`,
+    );
   let declared: unknown;
   try {
     declared = (YAML.parse(readText(file, 'rubric')) as { protocol?: unknown } | null)?.protocol;
@@ -25,7 +28,9 @@ export function protocolOfDir(dir: string, protocolId?: string): ProtocolModule 
     throw new InputError(`${file}: not valid YAML: ${(error as Error).message}`);
   }
   if (typeof declared === 'string') return protocolFor(declared);
-  throw new InputError(`cannot tell which protocol the rubric directory ${abs} belongs to; pass --protocol (known: ${protocols.map((p) => p.id).join(', ')})`);
+  throw new InputError(
+    `cannot tell which protocol the rubric directory ${abs} belongs to; pass --protocol (known: ${protocols.map((p) => p.id).join(', ')})`,
+  );
 }
 
 export function loadRubricDir(dir: string, protocolId?: string): LoadedRubric {
@@ -36,8 +41,12 @@ export function loadRubricDir(dir: string, protocolId?: string): LoadedRubric {
  * `rubric diff` operands: a rubric directory, a rubric version stored with runs, or a run id (its rubric).
  * Returns the rubric and a label saying which one it was.
  */
-export async function resolveRubricRef(ref: string, opts: { protocol?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ rubric: LoadedRubric; label: string }> {
-  if (fs.existsSync(ref) && fs.statSync(ref).isDirectory()) return { rubric: loadRubricDir(ref, opts.protocol), label: path.resolve(ref) };
+export async function resolveRubricRef(
+  ref: string,
+  opts: { protocol?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ rubric: LoadedRubric; label: string }> {
+  if (fs.existsSync(ref) && fs.statSync(ref).isDirectory())
+    return { rubric: loadRubricDir(ref, opts.protocol), label: path.resolve(ref) };
   const store = await openExistingStore(opts.env);
   if (store) {
     const byVersion = await storedRubric(store, ref);

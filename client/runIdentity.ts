@@ -32,20 +32,31 @@ export const runKeyOf = (run: Pick<RunRecord, 'config'>): string | null => {
   return typeof key === 'string' ? key : null;
 };
 
-export type SameRun = { state: 'open'; runId: string; startedAt: string | null } | { state: 'completed'; run: RunRecord } | { state: 'failed'; run: RunRecord };
+export type SameRun =
+  | { state: 'open'; runId: string; startedAt: string | null }
+  | { state: 'completed'; run: RunRecord }
+  | { state: 'failed'; run: RunRecord };
 
 /**
  * The run with this key, if any: one still open on the cluster (found by its memo, so a run whose first activity never
  * stored its record counts too, or by a `running` store record whose workflow Temporal still runs — a resumed run's
  * new execution), else the newest completed one in the store, else the newest that ended otherwise.
  */
-export async function findSameRun(args: { key: string; client: Client; taskQueue: string; store: ResultsStore | null }): Promise<SameRun | null> {
+export async function findSameRun(args: {
+  key: string;
+  client: Client;
+  taskQueue: string;
+  store: ResultsStore | null;
+}): Promise<SameRun | null> {
   const open = await openRunWithKey(args.client, args.taskQueue, args.key);
   if (open) return open;
   const runs = (await args.store?.listRuns()) ?? [];
   const same = runs.filter((r) => runKeyOf(r) === args.key).sort((a, b) => b.startedAt.localeCompare(a.startedAt));
   for (const run of same.filter((r) => r.status === 'running')) {
-    const described = await args.client.workflow.getHandle(run.runId).describe().catch(() => null);
+    const described = await args.client.workflow
+      .getHandle(run.runId)
+      .describe()
+      .catch(() => null);
     if (described?.status.name === 'RUNNING') return { state: 'open', runId: run.runId, startedAt: run.startedAt };
   }
   const completed = same.find((r) => r.status === 'completed');
@@ -56,7 +67,8 @@ export async function findSameRun(args: { key: string; client: Client; taskQueue
 async function openRunWithKey(client: Client, taskQueue: string, key: string): Promise<SameRun | null> {
   const query = `WorkflowType = "benchmarkRun" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
   for await (const wf of client.workflow.list({ query })) {
-    if (wf.memo?.runKey === key) return { state: 'open', runId: wf.workflowId, startedAt: wf.startTime?.toISOString() ?? null };
+    if (wf.memo?.runKey === key)
+      return { state: 'open', runId: wf.workflowId, startedAt: wf.startTime?.toISOString() ?? null };
   }
   return null;
 }
@@ -69,6 +81,7 @@ async function openRunWithKey(client: Client, taskQueue: string, key: string): P
 export async function openAttachedRuns(client: Client, taskQueue: string, except: string): Promise<string[]> {
   const query = `WorkflowType = "benchmarkRun" AND ExecutionStatus = "Running" AND TaskQueue = "${taskQueue}"`;
   const ids: string[] = [];
-  for await (const wf of client.workflow.list({ query })) if (wf.workflowId !== except && wf.memo?.attached === true) ids.push(wf.workflowId);
+  for await (const wf of client.workflow.list({ query }))
+    if (wf.workflowId !== except && wf.memo?.attached === true) ids.push(wf.workflowId);
   return ids;
 }

@@ -19,7 +19,10 @@ export const DEFAULT_PRIORITY = 3;
 const FAIRNESS_KEY_BYTES = 64;
 
 export function runPriority(runId: string, priority: number | undefined): Priority {
-  return { priorityKey: priority ?? DEFAULT_PRIORITY, fairnessKey: Buffer.from(runId).subarray(0, FAIRNESS_KEY_BYTES).toString('utf8') };
+  return {
+    priorityKey: priority ?? DEFAULT_PRIORITY,
+    fairnessKey: Buffer.from(runId).subarray(0, FAIRNESS_KEY_BYTES).toString('utf8'),
+  };
 }
 
 /** `--priority N` as given on the command line: an integer 1 … 5, or a clear error. */
@@ -27,5 +30,7 @@ export function parsePriorityFlag(value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (typeof value === 'string' && Number.isInteger(n) && n >= PRIORITY_HIGHEST && n <= PRIORITY_LOWEST) return n;
-  throw new InputError(`--priority must be an integer from ${PRIORITY_HIGHEST} (first: CI gates) to ${PRIORITY_LOWEST} (last: big sweeps), got "${String(value)}"; without it the config's priority: (default ${DEFAULT_PRIORITY}) is used`);
+  throw new InputError(
+    `--priority must be an integer from ${PRIORITY_HIGHEST} (first: CI gates) to ${PRIORITY_LOWEST} (last: big sweeps), got "${String(value)}"; without it the config's priority: (default ${DEFAULT_PRIORITY}) is used`,
+  );
 }

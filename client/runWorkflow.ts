@@ -44,7 +44,8 @@ export async function runWorkflow<R>(args: {
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env, { omitWorkflowWarnings: Boolean(args.wait) });
       // The worker and its activities load only here: status and detached starts (which use this module) never run one.
-      const { createWorker, workerVersions: versions } = require('../worker/createWorker') as typeof import('../worker/createWorker');
+      const { createWorker, workerVersions: versions } =
+        require('../worker/createWorker') as typeof import('../worker/createWorker');
       workerVersions = versions;
       worker = await createWorker({ connection, namespace, taskQueue: queue, env });
       workerDone = worker.run();
@@ -55,9 +56,20 @@ export async function runWorkflow<R>(args: {
     if (args.attach) await attachable(client, args.workflowId, version);
     const handle = args.attach
       ? client.workflow.getHandle<(...a: any[]) => Promise<R>>(args.workflowId)
-      : await startWorkflow(client, args.workflow, { taskQueue: queue, workflowId: args.workflowId, args: [args.input], ...(args.memo ? { memo: args.memo } : {}), ...(args.priority ? { priority: args.priority } : {}), ...(version ? { versioningOverride: { pinnedTo: version } } : {}) });
+      : await startWorkflow(client, args.workflow, {
+          taskQueue: queue,
+          workflowId: args.workflowId,
+          args: [args.input],
+          ...(args.memo ? { memo: args.memo } : {}),
+          ...(args.priority ? { priority: args.priority } : {}),
+          ...(version ? { versioningOverride: { pinnedTo: version } } : {}),
+        });
     if (interrupt) interrupt.started = true;
-    args.print(args.attach ? `Attached to ${args.workflowId} (task queue ${queue})` : `Started ${args.workflowId} (task queue ${queue})`);
+    args.print(
+      args.attach
+        ? `Attached to ${args.workflowId} (task queue ${queue})`
+        : `Started ${args.workflowId} (task queue ${queue})`,
+    );
     if (args.detach) return undefined;
     try {
       const result = await untilInterrupted(args.wait ? args.wait(handle) : handle.result(), interrupt);
@@ -67,7 +79,8 @@ export async function runWorkflow<R>(args: {
           await untilInterrupted(finishOrphans(client, queue, args.orphans, args.print, serving), interrupt);
         } catch (error) {
           // This run is done; what Ctrl-C leaves open now are the runs this process was serving.
-          if (error instanceof Interrupted && serving.open.length) throw new Interrupted(error.signal, serving.open.join(', '), true);
+          if (error instanceof Interrupted && serving.open.length)
+            throw new Interrupted(error.signal, serving.open.join(', '), true);
           throw error;
         }
       }
@@ -86,7 +99,8 @@ export async function runWorkflow<R>(args: {
       const stopped = workerDone?.catch(() => undefined);
       // After Ctrl-C, don't wait long for in-flight calls: they are cancelled, and Temporal hands them to the next worker.
       await (interrupt?.signal ? Promise.race([stopped, new Promise((r) => setTimeout(r, 2_000))]) : stopped);
-      const { closeSharedBrowser } = require('../activities/adapters/browser') as typeof import('../activities/adapters/browser');
+      const { closeSharedBrowser } =
+        require('../activities/adapters/browser') as typeof import('../activities/adapters/browser');
       await closeSharedBrowser(); // the browser adapter's one browser per worker process
     }
     await client?.connection.close();
@@ -100,7 +114,9 @@ export async function runWorkflow<R>(args: {
 async function attachable(client: Client, workflowId: string, version: { buildId: string } | undefined): Promise<void> {
   const pinned = pinnedVersion((await client.workflow.getHandle(workflowId).describe()).raw);
   if (pinned && version && pinned.buildId !== version.buildId)
-    throw new InputError(`run ${workflowId} with this config is open but pinned to build ${pinned.buildId}, and this checkout is build ${version.buildId} (the code changed since it started): judgeflow resume ${workflowId} moves it onto this build and asks only what the results store does not hold`);
+    throw new InputError(
+      `run ${workflowId} with this config is open but pinned to build ${pinned.buildId}, and this checkout is build ${version.buildId} (the code changed since it started): judgeflow resume ${workflowId} moves it onto this build and asks only what the results store does not hold`,
+    );
 }
 
 /**
@@ -109,12 +125,27 @@ async function attachable(client: Client, workflowId: string, version: { buildId
  * with nobody to finish it. So the process goes on serving such runs until they end, saying so; Ctrl-C hands them
  * back (interruptedMessage says how to continue).
  */
-async function finishOrphans(client: Client, queue: string, orphans: (client: Client, queue: string) => Promise<string[]>, print: (line: string) => void, serving: { open: string[] }): Promise<void> {
+async function finishOrphans(
+  client: Client,
+  queue: string,
+  orphans: (client: Client, queue: string) => Promise<string[]>,
+  print: (line: string) => void,
+  serving: { open: string[] },
+): Promise<void> {
   let open = (serving.open = await orphans(client, queue));
   if (!open.length) return;
-  print(`${open.join(', ')} ${open.length === 1 ? 'is' : 'are'} still open on task queue ${queue} with no process of its own: this process keeps working until ${open.length === 1 ? 'it ends' : 'they end'} (Ctrl-C hands ${open.length === 1 ? 'it' : 'them'} back; \`judgeflow worker\` or the same \`judgeflow run\` command continues ${open.length === 1 ? 'it' : 'them'}).`);
+  print(
+    `${open.join(', ')} ${open.length === 1 ? 'is' : 'are'} still open on task queue ${queue} with no process of its own: this process keeps working until ${open.length === 1 ? 'it ends' : 'they end'} (Ctrl-C hands ${open.length === 1 ? 'it' : 'them'} back; \`judgeflow worker\` or the same \`judgeflow run\` command continues ${open.length === 1 ? 'it' : 'them'}).`,
+  );
   while (open.length) {
-    await Promise.all(open.map((id) => client.workflow.getHandle(id).result().catch(() => undefined)));
+    await Promise.all(
+      open.map((id) =>
+        client.workflow
+          .getHandle(id)
+          .result()
+          .catch(() => undefined),
+      ),
+    );
     open = serving.open = await orphans(client, queue);
   }
   print('Every run this process was serving has ended.');
@@ -163,7 +194,11 @@ function deepestCause(error: Error): Error {
  * Start a workflow. Pinned to a worker's build, the start waits (up to 90 s: a loaded machine registers it late) for that worker's first poll to register
  * the build with the server, which refuses a pin to a version it has not seen.
  */
-export async function startWorkflow<W extends (...a: any[]) => Promise<any>>(client: Client, workflow: W, options: WorkflowStartOptions<W>): Promise<WorkflowHandle<W>> {
+export async function startWorkflow<W extends (...a: any[]) => Promise<any>>(
+  client: Client,
+  workflow: W,
+  options: WorkflowStartOptions<W>,
+): Promise<WorkflowHandle<W>> {
   const deadline = Date.now() + 90_000;
   for (;;) {
     try {
@@ -181,7 +216,8 @@ export async function startWorkflow<W extends (...a: any[]) => Promise<any>>(cli
  * loaded to keep up) fails the start with gRPC's bare "4 DEADLINE_EXCEEDED": say which server, and what to do.
  */
 function unansweredStart(client: Client, error: Error): Error {
-  const address = (client.connection as { options?: { address?: string } }).options?.address ?? temporalTarget().address;
+  const address =
+    (client.connection as { options?: { address?: string } }).options?.address ?? temporalTarget().address;
   return new Error(
     `The Temporal server at ${address} accepted the connection but did not answer the workflow start in time (${error.message}). ` +
       `It may be a stale or overloaded server: check it (judgeflow server status), restart it (judgeflow server stop, if judgeflow started it; ` +
@@ -190,7 +226,10 @@ function unansweredStart(client: Client, error: Error): Error {
 }
 
 /** Run `fn` with a connected client (closed afterwards). */
-export async function withClient<T>(fn: (client: Client) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+export async function withClient<T>(
+  fn: (client: Client) => Promise<T>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<T> {
   const client = await connectClient(env);
   try {
     return await fn(client);

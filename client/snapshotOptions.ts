@@ -64,19 +64,38 @@ function str(values: Values, name: string): string | undefined {
   return typeof v === 'string' && v.trim() ? v.trim() : undefined;
 }
 
-export function numberOption(values: Values, name: string, fallback: number, check: { min?: number; max?: number; integer?: boolean } = {}): number {
+export function numberOption(
+  values: Values,
+  name: string,
+  fallback: number,
+  check: { min?: number; max?: number; integer?: boolean } = {},
+): number {
   const raw = str(values, name);
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  const bad = !Number.isFinite(n) || (check.integer && !Number.isInteger(n)) || (check.min !== undefined && n < check.min) || (check.max !== undefined && n > check.max);
+  const bad =
+    !Number.isFinite(n) ||
+    (check.integer && !Number.isInteger(n)) ||
+    (check.min !== undefined && n < check.min) ||
+    (check.max !== undefined && n > check.max);
   if (bad) {
-    const range = [check.min !== undefined ? `>= ${check.min}` : '', check.max !== undefined ? `<= ${check.max}` : ''].filter(Boolean).join(' and ');
-    throw new InputError(`--${name} ${raw}: expected ${check.integer ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}`);
+    const range = [check.min !== undefined ? `>= ${check.min}` : '', check.max !== undefined ? `<= ${check.max}` : '']
+      .filter(Boolean)
+      .join(' and ');
+    throw new InputError(
+      `--${name} ${raw}: expected ${check.integer ? 'an integer' : 'a number'}${range ? ` ${range}` : ''}`,
+    );
   }
   return n;
 }
 
-const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : undefined);
+const list = (s: string | undefined) =>
+  s
+    ? s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : undefined;
 
 function llm(values: Values, defaults: { temperature: number }): LlmSettings {
   const baseURL = str(values, 'base-url') ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1';
@@ -86,9 +105,13 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
     throw new InputError(`--base-url ${baseURL}: not a URL (e.g. http://127.0.0.1:8000/v1)`);
   }
   const provider = str(values, 'provider');
-  if (provider !== undefined && !(PROVIDER_IDS as readonly string[]).includes(provider)) throw new InputError(`--provider ${provider}: expected one of ${PROVIDER_IDS.join(', ')} (see judgeflow providers)`);
+  if (provider !== undefined && !(PROVIDER_IDS as readonly string[]).includes(provider))
+    throw new InputError(
+      `--provider ${provider}: expected one of ${PROVIDER_IDS.join(', ')} (see judgeflow providers)`,
+    );
   const apiKeyEnv = str(values, 'api-key-env') ?? 'OPENAI_API_KEY';
-  if (!envNameSchema.safeParse(apiKeyEnv).success) throw new InputError(`--api-key-env ${apiKeyEnv}: give the NAME of an environment variable, not a key`);
+  if (!envNameSchema.safeParse(apiKeyEnv).success)
+    throw new InputError(`--api-key-env ${apiKeyEnv}: give the NAME of an environment variable, not a key`);
   return {
     baseURL,
     model: str(values, 'model') ?? 'gpt-4o-mini',
@@ -105,12 +128,18 @@ function llm(values: Values, defaults: { temperature: number }): LlmSettings {
 }
 
 /** Protocols with the given snapshot hook, for error messages. */
-const protocolsThat = (kind: 'generate' | 'curate') => protocols.filter((p) => p.snapshots?.[kind]).map((p) => `"${p.id}"`).join(', ');
+const protocolsThat = (kind: 'generate' | 'curate') =>
+  protocols
+    .filter((p) => p.snapshots?.[kind])
+    .map((p) => `"${p.id}"`)
+    .join(', ');
 
 export function generateInput(values: Values): GenerateInput {
   const protocol = str(values, 'protocol') ?? 'lattice';
   if (!protocolFor(protocol).snapshots?.generate)
-    throw new InputError(`--protocol ${protocol}: only ${protocolsThat('generate')} queries are generated (CryptoAnalystBench queries are curated from traffic: judgeflow snapshot curate)`);
+    throw new InputError(
+      `--protocol ${protocol}: only ${protocolsThat('generate')} queries are generated (CryptoAnalystBench queries are curated from traffic: judgeflow snapshot curate)`,
+    );
   return {
     protocol,
     perCell: numberOption(values, 'per-cell', 15, { min: 1, max: 200, integer: true }),
@@ -132,14 +161,19 @@ export function curateInput(values: Values, from: string): CurateInput {
   const maxChars = numberOption(values, 'max-chars', 500, { min: 1, integer: true });
   if (minChars > maxChars) throw new InputError(`--min-chars ${minChars} is above --max-chars ${maxChars}`);
   const metric = str(values, 'prune-metric') ?? 'mean';
-  if (metric !== 'mean' && metric !== 'total') throw new InputError(`--prune-metric ${metric}: expected "mean" (mean dimension score) or "total" (the protocol's total)`);
+  if (metric !== 'mean' && metric !== 'total')
+    throw new InputError(
+      `--prune-metric ${metric}: expected "mean" (mean dimension score) or "total" (the protocol's total)`,
+    );
   const categoriesFile = str(values, 'categories');
   const input: CurateInput = {
     from: path.resolve(from),
     target: numberOption(values, 'target', 200, { min: 1, integer: true }),
     minChars,
     maxChars,
-    categories: categoriesFile ? loadCategoriesFile(path.resolve(categoriesFile)) : [...curationOf(CURATED_PROTOCOL).defaultCategories],
+    categories: categoriesFile
+      ? loadCategoriesFile(path.resolve(categoriesFile))
+      : [...curationOf(CURATED_PROTOCOL).defaultCategories],
     ...(str(values, 'prune-run') ? { pruneRunId: str(values, 'prune-run') } : {}),
     pruneThreshold: numberOption(values, 'prune-threshold', 8),
     pruneMetric: metric,
@@ -162,7 +196,12 @@ export const STRICT_ENUM_LIMIT = 1000;
 function checkEnumLimit(input: CurateInput): void {
   const profile = profileOf(input.llm);
   const values = input.batchSize * input.categories.length;
-  if (values > STRICT_ENUM_LIMIT && profile.responseFormat === 'json_schema' && profile.strict && input.llm.responseFormat !== 'json_object')
+  if (
+    values > STRICT_ENUM_LIMIT &&
+    profile.responseFormat === 'json_schema' &&
+    profile.strict &&
+    input.llm.responseFormat !== 'json_object'
+  )
     throw new InputError(
       `--batch-size ${input.batchSize} × ${input.categories.length} categories = ${values} enum values in the tagging schema, above the ${STRICT_ENUM_LIMIT} that strict structured outputs allow (provider ${profile.id}); use --batch-size ${Math.max(1, Math.floor(STRICT_ENUM_LIMIT / input.categories.length))} or fewer`,
     );
@@ -177,13 +216,18 @@ export function newJobId(kind: string, now = new Date()): string {
 const CURATED_PROTOCOL = 'cab';
 
 /** The protocol whose queries a refresh makes. */
-export const protocolOfRefresh = (kind: 'generate' | 'curate', input?: { protocol?: string }) => input?.protocol ?? (kind === 'generate' ? 'lattice' : CURATED_PROTOCOL);
+export const protocolOfRefresh = (kind: 'generate' | 'curate', input?: { protocol?: string }) =>
+  input?.protocol ?? (kind === 'generate' ? 'lattice' : CURATED_PROTOCOL);
 
 /**
  * A run config for `--then-run`: its queries come from the new snapshot, so a `queries:` key is optional (and ignored).
  * Validated now (schema, paths, rubric, each copilot's adapter check) so a scheduled run cannot fail on a typo weeks later.
  */
-export function loadThenRunConfig(file: string, kind: 'generate' | 'curate' | 'none', input?: { protocol?: string }): RunConfig {
+export function loadThenRunConfig(
+  file: string,
+  kind: 'generate' | 'curate' | 'none',
+  input?: { protocol?: string },
+): RunConfig {
   const abs = path.resolve(file);
   let raw: unknown;
   try {
@@ -192,12 +236,23 @@ export function loadThenRunConfig(file: string, kind: 'generate' | 'curate' | 'n
     if (error instanceof InputError) throw error;
     throw new InputError(`${abs}: not valid YAML/JSON: ${(error as Error).message}`);
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError(`${abs}: a run config must be a mapping (see judgeflow run --help)`);
-  const config = parseRunConfig({ queries: 'snapshot:pending', ...(raw as Record<string, unknown>) }, abs, path.dirname(abs));
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new InputError(`${abs}: a run config must be a mapping (see judgeflow run --help)`);
+  const config = parseRunConfig(
+    { queries: 'snapshot:pending', ...(raw as Record<string, unknown>) },
+    abs,
+    path.dirname(abs),
+  );
   // A fixed snapshot (refresh none) names its protocol only when a generator or an import recorded it.
   const expected = kind === 'none' ? (input?.protocol ?? config.protocol) : protocolOfRefresh(kind, input);
-  if (config.protocol !== expected && kind === 'none') throw new InputError(`${abs}: protocol "${config.protocol}" cannot run a snapshot made for protocol "${expected}"; use protocol: ${expected}`);
-  if (config.protocol !== expected) throw new InputError(`${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`);
+  if (config.protocol !== expected && kind === 'none')
+    throw new InputError(
+      `${abs}: protocol "${config.protocol}" cannot run a snapshot made for protocol "${expected}"; use protocol: ${expected}`,
+    );
+  if (config.protocol !== expected)
+    throw new InputError(
+      `${abs}: protocol "${config.protocol}" cannot run on a ${kind === 'generate' ? 'generated LATTICE' : 'curated CryptoAnalystBench'} snapshot; use protocol: ${expected}`,
+    );
   const protocol = protocolFor(config.protocol);
   loadConfiguredRubric(protocol, config.rubric);
   validateCopilots(config, abs);

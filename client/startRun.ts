@@ -15,7 +15,11 @@ export function newRunId(protocol: string, now = new Date()): string {
 }
 
 /** The workflow input: the validated config (names of secrets' variables, never their values). */
-export function runInput(config: StoredRunConfig, runId: string, extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean; runKey?: string } = {}): BenchmarkRunInput<StoredRunConfig> {
+export function runInput(
+  config: StoredRunConfig,
+  runId: string,
+  extra: { sourceRunId?: string; reuseJudgments?: boolean; resumeFromStore?: boolean; runKey?: string } = {},
+): BenchmarkRunInput<StoredRunConfig> {
   return {
     runId,
     config,

@@ -25,7 +25,12 @@ function childrenCpuMs(): number | undefined {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Median wall and CPU time of `runs` starts of `node bin/judgeflow.js ...args`. */
-function timeCommand(args: string[], env: NodeJS.ProcessEnv, cwd: string, runs: number): { wallMs: number; cpuMs?: number; exit: number | null } {
+function timeCommand(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  runs: number,
+): { wallMs: number; cpuMs?: number; exit: number | null } {
   const walls: number[] = [];
   const cpus: number[] = [];
   let exit: number | null = null;
@@ -60,15 +65,20 @@ export async function printStartupFigures(log: (line: string) => void, options: 
   const modes: Array<[label: string, env: NodeJS.ProcessEnv]> = [];
   if (built) modes.push(['compiled (dist/)', env]);
   modes.push(['tsx (JUDGEFLOW_DEV=1)', { ...env, JUDGEFLOW_DEV: '1' }]);
-  log(`\nStart-up: node bin/judgeflow.js <command> to exit, median of ${runs} runs, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`);
+  log(
+    `\nStart-up: node bin/judgeflow.js <command> to exit, median of ${runs} runs, ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`,
+  );
   if (!built) log(`dist/ is missing or out of date: no compiled figures (npm run build, in ${PACKAGE_ROOT})`);
-  if (!serverUp) log(`no Temporal server at ${target.address}: "status RUN_ID" is left out (judgeflow server starts one)`);
+  if (!serverUp)
+    log(`no Temporal server at ${target.address}: "status RUN_ID" is left out (judgeflow server starts one)`);
   const width = Math.max(...commands.map((c) => c.join(' ').length));
   log(`  ${'command'.padEnd(width)}  ${modes.map(([label]) => label.padStart(28)).join('')}`);
   for (const args of commands) {
     const cells = modes.map(([, modeEnv]) => {
       const t = timeCommand(args, modeEnv, home, runs);
-      return `${t.wallMs.toFixed(0)} ms${t.cpuMs === undefined ? '' : ` (cpu ${t.cpuMs.toFixed(0)})`} exit ${t.exit}`.padStart(28);
+      return `${t.wallMs.toFixed(0)} ms${t.cpuMs === undefined ? '' : ` (cpu ${t.cpuMs.toFixed(0)})`} exit ${t.exit}`.padStart(
+        28,
+      );
     });
     log(`  ${args.join(' ').padEnd(width)}  ${cells.join('')}`);
   }

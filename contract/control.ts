@@ -30,9 +30,16 @@ export const tuneUpdate = defineUpdate<RunControl, [TuneRequest]>('tune');
 export function unreported(spent: Spend): string {
   const estimated = spent.callsEstimated ?? 0;
   const uncounted = spent.callsWithoutUsage - estimated;
-  const parts = [estimated ? `${estimated} call(s) reported no usage and are estimated from their request and reply size` : '', uncounted ? `${uncounted} call(s) reported no usage and are not counted` : ''].filter(Boolean);
+  const parts = [
+    estimated ? `${estimated} call(s) reported no usage and are estimated from their request and reply size` : '',
+    uncounted ? `${uncounted} call(s) reported no usage and are not counted` : '',
+  ].filter(Boolean);
   return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
 /** "$0.5 and 20000 tokens", or "none". */
-export const describeBudget = (budget: Budget | undefined) => [...(budget?.usd !== undefined ? [`$${budget.usd}`] : []), ...(budget?.tokens !== undefined ? [`${budget.tokens} tokens`] : [])].join(' and ') || 'none';
+export const describeBudget = (budget: Budget | undefined) =>
+  [
+    ...(budget?.usd !== undefined ? [`$${budget.usd}`] : []),
+    ...(budget?.tokens !== undefined ? [`${budget.tokens} tokens`] : []),
+  ].join(' and ') || 'none';

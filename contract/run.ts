@@ -96,7 +96,11 @@ export interface BatchLaneState {
  * the adapters and protocols in services/runConfig.ts), its copilots known by their limits (adapters sit above
  * contract/); the rest rides along unread.
  */
-export type WorkflowRunConfig = Pick<RunConfigKeys<CopilotLimits>, 'protocol' | 'copilots' | 'judge' | 'judges' | 'budget' | 'failFast'> & Record<string, unknown>;
+export type WorkflowRunConfig = Pick<
+  RunConfigKeys<CopilotLimits>,
+  'protocol' | 'copilots' | 'judge' | 'judges' | 'budget' | 'failFast'
+> &
+  Record<string, unknown>;
 
 /**
  * Workflow input. The config carries names of environment variables, never their values. `Config` is the run config

@@ -97,7 +97,10 @@ export interface FixedQueriesInput {
   collectAgain: boolean;
 }
 
-export type RefreshSpec = { kind: 'generate'; options: GenerateInput } | { kind: 'curate'; options: CurateInput } | { kind: 'none'; options: FixedQueriesInput };
+export type RefreshSpec =
+  | { kind: 'generate'; options: GenerateInput }
+  | { kind: 'curate'; options: CurateInput }
+  | { kind: 'none'; options: FixedQueriesInput };
 
 /** Where and when a schedule's runs are reported: POSTed JSON, by an activity, once per run. */
 export interface AlertSettings {

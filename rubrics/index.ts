@@ -18,15 +18,25 @@ export function loadConfiguredRubric(protocol: ProtocolModule, spec: RubricSpec 
   if (typeof spec === 'string') return protocol.loadRubric(spec);
   const known = Object.keys(protocol.referenceRubrics ?? {});
   const builder = protocol.referenceRubrics?.[spec.from];
-  if (!builder) throw new InputError(`rubric: { from: ${spec.from} } is not a reference rubric of protocol ${protocol.id}; ${known.length ? `known: ${known.join(', ')}` : 'it has none'}`);
+  if (!builder)
+    throw new InputError(
+      `rubric: { from: ${spec.from} } is not a reference rubric of protocol ${protocol.id}; ${known.length ? `known: ${known.join(', ')}` : 'it has none'}`,
+    );
   const file = path.resolve(spec.file ?? builder.defaultFile);
   if (!fs.existsSync(file))
-    throw new InputError(`rubric: { from: ${spec.from} } needs ${builder.describe} at ${file}, which does not exist; fetch it with judgeflow dataset fetch ${protocol.id}, or set rubric.file to where a copy is`);
+    throw new InputError(
+      `rubric: { from: ${spec.from} } needs ${builder.describe} at ${file}, which does not exist; fetch it with judgeflow dataset fetch ${protocol.id}, or set rubric.file to where a copy is`,
+    );
   return builder.build(file);
 }
 
 /** Where a config's rubric comes from, for messages. */
-export const rubricSpecText = (protocol: ProtocolModule, spec: RubricSpec | undefined) => (spec === undefined ? protocol.defaultRubricDir : typeof spec === 'string' ? spec : `rubric: { from: ${spec.from}${spec.file ? `, file: ${spec.file}` : ''} }`);
+export const rubricSpecText = (protocol: ProtocolModule, spec: RubricSpec | undefined) =>
+  spec === undefined
+    ? protocol.defaultRubricDir
+    : typeof spec === 'string'
+      ? spec
+      : `rubric: { from: ${spec.from}${spec.file ? `, file: ${spec.file}` : ''} }`;
 
 export function protocolFor(id: string): ProtocolModule {
   const found = protocols.find((p) => p.id === id);

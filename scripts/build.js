@@ -11,7 +11,18 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
 /** The folders compiled into dist/ (the layout's code folders; test/ and scripts/ run through jest and tsx). */
-const SOURCE_DIRS = ['contract', 'services', 'workflows', 'activities', 'worker', 'client', 'rubrics', 'core', 'stores', 'sim'];
+const SOURCE_DIRS = [
+  'contract',
+  'services',
+  'workflows',
+  'activities',
+  'worker',
+  'client',
+  'rubrics',
+  'core',
+  'stores',
+  'sim',
+];
 /** Files outside SOURCE_DIRS that change what the build produces. */
 const BUILD_INPUTS = ['tsconfig.json', 'scripts/build.js'];
 const STAMP = '.build-stamp.json';
@@ -72,8 +83,14 @@ function sourceDirnamePlugin(root) {
         const text = await fs.promises.readFile(args.path, 'utf8');
         if (!/\b__dirname\b/.test(text)) return undefined;
         const sourceDir = path.dirname(args.path);
-        const up = path.relative(path.join(root, 'dist', path.relative(root, sourceDir)), sourceDir).split(path.sep).join('/');
-        return { contents: text.replace(/\b__dirname\b/g, `require('node:path').join(__dirname, ${JSON.stringify(up)})`), loader: 'ts' };
+        const up = path
+          .relative(path.join(root, 'dist', path.relative(root, sourceDir)), sourceDir)
+          .split(path.sep)
+          .join('/');
+        return {
+          contents: text.replace(/\b__dirname\b/g, `require('node:path').join(__dirname, ${JSON.stringify(up)})`),
+          loader: 'ts',
+        };
       });
     },
   };
@@ -135,7 +152,9 @@ async function build(root = ROOT, log = (line) => console.log(line)) {
     fs.rmSync(next, { recursive: true, force: true }); // a build running at the same time put its dist/ there first
   }
   fs.rmSync(old, { recursive: true, force: true });
-  log(`judgeflow build: ${sources.length} modules compiled and the workflows bundled into dist/ in ${Date.now() - started} ms`);
+  log(
+    `judgeflow build: ${sources.length} modules compiled and the workflows bundled into dist/ in ${Date.now() - started} ms`,
+  );
   return true;
 }
 

@@ -51,19 +51,30 @@ interface Row {
 }
 
 // Input shapes: what a user writes (a key with a default is optional to write).
-const jsonSchemaOf = (schema: z.ZodType): JsonSchema => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+const jsonSchemaOf = (schema: z.ZodType): JsonSchema =>
+  z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
 
 const code = (value: unknown) => '`' + JSON.stringify(value) + '`';
 // Table cells: a pipe would end the cell, and `<output>` would be read as an HTML tag.
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\s*\n\s*/g, ' ');
+const cell = (text: string) =>
+  text
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\s*\n\s*/g, ' ');
 
 const variantsOf = (node: JsonSchema) => node.anyOf ?? node.oneOf;
 const isObject = (node: JsonSchema) => node.type === 'object' || node.properties !== undefined;
 const isNull = (node: JsonSchema) => node.type === 'null';
-const isRecord = (node: JsonSchema) => isObject(node) && !node.properties && typeof node.additionalProperties === 'object';
+const isRecord = (node: JsonSchema) =>
+  isObject(node) && !node.properties && typeof node.additionalProperties === 'object';
 
 /** GitHub's anchor for a heading. */
-const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 
 function range(lo: number | undefined, hi: number | undefined, exclusiveLo?: number): string {
   const top = hi !== undefined && hi < Number.MAX_SAFE_INTEGER ? hi : undefined;
@@ -84,8 +95,12 @@ export function typeText(node: JsonSchema): string {
   if (variants) {
     const nonNull = variants.filter((v) => !isNull(v));
     const tags = nonNull.map((v) => v.properties?.type?.const);
-    if (nonNull.length > 1 && tags.every((t) => typeof t === 'string')) return `object, by type: ${tags.map(code).join(' | ')}`;
-    const alternatives = nonNull.every(isObject) && nonNull.length > 1 ? `one of ${nonNull.map((v) => '{' + Object.keys(v.properties ?? {}).join(', ') + '}').join(', ')}` : nonNull.map(typeText).join(' or ');
+    if (nonNull.length > 1 && tags.every((t) => typeof t === 'string'))
+      return `object, by type: ${tags.map(code).join(' | ')}`;
+    const alternatives =
+      nonNull.every(isObject) && nonNull.length > 1
+        ? `one of ${nonNull.map((v) => '{' + Object.keys(v.properties ?? {}).join(', ') + '}').join(', ')}`
+        : nonNull.map(typeText).join(' or ');
     return nonNull.length < variants.length ? `${alternatives} or null` : alternatives;
   }
   switch (node.type) {
@@ -99,7 +114,12 @@ export function typeText(node: JsonSchema): string {
     case 'boolean':
       return 'boolean';
     case 'array': {
-      const count = node.maxItems !== undefined ? ` (${node.minItems ?? 0}–${node.maxItems})` : node.minItems ? ` (at least ${node.minItems})` : '';
+      const count =
+        node.maxItems !== undefined
+          ? ` (${node.minItems ?? 0}–${node.maxItems})`
+          : node.minItems
+            ? ` (at least ${node.minItems})`
+            : '';
       return `list of ${node.items ? typeText(node.items) : 'values'}${count}`;
     }
     case 'object':
@@ -126,7 +146,12 @@ export function rowsOf(node: JsonSchema, prefix = '', links: Record<string, stri
   for (const [key, child] of Object.entries(node.properties ?? {})) {
     const name = prefix + key;
     const link = links[name];
-    rows.push({ key: name, type: link ? `${typeText(child)}, see [${link}](#${anchorOf(link)})` : typeText(child), default: defaultText(child, required.has(key)), meaning: child.description ?? '' });
+    rows.push({
+      key: name,
+      type: link ? `${typeText(child)}, see [${link}](#${anchorOf(link)})` : typeText(child),
+      default: defaultText(child, required.has(key)),
+      meaning: child.description ?? '',
+    });
     if (link) continue;
     rows.push(...nestedRows(child, name));
   }
@@ -171,39 +196,60 @@ function sections(): Section[] {
     {
       heading: 'Run config (top level)',
       intro: 'The keys of the config file itself. A key marked required has no default; `—` means unset unless given.',
-      rows: rowsOf(run, '', { judge: 'judge', judges: 'judges (a panel)', panel: 'judges (a panel)', copilots: 'copilots', ...protocolLinks }).map((r) =>
-        protocols.some((p) => p.id === r.key) && !r.meaning ? { ...r, meaning: `Options of protocol ${r.key}; allowed only when protocol is ${r.key}.` } : r,
+      rows: rowsOf(run, '', {
+        judge: 'judge',
+        judges: 'judges (a panel)',
+        panel: 'judges (a panel)',
+        copilots: 'copilots',
+        ...protocolLinks,
+      }).map((r) =>
+        protocols.some((p) => p.id === r.key) && !r.meaning
+          ? { ...r, meaning: `Options of protocol ${r.key}; allowed only when protocol is ${r.key}.` }
+          : r,
       ),
     },
     {
       heading: 'judge',
-      intro: 'One judge: the endpoint and model that score the answers. Give `judge:` or `judges:`, exactly one of the two.',
+      intro:
+        'One judge: the endpoint and model that score the answers. Give `judge:` or `judges:`, exactly one of the two.',
       rows: rowsOf(jsonSchemaOf(judgeConfigSchema)),
     },
     {
       heading: 'judges (a panel)',
       intro:
         '`judges:` is a list of two to twelve members; every judge unit is judged by every member. A member takes every `judge:` key except `samples` (a panel has `panel.samples`), plus `name` and `family`.',
-      rows: [...rowsOf(jsonSchemaOf(panelJudgeSchema), 'judges[].'), ...rowsOf(jsonSchemaOf(panelOptionsSchema), 'panel.')],
+      rows: [
+        ...rowsOf(jsonSchemaOf(panelJudgeSchema), 'judges[].'),
+        ...rowsOf(jsonSchemaOf(panelOptionsSchema), 'panel.'),
+      ],
     },
     {
       heading: 'copilots',
       intro:
-        'Every copilot has these keys whatever its `type`; the limits are enforced by the run\'s workflow, so they hold across all workers. Each `type` adds its own keys (the sections below; details in [adapters.md](adapters.md)).',
+        "Every copilot has these keys whatever its `type`; the limits are enforced by the run's workflow, so they hold across all workers. Each `type` adds its own keys (the sections below; details in [adapters.md](adapters.md)).",
       rows: rowsOf(jsonSchemaOf(z.object(copilotBaseShape)), 'copilots[].'),
     },
   ];
   const baseKeys = new Set(Object.keys(copilotBaseShape));
   for (const adapter of adapterModules) {
     const schema = jsonSchemaOf(adapter.configSchema);
-    const own: JsonSchema = { ...schema, properties: Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !baseKeys.has(k))) };
-    out.push({ heading: `copilot type: ${adapter.type}`, intro: schema.properties?.type?.description ?? '', rows: rowsOf(own, 'copilots[].') });
+    const own: JsonSchema = {
+      ...schema,
+      properties: Object.fromEntries(Object.entries(schema.properties ?? {}).filter(([k]) => !baseKeys.has(k))),
+    };
+    out.push({
+      heading: `copilot type: ${adapter.type}`,
+      intro: schema.properties?.type?.description ?? '',
+      rows: rowsOf(own, 'copilots[].'),
+    });
   }
   for (const protocol of protocols) {
     const rows = rowsOf(jsonSchemaOf(protocol.optionsSchema), `${protocol.id}.`);
     out.push({
       heading: `protocol options: ${protocol.id}`,
-      intro: rows.length ? `The \`${protocol.id}:\` section, read only when \`protocol: ${protocol.id}\`.` : `Protocol \`${protocol.id}\` has no options of its own; a \`${protocol.id}:\` section must be empty.`,
+      intro: rows.length
+        ? `The \`${protocol.id}:\` section, read only when \`protocol: ${protocol.id}\`.`
+        : `Protocol \`${protocol.id}\` has no options of its own; a \`${protocol.id}:\` section must be empty.`,
       rows,
     });
   }
@@ -220,12 +266,13 @@ export function renderConfigurationReference(): string {
     '',
     'A run config is YAML or JSON, validated before anything starts: an unknown key or a bad value is an error naming its path (`copilots.1.concurrency: …`), exit code 2. Paths are relative to the config file. Secrets never go in a config: `apiKeyEnv` and `${VAR}` name environment variables that only the worker reads.',
     '',
-    'Every key below comes from the schema the config is checked with (`client/config.ts`, `core/llm/judgeConfig.ts`, each adapter\'s `configSchema` in `activities/adapters/`, each protocol\'s `optionsSchema` in `rubrics/`); the meaning is the key\'s `.describe()`. Rows like `a.b` are keys inside `a`, `a[].b` keys of each item of the list `a`.',
+    "Every key below comes from the schema the config is checked with (`client/config.ts`, `core/llm/judgeConfig.ts`, each adapter's `configSchema` in `activities/adapters/`, each protocol's `optionsSchema` in `rubrics/`); the meaning is the key's `.describe()`. Rows like `a.b` are keys inside `a`, `a[].b` keys of each item of the list `a`.",
     '',
     ...all.map((s) => `- [${s.heading}](#${anchorOf(s.heading)})`),
     '',
   ];
-  for (const s of all) parts.push(`## ${s.heading}`, '', ...(s.intro ? [s.intro, ''] : []), ...(s.rows.length ? [table(s.rows), ''] : []));
+  for (const s of all)
+    parts.push(`## ${s.heading}`, '', ...(s.intro ? [s.intro, ''] : []), ...(s.rows.length ? [table(s.rows), ''] : []));
   return parts.join('\n');
 }
 

@@ -119,7 +119,21 @@ export const MOVES: Array<[from: string, to: string]> = [
 ];
 
 /** Folders whose code files have their module paths rewritten. */
-const CODE_DIRS = ['activities', 'bin', 'client', 'contract', 'core', 'rubrics', 'scripts', 'services', 'sim', 'stores', 'test', 'worker', 'workflows'];
+const CODE_DIRS = [
+  'activities',
+  'bin',
+  'client',
+  'contract',
+  'core',
+  'rubrics',
+  'scripts',
+  'services',
+  'sim',
+  'stores',
+  'test',
+  'worker',
+  'workflows',
+];
 const CODE_FILE = /\.(ts|tsx|js|cjs|mjs)$/;
 /** This script and its test: their paths are the table's and the fixtures', left as written. */
 const SELF = ['scripts/restructure.ts', 'test/scripts/restructure.test.ts'];
@@ -175,12 +189,18 @@ function plannedFileMoves(table: Array<[string, string]>): Map<string, string> {
   const moves = new Map<string, string>();
   for (const [from, to] of table) {
     if (!exists(from)) {
-      if (!exists(to) && !from.startsWith('test/')) note(`MISSING: ${from} (nor ${to}) does not exist; its move was skipped. Was it renamed or deleted on another branch?`);
+      if (!exists(to) && !from.startsWith('test/'))
+        note(
+          `MISSING: ${from} (nor ${to}) does not exist; its move was skipped. Was it renamed or deleted on another branch?`,
+        );
       continue;
     }
     for (const file of filesUnder(from)) {
       const target = to + file.slice(from.length);
-      if (exists(target)) throw new Error(`${file} would move to ${target}, which exists already. Move or merge one of them by hand, then run again.`);
+      if (exists(target))
+        throw new Error(
+          `${file} would move to ${target}, which exists already. Move or merge one of them by hand, then run again.`,
+        );
       moves.set(file, target);
     }
   }
@@ -198,7 +218,8 @@ function movedEarlier(table: Array<[string, string]>, base: string): string | nu
     if (base === from || base === strip(from)) candidate = to;
     else if (base.startsWith(`${from}/`)) candidate = to + base.slice(from.length);
     if (!candidate) continue;
-    for (const suffix of RESOLVE_SUFFIXES) if (exists(candidate + suffix) && !isDir(candidate + suffix)) return candidate + suffix;
+    for (const suffix of RESOLVE_SUFFIXES)
+      if (exists(candidate + suffix) && !isDir(candidate + suffix)) return candidate + suffix;
   }
   return null;
 }
@@ -216,7 +237,8 @@ function resolveSpecifier(fromFile: string, specifier: string): { target: string
   if (base.startsWith('..')) return null;
   for (const suffix of RESOLVE_SUFFIXES) {
     const candidate = base + suffix;
-    if (exists(candidate) && !isDir(candidate)) return { target: candidate, kind: suffix.startsWith('/index') ? 'folder' : 'file' };
+    if (exists(candidate) && !isDir(candidate))
+      return { target: candidate, kind: suffix.startsWith('/index') ? 'folder' : 'file' };
   }
   if (isDir(base)) return { target: base, kind: 'folder' };
   return null;
@@ -251,7 +273,17 @@ function isModuleCall(node: ts.CallExpression): boolean {
   if (ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression)) {
     const [obj, fn] = [callee.expression.text, callee.name.text];
     if (obj === 'require') return fn === 'resolve';
-    if (obj === 'jest') return ['mock', 'doMock', 'unmock', 'dontMock', 'requireActual', 'requireMock', 'createMockFromModule', 'setMock'].includes(fn);
+    if (obj === 'jest')
+      return [
+        'mock',
+        'doMock',
+        'unmock',
+        'dontMock',
+        'requireActual',
+        'requireMock',
+        'createMockFromModule',
+        'setMock',
+      ].includes(fn);
   }
   return false;
 }
@@ -265,11 +297,13 @@ function pathLiterals(file: string, text: string): Array<{ node: ts.StringLitera
   const visit = (node: ts.Node) => {
     let spec: ts.Node | undefined;
     if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) spec = node.moduleSpecifier;
-    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) spec = node.moduleReference.expression;
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      spec = node.moduleReference.expression;
     else if (ts.isCallExpression(node) && isModuleCall(node)) spec = node.arguments[0];
     else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) spec = node.argument.literal;
     if (spec && ts.isStringLiteralLike(spec)) moduleNodes.add(spec);
-    if (ts.isStringLiteralLike(node) && (moduleNodes.has(node) ? /^\.\.?(\/|$)/ : /^\.\.?\//).test(node.text)) out.push({ node, module: false });
+    if (ts.isStringLiteralLike(node) && (moduleNodes.has(node) ? /^\.\.?(\/|$)/ : /^\.\.?\//).test(node.text))
+      out.push({ node, module: false });
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -281,7 +315,14 @@ function pathLiterals(file: string, text: string): Array<{ node: ts.StringLitera
  * New module paths for one file. `oldFile` is where it is now, `newFile` where it will be; every literal is resolved in
  * the tree as it is now (before any move), then pointed at its target's new place.
  */
-function planFileEdits(oldFile: string, newFile: string, text: string, fileMoves: Map<string, string>, dirMoves: Map<string, string>, table: Array<[string, string]>): Edit[] {
+function planFileEdits(
+  oldFile: string,
+  newFile: string,
+  text: string,
+  fileMoves: Map<string, string>,
+  dirMoves: Map<string, string>,
+  table: Array<[string, string]>,
+): Edit[] {
   const edits: Edit[] = [];
   for (const { node, module } of pathLiterals(oldFile, text)) {
     const old = node.text;
@@ -319,7 +360,8 @@ function planFileEdits(oldFile: string, newFile: string, text: string, fileMoves
     if (target === resolved.target && oldFile === newFile) continue;
     // Non-module strings are rewritten only when they name a moved thing (a literal './x' may be anything else).
     if (!module && target === resolved.target) {
-      if (oldFile !== newFile) note(`CHECK: ${newFile} (moved) holds the path string '${old}' relative to its old place; left as it is.`);
+      if (oldFile !== newFile)
+        note(`CHECK: ${newFile} (moved) holds the path string '${old}' relative to its old place; left as it is.`);
       continue;
     }
     const next = specifierTo(newFile, target, old, kind);
@@ -333,9 +375,13 @@ function planFileEdits(oldFile: string, newFile: string, text: string, fileMoves
 
 /** Repository paths of moved files in comments and Markdown (`core/llm.ts` → `core/llm/client.ts`), longest first. */
 function mentionRewriter(fileMoves: Map<string, string>, dirMoves: Map<string, string>): (text: string) => string {
-  const pairs: Array<[string, string]> = [...fileMoves, ...[...dirMoves].map(([a, b]) => [`${a}/`, `${b}/`] as [string, string])];
+  const pairs: Array<[string, string]> = [
+    ...fileMoves,
+    ...[...dirMoves].map(([a, b]) => [`${a}/`, `${b}/`] as [string, string]),
+  ];
   // Moves done on an earlier run too, so a mention merged in since then follows (no new path is an old one).
-  for (const [from, to] of TABLE) if (!exists(from) && exists(to)) pairs.push(isDir(to) ? [`${from}/`, `${to}/`] : [from, to]);
+  for (const [from, to] of TABLE)
+    if (!exists(from) && exists(to)) pairs.push(isDir(to) ? [`${from}/`, `${to}/`] : [from, to]);
   pairs.sort((a, b) => b[0].length - a[0].length);
   if (!pairs.length) return (t) => t;
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -346,7 +392,13 @@ function mentionRewriter(fileMoves: Map<string, string>, dirMoves: Map<string, s
 
 /** Path mentions in a code file's comments and strings (found through the parse, so a `//` inside a string or regex is not a comment). */
 function commentEdits(file: string, text: string, rewrite: (t: string) => string): Edit[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, /\.[cm]?js$/.test(file) ? ts.ScriptKind.JS : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    file,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    /\.[cm]?js$/.test(file) ? ts.ScriptKind.JS : ts.ScriptKind.TS,
+  );
   const seen = new Set<number>();
   const edits: Edit[] = [];
   const take = (ranges: ts.CommentRange[] | undefined) => {
@@ -361,7 +413,13 @@ function commentEdits(file: string, text: string, rewrite: (t: string) => string
     take(ts.getLeadingCommentRanges(text, node.pos));
     take(ts.getTrailingCommentRanges(text, node.end));
     // Strings naming a repository path (`'core/judgeConfig.ts'` in a generated doc, a test reading a source file).
-    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) {
+    if (
+      ts.isStringLiteral(node) ||
+      ts.isNoSubstitutionTemplateLiteral(node) ||
+      ts.isTemplateHead(node) ||
+      ts.isTemplateMiddle(node) ||
+      ts.isTemplateTail(node)
+    ) {
       const [start, end] = [node.getStart(), node.getEnd()];
       const next = rewrite(text.slice(start, end));
       if (next !== text.slice(start, end)) edits.push({ start, end, text: next });
@@ -378,7 +436,15 @@ function commentEdits(file: string, text: string, rewrite: (t: string) => string
         if (next === joined) next = rewrite(`${joined}/`).replace(/\/$/, ''); // a moved folder
         if (next !== joined) {
           const quote = text[args[i].getStart()];
-          edits.push({ start: args[i].getStart(), end: args[args.length - 1].getEnd(), text: next.split('/').filter(Boolean).map((p) => `${quote}${p}${quote}`).join(', ') });
+          edits.push({
+            start: args[i].getStart(),
+            end: args[args.length - 1].getEnd(),
+            text: next
+              .split('/')
+              .filter(Boolean)
+              .map((p) => `${quote}${p}${quote}`)
+              .join(', '),
+          });
           break;
         }
       }
@@ -403,7 +469,12 @@ function applyEdits(text: string, edits: Edit[]): string {
 }
 
 /** Apply `moves` (default: the table above) to the git checkout at `root`; returns what it printed. */
-export function restructure(options: { root: string; moves?: Array<[string, string]>; dryRun?: boolean; print?: (line: string) => void }): string[] {
+export function restructure(options: {
+  root: string;
+  moves?: Array<[string, string]>;
+  dryRun?: boolean;
+  print?: (line: string) => void;
+}): string[] {
   ROOT = options.root;
   TABLE = options.moves ?? MOVES;
   DRY = options.dryRun ?? false;
@@ -425,7 +496,9 @@ function main(): void {
   const fileMoves = plannedFileMoves(table);
   const dirMoves = folderMoves(table);
   const rewriteMentions = mentionRewriter(fileMoves, dirMoves);
-  const codeFiles = CODE_DIRS.flatMap(filesUnder).filter((f) => CODE_FILE.test(f) && !f.endsWith('.d.ts') && !SELF.includes(f));
+  const codeFiles = CODE_DIRS.flatMap(filesUnder).filter(
+    (f) => CODE_FILE.test(f) && !f.endsWith('.d.ts') && !SELF.includes(f),
+  );
 
   // 1. Plan every file's new text against the tree as it is (resolution needs the old layout).
   const newTexts = new Map<string, string>();
@@ -442,10 +515,18 @@ function main(): void {
     if (next !== text) {
       newTexts.set(file, next);
       pathsRewritten += modulePaths;
-      say(`rewrite ${file}${newFile !== file ? ` (→ ${newFile})` : ''}: ${modulePaths} module path(s)${edits.length > modulePaths ? `, ${edits.length - modulePaths} path mention(s) in comments or strings` : ''}`);
+      say(
+        `rewrite ${file}${newFile !== file ? ` (→ ${newFile})` : ''}: ${modulePaths} module path(s)${edits.length > modulePaths ? `, ${edits.length - modulePaths} path mention(s) in comments or strings` : ''}`,
+      );
     }
-    if (newFile !== file && /\b__dirname\b|\b__filename\b/.test(text) && path.posix.dirname(newFile).split('/').length !== path.posix.dirname(file).split('/').length) {
-      note(`CHECK: ${file} → ${newFile} uses __dirname/__filename and now sits at another depth: check every path built from it.`);
+    if (
+      newFile !== file &&
+      /\b__dirname\b|\b__filename\b/.test(text) &&
+      path.posix.dirname(newFile).split('/').length !== path.posix.dirname(file).split('/').length
+    ) {
+      note(
+        `CHECK: ${file} → ${newFile} uses __dirname/__filename and now sits at another depth: check every path built from it.`,
+      );
     }
   }
   const docFiles = [...DOC_FILES.filter(exists), ...DOC_DIRS.flatMap(filesUnder).filter((f) => f.endsWith('.md'))];
@@ -472,15 +553,23 @@ function main(): void {
     // Folders left empty by the moves (deepest first, so a moved folder's empty subfolders go before it).
     const removeEmpty = (dir: string): void => {
       if (!isDir(dir)) return;
-      for (const entry of fs.readdirSync(abs(dir), { withFileTypes: true })) if (entry.isDirectory()) removeEmpty(`${dir}/${entry.name}`);
+      for (const entry of fs.readdirSync(abs(dir), { withFileTypes: true }))
+        if (entry.isDirectory()) removeEmpty(`${dir}/${entry.name}`);
       if (fs.readdirSync(abs(dir)).length === 0) fs.rmdirSync(abs(dir));
     };
     for (const [from] of table) {
       removeEmpty(isDir(from) ? from : path.posix.dirname(from));
-      for (let dir = path.posix.dirname(from); dir && dir !== '.' && isDir(dir) && fs.readdirSync(abs(dir)).length === 0; dir = path.posix.dirname(dir)) fs.rmdirSync(abs(dir));
+      for (
+        let dir = path.posix.dirname(from);
+        dir && dir !== '.' && isDir(dir) && fs.readdirSync(abs(dir)).length === 0;
+        dir = path.posix.dirname(dir)
+      )
+        fs.rmdirSync(abs(dir));
     }
   }
-  say(`\n${fileMoves.size} file(s) ${DRY ? 'to move' : 'moved'}, ${pathsRewritten} module path(s) in ${newTexts.size} file(s) ${DRY ? 'to rewrite' : 'rewritten'}.`);
+  say(
+    `\n${fileMoves.size} file(s) ${DRY ? 'to move' : 'moved'}, ${pathsRewritten} module path(s) in ${newTexts.size} file(s) ${DRY ? 'to rewrite' : 'rewritten'}.`,
+  );
   if (!fileMoves.size && !newTexts.size) say('Nothing to do: the layout is already the new one.');
   if (notes.length) say(`\nFor a human to check:\n${[...new Set(notes)].map((n) => `  - ${n}`).join('\n')}`);
 }

@@ -18,7 +18,16 @@ import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from
 import { judgeScoresOf, toFacts } from '../core/study/analysis';
 import { failureReasons } from '../core/stats/failureReasons';
 import { protocolFor } from '../rubrics';
-import { protocolOptions, requireRubric, requireRun, runDir, panelAggregate, panelMinJudges, runSamples, type ActivityDeps } from '../activities/deps';
+import {
+  protocolOptions,
+  requireRubric,
+  requireRun,
+  runDir,
+  panelAggregate,
+  panelMinJudges,
+  runSamples,
+  type ActivityDeps,
+} from '../activities/deps';
 import type { ControlStep } from '../contract/run';
 import { describeLimitChange } from '../contract/configChange';
 import { writeArtefacts } from '../activities/artefacts';
@@ -32,14 +41,20 @@ import { groundingFigures } from '../activities/grounding';
  */
 
 /** Answers longer than maxAnswerChars: the judge saw only their beginning (report.json `truncatedForJudge`). */
-function truncatedForJudge(responses: StoredResponse[], maxAnswerChars: number): Array<{ queryId: string; copilot: string; chars: number }> {
+function truncatedForJudge(
+  responses: StoredResponse[],
+  maxAnswerChars: number,
+): Array<{ queryId: string; copilot: string; chars: number }> {
   return responses.flatMap((r) => {
     const chars = r.text && r.text.length > maxAnswerChars ? codePointLength(r.text) : 0;
     return chars > maxAnswerChars ? [{ queryId: r.queryId, copilot: r.copilot, chars }] : [];
   });
 }
 
-function truncatedMarkdown(truncated: Array<{ queryId: string; copilot: string; chars: number }>, maxAnswerChars: number): string[] {
+function truncatedMarkdown(
+  truncated: Array<{ queryId: string; copilot: string; chars: number }>,
+  maxAnswerChars: number,
+): string[] {
   if (!truncated.length) return [];
   return [
     '',
@@ -47,33 +62,86 @@ function truncatedMarkdown(truncated: Array<{ queryId: string; copilot: string; 
     '',
     `${truncated.length} answer(s) were longer than maxAnswerChars (${maxAnswerChars.toLocaleString('en')} characters): each is stored and in responses.jsonl whole, but the judge was sent only its first ${maxAnswerChars.toLocaleString('en')} characters, with a note saying so.`,
     '',
-    table(['query', 'copilot', 'characters'], truncated.map((t) => [t.queryId, t.copilot, t.chars])),
+    table(
+      ['query', 'copilot', 'characters'],
+      truncated.map((t) => [t.queryId, t.copilot, t.chars]),
+    ),
   ];
 }
 
 /** report.md's account of the run's pauses, resumes, tunes, config replacements and budget warnings. */
 function controlMarkdown(control: Record<string, unknown> | null): string[] {
-  const record = control as { history?: ControlStep[]; warnings?: string[]; budget?: { usd?: number; tokens?: number } } | null;
+  const record = control as {
+    history?: ControlStep[];
+    warnings?: string[];
+    budget?: { usd?: number; tokens?: number };
+  } | null;
   if (!record || (!record.history?.length && !record.warnings?.length)) return [];
-  const budget = record.budget ? [`Budget: ${[record.budget.usd !== undefined ? `$${record.budget.usd}` : '', record.budget.tokens !== undefined ? `${record.budget.tokens} tokens` : ''].filter(Boolean).join(', ')}.`, ''] : [];
+  const budget = record.budget
+    ? [
+        `Budget: ${[record.budget.usd !== undefined ? `$${record.budget.usd}` : '', record.budget.tokens !== undefined ? `${record.budget.tokens} tokens` : ''].filter(Boolean).join(', ')}.`,
+        '',
+      ]
+    : [];
   // A tune says each limit's old and new value, and why.
-  const step = (h: ControlStep) => (h.limits?.length ? `${h.limits.map(describeLimitChange).join('; ')} (${h.reason})` : h.reason);
-  return ['', '## Pauses and budget', '', ...budget, ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`), ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(step(h))}`)];
+  const step = (h: ControlStep) =>
+    h.limits?.length ? `${h.limits.map(describeLimitChange).join('; ')} (${h.reason})` : h.reason;
+  return [
+    '',
+    '## Pauses and budget',
+    '',
+    ...budget,
+    ...(record.warnings ?? []).map((w) => `- ${mdText(w)}`),
+    ...(record.history ?? []).map((h) => `- ${h.at}: ${h.action} (${h.by}): ${mdText(step(h))}`),
+  ];
 }
 
 /** report.md's list of the run's artefacts (failure screenshots), linked to their copies beside the report. */
 function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
   if (!artefacts?.length) return [];
   // Links point at artefacts/<file> beside the report; the ids and names are the store's, the names escaped as text.
-  return ['', '## Artefacts', '', table(['artefact', 'name', 'type', 'bytes'], artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]))];
+  return [
+    '',
+    '## Artefacts',
+    '',
+    table(
+      ['artefact', 'name', 'type', 'bytes'],
+      artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]),
+    ),
+  ];
 }
 
 /** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
 async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
   const out = fs.createWriteStream(file);
   const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
-  for (const { queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId } of responses) {
-    const line = JSON.stringify({ queryId, copilot, status, text, adapter, startedAt, finishedAt, latencyMs, errorKind, errorMessage, conversationId }) + '\n';
+  for (const {
+    queryId,
+    copilot,
+    status,
+    text,
+    adapter,
+    startedAt,
+    finishedAt,
+    latencyMs,
+    errorKind,
+    errorMessage,
+    conversationId,
+  } of responses) {
+    const line =
+      JSON.stringify({
+        queryId,
+        copilot,
+        status,
+        text,
+        adapter,
+        startedAt,
+        finishedAt,
+        latencyMs,
+        errorKind,
+        errorMessage,
+        conversationId,
+      }) + '\n';
     if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
   out.end();
@@ -81,7 +149,15 @@ async function writeResponsesJsonl(file: string, responses: StoredResponse[]): P
 }
 
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
-export async function buildRunReport(deps: ActivityDeps, runId: string): Promise<{ run: Awaited<ReturnType<typeof requireRun>>; files: ReportFiles; html: string; responses: StoredResponse[] }> {
+export async function buildRunReport(
+  deps: ActivityDeps,
+  runId: string,
+): Promise<{
+  run: Awaited<ReturnType<typeof requireRun>>;
+  files: ReportFiles;
+  html: string;
+  responses: StoredResponse[];
+}> {
   const { store } = deps;
   const run = await requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
@@ -108,7 +184,15 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   if (agents) files.json.agents = agents;
   // Batch judging: every batch the run sent, with its provider id, final state and counts.
   const batches = await store.judgeBatches(runId);
-  if (batches.length) files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({ key, batchId, api, state, counts, lines }));
+  if (batches.length)
+    files.json.batches = batches.map(({ key, batchId, api, state, counts, lines }) => ({
+      key,
+      batchId,
+      api,
+      state,
+      counts,
+      lines,
+    }));
   // Pauses, resumes and budget warnings the run's workflow recorded (workflows/runControl.ts).
   const control = await store.getWork<Record<string, unknown>>(`control:${runId}`, 'record');
   if (control) files.json.control = control;
@@ -116,8 +200,14 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   if (reliable) files.json.reliability = reliable;
   const panel = panelFigures({
     rows: verdicts,
-    judges: (run.config.judges ?? []).map(({ name, model, family }) => ({ name, model, ...(family ? { family } : {}) })),
-    copilotFamilies: Object.fromEntries(run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family])),
+    judges: (run.config.judges ?? []).map(({ name, model, family }) => ({
+      name,
+      model,
+      ...(family ? { family } : {}),
+    })),
+    copilotFamilies: Object.fromEntries(
+      run.copilots.map((c) => [c, run.config.copilots.find((x) => x.name === c)?.family]),
+    ),
     aggregate: panelAggregate(run.config),
     minJudges: panelMinJudges(run.config),
     scoreKey: protocol.scoreKey,
@@ -127,18 +217,49 @@ export async function buildRunReport(deps: ActivityDeps, runId: string): Promise
   if (grounding) files.json.grounding = grounding;
   const artefacts = await store.artefacts(runId);
   if (artefacts.length)
-    files.json.artefacts = artefacts.map((a): ReportArtefact => ({ ref: artefactRef(a.artefactId), name: a.name, contentType: a.contentType, size: a.size, file: `artefacts/${artefactFileName(a)}` }));
+    files.json.artefacts = artefacts.map((a): ReportArtefact => ({
+      ref: artefactRef(a.artefactId),
+      name: a.name,
+      contentType: a.contentType,
+      size: a.size,
+      file: `artefacts/${artefactFileName(a)}`,
+    }));
   const reasons = failureReasons(input.responses, input.judgments);
   if (reasons.length) files.json.failureReasons = reasons;
   const truncated = truncatedForJudge(input.responses, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS);
   if (truncated.length) files.json.truncatedForJudge = truncated;
-  files.markdown = [files.markdown, ...judgingMarkdown(files.json), ...costMarkdown(cost), ...agentMarkdown(agents), ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS), ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined), ...controlMarkdown(control)].join('\n');
-  const studies = await studyCalibrations(store, run.runId, run.copilots, input.queries.map((q) => q.id), input.judgments);
-  return { run, files, html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }), responses: input.responses };
+  files.markdown = [
+    files.markdown,
+    ...judgingMarkdown(files.json),
+    ...costMarkdown(cost),
+    ...agentMarkdown(agents),
+    ...truncatedMarkdown(truncated, run.config.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS),
+    ...artefactsMarkdown(files.json.artefacts as ReportArtefact[] | undefined),
+    ...controlMarkdown(control),
+  ].join('\n');
+  const studies = await studyCalibrations(
+    store,
+    run.runId,
+    run.copilots,
+    input.queries.map((q) => q.id),
+    input.judgments,
+  );
+  return {
+    run,
+    files,
+    html: protocol.buildHtml({ ...input, report: files.json, ...(studies.length ? { studies } : {}) }),
+    responses: input.responses,
+  };
 }
 
 /** Calibrated win rates from every study of the run that has annotations (report.html shows them beside the judge's). */
-async function studyCalibrations(store: ActivityDeps['store'], runId: string, runCopilots: string[], queryIds: string[], verdicts: StoredJudgment[]) {
+async function studyCalibrations(
+  store: ActivityDeps['store'],
+  runId: string,
+  runCopilots: string[],
+  queryIds: string[],
+  verdicts: StoredJudgment[],
+) {
   const out: Array<{ study: string; calibrated: CalibratedWinRates }> = [];
   const judge = judgeScoresOf(runId, verdicts);
   for (const study of (await store.studies.listStudies()).filter((s) => s.runId === runId)) {
@@ -167,7 +288,11 @@ async function studyCalibrations(store: ActivityDeps['store'], runId: string, ru
  * old one whole (replaceDirWhole): a report step killed half-way leaves the previous report, never part of a new one.
  * The report activity heartbeats around it (the CLI's `judgeflow report` runs it outside any activity).
  */
-export async function renderReport(deps: ActivityDeps, runId: string, outDir?: string): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
+export async function renderReport(
+  deps: ActivityDeps,
+  runId: string,
+  outDir?: string,
+): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
   const { run, files, html, responses } = await buildRunReport(deps, runId);
   const dir = outDir ?? runDir(run);
   await replaceDirWhole(dir, async (tmp) => {

@@ -18,9 +18,14 @@ import { trend, type Trend } from '../core/compare/trend';
 import { stability, type Stability } from '../core/stats/stability';
 import { consensusVerdicts } from '../activities/deps';
 
-async function loadSide(store: ResultsStore, runId: string, which: string): Promise<{ run: RunRecord; side: CompareRun }> {
+async function loadSide(
+  store: ResultsStore,
+  runId: string,
+  which: string,
+): Promise<{ run: RunRecord; side: CompareRun }> {
   const run = await store.getRun(runId);
-  if (!run) throw new InputError(`${which}: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
+  if (!run)
+    throw new InputError(`${which}: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
   const side: CompareRun = {
     runId: run.runId,
     protocol: run.protocol,
@@ -36,12 +41,23 @@ async function loadSide(store: ResultsStore, runId: string, which: string): Prom
 }
 
 /** Compare two stored runs (B against A). */
-export async function compareStoredRuns(store: ResultsStore, runIdA: string, runIdB: string, options: CompareOptions = {}): Promise<{ comparison: Comparison; runB: RunRecord }> {
+export async function compareStoredRuns(
+  store: ResultsStore,
+  runIdA: string,
+  runIdB: string,
+  options: CompareOptions = {},
+): Promise<{ comparison: Comparison; runB: RunRecord }> {
   const a = await loadSide(store, runIdA, 'RUN_A');
   const b = await loadSide(store, runIdB, 'RUN_B');
-  if (a.run.protocol !== b.run.protocol) throw new InputError(`run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`);
+  if (a.run.protocol !== b.run.protocol)
+    throw new InputError(
+      `run ${runIdA} is ${a.run.protocol} and run ${runIdB} is ${b.run.protocol}; only runs of one protocol can be compared`,
+    );
   // Each run's own snapshot: ids are positional, so across two snapshots a query pairs only on id AND text.
-  const queries: { a: Query[]; b: Query[] } = { a: await store.snapshotQueries(a.run.snapshotId), b: await store.snapshotQueries(b.run.snapshotId) };
+  const queries: { a: Query[]; b: Query[] } = {
+    a: await store.snapshotQueries(a.run.snapshotId),
+    b: await store.snapshotQueries(b.run.snapshotId),
+  };
   return { comparison: compareRuns(a.side, b.side, queries, protocolFor(b.run.protocol), options), runB: b.run };
 }
 
@@ -58,23 +74,40 @@ export async function gateStoredRuns(
   const a = await store.getRun(baseline);
   const b = await store.getRun(candidate);
   // Named by the gate's own flags: the user typed --baseline and --candidate, not compare's RUN_A and RUN_B.
-  if (!a) throw new InputError(`--baseline: run ${baseline} is not in the results store ${store.location} (see judgeflow runs)`);
-  if (!b) throw new InputError(`--candidate: run ${candidate} is not in the results store ${store.location} (see judgeflow runs)`);
+  if (!a)
+    throw new InputError(
+      `--baseline: run ${baseline} is not in the results store ${store.location} (see judgeflow runs)`,
+    );
+  if (!b)
+    throw new InputError(
+      `--candidate: run ${candidate} is not in the results store ${store.location} (see judgeflow runs)`,
+    );
   assertGateable(a, b);
   const { comparison } = await compareStoredRuns(store, baseline, candidate, options);
-  return { comparison, result: gate(comparison, options), problems: candidateProblems(b, comparison, options.minCoverage) };
+  return {
+    comparison,
+    result: gate(comparison, options),
+    problems: candidateProblems(b, comparison, options.minCoverage),
+  };
 }
 
 /**
  * The trend over stored runs, in time order. Runs still running or failed are listed (with what they have judged);
  * runs of another protocol than the first are refused.
  */
-export async function trendStoredRuns(store: ResultsStore, runIds: string[], options: CompareOptions = {}): Promise<Trend> {
+export async function trendStoredRuns(
+  store: ResultsStore,
+  runIds: string[],
+  options: CompareOptions = {},
+): Promise<Trend> {
   const loaded = [];
   const snapshots = new Map<string, Query[]>();
   for (const runId of runIds) {
     const { run, side } = await loadSide(store, runId, 'trend');
-    if (loaded.length && run.protocol !== loaded[0].protocol) throw new InputError(`run ${runId} is ${run.protocol} and run ${loaded[0].runId} is ${loaded[0].protocol}; a trend follows runs of one protocol`);
+    if (loaded.length && run.protocol !== loaded[0].protocol)
+      throw new InputError(
+        `run ${runId} is ${run.protocol} and run ${loaded[0].runId} is ${loaded[0].protocol}; a trend follows runs of one protocol`,
+      );
     if (!snapshots.has(run.snapshotId)) snapshots.set(run.snapshotId, await store.snapshotQueries(run.snapshotId));
     loaded.push({ ...side, startedAt: run.startedAt, status: run.status, queries: snapshots.get(run.snapshotId)! });
   }
@@ -103,11 +136,18 @@ export function writeComparison(dir: string, comparison: Comparison): { json: st
 }
 
 /** Answer stability over stored runs: every run's ok answers and every judge sample (core/stats/stability.ts). */
-export async function stabilityOfStoredRuns(store: ResultsStore, runIds: string[], options: { threshold?: number } = {}): Promise<Stability> {
+export async function stabilityOfStoredRuns(
+  store: ResultsStore,
+  runIds: string[],
+  options: { threshold?: number } = {},
+): Promise<Stability> {
   const runs = [];
   for (const runId of runIds) {
     const run = await store.getRun(runId);
-    if (!run) throw new InputError(`stability: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`);
+    if (!run)
+      throw new InputError(
+        `stability: run ${runId} is not in the results store ${store.location} (see judgeflow runs)`,
+      );
     runs.push({
       runId,
       startedAt: run.startedAt,

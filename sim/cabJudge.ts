@@ -21,7 +21,8 @@ export function scoresInConversation(messages: Message[]): Map<string, number> {
     else if (m.role === 'assistant' && label) {
       try {
         const values = Object.values(JSON.parse(m.content) as Record<string, { score?: unknown }>).map((v) => v?.score);
-        if (values.length && values.every((v) => typeof v === 'number')) out.set(label, (values as number[]).reduce((a, b) => a + b, 0) / values.length);
+        if (values.length && values.every((v) => typeof v === 'number'))
+          out.set(label, (values as number[]).reduce((a, b) => a + b, 0) / values.length);
       } catch {
         // an invalid answer that was re-asked: the next one counts
       }
@@ -37,6 +38,8 @@ export function cabRankingAnswer(schema: any, messages: Message[]): { ranking: s
     .map((label, shown) => ({ label, shown, score: scores.get(label) ?? -Infinity }))
     .sort((a, b) => b.score - a.score || a.shown - b.shown)
     .map((x) => x.label);
-  const described = ranking.map((l) => `${l} (${scores.has(l) ? scores.get(l)!.toFixed(2) : 'not scored'})`).join(' > ');
+  const described = ranking
+    .map((l) => `${l} (${scores.has(l) ? scores.get(l)!.toFixed(2) : 'not scored'})`)
+    .join(' > ');
   return { ranking, rationale: `Ordered by the mean of the four scores given above: ${described}.` };
 }

@@ -15,7 +15,18 @@ import { seededRandom } from '../core/stats/random';
  * copilots answering one query make claims about the same things (where their values differ, at least one is wrong).
  */
 
-const ENTITIES = ['Aave', 'Uniswap', 'Lido', 'Hyperliquid', 'Ethena', 'Pendle', 'Jupiter', 'Morpho', 'EigenLayer', 'Sky'];
+const ENTITIES = [
+  'Aave',
+  'Uniswap',
+  'Lido',
+  'Hyperliquid',
+  'Ethena',
+  'Pendle',
+  'Jupiter',
+  'Morpho',
+  'EigenLayer',
+  'Sky',
+];
 const METRICS = ['TVL', '24h volume', 'fees last 30 days', 'market cap', 'open interest'];
 
 export type PlantedKind = 'derivable' | 'exact' | 'fabricated' | 'contradicted';
@@ -44,7 +55,13 @@ export function groundedReply(query: string, plan: GroundedPlan): GroundedReply 
   const rng = seededRandom(`grounded:${query}`);
   const start = Math.floor(rng() * ENTITIES.length);
   const kinds: PlantedKind[] = Array.from({ length: plan.claims }, (_, k) =>
-    k < plan.derivable ? 'derivable' : k < plan.claims - plan.fabricated - plan.contradicted ? 'exact' : k < plan.claims - plan.contradicted ? 'fabricated' : 'contradicted',
+    k < plan.derivable
+      ? 'derivable'
+      : k < plan.claims - plan.fabricated - plan.contradicted
+        ? 'exact'
+        : k < plan.claims - plan.contradicted
+          ? 'fabricated'
+          : 'contradicted',
   );
   const sentences: string[] = [];
   const context: string[] = [];
@@ -57,7 +74,12 @@ export function groundedReply(query: string, plan: GroundedPlan): GroundedReply 
     const line = (value: number) => `${entity} ${metric}: ${usd(value)}`;
     const cite = (text: string) => {
       const id = String(sources.length + 1);
-      sources.push({ id, title: `${entity} dashboard`, url: `https://data.example/${entity.toLowerCase()}/${k}`, text });
+      sources.push({
+        id,
+        title: `${entity} dashboard`,
+        url: `https://data.example/${entity.toLowerCase()}/${k}`,
+        text,
+      });
       return id;
     };
     if (kind === 'exact') {
@@ -75,7 +97,12 @@ export function groundedReply(query: string, plan: GroundedPlan): GroundedReply 
     }
   });
   if (plan.padding) context.push(`raw tool log: ${'.'.repeat(plan.padding)}`);
-  return { answer: [`Here is what the data says about: ${query}`, '', ...sentences].join('\n'), context, sources, planted: kinds };
+  return {
+    answer: [`Here is what the data says about: ${query}`, '', ...sentences].join('\n'),
+    context,
+    sources,
+    planted: kinds,
+  };
 }
 
 function planOf(url: URL): GroundedPlan {
@@ -84,7 +111,13 @@ function planOf(url: URL): GroundedPlan {
     return Number.isInteger(v) && v >= 0 ? v : fallback;
   };
   const claims = n('claims', 4);
-  return { claims, derivable: n('derivable', 0), fabricated: n('fabricated', 0), contradicted: n('contradicted', 0), padding: n('padding', 0) };
+  return {
+    claims,
+    derivable: n('derivable', 0),
+    fabricated: n('fabricated', 0),
+    contradicted: n('contradicted', 0),
+    padding: n('padding', 0),
+  };
 }
 
 /** The HTTP side: `{ query }` in, the grounded reply out (400 for a body without a query). */
@@ -96,7 +129,9 @@ export async function groundedCopilot(req: IncomingMessage, res: ServerResponse,
     query = undefined;
   }
   if (typeof query !== 'string') {
-    res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'body must be {"query": "..."}' }));
+    res
+      .writeHead(400, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: 'body must be {"query": "..."}' }));
     return;
   }
   const reply = groundedReply(query, planOf(new URL(req.url ?? '/', 'http://sim')));

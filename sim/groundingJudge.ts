@@ -45,7 +45,13 @@ interface Claim {
 }
 
 function claimsOf(response: string): Claim[] {
-  return [...response.matchAll(CLAIM)].map((m) => ({ text: m[0].replace(/ \[[^\]]+\]\./, '.'), metric: m[1], entity: m[2], written: m[3], source: m[4] ?? null }));
+  return [...response.matchAll(CLAIM)].map((m) => ({
+    text: m[0].replace(/ \[[^\]]+\]\./, '.'),
+    metric: m[1],
+    entity: m[2],
+    written: m[3],
+    source: m[4] ?? null,
+  }));
 }
 
 /** A sentence of free text that states a number, and the numbers it states as written. */
@@ -64,16 +70,31 @@ function looseClaimsOf(response: string): LooseClaim[] {
     .split(/(?<=[.!?])\s+|\n+/)
     .map((t) => t.replace(/^[-*#>\s]+/, '').trim())
     .filter((t) => HAS_NUMBER.test(t.replace(/^\d+\.\s/, '')))
-    .map((text) => ({ text, numbers: text.match(NUMBER) ?? [], names: text.split(/\s+/).filter((w) => /^[A-Z][A-Za-z]{2,}/.test(w)).map((w) => w.replace(/[^A-Za-z]/g, '')) }));
+    .map((text) => ({
+      text,
+      numbers: text.match(NUMBER) ?? [],
+      names: text
+        .split(/\s+/)
+        .filter((w) => /^[A-Z][A-Za-z]{2,}/.test(w))
+        .map((w) => w.replace(/[^A-Za-z]/g, '')),
+    }));
 }
 
 const verifiedStatus = (s: string) => s === 'exact' || s === 'derivable';
 
 /** The reference's hallucination label and rate from claim verdicts (all verified; more verified than not; else). */
-function wholeAnswer(statuses: string[]): { label: 'factual' | 'partially factual' | 'hallucinated'; verificationRate: number } {
+function wholeAnswer(statuses: string[]): {
+  label: 'factual' | 'partially factual' | 'hallucinated';
+  verificationRate: number;
+} {
   const verified = statuses.filter(verifiedStatus).length;
   const rate = statuses.length ? verified / statuses.length : 1;
-  const label = verified === statuses.length ? 'factual' : verified > statuses.length - verified ? 'partially factual' : 'hallucinated';
+  const label =
+    verified === statuses.length
+      ? 'factual'
+      : verified > statuses.length - verified
+        ? 'partially factual'
+        : 'hallucinated';
   return { label, verificationRate: Math.round(100 * rate) };
 }
 
@@ -86,16 +107,26 @@ function factsOf(text: string): Map<string, { line: string; written: string }> {
   return facts;
 }
 
-function verdict(claim: Claim, facts: Map<string, { line: string; written: string }>): { status: 'exact' | 'derivable' | 'fabricated' | 'contradicted'; excerpt: string | null } {
+function verdict(
+  claim: Claim,
+  facts: Map<string, { line: string; written: string }>,
+): { status: 'exact' | 'derivable' | 'fabricated' | 'contradicted'; excerpt: string | null } {
   const fact = facts.get(`${claim.entity} ${claim.metric}`);
   if (!fact) return { status: 'fabricated', excerpt: null };
   if (fact.written === claim.written) return { status: 'exact', excerpt: fact.line };
   const said = parseValue(claim.written);
   const known = parseValue(fact.written).value;
-  return Math.abs(known - said.value) <= said.step / 2 ? { status: 'derivable', excerpt: fact.line } : { status: 'contradicted', excerpt: fact.line };
+  return Math.abs(known - said.value) <= said.step / 2
+    ? { status: 'derivable', excerpt: fact.line }
+    : { status: 'contradicted', excerpt: fact.line };
 }
 
-const numeric = (c: Claim) => ({ entity: c.entity, metric: c.metric, value: parseValue(c.written).value, unit: c.written.startsWith('$') ? 'USD' : null });
+const numeric = (c: Claim) => ({
+  entity: c.entity,
+  metric: c.metric,
+  value: parseValue(c.written).value,
+  unit: c.written.startsWith('$') ? 'USD' : null,
+});
 
 /** The JSON answer to one grounding request (the last user message is the prompt). */
 export function groundingJudgeAnswer(schemaName: string, messages: Message[]): unknown {
@@ -104,7 +135,12 @@ export function groundingJudgeAnswer(schemaName: string, messages: Message[]): u
   const claims = claimsOf(response);
   const loose = claims.length ? [] : looseClaimsOf(response);
   const none = { entity: null, metric: null, value: null, unit: null };
-  if (schemaName === 'grounding_extraction') return { claims: claims.length ? claims.map((c) => ({ text: c.text, ...numeric(c) })) : loose.map((c) => ({ text: c.text, ...none })) };
+  if (schemaName === 'grounding_extraction')
+    return {
+      claims: claims.length
+        ? claims.map((c) => ({ text: c.text, ...numeric(c) }))
+        : loose.map((c) => ({ text: c.text, ...none })),
+    };
   if (schemaName === 'grounding_hallucination') {
     const context = block(prompt, 'context') ?? '';
     const facts = factsOf(context);
@@ -112,12 +148,29 @@ export function groundingJudgeAnswer(schemaName: string, messages: Message[]): u
     const verified = claims.length
       ? claims.map((c) => {
           const v = verdict(c, facts);
-          return { text: c.text, status: v.status, sameTopic: v.status !== 'fabricated' || mentions(c.entity), excerpt: v.excerpt, ...numeric(c) };
+          return {
+            text: c.text,
+            status: v.status,
+            sameTopic: v.status !== 'fabricated' || mentions(c.entity),
+            excerpt: v.excerpt,
+            ...numeric(c),
+          };
         })
       : loose.map((c) => {
           const found = c.numbers.find((n) => context.includes(n));
-          const line = found ? context.split('\n').find((l) => l.includes(found))!.trim() : null;
-          return { text: c.text, status: found ? 'exact' : 'fabricated', sameTopic: !!found || c.names.some(mentions), excerpt: line, ...none };
+          const line = found
+            ? context
+                .split('\n')
+                .find((l) => l.includes(found))!
+                .trim()
+            : null;
+          return {
+            text: c.text,
+            status: found ? 'exact' : 'fabricated',
+            sameTopic: !!found || c.names.some(mentions),
+            excerpt: line,
+            ...none,
+          };
         });
     return { claims: verified, ...wholeAnswer(verified.map((c) => c.status)) };
   }
@@ -127,14 +180,22 @@ export function groundingJudgeAnswer(schemaName: string, messages: Message[]): u
     const m = part.match(/^\[([^\]]+)\]/);
     if (m) sources.set(m[1], part);
   }
-  const listed = (block(prompt, 'claims') ?? '').split('\n').map((l) => l.match(/^(\d+)\. (.*)$/)).filter((m): m is RegExpMatchArray => m !== null);
+  const listed = (block(prompt, 'claims') ?? '')
+    .split('\n')
+    .map((l) => l.match(/^(\d+)\. (.*)$/))
+    .filter((m): m is RegExpMatchArray => m !== null);
   const answers = listed.map(([, n, text]) => {
     const claim = claims.find((c) => c.text === text);
     // A free-text claim with a number needs a source; it cites none the simulator can read.
-    if (!claim?.source) return { claim: Number(n), source: null, verdict: claim || HAS_NUMBER.test(text) ? 'missing' : 'not_needed' };
+    if (!claim?.source)
+      return { claim: Number(n), source: null, verdict: claim || HAS_NUMBER.test(text) ? 'missing' : 'not_needed' };
     const cited = sources.get(claim.source);
     const found = cited ? verdict(claim, factsOf(cited.split('\n').slice(1).join('\n'))).status : 'fabricated';
-    return { claim: Number(n), source: claim.source, verdict: found === 'exact' ? 'direct' : found === 'derivable' ? 'derivable' : 'incorrect' };
+    return {
+      claim: Number(n),
+      source: claim.source,
+      verdict: found === 'exact' ? 'direct' : found === 'derivable' ? 'derivable' : 'incorrect',
+    };
   });
   return { claims: answers, label: citationLabel(answers.map((a) => a.verdict)) };
 }

@@ -63,7 +63,12 @@ error files) and Anthropic's Message Batches (/v1/messages/batches, results_url)
 answered as the live endpoint would answer it; the request log marks it with "batch".
 `;
 
-interface CliArgs { options: SimOptions; quiet: boolean; help: boolean; mcpStdio?: true }
+interface CliArgs {
+  options: SimOptions;
+  quiet: boolean;
+  help: boolean;
+  mcpStdio?: true;
+}
 
 /** Parse `--flag value` and `--flag=value`; throws with a message meant for the user. */
 export function parseSimArgs(argv: string[]): CliArgs {
@@ -77,40 +82,80 @@ export function parseSimArgs(argv: string[]): CliArgs {
       return v;
     };
     switch (flag) {
-      case '-h': case '--help': args.help = true; break;
-      case '--quiet': args.quiet = true; break;
-      case '--mcp-stdio': args.mcpStdio = true; break;
+      case '-h':
+      case '--help':
+        args.help = true;
+        break;
+      case '--quiet':
+        args.quiet = true;
+        break;
+      case '--mcp-stdio':
+        args.mcpStdio = true;
+        break;
       case '--tool-header': {
         const [name, header] = value().split(/:(.*)/s, 2);
-        if (!name?.trim() || header === undefined || !header.trim()) throw new Error(`--tool-header needs "Name: value", e.g. --tool-header "Authorization: Bearer test"`);
+        if (!name?.trim() || header === undefined || !header.trim())
+          throw new Error(`--tool-header needs "Name: value", e.g. --tool-header "Authorization: Bearer test"`);
         args.options.toolHeaders = { ...args.options.toolHeaders, [name.trim()]: header.trim() };
         break;
       }
       case '--fail-tool': {
         const [tool, rule] = value().split(/=(.*)/s, 2);
-        const parsed = parseFailTools(JSON.stringify({ [tool]: rule === 'always' ? rule : rule !== undefined && /^\d+$/.test(rule) ? Number(rule) : (rule ?? '') }), '--fail-tool');
+        const parsed = parseFailTools(
+          JSON.stringify({
+            [tool]: rule === 'always' ? rule : rule !== undefined && /^\d+$/.test(rule) ? Number(rule) : (rule ?? ''),
+          }),
+          '--fail-tool',
+        );
         args.options.failTools = { ...args.options.failTools, ...parsed };
         break;
       }
-      case '--host': args.options.host = value(); break;
-      case '--port': args.options.port = integer(flag, value(), 0, 65535); break;
-      case '--latency-ms': args.options.latencyMs = integer(flag, value(), 0, 600_000); break;
-      case '--rate-429': faults.rate429 = fraction(flag, value()); break;
-      case '--rate-500': faults.rate500 = fraction(flag, value()); break;
-      case '--rate-malformed': faults.rateMalformed = fraction(flag, value()); break;
-      case '--retry-after': faults.retryAfterSeconds = integer(flag, value(), 0, 3600); break;
-      case '--rpm': (args.options.rateLimit ??= {}).requestsPerMinute = integer(flag, value(), 1, 10_000_000); break;
-      case '--tpm': (args.options.rateLimit ??= {}).tokensPerMinute = integer(flag, value(), 1, 1_000_000_000); break;
-      case '--batch-seconds': args.options.batchSeconds = seconds(flag, value()); break;
-      case '--batch-fail-lines': args.options.batchFailLines = integer(flag, value(), 1, 1_000_000); break;
-      case '--batch-expire-after': args.options.batchExpireAfterLines = integer(flag, value(), 0, 1_000_000); break;
-      case '--seed': faults.seed = integer(flag, value(), 0, Number.MAX_SAFE_INTEGER); break;
+      case '--host':
+        args.options.host = value();
+        break;
+      case '--port':
+        args.options.port = integer(flag, value(), 0, 65535);
+        break;
+      case '--latency-ms':
+        args.options.latencyMs = integer(flag, value(), 0, 600_000);
+        break;
+      case '--rate-429':
+        faults.rate429 = fraction(flag, value());
+        break;
+      case '--rate-500':
+        faults.rate500 = fraction(flag, value());
+        break;
+      case '--rate-malformed':
+        faults.rateMalformed = fraction(flag, value());
+        break;
+      case '--retry-after':
+        faults.retryAfterSeconds = integer(flag, value(), 0, 3600);
+        break;
+      case '--rpm':
+        (args.options.rateLimit ??= {}).requestsPerMinute = integer(flag, value(), 1, 10_000_000);
+        break;
+      case '--tpm':
+        (args.options.rateLimit ??= {}).tokensPerMinute = integer(flag, value(), 1, 1_000_000_000);
+        break;
+      case '--batch-seconds':
+        args.options.batchSeconds = seconds(flag, value());
+        break;
+      case '--batch-fail-lines':
+        args.options.batchFailLines = integer(flag, value(), 1, 1_000_000);
+        break;
+      case '--batch-expire-after':
+        args.options.batchExpireAfterLines = integer(flag, value(), 0, 1_000_000);
+        break;
+      case '--seed':
+        faults.seed = integer(flag, value(), 0, Number.MAX_SAFE_INTEGER);
+        break;
       case '--judge': {
         const [model, profile] = judgeProfile(value());
         args.options.judges = { ...args.options.judges, [model]: profile };
         break;
       }
-      default: throw new Error(`unknown option ${flag}`);
+      default:
+        throw new Error(`unknown option ${flag}`);
     }
   }
   if (Object.keys(faults).length > 0) args.options.faults = faults;
@@ -144,13 +189,15 @@ function judgeProfile(text: string): [string, SimJudgeProfile] {
 
 function integer(flag: string, text: string, min: number, max: number): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer between ${min} and ${max}, got "${text}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`${flag} must be an integer between ${min} and ${max}, got "${text}"`);
   return n;
 }
 
 function seconds(flag: string, text: string): number {
   const n = Number(text);
-  if (!Number.isFinite(n) || n < 0 || n > 86_400) throw new Error(`${flag} must be a number of seconds between 0 and 86400, got "${text}"`);
+  if (!Number.isFinite(n) || n < 0 || n > 86_400)
+    throw new Error(`${flag} must be a number of seconds between 0 and 86400, got "${text}"`);
   return n;
 }
 
@@ -175,12 +222,17 @@ export async function runSimCli(argv: string[]): Promise<number> {
   }
   if (args.mcpStdio) return serveMcpStdio(args.options);
   if (!args.quiet) {
-    args.options.onRequest = (entry) => process.stdout.write(`${new Date(entry.at).toISOString()} ${entry.path} model=${entry.model || '-'}${entry.batch ? ` batch=${entry.batch.id} line=${entry.batch.customId}` : ''}\n`);
+    args.options.onRequest = (entry) =>
+      process.stdout.write(
+        `${new Date(entry.at).toISOString()} ${entry.path} model=${entry.model || '-'}${entry.batch ? ` batch=${entry.batch.id} line=${entry.batch.customId}` : ''}\n`,
+      );
   }
   const server = await startSimServer(args.options);
   process.stdout.write(`judgeflow sim listening on ${server.url}\n`);
   const origin = server.url.replace(/\/v1$/, '');
-  process.stdout.write(`judgeflow sim tools: MCP (Streamable HTTP) at ${origin}/mcp, HTTP at ${origin}/tools/price?symbol=BTC (and tvl, funding-rate, token-unlocks, holder-concentration), calls listed at ${origin}/_sim/tool-calls\n`);
+  process.stdout.write(
+    `judgeflow sim tools: MCP (Streamable HTTP) at ${origin}/mcp, HTTP at ${origin}/tools/price?symbol=BTC (and tvl, funding-rate, token-unlocks, holder-concentration), calls listed at ${origin}/_sim/tool-calls\n`,
+  );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     const stop = (received: NodeJS.Signals) => {
       // Drop both listeners so a second Ctrl-C falls back to Node's default (immediate exit).
@@ -198,7 +250,9 @@ export async function runSimCli(argv: string[]): Promise<number> {
 
 /** --mcp-stdio: the tool world over stdin/stdout until the client closes stdin; stdout is the protocol's, so nothing else is printed. */
 async function serveMcpStdio(options: SimOptions): Promise<number> {
-  const env = options.failTools ? { ...process.env, JUDGEFLOW_SIM_FAIL_TOOLS: JSON.stringify(options.failTools) } : process.env;
+  const env = options.failTools
+    ? { ...process.env, JUDGEFLOW_SIM_FAIL_TOOLS: JSON.stringify(options.failTools) }
+    : process.env;
   const closed = new Promise<void>((resolve) => process.stdin.once('close', resolve).once('end', resolve));
   await runStdioWorldServer(env);
   await closed;

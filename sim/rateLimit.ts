@@ -42,8 +42,17 @@ export function createRateLimiter(limit: SimRateLimit): RateLimiter {
     admit(now) {
       expire(now);
       let until = 0;
-      if (limit.requestsPerMinute && requests.length >= limit.requestsPerMinute) until = Math.max(until, freeAt(requests.map((at) => [at, 1]), requests.length, limit.requestsPerMinute));
-      if (limit.tokensPerMinute && tokensUsed() >= limit.tokensPerMinute) until = Math.max(until, freeAt(tokens, tokensUsed(), limit.tokensPerMinute));
+      if (limit.requestsPerMinute && requests.length >= limit.requestsPerMinute)
+        until = Math.max(
+          until,
+          freeAt(
+            requests.map((at) => [at, 1]),
+            requests.length,
+            limit.requestsPerMinute,
+          ),
+        );
+      if (limit.tokensPerMinute && tokensUsed() >= limit.tokensPerMinute)
+        until = Math.max(until, freeAt(tokens, tokensUsed(), limit.tokensPerMinute));
       if (until > now) return { retryAfterMs: until - now };
       requests.push(now);
       return null;

@@ -15,14 +15,31 @@ type ChatAnswer = (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
 /** The Responses request as the Chat Completions body the simulated judge answers. */
 export function asChatBody(body: any): any {
   const text = (content: unknown): string =>
-    typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
-  const input = typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input.map((m: any) => ({ role: String(m?.role ?? 'user'), content: text(m?.content) })) : [];
-  const messages = [...(typeof body.instructions === 'string' && body.instructions ? [{ role: 'system', content: body.instructions }] : []), ...input];
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('')
+        : '';
+  const input =
+    typeof body.input === 'string'
+      ? [{ role: 'user', content: body.input }]
+      : Array.isArray(body.input)
+        ? body.input.map((m: any) => ({ role: String(m?.role ?? 'user'), content: text(m?.content) }))
+        : [];
+  const messages = [
+    ...(typeof body.instructions === 'string' && body.instructions
+      ? [{ role: 'system', content: body.instructions }]
+      : []),
+    ...input,
+  ];
   const format = body.text?.format;
   const chat: any = { model: body.model, messages };
   if (format?.type === 'json_schema') {
     const user = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-    chat.response_format = { type: 'json_schema', json_schema: { name: format.name, strict: format.strict, schema: oneEntryPerAgent(format.schema, user) } };
+    chat.response_format = {
+      type: 'json_schema',
+      json_schema: { name: format.name, strict: format.strict, schema: oneEntryPerAgent(format.schema, user) },
+    };
   }
   if (typeof body.temperature === 'number') chat.temperature = body.temperature;
   return chat;
@@ -42,7 +59,12 @@ function oneEntryPerAgent(schema: any, user: string): any {
     ...schema,
     properties: {
       ...schema.properties,
-      results: { ...results, minItems: names.length, maxItems: names.length, items: { ...results.items, properties: { ...results.items.properties, agent: { ...agent, enum: names } } } },
+      results: {
+        ...results,
+        minItems: names.length,
+        maxItems: names.length,
+        items: { ...results.items, properties: { ...results.items.properties, agent: { ...agent, enum: names } } },
+      },
     },
   };
 }
@@ -67,7 +89,15 @@ export function asResponsesAnswer(answer: HttpAnswer, model: string): HttpAnswer
       created_at: Math.floor(Date.now() / 1000),
       status: 'completed',
       model,
-      output: [{ type: 'message', id: `msg_sim_${id}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: content, annotations: [] }] }],
+      output: [
+        {
+          type: 'message',
+          id: `msg_sim_${id}`,
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: content, annotations: [] }],
+        },
+      ],
       usage: {
         input_tokens: usage.prompt_tokens,
         input_tokens_details: { cached_tokens: 0 },
@@ -81,16 +111,53 @@ export function asResponsesAnswer(answer: HttpAnswer, model: string): HttpAnswer
 }
 
 /** POST /v1/responses: received and logged like a chat request, answered by the chat judge, returned in the Responses shape. */
-export async function responsesApi(req: IncomingMessage, res: ServerResponse, received: { body: any; ctx: ChatContext }, chatAnswer: ChatAnswer, latencyMs?: number): Promise<void> {
+export async function responsesApi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  received: { body: any; ctx: ChatContext },
+  chatAnswer: ChatAnswer,
+  latencyMs?: number,
+): Promise<void> {
   const { body, ctx } = received;
-  if (body === undefined || typeof body.model !== 'string' || (typeof body.input !== 'string' && !Array.isArray(body.input))) {
-    return writeAnswer(res, jsonAnswer(400, { error: { message: 'Request must include a string "model" and an "input" (a string or a list of messages).', type: 'invalid_request_error', param: null, code: 'invalid_request' } }));
+  if (
+    body === undefined ||
+    typeof body.model !== 'string' ||
+    (typeof body.input !== 'string' && !Array.isArray(body.input))
+  ) {
+    return writeAnswer(
+      res,
+      jsonAnswer(400, {
+        error: {
+          message: 'Request must include a string "model" and an "input" (a string or a list of messages).',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'invalid_request',
+        },
+      }),
+    );
   }
   const refused = ctx.limiter?.admit(Date.now());
   if (refused) {
     ctx.entry.rateLimited = true;
-    const headers = { ...ctx.limiter!.headers(Date.now()), 'retry-after': String(Math.ceil(refused.retryAfterMs / 1000)) };
-    return writeAnswer(res, jsonAnswer(429, { error: { message: 'Rate limit reached for requests (simulated).', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, headers));
+    const headers = {
+      ...ctx.limiter!.headers(Date.now()),
+      'retry-after': String(Math.ceil(refused.retryAfterMs / 1000)),
+    };
+    return writeAnswer(
+      res,
+      jsonAnswer(
+        429,
+        {
+          error: {
+            message: 'Rate limit reached for requests (simulated).',
+            type: 'requests',
+            param: null,
+            code: 'rate_limit_exceeded',
+          },
+        },
+        headers,
+      ),
+    );
   }
   if (latencyMs) await new Promise((resolve) => setTimeout(resolve, latencyMs));
   writeAnswer(res, asResponsesAnswer(await chatAnswer(asChatBody(body), ctx), body.model));

@@ -39,7 +39,14 @@ interface WalkContext {
 
 /** Deterministic JSON satisfying `schema` (the subset of JSON Schema that structured outputs use). */
 export function answerForSchema(schema: any, seedText: string, hints: AnswerHints = {}): unknown {
-  const ctx: WalkContext = { root: schema, rng: seededRandom(seedText), hints, key: '', arrayIndex: undefined, depth: 0 };
+  const ctx: WalkContext = {
+    root: schema,
+    rng: seededRandom(seedText),
+    hints,
+    key: '',
+    arrayIndex: undefined,
+    depth: 0,
+  };
   return walk(schema, ctx);
 }
 
@@ -53,13 +60,20 @@ function walk(schema: any, ctx: WalkContext): unknown {
   if (Array.isArray(variants) && variants.length > 0) return walk(variants[0], deeper(ctx));
   if (Array.isArray(s.allOf)) return walk(mergeAllOf(s, ctx.root), deeper(ctx));
   switch (typeOf(s)) {
-    case 'object': return objectAnswer(s, ctx);
-    case 'array': return arrayAnswer(s, ctx);
-    case 'integer': return numberAnswer(s, ctx, true);
-    case 'number': return numberAnswer(s, ctx, false);
-    case 'boolean': return ctx.rng() < 0.5;
-    case 'null': return null;
-    default: return stringAnswer(s, ctx);
+    case 'object':
+      return objectAnswer(s, ctx);
+    case 'array':
+      return arrayAnswer(s, ctx);
+    case 'integer':
+      return numberAnswer(s, ctx, true);
+    case 'number':
+      return numberAnswer(s, ctx, false);
+    case 'boolean':
+      return ctx.rng() < 0.5;
+    case 'null':
+      return null;
+    default:
+      return stringAnswer(s, ctx);
   }
 }
 
@@ -89,10 +103,17 @@ function resolve(schema: any, root: any): any {
 
 function mergeAllOf(schema: any, root: any): any {
   const { allOf, ...rest } = schema;
-  return (allOf as any[]).map((part) => resolve(part, root)).reduce(
-    (acc, part) => ({ ...acc, ...part, properties: { ...acc.properties, ...part.properties }, required: [...(acc.required ?? []), ...(part.required ?? [])] }),
-    { properties: {}, ...rest },
-  );
+  return (allOf as any[])
+    .map((part) => resolve(part, root))
+    .reduce(
+      (acc, part) => ({
+        ...acc,
+        ...part,
+        properties: { ...acc.properties, ...part.properties },
+        required: [...(acc.required ?? []), ...(part.required ?? [])],
+      }),
+      { properties: {}, ...rest },
+    );
 }
 
 function typeOf(s: any): string {
@@ -123,15 +144,31 @@ function arrayAnswer(s: any, ctx: WalkContext): unknown[] {
   const count = typeof s.maxItems === 'number' ? Math.min(min, s.maxItems) : min;
   const out = Array.from({ length: count }, (_, i) => walk(items, deeper(ctx, { arrayIndex: i })));
   // One entry per label shown (a joint judge's `agent` enum, as long as the array): each label once, in the order shown.
-  const labelled = Object.entries(items.properties ?? {}).find(([, p]: [string, any]) => Array.isArray(p?.enum) && p.enum.length === count && s.minItems === count);
-  if (labelled) out.forEach((item, i) => ((item as Record<string, unknown>)[labelled[0]] = (labelled[1] as any).enum[i]));
+  const labelled = Object.entries(items.properties ?? {}).find(
+    ([, p]: [string, any]) => Array.isArray(p?.enum) && p.enum.length === count && s.minItems === count,
+  );
+  if (labelled)
+    out.forEach((item, i) => ((item as Record<string, unknown>)[labelled[0]] = (labelled[1] as any).enum[i]));
   return out;
 }
 
 function numberAnswer(s: any, ctx: WalkContext, integer: boolean): number {
-  let min = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + (integer ? 1 : 0.01) : 0;
-  let max = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - (integer ? 1 : 0.01) : Math.max(10, min);
-  if (integer) { min = Math.ceil(min); max = Math.floor(max); }
+  let min =
+    typeof s.minimum === 'number'
+      ? s.minimum
+      : typeof s.exclusiveMinimum === 'number'
+        ? s.exclusiveMinimum + (integer ? 1 : 0.01)
+        : 0;
+  let max =
+    typeof s.maximum === 'number'
+      ? s.maximum
+      : typeof s.exclusiveMaximum === 'number'
+        ? s.exclusiveMaximum - (integer ? 1 : 0.01)
+        : Math.max(10, min);
+  if (integer) {
+    min = Math.ceil(min);
+    max = Math.floor(max);
+  }
   const quality = /score$/i.test(ctx.key) ? qualityFor(ctx) : undefined;
   const base = quality === undefined ? min + ctx.rng() * (max - min) : biased(quality, min, max, ctx.rng);
   const raw = quality !== undefined && ctx.hints.scoreShift ? base + ctx.hints.scoreShift() : base;
@@ -141,7 +178,8 @@ function numberAnswer(s: any, ctx: WalkContext, integer: boolean): number {
 
 function qualityFor(ctx: WalkContext): number | undefined {
   const { quality, itemQualities } = ctx.hints;
-  if (itemQualities && ctx.arrayIndex !== undefined && itemQualities[ctx.arrayIndex] !== undefined) return itemQualities[ctx.arrayIndex];
+  if (itemQualities && ctx.arrayIndex !== undefined && itemQualities[ctx.arrayIndex] !== undefined)
+    return itemQualities[ctx.arrayIndex];
   return quality;
 }
 
@@ -154,9 +192,29 @@ function biased(quality: number, min: number, max: number, rng: Random): number 
 const SUBJECTS = ['The response', 'This answer', 'The analysis', 'The reply'];
 const VERBS = ['covers', 'addresses', 'explains', 'touches on'];
 const OBJECTS = ['the main question', 'on-chain context', 'market risks', 'the key numbers', 'the user intent'];
-const CLOSERS = ['with adequate support.', 'but could cite more sources.', 'clearly and concisely.', 'with some gaps in depth.'];
+const CLOSERS = [
+  'with adequate support.',
+  'but could cite more sources.',
+  'clearly and concisely.',
+  'with some gaps in depth.',
+];
 
-const ASSETS = ['BTC', 'ETH', 'SOL', 'ARB', 'OP', 'LINK', 'AAVE', 'UNI', 'HYPE', 'PENDLE', 'TIA', 'JUP', 'ENA', 'EIGEN'];
+const ASSETS = [
+  'BTC',
+  'ETH',
+  'SOL',
+  'ARB',
+  'OP',
+  'LINK',
+  'AAVE',
+  'UNI',
+  'HYPE',
+  'PENDLE',
+  'TIA',
+  'JUP',
+  'ENA',
+  'EIGEN',
+];
 const ASKS = [
   'Should I stake my {a} now or wait until after',
   'How risky is borrowing against {a} on Aave ahead of',
@@ -165,18 +223,29 @@ const ASKS = [
   'How does the {a} supply schedule change after',
   'What are the main risks of holding {a} through',
 ];
-const WHENS = ['the next token unlock', 'the upcoming ETF decision', 'a 20% drawdown', 'the next FOMC meeting', 'the next quarter', 'a six-month horizon'];
+const WHENS = [
+  'the next token unlock',
+  'the upcoming ETF decision',
+  'a 20% drawdown',
+  'the next FOMC meeting',
+  'the next quarter',
+  'a six-month horizon',
+];
 
 /** A plausible, varied user question: what a query generator would return. */
 function questionAnswer(rng: Random): string {
-  return `${pick(rng, ASKS).replace('{a}', pick(rng, ASSETS)).replace('{n}', String(intBetween(rng, 10, 60)))} ${pick(rng, WHENS)}?`;
+  return `${pick(rng, ASKS)
+    .replace('{a}', pick(rng, ASSETS))
+    .replace('{n}', String(intBetween(rng, 10, 60)))} ${pick(rng, WHENS)}?`;
 }
 
 function stringAnswer(s: any, ctx: WalkContext): string {
   const { rng } = ctx;
   if (/quer|question/i.test(ctx.key) && !s.enum) return questionAnswer(rng);
-  if (s.format === 'date-time') return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString();
-  if (s.format === 'date') return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString().slice(0, 10);
+  if (s.format === 'date-time')
+    return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString();
+  if (s.format === 'date')
+    return new Date(Date.UTC(2024, 0, 1) + intBetween(rng, 0, 365) * 86_400_000).toISOString().slice(0, 10);
   let text = `${pick(rng, SUBJECTS)} ${pick(rng, VERBS)} ${pick(rng, OBJECTS)} ${pick(rng, CLOSERS)}`;
   const minLength = typeof s.minLength === 'number' ? s.minLength : 0;
   while (text.length < minLength) text += ` ${pick(rng, OBJECTS)}.`;
@@ -195,7 +264,10 @@ export function qualitySignal(answer: string): number {
   const length = Math.min(1, Math.log1p(words) / Math.log1p(300));
   const structure = Math.min(1, (text.match(/^\s*(?:[-*•]|\d+[.)])\s+/gm)?.length ?? 0) / 5);
   const figures = Math.min(1, (text.match(/\d+(?:[.,]\d+)?%?/g)?.length ?? 0) / 6);
-  const reasoning = Math.min(1, (text.match(/\b(?:risks?|because|however|therefore|liquidity|volatility|downside)\b/gi)?.length ?? 0) / 4);
+  const reasoning = Math.min(
+    1,
+    (text.match(/\b(?:risks?|because|however|therefore|liquidity|volatility|downside)\b/gi)?.length ?? 0) / 4,
+  );
   const score = 0.4 * length + 0.2 * structure + 0.2 * figures + 0.2 * reasoning;
   const refusal = /\b(?:can(?:no|')t|unable to|not able to)\b.*\b(?:advice|help|provide)\b/i.test(text) && words < 80;
   return refusal ? Math.min(score, 0.15) : score;
@@ -209,9 +281,13 @@ export function qualitySignal(answer: string): number {
  */
 export function judgeHints(judgePrompt: string): AnswerHints {
   const tagged = [...judgePrompt.matchAll(/<(response|answer)\b[^>]*>([\s\S]*?)<\/\1>/gi)].map((m) => m[2] ?? '');
-  const fenced = [...judgePrompt.matchAll(/^(?:[^\n]*response[^\n]*|answer:)\n<<<\n?([\s\S]*?)\n?>>>/gim)].map((m) => m[1] ?? '');
+  const fenced = [...judgePrompt.matchAll(/^(?:[^\n]*response[^\n]*|answer:)\n<<<\n?([\s\S]*?)\n?>>>/gim)].map(
+    (m) => m[1] ?? '',
+  );
   // The LATTICE reference's joint layout: `[Agent]`, `name: <label>`, `answer:` and the answer fenced.
-  const agents = [...judgePrompt.matchAll(/^\[Agent\]\nname: [^\n]*\nanswer:\n<<<\n([\s\S]*?)\n>>>/gm)].map((m) => m[1] ?? '');
+  const agents = [...judgePrompt.matchAll(/^\[Agent\]\nname: [^\n]*\nanswer:\n<<<\n([\s\S]*?)\n>>>/gm)].map(
+    (m) => m[1] ?? '',
+  );
   const blocks = agents.length > 0 ? agents : tagged.length > 0 ? tagged : fenced;
   if (blocks.length === 0) return { quality: qualitySignal(judgePrompt) };
   // What is asked is read from the prompt without the judged answers (an answer quoting the request must not change it).

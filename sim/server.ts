@@ -75,7 +75,10 @@ export interface SimReply {
   /** Send the headers, then nothing for this long (a stalled proxy). */
   stallMs?: number;
 }
-export type SimHandler = (body: any, ctx: { requestIndex: number; log: SimRequestLog[] }) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
+export type SimHandler = (
+  body: any,
+  ctx: { requestIndex: number; log: SimRequestLog[] },
+) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
 export interface SimOptions {
   port?: number; // 0 = random free port (default)
   host?: string; // default 127.0.0.1
@@ -123,7 +126,8 @@ type Message = { role: string; content: string };
 /** Content that starts a JSON object but is not valid JSON: what a sloppy judge produces. */
 const BAD_JSON_CONTENT = 'Sure! Here is my verdict: {"score": 7, "rationale": "solid answer" (truncated';
 /** A body that claims to be JSON but is cut off mid-object, like a dropped proxy connection. */
-const MALFORMED_BODY = '{"id":"chatcmpl-sim-broken","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist';
+const MALFORMED_BODY =
+  '{"id":"chatcmpl-sim-broken","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist';
 
 export async function startSimServer(given: SimOptions = {}): Promise<SimServer> {
   // Our own copy: setJudgeProfile changes the judges of this server, not the caller's options object.
@@ -135,7 +139,14 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   const world = createSimToolWorld(options.failTools, options.toolHeaders);
   const server = createServer((req, res) => {
     route(req, res, options, requests, seenOnce, batches, world, limiter).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, `sim crashed: ${error instanceof Error ? error.message : String(error)}`, 'server_error', 'sim_crash');
+      if (!res.headersSent)
+        sendError(
+          res,
+          500,
+          `sim crashed: ${error instanceof Error ? error.message : String(error)}`,
+          'server_error',
+          'sim_crash',
+        );
       else res.end();
     });
   });
@@ -168,27 +179,50 @@ export async function startSimServer(given: SimOptions = {}): Promise<SimServer>
   };
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, batches: SimBatches, world: SimToolWorld, limiter?: RateLimiter): Promise<void> {
+async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: SimOptions,
+  log: SimRequestLog[],
+  seenOnce: Set<string>,
+  batches: SimBatches,
+  world: SimToolWorld,
+  limiter?: RateLimiter,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim');
   const path = url.pathname.replace(/\/+$/, '');
   res.setHeader(SIMULATED_HEADER, '1'); // every answer says it came from the simulator (see activities/simulated.ts)
   if (await routeBatches(req, res, url, path, { options, log, seenOnce, batches })) return;
   if (await world.route(req, res, url, path)) return;
-  if (req.method === 'POST' && path === '/v1/chat/completions') return chat(req, res, path, options, log, seenOnce, limiter);
+  if (req.method === 'POST' && path === '/v1/chat/completions')
+    return chat(req, res, path, options, log, seenOnce, limiter);
   if (req.method === 'POST' && path === '/v1/messages') return anthropicMessages(req, res, path, options, log);
   if (req.method === 'POST' && path === '/v1/responses') {
     const { body, entry, requestIndex } = await receive(req, path, options, log);
-    return responsesApi(req, res, { body, ctx: { entry, requestIndex, options, log, seenOnce, limiter } }, chatAnswer, options.latencyMs);
+    return responsesApi(
+      req,
+      res,
+      { body, ctx: { entry, requestIndex, options, log, seenOnce, limiter } },
+      chatAnswer,
+      options.latencyMs,
+    );
   }
   if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, modelList());
   if (req.method === 'GET' && path === '/_sim/requests') return sendJson(res, 200, log);
-  if (req.method === 'GET' && path === '/chat') return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(chatPageHtml());
-  if (req.method === 'POST' && path === '/_sim/grounded') return groundedCopilot(req, res, (await readBody(req)).toString('utf8'));
+  if (req.method === 'GET' && path === '/chat')
+    return void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(chatPageHtml());
+  if (req.method === 'POST' && path === '/_sim/grounded')
+    return groundedCopilot(req, res, (await readBody(req)).toString('utf8'));
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
 }
 
 /** Read one request and log it, for every endpoint: its JSON body (undefined when it is not JSON) and its log entry. */
-export async function receive(req: IncomingMessage, path: string, options: SimOptions, log: SimRequestLog[]): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
+export async function receive(
+  req: IncomingMessage,
+  path: string,
+  options: SimOptions,
+  log: SimRequestLog[],
+): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
   const raw = (await readBody(req)).toString('utf8');
   let body: any;
   try {
@@ -197,19 +231,44 @@ export async function receive(req: IncomingMessage, path: string, options: SimOp
     body = undefined;
   }
   // Log even rejected requests (raw text for bad JSON) so tests can see exactly what arrived.
-  const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body: body ?? raw, headers: flattenHeaders(req) };
+  const entry: SimRequestLog = {
+    at: Date.now(),
+    path,
+    model: typeof body?.model === 'string' ? body.model : '',
+    body: body ?? raw,
+    headers: flattenHeaders(req),
+  };
   const requestIndex = log.push(entry) - 1;
   options.onRequest?.(entry);
   return { body, entry, requestIndex };
 }
 
-async function chat(req: IncomingMessage, res: ServerResponse, path: string, options: SimOptions, log: SimRequestLog[], seenOnce: Set<string>, limiter?: RateLimiter): Promise<void> {
+async function chat(
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  options: SimOptions,
+  log: SimRequestLog[],
+  seenOnce: Set<string>,
+  limiter?: RateLimiter,
+): Promise<void> {
   const { body, entry, requestIndex } = await receive(req, path, options, log);
   const refused = limiter?.admit(Date.now());
   if (refused) {
     entry.rateLimited = true;
-    const headers = { ...limiter!.headers(Date.now()), 'retry-after': String(Math.ceil(refused.retryAfterMs / 1000)), 'retry-after-ms': String(Math.ceil(refused.retryAfterMs)) };
-    return sendError(res, 429, 'Rate limit reached for requests (simulated).', 'requests', 'rate_limit_exceeded', headers);
+    const headers = {
+      ...limiter!.headers(Date.now()),
+      'retry-after': String(Math.ceil(refused.retryAfterMs / 1000)),
+      'retry-after-ms': String(Math.ceil(refused.retryAfterMs)),
+    };
+    return sendError(
+      res,
+      429,
+      'Rate limit reached for requests (simulated).',
+      'requests',
+      'rate_limit_exceeded',
+      headers,
+    );
   }
   if (options.latencyMs) await sleep(options.latencyMs);
   writeAnswer(res, await chatAnswer(body, { entry, requestIndex, options, log, seenOnce, limiter }));
@@ -229,14 +288,26 @@ export interface ChatContext {
 /** The answer to a Chat Completions body (undefined: the body was not JSON), by the order of decisions at the top of this file. */
 export async function chatAnswer(body: any, ctx: ChatContext): Promise<HttpAnswer> {
   const { entry, requestIndex, options, log, seenOnce, limiter } = ctx;
-  if (body === undefined) return errorAnswer(400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
+  if (body === undefined)
+    return errorAnswer(
+      400,
+      'We could not parse the JSON body of your request.',
+      'invalid_request_error',
+      'invalid_json',
+    );
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) {
-    return errorAnswer(400, 'Request must include a string "model" and a "messages" array.', 'invalid_request_error', 'invalid_request');
+    return errorAnswer(
+      400,
+      'Request must include a string "model" and a "messages" array.',
+      'invalid_request_error',
+      'invalid_request',
+    );
   }
   const toolTurns = chatToolTurnProblem(body.messages);
   if (toolTurns) return errorAnswer(400, toolTurns.message, 'invalid_request_error', null, undefined, toolTurns.param);
   const rejected = reasoningModelRejection(body);
-  if (rejected) return errorAnswer(400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
+  if (rejected)
+    return errorAnswer(400, rejected.message, 'invalid_request_error', rejected.code, undefined, rejected.param);
   const profile = simProfileFor(baseModel(body.model));
   const profiled = profile?.(body, {
     requestIndex,
@@ -248,10 +319,18 @@ export async function chatAnswer(body: any, ctx: ChatContext): Promise<HttpAnswe
     },
     plainAnswer: (b) => defaultContent(b, options.judges?.[baseModel(b.model)], requestIndex),
   });
-  const reply = faultReply(body, requestIndex, options, seenOnce) ?? profiled ?? normalize(await options.handler?.(body, { requestIndex, log })) ?? {};
+  const reply =
+    faultReply(body, requestIndex, options, seenOnce) ??
+    profiled ??
+    normalize(await options.handler?.(body, { requestIndex, log })) ??
+    {};
   if (limiter) {
     // Tokens count once answered; the headers then say what is left.
-    const content = reply.content ?? (reply.body === undefined && (reply.status ?? 200) < 400 ? defaultContent(body, options.judges?.[baseModel(body.model)], requestIndex) : undefined);
+    const content =
+      reply.content ??
+      (reply.body === undefined && (reply.status ?? 200) < 400
+        ? defaultContent(body, options.judges?.[baseModel(body.model)], requestIndex)
+        : undefined);
     if (content !== undefined && reply.content === undefined) reply.content = content;
     if (content !== undefined) limiter.charge(Date.now(), usage(body, content).total_tokens);
     reply.headers = { ...limiter.headers(Date.now()), ...reply.headers };
@@ -266,9 +345,18 @@ export async function chatAnswer(body: any, ctx: ChatContext): Promise<HttpAnswe
 function reasoningModelRejection(body: any): { message: string; param: string; code: string } | undefined {
   if (!baseModel(body.model).startsWith('sim-reasoning')) return undefined;
   if (body.temperature !== undefined && body.temperature !== 1)
-    return { message: `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`, param: 'temperature', code: 'unsupported_value' };
+    return {
+      message: `Unsupported value: 'temperature' does not support ${body.temperature} with this model. Only the default (1) value is supported.`,
+      param: 'temperature',
+      code: 'unsupported_value',
+    };
   if (body.max_tokens !== undefined)
-    return { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", param: 'max_tokens', code: 'unsupported_parameter' };
+    return {
+      message:
+        "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+      param: 'max_tokens',
+      code: 'unsupported_parameter',
+    };
   return undefined;
 }
 
@@ -304,35 +392,76 @@ function faultReply(body: any, requestIndex: number, options: SimOptions, seenOn
 }
 
 function errorReply(status: number, headers?: Record<string, string>): SimReply {
-  return { status, headers, content: status === 429 ? 'Rate limit reached (simulated).' : 'The server had an error while processing your request (simulated).' };
+  return {
+    status,
+    headers,
+    content:
+      status === 429
+        ? 'Rate limit reached (simulated).'
+        : 'The server had an error while processing your request (simulated).',
+  };
 }
 
 function normalize(reply: SimReply | string | undefined): SimReply | undefined {
   return typeof reply === 'string' ? { content: reply } : reply;
 }
 
-function replyAnswer(body: any, reply: SimReply, entry: SimRequestLog, judge: SimJudgeProfile | undefined, requestIndex: number): HttpAnswer {
+function replyAnswer(
+  body: any,
+  reply: SimReply,
+  entry: SimRequestLog,
+  judge: SimJudgeProfile | undefined,
+  requestIndex: number,
+): HttpAnswer {
   const status = reply.status ?? 200;
-  if (reply.stallMs !== undefined) return { status, headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' }, body: '', stallMs: reply.stallMs };
-  if (reply.stream !== undefined && body.stream) return { status, headers: { 'content-type': 'text/event-stream', ...reply.headers }, body: reply.stream };
+  if (reply.stallMs !== undefined)
+    return {
+      status,
+      headers: { 'content-type': body.stream ? 'text/event-stream' : 'application/json' },
+      body: '',
+      stallMs: reply.stallMs,
+    };
+  if (reply.stream !== undefined && body.stream)
+    return { status, headers: { 'content-type': 'text/event-stream', ...reply.headers }, body: reply.stream };
   if (reply.body !== undefined) {
     const contentType = body.stream ? 'text/event-stream' : 'application/json';
     const payload = body.stream ? `data: ${reply.body}\n\n` : reply.body;
     return { status, headers: { 'content-type': contentType, ...reply.headers }, body: payload };
   }
   if (status >= 400) {
-    const [type, code] = status === 429 ? ['requests', 'rate_limit_exceeded'] : status >= 500 ? ['server_error', 'server_error'] : ['invalid_request_error', null];
+    const [type, code] =
+      status === 429
+        ? ['requests', 'rate_limit_exceeded']
+        : status >= 500
+          ? ['server_error', 'server_error']
+          : ['invalid_request_error', null];
     return errorAnswer(status, reply.content ?? `simulated HTTP ${status}`, type as string, code, reply.headers);
   }
   const overridden = reply.message && 'content' in reply.message;
-  const content = reply.content ?? (overridden ? String(reply.message!.content ?? '') : defaultContent(body, judge, requestIndex));
+  const content =
+    reply.content ?? (overridden ? String(reply.message!.content ?? '') : defaultContent(body, judge, requestIndex));
   entry.content = content;
   // A tool-call turn's output is its calls: counted as completion tokens, as a provider bills them.
   const billed = reply.message?.tool_calls ? `${content} ${JSON.stringify(reply.message.tool_calls)}` : content;
   if (!body.stream || body.stream_options?.include_usage) entry.usage = usage(body, billed);
-  if (body.stream) return { status, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...reply.headers }, body: streamCompletion(body, content) };
+  if (body.stream)
+    return {
+      status,
+      headers: {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        ...reply.headers,
+      },
+      body: streamCompletion(body, content),
+    };
   const answer = { ...completion(body, content), usage: usage(body, billed) };
-  if (reply.message || reply.finishReason) answer.choices[0] = { ...answer.choices[0], message: { ...answer.choices[0].message, ...reply.message } as never, finish_reason: reply.finishReason ?? 'stop' };
+  if (reply.message || reply.finishReason)
+    answer.choices[0] = {
+      ...answer.choices[0],
+      message: { ...answer.choices[0].message, ...reply.message } as never,
+      finish_reason: reply.finishReason ?? 'stop',
+    };
   return jsonAnswer(status, { ...answer, ...reply.extra }, reply.headers);
 }
 
@@ -341,10 +470,15 @@ function defaultContent(body: any, judge: SimJudgeProfile | undefined, requestIn
   const messages: Message[] = body.messages.map((m: any) => ({ role: String(m?.role), content: textOf(m?.content) }));
   const format = body.response_format;
   if (format?.type === 'json_schema') {
-    if (isGroundingSchema(format.json_schema?.name)) return JSON.stringify(groundingJudgeAnswer(format.json_schema.name, messages));
-    if (format.json_schema?.name === CAB_RANKING_SCHEMA) return JSON.stringify(cabRankingAnswer(format.json_schema.schema, messages));
+    if (isGroundingSchema(format.json_schema?.name))
+      return JSON.stringify(groundingJudgeAnswer(format.json_schema.name, messages));
+    if (format.json_schema?.name === CAB_RANKING_SCHEMA)
+      return JSON.stringify(cabRankingAnswer(format.json_schema.schema, messages));
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-    const hints = { ...judgeHints(lastUser), ...(judge ? { scoreShift: judgeShift(judge, lastUser, requestIndex) } : {}) };
+    const hints = {
+      ...judgeHints(lastUser),
+      ...(judge ? { scoreShift: judgeShift(judge, lastUser, requestIndex) } : {}),
+    };
     return JSON.stringify(answerForSchema(format.json_schema?.schema ?? {}, JSON.stringify(messages), hints));
   }
   return defaultCopilotAnswer(baseModel(body.model), messages);
@@ -353,7 +487,8 @@ function defaultContent(body: any, judge: SimJudgeProfile | undefined, requestIn
 /** The points a profiled judge adds to each score of this request: leniency, self-preference bonus, fresh noise. */
 function judgeShift(judge: SimJudgeProfile, judgedText: string, requestIndex: number): () => number {
   const rng = seededRandom(`sim-judge:${judge.seed ?? 0}:${requestIndex}`);
-  const fixed = (judge.leniency ?? 0) + (judge.favour && judgedText.includes(judge.favour.contains) ? judge.favour.bonus : 0);
+  const fixed =
+    (judge.leniency ?? 0) + (judge.favour && judgedText.includes(judge.favour.contains) ? judge.favour.bonus : 0);
   // Box–Muller: a standard normal draw from two uniforms.
   const normal = () => Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
   return () => fixed + (judge.noise ? judge.noise * normal() : 0);
@@ -368,7 +503,9 @@ function completion(body: any, content: string) {
     model: body.model,
     // Like OpenAI's: identifies the backend configuration that answered (here: the model name).
     system_fingerprint: `fp_sim_${sha256(String(body.model)).slice(0, 10)}`,
-    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      { index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' },
+    ],
     usage: usage(body, content),
   };
 }
@@ -376,12 +513,19 @@ function completion(body: any, content: string) {
 /** The SSE body of a streamed completion: one chunk per word, then the finish, the usage when asked for, and [DONE]. */
 function streamCompletion(body: any, content: string): string {
   const { id, created, model } = completion(body, content);
-  const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: object, finish: string | null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
   const events: unknown[] = [chunk({ role: 'assistant', content: '' }, null)];
   // Split before each word that follows whitespace so joining the pieces restores the text exactly.
   for (const word of content.split(/(?<=\s)(?=\S)/)) events.push(chunk({ content: word }, null));
   events.push(chunk({}, 'stop'));
-  if (body.stream_options?.include_usage) events.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usage(body, content) });
+  if (body.stream_options?.include_usage)
+    events.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usage(body, content) });
   return `${events.map((data) => `data: ${JSON.stringify(data)}\n\n`).join('')}data: [DONE]\n\n`;
 }
 
@@ -394,11 +538,26 @@ function usage(body: any, content: string) {
 }
 
 function modelList() {
-  const ids = ['sim-copilot', 'sim-terse', 'sim-thorough', 'sim-refuser', 'sim-agent', 'sim-agent-hallucinating', 'sim-judge'];
-  return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'judgeflow-sim' })) };
+  const ids = [
+    'sim-copilot',
+    'sim-terse',
+    'sim-thorough',
+    'sim-refuser',
+    'sim-agent',
+    'sim-agent-hallucinating',
+    'sim-judge',
+  ];
+  return {
+    object: 'list',
+    data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: 'judgeflow-sim' })),
+  };
 }
 
-const STOPWORDS = new Set('what which when where will would should could does with from that this there their about into your have been over than then them they these those price today right now much many more most also just like make give tell explain please some\'s'.split(' '));
+const STOPWORDS = new Set(
+  "what which when where will would should could does with from that this there their about into your have been over than then them they these those price today right now much many more most also just like make give tell explain please some's".split(
+    ' ',
+  ),
+);
 
 /** Distinctive words of the question (tickers first), so different queries get different answers. */
 function keywords(question: string): string[] {
@@ -418,7 +577,8 @@ export function defaultCopilotAnswer(model: string, messages: Array<{ role: stri
   const subject = keys[0] ?? 'the market';
   const stance = pick(rng, ['cautiously bullish', 'neutral', 'cautiously bearish']);
   const pct = () => `${intBetween(rng, 2, 45)}%`;
-  if (/refuser/i.test(model)) return `I'm sorry, but I can't provide financial advice about ${topic}. Please consult a licensed professional.`;
+  if (/refuser/i.test(model))
+    return `I'm sorry, but I can't provide financial advice about ${topic}. Please consult a licensed professional.`;
   if (/terse/i.test(model)) return `On ${topic}: I'm ${stance} on ${subject} over the next few weeks.`;
   if (/thorough/i.test(model)) {
     return [
@@ -455,11 +615,26 @@ function textOf(content: unknown): string {
 }
 
 /** OpenAI's error shape: `{"error": {"message", "type", "param", "code"}}`. */
-export function errorAnswer(status: number, message: string, type: string, code: string | null, headers?: Record<string, string>, param: string | null = null): HttpAnswer {
+export function errorAnswer(
+  status: number,
+  message: string,
+  type: string,
+  code: string | null,
+  headers?: Record<string, string>,
+  param: string | null = null,
+): HttpAnswer {
   return jsonAnswer(status, { error: { message, type, param, code } }, headers);
 }
 
-export function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null, headers?: Record<string, string>, param: string | null = null): void {
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  code: string | null,
+  headers?: Record<string, string>,
+  param: string | null = null,
+): void {
   writeAnswer(res, errorAnswer(status, message, type, code, headers, param));
 }
 

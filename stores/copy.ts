@@ -4,13 +4,18 @@ import type { RecordCounts, RecordKind, ResultsStore, StoreRecord } from '../cor
 export type CopyCounts = Partial<Record<RecordKind, { found: number; added: number }>>;
 
 /** Rows a record stands for, counted the way importRecords counts what it added. */
-const rowsOf = (r: StoreRecord) => (r.kind === 'judgeUnits' ? r.units.length : r.kind === 'llmCalls' ? r.calls.length : 1);
+const rowsOf = (r: StoreRecord) =>
+  r.kind === 'judgeUnits' ? r.units.length : r.kind === 'llmCalls' ? r.calls.length : 1;
 
 /**
  * Copy every record of `from` into `to`, batch by batch (each batch atomic, each record first-write-wins), so an
  * interrupted copy can simply be run again and a repeated one adds nothing. `to` keeps its own identity.
  */
-export async function copyStore(from: ResultsStore, to: ResultsStore, onBatch: (counts: CopyCounts) => void = () => undefined): Promise<CopyCounts> {
+export async function copyStore(
+  from: ResultsStore,
+  to: ResultsStore,
+  onBatch: (counts: CopyCounts) => void = () => undefined,
+): Promise<CopyCounts> {
   const counts: CopyCounts = {};
   const entry = (kind: RecordKind) => (counts[kind] ??= { found: 0, added: 0 });
   for await (const batch of from.exportRecords()) {

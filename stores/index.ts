@@ -36,14 +36,20 @@ export function parseStoreSpec(spec: string, where = 'JUDGEFLOW_STORE'): StoreTa
       try {
         url = new URL(spec);
       } catch {
-        throw new InputError(`${where}="${withoutCredentials(spec)}" is not a valid URL; use postgres://USER@HOST:PORT/DATABASE (the password in PGPASSWORD or ~/.pgpass, or in the URL)`);
+        throw new InputError(
+          `${where}="${withoutCredentials(spec)}" is not a valid URL; use postgres://USER@HOST:PORT/DATABASE (the password in PGPASSWORD or ~/.pgpass, or in the URL)`,
+        );
       }
       if (!url.hostname && !url.searchParams.get('host'))
-        throw new InputError(`${where}="${withoutCredentials(spec)}" names no host; use postgres://USER@HOST:PORT/DATABASE`);
+        throw new InputError(
+          `${where}="${withoutCredentials(spec)}" names no host; use postgres://USER@HOST:PORT/DATABASE`,
+        );
       return { kind: 'postgres', url: spec };
     }
     default:
-      throw new InputError(`${where}="${withoutCredentials(spec)}": unknown results store scheme "${scheme}:"; use a file path, sqlite:PATH or postgres://USER@HOST/DATABASE`);
+      throw new InputError(
+        `${where}="${withoutCredentials(spec)}": unknown results store scheme "${scheme}:"; use a file path, sqlite:PATH or postgres://USER@HOST/DATABASE`,
+      );
   }
 }
 
@@ -80,16 +86,21 @@ const announced = new Set<string>();
  * openExistingStore). A store that existed before is said to be migrated, one line per migration applied (once per
  * process); a new one is simply created.
  */
-export async function openStoreMigrating(say: (line: string) => void, target: StoreTarget = storeTarget()): Promise<ResultsStore> {
+export async function openStoreMigrating(
+  say: (line: string) => void,
+  target: StoreTarget = storeTarget(),
+): Promise<ResultsStore> {
   const existed = opened.has(key(target)) || (await storeExists(target));
   const store = await openStore(target);
   const report = await store.migrate();
-  if (existed && !announced.has(key(target))) for (const m of report.applied) say(migratedLine(storeLocation(target), m));
+  if (existed && !announced.has(key(target)))
+    for (const m of report.applied) say(migratedLine(storeLocation(target), m));
   announced.add(key(target));
   return store;
 }
 
-export const migratedLine = (location: string, m: { version: number; name: string }) => `Results store ${location}: applied migration ${m.version} (${m.name})`;
+export const migratedLine = (location: string, m: { version: number; name: string }) =>
+  `Results store ${location}: applied migration ${m.version} (${m.name})`;
 
 /** A store of its own (tests, scripts): the caller closes it. */
 export function openNew(target: StoreTarget): ResultsStore {

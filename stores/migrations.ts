@@ -15,19 +15,26 @@ export function pendingMigrations<M extends Migration<any>>(migrations: M[], app
   const known = migrations.length ? migrations[migrations.length - 1].version : 0;
   const newest = Math.max(0, ...applied);
   if (newest > known)
-    throw new Error(`the results store ${location} has schema version ${newest}, newer than this judgeflow knows (${known}); upgrade judgeflow to use it`);
+    throw new Error(
+      `the results store ${location} has schema version ${newest}, newer than this judgeflow knows (${known}); upgrade judgeflow to use it`,
+    );
   const done = new Set(applied);
   return migrations.filter((m) => !done.has(m.version));
 }
 
-export const latestVersion = (migrations: Array<Migration<any>>): number => migrations[migrations.length - 1]?.version ?? 0;
+export const latestVersion = (migrations: Array<Migration<any>>): number =>
+  migrations[migrations.length - 1]?.version ?? 0;
 
 /**
  * Read-only commands (`judgeflow runs`, report, status, view, compare, gate…) never migrate: an older judgeflow worker
  * sharing the store would refuse a schema newer than its own. On a store older than this judgeflow they stop here,
  * saying how to upgrade it; `judgeflow store migrate`, `run` and `worker` migrate (and say which migrations they applied).
  */
-export function olderStoreProblem(migrations: Array<Migration<any>>, applied: number[], location: string): string | null {
+export function olderStoreProblem(
+  migrations: Array<Migration<any>>,
+  applied: number[],
+  location: string,
+): string | null {
   const pending = pendingMigrations(migrations, applied, location);
   if (!pending.length) return null;
   const now = Math.max(0, ...applied);

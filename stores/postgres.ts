@@ -1,5 +1,24 @@
 import crypto from 'node:crypto';
-import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord, type StoredJudgeBatch, type StoredBatchLine } from '../core/model/store';
+import {
+  artefactIdOf,
+  FIRST_SLOT,
+  type Artefact,
+  type ArtefactInfo,
+  type JudgeSlot,
+  type JudgeUnit,
+  type MigrationReport,
+  type NewRun,
+  type RecordCounts,
+  type ResultsStore,
+  type RunRecord,
+  type ScheduleSnapshotRow,
+  type SnapshotRecord,
+  type NewArtefact,
+  type StoredJudgeTurn,
+  type StoreRecord,
+  type StoredJudgeBatch,
+  type StoredBatchLine,
+} from '../core/model/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/model/types';
 import type { StoredGroundingCheck } from '../core/grounding/checks';
 import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
@@ -8,15 +27,36 @@ import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { olderStoreProblem } from './migrations';
 import { POSTGRES_MIGRATIONS } from './postgresSchema';
 import { PostgresStudyStore } from './postgresStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot, toAgentStep, toWorldCall, toWorldRecording } from './rows';
+import {
+  ARTEFACT_INFO_COLUMNS,
+  EXPORT_PAGE,
+  exportRecords,
+  groupClaims,
+  groundingCheckRow,
+  groundingClaimRows,
+  json,
+  toArtefact,
+  toArtefactInfo,
+  toJudgment,
+  toLlmCall,
+  toResponse,
+  toRun,
+  toScheduleSnapshot,
+  toSnapshot,
+  toAgentStep,
+  toWorldCall,
+  toWorldRecording,
+} from './rows';
 import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/model/agentSteps';
 
 /** Positions are INTEGER; "to the end" must not overflow the parameter's type. */
 const END = 2 ** 31 - 1;
 /** Column lists where a later migration added columns (their order in the table is the order they were added). */
-const JUDGMENT_COLUMNS = 'run_id, query_id, copilot, rubric_version, status, scores, rationales, total, rank, position, error, judge, attempts, created_at, sample, judge_name';
+const JUDGMENT_COLUMNS =
+  'run_id, query_id, copilot, rubric_version, status, scores, rationales, total, rank, position, error, judge, attempts, created_at, sample, judge_name';
 const JUDGE_TURN_COLUMNS = 'run_id, query_id, rubric_version, turn, request, answer, sample, judge_name';
-const LLM_CALL_COLUMNS = 'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars, reused';
+const LLM_CALL_COLUMNS =
+  'run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars, reused';
 
 /**
  * The results store in a PostgreSQL database, shared by workers and commands on any number of machines.
@@ -28,7 +68,10 @@ export class PostgresStore implements ResultsStore {
   readonly studies: PostgresStudyStore;
 
   /** `connectionString` may hold a password; `location` (for messages) must not. */
-  constructor(connectionString: string, readonly location: string) {
+  constructor(
+    connectionString: string,
+    readonly location: string,
+  ) {
     this.db = new PostgresDb(connectionString, location);
     this.studies = new PostgresStudyStore(this.db);
   }
@@ -57,13 +100,18 @@ export class PostgresStore implements ResultsStore {
   }
 
   private async insertSnapshot(c: Queryable, s: Omit<SnapshotRecord, 'queryCount'>, queries: Query[]): Promise<number> {
-    const added = await insertIgnore(c, 'snapshots', [s.snapshotId, s.createdAt, s.parentId, JSON.stringify(s.meta), queries.length]);
+    const added = await insertIgnore(c, 'snapshots', [
+      s.snapshotId,
+      s.createdAt,
+      s.parentId,
+      JSON.stringify(s.meta),
+      queries.length,
+    ]);
     if (added && queries.length)
-      await c.query('INSERT INTO snapshot_queries SELECT $1, ord - 1, id, query FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS q(id, query, ord) ON CONFLICT DO NOTHING', [
-        s.snapshotId,
-        queries.map((q) => q.id),
-        queries.map((q) => JSON.stringify(q)),
-      ]);
+      await c.query(
+        'INSERT INTO snapshot_queries SELECT $1, ord - 1, id, query FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS q(id, query, ord) ON CONFLICT DO NOTHING',
+        [s.snapshotId, queries.map((q) => q.id), queries.map((q) => JSON.stringify(q))],
+      );
     return added;
   }
 
@@ -73,7 +121,12 @@ export class PostgresStore implements ResultsStore {
   }
 
   async snapshotIdsStartingWith(prefix: string): Promise<string[]> {
-    return (await this.db.rows('SELECT snapshot_id FROM snapshots WHERE left(snapshot_id, $1) = $2 ORDER BY snapshot_id', [prefix.length, prefix])).map((r) => r.snapshot_id);
+    return (
+      await this.db.rows('SELECT snapshot_id FROM snapshots WHERE left(snapshot_id, $1) = $2 ORDER BY snapshot_id', [
+        prefix.length,
+        prefix,
+      ])
+    ).map((r) => r.snapshot_id);
   }
 
   async listSnapshots(): Promise<SnapshotRecord[]> {
@@ -81,34 +134,73 @@ export class PostgresStore implements ResultsStore {
   }
 
   async snapshotQueries(snapshotId: string, from = 0, to = END): Promise<Query[]> {
-    return (await this.db.rows('SELECT query FROM snapshot_queries WHERE snapshot_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx', [snapshotId, from, Math.min(to, END)])).map(
-      (r) => JSON.parse(r.query) as Query,
-    );
+    return (
+      await this.db.rows(
+        'SELECT query FROM snapshot_queries WHERE snapshot_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx',
+        [snapshotId, from, Math.min(to, END)],
+      )
+    ).map((r) => JSON.parse(r.query) as Query);
   }
 
   async snapshotQuery(snapshotId: string, queryId: string): Promise<Query> {
-    const [row] = await this.db.rows('SELECT query FROM snapshot_queries WHERE snapshot_id = $1 AND query_id = $2', [snapshotId, queryId]);
+    const [row] = await this.db.rows('SELECT query FROM snapshot_queries WHERE snapshot_id = $1 AND query_id = $2', [
+      snapshotId,
+      queryId,
+    ]);
     if (!row) throw new Error(`query ${queryId} is not in snapshot ${snapshotId}`);
     return JSON.parse(row.query) as Query;
   }
 
   // ---- runs -------------------------------------------------------------------
   async createRun(r: NewRun): Promise<void> {
-    await this.insertRun(await this.db.ready(), { ...r, status: 'running', finishedAt: null, reportPath: null, summary: null });
+    await this.insertRun(await this.db.ready(), {
+      ...r,
+      status: 'running',
+      finishedAt: null,
+      reportPath: null,
+      summary: null,
+    });
   }
 
   private async insertRun(c: Queryable, r: RunRecord): Promise<number> {
     const judge = JSON.stringify(r.judge);
     const copilots = JSON.stringify(r.copilots);
-    return insertIgnore(c, 'runs', [r.runId, r.protocol, r.snapshotId, r.rubricVersion, judge, copilots, r.status, r.startedAt, r.finishedAt, r.reportPath, r.sourceRunId, json(r.summary), JSON.stringify(r.config)]);
+    return insertIgnore(c, 'runs', [
+      r.runId,
+      r.protocol,
+      r.snapshotId,
+      r.rubricVersion,
+      judge,
+      copilots,
+      r.status,
+      r.startedAt,
+      r.finishedAt,
+      r.reportPath,
+      r.sourceRunId,
+      json(r.summary),
+      JSON.stringify(r.config),
+    ]);
   }
 
-  async finishRun(runId: string, status: RunRecord['status'], reportPath: string | null, summary: unknown, finishedAt: string): Promise<void> {
-    await this.db.query('UPDATE runs SET status = $1, report_path = $2, summary = $3, finished_at = $4 WHERE run_id = $5', [status, reportPath, json(summary), finishedAt, runId]);
+  async finishRun(
+    runId: string,
+    status: RunRecord['status'],
+    reportPath: string | null,
+    summary: unknown,
+    finishedAt: string,
+  ): Promise<void> {
+    await this.db.query(
+      'UPDATE runs SET status = $1, report_path = $2, summary = $3, finished_at = $4 WHERE run_id = $5',
+      [status, reportPath, json(summary), finishedAt, runId],
+    );
   }
 
   async replaceRunConfig(runId: string, config: unknown, judge: RunRecord['judge']): Promise<void> {
-    await this.db.query('UPDATE runs SET config = $1, judge = $2 WHERE run_id = $3', [json(config), json(judge), runId]);
+    await this.db.query('UPDATE runs SET config = $1, judge = $2 WHERE run_id = $3', [
+      json(config),
+      json(judge),
+      runId,
+    ]);
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -125,7 +217,13 @@ export class PostgresStore implements ResultsStore {
     await this.insertRubric(await this.db.ready(), version, protocol, content, new Date().toISOString());
   }
 
-  private async insertRubric(c: Queryable, version: string, protocol: string, content: unknown, storedAt: string): Promise<number> {
+  private async insertRubric(
+    c: Queryable,
+    version: string,
+    protocol: string,
+    content: unknown,
+    storedAt: string,
+  ): Promise<number> {
     return insertIgnore(c, 'rubrics', [version, protocol, JSON.stringify(content), storedAt]);
   }
 
@@ -140,25 +238,57 @@ export class PostgresStore implements ResultsStore {
   }
 
   private async insertResponse(c: Queryable, r: StoredResponse): Promise<number> {
-    const outcome = [r.status, r.text, r.raw, r.html, r.adapter, r.startedAt, r.finishedAt, r.latencyMs, r.errorKind, r.errorMessage, r.conversationId, r.context, json(r.sources)];
+    const outcome = [
+      r.status,
+      r.text,
+      r.raw,
+      r.html,
+      r.adapter,
+      r.startedAt,
+      r.finishedAt,
+      r.latencyMs,
+      r.errorKind,
+      r.errorMessage,
+      r.conversationId,
+      r.context,
+      json(r.sources),
+    ];
     return insertIgnore(c, 'responses', [r.runId, r.queryId, r.copilot, ...outcome]);
   }
 
   async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
-    const [row] = await this.db.rows('SELECT * FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [runId, queryId, copilot]);
+    const [row] = await this.db.rows('SELECT * FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [
+      runId,
+      queryId,
+      copilot,
+    ]);
     return row ? toResponse(row) : null;
   }
 
   async responses(runId: string): Promise<StoredResponse[]> {
-    return (await this.db.rows('SELECT * FROM responses WHERE run_id = $1 ORDER BY query_id, copilot', [runId])).map(toResponse);
+    return (await this.db.rows('SELECT * FROM responses WHERE run_id = $1 ORDER BY query_id, copilot', [runId])).map(
+      toResponse,
+    );
   }
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
     await this.db.transaction(async (c) => {
-      for (const r of items.responses) await c.query('DELETE FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [runId, r.queryId, r.copilot]);
+      for (const r of items.responses)
+        await c.query('DELETE FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [
+          runId,
+          r.queryId,
+          r.copilot,
+        ]);
       for (const j of items.judgments)
-        await c.query('DELETE FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND sample = $4 AND judge_name = $5', [runId, j.queryId, j.copilot, j.sample, j.judge]);
-      for (const t of items.turns) await c.query('DELETE FROM judge_turns WHERE run_id = $1 AND query_id = $2 AND sample = $3 AND judge_name = $4', [runId, t.queryId, t.sample, t.judge]);
+        await c.query(
+          'DELETE FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND sample = $4 AND judge_name = $5',
+          [runId, j.queryId, j.copilot, j.sample, j.judge],
+        );
+      for (const t of items.turns)
+        await c.query(
+          'DELETE FROM judge_turns WHERE run_id = $1 AND query_id = $2 AND sample = $3 AND judge_name = $4',
+          [runId, t.queryId, t.sample, t.judge],
+        );
       await c.query("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = $1", [runId]);
     });
   }
@@ -179,9 +309,19 @@ export class PostgresStore implements ResultsStore {
     await this.db.transaction((c) => this.insertJudgeUnits(c, runId, unitTexts, planText));
   }
 
-  private async insertJudgeUnits(c: Queryable, runId: string, unitTexts: string[], planText: string | undefined): Promise<number> {
+  private async insertJudgeUnits(
+    c: Queryable,
+    runId: string,
+    unitTexts: string[],
+    planText: string | undefined,
+  ): Promise<number> {
     const added = unitTexts.length
-      ? ((await c.query('INSERT INTO judge_units SELECT $1, ord - 1, unit FROM unnest($2::text[]) WITH ORDINALITY AS u(unit, ord) ON CONFLICT DO NOTHING', [runId, unitTexts])).rowCount ?? 0)
+      ? ((
+          await c.query(
+            'INSERT INTO judge_units SELECT $1, ord - 1, unit FROM unnest($2::text[]) WITH ORDINALITY AS u(unit, ord) ON CONFLICT DO NOTHING',
+            [runId, unitTexts],
+          )
+        ).rowCount ?? 0)
       : 0;
     if (planText !== undefined) await insertIgnore(c, 'kv', [`plan:${runId}`, planText]);
     return added;
@@ -194,7 +334,10 @@ export class PostgresStore implements ResultsStore {
       await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`judge-units:${runId}`]);
       let count = Number((await c.query('SELECT COUNT(*) AS n FROM judge_units WHERE run_id = $1', [runId])).rows[0].n);
       for (const unit of unitTexts) {
-        const found = await c.query('SELECT 1 FROM judge_units WHERE run_id = $1 AND md5(unit) = md5($2) AND unit = $2', [runId, unit]);
+        const found = await c.query(
+          'SELECT 1 FROM judge_units WHERE run_id = $1 AND md5(unit) = md5($2) AND unit = $2',
+          [runId, unit],
+        );
         if (!found.rowCount) await c.query('INSERT INTO judge_units VALUES ($1, $2, $3)', [runId, count++, unit]);
       }
       return count;
@@ -212,9 +355,13 @@ export class PostgresStore implements ResultsStore {
   }
 
   async judgeUnits(runId: string, from = 0, to = END): Promise<JudgeUnit[]> {
-    return (await this.db.rows('SELECT unit FROM judge_units WHERE run_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx', [runId, from, Math.min(to, END)])).map(
-      (r) => JSON.parse(r.unit) as JudgeUnit,
-    );
+    return (
+      await this.db.rows('SELECT unit FROM judge_units WHERE run_id = $1 AND idx >= $2 AND idx < $3 ORDER BY idx', [
+        runId,
+        from,
+        Math.min(to, END),
+      ])
+    ).map((r) => JSON.parse(r.unit) as JudgeUnit);
   }
 
   // ---- grounding checks ----------------------------------------------------------
@@ -228,18 +375,32 @@ export class PostgresStore implements ResultsStore {
     return added;
   }
 
-  async getGroundingCheck(runId: string, queryId: string, copilot: string, groundingVersion: string, judgeName = ''): Promise<StoredGroundingCheck | null> {
+  async getGroundingCheck(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    groundingVersion: string,
+    judgeName = '',
+  ): Promise<StoredGroundingCheck | null> {
     const key = [runId, queryId, copilot, groundingVersion, judgeName];
     const where = 'run_id = $1 AND query_id = $2 AND copilot = $3 AND grounding_version = $4 AND judge_name = $5';
     const [row] = await this.db.rows(`SELECT * FROM grounding_checks WHERE ${where}`, key);
-    return row ? toGroundingCheck(row, await this.db.rows(`SELECT * FROM grounding_claims WHERE ${where} ORDER BY idx`, key)) : null;
+    return row
+      ? toGroundingCheck(row, await this.db.rows(`SELECT * FROM grounding_claims WHERE ${where} ORDER BY idx`, key))
+      : null;
   }
 
   async groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]> {
     const filter = groundingVersion === undefined ? '' : ' AND grounding_version = $2';
     const args = groundingVersion === undefined ? [runId] : [runId, groundingVersion];
-    const checks = await this.db.rows(`SELECT * FROM grounding_checks WHERE run_id = $1${filter} ORDER BY query_id, copilot, grounding_version, judge_name`, args);
-    const claims = await this.db.rows(`SELECT * FROM grounding_claims WHERE run_id = $1${filter} ORDER BY query_id, copilot, grounding_version, judge_name, idx`, args);
+    const checks = await this.db.rows(
+      `SELECT * FROM grounding_checks WHERE run_id = $1${filter} ORDER BY query_id, copilot, grounding_version, judge_name`,
+      args,
+    );
+    const claims = await this.db.rows(
+      `SELECT * FROM grounding_claims WHERE run_id = $1${filter} ORDER BY query_id, copilot, grounding_version, judge_name, idx`,
+      args,
+    );
     return groupClaims(checks, claims);
   }
 
@@ -254,43 +415,97 @@ export class PostgresStore implements ResultsStore {
   }
 
   private async insertJudgment(c: Queryable, j: StoredJudgment): Promise<number> {
-    const verdict = [j.status, json(j.scores), json(j.rationales), j.total, j.rank, j.position, j.error, JSON.stringify(j.judge), j.attempts, j.createdAt];
-    return insertIgnore(c, 'judgments', [j.runId, j.queryId, j.copilot, j.rubricVersion, ...verdict, j.sample ?? 0, j.judgeName ?? ''], JUDGMENT_COLUMNS);
+    const verdict = [
+      j.status,
+      json(j.scores),
+      json(j.rationales),
+      j.total,
+      j.rank,
+      j.position,
+      j.error,
+      JSON.stringify(j.judge),
+      j.attempts,
+      j.createdAt,
+    ];
+    return insertIgnore(
+      c,
+      'judgments',
+      [j.runId, j.queryId, j.copilot, j.rubricVersion, ...verdict, j.sample ?? 0, j.judgeName ?? ''],
+      JUDGMENT_COLUMNS,
+    );
   }
 
-  async getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgment | null> {
-    const [row] = await this.db.rows('SELECT * FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND rubric_version = $4 AND sample = $5 AND judge_name = $6', [
-      runId,
-      queryId,
-      copilot,
-      rubricVersion,
-      slot.sample,
-      slot.judge,
-    ]);
+  async getJudgment(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    rubricVersion: string,
+    slot: JudgeSlot = FIRST_SLOT,
+  ): Promise<StoredJudgment | null> {
+    const [row] = await this.db.rows(
+      'SELECT * FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND rubric_version = $4 AND sample = $5 AND judge_name = $6',
+      [runId, queryId, copilot, rubricVersion, slot.sample, slot.judge],
+    );
     return row ? toJudgment(row) : null;
   }
 
   async judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]> {
     const order = 'ORDER BY query_id, copilot, judge_name, sample';
     const rows = rubricVersion
-      ? await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 AND rubric_version = $2 ${order}`, [runId, rubricVersion])
+      ? await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 AND rubric_version = $2 ${order}`, [
+          runId,
+          rubricVersion,
+        ])
       : await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 ${order}`, [runId]);
     return rows.map(toJudgment);
   }
 
-  async putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot = FIRST_SLOT): Promise<void> {
+  async putJudgeTurn(
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    turn: number,
+    request: unknown,
+    answer: string,
+    slot: JudgeSlot = FIRST_SLOT,
+  ): Promise<void> {
     await this.insertJudgeTurn(await this.db.ready(), runId, queryId, rubricVersion, turn, request, answer, slot);
   }
 
-  private async insertJudgeTurn(c: Queryable, runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot): Promise<number> {
-    return insertIgnore(c, 'judge_turns', [runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge], JUDGE_TURN_COLUMNS);
+  private async insertJudgeTurn(
+    c: Queryable,
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    turn: number,
+    request: unknown,
+    answer: string,
+    slot: JudgeSlot,
+  ): Promise<number> {
+    return insertIgnore(
+      c,
+      'judge_turns',
+      [runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge],
+      JUDGE_TURN_COLUMNS,
+    );
   }
 
-  async judgeTurns(runId: string, queryId: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgeTurn[]> {
+  async judgeTurns(
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    slot: JudgeSlot = FIRST_SLOT,
+  ): Promise<StoredJudgeTurn[]> {
     const where = 'run_id = $1 AND query_id = $2 AND rubric_version = $3 AND sample = $4 AND judge_name = $5';
-    return (await this.db.rows(`SELECT turn, request, answer FROM judge_turns WHERE ${where} ORDER BY turn`, [runId, queryId, rubricVersion, slot.sample, slot.judge])).map(
-      (r) => ({ turn: r.turn, request: JSON.parse(r.request), answer: r.answer }),
-    );
+    return (
+      await this.db.rows(`SELECT turn, request, answer FROM judge_turns WHERE ${where} ORDER BY turn`, [
+        runId,
+        queryId,
+        rubricVersion,
+        slot.sample,
+        slot.judge,
+      ])
+    ).map((r) => ({ turn: r.turn, request: JSON.parse(r.request), answer: r.answer }));
   }
 
   // ---- answer cache -----------------------------------------------------------
@@ -314,14 +529,48 @@ export class PostgresStore implements ResultsStore {
 
   /** Not idempotent by design (there is no key: every attempt sent is a call), so a plain INSERT. */
   private async insertLlmCall(c: Queryable, call: LlmCallRecord): Promise<number> {
-    const usage = [call.promptTokens, call.completionTokens, call.cachedTokens, call.latencyMs, call.ok, call.errorKind, call.at, call.batch ?? false, call.requestChars ?? null, call.replyChars ?? null, call.reused ?? false];
-    return (await c.query(`INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, [call.runId, call.role, call.name, call.model, call.queryId, ...usage])).rowCount ?? 0;
+    const usage = [
+      call.promptTokens,
+      call.completionTokens,
+      call.cachedTokens,
+      call.latencyMs,
+      call.ok,
+      call.errorKind,
+      call.at,
+      call.batch ?? false,
+      call.requestChars ?? null,
+      call.replyChars ?? null,
+      call.reused ?? false,
+    ];
+    return (
+      (
+        await c.query(
+          `INSERT INTO llm_calls (${LLM_CALL_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+          [call.runId, call.role, call.name, call.model, call.queryId, ...usage],
+        )
+      ).rowCount ?? 0
+    );
   }
 
   // ---- batch judging ------------------------------------------------------------
-  async putJudgeBatch(b: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void> {
+  async putJudgeBatch(
+    b: StoredJudgeBatch,
+    lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>,
+  ): Promise<void> {
     await this.db.transaction(async (c) => {
-      const added = (await c.query('INSERT INTO judge_batches VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING', [b.runId, b.key, b.batchId, b.api, JSON.stringify(b.endpoint), b.state, JSON.stringify(b.counts), b.lines, b.createdAt])).rowCount;
+      const added = (
+        await c.query('INSERT INTO judge_batches VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING', [
+          b.runId,
+          b.key,
+          b.batchId,
+          b.api,
+          JSON.stringify(b.endpoint),
+          b.state,
+          JSON.stringify(b.counts),
+          b.lines,
+          b.createdAt,
+        ])
+      ).rowCount;
       if (added && lines.length)
         await c.query(
           "INSERT INTO judge_batch_lines SELECT $1, l.id, $2, l.q, l.n, 'submitted', NULL, NULL FROM unnest($3::text[], $4::text[], $5::text[]) AS l(id, q, n) ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_key = excluded.batch_key WHERE judge_batch_lines.status = 'submitted'",
@@ -330,28 +579,50 @@ export class PostgresStore implements ResultsStore {
     });
   }
 
-  async updateJudgeBatch(runId: string, key: string, u: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void> {
-    await this.db.rows('UPDATE judge_batches SET batch_id = $1, state = $2, counts = $3 WHERE run_id = $4 AND key = $5', [u.batchId, u.state, JSON.stringify(u.counts), runId, key]);
+  async updateJudgeBatch(
+    runId: string,
+    key: string,
+    u: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>,
+  ): Promise<void> {
+    await this.db.rows(
+      'UPDATE judge_batches SET batch_id = $1, state = $2, counts = $3 WHERE run_id = $4 AND key = $5',
+      [u.batchId, u.state, JSON.stringify(u.counts), runId, key],
+    );
   }
 
   async judgeBatches(runId: string): Promise<StoredJudgeBatch[]> {
-    return (await this.db.rows('SELECT * FROM judge_batches WHERE run_id = $1 ORDER BY created_at, key', [runId])).map(toJudgeBatch);
+    return (await this.db.rows('SELECT * FROM judge_batches WHERE run_id = $1 ORDER BY created_at, key', [runId])).map(
+      toJudgeBatch,
+    );
   }
 
   async batchLine(runId: string, customId: string): Promise<StoredBatchLine | null> {
-    const [row] = await this.db.rows('SELECT * FROM judge_batch_lines WHERE run_id = $1 AND custom_id = $2', [runId, customId]);
+    const [row] = await this.db.rows('SELECT * FROM judge_batch_lines WHERE run_id = $1 AND custom_id = $2', [
+      runId,
+      customId,
+    ]);
     return row ? toBatchLine(row) : null;
   }
 
   async batchLines(runId: string, batchKey: string): Promise<StoredBatchLine[]> {
-    return (await this.db.rows('SELECT * FROM judge_batch_lines WHERE run_id = $1 AND batch_key = $2 ORDER BY custom_id', [runId, batchKey])).map(toBatchLine);
+    return (
+      await this.db.rows('SELECT * FROM judge_batch_lines WHERE run_id = $1 AND batch_key = $2 ORDER BY custom_id', [
+        runId,
+        batchKey,
+      ])
+    ).map(toBatchLine);
   }
 
   async settleBatchLines(runId: string, lines: Parameters<ResultsStore['settleBatchLines']>[1]): Promise<number> {
     return this.db.transaction(async (c) => {
       let settled = 0;
       for (const line of lines) {
-        const changed = (await c.query("UPDATE judge_batch_lines SET status = $1, body = $2, error = $3 WHERE run_id = $4 AND custom_id = $5 AND status = 'submitted'", [line.status, line.body === null ? null : JSON.stringify(line.body), line.error, runId, line.customId])).rowCount;
+        const changed = (
+          await c.query(
+            "UPDATE judge_batch_lines SET status = $1, body = $2, error = $3 WHERE run_id = $4 AND custom_id = $5 AND status = 'submitted'",
+            [line.status, line.body === null ? null : JSON.stringify(line.body), line.error, runId, line.customId],
+          )
+        ).rowCount;
         if (!changed) continue;
         settled++;
         if (line.call) await this.insertLlmCall(c, line.call);
@@ -385,8 +656,18 @@ export class PostgresStore implements ResultsStore {
     return artefactId;
   }
 
-  private async insertArtefact(c: Queryable, a: Omit<Artefact, 'size' | 'bytes'> & { bytes: Uint8Array }): Promise<number> {
-    return insertIgnore(c, 'artefacts', [a.artefactId, a.runId, a.name, a.contentType, Buffer.from(a.bytes), a.createdAt]);
+  private async insertArtefact(
+    c: Queryable,
+    a: Omit<Artefact, 'size' | 'bytes'> & { bytes: Uint8Array },
+  ): Promise<number> {
+    return insertIgnore(c, 'artefacts', [
+      a.artefactId,
+      a.runId,
+      a.name,
+      a.contentType,
+      Buffer.from(a.bytes),
+      a.createdAt,
+    ]);
   }
 
   async getArtefact(artefactId: string): Promise<Artefact | null> {
@@ -395,7 +676,12 @@ export class PostgresStore implements ResultsStore {
   }
 
   async artefacts(runId: string): Promise<ArtefactInfo[]> {
-    return (await this.db.rows(`SELECT ${ARTEFACT_INFO_COLUMNS}, octet_length(bytes) AS size FROM artefacts WHERE run_id = $1 ORDER BY name`, [runId])).map(toArtefactInfo);
+    return (
+      await this.db.rows(
+        `SELECT ${ARTEFACT_INFO_COLUMNS}, octet_length(bytes) AS size FROM artefacts WHERE run_id = $1 ORDER BY name`,
+        [runId],
+      )
+    ).map(toArtefactInfo);
   }
 
   // ---- agent trajectories and world recordings ---------------------------------------
@@ -404,11 +690,18 @@ export class PostgresStore implements ResultsStore {
   }
 
   async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
-    return (await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 AND query_id = $2 AND copilot = $3 ORDER BY seq', [runId, queryId, copilot])).map(toAgentStep);
+    return (
+      await this.db.rows(
+        'SELECT * FROM agent_steps WHERE run_id = $1 AND query_id = $2 AND copilot = $3 ORDER BY seq',
+        [runId, queryId, copilot],
+      )
+    ).map(toAgentStep);
   }
 
   async runAgentSteps(runId: string): Promise<StoredAgentStep[]> {
-    return (await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 ORDER BY query_id, copilot, seq', [runId])).map(toAgentStep);
+    return (
+      await this.db.rows('SELECT * FROM agent_steps WHERE run_id = $1 ORDER BY query_id, copilot, seq', [runId])
+    ).map(toAgentStep);
   }
 
   async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
@@ -418,11 +711,16 @@ export class PostgresStore implements ResultsStore {
   }
 
   async worldCalls(recording: string): Promise<WorldCall[]> {
-    return (await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 ORDER BY key', [recording])).map(toWorldCall);
+    return (await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 ORDER BY key', [recording])).map(
+      toWorldCall,
+    );
   }
 
   async worldRecordings(): Promise<WorldRecording[]> {
-    const rows = await this.db.rows('SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording', []);
+    const rows = await this.db.rows(
+      'SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording',
+      [],
+    );
     return rows.map(toWorldRecording);
   }
 
@@ -432,15 +730,28 @@ export class PostgresStore implements ResultsStore {
   }
 
   private async insertScheduleSnapshot(c: Queryable, row: ScheduleSnapshotRow): Promise<number> {
-    return insertIgnore(c, 'schedule_snapshots', [row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId], 'schedule, workflow_id, snapshot_id, parent_id, created_at, run_id');
+    return insertIgnore(
+      c,
+      'schedule_snapshots',
+      [row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId],
+      'schedule, workflow_id, snapshot_id, parent_id, created_at, run_id',
+    );
   }
 
   async setScheduleRun(schedule: string, workflowId: string, runId: string): Promise<void> {
-    await this.db.query('UPDATE schedule_snapshots SET run_id = $1 WHERE schedule = $2 AND workflow_id = $3', [runId, schedule, workflowId]);
+    await this.db.query('UPDATE schedule_snapshots SET run_id = $1 WHERE schedule = $2 AND workflow_id = $3', [
+      runId,
+      schedule,
+      workflowId,
+    ]);
   }
 
   async scheduleSnapshots(schedule: string): Promise<ScheduleSnapshotRow[]> {
-    return (await this.db.rows('SELECT * FROM schedule_snapshots WHERE schedule = $1 ORDER BY created_at DESC, seq DESC', [schedule])).map(toScheduleSnapshot);
+    return (
+      await this.db.rows('SELECT * FROM schedule_snapshots WHERE schedule = $1 ORDER BY created_at DESC, seq DESC', [
+        schedule,
+      ])
+    ).map(toScheduleSnapshot);
   }
 
   // ---- copying a whole store -------------------------------------------------------
@@ -463,7 +774,8 @@ export class PostgresStore implements ResultsStore {
   async importRecords(batch: StoreRecord[]): Promise<RecordCounts> {
     return this.db.transaction(async (c) => {
       const counts: RecordCounts = {};
-      for (const record of batch) counts[record.kind] = (counts[record.kind] ?? 0) + (await this.importRecord(c, record));
+      for (const record of batch)
+        counts[record.kind] = (counts[record.kind] ?? 0) + (await this.importRecord(c, record));
       return counts;
     });
   }
@@ -480,7 +792,12 @@ export class PostgresStore implements ResultsStore {
       case 'response':
         return this.insertResponse(c, r.response);
       case 'judgeUnits':
-        return this.insertJudgeUnits(c, r.runId, r.units.map((u) => JSON.stringify(u)), r.plan === undefined ? undefined : JSON.stringify(r.plan));
+        return this.insertJudgeUnits(
+          c,
+          r.runId,
+          r.units.map((u) => JSON.stringify(u)),
+          r.plan === undefined ? undefined : JSON.stringify(r.plan),
+        );
       case 'judgment':
         return this.insertJudgment(c, r.judgment);
       case 'judgeTurn':
@@ -513,5 +830,20 @@ export class PostgresStore implements ResultsStore {
   }
 }
 
-const agentStepRow = (s: StoredAgentStep) => [s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)];
-const worldCallRow = (recording: string, c: WorldCall) => [recording, c.key, c.tool, c.arguments, c.result, c.isError, c.recordedAt];
+const agentStepRow = (s: StoredAgentStep) => [
+  s.runId,
+  s.queryId,
+  s.copilot,
+  s.step.seq,
+  s.step.kind,
+  JSON.stringify(s.step),
+];
+const worldCallRow = (recording: string, c: WorldCall) => [
+  recording,
+  c.key,
+  c.tool,
+  c.arguments,
+  c.result,
+  c.isError,
+  c.recordedAt,
+];

@@ -14,7 +14,14 @@ export type Queryable = Pick<PoolClient, 'query'>;
 export async function insertIgnore(c: Queryable, table: string, values: unknown[], columns?: string): Promise<number> {
   const placeholders = values.map((_, i) => `$${i + 1}`).join(', ');
   const storable = values.map((v) => (typeof v === 'string' ? v.replace(/\u0000/g, '\uFFFD') : v));
-  return (await c.query(`INSERT INTO ${table}${columns ? ` (${columns})` : ''} VALUES (${placeholders}) ON CONFLICT DO NOTHING`, storable)).rowCount ?? 0;
+  return (
+    (
+      await c.query(
+        `INSERT INTO ${table}${columns ? ` (${columns})` : ''} VALUES (${placeholders}) ON CONFLICT DO NOTHING`,
+        storable,
+      )
+    ).rowCount ?? 0
+  );
 }
 
 /** Held while migrating, so concurrent openers (workers starting together) apply each migration exactly once. */
@@ -54,7 +61,9 @@ export class PostgresDb {
   /** Whether this database holds a judgeflow store (its migrations table), without creating anything. */
   async exists(): Promise<boolean> {
     try {
-      const { rows } = await this.wrap(this.pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present"));
+      const { rows } = await this.wrap(
+        this.pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present"),
+      );
       return rows[0].present as boolean;
     } catch (error) {
       if ((error as { code?: string }).code === '3D000') return false; // no such database: no store either
@@ -65,7 +74,9 @@ export class PostgresDb {
   /** The schema versions applied, read without migrating (none when the store has no migrations table yet). */
   async appliedVersions(): Promise<number[]> {
     if (!(await this.exists())) return [];
-    return (await this.wrap(this.pool.query('SELECT version FROM schema_migrations'))).rows.map((r) => r.version as number);
+    return (await this.wrap(this.pool.query('SELECT version FROM schema_migrations'))).rows.map(
+      (r) => r.version as number,
+    );
   }
 
   /** The pool, once the schema is up to date: for single statements (each is atomic on its own). */
@@ -74,7 +85,10 @@ export class PostgresDb {
     return this.pool;
   }
 
-  async query<R extends QueryResultRow = any>(sql: string, params: unknown[] = []): Promise<{ rows: R[]; rowCount: number }> {
+  async query<R extends QueryResultRow = any>(
+    sql: string,
+    params: unknown[] = [],
+  ): Promise<{ rows: R[]; rowCount: number }> {
     await this.migrate();
     const result = await this.pool.query<R>(sql, params);
     return { rows: result.rows, rowCount: result.rowCount ?? 0 };
@@ -108,8 +122,12 @@ export class PostgresDb {
     try {
       await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
       try {
-        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-        const applied = (await client.query('SELECT version FROM schema_migrations')).rows.map((r) => r.version as number);
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+        );
+        const applied = (await client.query('SELECT version FROM schema_migrations')).rows.map(
+          (r) => r.version as number,
+        );
         const pending = pendingMigrations(POSTGRES_MIGRATIONS, applied, this.location);
         for (const m of pending) {
           await client.query('BEGIN');
@@ -119,10 +137,15 @@ export class PostgresDb {
             await client.query('COMMIT');
           } catch (error) {
             await client.query('ROLLBACK');
-            throw new Error(`migration ${m.version} (${m.name}) of the results store ${this.location} failed: ${(error as Error).message}`);
+            throw new Error(
+              `migration ${m.version} (${m.name}) of the results store ${this.location} failed: ${(error as Error).message}`,
+            );
           }
         }
-        return { version: latestVersion(POSTGRES_MIGRATIONS), applied: pending.map(({ version, name }) => ({ version, name })) };
+        return {
+          version: latestVersion(POSTGRES_MIGRATIONS),
+          applied: pending.map(({ version, name }) => ({ version, name })),
+        };
       } finally {
         await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
       }

@@ -1,7 +1,15 @@
 import crypto from 'node:crypto';
 import type { StudyDump } from '../core/model/store';
 import type { StudyItem } from '../core/study/design';
-import type { Annotator, Answer, RecordedAnnotation, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
+import type {
+  Annotator,
+  Answer,
+  RecordedAnnotation,
+  StoredAssignment,
+  StudyRecord,
+  StudyStore,
+  Submission,
+} from '../core/study/types';
 import type { PostgresDb, Queryable } from './postgresDb';
 import { studyDump, toAnnotator, toAssignment, toStudy, toSubmission } from './rows';
 
@@ -16,12 +24,34 @@ const ASSIGNMENT_COLUMNS = 'assignment_id, study, item_id, slot, left_copilot, r
 export class PostgresStudyStore implements StudyStore {
   constructor(private readonly db: PostgresDb) {}
 
-  async createStudy(study: StudyRecord, items: StudyItem[], assignments: Array<Omit<StoredAssignment, 'annotatorId' | 'order' | 'study'>>): Promise<void> {
+  async createStudy(
+    study: StudyRecord,
+    items: StudyItem[],
+    assignments: Array<Omit<StoredAssignment, 'annotatorId' | 'order' | 'study'>>,
+  ): Promise<void> {
     await this.db.transaction(async (c) => {
-      await c.query('INSERT INTO studies VALUES ($1, $2, $3, $4, $5, $6, $7)', [study.name, study.runId, study.status, study.createdAt, study.closedAt, study.workflowId, JSON.stringify(study.spec)]);
-      for (const it of items) await c.query('INSERT INTO study_items VALUES ($1, $2, $3, $4, $5)', [study.name, it.itemId, it.queryId, it.first, it.second]);
+      await c.query('INSERT INTO studies VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+        study.name,
+        study.runId,
+        study.status,
+        study.createdAt,
+        study.closedAt,
+        study.workflowId,
+        JSON.stringify(study.spec),
+      ]);
+      for (const it of items)
+        await c.query('INSERT INTO study_items VALUES ($1, $2, $3, $4, $5)', [
+          study.name,
+          it.itemId,
+          it.queryId,
+          it.first,
+          it.second,
+        ]);
       for (const a of assignments)
-        await c.query(`INSERT INTO study_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`, [a.assignmentId, study.name, a.itemId, a.slot, a.left, a.right]);
+        await c.query(
+          `INSERT INTO study_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, NULL, NULL)`,
+          [a.assignmentId, study.name, a.itemId, a.slot, a.left, a.right],
+        );
     });
   }
 
@@ -35,24 +65,44 @@ export class PostgresStudyStore implements StudyStore {
   }
 
   async studyItems(name: string): Promise<StudyItem[]> {
-    return (await this.db.rows('SELECT * FROM study_items WHERE study = $1 ORDER BY item_id', [name])).map((r) => ({ itemId: r.item_id, queryId: r.query_id, first: r.first, second: r.second }));
+    return (await this.db.rows('SELECT * FROM study_items WHERE study = $1 ORDER BY item_id', [name])).map((r) => ({
+      itemId: r.item_id,
+      queryId: r.query_id,
+      first: r.first,
+      second: r.second,
+    }));
   }
 
   async studyAssignments(name: string): Promise<StoredAssignment[]> {
-    return (await this.db.rows('SELECT * FROM study_assignments WHERE study = $1 ORDER BY slot', [name])).map(toAssignment);
+    return (await this.db.rows('SELECT * FROM study_assignments WHERE study = $1 ORDER BY slot', [name])).map(
+      toAssignment,
+    );
   }
 
-  async addAnnotators(name: string, annotators: Array<Annotator & { tokenHash: string }>, deal: Array<{ assignmentId: string; annotatorId: string; order: number }>): Promise<void> {
+  async addAnnotators(
+    name: string,
+    annotators: Array<Annotator & { tokenHash: string }>,
+    deal: Array<{ assignmentId: string; annotatorId: string; order: number }>,
+  ): Promise<void> {
     const now = new Date().toISOString();
     await this.db.transaction(async (c) => {
       for (const a of annotators)
-        await c.query('INSERT INTO study_annotators (annotator_id, study, label, token_hash, source, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [a.annotatorId, name, a.label, a.tokenHash, a.source, now]);
-      for (const d of deal) await c.query('UPDATE study_assignments SET annotator_id = $1, ord = $2 WHERE assignment_id = $3 AND study = $4', [d.annotatorId, d.order, d.assignmentId, name]);
+        await c.query(
+          'INSERT INTO study_annotators (annotator_id, study, label, token_hash, source, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+          [a.annotatorId, name, a.label, a.tokenHash, a.source, now],
+        );
+      for (const d of deal)
+        await c.query(
+          'UPDATE study_assignments SET annotator_id = $1, ord = $2 WHERE assignment_id = $3 AND study = $4',
+          [d.annotatorId, d.order, d.assignmentId, name],
+        );
     });
   }
 
   async annotators(name: string): Promise<Annotator[]> {
-    return (await this.db.rows('SELECT * FROM study_annotators WHERE study = $1 ORDER BY created_at, label', [name])).map(toAnnotator);
+    return (
+      await this.db.rows('SELECT * FROM study_annotators WHERE study = $1 ORDER BY created_at, label', [name])
+    ).map(toAnnotator);
   }
 
   async annotatorByTokenHash(tokenHash: string): Promise<Annotator | null> {
@@ -93,21 +143,28 @@ export class PostgresStudyStore implements StudyStore {
   }
 
   async pendingSubmissions(limit: number): Promise<Submission[]> {
-    return (await this.db.rows("SELECT * FROM study_submissions WHERE status = 'pending' ORDER BY seq LIMIT $1", [limit])).map(toSubmission);
+    return (
+      await this.db.rows("SELECT * FROM study_submissions WHERE status = 'pending' ORDER BY seq LIMIT $1", [limit])
+    ).map(toSubmission);
   }
 
-  private async recordInTransaction(c: Queryable, submissionId: string): Promise<{ recorded: boolean; revision: number } | null> {
-    const [found] = (await c.query('SELECT assignment_id FROM study_submissions WHERE submission_id = $1', [submissionId])).rows;
+  private async recordInTransaction(
+    c: Queryable,
+    submissionId: string,
+  ): Promise<{ recorded: boolean; revision: number } | null> {
+    const [found] = (
+      await c.query('SELECT assignment_id FROM study_submissions WHERE submission_id = $1', [submissionId])
+    ).rows;
     if (!found) return null;
     // Recordings of one assignment take turns (the revision count and the newest-wins update read what the other wrote).
     await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`study_assignment:${found.assignment_id}`]);
     const [s] = (await c.query('SELECT * FROM study_submissions WHERE submission_id = $1', [submissionId])).rows;
     const count = async (upToSeq?: number) =>
       (
-        await c.query(`SELECT COUNT(*)::int AS n FROM study_submissions WHERE assignment_id = $1 AND status = 'recorded'${upToSeq === undefined ? '' : ' AND seq <= $2'}`, [
-          s.assignment_id,
-          ...(upToSeq === undefined ? [] : [upToSeq]),
-        ])
+        await c.query(
+          `SELECT COUNT(*)::int AS n FROM study_submissions WHERE assignment_id = $1 AND status = 'recorded'${upToSeq === undefined ? '' : ' AND seq <= $2'}`,
+          [s.assignment_id, ...(upToSeq === undefined ? [] : [upToSeq])],
+        )
       ).rows[0].n as number;
     const revision = await count(s.seq);
     if (s.status === 'recorded') return { recorded: true, revision }; // recorded before (an activity retried after its worker died): the same answer
@@ -130,16 +187,27 @@ export class PostgresStudyStore implements StudyStore {
   }
 
   async rejectSubmission(submissionId: string, note: string): Promise<void> {
-    await this.db.query("UPDATE study_submissions SET status = 'rejected', note = $1 WHERE submission_id = $2 AND status = 'pending'", [note, submissionId]);
+    await this.db.query(
+      "UPDATE study_submissions SET status = 'rejected', note = $1 WHERE submission_id = $2 AND status = 'pending'",
+      [note, submissionId],
+    );
   }
 
   async closeStudy(name: string, closedAt: string): Promise<{ recorded: number }> {
     return this.db.transaction(async (c) => {
       await c.query('SELECT 1 FROM studies WHERE name = $1 FOR UPDATE', [name]); // waits for submissions being stored; blocks new ones
-      const pending = (await c.query("SELECT submission_id FROM study_submissions WHERE study = $1 AND status = 'pending' ORDER BY seq", [name])).rows;
+      const pending = (
+        await c.query(
+          "SELECT submission_id FROM study_submissions WHERE study = $1 AND status = 'pending' ORDER BY seq",
+          [name],
+        )
+      ).rows;
       let recorded = 0;
       for (const p of pending) if ((await this.recordInTransaction(c, p.submission_id))?.recorded) recorded++;
-      await c.query("UPDATE studies SET status = 'closed', closed_at = COALESCE(closed_at, $1) WHERE name = $2", [closedAt, name]);
+      await c.query("UPDATE studies SET status = 'closed', closed_at = COALESCE(closed_at, $1) WHERE name = $2", [
+        closedAt,
+        name,
+      ]);
       return { recorded };
     });
   }
@@ -149,49 +217,83 @@ export class PostgresStudyStore implements StudyStore {
       'SELECT a.*, n.answer, n.revision, n.submitted_at, n.source FROM study_annotations n JOIN study_assignments a ON a.assignment_id = n.assignment_id WHERE n.study = $1 ORDER BY a.slot',
       [name],
     );
-    return rows.map((r) => ({ ...toAssignment(r), annotatorId: r.annotator_id, answer: JSON.parse(r.answer), revision: r.revision, submittedAt: r.submitted_at, source: r.source }));
+    return rows.map((r) => ({
+      ...toAssignment(r),
+      annotatorId: r.annotator_id,
+      answer: JSON.parse(r.answer),
+      revision: r.revision,
+      submittedAt: r.submitted_at,
+      source: r.source,
+    }));
   }
 
   async submissions(name: string): Promise<Submission[]> {
-    return (await this.db.rows('SELECT * FROM study_submissions WHERE study = $1 ORDER BY seq', [name])).map(toSubmission);
+    return (await this.db.rows('SELECT * FROM study_submissions WHERE study = $1 ORDER BY seq', [name])).map(
+      toSubmission,
+    );
   }
 
-  async importAnnotations(name: string, rows: Array<{ annotator: string; itemId: string; left: string; right: string; answer: Answer; submittedAt: string }>): Promise<number> {
+  async importAnnotations(
+    name: string,
+    rows: Array<{
+      annotator: string;
+      itemId: string;
+      left: string;
+      right: string;
+      answer: Answer;
+      submittedAt: string;
+    }>,
+  ): Promise<number> {
     const now = new Date().toISOString();
     return this.db.transaction(async (c) => {
       for (const r of rows) {
         const annotatorId = `import:${name}:${r.annotator}`;
-        await c.query("INSERT INTO study_annotators (annotator_id, study, label, token_hash, source, created_at) VALUES ($1, $2, $3, NULL, 'import', $4) ON CONFLICT DO NOTHING", [annotatorId, name, r.annotator, now]);
+        await c.query(
+          "INSERT INTO study_annotators (annotator_id, study, label, token_hash, source, created_at) VALUES ($1, $2, $3, NULL, 'import', $4) ON CONFLICT DO NOTHING",
+          [annotatorId, name, r.annotator, now],
+        );
         const assignmentId = `imp-${crypto.randomBytes(8).toString('hex')}`;
-        await c.query(`INSERT INTO study_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, -1, $4, $5, $6, NULL)`, [assignmentId, name, r.itemId, r.left, r.right, annotatorId]);
+        await c.query(
+          `INSERT INTO study_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, -1, $4, $5, $6, NULL)`,
+          [assignmentId, name, r.itemId, r.left, r.right, annotatorId],
+        );
         const seq = (
-          await c.query("INSERT INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status) VALUES ($1, $2, $3, $4, $5, $6, 'recorded') RETURNING seq", [
-            `imp-${crypto.randomBytes(8).toString('hex')}`,
-            name,
-            assignmentId,
-            annotatorId,
-            JSON.stringify(r.answer),
-            r.submittedAt,
-          ])
+          await c.query(
+            "INSERT INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status) VALUES ($1, $2, $3, $4, $5, $6, 'recorded') RETURNING seq",
+            [
+              `imp-${crypto.randomBytes(8).toString('hex')}`,
+              name,
+              assignmentId,
+              annotatorId,
+              JSON.stringify(r.answer),
+              r.submittedAt,
+            ],
+          )
         ).rows[0].seq;
-        await c.query("INSERT INTO study_annotations (assignment_id, study, submission_seq, answer, revision, submitted_at, source) VALUES ($1, $2, $3, $4, 1, $5, 'import')", [
-          assignmentId,
-          name,
-          seq,
-          JSON.stringify(r.answer),
-          r.submittedAt,
-        ]);
+        await c.query(
+          "INSERT INTO study_annotations (assignment_id, study, submission_seq, answer, revision, submitted_at, source) VALUES ($1, $2, $3, $4, 1, $5, 'import')",
+          [assignmentId, name, seq, JSON.stringify(r.answer), r.submittedAt],
+        );
       }
       return rows.length;
     });
   }
 
   async addStudyEvent(name: string, kind: string, detail: unknown): Promise<void> {
-    await this.db.query('INSERT INTO study_events (study, at, kind, detail) VALUES ($1, $2, $3, $4)', [name, new Date().toISOString(), kind, JSON.stringify(detail)]);
+    await this.db.query('INSERT INTO study_events (study, at, kind, detail) VALUES ($1, $2, $3, $4)', [
+      name,
+      new Date().toISOString(),
+      kind,
+      JSON.stringify(detail),
+    ]);
   }
 
   async studyEvents(name: string): Promise<Array<{ at: string; kind: string; detail: unknown }>> {
-    return (await this.db.rows('SELECT * FROM study_events WHERE study = $1 ORDER BY seq', [name])).map((r) => ({ at: r.at, kind: r.kind, detail: JSON.parse(r.detail) }));
+    return (await this.db.rows('SELECT * FROM study_events WHERE study = $1 ORDER BY seq', [name])).map((r) => ({
+      at: r.at,
+      kind: r.kind,
+      detail: JSON.parse(r.detail),
+    }));
   }
 
   // ---- copying (used by PostgresStore's export and import) ----------------------------
@@ -200,39 +302,88 @@ export class PostgresStudyStore implements StudyStore {
     return studyDump(this, name, {
       assignments: await inserted('SELECT * FROM study_assignments WHERE study = $1 ORDER BY seq'),
       annotators: await inserted('SELECT * FROM study_annotators WHERE study = $1 ORDER BY seq'),
-      annotations: await inserted('SELECT n.*, s.submission_id FROM study_annotations n JOIN study_submissions s ON s.seq = n.submission_seq WHERE n.study = $1 ORDER BY n.seq'),
+      annotations: await inserted(
+        'SELECT n.*, s.submission_id FROM study_annotations n JOIN study_submissions s ON s.seq = n.submission_seq WHERE n.study = $1 ORDER BY n.seq',
+      ),
     });
   }
 
   /** A whole study, inside the caller's transaction; a study already here is kept as it is (returns 0). */
   async insertDump(c: Queryable, d: StudyDump): Promise<number> {
     const s = d.study;
-    const added = (await c.query('INSERT INTO studies VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING', [s.name, s.runId, s.status, s.createdAt, s.closedAt, s.workflowId, JSON.stringify(s.spec)])).rowCount;
+    const added = (
+      await c.query('INSERT INTO studies VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING', [
+        s.name,
+        s.runId,
+        s.status,
+        s.createdAt,
+        s.closedAt,
+        s.workflowId,
+        JSON.stringify(s.spec),
+      ])
+    ).rowCount;
     if (!added) return 0;
-    for (const it of d.items) await c.query('INSERT INTO study_items VALUES ($1, $2, $3, $4, $5)', [s.name, it.itemId, it.queryId, it.first, it.second]);
+    for (const it of d.items)
+      await c.query('INSERT INTO study_items VALUES ($1, $2, $3, $4, $5)', [
+        s.name,
+        it.itemId,
+        it.queryId,
+        it.first,
+        it.second,
+      ]);
     for (const a of d.assignments)
-      await c.query(`INSERT INTO study_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [a.assignmentId, s.name, a.itemId, a.slot, a.left, a.right, a.annotatorId, a.order]);
+      await c.query(`INSERT INTO study_assignments (${ASSIGNMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        a.assignmentId,
+        s.name,
+        a.itemId,
+        a.slot,
+        a.left,
+        a.right,
+        a.annotatorId,
+        a.order,
+      ]);
     for (const a of d.annotators)
-      await c.query('INSERT INTO study_annotators (annotator_id, study, label, token_hash, source, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [a.annotatorId, s.name, a.label, a.tokenHash, a.source, a.createdAt]);
+      await c.query(
+        'INSERT INTO study_annotators (annotator_id, study, label, token_hash, source, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [a.annotatorId, s.name, a.label, a.tokenHash, a.source, a.createdAt],
+      );
     const seqOf = new Map<string, number>();
     for (const x of d.submissions) {
       const { rows } = await c.query(
         'INSERT INTO study_submissions (submission_id, study, assignment_id, annotator_id, answer, received_at, status, note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq',
-        [x.submissionId, s.name, x.assignmentId, x.annotatorId, JSON.stringify(x.answer), x.receivedAt, x.status, x.note],
+        [
+          x.submissionId,
+          s.name,
+          x.assignmentId,
+          x.annotatorId,
+          JSON.stringify(x.answer),
+          x.receivedAt,
+          x.status,
+          x.note,
+        ],
       );
       seqOf.set(x.submissionId, rows[0].seq);
     }
     for (const n of d.annotations)
-      await c.query('INSERT INTO study_annotations (assignment_id, study, submission_seq, answer, revision, submitted_at, source) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-        n.assignmentId,
+      await c.query(
+        'INSERT INTO study_annotations (assignment_id, study, submission_seq, answer, revision, submitted_at, source) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+        [
+          n.assignmentId,
+          s.name,
+          seqOf.get(n.submissionId),
+          JSON.stringify(n.answer),
+          n.revision,
+          n.submittedAt,
+          n.source,
+        ],
+      );
+    for (const e of d.events)
+      await c.query('INSERT INTO study_events (study, at, kind, detail) VALUES ($1, $2, $3, $4)', [
         s.name,
-        seqOf.get(n.submissionId),
-        JSON.stringify(n.answer),
-        n.revision,
-        n.submittedAt,
-        n.source,
+        e.at,
+        e.kind,
+        JSON.stringify(e.detail),
       ]);
-    for (const e of d.events) await c.query('INSERT INTO study_events (study, at, kind, detail) VALUES ($1, $2, $3, $4)', [s.name, e.at, e.kind, JSON.stringify(e.detail)]);
     return 1;
   }
 }

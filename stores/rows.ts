@@ -1,5 +1,16 @@
 import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/model/agentSteps';
-import type { Artefact, ArtefactInfo, ResultsStore, RunRecord, ScheduleSnapshotRow, SnapshotRecord, StoreRecord, StudyDump, StoredJudgeBatch, StoredBatchLine } from '../core/model/store';
+import type {
+  Artefact,
+  ArtefactInfo,
+  ResultsStore,
+  RunRecord,
+  ScheduleSnapshotRow,
+  SnapshotRecord,
+  StoreRecord,
+  StudyDump,
+  StoredJudgeBatch,
+  StoredBatchLine,
+} from '../core/model/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/model/types';
 import type { StoredGroundingCheck } from '../core/grounding/checks';
@@ -16,7 +27,13 @@ export const json = (v: unknown) => (v === undefined || v === null ? null : JSON
 export const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
 export function toSnapshot(row: any): SnapshotRecord {
-  return { snapshotId: row.snapshot_id, createdAt: row.created_at, parentId: row.parent_id, meta: JSON.parse(row.meta), queryCount: row.query_count };
+  return {
+    snapshotId: row.snapshot_id,
+    createdAt: row.created_at,
+    parentId: row.parent_id,
+    meta: JSON.parse(row.meta),
+    queryCount: row.query_count,
+  };
 }
 
 export function toRun(row: any): RunRecord {
@@ -99,12 +116,41 @@ export function groupClaims(checks: any[], claims: any[]): StoredGroundingCheck[
 
 /** The claim rows of a check, as both stores insert them (columns in table order). */
 export function groundingClaimRows(g: StoredGroundingCheck): unknown[][] {
-  return g.claims.map((c) => [g.runId, g.queryId, g.copilot, g.groundingVersion, g.judgeName, c.index, c.text, c.status, c.excerpt, c.entity, c.metric, c.value, c.unit, c.citation?.source ?? null, c.citation?.verdict ?? null]);
+  return g.claims.map((c) => [
+    g.runId,
+    g.queryId,
+    g.copilot,
+    g.groundingVersion,
+    g.judgeName,
+    c.index,
+    c.text,
+    c.status,
+    c.excerpt,
+    c.entity,
+    c.metric,
+    c.value,
+    c.unit,
+    c.citation?.source ?? null,
+    c.citation?.verdict ?? null,
+  ]);
 }
 
 /** The check row, as both stores insert it (columns in table order). */
 export function groundingCheckRow(g: StoredGroundingCheck): unknown[] {
-  return [g.runId, g.queryId, g.copilot, g.groundingVersion, g.judgeName, g.status, g.label, g.error, JSON.stringify(g.judge), g.attempts, g.createdAt, g.stated ? JSON.stringify(g.stated) : null];
+  return [
+    g.runId,
+    g.queryId,
+    g.copilot,
+    g.groundingVersion,
+    g.judgeName,
+    g.status,
+    g.label,
+    g.error,
+    JSON.stringify(g.judge),
+    g.attempts,
+    g.createdAt,
+    g.stated ? JSON.stringify(g.stated) : null,
+  ];
 }
 
 export function toJudgment(row: any): StoredJudgment {
@@ -129,7 +175,14 @@ export function toJudgment(row: any): StoredJudgment {
 }
 
 export function toScheduleSnapshot(r: any): ScheduleSnapshotRow {
-  return { schedule: r.schedule, workflowId: r.workflow_id, snapshotId: r.snapshot_id, parentId: r.parent_id, createdAt: r.created_at, runId: r.run_id };
+  return {
+    schedule: r.schedule,
+    workflowId: r.workflow_id,
+    snapshotId: r.snapshot_id,
+    parentId: r.parent_id,
+    createdAt: r.created_at,
+    runId: r.run_id,
+  };
 }
 
 export function toLlmCall(r: any): LlmCallRecord {
@@ -155,32 +208,96 @@ export function toLlmCall(r: any): LlmCallRecord {
 }
 
 export function toJudgeBatch(r: any): StoredJudgeBatch {
-  return { runId: r.run_id, key: r.key, batchId: r.batch_id, api: r.api, endpoint: JSON.parse(r.endpoint), state: r.state, counts: JSON.parse(r.counts), lines: r.lines, createdAt: r.created_at };
+  return {
+    runId: r.run_id,
+    key: r.key,
+    batchId: r.batch_id,
+    api: r.api,
+    endpoint: JSON.parse(r.endpoint),
+    state: r.state,
+    counts: JSON.parse(r.counts),
+    lines: r.lines,
+    createdAt: r.created_at,
+  };
 }
 
 export function toBatchLine(r: any): StoredBatchLine {
-  return { customId: r.custom_id, batchKey: r.batch_key, queryId: r.query_id, callName: r.call_name, status: r.status, body: r.body === null ? null : JSON.parse(r.body), error: r.error };
+  return {
+    customId: r.custom_id,
+    batchKey: r.batch_key,
+    queryId: r.query_id,
+    callName: r.call_name,
+    status: r.status,
+    body: r.body === null ? null : JSON.parse(r.body),
+    error: r.error,
+  };
 }
 
 /** Columns of `artefacts` without the bytes, with their size. */
 export const ARTEFACT_INFO_COLUMNS = 'artefact_id, run_id, name, content_type, created_at';
 
 export function toArtefactInfo(r: any): ArtefactInfo {
-  return { artefactId: r.artefact_id, runId: r.run_id, name: r.name, contentType: r.content_type, size: Number(r.size), createdAt: r.created_at };
+  return {
+    artefactId: r.artefact_id,
+    runId: r.run_id,
+    name: r.name,
+    contentType: r.content_type,
+    size: Number(r.size),
+    createdAt: r.created_at,
+  };
 }
 
-export const toArtefact = (r: any): Artefact => ({ ...toArtefactInfo({ ...r, size: r.bytes.length }), bytes: Buffer.from(r.bytes) });
+export const toArtefact = (r: any): Artefact => ({
+  ...toArtefactInfo({ ...r, size: r.bytes.length }),
+  bytes: Buffer.from(r.bytes),
+});
 
-export const toStudy = (r: any): StudyRecord => ({ name: r.name, runId: r.run_id, status: r.status, createdAt: r.created_at, closedAt: r.closed_at, workflowId: r.workflow_id, spec: JSON.parse(r.spec) });
-export const toAssignment = (r: any): StoredAssignment => ({ assignmentId: r.assignment_id, study: r.study, itemId: r.item_id, slot: r.slot, left: r.left_copilot, right: r.right_copilot, annotatorId: r.annotator_id, order: r.ord });
-export const toSubmission = (r: any): Submission => ({ seq: r.seq, submissionId: r.submission_id, study: r.study, assignmentId: r.assignment_id, annotatorId: r.annotator_id, answer: JSON.parse(r.answer), receivedAt: r.received_at, status: r.status, note: r.note });
-export const toAnnotator = (r: any): Annotator => ({ annotatorId: r.annotator_id, study: r.study, label: r.label, source: r.source });
+export const toStudy = (r: any): StudyRecord => ({
+  name: r.name,
+  runId: r.run_id,
+  status: r.status,
+  createdAt: r.created_at,
+  closedAt: r.closed_at,
+  workflowId: r.workflow_id,
+  spec: JSON.parse(r.spec),
+});
+export const toAssignment = (r: any): StoredAssignment => ({
+  assignmentId: r.assignment_id,
+  study: r.study,
+  itemId: r.item_id,
+  slot: r.slot,
+  left: r.left_copilot,
+  right: r.right_copilot,
+  annotatorId: r.annotator_id,
+  order: r.ord,
+});
+export const toSubmission = (r: any): Submission => ({
+  seq: r.seq,
+  submissionId: r.submission_id,
+  study: r.study,
+  assignmentId: r.assignment_id,
+  annotatorId: r.annotator_id,
+  answer: JSON.parse(r.answer),
+  receivedAt: r.received_at,
+  status: r.status,
+  note: r.note,
+});
+export const toAnnotator = (r: any): Annotator => ({
+  annotatorId: r.annotator_id,
+  study: r.study,
+  label: r.label,
+  source: r.source,
+});
 
 /**
  * A whole study for copying: what the study interface reads, plus rows only the implementation can list, each in the
  * order they were inserted (assignments and annotators with their raw columns; annotations joined to their submission's id).
  */
-export async function studyDump(studies: StudyStore, name: string, rows: { assignments: any[]; annotators: any[]; annotations: any[] }): Promise<StudyDump> {
+export async function studyDump(
+  studies: StudyStore,
+  name: string,
+  rows: { assignments: any[]; annotators: any[]; annotations: any[] },
+): Promise<StudyDump> {
   const study = await studies.getStudy(name);
   if (!study) throw new Error(`no study ${name}`);
   return {
@@ -189,7 +306,14 @@ export async function studyDump(studies: StudyStore, name: string, rows: { assig
     assignments: rows.assignments.map(toAssignment),
     annotators: rows.annotators.map((r) => ({ ...toAnnotator(r), tokenHash: r.token_hash, createdAt: r.created_at })),
     submissions: await studies.submissions(name),
-    annotations: rows.annotations.map((r) => ({ assignmentId: r.assignment_id, submissionId: r.submission_id, answer: JSON.parse(r.answer), revision: r.revision, submittedAt: r.submitted_at, source: r.source })),
+    annotations: rows.annotations.map((r) => ({
+      assignmentId: r.assignment_id,
+      submissionId: r.submission_id,
+      answer: JSON.parse(r.answer),
+      revision: r.revision,
+      submittedAt: r.submitted_at,
+      source: r.source,
+    })),
     events: await studies.studyEvents(name),
   };
 }
@@ -210,36 +334,79 @@ export async function* exportRecords(store: ResultsStore, read: TableReader): As
   async function* mapped(sql: string, toRecord: (row: any) => StoreRecord): AsyncIterable<StoreRecord[]> {
     for await (const rows of read.pages(sql)) yield rows.map(toRecord);
   }
-  for (const snapshot of await store.listSnapshots()) yield [{ kind: 'snapshot', snapshot, queries: await store.snapshotQueries(snapshot.snapshotId) }];
-  yield* mapped('SELECT * FROM rubrics ORDER BY rubric_version', (r) => ({ kind: 'rubric', version: r.rubric_version, protocol: r.protocol, content: JSON.parse(r.content), storedAt: r.stored_at }));
-  yield* mapped('SELECT * FROM responses ORDER BY run_id, query_id, copilot', (r) => ({ kind: 'response', response: toResponse(r) }));
-  const planned = new Set([...(await read.column('SELECT DISTINCT run_id FROM judge_units')), ...(await read.column("SELECT key FROM kv WHERE key LIKE 'plan:%'")).map((k) => k.slice('plan:'.length))]);
-  for (const runId of [...planned].sort()) yield [{ kind: 'judgeUnits', runId, units: await store.judgeUnits(runId), plan: await store.runPlan(runId) }];
-  yield* mapped('SELECT * FROM judgments ORDER BY run_id, query_id, copilot, rubric_version, sample, judge_name', (r) => ({ kind: 'judgment', judgment: toJudgment(r) }));
-  yield* mapped('SELECT * FROM judge_turns ORDER BY run_id, query_id, rubric_version, sample, judge_name, turn', (r) => ({
-    kind: 'judgeTurn',
-    runId: r.run_id,
-    queryId: r.query_id,
-    rubricVersion: r.rubric_version,
-    slot: { sample: r.sample, judge: r.judge_name },
-    turn: r.turn,
-    request: JSON.parse(r.request),
-    answer: r.answer,
+  for (const snapshot of await store.listSnapshots())
+    yield [{ kind: 'snapshot', snapshot, queries: await store.snapshotQueries(snapshot.snapshotId) }];
+  yield* mapped('SELECT * FROM rubrics ORDER BY rubric_version', (r) => ({
+    kind: 'rubric',
+    version: r.rubric_version,
+    protocol: r.protocol,
+    content: JSON.parse(r.content),
+    storedAt: r.stored_at,
   }));
-  for (const runId of await read.column('SELECT DISTINCT run_id FROM llm_calls ORDER BY run_id')) yield [{ kind: 'llmCalls', runId, calls: await store.llmCalls(runId) }];
-  yield* mapped('SELECT * FROM judge_cache ORDER BY cache_key', (r) => ({ kind: 'cachedAnswer', key: r.cache_key, answer: r.answer, createdAt: r.created_at }));
-  yield* mapped('SELECT * FROM snapshot_work ORDER BY job_id, key', (r) => ({ kind: 'work', jobId: r.job_id, key: r.key, value: JSON.parse(r.value) }));
-  yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({ kind: 'scheduleSnapshot', row: toScheduleSnapshot(r) }));
+  yield* mapped('SELECT * FROM responses ORDER BY run_id, query_id, copilot', (r) => ({
+    kind: 'response',
+    response: toResponse(r),
+  }));
+  const planned = new Set([
+    ...(await read.column('SELECT DISTINCT run_id FROM judge_units')),
+    ...(await read.column("SELECT key FROM kv WHERE key LIKE 'plan:%'")).map((k) => k.slice('plan:'.length)),
+  ]);
+  for (const runId of [...planned].sort())
+    yield [{ kind: 'judgeUnits', runId, units: await store.judgeUnits(runId), plan: await store.runPlan(runId) }];
+  yield* mapped(
+    'SELECT * FROM judgments ORDER BY run_id, query_id, copilot, rubric_version, sample, judge_name',
+    (r) => ({ kind: 'judgment', judgment: toJudgment(r) }),
+  );
+  yield* mapped(
+    'SELECT * FROM judge_turns ORDER BY run_id, query_id, rubric_version, sample, judge_name, turn',
+    (r) => ({
+      kind: 'judgeTurn',
+      runId: r.run_id,
+      queryId: r.query_id,
+      rubricVersion: r.rubric_version,
+      slot: { sample: r.sample, judge: r.judge_name },
+      turn: r.turn,
+      request: JSON.parse(r.request),
+      answer: r.answer,
+    }),
+  );
+  for (const runId of await read.column('SELECT DISTINCT run_id FROM llm_calls ORDER BY run_id'))
+    yield [{ kind: 'llmCalls', runId, calls: await store.llmCalls(runId) }];
+  yield* mapped('SELECT * FROM judge_cache ORDER BY cache_key', (r) => ({
+    kind: 'cachedAnswer',
+    key: r.cache_key,
+    answer: r.answer,
+    createdAt: r.created_at,
+  }));
+  yield* mapped('SELECT * FROM snapshot_work ORDER BY job_id, key', (r) => ({
+    kind: 'work',
+    jobId: r.job_id,
+    key: r.key,
+    value: JSON.parse(r.value),
+  }));
+  yield* mapped(`SELECT * FROM schedule_snapshots ORDER BY ${read.insertionOrder}`, (r) => ({
+    kind: 'scheduleSnapshot',
+    row: toScheduleSnapshot(r),
+  }));
   for (const runId of await read.column('SELECT DISTINCT run_id FROM grounding_checks ORDER BY run_id'))
     yield (await store.groundingChecks(runId)).map((check): StoreRecord => ({ kind: 'groundingCheck', check }));
-  yield* mapped('SELECT * FROM agent_steps ORDER BY run_id, query_id, copilot, seq', (r) => ({ kind: 'agentStep', step: toAgentStep(r) }));
-  yield* mapped('SELECT * FROM world_calls ORDER BY recording, key', (r) => ({ kind: 'worldCall', recording: r.recording, call: toWorldCall(r) }));
+  yield* mapped('SELECT * FROM agent_steps ORDER BY run_id, query_id, copilot, seq', (r) => ({
+    kind: 'agentStep',
+    step: toAgentStep(r),
+  }));
+  yield* mapped('SELECT * FROM world_calls ORDER BY recording, key', (r) => ({
+    kind: 'worldCall',
+    recording: r.recording,
+    call: toWorldCall(r),
+  }));
   // One artefact per batch: their bytes may be megabytes each.
-  for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id')) yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
+  for (const id of await read.column('SELECT artefact_id FROM artefacts ORDER BY artefact_id'))
+    yield [{ kind: 'artefact', artefact: (await store.getArtefact(id))! }];
   // Run records after everything a run needs (responses, units, judgments, calls, artefacts): a copy interrupted before
   // the end leaves no run in the target that lists as completed with nothing behind it; run again, it completes.
   yield* mapped('SELECT * FROM runs ORDER BY run_id', (r) => ({ kind: 'run', run: toRun(r) }));
-  for (const name of await read.column('SELECT name FROM studies ORDER BY name')) yield [{ kind: 'study', dump: await read.studyDump(name) }];
+  for (const name of await read.column('SELECT name FROM studies ORDER BY name'))
+    yield [{ kind: 'study', dump: await read.studyDump(name) }];
 }
 
 /** An agent_steps row as the domain type. */
@@ -249,7 +416,14 @@ export function toAgentStep(row: any): StoredAgentStep {
 
 /** A world_calls row as the domain type (is_error is 0/1 in SQLite, a boolean in PostgreSQL). */
 export function toWorldCall(row: any): WorldCall {
-  return { key: row.key, tool: row.tool, arguments: row.arguments, result: row.result, isError: Boolean(row.is_error), recordedAt: row.recorded_at };
+  return {
+    key: row.key,
+    tool: row.tool,
+    arguments: row.arguments,
+    result: row.result,
+    isError: Boolean(row.is_error),
+    recordedAt: row.recorded_at,
+  };
 }
 
 /** A grouped world_calls query's row as a recording summary. */

@@ -2,7 +2,26 @@ import Database from 'better-sqlite3';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { artefactIdOf, FIRST_SLOT, type Artefact, type ArtefactInfo, type JudgeSlot, type JudgeUnit, type MigrationReport, type NewRun, type RecordCounts, type ResultsStore, type RunRecord, type ScheduleSnapshotRow, type SnapshotRecord, type NewArtefact, type StoredJudgeTurn, type StoreRecord, type StoredJudgeBatch, type StoredBatchLine } from '../core/model/store';
+import {
+  artefactIdOf,
+  FIRST_SLOT,
+  type Artefact,
+  type ArtefactInfo,
+  type JudgeSlot,
+  type JudgeUnit,
+  type MigrationReport,
+  type NewRun,
+  type RecordCounts,
+  type ResultsStore,
+  type RunRecord,
+  type ScheduleSnapshotRow,
+  type SnapshotRecord,
+  type NewArtefact,
+  type StoredJudgeTurn,
+  type StoreRecord,
+  type StoredJudgeBatch,
+  type StoredBatchLine,
+} from '../core/model/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/model/types';
 import type { StoredGroundingCheck } from '../core/grounding/checks';
 import type { ReopenedItems } from '../core/model/retryFailed';
@@ -10,7 +29,26 @@ import { migrateSqlite, SQLITE_MIGRATIONS } from './sqliteSchema';
 import { olderStoreProblem } from './migrations';
 import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
-import { ARTEFACT_INFO_COLUMNS, EXPORT_PAGE, exportRecords, groupClaims, groundingCheckRow, groundingClaimRows, json, toArtefact, toArtefactInfo, toJudgment, toLlmCall, toResponse, toRun, toScheduleSnapshot, toSnapshot, toAgentStep, toWorldCall, toWorldRecording } from './rows';
+import {
+  ARTEFACT_INFO_COLUMNS,
+  EXPORT_PAGE,
+  exportRecords,
+  groupClaims,
+  groundingCheckRow,
+  groundingClaimRows,
+  json,
+  toArtefact,
+  toArtefactInfo,
+  toJudgment,
+  toLlmCall,
+  toResponse,
+  toRun,
+  toScheduleSnapshot,
+  toSnapshot,
+  toAgentStep,
+  toWorldCall,
+  toWorldRecording,
+} from './rows';
 import type { StoredAgentStep, WorldCall, WorldRecording } from '../core/model/agentSteps';
 
 /** Create the directory owner-only and the database file 0600 before SQLite opens it. */
@@ -86,7 +124,9 @@ export class SqliteStore implements ResultsStore {
 
   private insertSnapshot(s: Omit<SnapshotRecord, 'queryCount'>, queries: Query[]): number {
     const insertQuery = this.db.prepare('INSERT OR IGNORE INTO snapshot_queries VALUES (?, ?, ?, ?)');
-    const added = this.db.prepare('INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?)').run(s.snapshotId, s.createdAt, s.parentId, JSON.stringify(s.meta), queries.length).changes;
+    const added = this.db
+      .prepare('INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?, ?)')
+      .run(s.snapshotId, s.createdAt, s.parentId, JSON.stringify(s.meta), queries.length).changes;
     if (added) queries.forEach((q, i) => insertQuery.run(s.snapshotId, i, q.id, JSON.stringify(q)));
     return added;
   }
@@ -98,7 +138,9 @@ export class SqliteStore implements ResultsStore {
 
   async snapshotIdsStartingWith(prefix: string): Promise<string[]> {
     return (
-      this.db.prepare('SELECT snapshot_id FROM snapshots WHERE substr(snapshot_id, 1, ?) = ? ORDER BY snapshot_id').all(prefix.length, prefix) as Array<{ snapshot_id: string }>
+      this.db
+        .prepare('SELECT snapshot_id FROM snapshots WHERE substr(snapshot_id, 1, ?) = ? ORDER BY snapshot_id')
+        .all(prefix.length, prefix) as Array<{ snapshot_id: string }>
     ).map((r) => r.snapshot_id);
   }
 
@@ -115,9 +157,9 @@ export class SqliteStore implements ResultsStore {
   }
 
   async snapshotQuery(snapshotId: string, queryId: string): Promise<Query> {
-    const row = this.db.prepare('SELECT query FROM snapshot_queries WHERE snapshot_id = ? AND query_id = ?').get(snapshotId, queryId) as
-      | { query: string }
-      | undefined;
+    const row = this.db
+      .prepare('SELECT query FROM snapshot_queries WHERE snapshot_id = ? AND query_id = ?')
+      .get(snapshotId, queryId) as { query: string } | undefined;
     if (!row) throw new Error(`query ${queryId} is not in snapshot ${snapshotId}`);
     return JSON.parse(row.query) as Query;
   }
@@ -130,11 +172,33 @@ export class SqliteStore implements ResultsStore {
   private insertRun(r: RunRecord): number {
     return this.db
       .prepare('INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(r.runId, r.protocol, r.snapshotId, r.rubricVersion, JSON.stringify(r.judge), JSON.stringify(r.copilots), r.status, r.startedAt, r.finishedAt, r.reportPath, r.sourceRunId, json(r.summary), JSON.stringify(r.config)).changes;
+      .run(
+        r.runId,
+        r.protocol,
+        r.snapshotId,
+        r.rubricVersion,
+        JSON.stringify(r.judge),
+        JSON.stringify(r.copilots),
+        r.status,
+        r.startedAt,
+        r.finishedAt,
+        r.reportPath,
+        r.sourceRunId,
+        json(r.summary),
+        JSON.stringify(r.config),
+      ).changes;
   }
 
-  async finishRun(runId: string, status: RunRecord['status'], reportPath: string | null, summary: unknown, finishedAt: string): Promise<void> {
-    this.db.prepare('UPDATE runs SET status = ?, report_path = ?, summary = ?, finished_at = ? WHERE run_id = ?').run(status, reportPath, json(summary), finishedAt, runId);
+  async finishRun(
+    runId: string,
+    status: RunRecord['status'],
+    reportPath: string | null,
+    summary: unknown,
+    finishedAt: string,
+  ): Promise<void> {
+    this.db
+      .prepare('UPDATE runs SET status = ?, report_path = ?, summary = ?, finished_at = ? WHERE run_id = ?')
+      .run(status, reportPath, json(summary), finishedAt, runId);
   }
 
   async replaceRunConfig(runId: string, config: unknown, judge: RunRecord['judge']): Promise<void> {
@@ -156,7 +220,9 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertRubric(version: string, protocol: string, content: unknown, storedAt: string): number {
-    return this.db.prepare('INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?, ?)').run(version, protocol, JSON.stringify(content), storedAt).changes;
+    return this.db
+      .prepare('INSERT OR IGNORE INTO rubrics VALUES (?, ?, ?, ?)')
+      .run(version, protocol, JSON.stringify(content), storedAt).changes;
   }
 
   async getRubric(version: string): Promise<{ protocol: string; content: unknown } | null> {
@@ -171,23 +237,33 @@ export class SqliteStore implements ResultsStore {
 
   private insertResponse(r: StoredResponse): number {
     return this.db
-      .prepare('INSERT OR IGNORE INTO responses VALUES (@runId, @queryId, @copilot, @status, @text, @raw, @html, @adapter, @startedAt, @finishedAt, @latencyMs, @errorKind, @errorMessage, @conversationId, @context, @sources)')
+      .prepare(
+        'INSERT OR IGNORE INTO responses VALUES (@runId, @queryId, @copilot, @status, @text, @raw, @html, @adapter, @startedAt, @finishedAt, @latencyMs, @errorKind, @errorMessage, @conversationId, @context, @sources)',
+      )
       .run({ ...r, sources: json(r.sources) }).changes;
   }
 
   async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
-    const row = this.db.prepare('SELECT * FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?').get(runId, queryId, copilot) as any;
+    const row = this.db
+      .prepare('SELECT * FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?')
+      .get(runId, queryId, copilot) as any;
     return row ? toResponse(row) : null;
   }
 
   async responses(runId: string): Promise<StoredResponse[]> {
-    return (this.db.prepare('SELECT * FROM responses WHERE run_id = ? ORDER BY query_id, copilot').all(runId) as any[]).map(toResponse);
+    return (
+      this.db.prepare('SELECT * FROM responses WHERE run_id = ? ORDER BY query_id, copilot').all(runId) as any[]
+    ).map(toResponse);
   }
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
     const response = this.db.prepare('DELETE FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?');
-    const judgment = this.db.prepare('DELETE FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND sample = ? AND judge_name = ?');
-    const turns = this.db.prepare('DELETE FROM judge_turns WHERE run_id = ? AND query_id = ? AND sample = ? AND judge_name = ?');
+    const judgment = this.db.prepare(
+      'DELETE FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND sample = ? AND judge_name = ?',
+    );
+    const turns = this.db.prepare(
+      'DELETE FROM judge_turns WHERE run_id = ? AND query_id = ? AND sample = ? AND judge_name = ?',
+    );
     this.db
       .transaction(() => {
         for (const r of items.responses) response.run(runId, r.queryId, r.copilot);
@@ -214,21 +290,26 @@ export class SqliteStore implements ResultsStore {
   private insertJudgeUnits(runId: string, units: JudgeUnit[], plan: unknown): number {
     const insert = this.db.prepare('INSERT OR IGNORE INTO judge_units VALUES (?, ?, ?)');
     const added = units.reduce((n, u, i) => n + insert.run(runId, i, JSON.stringify(u)).changes, 0);
-    if (plan !== undefined) this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
+    if (plan !== undefined)
+      this.db.prepare('INSERT OR IGNORE INTO kv VALUES (?, ?)').run(`plan:${runId}`, JSON.stringify(plan));
     return added;
   }
 
   async appendJudgeUnits(runId: string, units: JudgeUnit[]): Promise<number> {
     const stored = this.db.prepare('SELECT 1 FROM judge_units WHERE run_id = ? AND unit = ?');
     const insert = this.db.prepare('INSERT INTO judge_units VALUES (?, ?, ?)');
-    return this.db.transaction(() => {
-      let count = (this.db.prepare('SELECT COUNT(*) AS n FROM judge_units WHERE run_id = ?').get(runId) as { n: number }).n;
-      for (const unit of units) {
-        const json = JSON.stringify(unit);
-        if (!stored.get(runId, json)) insert.run(runId, count++, json);
-      }
-      return count;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        let count = (
+          this.db.prepare('SELECT COUNT(*) AS n FROM judge_units WHERE run_id = ?').get(runId) as { n: number }
+        ).n;
+        for (const unit of units) {
+          const json = JSON.stringify(unit);
+          if (!stored.get(runId, json)) insert.run(runId, count++, json);
+        }
+        return count;
+      })
+      .immediate();
   }
 
   async storeId(): Promise<string> {
@@ -237,13 +318,16 @@ export class SqliteStore implements ResultsStore {
   }
 
   async runPlan(runId: string): Promise<unknown> {
-    const row = this.db.prepare('SELECT value FROM kv WHERE key = ?').get(`plan:${runId}`) as { value: string } | undefined;
+    const row = this.db.prepare('SELECT value FROM kv WHERE key = ?').get(`plan:${runId}`) as
+      { value: string } | undefined;
     return row ? JSON.parse(row.value) : undefined;
   }
 
   async judgeUnits(runId: string, from = 0, to = Number.MAX_SAFE_INTEGER): Promise<JudgeUnit[]> {
     return (
-      this.db.prepare('SELECT unit FROM judge_units WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx').all(runId, from, to) as Array<{ unit: string }>
+      this.db
+        .prepare('SELECT unit FROM judge_units WHERE run_id = ? AND idx >= ? AND idx < ? ORDER BY idx')
+        .all(runId, from, to) as Array<{ unit: string }>
     ).map((r) => JSON.parse(r.unit) as JudgeUnit);
   }
 
@@ -253,23 +337,48 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertGroundingCheck(check: StoredGroundingCheck): number {
-    const added = this.db.prepare('INSERT OR IGNORE INTO grounding_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...groundingCheckRow(check)).changes;
-    if (added) for (const row of groundingClaimRows(check)) this.db.prepare('INSERT INTO grounding_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run(...row);
+    const added = this.db
+      .prepare('INSERT OR IGNORE INTO grounding_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(...groundingCheckRow(check)).changes;
+    if (added)
+      for (const row of groundingClaimRows(check))
+        this.db
+          .prepare('INSERT INTO grounding_claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+          .run(...row);
     return added;
   }
 
-  async getGroundingCheck(runId: string, queryId: string, copilot: string, groundingVersion: string, judgeName = ''): Promise<StoredGroundingCheck | null> {
+  async getGroundingCheck(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    groundingVersion: string,
+    judgeName = '',
+  ): Promise<StoredGroundingCheck | null> {
     const key = [runId, queryId, copilot, groundingVersion, judgeName];
     const where = 'run_id = ? AND query_id = ? AND copilot = ? AND grounding_version = ? AND judge_name = ?';
     const row = this.db.prepare(`SELECT * FROM grounding_checks WHERE ${where}`).get(...key);
-    return row ? toGroundingCheck(row, this.db.prepare(`SELECT * FROM grounding_claims WHERE ${where} ORDER BY idx`).all(...key) as any[]) : null;
+    return row
+      ? toGroundingCheck(
+          row,
+          this.db.prepare(`SELECT * FROM grounding_claims WHERE ${where} ORDER BY idx`).all(...key) as any[],
+        )
+      : null;
   }
 
   async groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]> {
     const filter = groundingVersion === undefined ? '' : ' AND grounding_version = ?';
     const args = groundingVersion === undefined ? [runId] : [runId, groundingVersion];
-    const checks = this.db.prepare(`SELECT * FROM grounding_checks WHERE run_id = ?${filter} ORDER BY query_id, copilot, grounding_version, judge_name`).all(...args) as any[];
-    const claims = this.db.prepare(`SELECT * FROM grounding_claims WHERE run_id = ?${filter} ORDER BY query_id, copilot, grounding_version, judge_name, idx`).all(...args) as any[];
+    const checks = this.db
+      .prepare(
+        `SELECT * FROM grounding_checks WHERE run_id = ?${filter} ORDER BY query_id, copilot, grounding_version, judge_name`,
+      )
+      .all(...args) as any[];
+    const claims = this.db
+      .prepare(
+        `SELECT * FROM grounding_claims WHERE run_id = ?${filter} ORDER BY query_id, copilot, grounding_version, judge_name, idx`,
+      )
+      .all(...args) as any[];
     return groupClaims(checks, claims);
   }
 
@@ -286,12 +395,27 @@ export class SqliteStore implements ResultsStore {
       .prepare(
         'INSERT OR IGNORE INTO judgments VALUES (@runId, @queryId, @copilot, @rubricVersion, @status, @scores, @rationales, @total, @rank, @position, @error, @judge, @attempts, @createdAt, @sample, @judgeName)',
       )
-      .run({ ...j, scores: json(j.scores), rationales: json(j.rationales), judge: JSON.stringify(j.judge), sample: j.sample ?? 0, judgeName: j.judgeName ?? '' }).changes;
+      .run({
+        ...j,
+        scores: json(j.scores),
+        rationales: json(j.rationales),
+        judge: JSON.stringify(j.judge),
+        sample: j.sample ?? 0,
+        judgeName: j.judgeName ?? '',
+      }).changes;
   }
 
-  async getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgment | null> {
+  async getJudgment(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    rubricVersion: string,
+    slot: JudgeSlot = FIRST_SLOT,
+  ): Promise<StoredJudgment | null> {
     const row = this.db
-      .prepare('SELECT * FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND rubric_version = ? AND sample = ? AND judge_name = ?')
+      .prepare(
+        'SELECT * FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND rubric_version = ? AND sample = ? AND judge_name = ?',
+      )
       .get(runId, queryId, copilot, rubricVersion, slot.sample, slot.judge) as any;
     return row ? toJudgment(row) : null;
   }
@@ -299,32 +423,58 @@ export class SqliteStore implements ResultsStore {
   async judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]> {
     const order = 'ORDER BY query_id, copilot, judge_name, sample';
     const rows = rubricVersion
-      ? this.db.prepare(`SELECT * FROM judgments WHERE run_id = ? AND rubric_version = ? ${order}`).all(runId, rubricVersion)
+      ? this.db
+          .prepare(`SELECT * FROM judgments WHERE run_id = ? AND rubric_version = ? ${order}`)
+          .all(runId, rubricVersion)
       : this.db.prepare(`SELECT * FROM judgments WHERE run_id = ? ${order}`).all(runId);
     return (rows as any[]).map(toJudgment);
   }
 
-  async putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot = FIRST_SLOT): Promise<void> {
+  async putJudgeTurn(
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    turn: number,
+    request: unknown,
+    answer: string,
+    slot: JudgeSlot = FIRST_SLOT,
+  ): Promise<void> {
     this.insertJudgeTurn(runId, queryId, rubricVersion, turn, request, answer, slot);
   }
 
-  private insertJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot: JudgeSlot): number {
+  private insertJudgeTurn(
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    turn: number,
+    request: unknown,
+    answer: string,
+    slot: JudgeSlot,
+  ): number {
     return this.db
       .prepare('INSERT OR IGNORE INTO judge_turns VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
       .run(runId, queryId, rubricVersion, turn, JSON.stringify(request), answer, slot.sample, slot.judge).changes;
   }
 
-  async judgeTurns(runId: string, queryId: string, rubricVersion: string, slot: JudgeSlot = FIRST_SLOT): Promise<StoredJudgeTurn[]> {
+  async judgeTurns(
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    slot: JudgeSlot = FIRST_SLOT,
+  ): Promise<StoredJudgeTurn[]> {
     return (
       this.db
-        .prepare('SELECT turn, request, answer FROM judge_turns WHERE run_id = ? AND query_id = ? AND rubric_version = ? AND sample = ? AND judge_name = ? ORDER BY turn')
+        .prepare(
+          'SELECT turn, request, answer FROM judge_turns WHERE run_id = ? AND query_id = ? AND rubric_version = ? AND sample = ? AND judge_name = ? ORDER BY turn',
+        )
         .all(runId, queryId, rubricVersion, slot.sample, slot.judge) as any[]
     ).map((r) => ({ turn: r.turn, request: JSON.parse(r.request), answer: r.answer }));
   }
 
   // ---- answer cache -----------------------------------------------------------
   async cachedAnswer(key: string): Promise<string | null> {
-    const row = this.db.prepare('SELECT answer FROM judge_cache WHERE cache_key = ?').get(key) as { answer: string } | undefined;
+    const row = this.db.prepare('SELECT answer FROM judge_cache WHERE cache_key = ?').get(key) as
+      { answer: string } | undefined;
     return row?.answer ?? null;
   }
 
@@ -343,34 +493,74 @@ export class SqliteStore implements ResultsStore {
 
   private insertLlmCall(c: LlmCallRecord): number {
     return this.db
-      .prepare('INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars, reused) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch, @requestChars, @replyChars, @reused)')
-      .run({ ...c, ok: c.ok ? 1 : 0, batch: c.batch ? 1 : 0, reused: c.reused ? 1 : 0, requestChars: c.requestChars ?? null, replyChars: c.replyChars ?? null }).changes;
+      .prepare(
+        'INSERT INTO llm_calls (run_id, role, name, model, query_id, prompt_tokens, completion_tokens, cached_tokens, latency_ms, ok, error_kind, at, via_batch, request_chars, reply_chars, reused) VALUES (@runId, @role, @name, @model, @queryId, @promptTokens, @completionTokens, @cachedTokens, @latencyMs, @ok, @errorKind, @at, @batch, @requestChars, @replyChars, @reused)',
+      )
+      .run({
+        ...c,
+        ok: c.ok ? 1 : 0,
+        batch: c.batch ? 1 : 0,
+        reused: c.reused ? 1 : 0,
+        requestChars: c.requestChars ?? null,
+        replyChars: c.replyChars ?? null,
+      }).changes;
   }
 
   // ---- batch judging ------------------------------------------------------------
-  async putJudgeBatch(b: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void> {
+  async putJudgeBatch(
+    b: StoredJudgeBatch,
+    lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>,
+  ): Promise<void> {
     this.db.transaction(() => {
-      const added = this.db.prepare('INSERT OR IGNORE INTO judge_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(b.runId, b.key, b.batchId, b.api, JSON.stringify(b.endpoint), b.state, JSON.stringify(b.counts), b.lines, b.createdAt).changes;
-      const put = this.db.prepare("INSERT INTO judge_batch_lines VALUES (?, ?, ?, ?, ?, 'submitted', NULL, NULL) ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_key = excluded.batch_key WHERE judge_batch_lines.status = 'submitted'");
+      const added = this.db
+        .prepare('INSERT OR IGNORE INTO judge_batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .run(
+          b.runId,
+          b.key,
+          b.batchId,
+          b.api,
+          JSON.stringify(b.endpoint),
+          b.state,
+          JSON.stringify(b.counts),
+          b.lines,
+          b.createdAt,
+        ).changes;
+      const put = this.db.prepare(
+        "INSERT INTO judge_batch_lines VALUES (?, ?, ?, ?, ?, 'submitted', NULL, NULL) ON CONFLICT (run_id, custom_id) DO UPDATE SET batch_key = excluded.batch_key WHERE judge_batch_lines.status = 'submitted'",
+      );
       if (added) for (const l of lines) put.run(b.runId, l.customId, b.key, l.queryId, l.callName);
     })();
   }
 
-  async updateJudgeBatch(runId: string, key: string, u: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void> {
-    this.db.prepare('UPDATE judge_batches SET batch_id = ?, state = ?, counts = ? WHERE run_id = ? AND key = ?').run(u.batchId, u.state, JSON.stringify(u.counts), runId, key);
+  async updateJudgeBatch(
+    runId: string,
+    key: string,
+    u: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>,
+  ): Promise<void> {
+    this.db
+      .prepare('UPDATE judge_batches SET batch_id = ?, state = ?, counts = ? WHERE run_id = ? AND key = ?')
+      .run(u.batchId, u.state, JSON.stringify(u.counts), runId, key);
   }
 
   async judgeBatches(runId: string): Promise<StoredJudgeBatch[]> {
-    return (this.db.prepare('SELECT * FROM judge_batches WHERE run_id = ? ORDER BY created_at, key').all(runId) as any[]).map(toJudgeBatch);
+    return (
+      this.db.prepare('SELECT * FROM judge_batches WHERE run_id = ? ORDER BY created_at, key').all(runId) as any[]
+    ).map(toJudgeBatch);
   }
 
   async batchLine(runId: string, customId: string): Promise<StoredBatchLine | null> {
-    const row = this.db.prepare('SELECT * FROM judge_batch_lines WHERE run_id = ? AND custom_id = ?').get(runId, customId);
+    const row = this.db
+      .prepare('SELECT * FROM judge_batch_lines WHERE run_id = ? AND custom_id = ?')
+      .get(runId, customId);
     return row ? toBatchLine(row) : null;
   }
 
   async batchLines(runId: string, batchKey: string): Promise<StoredBatchLine[]> {
-    return (this.db.prepare('SELECT * FROM judge_batch_lines WHERE run_id = ? AND batch_key = ? ORDER BY custom_id').all(runId, batchKey) as any[]).map(toBatchLine);
+    return (
+      this.db
+        .prepare('SELECT * FROM judge_batch_lines WHERE run_id = ? AND batch_key = ? ORDER BY custom_id')
+        .all(runId, batchKey) as any[]
+    ).map(toBatchLine);
   }
 
   async settleBatchLines(runId: string, lines: Parameters<ResultsStore['settleBatchLines']>[1]): Promise<number> {
@@ -378,8 +568,16 @@ export class SqliteStore implements ResultsStore {
       let settled = 0;
       for (const line of lines) {
         const changed = this.db
-          .prepare("UPDATE judge_batch_lines SET status = ?, body = ?, error = ? WHERE run_id = ? AND custom_id = ? AND status = 'submitted'")
-          .run(line.status, line.body === null ? null : JSON.stringify(line.body), line.error, runId, line.customId).changes;
+          .prepare(
+            "UPDATE judge_batch_lines SET status = ?, body = ?, error = ? WHERE run_id = ? AND custom_id = ? AND status = 'submitted'",
+          )
+          .run(
+            line.status,
+            line.body === null ? null : JSON.stringify(line.body),
+            line.error,
+            runId,
+            line.customId,
+          ).changes;
         if (!changed) continue;
         settled++;
         if (line.call) this.insertLlmCall(line.call);
@@ -389,7 +587,9 @@ export class SqliteStore implements ResultsStore {
   }
 
   async llmCalls(runId: string): Promise<LlmCallRecord[]> {
-    return (this.db.prepare('SELECT * FROM llm_calls WHERE run_id = ? ORDER BY at, rowid').all(runId) as any[]).map(toLlmCall);
+    return (this.db.prepare('SELECT * FROM llm_calls WHERE run_id = ? ORDER BY at, rowid').all(runId) as any[]).map(
+      toLlmCall,
+    );
   }
 
   // ---- snapshot jobs ----------------------------------------------------------
@@ -398,11 +598,14 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertWork(jobId: string, key: string, value: unknown): number {
-    return this.db.prepare('INSERT OR IGNORE INTO snapshot_work VALUES (?, ?, ?)').run(jobId, key, JSON.stringify(value)).changes;
+    return this.db
+      .prepare('INSERT OR IGNORE INTO snapshot_work VALUES (?, ?, ?)')
+      .run(jobId, key, JSON.stringify(value)).changes;
   }
 
   async getWork<T>(jobId: string, key: string): Promise<T | null> {
-    const row = this.db.prepare('SELECT value FROM snapshot_work WHERE job_id = ? AND key = ?').get(jobId, key) as { value: string } | undefined;
+    const row = this.db.prepare('SELECT value FROM snapshot_work WHERE job_id = ? AND key = ?').get(jobId, key) as
+      { value: string } | undefined;
     return row ? (JSON.parse(row.value) as T) : null;
   }
 
@@ -414,7 +617,9 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertArtefact(a: Omit<Artefact, 'size' | 'bytes'> & { bytes: Uint8Array }): number {
-    return this.db.prepare('INSERT OR IGNORE INTO artefacts VALUES (?, ?, ?, ?, ?, ?)').run(a.artefactId, a.runId, a.name, a.contentType, Buffer.from(a.bytes), a.createdAt).changes;
+    return this.db
+      .prepare('INSERT OR IGNORE INTO artefacts VALUES (?, ?, ?, ?, ?, ?)')
+      .run(a.artefactId, a.runId, a.name, a.contentType, Buffer.from(a.bytes), a.createdAt).changes;
   }
 
   async getArtefact(artefactId: string): Promise<Artefact | null> {
@@ -423,7 +628,11 @@ export class SqliteStore implements ResultsStore {
   }
 
   async artefacts(runId: string): Promise<ArtefactInfo[]> {
-    return (this.db.prepare(`SELECT ${ARTEFACT_INFO_COLUMNS}, length(bytes) AS size FROM artefacts WHERE run_id = ? ORDER BY name`).all(runId) as any[]).map(toArtefactInfo);
+    return (
+      this.db
+        .prepare(`SELECT ${ARTEFACT_INFO_COLUMNS}, length(bytes) AS size FROM artefacts WHERE run_id = ? ORDER BY name`)
+        .all(runId) as any[]
+    ).map(toArtefactInfo);
   }
 
   // ---- scheduled refresh lineage ---------------------------------------------
@@ -432,15 +641,23 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertScheduleSnapshot(row: ScheduleSnapshotRow): number {
-    return this.db.prepare('INSERT OR IGNORE INTO schedule_snapshots VALUES (?, ?, ?, ?, ?, ?)').run(row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId).changes;
+    return this.db
+      .prepare('INSERT OR IGNORE INTO schedule_snapshots VALUES (?, ?, ?, ?, ?, ?)')
+      .run(row.schedule, row.workflowId, row.snapshotId, row.parentId, row.createdAt, row.runId).changes;
   }
 
   async setScheduleRun(schedule: string, workflowId: string, runId: string): Promise<void> {
-    this.db.prepare('UPDATE schedule_snapshots SET run_id = ? WHERE schedule = ? AND workflow_id = ?').run(runId, schedule, workflowId);
+    this.db
+      .prepare('UPDATE schedule_snapshots SET run_id = ? WHERE schedule = ? AND workflow_id = ?')
+      .run(runId, schedule, workflowId);
   }
 
   async scheduleSnapshots(schedule: string): Promise<ScheduleSnapshotRow[]> {
-    return (this.db.prepare('SELECT * FROM schedule_snapshots WHERE schedule = ? ORDER BY created_at DESC, rowid DESC').all(schedule) as any[]).map(toScheduleSnapshot);
+    return (
+      this.db
+        .prepare('SELECT * FROM schedule_snapshots WHERE schedule = ? ORDER BY created_at DESC, rowid DESC')
+        .all(schedule) as any[]
+    ).map(toScheduleSnapshot);
   }
 
   // ---- agent trajectories and world recordings ---------------------------------------
@@ -449,19 +666,29 @@ export class SqliteStore implements ResultsStore {
   }
 
   private insertAgentStep(s: StoredAgentStep): number {
-    return this.db.prepare('INSERT OR IGNORE INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)').run(s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)).changes;
+    return this.db
+      .prepare('INSERT OR IGNORE INTO agent_steps VALUES (?, ?, ?, ?, ?, ?)')
+      .run(s.runId, s.queryId, s.copilot, s.step.seq, s.step.kind, JSON.stringify(s.step)).changes;
   }
 
   private insertWorldCall(recording: string, c: WorldCall): number {
-    return this.db.prepare('INSERT OR IGNORE INTO world_calls VALUES (?, ?, ?, ?, ?, ?, ?)').run(recording, c.key, c.tool, c.arguments, c.result, c.isError ? 1 : 0, c.recordedAt).changes;
+    return this.db
+      .prepare('INSERT OR IGNORE INTO world_calls VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(recording, c.key, c.tool, c.arguments, c.result, c.isError ? 1 : 0, c.recordedAt).changes;
   }
 
   async agentSteps(runId: string, queryId: string, copilot: string): Promise<StoredAgentStep[]> {
-    return (this.db.prepare('SELECT * FROM agent_steps WHERE run_id = ? AND query_id = ? AND copilot = ? ORDER BY seq').all(runId, queryId, copilot) as any[]).map(toAgentStep);
+    return (
+      this.db
+        .prepare('SELECT * FROM agent_steps WHERE run_id = ? AND query_id = ? AND copilot = ? ORDER BY seq')
+        .all(runId, queryId, copilot) as any[]
+    ).map(toAgentStep);
   }
 
   async runAgentSteps(runId: string): Promise<StoredAgentStep[]> {
-    return (this.db.prepare('SELECT * FROM agent_steps WHERE run_id = ? ORDER BY query_id, copilot, seq').all(runId) as any[]).map(toAgentStep);
+    return (
+      this.db.prepare('SELECT * FROM agent_steps WHERE run_id = ? ORDER BY query_id, copilot, seq').all(runId) as any[]
+    ).map(toAgentStep);
   }
 
   async putWorldCalls(recording: string, calls: WorldCall[]): Promise<void> {
@@ -471,11 +698,17 @@ export class SqliteStore implements ResultsStore {
   }
 
   async worldCalls(recording: string): Promise<WorldCall[]> {
-    return (this.db.prepare('SELECT * FROM world_calls WHERE recording = ? ORDER BY key').all(recording) as any[]).map(toWorldCall);
+    return (this.db.prepare('SELECT * FROM world_calls WHERE recording = ? ORDER BY key').all(recording) as any[]).map(
+      toWorldCall,
+    );
   }
 
   async worldRecordings(): Promise<WorldRecording[]> {
-    const rows = this.db.prepare('SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording').all();
+    const rows = this.db
+      .prepare(
+        'SELECT recording, count(*) AS calls, min(recorded_at) AS first_at, max(recorded_at) AS last_at FROM world_calls GROUP BY recording ORDER BY first_at, recording',
+      )
+      .all();
     return (rows as any[]).map(toWorldRecording);
   }
 
@@ -498,11 +731,13 @@ export class SqliteStore implements ResultsStore {
   }
 
   async importRecords(batch: StoreRecord[]): Promise<RecordCounts> {
-    return this.db.transaction(() => {
-      const counts: RecordCounts = {};
-      for (const record of batch) counts[record.kind] = (counts[record.kind] ?? 0) + this.importRecord(record);
-      return counts;
-    }).immediate(); // the write lock from the start: a run's LLM calls are checked for and written without another writer in between
+    return this.db
+      .transaction(() => {
+        const counts: RecordCounts = {};
+        for (const record of batch) counts[record.kind] = (counts[record.kind] ?? 0) + this.importRecord(record);
+        return counts;
+      })
+      .immediate(); // the write lock from the start: a run's LLM calls are checked for and written without another writer in between
   }
 
   /** One record, first write wins; returns how many rows it added. */
@@ -549,8 +784,12 @@ export class SqliteStore implements ResultsStore {
 export function olderSqliteSchema(file: string): string | null {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-    const applied = table ? (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version) : [];
+    const table = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      .get();
+    const applied = table
+      ? (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version)
+      : [];
     return olderStoreProblem(SQLITE_MIGRATIONS, applied, file);
   } finally {
     db.close();

@@ -53,13 +53,16 @@ CREATE TABLE IF NOT EXISTS study_events (study TEXT NOT NULL, at TEXT NOT NULL, 
     // SQLite cannot change a primary key: rebuild both tables, old rows becoming sample 0 of judge ''. Stores made
     // between that change and versioned migrations have the columns already and are left as they are.
     up: (db) => {
-      const hasSample = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).some((c) => c.name === 'sample');
+      const hasSample = (table: string) =>
+        (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).some((c) => c.name === 'sample');
       for (const [table, columns] of [
         ['judgments', JUDGMENT_COLUMNS],
         ['judge_turns', JUDGE_TURN_COLUMNS],
       ]) {
         if (hasSample(table)) continue;
-        db.exec(`CREATE TABLE ${table}_slots (${columns}); INSERT INTO ${table}_slots SELECT *, 0, '' FROM ${table}; DROP TABLE ${table}; ALTER TABLE ${table}_slots RENAME TO ${table};`);
+        db.exec(
+          `CREATE TABLE ${table}_slots (${columns}); INSERT INTO ${table}_slots SELECT *, 0, '' FROM ${table}; DROP TABLE ${table}; ALTER TABLE ${table}_slots RENAME TO ${table};`,
+        );
       }
     },
   },
@@ -127,15 +130,22 @@ CREATE TABLE world_calls (recording TEXT NOT NULL, key TEXT NOT NULL, tool TEXT 
 export function migrateSqlite(db: Database.Database, location: string): MigrationReport {
   return db
     .transaction(() => {
-      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      const applied = (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version);
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      const applied = (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map(
+        (r) => r.version,
+      );
       const pending = pendingMigrations(SQLITE_MIGRATIONS, applied, location);
       for (const m of pending) {
         if (typeof m.up === 'string') db.exec(m.up);
         else m.up(db);
         db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
       }
-      return { version: latestVersion(SQLITE_MIGRATIONS), applied: pending.map(({ version, name }) => ({ version, name })) };
+      return {
+        version: latestVersion(SQLITE_MIGRATIONS),
+        applied: pending.map(({ version, name }) => ({ version, name })),
+      };
     })
     .immediate();
 }

@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkCoreRooms, checkLayering, describeViolation, importCycles, importsOf, sourceFiles } from './support/layering';
+import {
+  checkCoreRooms,
+  checkLayering,
+  describeViolation,
+  importCycles,
+  importsOf,
+  sourceFiles,
+} from './support/layering';
 
 const ROOT = path.join(__dirname, '..');
 const exists = (rel: string) => fs.existsSync(path.join(ROOT, rel));
@@ -88,11 +95,21 @@ describe('the checker', () => {
       "workflows/benchmarkRun.ts:1 imports '../rubrics': workflow code may import only @temporalio/workflow, other workflow files, contract/, and types (import type)",
     ]);
     expect(check('workflows/benchmarkRun.ts', "import { z } from 'zod';")).toHaveLength(1);
-    expect(check('workflows/x.ts', "import type { RunActivities } from '../activities';\nimport { proxyActivities } from '@temporalio/workflow';\nimport { runPool } from './pool';")).toEqual([]);
+    expect(
+      check(
+        'workflows/x.ts',
+        "import type { RunActivities } from '../activities';\nimport { proxyActivities } from '@temporalio/workflow';\nimport { runPool } from './pool';",
+      ),
+    ).toEqual([]);
   });
 
   test('contract/ imports only message definitions, other contract files and core types; the client reaches workflows/ through its index', () => {
-    expect(check('contract/run.ts', "import type { Query } from '../core/model/types';\nimport { defineQuery } from '@temporalio/workflow';\nimport { x } from './control';")).toEqual([]);
+    expect(
+      check(
+        'contract/run.ts',
+        "import type { Query } from '../core/model/types';\nimport { defineQuery } from '@temporalio/workflow';\nimport { x } from './control';",
+      ),
+    ).toEqual([]);
     expect(check('contract/run.ts', "import { contentHash } from '../core/model/hashing';")).toEqual([
       "contract/run.ts:1 imports '../core/model/hashing': contract/ may import only @temporalio/workflow, other contract files, and core/ types (import type)",
     ]);
@@ -106,9 +123,15 @@ describe('the checker', () => {
 
   test('core rooms: a file outside a room, or a pure room touching files or the network, fails', () => {
     const rooms = (file: string, text: string) => checkCoreRooms([{ file, text }]).map(describeViolation);
-    expect(rooms('core/helpers.ts', '')).toEqual([expect.stringMatching(/^core\/helpers.ts:1 imports '': core\/ files live in a room/)]);
-    expect(rooms('core/stats/x.ts', "import fs from 'node:fs';")).toEqual(["core/stats/x.ts:1 imports 'node:fs': core/stats/ is pure: files and network belong in core/io/ or core/llm/"]);
-    expect(rooms('core/report/x.ts', "\nconst r = await fetch('http://x');")).toEqual(["core/report/x.ts:2 imports 'fetch': core/report/ is pure: network calls belong in core/llm/"]);
+    expect(rooms('core/helpers.ts', '')).toEqual([
+      expect.stringMatching(/^core\/helpers.ts:1 imports '': core\/ files live in a room/),
+    ]);
+    expect(rooms('core/stats/x.ts', "import fs from 'node:fs';")).toEqual([
+      "core/stats/x.ts:1 imports 'node:fs': core/stats/ is pure: files and network belong in core/io/ or core/llm/",
+    ]);
+    expect(rooms('core/report/x.ts', "\nconst r = await fetch('http://x');")).toEqual([
+      "core/report/x.ts:2 imports 'fetch': core/report/ is pure: network calls belong in core/llm/",
+    ]);
     expect(rooms('core/io/x.ts', "import fs from 'node:fs';")).toEqual([]);
     expect(rooms('core/llm/x.ts', "const r = await fetch('http://x');")).toEqual([]);
   });

@@ -43,8 +43,17 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     taskQueue: options.taskQueue,
     workflowBundle: { code: build.code },
     // Each run stays on the build that started it (PINNED): no history is ever replayed on other workflow code.
-    ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
-    activities: createActivities({ store: traced(instrumentedStore(await openStore(options.store ?? storeTarget(env)), Runtime.instance().metricMeter)), env }),
+    ...(version
+      ? {
+          workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const },
+        }
+      : {}),
+    activities: createActivities({
+      store: traced(
+        instrumentedStore(await openStore(options.store ?? storeTarget(env)), Runtime.instance().metricMeter),
+      ),
+      env,
+    }),
     ...(tracing ? { interceptors: { activity: tracing.activityInterceptors } } : {}),
     maxConcurrentActivityTaskExecutions: Number(env.JUDGEFLOW_MAX_ACTIVITIES ?? 32),
     // A cancel reaches a running activity in a heartbeat response; heartbeats leave at most every 2 s (not 8 s, the
@@ -62,8 +71,15 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     if (options.makeCurrent ?? true) {
       // Registered by the worker's first poll, so this waits in the background; a failure only means unpinned runs
       // keep going to the previous current build.
-      const current = makeCurrent(options.connection, options.namespace, version, () => !['INITIALIZED', 'RUNNING'].includes(worker.getState())).catch((error: Error) => {
-        console.warn(`judgeflow worker: could not make build ${version.buildId} current on ${version.deploymentName}: ${error.message}`);
+      const current = makeCurrent(
+        options.connection,
+        options.namespace,
+        version,
+        () => !['INITIALIZED', 'RUNNING'].includes(worker.getState()),
+      ).catch((error: Error) => {
+        console.warn(
+          `judgeflow worker: could not make build ${version.buildId} current on ${version.deploymentName}: ${error.message}`,
+        );
         return false;
       });
       workerCurrent.set(worker, current);

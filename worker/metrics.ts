@@ -10,14 +10,37 @@ import type { LlmCallRecord } from '../core/model/types';
  * they are counted: one place for copilots, judges, panels, grounding and batch lines alike.
  */
 export function instrumentedStore(store: ResultsStore, meter: MetricMeter): ResultsStore {
-  const calls = meter.createCounter('judgeflow_llm_calls', 'calls', 'LLM calls by role, endpoint name and outcome (ok, reused: answered from the store, or the failure kind: rate_limited, http, timeout, quota, invalid_answer, …)');
-  const throttled = meter.createCounter('judgeflow_llm_rate_limited', 'calls', 'calls answered HTTP 429 (the limiter slows down and asks again)');
-  const tokens = meter.createCounter('judgeflow_llm_tokens', 'tokens', 'prompt and completion tokens by role and endpoint name');
-  const spend = meter.createCounter('judgeflow_spend_microusd', 'microusd', "estimated spend in millionths of a USD at the run's pricing (calls of unpriced endpoints count 0)");
+  const calls = meter.createCounter(
+    'judgeflow_llm_calls',
+    'calls',
+    'LLM calls by role, endpoint name and outcome (ok, reused: answered from the store, or the failure kind: rate_limited, http, timeout, quota, invalid_answer, …)',
+  );
+  const throttled = meter.createCounter(
+    'judgeflow_llm_rate_limited',
+    'calls',
+    'calls answered HTTP 429 (the limiter slows down and asks again)',
+  );
+  const tokens = meter.createCounter(
+    'judgeflow_llm_tokens',
+    'tokens',
+    'prompt and completion tokens by role and endpoint name',
+  );
+  const spend = meter.createCounter(
+    'judgeflow_spend_microusd',
+    'microusd',
+    "estimated spend in millionths of a USD at the run's pricing (calls of unpriced endpoints count 0)",
+  );
   const pricing = new Map<string, Promise<Pricing>>();
   const pricingOf = (runId: string) => {
     let p = pricing.get(runId);
-    if (!p) pricing.set(runId, (p = store.getRun(runId).then((r) => ((r?.config as { pricing?: Pricing } | null)?.pricing ?? {}) as Pricing, () => ({}) as Pricing)));
+    if (!p)
+      pricing.set(
+        runId,
+        (p = store.getRun(runId).then(
+          (r) => ((r?.config as { pricing?: Pricing } | null)?.pricing ?? {}) as Pricing,
+          () => ({}) as Pricing,
+        )),
+      );
     return p;
   };
   const record = async (call: LlmCallRecord) => {

@@ -38,7 +38,10 @@ export async function workflowBuild(env: NodeJS.ProcessEnv = process.env): Promi
     const code = file ? fs.readFileSync(file, 'utf8') : await bundleSources();
     // Bundled here, the code is not byte-stable across processes (the bundler's entry file); the sources it comes from are.
     const hashed = file ? code : workflowSources();
-    build = { code, buildId: env.JUDGEFLOW_BUILD_ID || crypto.createHash('sha256').update(hashed).digest('hex').slice(0, 12) };
+    build = {
+      code,
+      buildId: env.JUDGEFLOW_BUILD_ID || crypto.createHash('sha256').update(hashed).digest('hex').slice(0, 12),
+    };
     bundles.set(key, build);
   }
   return build;
@@ -50,7 +53,12 @@ function workflowSources(): string {
   // contract/ (beside workflows/) holds the message definitions and pure helpers the workflows import.
   const dirs = [workflows, path.join(workflows, '..', 'contract')].filter((dir) => fs.existsSync(dir));
   return dirs
-    .flatMap((dir) => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => /\.[cm]?[jt]s$/.test(f)).sort().map((f) => `${path.basename(dir)}/${f}\n${fs.readFileSync(path.join(dir, f), 'utf8')}`))
+    .flatMap((dir) =>
+      (fs.readdirSync(dir, { recursive: true }) as string[])
+        .filter((f) => /\.[cm]?[jt]s$/.test(f))
+        .sort()
+        .map((f) => `${path.basename(dir)}/${f}\n${fs.readFileSync(path.join(dir, f), 'utf8')}`),
+    )
     .join('\n');
 }
 
@@ -60,7 +68,8 @@ async function bundleSources(): Promise<string> {
   return (await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quiet })).code;
 }
 
-export const versioningEnabled = (env: NodeJS.ProcessEnv = process.env): boolean => !['0', 'false', 'off'].includes((env.JUDGEFLOW_WORKER_VERSIONING ?? '').toLowerCase());
+export const versioningEnabled = (env: NodeJS.ProcessEnv = process.env): boolean =>
+  !['0', 'false', 'off'].includes((env.JUDGEFLOW_WORKER_VERSIONING ?? '').toLowerCase());
 
 /** The deployment version of a worker on `taskQueue` running `buildId`. */
 export function deploymentVersion(taskQueue: string, buildId: string): WorkerDeploymentVersion {
@@ -72,12 +81,23 @@ export function deploymentVersion(taskQueue: string, buildId: string): WorkerDep
  * it. The version exists on the server only once its worker has polled, so this retries (each call bounded) until it
  * succeeds, `withinMs` pass, or `stopped()` says the worker is gone.
  */
-export async function makeCurrent(connection: Pick<ConnectionLike, 'workflowService' | 'withDeadline'>, namespace: string, version: WorkerDeploymentVersion, stopped: () => boolean, withinMs = 60_000): Promise<boolean> {
+export async function makeCurrent(
+  connection: Pick<ConnectionLike, 'workflowService' | 'withDeadline'>,
+  namespace: string,
+  version: WorkerDeploymentVersion,
+  stopped: () => boolean,
+  withinMs = 60_000,
+): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   while (!stopped()) {
     try {
       await connection.withDeadline(Date.now() + 2_000, () =>
-        connection.workflowService.setWorkerDeploymentCurrentVersion({ namespace, deploymentName: version.deploymentName, buildId: version.buildId, identity: `judgeflow-worker-${process.pid}` }),
+        connection.workflowService.setWorkerDeploymentCurrentVersion({
+          namespace,
+          deploymentName: version.deploymentName,
+          buildId: version.buildId,
+          identity: `judgeflow-worker-${process.pid}`,
+        }),
       );
       return true;
     } catch (error) {
@@ -92,12 +112,17 @@ export async function makeCurrent(connection: Pick<ConnectionLike, 'workflowServ
 /** A pinned start fails with FAILED_PRECONDITION until the worker's first poll has registered its version. */
 export function versionNotYetPresent(error: unknown): boolean {
   // The SDK's ServiceError says "Failed to start Workflow"; the server's words are in its cause.
-  for (let e = error as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (/Pinned version .* is not present in task queue/.test(e.message ?? '')) return true;
+  for (let e = error as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+    if (/Pinned version .* is not present in task queue/.test(e.message ?? '')) return true;
   return false;
 }
 
 /** The version a workflow execution is pinned to, from its description; undefined for an unversioned one. */
-export function pinnedVersion(raw: { workflowExecutionInfo?: { versioningInfo?: { deploymentVersion?: { deploymentName?: string | null; buildId?: string | null } | null } | null } | null }): WorkerDeploymentVersion | undefined {
+export function pinnedVersion(raw: {
+  workflowExecutionInfo?: {
+    versioningInfo?: { deploymentVersion?: { deploymentName?: string | null; buildId?: string | null } | null } | null;
+  } | null;
+}): WorkerDeploymentVersion | undefined {
   const v = raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion;
   return v?.buildId && v.deploymentName ? { deploymentName: v.deploymentName, buildId: v.buildId } : undefined;
 }
@@ -108,6 +133,9 @@ export function pinnedVersion(raw: { workflowExecutionInfo?: { versioningInfo?: 
  * are versioned. Today's workflow code cannot be trusted to replay it (TMPRL1100), so `resume` moves it and `status`
  * says so. A run whose first task no worker has taken yet is not pinned either, and is not one of these.
  */
-export function startedBeforeVersioning(raw: Parameters<typeof pinnedVersion>[0] & { workflowExecutionInfo?: { historyLength?: unknown } | null }, env: NodeJS.ProcessEnv = process.env): boolean {
+export function startedBeforeVersioning(
+  raw: Parameters<typeof pinnedVersion>[0] & { workflowExecutionInfo?: { historyLength?: unknown } | null },
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   return versioningEnabled(env) && !pinnedVersion(raw) && Number(raw.workflowExecutionInfo?.historyLength ?? 0) >= 4;
 }

@@ -43,7 +43,10 @@ export function workerProcessSetup(env: NodeJS.ProcessEnv, execArgv: readonly st
   const given = [...(env.NODE_OPTIONS ?? '').split(/\s+/), ...execArgv];
   const unless = (flag: RegExp, arg: string) => (heapMb === 0 || given.some((g) => flag.test(g)) ? [] : [arg]);
   return {
-    nodeArgs: [...unless(HEAP_FLAG, `--max-old-space-size=${heapMb}`), ...unless(SEMI_SPACE_FLAG, `--max-semi-space-size=${DEFAULT_WORKER_SEMI_SPACE_MB}`)],
+    nodeArgs: [
+      ...unless(HEAP_FLAG, `--max-old-space-size=${heapMb}`),
+      ...unless(SEMI_SPACE_FLAG, `--max-semi-space-size=${DEFAULT_WORKER_SEMI_SPACE_MB}`),
+    ],
     env: env.MALLOC_ARENA_MAX ? { ...env } : { ...env, MALLOC_ARENA_MAX: DEFAULT_MALLOC_ARENAS },
   };
 }
@@ -52,7 +55,11 @@ export function workerProcessSetup(env: NodeJS.ProcessEnv, execArgv: readonly st
  * `judgeflow worker` (the CLI at `cli`) in a new process started with the worker settings for `env`, so it runs there
  * and does not start itself again: the returned process is the worker (its pid is the one to measure or kill).
  */
-export function spawnWorkerProcess(cli: string, env: NodeJS.ProcessEnv, options: Omit<SpawnOptions, 'env'> = {}): ChildProcess {
+export function spawnWorkerProcess(
+  cli: string,
+  env: NodeJS.ProcessEnv,
+  options: Omit<SpawnOptions, 'env'> = {},
+): ChildProcess {
   const setup = workerProcessSetup(env);
   return spawn(process.execPath, [...setup.nodeArgs, cli, 'worker'], { ...options, env: setup.env });
 }
@@ -61,7 +68,9 @@ function workerHeapMb(value: string | undefined): number {
   if (value === undefined || value.trim() === '') return DEFAULT_WORKER_HEAP_MB;
   const mb = Number(value);
   if (!Number.isInteger(mb) || mb < 0) {
-    throw new InputError(`JUDGEFLOW_WORKER_HEAP_MB must be a whole number of megabytes (the worker's V8 heap limit; 0 leaves Node's default), got "${value}"`);
+    throw new InputError(
+      `JUDGEFLOW_WORKER_HEAP_MB must be a whole number of megabytes (the worker's V8 heap limit; 0 leaves Node's default), got "${value}"`,
+    );
   }
   return mb;
 }

@@ -1,4 +1,11 @@
-import { CancellationScope, condition, isCancellation, proxyActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import type { WorkSource } from './endpointLane';
 import { noteSpend, pauseBeforeBatch } from './runControl';
@@ -10,10 +17,19 @@ const { submitJudgeBatch, ingestJudgeBatch } = proxyActivities<BenchmarkActiviti
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '1 minute',
   // A provider outage at submit or download is waited out; a batch recorded with its id is never submitted again.
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 20, nonRetryableErrorTypes: ['InputError'] },
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 20,
+    nonRetryableErrorTypes: ['InputError'],
+  },
 });
 
-const { runSpend } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
+const { runSpend } = proxyActivities<BenchmarkActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
 
 const { pollJudgeBatch, cancelJudgeBatches } = proxyActivities<BenchmarkActivities>({
   // One status request; a failed poll is asked again at the next tick of the poll loop's timer.
@@ -41,7 +57,14 @@ export interface BatchLane {
   changed: () => void;
 }
 
-export const initialBatchState = (): BatchLaneState => ({ round: 0, ready: [], deferred: [], waiting: [], live: [], batches: [] });
+export const initialBatchState = (): BatchLaneState => ({
+  round: 0,
+  ready: [],
+  deferred: [],
+  waiting: [],
+  live: [],
+  batches: [],
+});
 
 /**
  * One judge's work through its provider's Batch API, round by round: a round runs its items until each needs a
@@ -71,7 +94,8 @@ export async function judgeInBatches(lane: BatchLane): Promise<void> {
     }
   } catch (error) {
     // A cancelled run's batches are cancelled at the provider too, so they stop costing.
-    if (isCancellation(error) && s.waiting.length) await CancellationScope.nonCancellable(() => cancelJudgeBatches({ runId: lane.runId, keys: s.waiting }));
+    if (isCancellation(error) && s.waiting.length)
+      await CancellationScope.nonCancellable(() => cancelJudgeBatches({ runId: lane.runId, keys: s.waiting }));
     throw error;
   }
 }
@@ -106,10 +130,17 @@ async function budgetLeft(lane: BatchLane): Promise<{ usd?: number; tokens?: num
   noteSpend(control, await runSpend({ runId: lane.runId }));
   const { budget, spent } = control;
   if (!budget || !spent) return undefined;
-  return { ...(budget.usd !== undefined ? { usd: Math.max(0, budget.usd - (spent.usd ?? 0)) } : {}), ...(budget.tokens !== undefined ? { tokens: Math.max(0, budget.tokens - spent.tokens) } : {}) };
+  return {
+    ...(budget.usd !== undefined ? { usd: Math.max(0, budget.usd - (spent.usd ?? 0)) } : {}),
+    ...(budget.tokens !== undefined ? { tokens: Math.max(0, budget.tokens - spent.tokens) } : {}),
+  };
 }
 
-async function submitRound(lane: BatchLane, items: number[], budget?: { usd?: number; tokens?: number }): Promise<void> {
+async function submitRound(
+  lane: BatchLane,
+  items: number[],
+  budget?: { usd?: number; tokens?: number },
+): Promise<void> {
   const { state: s } = lane;
   s.round++;
   // Keys are unique to this run's chain of histories: a run resumed from the store (a new execution) never takes a key
@@ -122,7 +153,14 @@ async function submitRound(lane: BatchLane, items: number[], budget?: { usd?: nu
   s.live.push(...result.live);
   s.deferred = result.deferred;
   s.waiting = result.batches.map((b) => b.key);
-  s.batches = result.batches.map((b) => ({ key: b.key, batchId: null, lines: b.lines, state: 'submitted', ended: false, counts: { total: b.lines, succeeded: 0, failed: 0, pending: b.lines } }));
+  s.batches = result.batches.map((b) => ({
+    key: b.key,
+    batchId: null,
+    lines: b.lines,
+    state: 'submitted',
+    ended: false,
+    counts: { total: b.lines, succeeded: 0, failed: 0, pending: b.lines },
+  }));
   lane.changed();
 }
 
@@ -131,7 +169,9 @@ async function waitForBatches(lane: BatchLane): Promise<boolean> {
   const { state: s } = lane;
   const everyMs = (lane.judge.batchPollSeconds ?? 60) * 1_000;
   for (;;) {
-    s.batches = await Promise.all(s.waiting.map((key) => pollJudgeBatch({ runId: lane.runId, key, ...deadline(lane) })));
+    s.batches = await Promise.all(
+      s.waiting.map((key) => pollJudgeBatch({ runId: lane.runId, key, ...deadline(lane) })),
+    );
     lane.changed();
     if (s.batches.every((b) => b.ended)) return true;
     if (lane.stop()) return false;
@@ -140,4 +180,5 @@ async function waitForBatches(lane: BatchLane): Promise<boolean> {
 }
 
 /** `judge.batchDeadlineHours`, when the config sets it (else the activities' default). */
-const deadline = (lane: BatchLane) => (lane.judge.batchDeadlineHours !== undefined ? { deadlineHours: lane.judge.batchDeadlineHours } : {});
+const deadline = (lane: BatchLane) =>
+  lane.judge.batchDeadlineHours !== undefined ? { deadlineHours: lane.judge.batchDeadlineHours } : {};

@@ -1,4 +1,11 @@
-import { CancellationScope, ContinueAsNew, continueAsNew, isCancellation, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  ContinueAsNew,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { collectAndJudge } from './collectAndJudge';
 import { progressQuery } from '../contract/control';
@@ -30,16 +37,31 @@ const { writeReport } = proxyActivities<BenchmarkActivities>({
  */
 export async function benchmarkRun(input: BenchmarkRunInput<StoredRunConfig>): Promise<RunResult> {
   const { runId } = input;
-  const progress: Progress = input.carried?.progress ?? { runId, stage: 'load', done: 0, total: 0, failures: 0, reportPath: null };
+  const progress: Progress = input.carried?.progress ?? {
+    runId,
+    stage: 'load',
+    done: 0,
+    total: 0,
+    failures: 0,
+    reportPath: null,
+  };
   const control = input.carried?.control ?? initialControl(input.config.budget);
   let collectingAndJudging = true;
   const slot: LaneSlot = {}; // collectAndJudge lends its lanes here, for the controls and the progress query
-  setHandler(progressQuery, () => ({ ...progress, paused: control.paused, ...(control.paused ? { callsInFlight: callsInFlight(slot) } : {}), ...waitingOf(slot), ...(control.warnings.length ? { warnings: control.warnings } : {}), ...(control.spent ? { spent: control.spent } : {}) }));
+  setHandler(progressQuery, () => ({
+    ...progress,
+    paused: control.paused,
+    ...(control.paused ? { callsInFlight: callsInFlight(slot) } : {}),
+    ...waitingOf(slot),
+    ...(control.warnings.length ? { warnings: control.warnings } : {}),
+    ...(control.spent ? { spent: control.spent } : {}),
+  }));
   handleRunControl(control, slot, () => collectingAndJudging);
   try {
     const prepared = input.carried?.prepared ?? (await prepareRun(input));
     const state = await collectAndJudge({ input, prepared, progress, state: input.carried?.state, control, slot });
-    if (state) return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
+    if (state)
+      return await continueAsNew<typeof benchmarkRun>({ ...input, carried: { prepared, state, progress, control } });
     collectingAndJudging = false;
     endPauseWithNothingLeft(control);
     return await report(runId, progress, control);
@@ -65,7 +87,17 @@ function waitingOf(slot: LaneSlot): { waiting?: string[] } {
 async function report(runId: string, progress: Progress, control: RunControl): Promise<RunResult> {
   progress.stage = 'report';
   // What was done to the run (pauses, budget warnings) goes into its report; nothing of it is a large text.
-  const recorded = control.history.length || control.warnings.length || control.budget ? { control: { history: control.history, warnings: control.warnings, ...(control.budget ? { budget: control.budget } : {}), ...(control.spent ? { spent: control.spent } : {}) } } : {};
+  const recorded =
+    control.history.length || control.warnings.length || control.budget
+      ? {
+          control: {
+            history: control.history,
+            warnings: control.warnings,
+            ...(control.budget ? { budget: control.budget } : {}),
+            ...(control.spent ? { spent: control.spent } : {}),
+          },
+        }
+      : {};
   const { reportPath } = await CancellationScope.nonCancellable(() => writeReport({ runId, ...recorded }));
   Object.assign(progress, { stage: 'done', reportPath });
   return { runId, reportPath, progress };

@@ -51,7 +51,8 @@ export class Breaker {
     this.seen++;
     if (failure && /quota/.test(failure.kind)) return `${this.who} out of quota or credit: ${failure.message}`;
     if (!this.failFast) return null;
-    const lasting = failure && !(failure.transient ?? TRANSIENT.has(failure.kind.replace(/^judge_/, ''))) ? failure : undefined;
+    const lasting =
+      failure && !(failure.transient ?? TRANSIENT.has(failure.kind.replace(/^judge_/, ''))) ? failure : undefined;
     return this.firstCallsRule(lasting) ?? this.windowRule(lasting);
   }
 
@@ -62,7 +63,8 @@ export class Breaker {
       this.failedFirst++;
       this.lastFailure = lasting;
     }
-    if (this.seen === firstCalls && this.failedFirst === this.seen) return `${this.who} failing: ${this.lastFailure!.message}`;
+    if (this.seen === firstCalls && this.failedFirst === this.seen)
+      return `${this.who} failing: ${this.lastFailure!.message}`;
     return null;
   }
 

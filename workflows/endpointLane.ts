@@ -138,7 +138,11 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
   private count(key: K, outcome: ItemOutcome, failure?: ItemFailure): void {
     if (outcome !== 'none') this.counts.done++;
     if (outcome === 'failed') this.counts.failures++;
-    this.calls.counted?.(key, outcome, outcome === 'failed' ? (failure ?? { kind: 'unknown', message: 'failed' }) : undefined);
+    this.calls.counted?.(
+      key,
+      outcome,
+      outcome === 'failed' ? (failure ?? { kind: 'unknown', message: 'failed' }) : undefined,
+    );
   }
 
   /** Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize). */
@@ -170,7 +174,9 @@ function failureOfError(error: unknown): ItemFailure {
 
 /** A paced start carries when its call may leave (the activity waits until then) and the spacing between sends. */
 function sendSlot(endpoint: string, ticket: Ticket): { send?: SendSlot } {
-  return ticket.startedAt > Date.now() || ticket.spacingMs ? { send: { at: ticket.startedAt, spacingMs: ticket.spacingMs, endpoint } } : {};
+  return ticket.startedAt > Date.now() || ticket.spacingMs
+    ? { send: { at: ticket.startedAt, spacingMs: ticket.spacingMs, endpoint } }
+    : {};
 }
 
 /**
@@ -179,5 +185,8 @@ function sendSlot(endpoint: string, ticket: Ticket): { send?: SendSlot } {
  */
 function releaseBatch(limiter: Limiter, ticket: Ticket, batch: { sentAt: number[]; outcome: CallOutcome }): void {
   limiter.noteStarts(batch.sentAt.slice(1));
-  limiter.release(batch.outcome.throttled && batch.sentAt.length ? { startedAt: batch.sentAt[batch.sentAt.length - 1] } : ticket, batch.outcome);
+  limiter.release(
+    batch.outcome.throttled && batch.sentAt.length ? { startedAt: batch.sentAt[batch.sentAt.length - 1] } : ticket,
+    batch.outcome,
+  );
 }

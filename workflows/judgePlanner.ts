@@ -58,7 +58,8 @@ export class JudgePlanner {
       available: () => this.unstarted(lane),
       take: (count) => {
         const items = (this.work.redo[lane] ?? []).splice(0, count);
-        for (; items.length < count; this.work.next[lane] += this.concurrencies.length) items.push(this.work.next[lane]);
+        for (; items.length < count; this.work.next[lane] += this.concurrencies.length)
+          items.push(this.work.next[lane]);
         return items;
       },
       closed: () => this.finished,

@@ -11,7 +11,13 @@ export function llmCallOptions(llm: LlmSettings): ActivityOptions {
   return {
     startToCloseTimeout: llm.timeoutMs * 4 + 30_000,
     heartbeatTimeout: '30 seconds',
-    retry: { maximumAttempts: llm.maxAttempts, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', nonRetryableErrorTypes: ['InputError'] },
+    retry: {
+      maximumAttempts: llm.maxAttempts,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      nonRetryableErrorTypes: ['InputError'],
+    },
   };
 }
 

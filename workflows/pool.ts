@@ -5,7 +5,12 @@ import { sleep } from '@temporalio/workflow';
  * Deterministic: it uses only workflow timers and promises, so it replays exactly. (Snapshot generation and curation
  * fan out with it; a benchmark run's endpoints have their own lanes, see workflows/endpointLane.ts.)
  */
-export async function runPool<T>(items: T[], concurrency: number, minIntervalMs: number, task: (item: T) => Promise<void>): Promise<void> {
+export async function runPool<T>(
+  items: T[],
+  concurrency: number,
+  minIntervalMs: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let gate: Promise<void> = Promise.resolve();
   const lane = async () => {

@@ -1,4 +1,11 @@
-import { CancellationScope, executeChild, isCancellation, proxyActivities, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { SnapshotActivities } from '../activities';
 import { benchmarkRun } from './benchmarkRun';
 import { rootCause } from '../contract/errors';
@@ -16,7 +23,12 @@ const ALERT_ATTEMPTS = 5;
 // Delivery retried with back-off (1 s, 2 s, 4 s, 8 s); the last attempt records a failure instead of failing the refresh.
 const { refreshAlert } = proxyActivities<SnapshotActivities>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: ALERT_ATTEMPTS, initialInterval: '1 second', backoffCoefficient: 2, nonRetryableErrorTypes: ['InputError'] },
+  retry: {
+    maximumAttempts: ALERT_ATTEMPTS,
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    nonRetryableErrorTypes: ['InputError'],
+  },
 });
 
 /**
@@ -40,17 +52,48 @@ export async function refreshSnapshot(input: RefreshInput<StoredRunConfig>): Pro
   const info = workflowInfo();
   const workflowId = `${info.workflowId}-${info.runId}`;
   const { refresh, schedule } = input;
-  const prepared = await refreshPrepare({ schedule, from: refresh.kind === 'curate' ? refresh.options.from : undefined, parentId: refresh.kind === 'none' ? null : (refresh.options.parentId ?? null) });
+  const prepared = await refreshPrepare({
+    schedule,
+    from: refresh.kind === 'curate' ? refresh.options.from : undefined,
+    parentId: refresh.kind === 'none' ? null : (refresh.options.parentId ?? null),
+  });
   const common = { workflowId: `${workflowId}-snapshot` };
   // Each refresh varies the seed, so a deterministic generator still yields a new set and curation a new sample.
   const made =
     refresh.kind === 'none'
       ? { snapshotId: refresh.options.snapshotId }
       : refresh.kind === 'generate'
-        ? await executeChild(snapshotGenerate, { ...common, args: [{ ...refresh.options, seed: `${refresh.options.seed}/${workflowId}`, parentId: prepared.parentId, schedule }] })
-        : await executeChild(snapshotCurate, { ...common, args: [{ ...refresh.options, from: prepared.source!, seed: `${refresh.options.seed}/${workflowId}`, parentId: prepared.parentId, schedule }] });
+        ? await executeChild(snapshotGenerate, {
+            ...common,
+            args: [
+              {
+                ...refresh.options,
+                seed: `${refresh.options.seed}/${workflowId}`,
+                parentId: prepared.parentId,
+                schedule,
+              },
+            ],
+          })
+        : await executeChild(snapshotCurate, {
+            ...common,
+            args: [
+              {
+                ...refresh.options,
+                from: prepared.source!,
+                seed: `${refresh.options.seed}/${workflowId}`,
+                parentId: prepared.parentId,
+                schedule,
+              },
+            ],
+          });
   await refreshRecord({ schedule, workflowId, snapshotId: made.snapshotId, parentId: prepared.parentId });
-  const result: RefreshResult = { schedule, snapshotId: made.snapshotId, parentId: prepared.parentId, unchanged: made.snapshotId === prepared.parentId, ...(prepared.source ? { source: prepared.source } : {}) };
+  const result: RefreshResult = {
+    schedule,
+    snapshotId: made.snapshotId,
+    parentId: prepared.parentId,
+    unchanged: made.snapshotId === prepared.parentId,
+    ...(prepared.source ? { source: prepared.source } : {}),
+  };
   upsertMemo({ snapshotId: result.snapshotId, parentId: result.parentId ?? '' });
 
   if (input.thenRun) {
@@ -60,15 +103,25 @@ export async function refreshSnapshot(input: RefreshInput<StoredRunConfig>): Pro
     await refreshRecordRun({ schedule, workflowId, runId });
     const run = await executeChild(benchmarkRun, {
       workflowId: runId,
-      args: [{ runId, snapshotId: made.snapshotId, config: { ...input.thenRun.config, queries: `snapshot:${made.snapshotId}` } }],
+      args: [
+        {
+          runId,
+          snapshotId: made.snapshotId,
+          config: { ...input.thenRun.config, queries: `snapshot:${made.snapshotId}` },
+        },
+      ],
     }).catch(async (error: unknown) => {
       // A run that failed or was cancelled is alerted too (a gate cannot vouch for it), then the refresh fails with it.
       const alert = input.alert;
-      if (alert) await CancellationScope.nonCancellable(() => refreshAlert({ schedule, runId, alert, lastAttempt: ALERT_ATTEMPTS, failure: runFailure(error) }));
+      if (alert)
+        await CancellationScope.nonCancellable(() =>
+          refreshAlert({ schedule, runId, alert, lastAttempt: ALERT_ATTEMPTS, failure: runFailure(error) }),
+        );
       throw error;
     });
     result.reportPath = run.reportPath;
-    if (input.alert) result.alert = await refreshAlert({ schedule, runId, alert: input.alert, lastAttempt: ALERT_ATTEMPTS });
+    if (input.alert)
+      result.alert = await refreshAlert({ schedule, runId, alert: input.alert, lastAttempt: ALERT_ATTEMPTS });
   }
   return result;
 }

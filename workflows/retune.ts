@@ -63,7 +63,10 @@ export function waitingEndpoints(slot: LaneSlot): string[] {
   return out;
 }
 
-const { replaceRunConfig } = proxyActivities<BenchmarkActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] } });
+const { replaceRunConfig } = proxyActivities<BenchmarkActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
 
 /** An endpoint of the run as tune names it: its limiter key, how the history names it, and the config's limits. */
 interface Endpoint {
@@ -74,11 +77,24 @@ interface Endpoint {
 
 /** Every endpoint the run's lanes call: its live copilots, and its judge or each panel member. */
 function endpointsOf(lanes: ControlledLanes): { copilots: Map<string, Endpoint>; judges: Map<string, Endpoint> } {
-  const limits = (l: LimiterOptions): LimiterOptions => ({ concurrency: l.concurrency, requestsPerMinute: l.requestsPerMinute, tokensPerMinute: l.tokensPerMinute });
-  const copilots = new Map(lanes.config.copilots.filter((c) => lanes.live.includes(c.name)).map((c) => [c.name, { key: `copilot:${c.name}`, label: `copilot ${c.name}`, configured: limits(c) }]));
+  const limits = (l: LimiterOptions): LimiterOptions => ({
+    concurrency: l.concurrency,
+    requestsPerMinute: l.requestsPerMinute,
+    tokensPerMinute: l.tokensPerMinute,
+  });
+  const copilots = new Map(
+    lanes.config.copilots
+      .filter((c) => lanes.live.includes(c.name))
+      .map((c) => [c.name, { key: `copilot:${c.name}`, label: `copilot ${c.name}`, configured: limits(c) }]),
+  );
   const panel = lanes.config.judges;
   const judges = panel?.length
-    ? new Map(panel.map((j, lane) => [j.name ?? String(lane + 1), { key: `judge:${lane}`, label: `judge ${j.name ?? lane + 1}`, configured: limits(j) }]))
+    ? new Map(
+        panel.map((j, lane) => [
+          j.name ?? String(lane + 1),
+          { key: `judge:${lane}`, label: `judge ${j.name ?? lane + 1}`, configured: limits(j) },
+        ]),
+      )
     : new Map([['', { key: 'judge', label: 'the judge', configured: limits(lanes.config.judge!) }]]);
   return { copilots, judges };
 }
@@ -89,20 +105,32 @@ export function limitsOf(control: RunControl, key: string, configured: LimiterOp
 }
 
 /** The changes a tune request makes, validated (what is refused says what would be accepted). */
-function tuneChanges(control: RunControl, slot: LaneSlot, request: TuneRequest, isOpen: () => boolean): Array<{ endpoint: Endpoint; limit: LimitName; from: number | null; to: number }> {
+function tuneChanges(
+  control: RunControl,
+  slot: LaneSlot,
+  request: TuneRequest,
+  isOpen: () => boolean,
+): Array<{ endpoint: Endpoint; limit: LimitName; from: number | null; to: number }> {
   if (!isOpen()) throw new Error('the run has finished collecting and judging; there is nothing left to tune');
   const { lanes } = slot;
   if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); tune it once it collects');
   const { copilots, judges } = endpointsOf(lanes);
-  if (!request.endpoints?.length) throw new Error('nothing to change: give --judge-concurrency N, or --copilot NAME (or --judge NAME) with --concurrency, --requests-per-minute or --tokens-per-minute');
+  if (!request.endpoints?.length)
+    throw new Error(
+      'nothing to change: give --judge-concurrency N, or --copilot NAME (or --judge NAME) with --concurrency, --requests-per-minute or --tokens-per-minute',
+    );
   return request.endpoints.flatMap((target) => {
     const endpoint = target.copilot !== undefined ? copilotOf(copilots, target.copilot) : judgeOf(judges, target.judge);
     const limits = LIMIT_NAMES.filter((limit) => target[limit] !== undefined);
-    if (!limits.length) throw new Error(`nothing to change for ${endpoint.label}: give --concurrency, --requests-per-minute or --tokens-per-minute`);
+    if (!limits.length)
+      throw new Error(
+        `nothing to change for ${endpoint.label}: give --concurrency, --requests-per-minute or --tokens-per-minute`,
+      );
     const now = limitsOf(control, endpoint.key, endpoint.configured);
     return limits.map((limit) => {
       const to = target[limit]!;
-      if (!Number.isInteger(to) || to < 1) throw new Error(`${limit} of ${endpoint.label} must be a positive whole number, got ${to}`);
+      if (!Number.isInteger(to) || to < 1)
+        throw new Error(`${limit} of ${endpoint.label} must be a positive whole number, got ${to}`);
       return { endpoint, limit, from: now[limit] ?? null, to };
     });
   });
@@ -110,7 +138,10 @@ function tuneChanges(control: RunControl, slot: LaneSlot, request: TuneRequest, 
 
 function copilotOf(copilots: Map<string, Endpoint>, name: string): Endpoint {
   const found = copilots.get(name);
-  if (!found) throw new Error(`the run has no copilot "${name}" asked live; its copilots with limits are: ${[...copilots.keys()].join(', ') || 'none'}`);
+  if (!found)
+    throw new Error(
+      `the run has no copilot "${name}" asked live; its copilots with limits are: ${[...copilots.keys()].join(', ') || 'none'}`,
+    );
   return found;
 }
 
@@ -121,24 +152,37 @@ function judgeOf(judges: Map<string, Endpoint>, name: string | undefined): Endpo
     return judges.get('')!;
   }
   const found = name !== undefined ? judges.get(name) : undefined;
-  if (!found) throw new Error(`${name === undefined ? 'the run judges with a panel: say which member with --judge NAME' : `the run has no judge "${name}"`}; its judges are: ${names.join(', ')}`);
+  if (!found)
+    throw new Error(
+      `${name === undefined ? 'the run judges with a panel: say which member with --judge NAME' : `the run has no judge "${name}"`}; its judges are: ${names.join(', ')}`,
+    );
   return found;
 }
 
 /** Apply a tune: the limits are kept in the controls (carried across continue-as-new) and reach the limiters at once. */
 /** The `tune` Update: validated against the run's endpoints, applied, answered with the run's controls. */
 export function handleTune(control: RunControl, slot: LaneSlot, isOpen: () => boolean): void {
-  setHandler(tuneUpdate, (request) => tune(control, slot, request), { validator: (request: TuneRequest) => void tuneChanges(control, slot, request, isOpen) });
+  setHandler(tuneUpdate, (request) => tune(control, slot, request), {
+    validator: (request: TuneRequest) => void tuneChanges(control, slot, request, isOpen),
+  });
 }
 
 function tune(control: RunControl, slot: LaneSlot, request: TuneRequest): RunControl {
   const changes = tuneChanges(control, slot, request, () => true);
   const lanes = slot.lanes!;
   control.limits ??= {};
-  for (const { endpoint, limit, to } of changes) control.limits[endpoint.key] = { ...control.limits[endpoint.key], [limit]: to };
-  for (const endpoint of new Set(changes.map((c) => c.endpoint))) applyLimits(lanes, endpoint.key, limitsOf(control, endpoint.key, endpoint.configured));
+  for (const { endpoint, limit, to } of changes)
+    control.limits[endpoint.key] = { ...control.limits[endpoint.key], [limit]: to };
+  for (const endpoint of new Set(changes.map((c) => c.endpoint)))
+    applyLimits(lanes, endpoint.key, limitsOf(control, endpoint.key, endpoint.configured));
   const limits = changes.map(({ endpoint, limit, from, to }) => ({ endpoint: endpoint.label, limit, from, to }));
-  control.history.push({ action: 'tune', reason: request.reason || 'tuned by judgeflow tune', by: 'user', at: new Date().toISOString(), limits });
+  control.history.push({
+    action: 'tune',
+    reason: request.reason || 'tuned by judgeflow tune',
+    by: 'user',
+    at: new Date().toISOString(),
+    limits,
+  });
   log.info('run tuned', { limits });
   return control;
 }
@@ -146,9 +190,15 @@ function tune(control: RunControl, slot: LaneSlot, request: TuneRequest): RunCon
 /** A replacement config may change only endpoint settings (contract/configChange.ts); the CLI checks first, the run again. */
 export function checkReplacement(slot: LaneSlot, config: WorkflowRunConfig): void {
   const { lanes } = slot;
-  if (!lanes) throw new Error('the run is still preparing (storing its snapshot and rubric); resume it without --config, then pause it once it collects');
+  if (!lanes)
+    throw new Error(
+      'the run is still preparing (storing its snapshot and rubric); resume it without --config, then pause it once it collects',
+    );
   const { refused } = compareRunConfigs(lanes.config, config);
-  if (refused.length) throw new Error(`resume --config may change only how endpoints are reached, limited and priced; it would change ${refused.join(', ')}`);
+  if (refused.length)
+    throw new Error(
+      `resume --config may change only how endpoints are reached, limited and priced; it would change ${refused.join(', ')}`,
+    );
 }
 
 /**
@@ -165,15 +215,25 @@ export async function replaceConfig(control: RunControl, slot: LaneSlot, config:
   Object.assign(lanes.config, config);
   const after = endpointsOf(lanes);
   for (const key of endpoints) {
-    const [was, now] = [before, after].map((e) => [...e.copilots.values(), ...e.judges.values()].find((x) => x.key === key));
+    const [was, now] = [before, after].map((e) =>
+      [...e.copilots.values(), ...e.judges.values()].find((x) => x.key === key),
+    );
     if (!now) continue;
     const tuned = control.limits?.[key];
-    if (tuned) for (const limit of LIMIT_NAMES) if (was?.configured[limit] !== now.configured[limit]) delete tuned[limit];
+    if (tuned)
+      for (const limit of LIMIT_NAMES) if (was?.configured[limit] !== now.configured[limit]) delete tuned[limit];
     applyLimits(lanes, key, limitsOf(control, key, now.configured));
   }
   const failFast = failFastFrom(config.failFast);
-  for (const [key, breaker] of lanes.breakers) if (changed.includes('failFast') || endpoints.includes(key)) breaker.reset(failFast);
+  for (const [key, breaker] of lanes.breakers)
+    if (changed.includes('failFast') || endpoints.includes(key)) breaker.reset(failFast);
   if (changed.includes('budget')) control.budget = config.budget ? { ...config.budget } : undefined;
-  control.history.push({ action: 'config', reason: `config replaced: ${changed.join(', ')}`, by: 'user', at: new Date().toISOString(), settings: changed });
+  control.history.push({
+    action: 'config',
+    reason: `config replaced: ${changed.join(', ')}`,
+    by: 'user',
+    at: new Date().toISOString(),
+    settings: changed,
+  });
   log.info('run config replaced', { changed });
 }

@@ -5,10 +5,11 @@ import { llmCallOptions } from './llmCalls';
 import { runPool } from './pool';
 import type { CurateInput, CurateResult, CurationStageCounts } from '../contract/snapshot';
 
-const { curateFilter, planCategorisation, finishCategorisation, curateDistil, curatePrune, curateSample } = proxyActivities<SnapshotActivities>({
-  startToCloseTimeout: '10 minutes',
-  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
-});
+const { curateFilter, planCategorisation, finishCategorisation, curateDistil, curatePrune, curateSample } =
+  proxyActivities<SnapshotActivities>({
+    startToCloseTimeout: '10 minutes',
+    retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+  });
 
 /**
  * Curation from production traffic after CryptoAnalystBench: filter → categorise → distil → prune → curate,
@@ -24,10 +25,20 @@ export async function snapshotCurate(input: CurateInput): Promise<CurateResult> 
     progress.done++;
     return result;
   };
-  const filter = step(await curateFilter({ jobId, from: input.from, minChars: input.minChars, maxChars: input.maxChars, skipBad: input.skipBad }));
+  const filter = step(
+    await curateFilter({
+      jobId,
+      from: input.from,
+      minChars: input.minChars,
+      maxChars: input.maxChars,
+      skipBad: input.skipBad,
+    }),
+  );
   const categorise = step(await categoriseStage(jobId, input));
   const distil = step(await curateDistil({ jobId, similarity: input.similarity }));
-  const prune = step(await curatePrune({ jobId, runId: input.pruneRunId, threshold: input.pruneThreshold, metric: input.pruneMetric }));
+  const prune = step(
+    await curatePrune({ jobId, runId: input.pruneRunId, threshold: input.pruneThreshold, metric: input.pruneMetric }),
+  );
   const sample = step(await curateSample({ jobId, input, workflowId: jobId }));
   return {
     jobId,

@@ -32,7 +32,15 @@ export async function snapshotGenerate(input: GenerateInput): Promise<GenerateRe
     await runPool(open, input.llm.concurrency, 0, async (cell) => {
       const count = need[cell] + Math.max(1, Math.ceil(need[cell] * input.overAsk));
       try {
-        await generateCell({ jobId, cell, round: r, count, seed: input.seed, llm: input.llm, protocol: input.protocol });
+        await generateCell({
+          jobId,
+          cell,
+          round: r,
+          count,
+          seed: input.seed,
+          llm: input.llm,
+          protocol: input.protocol,
+        });
         progress.done++;
       } catch {
         progress.done++;

@@ -1,9 +1,23 @@
-import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { StudyActivities } from '../activities';
-import { closeUpdate, studyStatusQuery, submitUpdate, type StudyResult, type StudyStatus, type StudyWorkflowInput, type SubmitInput } from '../contract/study';
+import {
+  closeUpdate,
+  studyStatusQuery,
+  submitUpdate,
+  type StudyResult,
+  type StudyStatus,
+  type StudyWorkflowInput,
+  type SubmitInput,
+} from '../contract/study';
 // Re-exported: code written before contract/ existed imports the study's messages from here.
 export { closeUpdate, studyStatusQuery, submitUpdate } from '../contract/study';
-
 
 const { recordStudySubmission, closeStudyRecords, remindStudy } = proxyActivities<StudyActivities>({
   startToCloseTimeout: '1 minute',
@@ -20,7 +34,13 @@ const SUBMISSION_ID = /^[A-Za-z0-9_-]{8,100}$/;
  */
 export async function studyWorkflow(input: StudyWorkflowInput): Promise<StudyResult> {
   const carried = input.carried ?? { recorded: 0, generation: 0, reminded: false };
-  const status: StudyStatus = { study: input.study, open: true, recorded: carried.recorded, generation: carried.generation, reminded: carried.reminded };
+  const status: StudyStatus = {
+    study: input.study,
+    open: true,
+    recorded: carried.recorded,
+    generation: carried.generation,
+    reminded: carried.reminded,
+  };
   let closeRequested: StudyResult['closedBy'] | null = null;
   let result: StudyResult | null = null;
   // Not allHandlersFinished(): a pending `close` update is itself a handler in flight until the study has closed.
@@ -41,7 +61,8 @@ export async function studyWorkflow(input: StudyWorkflowInput): Promise<StudyRes
     },
     {
       validator: (arg: SubmitInput) => {
-        if (!arg || typeof arg.submissionId !== 'string' || !SUBMISSION_ID.test(arg.submissionId)) throw new Error('submit: submissionId must be 8-100 letters, digits, "_" or "-"');
+        if (!arg || typeof arg.submissionId !== 'string' || !SUBMISSION_ID.test(arg.submissionId))
+          throw new Error('submit: submissionId must be 8-100 letters, digits, "_" or "-"');
         if (closeRequested) throw new Error(`study ${input.study} is closed`);
       },
     },
@@ -55,12 +76,18 @@ export async function studyWorkflow(input: StudyWorkflowInput): Promise<StudyRes
   const at = (iso: string | null) => (iso ? Date.parse(iso) : null);
   const deadline = at(input.deadline);
   const remindAt = at(input.remindAt);
-  const forced = () => input.continueAsNewAfterEvents !== undefined && workflowInfo().historyLength >= input.continueAsNewAfterEvents;
+  const forced = () =>
+    input.continueAsNewAfterEvents !== undefined && workflowInfo().historyLength >= input.continueAsNewAfterEvents;
 
   for (;;) {
-    const nextTimer = [!status.reminded ? remindAt : null, deadline].filter((t): t is number => t !== null).sort((a, b) => a - b)[0];
+    const nextTimer = [!status.reminded ? remindAt : null, deadline]
+      .filter((t): t is number => t !== null)
+      .sort((a, b) => a - b)[0];
     const wake = () => closeRequested !== null || workflowInfo().continueAsNewSuggested || forced();
-    const woke = nextTimer !== undefined ? await condition(wake, Math.max(1, nextTimer - Date.now())) : (await condition(wake), true);
+    const woke =
+      nextTimer !== undefined
+        ? await condition(wake, Math.max(1, nextTimer - Date.now()))
+        : (await condition(wake), true);
     if (!woke && remindAt !== null && !status.reminded && Date.now() >= remindAt) {
       await remindStudy({ study: input.study });
       status.reminded = true;
@@ -78,7 +105,10 @@ export async function studyWorkflow(input: StudyWorkflowInput): Promise<StudyRes
     }
     if (workflowInfo().continueAsNewSuggested || forced()) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof studyWorkflow>({ ...input, carried: { recorded: status.recorded, generation: status.generation + 1, reminded: status.reminded } });
+      await continueAsNew<typeof studyWorkflow>({
+        ...input,
+        carried: { recorded: status.recorded, generation: status.generation + 1, reminded: status.reminded },
+      });
     }
   }
 }

@@ -13,40 +13,100 @@ import type { AnswerSource } from '../../core/model/types';
 
 const stepSchema = z.union([
   z.object({ click: z.string().min(1).describe('Click the element this selector matches.') }).strict(),
-  z.object({ fill: z.string().min(1).describe('Fill the input this selector matches with text.'), text: z.string().describe('The text a fill step types.') }).strict(),
+  z
+    .object({
+      fill: z.string().min(1).describe('Fill the input this selector matches with text.'),
+      text: z.string().describe('The text a fill step types.'),
+    })
+    .strict(),
   z.object({ waitFor: z.string().min(1).describe('Wait until an element matches this selector.') }).strict(),
   z.object({ wait: z.number().int().min(0).max(120_000).describe('Wait this many milliseconds.') }).strict(),
 ]);
 
 const doneSchema = z.union([
-  z.object({ quietMs: z.number().int().min(100).describe("Finished when the answer's text is non-empty and unchanged for this many milliseconds.") }).strict(),
-  z.object({ selector: z.string().min(1).describe('Finished when more elements match than before sending (e.g. a feedback bar added under each finished answer).') }).strict(),
-  z.object({ stopGone: z.string().min(1).describe('Finished when the answer has text and no element matching this stop button or spinner is visible.') }).strict(),
+  z
+    .object({
+      quietMs: z
+        .number()
+        .int()
+        .min(100)
+        .describe("Finished when the answer's text is non-empty and unchanged for this many milliseconds."),
+    })
+    .strict(),
+  z
+    .object({
+      selector: z
+        .string()
+        .min(1)
+        .describe(
+          'Finished when more elements match than before sending (e.g. a feedback bar added under each finished answer).',
+        ),
+    })
+    .strict(),
+  z
+    .object({
+      stopGone: z
+        .string()
+        .min(1)
+        .describe('Finished when the answer has text and no element matching this stop button or spinner is visible.'),
+    })
+    .strict(),
 ]);
 
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('browser').describe('A chat web page driven in headless Chromium: a fresh browser context per query, one browser per worker.'),
+    type: z
+      .literal('browser')
+      .describe(
+        'A chat web page driven in headless Chromium: a fresh browser context per query, one browser per worker.',
+      ),
     url: z.string().url().describe('The chat page to open for every query.'),
     selectors: z
       .object({
         input: z.string().min(1).describe('The text box the question is typed into.'),
         send: z.string().min(1).optional().describe('The send button; absent: press Enter in the input.'),
-        answer: z.string().min(1).describe('The answer container; the last match that was not on the page before sending is the new answer.'),
-        stop: z.string().min(1).optional().describe('Stop button or spinner; while visible the answer is not finished (so a "Thinking…" placeholder never counts).'),
+        answer: z
+          .string()
+          .min(1)
+          .describe('The answer container; the last match that was not on the page before sending is the new answer.'),
+        stop: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'Stop button or spinner; while visible the answer is not finished (so a "Thinking…" placeholder never counts).',
+          ),
         sources: z
           .string()
           .min(1)
           .optional()
-          .describe("Each entry of the page's source list for the new answer (a link, or an element holding one): read as the answer's sources for the grounding checks."),
+          .describe(
+            "Each entry of the page's source list for the new answer (a link, or an element holding one): read as the answer's sources for the grounding checks.",
+          ),
       })
       .strict()
-      .describe('CSS (or Playwright) selectors of the page\'s parts.'),
-    storageState: z.string().min(1).optional().describe('Playwright storageState JSON of a logged-in session (judgeflow browser-login writes one), relative to the config file.'),
-    before: z.array(stepSchema).default([]).describe("Steps before asking, e.g. [{ click: '#new-chat' }, { waitFor: 'textarea' }]."),
-    done: doneSchema.default({ quietMs: 1500 }).describe('When an answer counts as finished: one of quietMs, selector or stopGone.'),
-    selectorTimeoutMs: z.number().int().min(100).default(10_000).describe('How long a selector may take to appear before the page is declared broken; capped by timeoutMs.'),
+      .describe("CSS (or Playwright) selectors of the page's parts."),
+    storageState: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Playwright storageState JSON of a logged-in session (judgeflow browser-login writes one), relative to the config file.',
+      ),
+    before: z
+      .array(stepSchema)
+      .default([])
+      .describe("Steps before asking, e.g. [{ click: '#new-chat' }, { waitFor: 'textarea' }]."),
+    done: doneSchema
+      .default({ quietMs: 1500 })
+      .describe('When an answer counts as finished: one of quietMs, selector or stopGone.'),
+    selectorTimeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .default(10_000)
+      .describe('How long a selector may take to appear before the page is declared broken; capped by timeoutMs.'),
   })
   .strict();
 
@@ -64,7 +124,10 @@ export const browserAdapter: AdapterModule<BrowserCopilotConfig> = {
     return {
       async collect({ query, signal }) {
         if (config.storageState && !existsSync(config.storageState))
-          throw new AdapterError('config', `${who}: storageState file ${config.storageState} does not exist (save one with Playwright's context.storageState({ path }))`);
+          throw new AdapterError(
+            'config',
+            `${who}: storageState file ${config.storageState} does not exist (save one with Playwright's context.storageState({ path }))`,
+          );
         const progress: Progress = { stage: 'starting Chromium' };
         let context: BrowserContext | undefined;
         let page: Page | undefined;
@@ -79,7 +142,10 @@ export const browserAdapter: AdapterModule<BrowserCopilotConfig> = {
           const failure = pageFailure(error, who, config, progress, page);
           const screenshot = page && saveArtefact && (await saveScreenshot(page, saveArtefact, config.name, query.id));
           if (!screenshot) throw failure;
-          throw new AdapterError(failure.kind, `${failure.message} (screenshot: ${screenshot})`, { ...failure.options, screenshot });
+          throw new AdapterError(failure.kind, `${failure.message} (screenshot: ${screenshot})`, {
+            ...failure.options,
+            screenshot,
+          });
         } finally {
           await context?.close().catch(() => undefined);
         }
@@ -97,12 +163,25 @@ function sharedBrowser(): Promise<Browser> {
   if (sharedLaunch) return sharedLaunch;
   const executablePath = chromiumPath();
   if (!isExecutableFile(executablePath))
-    return Promise.reject(new AdapterError('browser', `Chromium is not installed at ${executablePath}; install it with: ${CHROMIUM_INSTALL_COMMAND}`));
-  const launching = playwright().chromium
-    .launch({
+    return Promise.reject(
+      new AdapterError(
+        'browser',
+        `Chromium is not installed at ${executablePath}; install it with: ${CHROMIUM_INSTALL_COMMAND}`,
+      ),
+    );
+  const launching = playwright()
+    .chromium.launch({
       executablePath,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     })
     .then((browser) => {
       // A crashed browser is replaced on the next query instead of failing every query after it.
@@ -161,7 +240,9 @@ async function ask(page: Page, config: BrowserCopilotConfig, text: string, progr
   else await input.press('Enter');
 
   progress.stage = `waiting for a new element matching answer selector "${config.selectors.answer}"`;
-  const busySelectors = [config.selectors.stop, 'stopGone' in config.done ? config.done.stopGone : undefined].filter((s): s is string => !!s);
+  const busySelectors = [config.selectors.stop, 'stopGone' in config.done ? config.done.stopGone : undefined].filter(
+    (s): s is string => !!s,
+  );
   let lastText: string | undefined;
   let stableSince = Date.now();
   while (!signal.aborted) {
@@ -196,7 +277,8 @@ async function ask(page: Page, config: BrowserCopilotConfig, text: string, progr
 }
 
 /** Loading placeholders that chat pages put inside a fresh answer bubble before any real text arrives. */
-const PLACEHOLDERS = '[role="progressbar"], [aria-busy="true"], [class*="spinner"], [class*="loading"], [class*="typing"], [class*="thinking" i]';
+const PLACEHOLDERS =
+  '[role="progressbar"], [aria-busy="true"], [class*="spinner"], [class*="loading"], [class*="typing"], [class*="thinking" i]';
 
 /**
  * The last answer match that was not on the page before sending. `substance` is its text without loading
@@ -208,7 +290,8 @@ async function newestAnswer(answers: Locator): Promise<{ text: string; html: str
       const last = elements[elements.length - 1] as HTMLElement | undefined;
       if (!last || last.hasAttribute(seen)) return undefined;
       let substance = last.innerText;
-      for (const placeholder of Array.from(last.querySelectorAll<HTMLElement>(placeholders))) substance = substance.replace(placeholder.innerText, '');
+      for (const placeholder of Array.from(last.querySelectorAll<HTMLElement>(placeholders)))
+        substance = substance.replace(placeholder.innerText, '');
       return { text: last.innerText, html: last.innerHTML, substance: substance.trim() };
     },
     { seen: SEEN, placeholders: PLACEHOLDERS },
@@ -222,7 +305,9 @@ async function newSources(sources: Locator): Promise<AnswerSource[]> {
       elements
         .filter((element) => !element.hasAttribute(seen))
         .map((element, i) => {
-          const link = (element.matches('a[href]') ? element : element.querySelector('a[href]')) as HTMLAnchorElement | null;
+          const link = (
+            element.matches('a[href]') ? element : element.querySelector('a[href]')
+          ) as HTMLAnchorElement | null;
           const title = ((link?.innerText || (element as HTMLElement).innerText) ?? '').trim();
           return { id: String(i + 1), ...(link ? { url: link.href } : {}), ...(title ? { title } : {}) };
         }),
@@ -231,7 +316,8 @@ async function newSources(sources: Locator): Promise<AnswerSource[]> {
 }
 
 async function anyVisible(page: Page, selectors: string[]): Promise<boolean> {
-  for (const selector of selectors) if ((await page.locator(selector).filter({ visible: true }).count()) > 0) return true;
+  for (const selector of selectors)
+    if ((await page.locator(selector).filter({ visible: true }).count()) > 0) return true;
   return false;
 }
 
@@ -250,7 +336,10 @@ async function need(page: Page, selector: string, what: string): Promise<Locator
     return locator;
   } catch (error) {
     if (!(error instanceof playwright().errors.TimeoutError)) throw error;
-    const count = await page.locator(selector).count().catch(() => 0);
+    const count = await page
+      .locator(selector)
+      .count()
+      .catch(() => 0);
     const found = count ? `matched ${count} element(s), none visible,` : 'matched nothing';
     // Retryable: a page that loaded slowly or showed an interstitial often works on the next attempt.
     throw new AdapterError('selector', `${what} selector "${selector}" ${found} on ${page.url()}`, { retryable: true });
@@ -277,26 +366,48 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** The browser's view of a failure (what it was doing, on which page); classification itself is the shared one. */
-function pageFailure(error: unknown, who: string, config: BrowserCopilotConfig, progress: Progress, page: Page | undefined): AdapterError {
+function pageFailure(
+  error: unknown,
+  who: string,
+  config: BrowserCopilotConfig,
+  progress: Progress,
+  page: Page | undefined,
+): AdapterError {
   const onPage = page ? ` on ${page.url()}` : '';
   const where = ` while ${progress.stage}${onPage}`;
   // Aborted: the copilot's timeout (or a cancel, which askCopilot reports as such) stopped the page.
   if (error instanceof Aborted) {
     const seen = progress.answerChars === undefined ? '' : ` (answer had ${progress.answerChars} characters so far)`;
-    return new AdapterError('timeout', `${who} did not finish within ${config.timeoutMs} ms while ${progress.stage}${seen}${onPage}`, { retryable: true });
+    return new AdapterError(
+      'timeout',
+      `${who} did not finish within ${config.timeoutMs} ms while ${progress.stage}${seen}${onPage}`,
+      { retryable: true },
+    );
   }
   // Playwright reports a crashed or closed page as plain Errors ("page.fill: Target page, context or browser has been closed").
-  if (error instanceof Error && /^\w+\.\w+: |Target (page, context or browser|closed)|browser has been closed/.test(error.message))
+  if (
+    error instanceof Error &&
+    /^\w+\.\w+: |Target (page, context or browser|closed)|browser has been closed/.test(error.message)
+  )
     return new AdapterError('browser', `${who} failed${where}: ${error.message.split('\n')[0]}`, { retryable: true });
   return toAdapterError(error, who, { where });
 }
 
 /** Named by copilot, query and time, so every failed attempt keeps its own screenshot. */
-async function saveScreenshot(page: Page, save: NonNullable<AdapterContext['saveArtefact']>, copilot: string, queryId: string): Promise<string | undefined> {
+async function saveScreenshot(
+  page: Page,
+  save: NonNullable<AdapterContext['saveArtefact']>,
+  copilot: string,
+  queryId: string,
+): Promise<string | undefined> {
   const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]+/g, '_');
   const name = `${safe(copilot)}-${safe(queryId)}-${new Date().toISOString().replace(/[:.]/g, '-')}.png`;
   try {
-    return await save({ name, contentType: 'image/png', bytes: await page.screenshot({ fullPage: true, timeout: 10_000 }) });
+    return await save({
+      name,
+      contentType: 'image/png',
+      bytes: await page.screenshot({ fullPage: true, timeout: 10_000 }),
+    });
   } catch {
     return undefined; // a failed screenshot must not hide the original failure
   }

@@ -5,8 +5,21 @@ import { InputError } from '../../core/model/inputError';
 /** Retry policy for one copilot; applied by Temporal to the collect activity. */
 export const retrySchema = z
   .object({
-    maxAttempts: z.number().int().min(1).max(20).default(3).describe('Attempts per question, the first included; after the last the failure is recorded and the run goes on.'),
-    initialIntervalMs: z.number().int().min(1).default(1000).describe('Wait before the second attempt (a Retry-After from the copilot wins).'),
+    maxAttempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .default(3)
+      .describe(
+        'Attempts per question, the first included; after the last the failure is recorded and the run goes on.',
+      ),
+    initialIntervalMs: z
+      .number()
+      .int()
+      .min(1)
+      .default(1000)
+      .describe('Wait before the second attempt (a Retry-After from the copilot wins).'),
     backoffCoefficient: z.number().min(1).default(2).describe('Each further wait is the previous one times this.'),
     maxIntervalMs: z.number().int().min(1).default(30_000).describe('Longest wait between two attempts.'),
     maxRetryAfterSeconds: z
@@ -14,7 +27,9 @@ export const retrySchema = z
       .int()
       .min(0)
       .default(60)
-      .describe("Longest Retry-After honoured: a copilot asking for more (a 503 with Retry-After: 600) is asked again after this many seconds, so one answer cannot hold the run for its whole wait; status shows the wait."),
+      .describe(
+        'Longest Retry-After honoured: a copilot asking for more (a 503 with Retry-After: 600) is asked again after this many seconds, so one answer cannot hold the run for its whole wait; status shows the wait.',
+      ),
   })
   .strict();
 
@@ -27,21 +42,59 @@ export const headersSchema = z
   .superRefine((headers, ctx) => {
     for (const [name, value] of Object.entries(headers)) {
       if (/authorization|api[-_]?key|token|secret|cookie/i.test(name) && !/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value))
-        ctx.addIssue({ code: 'custom', path: [name], message: `put the credential in an environment variable and write it as \${VAR} (e.g. "Bearer \${MY_KEY}")` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `put the credential in an environment variable and write it as \${VAR} (e.g. "Bearer \${MY_KEY}")`,
+        });
     }
   });
 
 /** Fields every copilot has, whatever its adapter type. Limits are enforced by the run's workflow, so they hold across all workers. */
 export const copilotBaseShape = {
-  name: nameSchema('copilot name').describe('Names the copilot in reports, files and CSV columns: letters, digits, "_", ".", "-", at most 64, unique ignoring case.'),
-  concurrency: z.number().int().min(1).max(64).default(4).describe('Most questions in flight to this copilot; the adaptive limiter works within it.'),
-  requestsPerMinute: z.number().positive().optional().describe("Hard cap on requests a minute to this copilot, held across all the run's workers."),
-  tokensPerMinute: z.number().positive().optional().describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
-  timeoutMs: z.number().int().min(100).default(120_000).describe('Time one question may take before the attempt counts as failed.'),
+  name: nameSchema('copilot name').describe(
+    'Names the copilot in reports, files and CSV columns: letters, digits, "_", ".", "-", at most 64, unique ignoring case.',
+  ),
+  concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(4)
+    .describe('Most questions in flight to this copilot; the adaptive limiter works within it.'),
+  requestsPerMinute: z
+    .number()
+    .positive()
+    .optional()
+    .describe("Hard cap on requests a minute to this copilot, held across all the run's workers."),
+  tokensPerMinute: z
+    .number()
+    .positive()
+    .optional()
+    .describe("Hard cap on tokens a minute (the responses' reported usage), held across all the run's workers."),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(100)
+    .default(120_000)
+    .describe('Time one question may take before the attempt counts as failed.'),
   retry: retrySchema
-    .default({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 30_000, maxRetryAfterSeconds: 60 })
+    .default({
+      maxAttempts: 3,
+      initialIntervalMs: 1000,
+      backoffCoefficient: 2,
+      maxIntervalMs: 30_000,
+      maxRetryAfterSeconds: 60,
+    })
     .describe('Retry policy for a failed question, applied by Temporal with backoff.'),
-  family: z.string().min(1).max(64).optional().describe('Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference.'),
+  family: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'Model family (e.g. "openai"): a panel judge of the same family is flagged for possible self-preference.',
+    ),
 };
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
@@ -54,8 +107,14 @@ const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 export function expandEnv(template: string, env: NodeJS.ProcessEnv, where: string): string {
   return template.replace(ENV_REFERENCE, (_, name: string) => {
     const value = env[name];
-    if (value === undefined) throw new InputError(`${where} references \${${name}}, but the environment variable ${name} is not set in this worker's environment (pid ${process.pid}); set it and run judgeflow retry RUN_ID --failed --kind config`);
-    if (/[\r\n\0]/.test(value)) throw new InputError(`${where}: the environment variable ${name} contains a line break or NUL byte, which cannot go in an HTTP header`);
+    if (value === undefined)
+      throw new InputError(
+        `${where} references \${${name}}, but the environment variable ${name} is not set in this worker's environment (pid ${process.pid}); set it and run judgeflow retry RUN_ID --failed --kind config`,
+      );
+    if (/[\r\n\0]/.test(value))
+      throw new InputError(
+        `${where}: the environment variable ${name} contains a line break or NUL byte, which cannot go in an HTTP header`,
+      );
     return value;
   });
 }
@@ -72,7 +131,9 @@ export function envNames(config: unknown): string[] {
 
 /** Values of every environment variable a copilot config names (apiKeyEnv, `${VAR}`): what must never be stored or logged. */
 export function secretValues(config: unknown, env: NodeJS.ProcessEnv): string[] {
-  return envNames(config).map((n) => env[n]).filter((v): v is string => typeof v === 'string' && v.length >= 4);
+  return envNames(config)
+    .map((n) => env[n])
+    .filter((v): v is string => typeof v === 'string' && v.length >= 4);
 }
 
 /** Replace any secret value in a text (error message, raw payload) with ***. */
@@ -82,7 +143,10 @@ export function redact(text: string | null, secrets: string[]): string | null {
 }
 
 /** A Retry-After no longer than the copilot's `retry.maxRetryAfterSeconds`. */
-export function cappedRetryAfterMs(ms: number | undefined, retry: { maxRetryAfterSeconds?: number } | undefined): number | undefined {
+export function cappedRetryAfterMs(
+  ms: number | undefined,
+  retry: { maxRetryAfterSeconds?: number } | undefined,
+): number | undefined {
   return ms === undefined ? undefined : Math.min(ms, (retry?.maxRetryAfterSeconds ?? 60) * 1_000);
 }
 

@@ -9,13 +9,20 @@ const configSchema = z
   .object({
     ...copilotBaseShape,
     type: z.literal('csv').describe('Answers you already hold, read from a CSV file by query text; nothing is asked.'),
-    path: z.string().min(1).describe('CSV in the CryptoAnalystBench layout (query, tags?, <name>_response, <name>_chat_id?, <name>_context?), relative to the config file.'),
+    path: z
+      .string()
+      .min(1)
+      .describe(
+        'CSV in the CryptoAnalystBench layout (query, tags?, <name>_response, <name>_chat_id?, <name>_context?), relative to the config file.',
+      ),
     column: z.string().min(1).optional().describe('The answer column; default <copilot name>_response.'),
     timestampColumn: z
       .string()
       .min(1)
       .optional()
-      .describe('When each answer was written; default <name>_timestamp if the file has it. Without one the judge is told no time.'),
+      .describe(
+        'When each answer was written; default <name>_timestamp if the file has it. Without one the judge is told no time.',
+      ),
     traces: tracesSchema.optional(),
   })
   .strict();
@@ -37,16 +44,25 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
         if (!config.traces) requireColumn(table, config.path, columns.response);
         const row = table.byExactQuery.get(query.text.trim()) ?? table.byNormalisedQuery.get(normalise(query.text));
         if (!row)
-          throw new AdapterError('missing', `${config.path} has no row whose query matches query ${query.id} ("${shorten(query.text)}")`);
-        const cell = (column: string | undefined) => (column && table.header.includes(column) ? row[table.header.indexOf(column)] ?? '' : undefined);
+          throw new AdapterError(
+            'missing',
+            `${config.path} has no row whose query matches query ${query.id} ("${shorten(query.text)}")`,
+          );
+        const cell = (column: string | undefined) =>
+          column && table.header.includes(column) ? (row[table.header.indexOf(column)] ?? '') : undefined;
         const chatId = cell(columns.chatId)?.trim();
         // The reference harness's traces: the context the agent answered from, and its answer when the CSV has none.
         const trace = config.traces && chatId ? readTrace(config.traces, columns.prefix, chatId) : null;
-        const text = cell(columns.response)?.trim() ? cell(columns.response)! : trace?.answer ?? '';
+        const text = cell(columns.response)?.trim() ? cell(columns.response)! : (trace?.answer ?? '');
         // An empty cell means the copilot was never asked or gave nothing: recorded as missing, never scored as an empty answer.
         if (!text.trim())
-          throw new AdapterError('missing', `${config.path} has no ${columns.response} value${config.traces ? ' and its trace no answer' : ''} for query ${query.id} ("${shorten(query.text)}")`);
-        const own = [columns.response, columns.chatId, columns.context, columns.timestamp].filter((c) => table.header.includes(c));
+          throw new AdapterError(
+            'missing',
+            `${config.path} has no ${columns.response} value${config.traces ? ' and its trace no answer' : ''} for query ${query.id} ("${shorten(query.text)}")`,
+          );
+        const own = [columns.response, columns.chatId, columns.context, columns.timestamp].filter((c) =>
+          table.header.includes(c),
+        );
         const fromTrace = trace ? { trace: trace.file } : {};
         return {
           text,
@@ -62,11 +78,17 @@ export const csvAdapter: AdapterModule<CsvCopilotConfig> = {
 };
 
 /** Fail at config-validation time, before a run starts, when the file or the column is missing. */
-export function validateCsvCopilot(config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column' | 'timestampColumn' | 'traces'>): void {
+export function validateCsvCopilot(
+  config: Pick<CsvCopilotConfig, 'name' | 'path' | 'column' | 'timestampColumn' | 'traces'>,
+): void {
   const table = loadTable(config.path);
   // With traces the answers may come from them: then the chat id column is what must be there.
   requireColumn(table, config.path, config.traces ? columnsFor(config).chatId : columnsFor(config).response);
-  if (config.traces && !existsSync(config.traces.dir)) throw new AdapterError('config', `traces.dir ${config.traces.dir} does not exist (expected <dir>/${columnsFor(config).prefix}/traces/<chat_id>.json)`);
+  if (config.traces && !existsSync(config.traces.dir))
+    throw new AdapterError(
+      'config',
+      `traces.dir ${config.traces.dir} does not exist (expected <dir>/${columnsFor(config).prefix}/traces/<chat_id>.json)`,
+    );
   if (config.timestampColumn) requireColumn(table, config.path, config.timestampColumn);
 }
 
@@ -74,7 +96,13 @@ function columnsFor(config: Pick<CsvCopilotConfig, 'name' | 'column' | 'timestam
   const response = config.column ?? `${config.name}_response`;
   // `X_response` pairs with `X_chat_id`, `X_context` and `X_timestamp`, even when the column was named explicitly.
   const prefix = response.endsWith('_response') ? response.slice(0, -'_response'.length) : config.name;
-  return { prefix, response, chatId: `${prefix}_chat_id`, context: `${prefix}_context`, timestamp: config.timestampColumn ?? `${prefix}_timestamp` };
+  return {
+    prefix,
+    response,
+    chatId: `${prefix}_chat_id`,
+    context: `${prefix}_context`,
+    timestamp: config.timestampColumn ?? `${prefix}_timestamp`,
+  };
 }
 
 interface Table {
@@ -99,7 +127,10 @@ function loadTable(path: string): Table {
   const text = readFileSync(path, 'utf8');
   // A JSON answers file (the LATTICE reference's filtered_response_<agent>.json) read as CSV fails on its first quote.
   if (/^\uFEFF?\s*[[{]/.test(text))
-    throw new AdapterError('config', `${path} is JSON, not CSV: a csv copilot reads a CSV with a "query" column and a <name>_response column; for a JSON array or JSON Lines of {query, response} use type: file (path: ${path})`);
+    throw new AdapterError(
+      'config',
+      `${path} is JSON, not CSV: a csv copilot reads a CSV with a "query" column and a <name>_response column; for a JSON array or JSON Lines of {query, response} use type: file (path: ${path})`,
+    );
   try {
     parsed = parseCsv(text, path);
   } catch (error) {

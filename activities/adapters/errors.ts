@@ -19,7 +19,8 @@ export interface FailureContext {
 }
 
 /** Network faults Node and undici report as codes (fetch wraps them in a TypeError "fetch failed" with this cause). */
-const NETWORK_CODES = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|UND_ERR_\w+)$/;
+const NETWORK_CODES =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|UND_ERR_\w+)$/;
 /**
  * SQLite lock contention outlasting busy_timeout (several workers on one store file). Transient, so retried, but never
  * the copilot's or judge's fault: callers send it back to Temporal instead of recording it as the item's failure.
@@ -39,9 +40,15 @@ export const STORE_UNREACHABLE_CODE = 'JUDGEFLOW_STORE_UNREACHABLE';
  */
 export function isStoreConnectionError(error: unknown): boolean {
   const code = codeOf(error) ?? codeOf((error as { cause?: unknown })?.cause);
-  if (code && /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|08\w{3}|57P0[123])$/.test(code)) return true;
+  if (
+    code &&
+    /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|08\w{3}|57P0[123])$/.test(code)
+  )
+    return true;
   const message = error instanceof Error ? error.message : String(error);
-  return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(message);
+  return /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command/i.test(
+    message,
+  );
 }
 
 /**
@@ -56,21 +63,40 @@ export function toAdapterError(error: unknown, who: string, context: FailureCont
   const playwrightErrors = (require('playwright-core') as typeof import('playwright-core')).errors;
   const where = context.where ?? '';
   const raw = context.raw || undefined;
-  if (context.cancellation?.aborted) return new AdapterError('cancelled', `${who}: the call was abandoned because the run was cancelled`, { raw });
+  if (context.cancellation?.aborted)
+    return new AdapterError('cancelled', `${who}: the call was abandoned because the run was cancelled`, { raw });
   if (context.timeout?.signal.aborted)
-    return new AdapterError('timeout', `${who} did not answer within its timeout${context.timeout ? ` of ${context.timeout.ms} ms` : ''}${where}`, { retryable: true, raw });
+    return new AdapterError(
+      'timeout',
+      `${who} did not answer within its timeout${context.timeout ? ` of ${context.timeout.ms} ms` : ''}${where}`,
+      { retryable: true, raw },
+    );
   if (error instanceof InputError) return new AdapterError('config', `${who}: ${error.message}`);
-  if (error instanceof ProviderTimeoutError) return new AdapterError('timeout', `${who} did not answer within its timeout of ${error.ms} ms${where}`, { retryable: true, raw });
+  if (error instanceof ProviderTimeoutError)
+    return new AdapterError('timeout', `${who} did not answer within its timeout of ${error.ms} ms${where}`, {
+      retryable: true,
+      raw,
+    });
   // judgeflow's own transports (core/llm/providers: every provider call goes through core/llm/call.ts over fetch).
-  if (error instanceof ProviderHttpError) return httpFailure(who, error.status, error.body, retryAfterHeader({ get: (name) => error.headers[name] ?? null }));
-  if (error instanceof ProviderReplyError) return new AdapterError('invalid_reply', `${who}: ${error.message}${where}`, { retryable: true, raw: error.raw });
-  if (error instanceof playwrightErrors.TimeoutError) return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
+  if (error instanceof ProviderHttpError)
+    return httpFailure(who, error.status, error.body, retryAfterHeader({ get: (name) => error.headers[name] ?? null }));
+  if (error instanceof ProviderReplyError)
+    return new AdapterError('invalid_reply', `${who}: ${error.message}${where}`, { retryable: true, raw: error.raw });
+  if (error instanceof playwrightErrors.TimeoutError)
+    return new AdapterError('timeout', `${who} timed out${where}: ${firstLine(error)}`, { retryable: true });
   const message = firstLine(error);
-  if (/net::ERR_/.test(message)) return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
+  if (/net::ERR_/.test(message))
+    return new AdapterError('network', `${who} could not load the page${where}: ${message}`, { retryable: true });
   const code = codeOf(error) ?? codeOf((error as { cause?: unknown })?.cause);
-  if (code && NETWORK_CODES.test(code)) return new AdapterError('network', `${who}: ${message}${causeOf(error)}${where}`, { retryable: true });
+  if (code && NETWORK_CODES.test(code))
+    return new AdapterError('network', `${who}: ${message}${causeOf(error)}${where}`, { retryable: true });
   if (code === STORE_UNREACHABLE_CODE) return new AdapterError('store_busy', message, { retryable: true });
-  if (code && STORE_BUSY_CODES.test(code)) return new AdapterError('store_busy', `the results store is busy (${code}: ${message}); another process holds its write lock`, { retryable: true });
+  if (code && STORE_BUSY_CODES.test(code))
+    return new AdapterError(
+      'store_busy',
+      `the results store is busy (${code}: ${message}); another process holds its write lock`,
+      { retryable: true },
+    );
   const name = error instanceof Error ? error.name : typeof error;
   return new AdapterError('internal', `${who}: internal error (${name}): ${message}${where}`, { raw });
 }
@@ -86,18 +112,42 @@ export function httpFailure(who: string, status: number, body: string, retryAfte
   const after = retryAfterMs(retryAfter);
   const words = providerErrorMessage(body);
   const detail = words ? `: ${snippet(words)}` : body ? `: ${snippet(body)}` : ' (no body)';
-  if (isQuotaError(status, body)) return new AdapterError('quota', `${who} is out of quota or credit (HTTP ${status})${detail}. Not retried: add credit or raise the limit, then run again`, { raw: body || undefined, status });
-  if (status === 429) return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, { retryable: true, retryAfterMs: after, raw: body || undefined });
+  if (isQuotaError(status, body))
+    return new AdapterError(
+      'quota',
+      `${who} is out of quota or credit (HTTP ${status})${detail}. Not retried: add credit or raise the limit, then run again`,
+      { raw: body || undefined, status },
+    );
+  if (status === 429)
+    return new AdapterError('rate_limited', `${who} answered HTTP 429${detail}`, {
+      retryable: true,
+      retryAfterMs: after,
+      raw: body || undefined,
+    });
   const unsupported = status === 400 || status === 422 ? refusedParameter(`${words ?? ''} ${body}`) : null;
-  if (unsupported) return new AdapterError('unsupported_parameter', `${who} answered HTTP ${status}${detail}. ${fixFor(unsupported)}`, { raw: body || undefined });
-  return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, { retryable: status >= 500 || status === 408, retryAfterMs: after, raw: body || undefined, status });
+  if (unsupported)
+    return new AdapterError(
+      'unsupported_parameter',
+      `${who} answered HTTP ${status}${detail}. ${fixFor(unsupported)}`,
+      { raw: body || undefined },
+    );
+  return new AdapterError('http', `${who} answered HTTP ${status}${detail}`, {
+    retryable: status >= 500 || status === 408,
+    retryAfterMs: after,
+    raw: body || undefined,
+    status,
+  });
 }
 
 function fixFor(parameter: string): string {
-  if (parameter === 'temperature') return 'This model does not accept temperature: set `temperature: null` in the judge (or copilot) config to leave it out.';
-  if (parameter === 'max_tokens') return 'This model wants max_completion_tokens: set `maxTokensParam: max_completion_tokens` in the judge (or copilot) config.';
-  if (parameter === 'seed' || parameter === 'random_seed') return 'This endpoint does not accept seed: set `sendSeed: false` (or the right `provider:`) in the judge (or copilot) config to leave it out.';
-  if (parameter === 'response_format') return 'This endpoint does not take this response_format: set `responseFormat: json_object` (or `none`) or the right `provider:` in the judge config.';
+  if (parameter === 'temperature')
+    return 'This model does not accept temperature: set `temperature: null` in the judge (or copilot) config to leave it out.';
+  if (parameter === 'max_tokens')
+    return 'This model wants max_completion_tokens: set `maxTokensParam: max_completion_tokens` in the judge (or copilot) config.';
+  if (parameter === 'seed' || parameter === 'random_seed')
+    return 'This endpoint does not accept seed: set `sendSeed: false` (or the right `provider:`) in the judge (or copilot) config to leave it out.';
+  if (parameter === 'response_format')
+    return 'This endpoint does not take this response_format: set `responseFormat: json_object` (or `none`) or the right `provider:` in the judge config.';
   return `Remove "${parameter}" from the request settings in the config; this model does not accept it.`;
 }
 

@@ -10,12 +10,16 @@ import { csvAdapter, type CsvCopilotConfig } from './csv';
 const configSchema = z
   .object({
     ...copilotBaseShape,
-    type: z.literal('file').describe('Answers you already hold, read from a file; nothing is asked. The format follows the extension: .csv, .json, .jsonl/.ndjson.'),
+    type: z
+      .literal('file')
+      .describe(
+        'Answers you already hold, read from a file; nothing is asked. The format follows the extension: .csv, .json, .jsonl/.ndjson.',
+      ),
     path: z
       .string()
       .min(1)
       .describe(
-        'The answers file, relative to the config file: a JSON array or JSON Lines of {query, response | final_answer | answer, id?} (the LATTICE reference\'s filtered_response_<agent>.json), or a CSV as the csv copilot reads it.',
+        "The answers file, relative to the config file: a JSON array or JSON Lines of {query, response | final_answer | answer, id?} (the LATTICE reference's filtered_response_<agent>.json), or a CSV as the csv copilot reads it.",
       ),
     column: z.string().min(1).optional().describe('CSV only: the answer column; default <copilot name>_response.'),
   })
@@ -38,7 +42,8 @@ interface AnswerIndex {
 }
 
 const isCsv = (file: string) => path.extname(file).toLowerCase() === '.csv';
-const asCsv = (config: FileCopilotConfig): CsvCopilotConfig => csvAdapter.configSchema.parse({ ...config, type: 'csv' }) as CsvCopilotConfig;
+const asCsv = (config: FileCopilotConfig): CsvCopilotConfig =>
+  csvAdapter.configSchema.parse({ ...config, type: 'csv' }) as CsvCopilotConfig;
 
 /**
  * Quotes and whitespace as spreadsheets and editors change them: the words still identify the query. (The reference
@@ -82,7 +87,9 @@ export function loadAnswers(file: string): AnswerIndex {
     }
     const query = typeof item.query === 'string' ? item.query : typeof item.Query === 'string' ? item.Query : undefined;
     if (query === undefined || !query.trim()) {
-      problems.push(`${at}: no "query" text (keys: ${Object.keys(item).join(', ') || 'none'}); each answer names the query it answers`);
+      problems.push(
+        `${at}: no "query" text (keys: ${Object.keys(item).join(', ') || 'none'}); each answer names the query it answers`,
+      );
       continue;
     }
     // The reference reads final_answer first, then response; `answer` is what other harnesses write.
@@ -94,7 +101,11 @@ export function loadAnswers(file: string): AnswerIndex {
     index.byText.set(query.trim(), entry);
     index.byNormalisedText.set(normaliseQueryText(query), entry);
   }
-  if (problems.length) throw new AdapterError('config', problems.slice(0, 10).join('\n') + (problems.length > 10 ? `\n... and ${problems.length - 10} more` : ''));
+  if (problems.length)
+    throw new AdapterError(
+      'config',
+      problems.slice(0, 10).join('\n') + (problems.length > 10 ? `\n... and ${problems.length - 10} more` : ''),
+    );
   if (!records.length) throw new AdapterError('config', `${file} holds no answers (expected ${EXPECTED} records)`);
   cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, index });
   return index;
@@ -103,7 +114,9 @@ export function loadAnswers(file: string): AnswerIndex {
 /** The id a query is known by in the files it came from: the reference's own id when it had one. */
 const idOf = (query: Query): string => {
   const reference = query.reference as { id?: unknown } | undefined;
-  return reference && (typeof reference.id === 'number' || typeof reference.id === 'string') ? String(reference.id) : query.id;
+  return reference && (typeof reference.id === 'number' || typeof reference.id === 'string')
+    ? String(reference.id)
+    : query.id;
 };
 
 const shorten = (text: string) => {
@@ -122,8 +135,14 @@ export function findAnswer(index: AnswerIndex, query: Query, file: string): File
   if (byId && normaliseQueryText(byId.query) === normaliseQueryText(query.text)) return byId;
   if (byText) return byText;
   if (byId)
-    throw new AdapterError('missing', `${file}: the answer with id ${idOf(query)} is to another query ("${shorten(byId.query)}"), and no answer's query matches query ${query.id} ("${shorten(query.text)}")`);
-  throw new AdapterError('missing', `${file} has no answer whose ${index.byId.size ? 'id or ' : ''}query matches query ${query.id} ("${shorten(query.text)}")`);
+    throw new AdapterError(
+      'missing',
+      `${file}: the answer with id ${idOf(query)} is to another query ("${shorten(byId.query)}"), and no answer's query matches query ${query.id} ("${shorten(query.text)}")`,
+    );
+  throw new AdapterError(
+    'missing',
+    `${file} has no answer whose ${index.byId.size ? 'id or ' : ''}query matches query ${query.id} ("${shorten(query.text)}")`,
+  );
 }
 
 /** Answers collected elsewhere, read from a JSON array, JSON Lines or a CSV, matched by id or query text. */
@@ -134,7 +153,11 @@ export const fileAdapter: AdapterModule<FileCopilotConfig> = {
   importSource: (config) => config.path,
   validate(config) {
     if (isCsv(config.path)) return csvAdapter.validate!(asCsv(config));
-    if (config.column) throw new AdapterError('config', `column applies to a CSV answers file; ${config.path} is read as JSON (its records name the answer "response", "final_answer" or "answer")`);
+    if (config.column)
+      throw new AdapterError(
+        'config',
+        `column applies to a CSV answers file; ${config.path} is read as JSON (its records name the answer "response", "final_answer" or "answer")`,
+      );
     loadAnswers(config.path);
   },
   create(config, context) {
@@ -143,7 +166,11 @@ export const fileAdapter: AdapterModule<FileCopilotConfig> = {
       async collect({ query }) {
         const found = findAnswer(loadAnswers(config.path), query, config.path);
         // An empty answer means the copilot gave nothing: recorded as missing, never scored as an empty answer.
-        if (!found.text.trim()) throw new AdapterError('missing', `${config.path}: the answer to query ${query.id} ("${shorten(query.text)}") is empty`);
+        if (!found.text.trim())
+          throw new AdapterError(
+            'missing',
+            `${config.path}: the answer to query ${query.id} ("${shorten(query.text)}") is empty`,
+          );
         return { text: found.text, raw: found.raw, writtenAt: null };
       },
     };
@@ -159,12 +186,21 @@ export function discoverAnswerFiles(dir: string, prefix: string): Array<{ name: 
   try {
     names = fs.readdirSync(dir);
   } catch (error) {
-    throw new AdapterError('config', `copilotsFrom.dir ${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new AdapterError(
+      'config',
+      `copilotsFrom.dir ${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
   const found = names
-    .filter((n) => n.startsWith(prefix) && n.toLowerCase().endsWith('.json') && n.length > prefix.length + '.json'.length)
+    .filter(
+      (n) => n.startsWith(prefix) && n.toLowerCase().endsWith('.json') && n.length > prefix.length + '.json'.length,
+    )
     .sort()
     .map((n) => ({ name: n.slice(prefix.length, -'.json'.length), path: path.join(dir, n) }));
-  if (!found.length) throw new AdapterError('config', `copilotsFrom: no file ${prefix}<name>.json in ${dir} (files: ${names.slice(0, 10).join(', ') || 'none'})`);
+  if (!found.length)
+    throw new AdapterError(
+      'config',
+      `copilotsFrom: no file ${prefix}<name>.json in ${dir} (files: ${names.slice(0, 10).join(', ') || 'none'})`,
+    );
   return found;
 }

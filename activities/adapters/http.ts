@@ -18,35 +18,86 @@ const configSchema = z
   .object({
     ...copilotBaseShape,
     type: z.literal('http').describe('Any JSON HTTP API, plain or streamed, described entirely by config.'),
-    url: z.string().url().describe('The request URL; {{query}}, {{conversationId}} and {{history}} may appear in it too (URL-encoded), which makes GET APIs usable.'),
+    url: z
+      .string()
+      .url()
+      .describe(
+        'The request URL; {{query}}, {{conversationId}} and {{history}} may appear in it too (URL-encoded), which makes GET APIs usable.',
+      ),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH']).default('POST').describe('HTTP method.'),
-    headers: headersSchema.describe('Request headers; values may contain ${ENV_VAR}, resolved in the worker so secrets never enter the config or the workflow history (credential headers must).'),
+    headers: headersSchema.describe(
+      'Request headers; values may contain ${ENV_VAR}, resolved in the worker so secrets never enter the config or the workflow history (credential headers must).',
+    ),
     body: jsonSchema
       .optional()
-      .describe('Object template (placeholders {{query}}, {{conversationId}}, {{history}} replaced inside string values) or raw JSON text template (placeholders JSON-escaped).'),
-    answerPath: z.string().min(1).optional().describe('Where the answer is in a non-streamed JSON reply, e.g. data.answer or choices[0].message.content; required when stream is none.'),
-    conversationIdPath: z.string().min(1).optional().describe('Where the conversation id is in the reply (or in any streamed event).'),
-    stream: z.enum(['none', 'sse', 'ndjson']).default('none').describe('How the reply arrives: one JSON body, server-sent events, or newline-delimited JSON.'),
+      .describe(
+        'Object template (placeholders {{query}}, {{conversationId}}, {{history}} replaced inside string values) or raw JSON text template (placeholders JSON-escaped).',
+      ),
+    answerPath: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Where the answer is in a non-streamed JSON reply, e.g. data.answer or choices[0].message.content; required when stream is none.',
+      ),
+    conversationIdPath: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Where the conversation id is in the reply (or in any streamed event).'),
+    stream: z
+      .enum(['none', 'sse', 'ndjson'])
+      .default('none')
+      .describe('How the reply arrives: one JSON body, server-sent events, or newline-delimited JSON.'),
     chunkPath: z
       .string()
       .min(1)
       .optional()
-      .describe("Where each streamed event's text chunk is, e.g. choices[0].delta.content; required for ndjson; absent for sse means the event data is plain text."),
+      .describe(
+        "Where each streamed event's text chunk is, e.g. choices[0].delta.content; required for ndjson; absent for sse means the event data is plain text.",
+      ),
     ...replyContextShape,
   })
   .strict()
   .superRefine((config, ctx) => {
     if (config.stream === 'none' && !config.answerPath)
-      ctx.addIssue({ code: 'custom', path: ['answerPath'], message: 'answerPath is required when stream is "none" (e.g. "data.answer")' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['answerPath'],
+        message: 'answerPath is required when stream is "none" (e.g. "data.answer")',
+      });
     if (config.stream !== 'none' && config.answerPath)
-      ctx.addIssue({ code: 'custom', path: ['answerPath'], message: `answerPath applies to stream "none"; a "${config.stream}" stream uses chunkPath` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['answerPath'],
+        message: `answerPath applies to stream "none"; a "${config.stream}" stream uses chunkPath`,
+      });
     if (config.stream === 'ndjson' && !config.chunkPath)
-      ctx.addIssue({ code: 'custom', path: ['chunkPath'], message: 'chunkPath is required when stream is "ndjson" (e.g. "delta")' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['chunkPath'],
+        message: 'chunkPath is required when stream is "ndjson" (e.g. "delta")',
+      });
     for (const key of ['contextPath', 'sourcesPath'] as const)
-      if (config.stream !== 'none' && config[key]) ctx.addIssue({ code: 'custom', path: [key], message: `${key} reads the JSON reply of stream "none"; a "${config.stream}" stream has no single reply to read it from` });
+      if (config.stream !== 'none' && config[key])
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `${key} reads the JSON reply of stream "none"; a "${config.stream}" stream has no single reply to read it from`,
+        });
     if (config.stream === 'none' && config.chunkPath)
-      ctx.addIssue({ code: 'custom', path: ['chunkPath'], message: 'chunkPath applies only to stream "sse" or "ndjson"' });
-    for (const path of [config.answerPath, config.conversationIdPath, config.chunkPath, config.contextPath, config.sourcesPath]) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['chunkPath'],
+        message: 'chunkPath applies only to stream "sse" or "ndjson"',
+      });
+    for (const path of [
+      config.answerPath,
+      config.conversationIdPath,
+      config.chunkPath,
+      config.contextPath,
+      config.sourcesPath,
+    ]) {
       if (path !== undefined) {
         try {
           parsePath(path);
@@ -68,7 +119,10 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
     let headers: Record<string, string>;
     try {
       headers = Object.fromEntries(
-        Object.entries(config.headers).map(([name, value]) => [name, expandEnv(value, env, `copilot ${config.name} header ${name}`)]),
+        Object.entries(config.headers).map(([name, value]) => [
+          name,
+          expandEnv(value, env, `copilot ${config.name} header ${name}`),
+        ]),
       );
     } catch (error) {
       throw new AdapterError('config', (error as Error).message);
@@ -97,13 +151,32 @@ export const httpAdapter: AdapterModule<HttpCopilotConfig> = {
             const text = pickText(reply, config.answerPath!);
             // An error in a 200 reply (OpenRouter during generation — openrouter.ai docs, "Errors"): the error it is, retried like a 5xx.
             if (text === undefined && reply && typeof reply === 'object' && 'error' in reply)
-              throw new AdapterError('http', `${who} answered HTTP ${response.status} with an error: ${snippet(providerErrorMessage(raw) ?? raw)}`, { retryable: true, raw, status: 502 });
+              throw new AdapterError(
+                'http',
+                `${who} answered HTTP ${response.status} with an error: ${snippet(providerErrorMessage(raw) ?? raw)}`,
+                { retryable: true, raw, status: 502 },
+              );
             if (text === undefined)
-              throw new AdapterError('invalid_reply', `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`, { raw });
-            return { text, raw, conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars), ...usageOf(reply), ...replyContext(reply, config, getPath) };
+              throw new AdapterError(
+                'invalid_reply',
+                `${who}: the reply has no answer at answerPath "${config.answerPath}" (${describe(reply)})`,
+                { raw },
+              );
+            return {
+              text,
+              raw,
+              conversationId: pickConversationId(reply, config.conversationIdPath) ?? usedConversationId(config, vars),
+              ...usageOf(reply),
+              ...replyContext(reply, config, getPath),
+            };
           }
           const streamed = await readStream(response, config, who, (r) => (raw = r), signal);
-          return { text: streamed.text, raw, conversationId: streamed.conversationId ?? usedConversationId(config, vars), ...usageOf(streamed) };
+          return {
+            text: streamed.text,
+            raw,
+            conversationId: streamed.conversationId ?? usedConversationId(config, vars),
+            ...usageOf(streamed),
+          };
         } catch (error) {
           throw toAdapterError(error, who, { timeout: { signal, ms: config.timeoutMs }, raw });
         }
@@ -139,7 +212,8 @@ function fillJson(template: Json, vars: Vars): Json {
     return whole ? vars[whole[1] as keyof Vars].value : fillText(template, vars, (s) => s);
   }
   if (Array.isArray(template)) return template.map((item) => fillJson(item, vars));
-  if (template && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, fillJson(v, vars)]));
+  if (template && typeof template === 'object')
+    return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, fillJson(v, vars)]));
   return template;
 }
 
@@ -149,12 +223,15 @@ function fillJson(template: Json, vars: Vars): Json {
  */
 function renderBody(template: Json, vars: Vars): string {
   if (typeof template !== 'string') return JSON.stringify(fillJson(template, vars));
-  return template.replace(/("?)\{\{\s*(query|conversationId|history)\s*\}\}("?)/g, (_, open: string, name: keyof Vars, close: string) => {
-    const { value, text } = vars[name];
-    if (open && close) return JSON.stringify(value);
-    const insideString = open || close || typeof value === 'string';
-    return open + (insideString ? JSON.stringify(text).slice(1, -1) : JSON.stringify(value)) + close;
-  });
+  return template.replace(
+    /("?)\{\{\s*(query|conversationId|history)\s*\}\}("?)/g,
+    (_, open: string, name: keyof Vars, close: string) => {
+      const { value, text } = vars[name];
+      if (open && close) return JSON.stringify(value);
+      const insideString = open || close || typeof value === 'string';
+      return open + (insideString ? JSON.stringify(text).slice(1, -1) : JSON.stringify(value)) + close;
+    },
+  );
 }
 
 function usedConversationId(config: HttpCopilotConfig, vars: Vars): string | undefined {
@@ -172,7 +249,10 @@ export function parsePath(path: string): Array<string | number> {
   while (at < path.length) {
     token.lastIndex = at;
     const m = path.match(token); // sticky, non-global: one match at token.lastIndex
-    if (!m) throw new Error(`path "${path}" is not understood at "${path.slice(at)}" (use e.g. data.answer or choices[0].message.content)`);
+    if (!m)
+      throw new Error(
+        `path "${path}" is not understood at "${path.slice(at)}" (use e.g. data.answer or choices[0].message.content)`,
+      );
     segments.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : (m[3] ?? m[4])!));
     at = token.lastIndex;
   }
@@ -187,7 +267,8 @@ export function getPath(value: unknown, path: string): unknown {
       if (!Array.isArray(current)) return undefined;
       current = current[segment < 0 ? current.length + segment : segment];
     } else {
-      if (current === null || typeof current !== 'object' || !Object.prototype.hasOwnProperty.call(current, segment)) return undefined;
+      if (current === null || typeof current !== 'object' || !Object.prototype.hasOwnProperty.call(current, segment))
+        return undefined;
       current = (current as Record<string, unknown>)[segment];
     }
   }
@@ -241,7 +322,11 @@ async function readStream(
     const errorEvent = eventName === 'error';
     eventName = '';
     if (errorEvent || /^\s*\{\s*"error"\s*:/.test(data)) {
-      throw new AdapterError('incomplete', `${who}: the stream reported an error before the answer was complete: ${snippet(providerErrorMessage(data) ?? data)}`, { retryable: true, raw: raw || data });
+      throw new AdapterError(
+        'incomplete',
+        `${who}: the stream reported an error before the answer was complete: ${snippet(providerErrorMessage(data) ?? data)}`,
+        { retryable: true, raw: raw || data },
+      );
     }
     if (config.stream === 'sse' && !config.chunkPath) {
       text += data; // plain-text events
@@ -250,7 +335,8 @@ async function readStream(
     }
     const event = parseJson(data, who, raw);
     conversationId ??= pickConversationId(event, config.conversationIdPath);
-    if (event && typeof event === 'object' && !Array.isArray(event) && (event as Record<string, unknown>).usage) usage = (event as Record<string, unknown>).usage;
+    if (event && typeof event === 'object' && !Array.isArray(event) && (event as Record<string, unknown>).usage)
+      usage = (event as Record<string, unknown>).usage;
     const choices = (event as { choices?: Array<{ finish_reason?: string | null }> } | null)?.choices;
     if (Array.isArray(choices)) {
       chatChunks = true;
@@ -305,10 +391,16 @@ async function readStream(
   const cut = finishProblem(finishReason);
   if (cut) throw new AdapterError('incomplete', `${who}: ${cut}`, { raw });
   if (chatChunks && !done && !finishReason)
-    throw new AdapterError('incomplete', `${who}: the stream ended before the answer was complete (no finish_reason and no [DONE])`, { retryable: true, raw });
+    throw new AdapterError(
+      'incomplete',
+      `${who}: the stream ended before the answer was complete (no finish_reason and no [DONE])`,
+      { retryable: true, raw },
+    );
   if (!sawChunk) {
     const where = config.chunkPath ? `at chunkPath "${config.chunkPath}"` : 'as data: events';
-    throw new AdapterError('invalid_reply', `${who}: the ${config.stream} stream carried no answer text ${where}`, { raw });
+    throw new AdapterError('invalid_reply', `${who}: the ${config.stream} stream carried no answer text ${where}`, {
+      raw,
+    });
   }
   return { text, conversationId, usage };
 }
@@ -320,17 +412,22 @@ function parseJson(text: string, who: string, raw = text): unknown {
     return JSON.parse(text);
   } catch {
     // Often an HTML error page from a proxy; a later attempt may succeed.
-    throw new AdapterError('invalid_reply', `${who} sent something that is not JSON: ${snippet(text)}`, { retryable: true, raw });
+    throw new AdapterError('invalid_reply', `${who} sent something that is not JSON: ${snippet(text)}`, {
+      retryable: true,
+      raw,
+    });
   }
 }
 
 function describe(reply: unknown): string {
-  if (reply && typeof reply === 'object' && !Array.isArray(reply)) return `top-level keys: ${Object.keys(reply).join(', ') || 'none'}`;
+  if (reply && typeof reply === 'object' && !Array.isArray(reply))
+    return `top-level keys: ${Object.keys(reply).join(', ') || 'none'}`;
   return `the reply is ${Array.isArray(reply) ? 'an array' : `a ${reply === null ? 'null' : typeof reply}`}`;
 }
 
 /** An OpenAI-style `usage` object at the top of a reply (or in a stream's last event), when the API sends one. */
 function usageOf(reply: unknown): { usage?: ReturnType<typeof usageFrom> } {
-  const usage = reply && typeof reply === 'object' && !Array.isArray(reply) ? (reply as Record<string, unknown>).usage : undefined;
+  const usage =
+    reply && typeof reply === 'object' && !Array.isArray(reply) ? (reply as Record<string, unknown>).usage : undefined;
   return usage && typeof usage === 'object' ? { usage: usageFrom(usage) } : {};
 }

@@ -9,7 +9,15 @@ import { fileAdapter } from './file';
 import { agentAdapter } from './agent';
 
 /** Every copilot adapter type. Adding one is a new module here; workflows never change. */
-export const adapterModules = [openaiAdapter, anthropicAdapter, httpAdapter, browserAdapter, csvAdapter, fileAdapter, agentAdapter] as const;
+export const adapterModules = [
+  openaiAdapter,
+  anthropicAdapter,
+  httpAdapter,
+  browserAdapter,
+  csvAdapter,
+  fileAdapter,
+  agentAdapter,
+] as const;
 
 export type CopilotConfig = z.infer<(typeof adapterModules)[number]['configSchema']>;
 

@@ -10,18 +10,26 @@ export const replyContextShape = {
     .string()
     .min(1)
     .optional()
-    .describe('where the context the copilot had (tool outputs, retrieved text) is in the JSON reply: a string, or an array of strings or objects (joined)'),
+    .describe(
+      'where the context the copilot had (tool outputs, retrieved text) is in the JSON reply: a string, or an array of strings or objects (joined)',
+    ),
   sourcesPath: z
     .string()
     .min(1)
     .optional()
-    .describe('where the citation list is in the JSON reply: objects with an id or url, a title, and the text when the API gives it'),
+    .describe(
+      'where the citation list is in the JSON reply: objects with an id or url, a title, and the text when the API gives it',
+    ),
 };
 
 export type ReplyContextPaths = { contextPath?: string; sourcesPath?: string };
 
 /** Context and sources read from a parsed reply; absent paths and empty values give nothing. */
-export function replyContext(reply: unknown, paths: ReplyContextPaths, getPath: (value: unknown, path: string) => unknown): { context?: string; sources?: AnswerSource[] } {
+export function replyContext(
+  reply: unknown,
+  paths: ReplyContextPaths,
+  getPath: (value: unknown, path: string) => unknown,
+): { context?: string; sources?: AnswerSource[] } {
   const context = paths.contextPath === undefined ? undefined : contextText(getPath(reply, paths.contextPath));
   const sources = paths.sourcesPath === undefined ? undefined : sourceList(getPath(reply, paths.sourcesPath));
   return { ...(context ? { context } : {}), ...(sources?.length ? { sources } : {}) };
@@ -32,7 +40,12 @@ export function contextText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value.trim() ? value : undefined;
   const part = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v, null, 2));
-  const text = Array.isArray(value) ? value.filter((v) => v !== null && v !== undefined).map(part).join('\n\n') : part(value);
+  const text = Array.isArray(value)
+    ? value
+        .filter((v) => v !== null && v !== undefined)
+        .map(part)
+        .join('\n\n')
+    : part(value);
   return text.trim() ? text : undefined;
 }
 
@@ -53,7 +66,10 @@ export function sourceList(value: unknown): AnswerSource[] | undefined {
   if (!Array.isArray(value)) return undefined;
   return value
     .map((item, i): AnswerSource | null => {
-      if (typeof item === 'string') return item.trim() ? { id: String(i + 1), ...(/^https?:\/\//.test(item) ? { url: item } : { text: item }) } : null;
+      if (typeof item === 'string')
+        return item.trim()
+          ? { id: String(i + 1), ...(/^https?:\/\//.test(item) ? { url: item } : { text: item }) }
+          : null;
       if (!item || typeof item !== 'object') return null;
       const o = item as Record<string, unknown>;
       const source: AnswerSource = {

@@ -16,11 +16,22 @@ export const REFERENCE_SPAN_NAME = 'Cyrpto Final Response'; // sic: the referenc
 
 export const tracesSchema = z
   .object({
-    dir: z.string().min(1).describe('folder holding <copilot name>/traces/<chat_id>.json per answer (the reference harness\'s output folder)'),
-    spanName: z.string().min(1).default(REFERENCE_SPAN_NAME).describe('the span whose input is the context and whose output is the answer'),
+    dir: z
+      .string()
+      .min(1)
+      .describe(
+        "folder holding <copilot name>/traces/<chat_id>.json per answer (the reference harness's output folder)",
+      ),
+    spanName: z
+      .string()
+      .min(1)
+      .default(REFERENCE_SPAN_NAME)
+      .describe('the span whose input is the context and whose output is the answer'),
   })
   .strict()
-  .describe("read each answer's context (and the answer, when the CSV has none) from the copilot's trace files, by the row's <name>_chat_id");
+  .describe(
+    "read each answer's context (and the answer, when the CSV has none) from the copilot's trace files, by the row's <name>_chat_id",
+  );
 
 export type TracesConfig = z.infer<typeof tracesSchema>;
 
@@ -33,7 +44,8 @@ export interface TraceReading {
 
 /** The trace file of one answer, or null when there is none for that chat id. */
 export function traceFile(config: TracesConfig, copilot: string, chatId: string): string | null {
-  if (!/^[\w.:-]+$/.test(chatId) || chatId.includes('..')) throw new AdapterError('config', `chat id "${chatId}" cannot name a trace file (letters, digits, . _ : - only)`);
+  if (!/^[\w.:-]+$/.test(chatId) || chatId.includes('..'))
+    throw new AdapterError('config', `chat id "${chatId}" cannot name a trace file (letters, digits, . _ : - only)`);
   const file = path.join(config.dir, copilot, 'traces', `${chatId}.json`);
   return existsSync(file) ? file : null;
 }
@@ -62,8 +74,12 @@ const isObj = (v: unknown): v is Obj => Boolean(v) && typeof v === 'object' && !
 export function spansOf(data: unknown): Obj[] {
   if (Array.isArray(data)) return data.flatMap(spansOf);
   if (!isObj(data)) return [];
-  const isSpan = typeof data.name === 'string' && Object.keys(data).some((k) => k === 'attributes' || k.startsWith('attributes.') || k === 'input' || k === 'output');
-  const nested = ['traces', 'spans', 'resourceSpans', 'scopeSpans', 'data', 'observations'].flatMap((k) => spansOf(data[k]));
+  const isSpan =
+    typeof data.name === 'string' &&
+    Object.keys(data).some((k) => k === 'attributes' || k.startsWith('attributes.') || k === 'input' || k === 'output');
+  const nested = ['traces', 'spans', 'resourceSpans', 'scopeSpans', 'data', 'observations'].flatMap((k) =>
+    spansOf(data[k]),
+  );
   return isSpan ? [data, ...nested] : nested;
 }
 
@@ -106,7 +122,8 @@ function parsed(value: unknown): unknown {
   }
 }
 
-const text = (v: unknown): string | undefined => (v === undefined || v === null ? undefined : typeof v === 'string' ? v : JSON.stringify(v, null, 2));
+const text = (v: unknown): string | undefined =>
+  v === undefined || v === null ? undefined : typeof v === 'string' ? v : JSON.stringify(v, null, 2);
 
 /** The reference's rule: a chat request's last message content; a string as it is; anything else as JSON. */
 export function contextOf(value: unknown): string | undefined {

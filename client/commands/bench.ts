@@ -13,9 +13,29 @@ import { printStartupFigures } from '../startupFigures';
 const SCENARIOS: RunScenario[] = [
   { name: 'latency-bound', queries: 80, copilots: 6, latencyMs: 400, copilotConcurrency: 4, judgeConcurrency: 8 },
   // Each copilot endpoint allows 6 requests a second and the judge 40; unthrottled, the concurrencies would send 20 and 80.
-  { name: 'paper-scale, rate-limited', queries: 1200, copilots: 6, latencyMs: 200, copilotConcurrency: 4, judgeConcurrency: 16, copilotPerSecond: 6, judgePerSecond: 40 },
+  {
+    name: 'paper-scale, rate-limited',
+    queries: 1200,
+    copilots: 6,
+    latencyMs: 200,
+    copilotConcurrency: 4,
+    judgeConcurrency: 16,
+    copilotPerSecond: 6,
+    judgePerSecond: 40,
+  },
   // The same run with the results in PostgreSQL and two workers, each in its own directory and home (two "machines").
-  { name: 'paper-scale, rate-limited, PostgreSQL, 2 workers', queries: 1200, copilots: 6, latencyMs: 200, copilotConcurrency: 4, judgeConcurrency: 16, copilotPerSecond: 6, judgePerSecond: 40, store: 'postgres', workers: 2 },
+  {
+    name: 'paper-scale, rate-limited, PostgreSQL, 2 workers',
+    queries: 1200,
+    copilots: 6,
+    latencyMs: 200,
+    copilotConcurrency: 4,
+    judgeConcurrency: 16,
+    copilotPerSecond: 6,
+    judgePerSecond: 40,
+    store: 'postgres',
+    workers: 2,
+  },
 ];
 
 /**
@@ -38,30 +58,60 @@ const CAB_JUDGING: RunScenario[] = [3, 8].map((judgeConcurrency) => ({
  * PostgreSQL run also times a 34-query run (204 answers) alone and with it in flight.
  */
 export function scaleScenarios(factor: number): RunScenario[] {
-  const base = { queries: Math.max(1, Math.round(1200 * factor)), copilots: 6, latencyMs: 0, copilotConcurrency: 4, judgeConcurrency: 16, kind: 'lattice' as const };
+  const base = {
+    queries: Math.max(1, Math.round(1200 * factor)),
+    copilots: 6,
+    latencyMs: 0,
+    copilotConcurrency: 4,
+    judgeConcurrency: 16,
+    kind: 'lattice' as const,
+  };
   return [
     { ...base, name: `scale ${factor}×, SQLite` },
-    { ...base, name: `scale ${factor}×, PostgreSQL, 2 workers`, store: 'postgres', workers: 2, alongside: { queries: Math.min(34, base.queries) } },
+    {
+      ...base,
+      name: `scale ${factor}×, PostgreSQL, 2 workers`,
+      store: 'postgres',
+      workers: 2,
+      alongside: { queries: Math.min(34, base.queries) },
+    },
   ];
 }
 
 /** Paper-scale throughput, limits and resources, measured against the local simulator. Figures, not assertions. */
 export const benchCommand: Command = {
   name: 'bench',
-  summary: 'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
-  usage: 'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files|scale] [--scale 1,3,10] [--store sqlite|postgres] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
-  options: { only: { type: 'string' }, scale: { type: 'string' }, store: { type: 'string' }, sims: { type: 'string' }, 'paper-queries': { type: 'string' }, 'cab-queries': { type: 'string' }, 'lattice-queries': { type: 'string' } },
+  summary:
+    'measure the statistics by simulation, command start-up, and LATTICE runs against the simulator (latency-bound 80 × 6, paper-scale 1,200 × 6 rate-limited on SQLite and on PostgreSQL with two workers) as a table',
+  usage:
+    'judgeflow bench [--only stats|startup|runs|latency|cab-judging|lattice-files|scale] [--scale 1,3,10] [--store sqlite|postgres] [--sims 5000] [--paper-queries 1200] [--cab-queries 198] [--lattice-queries 1200]',
+  options: {
+    only: { type: 'string' },
+    scale: { type: 'string' },
+    store: { type: 'string' },
+    sims: { type: 'string' },
+    'paper-queries': { type: 'string' },
+    'cab-queries': { type: 'string' },
+    'lattice-queries': { type: 'string' },
+  },
   async run({ values }) {
     const only = values.only as string | undefined;
-    if (only !== undefined && !['stats', 'startup', 'runs', 'latency', 'cab-judging', 'lattice-files', 'scale'].includes(only)) {
-      console.error(`judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone), cab-judging (the CryptoAnalystBench judging phase), lattice-files (the LATTICE reference's files judged independently and jointly) or scale (the paper's run at --scale times its size), got "${only}"`);
+    if (
+      only !== undefined &&
+      !['stats', 'startup', 'runs', 'latency', 'cab-judging', 'lattice-files', 'scale'].includes(only)
+    ) {
+      console.error(
+        `judgeflow bench: --only must be stats, startup, runs, latency (the latency-bound run alone), cab-judging (the CryptoAnalystBench judging phase), lattice-files (the LATTICE reference's files judged independently and jointly) or scale (the paper's run at --scale times its size), got "${only}"`,
+      );
       return 2;
     }
     if (only === 'scale') {
       const factors = scaleFactors(values.scale);
       const store = values.store as string | undefined;
       if (store !== undefined && store !== 'sqlite' && store !== 'postgres') {
-        console.error(`judgeflow bench: --store must be sqlite or postgres (only that half of the scale scenarios), got "${store}"`);
+        console.error(
+          `judgeflow bench: --store must be sqlite or postgres (only that half of the scale scenarios), got "${store}"`,
+        );
         return 2;
       }
       return factors ? benchScale(factors, store) : 2;
@@ -100,7 +150,9 @@ async function benchCabJudging(queries: number | undefined): Promise<number> {
   const rows: RunFigures[] = [];
   for (const scenario of CAB_JUDGING) {
     const s = queries ? { ...scenario, queries } : scenario;
-    console.log(`\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} held answers, ${s.latencyMs} ms per judge call …`);
+    console.log(
+      `\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} held answers, ${s.latencyMs} ms per judge call …`,
+    );
     const row = await measureRun(s, console.log);
     rows.push(row);
     console.log(
@@ -114,9 +166,16 @@ async function benchCabJudging(queries: number | undefined): Promise<number> {
 
 /** `--scale 1,3,10`: positive numbers (0.05 is a 60-query smoke run), default 1,3,10. */
 function scaleFactors(value: unknown): number[] | null {
-  const factors = value === undefined ? [1, 3, 10] : String(value).split(',').map((x) => Number(x.trim()));
+  const factors =
+    value === undefined
+      ? [1, 3, 10]
+      : String(value)
+          .split(',')
+          .map((x) => Number(x.trim()));
   if (factors.length && factors.every((f) => Number.isFinite(f) && f > 0)) return factors;
-  console.error(`judgeflow bench: --scale must be positive numbers separated by commas (times the paper's 1,200 queries × 6 copilots), e.g. 1,3,10; got "${String(value)}"`);
+  console.error(
+    `judgeflow bench: --scale must be positive numbers separated by commas (times the paper's 1,200 queries × 6 copilots), e.g. 1,3,10; got "${String(value)}"`,
+  );
   return null;
 }
 
@@ -125,9 +184,19 @@ async function benchScale(factors: number[], store?: 'sqlite' | 'postgres'): Pro
   const rows: RunFigures[] = [];
   for (const factor of factors)
     for (const s of scaleScenarios(factor).filter((x) => !store || (x.store ?? 'sqlite') === store)) {
-      console.log(`\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} copilots at zero latency (load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}) …`);
+      console.log(
+        `\nrunning ${s.name}: ${s.queries} queries × ${s.copilots} copilots at zero latency (load ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}) …`,
+      );
       rows.push(await measureRun(s, console.log));
-      console.log(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+      console.log(
+        `load after: ${os
+          .loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}`,
+      );
       console.log('\n' + scaleTable(rows) + '\n\n' + scaleChart(rows));
     }
   return 0;
@@ -138,7 +207,22 @@ async function benchScale(factors: number[], store?: 'sqlite' | 'postgres'): Pro
  * items/s is the run's own; CPU and store per item count the small runs' items too (RunScenario.alongside).
  */
 export function scaleTable(rows: RunFigures[]): string {
-  const header = ['scenario', 'items', 'wall s', 'items/s', 'worker CPU ms / item', 'worker peak RSS MB', 'histories', 'largest history (events / MB)', 'store MB', 'store KB / item', 'report s', 'RSS in report MB', 'PostgreSQL rows written / transactions per s', 'small run alone / same priority / priority 1 (s)'];
+  const header = [
+    'scenario',
+    'items',
+    'wall s',
+    'items/s',
+    'worker CPU ms / item',
+    'worker peak RSS MB',
+    'histories',
+    'largest history (events / MB)',
+    'store MB',
+    'store KB / item',
+    'report s',
+    'RSS in report MB',
+    'PostgreSQL rows written / transactions per s',
+    'small run alone / same priority / priority 1 (s)',
+  ];
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const body = rows.map((r) => {
     const items = 2 * r.scenario.queries * r.scenario.copilots; // answers and judgments
@@ -161,7 +245,9 @@ export function scaleTable(rows: RunFigures[]): string {
       r.reportS?.toFixed(1) ?? '–',
       r.reportPeakMB?.toFixed(0) ?? '–',
       r.postgresWrites ? `${r.postgresWrites.rowsPerS.toFixed(0)} / ${r.postgresWrites.commitsPerS.toFixed(0)}` : '–',
-      a ? `${a.aloneS.toFixed(1)} / ${a.samePriorityS.toFixed(1)} (${(a.samePriorityS / a.aloneS).toFixed(2)}×) / ${a.firstPriorityS.toFixed(1)} (${(a.firstPriorityS / a.aloneS).toFixed(2)}×)` : '–',
+      a
+        ? `${a.aloneS.toFixed(1)} / ${a.samePriorityS.toFixed(1)} (${(a.samePriorityS / a.aloneS).toFixed(2)}×) / ${a.firstPriorityS.toFixed(1)} (${(a.firstPriorityS / a.aloneS).toFixed(2)}×)`
+        : '–',
     ]);
   });
   return [line(header), line(header.map(() => '---')), ...body].join('\n');
@@ -176,7 +262,9 @@ export function scaleChart(rows: RunFigures[]): string {
   const width = Math.max(...rows.map((r) => r.scenario.name.length));
   return [
     'items/s',
-    ...rows.map((r, i) => `  ${r.scenario.name.padEnd(width)}  ${bar(throughput[i], maxT)} ${throughput[i].toFixed(1)}`),
+    ...rows.map(
+      (r, i) => `  ${r.scenario.name.padEnd(width)}  ${bar(throughput[i], maxT)} ${throughput[i].toFixed(1)}`,
+    ),
     'worker peak RSS MB',
     ...rows.map((r) => `  ${r.scenario.name.padEnd(width)}  ${bar(r.workerPeakMB, maxM)} ${r.workerPeakMB.toFixed(0)}`),
   ].join('\n');
@@ -192,7 +280,20 @@ function positiveInteger(value: unknown, flag: string): number | undefined | nul
 
 /** One row per scenario, in Markdown (README's bench section copies it). */
 export function runTable(rows: RunFigures[]): string {
-  const header = ['scenario', 'wall s', 'bound s', 'wall ÷ bound', 'LLM calls', '429s', 'worker CPU ms / call (all workers)', 'worker peak RSS MB (largest)', 'server peak RSS MB', 'largest history (events)', 'store MB', 'judged while collecting'];
+  const header = [
+    'scenario',
+    'wall s',
+    'bound s',
+    'wall ÷ bound',
+    'LLM calls',
+    '429s',
+    'worker CPU ms / call (all workers)',
+    'worker peak RSS MB (largest)',
+    'server peak RSS MB',
+    'largest history (events)',
+    'store MB',
+    'judged while collecting',
+  ];
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
   const body = rows.map((r) =>
     line([
@@ -219,11 +320,15 @@ function benchAlgorithms(): void {
   const queries = Array.from({ length: 10_000 }, (_, i) => ({ queryId: `q${i}`, copilots }));
   let started = performance.now();
   buildPresentationDesign({ seed: 'bench', queries });
-  console.log(`CAB presentation design: 10,000 queries × 12 copilots in ${(performance.now() - started).toFixed(0)} ms`);
+  console.log(
+    `CAB presentation design: 10,000 queries × 12 copilots in ${(performance.now() - started).toFixed(0)} ms`,
+  );
 
   const rand = seededRandom('bench');
   const words = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}`);
-  const texts = Array.from({ length: 5000 }, () => Array.from({ length: 4 + Math.floor(rand() * 8) }, () => words[Math.floor(rand() * words.length)]).join(' '));
+  const texts = Array.from({ length: 5000 }, () =>
+    Array.from({ length: 4 + Math.floor(rand() * 8) }, () => words[Math.floor(rand() * words.length)]).join(' '),
+  );
   const stats = { comparisons: 0 };
   started = performance.now();
   groupNearDuplicates(texts, { stats });

@@ -26,7 +26,9 @@ export const browserLoginCommand: Command = {
       await rl.question('Log in in the Chromium window, then press Enter here to save the session... ');
       rl.close();
       await saveStorageState(context, out);
-      console.log(`Saved the session to ${out}. Point the copilot's storageState at it; treat the file like a password.`);
+      console.log(
+        `Saved the session to ${out}. Point the copilot's storageState at it; treat the file like a password.`,
+      );
       return 0;
     } finally {
       await browser.close();

@@ -42,12 +42,19 @@ export const cancelCommand: Command = {
         closed = await closedWithin(handle, OTHER_BUILD_WAIT_MS);
         if (!closed) return terminateUnserved(handle, runId, pinned?.buildId ?? 'unversioned');
       }
-      if (!closed && description.taskQueue === (await taskQueue())) closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS)).catch(() => closedWithin(handle, 0));
+      if (!closed && description.taskQueue === (await taskQueue()))
+        closed = await withLocalWorker(() => closedWithin(handle, CANCEL_TIMEOUT_MS)).catch(() =>
+          closedWithin(handle, 0),
+        );
       if (!closed) {
-        console.log(`It takes effect when a worker for this run is running: judgeflow worker (with task queue ${description.taskQueue}).`);
+        console.log(
+          `It takes effect when a worker for this run is running: judgeflow worker (with task queue ${description.taskQueue}).`,
+        );
         return 1;
       }
-      console.log(`Run ${runId} is ${(await handle.describe()).status.name.toLowerCase()}; it is recorded as failed (cancelled). Its stored responses and judgments are kept.`);
+      console.log(
+        `Run ${runId} is ${(await handle.describe()).status.name.toLowerCase()}; it is recorded as failed (cancelled). Its stored responses and judgments are kept.`,
+      );
       return 0;
     });
   },
@@ -61,8 +68,11 @@ async function terminateUnserved(handle: WorkflowHandle, runId: string, buildId:
   const reason = `cancelled (judgeflow cancel; no worker of build ${buildId} carried it out, so the run was ended without its workflow)`;
   await handle.terminate(reason);
   const store = await openExistingStore();
-  if (store && (await store.getRun(runId))?.status === 'running') await store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
-  console.log(`Run ${runId} is pinned to build ${buildId}, which no running worker serves: ended it; it is recorded as failed (${reason}). Its stored responses and judgments are kept.`);
+  if (store && (await store.getRun(runId))?.status === 'running')
+    await store.finishRun(runId, 'failed', null, { error: reason }, new Date().toISOString());
+  console.log(
+    `Run ${runId} is pinned to build ${buildId}, which no running worker serves: ended it; it is recorded as failed (${reason}). Its stored responses and judgments are kept.`,
+  );
   return 0;
 }
 

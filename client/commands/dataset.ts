@@ -24,11 +24,17 @@ async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ u
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
   } catch (error) {
-    throw new InputError(`cannot download the CryptoAnalystBench dataset from ${url}: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause?: Error }).cause!.message})` : ''}; check the network, or set JUDGEFLOW_DATASET_URL to a copy`);
+    throw new InputError(
+      `cannot download the CryptoAnalystBench dataset from ${url}: ${(error as Error).message}${(error as { cause?: Error }).cause ? ` (${(error as { cause?: Error }).cause!.message})` : ''}; check the network, or set JUDGEFLOW_DATASET_URL to a copy`,
+    );
   }
-  if (!res.ok) throw new InputError(`cannot download the CryptoAnalystBench dataset: ${url} answered HTTP ${res.status}; set JUDGEFLOW_DATASET_URL to where a copy is`);
+  if (!res.ok)
+    throw new InputError(
+      `cannot download the CryptoAnalystBench dataset: ${url} answered HTTP ${res.status}; set JUDGEFLOW_DATASET_URL to where a copy is`,
+    );
   const body = Buffer.from(await res.arrayBuffer());
-  if (body.length > MAX_DATASET_BYTES) throw new InputError(`${url} sent ${body.length} bytes, far more than the dataset (about 50 KB); not the dataset`);
+  if (body.length > MAX_DATASET_BYTES)
+    throw new InputError(`${url} sent ${body.length} bytes, far more than the dataset (about 50 KB); not the dataset`);
   // The temporary copy keeps a .csv name: the check reads the file by its extension.
   fs.mkdirSync(path.dirname(out), { recursive: true });
   const tmp = path.join(path.dirname(out), `.${path.basename(out, '.csv')}.${process.pid}.download.csv`);
@@ -48,23 +54,35 @@ async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ u
 
 export const datasetCommand: Command = {
   name: 'dataset',
-  summary: 'fetch the CryptoAnalystBench dataset, or check that a copy has the published shape (columns, rows, categories)',
+  summary:
+    'fetch the CryptoAnalystBench dataset, or check that a copy has the published shape (columns, rows, categories)',
   usage,
-  options: { json: { type: 'boolean' }, out: { type: 'string' }, set: { type: 'string' }, answers: { type: 'string' }, dir: { type: 'string' } },
+  options: {
+    json: { type: 'boolean' },
+    out: { type: 'string' },
+    set: { type: 'string' },
+    answers: { type: 'string' },
+    dir: { type: 'string' },
+  },
   async run({ values, positionals }) {
     const [action, file, ...extra] = positionals;
     if (action === 'fetch' && file === 'lattice' && !extra.length) {
       const result = await fetchLatticeDataset(parseLatticeFetchOptions(values), process.env);
       if (values.json) console.log(JSON.stringify(result));
       else {
-        console.log(`Downloaded the LATTICE reference files (commit ${LATTICE_COMMIT.slice(0, 12)}, MIT licence in ${result.dir}/LICENSE) from ${result.base} to ${result.dir}:`);
+        console.log(
+          `Downloaded the LATTICE reference files (commit ${LATTICE_COMMIT.slice(0, 12)}, MIT licence in ${result.dir}/LICENSE) from ${result.base} to ${result.dir}:`,
+        );
         for (const f of result.files) console.log(`  ${path.relative(result.dir, f.file)}  ${f.content}`);
         console.log('See docs/protocols.md ("A LATTICE run on the published queries") for a config that reads them.');
       }
       return 0;
     }
     if (action === 'fetch') {
-      if (file !== 'cab' || extra.length) throw new InputError(`dataset fetch takes the dataset's name: cab (CryptoAnalystBench) or lattice\nUsage: ${usage}`);
+      if (file !== 'cab' || extra.length)
+        throw new InputError(
+          `dataset fetch takes the dataset's name: cab (CryptoAnalystBench) or lattice\nUsage: ${usage}`,
+        );
       const out = path.resolve(typeof values.out === 'string' && values.out ? values.out : CAB_DATASET_DEFAULT_OUT);
       const { url, bytes } = await fetchCabDataset(out, process.env);
       const check = assertCabDataset(out);
@@ -78,7 +96,8 @@ export const datasetCommand: Command = {
         );
       return 0;
     }
-    if (action !== 'check') throw new InputError(`unknown action "${action ?? ''}"; expected check or fetch\nUsage: ${usage}`);
+    if (action !== 'check')
+      throw new InputError(`unknown action "${action ?? ''}"; expected check or fetch\nUsage: ${usage}`);
     if (!file || extra.length) throw new InputError(`dataset check takes exactly one FILE\nUsage: ${usage}`);
     const check = assertCabDataset(file);
     if (values.json) console.log(JSON.stringify(check));

@@ -21,13 +21,21 @@ function demoConfig(simURL: string | null) {
   const baseURL = simURL ?? 'https://api.openai.com/v1';
   const model = process.env.JUDGEFLOW_DEMO_MODEL ?? 'gpt-4o-mini';
   const copilot = (name: string, simModel: string, system: string) =>
-    real ? { name, type: 'openai', baseURL, model, apiKeyEnv: 'OPENAI_API_KEY', system, concurrency: 4 } : { name, type: 'openai', baseURL, model: simModel, concurrency: 4 };
+    real
+      ? { name, type: 'openai', baseURL, model, apiKeyEnv: 'OPENAI_API_KEY', system, concurrency: 4 }
+      : { name, type: 'openai', baseURL, model: simModel, concurrency: 4 };
   return {
     protocol: 'lattice',
     queries: SNAPSHOT,
-    judge: real ? { baseURL, model, apiKeyEnv: 'OPENAI_API_KEY', concurrency: 6 } : { baseURL, model: 'sim-judge', concurrency: 6 },
+    judge: real
+      ? { baseURL, model, apiKeyEnv: 'OPENAI_API_KEY', concurrency: 6 }
+      : { baseURL, model: 'sim-judge', concurrency: 6 },
     copilots: [
-      copilot('Thorough', 'sim-thorough', 'You are a careful crypto analyst. Explain mechanisms, quantify uncertainty, give concrete next steps.'),
+      copilot(
+        'Thorough',
+        'sim-thorough',
+        'You are a careful crypto analyst. Explain mechanisms, quantify uncertainty, give concrete next steps.',
+      ),
       copilot('Balanced', 'sim-balanced', 'You are a helpful crypto assistant.'),
       copilot('Terse', 'sim-terse', 'Answer crypto questions in at most two sentences.'),
     ],
@@ -44,13 +52,17 @@ function spawnWorker(env: NodeJS.ProcessEnv): ChildProcess {
 /** The demo uses whatever Temporal server already answers at the address: say which, so a stale or foreign one is no surprise. */
 async function reusedServerNote(address: string): Promise<string> {
   const { pid } = await serverStatus();
-  const whose = pid !== undefined ? `the local dev server judgeflow started earlier (pid ${pid}, data in ${judgeflowHome()})` : 'a server this judgeflow did not start';
+  const whose =
+    pid !== undefined
+      ? `the local dev server judgeflow started earlier (pid ${pid}, data in ${judgeflowHome()})`
+      : 'a server this judgeflow did not start';
   return `Using the Temporal server already answering at ${address}: ${whose}. The demo runs on it; stop it (judgeflow server stop) or set TEMPORAL_ADDRESS to use another.`;
 }
 
 export const demoCommand: Command = {
   name: 'demo',
-  summary: 'run LATTICE on the bundled 80-query snapshot with three copilots, killing a worker mid-run to show durability',
+  summary:
+    'run LATTICE on the bundled 80-query snapshot with three copilots, killing a worker mid-run to show durability',
   usage: 'judgeflow demo [--no-kill]',
   options: { 'no-kill': { type: 'boolean' } },
   async run({ values }) {
@@ -58,7 +70,11 @@ export const demoCommand: Command = {
     const server = await ensureLocalServer({ log });
     if (!server.started) log(await reusedServerNote(server.address));
     const sim = process.env.OPENAI_API_KEY ? null : await startSimServer({ port: 0, latencyMs: 40 });
-    log(sim ? `No OPENAI_API_KEY: copilots and judge are simulated by the local server at ${sim.url}` : 'Using OpenAI for copilots and judge (OPENAI_API_KEY is set).');
+    log(
+      sim
+        ? `No OPENAI_API_KEY: copilots and judge are simulated by the local server at ${sim.url}`
+        : 'Using OpenAI for copilots and judge (OPENAI_API_KEY is set).',
+    );
     const dir = path.join(judgeflowHome(), 'demo');
     fs.mkdirSync(dir, { recursive: true });
     const configFile = path.join(dir, 'config.yaml');
@@ -78,7 +94,9 @@ export const demoCommand: Command = {
       const result: RunResult = await watch(client.workflow.getHandle(runId), view, async (p: Progress) => {
         if (!killed && p.stage === 'judge' && p.done >= p.total / 3) {
           killed = true;
-          view.log(`>>> Killing the worker (SIGKILL, pid ${worker.pid}) in the middle of judging; starting a new one. The run resumes where it was.`);
+          view.log(
+            `>>> Killing the worker (SIGKILL, pid ${worker.pid}) in the middle of judging; starting a new one. The run resumes where it was.`,
+          );
           worker.kill('SIGKILL');
           worker = spawnWorker(env);
         }
@@ -87,7 +105,9 @@ export const demoCommand: Command = {
       log('\n' + md.split('\n').slice(0, 16).join('\n'));
       const reportDir = path.dirname(result.reportPath);
       log(`\nRun ${runId} completed. Open its report in a browser: ${path.join(reportDir, 'report.html')}`);
-      log(`Beside it in ${reportDir}: report.md, report.json (every figure, for scripts), results.csv and responses.jsonl.`);
+      log(
+        `Beside it in ${reportDir}: report.md, report.json (every figure, for scripts), results.csv and responses.jsonl.`,
+      );
       log(`See it in the Temporal Web UI: http://127.0.0.1:8233/namespaces/default/workflows/${runId}`);
       return 0;
     } finally {

@@ -13,10 +13,14 @@ import { writeAgentTraces } from '../agentTraces';
 const FORMATS = ['lattice-scores', 'cab-traces'] as const;
 
 /** A stored LATTICE run as the reference harness's scores file (rubrics/lattice/scoresFile.ts says every key). */
-export async function latticeScoresOf(store: ResultsStore, runId: string): Promise<ReturnType<typeof toReferenceScores>> {
+export async function latticeScoresOf(
+  store: ResultsStore,
+  runId: string,
+): Promise<ReturnType<typeof toReferenceScores>> {
   const run = await store.getRun(runId);
   if (!run) throw new InputError(`run ${runId} is not in this results store: ${whereRunsLive(store.location)}`);
-  if (run.protocol !== 'lattice') throw new InputError(`run ${runId} is a ${run.protocol} run; --format lattice-scores writes LATTICE runs only`);
+  if (run.protocol !== 'lattice')
+    throw new InputError(`run ${runId} is a ${run.protocol} run; --format lattice-scores writes LATTICE runs only`);
   const config = run.config as StoredRunConfig & { importedFrom?: { queriesPath?: string; instructionsPath?: string } };
   const rubric = (await requireRubric({ store, env: process.env } as never, run)) as LatticeRubric;
   const verdicts = await store.judgments(runId, run.rubricVersion);
@@ -41,7 +45,8 @@ export async function latticeScoresOf(store: ResultsStore, runId: string): Promi
 
 export const exportCommand: Command = {
   name: 'export',
-  summary: "write a run's results in another tool's format (lattice-scores: the LATTICE reference's scores_*.json; cab-traces: agent traces for the CryptoAnalystBench reference)",
+  summary:
+    "write a run's results in another tool's format (lattice-scores: the LATTICE reference's scores_*.json; cab-traces: agent traces for the CryptoAnalystBench reference)",
   usage: [
     'judgeflow export RUN_ID --format lattice-scores --out FILE',
     '',
@@ -61,18 +66,29 @@ export const exportCommand: Command = {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
     const format = optionalString(values.format);
-    if (!format || !(FORMATS as readonly string[]).includes(format)) throw new InputError(`${format ? `unknown --format "${format}"` : 'missing --format'}; known: ${FORMATS.join(', ')}\nUsage: ${this.usage}`);
+    if (!format || !(FORMATS as readonly string[]).includes(format))
+      throw new InputError(
+        `${format ? `unknown --format "${format}"` : 'missing --format'}; known: ${FORMATS.join(', ')}\nUsage: ${this.usage}`,
+      );
     const out = optionalString(values.out);
     if (!out) throw new InputError(`missing --out FILE\nUsage: ${this.usage}`);
     const store = await requireExistingStore();
     if (format === 'cab-traces') {
       const written = await writeAgentTraces(store, runId, path.resolve(out));
-      console.log(`Wrote ${written.files} trace files and ${path.join(out, 'answers.csv')} (${written.copilots.join(', ')})`);
+      console.log(
+        `Wrote ${written.files} trace files and ${path.join(out, 'answers.csv')} (${written.copilots.join(', ')})`,
+      );
       return 0;
     }
     const scores = await latticeScoresOf(store, runId);
     writeTextAtomic(path.resolve(out), JSON.stringify(scores, null, 2) + '\n');
-    console.log(`Wrote ${out}: ${scores.total_scored} queries × ${Object.keys(scores.summary).length} copilots (${Object.entries(scores.summary).map(([a, s]) => `${a} ${s.avg_score ?? '–'}`).join(', ')})`);
+    console.log(
+      `Wrote ${out}: ${scores.total_scored} queries × ${Object.keys(scores.summary).length} copilots (${Object.entries(
+        scores.summary,
+      )
+        .map(([a, s]) => `${a} ${s.avg_score ?? '–'}`)
+        .join(', ')})`,
+    );
     return 0;
   },
 };

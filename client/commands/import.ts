@@ -17,31 +17,53 @@ const USAGE = [
   'The run is completed and reportable (judgeflow report, compare, gate, trend); importing the same files again finds it.',
 ].join('\n');
 
-const str = (values: Record<string, unknown>, k: string) => (typeof values[k] === 'string' && values[k] ? (values[k] as string) : undefined);
+const str = (values: Record<string, unknown>, k: string) =>
+  typeof values[k] === 'string' && values[k] ? (values[k] as string) : undefined;
 
 /** What `import` can read, by subcommand: each turns another tool's output into stored runs. */
 const subcommands: Record<string, (file: string, values: Record<string, unknown>) => Promise<number>> = {
   'lattice-scores': async (file, values) => {
     const queriesFile = optionalString(values.queries);
-    if (!queriesFile) throw new InputError(`missing --queries: the query file the scores file scored (its entries are matched by query text)\nUsage: ${USAGE}`);
+    if (!queriesFile)
+      throw new InputError(
+        `missing --queries: the query file the scores file scored (its entries are matched by query text)\nUsage: ${USAGE}`,
+      );
     const store = await openStore();
-    const r = await importLatticeScores(store, { file, queriesFile, output: optionalString(values.out) ?? 'runs', answersDir: optionalString(values.answers), prefix: optionalString(values.prefix), rubricDir: optionalString(values.rubric) });
+    const r = await importLatticeScores(store, {
+      file,
+      queriesFile,
+      output: optionalString(values.out) ?? 'runs',
+      answersDir: optionalString(values.answers),
+      prefix: optionalString(values.prefix),
+      rubricDir: optionalString(values.rubric),
+    });
     if (values.json) console.log(JSON.stringify(r));
-    else console.log(`Imported run ${r.runId}: ${r.queries} queries × ${r.copilots.length} copilots (${r.copilots.join(', ')}), ${r.verdicts} verdicts, ${r.errors} errors or missing\nReport: ${r.reportPath}`);
+    else
+      console.log(
+        `Imported run ${r.runId}: ${r.queries} queries × ${r.copilots.length} copilots (${r.copilots.join(', ')}), ${r.verdicts} verdicts, ${r.errors} errors or missing\nReport: ${r.reportPath}`,
+      );
     return 0;
   },
   'cab-results': async (file, values) => {
     const startedAt = str(values, 'started-at');
-    if (startedAt !== undefined && Number.isNaN(Date.parse(startedAt))) throw new InputError(`--started-at "${startedAt}" is not a date and time; use ISO 8601, e.g. 2026-03-05T10:00:00Z`);
+    if (startedAt !== undefined && Number.isNaN(Date.parse(startedAt)))
+      throw new InputError(
+        `--started-at "${startedAt}" is not a date and time; use ISO 8601, e.g. 2026-03-05T10:00:00Z`,
+      );
     const store = await openStore();
     {
-      const r = await importCabResults(store, file, { runId: str(values, 'run-id'), snapshotId: str(values, 'snapshot'), startedAt: startedAt && new Date(startedAt).toISOString(), judgeModel: str(values, 'judge-model') });
+      const r = await importCabResults(store, file, {
+        runId: str(values, 'run-id'),
+        snapshotId: str(values, 'snapshot'),
+        startedAt: startedAt && new Date(startedAt).toISOString(),
+        judgeModel: str(values, 'judge-model'),
+      });
       if (values.json) console.log(JSON.stringify(r));
       else
         console.log(
           `Imported ${file} as run ${r.runId}: ${r.queries} queries × ${r.copilots.length} models (${r.copilots.join(', ')}), snapshot ${r.snapshotId}; ` +
             (r.fillInsUnknown
-              ? 'a CSV carries no reasonings, so the reference\'s fill-ins for failures (scores of 1) cannot be recognised and are kept as scores. '
+              ? "a CSV carries no reasonings, so the reference's fill-ins for failures (scores of 1) cannot be recognised and are kept as scores. "
               : `${r.failed} rows were the reference's fill-ins for a failure and are stored as failed (missing data). `) +
             `See it beside other runs: judgeflow trend --runs ...,${r.runId}`,
         );
@@ -52,7 +74,8 @@ const subcommands: Record<string, (file: string, values: Record<string, unknown>
 
 export const importCommand: Command = {
   name: 'import',
-  summary: "store another tool's results as a run (lattice-scores: the LATTICE reference's scores_*.json; cab-results: a CryptoAnalystBench reference run), to sit in report, compare, gate and trend",
+  summary:
+    "store another tool's results as a run (lattice-scores: the LATTICE reference's scores_*.json; cab-results: a CryptoAnalystBench reference run), to sit in report, compare, gate and trend",
   usage: USAGE,
   options: {
     queries: { type: 'string', short: 'q' },
@@ -69,7 +92,10 @@ export const importCommand: Command = {
   async run({ values, positionals }) {
     const [what, file, ...extra] = positionals;
     const handler = what ? subcommands[what] : undefined;
-    if (!handler) throw new InputError(`${what ? `unknown format "${what}"` : 'missing the format'}; known: ${Object.keys(subcommands).join(', ')}\nUsage: ${USAGE}`);
+    if (!handler)
+      throw new InputError(
+        `${what ? `unknown format "${what}"` : 'missing the format'}; known: ${Object.keys(subcommands).join(', ')}\nUsage: ${USAGE}`,
+      );
     if (!file || extra.length) throw new InputError(`import ${what} takes exactly one FILE\nUsage: ${USAGE}`);
     return handler(file, values);
   },

@@ -14,7 +14,8 @@ import { ensureLocalServer } from '../temporalServer';
  */
 export const pauseCommand: Command = {
   name: 'pause',
-  summary: 'pause a running run: no new copilot or judge call starts until judgeflow resume RUN_ID (calls in flight finish)',
+  summary:
+    'pause a running run: no new copilot or judge call starts until judgeflow resume RUN_ID (calls in flight finish)',
   usage: 'judgeflow pause RUN_ID [--reason TEXT] [--json]',
   options: { reason: { type: 'string' }, json: { type: 'boolean' } },
   async run({ positionals, values }) {
@@ -24,7 +25,10 @@ export const pauseCommand: Command = {
     return withClient(async (client) => {
       const handle = client.workflow.getHandle(runId);
       const description = await describeRun(handle, runId);
-      if (description.status.name !== 'RUNNING') throw new InputError(`run ${runId} is ${description.status.name.toLowerCase()}; only a running run can be paused`);
+      if (description.status.name !== 'RUNNING')
+        throw new InputError(
+          `run ${runId} is ${description.status.name.toLowerCase()}; only a running run can be paused`,
+        );
       const reason = typeof values.reason === 'string' && values.reason ? values.reason : 'paused by judgeflow pause';
       const control = await handle.executeUpdate(pauseUpdate, { args: [{ reason }] }).catch((error: Error) => {
         // The run's validator refused (already paused, nothing left to pause): the user's to know, not a crash.
@@ -34,7 +38,10 @@ export const pauseCommand: Command = {
       // that has passed, so from the moment this prints no new call starts.
       await new Promise((resolve) => setTimeout(resolve, HELD_FRESH_MS));
       if (values.json) console.log(JSON.stringify({ runId, paused: control.paused }));
-      else console.log(`Run ${runId} is paused (${control.paused!.reason}); calls in flight finish. Continue it with: judgeflow resume ${runId}`);
+      else
+        console.log(
+          `Run ${runId} is paused (${control.paused!.reason}); calls in flight finish. Continue it with: judgeflow resume ${runId}`,
+        );
       return 0;
     });
   },

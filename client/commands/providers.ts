@@ -2,11 +2,20 @@ import type { Command } from '../args';
 import { PROFILES, PROVIDER_IDS, type ProviderProfile } from '../../core/llm/providers';
 
 /** A host pattern as a reader would write it: `(^|\.)api\.openai\.com$` → `api.openai.com` (and its subdomains). */
-const hostPattern = (pattern: RegExp): string => pattern.source.replace(/\(\^\|\\\.\)/g, '').replace(/[\^$]/g, '').replace(/\\/g, '');
+const hostPattern = (pattern: RegExp): string =>
+  pattern.source
+    .replace(/\(\^\|\\\.\)/g, '')
+    .replace(/[\^$]/g, '')
+    .replace(/\\/g, '');
 
 /** One profile in words: what a request to it carries and which quirks judgeflow handles. */
 export function describeProfile(p: ProviderProfile): string[] {
-  const format = p.responseFormat === 'json_schema' ? `json_schema${p.strict ? ' (strict)' : ' (strict: false)'}` : p.responseFormat === 'json_object' ? 'json_object (JSON mode)' : 'none';
+  const format =
+    p.responseFormat === 'json_schema'
+      ? `json_schema${p.strict ? ' (strict)' : ' (strict: false)'}`
+      : p.responseFormat === 'json_object'
+        ? 'json_object (JSON mode)'
+        : 'none';
   return [
     `${p.id} — ${p.label}`,
     `  transport: ${p.transport}${p.hosts.length ? `; recognised hosts: ${p.hosts.map(hostPattern).join(', ')}` : '; never inferred: name it with provider:'}`,
@@ -26,10 +35,25 @@ export const providersCommand: Command = {
   options: { json: { type: 'boolean' } },
   async run({ values }) {
     if (values.json) {
-      console.log(JSON.stringify(PROVIDER_IDS.map((id) => ({ ...PROFILES[id], hosts: PROFILES[id].hosts.map((h) => h.source), reasoningModel: Boolean(PROFILES[id].reasoningModel) })), null, 2));
+      console.log(
+        JSON.stringify(
+          PROVIDER_IDS.map((id) => ({
+            ...PROFILES[id],
+            hosts: PROFILES[id].hosts.map((h) => h.source),
+            reasoningModel: Boolean(PROFILES[id].reasoningModel),
+          })),
+          null,
+          2,
+        ),
+      );
       return 0;
     }
-    console.log([...PROVIDER_IDS.flatMap((id) => [...describeProfile(PROFILES[id]), '']), 'Set `provider:` on a judge (or panel member) or an openai copilot; without it the base URL host decides, else openai-compatible.'].join('\n'));
+    console.log(
+      [
+        ...PROVIDER_IDS.flatMap((id) => [...describeProfile(PROFILES[id]), '']),
+        'Set `provider:` on a judge (or panel member) or an openai copilot; without it the base URL host decides, else openai-compatible.',
+      ].join('\n'),
+    );
     return 0;
   },
 };

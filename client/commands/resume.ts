@@ -29,14 +29,23 @@ import { printFailures } from '../failureSummary';
  */
 export const resumeCommand: Command = {
   name: 'resume',
-  summary: 'continue a paused run (with new endpoint settings: --config FILE), or a run left on an older build (or failed, or terminated) on this build from what the results store holds',
+  summary:
+    'continue a paused run (with new endpoint settings: --config FILE), or a run left on an older build (or failed, or terminated) on this build from what the results store holds',
   usage:
     'judgeflow resume RUN_ID [--budget-usd N] [--budget-tokens N] [--config FILE] [--detach] [--force] [--json]\n\n' +
     '  --budget-usd N, --budget-tokens N   raise the budget a run paused at\n' +
     "  --config FILE                       take new endpoint settings from FILE (loaded as judgeflow run loads it): copilots' and judges' endpoints,\n" +
     '                                      keys, timeouts, retry, concurrency and rates, pricing, budget, failFast; never the queries, rubric,\n' +
     '                                      protocol and its options, samples, or the set and order of copilots and judges (see docs/cost-and-control.md)',
-  options: { config: { type: 'string', short: 'c' }, 'budget-usd': { type: 'string' }, 'budget-tokens': { type: 'string' }, detach: { type: 'boolean' }, force: { type: 'boolean' }, json: { type: 'boolean' }, progress: { type: 'string' } },
+  options: {
+    config: { type: 'string', short: 'c' },
+    'budget-usd': { type: 'string' },
+    'budget-tokens': { type: 'string' },
+    detach: { type: 'boolean' },
+    force: { type: 'boolean' },
+    json: { type: 'boolean' },
+    progress: { type: 'string' },
+  },
   async run({ positionals, values }) {
     const runId = positionals[0];
     if (!runId) throw new InputError(`missing RUN_ID\nUsage: ${this.usage}`);
@@ -50,20 +59,38 @@ export const resumeCommand: Command = {
     const print = (line: string) => (asJson ? console.error(line) : console.log(line));
     const config = replacementConfig(run, optionalString(values.config));
     const request: ResumeRequest = { ...budgetRaise(values), ...(config ? { config } : {}) };
-    const moved = await withClient((client) => endOldExecution(client, runId, build.buildId, Boolean(values.force), print, request));
+    const moved = await withClient((client) =>
+      endOldExecution(client, runId, build.buildId, Boolean(values.force), print, request),
+    );
     if (moved === 'running-here') return 0;
     // Completed between the store read above and the look at its workflow (a pause that held nothing back): a new
     // execution would run it twice and store a config no call used.
-    if (moved === 'completed' || (await store.getRun(runId))?.status === 'completed') throw new InputError(completedRefusal(runId));
+    if (moved === 'completed' || (await store.getRun(runId))?.status === 'completed')
+      throw new InputError(completedRefusal(runId));
     // Started afresh from the store: its activities read the stored config, so that is replaced first.
     if (config) await replaceStoredConfig(store, runId, config);
-    const { result } = await startBenchmark({ config: config ?? storedConfig(run), runId, resumeFromStore: true, sourceRunId: run.sourceRunId ?? undefined, runKey: runKeyOf(run) ?? undefined, detach: Boolean(values.detach), print, progress: progressMode(values.progress, asJson) });
-    if (!result) print(`Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`);
+    const { result } = await startBenchmark({
+      config: config ?? storedConfig(run),
+      runId,
+      resumeFromStore: true,
+      sourceRunId: run.sourceRunId ?? undefined,
+      runKey: runKeyOf(run) ?? undefined,
+      detach: Boolean(values.detach),
+      print,
+      progress: progressMode(values.progress, asJson),
+    });
+    if (!result)
+      print(
+        `Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`,
+      );
     else {
       print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
       await printFailures(runId, result.progress.failures, print);
     }
-    if (asJson) console.log(JSON.stringify({ runId, buildId: build.buildId, ...(result ? { reportPath: result.reportPath } : {}) }));
+    if (asJson)
+      console.log(
+        JSON.stringify({ runId, buildId: build.buildId, ...(result ? { reportPath: result.reportPath } : {}) }),
+      );
     return 0;
   },
 };
@@ -72,7 +99,14 @@ export const resumeCommand: Command = {
  * The run's current execution, if it is still open, is ended so the run can start again on this build — unless it is
  * on this build already, or a worker of its build is still serving it (it will finish there; --force moves it anyway).
  */
-async function endOldExecution(client: Client, runId: string, buildId: string, force: boolean, print: (line: string) => void, budget: ResumeRequest): Promise<'ended' | 'closed' | 'completed' | 'running-here'> {
+async function endOldExecution(
+  client: Client,
+  runId: string,
+  buildId: string,
+  force: boolean,
+  print: (line: string) => void,
+  budget: ResumeRequest,
+): Promise<'ended' | 'closed' | 'completed' | 'running-here'> {
   const handle = client.workflow.getHandle(runId);
   let description;
   try {
@@ -95,10 +129,21 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
         throw new InputError(`run ${runId} was not resumed: ${rootCause(error)}`);
       });
       const replaced = budget.config ? control.history.filter((h) => h.action === 'config').at(-1) : undefined;
-      print(`Run ${runId} resumed (it was paused: ${progress.paused.reason})${replaced ? `; ${replaced.reason}` : budget.config ? '; the config changed nothing' : ''}; ${control.history.length} control step(s) recorded.`);
-    } else if (budget.budgetUsd !== undefined || budget.budgetTokens !== undefined) throw new InputError(`run ${runId} is not paused; --budget-usd and --budget-tokens raise the budget of a run paused at it`);
-    else if (budget.config) throw new InputError(`run ${runId} is running; --config replaces the endpoint settings of a paused run: judgeflow pause ${runId} first`);
-    else print(`Run ${runId} is running on this build (${pinned?.buildId ?? 'unversioned'}); nothing to resume. Follow it with: judgeflow status ${runId}`);
+      print(
+        `Run ${runId} resumed (it was paused: ${progress.paused.reason})${replaced ? `; ${replaced.reason}` : budget.config ? '; the config changed nothing' : ''}; ${control.history.length} control step(s) recorded.`,
+      );
+    } else if (budget.budgetUsd !== undefined || budget.budgetTokens !== undefined)
+      throw new InputError(
+        `run ${runId} is not paused; --budget-usd and --budget-tokens raise the budget of a run paused at it`,
+      );
+    else if (budget.config)
+      throw new InputError(
+        `run ${runId} is running; --config replaces the endpoint settings of a paused run: judgeflow pause ${runId} first`,
+      );
+    else
+      print(
+        `Run ${runId} is running on this build (${pinned?.buildId ?? 'unversioned'}); nothing to resume. Follow it with: judgeflow status ${runId}`,
+      );
     return 'running-here';
   }
   if (pinned && !force) {
@@ -109,13 +154,22 @@ async function endOldExecution(client: Client, runId: string, buildId: string, f
           `If that worker is gone (the server forgets a stopped worker after about a minute), pass --force to continue the run on this build (${buildId}) now.`,
       );
   }
-  await handle.terminate(`judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ' (started before worker versioning)'}`);
-  if (beforeVersioning) print(`Run ${runId} was started by a judgeflow release before worker versioning (its execution is unversioned), so this build cannot replay it; ended it and continuing on build ${buildId} from the results store.`);
-  else print(`Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`);
+  await handle.terminate(
+    `judgeflow resume: continued on build ${buildId}${pinned ? ` (was pinned to ${pinned.buildId})` : ' (started before worker versioning)'}`,
+  );
+  if (beforeVersioning)
+    print(
+      `Run ${runId} was started by a judgeflow release before worker versioning (its execution is unversioned), so this build cannot replay it; ended it and continuing on build ${buildId} from the results store.`,
+    );
+  else
+    print(
+      `Ended the execution of ${runId} on build ${pinned?.buildId ?? 'unversioned'}; continuing on build ${buildId} from the results store.`,
+    );
   return 'ended';
 }
 
-const completedRefusal = (runId: string) => `run ${runId} is completed; there is nothing to resume (its report: judgeflow report ${runId}; judgeflow rejudge ${runId} re-judges it, judgeflow retry ${runId} --failed asks its failed items again)`;
+const completedRefusal = (runId: string) =>
+  `run ${runId} is completed; there is nothing to resume (its report: judgeflow report ${runId}; judgeflow rejudge ${runId} re-judges it, judgeflow retry ${runId} --failed asks its failed items again)`;
 
 /** How long ago a worker of `buildId` last polled the workflow task queue, if the server still lists one. */
 async function lastPoll(client: Client, taskQueue: string, buildId: string): Promise<number | undefined> {
@@ -125,7 +179,9 @@ async function lastPoll(client: Client, taskQueue: string, buildId: string): Pro
     taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
     taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
-  const ages = (response.pollers ?? []).filter((p) => p.deploymentOptions?.buildId === buildId).map((p) => Date.now() - Number(p.lastAccessTime?.seconds ?? 0) * 1_000);
+  const ages = (response.pollers ?? [])
+    .filter((p) => p.deploymentOptions?.buildId === buildId)
+    .map((p) => Date.now() - Number(p.lastAccessTime?.seconds ?? 0) * 1_000);
   return ages.length ? Math.max(0, Math.min(...ages)) : undefined;
 }
 
@@ -133,7 +189,10 @@ async function lastPoll(client: Client, taskQueue: string, buildId: string): Pro
 function budgetRaise(values: Record<string, unknown>): ResumeRequest {
   const usd = optionalPositive(values, 'budget-usd', false);
   const tokens = optionalPositive(values, 'budget-tokens', true);
-  return { ...(usd !== undefined ? { budgetUsd: usd } : {}), ...(tokens !== undefined ? { budgetTokens: tokens } : {}) };
+  return {
+    ...(usd !== undefined ? { budgetUsd: usd } : {}),
+    ...(tokens !== undefined ? { budgetTokens: tokens } : {}),
+  };
 }
 
 /**

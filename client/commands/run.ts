@@ -24,8 +24,8 @@ export const runCommand: Command = {
     '  instead of asking everything again.\n' +
     '  --new                a fresh run even though one with this config exists (new samples of every copilot and judge)\n' +
     '  --reuse-judgments    with --new: answer byte-identical judge requests from the results store (no call, counted in the cost table)\n' +
-    '  --priority N         its place on a shared cluster: 1 first (CI gates) … 5 last (big sweeps); default the config\'s priority:, else 3\n' +
-    "  --detach             start (or find) the run and print its id; a worker must run it (judgeflow worker)",
+    "  --priority N         its place on a shared cluster: 1 first (CI gates) … 5 last (big sweeps); default the config's priority:, else 3\n" +
+    '  --detach             start (or find) the run and print its id; a worker must run it (judgeflow worker)',
   options: {
     config: { type: 'string', short: 'c' },
     'dry-run': { type: 'boolean' },
@@ -41,7 +41,10 @@ export const runCommand: Command = {
     const asJson = Boolean(values.json);
     const progress = progressMode(values.progress, asJson);
     const priority = parsePriorityFlag(values.priority);
-    if (values['reuse-judgments'] && !values.new) throw new InputError(`--reuse-judgments goes with --new (a run with this config that exists already is continued or reported, not asked again)\nUsage: ${this.usage}`);
+    if (values['reuse-judgments'] && !values.new)
+      throw new InputError(
+        `--reuse-judgments goes with --new (a run with this config that exists already is continued or reported, not asked again)\nUsage: ${this.usage}`,
+      );
     if (values['dry-run']) {
       const plan = dryRunPlan(config);
       console.log(values.json ? JSON.stringify({ dryRun: true, ...plan }) : describeDryRun(plan));
@@ -56,23 +59,46 @@ export const runCommand: Command = {
     const same = values.new ? null : await sameRun(identity.key, print);
     if (same?.state === 'completed') {
       const { run } = same;
-      print(`Run ${run.runId} with this config, snapshot and rubric completed at ${run.finishedAt ?? '?'}; its report is ${run.reportPath ?? '(none written)'}.\nNothing was asked again; judgeflow run --new --config … runs it afresh.`);
+      print(
+        `Run ${run.runId} with this config, snapshot and rubric completed at ${run.finishedAt ?? '?'}; its report is ${run.reportPath ?? '(none written)'}.\nNothing was asked again; judgeflow run --new --config … runs it afresh.`,
+      );
       if (asJson) console.log(JSON.stringify({ runId: run.runId, reportPath: run.reportPath, existing: 'completed' }));
       return 0;
     }
-    if (same?.state === 'failed') print(`Note: run ${same.run.runId} with this config ended without completing (${failureOf(same)}); starting a new run. judgeflow resume ${same.run.runId} would continue that one from what the results store holds instead.`);
+    if (same?.state === 'failed')
+      print(
+        `Note: run ${same.run.runId} with this config ended without completing (${failureOf(same)}); starting a new run. judgeflow resume ${same.run.runId} would continue that one from what the results store holds instead.`,
+      );
     const attachTo = same?.state === 'open' ? same.runId : undefined;
     if (attachTo) {
-      print(`Run ${attachTo} with this config, snapshot and rubric is already open${same?.state === 'open' && same.startedAt ? ` (started ${same.startedAt})` : ''}: ${detach ? 'not starting another' : 'attaching to it'} (--new starts a fresh run).`);
+      print(
+        `Run ${attachTo} with this config, snapshot and rubric is already open${same?.state === 'open' && same.startedAt ? ` (started ${same.startedAt})` : ''}: ${detach ? 'not starting another' : 'attaching to it'} (--new starts a fresh run).`,
+      );
       if (detach) {
         if (asJson) console.log(JSON.stringify({ runId: attachTo, existing: 'open' }));
-        else print(`Run ${attachTo} is open; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${attachTo}`);
+        else
+          print(
+            `Run ${attachTo} is open; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${attachTo}`,
+          );
         return 0;
       }
     }
     if (!detach && config.copilots.some((c) => c.type === 'browser')) await ensureChromium();
-    const { runId, result } = await startBenchmark({ config, detach, print, progress, runKey: identity.key, runId: attachTo, attach: Boolean(attachTo), reuseJudgments: Boolean(values['reuse-judgments']), priority });
-    if (!result) print(`Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`);
+    const { runId, result } = await startBenchmark({
+      config,
+      detach,
+      print,
+      progress,
+      runKey: identity.key,
+      runId: attachTo,
+      attach: Boolean(attachTo),
+      reuseJudgments: Boolean(values['reuse-judgments']),
+      priority,
+    });
+    if (!result)
+      print(
+        `Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`,
+      );
     else {
       print(`Run ${runId} completed.\nReport: ${result.reportPath}`);
       await printFailures(runId, result.progress.failures, print);

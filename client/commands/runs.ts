@@ -52,14 +52,19 @@ const scoreText = (row: RunRow) =>
 
 function columns(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n');
+  return [header, ...rows]
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '))
+    .join('\n');
 }
 
 /** Runs the store still calls running are checked against Temporal (terminated ones become failed); skipped when no server answers. */
 async function reconcileRunning(store: ResultsStore): Promise<void> {
   const running = (await store.listRuns()).filter((r) => r.status === 'running');
   if (!running.length) return;
-  const client = await Promise.race([connectClient().catch(() => null), new Promise<null>((r) => setTimeout(() => r(null), 3_000).unref())]);
+  const client = await Promise.race([
+    connectClient().catch(() => null),
+    new Promise<null>((r) => setTimeout(() => r(null), 3_000).unref()),
+  ]);
   if (!client) return;
   try {
     for (const run of running) await reconcileRun(client, store, run.runId).catch(() => null);
@@ -83,7 +88,16 @@ export const runsCommand: Command = {
       console.log(
         columns(
           ['RUN', 'PROTOCOL', 'SNAPSHOT', 'RUBRIC', 'JUDGE', 'STATUS', 'STARTED', 'SCORES'],
-          rows.map((r) => [r.sourceRunId ? `${r.runId} (re-judge of ${r.sourceRunId})` : r.runId, r.protocol, r.snapshotId, r.rubricVersion, r.judgeModel, r.status, r.startedAt, scoreText(r)]),
+          rows.map((r) => [
+            r.sourceRunId ? `${r.runId} (re-judge of ${r.sourceRunId})` : r.runId,
+            r.protocol,
+            r.snapshotId,
+            r.rubricVersion,
+            r.judgeModel,
+            r.status,
+            r.startedAt,
+            scoreText(r),
+          ]),
         ),
       );
     return 0;

@@ -15,7 +15,16 @@ import { watch } from '../startRun';
 import type { CurateResult, GenerateResult, CurationStageCounts } from '../../contract/snapshot';
 import { runWorkflow } from '../runWorkflow';
 import { queryReadingOf } from '../snapshotProtocol';
-import { CURATE_USAGE, curateInput, curateOptions, GENERATE_USAGE, generateInput, generateOptions, llmOptions, newJobId } from '../snapshotOptions';
+import {
+  CURATE_USAGE,
+  curateInput,
+  curateOptions,
+  GENERATE_USAGE,
+  generateInput,
+  generateOptions,
+  llmOptions,
+  newJobId,
+} from '../snapshotOptions';
 
 const USAGE = [
   'judgeflow snapshot list [--json]',
@@ -31,7 +40,12 @@ const short = (id: string | null) => id ?? '-';
 
 function countsLine(counts: Record<string, Record<string, number>>): string {
   return Object.entries(counts)
-    .map(([label, values]) => `${label}: ${Object.entries(values).map(([k, n]) => `${k} ${n}`).join(', ')}`)
+    .map(
+      ([label, values]) =>
+        `${label}: ${Object.entries(values)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+    )
     .join('\n  ');
 }
 
@@ -45,8 +59,10 @@ function describe(s: SnapshotRecord, counts: Record<string, Record<string, numbe
   if (m.source) lines.push(`  source: ${m.source}${m.sourceHash ? ` (sha256 ${m.sourceHash})` : ''}`);
   if (m.schedule) lines.push(`  schedule: ${m.schedule} (workflow ${m.workflowId})`);
   if (m.params) lines.push(`  params: ${JSON.stringify(m.params)}`);
-  if (Array.isArray(m.stages)) lines.push('  stages:', ...(m.stages as CurationStageCounts[]).map((st) => `    ${stageLine(st)}`));
-  if (Array.isArray(m.shortCells) && m.shortCells.length) lines.push(`  SHORT cells (fewer queries than asked): ${(m.shortCells as string[]).join(', ')}`);
+  if (Array.isArray(m.stages))
+    lines.push('  stages:', ...(m.stages as CurationStageCounts[]).map((st) => `    ${stageLine(st)}`));
+  if (Array.isArray(m.shortCells) && m.shortCells.length)
+    lines.push(`  SHORT cells (fewer queries than asked): ${(m.shortCells as string[]).join(', ')}`);
   lines.push(`  counts:\n    ${countsLine(counts).replace(/\n  /g, '\n    ')}`);
   return lines.join('\n');
 }
@@ -62,7 +78,8 @@ export function stageLine(st: CurationStageCounts): string {
 /** Bars (or lines) from the job's progress query while it runs. */
 function stageWatcher(values: Record<string, unknown>, print: (line: string) => void) {
   const mode = progressMode(values.progress, Boolean(values.json));
-  return <R>(handle: { query: (q: typeof stageProgressQuery) => Promise<StageProgress>; result: () => Promise<R> }) => watch(handle, progressView(mode, print), undefined, stageProgressQuery);
+  return <R>(handle: { query: (q: typeof stageProgressQuery) => Promise<StageProgress>; result: () => Promise<R> }) =>
+    watch(handle, progressView(mode, print), undefined, stageProgressQuery);
 }
 
 async function generate(values: Record<string, unknown>): Promise<number> {
@@ -70,12 +87,24 @@ async function generate(values: Record<string, unknown>): Promise<number> {
   const asJson = Boolean(values.json);
   const print = (line: string) => (asJson ? console.error(line) : console.log(line));
   const wait = stageWatcher(values, print);
-  const result = (await runWorkflow({ workflow: snapshotGenerate, workflowId: newJobId('generate'), input, detach: Boolean(values.detach), print, wait })) as GenerateResult | undefined;
+  const result = (await runWorkflow({
+    workflow: snapshotGenerate,
+    workflowId: newJobId('generate'),
+    input,
+    detach: Boolean(values.detach),
+    print,
+    wait,
+  })) as GenerateResult | undefined;
   if (!result) return 0;
   if (asJson) console.log(JSON.stringify(result));
   else {
-    console.log(`Snapshot ${result.snapshotId}: ${result.queries} queries in ${result.cells} cells after ${result.rounds} round(s); ${result.candidates} candidates, ${result.duplicatesRemoved} near-duplicates removed (prompts ${result.promptsVersion}).`);
-    if (result.shortCells.length) console.log(`WARNING: ${result.shortCells.length} cell(s) are short of ${input.perCell} queries: ${result.shortCells.join(', ')} (raise --max-rounds or --over-ask)`);
+    console.log(
+      `Snapshot ${result.snapshotId}: ${result.queries} queries in ${result.cells} cells after ${result.rounds} round(s); ${result.candidates} candidates, ${result.duplicatesRemoved} near-duplicates removed (prompts ${result.promptsVersion}).`,
+    );
+    if (result.shortCells.length)
+      console.log(
+        `WARNING: ${result.shortCells.length} cell(s) are short of ${input.perCell} queries: ${result.shortCells.join(', ')} (raise --max-rounds or --over-ask)`,
+      );
   }
   return result.shortCells.length ? 1 : 0;
 }
@@ -88,13 +117,29 @@ async function curate(values: Record<string, unknown>): Promise<number> {
   const traffic = loadTraffic(input.from, input.skipBad);
   if (input.pruneRunId) {
     const store = await openStore();
-    if (!(await store.getRun(input.pruneRunId))) throw new InputError(`--prune-run ${input.pruneRunId}: no such run in the results store ${store.location} (see judgeflow runs)`);
+    if (!(await store.getRun(input.pruneRunId)))
+      throw new InputError(
+        `--prune-run ${input.pruneRunId}: no such run in the results store ${store.location} (see judgeflow runs)`,
+      );
   }
   const asJson = Boolean(values.json);
   const print = (line: string) => (asJson ? console.error(line) : console.log(line));
-  if (traffic.bad.length) print(`Skipping ${traffic.bad.length} malformed line(s): ${traffic.bad.slice(0, 10).map((b) => b.line).join(', ')}${traffic.bad.length > 10 ? ', ...' : ''}`);
+  if (traffic.bad.length)
+    print(
+      `Skipping ${traffic.bad.length} malformed line(s): ${traffic.bad
+        .slice(0, 10)
+        .map((b) => b.line)
+        .join(', ')}${traffic.bad.length > 10 ? ', ...' : ''}`,
+    );
   const wait = stageWatcher(values, print);
-  const result = (await runWorkflow({ workflow: snapshotCurate, workflowId: newJobId('curate'), input, detach: Boolean(values.detach), print, wait })) as CurateResult | undefined;
+  const result = (await runWorkflow({
+    workflow: snapshotCurate,
+    workflowId: newJobId('curate'),
+    input,
+    detach: Boolean(values.detach),
+    print,
+    wait,
+  })) as CurateResult | undefined;
   if (!result) return 0;
   if (asJson) console.log(JSON.stringify(result));
   else {
@@ -102,7 +147,10 @@ async function curate(values: Record<string, unknown>): Promise<number> {
     for (const st of result.stages) console.log(`  ${stageLine(st)}`);
     console.log(`  ${'category'.padEnd(36)} traffic  share  chosen`);
     const total = Object.values(result.proportions).reduce((a, b) => a + b, 0);
-    for (const [c, n] of Object.entries(result.proportions)) console.log(`  ${c.padEnd(36)} ${String(n).padStart(5)}  ${total ? ((100 * n) / total).toFixed(1).padStart(5) : '  -  '}%  ${String(result.allocation[c] ?? 0).padStart(5)}`);
+    for (const [c, n] of Object.entries(result.proportions))
+      console.log(
+        `  ${c.padEnd(36)} ${String(n).padStart(5)}  ${total ? ((100 * n) / total).toFixed(1).padStart(5) : '  -  '}%  ${String(result.allocation[c] ?? 0).padStart(5)}`,
+      );
   }
   return 0;
 }
@@ -117,7 +165,8 @@ function writeOut(text: string, out: string | undefined): void {
 
 export const snapshotCommand: Command = {
   name: 'snapshot',
-  summary: 'list, show, diff and export query snapshots; generate (LATTICE) or curate from traffic (CryptoAnalystBench)',
+  summary:
+    'list, show, diff and export query snapshots; generate (LATTICE) or curate from traffic (CryptoAnalystBench)',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },
@@ -145,10 +194,18 @@ export const snapshotCommand: Command = {
         const store = await openExistingStore();
         const all = store ? await store.listSnapshots() : [];
         if (values.json) console.log(JSON.stringify(all));
-        else if (!all.length) console.log(`No snapshots in ${store?.location ?? storeLocation()}. Make one with judgeflow snapshot generate|curate, or run a benchmark.`);
+        else if (!all.length)
+          console.log(
+            `No snapshots in ${store?.location ?? storeLocation()}. Make one with judgeflow snapshot generate|curate, or run a benchmark.`,
+          );
         else {
-          console.log(`${'SNAPSHOT'.padEnd(18)} ${'CREATED'.padEnd(24)} ${'QUERIES'.padStart(7)}  ${'GENERATOR'.padEnd(16)} PARENT`);
-          for (const s of all) console.log(`${s.snapshotId.padEnd(18)} ${s.createdAt.padEnd(24)} ${String(s.queryCount).padStart(7)}  ${String((s.meta as Record<string, unknown>).generator ?? '?').padEnd(16)} ${short(s.parentId)}`);
+          console.log(
+            `${'SNAPSHOT'.padEnd(18)} ${'CREATED'.padEnd(24)} ${'QUERIES'.padStart(7)}  ${'GENERATOR'.padEnd(16)} PARENT`,
+          );
+          for (const s of all)
+            console.log(
+              `${s.snapshotId.padEnd(18)} ${s.createdAt.padEnd(24)} ${String(s.queryCount).padStart(7)}  ${String((s.meta as Record<string, unknown>).generator ?? '?').padEnd(16)} ${short(s.parentId)}`,
+            );
         }
         return 0;
       }
@@ -162,7 +219,9 @@ export const snapshotCommand: Command = {
         if (values.json) console.log(JSON.stringify({ ...s, counts, ...(values.queries ? { queries } : {}) }));
         else {
           console.log(describe(s, counts));
-          if (values.queries) for (const q of queries) console.log(`  ${q.id}\t${Object.values(labelsOf(q)).flat().join('/')}\t${q.text}`);
+          if (values.queries)
+            for (const q of queries)
+              console.log(`  ${q.id}\t${Object.values(labelsOf(q)).flat().join('/')}\t${q.text}`);
         }
         return 0;
       }
@@ -170,10 +229,16 @@ export const snapshotCommand: Command = {
         need(2, 'two snapshot IDs (A B)');
         const store = await requireExistingStore();
         const [a, b] = await Promise.all(ids.map((id) => resolveSnapshotId(store, id)));
-        const d = diffSnapshots({ id: a.snapshotId, queries: await store.snapshotQueries(a.snapshotId) }, { id: b.snapshotId, queries: await store.snapshotQueries(b.snapshotId) }, queryReadingOf(a, b).labelsOf);
+        const d = diffSnapshots(
+          { id: a.snapshotId, queries: await store.snapshotQueries(a.snapshotId) },
+          { id: b.snapshotId, queries: await store.snapshotQueries(b.snapshotId) },
+          queryReadingOf(a, b).labelsOf,
+        );
         if (values.json) console.log(JSON.stringify(d));
         else {
-          console.log(`${d.a} → ${d.b}: ${d.added.length} added, ${d.removed.length} removed, ${d.unchanged} unchanged (compared by normalised text)${b.parentId === a.snapshotId ? `; ${d.b} is a child of ${d.a}` : ''}`);
+          console.log(
+            `${d.a} → ${d.b}: ${d.added.length} added, ${d.removed.length} removed, ${d.unchanged} unchanged (compared by normalised text)${b.parentId === a.snapshotId ? `; ${d.b} is a child of ${d.a}` : ''}`,
+          );
           for (const [label, values2] of Object.entries(d.counts)) {
             const changed = Object.entries(values2).filter(([, v]) => v.a !== v.b);
             if (changed.length) console.log(`  ${label}: ${changed.map(([k, v]) => `${k} ${v.a}→${v.b}`).join(', ')}`);
@@ -181,7 +246,8 @@ export const snapshotCommand: Command = {
           const limit = values.all ? Infinity : 20;
           for (const q of d.added.slice(0, limit)) console.log(`  + ${q.text}`);
           for (const q of d.removed.slice(0, limit)) console.log(`  - ${q.text}`);
-          if (!values.all && (d.added.length > limit || d.removed.length > limit)) console.log('  ... (--all shows every query)');
+          if (!values.all && (d.added.length > limit || d.removed.length > limit))
+            console.log('  ... (--all shows every query)');
         }
         return 0;
       }
@@ -193,8 +259,12 @@ export const snapshotCommand: Command = {
         const s = await resolveSnapshotId(store, ids[0]);
         const queries = await store.snapshotQueries(s.snapshotId);
         const { queryFields } = queryReadingOf(s);
-        writeOut(format === 'jsonl' ? exportJsonl(queries, queryFields) : exportCsv(queries, queryFields), typeof values.out === 'string' ? values.out : undefined);
-        if (typeof values.out === 'string') console.error(`Wrote ${queries.length} queries of ${s.snapshotId} to ${path.resolve(values.out)}`);
+        writeOut(
+          format === 'jsonl' ? exportJsonl(queries, queryFields) : exportCsv(queries, queryFields),
+          typeof values.out === 'string' ? values.out : undefined,
+        );
+        if (typeof values.out === 'string')
+          console.error(`Wrote ${queries.length} queries of ${s.snapshotId} to ${path.resolve(values.out)}`);
         return 0;
       }
       default:

@@ -36,7 +36,8 @@ function wholeNumber(values: Record<string, unknown>, name: string, fallback?: n
 async function requireStudy(store: ResultsStore, name: string | undefined) {
   if (!name) throw new InputError(`missing study NAME\nUsage: ${USAGE}`);
   const study = await store.studies.getStudy(name);
-  if (!study) throw new InputError(`no study named ${name} in the results store ${store.location} (see judgeflow study list)`);
+  if (!study)
+    throw new InputError(`no study named ${name} in the results store ${store.location} (see judgeflow study list)`);
   return study;
 }
 
@@ -48,7 +49,9 @@ async function serve(values: Record<string, unknown>): Promise<number> {
   const server = createStudyApp({ store, onSubmitted: () => forwarder.kick(), host });
   const url = await listen(server, host, port);
   forwarder.start();
-  console.log(`Annotation app at ${url}/annotate (annotators open their personal links); JSON API under ${url}/api/. Ctrl-C to stop.`);
+  console.log(
+    `Annotation app at ${url}/annotate (annotators open their personal links); JSON API under ${url}/api/. Ctrl-C to stop.`,
+  );
   let worker: Awaited<ReturnType<typeof createWorker>> | null = null;
   if (values.worker) {
     await ensureLocalServer({ log: console.log });
@@ -103,10 +106,16 @@ export const studyCommand: Command = {
     switch (action) {
       case 'create': {
         if (typeof values.run !== 'string') throw new InputError(`missing --run RUN_ID\nUsage: ${USAGE}`);
-        const study = await designStudy((await store()), {
+        const study = await designStudy(await store(), {
           runId: values.run,
           name: values.name as string | undefined,
-          copilots: typeof values.copilots === 'string' ? values.copilots.split(',').map((c) => c.trim()).filter(Boolean) : undefined,
+          copilots:
+            typeof values.copilots === 'string'
+              ? values.copilots
+                  .split(',')
+                  .map((c) => c.trim())
+                  .filter(Boolean)
+              : undefined,
           queries: wholeNumber(values, 'queries'),
           queryFile: values['query-file'] as string | undefined,
           perItem: wholeNumber(values, 'per-item', 11)!,
@@ -128,7 +137,9 @@ export const studyCommand: Command = {
           }
         } catch (error) {
           // The design is stored; the app starts the workflow when it first delivers an answer.
-          console.error(`warning: could not start the study workflow yet (${(error as Error).message}); \`study serve\` starts it once Temporal answers`);
+          console.error(
+            `warning: could not start the study workflow yet (${(error as Error).message}); \`study serve\` starts it once Temporal answers`,
+          );
         }
         const e = study.spec.excluded;
         console.log(
@@ -137,56 +148,81 @@ export const studyCommand: Command = {
             `${study.spec.selection?.method === 'active' ? ` Active selection: ${study.items} of ${study.spec.selection.candidates} items drawn by ${study.spec.selection.basis === 'disagreement' ? `where annotators and the judge disagreed in study ${study.spec.selection.disagreementFrom}` : "the judge's uncertainty"} (budget ${study.spec.selection.budget}; every inclusion probability ≥ ${study.spec.selection.floor.toFixed(3)}).` : ''}` +
             `${study.spec.deadline ? ` Closes at ${study.spec.deadline}.` : ''} Workflow ${study.workflowId}. Next: judgeflow study invite ${study.name} --annotators N`,
         );
-        if (values.json) console.log(JSON.stringify({ study: study.name, items: study.items, assignments: study.assignments, excluded: e, workflowId: study.workflowId }));
+        if (values.json)
+          console.log(
+            JSON.stringify({
+              study: study.name,
+              items: study.items,
+              assignments: study.assignments,
+              excluded: e,
+              workflowId: study.workflowId,
+            }),
+          );
         return 0;
       }
       case 'invite': {
-        const s = await requireStudy((await store()), name);
+        const s = await requireStudy(await store(), name);
         const count = wholeNumber(values, 'annotators');
         if (count === undefined) throw new InputError(`missing --annotators N\nUsage: ${USAGE}`);
-        const people = await inviteAnnotators((await store()), s.name, count);
+        const people = await inviteAnnotators(await store(), s.name, count);
         const base = (values['base-url'] as string | undefined) ?? 'http://127.0.0.1:8787';
-        console.error(`${people.length} personal links (the token in each is the only credential; only its hash is stored, so keep this list):`);
-        for (const p of people) console.log(`${p.label}\t${p.assignments} assignments\t${annotationLink(base, p.token)}`);
+        console.error(
+          `${people.length} personal links (the token in each is the only credential; only its hash is stored, so keep this list):`,
+        );
+        for (const p of people)
+          console.log(`${p.label}\t${p.assignments} assignments\t${annotationLink(base, p.token)}`);
         return 0;
       }
       case 'serve':
         return serve(values);
       case 'close': {
-        const s = await requireStudy((await store()), name);
+        const s = await requireStudy(await store(), name);
         if (s.status === 'closed') throw new InputError(`study ${s.name} is already closed`);
         const client = await connectClient();
         try {
           const result = await closeStudyWorkflow(client, s, { log: (line) => console.error(line) });
-          console.log(`Study ${s.name} closed: ${result.recorded} answers recorded by the workflow (${result.recordedAtClose} picked up at close).`);
+          console.log(
+            `Study ${s.name} closed: ${result.recorded} answers recorded by the workflow (${result.recordedAtClose} picked up at close).`,
+          );
         } finally {
           await client.connection.close();
         }
         return 0;
       }
       case 'report': {
-        const s = await requireStudy((await store()), name);
+        const s = await requireStudy(await store(), name);
         const tieMargin = values['tie-margin'] === undefined ? 0 : Number(values['tie-margin']);
-        if (!(tieMargin >= 0)) throw new InputError(`--tie-margin ${String(values['tie-margin'])}: expected a number ≥ 0 (in the protocol's total score units)`);
-        const { dir, report } = await writeStudyReport((await store()), s, { judgeRuns: values['judge-run'] as string[] | undefined, tieMargin, top: wholeNumber(values, 'top'), outDir: values.out as string | undefined });
-        if (report.counts.pendingSubmissions) console.error(`warning: ${report.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow (is a worker running?); they are not in this report`);
+        if (!(tieMargin >= 0))
+          throw new InputError(
+            `--tie-margin ${String(values['tie-margin'])}: expected a number ≥ 0 (in the protocol's total score units)`,
+          );
+        const { dir, report } = await writeStudyReport(await store(), s, {
+          judgeRuns: values['judge-run'] as string[] | undefined,
+          tieMargin,
+          top: wholeNumber(values, 'top'),
+          outDir: values.out as string | undefined,
+        });
+        if (report.counts.pendingSubmissions)
+          console.error(
+            `warning: ${report.counts.pendingSubmissions} submitted answers are not yet recorded by the study workflow (is a worker running?); they are not in this report`,
+          );
         console.log(`Study report: ${path.join(dir, 'study.md')} (study.json, study.xlsx beside it)`);
         return 0;
       }
       case 'export': {
-        const s = await requireStudy((await store()), name);
+        const s = await requireStudy(await store(), name);
         const format = (values.format as string | undefined) ?? 'csv';
         if (format !== 'csv' && format !== 'jsonl') throw new InputError(`--format ${format}: expected csv or jsonl`);
-        const text = await exportAnnotations((await store()), s, format);
+        const text = await exportAnnotations(await store(), s, format);
         if (values.out) writeTextAtomic(values.out as string, text);
         else process.stdout.write(text);
         return 0;
       }
       case 'import': {
-        const s = await requireStudy((await store()), name);
+        const s = await requireStudy(await store(), name);
         if (!file) throw new InputError(`missing FILE\nUsage: ${USAGE}`);
         if (!fs.existsSync(file)) throw new InputError(`${file} does not exist`);
-        const n = await importAnnotations((await store()), s, file, parseColumnMap(values.columns as string | undefined));
+        const n = await importAnnotations(await store(), s, file, parseColumnMap(values.columns as string | undefined));
         console.log(`Imported ${n} annotations into study ${s.name}.`);
         return 0;
       }
@@ -197,25 +233,46 @@ export const studyCommand: Command = {
           console.error(`No studies: there is no results store at ${storeLocation()} yet.`);
           return 0;
         }
-        for (const s of await existing.studies.listStudies()) console.log(`${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`);
+        for (const s of await existing.studies.listStudies())
+          console.log(
+            `${s.name}\t${s.status}\trun ${s.runId}\tcreated ${s.createdAt}${s.spec.deadline ? `\tdeadline ${s.spec.deadline}` : ''}`,
+          );
         return 0;
       }
       case 'status': {
         const st = await openExistingStore();
-        if (!st) throw new InputError(`no study named ${name ?? '(none given)'}: there is no results store at ${storeLocation()} yet (see judgeflow study create)`);
+        if (!st)
+          throw new InputError(
+            `no study named ${name ?? '(none given)'}: there is no results store at ${storeLocation()} yet (see judgeflow study create)`,
+          );
         const s = await requireStudy(st, name);
         const subs = await st.studies.submissions(s.name);
         const annotations = await st.studies.annotations(s.name);
         const assignments = (await st.studies.studyAssignments(s.name)).filter((a) => a.slot >= 0);
-        const status = { study: s.name, status: s.status, assignments: assignments.length, answered: annotations.filter((a) => a.source === 'app').length, imported: annotations.filter((a) => a.source === 'import').length, pending: subs.filter((x) => x.status === 'pending').length, annotators: (await st.studies.annotators(s.name)).length, deadline: s.spec.deadline, events: await st.studies.studyEvents(s.name) };
+        const status = {
+          study: s.name,
+          status: s.status,
+          assignments: assignments.length,
+          answered: annotations.filter((a) => a.source === 'app').length,
+          imported: annotations.filter((a) => a.source === 'import').length,
+          pending: subs.filter((x) => x.status === 'pending').length,
+          annotators: (await st.studies.annotators(s.name)).length,
+          deadline: s.spec.deadline,
+          events: await st.studies.studyEvents(s.name),
+        };
         const targetWidth = values['target-width'] === undefined ? undefined : Number(values['target-width']);
-        if (targetWidth !== undefined && !(targetWidth > 0 && targetWidth < 1)) throw new InputError(`--target-width ${String(values['target-width'])}: expected a width of win rate between 0 and 1 (0.1 = ten points)`);
+        if (targetWidth !== undefined && !(targetWidth > 0 && targetWidth < 1))
+          throw new InputError(
+            `--target-width ${String(values['target-width'])}: expected a width of win rate between 0 and 1 (0.1 = ten points)`,
+          );
         const calibrated = annotations.length ? await calibratedNow(st, s, { targetWidth }) : null;
         if (values.json) {
           console.log(JSON.stringify({ ...status, calibrated }));
           return 0;
         }
-        console.log(`${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotator${status.annotators === 1 ? '' : 's'}, ${status.pending} waiting for the workflow, ${status.imported} imported`);
+        console.log(
+          `${s.name}: ${status.status}; ${status.answered}/${status.assignments} assignments answered by ${status.annotators} annotator${status.annotators === 1 ? '' : 's'}, ${status.pending} waiting for the workflow, ${status.imported} imported`,
+        );
         if (calibrated) console.log(calibratedStatusLines(calibrated, targetWidth).join('\n'));
         return 0;
       }
@@ -228,10 +285,19 @@ export const studyCommand: Command = {
 /** Per copilot, the calibrated interval as the labels stand, and the labels projected to reach the target width. */
 function calibratedStatusLines(c: CalibratedWinRates, targetWidth: number | undefined): string[] {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  const lines = [`Calibrated win rates (${c.design} selection; ${c.annotatedItems} of ${c.items} items annotated; an interval needs ${c.minimumAnnotatedQueries} annotated queries):`];
+  const lines = [
+    `Calibrated win rates (${c.design} selection; ${c.annotatedItems} of ${c.items} items annotated; an interval needs ${c.minimumAnnotatedQueries} annotated queries):`,
+  ];
   for (const [name, x] of Object.entries(c.copilots)) {
-    const now = x.ci95 ? `${pct(x.winRate!)} [${pct(x.ci95.low)}, ${pct(x.ci95.high)}], width ${pct(x.ci95.high - x.ci95.low)}` : `no interval (${x.status}: ${x.moreLabelsNote})`;
-    const target = targetWidth === undefined || !x.ci95 ? '' : x.moreLabelsToTarget === null ? `; width ${pct(targetWidth)} is out of reach by labels alone (more queries are needed)` : `; about ${x.moreLabelsToTarget} more annotated items to reach width ${pct(targetWidth)}`;
+    const now = x.ci95
+      ? `${pct(x.winRate!)} [${pct(x.ci95.low)}, ${pct(x.ci95.high)}], width ${pct(x.ci95.high - x.ci95.low)}`
+      : `no interval (${x.status}: ${x.moreLabelsNote})`;
+    const target =
+      targetWidth === undefined || !x.ci95
+        ? ''
+        : x.moreLabelsToTarget === null
+          ? `; width ${pct(targetWidth)} is out of reach by labels alone (more queries are needed)`
+          : `; about ${x.moreLabelsToTarget} more annotated items to reach width ${pct(targetWidth)}`;
     lines.push(`  ${name}: ${now}${target}`);
   }
   return lines;

@@ -49,11 +49,16 @@ export const tuneCommand: Command = {
     return withClient(async (client) => {
       const handle = client.workflow.getHandle(runId);
       const description = await describeRun(handle, runId);
-      if (description.status.name !== 'RUNNING') throw new InputError(`run ${runId} is ${description.status.name.toLowerCase()}; only a running run can be tuned`);
+      if (description.status.name !== 'RUNNING')
+        throw new InputError(
+          `run ${runId} is ${description.status.name.toLowerCase()}; only a running run can be tuned`,
+        );
       const reason = optionalString(values.reason);
-      const control = await handle.executeUpdate(tuneUpdate, { args: [{ endpoints, ...(reason ? { reason } : {}) }] }).catch((error: Error) => {
-        throw new InputError(`run ${runId} was not tuned: ${rootCause(error)}`);
-      });
+      const control = await handle
+        .executeUpdate(tuneUpdate, { args: [{ endpoints, ...(reason ? { reason } : {}) }] })
+        .catch((error: Error) => {
+          throw new InputError(`run ${runId} was not tuned: ${rootCause(error)}`);
+        });
       const step = control.history[control.history.length - 1];
       if (values.json) console.log(JSON.stringify({ runId, limits: step.limits, at: step.at }));
       else console.log(`Run ${runId} tuned: ${(step.limits ?? []).map(describeLimitChange).join('; ')}.`);
@@ -67,20 +72,34 @@ function tuneTargets(values: Record<string, unknown>): TuneTarget[] {
   const number = (flag: string) => optionalPositive(values, flag, true);
   const judge = optionalString(values.judge);
   const copilot = optionalString(values.copilot);
-  const limits = { concurrency: number('concurrency'), requestsPerMinute: number('requests-per-minute'), tokensPerMinute: number('tokens-per-minute') };
+  const limits = {
+    concurrency: number('concurrency'),
+    requestsPerMinute: number('requests-per-minute'),
+    tokensPerMinute: number('tokens-per-minute'),
+  };
   const given = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
   const judgeConcurrency = number('judge-concurrency');
   const targets: TuneTarget[] = [];
   if (Object.keys(given).length) {
-    if (!copilot && !judge) throw new InputError(`say which endpoint --concurrency, --requests-per-minute and --tokens-per-minute change: --copilot NAME or --judge NAME\nUsage: ${USAGE}`);
+    if (!copilot && !judge)
+      throw new InputError(
+        `say which endpoint --concurrency, --requests-per-minute and --tokens-per-minute change: --copilot NAME or --judge NAME\nUsage: ${USAGE}`,
+      );
     targets.push(copilot ? { copilot, ...given } : { judge, ...given });
-  } else if (copilot) throw new InputError(`--copilot ${copilot}: give --concurrency, --requests-per-minute or --tokens-per-minute to change\nUsage: ${USAGE}`);
+  } else if (copilot)
+    throw new InputError(
+      `--copilot ${copilot}: give --concurrency, --requests-per-minute or --tokens-per-minute to change\nUsage: ${USAGE}`,
+    );
   if (judgeConcurrency !== undefined) {
     const same = targets.find((t) => t.judge !== undefined || (!copilot && judge === undefined));
-    if (same && same.concurrency !== undefined) throw new InputError('give the judge\'s concurrency once: --judge-concurrency or --concurrency with --judge');
+    if (same && same.concurrency !== undefined)
+      throw new InputError("give the judge's concurrency once: --judge-concurrency or --concurrency with --judge");
     if (same) same.concurrency = judgeConcurrency;
     else targets.push({ ...(judge ? { judge } : {}), concurrency: judgeConcurrency });
   }
-  if (!targets.length) throw new InputError(`nothing to change: give --judge-concurrency N, or --copilot NAME with --concurrency N, --requests-per-minute N or --tokens-per-minute N\nUsage: ${USAGE}`);
+  if (!targets.length)
+    throw new InputError(
+      `nothing to change: give --judge-concurrency N, or --copilot NAME with --concurrency N, --requests-per-minute N or --tokens-per-minute N\nUsage: ${USAGE}`,
+    );
   return targets;
 }

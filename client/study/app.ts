@@ -26,14 +26,18 @@ const STATIC: Record<string, { file: string; type: string }> = {
 
 const SECURITY_HEADERS = {
   // No inline script, no remote anything: even a rendering bug could not run script or fetch a remote image.
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -49,20 +53,45 @@ function answerSchema(study: StudyRecord) {
       errorType: z.enum(ids(o.errorTypes)).nullable().optional(),
       comment: z.string().max(4000).nullable().optional(),
       /** A client-chosen id makes a retried POST idempotent. */
-      submissionId: z.string().regex(/^[A-Za-z0-9_-]{8,100}$/).optional(),
+      submissionId: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{8,100}$/)
+        .optional(),
     })
     .strict()
     .superRefine((a, ctx) => {
-      if (a.choice !== 'tie' && !a.reason) ctx.addIssue({ code: 'custom', path: ['reason'], message: `required when a response wins (one of ${ids(o.reasons).join(', ')})` });
-      if (a.choice === 'tie' && a.reason) ctx.addIssue({ code: 'custom', path: ['reason'], message: 'a tie has no winning response, so no main reason for one; leave reason out (or null)' });
-      if (a.seriousError && a.choice === 'tie') ctx.addIssue({ code: 'custom', path: ['seriousError'], message: 'a serious error is flagged on the rejected response; a tie rejects neither' });
-      if (a.seriousError && !a.errorType) ctx.addIssue({ code: 'custom', path: ['errorType'], message: `required when seriousError is true (one of ${ids(o.errorTypes).join(', ')})` });
-      if (!a.seriousError && a.errorType) ctx.addIssue({ code: 'custom', path: ['errorType'], message: 'only with seriousError: true' });
+      if (a.choice !== 'tie' && !a.reason)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['reason'],
+          message: `required when a response wins (one of ${ids(o.reasons).join(', ')})`,
+        });
+      if (a.choice === 'tie' && a.reason)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['reason'],
+          message: 'a tie has no winning response, so no main reason for one; leave reason out (or null)',
+        });
+      if (a.seriousError && a.choice === 'tie')
+        ctx.addIssue({
+          code: 'custom',
+          path: ['seriousError'],
+          message: 'a serious error is flagged on the rejected response; a tie rejects neither',
+        });
+      if (a.seriousError && !a.errorType)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['errorType'],
+          message: `required when seriousError is true (one of ${ids(o.errorTypes).join(', ')})`,
+        });
+      if (!a.seriousError && a.errorType)
+        ctx.addIssue({ code: 'custom', path: ['errorType'], message: 'only with seriousError: true' });
     });
 }
 
 async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new HttpError(415, 'send the answer as JSON with Content-Type: application/json');
+  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+    throw new HttpError(415, 'send the answer as JSON with Content-Type: application/json');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -91,7 +120,11 @@ export function createStudyApp({ store, onSubmitted, host }: StudyAppOptions): h
   async function authenticate(req: http.IncomingMessage): Promise<{ annotator: Annotator; study: StudyRecord }> {
     // Authentication schemes are case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
     const m = /^Bearer\s+([A-Za-z0-9_-]{16,200})$/i.exec(req.headers.authorization ?? '');
-    if (!m) throw new HttpError(401, 'missing or malformed token: send "Authorization: Bearer TOKEN" with the token from your personal link');
+    if (!m)
+      throw new HttpError(
+        401,
+        'missing or malformed token: send "Authorization: Bearer TOKEN" with the token from your personal link',
+      );
     const annotator = await studies.annotatorByTokenHash(tokenHash(m[1]));
     const study = annotator && (await studies.getStudy(annotator.study));
     if (!annotator || !study) throw new HttpError(401, 'unknown token: use the personal link you were given');
@@ -108,38 +141,71 @@ export function createStudyApp({ store, onSubmitted, host }: StudyAppOptions): h
       id: a.assignmentId,
       position: index + 1,
       total: queue.length,
-      query: { text: query.text, history: (query.history ?? []).map((t) => ({ role: t.role, html: renderMarkdown(t.content) })) },
+      query: {
+        text: query.text,
+        history: (query.history ?? []).map((t) => ({ role: t.role, html: renderMarkdown(t.content) })),
+      },
       responseA: { html: renderMarkdown(await text(a.left)) },
       responseB: { html: renderMarkdown(await text(a.right)) },
       answer: a.answer,
     };
   }
 
-  const progress = (queue: Array<{ answer: Answer | null }>) => ({ done: queue.filter((a) => a.answer).length, total: queue.length });
+  const progress = (queue: Array<{ answer: Answer | null }>) => ({
+    done: queue.filter((a) => a.answer).length,
+    total: queue.length,
+  });
 
   async function api(req: http.IncomingMessage, url: URL): Promise<{ status: number; body: unknown }> {
     const { annotator, study } = await authenticate(req);
     const queue = await studies.annotatorQueue(annotator.annotatorId);
     const route = url.pathname.replace(/\/+$/, '');
     if (req.method === 'GET' && route === '/api/me')
-      return { status: 200, body: { study: study.name, open: study.status === 'open', progress: progress(queue), options: study.spec.options, assignments: queue.map((a, i) => ({ id: a.assignmentId, position: i + 1, done: Boolean(a.answer) })) } };
+      return {
+        status: 200,
+        body: {
+          study: study.name,
+          open: study.status === 'open',
+          progress: progress(queue),
+          options: study.spec.options,
+          assignments: queue.map((a, i) => ({ id: a.assignmentId, position: i + 1, done: Boolean(a.answer) })),
+        },
+      };
     if (req.method === 'GET' && route === '/api/progress') return { status: 200, body: progress(queue) };
     if (req.method === 'GET' && route === '/api/next') {
       const index = queue.findIndex((a) => !a.answer);
-      return { status: 200, body: { progress: progress(queue), assignment: index < 0 ? null : await view(study, queue, index) } };
+      return {
+        status: 200,
+        body: { progress: progress(queue), assignment: index < 0 ? null : await view(study, queue, index) },
+      };
     }
     const m = /^\/api\/assignments\/([A-Za-z0-9_-]{1,100})(\/answer)?$/.exec(route);
-    if (!m) throw new HttpError(404, `no API route ${req.method} ${url.pathname} (see the README: GET /api/me, /api/next, /api/progress, /api/assignments/ID; POST /api/assignments/ID/answer)`);
+    if (!m)
+      throw new HttpError(
+        404,
+        `no API route ${req.method} ${url.pathname} (see the README: GET /api/me, /api/next, /api/progress, /api/assignments/ID; POST /api/assignments/ID/answer)`,
+      );
     const index = queue.findIndex((a) => a.assignmentId === m[1]);
     // Someone else's assignment looks exactly like one that does not exist.
     if (index < 0) throw new HttpError(404, `assignment ${m[1]} is not one of yours`);
     if (req.method === 'GET' && !m[2]) return { status: 200, body: await view(study, queue, index) };
     if ((req.method === 'POST' || req.method === 'PUT') && m[2]) {
-      if (study.status !== 'open') throw new HttpError(409, `study ${study.name} is closed; answers are no longer accepted`);
+      if (study.status !== 'open')
+        throw new HttpError(409, `study ${study.name} is closed; answers are no longer accepted`);
       const parsed = answerSchema(study).safeParse(await readJson(req));
-      if (!parsed.success) throw new HttpError(400, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+      if (!parsed.success)
+        throw new HttpError(
+          400,
+          parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+        );
       const { submissionId, ...a } = parsed.data;
-      const answer: Answer = { choice: a.choice, reason: a.reason ?? null, seriousError: a.seriousError, errorType: a.errorType ?? null, comment: a.comment?.trim() ? a.comment : null };
+      const answer: Answer = {
+        choice: a.choice,
+        reason: a.reason ?? null,
+        seriousError: a.seriousError,
+        errorType: a.errorType ?? null,
+        comment: a.comment?.trim() ? a.comment : null,
+      };
       const stored = await studies.putSubmission({
         submissionId: submissionId ?? `sub-${crypto.randomBytes(12).toString('base64url')}`,
         study: study.name,
@@ -149,9 +215,17 @@ export function createStudyApp({ store, onSubmitted, host }: StudyAppOptions): h
         receivedAt: new Date().toISOString(),
       });
       if (!stored) throw new HttpError(409, `study ${study.name} is closed; answers are no longer accepted`);
-      if (stored.assignmentId !== m[1] || stored.annotatorId !== annotator.annotatorId) throw new HttpError(409, 'submissionId already used for another answer; omit it or send a fresh one');
+      if (stored.assignmentId !== m[1] || stored.annotatorId !== annotator.annotatorId)
+        throw new HttpError(409, 'submissionId already used for another answer; omit it or send a fresh one');
       onSubmitted?.();
-      return { status: 200, body: { ok: true, submissionId: stored.submissionId, progress: progress(await studies.annotatorQueue(annotator.annotatorId)) } };
+      return {
+        status: 200,
+        body: {
+          ok: true,
+          submissionId: stored.submissionId,
+          progress: progress(await studies.annotatorQueue(annotator.annotatorId)),
+        },
+      };
     }
     throw new HttpError(405, `${req.method} is not allowed on ${url.pathname}`);
   }
@@ -162,8 +236,16 @@ export function createStudyApp({ store, onSubmitted, host }: StudyAppOptions): h
       res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type });
       res.end(body);
     };
-    if (!url.pathname.startsWith('/api/') && host !== undefined && !hostAllowed(req, host, (server.address() as AddressInfo).port))
-      return send(421, 'text/plain; charset=utf-8', `this annotation app answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`);
+    if (
+      !url.pathname.startsWith('/api/') &&
+      host !== undefined &&
+      !hostAllowed(req, host, (server.address() as AddressInfo).port)
+    )
+      return send(
+        421,
+        'text/plain; charset=utf-8',
+        `this annotation app answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`,
+      );
     if (req.method === 'GET' && (url.pathname === '/' || STATIC[url.pathname])) {
       const page = STATIC[url.pathname === '/' ? '/annotate' : url.pathname];
       return send(200, page.type, fs.readFileSync(path.join(PAGE_DIR, page.file)));
@@ -174,7 +256,11 @@ export function createStudyApp({ store, onSubmitted, host }: StudyAppOptions): h
       ({ status, body }) => send(status, 'application/json', JSON.stringify(body)),
       (error) => {
         const status = error instanceof HttpError ? error.status : 500;
-        send(status, 'application/json', JSON.stringify({ error: status === 500 ? 'internal error' : (error as Error).message }));
+        send(
+          status,
+          'application/json',
+          JSON.stringify({ error: status === 500 ? 'internal error' : (error as Error).message }),
+        );
         if (status === 500) console.error(`study app: ${req.method} ${url.pathname}: ${(error as Error).stack}`);
       },
     );

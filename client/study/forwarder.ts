@@ -22,7 +22,12 @@ export class SubmissionForwarder {
   constructor(
     private readonly store: ResultsStore,
     private readonly connect: () => Promise<Client>,
-    private readonly opts: { updateTimeoutMs?: number; maxBackoffMs?: number; parallel?: number; log?: (line: string) => void } = {},
+    private readonly opts: {
+      updateTimeoutMs?: number;
+      maxBackoffMs?: number;
+      parallel?: number;
+      log?: (line: string) => void;
+    } = {},
   ) {}
 
   start(): void {
@@ -54,7 +59,9 @@ export class SubmissionForwarder {
         // A few at a time: the workflow records them concurrently, and the last received answer wins whatever the order.
         const parallel = this.opts.parallel ?? 8;
         for (let i = 0; i < pending.length && !this.stopped; i += parallel) {
-          const results = await Promise.allSettled(pending.slice(i, i + parallel).map((s) => this.deliver(s.submissionId, s.study)));
+          const results = await Promise.allSettled(
+            pending.slice(i, i + parallel).map((s) => this.deliver(s.submissionId, s.study)),
+          );
           const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
           if (failure) throw failure.reason;
         }
@@ -65,7 +72,9 @@ export class SubmissionForwarder {
       failed = true;
       this.lastError = (error as Error).message;
       this.backoffMs = Math.min(this.opts.maxBackoffMs ?? 5_000, Math.max(250, this.backoffMs * 2));
-      this.opts.log?.(`study: could not deliver answers to Temporal yet (${this.lastError}); retrying in ${this.backoffMs} ms — answers are safe in the results store`);
+      this.opts.log?.(
+        `study: could not deliver answers to Temporal yet (${this.lastError}); retrying in ${this.backoffMs} ms — answers are safe in the results store`,
+      );
     } finally {
       this.running = false;
     }
@@ -78,18 +87,30 @@ export class SubmissionForwarder {
     const client = (this.client ??= await this.connect());
     const handle = client.workflow.getHandle(study.workflowId);
     try {
-      await client.withDeadline(Date.now() + (this.opts.updateTimeoutMs ?? 10_000), () => handle.executeUpdate(submitUpdate, { args: [{ submissionId }], updateId: submissionId }));
+      await client.withDeadline(Date.now() + (this.opts.updateTimeoutMs ?? 10_000), () =>
+        handle.executeUpdate(submitUpdate, { args: [{ submissionId }], updateId: submissionId }),
+      );
     } catch (error) {
       const current = await this.store.studies.getStudy(studyName);
       const stored = await this.store.studies.getSubmission(submissionId);
       // Closing records every answer stored before it, so what is still pending after a close came in too late.
-      if (current?.status === 'closed' && stored?.status === 'pending') return this.store.studies.rejectSubmission(submissionId, 'arrived after the study closed');
+      if (current?.status === 'closed' && stored?.status === 'pending')
+        return this.store.studies.rejectSubmission(submissionId, 'arrived after the study closed');
       if (stored?.status !== 'pending') return;
       if (error instanceof temporalClient().WorkflowNotFoundError && current?.status === 'open') {
         // The workflow was never started (e.g. Temporal was down at `study create`): start it now, then retry.
-        await client.workflow.start(studyWorkflow, { workflowId: study.workflowId, taskQueue: await taskQueue(), args: [studyWorkflowInput(study)] }).catch(() => undefined);
+        await client.workflow
+          .start(studyWorkflow, {
+            workflowId: study.workflowId,
+            taskQueue: await taskQueue(),
+            args: [studyWorkflowInput(study)],
+          })
+          .catch(() => undefined);
       }
-      if (error instanceof temporalClient().WorkflowUpdateFailedError) this.opts.log?.(`study ${studyName}: the workflow refused submission ${submissionId}: ${(error.cause as Error | undefined)?.message ?? error.message}`);
+      if (error instanceof temporalClient().WorkflowUpdateFailedError)
+        this.opts.log?.(
+          `study ${studyName}: the workflow refused submission ${submissionId}: ${(error.cause as Error | undefined)?.message ?? error.message}`,
+        );
       throw error;
     }
   }

@@ -71,7 +71,8 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   const namespace = options.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default';
   const webUi = (options.webUi ?? env.TEMPORAL_UI_URL ?? 'http://127.0.0.1:8233').replace(/\/+$/, '');
   const pollMs = options.pollMs ?? 1500;
-  const temporalUrl = (runId: string) => `${webUi}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(runId)}`;
+  const temporalUrl = (runId: string) =>
+    `${webUi}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(runId)}`;
 
   /** The run workflow's own answer, bounded in time: a run with no worker just shows no progress. */
   async function progressOf(runId: string): Promise<Progress | null> {
@@ -83,11 +84,22 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
 
   async function rows(): Promise<Row[]> {
     const list = await listRunRows(store);
-    return Promise.all(list.map(async (r) => ({ ...r, progress: r.status === 'running' ? await progressOf(r.runId) : null, temporalUrl: temporalUrl(r.runId) })));
+    return Promise.all(
+      list.map(async (r) => ({
+        ...r,
+        progress: r.status === 'running' ? await progressOf(r.runId) : null,
+        temporalUrl: temporalUrl(r.runId),
+      })),
+    );
   }
 
   const page = (title: string, active: string, body: string) =>
-    htmlPage({ title: `${title} — judgeflow view`, header: `<h1>${esc(title)}</h1>${NAV(active)}`, body, connect: "'self'" });
+    htmlPage({
+      title: `${title} — judgeflow view`,
+      header: `<h1>${esc(title)}</h1>${NAV(active)}`,
+      body,
+      connect: "'self'",
+    });
 
   function runsPage(): string {
     const table = `<div id="runs-live" data-interval="${pollMs}"><form id="compare-form" class="controls"><button type="submit">Compare the two picked runs</button><span id="compare-msg" role="status" class="muted"></span></form><div class="table-wrap"><table><caption>Runs in ${esc(store.location)}, newest first (updates live)</caption><thead><tr>${[
@@ -104,21 +116,33 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     ]
       .map((h) => `<th scope="col">${h}</th>`)
       .join('')}</tr></thead><tbody></tbody></table></div></div>`;
-    return page('Runs', 'Runs', section('runs', 'Runs', table, 'Pick two runs to compare them (the older one is A). Running runs show their progress as the workflow reports it.'));
+    return page(
+      'Runs',
+      'Runs',
+      section(
+        'runs',
+        'Runs',
+        table,
+        'Pick two runs to compare them (the older one is A). Running runs show their progress as the workflow reports it.',
+      ),
+    );
   }
 
   async function runPage(runId: string): Promise<string | StreamedPage> {
     const run = await store.getRun(runId);
     if (!run) throw new NotFound(`no run ${runId} in ${store.location}`);
     const schedule = await scheduleOf(runId);
-    const madeBy = schedule ? ` · made by schedule <a href="/schedules/${encodeURIComponent(schedule)}">${esc(schedule)}</a>` : '';
+    const madeBy = schedule
+      ? ` · made by schedule <a href="/schedules/${encodeURIComponent(schedule)}">${esc(schedule)}</a>`
+      : '';
     const back = `<p><a href="/">← all runs</a>${madeBy} · <a href="${esc(temporalUrl(runId))}" rel="noopener noreferrer" target="_blank">this run in the Temporal Web UI</a></p>`;
     if (run.status === 'completed') {
       // A large report (every answer of a big run: tens of megabytes) is streamed from the report.html the run wrote, so
       // several readers do not each hold it in memory; smaller ones, or one rendered on another machine, are built from
       // the store as it is now.
       const written = run.reportPath ? path.join(path.dirname(run.reportPath), 'report.html') : null;
-      if (written && fs.existsSync(written) && fs.statSync(written).size > STREAM_REPORTS_ABOVE_BYTES) return { file: written, inject: ['<header class="page-header">', `<header class="page-header">${back}`] };
+      if (written && fs.existsSync(written) && fs.statSync(written).size > STREAM_REPORTS_ABOVE_BYTES)
+        return { file: written, inject: ['<header class="page-header">', `<header class="page-header">${back}`] };
       const { html } = await buildRunReport({ store, env }, runId);
       return html.replace('<header class="page-header">', `<header class="page-header">${back}`);
     }
@@ -138,11 +162,17 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   }
 
   async function schedulePage(name: string): Promise<string> {
-    const t = await trendStoredRuns(store, await scheduleRunIds(store, name).catch((error: unknown) => {
-      if (error instanceof InputError) throw new NotFound(error.message);
-      throw error;
-    }));
-    const body = trendSections(t, { run: (id) => `/runs/${encodeURIComponent(id)}`, compare: (a, b) => `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}` });
+    const t = await trendStoredRuns(
+      store,
+      await scheduleRunIds(store, name).catch((error: unknown) => {
+        if (error instanceof InputError) throw new NotFound(error.message);
+        throw error;
+      }),
+    );
+    const body = trendSections(t, {
+      run: (id) => `/runs/${encodeURIComponent(id)}`,
+      compare: (a, b) => `/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`,
+    });
     return page(`Schedule ${name}`, 'Schedules', `<p><a href="/schedules">← all schedules</a></p>${body}`);
   }
 
@@ -151,7 +181,8 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     const byId = new Map(snapshots.map((s) => [s.snapshotId, s]));
     const lineage = (id: string) => {
       const chain: string[] = [];
-      for (let s = byId.get(id); s && chain.length < 50; s = s.parentId ? byId.get(s.parentId) : undefined) chain.push(s.snapshotId);
+      for (let s = byId.get(id); s && chain.length < 50; s = s.parentId ? byId.get(s.parentId) : undefined)
+        chain.push(s.snapshotId);
       const last = byId.get(chain[chain.length - 1]);
       if (last?.parentId && !byId.has(last.parentId)) chain.push(`${last.parentId} (not in this store)`);
       return chain.join(' ← ');
@@ -159,24 +190,53 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     const table = dataTable(
       'Snapshots, newest first',
       ['snapshot', 'created', 'queries', 'generator', 'parent', 'lineage (newest ← oldest)'],
-      snapshots.map((s) => [s.snapshotId, s.createdAt, s.queryCount, String(s.meta.generator ?? '–'), s.parentId, lineage(s.snapshotId)]),
+      snapshots.map((s) => [
+        s.snapshotId,
+        s.createdAt,
+        s.queryCount,
+        String(s.meta.generator ?? '–'),
+        s.parentId,
+        lineage(s.snapshotId),
+      ]),
     );
     return page('Snapshots', 'Snapshots', section('snapshots', 'Snapshots and lineage', table));
   }
 
   async function schedulesPage(): Promise<string> {
     const client = await options.temporal?.().catch(() => undefined);
-    if (!client) return page('Schedules', 'Schedules', '<p>Temporal is not reachable, so schedules cannot be listed.</p>');
+    if (!client)
+      return page('Schedules', 'Schedules', '<p>Temporal is not reachable, so schedules cannot be listed.</p>');
     const details = [];
-    for await (const s of client.schedule.list()) if (s.memo?.[MARK]) details.push(await describeSchedule(client, s.scheduleId, store));
+    for await (const s of client.schedule.list())
+      if (s.memo?.[MARK]) details.push(await describeSchedule(client, s.scheduleId, store));
     const table = dataTable(
       'judgeflow schedules',
       ['schedule', 'spec', 'paused', 'next fire times', 'actions taken', 'running', 'latest snapshot', 'latest run'],
-      details.map((d) => [d.name, d.spec, d.paused ? 'yes' : 'no', d.next.map((t: Date) => t.toISOString()).join(', ') || '–', d.actionsTaken, d.running.join(', ') || '–', d.snapshots[0]?.snapshotId ?? '–', d.runs[0] ? `${d.runs[0].runId} (${d.runs[0].status})` : '–']),
+      details.map((d) => [
+        d.name,
+        d.spec,
+        d.paused ? 'yes' : 'no',
+        d.next.map((t: Date) => t.toISOString()).join(', ') || '–',
+        d.actionsTaken,
+        d.running.join(', ') || '–',
+        d.snapshots[0]?.snapshotId ?? '–',
+        d.runs[0] ? `${d.runs[0].runId} (${d.runs[0].status})` : '–',
+      ]),
     );
     // Each schedule's name links to its page (dataTable escapes its cells, so the links go in afterwards).
-    const linked = details.reduce((html, d) => html.replace(`<th scope="row">${esc(d.name)}</th>`, `<th scope="row"><a href="/schedules/${encodeURIComponent(d.name)}">${esc(d.name)}</a></th>`), table);
-    return page('Schedules', 'Schedules', section('schedules', 'Schedules', details.length ? linked : '<p>No judgeflow schedules.</p>'));
+    const linked = details.reduce(
+      (html, d) =>
+        html.replace(
+          `<th scope="row">${esc(d.name)}</th>`,
+          `<th scope="row"><a href="/schedules/${encodeURIComponent(d.name)}">${esc(d.name)}</a></th>`,
+        ),
+      table,
+    );
+    return page(
+      'Schedules',
+      'Schedules',
+      section('schedules', 'Schedules', details.length ? linked : '<p>No judgeflow schedules.</p>'),
+    );
   }
 
   /** The request's token is the view's (or the view has none); `?token=` is swapped for a cookie and a clean address. */
@@ -186,23 +246,42 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     const given = url.searchParams.get('token');
     if (given !== null && sameSecret(given, token)) {
       url.searchParams.delete('token');
-      res.writeHead(303, { location: url.pathname + url.search, 'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+      res.writeHead(303, {
+        location: url.pathname + url.search,
+        'set-cookie': `${TOKEN_COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/`,
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      });
       res.end();
       return false;
     }
     const bearer = /^bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    const cookie = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${TOKEN_COOKIE}=`))?.slice(TOKEN_COOKIE.length + 1);
+    const cookie = (req.headers.cookie ?? '')
+      .split(/;\s*/)
+      .find((c) => c.startsWith(`${TOKEN_COOKIE}=`))
+      ?.slice(TOKEN_COOKIE.length + 1);
     const presented = bearer ?? (cookie === undefined ? undefined : decodeURIComponent(cookie));
     if (presented !== undefined && sameSecret(presented, token)) return true;
-    send(res, 401, 'text/plain', 'this judgeflow view needs its token: open the address it printed with ?token=TOKEN once, or send "Authorization: Bearer TOKEN"');
+    send(
+      res,
+      401,
+      'text/plain',
+      'this judgeflow view needs its token: open the address it printed with ?token=TOKEN once, or send "Authorization: Bearer TOKEN"',
+    );
     return false;
   }
 
   /** Human preference studies, and each one's report (the figures study.md has, computed from the store now). */
   async function studiesPage(): Promise<string> {
     const studies = await store.studies.listStudies();
-    const table = dataTable('Studies, newest first', ['study', 'run', 'status', 'created', 'deadline'], studies.map((s) => [s.name, s.runId, s.status, s.createdAt, s.spec.deadline ?? '–']));
-    const links = studies.length ? `<ul>${studies.map((s) => `<li><a href="/studies/${encodeURIComponent(s.name)}">${esc(s.name)}: report</a></li>`).join('')}</ul>` : '<p>No studies in this store (see judgeflow study create).</p>';
+    const table = dataTable(
+      'Studies, newest first',
+      ['study', 'run', 'status', 'created', 'deadline'],
+      studies.map((s) => [s.name, s.runId, s.status, s.createdAt, s.spec.deadline ?? '–']),
+    );
+    const links = studies.length
+      ? `<ul>${studies.map((s) => `<li><a href="/studies/${encodeURIComponent(s.name)}">${esc(s.name)}: report</a></li>`).join('')}</ul>`
+      : '<p>No studies in this store (see judgeflow study create).</p>';
     return page('Studies', 'Studies', section('studies', 'Human preference studies', table + links));
   }
 
@@ -214,12 +293,29 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     // study.md writes `<` and `>` of outside text as entities (core/report/markdown.ts mdText); this renderer escapes every
     // character itself, so they are turned back first, or they would show as "&lt;".
     const html = renderMarkdown(markdown.replace(/&lt;/g, '<').replace(/&gt;/g, '>'));
-    return page(`Study ${name}`, 'Studies', `<p><a href="/studies">← all studies</a></p>` + section('study', `Study ${name}`, `<div class="study-report">${html}</div>`, 'The report study.md has (judgeflow study report writes it with study.json and study.xlsx).'));
+    return page(
+      `Study ${name}`,
+      'Studies',
+      `<p><a href="/studies">← all studies</a></p>` +
+        section(
+          'study',
+          `Study ${name}`,
+          `<div class="study-report">${html}</div>`,
+          'The report study.md has (judgeflow study report writes it with study.json and study.xlsx).',
+        ),
+    );
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!hostAllowed(req, boundHost, boundPort())) return send(res, 421, 'text/plain', `judgeflow view answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain', 'judgeflow view is read-only', { allow: 'GET, HEAD' });
+    if (!hostAllowed(req, boundHost, boundPort()))
+      return send(
+        res,
+        421,
+        'text/plain',
+        `judgeflow view answers only to the address it was started on (Host ${JSON.stringify(req.headers.host ?? '')} refused)`,
+      );
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(res, 405, 'text/plain', 'judgeflow view is read-only', { allow: 'GET, HEAD' });
     const url = new URL(req.url ?? '/', 'http://view');
     if (!authorised(req, res, url)) return;
     const p = url.pathname;
@@ -229,7 +325,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     if (p === '/api/runs') return send(res, 200, 'application/json', JSON.stringify(await rows()));
     if (apiRun) {
       const row = (await rows()).find((r) => r.runId === decodeURIComponent(apiRun[1]));
-      return row ? send(res, 200, 'application/json', JSON.stringify(row)) : send(res, 404, 'application/json', '{"error":"no such run"}');
+      return row
+        ? send(res, 200, 'application/json', JSON.stringify(row))
+        : send(res, 404, 'application/json', '{"error":"no such run"}');
     }
     if (runMatch) {
       const pageOrFile = await runPage(decodeURIComponent(runMatch[1]));
@@ -263,8 +361,19 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       // A malformed percent-encoding in the path (decodeURIComponent's URIError) is the request's fault, not the server's.
       const malformed = error instanceof URIError;
       const status = error instanceof NotFound ? 404 : error instanceof InputError || malformed ? 400 : 500;
-      const message = malformed ? `the address ${JSON.stringify(req.url ?? '')} has a malformed percent-encoding (a % must be followed by two hex digits of UTF-8)` : (error as Error).message;
-      if (!res.headersSent) sendHtml(res, page(status === 500 ? 'Error' : status === 400 ? 'Bad request' : 'Not found', '', `<p>${esc(message)}</p><p><a href="/">← all runs</a></p>`), status);
+      const message = malformed
+        ? `the address ${JSON.stringify(req.url ?? '')} has a malformed percent-encoding (a % must be followed by two hex digits of UTF-8)`
+        : (error as Error).message;
+      if (!res.headersSent)
+        sendHtml(
+          res,
+          page(
+            status === 500 ? 'Error' : status === 400 ? 'Bad request' : 'Not found',
+            '',
+            `<p>${esc(message)}</p><p><a href="/">← all runs</a></p>`,
+          ),
+          status,
+        );
       else res.end();
     });
   });
@@ -306,9 +415,22 @@ async function streamHtml(res: ServerResponse, page: StreamedPage): Promise<void
     const { bytesRead } = await handle.read(head, 0, head.length, 0);
     // Replaced as bytes (the marker is ASCII): nothing is decoded, so no character is split at the head's end.
     const at = head.subarray(0, bytesRead).indexOf(page.inject[0]);
-    const first = at < 0 ? head.subarray(0, bytesRead) : Buffer.concat([head.subarray(0, at), Buffer.from(page.inject[1]), head.subarray(at + Buffer.byteLength(page.inject[0]), bytesRead)]);
+    const first =
+      at < 0
+        ? head.subarray(0, bytesRead)
+        : Buffer.concat([
+            head.subarray(0, at),
+            Buffer.from(page.inject[1]),
+            head.subarray(at + Buffer.byteLength(page.inject[0]), bytesRead),
+          ]);
     const cut = bytesRead;
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' });
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'x-frame-options': 'DENY',
+    });
     if (res.req.method === 'HEAD') return void res.end();
     res.write(first);
     await pipeline(handle.createReadStream({ start: cut, autoClose: false }), res);
@@ -317,8 +439,20 @@ async function streamHtml(res: ServerResponse, page: StreamedPage): Promise<void
   }
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', ...headers });
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': `${type}; charset=utf-8`,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    ...headers,
+  });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 

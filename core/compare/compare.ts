@@ -24,7 +24,10 @@ import type { PairedDelta } from './types';
 // Re-exported: a comparison's readers take its deltas from here.
 export type { PairedDelta } from './types';
 
-export interface CompareRun extends Pick<RunRecord, 'runId' | 'protocol' | 'snapshotId' | 'rubricVersion' | 'judge' | 'copilots'> {
+export interface CompareRun extends Pick<
+  RunRecord,
+  'runId' | 'protocol' | 'snapshotId' | 'rubricVersion' | 'judge' | 'copilots'
+> {
   /** Judgments of this run under its own rubric version. */
   judgments: StoredJudgment[];
   /** Its grounding checks (under its own grounding version), when the run had them. */
@@ -113,19 +116,37 @@ export interface Comparison {
 export type ProtocolReading = Pick<ProtocolModule, 'labelsOf' | 'scoreKey' | 'responseScore'>;
 
 /** A response's headline score as its protocol reads it (CryptoAnalystBench: the mean of its four dimensions), else its stored total. */
-export const responseScoreOf = (protocol: Pick<ProtocolModule, 'responseScore'>) => (j: StoredJudgment): number | null => (protocol.responseScore ? protocol.responseScore(j) : j.total);
+export const responseScoreOf =
+  (protocol: Pick<ProtocolModule, 'responseScore'>) =>
+  (j: StoredJudgment): number | null =>
+    protocol.responseScore ? protocol.responseScore(j) : j.total;
 
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
 const key = (queryId: string, copilot: string) => `${queryId}\u0000${copilot}`;
 /** Ok judgments keyed by query and copilot, their `total` read as the protocol's headline score. */
 const okOnly = (js: StoredJudgment[], score: (j: StoredJudgment) => number | null) =>
-  new Map(js.map((j) => ({ ...j, total: j.status === 'ok' ? score(j) : null })).filter((j) => j.status === 'ok' && j.total !== null).map((j) => [key(j.queryId, j.copilot), j]));
+  new Map(
+    js
+      .map((j) => ({ ...j, total: j.status === 'ok' ? score(j) : null }))
+      .filter((j) => j.status === 'ok' && j.total !== null)
+      .map((j) => [key(j.queryId, j.copilot), j]),
+  );
 
 function paired(a: number[], b: number[], seed: string, opts: Required<CompareOptions>): PairedDelta {
-  if (a.length === 0) return { n: 0, a: null, b: null, delta: null, ci95: null, pValue: null, pAdjusted: null, significant: false };
+  if (a.length === 0)
+    return { n: 0, a: null, b: null, delta: null, ci95: null, pValue: null, pAdjusted: null, significant: false };
   const t = pairedTest(a, b, { seed, alpha: opts.alpha, iterations: opts.iterations });
   // Significance is decided once all copilots are tested (holmAcrossCopilots).
-  return { n: t.n, a: mean(a), b: mean(b), delta: t.meanDiff, ci95: t.ci95, pValue: t.pValue, pAdjusted: null, significant: false };
+  return {
+    n: t.n,
+    a: mean(a),
+    b: mean(b),
+    delta: t.meanDiff,
+    ci95: t.ci95,
+    pValue: t.pValue,
+    pAdjusted: null,
+    significant: false,
+  };
 }
 
 /** Holm over one family of deltas (one per copilot): sets pAdjusted and significant in place. */
@@ -140,7 +161,8 @@ function holmAcrossCopilots(family: PairedDelta[], alpha: number): void {
 /** Rank 1 = highest mean total; ties share the better rank. */
 function ranks(scores: Record<string, number | null>): Record<string, number | null> {
   const out: Record<string, number | null> = {};
-  for (const [c, s] of Object.entries(scores)) out[c] = s === null ? null : 1 + Object.values(scores).filter((o) => o !== null && o > s).length;
+  for (const [c, s] of Object.entries(scores))
+    out[c] = s === null ? null : 1 + Object.values(scores).filter((o) => o !== null && o > s).length;
   return out;
 }
 
@@ -148,7 +170,12 @@ function ranks(scores: Record<string, number | null>): Record<string, number | n
  * Which query ids pair: every id judged in both runs of one snapshot; across two snapshots only ids whose
  * texts (each from its own run's snapshot) are equal once normalised.
  */
-function pairQueries(runA: CompareRun, runB: CompareRun, queriesA: Map<string, Query>, queriesB: Map<string, Query>): { ids: Set<string>; pairing: QueryPairing } {
+function pairQueries(
+  runA: CompareRun,
+  runB: CompareRun,
+  queriesA: Map<string, Query>,
+  queriesB: Map<string, Query>,
+): { ids: Set<string>; pairing: QueryPairing } {
   const sameSnapshot = runA.snapshotId === runB.snapshotId;
   const idsA = new Set(runA.judgments.map((j) => j.queryId));
   const idsB = new Set(runB.judgments.map((j) => j.queryId));
@@ -167,7 +194,13 @@ function pairQueries(runA: CompareRun, runB: CompareRun, queriesA: Map<string, Q
   }
   return {
     ids,
-    pairing: { by: sameSnapshot ? 'id' : 'id+text', paired: ids.size, unpairedA: idsA.size - ids.size, unpairedB: idsB.size - ids.size, textMismatch },
+    pairing: {
+      by: sameSnapshot ? 'id' : 'id+text',
+      paired: ids.size,
+      unpairedA: idsA.size - ids.size,
+      unpairedB: idsB.size - ids.size,
+      textMismatch,
+    },
   };
 }
 
@@ -175,8 +208,18 @@ function pairQueries(runA: CompareRun, runB: CompareRun, queriesA: Map<string, Q
  * `queries`: one list when both runs judged one snapshot, else each run's own snapshot queries (`{ a, b }`),
  * so that a query is paired only when its id AND its text match. B's labels and text are shown for a paired query.
  */
-export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[] | { a: Query[]; b: Query[] }, protocol: ProtocolReading, options: CompareOptions = {}): Comparison {
-  const opts: Required<CompareOptions> = { top: options.top ?? 10, alpha: options.alpha ?? 0.05, iterations: options.iterations ?? 5000 };
+export function compareRuns(
+  runA: CompareRun,
+  runB: CompareRun,
+  queries: Query[] | { a: Query[]; b: Query[] },
+  protocol: ProtocolReading,
+  options: CompareOptions = {},
+): Comparison {
+  const opts: Required<CompareOptions> = {
+    top: options.top ?? 10,
+    alpha: options.alpha ?? 0.05,
+    iterations: options.iterations ?? 5000,
+  };
   const okA = okOnly(runA.judgments, responseScoreOf(protocol));
   const okB = okOnly(runB.judgments, responseScoreOf(protocol));
   const queriesA = new Map((Array.isArray(queries) ? queries : queries.a).map((q) => [q.id, q]));
@@ -193,7 +236,9 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
   const { ids: pairedIds, pairing } = pairQueries(runA, runB, queriesA, queriesB);
   const common = runA.copilots.filter((c) => runB.copilots.includes(c));
   const scoreOf = (ok: Map<string, StoredJudgment>, copilots: string[]) =>
-    Object.fromEntries(copilots.map((c) => [c, meanOrNull([...ok.values()].filter((j) => j.copilot === c).map((j) => j.total!))]));
+    Object.fromEntries(
+      copilots.map((c) => [c, meanOrNull([...ok.values()].filter((j) => j.copilot === c).map((j) => j.total!))]),
+    );
   const ranksA = ranks(scoreOf(okA, common));
   const ranksB = ranks(scoreOf(okB, common));
   const scoresA = scoreOf(okA, common);
@@ -206,10 +251,16 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
       .filter((j) => j.copilot === copilot && pairedIds.has(j.queryId) && okB.has(key(j.queryId, copilot)))
       .map((ja) => ({ ja, jb: okB.get(key(ja.queryId, copilot))!, query: byId(ja.queryId) }))
       .sort((x, y) => (x.ja.queryId < y.ja.queryId ? -1 : x.ja.queryId > y.ja.queryId ? 1 : 0));
-    const overall = paired(pairs.map((p) => p.ja.total!), pairs.map((p) => p.jb.total!), `compare:${copilot}`, opts);
+    const overall = paired(
+      pairs.map((p) => p.ja.total!),
+      pairs.map((p) => p.jb.total!),
+      `compare:${copilot}`,
+      opts,
+    );
 
     const scoreKeys = [...new Set(pairs.flatMap((p) => Object.keys(p.ja.scores ?? {})))].sort();
-    const bothHave = (d: string) => pairs.filter((p) => typeof p.ja.scores?.[d] === 'number' && typeof p.jb.scores?.[d] === 'number');
+    const bothHave = (d: string) =>
+      pairs.filter((p) => typeof p.ja.scores?.[d] === 'number' && typeof p.jb.scores?.[d] === 'number');
     const dimensions: Record<string, PairedDelta> = {};
     const taxonomy: Record<string, GroupDelta> = {};
     for (const d of scoreKeys) {
@@ -219,7 +270,13 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
         const a = meanOrNull(withDim.map((p) => p.ja.scores![d]));
         const b = meanOrNull(withDim.map((p) => p.jb.scores![d]));
         taxonomy[kind.name] = { n: withDim.length, a, b, delta: a !== null && b !== null ? b - a : null };
-      } else dimensions[d] = paired(withDim.map((p) => p.ja.scores![d]), withDim.map((p) => p.jb.scores![d]), `compare:${copilot}:${d}`, opts);
+      } else
+        dimensions[d] = paired(
+          withDim.map((p) => p.ja.scores![d]),
+          withDim.map((p) => p.jb.scores![d]),
+          `compare:${copilot}:${d}`,
+          opts,
+        );
     }
 
     const groups: Record<string, Record<string, GroupDelta>> = {};
@@ -232,17 +289,29 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
         const inGroup = pairs.filter((p) => (labelsOf(p.query)[label] ?? []).includes(v));
         const a = meanOrNull(inGroup.map((p) => p.ja.total!));
         const b = meanOrNull(inGroup.map((p) => p.jb.total!));
-        groups[label][v] = { n: inGroup.length, a, b, delta: meanOrNull(inGroup.map((p) => p.jb.total! - p.ja.total!)) };
+        groups[label][v] = {
+          n: inGroup.length,
+          a,
+          b,
+          delta: meanOrNull(inGroup.map((p) => p.jb.total! - p.ja.total!)),
+        };
       }
     }
 
     const ranked = pairs.filter((p) => p.ja.rank !== null && p.jb.rank !== null);
     const meanRank = ranked.length
-      ? { n: ranked.length, a: mean(ranked.map((p) => p.ja.rank!)), b: mean(ranked.map((p) => p.jb.rank!)), delta: mean(ranked.map((p) => p.jb.rank! - p.ja.rank!)) }
+      ? {
+          n: ranked.length,
+          a: mean(ranked.map((p) => p.ja.rank!)),
+          b: mean(ranked.map((p) => p.jb.rank!)),
+          delta: mean(ranked.map((p) => p.jb.rank! - p.ja.rank!)),
+        }
       : null;
 
     const count = (ok: Map<string, StoredJudgment>, other: Map<string, StoredJudgment>) =>
-      [...ok.values()].filter((j) => j.copilot === copilot && !(pairedIds.has(j.queryId) && other.has(key(j.queryId, copilot)))).length;
+      [...ok.values()].filter(
+        (j) => j.copilot === copilot && !(pairedIds.has(j.queryId) && other.has(key(j.queryId, copilot))),
+      ).length;
     copilots[copilot] = {
       scoreA: scoresA[copilot],
       scoreB: scoresB[copilot],
@@ -262,18 +331,44 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     for (const { ja, jb, query } of pairs) {
       const delta = jb.total! - ja.total!;
       if (delta === 0) continue;
-      const labels = Object.fromEntries(Object.entries(labelsOf(query)).map(([label, values]) => [label, values.join(', ')]));
-      const side = (j: StoredJudgment) => ({ total: j.total!, scores: j.scores ?? {}, rationales: j.rationales, rank: j.rank });
+      const labels = Object.fromEntries(
+        Object.entries(labelsOf(query)).map(([label, values]) => [label, values.join(', ')]),
+      );
+      const side = (j: StoredJudgment) => ({
+        total: j.total!,
+        scores: j.scores ?? {},
+        rationales: j.rationales,
+        rank: j.rank,
+      });
       movers.push({ queryId: ja.queryId, copilot, query: query?.text ?? '', labels, delta, a: side(ja), b: side(jb) });
     }
   }
   const compared = Object.values(copilots);
-  holmAcrossCopilots(compared.map((c) => c.overall), opts.alpha);
-  for (const d of new Set(compared.flatMap((c) => Object.keys(c.dimensions)))) holmAcrossCopilots(compared.flatMap((c) => (c.dimensions[d] ? [c.dimensions[d]] : [])), opts.alpha);
-  movers.sort((x, y) => Math.abs(y.delta) - Math.abs(x.delta) || (x.queryId < y.queryId ? -1 : x.queryId > y.queryId ? 1 : 0) || (x.copilot < y.copilot ? -1 : 1));
+  holmAcrossCopilots(
+    compared.map((c) => c.overall),
+    opts.alpha,
+  );
+  for (const d of new Set(compared.flatMap((c) => Object.keys(c.dimensions))))
+    holmAcrossCopilots(
+      compared.flatMap((c) => (c.dimensions[d] ? [c.dimensions[d]] : [])),
+      opts.alpha,
+    );
+  movers.sort(
+    (x, y) =>
+      Math.abs(y.delta) - Math.abs(x.delta) ||
+      (x.queryId < y.queryId ? -1 : x.queryId > y.queryId ? 1 : 0) ||
+      (x.copilot < y.copilot ? -1 : 1),
+  );
 
-  const grounding = runA.grounding && runB.grounding ? groundingDeltas(runA.grounding, runB.grounding, common, pairedIds, (a, b, seed) => paired(a, b, seed, opts)) : undefined;
-  if (grounding) holmAcrossCopilots(Object.values(grounding).map((g) => g.verificationRate), opts.alpha);
+  const grounding =
+    runA.grounding && runB.grounding
+      ? groundingDeltas(runA.grounding, runB.grounding, common, pairedIds, (a, b, seed) => paired(a, b, seed, opts))
+      : undefined;
+  if (grounding)
+    holmAcrossCopilots(
+      Object.values(grounding).map((g) => g.verificationRate),
+      opts.alpha,
+    );
   const strip = ({ judgments: _judgments, grounding: _grounding, ...rest }: CompareRun) => rest;
   return {
     runA: strip(runA),
@@ -281,7 +376,10 @@ export function compareRuns(runA: CompareRun, runB: CompareRun, queries: Query[]
     sameSnapshot: runA.snapshotId === runB.snapshotId,
     pairing,
     rubricChanged: runA.rubricVersion !== runB.rubricVersion,
-    judgeChanged: runA.judge.model !== runB.judge.model || runA.judge.baseURL !== runB.judge.baseURL || runA.judge.temperature !== runB.judge.temperature,
+    judgeChanged:
+      runA.judge.model !== runB.judge.model ||
+      runA.judge.baseURL !== runB.judge.baseURL ||
+      runA.judge.temperature !== runB.judge.temperature,
     alpha: opts.alpha,
     test: `two-sided sign-flip permutation test over paired queries (exact when 2^n ≤ iterations), Holm-corrected across copilots (overall, and per dimension); 95% CI of the mean paired difference (Student t below ${BCA_MIN_N} queries, BCa bootstrap from ${BCA_MIN_N})`,
     copilots,

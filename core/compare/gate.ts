@@ -30,7 +30,12 @@ export interface DropTest {
 export function dropTests(comparison: Comparison, maxDrop: number): Map<string, DropTest> {
   const entries = Object.entries(comparison.copilots).map(([copilot, c]) => ({
     copilot,
-    p: c.differences.length ? signFlipLessPValue(c.differences.map((d) => d + maxDrop), { seed: `gate:${copilot}` }) : null,
+    p: c.differences.length
+      ? signFlipLessPValue(
+          c.differences.map((d) => d + maxDrop),
+          { seed: `gate:${copilot}` },
+        )
+      : null,
   }));
   const tested = entries.filter((e) => e.p !== null);
   const adjusted = holmAdjust(tested.map((e) => e.p!));
@@ -85,7 +90,10 @@ export interface GateDetail {
 }
 
 /** Runs a gate can compare: one protocol (compare refuses otherwise) and one snapshot, so every query pairs. */
-export function assertGateable(baseline: { runId: string; snapshotId: string }, candidate: { runId: string; snapshotId: string }): void {
+export function assertGateable(
+  baseline: { runId: string; snapshotId: string },
+  candidate: { runId: string; snapshotId: string },
+): void {
   if (baseline.snapshotId !== candidate.snapshotId)
     throw new InputError(
       `baseline ${baseline.runId} ran snapshot ${baseline.snapshotId} and candidate ${candidate.runId} ran snapshot ${candidate.snapshotId}: a gate compares runs of one snapshot (run the candidate on ${baseline.snapshotId}, or see the shared queries with judgeflow trend --runs ${baseline.runId},${candidate.runId})`,
@@ -96,9 +104,24 @@ const interval = (d: PairedDelta): GateInterval | null => (d.ci95 ? { low: d.ci9
 
 function entry(copilot: string, c: Comparison['copilots'][string], dropTest: DropTest): GateEntry {
   const dimensions = Object.entries(c.dimensions)
-    .map(([dimension, d]) => ({ dimension, delta: d.delta, ci95: interval(d), p: d.pValue, pHolm: d.pAdjusted, significant: d.significant }))
+    .map(([dimension, d]) => ({
+      dimension,
+      delta: d.delta,
+      ci95: interval(d),
+      p: d.pValue,
+      pHolm: d.pAdjusted,
+      significant: d.significant,
+    }))
     .sort((x, y) => (x.delta ?? 0) - (y.delta ?? 0) || (x.dimension < y.dimension ? -1 : 1));
-  return { copilot, delta: c.overall.delta!, ci95: interval(c.overall), p: c.overall.pValue, pHolm: c.overall.pAdjusted, dimensions, dropTest };
+  return {
+    copilot,
+    delta: c.overall.delta!,
+    ci95: interval(c.overall),
+    p: c.overall.pValue,
+    pHolm: c.overall.pAdjusted,
+    dimensions,
+    dropTest,
+  };
 }
 
 function verdict(d: PairedDelta, drop: DropTest, alpha: number): GateDetail['verdict'] {
@@ -128,13 +151,22 @@ export function gateDetails(comparison: Comparison, options: GateOptions = {}): 
     delta: c.overall.delta,
     verdict: verdict(c.overall, drops.get(copilot)!, comparison.alpha),
     dropTest: drops.get(copilot)!,
-    groups: Object.entries(c.groups).flatMap(([label, values]) => Object.entries(values).map(([value, g]) => ({ group: `${label}.${value}`, n: g.n, delta: g.delta }))),
+    groups: Object.entries(c.groups).flatMap(([label, values]) =>
+      Object.entries(values).map(([value, g]) => ({ group: `${label}.${value}`, n: g.n, delta: g.delta })),
+    ),
   }));
 }
 
 // XML 1.0 admits no other control characters (not even as references) and no lone surrogates: shown as \uXXXX text.
 const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
-const xml = (s: string) => s.replace(NOT_XML, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+const xml = (s: string) =>
+  s
+    .replace(NOT_XML, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&apos;');
 const signed = (x: number | null, digits = 2) => (x === null ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(digits)}`);
 
 /** One line per copilot: its delta, interval and p-values. */
@@ -142,7 +174,10 @@ export function gateLine(d: GateDetail, c: Comparison['copilots'][string]): stri
   const o = c.overall;
   if (o.delta === null) return `${d.copilot}: no paired queries`;
   const ci = o.ci95 ? ` [${o.ci95.low.toFixed(2)}, ${o.ci95.high.toFixed(2)}]` : '';
-  const drop = d.dropTest.pHolm === null ? '' : `; drop beyond ${d.dropTest.maxDrop}: one-sided p ${d.dropTest.p!.toFixed(4)}, Holm ${d.dropTest.pHolm.toFixed(4)}`;
+  const drop =
+    d.dropTest.pHolm === null
+      ? ''
+      : `; drop beyond ${d.dropTest.maxDrop}: one-sided p ${d.dropTest.p!.toFixed(4)}, Holm ${d.dropTest.pHolm.toFixed(4)}`;
   return `${d.copilot}: ${d.verdict.toUpperCase()} Δ ${signed(o.delta)}${ci} over ${o.n} queries, p ${o.pValue!.toFixed(4)}, Holm ${o.pAdjusted?.toFixed(4) ?? '–'}${drop}`;
 }
 
@@ -158,7 +193,10 @@ export function gateJunit(comparison: Comparison, options: GateOptions = {}, can
   const cases = details.map((d) => {
     const c = comparison.copilots[d.copilot];
     const line = gateLine(d, c);
-    const dims = Object.entries(c.dimensions).map(([k, x]) => `  ${k}: Δ ${signed(x.delta)}, p ${x.pValue?.toFixed(4) ?? '–'}, Holm ${x.pAdjusted?.toFixed(4) ?? '–'}${x.significant ? ' (significant)' : ''}`);
+    const dims = Object.entries(c.dimensions).map(
+      ([k, x]) =>
+        `  ${k}: Δ ${signed(x.delta)}, p ${x.pValue?.toFixed(4) ?? '–'}, Holm ${x.pAdjusted?.toFixed(4) ?? '–'}${x.significant ? ' (significant)' : ''}`,
+    );
     const groups = d.groups.map((g) => `  ${g.group}: Δ ${signed(g.delta)} over ${g.n}`);
     const out = [line, ...dims, ...groups].join('\n');
     const body =
@@ -170,7 +208,10 @@ export function gateJunit(comparison: Comparison, options: GateOptions = {}, can
     return `    <testcase classname="judgeflow.gate" name="${xml(d.copilot)}" time="0">${body}<system-out>${xml(out)}</system-out></testcase>`;
   });
   // A candidate the gate cannot trust (core/compare/gateCandidate.ts) is one failed case of its own.
-  if (candidateProblems.length) cases.unshift(`    <testcase classname="judgeflow.gate" name="candidate run" time="0"><failure type="candidate" message="${xml(candidateProblems[0])}">${xml(candidateProblems.join('\n'))}</failure></testcase>`);
+  if (candidateProblems.length)
+    cases.unshift(
+      `    <testcase classname="judgeflow.gate" name="candidate run" time="0"><failure type="candidate" message="${xml(candidateProblems[0])}">${xml(candidateProblems.join('\n'))}</failure></testcase>`,
+    );
   const tests = cases.length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',

@@ -27,16 +27,27 @@ export interface CandidateRun {
 export function gateCoverage(comparison: Comparison): GateCoverage[] {
   return Object.entries(comparison.copilots).map(([copilot, c]) => {
     const baselineJudged = c.overall.n + c.okOnlyInA;
-    return { copilot, paired: c.overall.n, baselineJudged, coverage: baselineJudged ? c.overall.n / baselineJudged : null };
+    return {
+      copilot,
+      paired: c.overall.n,
+      baselineJudged,
+      coverage: baselineJudged ? c.overall.n / baselineJudged : null,
+    };
   });
 }
 
 /** Why the gate cannot pass this candidate: empty when it is a completed run covering enough of the baseline. */
-export function candidateProblems(candidate: CandidateRun, comparison: Comparison, minCoverage = DEFAULT_MIN_COVERAGE): string[] {
+export function candidateProblems(
+  candidate: CandidateRun,
+  comparison: Comparison,
+  minCoverage = DEFAULT_MIN_COVERAGE,
+): string[] {
   const problems: string[] = [];
   if (candidate.status !== 'completed') {
     const error = (candidate.summary as { error?: unknown } | null)?.error;
-    problems.push(`candidate ${candidate.runId} is not a completed run: it is ${candidate.status}${typeof error === 'string' ? ` (${error})` : ''}`);
+    problems.push(
+      `candidate ${candidate.runId} is not a completed run: it is ${candidate.status}${typeof error === 'string' ? ` (${error})` : ''}`,
+    );
   }
   for (const c of gateCoverage(comparison)) {
     if (c.coverage === null || c.coverage >= minCoverage) continue;
@@ -44,6 +55,7 @@ export function candidateProblems(candidate: CandidateRun, comparison: Compariso
       `${c.copilot}: the candidate has verdicts for ${c.paired} of the ${c.baselineJudged} queries the baseline judged (coverage ${(c.coverage * 100).toFixed(0)}%, below --min-coverage ${minCoverage}); see its failures with judgeflow status ${candidate.runId}`,
     );
   }
-  if (!comparison.copilots || !Object.keys(comparison.copilots).length) problems.push(`candidate ${candidate.runId} shares no copilot with baseline ${comparison.runA.runId}`);
+  if (!comparison.copilots || !Object.keys(comparison.copilots).length)
+    problems.push(`candidate ${candidate.runId} shares no copilot with baseline ${comparison.runA.runId}`);
   return problems;
 }

@@ -11,7 +11,10 @@ export interface GroundingComparison {
 }
 
 /** Per query: the claims verified (exact or derivable) and checked, over a copilot's checks with context. */
-export function rateByQuery(checks: StoredGroundingCheck[], copilot: string): Map<string, { verified: number; claims: number }> {
+export function rateByQuery(
+  checks: StoredGroundingCheck[],
+  copilot: string,
+): Map<string, { verified: number; claims: number }> {
   const out = new Map<string, { verified: number; claims: number }>();
   for (const g of checks) {
     if (g.copilot !== copilot || g.status !== 'ok') continue;
@@ -43,10 +46,16 @@ export function groundingDeltas(
   for (const copilot of copilots) {
     const ra = rateByQuery(a, copilot);
     const rb = rateByQuery(b, copilot);
-    const ids = [...ra.keys()].filter((id) => pairedIds.has(id) && ra.get(id)!.claims > 0 && (rb.get(id)?.claims ?? 0) > 0).sort();
+    const ids = [...ra.keys()]
+      .filter((id) => pairedIds.has(id) && ra.get(id)!.claims > 0 && (rb.get(id)?.claims ?? 0) > 0)
+      .sort();
     const rate = (m: typeof ra, id: string) => m.get(id)!.verified / m.get(id)!.claims;
     out[copilot] = {
-      verificationRate: paired(ids.map((id) => rate(ra, id)), ids.map((id) => rate(rb, id)), `compare:grounding:${copilot}`),
+      verificationRate: paired(
+        ids.map((id) => rate(ra, id)),
+        ids.map((id) => rate(rb, id)),
+        `compare:grounding:${copilot}`,
+      ),
       rateA: overall(ra),
       rateB: overall(rb),
     };

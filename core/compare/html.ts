@@ -3,11 +3,19 @@ import type { Comparison, Mover } from './compare';
 import { heatmap, intervalChart, niceCeil } from '../report/html/charts';
 import { dataTable, esc, factList, htmlPage, num, section, toc } from '../report/html/page';
 
-const signed = (x: number | null | undefined, d = 2) => (x === null || x === undefined ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(d)}`);
+const signed = (x: number | null | undefined, d = 2) =>
+  x === null || x === undefined ? '–' : `${x >= 0 ? '+' : ''}${x.toFixed(d)}`;
 const pText = (p: number | null) => (p === null ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
 
 function moverBlock(m: Mover, i: number): string {
-  const dims = [...new Set([...Object.keys(m.a.scores), ...Object.keys(m.b.scores), ...Object.keys(m.a.rationales ?? {}), ...Object.keys(m.b.rationales ?? {})])];
+  const dims = [
+    ...new Set([
+      ...Object.keys(m.a.scores),
+      ...Object.keys(m.b.scores),
+      ...Object.keys(m.a.rationales ?? {}),
+      ...Object.keys(m.b.rationales ?? {}),
+    ]),
+  ];
   const rows = dims
     .map(
       (d) =>
@@ -25,13 +33,24 @@ function moverBlock(m: Mover, i: number): string {
 export function buildCompareHtml(c: Comparison): string {
   const names = Object.keys(c.copilots);
   const deltas = names.map((n) => c.copilots[n].overall);
-  const spread = Math.max(1, ...deltas.flatMap((d) => [Math.abs(d.ci95?.low ?? 0), Math.abs(d.ci95?.high ?? 0), Math.abs(d.delta ?? 0)]));
+  const spread = Math.max(
+    1,
+    ...deltas.flatMap((d) => [Math.abs(d.ci95?.low ?? 0), Math.abs(d.ci95?.high ?? 0), Math.abs(d.delta ?? 0)]),
+  );
   const forest = intervalChart({
     id: 'chart-forest',
-    title: 'Score change per copilot (B − A) over paired queries, with 95% intervals (Student t below 100 queries, BCa bootstrap from 100); filled = significant',
+    title:
+      'Score change per copilot (B − A) over paired queries, with 95% intervals (Student t below 100 queries, BCa bootstrap from 100); filled = significant',
     items: names.map((n) => {
       const d = c.copilots[n].overall;
-      return { label: n, value: d.delta, low: d.ci95?.low ?? null, high: d.ci95?.high ?? null, note: `p ${pText(d.pValue)}, Holm ${pText(d.pAdjusted)}${d.significant ? ', significant' : ''}`, emphasis: d.significant };
+      return {
+        label: n,
+        value: d.delta,
+        low: d.ci95?.low ?? null,
+        high: d.ci95?.high ?? null,
+        note: `p ${pText(d.pValue)}, Holm ${pText(d.pAdjusted)}${d.significant ? ', significant' : ''}`,
+        emphasis: d.significant,
+      };
     }),
     domain: [-niceCeil(spread), niceCeil(spread)],
     mark: 'point',
@@ -39,7 +58,10 @@ export function buildCompareHtml(c: Comparison): string {
     valueName: 'Δ',
   });
   const dims = [...new Set(names.flatMap((n) => Object.keys(c.copilots[n].dimensions)))];
-  const dimSpread = Math.max(0.5, ...names.flatMap((n) => dims.map((d) => Math.abs(c.copilots[n].dimensions[d]?.delta ?? 0))));
+  const dimSpread = Math.max(
+    0.5,
+    ...names.flatMap((n) => dims.map((d) => Math.abs(c.copilots[n].dimensions[d]?.delta ?? 0))),
+  );
   const dimensionDeltas = dims.length
     ? heatmap({
         id: 'chart-dimension-deltas',
@@ -59,7 +81,18 @@ export function buildCompareHtml(c: Comparison): string {
     ['copilot', 'score A', 'score B', 'Δ paired', 'n paired', 'p', 'p (Holm)', 'significant', 'rank A', 'rank B'],
     names.map((n) => {
       const x = c.copilots[n];
-      return [n, num(x.scoreA, 2), num(x.scoreB, 2), signed(x.overall.delta), x.overall.n, pText(x.overall.pValue), pText(x.overall.pAdjusted), x.overall.significant ? 'yes' : 'no', x.rankA, x.rankB];
+      return [
+        n,
+        num(x.scoreA, 2),
+        num(x.scoreB, 2),
+        signed(x.overall.delta),
+        x.overall.n,
+        pText(x.overall.pValue),
+        pText(x.overall.pAdjusted),
+        x.overall.significant ? 'yes' : 'no',
+        x.rankA,
+        x.rankB,
+      ];
     }),
   );
   const header = `<h1>Compare — ${esc(c.runB.runId)} against ${esc(c.runA.runId)}</h1>${factList([
@@ -76,15 +109,28 @@ export function buildCompareHtml(c: Comparison): string {
     ['significance level (alpha)', c.alpha],
   ])}`;
   const sections: Array<[string, string, string]> = [
-    ['forest', 'Score changes', forest + `<p class="note">Positive means run B scored higher. Differences are paired by query. A change is significant when its Holm-adjusted p (across the copilots compared) is below alpha; the table gives both the unadjusted and the Holm p.</p>` + rankTable],
+    [
+      'forest',
+      'Score changes',
+      forest +
+        `<p class="note">Positive means run B scored higher. Differences are paired by query. A change is significant when its Holm-adjusted p (across the copilots compared) is below alpha; the table gives both the unadjusted and the Holm p.</p>` +
+        rankTable,
+    ],
     ['dimension-deltas', 'Per dimension', dimensionDeltas],
     ['grounding-deltas', 'Grounding', groundingDeltaTable(c)],
-    ['movers', 'Most-moved queries', c.movers.length ? c.movers.map(moverBlock).join('') : '<p>No paired query moved.</p>'],
+    [
+      'movers',
+      'Most-moved queries',
+      c.movers.length ? c.movers.map(moverBlock).join('') : '<p>No paired query moved.</p>',
+    ],
   ];
   return htmlPage({
     title: `Compare ${c.runB.runId} vs ${c.runA.runId}`,
     header: header + toc(sections.map(([id, title]) => [id, title])),
-    body: sections.filter(([, , html]) => html).map(([id, title, html]) => section(id, title, html)).join('\n'),
+    body: sections
+      .filter(([, , html]) => html)
+      .map(([id, title, html]) => section(id, title, html))
+      .join('\n'),
     data: { comparison: { runA: c.runA.runId, runB: c.runB.runId } },
   });
 }
@@ -94,8 +140,17 @@ function groundingDeltaTable(c: Comparison): string {
   if (!c.grounding) return '';
   const rate = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
   return dataTable(
-    'Verification rate (share of claims the copilot\'s own context supports), B − A in points, paired by query',
+    "Verification rate (share of claims the copilot's own context supports), B − A in points, paired by query",
     ['copilot', 'A', 'B', 'paired queries', 'Δ (points)', 'p', 'p (Holm)', 'significant'],
-    Object.entries(c.grounding).map(([n, g]) => [n, rate(g.rateA), rate(g.rateB), g.verificationRate.n, g.verificationRate.delta === null ? null : (g.verificationRate.delta * 100).toFixed(1), pText(g.verificationRate.pValue), pText(g.verificationRate.pAdjusted), g.verificationRate.significant ? 'yes' : 'no']),
+    Object.entries(c.grounding).map(([n, g]) => [
+      n,
+      rate(g.rateA),
+      rate(g.rateB),
+      g.verificationRate.n,
+      g.verificationRate.delta === null ? null : (g.verificationRate.delta * 100).toFixed(1),
+      pText(g.verificationRate.pValue),
+      pText(g.verificationRate.pAdjusted),
+      g.verificationRate.significant ? 'yes' : 'no',
+    ]),
   );
 }

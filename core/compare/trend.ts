@@ -24,7 +24,17 @@ export interface TrendVsPrevious {
   runId: string;
   /** Queries the two runs share (all of them on one snapshot; id + text across two). */
   overlap: QueryPairing;
-  copilots: Record<string, { n: number; delta: number | null; ci95: TrendInterval | null; p: number | null; pHolm: number | null; significant: boolean }>;
+  copilots: Record<
+    string,
+    {
+      n: number;
+      delta: number | null;
+      ci95: TrendInterval | null;
+      p: number | null;
+      pHolm: number | null;
+      significant: boolean;
+    }
+  >;
   /** Copilots significantly lower than in the previous run (the gate's verdict, max drop 0). */
   regressions: string[];
   improvements: string[];
@@ -44,35 +54,70 @@ export interface Trend {
   runs: TrendRun[];
 }
 
-const interval = (x: { low: number; high: number } | null): TrendInterval | null => (x ? { low: x.low, high: x.high } : null);
+const interval = (x: { low: number; high: number } | null): TrendInterval | null =>
+  x ? { low: x.low, high: x.high } : null;
 
 export function trend(runs: TrendRunInput[], protocol: ProtocolReading, options: CompareOptions = {}): Trend {
-  const ordered = [...runs].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.runId < b.runId ? -1 : 1));
+  const ordered = [...runs].sort((a, b) =>
+    a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.runId < b.runId ? -1 : 1,
+  );
   return {
     runs: ordered.map((run, i) => {
       const copilots = Object.fromEntries(
         run.copilots.map((c) => {
           const score = responseScoreOf(protocol);
-          const totals = run.judgments.filter((j) => j.copilot === c && j.status === 'ok' && score(j) !== null).map((j) => score(j)!);
-          return [c, { score: totals.length ? mean(totals) : null, ci95: interval(totals.length > 1 ? meanCI(totals, { seed: `trend:${run.runId}:${c}` }) : null), n: totals.length }];
+          const totals = run.judgments
+            .filter((j) => j.copilot === c && j.status === 'ok' && score(j) !== null)
+            .map((j) => score(j)!);
+          return [
+            c,
+            {
+              score: totals.length ? mean(totals) : null,
+              ci95: interval(totals.length > 1 ? meanCI(totals, { seed: `trend:${run.runId}:${c}` }) : null),
+              n: totals.length,
+            },
+          ];
         }),
       );
       let vsPrevious: TrendVsPrevious | null = null;
       if (i > 0) {
         const prev = ordered[i - 1];
-        const comparison = compareRuns(prev, run, prev.snapshotId === run.snapshotId ? run.queries : { a: prev.queries, b: run.queries }, protocol, { ...options, top: 0 });
+        const comparison = compareRuns(
+          prev,
+          run,
+          prev.snapshotId === run.snapshotId ? run.queries : { a: prev.queries, b: run.queries },
+          protocol,
+          { ...options, top: 0 },
+        );
         const verdict = gate(comparison);
         vsPrevious = {
           runId: prev.runId,
           overlap: comparison.pairing,
           copilots: Object.fromEntries(
-            Object.entries(comparison.copilots).map(([c, x]) => [c, { n: x.overall.n, delta: x.overall.delta, ci95: interval(x.overall.ci95), p: x.overall.pValue, pHolm: x.overall.pAdjusted, significant: x.overall.significant }]),
+            Object.entries(comparison.copilots).map(([c, x]) => [
+              c,
+              {
+                n: x.overall.n,
+                delta: x.overall.delta,
+                ci95: interval(x.overall.ci95),
+                p: x.overall.pValue,
+                pHolm: x.overall.pAdjusted,
+                significant: x.overall.significant,
+              },
+            ]),
           ),
           regressions: verdict.regressions.map((r) => r.copilot),
           improvements: verdict.improvements.map((r) => r.copilot),
         };
       }
-      return { runId: run.runId, startedAt: run.startedAt, status: run.status, snapshotId: run.snapshotId, copilots, vsPrevious };
+      return {
+        runId: run.runId,
+        startedAt: run.startedAt,
+        status: run.status,
+        snapshotId: run.snapshotId,
+        copilots,
+        vsPrevious,
+      };
     }),
   };
 }

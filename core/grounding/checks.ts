@@ -101,47 +101,72 @@ export const groundingConfigSchema = z
       .array(z.enum(GROUNDING_CHECKS))
       .min(1)
       .default([...GROUNDING_CHECKS])
-      .describe('which grounding checks run on every collected response: hallucination (claims against the context) and citations (claims against the sources they cite)'),
+      .describe(
+        'which grounding checks run on every collected response: hallucination (claims against the context) and citations (claims against the sources they cite)',
+      ),
     // Grounding work items are judged in the lanes of the run's judges, live or in batches as those judge.
     judge: judgeObjectSchema
       .omit({ samples: true, batch: true, batchPollSeconds: true, batchDeadlineHours: true })
       .optional()
-      .describe("the judge of the grounding checks; default: the run's judge (a panel: each member checks every response)"),
-    rubric: z.string().min(1).optional().describe('a grounding rubric directory other than the shipped rubrics/grounding (prompts, answer schemas, label thresholds)'),
+      .describe(
+        "the judge of the grounding checks; default: the run's judge (a panel: each member checks every response)",
+      ),
+    rubric: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'a grounding rubric directory other than the shipped rubrics/grounding (prompts, answer schemas, label thresholds)',
+      ),
     maxContextChars: z
       .number()
       .int()
       .min(1000)
       .max(5_000_000)
       .default(DEFAULT_MAX_CONTEXT_CHARS)
-      .describe('context kept per response in the results store; longer context is cut to this with a warning in the report'),
+      .describe(
+        'context kept per response in the results store; longer context is cut to this with a warning in the report',
+      ),
     judgeContextChars: z
       .union([z.number().int().min(1000), z.literal('whole')])
       .optional()
-      .describe("context shown to the grounding judge per response; default the grounding rubric's maxContextChars (60,000). 'whole' shows all of it, as the reference harness does (then raise maxContextChars too); a cut is reported per answer"),
+      .describe(
+        "context shown to the grounding judge per response; default the grounding rubric's maxContextChars (60,000). 'whole' shows all of it, as the reference harness does (then raise maxContextChars too); a cut is reported per answer",
+      ),
     reuseAnswers: z
       .boolean()
       .default(true)
-      .describe('when the run reuses judge answers (an unchanged re-judge), grounding answers are reused too; rejudge --grounding sets false to ask them afresh'),
+      .describe(
+        'when the run reuses judge answers (an unchanged re-judge), grounding answers are reused too; rejudge --grounding sets false to ask them afresh',
+      ),
   })
   .strict()
   .superRefine((c, ctx) => {
-    if (new Set(c.checks).size !== c.checks.length) ctx.addIssue({ code: 'custom', path: ['checks'], message: 'each check may be named once' });
+    if (new Set(c.checks).size !== c.checks.length)
+      ctx.addIssue({ code: 'custom', path: ['checks'], message: 'each check may be named once' });
   });
 
 export type GroundingConfig = z.infer<typeof groundingConfigSchema>;
 
 /** Stored context is cut to the configured size; this marker ends the part kept, so reports and judges can tell. */
-export function limitContext(context: string | undefined | null, maxChars: number): { context: string | null; truncated: boolean } {
+export function limitContext(
+  context: string | undefined | null,
+  maxChars: number,
+): { context: string | null; truncated: boolean } {
   if (!context) return { context: null, truncated: false };
   if (context.length <= maxChars) return { context, truncated: false };
-  return { context: `${context.slice(0, maxChars)}\n${CONTEXT_CUT_MARK} (${context.length - maxChars} of ${context.length} characters dropped; raise grounding.maxContextChars to keep more)]`, truncated: true };
+  return {
+    context: `${context.slice(0, maxChars)}\n${CONTEXT_CUT_MARK} (${context.length - maxChars} of ${context.length} characters dropped; raise grounding.maxContextChars to keep more)]`,
+    truncated: true,
+  };
 }
 export const CONTEXT_CUT_MARK = '[context cut by judgeflow';
 
 /** What a grounding judge is shown as a response's context: its own context, else the text of its sources; null when it has neither ("no context"). */
 export function evidenceText(context: string | null, sources: AnswerSource[] | null | undefined): string | null {
   if (context?.trim()) return context;
-  const texts = (sources ?? []).filter((s) => s.text?.trim()).map((s) => `[${s.id ?? s.url ?? ''}] ${s.title ?? ''}\n${s.text}`.trim());
+  const texts = (sources ?? [])
+    .filter((s) => s.text?.trim())
+    .map((s) => `[${s.id ?? s.url ?? ''}] ${s.title ?? ''}\n${s.text}`.trim());
   return texts.length ? texts.join('\n\n') : null;
 }

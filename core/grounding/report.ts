@@ -3,7 +3,13 @@
  * rate, query-clustered interval), its labels and citation figures; the same by query label; numeric claims on which
  * copilots disagree; and every claim for the drill-down. Pure: built from stored responses and checks.
  */
-import { CONTEXT_CUT_MARK, evidenceText, type GroundingCheckName, type GroundingClaim, type StoredGroundingCheck } from './checks';
+import {
+  CONTEXT_CUT_MARK,
+  evidenceText,
+  type GroundingCheckName,
+  type GroundingClaim,
+  type StoredGroundingCheck,
+} from './checks';
 import { clusteredWilsonInterval } from '../stats/stats';
 import type { Query, StoredResponse } from '../model/types';
 
@@ -94,7 +100,10 @@ export interface GroundingReport {
   checks: GroundingCheckName[];
   copilots: Record<string, GroundingCopilotFigures>;
   /** label name → label value → copilot → claims, verified (exact or derivable), verificationRate. */
-  byCategory: Record<string, Record<string, Record<string, { claims: number; verified: number; verificationRate: number | null }>>>;
+  byCategory: Record<
+    string,
+    Record<string, Record<string, { claims: number; verified: number; verificationRate: number | null }>>
+  >;
   crossCopilotConflicts: CrossCopilotConflict[];
   /** Every ok check, one row per answer (and judge). */
   answers: GroundingAnswerRow[];
@@ -132,10 +141,12 @@ export function groundingReport(input: {
       const verified = count('exact');
       const derivable = count('derivable');
       // Each query's claims resampled together: claims of one answer (and one query) are not independent.
-      const perQuery = [...groupBy(checks, (g) => g.queryId).values()].map((gs) => {
-        const cs = gs.flatMap((g) => g.claims).filter((c) => c.status !== 'unchecked');
-        return { verified: cs.filter(verifiedOf).length, claims: cs.length };
-      }).filter((q) => q.claims > 0);
+      const perQuery = [...groupBy(checks, (g) => g.queryId).values()]
+        .map((gs) => {
+          const cs = gs.flatMap((g) => g.claims).filter((c) => c.status !== 'unchecked');
+          return { verified: cs.filter(verifiedOf).length, claims: cs.length };
+        })
+        .filter((q) => q.claims > 0);
       const interval = clusteredWilsonInterval(perQuery.map((q) => ({ k: q.verified, n: q.claims })));
       const ci95 = interval ? { low: interval.low, high: interval.high } : null;
       const cited = all.filter((c) => c.citation);
@@ -145,8 +156,13 @@ export function groundingReport(input: {
       const needing = cited.length - verdicts('not_needed');
       const checkedCitations = citations && cited.length > 0;
       const stated = checks.map((g) => g.stated).filter((x): x is NonNullable<typeof x> => !!x);
-      const sameTopic = checks.reduce((n, g) => n + (g.stated?.sameTopicClaims ?? []).filter((i) => g.claims[i]?.status === 'fabricated').length, 0);
-      const rates = stated.filter((x) => x.verificationRatePercent !== null).map((x) => x.verificationRatePercent! / 100);
+      const sameTopic = checks.reduce(
+        (n, g) => n + (g.stated?.sameTopicClaims ?? []).filter((i) => g.claims[i]?.status === 'fabricated').length,
+        0,
+      );
+      const rates = stated
+        .filter((x) => x.verificationRatePercent !== null)
+        .map((x) => x.verificationRatePercent! / 100);
       return [
         copilot,
         {
@@ -161,7 +177,11 @@ export function groundingReport(input: {
           contradicted: count('contradicted'),
           verificationRate: ratio(verified + derivable, claims.length),
           ci95,
-          labels: { factual: checks.filter((g) => g.label === 'factual').length, partial: checks.filter((g) => g.label === 'partial').length, hallucinated: checks.filter((g) => g.label === 'hallucinated').length },
+          labels: {
+            factual: checks.filter((g) => g.label === 'factual').length,
+            partial: checks.filter((g) => g.label === 'partial').length,
+            hallucinated: checks.filter((g) => g.label === 'hallucinated').length,
+          },
           claimsWithCitations: checkedCitations ? withCitation : null,
           correctlyCited: checkedCitations ? correct : null,
           incorrectlyCited: checkedCitations ? verdicts('incorrect') : null,
@@ -169,12 +189,22 @@ export function groundingReport(input: {
           citationPrecision: checkedCitations ? ratio(correct, withCitation) : null,
           citationCompleteness: checkedCitations ? ratio(withCitation, needing) : null,
           correctCitationCompleteness: checkedCitations ? ratio(correct, needing) : null,
-          citationLabels: { correct: stated.filter((x) => x.citationLabel === 'correct').length, partiallyCorrect: stated.filter((x) => x.citationLabel === 'partially correct').length, incorrect: stated.filter((x) => x.citationLabel === 'incorrect').length },
-          judgeLabels: { factual: stated.filter((x) => x.hallucinationLabel === 'factual').length, partiallyFactual: stated.filter((x) => x.hallucinationLabel === 'partially factual').length, hallucinated: stated.filter((x) => x.hallucinationLabel === 'hallucinated').length },
+          citationLabels: {
+            correct: stated.filter((x) => x.citationLabel === 'correct').length,
+            partiallyCorrect: stated.filter((x) => x.citationLabel === 'partially correct').length,
+            incorrect: stated.filter((x) => x.citationLabel === 'incorrect').length,
+          },
+          judgeLabels: {
+            factual: stated.filter((x) => x.hallucinationLabel === 'factual').length,
+            partiallyFactual: stated.filter((x) => x.hallucinationLabel === 'partially factual').length,
+            hallucinated: stated.filter((x) => x.hallucinationLabel === 'hallucinated').length,
+          },
           statedVerificationRate: rates.length ? rates.reduce((n, r) => n + r, 0) / rates.length : null,
           referenceVerificationRate: ratio(verified + derivable + sameTopic, claims.length),
           contextCutForJudge: stated.filter((x) => x.contextShown).length,
-          uncheckedClaims: stored.filter((g) => g.copilot === copilot && g.status !== 'failed').reduce((n, g) => n + g.claims.filter((c) => c.status === 'unchecked').length, 0),
+          uncheckedClaims: stored
+            .filter((g) => g.copilot === copilot && g.status !== 'failed')
+            .reduce((n, g) => n + g.claims.filter((c) => c.status === 'unchecked').length, 0),
         },
       ];
     }),
@@ -187,7 +217,11 @@ export function groundingReport(input: {
     if (!query) continue;
     for (const [label, values] of Object.entries(input.labelsOf(query)))
       for (const value of values) {
-        const cell = (((byCategory[label] ??= {})[value] ??= {})[g.copilot] ??= { claims: 0, verified: 0, verificationRate: null });
+        const cell = (((byCategory[label] ??= {})[value] ??= {})[g.copilot] ??= {
+          claims: 0,
+          verified: 0,
+          verificationRate: null,
+        });
         cell.claims += g.claims.filter((c) => c.status !== 'unchecked').length;
         cell.verified += g.claims.filter(verifiedOf).length;
         cell.verificationRate = ratio(cell.verified, cell.claims);
@@ -211,9 +245,12 @@ export function groundingReport(input: {
         label: g.label,
         judgeLabel: g.stated?.hallucinationLabel ?? null,
         verificationRate: ratio(checked.filter(verifiedOf).length, checked.length),
-        statedVerificationRate: g.stated?.verificationRatePercent == null ? null : g.stated.verificationRatePercent / 100,
+        statedVerificationRate:
+          g.stated?.verificationRatePercent == null ? null : g.stated.verificationRatePercent / 100,
         citationLabel: g.stated?.citationLabel ?? null,
-        citationCompleteness: cited.length ? ratio(cited.filter((c) => c.citation!.source !== null).length, needing) : null,
+        citationCompleteness: cited.length
+          ? ratio(cited.filter((c) => c.citation!.source !== null).length, needing)
+          : null,
         contextShown: g.stated?.contextShown ?? null,
       };
     }),
@@ -224,7 +261,12 @@ export function groundingReport(input: {
         judge: g.judgeName,
         text: c.text,
         status: c.status,
-        excerpt: c.excerpt === null ? null : c.excerpt.length > EXCERPT_CHARS ? `${c.excerpt.slice(0, EXCERPT_CHARS)}…` : c.excerpt,
+        excerpt:
+          c.excerpt === null
+            ? null
+            : c.excerpt.length > EXCERPT_CHARS
+              ? `${c.excerpt.slice(0, EXCERPT_CHARS)}…`
+              : c.excerpt,
         citedSource: c.citation?.source ?? null,
         citation: c.citation?.verdict ?? null,
       })),
@@ -239,14 +281,30 @@ const norm = (s: string) => s.trim().toLowerCase().replace(/\s+/g, ' ');
  * than CONFLICT_TOLERANCE: at least one of them is wrong, whether or not either had context.
  */
 export function crossCopilotConflicts(checks: StoredGroundingCheck[]): CrossCopilotConflict[] {
-  const groups = new Map<string, { queryId: string; entity: string; metric: string; unit: string | null; byCopilot: Map<string, CrossCopilotConflict['claims'][number]> }>();
+  const groups = new Map<
+    string,
+    {
+      queryId: string;
+      entity: string;
+      metric: string;
+      unit: string | null;
+      byCopilot: Map<string, CrossCopilotConflict['claims'][number]>;
+    }
+  >();
   for (const g of checks)
     for (const c of g.claims) {
       if (c.entity === null || c.metric === null || c.value === null || !Number.isFinite(c.value)) continue;
       const key = [g.queryId, norm(c.entity), norm(c.metric), norm(c.unit ?? '')].join('\u0000');
-      const group = groups.get(key) ?? { queryId: g.queryId, entity: c.entity, metric: c.metric, unit: c.unit, byCopilot: new Map() };
+      const group = groups.get(key) ?? {
+        queryId: g.queryId,
+        entity: c.entity,
+        metric: c.metric,
+        unit: c.unit,
+        byCopilot: new Map(),
+      };
       groups.set(key, group);
-      if (!group.byCopilot.has(g.copilot)) group.byCopilot.set(g.copilot, { copilot: g.copilot, value: c.value, text: c.text, status: c.status });
+      if (!group.byCopilot.has(g.copilot))
+        group.byCopilot.set(g.copilot, { copilot: g.copilot, value: c.value, text: c.text, status: c.status });
     }
   const conflicts: CrossCopilotConflict[] = [];
   for (const { byCopilot, ...where } of groups.values()) {
@@ -254,9 +312,13 @@ export function crossCopilotConflicts(checks: StoredGroundingCheck[]): CrossCopi
     if (claims.length < 2) continue;
     const low = claims[0].value;
     const high = claims[claims.length - 1].value;
-    if (Math.abs(high - low) > CONFLICT_TOLERANCE * Math.max(Math.abs(high), Math.abs(low))) conflicts.push({ ...where, claims });
+    if (Math.abs(high - low) > CONFLICT_TOLERANCE * Math.max(Math.abs(high), Math.abs(low)))
+      conflicts.push({ ...where, claims });
   }
-  return conflicts.sort((a, b) => a.queryId.localeCompare(b.queryId) || a.entity.localeCompare(b.entity) || a.metric.localeCompare(b.metric));
+  return conflicts.sort(
+    (a, b) =>
+      a.queryId.localeCompare(b.queryId) || a.entity.localeCompare(b.entity) || a.metric.localeCompare(b.metric),
+  );
 }
 
 function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {

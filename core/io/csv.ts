@@ -14,7 +14,8 @@ export interface CsvRecord {
   cells: string[];
 }
 
-const HOW_TO_FIX = 'a field that contains a quote, comma or line break must be wrapped in double quotes, with each quote inside it doubled ("")';
+const HOW_TO_FIX =
+  'a field that contains a quote, comma or line break must be wrapped in double quotes, with each quote inside it doubled ("")';
 
 /** Records with the line each starts on; blank lines are skipped. `where` (the file) prefixes any error. */
 export function csvRecords(text: string, where: string): CsvRecord[] {
@@ -42,7 +43,9 @@ export function csvRecords(text: string, where: string): CsvRecord[] {
       const lines = text.split(/\r\n|\n|\r/);
       let start = lastEnd; // 0-based index of the first non-blank line after the last complete record
       while (start < lines.length - 1 && !lines[start].trim()) start++;
-      throw new InputError(`${where}:${start + 1}: malformed CSV: the record starting on line ${start + 1} opens a quoted field that is never closed (the file ends inside it); ${HOW_TO_FIX}`);
+      throw new InputError(
+        `${where}:${start + 1}: malformed CSV: the record starting on line ${start + 1} opens a quoted field that is never closed (the file ends inside it); ${HOW_TO_FIX}`,
+      );
     }
     throw new InputError(`${where}:${at ?? '?'}: malformed CSV: ${error.message}; ${HOW_TO_FIX}`);
   }

@@ -15,7 +15,11 @@ export function readText(file: string, what: string): string {
     bytes = fs.readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'ENOENT' ? `${what} ${file} cannot be read: the file is missing (ENOENT); check the path (in a config, relative paths are relative to the config file)` : `${what} ${file} cannot be read (${code ?? String(error)})`);
+    throw new InputError(
+      code === 'ENOENT'
+        ? `${what} ${file} cannot be read: the file is missing (ENOENT); check the path (in a config, relative paths are relative to the config file)`
+        : `${what} ${file} cannot be read (${code ?? String(error)})`,
+    );
   }
   try {
     return strictUtf8.decode(bytes).replace(/^\uFEFF/, '');
@@ -71,7 +75,9 @@ export function readTextInside(dir: string, relative: string, what: string): str
   try {
     root = fs.realpathSync(dir);
   } catch (error) {
-    throw new InputError(`${what}: directory ${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new InputError(
+      `${what}: directory ${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
   const target = path.resolve(root, relative);
   const outside = `${what} "${relative}" points outside the directory ${dir}; keep the file inside it and name it by a relative path`;

@@ -4,7 +4,10 @@ import path from 'node:path';
 
 /** A temp name no other writer uses (another process, or a concurrent write in this one), beside `file` so rename stays atomic. */
 function tempNameFor(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  return path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`,
+  );
 }
 
 /** Write a file whole, then rename it into place, so a crash never leaves a half-written report or export. */
@@ -56,7 +59,8 @@ export async function replaceDirWhole(dir: string, fill: (tmp: string) => Promis
     await fill(tmp);
     for (let attempt = 0; ; attempt++) {
       if (fs.existsSync(dir)) {
-        for (const name of fs.readdirSync(dir)) if (!fs.existsSync(path.join(tmp, name))) fs.renameSync(path.join(dir, name), path.join(tmp, name));
+        for (const name of fs.readdirSync(dir))
+          if (!fs.existsSync(path.join(tmp, name))) fs.renameSync(path.join(dir, name), path.join(tmp, name));
         try {
           fs.renameSync(dir, old);
         } catch (error) {

@@ -14,11 +14,16 @@ export function assertWritableDir(dir: string, what: string): void {
     try {
       stat = fs.statSync(existing);
     } catch (error) {
-      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) throw new InputError(`${what} ${dir} cannot be used (${(error as NodeJS.ErrnoException).code})`);
+      if (!['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? ''))
+        throw new InputError(`${what} ${dir} cannot be used (${(error as NodeJS.ErrnoException).code})`);
     }
     if (stat) {
       if (!stat.isDirectory())
-        throw new InputError(existing === path.resolve(dir) ? `${what} ${dir} is a file, not a directory; point it at a directory (it is created when missing)` : `${what} ${dir} cannot be created: ${existing} is a file, not a directory`);
+        throw new InputError(
+          existing === path.resolve(dir)
+            ? `${what} ${dir} is a file, not a directory; point it at a directory (it is created when missing)`
+            : `${what} ${dir} cannot be created: ${existing} is a file, not a directory`,
+        );
       break;
     }
     const parent = path.dirname(existing);
@@ -28,6 +33,8 @@ export function assertWritableDir(dir: string, what: string): void {
   try {
     fs.accessSync(existing, fs.constants.W_OK | fs.constants.X_OK);
   } catch {
-    throw new InputError(`${what} ${dir} is not writable (${existing} does not allow this user to create files); pick a directory you can write to`);
+    throw new InputError(
+      `${what} ${dir} is not writable (${existing} does not allow this user to create files); pick a directory you can write to`,
+    );
   }
 }

@@ -3,7 +3,13 @@ import { openaiChat } from './providers/chat';
 import { ProviderHttpError } from './providers/httpError';
 import { isQuotaError, profileOf } from './providers';
 import { chatRequestBody, type JsonWanted, type RequestSettings } from './providers/request';
-import { droppedParameters, endpointKey, learnRefusedParameter, markQuotaExhausted, quotaExhausted } from './providers/session';
+import {
+  droppedParameters,
+  endpointKey,
+  learnRefusedParameter,
+  markQuotaExhausted,
+  quotaExhausted,
+} from './providers/session';
 
 /**
  * The one request path of judges (core/llm/client.ts) and copilots (activities/adapters/): every call to a model
@@ -66,7 +72,13 @@ export async function chatCompletion(call: ChatCall): Promise<ChatReply> {
       const body = chatRequestBody(profile, endpoint, call.messages, call.json, dropped);
       const started = Date.now();
       try {
-        const { completion, headers } = await openaiChat({ baseURL: endpoint.baseURL, apiKey: call.apiKey, body, timeoutMs: endpoint.timeoutMs, signal: call.signal });
+        const { completion, headers } = await openaiChat({
+          baseURL: endpoint.baseURL,
+          apiKey: call.apiKey,
+          body,
+          timeoutMs: endpoint.timeoutMs,
+          signal: call.signal,
+        });
         return { completion, headers, body, started };
       } catch (error) {
         const refusal = drops < MAX_DROPS ? learnRefusedParameter(error, body, dropped) : null;
@@ -78,9 +90,22 @@ export async function chatCompletion(call: ChatCall): Promise<ChatReply> {
 }
 
 /** Ask Anthropic's native Messages API once (steps 1 and 4 above: it names no refused parameters judgeflow could drop). */
-export async function anthropicMessage(call: { endpoint: Pick<CallEndpoint, 'baseURL' | 'model' | 'apiKeyEnv' | 'timeoutMs'>; request: AnthropicRequest; apiKey: string; signal?: AbortSignal }): Promise<AnthropicChatResult> {
+export async function anthropicMessage(call: {
+  endpoint: Pick<CallEndpoint, 'baseURL' | 'model' | 'apiKeyEnv' | 'timeoutMs'>;
+  request: AnthropicRequest;
+  apiKey: string;
+  signal?: AbortSignal;
+}): Promise<AnthropicChatResult> {
   const { endpoint } = call;
-  return guardQuota(endpoint, () => anthropicChat({ ...call.request, baseURL: endpoint.baseURL, apiKey: call.apiKey, timeoutMs: endpoint.timeoutMs, signal: call.signal }));
+  return guardQuota(endpoint, () =>
+    anthropicChat({
+      ...call.request,
+      baseURL: endpoint.baseURL,
+      apiKey: call.apiKey,
+      timeoutMs: endpoint.timeoutMs,
+      signal: call.signal,
+    }),
+  );
 }
 
 /**
@@ -96,7 +121,10 @@ export class EndpointPausedError extends ProviderHttpError {
 }
 
 /** Steps 1 and 4: an endpoint out of quota is not asked; an out-of-quota answer marks it. */
-async function guardQuota<T>(endpoint: { baseURL: string; model: string; apiKeyEnv?: string }, send: () => Promise<T>): Promise<T> {
+async function guardQuota<T>(
+  endpoint: { baseURL: string; model: string; apiKeyEnv?: string },
+  send: () => Promise<T>,
+): Promise<T> {
   const key = endpointKey(endpoint);
   const exhausted = quotaExhausted(key);
   if (exhausted) throw new EndpointPausedError(exhausted);

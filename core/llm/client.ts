@@ -1,4 +1,9 @@
-import { anthropicReplyOf, anthropicRequestBody, type AnthropicChatResult, type AnthropicRequest } from './providers/anthropicMessages';
+import {
+  anthropicReplyOf,
+  anthropicRequestBody,
+  type AnthropicChatResult,
+  type AnthropicRequest,
+} from './providers/anthropicMessages';
 import { anthropicMessage, chatCompletion, EndpointPausedError } from './call';
 import { contentHash } from '../model/hashing';
 import { contentText, extractJson, finishProblem, stripThink, toolCallProblem } from './providers/extract';
@@ -7,13 +12,34 @@ import { classifyProviderError, isQuotaError, profileOf } from './providers';
 import { chatRequestBody, type RequestSettings } from './providers/request';
 import { droppedParameters, endpointKey } from './providers/session';
 import { ProviderTimeoutError } from './providers/replyError';
-import type { AnswerCache, CallUsage, ChatMessage, JsonAnswer, JsonAnswerSpec, ModelEndpoint, RateLimitInfo } from './types';
+import type {
+  AnswerCache,
+  CallUsage,
+  ChatMessage,
+  JsonAnswer,
+  JsonAnswerSpec,
+  ModelEndpoint,
+  RateLimitInfo,
+} from './types';
 // Re-exported: callers import the request types from the client they use.
-export type { AnswerCache, CallUsage, ChatMessage, JsonAnswer, JsonAnswerSpec, ModelEndpoint, RateLimitInfo } from './types';
+export type {
+  AnswerCache,
+  CallUsage,
+  ChatMessage,
+  JsonAnswer,
+  JsonAnswerSpec,
+  ModelEndpoint,
+  RateLimitInfo,
+} from './types';
 
 /** Read the rate-limit headers of a response; undefined when it sent none. Resets are durations like `1s`, `6m0s`, `20ms`. */
-export function rateLimitHeaders(source: { get(name: string): string | null } | Record<string, string>): RateLimitInfo | undefined {
-  const headers = typeof source.get === 'function' ? (source as { get(name: string): string | null }) : { get: (name: string) => (source as Record<string, string>)[name] ?? null };
+export function rateLimitHeaders(
+  source: { get(name: string): string | null } | Record<string, string>,
+): RateLimitInfo | undefined {
+  const headers =
+    typeof source.get === 'function'
+      ? (source as { get(name: string): string | null })
+      : { get: (name: string) => (source as Record<string, string>)[name] ?? null };
   const number = (name: string) => {
     const value = headers.get(name);
     const n = value === null ? NaN : Number(value);
@@ -50,9 +76,23 @@ export function usageFrom(usage: unknown): Pick<CallUsage, 'promptTokens' | 'com
   };
 }
 
-export function requestKey(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: unknown }): string {
-  const request = { model: settings.model, baseURL: settings.baseURL, temperature: settings.temperature, format: settings.responseFormat ?? 'json_schema', messages, schema: spec.jsonSchema };
-  return contentHash(settings.cacheVariant === undefined ? request : { ...request, variant: settings.cacheVariant }, 40);
+export function requestKey(
+  settings: ModelEndpoint,
+  messages: ChatMessage[],
+  spec: { name: string; jsonSchema: unknown },
+): string {
+  const request = {
+    model: settings.model,
+    baseURL: settings.baseURL,
+    temperature: settings.temperature,
+    format: settings.responseFormat ?? 'json_schema',
+    messages,
+    schema: spec.jsonSchema,
+  };
+  return contentHash(
+    settings.cacheVariant === undefined ? request : { ...request, variant: settings.cacheVariant },
+    40,
+  );
 }
 
 /** The JSON value of a stored or received answer, read as robustly as when it was first checked. */
@@ -67,7 +107,10 @@ function parseAnswer<T>(raw: string | null | undefined, spec: JsonAnswerSpec<T>)
   const extracted = extractJson(raw);
   if ('error' in extracted) return extracted;
   const parsed = spec.zodSchema.safeParse(extracted.value);
-  if (!parsed.success) return { error: `answer does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}` };
+  if (!parsed.success)
+    return {
+      error: `answer does not match the schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ')}`,
+    };
   const problem = spec.check?.(parsed.data);
   return problem ? { error: problem } : { value: parsed.data };
 }
@@ -101,13 +144,31 @@ export async function askJson<T>(args: {
     let usage: CallUsage | null = null;
     let problem: string | null = null;
     // Its sizes say roughly what the call it stands for would have cost.
-    if (raw !== null) usage = { model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0, ok: true, errorKind: null, requestChars: messageChars(messages), replyChars: raw.length, reused: true };
+    if (raw !== null)
+      usage = {
+        model: settings.model,
+        promptTokens: null,
+        completionTokens: null,
+        cachedTokens: null,
+        latencyMs: 0,
+        ok: true,
+        errorKind: null,
+        requestChars: messageChars(messages),
+        replyChars: raw.length,
+        reused: true,
+      };
     else {
-      const seed = settings.seed === null || settings.seed === undefined ? settings.seed : (settings.seed + attempt - 1) & 0x7fffffff;
+      const seed =
+        settings.seed === null || settings.seed === undefined
+          ? settings.seed
+          : (settings.seed + attempt - 1) & 0x7fffffff;
       const asked = { ...settings, seed };
-      const batched = (await args.cache?.batchReply?.(key, () => batchRequestBody(asked, messages, spec), asked)) ?? null;
+      const batched =
+        (await args.cache?.batchReply?.(key, () => batchRequestBody(asked, messages, spec), asked)) ?? null;
       // A batch line's usage was recorded when the batch was ingested (at the batch price): not a call made here.
-      const answer = batched ? { ...completedFromBody(asked, batched, spec), usage: null } : await complete(asked, messages, spec, args.env, args.signal, args.onCall);
+      const answer = batched
+        ? { ...completedFromBody(asked, batched, spec), usage: null }
+        : await complete(asked, messages, spec, args.env, args.signal, args.onCall);
       raw = answer.content;
       problem = answer.problem;
       usage = answer.usage;
@@ -115,22 +176,44 @@ export async function askJson<T>(args: {
     }
     const parsed = parseAnswer(raw, spec);
     // A stored answer the check now refuses is asked again (it was never a call made or a failure of this run).
-    if (usage && (!usage.reused || 'value' in parsed)) await args.onCall?.('value' in parsed ? usage : { ...usage, ok: false, errorKind: problem?.startsWith('refused') ? 'refusal' : 'invalid_answer' });
+    if (usage && (!usage.reused || 'value' in parsed))
+      await args.onCall?.(
+        'value' in parsed
+          ? usage
+          : { ...usage, ok: false, errorKind: problem?.startsWith('refused') ? 'refusal' : 'invalid_answer' },
+      );
     if ('value' in parsed) {
       await args.cache?.set(key, raw ?? '');
-      return { ok: true, value: parsed.value, raw: raw ?? '', attempts: attempt, messages: [...messages, { role: 'assistant', content: stripThink(raw ?? '') || (raw ?? '') }], systemFingerprint };
+      return {
+        ok: true,
+        value: parsed.value,
+        raw: raw ?? '',
+        attempts: attempt,
+        messages: [...messages, { role: 'assistant', content: stripThink(raw ?? '') || (raw ?? '') }],
+        systemFingerprint,
+      };
     }
     // A refusal, a cut-off or a tool call says more than the parse error it causes.
     lastError = problem ?? parsed.error;
     const again = `That answer was invalid: ${lastError}. Answer again with JSON that matches the schema exactly.`;
     if (args.retryIn === 'conversation') {
       // Never an empty assistant turn (Anthropic's Messages API rejects them): say what came back instead.
-      messages = [...messages, { role: 'assistant', content: (raw && raw.trim()) || `(no answer: ${lastError})` }, { role: 'user', content: again }];
+      messages = [
+        ...messages,
+        { role: 'assistant', content: (raw && raw.trim()) || `(no answer: ${lastError})` },
+        { role: 'user', content: again },
+      ];
     } else {
       messages = withNote(args.messages, again);
     }
   }
-  return { ok: false, error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`, attempts: args.maxInvalidAnswers + 1, messages, systemFingerprint };
+  return {
+    ok: false,
+    error: `invalid judge answer after ${args.maxInvalidAnswers + 1} attempts: ${lastError}`,
+    attempts: args.maxInvalidAnswers + 1,
+    messages,
+    systemFingerprint,
+  };
 }
 
 /** The original request with the reason for the re-ask added to its last user message (roles keep alternating). */
@@ -154,8 +237,18 @@ export function requestSettings(settings: ModelEndpoint): RequestSettings {
 }
 
 /** The request body a judge call would send now, after what this worker learnt about the endpoint. */
-export function judgeRequestBody(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }): Record<string, unknown> {
-  return chatRequestBody(profileOf(settings), requestSettings(settings), messages, { name: spec.name, schema: spec.jsonSchema }, droppedParameters(endpointKey(settings)));
+export function judgeRequestBody(
+  settings: ModelEndpoint,
+  messages: ChatMessage[],
+  spec: { name: string; jsonSchema: Record<string, unknown> },
+): Record<string, unknown> {
+  return chatRequestBody(
+    profileOf(settings),
+    requestSettings(settings),
+    messages,
+    { name: spec.name, schema: spec.jsonSchema },
+    droppedParameters(endpointKey(settings)),
+  );
 }
 
 interface Completed {
@@ -175,8 +268,17 @@ async function complete(
   onCall?: (usage: CallUsage) => void | Promise<void>,
 ): Promise<Completed> {
   const apiKey = (settings.apiKeyEnv && env[settings.apiKeyEnv]) || undefined;
-  const failed = (started: number, errorKind: string): CallUsage => ({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind });
-  if (profileOf(settings).transport === 'anthropic-messages') return completeAnthropic(settings, messages, spec, apiKey, signal, onCall);
+  const failed = (started: number, errorKind: string): CallUsage => ({
+    model: settings.model,
+    promptTokens: null,
+    completionTokens: null,
+    cachedTokens: null,
+    latencyMs: Date.now() - started,
+    ok: false,
+    errorKind,
+  });
+  if (profileOf(settings).transport === 'anthropic-messages')
+    return completeAnthropic(settings, messages, spec, apiKey, signal, onCall);
   const started = Date.now();
   try {
     const reply = await chatCompletion({
@@ -186,21 +288,36 @@ async function complete(
       apiKey,
       signal,
       // Recorded once per endpoint: the note in llm_calls and the cost table; a concurrent repeat is a plain failed call.
-      onRefused: ({ parameter, learnt, started }) => onCall?.(failed(started, learnt ? `dropped:${parameter}` : 'unsupported_parameter')),
+      onRefused: ({ parameter, learnt, started }) =>
+        onCall?.(failed(started, learnt ? `dropped:${parameter}` : 'unsupported_parameter')),
     });
-    return withSizes(chatCompleted(settings, reply.completion, reply.started, rateLimitHeaders(reply.headers)), messages);
+    return withSizes(
+      chatCompleted(settings, reply.completion, reply.started, rateLimitHeaders(reply.headers)),
+      messages,
+    );
   } catch (error) {
     if (error instanceof EndpointPausedError) throw error; // not asked: no call to record
     // An error a provider's profile reads as a bad answer, not a bad request (Groq's json_validate_failed): re-asked.
     const meaning = error instanceof ProviderHttpError ? classifyProviderError(error.status, error.body) : null;
-    if (meaning?.kind === 'invalid_answer') return { content: null, problem: meaning.problem, systemFingerprint: null, usage: failed(started, 'invalid_answer') };
+    if (meaning?.kind === 'invalid_answer')
+      return {
+        content: null,
+        problem: meaning.problem,
+        systemFingerprint: null,
+        usage: failed(started, 'invalid_answer'),
+      };
     await onCall?.(failed(started, callErrorKind(error)));
     throw error;
   }
 }
 
 /** A Chat Completions reply (live, or a batch output line's `response.body`) read into its answer, problem and usage. */
-function chatCompleted(settings: ModelEndpoint, completion: any, started: number, rateLimit?: RateLimitInfo): Completed {
+function chatCompleted(
+  settings: ModelEndpoint,
+  completion: any,
+  started: number,
+  rateLimit?: RateLimitInfo,
+): Completed {
   const choice = Array.isArray(completion?.choices) ? completion.choices[0] : undefined;
   const message = choice?.message ?? {};
   const content = contentText(message.content);
@@ -210,13 +327,30 @@ function chatCompleted(settings: ModelEndpoint, completion: any, started: number
     finishProblem(choice?.finish_reason) ??
     (content === null ? 'the reply has no message content' : null);
   // Reported by askJson once the answer is checked: an invalid answer is a failed call of kind invalid_answer.
-  const usage: CallUsage = { model: settings.model, ...usageFrom(completion?.usage), latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
-  return { content, problem, systemFingerprint: typeof completion?.system_fingerprint === 'string' ? completion.system_fingerprint : null, usage };
+  const usage: CallUsage = {
+    model: settings.model,
+    ...usageFrom(completion?.usage),
+    latencyMs: Date.now() - started,
+    ok: true,
+    errorKind: null,
+    ...(rateLimit ? { rateLimit } : {}),
+  };
+  return {
+    content,
+    problem,
+    systemFingerprint: typeof completion?.system_fingerprint === 'string' ? completion.system_fingerprint : null,
+    usage,
+  };
 }
 
 /** What a batch line asks: the body the live call would send now (a Chat Completions body, or Anthropic Messages params). */
-export function batchRequestBody(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }): Record<string, unknown> {
-  if (profileOf(settings).transport === 'anthropic-messages') return anthropicRequestBody(anthropicRequestOf(settings, messages, spec));
+export function batchRequestBody(
+  settings: ModelEndpoint,
+  messages: ChatMessage[],
+  spec: { name: string; jsonSchema: Record<string, unknown> },
+): Record<string, unknown> {
+  if (profileOf(settings).transport === 'anthropic-messages')
+    return anthropicRequestBody(anthropicRequestOf(settings, messages, spec));
   return judgeRequestBody(settings, messages, spec);
 }
 
@@ -233,7 +367,10 @@ export function messageChars(messages: ChatMessage[]): number {
 
 /** A live call's usage also says how large its request and reply were (core/stats/cost.ts estimates unreported usage from them). */
 function withSizes(done: Completed, messages: ChatMessage[]): Completed {
-  return { ...done, usage: { ...done.usage, requestChars: messageChars(messages), replyChars: done.content?.length ?? 0 } };
+  return {
+    ...done,
+    usage: { ...done.usage, requestChars: messageChars(messages), replyChars: done.content?.length ?? 0 },
+  };
 }
 
 /** `provider: anthropic`: the native Messages API (core/llm/providers/anthropicMessages.ts). */
@@ -247,18 +384,35 @@ async function completeAnthropic(
 ): Promise<Completed> {
   const started = Date.now();
   try {
-    const answer = await anthropicMessage({ endpoint: settings, request: anthropicRequestOf(settings, messages, spec), apiKey: apiKey ?? '', signal });
+    const answer = await anthropicMessage({
+      endpoint: settings,
+      request: anthropicRequestOf(settings, messages, spec),
+      apiKey: apiKey ?? '',
+      signal,
+    });
     return withSizes(anthropicCompleted(settings, answer, started, answer.rateLimit), messages);
   } catch (error) {
     if (error instanceof EndpointPausedError) throw error; // not asked: no call to record
-    await onCall?.({ model: settings.model, promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: Date.now() - started, ok: false, errorKind: callErrorKind(error) });
+    await onCall?.({
+      model: settings.model,
+      promptTokens: null,
+      completionTokens: null,
+      cachedTokens: null,
+      latencyMs: Date.now() - started,
+      ok: false,
+      errorKind: callErrorKind(error),
+    });
     throw error;
   }
 }
 
 /** A short failure kind for cost reports (the full error goes to Temporal): quota, rate_limited, http_5xx, http_4xx, timeout, network. */
 export function callErrorKind(error: unknown): string {
-  if (error instanceof ProviderTimeoutError || (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))) return 'timeout';
+  if (
+    error instanceof ProviderTimeoutError ||
+    (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+  )
+    return 'timeout';
   if (error instanceof ProviderHttpError) {
     if (isQuotaError(error.status, error.body)) return 'quota';
     return error.status === 429 ? 'rate_limited' : `http_${String(error.status)[0]}xx`;
@@ -268,8 +422,16 @@ export function callErrorKind(error: unknown): string {
 }
 
 /** What a judge call asks of the Messages API (system turns lifted out; the schema asked as a forced tool). */
-function anthropicRequestOf(settings: ModelEndpoint, messages: ChatMessage[], spec: { name: string; jsonSchema: Record<string, unknown> }): AnthropicRequest {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n') || undefined;
+function anthropicRequestOf(
+  settings: ModelEndpoint,
+  messages: ChatMessage[],
+  spec: { name: string; jsonSchema: Record<string, unknown> },
+): AnthropicRequest {
+  const system =
+    messages
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n\n') || undefined;
   return {
     model: settings.model,
     system,
@@ -281,9 +443,29 @@ function anthropicRequestOf(settings: ModelEndpoint, messages: ChatMessage[], sp
   };
 }
 
-function anthropicCompleted(settings: ModelEndpoint, answer: Pick<AnthropicChatResult, 'content' | 'stopReason' | 'usage'>, started: number, rateLimit?: RateLimitInfo): Completed {
+function anthropicCompleted(
+  settings: ModelEndpoint,
+  answer: Pick<AnthropicChatResult, 'content' | 'stopReason' | 'usage'>,
+  started: number,
+  rateLimit?: RateLimitInfo,
+): Completed {
   const { promptTokens, completionTokens, cachedTokens } = answer.usage;
-  const usage: CallUsage = { model: settings.model, promptTokens, completionTokens, cachedTokens, latencyMs: Date.now() - started, ok: true, errorKind: null, ...(rateLimit ? { rateLimit } : {}) };
-  const problem = answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
-  return { content: answer.content, problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem, systemFingerprint: null, usage };
+  const usage: CallUsage = {
+    model: settings.model,
+    promptTokens,
+    completionTokens,
+    cachedTokens,
+    latencyMs: Date.now() - started,
+    ok: true,
+    errorKind: null,
+    ...(rateLimit ? { rateLimit } : {}),
+  };
+  const problem =
+    answer.stopReason === 'refusal' ? 'refused by the model (stop_reason "refusal")' : finishProblem(answer.stopReason);
+  return {
+    content: answer.content,
+    problem: answer.content ? (answer.stopReason === 'max_tokens' ? problem : null) : problem,
+    systemFingerprint: null,
+    usage,
+  };
 }

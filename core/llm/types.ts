@@ -81,7 +81,10 @@ export interface JsonAnswerSpec<T> {
 export type JsonAnswer<T> = (
   | { ok: true; value: T; raw: string; attempts: number; messages: ChatMessage[] }
   | { ok: false; error: string; attempts: number; messages: ChatMessage[] }
-) & { /** The provider's system_fingerprint of the last answer, when it returned one (null for cached answers). */ systemFingerprint: string | null };
+) & {
+  /** The provider's system_fingerprint of the last answer, when it returned one (null for cached answers). */ systemFingerprint:
+    string | null;
+};
 
 /** Optional memo of answers keyed by the full request, used when re-judging with an unchanged rubric and judge. */
 export interface AnswerCache {
@@ -92,5 +95,9 @@ export interface AnswerCache {
    * result line, read exactly as a live reply — or null to ask live. Preparing a batch, it throws instead
    * (DeferredToBatch), after taking `line()`: the request body this call would send now.
    */
-  batchReply?(key: string, line: () => Record<string, unknown>, settings: ModelEndpoint): Promise<Record<string, unknown> | null>;
+  batchReply?(
+    key: string,
+    line: () => Record<string, unknown>,
+    settings: ModelEndpoint,
+  ): Promise<Record<string, unknown> | null>;
 }

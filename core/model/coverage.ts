@@ -17,5 +17,11 @@ export function coverage(judgments: StoredJudgment[], responses: StoredResponse[
   const failedJudgments = judgments.length - n;
   const failedResponses = responses.filter((r) => r.status === 'failed').length;
   const missingResponses = responses.filter((r) => r.status === 'missing').length;
-  return { n, failed: failedJudgments + failedResponses + missingResponses, failedJudgments, failedResponses, missingResponses };
+  return {
+    n,
+    failed: failedJudgments + failedResponses + missingResponses,
+    failedJudgments,
+    failedResponses,
+    missingResponses,
+  };
 }

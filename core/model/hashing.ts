@@ -13,5 +13,9 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function contentHash(value: unknown, length = 12): string {
-  return crypto.createHash('sha256').update(typeof value === 'string' ? value : canonicalJson(value)).digest('hex').slice(0, length);
+  return crypto
+    .createHash('sha256')
+    .update(typeof value === 'string' ? value : canonicalJson(value))
+    .digest('hex')
+    .slice(0, length);
 }

@@ -3,7 +3,9 @@ import { fenced } from './prompts';
 import type { Turn } from './types';
 
 /** One earlier turn of a multi-turn query, as every protocol's query schema accepts it. */
-export const turnSchema: z.ZodType<Turn> = z.object({ role: z.enum(['user', 'assistant']), content: z.string() }).strict();
+export const turnSchema: z.ZodType<Turn> = z
+  .object({ role: z.enum(['user', 'assistant']), content: z.string() })
+  .strict();
 
 /**
  * The `{{history}}` block of a judge prompt: the user's earlier turns, or nothing for a single-turn query.

@@ -18,7 +18,8 @@ export function describeZodError(error: z.ZodError, where: string): string {
   return error.issues
     .map((issue) => {
       const field = pathText(issue.path);
-      if (issue.code === 'unrecognized_keys') return `${where}: ${field}: unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+      if (issue.code === 'unrecognized_keys')
+        return `${where}: ${field}: unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
       return `${where}: ${field}: ${issue.message}`;
     })
     .join('\n');

@@ -15,8 +15,10 @@ const RESERVED = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?$/i;
 /** Why `name` is not a usable name, or null. `what` says what it names (e.g. "copilot name"). */
 export function nameProblem(name: string, what: string): string | null {
   if (!name) return `${what} is empty`;
-  if (name.length > NAME_MAX_CHARS) return `${what} "${name.slice(0, 24)}…" is ${name.length} characters; use at most ${NAME_MAX_CHARS} (it becomes part of workflow ids and file names)`;
-  if (!NAME_PATTERN.test(name)) return `${what} "${name}": use letters, digits, "_", "." or "-", starting with a letter or digit (it becomes part of workflow ids, file names and CSV columns)`;
+  if (name.length > NAME_MAX_CHARS)
+    return `${what} "${name.slice(0, 24)}…" is ${name.length} characters; use at most ${NAME_MAX_CHARS} (it becomes part of workflow ids and file names)`;
+  if (!NAME_PATTERN.test(name))
+    return `${what} "${name}": use letters, digits, "_", "." or "-", starting with a letter or digit (it becomes part of workflow ids, file names and CSV columns)`;
   if (name.endsWith('.')) return `${what} "${name}" must not end with "." (not a valid file name everywhere)`;
   if (RESERVED.test(name)) return `${what} "${name}" is a reserved device name on Windows; pick another`;
   return null;

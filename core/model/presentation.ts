@@ -181,7 +181,9 @@ function validateAndIndex(input: PresentationInput): { universe: string[]; prese
     seenIds.add(q.queryId);
     for (const sys of q.copilots) {
       if (typeof sys !== 'string' || sys === '') {
-        throw new Error(`buildPresentationDesign: query "${q.queryId}" has an invalid copilot name ${JSON.stringify(sys)}`);
+        throw new Error(
+          `buildPresentationDesign: query "${q.queryId}" has an invalid copilot name ${JSON.stringify(sys)}`,
+        );
       }
       all.add(sys);
     }
@@ -192,7 +194,8 @@ function validateAndIndex(input: PresentationInput): { universe: string[]; prese
   const present = input.queries.map((q, qi) =>
     q.copilots.map((sys) => {
       const i = index.get(sys) as number;
-      if (stamp[i] === qi) throw new Error(`buildPresentationDesign: duplicate copilot "${sys}" in query "${q.queryId}"`);
+      if (stamp[i] === qi)
+        throw new Error(`buildPresentationDesign: duplicate copilot "${sys}" in query "${q.queryId}"`);
       stamp[i] = qi;
       return i;
     }),
@@ -205,7 +208,8 @@ function validateAndIndex(input: PresentationInput): { universe: string[]; prese
  * setter. Plain assignment otherwise: defineProperty is ~4× slower at 10k keys.
  */
 function setOwn<V>(obj: Record<string, V>, key: string, value: V): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
 
@@ -380,11 +384,20 @@ export function buildPresentationDesign(input: PresentationInput): PresentationD
   return toPresentationDesign(input, universe, orders, tally);
 }
 
-function toPresentationDesign(input: PresentationInput, universe: string[], orders: Map<string, number[]>, t: Tally): PresentationDesign {
+function toPresentationDesign(
+  input: PresentationInput,
+  universe: string[],
+  orders: Map<string, number[]>,
+  t: Tally,
+): PresentationDesign {
   const out: PresentationDesign = { orders: {}, positionCounts: {}, predecessorCounts: {} };
   // Keep the caller's query order in the output record.
   for (const q of input.queries) {
-    setOwn(out.orders, q.queryId, (orders.get(q.queryId) as number[]).map((i) => universe[i] as string));
+    setOwn(
+      out.orders,
+      q.queryId,
+      (orders.get(q.queryId) as number[]).map((i) => universe[i] as string),
+    );
   }
   // Predecessors are tallied from the final orders (after swap repair).
   const pred = universe.map(() => new Array<number>(universe.length).fill(0));

@@ -26,7 +26,9 @@ export function fenced(text: string): string {
 /** The tag names a template fences with: `<context>` … `</context>` (a tag with both ends in the template). */
 function fenceTags(template: string): string[] {
   const opened = new Set([...template.matchAll(/<([A-Za-z][\w-]*)>/g)].map((m) => m[1].toLowerCase()));
-  return [...new Set([...template.matchAll(/<\/([A-Za-z][\w-]*)>/g)].map((m) => m[1].toLowerCase()))].filter((t) => opened.has(t));
+  return [...new Set([...template.matchAll(/<\/([A-Za-z][\w-]*)>/g)].map((m) => m[1].toLowerCase()))].filter((t) =>
+    opened.has(t),
+  );
 }
 
 /** A value as the judge may see it inside a fence: it cannot open or close one. */
@@ -40,7 +42,8 @@ export function neutraliseDelimiters(value: string, tags: string[]): string {
 export function renderTemplate(template: string, vars: Record<string, string>, where: string): string {
   const tags = fenceTags(template);
   const rendered = template.replace(/\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}/g, (_, name: string) => {
-    if (!(name in vars)) throw new InputError(`${where}: unknown placeholder {{${name}}}; available: ${Object.keys(vars).join(', ')}`);
+    if (!(name in vars))
+      throw new InputError(`${where}: unknown placeholder {{${name}}}; available: ${Object.keys(vars).join(', ')}`);
     return neutraliseDelimiters(vars[name], tags);
   });
   return rendered.split(FENCE_OPEN).join('<<<').split(FENCE_CLOSE).join('>>>');

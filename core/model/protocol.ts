@@ -163,7 +163,13 @@ export interface ProtocolModule {
    * returned again is planned only once. LATTICE: one unit per answer, at once; CryptoAnalystBench: the query's unit
    * once every copilot has answered or failed for good. `plan` is what `planAhead` made.
    */
-  readyUnits(args: { query: Query; position: number; responses: StoredResponse[]; copilots: string[]; plan: unknown }): JudgeUnit[];
+  readyUnits(args: {
+    query: Query;
+    position: number;
+    responses: StoredResponse[];
+    copilots: string[];
+    plan: unknown;
+  }): JudgeUnit[];
   /**
    * Optional: the plan a run makes before any answer is in (stored as the run's plan, e.g. a presentation design);
    * `options` are the run's options of this protocol. Undefined: no plan.
@@ -216,12 +222,21 @@ export const JUDGE_UNIT_SLACK_MS = 60_000;
  * `answers` responses), each re-asked up to `maxInvalidAnswers` times, each bounded by the judge's call timeout.
  * A 6-copilot CryptoAnalystBench unit with the error taxonomy: (6 + 1 + 6) × 3 = 39 calls.
  */
-export function judgeUnitTimeoutMs(protocol: Pick<ProtocolModule, 'judgeCallsPerQuery'>, answers: number, options: Record<string, unknown>, callTimeoutMs: number, maxInvalidAnswers: number): number {
+export function judgeUnitTimeoutMs(
+  protocol: Pick<ProtocolModule, 'judgeCallsPerQuery'>,
+  answers: number,
+  options: Record<string, unknown>,
+  callTimeoutMs: number,
+  maxInvalidAnswers: number,
+): number {
   return protocol.judgeCallsPerQuery(answers, options) * (1 + maxInvalidAnswers) * callTimeoutMs + JUDGE_UNIT_SLACK_MS;
 }
 
 /** The slot fields a protocol spreads into every judgment it stores. */
-export const judgmentSlot = (slot: JudgeSlot): { sample: number; judgeName: string } => ({ sample: slot.sample, judgeName: slot.judge });
+export const judgmentSlot = (slot: JudgeSlot): { sample: number; judgeName: string } => ({
+  sample: slot.sample,
+  judgeName: slot.judge,
+});
 
 /** Score keys that are not dimensions are flags; a protocol without flags says so with this. */
 export const allDimensions = (): ScoreKeyKind => ({ kind: 'dimension' });

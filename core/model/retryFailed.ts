@@ -19,9 +19,16 @@ export interface RetryFilter {
  * the query, when no unit did) is judged again with the new answer; a failed judgment is judged again, its unit's stored
  * turns kept (they are answers already paid for). Nothing that succeeded is repeated otherwise.
  */
-export function failedItems(responses: StoredResponse[], judgments: StoredJudgment[], units: JudgeUnit[], filter: RetryFilter = {}): ReopenedItems {
+export function failedItems(
+  responses: StoredResponse[],
+  judgments: StoredJudgment[],
+  units: JudgeUnit[],
+  filter: RetryFilter = {},
+): ReopenedItems {
   const mine = (copilot: string) => filter.copilot === undefined || copilot === filter.copilot;
-  const reasked = responses.filter((r) => r.status === 'failed' && mine(r.copilot) && (filter.kind === undefined || r.errorKind === filter.kind));
+  const reasked = responses.filter(
+    (r) => r.status === 'failed' && mine(r.copilot) && (filter.kind === undefined || r.errorKind === filter.kind),
+  );
   const slotKey = (q: string, s: JudgeSlot) => `${q}\u0000${s.sample}\u0000${s.judge}`;
   const judgmentKey = (q: string, c: string, s: JudgeSlot) => `${q}\u0000${c}\u0000${s.sample}\u0000${s.judge}`;
   const dropJudgments = new Set<string>();
@@ -39,10 +46,14 @@ export function failedItems(responses: StoredResponse[], judgments: StoredJudgme
       for (const c of unit.copilots) dropJudgments.add(judgmentKey(unit.queryId, c, slot));
       dropTurns.set(slotKey(unit.queryId, slot), { queryId: unit.queryId, ...slot });
     }
-    for (const j of judgments) if (j.queryId === r.queryId && j.copilot === r.copilot) dropJudgments.add(judgmentKey(j.queryId, j.copilot, slotOf({ sample: j.sample, judge: j.judgeName })));
+    for (const j of judgments)
+      if (j.queryId === r.queryId && j.copilot === r.copilot)
+        dropJudgments.add(judgmentKey(j.queryId, j.copilot, slotOf({ sample: j.sample, judge: j.judgeName })));
   }
   if (filter.kind === undefined || filter.kind === 'judgment')
-    for (const j of judgments) if (j.status === 'failed' && mine(j.copilot)) dropJudgments.add(judgmentKey(j.queryId, j.copilot, slotOf({ sample: j.sample, judge: j.judgeName })));
+    for (const j of judgments)
+      if (j.status === 'failed' && mine(j.copilot))
+        dropJudgments.add(judgmentKey(j.queryId, j.copilot, slotOf({ sample: j.sample, judge: j.judgeName })));
   return {
     responses: reasked.map(({ queryId, copilot }) => ({ queryId, copilot })),
     judgments: [...dropJudgments].map((k) => {

@@ -13,7 +13,9 @@ export type Leaf = string | number | boolean | null;
 export function flattenContent(value: unknown, prefix = '', out = new Map<string, Leaf>()): Map<string, Leaf> {
   if (Array.isArray(value)) {
     if (value.length === 0) out.set(prefix, '[]');
-    const ids = value.map((v) => (v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string' ? (v as { id: string }).id : null));
+    const ids = value.map((v) =>
+      v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string' ? (v as { id: string }).id : null,
+    );
     const byId = ids.every((id) => id !== null) && new Set(ids).size === ids.length;
     value.forEach((v, i) => flattenContent(v, `${prefix}[${byId ? ids[i] : i}]`, out));
   } else if (value && typeof value === 'object') {
@@ -51,7 +53,8 @@ export interface RubricOutline {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v);
-const isLabelled = (v: unknown): v is { id: string; name: string; description?: string } => isObject(v) && typeof v.id === 'string' && typeof v.name === 'string';
+const isLabelled = (v: unknown): v is { id: string; name: string; description?: string } =>
+  isObject(v) && typeof v.id === 'string' && typeof v.name === 'string';
 
 export function rubricOutline(rubric: LoadedRubric): RubricOutline {
   const content = rubric.content;
@@ -59,37 +62,79 @@ export function rubricOutline(rubric: LoadedRubric): RubricOutline {
   const dimensions: RubricOutline['dimensions'] = [];
   let weights: unknown = null;
   const visit = (value: unknown, key: string) => {
-    if (key === 'dimensions' && Array.isArray(value)) value.filter(isLabelled).forEach((d) => dimensions.push(describeDimension(d)));
+    if (key === 'dimensions' && Array.isArray(value))
+      value.filter(isLabelled).forEach((d) => dimensions.push(describeDimension(d)));
     if (key === 'weights' && weights === null) weights = value;
     if (isObject(value)) for (const [k, v] of Object.entries(value)) visit(v, k);
   };
   visit(content, '');
-  for (const v of Object.values(data)) if (isLabelled(v) && typeof v.description === 'string') dimensions.push(describeDimension(v));
+  for (const v of Object.values(data))
+    if (isLabelled(v) && typeof v.description === 'string') dimensions.push(describeDimension(v));
   const prompts: RubricOutline['prompts'] = {};
-  if (isObject(content.prompts)) for (const [k, v] of Object.entries(content.prompts)) if (typeof v === 'string') prompts[k] = textDigest(v);
+  if (isObject(content.prompts))
+    for (const [k, v] of Object.entries(content.prompts)) if (typeof v === 'string') prompts[k] = textDigest(v);
   const fields: Record<string, Leaf> = {};
-  for (const [k, v] of flattenContent(content)) fields[k] = isLongText(v) ? `sha256:${contentHash(v)} (${v.length} chars)` : v;
-  return { protocol: rubric.protocol, version: rubric.version, dir: rubric.dir, judge: rubric.judge, dimensions, weights, prompts, fields };
+  for (const [k, v] of flattenContent(content))
+    fields[k] = isLongText(v) ? `sha256:${contentHash(v)} (${v.length} chars)` : v;
+  return {
+    protocol: rubric.protocol,
+    version: rubric.version,
+    dir: rubric.dir,
+    judge: rubric.judge,
+    dimensions,
+    weights,
+    prompts,
+    fields,
+  };
 }
 
 function describeDimension(d: { id: string; name: string; description?: string }) {
-  return { id: d.id, name: d.name, descriptionSha256: typeof d.description === 'string' ? contentHash(d.description) : null };
+  return {
+    id: d.id,
+    name: d.name,
+    descriptionSha256: typeof d.description === 'string' ? contentHash(d.description) : null,
+  };
 }
 
 export function renderOutline(o: RubricOutline): string {
-  const lines = [`${o.protocol} rubric version ${o.version}`, `  directory: ${o.dir}`, `  judge: ${Object.entries(o.judge).map(([k, v]) => `${k} ${v}`).join(', ')}`];
-  lines.push(`  dimensions (${o.dimensions.length}):`, ...o.dimensions.map((d) => `    ${d.id}  ${d.name}${d.descriptionSha256 ? `  (description sha256 ${d.descriptionSha256})` : ''}`));
+  const lines = [
+    `${o.protocol} rubric version ${o.version}`,
+    `  directory: ${o.dir}`,
+    `  judge: ${Object.entries(o.judge)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  ];
+  lines.push(
+    `  dimensions (${o.dimensions.length}):`,
+    ...o.dimensions.map(
+      (d) => `    ${d.id}  ${d.name}${d.descriptionSha256 ? `  (description sha256 ${d.descriptionSha256})` : ''}`,
+    ),
+  );
   if (isObject(o.weights)) {
     lines.push('  weights:');
-    for (const [k, v] of Object.entries(o.weights)) lines.push(`    ${k}: ${isObject(v) ? Object.entries(v).map(([d, w]) => `${d} ${w}`).join(', ') : JSON.stringify(v)}`);
+    for (const [k, v] of Object.entries(o.weights))
+      lines.push(
+        `    ${k}: ${
+          isObject(v)
+            ? Object.entries(v)
+                .map(([d, w]) => `${d} ${w}`)
+                .join(', ')
+            : JSON.stringify(v)
+        }`,
+      );
   }
-  lines.push('  prompts:', ...Object.entries(o.prompts).map(([k, p]) => `    ${k}  sha256 ${p.sha256}  ${p.lines} lines, ${p.chars} chars`));
+  lines.push(
+    '  prompts:',
+    ...Object.entries(o.prompts).map(([k, p]) => `    ${k}  sha256 ${p.sha256}  ${p.lines} lines, ${p.chars} chars`),
+  );
   const groups = new Map<string, number>();
   for (const path of Object.keys(o.fields)) {
     const group = path.replace(/^data\./, '').split(/[.[]/)[0];
     groups.set(group, (groups.get(group) ?? 0) + 1);
   }
-  lines.push(`  covers ${Object.keys(o.fields).length} fields: ${[...groups].map(([g, n]) => `${g} (${n})`).join(', ')}`);
+  lines.push(
+    `  covers ${Object.keys(o.fields).length} fields: ${[...groups].map(([g, n]) => `${g} (${n})`).join(', ')}`,
+  );
   return lines.join('\n');
 }
 
@@ -110,10 +155,13 @@ export interface FieldChange {
 export function lineDiff(a: string, b: string): DiffLine[] {
   const x = a.split('\n');
   const y = b.split('\n');
-  if (x.length * y.length > 4_000_000) return [...x.map((text) => ({ op: '-' as const, text })), ...y.map((text) => ({ op: '+' as const, text }))];
+  if (x.length * y.length > 4_000_000)
+    return [...x.map((text) => ({ op: '-' as const, text })), ...y.map((text) => ({ op: '+' as const, text }))];
   // lcs[i][j] = LCS length of x[i..] and y[j..]
   const lcs = Array.from({ length: x.length + 1 }, () => new Array<number>(y.length + 1).fill(0));
-  for (let i = x.length - 1; i >= 0; i--) for (let j = y.length - 1; j >= 0; j--) lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (let i = x.length - 1; i >= 0; i--)
+    for (let j = y.length - 1; j >= 0; j--)
+      lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   const out: DiffLine[] = [];
   let i = 0;
   let j = 0;
@@ -141,7 +189,8 @@ export function diffContent(a: unknown, b: unknown): FieldChange[] {
       const vb = fb.get(path)!;
       if (va === vb) continue;
       const change: FieldChange = { path, kind: 'changed', a: va, b: vb };
-      if (typeof va === 'string' && typeof vb === 'string' && (isLongText(va) || isLongText(vb))) change.lines = lineDiff(va, vb);
+      if (typeof va === 'string' && typeof vb === 'string' && (isLongText(va) || isLongText(vb)))
+        change.lines = lineDiff(va, vb);
       changes.push(change);
     }
   }
@@ -168,7 +217,11 @@ export function renderLineDiff(lines: DiffLine[], context = 2, indent = '    '):
 
 const show = (v: Leaf | undefined) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
 
-export function renderDiff(a: { label: string; version: string }, b: { label: string; version: string }, changes: FieldChange[]): string {
+export function renderDiff(
+  a: { label: string; version: string },
+  b: { label: string; version: string },
+  changes: FieldChange[],
+): string {
   const head = `rubric ${a.version} (${a.label}) → ${b.version} (${b.label})`;
   if (changes.length === 0) return `${head}\n  no changes`;
   const lines = [head, `  ${changes.length} field${changes.length === 1 ? '' : 's'} changed`];

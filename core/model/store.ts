@@ -75,7 +75,10 @@ export interface JudgeSlot {
 export const FIRST_SLOT: JudgeSlot = { sample: 0, judge: '' };
 
 /** The slot a planned work item asks for. */
-export const slotOf = (unit: Pick<JudgeUnit, 'sample' | 'judge'>): JudgeSlot => ({ sample: unit.sample ?? 0, judge: unit.judge ?? '' });
+export const slotOf = (unit: Pick<JudgeUnit, 'sample' | 'judge'>): JudgeSlot => ({
+  sample: unit.sample ?? 0,
+  judge: unit.judge ?? '',
+});
 
 /** One finished turn of a shared judge conversation (or an independent call stored like one). */
 export interface StoredJudgeTurn {
@@ -128,7 +131,10 @@ export const artefactRef = (artefactId: string): string => `artefact:${artefactI
  * text). The id keeps every file of a run distinct and lets `judgeflow view` serve a report's relative links.
  */
 export const artefactFileName = (a: Pick<ArtefactInfo, 'artefactId' | 'name'>): string =>
-  `${a.artefactId}-${a.name.split(/[\\/]/).pop()!.replace(/[^A-Za-z0-9_.-]+/g, '_')}`;
+  `${a.artefactId}-${a.name
+    .split(/[\\/]/)
+    .pop()!
+    .replace(/[^A-Za-z0-9_.-]+/g, '_')}`;
 
 /** Everything one study holds, for copying it between stores as a whole. */
 export interface StudyDump {
@@ -139,7 +145,14 @@ export interface StudyDump {
   /** In the order they were received; `seq` is the source's and is renumbered by the target. */
   submissions: Submission[];
   /** The answer that counts per assignment, naming the submission it came from by id (seqs differ between stores). */
-  annotations: Array<{ assignmentId: string; submissionId: string; answer: Answer; revision: number; submittedAt: string; source: 'app' | 'import' }>;
+  annotations: Array<{
+    assignmentId: string;
+    submissionId: string;
+    answer: Answer;
+    revision: number;
+    submittedAt: string;
+    source: 'app' | 'import';
+  }>;
   events: Array<{ at: string; kind: string; detail: unknown }>;
 }
 
@@ -212,7 +225,13 @@ export interface ResultsStore {
   // ---- runs --------------------------------------------------------------------------------------
   /** Idempotent: a retried activity finds the run already there (and the first record kept). */
   createRun(run: NewRun): Promise<void>;
-  finishRun(runId: string, status: RunRecord['status'], reportPath: string | null, summary: unknown, finishedAt: string): Promise<void>;
+  finishRun(
+    runId: string,
+    status: RunRecord['status'],
+    reportPath: string | null,
+    summary: unknown,
+    finishedAt: string,
+  ): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
   /**
    * `judgeflow resume --config`: the run's endpoint settings replaced (the caller checks that only those change), with
@@ -258,18 +277,38 @@ export interface ResultsStore {
   /** Every verdict of one judge unit (e.g. one shared conversation), all or none; each first-write-wins. */
   putJudgments(judgments: StoredJudgment[]): Promise<void>;
   /** The verdict of one slot (default: sample 0 of the single judge). Rows read back always carry `sample` and `judgeName`. */
-  getJudgment(runId: string, queryId: string, copilot: string, rubricVersion: string, slot?: JudgeSlot): Promise<StoredJudgment | null>;
+  getJudgment(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    rubricVersion: string,
+    slot?: JudgeSlot,
+  ): Promise<StoredJudgment | null>;
   /** Every sample of every judge; ordered by query id, copilot, judge name, sample; only one rubric version's when given. */
   judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]>;
   /** Turns of a shared judge conversation (one per slot), so a crashed conversation resumes where it stopped. First write wins. */
-  putJudgeTurn(runId: string, queryId: string, rubricVersion: string, turn: number, request: unknown, answer: string, slot?: JudgeSlot): Promise<void>;
+  putJudgeTurn(
+    runId: string,
+    queryId: string,
+    rubricVersion: string,
+    turn: number,
+    request: unknown,
+    answer: string,
+    slot?: JudgeSlot,
+  ): Promise<void>;
   /** Ordered by turn number. */
   judgeTurns(runId: string, queryId: string, rubricVersion: string, slot?: JudgeSlot): Promise<StoredJudgeTurn[]>;
 
   // ---- grounding checks (one per response, grounding rubric version and judge, with every claim) ----------------
   /** The check and its claims together, first write wins: a retried check keeps what the first attempt stored. */
   putGroundingCheck(check: StoredGroundingCheck): Promise<void>;
-  getGroundingCheck(runId: string, queryId: string, copilot: string, groundingVersion: string, judgeName?: string): Promise<StoredGroundingCheck | null>;
+  getGroundingCheck(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    groundingVersion: string,
+    judgeName?: string,
+  ): Promise<StoredGroundingCheck | null>;
   /** Ordered by query id, copilot, judge name; claims in their order; only one grounding version's when given. */
   groundingChecks(runId: string, groundingVersion?: string): Promise<StoredGroundingCheck[]>;
 
@@ -278,9 +317,16 @@ export interface ResultsStore {
    * A batch and its lines (status `submitted`), first write wins: a retried submit keeps the first record. A line still
    * waiting in an earlier batch (one a resumed run lost track of) moves to this one; a settled line stays as it is.
    */
-  putJudgeBatch(batch: StoredJudgeBatch, lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>): Promise<void>;
+  putJudgeBatch(
+    batch: StoredJudgeBatch,
+    lines: Array<Pick<StoredBatchLine, 'customId' | 'queryId' | 'callName'>>,
+  ): Promise<void>;
   /** The provider's id, state and counts as last seen. */
-  updateJudgeBatch(runId: string, key: string, update: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>): Promise<void>;
+  updateJudgeBatch(
+    runId: string,
+    key: string,
+    update: Pick<StoredJudgeBatch, 'batchId' | 'state' | 'counts'>,
+  ): Promise<void>;
   /** Ordered by creation, then key. */
   judgeBatches(runId: string): Promise<StoredJudgeBatch[]>;
   batchLine(runId: string, customId: string): Promise<StoredBatchLine | null>;
@@ -291,7 +337,16 @@ export interface ResultsStore {
    * as it is and its call not recorded again, so an ingest retried after a crash counts nothing twice. Returns how many
    * lines it settled.
    */
-  settleBatchLines(runId: string, lines: Array<{ customId: string; status: Exclude<StoredBatchLine['status'], 'submitted'>; body: Record<string, unknown> | null; error: string | null; call: LlmCallRecord | null }>): Promise<number>;
+  settleBatchLines(
+    runId: string,
+    lines: Array<{
+      customId: string;
+      status: Exclude<StoredBatchLine['status'], 'submitted'>;
+      body: Record<string, unknown> | null;
+      error: string | null;
+      call: LlmCallRecord | null;
+    }>,
+  ): Promise<number>;
 
   // ---- answer cache (keyed by the full judge request, so an unchanged rubric and judge never pay twice) ----
   cachedAnswer(key: string): Promise<string | null>;

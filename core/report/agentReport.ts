@@ -73,7 +73,12 @@ export function agentFigures(steps: StoredAgentStep[], cost: CostSummary | undef
       callsOverLimit: overLimit,
       meanModelTurns: answers ? modelTurns / answers : null,
       meanToolCalls: answers ? toolCalls / answers : null,
-      medianSecondsPerAnswer: seconds.length ? quantileSorted([...seconds].sort((a, b) => a - b), 0.5) : null,
+      medianSecondsPerAnswer: seconds.length
+        ? quantileSorted(
+            [...seconds].sort((a, b) => a - b),
+            0.5,
+          )
+        : null,
       meanSecondsPerAnswer: seconds.length ? seconds.reduce((a, b) => a + b, 0) / seconds.length : null,
       costPerAnswerUsd: usd === null || !answers ? null : usd / answers,
     };
@@ -81,22 +86,55 @@ export function agentFigures(steps: StoredAgentStep[], cost: CostSummary | undef
   return out;
 }
 
-export const AGENT_HEADER = ['copilot', 'answers', 'model turns', 'tool calls', 'tool errors', 'turns / answer', 'tool calls / answer', 'median s / answer', 'cost / answer (USD)'];
+export const AGENT_HEADER = [
+  'copilot',
+  'answers',
+  'model turns',
+  'tool calls',
+  'tool errors',
+  'turns / answer',
+  'tool calls / answer',
+  'median s / answer',
+  'cost / answer (USD)',
+];
 
 export function agentRows(figures: AgentFigures): Array<Array<string | number | null>> {
-  return Object.entries(figures).map(([c, f]) => [c, f.answers, f.modelTurns, f.toolCalls, f.toolErrors, fmt(f.meanModelTurns, 1), fmt(f.meanToolCalls, 1), fmt(f.medianSecondsPerAnswer, 2), f.costPerAnswerUsd === null ? null : f.costPerAnswerUsd.toFixed(4)]);
+  return Object.entries(figures).map(([c, f]) => [
+    c,
+    f.answers,
+    f.modelTurns,
+    f.toolCalls,
+    f.toolErrors,
+    fmt(f.meanModelTurns, 1),
+    fmt(f.meanToolCalls, 1),
+    fmt(f.medianSecondsPerAnswer, 2),
+    f.costPerAnswerUsd === null ? null : f.costPerAnswerUsd.toFixed(4),
+  ]);
 }
 
 export const TOOL_HEADER = ['copilot', 'tool', 'calls', 'errors', 'answered from the world'];
 
 export function toolRows(figures: AgentFigures): Array<Array<string | number | null>> {
-  return Object.entries(figures).flatMap(([c, f]) => Object.entries(f.tools).map(([tool, t]) => [c, tool, t.calls, t.errors, t.fromWorld]));
+  return Object.entries(figures).flatMap(([c, f]) =>
+    Object.entries(f.tools).map(([tool, t]) => [c, tool, t.calls, t.errors, t.fromWorld]),
+  );
 }
 
 /** report.md's agent section. */
 export function agentMarkdown(figures: AgentFigures | null | undefined): string[] {
   if (!figures) return [];
-  return ['', '## Agent copilots', '', 'Model turns, tool calls and time per answer, from the steps stored as each completed:', '', table(AGENT_HEADER, agentRows(figures)), '', 'Tool calls per tool:', '', table(TOOL_HEADER, toolRows(figures))];
+  return [
+    '',
+    '## Agent copilots',
+    '',
+    'Model turns, tool calls and time per answer, from the steps stored as each completed:',
+    '',
+    table(AGENT_HEADER, agentRows(figures)),
+    '',
+    'Tool calls per tool:',
+    '',
+    table(TOOL_HEADER, toolRows(figures)),
+  ];
 }
 
 /** Longest tool result shown per step in report.html; the whole result stays in the results store. */
@@ -126,9 +164,22 @@ export function drillSteps(steps: StoredAgentStep[]): DrillStep[] {
 function modelDrill(step: AgentModelStep): DrillStep {
   const tokens = (step.usage.promptTokens ?? 0) + (step.usage.completionTokens ?? 0);
   const calls = step.toolCalls.map((c) => c.name).join(', ');
-  return { k: 'model', x: cut(step.text ?? (calls ? `(calls ${calls})` : ''), STEP_RESULT_CHARS), ms: step.latencyMs, ...(tokens ? { tok: tokens } : {}) };
+  return {
+    k: 'model',
+    x: cut(step.text ?? (calls ? `(calls ${calls})` : ''), STEP_RESULT_CHARS),
+    ms: step.latencyMs,
+    ...(tokens ? { tok: tokens } : {}),
+  };
 }
 
 function toolDrill(step: AgentToolStep): DrillStep {
-  return { k: 'tool', t: step.tool, a: JSON.stringify(step.arguments), r: cut(step.result, STEP_RESULT_CHARS), ms: step.latencyMs, ...(step.isError ? { e: true } : {}), ...(step.origin === 'world' ? { w: true } : {}) };
+  return {
+    k: 'tool',
+    t: step.tool,
+    a: JSON.stringify(step.arguments),
+    r: cut(step.result, STEP_RESULT_CHARS),
+    ms: step.latencyMs,
+    ...(step.isError ? { e: true } : {}),
+    ...(step.origin === 'world' ? { w: true } : {}),
+  };
 }

@@ -26,11 +26,18 @@ export function traceChatId(runId: string, queryId: string): string {
 }
 
 /** One trace file per answered item of the given copilots, and the answers CSV's rows (query, <c>_response, <c>_chat_id). */
-export function agentTraceFiles(args: { runId: string; queries: Query[]; responses: StoredResponse[]; steps: StoredAgentStep[]; copilots: Array<{ name: string; system?: string; model?: string }> }): { files: TraceFile[]; csv: string[][] } {
+export function agentTraceFiles(args: {
+  runId: string;
+  queries: Query[];
+  responses: StoredResponse[];
+  steps: StoredAgentStep[];
+  copilots: Array<{ name: string; system?: string; model?: string }>;
+}): { files: TraceFile[]; csv: string[][] } {
   const key = (q: string, c: string) => `${q}\u0000${c}`;
   const responseOf = new Map(args.responses.map((r) => [key(r.queryId, r.copilot), r]));
   const stepsOf = new Map<string, StoredAgentStep[]>();
-  for (const s of args.steps) stepsOf.set(key(s.queryId, s.copilot), [...(stepsOf.get(key(s.queryId, s.copilot)) ?? []), s]);
+  for (const s of args.steps)
+    stepsOf.set(key(s.queryId, s.copilot), [...(stepsOf.get(key(s.queryId, s.copilot)) ?? []), s]);
   const files: TraceFile[] = [];
   const csv: string[][] = [['query', ...args.copilots.flatMap((c) => [`${c.name}_response`, `${c.name}_chat_id`])]];
   for (const q of args.queries) {
@@ -42,7 +49,12 @@ export function agentTraceFiles(args: { runId: string; queries: Query[]; respons
         continue;
       }
       const chatId = traceChatId(args.runId, q.id);
-      files.push({ copilot: c.name, chatId, file: `${c.name}/traces/${chatId}.json`, content: traceOf({ chatId, query: q, response: r, steps: stepsOf.get(key(q.id, c.name)) ?? [], copilot: c }) });
+      files.push({
+        copilot: c.name,
+        chatId,
+        file: `${c.name}/traces/${chatId}.json`,
+        content: traceOf({ chatId, query: q, response: r, steps: stepsOf.get(key(q.id, c.name)) ?? [], copilot: c }),
+      });
       row.push(r.text, chatId);
     }
     csv.push(row);
@@ -50,10 +62,18 @@ export function agentTraceFiles(args: { runId: string; queries: Query[]; respons
   return { files, csv };
 }
 
-function traceOf(args: { chatId: string; query: Query; response: StoredResponse; steps: StoredAgentStep[]; copilot: { name: string; system?: string; model?: string } }): Record<string, unknown> {
+function traceOf(args: {
+  chatId: string;
+  query: Query;
+  response: StoredResponse;
+  steps: StoredAgentStep[];
+  copilot: { name: string; system?: string; model?: string };
+}): Record<string, unknown> {
   const traceId = args.chatId;
   const finalId = `${args.chatId}.final`;
-  const tools = args.steps.map((s) => s.step).filter((s): s is AgentToolStep => s.kind === 'tool' && s.origin !== 'limit');
+  const tools = args.steps
+    .map((s) => s.step)
+    .filter((s): s is AgentToolStep => s.kind === 'tool' && s.origin !== 'limit');
   const messages = [
     ...(args.copilot.system ? [{ role: 'system', content: args.copilot.system }] : []),
     ...(args.query.history ?? []).map((t) => ({ role: t.role, content: t.content })),
@@ -73,7 +93,9 @@ function traceOf(args: { chatId: string; query: Query; response: StoredResponse;
       'attributes.openinference.span.kind': 'LLM',
       ...(args.copilot.model ? { 'attributes.llm.model_name': args.copilot.model } : {}),
       'attributes.input.value': { messages },
-      'attributes.output.value': { choices: [{ index: 0, message: { role: 'assistant', content: args.response.text } }] },
+      'attributes.output.value': {
+        choices: [{ index: 0, message: { role: 'assistant', content: args.response.text } }],
+      },
     },
     ...tools.map((t) => ({
       name: t.tool,

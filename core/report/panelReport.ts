@@ -7,12 +7,41 @@ import { MIN_SELF_PREFERENCE_QUERIES, SELF_PREFERENCE_ALPHA } from '../stats/sel
 export function tables(p: Panel) {
   const copilots = Object.keys(p.leaderboards[p.judges[0].name] ?? {});
   return {
-    leaderboards: { header: ['copilot', ...p.judges.map((j) => `${j.name} (${j.model})`)], rows: copilots.map((c) => [c, ...p.judges.map((j) => fmt(p.leaderboards[j.name][c].score, 2))]) },
-    agreement: { header: ['score', 'units', "Krippendorff's α", 'ICC(2,1)'], rows: Object.entries(p.agreement).map(([k, a]) => [k, a.units, fmt(a.alpha, 3), fmt(a.icc, 3)]) },
-    tau: { header: ['judge A', 'judge B', "Kendall's τ-b of copilot orderings"], rows: p.rankCorrelation.map((r) => [r.a, r.b, fmt(r.kendallTau, 3)]) },
+    leaderboards: {
+      header: ['copilot', ...p.judges.map((j) => `${j.name} (${j.model})`)],
+      rows: copilots.map((c) => [c, ...p.judges.map((j) => fmt(p.leaderboards[j.name][c].score, 2))]),
+    },
+    agreement: {
+      header: ['score', 'units', "Krippendorff's α", 'ICC(2,1)'],
+      rows: Object.entries(p.agreement).map(([k, a]) => [k, a.units, fmt(a.alpha, 3), fmt(a.icc, 3)]),
+    },
+    tau: {
+      header: ['judge A', 'judge B', "Kendall's τ-b of copilot orderings"],
+      rows: p.rankCorrelation.map((r) => [r.a, r.b, fmt(r.kendallTau, 3)]),
+    },
     self: {
-      header: ['judge', 'copilot', 'family', 'self-preference (points)', '95% CI', 'judge scale', 'p (Holm)', 'queries', 'flagged'],
-      rows: p.selfPreference.map((s) => [s.judge, s.copilot, s.family, fmt(s.difference, 2), s.ci95 ? `${fmt(s.ci95.low, 2)} to ${fmt(s.ci95.high, 2)}` : '–', fmt(s.scale, 2), fmt(s.pHolm, 4), s.queries, s.flagged ? 'yes' : 'no']),
+      header: [
+        'judge',
+        'copilot',
+        'family',
+        'self-preference (points)',
+        '95% CI',
+        'judge scale',
+        'p (Holm)',
+        'queries',
+        'flagged',
+      ],
+      rows: p.selfPreference.map((s) => [
+        s.judge,
+        s.copilot,
+        s.family,
+        fmt(s.difference, 2),
+        s.ci95 ? `${fmt(s.ci95.low, 2)} to ${fmt(s.ci95.high, 2)}` : '–',
+        fmt(s.scale, 2),
+        fmt(s.pHolm, 4),
+        s.queries,
+        s.flagged ? 'yes' : 'no',
+      ]),
     },
     failures: {
       header: ['judge', 'units', 'no verdict (failed)', 'first reason'],
@@ -23,7 +52,16 @@ export function tables(p: Panel) {
     },
     disagreements: {
       header: ['query', 'copilot', 'range', ...p.judges.map((j) => j.name)],
-      rows: p.disagreements.map((d) => [d.queryId, d.copilot, fmt(d.range, 2), ...p.judges.map((j) => (d.judges[j.name] ? `${fmt(d.judges[j.name].total, 1)}: ${Object.values(d.judges[j.name].rationales ?? {})[0] ?? ''}` : '–'))]),
+      rows: p.disagreements.map((d) => [
+        d.queryId,
+        d.copilot,
+        fmt(d.range, 2),
+        ...p.judges.map((j) =>
+          d.judges[j.name]
+            ? `${fmt(d.judges[j.name].total, 1)}: ${Object.values(d.judges[j.name].rationales ?? {})[0] ?? ''}`
+            : '–',
+        ),
+      ]),
     },
   };
 }
@@ -37,10 +75,18 @@ export function judgeFailuresSummary(p: Panel | null | undefined): string | null
   if (!p?.failures) return null;
   const failing = p.judges.filter((j) => (p.failures![j.name]?.failed ?? 0) > 0);
   if (!failing.length) return null;
-  const judged = p.judges.filter((j) => { const f = p.failures![j.name]; return !f || f.failed < f.units; });
+  const judged = p.judges.filter((j) => {
+    const f = p.failures![j.name];
+    return !f || f.failed < f.units;
+  });
   const who = (j: Panel['judges'][number]) => `${j.name} (${j.model})`;
-  const each = failing.map((j) => { const f = p.failures![j.name]; return `${who(j)} gave no verdict on ${f.failed} of ${f.units} units${f.firstError ? ` (${f.firstError})` : ''}`; });
-  const restOn = judged.length ? `the panel's verdicts rest on ${judged.map(who).join(', ')} (${judged.length} of ${p.judges.length} judges)` : 'no judge gave a verdict, so the panel has none';
+  const each = failing.map((j) => {
+    const f = p.failures![j.name];
+    return `${who(j)} gave no verdict on ${f.failed} of ${f.units} units${f.firstError ? ` (${f.firstError})` : ''}`;
+  });
+  const restOn = judged.length
+    ? `the panel's verdicts rest on ${judged.map(who).join(', ')} (${judged.length} of ${p.judges.length} judges)`
+    : 'no judge gave a verdict, so the panel has none';
   return `Judges that failed: ${each.join('; ')}. Where a judge failed, ${restOn}${p.unitsBelowMinJudges ? `; ${p.unitsBelowMinJudges} unit(s) had fewer than panel.minJudges = ${p.minJudges} verdicts and have no panel score` : ''}.`;
 }
 
@@ -65,8 +111,18 @@ export function panelMarkdown(p: Panel | null | undefined): string[] {
   return [
     '## Judge panel\n',
     `Scores above are the ${p.aggregate} over ${p.judges.length} judges of each judge's mean over its samples.\n`,
-    ...(p.failures ? ['### Failures per judge\n', `${failuresNote(p)}\n`, table(t.failures.header, t.failures.rows.map((r) => r.map((c) => (typeof c === 'string' ? mdText(c) : c)))), ''] : []),
-    '### Each judge\'s leaderboard\n',
+    ...(p.failures
+      ? [
+          '### Failures per judge\n',
+          `${failuresNote(p)}\n`,
+          table(
+            t.failures.header,
+            t.failures.rows.map((r) => r.map((c) => (typeof c === 'string' ? mdText(c) : c))),
+          ),
+          '',
+        ]
+      : []),
+    "### Each judge's leaderboard\n",
     table(t.leaderboards.header, t.leaderboards.rows),
     '\n### Agreement between judges\n',
     table(t.agreement.header, t.agreement.rows),
@@ -75,7 +131,10 @@ export function panelMarkdown(p: Panel | null | undefined): string[] {
     `\n### Self-preference\n\n${selfNote(p)}\n`,
     ...(p.selfPreference.length ? [table(t.self.header, t.self.rows)] : []),
     '\n### Where the judges disagree most\n',
-    table(t.disagreements.header, t.disagreements.rows.map((r) => r.map((c) => (typeof c === 'string' ? mdText(c) : c)))),
+    table(
+      t.disagreements.header,
+      t.disagreements.rows.map((r) => r.map((c) => (typeof c === 'string' ? mdText(c) : c))),
+    ),
     `\nMethod: ${p.method}.\n`,
   ];
 }
@@ -89,13 +148,27 @@ export function panelSections(report: Record<string, unknown>): Array<[string, s
       'panel',
       'Judge panel',
       `<p class="intro">${esc(`Scores are the ${p.aggregate} over ${p.judges.length} judges of each judge's mean over its samples.`)}</p>` +
-        (p.failures ? `<p class="note" id="panel-failures-note">${esc(failuresNote(p)!)}</p>` + dataTable('Failures per judge', t.failures.header, t.failures.rows, 'id="panel-failures"') : '') +
-        dataTable("Each judge's leaderboard (mean total)", t.leaderboards.header, t.leaderboards.rows, 'id="panel-leaderboards"') +
+        (p.failures
+          ? `<p class="note" id="panel-failures-note">${esc(failuresNote(p)!)}</p>` +
+            dataTable('Failures per judge', t.failures.header, t.failures.rows, 'id="panel-failures"')
+          : '') +
+        dataTable(
+          "Each judge's leaderboard (mean total)",
+          t.leaderboards.header,
+          t.leaderboards.rows,
+          'id="panel-leaderboards"',
+        ) +
         dataTable('Agreement between judges', t.agreement.header, t.agreement.rows, 'id="panel-agreement"') +
         dataTable('Rank correlation of copilot orderings', t.tau.header, t.tau.rows) +
         `<p class="note" id="panel-self-preference-note">${esc(selfNote(p))}</p>` +
-        (p.selfPreference.length ? dataTable('Self-preference: same model family', t.self.header, t.self.rows, 'id="panel-self-preference"') : '') +
-        dataTable('Where the judges disagree most (total and first rationale per judge)', t.disagreements.header, t.disagreements.rows) +
+        (p.selfPreference.length
+          ? dataTable('Self-preference: same model family', t.self.header, t.self.rows, 'id="panel-self-preference"')
+          : '') +
+        dataTable(
+          'Where the judges disagree most (total and first rationale per judge)',
+          t.disagreements.header,
+          t.disagreements.rows,
+        ) +
         `<p class="note">Method: ${esc(p.method)}.</p>`,
     ],
   ];

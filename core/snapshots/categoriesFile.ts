@@ -14,14 +14,21 @@ export function loadCategoriesFile(file: string): string[] {
     } catch (error) {
       throw new InputError(`${file}: not valid YAML/JSON: ${(error as Error).message}`);
     }
-    if (list && typeof list === 'object' && !Array.isArray(list) && Array.isArray((list as { categories?: unknown }).categories)) list = (list as { categories: unknown }).categories;
+    if (
+      list &&
+      typeof list === 'object' &&
+      !Array.isArray(list) &&
+      Array.isArray((list as { categories?: unknown }).categories)
+    )
+      list = (list as { categories: unknown }).categories;
   } else {
     list = text
       .split(/\r?\n/)
       .map((l) => l.replace(/#.*$/, '').trim())
       .filter(Boolean);
   }
-  if (!Array.isArray(list) || !list.every((c) => typeof c === 'string' && c.trim())) throw new InputError(`${file}: expected a list of category names (one per line, or a YAML/JSON list)`);
+  if (!Array.isArray(list) || !list.every((c) => typeof c === 'string' && c.trim()))
+    throw new InputError(`${file}: expected a list of category names (one per line, or a YAML/JSON list)`);
   const names = (list as string[]).map((c) => c.trim());
   const dup = names.find((c, i) => names.indexOf(c) !== i);
   if (dup) throw new InputError(`${file}: category "${dup}" is listed twice`);

@@ -11,7 +11,11 @@ import type { Query, StoredJudgment } from '../model/types';
 export const charLength = (s: string) => [...s].length;
 
 /** Stage 1: drop queries too short to be a real question, or too long to be one (pasted documents, logs). */
-export function filterByLength<T extends { query: string }>(items: T[], minChars: number, maxChars: number): { kept: T[]; tooShort: number; tooLong: number } {
+export function filterByLength<T extends { query: string }>(
+  items: T[],
+  minChars: number,
+  maxChars: number,
+): { kept: T[]; tooShort: number; tooLong: number } {
   const kept: T[] = [];
   let tooShort = 0;
   let tooLong = 0;
@@ -28,7 +32,10 @@ export function filterByLength<T extends { query: string }>(items: T[], minChars
  * Stage 3: collapse near-duplicates (same template, e.g. "What's up with POL" / "What's up with BELDEX", or similar text)
  * into one representative per group: the group's first query in traffic order, which keeps its own tag.
  */
-export function distil<T extends { query: string }>(items: T[], threshold: number): { kept: Array<T & { groupSize: number }>; groups: number } {
+export function distil<T extends { query: string }>(
+  items: T[],
+  threshold: number,
+): { kept: Array<T & { groupSize: number }>; groups: number } {
   const groups = groupNearDuplicates(
     items.map((i) => i.query),
     { threshold, byTemplate: true },
@@ -53,8 +60,13 @@ export function easyQueryTexts(args: {
   const byQuery = new Map<string, Map<string, number>>();
   for (const j of args.judgments) {
     if (j.status !== 'ok') continue;
-    const values = j.scores ? Object.entries(j.scores).filter(([k]) => args.isDimension(k)).map(([, v]) => v) : [];
-    const score = args.metric === 'total' ? j.total : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
+    const values = j.scores
+      ? Object.entries(j.scores)
+          .filter(([k]) => args.isDimension(k))
+          .map(([, v]) => v)
+      : [];
+    const score =
+      args.metric === 'total' ? j.total : values.length ? values.reduce((a, b) => a + b, 0) / values.length : null;
     if (score === null) continue;
     let perCopilot = byQuery.get(j.queryId);
     if (!perCopilot) byQuery.set(j.queryId, (perCopilot = new Map()));
@@ -64,7 +76,12 @@ export function easyQueryTexts(args: {
   for (const q of args.queries) {
     const perCopilot = byQuery.get(q.id);
     // Every copilot must have a score: a copilot that failed on a query says nothing about its difficulty.
-    if (perCopilot && args.copilots.length > 0 && args.copilots.every((s) => (perCopilot.get(s) ?? -Infinity) > args.threshold)) easy.add(normalizeText(q.text));
+    if (
+      perCopilot &&
+      args.copilots.length > 0 &&
+      args.copilots.every((s) => (perCopilot.get(s) ?? -Infinity) > args.threshold)
+    )
+      easy.add(normalizeText(q.text));
   }
   return easy;
 }
@@ -74,7 +91,11 @@ export function easyQueryTexts(args: {
  * Without binding caps every allocation is within one of its exact share total × weight / Σweights.
  * Ties go to the category listed first, so the result is deterministic.
  */
-export function allocate(total: number, weights: Record<string, number>, capacity: Record<string, number>): Record<string, number> {
+export function allocate(
+  total: number,
+  weights: Record<string, number>,
+  capacity: Record<string, number>,
+): Record<string, number> {
   const names = Object.keys(weights);
   const alloc: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
   const available = names.reduce((s, n) => s + (capacity[n] ?? 0), 0);
@@ -116,7 +137,9 @@ function hamilton(seats: number, names: string[], weights: Record<string, number
   const out: Record<string, number> = {};
   names.forEach((n, k) => (out[n] = Math.floor(exact[k])));
   let left = seats - names.reduce((s, n) => s + out[n], 0);
-  const order = names.map((n, k) => ({ n, k, r: exact[k] - Math.floor(exact[k]) })).sort((x, y) => y.r - x.r || x.k - y.k);
+  const order = names
+    .map((n, k) => ({ n, k, r: exact[k] - Math.floor(exact[k]) }))
+    .sort((x, y) => y.r - x.r || x.k - y.k);
   for (const { n } of order) {
     if (left <= 0) break;
     out[n]++;
@@ -139,7 +162,9 @@ export function sampleByProportions<T extends { tag: string; line: number }>(
   for (const item of items) (byTag.get(item.tag) ?? byTag.set(item.tag, []).get(item.tag)!).push(item);
   const capacity = Object.fromEntries(Object.keys(proportions).map((t) => [t, byTag.get(t)?.length ?? 0]));
   const allocation = allocate(target, proportions, capacity);
-  const chosen = Object.keys(allocation).flatMap((tag) => shuffled(byTag.get(tag) ?? [], seededRandom(`${seed}:${tag}`)).slice(0, allocation[tag]));
+  const chosen = Object.keys(allocation).flatMap((tag) =>
+    shuffled(byTag.get(tag) ?? [], seededRandom(`${seed}:${tag}`)).slice(0, allocation[tag]),
+  );
   chosen.sort((a, b) => a.line - b.line);
   return { chosen, allocation };
 }

@@ -57,7 +57,11 @@ export function labelCounts(queries: Query[], labelsOf: LabelsOf): Record<string
       for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
     }
   }
-  return Object.fromEntries(Object.keys(byLabel).sort().map((label) => [label, byLabel[label]]));
+  return Object.fromEntries(
+    Object.keys(byLabel)
+      .sort()
+      .map((label) => [label, byLabel[label]]),
+  );
 }
 
 /** Store a snapshot made by a generator; returns its id. Idempotent (same queries → same id → first record kept). */
@@ -70,7 +74,15 @@ export async function saveSnapshot(
   const existed = (await store.getSnapshot(snapshotId)) !== null;
   // A refresh that produced exactly its parent's queries must not make the snapshot its own parent.
   const parentId = args.parentId === snapshotId ? null : args.parentId;
-  await store.putSnapshot({ snapshotId, createdAt: args.createdAt ?? new Date().toISOString(), parentId, meta: { ...args.meta, counts: labelCounts(args.queries, labelsOf) } }, args.queries);
+  await store.putSnapshot(
+    {
+      snapshotId,
+      createdAt: args.createdAt ?? new Date().toISOString(),
+      parentId,
+      meta: { ...args.meta, counts: labelCounts(args.queries, labelsOf) },
+    },
+    args.queries,
+  );
   return { snapshotId, created: !existed };
 }
 
@@ -81,7 +93,9 @@ export async function resolveSnapshotId(store: ResultsStore, idOrPrefix: string)
   const ids = await store.snapshotIdsStartingWith(idOrPrefix);
   if (ids.length === 1) return (await store.getSnapshot(ids[0]))!;
   if (ids.length > 1) throw new InputError(`snapshot id "${idOrPrefix}" is ambiguous: ${ids.join(', ')}`);
-  throw new InputError(`no snapshot "${idOrPrefix}" in the results store ${store.location} (see judgeflow snapshot list)`);
+  throw new InputError(
+    `no snapshot "${idOrPrefix}" in the results store ${store.location} (see judgeflow snapshot list)`,
+  );
 }
 
 // ---- diff -----------------------------------------------------------------------
@@ -99,7 +113,11 @@ export interface SnapshotDiff {
 }
 
 /** Compare by normalised text (ids are per snapshot, e.g. t1-c1-01 in every generated snapshot). */
-export function diffSnapshots(a: { id: string; queries: Query[] }, b: { id: string; queries: Query[] }, labelsOf: LabelsOf): SnapshotDiff {
+export function diffSnapshots(
+  a: { id: string; queries: Query[] },
+  b: { id: string; queries: Query[] },
+  labelsOf: LabelsOf,
+): SnapshotDiff {
   const inA = new Set(a.queries.map((q) => normalizeText(q.text)));
   const inB = new Set(b.queries.map((q) => normalizeText(q.text)));
   const ca = labelCounts(a.queries, labelsOf);
@@ -131,7 +149,12 @@ function exportable(q: Query, fields: readonly string[]): Record<string, unknown
   return out;
 }
 
-const exportOrder = (fields: readonly string[]) => ['id', 'text', ...fields.filter((f) => !['id', 'text', 'history'].includes(f)), 'history'];
+const exportOrder = (fields: readonly string[]) => [
+  'id',
+  'text',
+  ...fields.filter((f) => !['id', 'text', 'history'].includes(f)),
+  'history',
+];
 
 /** JSON Lines exactly as the run config's `queries:` file accepts (LATTICE {id,text,task,category}, CAB {id,text,tags}). */
 export function exportJsonl(queries: Query[], fields: readonly string[]): string {
@@ -143,5 +166,8 @@ export function exportCsv(queries: Query[], fields: readonly string[]): string {
   const rows = queries.map((q) => exportable(q, fields));
   const columns = exportOrder(fields).filter((key) => rows.some((r) => r[key] !== undefined));
   // Structured fields (history, LATTICE's `reference`) as JSON text in their cell.
-  return toCsv([columns, ...rows.map((r) => columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : r[c])))]);
+  return toCsv([
+    columns,
+    ...rows.map((r) => columns.map((c) => (r[c] !== null && typeof r[c] === 'object' ? JSON.stringify(r[c]) : r[c]))),
+  ]);
 }

@@ -79,8 +79,34 @@ export function similarity(a: string, b: string): number {
  * APY on X" and "what is the TVL on X" would look like the same template.
  */
 const NON_ENTITY_ACRONYMS = new Set([
-  'AI', 'API', 'APR', 'APY', 'ATH', 'ATL', 'CEX', 'DAO', 'DCA', 'DEX', 'DYOR', 'ETF', 'FAQ', 'FOMO', 'FUD',
-  'KYC', 'NFT', 'NFTS', 'OK', 'PNL', 'ROI', 'TA', 'TLDR', 'TVL', 'UK', 'US', 'USA', 'EU',
+  'AI',
+  'API',
+  'APR',
+  'APY',
+  'ATH',
+  'ATL',
+  'CEX',
+  'DAO',
+  'DCA',
+  'DEX',
+  'DYOR',
+  'ETF',
+  'FAQ',
+  'FOMO',
+  'FUD',
+  'KYC',
+  'NFT',
+  'NFTS',
+  'OK',
+  'PNL',
+  'ROI',
+  'TA',
+  'TLDR',
+  'TVL',
+  'UK',
+  'US',
+  'USA',
+  'EU',
 ]);
 
 const MONTH =
@@ -288,8 +314,16 @@ function linkSimilar(
   };
   // similarity = max of the two Jaccards, so a pair qualifies iff either Jaccard does: the union
   // of the candidates from both indexes covers every qualifying pair.
-  prefixFilterCandidates(profiles.map((p) => p.words), threshold, check);
-  prefixFilterCandidates(profiles.map((p) => p.shingles), threshold, check);
+  prefixFilterCandidates(
+    profiles.map((p) => p.words),
+    threshold,
+    check,
+  );
+  prefixFilterCandidates(
+    profiles.map((p) => p.shingles),
+    threshold,
+    check,
+  );
 }
 
 function collectGroups(uf: UnionFind, n: number): number[][] {
@@ -333,7 +367,14 @@ export function truncatedAnswer(text: string, max: number, whereWhole: string): 
   let cut = -1;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code >= 0xdc00 && code <= 0xdfff && i > 0 && text.charCodeAt(i - 1) >= 0xd800 && text.charCodeAt(i - 1) <= 0xdbff) continue; // low half of a pair
+    if (
+      code >= 0xdc00 &&
+      code <= 0xdfff &&
+      i > 0 &&
+      text.charCodeAt(i - 1) >= 0xd800 &&
+      text.charCodeAt(i - 1) <= 0xdbff
+    )
+      continue; // low half of a pair
     if (points === max) cut = i;
     points++;
   }

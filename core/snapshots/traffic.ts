@@ -88,7 +88,10 @@ function parseCsvTraffic(text: string, file: string): ParsedTraffic {
   const [header, ...rows] = csvRecords(text, file);
   if (!header) throw new InputError(`${file}: the CSV file is empty (expected a header row with a "query" column)`);
   const names = header.cells.map((h) => h.trim());
-  if (!names.includes('query')) throw new InputError(`${file}: missing column "query" (header has: ${names.join(', ')}); the traffic file needs a "query" column`);
+  if (!names.includes('query'))
+    throw new InputError(
+      `${file}: missing column "query" (header has: ${names.join(', ')}); the traffic file needs a "query" column`,
+    );
   const items: TrafficItem[] = [];
   const bad: TrafficProblem[] = [];
   for (const row of rows) {
@@ -107,7 +110,8 @@ function parseCsvTraffic(text: string, file: string): ParsedTraffic {
 export function parseTraffic(file: string): ParsedTraffic {
   const text = readText(file, 'traffic file');
   const ext = path.extname(file).toLowerCase();
-  const isCsv = ext === '.csv' || (ext !== '.jsonl' && ext !== '.ndjson' && ext !== '.json' && !text.trimStart().startsWith('{'));
+  const isCsv =
+    ext === '.csv' || (ext !== '.jsonl' && ext !== '.ndjson' && ext !== '.json' && !text.trimStart().startsWith('{'));
   const parsed = isCsv ? parseCsvTraffic(text, file) : parseJsonl(text);
   if (!parsed.items.length && !parsed.bad.length) throw new InputError(`${file}: the traffic file has no queries`);
   return parsed;

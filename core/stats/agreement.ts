@@ -9,7 +9,8 @@ import { mean } from './stats';
 
 export type Ratings = Array<Array<number | null | undefined>>;
 
-const present = (row: Array<number | null | undefined>): number[] => row.filter((v): v is number => typeof v === 'number' && !Number.isNaN(v));
+const present = (row: Array<number | null | undefined>): number[] =>
+  row.filter((v): v is number => typeof v === 'number' && !Number.isNaN(v));
 
 /**
  * Krippendorff's alpha (Krippendorff 2011, "Computing Krippendorff's Alpha-Reliability"): 1 − observed /
@@ -52,7 +53,10 @@ export function krippendorffAlpha(units: Ratings, metric: 'interval' | 'nominal'
 export function krippendorffAlphaNominal(units: string[][]): number | null {
   const codes = new Map<string, number>();
   const code = (label: string) => codes.get(label) ?? codes.set(label, codes.size).get(label)!;
-  const alpha = krippendorffAlpha(units.map((u) => u.map(code)), 'nominal');
+  const alpha = krippendorffAlpha(
+    units.map((u) => u.map(code)),
+    'nominal',
+  );
   return Number.isNaN(alpha) ? null : alpha;
 }
 
@@ -100,7 +104,8 @@ export function intraclassCorrelation(units: Ratings): IntraclassCorrelations {
 
 /** Kendall's tau-b between two paired lists (ties in either are corrected for); NaN if either is constant. */
 export function kendallTauB(x: number[], y: number[]): number {
-  if (x.length !== y.length) throw new RangeError(`kendallTauB needs paired samples, got lengths ${x.length} and ${y.length}`);
+  if (x.length !== y.length)
+    throw new RangeError(`kendallTauB needs paired samples, got lengths ${x.length} and ${y.length}`);
   let concordant = 0;
   let discordant = 0;
   let tiesX = 0;

@@ -42,11 +42,15 @@ export function byJudge(rows: StoredJudgment[]): Map<string, StoredJudgment[]> {
 }
 
 /** One judge's verdict on one response: the mean of its ok samples' scores and totals (null when none succeeded). */
-export function judgeMean(samples: StoredJudgment[]): { scores: Record<string, number>; total: number | null; rank: number | null } | null {
+export function judgeMean(
+  samples: StoredJudgment[],
+): { scores: Record<string, number>; total: number | null; rank: number | null } | null {
   const ok = samples.filter((j) => j.status === 'ok');
   if (!ok.length) return null;
   const keys = [...new Set(ok.flatMap((j) => Object.keys(j.scores ?? {})))];
-  const scores = Object.fromEntries(keys.map((k) => [k, mean(ok.filter((j) => j.scores?.[k] !== undefined).map((j) => j.scores![k]))]));
+  const scores = Object.fromEntries(
+    keys.map((k) => [k, mean(ok.filter((j) => j.scores?.[k] !== undefined).map((j) => j.scores![k]))]),
+  );
   const totals = ok.filter((j) => j.total !== null).map((j) => j.total!);
   const ranks = samples.filter((j) => j.rank !== null).map((j) => j.rank!);
   return { scores, total: totals.length ? mean(totals) : null, rank: ranks.length ? mean(ranks) : null };
@@ -59,7 +63,11 @@ export function judgeMean(samples: StoredJudgment[]): { scores: Record<string, n
  * lowest sample). A query × copilot with no ok verdict keeps its first failure; one with fewer than `minJudges` judges
  * giving a verdict (a panel's quorum, see minJudgesOf) has no panel verdict either: a failure saying how many judged.
  */
-export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggregate = 'mean', minJudges = 1): StoredJudgment[] {
+export function consensusJudgments(
+  rows: StoredJudgment[],
+  aggregate: PanelAggregate = 'mean',
+  minJudges = 1,
+): StoredJudgment[] {
   const agg = aggregateOf(aggregate);
   const meanRank = new Map<string, number>();
   const out = byUnit(rows).map((group) => {
@@ -72,11 +80,16 @@ export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggre
     const ranks = means.filter((m) => m.rank !== null).map((m) => m.rank!);
     if (!first) {
       const failed = group[0];
-      return { ...failed, error: `all ${group.length} verdicts failed; first: ${failed.error ?? 'no reason recorded'}` };
+      return {
+        ...failed,
+        error: `all ${group.length} verdicts failed; first: ${failed.error ?? 'no reason recorded'}`,
+      };
     }
     if (means.length < minJudges) {
       const judges = byJudge(group);
-      const failed = [...judges.entries()].filter(([, samples]) => !samples.some((j) => j.status === 'ok')).map(([name, samples]) => `${name || 'judge'}: ${samples[0].error ?? 'no reason recorded'}`);
+      const failed = [...judges.entries()]
+        .filter(([, samples]) => !samples.some((j) => j.status === 'ok'))
+        .map(([name, samples]) => `${name || 'judge'}: ${samples[0].error ?? 'no reason recorded'}`);
       return {
         ...first,
         status: 'failed' as const,
@@ -89,13 +102,16 @@ export function consensusJudgments(rows: StoredJudgment[], aggregate: PanelAggre
     }
     if (ranks.length) meanRank.set(key(first), agg(ranks));
     const keys = [...new Set(means.flatMap((m) => Object.keys(m.scores)))];
-    const scores = Object.fromEntries(keys.map((k) => [k, agg(means.filter((m) => m.scores[k] !== undefined).map((m) => m.scores[k]))]));
+    const scores = Object.fromEntries(
+      keys.map((k) => [k, agg(means.filter((m) => m.scores[k] !== undefined).map((m) => m.scores[k]))]),
+    );
     const totals = means.filter((m) => m.total !== null).map((m) => m.total!);
     return { ...first, scores, total: totals.length ? agg(totals) : null, rank: null };
   });
   // Ranks back as integers among the query's ranked copilots.
   const perQuery = new Map<string, number[]>();
-  for (const j of out) if (meanRank.has(key(j))) perQuery.set(j.queryId, [...(perQuery.get(j.queryId) ?? []), meanRank.get(key(j))!]);
+  for (const j of out)
+    if (meanRank.has(key(j))) perQuery.set(j.queryId, [...(perQuery.get(j.queryId) ?? []), meanRank.get(key(j))!]);
   return out.map((j) => {
     const mine = meanRank.get(key(j));
     if (mine === undefined || j.rank !== null) return j;

@@ -55,16 +55,31 @@ export interface CostLine {
 export interface CostSummary {
   copilots: Record<string, CostLine>;
   judge: Record<string, CostLine>;
-  total: { calls: number; promptTokens: number; completionTokens: number; estimatedCostUsd: number | null; reusedCalls: number; avoidedCostUsd: number | null };
+  total: {
+    calls: number;
+    promptTokens: number;
+    completionTokens: number;
+    estimatedCostUsd: number | null;
+    reusedCalls: number;
+    avoidedCostUsd: number | null;
+  };
   priced: boolean;
 }
 
 /** Price of some tokens under one model's price; cached prompt tokens at their own rate when given. */
-export function priceOf(price: ModelPrice | undefined, tokens: { promptTokens: number; completionTokens: number; cachedTokens?: number }): number | null {
+export function priceOf(
+  price: ModelPrice | undefined,
+  tokens: { promptTokens: number; completionTokens: number; cachedTokens?: number },
+): number | null {
   if (!price) return null;
   const cached = tokens.cachedTokens ?? 0;
   const cachedRate = price.cachedInputPerMTok ?? price.inputPerMTok;
-  return ((tokens.promptTokens - cached) * price.inputPerMTok + cached * cachedRate + tokens.completionTokens * price.outputPerMTok) / 1e6;
+  return (
+    ((tokens.promptTokens - cached) * price.inputPerMTok +
+      cached * cachedRate +
+      tokens.completionTokens * price.outputPerMTok) /
+    1e6
+  );
 }
 
 /**
@@ -75,17 +90,27 @@ export function priceOf(price: ModelPrice | undefined, tokens: { promptTokens: n
 export function batchPriceOf(price: ModelPrice | undefined): ModelPrice | undefined {
   if (!price) return undefined;
   const input = price.batchInputPerMTok ?? price.inputPerMTok / 2;
-  return { inputPerMTok: input, outputPerMTok: price.batchOutputPerMTok ?? price.outputPerMTok / 2, cachedInputPerMTok: price.cachedInputPerMTok === undefined ? input : Math.min(input, price.cachedInputPerMTok / 2) };
+  return {
+    inputPerMTok: input,
+    outputPerMTok: price.batchOutputPerMTok ?? price.outputPerMTok / 2,
+    cachedInputPerMTok: price.cachedInputPerMTok === undefined ? input : Math.min(input, price.cachedInputPerMTok / 2),
+  };
 }
 
 const withoutUsage = (c: LlmCallRecord) => c.promptTokens === null && c.completionTokens === null;
 /** A call reported without usage whose reply came: its size says roughly what it cost. */
-const estimable = (c: LlmCallRecord) => withoutUsage(c) && typeof c.requestChars === 'number' && typeof c.replyChars === 'number';
+const estimable = (c: LlmCallRecord) =>
+  withoutUsage(c) && typeof c.requestChars === 'number' && typeof c.replyChars === 'number';
 
 /** A call's tokens: as reported, or estimated from its size (≈ 4 characters a token) where the endpoint reported none. */
 function tokensOfCall(c: LlmCallRecord): { promptTokens: number; completionTokens: number; cachedTokens: number } {
-  if (estimable(c)) return { promptTokens: tokensOf(c.requestChars!), completionTokens: tokensOf(c.replyChars!), cachedTokens: 0 };
-  return { promptTokens: c.promptTokens ?? 0, completionTokens: c.completionTokens ?? 0, cachedTokens: c.cachedTokens ?? 0 };
+  if (estimable(c))
+    return { promptTokens: tokensOf(c.requestChars!), completionTokens: tokensOf(c.replyChars!), cachedTokens: 0 };
+  return {
+    promptTokens: c.promptTokens ?? 0,
+    completionTokens: c.completionTokens ?? 0,
+    cachedTokens: c.cachedTokens ?? 0,
+  };
 }
 
 /**
@@ -94,7 +119,10 @@ function tokensOfCall(c: LlmCallRecord): { promptTokens: number; completionToken
  * a grounding judge or a taxonomy call is so priced by its model, never by the member's name. A Batch API call is
  * priced at the batch price.
  */
-export function priceFor(pricing: Pricing | undefined, who: { model?: string | null; name?: string | null; batch?: boolean }): ModelPrice | undefined {
+export function priceFor(
+  pricing: Pricing | undefined,
+  who: { model?: string | null; name?: string | null; batch?: boolean },
+): ModelPrice | undefined {
   const prices = pricing ?? {};
   const price = (who.model ? prices[who.model] : undefined) ?? (who.name ? prices[who.name] : undefined);
   return who.batch ? batchPriceOf(price) : price;
@@ -110,9 +138,14 @@ function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: str
   const reused = recorded.filter((c) => c.reused);
   const avoided = reused.map((c) => callCostUsd(pricing, c));
   const failuresByKind: Record<string, number> = {};
-  for (const c of calls) if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
+  for (const c of calls)
+    if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
   const each = calls.map(tokensOfCall);
-  const tokens = { promptTokens: each.reduce((n, t) => n + t.promptTokens, 0), completionTokens: each.reduce((n, t) => n + t.completionTokens, 0), cachedTokens: each.reduce((n, t) => n + t.cachedTokens, 0) };
+  const tokens = {
+    promptTokens: each.reduce((n, t) => n + t.promptTokens, 0),
+    completionTokens: each.reduce((n, t) => n + t.completionTokens, 0),
+    cachedTokens: each.reduce((n, t) => n + t.cachedTokens, 0),
+  };
   // Each call priced on its own (priceFor): one unpriced call makes the line's cost unknown, never $0.
   const costs = calls.map((c) => callCostUsd(pricing, c));
   const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
@@ -129,7 +162,14 @@ function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: str
     batchCalls: calls.filter((c) => c.batch).length,
     latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
     latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
-    estimatedCostUsd: calls.length === 0 ? (priceFor(pricing, { model, name }) ? 0 : null) : costs.some((c) => c === null) ? null : costs.reduce<number>((n, c) => n + c!, 0),
+    estimatedCostUsd:
+      calls.length === 0
+        ? priceFor(pricing, { model, name })
+          ? 0
+          : null
+        : costs.some((c) => c === null)
+          ? null
+          : costs.reduce<number>((n, c) => n + c!, 0),
     reusedCalls: reused.length,
     avoidedCostUsd: avoided.some((c) => c === null) ? null : avoided.reduce<number>((n, c) => n + c!, 0),
   };
@@ -141,7 +181,8 @@ export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricin
   const copilotLines: Record<string, CostLine> = {};
   for (const name of copilots) copilotLines[name] = line(by('copilot', name), pricing, name);
   const judge: Record<string, CostLine> = {};
-  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))]) judge[name] = line(by('judge', name), pricing, name);
+  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))])
+    judge[name] = line(by('judge', name), pricing, name);
   const lines = [...Object.values(copilotLines), ...Object.values(judge)];
   const priced = Boolean(pricing) && lines.some((l) => l.estimatedCostUsd !== null);
   return {
@@ -177,7 +218,8 @@ export const ASSUMED_JUDGE_ANSWER_TOKENS = 250;
 const tokensOf = (chars: number) => Math.ceil(chars / 4);
 
 /** What a copilot is sent for a query: its text and earlier turns (the size a copilot call's estimate starts from). */
-export const queryCharsOf = (q: { text: string; history?: Array<{ content: string }> }) => q.text.length + (q.history ?? []).reduce((m, t) => m + t.content.length, 0);
+export const queryCharsOf = (q: { text: string; history?: Array<{ content: string }> }) =>
+  q.text.length + (q.history ?? []).reduce((m, t) => m + t.content.length, 0);
 
 /**
  * The calls a run will make if every request succeeds first time (retries and invalid judge answers add to it):
@@ -205,7 +247,7 @@ export function planCalls(args: {
     return {
       role: 'copilot',
       name: c.name,
-      endpoint: held ? `${c.type} file (no calls)` : c.baseURL ?? c.url ?? c.type,
+      endpoint: held ? `${c.type} file (no calls)` : (c.baseURL ?? c.url ?? c.type),
       model: c.model ?? null,
       calls,
       estimatedPromptTokens: prompt,
@@ -214,7 +256,9 @@ export function planCalls(args: {
     };
   });
   const judgeCalls = args.queries.length * args.judgeCallsPerQuery(answering);
-  const judgePrompt = judgeCalls * tokensOf(args.judgePromptChars + ASSUMED_COPILOT_ANSWER_TOKENS * 4) + tokensOf(queryChars) * args.judgeCallsPerQuery(answering);
+  const judgePrompt =
+    judgeCalls * tokensOf(args.judgePromptChars + ASSUMED_COPILOT_ANSWER_TOKENS * 4) +
+    tokensOf(queryChars) * args.judgeCallsPerQuery(answering);
   const judgeCompletion = judgeCalls * ASSUMED_JUDGE_ANSWER_TOKENS;
   for (const judge of args.judges)
     out.push({
@@ -225,7 +269,10 @@ export function planCalls(args: {
       calls: judgeCalls,
       estimatedPromptTokens: judgePrompt,
       estimatedCompletionTokens: judgeCompletion,
-      estimatedCostUsd: priceOf(priceFor(args.pricing, { model: judge.model, batch: judge.batch }), { promptTokens: judgePrompt, completionTokens: judgeCompletion }),
+      estimatedCostUsd: priceOf(priceFor(args.pricing, { model: judge.model, batch: judge.batch }), {
+        promptTokens: judgePrompt,
+        completionTokens: judgeCompletion,
+      }),
     });
   return out;
 }
@@ -236,20 +283,40 @@ export function planCalls(args: {
  * estimate: the mean of this run's judge answers so far, else ASSUMED_JUDGE_ANSWER_TOKENS) — at most the request's own
  * max_tokens / max_completion_tokens, which the provider never exceeds.
  */
-export function requestTokens(body: Record<string, unknown>, answerTokens: number): { promptTokens: number; completionTokens: number } {
+export function requestTokens(
+  body: Record<string, unknown>,
+  answerTokens: number,
+): { promptTokens: number; completionTokens: number } {
   const carried = [body.messages, body.system, body.tools].filter((v) => v !== undefined);
   const cap = [body.max_tokens, body.max_completion_tokens].find((v): v is number => typeof v === 'number' && v > 0);
-  return { promptTokens: tokensOf(JSON.stringify(carried).length), completionTokens: Math.ceil(cap === undefined ? answerTokens : Math.min(cap, answerTokens)) };
+  return {
+    promptTokens: tokensOf(JSON.stringify(carried).length),
+    completionTokens: Math.ceil(cap === undefined ? answerTokens : Math.min(cap, answerTokens)),
+  };
 }
 
 /** The mean answer length of a run's answered judge calls to `model` (reported usage only), else the assumed one. */
 export function meanAnswerTokens(calls: LlmCallRecord[], model: string): number {
-  const answered = calls.filter((c) => c.role === 'judge' && c.model === model && c.ok && typeof c.completionTokens === 'number');
-  return answered.length ? answered.reduce((n, c) => n + c.completionTokens!, 0) / answered.length : ASSUMED_JUDGE_ANSWER_TOKENS;
+  const answered = calls.filter(
+    (c) => c.role === 'judge' && c.model === model && c.ok && typeof c.completionTokens === 'number',
+  );
+  return answered.length
+    ? answered.reduce((n, c) => n + c.completionTokens!, 0) / answered.length
+    : ASSUMED_JUDGE_ANSWER_TOKENS;
 }
 
 /** One copilot call as the store records it (the collect activity's per-item call, or an agent's per-turn one). */
-export function copilotCallRecord(item: { runId: string; copilot: string; queryId: string; model: string | null }, c: { ok: boolean; errorKind: string | null; latencyMs: number; usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null }; requestChars: number | null; replyChars: number | null }): LlmCallRecord {
+export function copilotCallRecord(
+  item: { runId: string; copilot: string; queryId: string; model: string | null },
+  c: {
+    ok: boolean;
+    errorKind: string | null;
+    latencyMs: number;
+    usage?: { promptTokens: number | null; completionTokens: number | null; cachedTokens: number | null };
+    requestChars: number | null;
+    replyChars: number | null;
+  },
+): LlmCallRecord {
   return {
     runId: item.runId,
     role: 'copilot',

@@ -25,15 +25,34 @@ export function failureReasons(responses: StoredResponse[], judgments: StoredJud
   const add = (kind: string, message: string | null, item: { queryId: string; copilot: string }) => {
     const seen = byKind.get(kind);
     if (seen) seen.count++;
-    else byKind.set(kind, { kind, count: 1, message: oneLine(message ?? 'no reason recorded'), example: { queryId: item.queryId, copilot: item.copilot } });
+    else
+      byKind.set(kind, {
+        kind,
+        count: 1,
+        message: oneLine(message ?? 'no reason recorded'),
+        example: { queryId: item.queryId, copilot: item.copilot },
+      });
   };
-  for (const r of responses) if (r.status !== 'ok') add(r.status === 'missing' ? 'answer missing' : `answer ${r.errorKind ?? 'failed'}`, r.errorMessage, r);
+  for (const r of responses)
+    if (r.status !== 'ok')
+      add(r.status === 'missing' ? 'answer missing' : `answer ${r.errorKind ?? 'failed'}`, r.errorMessage, r);
   for (const j of judgments)
-    if (j.status === 'failed') add(j.error?.startsWith(PANEL_QUORUM_ERROR) ? 'judgment: too few panel judges' : /invalid judge answer/.test(j.error ?? '') ? 'judgment: invalid answer' : 'judgment failed', j.error, j);
+    if (j.status === 'failed')
+      add(
+        j.error?.startsWith(PANEL_QUORUM_ERROR)
+          ? 'judgment: too few panel judges'
+          : /invalid judge answer/.test(j.error ?? '')
+            ? 'judgment: invalid answer'
+            : 'judgment failed',
+        j.error,
+        j,
+      );
   return [...byKind.values()].sort((a, b) => b.count - a.count || a.kind.localeCompare(b.kind)).slice(0, limit);
 }
 
 /** Lines for a terminal: "  12 × answer timeout (q7 / Ace): copilot Ace did not answer within …". */
 export function failureReasonLines(reasons: FailureReason[]): string[] {
-  return reasons.map((r) => `  ${r.count} × ${r.kind} (e.g. ${r.example.queryId} / ${r.example.copilot}): ${r.message}`);
+  return reasons.map(
+    (r) => `  ${r.count} × ${r.kind} (e.g. ${r.example.queryId} / ${r.example.copilot}): ${r.message}`,
+  );
 }

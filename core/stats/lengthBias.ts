@@ -41,18 +41,35 @@ export function lengthBias(
   score: string,
 ): LengthBias {
   const key = (q: string, c: string) => `${q}\u0000${c}`;
-  const textOf = new Map(responses.filter((r) => r.status === 'ok' && r.text !== null).map((r) => [key(r.queryId, r.copilot), r.text!]));
+  const textOf = new Map(
+    responses.filter((r) => r.status === 'ok' && r.text !== null).map((r) => [key(r.queryId, r.copilot), r.text!]),
+  );
   const scored = judgments
     .filter((j) => j.status === 'ok' && j.total !== null && textOf.has(key(j.queryId, j.copilot)))
-    .map((j) => ({ queryId: j.queryId, copilot: j.copilot, score: j.total!, words: wordCount(textOf.get(key(j.queryId, j.copilot))!) }));
+    .map((j) => ({
+      queryId: j.queryId,
+      copilot: j.copilot,
+      score: j.total!,
+      words: wordCount(textOf.get(key(j.queryId, j.copilot))!),
+    }));
   const byQuery = new Map<string, typeof scored>();
   for (const i of scored) byQuery.set(i.queryId, [...(byQuery.get(i.queryId) ?? []), i]);
-  const centred = [...byQuery.values()].filter((g) => g.length > 1).flatMap((g) => {
-    const mw = mean(g.map((i) => i.words));
-    const ms = mean(g.map((i) => i.score));
-    return g.map((i) => ({ words: i.words - mw, score: i.score - ms }));
-  });
-  const withinQuery = centred.length >= 3 ? finiteOrNull(pearson(centred.map((c) => c.words), centred.map((c) => c.score))) : null;
+  const centred = [...byQuery.values()]
+    .filter((g) => g.length > 1)
+    .flatMap((g) => {
+      const mw = mean(g.map((i) => i.words));
+      const ms = mean(g.map((i) => i.score));
+      return g.map((i) => ({ words: i.words - mw, score: i.score - ms }));
+    });
+  const withinQuery =
+    centred.length >= 3
+      ? finiteOrNull(
+          pearson(
+            centred.map((c) => c.words),
+            centred.map((c) => c.score),
+          ),
+        )
+      : null;
   return {
     measure: 'words',
     score,

@@ -48,16 +48,29 @@ const finite = (x: number) => (Number.isFinite(x) ? x : null);
 
 function spread(units: Ratings): SpreadFigures {
   const s = withinUnitSpread(units, DISAGREE_POINTS);
-  return { units: s.units, withinUnitSd: finite(s.sd), disagreeShare: finite(s.disagreeShare), alpha: finite(krippendorffAlpha(units, 'interval')) };
+  return {
+    units: s.units,
+    withinUnitSd: finite(s.sd),
+    disagreeShare: finite(s.disagreeShare),
+    alpha: finite(krippendorffAlpha(units, 'interval')),
+  };
 }
 
 /** Units of one judge: each a list of samples (null = failed sample). */
-function judgeReliability(rows: StoredJudgment[], samples: number, scoreKey: (key: string) => ScoreKeyKind): JudgeReliability {
+function judgeReliability(
+  rows: StoredJudgment[],
+  samples: number,
+  scoreKey: (key: string) => ScoreKeyKind,
+): JudgeReliability {
   const units = byUnit(rows);
   const ok = rows.filter((j) => j.status === 'ok');
-  const dimensionKeys = [...new Set(ok.flatMap((j) => Object.keys(j.scores ?? {})))].filter((k) => scoreKey(k).kind === 'dimension').sort();
+  const dimensionKeys = [...new Set(ok.flatMap((j) => Object.keys(j.scores ?? {})))]
+    .filter((k) => scoreKey(k).kind === 'dimension')
+    .sort();
   const valuesOf = (pick: (j: StoredJudgment) => number | null | undefined): Ratings =>
-    units.map((u) => u.map((j) => (j.status === 'ok' ? pick(j) ?? null : null))).filter((u) => u.some((v) => v !== null));
+    units
+      .map((u) => u.map((j) => (j.status === 'ok' ? (pick(j) ?? null) : null)))
+      .filter((u) => u.some((v) => v !== null));
   const failedPer = units.map((u) => u.filter((j) => j.status !== 'ok').length);
   const out: JudgeReliability = {
     units: units.length,
@@ -94,16 +107,24 @@ function rank1Changes(rows: StoredJudgment[]): NonNullable<JudgeReliability['ran
 }
 
 /** The `reliability` block, or null when every judge was asked once per unit (nothing to measure). */
-export function reliability(rows: StoredJudgment[], samples: number, scoreKey: (key: string) => ScoreKeyKind): Reliability | null {
+export function reliability(
+  rows: StoredJudgment[],
+  samples: number,
+  scoreKey: (key: string) => ScoreKeyKind,
+): Reliability | null {
   if (samples < 2) return null;
   const judges = byJudge(rows);
   // Pooled: a panel's units are (judge, query, copilot), so judges never count as samples of one another.
-  const pooledRows = [...judges.entries()].flatMap(([name, js]) => js.map((j) => ({ ...j, queryId: `${name}\u0000${j.queryId}` })));
+  const pooledRows = [...judges.entries()].flatMap(([name, js]) =>
+    js.map((j) => ({ ...j, queryId: `${name}\u0000${j.queryId}` })),
+  );
   const pooled = judgeReliability(pooledRows, samples, scoreKey);
   return {
     samples,
     method: RELIABILITY_METHOD,
     ...pooled,
-    ...(judges.size > 1 ? { judges: Object.fromEntries([...judges].map(([name, js]) => [name, judgeReliability(js, samples, scoreKey)])) } : {}),
+    ...(judges.size > 1
+      ? { judges: Object.fromEntries([...judges].map(([name, js]) => [name, judgeReliability(js, samples, scoreKey)])) }
+      : {}),
   };
 }

@@ -69,10 +69,22 @@ interface Fit {
 const ITERATIONS = 200;
 
 /** Alternating least squares of the model above on `rows` (those of left-out queries dropped), warm-started from `start`. */
-function fitModel(rows: Row[], judges: number, units: number, withScale: boolean, ownTerm: boolean[], start?: Fit): Fit {
+function fitModel(
+  rows: Row[],
+  judges: number,
+  units: number,
+  withScale: boolean,
+  ownTerm: boolean[],
+  start?: Fit,
+): Fit {
   const fit: Fit = start
     ? { offset: [...start.offset], scale: [...start.scale], own: [...start.own], quality: [...start.quality] }
-    : { offset: new Array(judges).fill(0), scale: new Array(judges).fill(1), own: new Array(judges).fill(0), quality: new Array(units).fill(0) };
+    : {
+        offset: new Array(judges).fill(0),
+        scale: new Array(judges).fill(1),
+        own: new Array(judges).fill(0),
+        quality: new Array(units).fill(0),
+      };
   const byJudge = Array.from({ length: judges }, () => [] as Row[]);
   for (const r of rows) byJudge[r.judge].push(r);
   const present = new Array<boolean>(units).fill(false);
@@ -92,7 +104,11 @@ function fitModel(rows: Row[], judges: number, units: number, withScale: boolean
     let change = 0;
     for (let j = 0; j < judges; j++) {
       const cols = [0, ...(withScale ? [1] : []), ...(ownTerm[j] ? [2] : [])];
-      const xtx = [[0, 0, 0], [0, 0, 0], [0, 0, 0]];
+      const xtx = [
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ];
       const xty = [0, 0, 0];
       for (const r of byJudge[j]) {
         const x = [1, fit.quality[r.unit], r.own ? 1 : 0];
@@ -137,7 +153,11 @@ function fitModel(rows: Row[], judges: number, units: number, withScale: boolean
 }
 
 export function selfPreference(input: SelfPreferenceInput): SelfPreferenceEntry[] {
-  const pairs = input.judges.flatMap((j) => Object.keys(input.copilotFamilies).filter((c) => j.family && input.copilotFamilies[c] === j.family).map((c) => ({ judge: j.name, copilot: c, family: j.family! })));
+  const pairs = input.judges.flatMap((j) =>
+    Object.keys(input.copilotFamilies)
+      .filter((c) => j.family && input.copilotFamilies[c] === j.family)
+      .map((c) => ({ judge: j.name, copilot: c, family: j.family! })),
+  );
   if (!pairs.length) return [];
   const judgeIndex = new Map(input.judges.map((j, i) => [j.name, i]));
   const unitIndex = new Map<string, number>();
@@ -154,7 +174,13 @@ export function selfPreference(input: SelfPreferenceInput): SelfPreferenceEntry[
     }
     if (!queryIndex.has(t.queryId)) queryIndex.set(t.queryId, queryIndex.size);
     const family = input.judges[j].family;
-    rows.push({ judge: j, unit: unitIndex.get(key)!, query: queryIndex.get(t.queryId)!, y: t.total, own: !!family && input.copilotFamilies[t.copilot] === family });
+    rows.push({
+      judge: j,
+      unit: unitIndex.get(key)!,
+      query: queryIndex.get(t.queryId)!,
+      y: t.total,
+      own: !!family && input.copilotFamilies[t.copilot] === family,
+    });
   }
   const J = input.judges.length;
   const withScale = new Set(rows.map((r) => r.judge)).size >= 3;
@@ -162,20 +188,45 @@ export function selfPreference(input: SelfPreferenceInput): SelfPreferenceEntry[
   const estimable = (judge: number, copilot: string) => {
     const family = input.judges[judge].family;
     const mine = rows.filter((r) => r.judge === judge);
-    return mine.some((r) => r.own) && mine.some((r) => !r.own) && rows.some((r) => unitCopilot[r.unit] === copilot && input.judges[r.judge].family !== family);
+    return (
+      mine.some((r) => r.own) &&
+      mine.some((r) => !r.own) &&
+      rows.some((r) => unitCopilot[r.unit] === copilot && input.judges[r.judge].family !== family)
+    );
   };
-  const ownTerm = input.judges.map((_, j) => pairs.some((p) => judgeIndex.get(p.judge) === j && estimable(j, p.copilot)));
+  const ownTerm = input.judges.map((_, j) =>
+    pairs.some((p) => judgeIndex.get(p.judge) === j && estimable(j, p.copilot)),
+  );
   const U = unitIndex.size;
   const Q = queryIndex.size;
   const full = fitModel(rows, J, U, withScale, ownTerm);
   // Query jackknife: refit without each query in turn.
-  const leaveOut = Array.from({ length: Q }, (_, q) => fitModel(rows.filter((r) => r.query !== q), J, U, withScale, ownTerm, full).own);
+  const leaveOut = Array.from(
+    { length: Q },
+    (_, q) =>
+      fitModel(
+        rows.filter((r) => r.query !== q),
+        J,
+        U,
+        withScale,
+        ownTerm,
+        full,
+      ).own,
+  );
   const meanScale = full.scale.reduce((s, b) => s + Math.abs(b), 0) / J;
-  type Tested = { pair: (typeof pairs)[number]; j: number; queries: number; difference: number | null; ci95: { low: number; high: number } | null; p: number | null };
+  type Tested = {
+    pair: (typeof pairs)[number];
+    j: number;
+    queries: number;
+    difference: number | null;
+    ci95: { low: number; high: number } | null;
+    p: number | null;
+  };
   const tested = pairs.map((pair): Tested => {
     const j = judgeIndex.get(pair.judge)!;
     const queries = new Set(rows.filter((r) => r.judge === j).map((r) => r.query)).size;
-    if (!ownTerm[j] || !estimable(j, pair.copilot) || Q < 3) return { pair, j, queries, difference: null, ci95: null, p: null };
+    if (!ownTerm[j] || !estimable(j, pair.copilot) || Q < 3)
+      return { pair, j, queries, difference: null, ci95: null, p: null };
     const difference = full.own[j];
     const mean = leaveOut.reduce((s, f) => s + f[j], 0) / Q;
     const se = Math.sqrt(((Q - 1) / Q) * leaveOut.reduce((s, f) => s + (f[j] - mean) ** 2, 0));

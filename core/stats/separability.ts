@@ -33,7 +33,11 @@ export const SEPARABILITY_METHOD =
  * `scores[copilot]`: per-query score (one number per query: average a query's several judgments first).
  * `order`: copilots best first (the report's headline order); copilots missing from it are appended.
  */
-export function separability(scores: Record<string, Map<string, number>>, order: string[], opts: { alpha?: number; seed?: string; iterations?: number } = {}): Separability {
+export function separability(
+  scores: Record<string, Map<string, number>>,
+  order: string[],
+  opts: { alpha?: number; seed?: string; iterations?: number } = {},
+): Separability {
   const alpha = opts.alpha ?? 0.05;
   const names = [...order.filter((c) => c in scores), ...Object.keys(scores).filter((c) => !order.includes(c))];
   const raw: Array<Omit<SeparabilityPair, 'pAdjusted' | 'significant'>> = [];
@@ -48,13 +52,22 @@ export function separability(scores: Record<string, Map<string, number>>, order:
         continue;
       }
       // 2000 sign-flip draws (exact below 11 queries): the smallest p, 1/2001, survives Holm over 45 pairs (10 copilots) at α = 0.05.
-      const t = pairedTest(ys, xs, { seed: `${opts.seed ?? 'judgeflow'}:separability:${a}:${b}`, iterations: opts.iterations ?? 2000, alpha });
+      const t = pairedTest(ys, xs, {
+        seed: `${opts.seed ?? 'judgeflow'}:separability:${a}:${b}`,
+        iterations: opts.iterations ?? 2000,
+        alpha,
+      });
       raw.push({ a, b, n: t.n, meanDiff: mean(xs.map((x, k) => x - ys[k])), pValue: t.pValue });
     }
   }
   const adjusted = holmAdjust(raw.map((p) => p.pValue ?? NaN));
-  const pairs = raw.map((p, k) => ({ ...p, pAdjusted: Number.isNaN(adjusted[k]) ? null : adjusted[k], significant: !Number.isNaN(adjusted[k]) && adjusted[k] < alpha }));
-  const separable = (a: string, b: string) => pairs.some((p) => ((p.a === a && p.b === b) || (p.a === b && p.b === a)) && p.significant);
+  const pairs = raw.map((p, k) => ({
+    ...p,
+    pAdjusted: Number.isNaN(adjusted[k]) ? null : adjusted[k],
+    significant: !Number.isNaN(adjusted[k]) && adjusted[k] < alpha,
+  }));
+  const separable = (a: string, b: string) =>
+    pairs.some((p) => ((p.a === a && p.b === b) || (p.a === b && p.b === a)) && p.significant);
   const tiers: string[][] = [];
   for (const c of names) {
     const current = tiers[tiers.length - 1];
@@ -68,7 +81,10 @@ export function separability(scores: Record<string, Map<string, number>>, order:
  * One score per query for each copilot (the mean of that query's ok judgments): the unit every interval and
  * paired test resamples, so that several judgments of one query never count as independent evidence.
  */
-export function perQueryScores(judgments: Array<{ queryId: string; copilot: string; status: string; total: number | null }>, copilots: string[]): Record<string, Map<string, number>> {
+export function perQueryScores(
+  judgments: Array<{ queryId: string; copilot: string; status: string; total: number | null }>,
+  copilots: string[],
+): Record<string, Map<string, number>> {
   const sums: Record<string, Map<string, [number, number]>> = Object.fromEntries(copilots.map((c) => [c, new Map()]));
   for (const j of judgments) {
     if (j.status !== 'ok' || j.total === null || !sums[j.copilot]) continue;

@@ -12,7 +12,12 @@ export interface SimulatedRate {
   ci95: { low: number; high: number };
 }
 
-export const simulatedRate = (k: number, n: number): SimulatedRate => ({ k, n, rate: k / n, ci95: clopperPearson(k, n)! });
+export const simulatedRate = (k: number, n: number): SimulatedRate => ({
+  k,
+  n,
+  rate: k / n,
+  ci95: clopperPearson(k, n)!,
+});
 
 /** What a claim requires of a rate. */
 export type Requirement = { atMost: number } | { atLeast: number } | { between: [number, number] };
@@ -36,8 +41,14 @@ export const range = (r: { low: number; high: number }) => `${(100 * r.low).toFi
 export function describeRate(r: SimulatedRate, req?: Requirement): string {
   const base = `${pct(r.rate)} (${r.k} of ${r.n}; 95% CI ${range(r.ci95)})`;
   if (!req) return base;
-  const wanted = 'atMost' in req ? `≤ ${pct(req.atMost)}` : 'atLeast' in req ? `≥ ${pct(req.atLeast)}` : range({ low: req.between[0], high: req.between[1] });
-  const supports = 'atMost' in req ? `≤ ${pct(r.ci95.high)}` : 'atLeast' in req ? `≥ ${pct(r.ci95.low)}` : range(r.ci95);
+  const wanted =
+    'atMost' in req
+      ? `≤ ${pct(req.atMost)}`
+      : 'atLeast' in req
+        ? `≥ ${pct(req.atLeast)}`
+        : range({ low: req.between[0], high: req.between[1] });
+  const supports =
+    'atMost' in req ? `≤ ${pct(r.ci95.high)}` : 'atLeast' in req ? `≥ ${pct(r.ci95.low)}` : range(r.ci95);
   return `${base}: supports ${supports}; claim ${wanted} ${claimStatus(r, req)}`;
 }
 
@@ -57,4 +68,3 @@ export function normalSampler(rand: () => number): () => number {
     return r * Math.cos(2 * Math.PI * v);
   };
 }
-

@@ -16,7 +16,14 @@ export interface StabilityRunInput {
   /** Ok answers only are compared. */
   responses: Array<{ queryId: string; copilot: string; status: string; text: string | null }>;
   /** Every ok judgment, every sample (sample 0.. of one unit), single judge or panel member. */
-  judgments: Array<{ queryId: string; copilot: string; status: string; total: number | null; sample?: number; judgeName?: string }>;
+  judgments: Array<{
+    queryId: string;
+    copilot: string;
+    status: string;
+    total: number | null;
+    sample?: number;
+    judgeName?: string;
+  }>;
 }
 
 export interface CopilotStability {
@@ -98,9 +105,18 @@ export function stability(runs: StabilityRunInput[], options: { threshold?: numb
   const keys = ordered.map(textKey);
   const out: Record<string, CopilotStability> = {};
   for (const copilot of copilots) {
-    const answers = ordered.map((r, k) => new Map(r.responses.filter((x) => x.copilot === copilot && x.status === 'ok' && x.text !== null).map((x) => [keys[k](x.queryId), x.text!])));
+    const answers = ordered.map(
+      (r, k) =>
+        new Map(
+          r.responses
+            .filter((x) => x.copilot === copilot && x.status === 'ok' && x.text !== null)
+            .map((x) => [keys[k](x.queryId), x.text!]),
+        ),
+    );
     const sims: number[] = [];
-    for (let k = 1; k < ordered.length; k++) for (const [q, text] of answers[k]) if (answers[k - 1].has(q)) sims.push(similarity(answers[k - 1].get(q)!, text));
+    for (let k = 1; k < ordered.length; k++)
+      for (const [q, text] of answers[k])
+        if (answers[k - 1].has(q)) sims.push(similarity(answers[k - 1].get(q)!, text));
 
     const perRun = ordered.map((r, k) => {
       const units = new Map<string, number[]>();
@@ -111,7 +127,9 @@ export function stability(runs: StabilityRunInput[], options: { threshold?: numb
       }
       return units;
     });
-    const within = perRun.flatMap((units) => [...units.values()].flatMap((totals) => (totals.length > 1 ? [variance(totals)!] : [])));
+    const within = perRun.flatMap((units) =>
+      [...units.values()].flatMap((totals) => (totals.length > 1 ? [variance(totals)!] : [])),
+    );
     const counts = perRun.flatMap((units) => [...units.values()].map((t) => t.length));
     const samples = counts.length ? mean(counts) : 1;
     const scoresByQuery = new Map<string, number[]>();
@@ -129,13 +147,22 @@ export function stability(runs: StabilityRunInput[], options: { threshold?: numb
     const acrossVar = meanOrNull(across);
     const withinVar = meanOrNull(within);
     const anova = runAnova(samplesByUnit);
-    const f = anova.df1 > 0 && anova.df2 > 0 ? (anova.within > 0 ? anova.between / anova.df1 / (anova.within / anova.df2) : anova.between > 0 ? Infinity : 0) : null;
-    const fTest = f === null ? null : { f, df1: anova.df1, df2: anova.df2, p: f === 0 ? 1 : fSurvival(f, anova.df1, anova.df2) };
+    const f =
+      anova.df1 > 0 && anova.df2 > 0
+        ? anova.within > 0
+          ? anova.between / anova.df1 / (anova.within / anova.df2)
+          : anova.between > 0
+            ? Infinity
+            : 0
+        : null;
+    const fTest =
+      f === null ? null : { f, df1: anova.df1, df2: anova.df2, p: f === 0 ? 1 : fSurvival(f, anova.df1, anova.df2) };
     let reading: CopilotStability['reading'];
     if (ordered.length < 2 || acrossVar === null) reading = 'not enough runs';
     else if (acrossVar === 0) reading = 'stable';
     else if (fTest === null) reading = 'no judge samples';
-    else if (fTest.p < DRIFT_ALPHA) reading = sims.length && sims.every((x) => x >= threshold) ? 'judge drift' : 'answers drift';
+    else if (fTest.p < DRIFT_ALPHA)
+      reading = sims.length && sims.every((x) => x >= threshold) ? 'judge drift' : 'answers drift';
     else reading = 'judge wobble';
     out[copilot] = {
       compared: sims.length,

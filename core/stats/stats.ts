@@ -114,7 +114,8 @@ export function meanCI(
   }
   means.sort((x, y) => x - y);
   const tail = (1 - level) / 2;
-  if (method === 'percentile') return { low: quantileSorted(means, tail), high: quantileSorted(means, 1 - tail), n, method };
+  if (method === 'percentile')
+    return { low: quantileSorted(means, tail), high: quantileSorted(means, 1 - tail), n, method };
 
   // BCa (Efron 1987): bias correction z0 from the share of resampled means below the estimate (ties
   // count half), acceleration a from the jackknife skewness of the mean.
@@ -131,7 +132,12 @@ export function meanCI(
   }
   const a = den > 0 ? -num / (6 * den ** 1.5) : 0;
   const adjusted = (z: number) => normalCdf(z0 + (z0 + z) / (1 - a * (z0 + z)));
-  return { low: quantileSorted(means, adjusted(normalQuantile(tail))), high: quantileSorted(means, adjusted(normalQuantile(1 - tail))), n, method };
+  return {
+    low: quantileSorted(means, adjusted(normalQuantile(tail))),
+    high: quantileSorted(means, adjusted(normalQuantile(1 - tail))),
+    n,
+    method,
+  };
 }
 
 /** Standard normal CDF Φ(z) via the incomplete gamma function (erfc(x) = Q(1/2, x²)). */
@@ -149,22 +155,33 @@ export function normalQuantile(p: number): number {
     if (p === 1) return Infinity;
     throw new RangeError(`normalQuantile needs 0 <= p <= 1, got ${p}`);
   }
-  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const a = [
+    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
+  ];
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
-  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const c = [
+    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
+    2.938163982698783,
+  ];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
   const low = 0.02425;
   let x: number;
   if (p < low) {
     const q = Math.sqrt(-2 * Math.log(p));
-    x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    x =
+      (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+      ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   } else if (p <= 1 - low) {
     const q = p - 0.5;
     const r = q * q;
-    x = ((((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q) / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+    x =
+      ((((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q) /
+      (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
   } else {
     const q = Math.sqrt(-2 * Math.log(1 - p));
-    x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+    x =
+      -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+      ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
   }
   const e = normalCdf(x) - p;
   const u = e * Math.sqrt(2 * Math.PI) * Math.exp((x * x) / 2);
@@ -228,7 +245,12 @@ export interface PairedTest {
  * otherwise random flips are drawn and the (count + 1) / (iterations + 1) estimate is used, which
  * counts the observed labelling and so never reports an impossible p of 0.
  */
-function signFlipPValue(diffs: number[], iterations: number, rand: () => number, alternative: 'two-sided' | 'less' = 'two-sided'): number {
+function signFlipPValue(
+  diffs: number[],
+  iterations: number,
+  rand: () => number,
+  alternative: 'two-sided' | 'less' = 'two-sided',
+): number {
   const n = diffs.length;
   let observed = 0;
   let scale = 0;
@@ -240,7 +262,10 @@ function signFlipPValue(diffs: number[], iterations: number, rand: () => number,
   const slack = 1e-9 * scale;
   const threshold = Math.abs(observed) - slack;
   // Two-sided: |sum| at least |observed|; 'less': sum at most the observed one (as far below 0 or further).
-  const extremeSum = alternative === 'two-sided' ? (sum: number) => Math.abs(sum) >= threshold : (sum: number) => sum <= observed + slack;
+  const extremeSum =
+    alternative === 'two-sided'
+      ? (sum: number) => Math.abs(sum) >= threshold
+      : (sum: number) => sum <= observed + slack;
 
   if (n <= 30 && 2 ** n <= iterations) {
     const patterns = 2 ** n;
@@ -269,7 +294,8 @@ function signFlipPValue(diffs: number[], iterations: number, rand: () => number,
 export function signFlipLessPValue(diffs: number[], opts: { iterations?: number; seed?: string } = {}): number {
   const iterations = opts.iterations ?? 5000;
   checkIterations(iterations);
-  if (diffs.some((d) => !Number.isFinite(d))) throw new RangeError('signFlipLessPValue: differences must be finite numbers');
+  if (diffs.some((d) => !Number.isFinite(d)))
+    throw new RangeError('signFlipLessPValue: differences must be finite numbers');
   if (!diffs.length || diffs.every((d) => d === 0)) return 1;
   return signFlipPValue(diffs, iterations, seededRandom(`${opts.seed ?? DEFAULT_SEED}:perm-less`), 'less');
 }
@@ -313,10 +339,10 @@ const FPMIN = 1e-300;
 const MAX_ITERATIONS = 10_000;
 
 const LANCZOS = [
-  57.1562356658629235, -59.5979603554754912, 14.1360979747417471, -0.491913816097620199,
-  0.339946499848118887e-4, 0.465236289270485756e-4, -0.983744753048795646e-4, 0.158088703224912494e-3,
-  -0.210264441724104883e-3, 0.217439618115212643e-3, -0.16431810653676389e-3, 0.844182239838527433e-4,
-  -0.261908384015814087e-4, 0.368991826595316234e-5,
+  57.1562356658629235, -59.5979603554754912, 14.1360979747417471, -0.491913816097620199, 0.339946499848118887e-4,
+  0.465236289270485756e-4, -0.983744753048795646e-4, 0.158088703224912494e-3, -0.210264441724104883e-3,
+  0.217439618115212643e-3, -0.16431810653676389e-3, 0.844182239838527433e-4, -0.261908384015814087e-4,
+  0.368991826595316234e-5,
 ];
 
 /** ln Γ(x) for x > 0 via the Lanczos approximation (accurate to ~1e-15 relative). */
@@ -542,7 +568,9 @@ export interface BlockedAnovaResult {
  * leaves in its error term. With a Latin square (block = row, nuisance = column, factor = letter) this is
  * the textbook Latin-square ANOVA; with no nuisance factor, the randomised complete block design.
  */
-export function blockedAnova(rows: Array<{ block: string; nuisance?: string[]; factor: string; y: number }>): BlockedAnovaResult {
+export function blockedAnova(
+  rows: Array<{ block: string; nuisance?: string[]; factor: string; y: number }>,
+): BlockedAnovaResult {
   const n = rows.length;
   const blocks = new Map<string, number[]>();
   rows.forEach((r, i) => {
@@ -565,7 +593,9 @@ export function blockedAnova(rows: Array<{ block: string; nuisance?: string[]; f
     return levels.slice(1).map((level) => centre(Float64Array.from(rows, (_, i) => (levelOf(i) === level ? 1 : 0))));
   };
   const nuisanceCount = Math.max(0, ...rows.map((r) => r.nuisance?.length ?? 0));
-  const nuisanceColumns = Array.from({ length: nuisanceCount }, (_, f) => dummies((i) => rows[i].nuisance?.[f] ?? '')).flat();
+  const nuisanceColumns = Array.from({ length: nuisanceCount }, (_, f) =>
+    dummies((i) => rows[i].nuisance?.[f] ?? ''),
+  ).flat();
   const factorColumns = dummies((i) => rows[i].factor);
   const y = centre(Float64Array.from(rows, (r) => r.y));
 
@@ -599,9 +629,14 @@ export function blockedAnova(rows: Array<{ block: string; nuisance?: string[]; f
   const ssFactor = Math.max(0, ssFull - ssReduced);
   const dfResidual = n - blocks.size - basis.length;
   if (dfFactor < 1 || dfResidual < 1) return { F: NaN, dfFactor, dfResidual, ssFactor, ssResidual, pValue: NaN };
-  const tolerance = zeroSumOfSquares(Float64Array.from(rows, (r) => r.y), ssCentred);
+  const tolerance = zeroSumOfSquares(
+    Float64Array.from(rows, (r) => r.y),
+    ssCentred,
+  );
   if (ssResidual <= tolerance) {
-    return ssFactor <= tolerance ? { F: NaN, dfFactor, dfResidual, ssFactor, ssResidual, pValue: 1 } : { F: Infinity, dfFactor, dfResidual, ssFactor, ssResidual, pValue: 0 };
+    return ssFactor <= tolerance
+      ? { F: NaN, dfFactor, dfResidual, ssFactor, ssResidual, pValue: 1 }
+      : { F: Infinity, dfFactor, dfResidual, ssFactor, ssResidual, pValue: 0 };
   }
   const F = ssFactor / dfFactor / (ssResidual / dfResidual);
   return { F, dfFactor, dfResidual, ssFactor, ssResidual, pValue: fSurvival(F, dfFactor, dfResidual) };
@@ -629,11 +664,20 @@ export interface WinnerPositionTest {
  * observed labelling counted as one draw, which makes the test exact in size instead of conservative. Every
  * draw comes from a PRNG seeded by `seed`, so a report is reproducible.
  */
-export function winnerPositionTest(units: Array<{ size: number; position: number }>, opts: { iterations?: number; seed?: string } = {}): WinnerPositionTest {
+export function winnerPositionTest(
+  units: Array<{ size: number; position: number }>,
+  opts: { iterations?: number; seed?: string } = {},
+): WinnerPositionTest {
   const iterations = opts.iterations ?? 9999;
   checkIterations(iterations);
   for (const u of units) {
-    if (!(Number.isInteger(u.size) && u.size >= 1 && Number.isInteger(u.position) && u.position >= 1 && u.position <= u.size)) {
+    if (!(
+      Number.isInteger(u.size) &&
+      u.size >= 1 &&
+      Number.isInteger(u.position) &&
+      u.position >= 1 &&
+      u.position <= u.size
+    )) {
       throw new RangeError(`winnerPositionTest: position ${u.position} is not within 1..${u.size}`);
     }
   }
@@ -654,7 +698,8 @@ export function winnerPositionTest(units: Array<{ size: number; position: number
   const statistic = pearson(observed);
   // Units of size 1 always "win" in position 1 and carry no information.
   const informative = units.filter((u) => u.size > 1).map((u) => u.size);
-  if (df < 1 || informative.length === 0) return { statistic, df: Math.max(0, df), pValue: 1, expected, observed, iterations: 0 };
+  if (df < 1 || informative.length === 0)
+    return { statistic, df: Math.max(0, df), pValue: 1, expected, observed, iterations: 0 };
   const ones = units.length - informative.length;
   const rand = seededRandom(`${opts.seed ?? DEFAULT_SEED}:winner-position`);
   const tolerance = 1e-9 * Math.max(1, statistic);
@@ -679,7 +724,10 @@ export function winnerPositionTest(units: Array<{ size: number; position: number
  * NaN p-values (untestable hypotheses) stay NaN and do not count towards the family size.
  */
 export function holmAdjust(pValues: number[]): number[] {
-  const order = pValues.map((p, i) => [p, i] as const).filter(([p]) => !Number.isNaN(p)).sort((a, b) => a[0] - b[0]);
+  const order = pValues
+    .map((p, i) => [p, i] as const)
+    .filter(([p]) => !Number.isNaN(p))
+    .sort((a, b) => a[0] - b[0]);
   const m = order.length;
   const out = pValues.map(() => NaN);
   let running = 0;
@@ -692,7 +740,8 @@ export function holmAdjust(pValues: number[]): number[] {
 
 /** Pearson correlation; NaN when either variable is constant or there are fewer than 2 pairs. */
 export function pearson(x: number[], y: number[]): number {
-  if (x.length !== y.length) throw new RangeError(`pearson needs paired samples, got lengths ${x.length} and ${y.length}`);
+  if (x.length !== y.length)
+    throw new RangeError(`pearson needs paired samples, got lengths ${x.length} and ${y.length}`);
   const n = x.length;
   if (n < 2) return NaN;
   const mx = mean(x);
@@ -713,7 +762,7 @@ export function pearson(x: number[], y: number[]): number {
 export function midRanks(xs: number[]): number[] {
   const order = xs.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
   const ranks = new Array<number>(xs.length);
-  for (let i = 0; i < order.length; ) {
+  for (let i = 0; i < order.length;) {
     let j = i;
     while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
     for (let k = i; k <= j; k++) ranks[order[k][1]] = (i + j) / 2 + 1;
@@ -749,7 +798,9 @@ export function wilsonInterval(k: number, n: number, z = 1.959963984540054): { l
  * so deff = 1. The quantile is Student t on (clusters − 1) df.
  * Null without any trial.
  */
-export function clusteredWilsonInterval(clusters: Array<{ k: number; n: number }>): { low: number; high: number; designEffect: number; effectiveN: number } | null {
+export function clusteredWilsonInterval(
+  clusters: Array<{ k: number; n: number }>,
+): { low: number; high: number; designEffect: number; effectiveN: number } | null {
   const used = clusters.filter((c) => c.n > 0);
   // Few clusters: the variance itself rests on them, so the quantile is t with (clusters − 1) df rather than normal.
   const z = used.length >= 2 ? studentTQuantile(0.975, used.length - 1) : 1.959963984540054;
@@ -760,7 +811,7 @@ export function clusteredWilsonInterval(clusters: Array<{ k: number; n: number }
   let deff = 1;
   if (used.length >= 2 && p > 0 && p < 1) {
     const q = used.length;
-    const clustered = (q / (q - 1)) * used.reduce((s, c) => s + (c.k - p * c.n) ** 2, 0) / (n * n);
+    const clustered = ((q / (q - 1)) * used.reduce((s, c) => s + (c.k - p * c.n) ** 2, 0)) / (n * n);
     deff = Math.max(1, clustered / ((p * (1 - p)) / n));
   }
   const effectiveN = n / deff;
@@ -789,10 +840,14 @@ export function betaQuantile(p: number, a: number, b: number): number {
  */
 export function clopperPearson(k: number, n: number, level = 0.95): { low: number; high: number } | null {
   checkLevel(level);
-  if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 0 && k <= n)) throw new RangeError(`clopperPearson: need integers 0 ≤ k ≤ n, got ${k} of ${n}`);
+  if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 0 && k <= n))
+    throw new RangeError(`clopperPearson: need integers 0 ≤ k ≤ n, got ${k} of ${n}`);
   if (n === 0) return null;
   const tail = (1 - level) / 2;
-  return { low: k === 0 ? 0 : betaQuantile(tail, k, n - k + 1), high: k === n ? 1 : betaQuantile(1 - tail, k + 1, n - k) };
+  return {
+    low: k === 0 ? 0 : betaQuantile(tail, k, n - k + 1),
+    high: k === n ? 1 : betaQuantile(1 - tail, k + 1, n - k),
+  };
 }
 
 /**
@@ -831,7 +886,11 @@ export interface BradleyTerryFit {
  * Cholesky solve of a symmetric positive definite system A x = b restricted to the rows and columns in `keep` (all by
  * default); null when that part of A is (numerically) singular, which callers use to find aliased columns.
  */
-export function solvePositiveDefinite(xtx: number[][], xty: number[], keep: number[] = xty.map((_, i) => i)): number[] | null {
+export function solvePositiveDefinite(
+  xtx: number[][],
+  xty: number[],
+  keep: number[] = xty.map((_, i) => i),
+): number[] | null {
   const m = keep.length;
   const l = Array.from({ length: m }, () => new Array<number>(m).fill(0));
   for (let i = 0; i < m; i++)
@@ -897,7 +956,8 @@ export function bradleyTerry(wins: number[][], opts: { prior?: number; maxIterat
   const main = groups[0] ?? [];
   for (let i = 0; i < k; i++) {
     if (!w[i].some((v, j) => v + w[j][i] > 0)) reasons[i] = 'no decisive comparison';
-    else if (!main.includes(i)) reasons[i] = 'not compared, directly or through others, with the group that sets the scale';
+    else if (!main.includes(i))
+      reasons[i] = 'not compared, directly or through others, with the group that sets the scale';
   }
   if (main.length < 2) return { strengths, reasons, groups, prior, iterations: 0, converged: true };
   // With prior 0 a player that never lost has no finite maximum: Newton then runs to the cap and says so.
@@ -934,7 +994,10 @@ export function bradleyTerry(wins: number[][], opts: { prior?: number; maxIterat
         hess[b][a] -= info;
       }
     // The information matrix less the fixed player's row and column is positive definite on a connected group.
-    const solved = solvePositiveDefinite(hess.slice(1).map((row) => row.slice(1)), grad.slice(1));
+    const solved = solvePositiveDefinite(
+      hess.slice(1).map((row) => row.slice(1)),
+      grad.slice(1),
+    );
     if (!solved || !solved.every(Number.isFinite)) break;
     const step = [0, ...solved];
     let scale = 1;
@@ -964,7 +1027,11 @@ export function bradleyTerry(wins: number[][], opts: { prior?: number; maxIterat
  * that some resample cannot compute (NaN or infinite there) gets null: its interval would rest only on the
  * resamples where it happened to exist.
  */
-export function bootstrapIntervals<T>(units: T[], statistic: (sample: T[]) => number[], opts: { iterations?: number; seed?: string; level?: number } = {}): Array<{ low: number; high: number } | null> {
+export function bootstrapIntervals<T>(
+  units: T[],
+  statistic: (sample: T[]) => number[],
+  opts: { iterations?: number; seed?: string; level?: number } = {},
+): Array<{ low: number; high: number } | null> {
   const iterations = opts.iterations ?? 1000;
   const level = opts.level ?? 0.95;
   checkIterations(iterations);
@@ -972,7 +1039,8 @@ export function bootstrapIntervals<T>(units: T[], statistic: (sample: T[]) => nu
   if (units.length < 2) return statistic(units).map(() => null);
   const rand = seededRandom(opts.seed ?? DEFAULT_SEED);
   const draws: number[][] = [];
-  for (let it = 0; it < iterations; it++) draws.push(statistic(units.map(() => units[randomIndex(rand, units.length)])));
+  for (let it = 0; it < iterations; it++)
+    draws.push(statistic(units.map(() => units[randomIndex(rand, units.length)])));
   const tail = (1 - level) / 2;
   return draws[0].map((_, i) => {
     const sorted = draws.map((d) => d[i]).sort((a, b) => a - b);

@@ -6,7 +6,14 @@
  * test/core/stats/statsSimulation.test.ts (few, fixed seeds). Every figure is reproducible from its seed.
  */
 import { calibratedWinRates, type CalibrationDesign } from '../study/calibrated';
-import { disagreementModel, disagreementProbabilities, drawItems, inclusionProbabilities, squaredDisagreement, uncertaintyScores } from '../study/active';
+import {
+  disagreementModel,
+  disagreementProbabilities,
+  drawItems,
+  inclusionProbabilities,
+  squaredDisagreement,
+  uncertaintyScores,
+} from '../study/active';
 import type { AnnotationFact, JudgeScores } from '../study/analysis';
 import type { StudyItem } from '../study/design';
 import { selfPreference } from './selfPreference';
@@ -39,11 +46,36 @@ export interface WorldScenario {
 }
 
 /** Issue 33's scenario: 100 queries, 3 copilots, a judge biased +8 towards one of them (Z). */
-export const BIASED_JUDGE: WorldScenario = { queries: 100, copilots: ['X', 'Y', 'Z'], base: { X: 60, Y: 55, Z: 50 }, qualitySd: 10, bias: { Z: 8 }, judgeNoise: 4, samples: 1, annotatorNoise: 3, tieWithin: 1, perItem: 3 };
+export const BIASED_JUDGE: WorldScenario = {
+  queries: 100,
+  copilots: ['X', 'Y', 'Z'],
+  base: { X: 60, Y: 55, Z: 50 },
+  qualitySd: 10,
+  bias: { Z: 8 },
+  judgeNoise: 4,
+  samples: 1,
+  annotatorNoise: 3,
+  tieWithin: 1,
+  perItem: 3,
+};
 /** A nearly right judge (+1 to Z, little noise) and decisive annotators: often no disagreement at all on a few queries. */
-export const NEARLY_RIGHT_JUDGE: WorldScenario = { ...BIASED_JUDGE, bias: { Z: 1 }, judgeNoise: 0.5, annotatorNoise: 0, tieWithin: 0.25, perItem: 1 };
+export const NEARLY_RIGHT_JUDGE: WorldScenario = {
+  ...BIASED_JUDGE,
+  bias: { Z: 1 },
+  judgeNoise: 0.5,
+  annotatorNoise: 0,
+  tieWithin: 0.25,
+  perItem: 1,
+};
 /** A judge whose scores are noise: N = 1,000 items (two copilots), PPI++ should fall back to the annotators. */
-export const UNINFORMATIVE_JUDGE: WorldScenario = { ...BIASED_JUDGE, queries: 1000, copilots: ['X', 'Y'], base: { X: 52, Y: 50 }, uninformative: true, perItem: 1 };
+export const UNINFORMATIVE_JUDGE: WorldScenario = {
+  ...BIASED_JUDGE,
+  queries: 1000,
+  copilots: ['X', 'Y'],
+  base: { X: 52, Y: 50 },
+  uninformative: true,
+  perItem: 1,
+};
 
 interface World {
   queryIds: string[];
@@ -70,12 +102,24 @@ function world(s: WorldScenario, seed: string): World {
       samples.set(`${q}|${c}`, xs);
       scores.set(`${q}|${c}`, { total: xs.reduce((a, b) => a + b, 0) / xs.length, rationales: null });
     }
-  const items = queryIds.flatMap((q) => s.copilots.flatMap((a, i) => s.copilots.slice(i + 1).map((b) => ({ itemId: `${q}|${a}|${b}`, queryId: q, first: a, second: b }))));
+  const items = queryIds.flatMap((q) =>
+    s.copilots.flatMap((a, i) =>
+      s.copilots.slice(i + 1).map((b) => ({ itemId: `${q}|${a}|${b}`, queryId: q, first: a, second: b })),
+    ),
+  );
   const annotate = (it: StudyItem): AnnotationFact[] =>
     Array.from({ length: s.perItem }, () => {
-      const gap = latent.get(`${it.queryId}|${it.first}`)! - latent.get(`${it.queryId}|${it.second}`)! + s.annotatorNoise * normal();
+      const gap =
+        latent.get(`${it.queryId}|${it.first}`)! -
+        latent.get(`${it.queryId}|${it.second}`)! +
+        s.annotatorNoise * normal();
       const choice = Math.abs(gap) <= s.tieWithin ? 'tie' : gap > 0 ? 'A' : 'B';
-      return { itemId: it.itemId, left: it.first, right: it.second, answer: { choice, reason: null, seriousError: false, errorType: null, comment: null } };
+      return {
+        itemId: it.itemId,
+        left: it.first,
+        right: it.second,
+        answer: { choice, reason: null, seriousError: false, errorType: null, comment: null },
+      };
     });
   return { queryIds, items, judge: { judgeRunId: 'sim', scores }, samples, latent, annotate };
 }
@@ -100,13 +144,24 @@ function uniformStudy(s: WorldScenario, annotatedQueries: number, seed: string, 
   const w = world(s, seed);
   const labelled = new Set(w.queryIds.slice(0, annotatedQueries));
   const studyItems = w.items.filter((it) => labelled.has(it.queryId));
-  return calibratedWinRates({ copilots: s.copilots, queryIds: w.queryIds, studyItems, annotations: studyItems.flatMap(w.annotate), judge: w.judge, tieMargin: 0, lambda });
+  return calibratedWinRates({
+    copilots: s.copilots,
+    queryIds: w.queryIds,
+    studyItems,
+    annotations: studyItems.flatMap(w.annotate),
+    judge: w.judge,
+    tieMargin: 0,
+    lambda,
+  });
 }
 
 const covers = (ci: { low: number; high: number }, x: number) => ci.low <= x && x <= ci.high;
 
 /** Coverage of the calibrated interval for `copilot`; runs without an interval are counted apart (too few labels). */
-export function calibratedCoverage(s: WorldScenario, opts: { annotatedQueries: number; sims: number; seed: string; copilot: string; truth: number }) {
+export function calibratedCoverage(
+  s: WorldScenario,
+  opts: { annotatedQueries: number; sims: number; seed: string; copilot: string; truth: number },
+) {
   let covered = 0;
   let intervals = 0;
   let noInterval = 0;
@@ -126,11 +181,18 @@ export function calibratedCoverage(s: WorldScenario, opts: { annotatedQueries: n
       if (hit) coveredNoDisagreement++;
     }
   }
-  return { coverage: intervals ? simulatedRate(covered, intervals) : null, noInterval, noDisagreement: noDisagreement ? simulatedRate(coveredNoDisagreement, noDisagreement) : null };
+  return {
+    coverage: intervals ? simulatedRate(covered, intervals) : null,
+    noInterval,
+    noDisagreement: noDisagreement ? simulatedRate(coveredNoDisagreement, noDisagreement) : null,
+  };
 }
 
 /** Mean interval widths with λ tuned, λ = 1 (plain PPI) and the annotators alone, and how often tuned ≤ annotators alone. */
-export function ppiWidths(s: WorldScenario, opts: { annotatedQueries: number; sims: number; seed: string; copilot: string; truth: number }) {
+export function ppiWidths(
+  s: WorldScenario,
+  opts: { annotatedQueries: number; sims: number; seed: string; copilot: string; truth: number },
+) {
   let tuned = 0;
   let plain = 0;
   let human = 0;
@@ -146,13 +208,20 @@ export function ppiWidths(s: WorldScenario, opts: { annotatedQueries: number; si
     if (width(t.ci95) <= width(t.humanOnlyCi95) + 1e-12) notWider++;
     if (t.ci95 && covers(t.ci95, opts.truth)) covered++;
   }
-  return { tuned: tuned / opts.sims, plain: plain / opts.sims, human: human / opts.sims, notWider: simulatedRate(notWider, opts.sims), coverage: simulatedRate(covered, opts.sims) };
+  return {
+    tuned: tuned / opts.sims,
+    plain: plain / opts.sims,
+    human: human / opts.sims,
+    notWider: simulatedRate(notWider, opts.sims),
+    coverage: simulatedRate(covered, opts.sims),
+  };
 }
 
 export type Selection = 'uniform' | 'judge uncertainty' | 'disagreement model';
 
 /** The annotators' preference for an item's first answer minus their preference for its second (−1 to 1). */
-const annotatorLean = (facts: AnnotationFact[]) => facts.reduce((s, a) => s + (a.answer.choice === 'A' ? 1 : a.answer.choice === 'B' ? -1 : 0), 0) / facts.length;
+const annotatorLean = (facts: AnnotationFact[]) =>
+  facts.reduce((s, a) => s + (a.answer.choice === 'A' ? 1 : a.answer.choice === 'B' ? -1 : 0), 0) / facts.length;
 
 /**
  * `budget` items out of the run's drawn by Poisson sampling, annotated, and calibrated: uniformly; by the judge's
@@ -164,28 +233,55 @@ function sampledStudy(s: WorldScenario, budget: number, selection: Selection, se
   const N = w.items.length;
   const index = new Map(w.items.map((it, i) => [it.itemId, i]));
   const annotations = new Map<string, AnnotationFact[]>();
-  const annotate = (it: StudyItem) => annotations.get(it.itemId) ?? annotations.set(it.itemId, w.annotate(it)).get(it.itemId)!;
+  const annotate = (it: StudyItem) =>
+    annotations.get(it.itemId) ?? annotations.set(it.itemId, w.annotate(it)).get(it.itemId)!;
   let chosen: StudyItem[];
   let probability: (i: number) => number;
   if (selection === 'disagreement model') {
     // A fully annotated earlier study of the same judge (its own seed) is the model: no label of this study is spent on it.
     const prior = world(s, `${seed}/prior`);
-    const gapIn = (judge: JudgeScores) => (it: StudyItem) => judge.scores.get(`${it.queryId}|${it.first}`)!.total! - judge.scores.get(`${it.queryId}|${it.second}`)!.total!;
-    const model = disagreementModel(prior.items, gapIn(prior.judge), (it) => squaredDisagreement(annotatorLean(prior.annotate(it)), gapIn(prior.judge)(it)));
+    const gapIn = (judge: JudgeScores) => (it: StudyItem) =>
+      judge.scores.get(`${it.queryId}|${it.first}`)!.total! - judge.scores.get(`${it.queryId}|${it.second}`)!.total!;
+    const model = disagreementModel(prior.items, gapIn(prior.judge), (it) =>
+      squaredDisagreement(annotatorLean(prior.annotate(it)), gapIn(prior.judge)(it)),
+    );
     const p = disagreementProbabilities(w.items, gapIn(w.judge), model, budget);
     chosen = drawItems(w.items, p, seed);
     probability = (i) => p[i];
   } else {
-    const p = selection === 'judge uncertainty' ? inclusionProbabilities(uncertaintyScores(w.items, (q, c) => w.samples.get(`${q}|${c}`)!), budget) : w.items.map(() => budget / N);
+    const p =
+      selection === 'judge uncertainty'
+        ? inclusionProbabilities(
+            uncertaintyScores(w.items, (q, c) => w.samples.get(`${q}|${c}`)!),
+            budget,
+          )
+        : w.items.map(() => budget / N);
     chosen = drawItems(w.items, p, seed);
     probability = (i) => p[i];
   }
-  const design: CalibrationDesign = { kind: 'active', probabilities: Object.fromEntries(chosen.map((it) => [it.itemId, probability(index.get(it.itemId)!)])) };
-  return { labels: chosen.length, calibrated: calibratedWinRates({ copilots: s.copilots, queryIds: w.queryIds, studyItems: chosen, annotations: chosen.flatMap(annotate), judge: w.judge, tieMargin: 0, design }) };
+  const design: CalibrationDesign = {
+    kind: 'active',
+    probabilities: Object.fromEntries(chosen.map((it) => [it.itemId, probability(index.get(it.itemId)!)])),
+  };
+  return {
+    labels: chosen.length,
+    calibrated: calibratedWinRates({
+      copilots: s.copilots,
+      queryIds: w.queryIds,
+      studyItems: chosen,
+      annotations: chosen.flatMap(annotate),
+      judge: w.judge,
+      tieMargin: 0,
+      design,
+    }),
+  };
 }
 
 /** Mean width and coverage of the calibrated interval of `copilot` at each budget, for active and for uniform selection. */
-export function selectionCurve(s: WorldScenario, opts: { budgets: number[]; sims: number; seed: string; copilot: string; truth: number; selections?: Selection[] }) {
+export function selectionCurve(
+  s: WorldScenario,
+  opts: { budgets: number[]; sims: number; seed: string; copilot: string; truth: number; selections?: Selection[] },
+) {
   const selections = opts.selections ?? ['disagreement model', 'uniform'];
   return opts.budgets.map((budget) => {
     const run = (selection: Selection) => {
@@ -206,9 +302,20 @@ export function selectionCurve(s: WorldScenario, opts: { budgets: number[]; sims
       }
       const m = estimates.reduce((a, b) => a + b, 0) / estimates.length;
       const rmse = Math.sqrt(estimates.reduce((a, x) => a + (x - opts.truth) ** 2, 0) / estimates.length);
-      return { width: n ? width / n : NaN, labels: labels / opts.sims, coverage: simulatedRate(covered, Math.max(1, n)), bias: m - opts.truth, rmse };
+      return {
+        width: n ? width / n : NaN,
+        labels: labels / opts.sims,
+        coverage: simulatedRate(covered, Math.max(1, n)),
+        bias: m - opts.truth,
+        rmse,
+      };
     };
-    return { budget, ...(Object.fromEntries(selections.map((sel) => [sel, run(sel)])) as Partial<Record<Selection, ReturnType<typeof run>>>) };
+    return {
+      budget,
+      ...(Object.fromEntries(selections.map((sel) => [sel, run(sel)])) as Partial<
+        Record<Selection, ReturnType<typeof run>>
+      >),
+    };
   });
 }
 
@@ -235,8 +342,15 @@ export type SelfPreferenceCase = 'lenient' | 'stretched' | 'own-family +6';
  * the acme judge's pair and the openai judge's, which has no bonus in any case). Holm keeps `panel` at ≤ α; with two
  * exact tests it is 1 − (1 − α/2)² ≈ 4.94% under the null, so only `judge` can be shown below 5% by simulation.
  */
-export function selfPreferenceFlagRate(kind: SelfPreferenceCase, opts: { queries: number; sims: number; seed: string }): { judge: SimulatedRate; panel: SimulatedRate } {
-  const judges = [{ name: 'plain' }, { name: 'acme-judge', family: 'acme' }, { name: 'openai-judge', family: 'openai' }];
+export function selfPreferenceFlagRate(
+  kind: SelfPreferenceCase,
+  opts: { queries: number; sims: number; seed: string },
+): { judge: SimulatedRate; panel: SimulatedRate } {
+  const judges = [
+    { name: 'plain' },
+    { name: 'acme-judge', family: 'acme' },
+    { name: 'openai-judge', family: 'openai' },
+  ];
   const copilotFamilies = { A: 'acme', O: 'openai', X: undefined };
   const quality: Record<string, number> = { A: 66, O: 58, X: 52 };
   let flagged = 0;
@@ -310,15 +424,30 @@ export function gateAtBoundary(opts: { queries: number; maxDrop: number; sims: n
   for (let r = 0; r < opts.sims; r++) {
     const normal = normalSampler(seededRandom(`${opts.seed}:${r}`));
     const diffs = Array.from({ length: opts.queries }, () => -opts.maxDrop + 6 * normal());
-    if (signFlipLessPValue(diffs.map((d) => d + opts.maxDrop), { seed: `gate:${r}`, iterations: 2000 }) < alpha) failed++;
-    const t = pairedTest(diffs.map(() => 0), diffs, { seed: `old:${r}`, iterations: 2000, alpha });
+    if (
+      signFlipLessPValue(
+        diffs.map((d) => d + opts.maxDrop),
+        { seed: `gate:${r}`, iterations: 2000 },
+      ) < alpha
+    )
+      failed++;
+    const t = pairedTest(
+      diffs.map(() => 0),
+      diffs,
+      { seed: `old:${r}`, iterations: 2000, alpha },
+    );
     if (t.significant && -t.meanDiff > opts.maxDrop) oldFailed++;
   }
   return { gate: simulatedRate(failed, opts.sims), old: simulatedRate(oldFailed, opts.sims) };
 }
 
 /** Pure judge noise over two runs, two samples per response; `lostSample` drops one sample of one response. Share read as drift. */
-export function stabilityFalseDrift(opts: { queries: number; sims: number; seed: string; lostSample?: boolean }): SimulatedRate {
+export function stabilityFalseDrift(opts: {
+  queries: number;
+  sims: number;
+  seed: string;
+  lostSample?: boolean;
+}): SimulatedRate {
   let drift = 0;
   const queries = Array.from({ length: opts.queries }, (_, i) => ({ id: `q${i}`, text: `question ${i}` }));
   for (let r = 0; r < opts.sims; r++) {
@@ -329,8 +458,17 @@ export function stabilityFalseDrift(opts: { queries: number; sims: number; seed:
       startedAt: `2026-12-0${k + 1}T00:00:00Z`,
       copilots: ['C'],
       queries,
-      responses: queries.map((q) => ({ queryId: q.id, copilot: 'C', status: 'ok', text: `the same answer to ${q.id}` })),
-      judgments: queries.flatMap((q, i) => [0, 1].filter((sample) => !(opts.lostSample && k === 1 && i === 0 && sample === 1)).map((sample) => ({ queryId: q.id, copilot: 'C', status: 'ok', total: quality[i] + 3 * normal(), sample }))),
+      responses: queries.map((q) => ({
+        queryId: q.id,
+        copilot: 'C',
+        status: 'ok',
+        text: `the same answer to ${q.id}`,
+      })),
+      judgments: queries.flatMap((q, i) =>
+        [0, 1]
+          .filter((sample) => !(opts.lostSample && k === 1 && i === 0 && sample === 1))
+          .map((sample) => ({ queryId: q.id, copilot: 'C', status: 'ok', total: quality[i] + 3 * normal(), sample })),
+      ),
     }));
     const reading = stability(runs).copilots.C.reading;
     if (reading === 'judge drift' || reading === 'answers drift') drift++;
@@ -342,7 +480,10 @@ export function stabilityFalseDrift(opts: { queries: number; sims: number; seed:
 // The bench's printout
 // ----------------------------------------------------------------------------------------------------------------
 
-export function printStudyStatisticsFigures(log: (line: string) => void, opts: { sims?: number; seed?: string } = {}): void {
+export function printStudyStatisticsFigures(
+  log: (line: string) => void,
+  opts: { sims?: number; seed?: string } = {},
+): void {
   const sims = opts.sims ?? 400;
   const seed = opts.seed ?? 'bench';
   const t0 = Date.now();
@@ -351,80 +492,167 @@ export function printStudyStatisticsFigures(log: (line: string) => void, opts: {
     const r = f();
     return [r, `${((Date.now() - t) / 1000).toFixed(1)} s`];
   };
-  log(`\nIntervals and decisions of issue 33, seed "${seed}": ${sims} simulated runs per figure unless stated; rates with exact 95% intervals.`);
+  log(
+    `\nIntervals and decisions of issue 33, seed "${seed}": ${sims} simulated runs per figure unless stated; rates with exact 95% intervals.`,
+  );
 
   const zTruth = trueWinRate(BIASED_JUDGE, 'Z');
-  log(`\nCalibrated win rate (PPI++, query totals, t(n−1)): ${BIASED_JUDGE.queries} queries × ${BIASED_JUDGE.copilots.length} copilots, judge +8 towards Z, 3 annotations per item; true win rate of Z ${(100 * zTruth).toFixed(1)}%`);
+  log(
+    `\nCalibrated win rate (PPI++, query totals, t(n−1)): ${BIASED_JUDGE.queries} queries × ${BIASED_JUDGE.copilots.length} copilots, judge +8 towards Z, 3 annotations per item; true win rate of Z ${(100 * zTruth).toFixed(1)}%`,
+  );
   // At the minimum of 10 annotated queries the coverage is nearest its bound: five times the runs there.
   for (const n of [3, 5, 10, 30]) {
     const runs = n === 10 ? sims * 5 : sims;
-    const [c, t] = timed(() => calibratedCoverage(BIASED_JUDGE, { annotatedQueries: n, sims: runs, seed: `${seed}:cal:${n}`, copilot: 'Z', truth: zTruth }));
-    log(`  ${String(n).padStart(2)} annotated queries: ${c.coverage ? `coverage ${describeRate(c.coverage, { atLeast: 0.93 })}` : `no interval in any of ${runs} runs (below the minimum of 10 annotated queries: "too few to calibrate")`}  [${t}]`);
+    const [c, t] = timed(() =>
+      calibratedCoverage(BIASED_JUDGE, {
+        annotatedQueries: n,
+        sims: runs,
+        seed: `${seed}:cal:${n}`,
+        copilot: 'Z',
+        truth: zTruth,
+      }),
+    );
+    log(
+      `  ${String(n).padStart(2)} annotated queries: ${c.coverage ? `coverage ${describeRate(c.coverage, { atLeast: 0.93 })}` : `no interval in any of ${runs} runs (below the minimum of 10 annotated queries: "too few to calibrate")`}  [${t}]`,
+    );
   }
 
   const nearTruth = trueWinRate(NEARLY_RIGHT_JUDGE, 'Z');
-  log(`\nNo disagreement seen (judge +1 towards Z, little noise; decisive annotators, 1 per item); true win rate of Z ${(100 * nearTruth).toFixed(1)}%`);
+  log(
+    `\nNo disagreement seen (judge +1 towards Z, little noise; decisive annotators, 1 per item); true win rate of Z ${(100 * nearTruth).toFixed(1)}%`,
+  );
   for (const n of [10, 20]) {
-    const [c, t] = timed(() => calibratedCoverage(NEARLY_RIGHT_JUDGE, { annotatedQueries: n, sims, seed: `${seed}:agree:${n}`, copilot: 'Z', truth: nearTruth }));
-    log(`  ${n} annotated queries: no disagreement in ${c.noDisagreement?.n ?? 0} of ${sims} runs; their coverage ${c.noDisagreement ? describeRate(c.noDisagreement, { atLeast: 0.93 }) : '–'}; all runs ${c.coverage ? describeRate(c.coverage, { atLeast: 0.93 }) : '–'}  [${t}]`);
+    const [c, t] = timed(() =>
+      calibratedCoverage(NEARLY_RIGHT_JUDGE, {
+        annotatedQueries: n,
+        sims,
+        seed: `${seed}:agree:${n}`,
+        copilot: 'Z',
+        truth: nearTruth,
+      }),
+    );
+    log(
+      `  ${n} annotated queries: no disagreement in ${c.noDisagreement?.n ?? 0} of ${sims} runs; their coverage ${c.noDisagreement ? describeRate(c.noDisagreement, { atLeast: 0.93 }) : '–'}; all runs ${c.coverage ? describeRate(c.coverage, { atLeast: 0.93 }) : '–'}  [${t}]`,
+    );
   }
 
   const uTruth = trueWinRate(UNINFORMATIVE_JUDGE, 'X');
   const ppiSims = sims;
-  const [ppi, tp] = timed(() => ppiWidths(UNINFORMATIVE_JUDGE, { annotatedQueries: 100, sims: ppiSims, seed: `${seed}:ppi`, copilot: 'X', truth: uTruth }));
-  log(`\nPPI++ with an uninformative judge (N = 1,000 items, n = 100 annotated), ${ppiSims} runs: mean width tuned λ ${ppi.tuned.toFixed(3)}, plain PPI (λ = 1) ${ppi.plain.toFixed(3)}, annotators alone ${ppi.human.toFixed(3)}`);
-  log(`  tuned no wider than annotators alone (by construction from 50 annotated queries on: λ = 0 when the tuned variance is larger): ${describeRate(ppi.notWider)}; coverage ${describeRate(ppi.coverage, { atLeast: 0.93 })}  [${tp}]`);
+  const [ppi, tp] = timed(() =>
+    ppiWidths(UNINFORMATIVE_JUDGE, {
+      annotatedQueries: 100,
+      sims: ppiSims,
+      seed: `${seed}:ppi`,
+      copilot: 'X',
+      truth: uTruth,
+    }),
+  );
+  log(
+    `\nPPI++ with an uninformative judge (N = 1,000 items, n = 100 annotated), ${ppiSims} runs: mean width tuned λ ${ppi.tuned.toFixed(3)}, plain PPI (λ = 1) ${ppi.plain.toFixed(3)}, annotators alone ${ppi.human.toFixed(3)}`,
+  );
+  log(
+    `  tuned no wider than annotators alone (by construction from 50 annotated queries on: λ = 0 when the tuned variance is larger): ${describeRate(ppi.notWider)}; coverage ${describeRate(ppi.coverage, { atLeast: 0.93 })}  [${tp}]`,
+  );
 
   // The jackknife refits the panel model once per query: about a minute per 400 runs at 40 queries on an idle core.
   const selfSims = Math.max(50, Math.round(sims * 1.5));
-  log(`\nSelf-preference flags (3 judges, 3 copilots, two family pairs; jackknife t, Holm; none below 10 queries), ${selfSims} runs per null: the acme judge flagged, and any pair of the panel flagged (Holm's ≤ α; two exact tests give 4.94%)`);
+  log(
+    `\nSelf-preference flags (3 judges, 3 copilots, two family pairs; jackknife t, Holm; none below 10 queries), ${selfSims} runs per null: the acme judge flagged, and any pair of the panel flagged (Holm's ≤ α; two exact tests give 4.94%)`,
+  );
   for (const queries of [10, 20, 40]) {
     for (const kind of ['lenient', 'stretched'] as const) {
-      const [r, t] = timed(() => selfPreferenceFlagRate(kind, { queries, sims: selfSims, seed: `${seed}:self:${kind}:${queries}` }));
-      log(`  ${String(queries).padStart(2)} queries, ${kind === 'lenient' ? 'judge +4 on every copilot' : 'judge 1.3× stretched scale, its family copilot best'}: judge flagged ${describeRate(r.judge, { atMost: 0.05 })}; any pair ${describeRate(r.panel)}  [${t}]`);
+      const [r, t] = timed(() =>
+        selfPreferenceFlagRate(kind, { queries, sims: selfSims, seed: `${seed}:self:${kind}:${queries}` }),
+      );
+      log(
+        `  ${String(queries).padStart(2)} queries, ${kind === 'lenient' ? 'judge +4 on every copilot' : 'judge 1.3× stretched scale, its family copilot best'}: judge flagged ${describeRate(r.judge, { atMost: 0.05 })}; any pair ${describeRate(r.panel)}  [${t}]`,
+      );
     }
-    const [p, t] = timed(() => selfPreferenceFlagRate('own-family +6', { queries, sims: Math.max(50, Math.round(sims / 4)), seed: `${seed}:self:power:${queries}` }));
-    log(`  ${String(queries).padStart(2)} queries, +6 to its own family's copilot: judge flagged ${describeRate(p.judge)}  [${t}]`);
+    const [p, t] = timed(() =>
+      selfPreferenceFlagRate('own-family +6', {
+        queries,
+        sims: Math.max(50, Math.round(sims / 4)),
+        seed: `${seed}:self:power:${queries}`,
+      }),
+    );
+    log(
+      `  ${String(queries).padStart(2)} queries, +6 to its own family's copilot: judge flagged ${describeRate(p.judge)}  [${t}]`,
+    );
   }
 
   const groundingSims = sims * 2;
   const rate = 0.95;
-  log(`\nGrounding verification rate (design-effect–adjusted Wilson, clustered by query): per query 1 + Poisson(3) claims, query rates logit-normal (sd 0.8) around ${rate} (mean ${groundingTrueRate(rate).toFixed(3)}); ${groundingSims} runs`);
+  log(
+    `\nGrounding verification rate (design-effect–adjusted Wilson, clustered by query): per query 1 + Poisson(3) claims, query rates logit-normal (sd 0.8) around ${rate} (mean ${groundingTrueRate(rate).toFixed(3)}); ${groundingSims} runs`,
+  );
   for (const queries of [10, 30]) {
-    const [g, t] = timed(() => groundingCoverage({ queries, rate, sims: groundingSims, seed: `${seed}:ground:${queries}` }));
-    log(`  ${queries} queries: coverage ${describeRate(g.coverage, { atLeast: 0.93 })}; single-point intervals ${g.points}  [${t}]`);
+    const [g, t] = timed(() =>
+      groundingCoverage({ queries, rate, sims: groundingSims, seed: `${seed}:ground:${queries}` }),
+    );
+    log(
+      `  ${queries} queries: coverage ${describeRate(g.coverage, { atLeast: 0.93 })}; single-point intervals ${g.points}  [${t}]`,
+    );
   }
   const all = clusteredWilsonInterval(Array.from({ length: 10 }, () => ({ k: 4, n: 4 })))!;
-  log(`  40 of 40 claims verified (10 queries): [${all.low.toFixed(3)}, ${all.high.toFixed(3)}] (not the point [1, 1])`);
+  log(
+    `  40 of 40 claims verified (10 queries): [${all.low.toFixed(3)}, ${all.high.toFixed(3)}] (not the point [1, 1])`,
+  );
 
   const gateSims = sims * 10;
-  log(`\ngate --max-drop 2 when the true drop is exactly 2 points (per-query differences sd 6), α = 0.05, ${gateSims} runs: false failures`);
+  log(
+    `\ngate --max-drop 2 when the true drop is exactly 2 points (per-query differences sd 6), α = 0.05, ${gateSims} runs: false failures`,
+  );
   for (const queries of [10, 30]) {
-    const [g, t] = timed(() => gateAtBoundary({ queries, maxDrop: 2, sims: gateSims, seed: `${seed}:gate:${queries}` }));
-    log(`  ${queries} queries: one-sided test of the shifted differences ${describeRate(g.gate, { atMost: 0.06 })}; old rule (significant and past max-drop) ${describeRate(g.old)}  [${t}]`);
+    const [g, t] = timed(() =>
+      gateAtBoundary({ queries, maxDrop: 2, sims: gateSims, seed: `${seed}:gate:${queries}` }),
+    );
+    log(
+      `  ${queries} queries: one-sided test of the shifted differences ${describeRate(g.gate, { atMost: 0.06 })}; old rule (significant and past max-drop) ${describeRate(g.old)}  [${t}]`,
+    );
   }
 
   const stabilitySims = sims * 10;
-  log(`\nStability drift reading under pure judge noise (2 runs, 2 samples per response), F test at 5%, ${stabilitySims} runs: read as drift`);
+  log(
+    `\nStability drift reading under pure judge noise (2 runs, 2 samples per response), F test at 5%, ${stabilitySims} runs: read as drift`,
+  );
   for (const queries of [5, 10]) {
     const [s, t] = timed(() => stabilityFalseDrift({ queries, sims: stabilitySims, seed: `${seed}:stab:${queries}` }));
-    const [l, t2] = timed(() => stabilityFalseDrift({ queries, sims: stabilitySims, seed: `${seed}:stab-lost:${queries}`, lostSample: true }));
-    log(`  ${queries} queries: ${describeRate(s, { atMost: 0.06 })}  [${t}]; one sample lost: ${describeRate(l, { atMost: 0.06 })}  [${t2}]`);
+    const [l, t2] = timed(() =>
+      stabilityFalseDrift({ queries, sims: stabilitySims, seed: `${seed}:stab-lost:${queries}`, lostSample: true }),
+    );
+    log(
+      `  ${queries} queries: ${describeRate(s, { atMost: 0.06 })}  [${t}]; one sample lost: ${describeRate(l, { atMost: 0.06 })}  [${t2}]`,
+    );
   }
 
   const curveSims = Math.max(40, Math.round(sims / 4));
   const budgets = [60, 90, 120, 150, 180, 240];
   const selections: Selection[] = ['disagreement model', 'judge uncertainty', 'uniform'];
-  log(`\nSelection of the items to annotate, held-out studies: ${BIASED_JUDGE.queries} queries × 3 copilots (${BIASED_JUDGE.queries * 3} items), judge +8 towards Z; the disagreement model is fitted on an earlier, fully annotated study of the same judge (another seed); ${curveSims} runs per budget and selection; interval of Z`);
-  const [curve, tc] = timed(() => selectionCurve(BIASED_JUDGE, { budgets, sims: curveSims, seed: `${seed}:active`, copilot: 'Z', truth: zTruth, selections }));
+  log(
+    `\nSelection of the items to annotate, held-out studies: ${BIASED_JUDGE.queries} queries × 3 copilots (${BIASED_JUDGE.queries * 3} items), judge +8 towards Z; the disagreement model is fitted on an earlier, fully annotated study of the same judge (another seed); ${curveSims} runs per budget and selection; interval of Z`,
+  );
+  const [curve, tc] = timed(() =>
+    selectionCurve(BIASED_JUDGE, {
+      budgets,
+      sims: curveSims,
+      seed: `${seed}:active`,
+      copilot: 'Z',
+      truth: zTruth,
+      selections,
+    }),
+  );
   for (const c of curve)
-    log(`  budget ${String(c.budget).padStart(3)}: ${selections.map((sel) => `${sel} width ${c[sel]!.width.toFixed(3)} (${c[sel]!.labels.toFixed(0)} labels, coverage ${describeRate(c[sel]!.coverage)})`).join('; ')}`);
+    log(
+      `  budget ${String(c.budget).padStart(3)}: ${selections.map((sel) => `${sel} width ${c[sel]!.width.toFixed(3)} (${c[sel]!.labels.toFixed(0)} labels, coverage ${describeRate(c[sel]!.coverage)})`).join('; ')}`,
+    );
   const widthCurve = (sel: Selection) => curve.map((c) => ({ budget: c.budget, width: c[sel]!.width }));
   for (const target of [curve[2].uniform!.width, curve[4].uniform!.width]) {
     const u = budgetForWidth(widthCurve('uniform'), target);
     const a = budgetForWidth(widthCurve('disagreement model'), target);
     const j = budgetForWidth(widthCurve('judge uncertainty'), target);
-    log(`  for width ${target.toFixed(3)}: uniform needs ${u?.toFixed(0) ?? '–'} labels, the disagreement model ${a?.toFixed(0) ?? '> grid'}${a !== null && u !== null ? ` (${(100 * (1 - a / u)).toFixed(0)}% fewer)` : ''}, judge uncertainty ${j?.toFixed(0) ?? '> grid'}`);
+    log(
+      `  for width ${target.toFixed(3)}: uniform needs ${u?.toFixed(0) ?? '–'} labels, the disagreement model ${a?.toFixed(0) ?? '> grid'}${a !== null && u !== null ? ` (${(100 * (1 - a / u)).toFixed(0)}% fewer)` : ''}, judge uncertainty ${j?.toFixed(0) ?? '> grid'}`,
+    );
   }
   log(`  [${tc}]`);
   log(`\nIssue 33 simulations: ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`);

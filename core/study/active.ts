@@ -37,13 +37,17 @@ export type StudySelection =
 export const ACTIVE_UNIFORM_SHARE = 0.3;
 
 /** Per item, the judge's uncertainty in (0, 1]. `samples(queryId, copilot)`: every total the judges gave that answer. */
-export function uncertaintyScores(items: StudyItem[], samples: (queryId: string, copilot: string) => number[]): number[] {
+export function uncertaintyScores(
+  items: StudyItem[],
+  samples: (queryId: string, copilot: string) => number[],
+): number[] {
   const variance = (xs: number[]) => {
     const m = xs.reduce((s, x) => s + x, 0) / xs.length;
     return xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1);
   };
   const answers = new Map<string, number[]>();
-  for (const it of items) for (const c of [it.first, it.second]) answers.set(`${it.queryId}|${c}`, samples(it.queryId, c));
+  for (const it of items)
+    for (const c of [it.first, it.second]) answers.set(`${it.queryId}|${c}`, samples(it.queryId, c));
   const repeated = [...answers.values()].filter((xs) => xs.length > 1);
   const df = repeated.reduce((s, xs) => s + xs.length - 1, 0);
   const pooled = df ? repeated.reduce((s, xs) => s + variance(xs) * (xs.length - 1), 0) / df : null;
@@ -63,9 +67,14 @@ export function uncertaintyScores(items: StudyItem[], samples: (queryId: string,
 }
 
 /** π_i ∝ (1 − s)·√u_i/Σ√u + s/N scaled to the budget, each capped at 1 with the excess spread over the rest. */
-export function inclusionProbabilities(uncertainty: number[], budget: number, uniformShare = ACTIVE_UNIFORM_SHARE): number[] {
+export function inclusionProbabilities(
+  uncertainty: number[],
+  budget: number,
+  uniformShare = ACTIVE_UNIFORM_SHARE,
+): number[] {
   const n = uncertainty.length;
-  if (!(budget > 0 && budget <= n)) throw new RangeError(`active selection: the budget must be between 1 and the ${n} items, got ${budget}`);
+  if (!(budget > 0 && budget <= n))
+    throw new RangeError(`active selection: the budget must be between 1 and the ${n} items, got ${budget}`);
   // The variance-optimal probabilities go as the square root of the expected squared error (Zrnic and Candès), and a
   // disagreement's squared error is about the flip probability: hence √u.
   const root = uncertainty.map(Math.sqrt);
@@ -99,7 +108,12 @@ export function drawItems<T>(items: T[], probabilities: number[], seed: string):
 }
 
 /** Design an active selection over every candidate item: the items to annotate and the record stored with the study. */
-export function activeSelection(candidates: StudyItem[], samples: (queryId: string, copilot: string) => number[], budget: number, seed: string): { items: StudyItem[]; selection: StudySelection } {
+export function activeSelection(
+  candidates: StudyItem[],
+  samples: (queryId: string, copilot: string) => number[],
+  budget: number,
+  seed: string,
+): { items: StudyItem[]; selection: StudySelection } {
   const u = uncertaintyScores(candidates, samples);
   const p = inclusionProbabilities(u, budget);
   const items = drawItems(candidates, p, seed);
@@ -136,9 +150,14 @@ export const GAP_STRATA = 4;
 const SHRINK_ITEMS = 2;
 
 /** Per copilot pair, the judge-gap cut points (first − second) of `bins` equal-count strata. */
-export function gapCuts(items: StudyItem[], gap: (item: StudyItem) => number, bins = GAP_STRATA): Map<string, number[]> {
+export function gapCuts(
+  items: StudyItem[],
+  gap: (item: StudyItem) => number,
+  bins = GAP_STRATA,
+): Map<string, number[]> {
   const byPair = new Map<string, number[]>();
-  for (const it of items) byPair.set(`${it.first}|${it.second}`, [...(byPair.get(`${it.first}|${it.second}`) ?? []), gap(it)]);
+  for (const it of items)
+    byPair.set(`${it.first}|${it.second}`, [...(byPair.get(`${it.first}|${it.second}`) ?? []), gap(it)]);
   return new Map(
     [...byPair].map(([pair, gaps]) => {
       const sorted = [...gaps].sort((a, b) => a - b);
@@ -169,7 +188,11 @@ export interface DisagreementModel {
 }
 
 /** The model from an earlier study's annotated items: each with its judge gap (first − second) and squared disagreement. */
-export function disagreementModel(items: StudyItem[], gap: (item: StudyItem) => number, disagreement: (item: StudyItem) => number): DisagreementModel {
+export function disagreementModel(
+  items: StudyItem[],
+  gap: (item: StudyItem) => number,
+  disagreement: (item: StudyItem) => number,
+): DisagreementModel {
   if (!items.length) throw new RangeError('disagreement model: the earlier study has no annotated item');
   const cuts = gapCuts(items, gap);
   const strata = gapStrata(items, gap, cuts);
@@ -177,12 +200,24 @@ export function disagreementModel(items: StudyItem[], gap: (item: StudyItem) => 
   const overall = d.reduce((s, x) => s + x, 0) / d.length;
   const sums = new Map<string, { s: number; n: number }>();
   strata.forEach((k, i) => sums.set(k, { s: (sums.get(k)?.s ?? 0) + d[i], n: (sums.get(k)?.n ?? 0) + 1 }));
-  return { cuts, overall, byStratum: new Map([...sums].map(([k, t]) => [k, (t.s + SHRINK_ITEMS * overall) / (t.n + SHRINK_ITEMS)])) };
+  return {
+    cuts,
+    overall,
+    byStratum: new Map([...sums].map(([k, t]) => [k, (t.s + SHRINK_ITEMS * overall) / (t.n + SHRINK_ITEMS)])),
+  };
 }
 
 /** Inclusion probabilities of a new study's items by the model (√v mixed with the uniform share, capped at 1, summing to the budget). */
-export function disagreementProbabilities(items: StudyItem[], gap: (item: StudyItem) => number, model: DisagreementModel, budget: number): number[] {
+export function disagreementProbabilities(
+  items: StudyItem[],
+  gap: (item: StudyItem) => number,
+  model: DisagreementModel,
+  budget: number,
+): number[] {
   const strata = gapStrata(items, gap, model.cuts);
   // inclusionProbabilities takes the square root; a stratum the model never saw gets the overall mean.
-  return inclusionProbabilities(strata.map((k) => Math.max(1e-6, model.byStratum.get(k) ?? model.overall)), budget);
+  return inclusionProbabilities(
+    strata.map((k) => Math.max(1e-6, model.byStratum.get(k) ?? model.overall)),
+    budget,
+  );
 }

@@ -38,7 +38,9 @@ export interface JudgeScores {
 /** A run's consensus verdicts as JudgeScores (ok judgments with a total). */
 export function judgeScoresOf(judgeRunId: string, verdicts: StoredJudgment[]): JudgeScores {
   const scores: JudgeScores['scores'] = new Map();
-  for (const j of verdicts) if (j.status === 'ok' && j.total !== null) scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
+  for (const j of verdicts)
+    if (j.status === 'ok' && j.total !== null)
+      scores.set(`${j.queryId}|${j.copilot}`, { total: j.total, rationales: j.rationales });
   return { judgeRunId, scores };
 }
 
@@ -80,12 +82,38 @@ function table7(input: AnalysisInput, byItem: Map<string, StudyItem>) {
       const tied = ties[i].reduce((s, v) => s + v, 0);
       const appearances = won + lost + tied;
       // winRate leaves ties out; winRateWithTies is what the LATTICE paper's Table 7 prints (wins ÷ appearances).
-      return [c, { wins: won, losses: lost, ties: tied, appearances, winRate: rate(won, won + lost), winRateWithTies: rate(won, appearances), ci95: wilsonInterval(won, won + lost), tieShare: rate(tied, appearances) }];
+      return [
+        c,
+        {
+          wins: won,
+          losses: lost,
+          ties: tied,
+          appearances,
+          winRate: rate(won, won + lost),
+          winRateWithTies: rate(won, appearances),
+          ci95: wilsonInterval(won, won + lost),
+          tieShare: rate(tied, appearances),
+        },
+      ];
     }),
   );
-  const matrix = Object.fromEntries(copilots.map((c, i) => [c, Object.fromEntries(copilots.filter((d) => d !== c).map((d) => [d, { wins: wins[i][index.get(d)!], losses: wins[index.get(d)!][i], ties: ties[i][index.get(d)!] }]))]));
+  const matrix = Object.fromEntries(
+    copilots.map((c, i) => [
+      c,
+      Object.fromEntries(
+        copilots
+          .filter((d) => d !== c)
+          .map((d) => [
+            d,
+            { wins: wins[i][index.get(d)!], losses: wins[index.get(d)!][i], ties: ties[i][index.get(d)!] },
+          ]),
+      ),
+    ]),
+  );
   // Bradley–Terry on decisive answers; intervals resample items (an item's annotations stay together).
-  const itemsWithAnswers = [...new Set(annotations.map((a) => a.itemId))].map((id) => annotations.filter((a) => a.itemId === id));
+  const itemsWithAnswers = [...new Set(annotations.map((a) => a.itemId))].map((id) =>
+    annotations.filter((a) => a.itemId === id),
+  );
   const fit = (groups: AnnotationFact[][]) => {
     const w = copilots.map(() => copilots.map(() => 0));
     for (const group of groups)
@@ -98,10 +126,33 @@ function table7(input: AnalysisInput, byItem: Map<string, StudyItem>) {
     return bradleyTerry(w);
   };
   const point = fit(itemsWithAnswers);
-  const intervals = bootstrapIntervals(itemsWithAnswers, (sample) => fit(sample).strengths.map((s) => s ?? NaN), { iterations: input.bootstrapIterations ?? 1000, seed: `${input.seed}/bradley-terry` });
-  const bt = Object.fromEntries(copilots.map((c, i) => [c, { strength: point.strengths[i], ci95: point.strengths[i] === null ? null : intervals[i], reason: point.reasons[i] }]));
-  const bradleyTerryFit = { prior: point.prior, iterations: point.iterations, converged: point.converged, groups: point.groups.map((g) => g.map((i) => copilots[i])) };
-  return { copilots: perCopilot, matrix, bradleyTerry: bt, bradleyTerryFit, tieShare: rate(annotations.filter((a) => a.answer.choice === 'tie').length, annotations.length) };
+  const intervals = bootstrapIntervals(itemsWithAnswers, (sample) => fit(sample).strengths.map((s) => s ?? NaN), {
+    iterations: input.bootstrapIterations ?? 1000,
+    seed: `${input.seed}/bradley-terry`,
+  });
+  const bt = Object.fromEntries(
+    copilots.map((c, i) => [
+      c,
+      {
+        strength: point.strengths[i],
+        ci95: point.strengths[i] === null ? null : intervals[i],
+        reason: point.reasons[i],
+      },
+    ]),
+  );
+  const bradleyTerryFit = {
+    prior: point.prior,
+    iterations: point.iterations,
+    converged: point.converged,
+    groups: point.groups.map((g) => g.map((i) => copilots[i])),
+  };
+  return {
+    copilots: perCopilot,
+    matrix,
+    bradleyTerry: bt,
+    bradleyTerryFit,
+    tieShare: rate(annotations.filter((a) => a.answer.choice === 'tie').length, annotations.length),
+  };
 }
 
 function table8(input: AnalysisInput) {
@@ -109,7 +160,15 @@ function table8(input: AnalysisInput) {
   const counts = new Map(input.options.reasons.map((r) => [r.id, 0]));
   for (const a of decisive) if (a.answer.reason) counts.set(a.answer.reason, (counts.get(a.answer.reason) ?? 0) + 1);
   const total = [...counts.values()].reduce((s, v) => s + v, 0);
-  return { total, reasons: Object.fromEntries(input.options.reasons.map((r) => [r.id, { label: r.label, count: counts.get(r.id) ?? 0, share: rate(counts.get(r.id) ?? 0, total) }])) };
+  return {
+    total,
+    reasons: Object.fromEntries(
+      input.options.reasons.map((r) => [
+        r.id,
+        { label: r.label, count: counts.get(r.id) ?? 0, share: rate(counts.get(r.id) ?? 0, total) },
+      ]),
+    ),
+  };
 }
 
 function table9(input: AnalysisInput) {
@@ -134,18 +193,38 @@ function table9(input: AnalysisInput) {
   return {
     overall: { flags, losses, rate: rate(flags, losses) },
     copilots: Object.fromEntries([...perCopilot].map(([c, e]) => [c, { ...e, rate: rate(e.flags, e.losses) }])),
-    types: Object.fromEntries(input.options.errorTypes.map((t) => [t.id, { label: t.label, count: types.get(t.id) ?? 0, rate: rate(types.get(t.id) ?? 0, losses), shareOfFlags: rate(types.get(t.id) ?? 0, flags) }])),
+    types: Object.fromEntries(
+      input.options.errorTypes.map((t) => [
+        t.id,
+        {
+          label: t.label,
+          count: types.get(t.id) ?? 0,
+          rate: rate(types.get(t.id) ?? 0, losses),
+          shareOfFlags: rate(types.get(t.id) ?? 0, flags),
+        },
+      ]),
+    ),
   };
 }
 
 /** Per item: the annotators' votes, the plurality preference (null when two preferences tie for most) and its strength. */
 export function itemMajorities(items: StudyItem[], annotations: AnnotationFact[]) {
-  const byItem = new Map(items.map((it) => [it.itemId, { item: it, votes: { first: 0, second: 0, tie: 0 } as Record<Preference, number>, reasons: new Map<string, number>() }]));
+  const byItem = new Map(
+    items.map((it) => [
+      it.itemId,
+      {
+        item: it,
+        votes: { first: 0, second: 0, tie: 0 } as Record<Preference, number>,
+        reasons: new Map<string, number>(),
+      },
+    ]),
+  );
   for (const a of annotations) {
     const entry = byItem.get(a.itemId)!;
     const pref = preferenceOf(a, entry.item);
     entry.votes[pref]++;
-    if (pref !== 'tie' && a.answer.reason) entry.reasons.set(a.answer.reason, (entry.reasons.get(a.answer.reason) ?? 0) + 1);
+    if (pref !== 'tie' && a.answer.reason)
+      entry.reasons.set(a.answer.reason, (entry.reasons.get(a.answer.reason) ?? 0) + 1);
   }
   return [...byItem.values()]
     .filter((e) => e.votes.first + e.votes.second + e.votes.tie > 0)
@@ -154,13 +233,25 @@ export function itemMajorities(items: StudyItem[], annotations: AnnotationFact[]
       const sorted = (Object.entries(votes) as Array<[Preference, number]>).sort((x, y) => y[1] - x[1]);
       const majority = sorted[0][1] > sorted[1][1] ? sorted[0][0] : null;
       const topReason = [...reasons].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))[0]?.[0] ?? null;
-      return { item, votes, n, majority, strength: sorted[0][1] / n, mainReason: majority === null || majority === 'tie' ? null : topReason };
+      return {
+        item,
+        votes,
+        n,
+        majority,
+        strength: sorted[0][1] / n,
+        mainReason: majority === null || majority === 'tie' ? null : topReason,
+      };
     });
 }
 
-function interAnnotator(input: AnalysisInput, byItem: Map<string, StudyItem>, majorities: ReturnType<typeof itemMajorities>) {
+function interAnnotator(
+  input: AnalysisInput,
+  byItem: Map<string, StudyItem>,
+  majorities: ReturnType<typeof itemMajorities>,
+) {
   const units = new Map<string, string[]>();
-  for (const a of input.annotations) units.set(a.itemId, [...(units.get(a.itemId) ?? []), preferenceOf(a, byItem.get(a.itemId)!)]);
+  for (const a of input.annotations)
+    units.set(a.itemId, [...(units.get(a.itemId) ?? []), preferenceOf(a, byItem.get(a.itemId)!)]);
   const strengths = majorities.map((m) => m.strength);
   const distribution: Record<string, number> = {};
   for (const m of majorities) {
@@ -189,7 +280,12 @@ function agreementOf(pairs: Array<{ judge: Preference; human: Preference }>) {
   return {
     n: pairs.length,
     agreement: rate(pairs.filter((p) => p.judge === p.human).length, pairs.length),
-    kappa: pairs.length ? cohenKappa(pairs.map((p) => p.judge), pairs.map((p) => p.human)) : null,
+    kappa: pairs.length
+      ? cohenKappa(
+          pairs.map((p) => p.judge),
+          pairs.map((p) => p.human),
+        )
+      : null,
   };
 }
 
@@ -199,7 +295,10 @@ function textField(query: Query | undefined, name: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-function groupAgreement<T extends { judge: Preference; human: Preference }>(pairs: T[], key: (p: T) => string | null | undefined) {
+function groupAgreement<T extends { judge: Preference; human: Preference }>(
+  pairs: T[],
+  key: (p: T) => string | null | undefined,
+) {
   const groups = new Map<string, T[]>();
   for (const p of pairs) {
     const k = key(p);
@@ -208,8 +307,18 @@ function groupAgreement<T extends { judge: Preference; human: Preference }>(pair
   return Object.fromEntries([...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, ps]) => [k, agreementOf(ps)]));
 }
 
-function judgeHuman(input: AnalysisInput, judge: JudgeScores, majorities: ReturnType<typeof itemMajorities>, perCopilot: Record<string, { winRate: number | null }>) {
-  const compared: Array<{ judge: Preference; human: Preference; m: (typeof majorities)[number]; query: Query | undefined }> = [];
+function judgeHuman(
+  input: AnalysisInput,
+  judge: JudgeScores,
+  majorities: ReturnType<typeof itemMajorities>,
+  perCopilot: Record<string, { winRate: number | null }>,
+) {
+  const compared: Array<{
+    judge: Preference;
+    human: Preference;
+    m: (typeof majorities)[number];
+    query: Query | undefined;
+  }> = [];
   let noMajority = 0;
   let missingJudgment = 0;
   for (const m of majorities) {
@@ -228,12 +337,17 @@ function judgeHuman(input: AnalysisInput, judge: JudgeScores, majorities: Return
   const studyQueries = new Set(input.items.map((it) => it.queryId));
   const leaderboard = Object.fromEntries(
     input.copilots.map((c) => {
-      const totals = [...studyQueries].map((q) => judge.scores.get(`${q}|${c}`)?.total).filter((t): t is number => t !== undefined);
+      const totals = [...studyQueries]
+        .map((q) => judge.scores.get(`${q}|${c}`)?.total)
+        .filter((t): t is number => t !== undefined);
       return [c, totals.length ? mean(totals) : null];
     }),
   );
   const ranked = input.copilots.filter((c) => leaderboard[c] !== null && perCopilot[c].winRate !== null);
-  const tauB = kendallTauB(ranked.map((c) => leaderboard[c]!), ranked.map((c) => perCopilot[c].winRate!));
+  const tauB = kendallTauB(
+    ranked.map((c) => leaderboard[c]!),
+    ranked.map((c) => perCopilot[c].winRate!),
+  );
   const tau = Number.isNaN(tauB) ? null : tauB;
   const opposite = (p: (typeof compared)[number]) => (p.judge === 'tie' || p.human === 'tie' ? 1 : 2);
   const disagreements = compared
@@ -283,10 +397,20 @@ export function analyseStudy(input: AnalysisInput) {
     table9: table9(input),
     interAnnotator: interAnnotator(input, byItem, majorities),
     judgeHuman: input.judges.map((j) => judgeHuman(input, j, majorities, t7.copilots)),
-    items: majorities.map((m) => ({ itemId: m.item.itemId, queryId: m.item.queryId, first: m.item.first, second: m.item.second, votes: m.votes, majority: m.majority, strength: m.strength, mainReason: m.mainReason })),
+    items: majorities.map((m) => ({
+      itemId: m.item.itemId,
+      queryId: m.item.queryId,
+      first: m.item.first,
+      second: m.item.second,
+      votes: m.votes,
+      majority: m.majority,
+      strength: m.strength,
+      mainReason: m.mainReason,
+    })),
   };
 }
 
 export type StudyAnalysis = ReturnType<typeof analyseStudy>;
 
-export const toFacts = (annotations: RecordedAnnotation[]): AnnotationFact[] => annotations.map((a) => ({ itemId: a.itemId, left: a.left, right: a.right, answer: a.answer }));
+export const toFacts = (annotations: RecordedAnnotation[]): AnnotationFact[] =>
+  annotations.map((a) => ({ itemId: a.itemId, left: a.left, right: a.right, answer: a.answer }));

@@ -213,7 +213,10 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
   const design = input.design ?? { kind: 'uniform' };
   // Uniform: every item of the run had the same chance, annotated items / all items.
   const share = itemValues.filter((v) => v.human).length / itemValues.length;
-  const values = design.kind === 'uniform' ? itemValues.map((v) => (v.human ? { ...v, human: { ...v.human, probability: share } } : v)) : itemValues;
+  const values =
+    design.kind === 'uniform'
+      ? itemValues.map((v) => (v.human ? { ...v, human: { ...v.human, probability: share } } : v))
+      : itemValues;
   const labelled = values.filter((v) => v.human);
   const judgeDecisive = sum(values.map((v) => v.judgeDecisive));
   const humanDecisive = sum(labelled.map((v) => v.human!.decisive));
@@ -225,10 +228,25 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
     annotatedItems: labelled.length,
     annotatedQueries,
   };
-  const none = { ci95: null, lambda: null, humanOnlyCi95: null, noDisagreementBound: null, moreLabelsToHalve: null, moreLabelsToTarget: null };
-  if (!labelled.length) return { ...base, ...none, status: 'no annotated item', winRate: null, moreLabelsNote: 'no annotated item' };
+  const none = {
+    ci95: null,
+    lambda: null,
+    humanOnlyCi95: null,
+    noDisagreementBound: null,
+    moreLabelsToHalve: null,
+    moreLabelsToTarget: null,
+  };
+  if (!labelled.length)
+    return { ...base, ...none, status: 'no annotated item', winRate: null, moreLabelsNote: 'no annotated item' };
   const plain = estimateWD(values, 1);
-  if (!(plain.D > 0)) return { ...base, ...none, status: 'no decisive preference', winRate: null, moreLabelsNote: 'no decisive preference' };
+  if (!(plain.D > 0))
+    return {
+      ...base,
+      ...none,
+      status: 'no decisive preference',
+      winRate: null,
+      moreLabelsNote: 'no decisive preference',
+    };
   const agreeEverywhere = labelled.every((v) => v.human!.win === v.judgeWin && v.human!.decisive === v.judgeDecisive);
   if (annotatedQueries < MIN_ANNOTATED_QUERIES)
     return {
@@ -266,7 +284,10 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
   const df = annotatedQueries - 1;
   const t = studentTQuantile(0.975, df);
   const bound = agreeEverywhere ? disagreementBound(values, annotatedQueries, design) / d : 0;
-  const variance = Math.max(varianceAt(totals, lambda, N), jackknifed ? jackknifeVariance(values, (vs) => rateWith(vs, tuneOn(vs))) : 0);
+  const variance = Math.max(
+    varianceAt(totals, lambda, N),
+    jackknifed ? jackknifeVariance(values, (vs) => rateWith(vs, tuneOn(vs))) : 0,
+  );
   const half = t * Math.sqrt(variance) + bound;
   const ci95 = { low: clamp(rate - half), high: clamp(rate + half) };
   const humanHalf = t * Math.sqrt(humanVariance ?? varianceAt(totals, 0, N));
@@ -280,7 +301,9 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
   const queries = new Set(values.map((v) => v.queryId)).size;
   const halfWidthWith = (n: number) => {
     const aq = Math.min(queries, Math.max(2, Math.round((annotatedQueries * n) / labelled.length)));
-    const b = agreeEverywhere ? (design.kind === 'uniform' ? 1 - 0.05 ** (1 / aq) : (bound * d * labelled.length) / n) / d : 0;
+    const b = agreeEverywhere
+      ? (design.kind === 'uniform' ? 1 - 0.05 ** (1 / aq) : (bound * d * labelled.length) / n) / d
+      : 0;
     return studentTQuantile(0.975, aq - 1) * Math.sqrt(judgeVariance + (correctionVariance * labelled.length) / n) + b;
   };
   const moreFor = (width: number): number | null => {
@@ -298,7 +321,8 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
   const moreLabelsToHalve = moreFor(half);
   let moreLabelsNote: string | null = null;
   if (labelled.length >= N) moreLabelsNote = 'every item is annotated: only more queries would narrow it';
-  else if (moreLabelsToHalve === null) moreLabelsNote = 'annotating every item of the run would not halve it: only more queries would';
+  else if (moreLabelsToHalve === null)
+    moreLabelsNote = 'annotating every item of the run would not halve it: only more queries would';
   if (agreeEverywhere)
     moreLabelsNote = `annotators and judge agreed on all ${labelled.length} annotated items: the correction is taken as 0 within ±${(100 * bound).toFixed(1)} points (rule of three); more labels would narrow it${moreLabelsNote ? `; ${moreLabelsNote}` : ''}`;
   return {
@@ -311,7 +335,8 @@ function calibrateOne(itemValues: ItemValues[], input: CalibrationInput): Calibr
     noDisagreementBound: agreeEverywhere ? bound : null,
     moreLabelsToHalve,
     moreLabelsNote,
-    moreLabelsToTarget: input.targetWidth === undefined ? null : 2 * half <= input.targetWidth ? 0 : moreFor(input.targetWidth),
+    moreLabelsToTarget:
+      input.targetWidth === undefined ? null : 2 * half <= input.targetWidth ? 0 : moreFor(input.targetWidth),
   };
 }
 
@@ -347,7 +372,7 @@ export function calibratedWinRates(input: CalibrationInput): CalibratedWinRates 
         const studyItem = studyItemOf.get(pairKey(queryId, a, b));
         const item: StudyItem = studyItem ?? { itemId: `${queryId}|${a}|${b}`, queryId, first: a, second: b };
         const judged = judgePreference(input.judge, item, input.tieMargin);
-        const annotations = studyItem ? votes.get(studyItem.itemId) ?? [] : [];
+        const annotations = studyItem ? (votes.get(studyItem.itemId) ?? []) : [];
         if (judged === null) {
           withoutJudgment++;
           if (annotations.length) annotatedWithoutJudgment++;
@@ -357,12 +382,17 @@ export function calibratedWinRates(input: CalibrationInput): CalibratedWinRates 
         if (annotations.length) annotated++;
         const prefs = annotations.map((x) => preferenceOf(x, item));
         const share = (p: string) => prefs.filter((x) => x === p).length / prefs.length;
-        for (const [c, side] of [[item.first, 'first'], [item.second, 'second']] as const)
+        for (const [c, side] of [
+          [item.first, 'first'],
+          [item.second, 'second'],
+        ] as const)
           values.get(c)!.push({
             queryId,
             judgeWin: judged === side ? 1 : 0,
             judgeDecisive: judged === 'tie' ? 0 : 1,
-            human: prefs.length ? { win: share(side), decisive: 1 - share('tie'), probability: probabilityOf(studyItem!.itemId) } : null,
+            human: prefs.length
+              ? { win: share(side), decisive: 1 - share('tie'), probability: probabilityOf(studyItem!.itemId) }
+              : null,
           });
       }
   return {
@@ -384,19 +414,27 @@ export function calibratedWinRates(input: CalibrationInput): CalibratedWinRates 
  * mean). Active: the design's selection probability times the share of selected items that got an annotation (an item
  * selected but left unannotated is taken as missing at random among the selected).
  */
-function inclusionProbabilities(input: CalibrationInput, votes: Map<string, AnnotationFact[]>): (itemId: string) => number {
+function inclusionProbabilities(
+  input: CalibrationInput,
+  votes: Map<string, AnnotationFact[]>,
+): (itemId: string) => number {
   const design = input.design;
   if (!design || design.kind === 'uniform') return () => 1; // replaced by the annotated share in calibrateOne
   const selected = input.studyItems.filter((it) => design.probabilities[it.itemId] !== undefined);
   const completion = selected.length ? selected.filter((it) => votes.has(it.itemId)).length / selected.length : 1;
   return (itemId) => {
     const p = design.probabilities[itemId];
-    if (!(p > 0 && p <= 1)) throw new RangeError(`calibrated win rates: item ${itemId} is annotated but the active design gives it no inclusion probability`);
+    if (!(p > 0 && p <= 1))
+      throw new RangeError(
+        `calibrated win rates: item ${itemId} is annotated but the active design gives it no inclusion probability`,
+      );
     return p * completion;
   };
 }
 
 /** A stored study's design as the calibration reads it. */
 export function calibrationDesignOf(spec: Pick<StudySpec, 'selection'>): CalibrationDesign {
-  return spec.selection?.method === 'active' ? { kind: 'active', probabilities: spec.selection.probabilities } : { kind: 'uniform' };
+  return spec.selection?.method === 'active'
+    ? { kind: 'active', probabilities: spec.selection.probabilities }
+    : { kind: 'uniform' };
 }

@@ -28,7 +28,11 @@ export interface ItemPlan {
 }
 
 /** Every unordered pair of `copilots` on every query where both answered. `status(q, c)` is ok | failed | missing. */
-export function planItems(queryIds: string[], copilots: string[], status: (queryId: string, copilot: string) => string): ItemPlan {
+export function planItems(
+  queryIds: string[],
+  copilots: string[],
+  status: (queryId: string, copilot: string) => string,
+): ItemPlan {
   const sorted = [...copilots].sort();
   const items: StudyItem[] = [];
   const excluded = { failed: 0, missing: 0, pairs: 0 };
@@ -91,17 +95,31 @@ export function balancedOrientation(edges: Array<[string, string]>, rand: () => 
  */
 export function planAssignments(items: StudyItem[], perItem: number, seed: string): PlannedAssignment[] {
   const rand = seededRandom(`${seed}/assignments`);
-  const oddLeft = perItem % 2 === 1 ? balancedOrientation(items.map((it) => [it.first, it.second]), rand) : [];
+  const oddLeft =
+    perItem % 2 === 1
+      ? balancedOrientation(
+          items.map((it) => [it.first, it.second]),
+          rand,
+        )
+      : [];
   const out: PlannedAssignment[] = [];
   let slot = 0;
-  const order = shuffled(items.map((_, i) => i), rand);
+  const order = shuffled(
+    items.map((_, i) => i),
+    rand,
+  );
   for (const i of order) {
     const item = items[i];
     const sides: boolean[] = [];
     for (let k = 0; k < Math.floor(perItem / 2); k++) sides.push(true, false);
     if (perItem % 2 === 1) sides.push(oddLeft[i]);
     for (const firstLeft of shuffled(sides, rand))
-      out.push({ itemId: item.itemId, slot: slot++, left: firstLeft ? item.first : item.second, right: firstLeft ? item.second : item.first });
+      out.push({
+        itemId: item.itemId,
+        slot: slot++,
+        left: firstLeft ? item.first : item.second,
+        right: firstLeft ? item.second : item.first,
+      });
   }
   return out;
 }
@@ -110,7 +128,11 @@ export function planAssignments(items: StudyItem[], perItem: number, seed: strin
  * Deal assignments to `annotators` people: slot mod N, so loads differ by at most one and, with N ≥ perItem, the copies of
  * an item (consecutive slots) all go to different people. Each person's queue gets its own seeded order.
  */
-export function dealAssignments(slots: number[], annotators: number, seed: string): Array<{ slot: number; annotator: number; order: number }> {
+export function dealAssignments(
+  slots: number[],
+  annotators: number,
+  seed: string,
+): Array<{ slot: number; annotator: number; order: number }> {
   const rand = seededRandom(`${seed}/deal/${annotators}`);
   const byAnnotator = new Map<number, number[]>();
   for (const slot of slots) {
@@ -119,6 +141,7 @@ export function dealAssignments(slots: number[], annotators: number, seed: strin
     byAnnotator.set(slot % annotators, mine);
   }
   const out: Array<{ slot: number; annotator: number; order: number }> = [];
-  for (const [annotator, mine] of byAnnotator) shuffled(mine, rand).forEach((slot, order) => out.push({ slot, annotator, order }));
+  for (const [annotator, mine] of byAnnotator)
+    shuffled(mine, rand).forEach((slot, order) => out.push({ slot, annotator, order }));
   return out.sort((a, b) => a.slot - b.slot);
 }

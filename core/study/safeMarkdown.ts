@@ -18,7 +18,14 @@ function safeHref(url: string): string | null {
 
 // A link target may hold one level of balanced parentheses, e.g. javascript:alert(1) or a Wikipedia URL.
 const TARGET = String.raw`\(((?:[^()]|\([^()]*\))*)\)`;
-const INLINE = new RegExp(String.raw`(\`+)([\s\S]*?)\1|!\[([^\]]*)\]` + TARGET + String.raw`|\[([^\]]+)\]` + TARGET + String.raw`|\*\*(.+?)\*\*|__(.+?)__|\*(\S(?:.*?\S)?)\*|\b_(\S(?:.*?\S)?)_\b`, 'g');
+const INLINE = new RegExp(
+  String.raw`(\`+)([\s\S]*?)\1|!\[([^\]]*)\]` +
+    TARGET +
+    String.raw`|\[([^\]]+)\]` +
+    TARGET +
+    String.raw`|\*\*(.+?)\*\*|__(.+?)__|\*(\S(?:.*?\S)?)\*|\b_(\S(?:.*?\S)?)_\b`,
+  'g',
+);
 
 export function renderInline(text: string): string {
   let out = '';
@@ -27,10 +34,13 @@ export function renderInline(text: string): string {
     out += escapeHtml(text.slice(last, m.index));
     last = m.index! + m[0].length;
     if (m[1]) out += `<code>${escapeHtml(m[2])}</code>`;
-    else if (m[4] !== undefined) out += `<span class="img-placeholder">[image${m[3] ? `: ${escapeHtml(m[3])}` : ''}]</span>`;
+    else if (m[4] !== undefined)
+      out += `<span class="img-placeholder">[image${m[3] ? `: ${escapeHtml(m[3])}` : ''}]</span>`;
     else if (m[5] !== undefined) {
       const href = safeHref(m[6].split(/\s+/)[0] ?? '');
-      out += href ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow" target="_blank">${renderInline(m[5])}</a>` : renderInline(m[5]);
+      out += href
+        ? `<a href="${escapeHtml(href)}" rel="noopener noreferrer nofollow" target="_blank">${renderInline(m[5])}</a>`
+        : renderInline(m[5]);
     } else if (m[7] !== undefined || m[8] !== undefined) out += `<strong>${renderInline(m[7] ?? m[8])}</strong>`;
     else out += `<em>${renderInline(m[9] ?? m[10])}</em>`;
   }
@@ -39,7 +49,13 @@ export function renderInline(text: string): string {
 
 const isTableRow = (line: string) => /^\s*\|.*\|\s*$/.test(line);
 const isTableRule = (line: string) => /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/.test(line);
-const cells = (line: string) => line.trim().replace(/^\|/, '').replace(/\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|')); // `\|` is a pipe inside a cell
+const cells = (line: string) =>
+  line
+    .trim()
+    .replace(/^\|/, '')
+    .replace(/\|$/, '')
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim().replace(/\\\|/g, '|')); // `\|` is a pipe inside a cell
 
 function nextNonBlank(lines: string[], from: number): string | undefined {
   for (let j = from + 1; j < lines.length; j++) if (lines[j].trim()) return lines[j];
@@ -94,7 +110,8 @@ export function renderMarkdown(source: string): string {
         if (marker.test(lines[i])) entries.push(lines[i].replace(marker, ''));
         else if (/^\s{2,}\S/.test(lines[i]) && entries.length) entries[entries.length - 1] += ` ${lines[i].trim()}`;
         // A blank line between items ("1. a", "", "2. b", as LLMs often write) keeps one list, so its numbering holds.
-        else if (!lines[i].trim() && nextNonBlank(lines, i) !== undefined && marker.test(nextNonBlank(lines, i)!)) continue;
+        else if (!lines[i].trim() && nextNonBlank(lines, i) !== undefined && marker.test(nextNonBlank(lines, i)!))
+          continue;
         else break;
       }
       // An ordered list keeps the number it starts at: one interrupted by a paragraph or a sub-list resumes at its own number.
@@ -110,7 +127,15 @@ export function renderMarkdown(source: string): string {
       continue;
     }
     const para: string[] = [];
-    for (; i < lines.length && lines[i].trim() && !/^(#{1,6}\s|\s*```|\s*[-*+]\s+|\s*\d+[.)]\s+|\s*>)/.test(lines[i]) && !isTableRow(lines[i]); i++) para.push(lines[i].trim());
+    for (
+      ;
+      i < lines.length &&
+      lines[i].trim() &&
+      !/^(#{1,6}\s|\s*```|\s*[-*+]\s+|\s*\d+[.)]\s+|\s*>)/.test(lines[i]) &&
+      !isTableRow(lines[i]);
+      i++
+    )
+      para.push(lines[i].trim());
     if (!para.length) {
       // A line no block rule took (e.g. a lone table row): show it as a paragraph rather than loop.
       para.push(lines[i].trim());

@@ -80,13 +80,21 @@ export interface RecordedAnnotation extends StoredAssignment {
  * implementation. Every write is idempotent: submissions are keyed by their id, recording a submission twice is a no-op.
  */
 export interface StudyStore {
-  createStudy(study: StudyRecord, items: StudyItem[], assignments: Array<Omit<StoredAssignment, 'annotatorId' | 'order' | 'study'>>): Promise<void>;
+  createStudy(
+    study: StudyRecord,
+    items: StudyItem[],
+    assignments: Array<Omit<StoredAssignment, 'annotatorId' | 'order' | 'study'>>,
+  ): Promise<void>;
   getStudy(name: string): Promise<StudyRecord | null>;
   listStudies(): Promise<StudyRecord[]>;
   studyItems(name: string): Promise<StudyItem[]>;
   studyAssignments(name: string): Promise<StoredAssignment[]>;
   /** New annotators with the hash of their token, and the assignments dealt to them, in one transaction. */
-  addAnnotators(name: string, annotators: Array<Annotator & { tokenHash: string }>, deal: Array<{ assignmentId: string; annotatorId: string; order: number }>): Promise<void>;
+  addAnnotators(
+    name: string,
+    annotators: Array<Annotator & { tokenHash: string }>,
+    deal: Array<{ assignmentId: string; annotatorId: string; order: number }>,
+  ): Promise<void>;
   annotators(name: string): Promise<Annotator[]>;
   annotatorByTokenHash(tokenHash: string): Promise<Annotator | null>;
   /** The annotator's queue in order, each with the answer that currently counts for it (pending or recorded), if any. */
@@ -104,7 +112,17 @@ export interface StudyStore {
   annotations(name: string): Promise<RecordedAnnotation[]>;
   submissions(name: string): Promise<Submission[]>;
   /** Annotations from elsewhere: annotators, assignments and recorded answers written together. */
-  importAnnotations(name: string, rows: Array<{ annotator: string; itemId: string; left: string; right: string; answer: Answer; submittedAt: string }>): Promise<number>;
+  importAnnotations(
+    name: string,
+    rows: Array<{
+      annotator: string;
+      itemId: string;
+      left: string;
+      right: string;
+      answer: Answer;
+      submittedAt: string;
+    }>,
+  ): Promise<number>;
   addStudyEvent(name: string, kind: string, detail: unknown): Promise<void>;
   studyEvents(name: string): Promise<Array<{ at: string; kind: string; detail: unknown }>>;
 }

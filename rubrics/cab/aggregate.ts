@@ -76,16 +76,20 @@ export function summariseCab(args: {
   const judgments = withResponseScores(args.judgments.filter((j) => byQuery.has(j.queryId)));
   const positions = judgments.reduce((max, j) => Math.max(max, j.position ?? 0), copilots.length);
 
-
   const tags: CabSummary['tags'] = {};
   for (const j of judgments) {
-    for (const tag of tagsOf(byQuery.get(j.queryId)!)) (tags[tag] ??= {})[j.copilot] ??= { score: null, meanRank: null, n: 0 };
+    for (const tag of tagsOf(byQuery.get(j.queryId)!))
+      (tags[tag] ??= {})[j.copilot] ??= { score: null, meanRank: null, n: 0 };
   }
   for (const [tag, byCopilot] of Object.entries(tags)) {
     for (const copilot of Object.keys(byCopilot)) {
       const mine = judgments.filter((j) => j.copilot === copilot && tagsOf(byQuery.get(j.queryId)!).includes(tag));
       const ok = mine.filter((j) => j.status === 'ok');
-      byCopilot[copilot] = { score: meanOrNull(ok.map((j) => j.total!)), meanRank: meanOrNull(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), n: ok.length };
+      byCopilot[copilot] = {
+        score: meanOrNull(ok.map((j) => j.total!)),
+        meanRank: meanOrNull(mine.filter((j) => j.rank !== null).map((j) => j.rank!)),
+        n: ok.length,
+      };
     }
   }
 
@@ -103,25 +107,52 @@ export function summariseCab(args: {
   const systems: Record<string, CabCopilotSummary> = {};
   for (const copilot of copilots) {
     const mine = judgments.filter((j) => j.copilot === copilot);
-    systems[copilot] = summariseCopilot(mine, responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId)), [...perQuery[copilot].values()], unitSize, positions, taxonomy, `${seed}:${copilot}`);
+    systems[copilot] = summariseCopilot(
+      mine,
+      responses.filter((r) => r.copilot === copilot && byQuery.has(r.queryId)),
+      [...perQuery[copilot].values()],
+      unitSize,
+      positions,
+      taxonomy,
+      `${seed}:${copilot}`,
+    );
   }
   const byTotal = [...copilots].sort((a, b) => (systems[b].score ?? -Infinity) - (systems[a].score ?? -Infinity));
 
   // Position effects live in single conversations: with several per query (samples, panel judges) each is its own block.
-  const conversations = byConversation(args.verdicts && withResponseScores(args.verdicts.filter((j) => byQuery.has(j.queryId))), judgments);
+  const conversations = byConversation(
+    args.verdicts && withResponseScores(args.verdicts.filter((j) => byQuery.has(j.queryId))),
+    judgments,
+  );
   const presentation: Record<string, number[]> = {};
   for (const copilot of copilots) {
     const designed = conversations.several ? undefined : args.plan?.presentation.positionCounts[copilot]?.slice();
-    presentation[copilot] = designed ?? countPositions(conversations.rows.filter((j) => j.copilot === copilot && inConversation(j)), positions);
+    presentation[copilot] =
+      designed ??
+      countPositions(
+        conversations.rows.filter((j) => j.copilot === copilot && inConversation(j)),
+        positions,
+      );
     while (presentation[copilot].length < positions) presentation[copilot].push(0);
   }
 
   return {
     systems,
     tags,
-    positionBias: positionBias(conversations.rows.filter(inConversation), conversations.unitSize ?? unitSize, conversations.ranked ?? ranked, positions, seed),
+    positionBias: positionBias(
+      conversations.rows.filter(inConversation),
+      conversations.unitSize ?? unitSize,
+      conversations.ranked ?? ranked,
+      positions,
+      seed,
+    ),
     separability: separability(perQuery, byTotal, { seed }),
-    lengthBias: lengthBias(judgments, responses.filter((r) => byQuery.has(r.queryId)), copilots, 'total'),
+    lengthBias: lengthBias(
+      judgments,
+      responses.filter((r) => byQuery.has(r.queryId)),
+      copilots,
+      'total',
+    ),
     presentation,
     predecessorCounts: args.plan?.presentation.predecessorCounts ?? null,
     predecessorImbalance: args.plan?.predecessorImbalance ?? null,
@@ -142,7 +173,10 @@ export function summariseCab(args: {
  * Verdicts keyed by conversation (query, judge, sample) when a query had several; else the consensus rows as they are.
  * `unitSize` and `ranked` then count per conversation too.
  */
-function byConversation(verdicts: StoredJudgment[] | undefined, judgments: StoredJudgment[]): { several: boolean; rows: StoredJudgment[]; unitSize?: Map<string, number>; ranked?: Set<string> } {
+function byConversation(
+  verdicts: StoredJudgment[] | undefined,
+  judgments: StoredJudgment[],
+): { several: boolean; rows: StoredJudgment[]; unitSize?: Map<string, number>; ranked?: Set<string> } {
   if (!verdicts || verdicts.length <= judgments.length) return { several: false, rows: judgments };
   const rows = verdicts.map((j) => ({ ...j, queryId: `${j.queryId}\u0000${j.judgeName ?? ''}\u0000${j.sample ?? 0}` }));
   const unitSize = new Map<string, number>();
@@ -160,7 +194,15 @@ function countPositions(judgments: StoredJudgment[], positions: number): number[
   return counts;
 }
 
-function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[], queryTotals: number[], unitSize: Map<string, number>, positions: number, taxonomy: boolean, seed: string): CabCopilotSummary {
+function summariseCopilot(
+  mine: StoredJudgment[],
+  myResponses: StoredResponse[],
+  queryTotals: number[],
+  unitSize: Map<string, number>,
+  positions: number,
+  taxonomy: boolean,
+  seed: string,
+): CabCopilotSummary {
   const ok = mine.filter((j) => j.status === 'ok');
   const dimensions = Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, meanOrNull(ok.map((j) => j.scores![d]))]));
   const score = meanOfDimensionMeans(dimensions);
@@ -174,7 +216,11 @@ function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[],
     sumOfDimensionMeans: score === null ? null : score * CAB_DIMENSIONS.length,
     ci95: meanCI(queryTotals, { seed }),
     meanRank: meanOrNull(ranks),
-    normalisedRank: meanOrNull(mine.filter((j) => j.rank !== null && (unitSize.get(j.queryId) ?? 0) > 1).map((j) => (j.rank! - 1) / (unitSize.get(j.queryId)! - 1))),
+    normalisedRank: meanOrNull(
+      mine
+        .filter((j) => j.rank !== null && (unitSize.get(j.queryId) ?? 0) > 1)
+        .map((j) => (j.rank! - 1) / (unitSize.get(j.queryId)! - 1)),
+    ),
     rankCounts,
   };
   if (taxonomy) {
@@ -184,7 +230,9 @@ function summariseCopilot(mine: StoredJudgment[], myResponses: StoredResponse[],
     summary.taxonomy = {
       n: checked.length,
       failed: asked.length - checked.length,
-      rates: Object.fromEntries(CAB_TAXONOMY.map((f) => [f, meanOrNull(checked.map((j) => j.scores![taxonomyKey(f)]))])),
+      rates: Object.fromEntries(
+        CAB_TAXONOMY.map((f) => [f, meanOrNull(checked.map((j) => j.scores![taxonomyKey(f)]))]),
+      ),
     };
   }
   return summary;

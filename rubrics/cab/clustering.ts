@@ -28,7 +28,12 @@ export interface ErrorCluster {
  * reasonings into error types of its own; judgeflow groups by the seven defined flags instead, so the groups are the
  * same from run to run and cost no further call. A response with several flags counts in each of their groups.
  */
-export function errorClusters(rubric: CabRubric, queries: Query[], copilots: string[], judgments: StoredJudgment[]): ErrorCluster[] {
+export function errorClusters(
+  rubric: CabRubric,
+  queries: Query[],
+  copilots: string[],
+  judgments: StoredJudgment[],
+): ErrorCluster[] {
   const text = new Map(queries.map((q) => [q.id, q.text]));
   const out: ErrorCluster[] = [];
   for (const copilot of copilots) {
@@ -36,9 +41,21 @@ export function errorClusters(rubric: CabRubric, queries: Query[], copilots: str
     for (const dimension of CAB_DIMENSIONS) {
       const low = ok.filter((j) => j.scores![dimension] <= LOW_SCORE);
       if (!low.length) continue;
-      const groups: Array<{ flag: string | null; members: StoredJudgment[]; issue: (j: StoredJudgment) => string | undefined }> = [
-        ...rubric.data.taxonomy.map((f) => ({ flag: f.id, members: low.filter((j) => j.scores![taxonomyKey(f.id)] === 1), issue: (j: StoredJudgment) => j.rationales?.[taxonomyKey(f.id)] })),
-        { flag: null, members: low.filter((j) => !Object.entries(j.scores!).some(([k, v]) => isTaxonomyKey(k) && v === 1)), issue: (j: StoredJudgment) => j.rationales?.[dimension] },
+      const groups: Array<{
+        flag: string | null;
+        members: StoredJudgment[];
+        issue: (j: StoredJudgment) => string | undefined;
+      }> = [
+        ...rubric.data.taxonomy.map((f) => ({
+          flag: f.id,
+          members: low.filter((j) => j.scores![taxonomyKey(f.id)] === 1),
+          issue: (j: StoredJudgment) => j.rationales?.[taxonomyKey(f.id)],
+        })),
+        {
+          flag: null,
+          members: low.filter((j) => !Object.entries(j.scores!).some(([k, v]) => isTaxonomyKey(k) && v === 1)),
+          issue: (j: StoredJudgment) => j.rationales?.[dimension],
+        },
       ];
       for (const g of groups) {
         if (!g.members.length) continue;
@@ -58,7 +75,17 @@ export function errorClusters(rubric: CabRubric, queries: Query[], copilots: str
   return out;
 }
 
-export const CLUSTER_HEADER = ['Model', 'Metric', 'Error Type', 'Description', 'Occurrence Count', 'Total Low Scores', 'Total Queries', 'Example Queries', 'Example Issues'];
+export const CLUSTER_HEADER = [
+  'Model',
+  'Metric',
+  'Error Type',
+  'Description',
+  'Occurrence Count',
+  'Total Low Scores',
+  'Total Queries',
+  'Example Queries',
+  'Example Issues',
+];
 
 export function clusterRows(rubric: CabRubric, clusters: ErrorCluster[]): Array<Array<string | number>> {
   const dimName = (id: string) => rubric.data.dimensions.find((d) => d.id === id)?.name ?? id;
@@ -67,7 +94,8 @@ export function clusterRows(rubric: CabRubric, clusters: ErrorCluster[]): Array<
     c.copilot,
     dimName(c.dimension),
     flag(c.flag)?.name ?? 'No error flag set',
-    flag(c.flag)?.meaning ?? 'Scored ≤ 8 on this dimension with none of the seven error flags present (or the error taxonomy was not judged)',
+    flag(c.flag)?.meaning ??
+      'Scored ≤ 8 on this dimension with none of the seven error flags present (or the error taxonomy was not judged)',
     c.occurrences,
     c.lowScores,
     c.queries,

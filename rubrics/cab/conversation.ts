@@ -13,7 +13,9 @@ export interface StoredTurn {
   systemFingerprint?: string | null;
 }
 
-export type TurnResult<T> = ({ ok: true; value: T; attempts: number } | { ok: false; error: string; attempts: number }) & { systemFingerprint: string | null };
+export type TurnResult<T> = (
+  { ok: true; value: T; attempts: number } | { ok: false; error: string; attempts: number }
+) & { systemFingerprint: string | null };
 
 /**
  * A judge conversation that survives crashes. Every finished turn is written to the store before the
@@ -33,11 +35,20 @@ export class DurableConversation {
   ) {}
 
   private async load() {
-    return new Map((await this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version, this.ctx.slot)).map((t) => [t.turn, t]));
+    return new Map(
+      (await this.ctx.store.judgeTurns(this.ctx.runId, this.queryId, this.ctx.rubric.version, this.ctx.slot)).map(
+        (t) => [t.turn, t],
+      ),
+    );
   }
 
   /** Turn `n` (1-based) appends `add` and asks for JSON; answered from the store when it finished before. */
-  async ask<T>(n: number, kind: StoredTurn['kind'], add: ChatMessage[], spec: JsonAnswerSpec<T>): Promise<TurnResult<T>> {
+  async ask<T>(
+    n: number,
+    kind: StoredTurn['kind'],
+    add: ChatMessage[],
+    spec: JsonAnswerSpec<T>,
+  ): Promise<TurnResult<T>> {
     this.stored ??= await this.load();
     if (!this.stored.has(n)) {
       const answer = await askJson({
@@ -62,7 +73,15 @@ export class DurableConversation {
         error: answer.ok ? null : answer.error,
         systemFingerprint: answer.systemFingerprint,
       };
-      await this.ctx.store.putJudgeTurn(this.ctx.runId, this.queryId, this.ctx.rubric.version, n, turn, answer.messages[end]?.content ?? '', this.ctx.slot);
+      await this.ctx.store.putJudgeTurn(
+        this.ctx.runId,
+        this.queryId,
+        this.ctx.rubric.version,
+        n,
+        turn,
+        answer.messages[end]?.content ?? '',
+        this.ctx.slot,
+      );
       // First write wins: if a stale attempt of this activity stored the turn first, continue from ITS answer.
       this.stored = await this.load();
     }
@@ -74,12 +93,37 @@ export class DurableConversation {
 }
 
 /** An independent single call (no shared conversation), stored like a turn so a retried activity does not ask again. */
-export async function askOnce<T>(ctx: JudgeContext, queryId: string, n: number, messages: ChatMessage[], spec: JsonAnswerSpec<T>, maxInvalidAnswers: number): Promise<TurnResult<T>> {
+export async function askOnce<T>(
+  ctx: JudgeContext,
+  queryId: string,
+  n: number,
+  messages: ChatMessage[],
+  spec: JsonAnswerSpec<T>,
+  maxInvalidAnswers: number,
+): Promise<TurnResult<T>> {
   const version = ctx.rubric.version;
-  const find = async () => (await ctx.store.judgeTurns(ctx.runId, queryId, version, ctx.slot)).find((t) => t.turn === n);
+  const find = async () =>
+    (await ctx.store.judgeTurns(ctx.runId, queryId, version, ctx.slot)).find((t) => t.turn === n);
   if (!(await find())) {
-    const answer = await askJson({ settings: ctx.judge, messages, spec, maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal, onCall: ctx.recordCall });
-    const turn: StoredTurn = { kind: 'taxonomy', messages, ok: answer.ok, attempts: answer.attempts, error: answer.ok ? null : answer.error, systemFingerprint: answer.systemFingerprint };
+    const answer = await askJson({
+      settings: ctx.judge,
+      messages,
+      spec,
+      maxInvalidAnswers,
+      retryIn: 'fresh',
+      env: ctx.env,
+      cache: ctx.cache,
+      signal: ctx.signal,
+      onCall: ctx.recordCall,
+    });
+    const turn: StoredTurn = {
+      kind: 'taxonomy',
+      messages,
+      ok: answer.ok,
+      attempts: answer.attempts,
+      error: answer.ok ? null : answer.error,
+      systemFingerprint: answer.systemFingerprint,
+    };
     await ctx.store.putJudgeTurn(ctx.runId, queryId, version, n, turn, answer.ok ? answer.raw : '', ctx.slot);
   }
   const { request, answer } = (await find())!;

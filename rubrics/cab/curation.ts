@@ -19,7 +19,6 @@ export const CAB_CATEGORIES = [
   'Default / General Analysis',
 ] as const;
 
-
 /** LLM tagging of traffic queries into a configurable category list (curation stage 2). Prompts in ./curation/. */
 
 export const CATEGORISE_DIR = path.join(__dirname, 'curation');
@@ -36,10 +35,20 @@ export const batchId = (k: number) => `q${k + 1}`;
 export function categoriseMessages(prompts: CategorisePrompts, categories: string[], queries: string[]): ChatMessage[] {
   const where = path.join(CATEGORISE_DIR, 'categorise-*.md');
   return [
-    { role: 'system', content: renderTemplate(prompts.system, { categories: categories.map((c) => `- ${c}`).join('\n') }, where) },
+    {
+      role: 'system',
+      content: renderTemplate(prompts.system, { categories: categories.map((c) => `- ${c}`).join('\n') }, where),
+    },
     {
       role: 'user',
-      content: renderTemplate(prompts.user, { count: String(queries.length), queries: queries.map((q, k) => `[${batchId(k)}] ${q.replace(/\s+/g, ' ')}`).join('\n') }, where),
+      content: renderTemplate(
+        prompts.user,
+        {
+          count: String(queries.length),
+          queries: queries.map((q, k) => `[${batchId(k)}] ${q.replace(/\s+/g, ' ')}`).join('\n'),
+        },
+        where,
+      ),
     },
   ];
 }
@@ -48,7 +57,10 @@ export function categoriseMessages(prompts: CategorisePrompts, categories: strin
  * One required property per query id (q1..qN), each an enum of the categories: the schema itself demands a label for
  * every query, so a provider that honours structured outputs cannot skip or invent one.
  */
-export function categoriseSpec(categories: string[], count: number): JsonAnswerSpec<{ labels: Record<string, string> }> {
+export function categoriseSpec(
+  categories: string[],
+  count: number,
+): JsonAnswerSpec<{ labels: Record<string, string> }> {
   const ids = Array.from({ length: count }, (_, k) => batchId(k));
   const category = z.enum(categories as [string, ...string[]]);
   return {
@@ -66,7 +78,9 @@ export function categoriseSpec(categories: string[], count: number): JsonAnswerS
       required: ['labels'],
       additionalProperties: false,
     },
-    zodSchema: z.object({ labels: z.object(Object.fromEntries(ids.map((id) => [id, category]))).strict() }).strict() as unknown as z.ZodType<{ labels: Record<string, string> }>,
+    zodSchema: z
+      .object({ labels: z.object(Object.fromEntries(ids.map((id) => [id, category]))).strict() })
+      .strict() as unknown as z.ZodType<{ labels: Record<string, string> }>,
   };
 }
 

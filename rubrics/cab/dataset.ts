@@ -50,15 +50,19 @@ export function checkCabDataset(file: string): CabDatasetCheck {
   for (const q of queries) for (const t of tagsOf(q)) categories[t] = (categories[t] ?? 0) + 1;
   const problems: string[] = [];
   const missing = CAB_DATASET_SHAPE.columns.filter((c) => !columns.includes(c));
-  if (missing.length) problems.push(`missing column ${missing.map((c) => `"${c}"`).join(', ')} (header has: ${columns.join(', ')})`);
-  if (queries.length !== CAB_DATASET_SHAPE.rows) problems.push(`${queries.length} queries; the published dataset has ${CAB_DATASET_SHAPE.rows}`);
+  if (missing.length)
+    problems.push(`missing column ${missing.map((c) => `"${c}"`).join(', ')} (header has: ${columns.join(', ')})`);
+  if (queries.length !== CAB_DATASET_SHAPE.rows)
+    problems.push(`${queries.length} queries; the published dataset has ${CAB_DATASET_SHAPE.rows}`);
   const expected: Record<string, number> = CAB_DATASET_SHAPE.categories;
   const untagged = queries.filter((q) => tagsOf(q).length === 0).length;
   if (untagged) problems.push(`${untagged} queries have no "tags" value`);
   for (const [name, n] of Object.entries(categories))
-    if (!(name in expected)) problems.push(`category "${name}" (${n} queries) is not one of the 11 CryptoAnalystBench categories`);
+    if (!(name in expected))
+      problems.push(`category "${name}" (${n} queries) is not one of the 11 CryptoAnalystBench categories`);
   for (const [name, n] of Object.entries(expected))
-    if ((categories[name] ?? 0) !== n) problems.push(`category "${name}": ${categories[name] ?? 0} queries; the published dataset has ${n}`);
+    if ((categories[name] ?? 0) !== n)
+      problems.push(`category "${name}": ${categories[name] ?? 0} queries; the published dataset has ${n}`);
   return { file, ok: problems.length === 0, columns, rows: queries.length, categories, problems };
 }
 

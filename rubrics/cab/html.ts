@@ -1,7 +1,13 @@
 import type { AgentFigures } from '../../core/report/agentReport';
 import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
 import { dataTable, esc, num } from '../../core/report/html/page';
-import { drillData, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
+import {
+  drillData,
+  runHeader,
+  runReportPage,
+  type HtmlReportInput,
+  type ReportArtefact,
+} from '../../core/report/html/runReport';
 import { judgingSections } from '../../core/report/judgingReport';
 import { separabilityTiers } from '../../core/report/html/tiers';
 import type { CostSummary } from '../../core/stats/cost';
@@ -12,12 +18,17 @@ import { CAB_DIMENSIONS, type CabRubric } from './rubric';
 import { CLUSTER_HEADER, clusterRows, type ErrorCluster } from './clustering';
 import { cabResponseScore, withResponseScores } from './score';
 
-const pText = (p: number | null | undefined) => (p === null || p === undefined ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
+const pText = (p: number | null | undefined) =>
+  p === null || p === undefined ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3);
 
 /** CryptoAnalystBench report.html: totals with intervals, rank distributions, tags, position bias and presentation balance, taxonomy, drill-down. */
 export function buildCabHtml(input: HtmlReportInput): string {
   const rubric = input.rubric as CabRubric;
-  const s = input.report as unknown as CabSummary & { evaluationDate?: string; seed?: string | null; errorClusters?: ErrorCluster[] };
+  const s = input.report as unknown as CabSummary & {
+    evaluationDate?: string;
+    seed?: string | null;
+    errorClusters?: ErrorCluster[];
+  };
   const names = Object.keys(s.systems).sort((a, b) => (s.systems[b].score ?? -1) - (s.systems[a].score ?? -1));
   const tiers = separabilityTiers(input.report);
   const min = rubric.data.scale.min;
@@ -34,7 +45,13 @@ export function buildCabHtml(input: HtmlReportInput): string {
     title: `Score (${min}–${max}: mean of the four dimension means, the reference's "Avg Total") with 95% intervals (Student t below 100 queries, BCa bootstrap from 100)`,
     items: names.map((n) => {
       const ci = intervalOf(n);
-      return { label: n, value: s.systems[n].score, low: ci?.low ?? null, high: ci?.high ?? null, note: tiers?.[n] ? `tier ${tiers[n]}` : undefined };
+      return {
+        label: n,
+        value: s.systems[n].score,
+        low: ci?.low ?? null,
+        high: ci?.high ?? null,
+        note: tiers?.[n] ? `tier ${tiers[n]}` : undefined,
+      };
     }),
     domain: [min, max],
     digits: 2,
@@ -55,7 +72,10 @@ export function buildCabHtml(input: HtmlReportInput): string {
   const ranks = stackedBars({
     id: 'chart-ranks',
     title: 'How often each system was ranked 1st, 2nd, … (queries whose ranking succeeded)',
-    rows: names.map((n) => ({ label: n, parts: Array.from({ length: positions }, (_, k) => s.systems[n].rankCounts[k] ?? 0) })),
+    rows: names.map((n) => ({
+      label: n,
+      parts: Array.from({ length: positions }, (_, k) => s.systems[n].rankCounts[k] ?? 0),
+    })),
     partNames: Array.from({ length: positions }, (_, k) => `rank ${k + 1}`),
   });
   const tagNames = Object.keys(s.tags).sort();
@@ -78,19 +98,23 @@ export function buildCabHtml(input: HtmlReportInput): string {
   const verdict = pb.significant
     ? `<p class="verdict significant" id="position-verdict"><strong>Order matters more than chance would explain</strong> (rank-1 test p ${esc(pText(pb.rank1Test.pValue))}, scores-by-position test p ${esc(pText(pb.totalsTest.pValue))}; threshold ${pb.alpha / 2} each). The balanced presentation design spreads this effect evenly over the systems.</p>`
     : `<p class="verdict" id="position-verdict">No order effect larger than chance (rank-1 test p ${esc(pText(pb.rank1Test.pValue))}, scores-by-position test p ${esc(pText(pb.totalsTest.pValue))}; threshold ${pb.alpha / 2} each).</p>`;
-  const expectedRate = pb.rank1Test.expected.map((e, p) => (pb.nByPosition[p] ? e / Math.max(1, rankedAt(pb, p)) : null));
+  const expectedRate = pb.rank1Test.expected.map((e, p) =>
+    pb.nByPosition[p] ? e / Math.max(1, rankedAt(pb, p)) : null,
+  );
   const bias =
     verdict +
-    `<div class="pair">${columnChart({ id: 'chart-position-total', title: 'Mean score by position shown', labels, values: pb.meanTotalByPosition, domain: [min, max], valueName: 'mean score' })}${columnChart({
-      id: 'chart-position-rank1',
-      title: 'Rank-1 rate by position shown',
-      labels,
-      values: pb.rank1RateByPosition,
-      reference: expectedRate,
-      referenceName: 'expected by chance',
-      domain: [0, 1],
-      valueName: 'rank-1 rate',
-    })}</div>` +
+    `<div class="pair">${columnChart({ id: 'chart-position-total', title: 'Mean score by position shown', labels, values: pb.meanTotalByPosition, domain: [min, max], valueName: 'mean score' })}${columnChart(
+      {
+        id: 'chart-position-rank1',
+        title: 'Rank-1 rate by position shown',
+        labels,
+        values: pb.rank1RateByPosition,
+        reference: expectedRate,
+        referenceName: 'expected by chance',
+        domain: [0, 1],
+        valueName: 'rank-1 rate',
+      },
+    )}</div>` +
     `<p class="note">Rank-1 by position: χ² = ${num(pb.rank1Test.statistic, 2)} (df ${pb.rank1Test.df}), p ${esc(pText(pb.rank1Test.pValue))}. Scores by position (one-way ANOVA): F = ${num(pb.totalsTest.F, 2)} (df ${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}), p ${esc(pText(pb.totalsTest.pValue))}.</p>`;
   const balance =
     heatmap({
@@ -102,7 +126,10 @@ export function buildCabHtml(input: HtmlReportInput): string {
       values: names.map((n) => (s.presentation[n] ?? []).map((x) => x)),
       domain: [0, Math.max(1, ...names.flatMap((n) => s.presentation[n] ?? []))],
       digits: 0,
-    }) + (s.predecessorImbalance !== null ? `<p class="note">Predecessor imbalance (max − min of how often one system directly preceded another): ${s.predecessorImbalance}.</p>` : '');
+    }) +
+    (s.predecessorImbalance !== null
+      ? `<p class="note">Predecessor imbalance (max − min of how often one system directly preceded another): ${s.predecessorImbalance}.</p>`
+      : '');
   const taxonomy = s.taxonomy
     ? heatmap({
         id: 'chart-taxonomy',
@@ -110,12 +137,20 @@ export function buildCabHtml(input: HtmlReportInput): string {
         rowHeader: 'system',
         rows: names,
         cols: rubric.data.taxonomy.map((f) => f.name),
-        values: names.map((n) => rubric.data.taxonomy.map((f) => (s.systems[n].taxonomy?.rates[f.id] ?? null) === null ? null : 100 * s.systems[n].taxonomy!.rates[f.id]!)),
+        values: names.map((n) =>
+          rubric.data.taxonomy.map((f) =>
+            (s.systems[n].taxonomy?.rates[f.id] ?? null) === null ? null : 100 * s.systems[n].taxonomy!.rates[f.id]!,
+          ),
+        ),
         domain: [0, 100],
         digits: 1,
       })
     : '';
-  const coverage = dataTable('Coverage and mean rank', ['system', 'scored', 'no score', 'mean rank'], names.map((n) => [n, s.systems[n].n, s.systems[n].failed, num(s.systems[n].meanRank, 2)]));
+  const coverage = dataTable(
+    'Coverage and mean rank',
+    ['system', 'scored', 'no score', 'mean rank'],
+    names.map((n) => [n, s.systems[n].n, s.systems[n].failed, num(s.systems[n].meanRank, 2)]),
+  );
   return runReportPage({
     title: `CryptoAnalystBench report ${input.run.runId}`,
     header: runHeader(input, 'CryptoAnalystBench report', [
@@ -129,18 +164,34 @@ export function buildCabHtml(input: HtmlReportInput): string {
       ['position-bias', 'Position bias', bias],
       ['presentation', 'Presentation order', balance],
       ['taxonomy', 'Error taxonomy', taxonomy],
-      ['error-clustering', 'Error clustering (scores ≤ 8 by flag)', !s.errorClusters ? '<p>This report was made before error clustering existed; run judgeflow report again to add it.</p>' : s.errorClusters.length ? dataTable('Responses scoring 8 or less on a dimension, grouped by the error flags set on them', CLUSTER_HEADER, clusterRows(rubric, s.errorClusters), 'id="error-clustering"') : '<p>No response scored 8 or less on any dimension.</p>'],
+      [
+        'error-clustering',
+        'Error clustering (scores ≤ 8 by flag)',
+        !s.errorClusters
+          ? '<p>This report was made before error clustering existed; run judgeflow report again to add it.</p>'
+          : s.errorClusters.length
+            ? dataTable(
+                'Responses scoring 8 or less on a dimension, grouped by the error flags set on them',
+                CLUSTER_HEADER,
+                clusterRows(rubric, s.errorClusters),
+                'id="error-clustering"',
+              )
+            : '<p>No response scored 8 or less on any dimension.</p>',
+      ],
     ],
     judging: judgingSections(input.report, input.studies),
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     agents: input.report.agents as AgentFigures | undefined,
-    drill: drillData({ ...input, judgments: withResponseScores(input.judgments) }, {
-      // The ranking's rationale (and taxonomy flags) show in the detail with the other rationales; they are not score columns.
-      dimensions: rubric.data.dimensions.map((d) => ({ id: d.id, name: d.name })),
-      labelName: 'tag',
-      labelsOf: (q) => tagsOf(q),
-    }),
+    drill: drillData(
+      { ...input, judgments: withResponseScores(input.judgments) },
+      {
+        // The ranking's rationale (and taxonomy flags) show in the detail with the other rationales; they are not score columns.
+        dimensions: rubric.data.dimensions.map((d) => ({ id: d.id, name: d.name })),
+        labelName: 'tag',
+        labelsOf: (q) => tagsOf(q),
+      },
+    ),
   });
 }
 
@@ -155,5 +206,27 @@ function referenceRulesHtml(s: CabSummary, names: string[]): string {
   const r = s.referenceRules;
   if (!r || !(r.differ.scores || r.differ.ranks || r.differ.flags)) return '';
   const note = `<p class="note" id="reference-rules-note">Failures are missing data here. Under the reference harness's rules (a failure scores 1 on every dimension, a failed error check sets every flag, an unranked copilot is ranked N, a failed ranking falls back to ranking by total) ${r.differ.scores} of ${r.items} scores, ${r.differ.ranks} ranks and ${r.differ.flags} error checks would differ; ${r.rankedByTotal} queries would be ranked by total.</p>`;
-  return note + dataTable('Under the reference\'s rules for failures', ['system', 'score (judgeflow)', 'score (reference rules)', 'mean rank (judgeflow)', 'mean rank (reference rules)', 'wins (reference rules)'], names.map((n) => [n, num(s.systems[n].score, 2), num(r.systems[n]?.score ?? null, 2), num(s.systems[n].meanRank, 2), num(r.systems[n]?.meanRank ?? null, 2), r.systems[n]?.wins ?? null]), 'id="reference-rules"');
+  return (
+    note +
+    dataTable(
+      "Under the reference's rules for failures",
+      [
+        'system',
+        'score (judgeflow)',
+        'score (reference rules)',
+        'mean rank (judgeflow)',
+        'mean rank (reference rules)',
+        'wins (reference rules)',
+      ],
+      names.map((n) => [
+        n,
+        num(s.systems[n].score, 2),
+        num(r.systems[n]?.score ?? null, 2),
+        num(s.systems[n].meanRank, 2),
+        num(r.systems[n]?.meanRank ?? null, 2),
+        r.systems[n]?.wins ?? null,
+      ]),
+      'id="reference-rules"',
+    )
+  );
 }

@@ -29,7 +29,8 @@ export const cabProtocol: ProtocolModule = {
   parseQueries: parseCabQueries,
   labelsOf: cabLabels,
   // Error-taxonomy flags (0/1) are stored beside the dimensions as `taxonomy.<flag>` scores.
-  scoreKey: (key) => (isTaxonomyKey(key) ? { kind: 'flag', name: key.slice(TAXONOMY_PREFIX.length) } : { kind: 'dimension' }),
+  scoreKey: (key) =>
+    isTaxonomyKey(key) ? { kind: 'flag', name: key.slice(TAXONOMY_PREFIX.length) } : { kind: 'dimension' },
   // compare, gate and trend read a response's headline as the reference does: the mean of its four scores (1–10).
   responseScore: cabResponseScore,
   planAhead: planCabAhead,
@@ -38,7 +39,8 @@ export const cabProtocol: ProtocolModule = {
   buildReport: buildCabReport,
   buildHtml: buildCabHtml,
   // One scoring turn per answer, a ranking turn when there is more than one, one taxonomy call per answer when asked for.
-  judgeCallsPerQuery: (answers, options) => answers + (answers > 1 ? 1 : 0) + (options.errorTaxonomy === true ? answers : 0),
+  judgeCallsPerQuery: (answers, options) =>
+    answers + (answers > 1 ? 1 : 0) + (options.errorTaxonomy === true ? answers : 0),
   snapshots: { curate: cabCuration },
   // rubric: { from: cab-reference }: the reference harness's prompt texts, fetched by judgeflow dataset fetch cab.
   referenceRubrics: { 'cab-reference': cabReferenceRubric },

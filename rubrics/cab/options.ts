@@ -16,14 +16,26 @@ export const cabOptionsSchema = z
     evaluationDate: z
       .string()
       .regex(/^\d{4}-\d{2}-\d{2}$/, 'use YYYY-MM-DD, e.g. 2026-03-05')
-      .refine(isCalendarDate, { error: (issue) => `evaluationDate ${String(issue.input)} is not a real calendar date; use YYYY-MM-DD, e.g. 2026-03-05` })
+      .refine(isCalendarDate, {
+        error: (issue) =>
+          `evaluationDate ${String(issue.input)} is not a real calendar date; use YYYY-MM-DD, e.g. 2026-03-05`,
+      })
       .optional()
-      .describe('The date (YYYY-MM-DD) the judge treats as "today" for temporal relevance; default: the UTC day the run started.'),
-    errorTaxonomy: z.boolean().default(false).describe('Also judge the seven binary error flags per collected response, whether or not its scoring succeeded (one extra judge call each).'),
+      .describe(
+        'The date (YYYY-MM-DD) the judge treats as "today" for temporal relevance; default: the UTC day the run started.',
+      ),
+    errorTaxonomy: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Also judge the seven binary error flags per collected response, whether or not its scoring succeeded (one extra judge call each).',
+      ),
     answerTimestamps: z
       .boolean()
       .default(false)
-      .describe("Show the judge when each answer was written (the blog's variant); the reference harness sends only the evaluation date."),
+      .describe(
+        "Show the judge when each answer was written (the blog's variant); the reference harness sends only the evaluation date.",
+      ),
   })
   .strict();
 

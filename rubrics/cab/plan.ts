@@ -22,13 +22,31 @@ export function readCabPlan(stored: unknown): CabPlan | undefined {
  * The presentation design is fixed before any answer is in, over every copilot; a
  * query missing some answers keeps the design's order of the copilots present.
  */
-export function planCabAhead({ queries, copilots, seed }: { queries: Query[]; copilots: string[]; seed: string }): CabPlan {
+export function planCabAhead({
+  queries,
+  copilots,
+  seed,
+}: {
+  queries: Query[];
+  copilots: string[];
+  seed: string;
+}): CabPlan {
   const presentation = buildPresentationDesign({ seed, queries: queries.map((q) => ({ queryId: q.id, copilots })) });
   return { seed, presentation, predecessorImbalance: predecessorImbalance(presentation) };
 }
 
 /** A query's shared conversation is ready once every copilot has answered it or failed for good (and one answered). */
-export function readyCabUnits({ query, responses, copilots, plan }: { query: Query; responses: StoredResponse[]; copilots: string[]; plan: unknown }): JudgeUnit[] {
+export function readyCabUnits({
+  query,
+  responses,
+  copilots,
+  plan,
+}: {
+  query: Query;
+  responses: StoredResponse[];
+  copilots: string[];
+  plan: unknown;
+}): JudgeUnit[] {
   if (copilots.some((c) => !responses.some((r) => r.copilot === c))) return [];
   const ok = new Set(responses.filter((r) => r.status === 'ok').map((r) => r.copilot));
   const order = readCabPlan(plan)?.presentation.orders[query.id] ?? copilots;

@@ -27,8 +27,10 @@ export interface PositionBias {
 }
 
 export const POSITION_ALPHA = 0.05;
-export const RANK1_METHOD = 'Pearson χ² of rank-1 counts by position; p by Monte Carlo with each query keeping its own number of responses';
-export const TOTALS_METHOD = 'two-way ANOVA of totals: position tested after query and system blocks (least squares, unbalanced allowed)';
+export const RANK1_METHOD =
+  'Pearson χ² of rank-1 counts by position; p by Monte Carlo with each query keeping its own number of responses';
+export const TOTALS_METHOD =
+  'two-way ANOVA of totals: position tested after query and system blocks (least squares, unbalanced allowed)';
 
 const meanOrNull = (xs: number[]) => (xs.length ? mean(xs) : null);
 const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
@@ -37,38 +39,84 @@ const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
 export function totalsByPositionTest(judgments: PositionedJudgment[]): PositionBias['totalsTest'] {
   const rows = judgments
     .filter((j) => j.position !== null && j.status === 'ok' && j.total !== null)
-    .map((j) => ({ block: j.queryId, nuisance: [j.copilot], factor: String(j.position).padStart(4, '0'), y: j.total! }));
+    .map((j) => ({
+      block: j.queryId,
+      nuisance: [j.copilot],
+      factor: String(j.position).padStart(4, '0'),
+      y: j.total!,
+    }));
   const r = blockedAnova(rows);
-  return { F: finiteOrNull(r.F), dfBetween: r.dfFactor, dfWithin: r.dfResidual, pValue: finiteOrNull(r.pValue), method: TOTALS_METHOD };
+  return {
+    F: finiteOrNull(r.F),
+    dfBetween: r.dfFactor,
+    dfWithin: r.dfResidual,
+    pValue: finiteOrNull(r.pValue),
+    method: TOTALS_METHOD,
+  };
 }
 
 /**
  * Position of the rank-1 response in each ranked query, against uniform over that query's positions.
  * `unitSize`: responses shown per query. Queries without exactly one rank-1 response are left out.
  */
-export function rankOneByPositionTest(judgments: PositionedJudgment[], unitSize: Map<string, number>, seed: string, iterations = 9999): PositionBias['rank1Test'] {
+export function rankOneByPositionTest(
+  judgments: PositionedJudgment[],
+  unitSize: Map<string, number>,
+  seed: string,
+  iterations = 9999,
+): PositionBias['rank1Test'] {
   const winners = new Map<string, number[]>();
-  for (const j of judgments) if (j.rank === 1 && j.position !== null) winners.set(j.queryId, [...(winners.get(j.queryId) ?? []), j.position]);
-  const units = [...winners].filter(([, ps]) => ps.length === 1).map(([q, ps]) => ({ size: unitSize.get(q) ?? ps[0], position: ps[0] }));
+  for (const j of judgments)
+    if (j.rank === 1 && j.position !== null) winners.set(j.queryId, [...(winners.get(j.queryId) ?? []), j.position]);
+  const units = [...winners]
+    .filter(([, ps]) => ps.length === 1)
+    .map(([q, ps]) => ({ size: unitSize.get(q) ?? ps[0], position: ps[0] }));
   const t = winnerPositionTest(units, { iterations, seed });
-  return { statistic: t.statistic, df: t.df, pValue: t.pValue, expected: t.expected, iterations: t.iterations, method: RANK1_METHOD };
+  return {
+    statistic: t.statistic,
+    df: t.df,
+    pValue: t.pValue,
+    expected: t.expected,
+    iterations: t.iterations,
+    method: RANK1_METHOD,
+  };
 }
 
-export function positionBias(judgments: PositionedJudgment[], unitSize: Map<string, number>, ranked: Set<string>, positions: number, seed: string): PositionBias {
+export function positionBias(
+  judgments: PositionedJudgment[],
+  unitSize: Map<string, number>,
+  ranked: Set<string>,
+  positions: number,
+  seed: string,
+): PositionBias {
   const at = (p: number) => judgments.filter((j) => j.position === p + 1);
   const range = [...Array(positions).keys()];
-  const totals = range.map((p) => at(p).filter((j) => j.status === 'ok').map((j) => j.total!));
+  const totals = range.map((p) =>
+    at(p)
+      .filter((j) => j.status === 'ok')
+      .map((j) => j.total!),
+  );
   const rank1CountsByPosition = range.map((p) => at(p).filter((j) => j.rank === 1).length);
   // Queries that were ranked and had a response in position p+1.
   const rankedAt = range.map((p) => at(p).filter((j) => ranked.has(j.queryId)).length);
-  const rank1 = rankOneByPositionTest(judgments.filter((j) => ranked.has(j.queryId)), unitSize, seed);
+  const rank1 = rankOneByPositionTest(
+    judgments.filter((j) => ranked.has(j.queryId)),
+    unitSize,
+    seed,
+  );
   const expected = range.map((p) => rank1.expected[p] ?? 0);
   const totalsTest = totalsByPositionTest(judgments);
   const pValues = [rank1.pValue, totalsTest.pValue].filter((p): p is number => p !== null && Number.isFinite(p));
   return {
     meanTotalByPosition: totals.map(meanOrNull),
     rank1RateByPosition: range.map((p) => (rankedAt[p] ? rank1CountsByPosition[p] / rankedAt[p] : null)),
-    meanRankByPosition: range.map((p) => meanOrNull(at(p).filter((j) => j.rank !== null).map((j) => j.rank!))),
+    meanRankByPosition: range.map((p) =>
+      meanOrNull(
+        at(p)
+          .filter((j) => j.rank !== null)
+          .map((j) => j.rank!),
+      ),
+    ),
     nByPosition: totals.map((t) => t.length),
     rank1CountsByPosition,
     rank1Test: { ...rank1, expected },

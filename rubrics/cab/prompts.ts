@@ -24,7 +24,8 @@ export const REASONING_KEY = 'reasoning';
 
 function contextBlock(context: string | null, rubric?: CabRubric): string {
   if (!context?.trim()) return '';
-  if (rubric?.prompts.contextBlock) return renderTemplate(rubric.prompts.contextBlock, { context }, `${rubric.dir}: context block`);
+  if (rubric?.prompts.contextBlock)
+    return renderTemplate(rubric.prompts.contextBlock, { context }, `${rubric.dir}: context block`);
   // No "response" on this heading line: judges (and the simulator) read blocks under such a heading as the graded text.
   return `\nContext that was available to the system when it answered (judge factual claims against this context, not against your own knowledge):\n${fenced(context)}\n`;
 }
@@ -46,23 +47,49 @@ function where(rubric: CabRubric, key: keyof CabRubric['data']['prompts']): stri
 export function criteriaBlock(rubric: CabRubric, withScale = true): string {
   const d = rubric.data;
   const scale = withScale ? ` (${d.scale.min}-${d.scale.max})` : '';
-  return d.dimensions.map((x, i) => `${i + 1}. ${x.name.toUpperCase()} [${x.id}]${scale}: ${x.description}\n${x.criteria.map((c) => `   - ${c}`).join('\n')}`).join('\n\n');
+  return d.dimensions
+    .map(
+      (x, i) =>
+        `${i + 1}. ${x.name.toUpperCase()} [${x.id}]${scale}: ${x.description}\n${x.criteria.map((c) => `   - ${c}`).join('\n')}`,
+    )
+    .join('\n\n');
 }
 
 export function systemMessage(rubric: CabRubric, evaluationDate: string): ChatMessage {
   const d = rubric.data;
-  const content = renderTemplate(rubric.prompts.system, { evaluation_date: evaluationDate, min: String(d.scale.min), max: String(d.scale.max), dimensions: criteriaBlock(rubric) }, where(rubric, 'system'));
+  const content = renderTemplate(
+    rubric.prompts.system,
+    {
+      evaluation_date: evaluationDate,
+      min: String(d.scale.min),
+      max: String(d.scale.max),
+      dimensions: criteriaBlock(rubric),
+    },
+    where(rubric, 'system'),
+  );
   return { role: 'system', content };
 }
 
 /** A flag with its meaning, typical symptoms and how to check it; older rubric versions carry one description. */
 function flagBlock(f: CabRubric['data']['taxonomy'][number], i: number): string {
   if (!f.meaning) return `${i + 1}. ${f.id} (${f.name}): ${f.description ?? ''}`;
-  return [`${i + 1}. ${f.name} [${f.id}]`, `What it means: ${f.meaning}`, 'Typical symptoms:', ...(f.symptoms ?? []).map((x) => `- ${x}`), `How to check: ${f.check ?? ''}`].join('\n');
+  return [
+    `${i + 1}. ${f.name} [${f.id}]`,
+    `What it means: ${f.meaning}`,
+    'Typical symptoms:',
+    ...(f.symptoms ?? []).map((x) => `- ${x}`),
+    `How to check: ${f.check ?? ''}`,
+  ].join('\n');
 }
 
 /** What both the scoring turn and the taxonomy check show about one response. */
-function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string, subject: string, rubric: CabRubric) {
+function responseVars(
+  query: Query,
+  shown: Omit<ShownResponse, 'label'>,
+  evaluationDate: string,
+  subject: string,
+  rubric: CabRubric,
+) {
   return {
     evaluation_date: evaluationDate,
     // Only a known time is stated: a made-up one (e.g. when a CSV was imported) would skew temporal relevance.
@@ -75,7 +102,12 @@ function responseVars(query: Query, shown: Omit<ShownResponse, 'label'>, evaluat
   };
 }
 
-export function scoringMessage(rubric: CabRubric, query: Query, shown: ShownResponse, evaluationDate: string): ChatMessage {
+export function scoringMessage(
+  rubric: CabRubric,
+  query: Query,
+  shown: ShownResponse,
+  evaluationDate: string,
+): ChatMessage {
   const d = rubric.data;
   const content = renderTemplate(
     rubric.prompts.scoring,
@@ -116,7 +148,12 @@ export function rankingMessage(rubric: CabRubric, query: Query, labels: string[]
   return { role: 'user', content };
 }
 
-export function taxonomyMessages(rubric: CabRubric, query: Query, shown: Omit<ShownResponse, 'label'>, evaluationDate: string): ChatMessage[] {
+export function taxonomyMessages(
+  rubric: CabRubric,
+  query: Query,
+  shown: Omit<ShownResponse, 'label'>,
+  evaluationDate: string,
+): ChatMessage[] {
   const flags = rubric.data.taxonomy.map(flagBlock).join('\n\n');
   const user = renderTemplate(
     rubric.prompts.taxonomy,
@@ -179,7 +216,10 @@ export function rankingSpec(labels: string[]): JsonAnswerSpec<RankingAnswer> {
     required: ['ranking', 'rationale'],
     additionalProperties: false,
   };
-  const zodSchema = z.object({ ranking: z.array(z.enum(labels as [string, ...string[]])).length(k), rationale: z.string() }) as unknown as z.ZodType<RankingAnswer>;
+  const zodSchema = z.object({
+    ranking: z.array(z.enum(labels as [string, ...string[]])).length(k),
+    rationale: z.string(),
+  }) as unknown as z.ZodType<RankingAnswer>;
   const check = (value: RankingAnswer): string | null => {
     const seen = new Set(value.ranking);
     if (seen.size === k) return null;
@@ -197,7 +237,17 @@ export function checkCabPrompts(rubric: CabRubric): CabRubric {
   const shown = { label: labelFor(1), text: '<sample response>', timestamp: null, context: null };
   const samples = { '{{query}}': '<sample query>', '{{response}}': '<sample response>' };
   requireShown(scoringMessage(rubric, query, shown, '2026-01-01').content, samples, where(rubric, 'scoring'));
-  requireShown(rankingMessage(rubric, query, [labelFor(1), labelFor(2)], '2026-01-01').content, { '{{labels}}': labelFor(2) }, where(rubric, 'ranking'));
-  requireShown(taxonomyMessages(rubric, query, shown, '2026-01-01').map((m) => m.content).join('\n'), samples, where(rubric, 'taxonomy'));
+  requireShown(
+    rankingMessage(rubric, query, [labelFor(1), labelFor(2)], '2026-01-01').content,
+    { '{{labels}}': labelFor(2) },
+    where(rubric, 'ranking'),
+  );
+  requireShown(
+    taxonomyMessages(rubric, query, shown, '2026-01-01')
+      .map((m) => m.content)
+      .join('\n'),
+    samples,
+    where(rubric, 'taxonomy'),
+  );
   return rubric;
 }

@@ -8,7 +8,6 @@ import type { Query } from '../../core/model/types';
 import { InputError } from '../../core/model/inputError';
 import { readText } from '../../core/io/dataFiles';
 
-
 export const cabQuerySchema = z
   .object({
     id: z.string().min(1),
@@ -37,7 +36,9 @@ export const asCabQuery = (query: Query) => query as CabQuery;
 export function parseCabQueries(file: string): Query[] {
   // The published dataset is not shipped: a missing file says how to get it.
   if (!fs.existsSync(file))
-    throw new InputError(`${file}: CryptoAnalystBench query file is missing. The published 198-query dataset is not shipped with judgeflow; download it to that path with: judgeflow dataset fetch cab --out ${file} (or point queries: at your own copy)`);
+    throw new InputError(
+      `${file}: CryptoAnalystBench query file is missing. The published 198-query dataset is not shipped with judgeflow; download it to that path with: judgeflow dataset fetch cab --out ${file} (or point queries: at your own copy)`,
+    );
   const ext = path.extname(file).toLowerCase();
   let queries: Query[];
   if (ext === '.csv') queries = parseCabCsv(file);
@@ -46,17 +47,24 @@ export function parseCabQueries(file: string): Query[] {
       ...q,
       ...(tags === undefined ? {} : { tags: Array.isArray(tags) ? tags.join('\n') : tags }),
     }));
-  } else throw new InputError(`${file}: CryptoAnalystBench queries must be a .csv (columns query,tags) or a .jsonl file, not "${ext || 'no extension'}"`);
+  } else
+    throw new InputError(
+      `${file}: CryptoAnalystBench queries must be a .csv (columns query,tags) or a .jsonl file, not "${ext || 'no extension'}"`,
+    );
   assertQueryIds(queries, file);
   return queries;
 }
 
 function parseCabCsv(file: string): Query[] {
   const [header, ...rows] = parseCsv(readText(file, 'CryptoAnalystBench query file'), file);
-  if (!header) throw new InputError(`${file}: empty CSV; expected a header row with a "query" column (and optionally "tags")`);
+  if (!header)
+    throw new InputError(`${file}: empty CSV; expected a header row with a "query" column (and optionally "tags")`);
   const col = (name: string) => header.findIndex((h) => h.trim() === name);
   const queryCol = col('query');
-  if (queryCol < 0) throw new InputError(`${file}: no "query" column in the header (${header.join(', ')}); CryptoAnalystBench CSVs have columns query,tags`);
+  if (queryCol < 0)
+    throw new InputError(
+      `${file}: no "query" column in the header (${header.join(', ')}); CryptoAnalystBench CSVs have columns query,tags`,
+    );
   const [tagsCol, idCol, contextCol] = [col('tags'), col('id'), col('context')];
   if (!rows.length) throw new InputError(`${file}: CryptoAnalystBench query file has no queries`);
   const width = Math.max(3, String(rows.length).length);
@@ -69,7 +77,8 @@ function parseCabCsv(file: string): Query[] {
     if (!text) problems.push(`${where}: empty "query" cell`);
     // A CSV copilot finds its answer by query text, so two equal queries would silently share one answer.
     const key = text.replace(/\s+/g, ' ').toLowerCase();
-    if (text && seenText.has(key)) problems.push(`${where}: same query as data row ${seenText.get(key)! + 1}; remove one of them`);
+    if (text && seenText.has(key))
+      problems.push(`${where}: same query as data row ${seenText.get(key)! + 1}; remove one of them`);
     else seenText.set(key, i);
     const id = idCol >= 0 ? cell(idCol).trim() : `q${String(i + 1).padStart(width, '0')}`;
     if (!id) problems.push(`${where}: empty "id" cell`);
@@ -77,7 +86,10 @@ function parseCabCsv(file: string): Query[] {
     const context = cell(contextCol).trim();
     return { id, text, ...(tags ? { tags } : {}), ...(context ? { context } : {}) };
   });
-  if (problems.length) throw new InputError(problems.slice(0, 20).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''));
+  if (problems.length)
+    throw new InputError(
+      problems.slice(0, 20).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''),
+    );
   return queries;
 }
 
@@ -92,7 +104,14 @@ export function tagsOf(query: Query): string[] {
     const items = raw.slice(1, -1).match(/"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'/g);
     if (items) return [...new Set(items.map((s) => s.slice(1, -1).trim()).filter(Boolean))];
   }
-  return [...new Set(raw.split(/\r?\n/).map((t) => t.trim()).filter(Boolean))];
+  return [
+    ...new Set(
+      raw
+        .split(/\r?\n/)
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
 }
 
 /** CryptoAnalystBench's one label, `tags`, read the one way every report, comparison and snapshot count reads it. */

@@ -30,7 +30,10 @@ export const CAB_REFERENCE_DEFAULT_FILE = path.join('datasets', 'cryptoanalystbe
  * Download every reference file into `dir` (JUDGEFLOW_CAB_REFERENCE_URL replaces the raw-file host, e.g. a mirror or a
  * test server: files are read from <base>/<commit>/<path>). Each file is written whole or not at all.
  */
-export async function fetchCabReference(dir: string, env: NodeJS.ProcessEnv): Promise<Array<{ file: string; url: string; bytes: number }>> {
+export async function fetchCabReference(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Array<{ file: string; url: string; bytes: number }>> {
   const base = (env.JUDGEFLOW_CAB_REFERENCE_URL?.trim() || CAB_REFERENCE_RAW_BASE).replace(/\/+$/, '');
   const bodies: Array<{ file: string; url: string; body: Buffer }> = [];
   for (const [file, commit] of Object.entries(CAB_REFERENCE_FILES)) {
@@ -39,14 +42,23 @@ export async function fetchCabReference(dir: string, env: NodeJS.ProcessEnv): Pr
     try {
       res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
     } catch (error) {
-      throw new InputError(`cannot download the CryptoAnalystBench reference file ${file} from ${url}: ${(error as Error).message}; check the network, or set JUDGEFLOW_CAB_REFERENCE_URL to a copy`);
+      throw new InputError(
+        `cannot download the CryptoAnalystBench reference file ${file} from ${url}: ${(error as Error).message}; check the network, or set JUDGEFLOW_CAB_REFERENCE_URL to a copy`,
+      );
     }
-    if (!res.ok) throw new InputError(`cannot download the CryptoAnalystBench reference file ${file}: ${url} answered HTTP ${res.status}; set JUDGEFLOW_CAB_REFERENCE_URL to where a copy is`);
+    if (!res.ok)
+      throw new InputError(
+        `cannot download the CryptoAnalystBench reference file ${file}: ${url} answered HTTP ${res.status}; set JUDGEFLOW_CAB_REFERENCE_URL to where a copy is`,
+      );
     bodies.push({ file, url, body: Buffer.from(await res.arrayBuffer()) });
   }
   // Checked before anything is written: a wrong download leaves the earlier copy in place.
   const script = bodies.find((b) => b.file === 'script.py')!;
-  cabReferencePrompts(script.body.toString('utf8'), bodies.find((b) => b.file === 'run_error_taxonomy.py')!.body.toString('utf8'), script.url);
+  cabReferencePrompts(
+    script.body.toString('utf8'),
+    bodies.find((b) => b.file === 'run_error_taxonomy.py')!.body.toString('utf8'),
+    script.url,
+  );
   for (const { file, body } of bodies) {
     const out = path.join(dir, file);
     fs.mkdirSync(path.dirname(out), { recursive: true });
@@ -60,7 +72,8 @@ export async function fetchCabReference(dir: string, env: NodeJS.ProcessEnv): Pr
 /** The body of the first triple-quoted (f-)string after `anchor` in Python source. */
 export function pythonStringAfter(source: string, anchor: RegExp, where: string): string {
   const at = source.search(anchor);
-  if (at < 0) throw new InputError(`${where}: no ${anchor.source} in the file; is it the reference's ${where.split('/').pop()}?`);
+  if (at < 0)
+    throw new InputError(`${where}: no ${anchor.source} in the file; is it the reference's ${where.split('/').pop()}?`);
   const open = /f?"""/g;
   open.lastIndex = at;
   const start = open.exec(source);
@@ -76,23 +89,47 @@ export function fStringToTemplate(text: string, fields: Record<string, string>, 
     if (whole === '{{') return '{';
     if (whole === '}}') return '}';
     const key = (name ?? '').trim();
-    if (!(key in fields)) throw new InputError(`${where}: the reference prompt has a field {${key}} judgeflow does not know how to fill (known: ${Object.keys(fields).join(', ')})`);
+    if (!(key in fields))
+      throw new InputError(
+        `${where}: the reference prompt has a field {${key}} judgeflow does not know how to fill (known: ${Object.keys(fields).join(', ')})`,
+      );
     return `{{${fields[key]}}}`;
   });
 }
 
 /** The reference's scoring, system, context and taxonomy prompts as judgeflow templates. */
-export function cabReferencePrompts(script: string, taxonomy: string, where: string): Pick<CabPrompts, 'system' | 'scoring' | 'taxonomySystem' | 'taxonomy'> & { context: string } {
+export function cabReferencePrompts(
+  script: string,
+  taxonomy: string,
+  where: string,
+): Pick<CabPrompts, 'system' | 'scoring' | 'taxonomySystem' | 'taxonomy'> & { context: string } {
   const date = { eval_datetime: 'evaluation_date', EVAL_DATETIME: 'evaluation_date' };
   const method = script.slice(Math.max(0, script.search(/def _create_scoring_prompt/)));
-  const context = fStringToTemplate(pythonStringAfter(method, /context_block = f"""/, where), { trace_context: 'context' }, `${where}: context block`);
-  const scoring = fStringToTemplate(pythonStringAfter(method, /return f"""/, where), { ...date, query: 'query', response: 'response', response_num: 'position', context_block: 'context' }, `${where}: scoring prompt`);
-  const system = fStringToTemplate(pythonStringAfter(script, /system_prompt = f"""/, where), date, `${where}: system prompt`);
+  const context = fStringToTemplate(
+    pythonStringAfter(method, /context_block = f"""/, where),
+    { trace_context: 'context' },
+    `${where}: context block`,
+  );
+  const scoring = fStringToTemplate(
+    pythonStringAfter(method, /return f"""/, where),
+    { ...date, query: 'query', response: 'response', response_num: 'position', context_block: 'context' },
+    `${where}: scoring prompt`,
+  );
+  const system = fStringToTemplate(
+    pythonStringAfter(script, /system_prompt = f"""/, where),
+    date,
+    `${where}: system prompt`,
+  );
   const taxonomyWhere = where.replace(/script\.py$/, 'run_error_taxonomy.py');
   const builder = taxonomy.slice(Math.max(0, taxonomy.search(/def build_prompt/)));
-  const taxonomyUser = fStringToTemplate(pythonStringAfter(builder, /return f"""/, taxonomyWhere), { ...date, query: 'query', response: 'response', context_block: 'context' }, `${taxonomyWhere}: taxonomy prompt`);
+  const taxonomyUser = fStringToTemplate(
+    pythonStringAfter(builder, /return f"""/, taxonomyWhere),
+    { ...date, query: 'query', response: 'response', context_block: 'context' },
+    `${taxonomyWhere}: taxonomy prompt`,
+  );
   const systemLine = /ChatJudgeLLM\(llm,\s*"([^"]+)"\)/.exec(taxonomy);
-  if (!systemLine) throw new InputError(`${taxonomyWhere}: no judge system prompt (ChatJudgeLLM(llm, "...")) in the file`);
+  if (!systemLine)
+    throw new InputError(`${taxonomyWhere}: no judge system prompt (ChatJudgeLLM(llm, "...")) in the file`);
   return { system, scoring, context, taxonomySystem: systemLine[1], taxonomy: taxonomyUser };
 }
 
@@ -104,14 +141,23 @@ export function buildCabReferenceRubric(file: string): CabRubric {
   const script = path.resolve(file);
   const taxonomyFile = path.join(path.dirname(script), 'run_error_taxonomy.py');
   for (const f of [script, taxonomyFile])
-    if (!fs.existsSync(f)) throw new InputError(`${f}: not found; run judgeflow dataset fetch cab (it puts the reference's files under ${path.dirname(CAB_REFERENCE_DEFAULT_FILE)}), or point rubric.file at the fetched script.py`);
+    if (!fs.existsSync(f))
+      throw new InputError(
+        `${f}: not found; run judgeflow dataset fetch cab (it puts the reference's files under ${path.dirname(CAB_REFERENCE_DEFAULT_FILE)}), or point rubric.file at the fetched script.py`,
+      );
   const texts = cabReferencePrompts(fs.readFileSync(script, 'utf8'), fs.readFileSync(taxonomyFile, 'utf8'), script);
   const shipped = loadCabRubric(__dirname);
   const { context, ...prompts } = texts;
   const content = {
     data: { ...shipped.data, name: 'CryptoAnalystBench (reference prompts)' },
     prompts: { ...shipped.prompts, ...prompts, contextBlock: context },
-    reference: { repository: CAB_REFERENCE_REPOSITORY, files: { 'script.py': CAB_REFERENCE_FILES['script.py'], 'run_error_taxonomy.py': CAB_REFERENCE_FILES['run_error_taxonomy.py'] } },
+    reference: {
+      repository: CAB_REFERENCE_REPOSITORY,
+      files: {
+        'script.py': CAB_REFERENCE_FILES['script.py'],
+        'run_error_taxonomy.py': CAB_REFERENCE_FILES['run_error_taxonomy.py'],
+      },
+    },
   };
   return checkCabPrompts(cabRubricFromContent(content, path.dirname(script)));
 }

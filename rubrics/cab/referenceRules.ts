@@ -19,19 +19,39 @@ export interface ReferenceRuleFigures {
   differ: { scores: number; ranks: number; flags: number };
   /** Queries whose ranking the reference would take from the scores (the ranking turn failed, or judgeflow had nothing to rank). */
   rankedByTotal: number;
-  systems: Record<string, { score: number | null; dimensions: Record<string, number | null>; meanRank: number | null; wins: number; taxonomy: Record<string, number | null> | null }>;
+  systems: Record<
+    string,
+    {
+      score: number | null;
+      dimensions: Record<string, number | null>;
+      meanRank: number | null;
+      wins: number;
+      taxonomy: Record<string, number | null> | null;
+    }
+  >;
 }
 
-export function referenceRuleFigures(args: { queries: Query[]; copilots: string[]; judgments: StoredJudgment[]; taxonomy: boolean; minScore: number; collected: Set<string> }): ReferenceRuleFigures {
+export function referenceRuleFigures(args: {
+  queries: Query[];
+  copilots: string[];
+  judgments: StoredJudgment[];
+  taxonomy: boolean;
+  minScore: number;
+  collected: Set<string>;
+}): ReferenceRuleFigures {
   const { queries, copilots, minScore } = args;
   const key = (q: string, c: string) => `${q}\u0000${c}`;
   const judgmentOf = new Map(args.judgments.map((j) => [key(j.queryId, j.copilot), j]));
   const n = copilots.length;
   const differ = { scores: 0, ranks: 0, flags: 0 };
   let rankedByTotal = 0;
-  const dims: Record<string, Record<string, number[]>> = Object.fromEntries(copilots.map((c) => [c, Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, [] as number[]]))]));
+  const dims: Record<string, Record<string, number[]>> = Object.fromEntries(
+    copilots.map((c) => [c, Object.fromEntries(CAB_DIMENSIONS.map((d) => [d, [] as number[]]))]),
+  );
   const ranks: Record<string, number[]> = Object.fromEntries(copilots.map((c) => [c, [] as number[]]));
-  const flags: Record<string, Record<string, number[]>> = Object.fromEntries(copilots.map((c) => [c, Object.fromEntries(CAB_TAXONOMY.map((f) => [f, [] as number[]]))]));
+  const flags: Record<string, Record<string, number[]>> = Object.fromEntries(
+    copilots.map((c) => [c, Object.fromEntries(CAB_TAXONOMY.map((f) => [f, [] as number[]]))]),
+  );
 
   for (const q of queries) {
     const scoresOf = new Map<string, Record<string, number>>();
@@ -56,7 +76,11 @@ export function referenceRuleFigures(args: { queries: Query[]; copilots: string[
       rankedByTotal++;
       // Python's sort is stable: equal sums keep the order the responses were scored in (shown first, then the rest).
       const order = copilots
-        .map((c, i) => ({ c, at: judgmentOf.get(key(q.id, c))?.position ?? n + i, sum: CAB_DIMENSIONS.reduce((s, d) => s + scoresOf.get(c)![d], 0) }))
+        .map((c, i) => ({
+          c,
+          at: judgmentOf.get(key(q.id, c))?.position ?? n + i,
+          sum: CAB_DIMENSIONS.reduce((s, d) => s + scoresOf.get(c)![d], 0),
+        }))
         .sort((a, b) => a.at - b.at)
         .sort((a, b) => b.sum - a.sum)
         .map((x) => x.c);

@@ -17,7 +17,17 @@ export function buildCabReport(input: ReportInput): ReportFiles {
   const { run, queries, responses, judgments } = input;
   const plan = readCabPlan(input.plan);
   const taxonomy = input.options.errorTaxonomy === true;
-  const summary = summariseCab({ queries, copilots: run.copilots, responses, judgments, verdicts: input.verdicts, plan, taxonomy, seed: input.seed, minScore: rubric.data.scale.min });
+  const summary = summariseCab({
+    queries,
+    copilots: run.copilots,
+    responses,
+    judgments,
+    verdicts: input.verdicts,
+    plan,
+    taxonomy,
+    seed: input.seed,
+    minScore: rubric.data.scale.min,
+  });
   const clusters = errorClusters(rubric, queries, run.copilots, judgments);
   const simulated = input.simulated;
   const evaluationDate = evaluationDateOf(input.options, run);
@@ -39,22 +49,61 @@ export function buildCabReport(input: ReportInput): ReportFiles {
     schedule: summary.presentation,
   };
   const rows = resultRows(run.runId, queries, run.copilots, responses, judgments, taxonomy);
-  const csvColumns = ['run_id', 'query_id', 'tags', 'copilot', 'position', 'rank', ...CAB_DIMENSIONS, 'score', 'sum_of_scores', 'response_status', 'judgment_status', 'failure_reason', ...(taxonomy ? CAB_TAXONOMY : [])];
+  const csvColumns = [
+    'run_id',
+    'query_id',
+    'tags',
+    'copilot',
+    'position',
+    'rank',
+    ...CAB_DIMENSIONS,
+    'score',
+    'sum_of_scores',
+    'response_status',
+    'judgment_status',
+    'failure_reason',
+    ...(taxonomy ? CAB_TAXONOMY : []),
+  ];
   const csv: unknown[][] = [csvColumns, ...rows.map((r) => csvColumns.map((c) => r[c] ?? ''))];
   const markdown = cabMarkdown(summary, { run, rubric, queries, simulated, evaluationDate, seed: plan?.seed ?? null });
-  const copilotsByScore = Object.keys(summary.systems).sort((a, b) => (summary.systems[b].score ?? -1) - (summary.systems[a].score ?? -1));
+  const copilotsByScore = Object.keys(summary.systems).sort(
+    (a, b) => (summary.systems[b].score ?? -1) - (summary.systems[a].score ?? -1),
+  );
   return {
     json,
     markdown,
     csv,
     summary: Object.fromEntries(copilotsByScore.map((s) => [s, summary.systems[s].score])),
     // `json` is read when the workbook is written, after the shared blocks (reliability, panel) were added to it.
-    extra: [{ name: 'report.xlsx', write: (file) => writeCabWorkbook(file, { rows, summary, queries, judgments, copilots: run.copilots, taxonomy, report: json, rubric, clusters }) }],
+    extra: [
+      {
+        name: 'report.xlsx',
+        write: (file) =>
+          writeCabWorkbook(file, {
+            rows,
+            summary,
+            queries,
+            judgments,
+            copilots: run.copilots,
+            taxonomy,
+            report: json,
+            rubric,
+            clusters,
+          }),
+      },
+    ],
   };
 }
 
 /** One row per query × copilot: the CSV and the workbook's "Evaluation Results" sheet. */
-function resultRows(runId: string, queries: Query[], copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], taxonomy: boolean): ResultRow[] {
+function resultRows(
+  runId: string,
+  queries: Query[],
+  copilots: string[],
+  responses: StoredResponse[],
+  judgments: StoredJudgment[],
+  taxonomy: boolean,
+): ResultRow[] {
   const key = (q: string, c: string) => `${q}\u0000${c}`;
   const responseOf = new Map(responses.map((r) => [key(r.queryId, r.copilot), r]));
   const judgmentOf = new Map(judgments.map((j) => [key(j.queryId, j.copilot), j]));
@@ -63,7 +112,16 @@ function resultRows(runId: string, queries: Query[], copilots: string[], respons
     for (const copilot of copilots) {
       const r = responseOf.get(key(q.id, copilot));
       const j = judgmentOf.get(key(q.id, copilot));
-      const reason = r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : !r ? 'not collected' : !j ? 'not judged' : '';
+      const reason =
+        r && r.status !== 'ok'
+          ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim()
+          : j?.status === 'failed'
+            ? j.error
+            : !r
+              ? 'not collected'
+              : !j
+                ? 'not judged'
+                : '';
       const row: ResultRow = {
         run_id: runId,
         query_id: q.id,
@@ -94,7 +152,17 @@ function resultRows(runId: string, queries: Query[], copilots: string[], respons
 const pText = (p: number | null) => (p === null ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
 const pct = (x: number | null) => (x === null ? '–' : `${(100 * x).toFixed(1)}%`);
 
-function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: CabRubric; queries: Query[]; simulated: boolean; evaluationDate: string; seed: string | null }): string {
+function cabMarkdown(
+  s: CabSummary,
+  meta: {
+    run: ReportInput['run'];
+    rubric: CabRubric;
+    queries: Query[];
+    simulated: boolean;
+    evaluationDate: string;
+    seed: string | null;
+  },
+): string {
   const { run, rubric } = meta;
   const names = Object.keys(s.systems).sort((a, b) => (s.systems[b].score ?? -1) - (s.systems[a].score ?? -1));
   const dimName = (id: string) => rubric.data.dimensions.find((d) => d.id === id)?.name ?? id;
@@ -108,14 +176,38 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
     'Each query\'s responses were judged in one shared judge conversation, one per turn, labelled only "Response #k"; the judge then ranked them. The order is rotated by a balanced presentation design (below).\n',
     `## Overall (score = mean of the four dimension means, ${rubric.data.scale.min}–${rubric.data.scale.max}: the reference's "Avg Total")\n`,
     table(
-      ['rank', 'system', 'score', '95% CI', ...CAB_DIMENSIONS.map(dimName), 'mean rank', 'normalised rank', `rank counts (${Array.from({ length: positions }, (_, k) => ordinal(k + 1)).join('/')})`, 'scored', 'no score'],
+      [
+        'rank',
+        'system',
+        'score',
+        '95% CI',
+        ...CAB_DIMENSIONS.map(dimName),
+        'mean rank',
+        'normalised rank',
+        `rank counts (${Array.from({ length: positions }, (_, k) => ordinal(k + 1)).join('/')})`,
+        'scored',
+        'no score',
+      ],
       names.map((n, i) => {
         const x = s.systems[n];
-        return [i + 1, n, fmt(x.score, 2), intervalText(x.ci95, 2), ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)), fmt(x.meanRank, 2), fmt(x.normalisedRank, 3), x.rankCounts.join(' / '), x.n, x.failed];
+        return [
+          i + 1,
+          n,
+          fmt(x.score, 2),
+          intervalText(x.ci95, 2),
+          ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)),
+          fmt(x.meanRank, 2),
+          fmt(x.normalisedRank, 3),
+          x.rankCounts.join(' / '),
+          x.n,
+          x.failed,
+        ];
       }),
     ),
     '\n"no score" counts failed judgments and failed or missing responses; they are missing data, never scored. Mean rank is over queries whose ranking succeeded' +
-      (s.rankingFailures ? ` (${s.rankingFailures} ranking turn${s.rankingFailures === 1 ? '' : 's'} failed; those queries keep their scores but have no ranks).` : '.') +
+      (s.rankingFailures
+        ? ` (${s.rankingFailures} ranking turn${s.rankingFailures === 1 ? '' : 's'} failed; those queries keep their scores but have no ranks).`
+        : '.') +
       ' Normalised rank is (rank − 1)/(k − 1) for a query ranking k responses (0 = first, 1 = last): when queries rank different numbers of systems, raw mean rank favours a system that misses the large queries (a last place among 2 is rank 2, among 5 it is rank 5), the normalised rank does not. ' +
       INTERVAL_NOTE +
       '\n',
@@ -127,14 +219,27 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
       : `No order effect larger than chance (rank-1 test p ${pText(pb.rank1Test.pValue)}, scores-by-position test p ${pText(pb.totalsTest.pValue)}; threshold ${pb.alpha / 2} each).\n`,
     table(
       ['position', 'responses scored', 'mean score', 'ranked first', 'rank-1 rate', 'expected rank-1', 'mean rank'],
-      pb.nByPosition.map((n, p) => [p + 1, n, fmt(pb.meanTotalByPosition[p], 2), pb.rank1CountsByPosition[p], pct(pb.rank1RateByPosition[p]), fmt(pb.rank1Test.expected[p], 1), fmt(pb.meanRankByPosition[p], 2)]),
+      pb.nByPosition.map((n, p) => [
+        p + 1,
+        n,
+        fmt(pb.meanTotalByPosition[p], 2),
+        pb.rank1CountsByPosition[p],
+        pct(pb.rank1RateByPosition[p]),
+        fmt(pb.rank1Test.expected[p], 1),
+        fmt(pb.meanRankByPosition[p], 2),
+      ]),
     ),
     `\nRank-1 by position: χ² = ${fmt(pb.rank1Test.statistic, 2)} (df ${pb.rank1Test.df}), p ${pText(pb.rank1Test.pValue)} (${pb.rank1Test.method}; ${pb.rank1Test.iterations} draws). ` +
       `Scores by position: F = ${fmt(pb.totalsTest.F, 2)} (df ${pb.totalsTest.dfBetween}, ${pb.totalsTest.dfWithin}), p ${pText(pb.totalsTest.pValue)} (${pb.totalsTest.method}).\n`,
     '## Presentation order\n',
     'How often each system was shown in each position. The presentation design is a Williams design: each system takes each position ⌊Q/N⌋ or ⌈Q/N⌉ times over the queries where all N systems answered, and each system directly follows each other system about equally often.\n',
-    table(['system', ...Array.from({ length: positions }, (_, p) => `position ${p + 1}`)], names.map((n) => [n, ...s.presentation[n]])),
-    s.predecessorImbalance !== null ? `\nPredecessor imbalance (max − min of how often one system directly preceded another): ${s.predecessorImbalance}.\n` : '',
+    table(
+      ['system', ...Array.from({ length: positions }, (_, p) => `position ${p + 1}`)],
+      names.map((n) => [n, ...s.presentation[n]]),
+    ),
+    s.predecessorImbalance !== null
+      ? `\nPredecessor imbalance (max − min of how often one system directly preceded another): ${s.predecessorImbalance}.\n`
+      : '',
   ];
   const tags = Object.keys(s.tags).sort();
   if (tags.length) {
@@ -142,7 +247,14 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
       '## Tags (score, mean rank)\n',
       table(
         ['tag', ...names],
-        tags.map((t) => [t, ...names.map((n) => (s.tags[t][n] ? `${fmt(s.tags[t][n].score, 2)} (${fmt(s.tags[t][n].meanRank, 2)}) n=${s.tags[t][n].n}` : null))]),
+        tags.map((t) => [
+          t,
+          ...names.map((n) =>
+            s.tags[t][n]
+              ? `${fmt(s.tags[t][n].score, 2)} (${fmt(s.tags[t][n].meanRank, 2)}) n=${s.tags[t][n].n}`
+              : null,
+          ),
+        ]),
       ),
       '',
     );
@@ -153,7 +265,11 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
       '## Error taxonomy (share of responses with the problem)\n',
       table(
         ['system', 'checked', ...rubric.data.taxonomy.map((f) => f.name)],
-        names.map((n) => [n, s.systems[n].taxonomy!.n, ...rubric.data.taxonomy.map((f) => pct(s.systems[n].taxonomy!.rates[f.id] ?? null))]),
+        names.map((n) => [
+          n,
+          s.systems[n].taxonomy!.n,
+          ...rubric.data.taxonomy.map((f) => pct(s.systems[n].taxonomy!.rates[f.id] ?? null)),
+        ]),
       ),
       '',
     );
@@ -165,15 +281,35 @@ function cabMarkdown(s: CabSummary, meta: { run: ReportInput['run']; rubric: Cab
 function referenceRulesSection(s: CabSummary, names: string[], dimName: (id: string) => string): string[] {
   const r = s.referenceRules;
   const { scores, ranks, flags } = r.differ;
-  if (!scores && !ranks && !flags) return ['The reference harness\'s rules for failures would change nothing here: every response was collected and scored, every ranking succeeded' + (s.taxonomy ? ' and every error check answered.\n' : '.\n')];
+  if (!scores && !ranks && !flags)
+    return [
+      "The reference harness's rules for failures would change nothing here: every response was collected and scored, every ranking succeeded" +
+        (s.taxonomy ? ' and every error check answered.\n' : '.\n'),
+    ];
   return [
-    '## Under the reference\'s rules for failures\n',
+    "## Under the reference's rules for failures\n",
     `judgeflow counts a failure as missing data. The reference harness (script.py, run_error_taxonomy.py) fills it in: a missing or unscored response scores 1 on every dimension, a failed error check sets every flag, a copilot missing from a ranking is ranked last (N), and a query whose ranking failed is ranked by the sum of its scores. On the same verdicts that changes ${scores} of ${r.items} scores, ${ranks} ranks${s.taxonomy ? ` and ${flags} error checks` : ''} (${r.rankedByTotal} queries ranked by total). A reference run of the same answers would report:\n`,
     table(
-      ['system', 'score (judgeflow)', 'score (reference rules)', ...CAB_DIMENSIONS.map((d) => `${dimName(d)} (reference rules)`), 'mean rank (judgeflow)', 'mean rank (reference rules)', 'wins (reference rules)'],
+      [
+        'system',
+        'score (judgeflow)',
+        'score (reference rules)',
+        ...CAB_DIMENSIONS.map((d) => `${dimName(d)} (reference rules)`),
+        'mean rank (judgeflow)',
+        'mean rank (reference rules)',
+        'wins (reference rules)',
+      ],
       names.map((n) => {
         const x = r.systems[n];
-        return [n, fmt(s.systems[n].score, 2), fmt(x.score, 2), ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)), fmt(s.systems[n].meanRank, 2), fmt(x.meanRank, 2), x.wins];
+        return [
+          n,
+          fmt(s.systems[n].score, 2),
+          fmt(x.score, 2),
+          ...CAB_DIMENSIONS.map((d) => fmt(x.dimensions[d], 2)),
+          fmt(s.systems[n].meanRank, 2),
+          fmt(x.meanRank, 2),
+          x.wins,
+        ];
       }),
     ),
     '',

@@ -32,5 +32,7 @@ export function withResponseScores<T extends StoredJudgment>(judgments: T[]): T[
  */
 export function meanOfDimensionMeans(dimensions: Record<string, number | null>): number | null {
   const means = CAB_DIMENSIONS.map((d) => dimensions[d]);
-  return means.some((m) => m === null || m === undefined) ? null : (means as number[]).reduce((s, m) => s + m, 0) / means.length;
+  return means.some((m) => m === null || m === undefined)
+    ? null
+    : (means as number[]).reduce((s, m) => s + m, 0) / means.length;
 }

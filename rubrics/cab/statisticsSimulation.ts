@@ -8,9 +8,23 @@ import { rankOneByPositionTest, totalsByPositionTest, type PositionedJudgment } 
 import { buildPresentationDesign } from './presentation';
 import { seededRandom } from '../../core/stats/random';
 import { BCA_MIN_N, chiSquareSurvival, meanCI, oneWayAnova, type IntervalMethod } from '../../core/stats/stats';
-import { describeRate, normalSampler, pct, range, simulatedRate, type SimulatedRate } from '../../core/stats/simulation';
+import {
+  describeRate,
+  normalSampler,
+  pct,
+  range,
+  simulatedRate,
+  type SimulatedRate,
+} from '../../core/stats/simulation';
 
-export { claimStatus, describeRate, normalSampler, simulatedRate, type Requirement, type SimulatedRate } from '../../core/stats/simulation';
+export {
+  claimStatus,
+  describeRate,
+  normalSampler,
+  simulatedRate,
+  type Requirement,
+  type SimulatedRate,
+} from '../../core/stats/simulation';
 
 /**
  * How totals are generated. `gaussian` is additive, normal and equal-variance, where the F test is exact by theory
@@ -22,7 +36,8 @@ export { claimStatus, describeRate, normalSampler, simulatedRate, type Requireme
  * - `missing-unequal`: `missingShare` of the responses fail (their query is shown the others only) and the noise sd
  *   depends on the system.
  */
-export type TotalsModel = 'gaussian' | 'ceiling-grades' | 'system-noise' | 'heavy-tails-interaction' | 'missing-unequal';
+export type TotalsModel =
+  'gaussian' | 'ceiling-grades' | 'system-noise' | 'heavy-tails-interaction' | 'missing-unequal';
 
 export interface PositionScenario {
   systemMeans: number[];
@@ -39,14 +54,32 @@ export interface PositionScenario {
 }
 
 /** The issue's scenario: 4 systems (20/24/28/32), 100 queries, query sd 4, noise sd 3, +1.5 in position 1. */
-export const POSITION_SCENARIO: PositionScenario = { systemMeans: [20, 24, 28, 32], queries: 100, querySd: 4, noiseSd: 3, bonus: 1.5 };
+export const POSITION_SCENARIO: PositionScenario = {
+  systemMeans: [20, 24, 28, 32],
+  queries: 100,
+  querySd: 4,
+  noiseSd: 3,
+  bonus: 1.5,
+};
 
 /** The realistic nulls (no position effect), each on the POSITION_SCENARIO design. */
 export const REALISTIC_NULLS: Array<{ label: string; scenario: PositionScenario }> = [
-  { label: 'integer 1–10 grades near the ceiling (4 grades, system means 7.5/8/8.5/9 per grade)', scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'ceiling-grades', systemMeans: [30, 32, 34, 36], noiseSd: 2.4 } },
-  { label: 'system-dependent noise (sd 1/2/4/6)', scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'system-noise', noiseSds: [1, 2, 4, 6] } },
-  { label: 'heavy tails (t3) with a system × query interaction (sd 2)', scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'heavy-tails-interaction', interactionSd: 2 } },
-  { label: '15% missing responses with unequal variances (sd 1/2/4/6)', scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'missing-unequal', noiseSds: [1, 2, 4, 6], missingShare: 0.15 } },
+  {
+    label: 'integer 1–10 grades near the ceiling (4 grades, system means 7.5/8/8.5/9 per grade)',
+    scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'ceiling-grades', systemMeans: [30, 32, 34, 36], noiseSd: 2.4 },
+  },
+  {
+    label: 'system-dependent noise (sd 1/2/4/6)',
+    scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'system-noise', noiseSds: [1, 2, 4, 6] },
+  },
+  {
+    label: 'heavy tails (t3) with a system × query interaction (sd 2)',
+    scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'heavy-tails-interaction', interactionSd: 2 },
+  },
+  {
+    label: '15% missing responses with unequal variances (sd 1/2/4/6)',
+    scenario: { ...POSITION_SCENARIO, bonus: 0, model: 'missing-unequal', noiseSds: [1, 2, 4, 6], missingShare: 0.15 },
+  },
 ];
 
 /** One simulated run's judgments (totals only), in the balanced order buildPresentationDesign gives for `seed`. */
@@ -72,9 +105,21 @@ export function simulateTotals(scenario: PositionScenario, seed: string): Positi
       if (model === 'ceiling-grades') {
         // Four grades: the system's mean per grade, a quarter of the query effect, the bonus spread over the grades, noise per grade.
         total = 0;
-        for (let d = 0; d < 4; d++) total += Math.min(10, Math.max(1, Math.round((scenario.systemMeans[s] + queryEffect + bonus) / 4 + (scenario.noiseSd / 2) * normal())));
+        for (let d = 0; d < 4; d++)
+          total += Math.min(
+            10,
+            Math.max(
+              1,
+              Math.round((scenario.systemMeans[s] + queryEffect + bonus) / 4 + (scenario.noiseSd / 2) * normal()),
+            ),
+          );
       } else if (model === 'heavy-tails-interaction') {
-        total = scenario.systemMeans[s] + queryEffect + (scenario.interactionSd ?? 0) * normal() + scenario.noiseSd * t3() + bonus;
+        total =
+          scenario.systemMeans[s] +
+          queryEffect +
+          (scenario.interactionSd ?? 0) * normal() +
+          scenario.noiseSd * t3() +
+          bonus;
       } else {
         const sd = model === 'system-noise' || model === 'missing-unequal' ? scenario.noiseSds![s] : scenario.noiseSd;
         total = scenario.systemMeans[s] + queryEffect + sd * normal() + bonus;
@@ -85,7 +130,12 @@ export function simulateTotals(scenario: PositionScenario, seed: string): Positi
 }
 
 /** Rejections at `alpha` of the blocked test (what reports use) and of the one-way ANOVA it replaced. */
-export function positionTotalsRejection(scenario: PositionScenario, sims: number, alpha: number, seed: string): { blocked: SimulatedRate; oneWay: SimulatedRate } {
+export function positionTotalsRejection(
+  scenario: PositionScenario,
+  sims: number,
+  alpha: number,
+  seed: string,
+): { blocked: SimulatedRate; oneWay: SimulatedRate } {
   let blocked = 0;
   let oneWay = 0;
   for (let s = 0; s < sims; s++) {
@@ -102,7 +152,10 @@ export function positionTotalsRejection(scenario: PositionScenario, sims: number
  * The rank-1 test when the judge ranks by total: `scenario` generates the totals (with its position bonus), the best
  * total is ranked first, and the size-conditioned Monte Carlo test (what reports use) is applied at `alpha`.
  */
-export function rankOneRejection(scenario: PositionScenario, opts: { sims: number; alpha: number; seed: string; iterations?: number }): SimulatedRate {
+export function rankOneRejection(
+  scenario: PositionScenario,
+  opts: { sims: number; alpha: number; seed: string; iterations?: number },
+): SimulatedRate {
   let rejected = 0;
   for (let s = 0; s < opts.sims; s++) {
     const seed = `${opts.seed}:${s}`;
@@ -120,12 +173,18 @@ export function rankOneRejection(scenario: PositionScenario, opts: { sims: numbe
 }
 
 /** The smallest bonus on the grid with estimated power ≥ `target`, and a linear interpolation between grid points. */
-export function bonusForPower(curve: Array<{ bonus: number; power: SimulatedRate }>, target = 0.8): { grid: number | null; interpolated: number | null } {
+export function bonusForPower(
+  curve: Array<{ bonus: number; power: SimulatedRate }>,
+  target = 0.8,
+): { grid: number | null; interpolated: number | null } {
   const i = curve.findIndex((c) => c.power.rate >= target);
   if (i < 0) return { grid: null, interpolated: null };
   if (i === 0) return { grid: curve[0].bonus, interpolated: curve[0].bonus };
   const [a, b] = [curve[i - 1], curve[i]];
-  return { grid: b.bonus, interpolated: a.bonus + ((target - a.power.rate) / (b.power.rate - a.power.rate)) * (b.bonus - a.bonus) };
+  return {
+    grid: b.bonus,
+    interpolated: a.bonus + ((target - a.power.rate) / (b.power.rate - a.power.rate)) * (b.bonus - a.bonus),
+  };
 }
 
 /**
@@ -134,9 +193,15 @@ export function bonusForPower(curve: Array<{ bonus: number; power: SimulatedRate
  * query's positions. Returns the rejection rates of the size-conditioned Monte Carlo test (what reports use)
  * and of the χ² approximation it replaced.
  */
-export function rankOneMixedSizesRejection(
-  opts: { sims: number; alpha: number; seed: string; queries?: number; systems?: number; smallSize?: number; iterations?: number },
-): { conditioned: SimulatedRate; chiSquare: SimulatedRate } {
+export function rankOneMixedSizesRejection(opts: {
+  sims: number;
+  alpha: number;
+  seed: string;
+  queries?: number;
+  systems?: number;
+  smallSize?: number;
+  iterations?: number;
+}): { conditioned: SimulatedRate; chiSquare: SimulatedRate } {
   const queries = opts.queries ?? 100;
   const systemNames = Array.from({ length: opts.systems ?? 5 }, (_, i) => `S${i + 1}`);
   const small = opts.smallSize ?? 2;
@@ -159,7 +224,9 @@ export function rankOneMixedSizesRejection(
       const order = orders[queryId];
       unitSize.set(queryId, order.length);
       const winner = Math.floor(rand() * order.length); // equal quality: every response equally likely to score best
-      order.forEach((copilot, p) => judgments.push({ queryId, copilot, position: p + 1, rank: p === winner ? 1 : 2, status: 'ok', total: 0 }));
+      order.forEach((copilot, p) =>
+        judgments.push({ queryId, copilot, position: p + 1, rank: p === winner ? 1 : 2, status: 'ok', total: 0 }),
+      );
     }
     const t = rankOneByPositionTest(judgments, unitSize, seed, opts.iterations ?? 999);
     if (t.pValue < opts.alpha) conditioned++;
@@ -200,7 +267,14 @@ export const SCORE_DISTRIBUTIONS = {
 } as const;
 
 /** Simulated samples of size n whose 95% interval contains the true mean, as a rate with its exact interval. */
-export function intervalCoverage(opts: { n: number; sims: number; method: IntervalMethod | 'auto'; distribution: keyof typeof SCORE_DISTRIBUTIONS; seed: string; iterations?: number }): SimulatedRate {
+export function intervalCoverage(opts: {
+  n: number;
+  sims: number;
+  method: IntervalMethod | 'auto';
+  distribution: keyof typeof SCORE_DISTRIBUTIONS;
+  seed: string;
+  iterations?: number;
+}): SimulatedRate {
   const dist = SCORE_DISTRIBUTIONS[opts.distribution];
   const draw = dist.draw(seededRandom(`${opts.seed}:data`));
   let covered = 0;
@@ -251,16 +325,28 @@ export function printStatisticsFigures(log: (line: string) => void, opts: Statis
     const r = f();
     return [r, `${((Date.now() - t0) / 1000).toFixed(1)} s`];
   };
-  log(`\nStatistics simulations, seed "${seed}" (presentation orders from the CAB balanced design). Every rate: k of n simulated runs with its exact`);
-  log(`Clopper–Pearson 95% interval; a claim is "shown" when the interval lies inside it, "contradicted" when outside, else "not resolved".`);
-  log(`Runs: ${sims} per false-positive rate, ${powerSims} per power figure, ${curveSims} per point of the power curves, ${coverageSims} per coverage cell.`);
+  log(
+    `\nStatistics simulations, seed "${seed}" (presentation orders from the CAB balanced design). Every rate: k of n simulated runs with its exact`,
+  );
+  log(
+    `Clopper–Pearson 95% interval; a claim is "shown" when the interval lies inside it, "contradicted" when outside, else "not resolved".`,
+  );
+  log(
+    `Runs: ${sims} per false-positive rate, ${powerSims} per power figure, ${curveSims} per point of the power curves, ${coverageSims} per coverage cell.`,
+  );
 
   const s = POSITION_SCENARIO;
-  log(`\nPosition bias of totals (blocked two-way ANOVA, what reports use): ${s.systemMeans.length} systems (means ${s.systemMeans.join('/')}), ${s.queries} queries, query sd ${s.querySd}, noise sd ${s.noiseSd}; α = ${alpha}`);
+  log(
+    `\nPosition bias of totals (blocked two-way ANOVA, what reports use): ${s.systemMeans.length} systems (means ${s.systemMeans.join('/')}), ${s.queries} queries, query sd ${s.querySd}, noise sd ${s.noiseSd}; α = ${alpha}`,
+  );
   const [power, t1] = timed(() => positionTotalsRejection(s, powerSims, alpha, `${seed}:power`));
-  log(`  +${s.bonus} in position 1, power: ${describeRate(power.blocked, { atLeast: 0.8 })}; old one-way ANOVA ${describeRate(power.oneWay)}  [${t1}]`);
+  log(
+    `  +${s.bonus} in position 1, power: ${describeRate(power.blocked, { atLeast: 0.8 })}; old one-way ANOVA ${describeRate(power.oneWay)}  [${t1}]`,
+  );
   const [fpr, t2] = timed(() => positionTotalsRejection({ ...s, bonus: 0 }, sims, alpha, `${seed}:null`));
-  log(`  gaussian null (F exact by theory), false-positive rate: ${describeRate(fpr.blocked, { atMost: 0.03 })}; old one-way ${describeRate(fpr.oneWay)}  [${t2}]`);
+  log(
+    `  gaussian null (F exact by theory), false-positive rate: ${describeRate(fpr.blocked, { atMost: 0.03 })}; old one-way ${describeRate(fpr.oneWay)}  [${t2}]`,
+  );
   for (const [i, n] of REALISTIC_NULLS.entries()) {
     const [r, t] = timed(() => positionTotalsRejection(n.scenario, sims, alpha, `${seed}:null${i}`));
     log(`  ${n.label}, false-positive rate: ${describeRate(r.blocked, { atMost: 0.03 })}  [${t}]`);
@@ -268,16 +354,33 @@ export function printStatisticsFigures(log: (line: string) => void, opts: Statis
 
   log(`\nRank-1 by position (size-conditioned Monte Carlo test, what reports use); α = ${alpha}`);
   const [rank1, t3] = timed(() => rankOneMixedSizesRejection({ sims, alpha, seed: `${seed}:rank1`, iterations: 999 }));
-  log(`  no position effect, 100 queries, half rank 2 systems, half 5, equal quality: ${describeRate(rank1.conditioned, { between: [0.02, 0.03] })}; old χ² approximation ${describeRate(rank1.chiSquare)}  [${t3}]`);
+  log(
+    `  no position effect, 100 queries, half rank 2 systems, half 5, equal quality: ${describeRate(rank1.conditioned, { between: [0.02, 0.03] })}; old χ² approximation ${describeRate(rank1.chiSquare)}  [${t3}]`,
+  );
   const rankScenario: PositionScenario = { ...POSITION_SCENARIO, queries: 198, bonus: 0 };
-  const [unequalNull, t4] = timed(() => rankOneRejection(rankScenario, { sims, alpha, seed: `${seed}:rank1-unequal`, iterations: 999 }));
-  log(`  no position effect, 198 queries × 4 unequal systems (${rankScenario.systemMeans.join('/')}, judge ranks by total): ${describeRate(unequalNull, { atMost: alpha })} (conservative: power below the equal-quality case)  [${t4}]`);
+  const [unequalNull, t4] = timed(() =>
+    rankOneRejection(rankScenario, { sims, alpha, seed: `${seed}:rank1-unequal`, iterations: 999 }),
+  );
+  log(
+    `  no position effect, 198 queries × 4 unequal systems (${rankScenario.systemMeans.join('/')}, judge ranks by total): ${describeRate(unequalNull, { atMost: alpha })} (conservative: power below the equal-quality case)  [${t4}]`,
+  );
   const bonuses = [0, 1, 2, 3, 4, 6, 8, 10];
-  for (const [label, means] of [['unequal systems ' + rankScenario.systemMeans.join('/'), rankScenario.systemMeans], ['equal systems 26/26/26/26', [26, 26, 26, 26]]] as const) {
+  for (const [label, means] of [
+    ['unequal systems ' + rankScenario.systemMeans.join('/'), rankScenario.systemMeans],
+    ['equal systems 26/26/26/26', [26, 26, 26, 26]],
+  ] as const) {
     const t0 = Date.now();
-    const curve = bonuses.map((bonus) => ({ bonus, power: rankOneRejection({ ...rankScenario, systemMeans: [...means], bonus }, { sims: curveSims, alpha, seed: `${seed}:rank1-power:${label}:${bonus}`, iterations: 499 }) }));
+    const curve = bonuses.map((bonus) => ({
+      bonus,
+      power: rankOneRejection(
+        { ...rankScenario, systemMeans: [...means], bonus },
+        { sims: curveSims, alpha, seed: `${seed}:rank1-power:${label}:${bonus}`, iterations: 499 },
+      ),
+    }));
     const found = bonusForPower(curve);
-    log(`  power at 198 queries × 4 ${label} (noise sd ${rankScenario.noiseSd}, Monte Carlo 499 draws), by position-1 bonus in total points:`);
+    log(
+      `  power at 198 queries × 4 ${label} (noise sd ${rankScenario.noiseSd}, Monte Carlo 499 draws), by position-1 bonus in total points:`,
+    );
     for (const c of curve) log(`    +${String(c.bonus).padEnd(3)} ${describeRate(c.power)}`);
     log(
       found.grid === null
@@ -286,8 +389,12 @@ export function printStatisticsFigures(log: (line: string) => void, opts: Statis
     );
   }
 
-  log(`\nCoverage of nominal 95% intervals for a mean: each cell covered/${coverageSims} samples [exact 95% interval]; bootstrap 1000 resamples.`);
-  log(`Required ≥ ${pct(COVERAGE_REQUIRED, 0)} from n = 10 up for what reports use (t below ${BCA_MIN_N}, BCa from ${BCA_MIN_N}); ! estimate below it, !! whole interval below it.`);
+  log(
+    `\nCoverage of nominal 95% intervals for a mean: each cell covered/${coverageSims} samples [exact 95% interval]; bootstrap 1000 resamples.`,
+  );
+  log(
+    `Required ≥ ${pct(COVERAGE_REQUIRED, 0)} from n = 10 up for what reports use (t below ${BCA_MIN_N}, BCa from ${BCA_MIN_N}); ! estimate below it, !! whole interval below it.`,
+  );
   const methods: Array<IntervalMethod> = ['percentile', 't', 'bca', 'studentized'];
   log(`  ${'distribution'.padEnd(12)}  ${'n'.padEnd(4)}  ${methods.map((m) => m.padEnd(24)).join('')}reports use`);
   for (const distribution of Object.keys(SCORE_DISTRIBUTIONS) as Array<keyof typeof SCORE_DISTRIBUTIONS>) {
@@ -295,15 +402,24 @@ export function printStatisticsFigures(log: (line: string) => void, opts: Statis
     const studentized: Array<{ n: number; coverage: SimulatedRate }> = [];
     const t0 = Date.now();
     for (const n of COVERAGE_NS) {
-      const cov = Object.fromEntries(methods.map((method) => [method, intervalCoverage({ n, sims: coverageSims, method, distribution, seed: `${seed}:cov:${distribution}:${n}` })])) as Record<IntervalMethod, SimulatedRate>;
+      const cov = Object.fromEntries(
+        methods.map((method) => [
+          method,
+          intervalCoverage({ n, sims: coverageSims, method, distribution, seed: `${seed}:cov:${distribution}:${n}` }),
+        ]),
+      ) as Record<IntervalMethod, SimulatedRate>;
       // What reports use is one of the two, by n: no need to simulate it again.
       const reports = n < BCA_MIN_N ? cov.t : cov.bca;
       used.push({ n, coverage: reports });
       studentized.push({ n, coverage: cov.studentized });
-      log(`  ${distribution.padEnd(12)}  ${String(n).padEnd(4)}  ${methods.map((m) => coverageCell(cov[m]).padEnd(24)).join('')}${coverageCell(reports)}`);
+      log(
+        `  ${distribution.padEnd(12)}  ${String(n).padEnd(4)}  ${methods.map((m) => coverageCell(cov[m]).padEnd(24)).join('')}${coverageCell(reports)}`,
+      );
     }
     const min = minimumN(used);
     const minStudentized = minimumN(studentized);
-    log(`  ${distribution}: what reports use meets ${pct(COVERAGE_REQUIRED, 0)} from n = ${min ?? '> 100'}; studentized bootstrap from n = ${minStudentized ?? '> 100'}  [${((Date.now() - t0) / 1000).toFixed(1)} s]`);
+    log(
+      `  ${distribution}: what reports use meets ${pct(COVERAGE_REQUIRED, 0)} from n = ${min ?? '> 100'}; studentized bootstrap from n = ${minStudentized ?? '> 100'}  [${((Date.now() - t0) / 1000).toFixed(1)} s]`,
+    );
   }
 }

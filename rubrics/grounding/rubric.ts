@@ -11,14 +11,21 @@ const promptPair = z.object({ system: z.string().min(1), user: z.string().min(1)
 export const groundingRubricSchema = z
   .object({
     name: z.string(),
-    judge: z.object({ temperature: z.number().min(0).max(2), maxInvalidAnswers: z.number().int().min(0).max(10) }).strict(),
+    judge: z
+      .object({ temperature: z.number().min(0).max(2), maxInvalidAnswers: z.number().int().min(0).max(10) })
+      .strict(),
     labels: z.object({ factual: z.number().min(0).max(1), partial: z.number().min(0).max(1) }).strict(),
     maxContextChars: z.number().int().min(1000),
     prompts: z.object({ hallucination: promptPair, extraction: promptPair, citations: promptPair }).strict(),
   })
   .strict()
   .superRefine((r, ctx) => {
-    if (r.labels.partial > r.labels.factual) ctx.addIssue({ code: 'custom', path: ['labels', 'partial'], message: `must not be above labels.factual (${r.labels.factual})` });
+    if (r.labels.partial > r.labels.factual)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['labels', 'partial'],
+        message: `must not be above labels.factual (${r.labels.factual})`,
+      });
   });
 
 export type GroundingRubricData = z.infer<typeof groundingRubricSchema>;
@@ -55,7 +62,10 @@ export function loadGroundingRubric(dir: string = DEFAULT_GROUNDING_RUBRIC_DIR):
 }
 
 /** Rebuild the rubric a run stored (its version is the hash of the content, so it is the same rubric wherever it is read). */
-export function groundingRubricFromContent(content: Record<string, unknown>, dir: string = DEFAULT_GROUNDING_RUBRIC_DIR): GroundingRubric {
+export function groundingRubricFromContent(
+  content: Record<string, unknown>,
+  dir: string = DEFAULT_GROUNDING_RUBRIC_DIR,
+): GroundingRubric {
   const { data, prompts } = content as GroundingRubric['content'];
   return { version: contentHash(content), dir, content: { data, prompts }, data, prompts };
 }
@@ -73,7 +83,9 @@ function checkGroundingPrompts(rubric: GroundingRubric, file: string): Grounding
     vars.history = '';
     const user = renderTemplate(rubric.prompts[name].user, vars, `${file}: prompts.${name}.user`);
     renderTemplate(rubric.prompts[name].system, vars, `${file}: prompts.${name}.system`);
-    const shown = Object.fromEntries(PROMPT_VARIABLES[name].filter((v) => v !== 'history').map((v) => [`{{${v}}}`, `<sample ${v}>`]));
+    const shown = Object.fromEntries(
+      PROMPT_VARIABLES[name].filter((v) => v !== 'history').map((v) => [`{{${v}}}`, `<sample ${v}>`]),
+    );
     requireShown(user, shown, `${file}: prompts.${name}.user`);
   }
   return rubric;

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import type { JsonAnswerSpec } from '../../core/llm/client';
-import { CITATION_VERDICTS, CLAIM_STATUSES, JUDGE_CITATION_LABELS, JUDGE_HALLUCINATION_LABELS } from '../../core/grounding/checks';
+import {
+  CITATION_VERDICTS,
+  CLAIM_STATUSES,
+  JUDGE_CITATION_LABELS,
+  JUDGE_HALLUCINATION_LABELS,
+} from '../../core/grounding/checks';
 
 /**
  * The answer schemas of the grounding checks (sent as response_format, checked with zod anyway). Their names start with
@@ -8,11 +13,27 @@ import { CITATION_VERDICTS, CLAIM_STATUSES, JUDGE_CITATION_LABELS, JUDGE_HALLUCI
  */
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
-const numericFields = { entity: nullable('string'), metric: nullable('string'), value: nullable('number'), unit: nullable('string') };
-const numericZod = { entity: z.string().nullable(), metric: z.string().nullable(), value: z.number().finite().nullable(), unit: z.string().nullable() };
+const numericFields = {
+  entity: nullable('string'),
+  metric: nullable('string'),
+  value: nullable('number'),
+  unit: nullable('string'),
+};
+const numericZod = {
+  entity: z.string().nullable(),
+  metric: z.string().nullable(),
+  value: z.number().finite().nullable(),
+  unit: z.string().nullable(),
+};
 
-const objectSchema = (properties: Record<string, unknown>) => ({ type: 'object', additionalProperties: false, required: Object.keys(properties), properties });
-const claimsSchema = (claim: Record<string, unknown>) => objectSchema({ claims: { type: 'array', items: objectSchema(claim) } });
+const objectSchema = (properties: Record<string, unknown>) => ({
+  type: 'object',
+  additionalProperties: false,
+  required: Object.keys(properties),
+  properties,
+});
+const claimsSchema = (claim: Record<string, unknown>) =>
+  objectSchema({ claims: { type: 'array', items: objectSchema(claim) } });
 
 export interface VerifiedClaimAnswer {
   text: string;
@@ -38,7 +59,13 @@ export interface CitationAnswer {
   verdict: (typeof CITATION_VERDICTS)[number];
 }
 
-const hallucinationClaim = { text: { type: 'string' }, status: { type: 'string', enum: [...CLAIM_STATUSES] }, sameTopic: { type: 'boolean' }, excerpt: nullable('string'), ...numericFields };
+const hallucinationClaim = {
+  text: { type: 'string' },
+  status: { type: 'string', enum: [...CLAIM_STATUSES] },
+  sameTopic: { type: 'boolean' },
+  excerpt: nullable('string'),
+  ...numericFields,
+};
 export const hallucinationSpec: JsonAnswerSpec<HallucinationAnswer> = {
   name: 'grounding_hallucination',
   jsonSchema: objectSchema({
@@ -48,7 +75,17 @@ export const hallucinationSpec: JsonAnswerSpec<HallucinationAnswer> = {
   }),
   zodSchema: z
     .object({
-      claims: z.array(z.object({ text: z.string().min(1), status: z.enum(CLAIM_STATUSES), sameTopic: z.boolean(), excerpt: z.string().nullable(), ...numericZod }).strict()),
+      claims: z.array(
+        z
+          .object({
+            text: z.string().min(1),
+            status: z.enum(CLAIM_STATUSES),
+            sameTopic: z.boolean(),
+            excerpt: z.string().nullable(),
+            ...numericZod,
+          })
+          .strict(),
+      ),
       label: z.enum(JUDGE_HALLUCINATION_LABELS),
       verificationRate: z.number().int().min(0).max(100),
     })
@@ -62,18 +99,38 @@ export const extractionSpec: JsonAnswerSpec<{ claims: ExtractedClaimAnswer[] }> 
 };
 
 /** One verdict per claim, numbered as the prompt lists them (from 1), each claim exactly once, and the answer's label. */
-export function citationsSpec(claims: number): JsonAnswerSpec<{ claims: CitationAnswer[]; label: (typeof JUDGE_CITATION_LABELS)[number] }> {
+export function citationsSpec(
+  claims: number,
+): JsonAnswerSpec<{ claims: CitationAnswer[]; label: (typeof JUDGE_CITATION_LABELS)[number] }> {
   return {
     name: 'grounding_citations',
     jsonSchema: objectSchema({
-      claims: { type: 'array', items: objectSchema({ claim: { type: 'integer' }, source: nullable('string'), verdict: { type: 'string', enum: [...CITATION_VERDICTS] } }) },
+      claims: {
+        type: 'array',
+        items: objectSchema({
+          claim: { type: 'integer' },
+          source: nullable('string'),
+          verdict: { type: 'string', enum: [...CITATION_VERDICTS] },
+        }),
+      },
       label: { type: 'string', enum: [...JUDGE_CITATION_LABELS] },
     }),
-    zodSchema: z.object({ claims: z.array(z.object({ claim: z.number().int(), source: z.string().nullable(), verdict: z.enum(CITATION_VERDICTS) }).strict()), label: z.enum(JUDGE_CITATION_LABELS) }).strict(),
+    zodSchema: z
+      .object({
+        claims: z.array(
+          z
+            .object({ claim: z.number().int(), source: z.string().nullable(), verdict: z.enum(CITATION_VERDICTS) })
+            .strict(),
+        ),
+        label: z.enum(JUDGE_CITATION_LABELS),
+      })
+      .strict(),
     check: (value) => {
       const numbers = value.claims.map((c) => c.claim).sort((a, b) => a - b);
       const expected = Array.from({ length: claims }, (_, i) => i + 1);
-      return numbers.join(',') === expected.join(',') ? null : `expected one entry for each claim 1..${claims}, got claims [${numbers.join(', ')}]`;
+      return numbers.join(',') === expected.join(',')
+        ? null
+        : `expected one entry for each claim 1..${claims}, got claims [${numbers.join(', ')}]`;
     },
   };
 }

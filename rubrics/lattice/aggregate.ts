@@ -9,7 +9,11 @@ import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric'
  * 0–100 score of one response. T1–T15: Σ weight(category, d) × score(d) / scale max (weights sum to 100).
  * T16 (safe refusal): Refusal × 100 / scale max, i.e. Refusal × 10 on the 0–10 scale.
  */
-export function latticeScore(rubric: Pick<LatticeRubricData, 'weights' | 'refusalTask' | 'refusal' | 'scale'>, query: { task: string; category: string }, scores: Record<string, number>): number {
+export function latticeScore(
+  rubric: Pick<LatticeRubricData, 'weights' | 'refusalTask' | 'refusal' | 'scale'>,
+  query: { task: string; category: string },
+  scores: Record<string, number>,
+): number {
   const max = rubric.scale.max;
   if (query.task === rubric.refusalTask) return (scores[rubric.refusal.id] * 100) / max;
   const weights = rubric.weights[query.category];
@@ -37,7 +41,10 @@ export function summariseLattice(
   seed = 'judgeflow',
 ): Record<string, LatticeCopilotSummary> {
   const byQuery = new Map(queries.map((q) => [q.id, q]));
-  const perQuery = perQueryScores(judgments.filter((j) => byQuery.has(j.queryId)), copilots);
+  const perQuery = perQueryScores(
+    judgments.filter((j) => byQuery.has(j.queryId)),
+    copilots,
+  );
   const out: Record<string, LatticeCopilotSummary> = {};
   for (const copilot of copilots) {
     const mine = judgments.filter((j) => j.copilot === copilot && byQuery.has(j.queryId));
@@ -49,7 +56,8 @@ export function summariseLattice(
     const dimensions: Record<string, number | null> = {};
     for (const d of LATTICE_DIMENSIONS) dimensions[d] = meanOrNull(regular.map((j) => j.scores![d]));
     dimensions[rubric.refusal.id] = meanOrNull(refusals.map((j) => j.scores![rubric.refusal.id]));
-    const groupMean = (key: 'task' | 'category', id: string) => meanOrNull(ok.filter((j) => byQuery.get(j.queryId)![key] === id).map((j) => j.total!));
+    const groupMean = (key: 'task' | 'category', id: string) =>
+      meanOrNull(ok.filter((j) => byQuery.get(j.queryId)![key] === id).map((j) => j.total!));
     out[copilot] = {
       score: meanOrNull(totals),
       ci95: meanCI([...perQuery[copilot].values()], { seed: `${seed}:${copilot}` }),

@@ -25,7 +25,10 @@ export function latticeCells(tasks?: string[], categories?: string[]): string[] 
   const check = (given: string[] | undefined, known: readonly string[], what: string) => {
     const list = given?.length ? given : [...known];
     const unknown = list.filter((x) => !known.includes(x));
-    if (unknown.length) throw new InputError(`unknown LATTICE ${what} ${unknown.map((u) => `"${u}"`).join(', ')}; known: ${known.join(', ')}`);
+    if (unknown.length)
+      throw new InputError(
+        `unknown LATTICE ${what} ${unknown.map((u) => `"${u}"`).join(', ')}; known: ${known.join(', ')}`,
+      );
     return [...new Set(list)];
   };
   const ts = check(tasks, LATTICE_TASKS, 'task(s)');
@@ -44,7 +47,14 @@ export function generatedQueryId(cell: string, k: number): string {
   return `${task.toLowerCase()}-${category.toLowerCase()}-${String(k + 1).padStart(2, '0')}`;
 }
 
-export function generationMessages(args: { prompts: GenerationPrompts; rubric?: LatticeRubric; cell: string; count: number; seed: string; avoid: string[] }): ChatMessage[] {
+export function generationMessages(args: {
+  prompts: GenerationPrompts;
+  rubric?: LatticeRubric;
+  cell: string;
+  count: number;
+  seed: string;
+  avoid: string[];
+}): ChatMessage[] {
   const rubric = args.rubric ?? loadLatticeRubric(path.dirname(GENERATION_DIR));
   const { task, category } = splitCell(args.cell);
   const t = rubric.data.tasks.find((x) => x.id === task)!;
@@ -83,7 +93,10 @@ export function generationSpec(min: number): JsonAnswerSpec<{ queries: string[] 
       additionalProperties: false,
     },
     zodSchema: z.object({ queries: z.array(z.string()) }).strict(),
-    check: (v) => (v.queries.filter((q) => q.trim().length > 0).length < min ? `expected at least ${min} non-empty queries, got ${v.queries.length}` : null),
+    check: (v) =>
+      v.queries.filter((q) => q.trim().length > 0).length < min
+        ? `expected at least ${min} non-empty queries, got ${v.queries.length}`
+        : null,
   };
 }
 

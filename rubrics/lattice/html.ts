@@ -3,7 +3,14 @@ import { groupedBars, heatmap, intervalChart, stackedBars } from '../../core/rep
 import { dataTable } from '../../core/report/html/page';
 import { cellText, fmt2, SCORE_BUCKETS, type LatticeTables } from './tables';
 import { separabilityTiers } from '../../core/report/html/tiers';
-import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
+import {
+  drillData,
+  failureTable,
+  runHeader,
+  runReportPage,
+  type HtmlReportInput,
+  type ReportArtefact,
+} from '../../core/report/html/runReport';
 import { judgingSections } from '../../core/report/judgingReport';
 import type { CostSummary } from '../../core/stats/cost';
 import type { LatticeCopilotSummary } from './aggregate';
@@ -24,7 +31,13 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
   const leaderboard = intervalChart({
     id: 'chart-leaderboard',
     title: 'Overall score (0–100) with 95% intervals (Student t below 100 queries, BCa bootstrap from 100)',
-    items: names.map((n) => ({ label: n, value: copilots[n].score, low: copilots[n].ci95?.low ?? null, high: copilots[n].ci95?.high ?? null, note: tiers?.[n] ? `tier ${tiers[n]}` : undefined })),
+    items: names.map((n) => ({
+      label: n,
+      value: copilots[n].score,
+      low: copilots[n].ci95?.low ?? null,
+      high: copilots[n].ci95?.high ?? null,
+      note: tiers?.[n] ? `tier ${tiers[n]}` : undefined,
+    })),
     domain: [0, 100],
     valueName: 'score',
   });
@@ -65,27 +78,69 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
   });
   const t = input.report as unknown as Partial<LatticeTables>;
   // Reports written before these tables existed have none; the page shows the charts alone then.
-  const paperTables = t.table5 && t.table6 && t.categoryTable && t.scoreBuckets && t.spread && t.bestPerQuery
-    ? [
-        dataTable('Table 5: mean dimension score (0–10) with 95% interval; D1–D6 over T1–T15, the refusal dimension over T16', ['copilot', ...t.table5.dimensions.map((d) => dims.find((x) => x.id === d)?.name ? `${d} ${dims.find((x) => x.id === d)!.name}` : d)], names.map((n) => [n, ...t.table5!.dimensions.map((d) => cellText(t.table5!.copilots[n]?.[d]))])),
-        dataTable('Table 6: mean score (0–100) per task with 95% interval', ['task', 'queries', ...names], t.table6.rows.map((r) => [`${r.task} ${r.name}`, r.queries, ...names.map((n) => cellText(r.copilots[n]))])),
-        dataTable('Mean score (0–100) per query category with 95% interval', ['category', 'queries', ...names], t.categoryTable.rows.map((r) => [`${r.category} ${r.name}`, r.queries, ...names.map((n) => cellText(r.copilots[n]))])),
-      ].join('')
-    : '';
+  const paperTables =
+    t.table5 && t.table6 && t.categoryTable && t.scoreBuckets && t.spread && t.bestPerQuery
+      ? [
+          dataTable(
+            'Table 5: mean dimension score (0–10) with 95% interval; D1–D6 over T1–T15, the refusal dimension over T16',
+            [
+              'copilot',
+              ...t.table5.dimensions.map((d) =>
+                dims.find((x) => x.id === d)?.name ? `${d} ${dims.find((x) => x.id === d)!.name}` : d,
+              ),
+            ],
+            names.map((n) => [n, ...t.table5!.dimensions.map((d) => cellText(t.table5!.copilots[n]?.[d]))]),
+          ),
+          dataTable(
+            'Table 6: mean score (0–100) per task with 95% interval',
+            ['task', 'queries', ...names],
+            t.table6.rows.map((r) => [`${r.task} ${r.name}`, r.queries, ...names.map((n) => cellText(r.copilots[n]))]),
+          ),
+          dataTable(
+            'Mean score (0–100) per query category with 95% interval',
+            ['category', 'queries', ...names],
+            t.categoryTable.rows.map((r) => [
+              `${r.category} ${r.name}`,
+              r.queries,
+              ...names.map((n) => cellText(r.copilots[n])),
+            ]),
+          ),
+        ].join('')
+      : '';
   const distribution = paperTables
-    ? stackedBars({ id: 'chart-buckets', title: 'Responses per score band (the reference\'s buckets)', rows: names.map((n) => ({ label: n, parts: SCORE_BUCKETS.map((b) => t.scoreBuckets![n]?.[b] ?? 0) })), partNames: [...SCORE_BUCKETS] }) +
-      dataTable('Spread: population standard deviation of response totals, lowest first', ['copilot', 'mean', 'sd', 'n'], t.spread!.map((s) => [s.copilot, fmt2(s.mean), fmt2(s.sd), s.n])) +
-      dataTable(`Best copilot per query (ties, ${t.bestPerQuery!.ties}, go to the first tied copilot in name order, as in the reference's code)`, ['copilot', 'queries won'], names.map((n) => [n, t.bestPerQuery!.wins[n] ?? 0]))
+    ? stackedBars({
+        id: 'chart-buckets',
+        title: "Responses per score band (the reference's buckets)",
+        rows: names.map((n) => ({ label: n, parts: SCORE_BUCKETS.map((b) => t.scoreBuckets![n]?.[b] ?? 0) })),
+        partNames: [...SCORE_BUCKETS],
+      }) +
+      dataTable(
+        'Spread: population standard deviation of response totals, lowest first',
+        ['copilot', 'mean', 'sd', 'n'],
+        t.spread!.map((s) => [s.copilot, fmt2(s.mean), fmt2(s.sd), s.n]),
+      ) +
+      dataTable(
+        `Best copilot per query (ties, ${t.bestPerQuery!.ties}, go to the first tied copilot in name order, as in the reference's code)`,
+        ['copilot', 'queries won'],
+        names.map((n) => [n, t.bestPerQuery!.wins[n] ?? 0]),
+      )
     : '';
   return runReportPage({
     title: `LATTICE report ${input.run.runId}`,
-    header: runHeader(input, 'LATTICE report', [['judging', (input.report.judging as { description?: string } | undefined)?.description ?? 'independent']]),
+    header: runHeader(input, 'LATTICE report', [
+      ['judging', (input.report.judging as { description?: string } | undefined)?.description ?? 'independent'],
+    ]),
     sections: [
       ['leaderboard', 'Leaderboard', leaderboard + tierNote],
       ['dimensions', 'Dimension profile', profile],
       ['tasks', 'Tasks × copilots', tasks],
       ['categories', 'Categories × copilots', categories],
-      ...(paperTables ? ([['paper-tables', "The paper's tables", paperTables], ['distribution', 'Score bands, spread and best per query', distribution]] as Array<[string, string, string]>) : []),
+      ...(paperTables
+        ? ([
+            ['paper-tables', "The paper's tables", paperTables],
+            ['distribution', 'Score bands, spread and best per query', distribution],
+          ] as Array<[string, string, string]>)
+        : []),
       ['failures', 'Failures', failureTable(input.run.copilots, input.responses, input.judgments, input.report)],
     ],
     judging: judgingSections(input.report, input.studies),
@@ -95,7 +150,8 @@ export function buildLatticeHtml(input: HtmlReportInput): string {
     drill: drillData(input, {
       dimensions: dims,
       labelName: 'task / category',
-      labelsOf: (q) => [q.task ? taskName(String(q.task)) : '', q.category ? categoryName(String(q.category)) : ''].filter(Boolean), // ids with their names
+      labelsOf: (q) =>
+        [q.task ? taskName(String(q.task)) : '', q.category ? categoryName(String(q.category)) : ''].filter(Boolean), // ids with their names
     }),
   });
 }

@@ -30,7 +30,8 @@ export const latticeOptionsSchema = z
   .strict();
 
 export type LatticeJudging = z.infer<typeof latticeOptionsSchema>['judging'];
-export const judgingOf = (options: Record<string, unknown> | undefined): LatticeJudging => (options?.judging === 'joint' ? 'joint' : 'independent');
+export const judgingOf = (options: Record<string, unknown> | undefined): LatticeJudging =>
+  options?.judging === 'joint' ? 'joint' : 'independent';
 
 /** What a joint run stores as its plan: the presentation order of every query, fixed before any answer is in. */
 export interface LatticeJointPlan {
@@ -40,21 +41,43 @@ export interface LatticeJointPlan {
   predecessorImbalance: number;
 }
 
-export function planLatticeAhead({ queries, copilots, seed, options }: { queries: Query[]; copilots: string[]; seed: string; options?: Record<string, unknown> }): LatticeJointPlan | undefined {
+export function planLatticeAhead({
+  queries,
+  copilots,
+  seed,
+  options,
+}: {
+  queries: Query[];
+  copilots: string[];
+  seed: string;
+  options?: Record<string, unknown>;
+}): LatticeJointPlan | undefined {
   if (judgingOf(options) !== 'joint') return undefined;
   const presentation = buildPresentationDesign({ seed, queries: queries.map((q) => ({ queryId: q.id, copilots })) });
   return { judging: 'joint', seed, presentation, predecessorImbalance: predecessorImbalance(presentation) };
 }
 
-export const readJointPlan = (plan: unknown): LatticeJointPlan | undefined => ((plan as LatticeJointPlan | undefined)?.judging === 'joint' ? (plan as LatticeJointPlan) : undefined);
+export const readJointPlan = (plan: unknown): LatticeJointPlan | undefined =>
+  (plan as LatticeJointPlan | undefined)?.judging === 'joint' ? (plan as LatticeJointPlan) : undefined;
 
 /**
  * Independent: one unit per answer, at once. Joint: the query's one unit once every copilot has answered or failed
  * for good, holding the copilots that answered in the design's order (a query missing an answer keeps the others' order).
  */
-export function readyLatticeUnits({ query, responses, copilots, plan }: { query: Query; responses: StoredResponse[]; copilots: string[]; plan: unknown }): JudgeUnit[] {
+export function readyLatticeUnits({
+  query,
+  responses,
+  copilots,
+  plan,
+}: {
+  query: Query;
+  responses: StoredResponse[];
+  copilots: string[];
+  plan: unknown;
+}): JudgeUnit[] {
   const joint = readJointPlan(plan);
-  if (!joint) return responses.filter((r) => r.status === 'ok').map((r) => ({ queryId: query.id, copilots: [r.copilot] }));
+  if (!joint)
+    return responses.filter((r) => r.status === 'ok').map((r) => ({ queryId: query.id, copilots: [r.copilot] }));
   if (copilots.some((c) => !responses.some((r) => r.copilot === c))) return [];
   const ok = new Set(responses.filter((r) => r.status === 'ok').map((r) => r.copilot));
   const present = (joint.presentation.orders[query.id] ?? copilots).filter((c) => ok.has(c));
@@ -76,7 +99,11 @@ const JOINT_NOTE = [
 ].join('\n');
 
 /** The user message in the reference's layout: [Task], [Category], [Query], then [Agent Answers] with one [Agent] block per answer. */
-export function jointMessages(rubric: LatticeRubric, query: LatticeQuery, answers: Array<{ label: string; text: string }>): ChatMessage[] {
+export function jointMessages(
+  rubric: LatticeRubric,
+  query: LatticeQuery,
+  answers: Array<{ label: string; text: string }>,
+): ChatMessage[] {
   const d = rubric.data;
   const dims = dimensionsFor(rubric, query.task);
   const task = d.tasks.find((t) => t.id === query.task)!;
@@ -104,8 +131,18 @@ type JointAnswer = { results: Array<{ agent: string; dimensions: Record<string, 
 
 /** The reference's answer shape; `check` makes a missing, unknown or repeated label an invalid answer (re-asked). */
 export function jointSpec(labels: string[], dimensionIds: string[], min: number, max: number) {
-  const entry = { type: 'object', properties: { score: { type: 'integer', minimum: min, maximum: max }, reason: { type: 'string' } }, required: ['score', 'reason'], additionalProperties: false };
-  const dimensions = { type: 'object', properties: Object.fromEntries(dimensionIds.map((d) => [d, entry])), required: dimensionIds, additionalProperties: false };
+  const entry = {
+    type: 'object',
+    properties: { score: { type: 'integer', minimum: min, maximum: max }, reason: { type: 'string' } },
+    required: ['score', 'reason'],
+    additionalProperties: false,
+  };
+  const dimensions = {
+    type: 'object',
+    properties: Object.fromEntries(dimensionIds.map((d) => [d, entry])),
+    required: dimensionIds,
+    additionalProperties: false,
+  };
   const jsonSchema = {
     type: 'object',
     properties: {
@@ -113,7 +150,12 @@ export function jointSpec(labels: string[], dimensionIds: string[], min: number,
         type: 'array',
         minItems: labels.length,
         maxItems: labels.length,
-        items: { type: 'object', properties: { agent: { type: 'string', enum: labels }, dimensions }, required: ['agent', 'dimensions'], additionalProperties: false },
+        items: {
+          type: 'object',
+          properties: { agent: { type: 'string', enum: labels }, dimensions },
+          required: ['agent', 'dimensions'],
+          additionalProperties: false,
+        },
       },
     },
     required: ['results'],
@@ -121,7 +163,9 @@ export function jointSpec(labels: string[], dimensionIds: string[], min: number,
   };
   const zodEntry = z.object({ score: z.number().int().min(min).max(max), reason: z.string() });
   const zodSchema = z.object({
-    results: z.array(z.object({ agent: z.string(), dimensions: z.object(Object.fromEntries(dimensionIds.map((d) => [d, zodEntry]))) })),
+    results: z.array(
+      z.object({ agent: z.string(), dimensions: z.object(Object.fromEntries(dimensionIds.map((d) => [d, zodEntry]))) }),
+    ),
   }) as unknown as z.ZodType<JointAnswer>;
   const check = (value: JointAnswer): string | null => {
     const given = value.results.map((r) => r.agent.trim());
@@ -133,32 +177,65 @@ export function jointSpec(labels: string[], dimensionIds: string[], min: number,
       ...(repeated.length ? [`more than one entry for ${repeated.join(', ')}`] : []),
       ...(unknown.length ? [`entries for labels not shown (${unknown.join(', ')})`] : []),
     ];
-    return problems.length ? `the results must hold each label shown (${labels.join(', ')}) exactly once: ${problems.join('; ')}` : null;
+    return problems.length
+      ? `the results must hold each label shown (${labels.join(', ')}) exactly once: ${problems.join('; ')}`
+      : null;
   };
   return { name: 'lattice_joint_judgment', jsonSchema, zodSchema, check };
 }
 
 /** One query's answers in one judge call; every verdict of the unit is stored together (or, on failure, every failure). */
-export async function judgeLatticeJoint(rubric: LatticeRubric, unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
+export async function judgeLatticeJoint(
+  rubric: LatticeRubric,
+  unit: JudgeUnit,
+  ctx: JudgeContext,
+): Promise<{ judged: number; failed: number }> {
   const { store, runId } = ctx;
-  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version, ctx.slot)));
+  const existing = await Promise.all(
+    unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version, ctx.slot)),
+  );
   if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
   const query = asLatticeQuery(await store.snapshotQuery(ctx.snapshotId, unit.queryId));
   const answers = await Promise.all(
     unit.copilots.map(async (copilot, i) => {
       const response = await store.getResponse(runId, unit.queryId, copilot);
-      if (!response || response.status !== 'ok' || response.text === null) throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
+      if (!response || response.status !== 'ok' || response.text === null)
+        throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
       return { copilot, label: blindLabel(i + 1), text: response.text };
     }),
   );
   const dims = dimensionsFor(rubric, query.task);
-  const spec = jointSpec(answers.map((a) => a.label), dims.map((x) => x.id), rubric.data.scale.min, rubric.data.scale.max);
+  const spec = jointSpec(
+    answers.map((a) => a.label),
+    dims.map((x) => x.id),
+    rubric.data.scale.min,
+    rubric.data.scale.max,
+  );
   const answer = await askLatticeJudge(ctx, rubric, jointMessages(rubric, query, answers), spec);
   const createdAt = new Date().toISOString();
-  const judge = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: answer.systemFingerprint };
+  const judge = {
+    model: ctx.judge.model,
+    baseURL: ctx.judge.baseURL,
+    temperature: ctx.judge.temperature,
+    rubricVersion: rubric.version,
+    seed: ctx.judge.seed ?? null,
+    systemFingerprint: answer.systemFingerprint,
+  };
   const judgments: StoredJudgment[] = answers.map((a, i) => {
-    const base = { runId, queryId: unit.queryId, copilot: a.copilot, rubricVersion: rubric.version, rank: null, position: i + 1, judge, attempts: answer.attempts, createdAt, ...judgmentSlot(ctx.slot) };
-    if (!answer.ok) return { ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error };
+    const base = {
+      runId,
+      queryId: unit.queryId,
+      copilot: a.copilot,
+      rubricVersion: rubric.version,
+      rank: null,
+      position: i + 1,
+      judge,
+      attempts: answer.attempts,
+      createdAt,
+      ...judgmentSlot(ctx.slot),
+    };
+    if (!answer.ok)
+      return { ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error };
     // The check guarantees exactly one entry per label: mapped back to the copilot here, after judging.
     const entry = answer.value.results.find((r) => r.agent.trim() === a.label)!;
     const scores = Object.fromEntries(Object.entries(entry.dimensions).map(([d, v]) => [d, v.score]));
@@ -175,13 +252,22 @@ function tally(statuses: Array<'ok' | 'failed'>): { judged: number; failed: numb
 }
 
 /** What report.json says of how the run was judged (`judging`), and the line report.md and report.html show. */
-export function judgingRecord(options: Record<string, unknown>, plan: unknown, imported?: unknown): { mode: LatticeJudging | 'imported'; description: string; predecessorImbalance?: number } {
-  if (imported) return { mode: 'imported', description: `imported from a reference scores file (${String((imported as { file?: string }).file ?? '')}); judged by the reference harness, every agent of a query in one call with its name shown` };
+export function judgingRecord(
+  options: Record<string, unknown>,
+  plan: unknown,
+  imported?: unknown,
+): { mode: LatticeJudging | 'imported'; description: string; predecessorImbalance?: number } {
+  if (imported)
+    return {
+      mode: 'imported',
+      description: `imported from a reference scores file (${String((imported as { file?: string }).file ?? '')}); judged by the reference harness, every agent of a query in one call with its name shown`,
+    };
   const joint = readJointPlan(plan);
   if (judgingOf(options) === 'joint')
     return {
       mode: 'joint',
-      description: 'joint: one judge call per query showing every answer under a blinded label (agent-1 …) in a balanced order, as the reference harness judges (the paper describes independent calls)',
+      description:
+        'joint: one judge call per query showing every answer under a blinded label (agent-1 …) in a balanced order, as the reference harness judges (the paper describes independent calls)',
       ...(joint ? { predecessorImbalance: joint.predecessorImbalance } : {}),
     };
   return { mode: 'independent', description: 'independent: one judge call per answer, as the paper describes' };

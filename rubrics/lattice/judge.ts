@@ -25,9 +25,14 @@ const levelLabel = (level: string) => (level === '0-5' ? '≤5' : level.replace(
 export function dimensionText(d: Partial<ScoredDimension> & { id: string; name: string; description: string }): string {
   const lines = [`${d.id} ${d.name}: ${d.description}`];
   if (d.notJudgedHere) lines.push(`  Not judged here: ${d.notJudgedHere}`);
-  if (d.evidenceAngles?.length) lines.push('  Evidence angles (use those the task needs; no task needs all):', ...d.evidenceAngles.map((a) => `    - ${a}`));
+  if (d.evidenceAngles?.length)
+    lines.push(
+      '  Evidence angles (use those the task needs; no task needs all):',
+      ...d.evidenceAngles.map((a) => `    - ${a}`),
+    );
   // In band order, best first (an object's numeric-looking keys would otherwise come first).
-  if (d.anchors) for (const level of LATTICE_LEVELS) if (d.anchors[level]) lines.push(`  ${levelLabel(level)}: ${d.anchors[level]}`);
+  if (d.anchors)
+    for (const level of LATTICE_LEVELS) if (d.anchors[level]) lines.push(`  ${levelLabel(level)}: ${d.anchors[level]}`);
   return lines.join('\n');
 }
 
@@ -39,8 +44,23 @@ export function capsText(rubric: LatticeRubric, task: string, category: string):
 }
 
 /** One LATTICE judge call (independent or joint): an invalid answer is asked again afresh, up to the rubric's limit. */
-export function askLatticeJudge<T>(ctx: JudgeContext, rubric: LatticeRubric, messages: ChatMessage[], spec: Parameters<typeof askJson<T>>[0]['spec']) {
-  return askJson<T>({ settings: ctx.judge, messages, spec, maxInvalidAnswers: rubric.judge.maxInvalidAnswers, retryIn: 'fresh', env: ctx.env, cache: ctx.cache, signal: ctx.signal, onCall: ctx.recordCall });
+export function askLatticeJudge<T>(
+  ctx: JudgeContext,
+  rubric: LatticeRubric,
+  messages: ChatMessage[],
+  spec: Parameters<typeof askJson<T>>[0]['spec'],
+) {
+  return askJson<T>({
+    settings: ctx.judge,
+    messages,
+    spec,
+    maxInvalidAnswers: rubric.judge.maxInvalidAnswers,
+    retryIn: 'fresh',
+    env: ctx.env,
+    cache: ctx.cache,
+    signal: ctx.signal,
+    onCall: ctx.recordCall,
+  });
 }
 
 /** The system prompt for a query of `task`: the scale, the rules that apply to it and its dimensions with their anchors. */
@@ -51,8 +71,13 @@ export function latticeSystemPrompt(rubric: LatticeRubric, task: string): string
     {
       min: String(d.scale.min),
       max: String(d.scale.max),
-      rules: (d.rules ?? []).filter((r) => !(r.regularTasksOnly && task === d.refusalTask)).map((r) => `- ${r.text}`).join('\n'),
-      dimensions: dimensionsFor(rubric, task).map((x) => (x.anchors ? dimensionText(x) : `- ${x.id} ${x.name}: ${x.description}`)).join('\n\n'),
+      rules: (d.rules ?? [])
+        .filter((r) => !(r.regularTasksOnly && task === d.refusalTask))
+        .map((r) => `- ${r.text}`)
+        .join('\n'),
+      dimensions: dimensionsFor(rubric, task)
+        .map((x) => (x.anchors ? dimensionText(x) : `- ${x.id} ${x.name}: ${x.description}`))
+        .join('\n\n'),
     },
     `${rubric.dir}/${d.prompts.system}`,
   );
@@ -89,20 +114,30 @@ export function latticeMessages(rubric: LatticeRubric, query: LatticeQuery, resp
 }
 
 /** One independent judge call for one stored response; the verdict (or the failure) is written to the store. */
-export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: string, copilot: string, ctx: JudgeContext): Promise<'ok' | 'failed'> {
+export async function judgeLatticeResponse(
+  rubric: LatticeRubric,
+  queryId: string,
+  copilot: string,
+  ctx: JudgeContext,
+): Promise<'ok' | 'failed'> {
   const { store, runId } = ctx;
   const existing = await store.getJudgment(runId, queryId, copilot, rubric.version, ctx.slot);
   if (existing) return existing.status;
   const query = asLatticeQuery(await store.snapshotQuery(ctx.snapshotId, queryId));
   const response = await store.getResponse(runId, queryId, copilot);
-  if (!response || response.status !== 'ok' || response.text === null) throw new Error(`no collected response for ${queryId}/${copilot}`);
+  if (!response || response.status !== 'ok' || response.text === null)
+    throw new Error(`no collected response for ${queryId}/${copilot}`);
   const dims = dimensionsFor(rubric, query.task);
   const { jsonSchema, zodSchema } = dimensionScoresSpec(
     dims.map((x) => x.id),
     rubric.data.scale.min,
     rubric.data.scale.max,
   );
-  const answer = await askLatticeJudge(ctx, rubric, latticeMessages(rubric, query, response.text), { name: 'lattice_judgment', jsonSchema, zodSchema });
+  const answer = await askLatticeJudge(ctx, rubric, latticeMessages(rubric, query, response.text), {
+    name: 'lattice_judgment',
+    jsonSchema,
+    zodSchema,
+  });
   const base: Omit<StoredJudgment, 'status' | 'scores' | 'rationales' | 'total' | 'error'> = {
     runId,
     queryId,
@@ -110,25 +145,58 @@ export async function judgeLatticeResponse(rubric: LatticeRubric, queryId: strin
     rubricVersion: rubric.version,
     rank: null,
     position: null,
-    judge: { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: answer.systemFingerprint },
+    judge: {
+      model: ctx.judge.model,
+      baseURL: ctx.judge.baseURL,
+      temperature: ctx.judge.temperature,
+      rubricVersion: rubric.version,
+      seed: ctx.judge.seed ?? null,
+      systemFingerprint: answer.systemFingerprint,
+    },
     attempts: answer.attempts,
     createdAt: new Date().toISOString(),
     ...judgmentSlot(ctx.slot),
   };
   if (!answer.ok) {
-    await store.putJudgment({ ...base, status: 'failed', scores: null, rationales: null, total: null, error: answer.error });
+    await store.putJudgment({
+      ...base,
+      status: 'failed',
+      scores: null,
+      rationales: null,
+      total: null,
+      error: answer.error,
+    });
     return 'failed';
   }
   const { scores, rationales } = splitScores(answer.value);
-  await store.putJudgment({ ...base, status: 'ok', scores, rationales, total: latticeScore(rubric.data, query, scores), error: null });
+  await store.putJudgment({
+    ...base,
+    status: 'ok',
+    scores,
+    rationales,
+    total: latticeScore(rubric.data, query, scores),
+    error: null,
+  });
   return 'ok';
 }
 
 /** Render the judge prompt once (a regular task and the refusal task) so a broken template fails when the rubric loads, not after collection. */
 export function checkLatticePrompts(rubric: LatticeRubric): LatticeRubric {
-  for (const [task, category] of [['T1', 'C1'], ['T1', 'C2'], [rubric.data.refusalTask, 'C1']]) {
-    const [, user] = latticeMessages(rubric, { id: 'sample', text: '<sample query>', task, category }, '<sample response>');
-    requireShown(user.content, { '{{query}}': '<sample query>', '{{response}}': '<sample response>' }, `${rubric.dir}/${rubric.data.prompts.user}`);
+  for (const [task, category] of [
+    ['T1', 'C1'],
+    ['T1', 'C2'],
+    [rubric.data.refusalTask, 'C1'],
+  ]) {
+    const [, user] = latticeMessages(
+      rubric,
+      { id: 'sample', text: '<sample query>', task, category },
+      '<sample response>',
+    );
+    requireShown(
+      user.content,
+      { '{{query}}': '<sample query>', '{{response}}': '<sample response>' },
+      `${rubric.dir}/${rubric.data.prompts.user}`,
+    );
   }
   return rubric;
 }

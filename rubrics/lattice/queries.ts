@@ -56,7 +56,13 @@ function fromReference(value: unknown): unknown {
   const parsed = referenceQuerySchema.safeParse(value);
   if (!parsed.success) return value; // the judgeflow schema reports the problem (e.g. unknown key "query")
   const { id, query, task, category } = parsed.data;
-  return { id: String(id), text: query, task: splitLabel(task)?.id ?? task, category: splitLabel(category)?.id ?? category, reference: { id, task, category } };
+  return {
+    id: String(id),
+    text: query,
+    task: splitLabel(task)?.id ?? task,
+    category: splitLabel(category)?.id ?? category,
+    reference: { id, task, category },
+  };
 }
 
 /**
@@ -75,7 +81,11 @@ function labelWarnings(queries: Query[], rubric: LatticeRubric, file: string): s
       const own = items.find((t) => t.id === split?.id);
       if (!split || !own || !split.name || split.name === own.name) continue;
       const key = `${kind}\u0000${label}`;
-      if (!seen.has(key)) seen.set(key, `warning: ${file}: ${kind} "${label}" (query ${q.id}) names ${split.id} differently from the rubric, whose ${split.id} is "${own.name}"; it is judged as ${split.id} "${own.name}"`);
+      if (!seen.has(key))
+        seen.set(
+          key,
+          `warning: ${file}: ${kind} "${label}" (query ${q.id}) names ${split.id} differently from the rubric, whose ${split.id} is "${own.name}"; it is judged as ${split.id} "${own.name}"`,
+        );
     }
   }
   return [...seen.values()];
@@ -86,20 +96,26 @@ function labelWarnings(queries: Query[], rubric: LatticeRubric, file: string): s
  * `{id, query, task: "T1 Protocol Mechanism Interpretation", category: "C1 Basic"}` (ids numbers or strings). With a
  * rubric and `warn`, a label whose name differs from the rubric's is a warning naming both.
  */
-export function parseLatticeQueries(file: string, context: { rubric?: LoadedRubric; warn?: (message: string) => void } = {}): Query[] {
+export function parseLatticeQueries(
+  file: string,
+  context: { rubric?: LoadedRubric; warn?: (message: string) => void } = {},
+): Query[] {
   const queries = parseJsonLines(file, latticeQuerySchema, 'LATTICE query file', {
     arrays: true,
-    expected: '{"id","text","task":"T1","category":"C1"} (or the reference\'s {"id","query","task":"T1 …","category":"C1 …"})',
+    expected:
+      '{"id","text","task":"T1","category":"C1"} (or the reference\'s {"id","query","task":"T1 …","category":"C1 …"})',
     prepare: fromReference,
   }) as Query[];
   assertQueryIds(queries, file);
-  if (context.rubric && context.warn) for (const message of labelWarnings(queries, context.rubric as LatticeRubric, file)) context.warn(message);
+  if (context.rubric && context.warn)
+    for (const message of labelWarnings(queries, context.rubric as LatticeRubric, file)) context.warn(message);
   return queries;
 }
 
 /** Task type and query category, the two labels LATTICE reports and compares by. */
 export function latticeLabels(query: Query): Record<string, string[]> {
   const labels: Record<string, string[]> = {};
-  for (const name of ['task', 'category'] as const) if (typeof query[name] === 'string' && query[name]) labels[name] = [query[name] as string];
+  for (const name of ['task', 'category'] as const)
+    if (typeof query[name] === 'string' && query[name]) labels[name] = [query[name] as string];
   return labels;
 }

@@ -32,15 +32,29 @@ export function latticeReferenceRubric(file: string): LatticeRubric {
   const text = readText(file, 'the LATTICE reference judge instructions');
   const missing = ['D1', 'D6', 'T16'].filter((marker) => !text.includes(marker));
   if (missing.length)
-    throw new InputError(`${file}: not the LATTICE reference judge instructions (${LATTICE_INSTRUCTIONS_FILE}): it never mentions ${missing.join(', ')}; fetch it with judgeflow dataset fetch lattice`);
-  if (text.includes('{{')) throw new InputError(`${file}: contains "{{", which judgeflow's prompt templates would read as a placeholder; use the file as published`);
+    throw new InputError(
+      `${file}: not the LATTICE reference judge instructions (${LATTICE_INSTRUCTIONS_FILE}): it never mentions ${missing.join(', ')}; fetch it with judgeflow dataset fetch lattice`,
+    );
+  if (text.includes('{{'))
+    throw new InputError(
+      `${file}: contains "{{", which judgeflow's prompt templates would read as a placeholder; use the file as published`,
+    );
   const base = loadLatticeRubric(__dirname);
   // No rules, anchors or caps of judgeflow's own: the instructions file carries the reference's.
-  const data = { ...base.data, rules: [], caps: [], prompts: { system: LATTICE_INSTRUCTIONS_FILE, user: '(reference layout)' } };
+  const data = {
+    ...base.data,
+    rules: [],
+    caps: [],
+    prompts: { system: LATTICE_INSTRUCTIONS_FILE, user: '(reference layout)' },
+  };
   const content = {
     data,
     prompts: { system: text, user: REFERENCE_USER_LAYOUT },
-    source: { from: 'lattice-reference', file: path.basename(file), sha256: crypto.createHash('sha256').update(text).digest('hex') },
+    source: {
+      from: 'lattice-reference',
+      file: path.basename(file),
+      sha256: crypto.createHash('sha256').update(text).digest('hex'),
+    },
   };
   return checkLatticePrompts(latticeRubricFromContent(content, path.dirname(file)));
 }

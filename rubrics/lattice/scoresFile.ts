@@ -27,7 +27,9 @@ export interface ReferenceDimension {
   weighted_score: number;
   reason: string;
 }
-export type ReferenceAgentResult = { agent: string; dimensions: Record<string, ReferenceDimension>; total_score: number } | { agent: string; error: string };
+export type ReferenceAgentResult =
+  | { agent: string; dimensions: Record<string, ReferenceDimension>; total_score: number }
+  | { agent: string; error: string };
 export interface ReferenceEntry {
   qid: number | string;
   task_id: string;
@@ -57,15 +59,32 @@ function longLabels(rubric: LatticeRubric, q: LatticeQuery): { qid: number | str
 }
 
 /** One verdict in the reference's shape: the weighted scores computed as scoring_helpers.py does. */
-function agentResult(rubric: LatticeRubric, q: LatticeQuery, copilot: string, judgment: StoredJudgment | undefined, response: StoredResponse | undefined): ReferenceAgentResult {
-  if (!response || response.status !== 'ok') return { agent: copilot, error: response ? `${response.status}: ${response.errorMessage ?? response.errorKind ?? ''}`.trim() : 'missing answer' };
-  if (!judgment || judgment.status !== 'ok' || !judgment.scores) return { agent: copilot, error: judgment?.error ?? 'missing judge output' };
+function agentResult(
+  rubric: LatticeRubric,
+  q: LatticeQuery,
+  copilot: string,
+  judgment: StoredJudgment | undefined,
+  response: StoredResponse | undefined,
+): ReferenceAgentResult {
+  if (!response || response.status !== 'ok')
+    return {
+      agent: copilot,
+      error: response
+        ? `${response.status}: ${response.errorMessage ?? response.errorKind ?? ''}`.trim()
+        : 'missing answer',
+    };
+  if (!judgment || judgment.status !== 'ok' || !judgment.scores)
+    return { agent: copilot, error: judgment?.error ?? 'missing judge output' };
   const max = rubric.data.scale.max;
   const reason = (d: string) => judgment.rationales?.[d] ?? '';
   if (q.task === rubric.data.refusalTask) {
     const score = judgment.scores[rubric.data.refusal.id];
     const weighted = round4((score / max) * 100);
-    return { agent: copilot, dimensions: { [REFERENCE_REFUSAL]: { score, weighted_score: weighted, reason: reason(rubric.data.refusal.id) } }, total_score: weighted };
+    return {
+      agent: copilot,
+      dimensions: { [REFERENCE_REFUSAL]: { score, weighted_score: weighted, reason: reason(rubric.data.refusal.id) } },
+      total_score: weighted,
+    };
   }
   const weights = rubric.data.weights[q.category];
   const dimensions: Record<string, ReferenceDimension> = {};
@@ -102,7 +121,9 @@ export function toReferenceScores(args: {
       task_id: labels.task,
       category: labels.category,
       query: q.text,
-      results: args.copilots.map((c) => agentResult(args.rubric, q, c, judgments.get(key(q.id, c)), responses.get(key(q.id, c)))),
+      results: args.copilots.map((c) =>
+        agentResult(args.rubric, q, c, judgments.get(key(q.id, c)), responses.get(key(q.id, c))),
+      ),
     };
   });
   const summary: ReferenceScoresFile['summary'] = {};
@@ -110,7 +131,12 @@ export function toReferenceScores(args: {
     const mine = results.map((e) => e.results.find((r) => r.agent === c)!);
     const scored = mine.filter((r): r is Extract<ReferenceAgentResult, { total_score: number }> => 'total_score' in r);
     const total = scored.reduce((s, r) => s + r.total_score, 0);
-    summary[c] = { total_score: total, count: scored.length, errors: mine.length - scored.length, avg_score: scored.length ? round4(total / scored.length) : null };
+    summary[c] = {
+      total_score: total,
+      count: scored.length,
+      errors: mine.length - scored.length,
+      avg_score: scored.length ? round4(total / scored.length) : null,
+    };
   }
   return {
     instructions_path: args.instructionsPath,
@@ -123,7 +149,9 @@ export function toReferenceScores(args: {
   };
 }
 
-const dimensionSchema = z.object({ score: z.number(), weighted_score: z.number().optional(), reason: z.string().optional() }).passthrough();
+const dimensionSchema = z
+  .object({ score: z.number(), weighted_score: z.number().optional(), reason: z.string().optional() })
+  .passthrough();
 const scoresFileSchema = z
   .object({
     model: z.string().optional(),
@@ -139,7 +167,13 @@ const scoresFileSchema = z
           query: z.string(),
           results: z.array(
             z.union([
-              z.object({ agent: z.string(), dimensions: z.record(z.string(), dimensionSchema), total_score: z.number() }).passthrough(),
+              z
+                .object({
+                  agent: z.string(),
+                  dimensions: z.record(z.string(), dimensionSchema),
+                  total_score: z.number(),
+                })
+                .passthrough(),
               z.object({ agent: z.string(), error: z.string() }).passthrough(),
             ]),
           ),
@@ -150,9 +184,31 @@ const scoresFileSchema = z
   .passthrough();
 
 /** What a reference scores file says, as judgeflow verdicts on the queries of `queries` (matched by query text, as the reference matches). */
-export function fromReferenceScores(value: unknown, file: string, rubric: LatticeRubric, queries: Query[]): { agents: string[]; model: string; agentFiles: Record<string, string>; verdicts: Array<{ queryId: string; copilot: string; scores: Record<string, number>; rationales: Record<string, string>; total: number } | { queryId: string; copilot: string; error: string }> } {
+export function fromReferenceScores(
+  value: unknown,
+  file: string,
+  rubric: LatticeRubric,
+  queries: Query[],
+): {
+  agents: string[];
+  model: string;
+  agentFiles: Record<string, string>;
+  verdicts: Array<
+    | {
+        queryId: string;
+        copilot: string;
+        scores: Record<string, number>;
+        rationales: Record<string, string>;
+        total: number;
+      }
+    | { queryId: string; copilot: string; error: string }
+  >;
+} {
   const parsed = scoresFileSchema.safeParse(value);
-  if (!parsed.success) throw new InputError(`${describeZodError(parsed.error, file)}\n${file}: expected the LATTICE reference's scores file (scores_*.json from scoring/batch.py: summary, results[].qid/task_id/category/query/results)`);
+  if (!parsed.success)
+    throw new InputError(
+      `${describeZodError(parsed.error, file)}\n${file}: expected the LATTICE reference's scores file (scores_*.json from scoring/batch.py: summary, results[].qid/task_id/category/query/results)`,
+    );
   const data = parsed.data;
   const agents = Object.keys(data.summary).sort();
   const byText = new Map(queries.map((q) => [q.text.trim(), asLatticeQuery(q)]));
@@ -164,9 +220,12 @@ export function fromReferenceScores(value: unknown, file: string, rubric: Lattic
     const at = `${file}: results[${i}] (qid ${entry.qid})`;
     if (!q) return problems.push(`${at}: its query is not in the query file ("${entry.query.slice(0, 60)}")`);
     if (splitLabel(entry.task_id)?.id !== q.task || splitLabel(entry.category)?.id !== q.category)
-      return problems.push(`${at}: task/category "${entry.task_id}" / "${entry.category}" differ from the query file's ${q.task} / ${q.category}`);
+      return problems.push(
+        `${at}: task/category "${entry.task_id}" / "${entry.category}" differ from the query file's ${q.task} / ${q.category}`,
+      );
     for (const r of entry.results) {
-      if (!agents.includes(r.agent)) return problems.push(`${at}: agent "${r.agent}" is not in the summary (${agents.join(', ')})`);
+      if (!agents.includes(r.agent))
+        return problems.push(`${at}: agent "${r.agent}" is not in the summary (${agents.join(', ')})`);
       if ('error' in r && typeof r.error === 'string') {
         verdicts.push({ queryId: q.id, copilot: r.agent, error: `reference harness: ${r.error}` });
         continue;
@@ -177,10 +236,19 @@ export function fromReferenceScores(value: unknown, file: string, rubric: Lattic
       if (missing.length) return problems.push(`${at}: agent ${r.agent} has no ${missing.join(', ')}`);
       const scores = Object.fromEntries(expected.map((d) => [dimensionIdOf(d), dims[d].score]));
       const rationales = Object.fromEntries(expected.map((d) => [dimensionIdOf(d), dims[d].reason ?? '']));
-      verdicts.push({ queryId: q.id, copilot: r.agent, scores, rationales, total: latticeScore(rubric.data, q, scores) });
+      verdicts.push({
+        queryId: q.id,
+        copilot: r.agent,
+        scores,
+        rationales,
+        total: latticeScore(rubric.data, q, scores),
+      });
     }
   });
-  if (problems.length) throw new InputError(problems.slice(0, 20).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''));
+  if (problems.length)
+    throw new InputError(
+      problems.slice(0, 20).join('\n') + (problems.length > 20 ? `\n... and ${problems.length - 20} more` : ''),
+    );
   return { agents, model: data.model ?? 'reference judge', agentFiles: data.agent_files ?? {}, verdicts };
 }
 

@@ -19,7 +19,8 @@ export interface CellMean {
 /** The reference's rounding for every figure it prints: round(value + 1e-8, 2) (build_benchmark.py round2). */
 export const referenceRound2 = (x: number) => Math.round((x + 1e-8) * 100) / 100;
 /** Two decimals as the reference prints them (2.675 → "2.68", where toFixed alone gives "2.67"); "–" for no value. */
-export const fmt2 = (x: number | null | undefined) => (x === null || x === undefined || Number.isNaN(x) ? '–' : referenceRound2(x).toFixed(2));
+export const fmt2 = (x: number | null | undefined) =>
+  x === null || x === undefined || Number.isNaN(x) ? '–' : referenceRound2(x).toFixed(2);
 
 /** The reference's score buckets of a response's 0–100 total, low edge inclusive ("0-49" is below 50). */
 export const SCORE_BUCKETS = ['0-49', '50-59', '60-69', '70-79', '80-89', '90-100'] as const;
@@ -40,7 +41,8 @@ export function populationSd(xs: number[]): number {
 }
 
 /** A mean with its 95% interval, two decimals: "7.25 [6.90, 7.60]"; "–" where nothing was scored. */
-export const cellText = (c: CellMean | undefined) => (!c || c.mean === null ? '–' : c.ci95 ? `${fmt2(c.mean)} [${fmt2(c.ci95.low)}, ${fmt2(c.ci95.high)}]` : fmt2(c.mean));
+export const cellText = (c: CellMean | undefined) =>
+  !c || c.mean === null ? '–' : c.ci95 ? `${fmt2(c.mean)} [${fmt2(c.ci95.low)}, ${fmt2(c.ci95.high)}]` : fmt2(c.mean);
 
 export interface LatticeTables {
   /** Table 5: mean dimension score (0–10) per copilot; D1–D6 over T1–T15, the refusal dimension over T16. */
@@ -48,7 +50,9 @@ export interface LatticeTables {
   /** Table 6: mean 0–100 score per task (rows, under the paper's task names) × copilot. */
   table6: { rows: Array<{ task: string; name: string; queries: number; copilots: Record<string, CellMean> }> };
   /** Mean 0–100 score per query category × copilot. */
-  categoryTable: { rows: Array<{ category: string; name: string; queries: number; copilots: Record<string, CellMean> }> };
+  categoryTable: {
+    rows: Array<{ category: string; name: string; queries: number; copilots: Record<string, CellMean> }>;
+  };
   /** Per copilot, how many of its scored responses fall in each of the reference's buckets. */
   scoreBuckets: Record<string, Record<string, number>>;
   /** Per copilot, mean and population standard deviation of its response totals (the reference's "consistency"), lowest spread first. */
@@ -57,14 +61,24 @@ export interface LatticeTables {
    * The best copilot of each query: highest total; a tie goes to the first copilot in name order, as the reference's
    * strict ">" over agents in file-name order gives it. `tiedWith` lists the others at the same score (the reference keeps none).
    */
-  bestPerQuery: { queries: Array<{ queryId: string; best: string | null; score: number | null; tiedWith: string[] }>; wins: Record<string, number>; ties: number };
+  bestPerQuery: {
+    queries: Array<{ queryId: string; best: string | null; score: number | null; tiedWith: string[] }>;
+    wins: Record<string, number>;
+    ties: number;
+  };
 }
 
 function cell(values: number[], seed: string): CellMean {
   return { mean: values.length ? mean(values) : null, ci95: meanCI(values, { seed }), n: values.length };
 }
 
-export function latticeTables(rubric: LatticeRubricData, queries: Query[], copilots: string[], judgments: StoredJudgment[], seed: string): LatticeTables {
+export function latticeTables(
+  rubric: LatticeRubricData,
+  queries: Query[],
+  copilots: string[],
+  judgments: StoredJudgment[],
+  seed: string,
+): LatticeTables {
   const byQuery = new Map(queries.map((q) => [q.id, q]));
   const ok = judgments.filter((j) => j.status === 'ok' && j.total !== null && j.scores && byQuery.has(j.queryId));
   const mine = (c: string) => ok.filter((j) => j.copilot === c);
@@ -76,16 +90,44 @@ export function latticeTables(rubric: LatticeRubricData, queries: Query[], copil
     table5.copilots[c] = Object.fromEntries(
       dimensions.map((d) => {
         const over = mine(c).filter((j) => (d === rubric.refusal.id ? isRefusal(j) : !isRefusal(j)));
-        return [d, cell(over.map((j) => j.scores![d]).filter((x) => typeof x === 'number'), `${seed}:${c}:${d}`)];
+        return [
+          d,
+          cell(
+            over.map((j) => j.scores![d]).filter((x) => typeof x === 'number'),
+            `${seed}:${c}:${d}`,
+          ),
+        ];
       }),
     );
   }
   const grouped = (key: 'task' | 'category', id: string) => ({
     queries: queries.filter((q) => q[key] === id).length,
-    copilots: Object.fromEntries(copilots.map((c) => [c, cell(mine(c).filter((j) => byQuery.get(j.queryId)![key] === id).map((j) => j.total!), `${seed}:${c}:${id}`)])),
+    copilots: Object.fromEntries(
+      copilots.map((c) => [
+        c,
+        cell(
+          mine(c)
+            .filter((j) => byQuery.get(j.queryId)![key] === id)
+            .map((j) => j.total!),
+          `${seed}:${c}:${id}`,
+        ),
+      ]),
+    ),
   });
-  const table6 = { rows: LATTICE_TASKS.map((t) => ({ task: t, name: rubric.tasks.find((x) => x.id === t)!.name, ...grouped('task', t) })) };
-  const categoryTable = { rows: LATTICE_CATEGORIES.map((k) => ({ category: k, name: rubric.categories.find((x) => x.id === k)!.name, ...grouped('category', k) })) };
+  const table6 = {
+    rows: LATTICE_TASKS.map((t) => ({
+      task: t,
+      name: rubric.tasks.find((x) => x.id === t)!.name,
+      ...grouped('task', t),
+    })),
+  };
+  const categoryTable = {
+    rows: LATTICE_CATEGORIES.map((k) => ({
+      category: k,
+      name: rubric.categories.find((x) => x.id === k)!.name,
+      ...grouped('category', k),
+    })),
+  };
 
   const scoreBuckets: LatticeTables['scoreBuckets'] = {};
   for (const c of copilots) {
@@ -95,7 +137,12 @@ export function latticeTables(rubric: LatticeRubricData, queries: Query[], copil
   const spread = copilots
     .map((c) => {
       const totals = mine(c).map((j) => j.total!);
-      return { copilot: c, mean: totals.length ? mean(totals) : null, sd: totals.length ? populationSd(totals) : null, n: totals.length };
+      return {
+        copilot: c,
+        mean: totals.length ? mean(totals) : null,
+        sd: totals.length ? populationSd(totals) : null,
+        n: totals.length,
+      };
     })
     .sort((a, b) => (a.sd ?? Infinity) - (b.sd ?? Infinity));
 
@@ -110,7 +157,8 @@ export function latticeTables(rubric: LatticeRubricData, queries: Query[], copil
       const t = totalOf.get(`${q.id}\u0000${c}`);
       if (t !== undefined && t > score) [top, score] = [c, t];
     }
-    const tiedWith = top === null ? [] : inNameOrder.filter((c) => c !== top && totalOf.get(`${q.id}\u0000${c}`) === score);
+    const tiedWith =
+      top === null ? [] : inNameOrder.filter((c) => c !== top && totalOf.get(`${q.id}\u0000${c}`) === score);
     if (top !== null) wins[top]++;
     if (tiedWith.length) ties++;
     return { queryId: q.id, best: top, score: top === null ? null : score, tiedWith };

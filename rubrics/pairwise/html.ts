@@ -1,7 +1,14 @@
 import type { AgentFigures } from '../../core/report/agentReport';
 import type { CostSummary } from '../../core/stats/cost';
 import { columnChart, heatmap } from '../../core/report/html/charts';
-import { drillData, failureTable, runHeader, runReportPage, type HtmlReportInput, type ReportArtefact } from '../../core/report/html/runReport';
+import {
+  drillData,
+  failureTable,
+  runHeader,
+  runReportPage,
+  type HtmlReportInput,
+  type ReportArtefact,
+} from '../../core/report/html/runReport';
 import { judgingSections } from '../../core/report/judgingReport';
 import { pairwiseLabels } from './queries';
 
@@ -15,7 +22,8 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
   const copilots = input.report.copilots as Record<string, WinRecord>;
   const headToHead = input.report.headToHead as Record<string, Record<string, WinRecord>>;
   const names = Object.keys(copilots).sort((a, b) => (copilots[b].winRate ?? -1) - (copilots[a].winRate ?? -1));
-  const percent = (r: WinRecord | undefined) => (r?.winRate === null || r?.winRate === undefined ? null : r.winRate * 100);
+  const percent = (r: WinRecord | undefined) =>
+    r?.winRate === null || r?.winRate === undefined ? null : r.winRate * 100;
   const winRates = columnChart({
     id: 'chart-win-rates',
     title: 'Win rate (%, ties count half) over every pairwise comparison',
@@ -45,6 +53,10 @@ export function buildPairwiseHtml(input: HtmlReportInput): string {
     cost: input.report.cost as CostSummary | undefined,
     artefacts: input.report.artefacts as ReportArtefact[] | undefined,
     agents: input.report.agents as AgentFigures | undefined,
-    drill: drillData(input, { dimensions: [{ id: 'preference', name: 'Preference' }], labelName: 'topic', labelsOf: (q) => pairwiseLabels(q).topic ?? [] }),
+    drill: drillData(input, {
+      dimensions: [{ id: 'preference', name: 'Preference' }],
+      labelName: 'topic',
+      labelsOf: (q) => pairwiseLabels(q).topic ?? [],
+    }),
   });
 }

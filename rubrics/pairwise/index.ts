@@ -30,7 +30,9 @@ export const pairwiseProtocol: ProtocolModule = {
   readyUnits({ query, position, responses, copilots }) {
     if (copilots.some((c) => !responses.some((r) => r.copilot === c))) return [];
     const present = copilots.filter((c) => responses.some((r) => r.copilot === c && r.status === 'ok'));
-    return present.length >= 2 ? [{ queryId: query.id, copilots: position % 2 ? [...present].reverse() : present }] : [];
+    return present.length >= 2
+      ? [{ queryId: query.id, copilots: position % 2 ? [...present].reverse() : present }]
+      : [];
   },
   judgeUnit: judgePairwiseUnit,
   buildReport: buildPairwiseReport,

@@ -35,34 +35,56 @@ const preferenceSpec: JsonAnswerSpec<Preference> = {
 export function pairMessages(rubric: PairwiseRubric, query: Query, a: string, b: string): ChatMessage[] {
   const where = `${rubric.dir}/rubric.yaml`;
   return [
-    { role: 'system', content: renderTemplate(rubric.data.prompts.system, { criterion: rubric.data.criterion }, where) },
-    { role: 'user', content: renderTemplate(rubric.data.prompts.user, { history: historyBlock(query.history), query: query.text, response_a: a, response_b: b }, where) },
+    {
+      role: 'system',
+      content: renderTemplate(rubric.data.prompts.system, { criterion: rubric.data.criterion }, where),
+    },
+    {
+      role: 'user',
+      content: renderTemplate(
+        rubric.data.prompts.user,
+        { history: historyBlock(query.history), query: query.text, response_a: a, response_b: b },
+        where,
+      ),
+    },
   ];
 }
 
 /** A template that does not show both responses and the question fails when the rubric loads. */
 export function checkPairwisePrompts(rubric: PairwiseRubric): PairwiseRubric {
   const [, user] = pairMessages(rubric, { id: 'sample', text: '<sample query>' }, '<sample A>', '<sample B>');
-  requireShown(user.content, { '{{query}}': '<sample query>', '{{response_a}}': '<sample A>', '{{response_b}}': '<sample B>' }, `${rubric.dir}/rubric.yaml`);
+  requireShown(
+    user.content,
+    { '{{query}}': '<sample query>', '{{response_a}}': '<sample A>', '{{response_b}}': '<sample B>' },
+    `${rubric.dir}/rubric.yaml`,
+  );
   return rubric;
 }
 
 /** One query: one independent judge call per pair; each copilot's judgment holds its outcomes against the others. */
-export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }> {
+export async function judgePairwiseUnit(
+  unit: JudgeUnit,
+  ctx: JudgeContext,
+): Promise<{ judged: number; failed: number }> {
   const rubric = ctx.rubric as PairwiseRubric;
   const { store, runId } = ctx;
-  const existing = await Promise.all(unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version, ctx.slot)));
+  const existing = await Promise.all(
+    unit.copilots.map((c) => store.getJudgment(runId, unit.queryId, c, rubric.version, ctx.slot)),
+  );
   if (existing.every((j) => j !== null)) return tally(existing.map((j) => j!.status));
 
   const query = await store.snapshotQuery(ctx.snapshotId, unit.queryId);
   const texts = new Map<string, string>();
   for (const copilot of unit.copilots) {
     const r = await store.getResponse(runId, unit.queryId, copilot);
-    if (!r || r.status !== 'ok' || r.text === null) throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
+    if (!r || r.status !== 'ok' || r.text === null)
+      throw new Error(`no collected response for ${unit.queryId}/${copilot}`);
     texts.set(copilot, r.text);
   }
   const text = (copilot: string) => texts.get(copilot)!;
-  const outcomes = new Map<string, Record<string, { points: number; rationale: string }>>(unit.copilots.map((c) => [c, {}]));
+  const outcomes = new Map<string, Record<string, { points: number; rationale: string }>>(
+    unit.copilots.map((c) => [c, {}]),
+  );
   const errors: string[] = [];
   let attempts = 0;
   let systemFingerprint: string | null | undefined;
@@ -89,13 +111,42 @@ export async function judgePairwiseUnit(unit: JudgeUnit, ctx: JudgeContext): Pro
     outcomes.get(b)![a] = { points: 1 - pointsA, rationale: answer.value.rationale };
   }
 
-  const base = { runId, queryId: unit.queryId, rubricVersion: rubric.version, rank: null, position: null, attempts, createdAt: new Date().toISOString(), ...judgmentSlot(ctx.slot) };
-  const judge = { model: ctx.judge.model, baseURL: ctx.judge.baseURL, temperature: ctx.judge.temperature, rubricVersion: rubric.version, seed: ctx.judge.seed ?? null, systemFingerprint: systemFingerprint ?? null };
+  const base = {
+    runId,
+    queryId: unit.queryId,
+    rubricVersion: rubric.version,
+    rank: null,
+    position: null,
+    attempts,
+    createdAt: new Date().toISOString(),
+    ...judgmentSlot(ctx.slot),
+  };
+  const judge = {
+    model: ctx.judge.model,
+    baseURL: ctx.judge.baseURL,
+    temperature: ctx.judge.temperature,
+    rubricVersion: rubric.version,
+    seed: ctx.judge.seed ?? null,
+    systemFingerprint: systemFingerprint ?? null,
+  };
   const judgments: StoredJudgment[] = unit.copilots.map((copilot) => {
     const mine = Object.entries(outcomes.get(copilot)!);
-    if (!mine.length) return { ...base, copilot, judge, status: 'failed', scores: null, rationales: null, total: null, error: errors.join('; ') || 'no pair judged' };
+    if (!mine.length)
+      return {
+        ...base,
+        copilot,
+        judge,
+        status: 'failed',
+        scores: null,
+        rationales: null,
+        total: null,
+        error: errors.join('; ') || 'no pair judged',
+      };
     const preference = mine.reduce((sum, [, o]) => sum + o.points, 0) / mine.length;
-    const scores = { [PREFERENCE]: preference, ...Object.fromEntries(mine.map(([o, x]) => [`${OPPONENT_PREFIX}${o}`, x.points])) };
+    const scores = {
+      [PREFERENCE]: preference,
+      ...Object.fromEntries(mine.map(([o, x]) => [`${OPPONENT_PREFIX}${o}`, x.points])),
+    };
     const rationales = Object.fromEntries(mine.map(([o, x]) => [`${OPPONENT_PREFIX}${o}`, x.rationale]));
     return { ...base, copilot, judge, status: 'ok', scores, rationales, total: preference, error: null };
   });

@@ -5,7 +5,12 @@ import type { Query } from '../../core/model/types';
 
 /** `{"id","text","topic"?,"history"?}` per line; `topic` is the one label reports group by. */
 export const pairwiseQuerySchema = z
-  .object({ id: z.string().min(1), text: z.string().min(1), topic: z.string().min(1).optional(), history: z.array(turnSchema).optional() })
+  .object({
+    id: z.string().min(1),
+    text: z.string().min(1),
+    topic: z.string().min(1).optional(),
+    history: z.array(turnSchema).optional(),
+  })
   .strict();
 
 export function parsePairwiseQueries(file: string): Query[] {
@@ -14,4 +19,5 @@ export function parsePairwiseQueries(file: string): Query[] {
   return queries;
 }
 
-export const pairwiseLabels = (query: Query): Record<string, string[]> => (typeof query.topic === 'string' ? { topic: [query.topic] } : {});
+export const pairwiseLabels = (query: Query): Record<string, string[]> =>
+  typeof query.topic === 'string' ? { topic: [query.topic] } : {};

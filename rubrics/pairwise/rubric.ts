@@ -10,7 +10,9 @@ export const pairwiseRubricSchema = z
   .object({
     protocol: z.literal('pairwise'),
     name: z.string().min(1),
-    judge: z.object({ temperature: z.number().min(0).max(2), maxInvalidAnswers: z.number().int().min(0).max(10) }).strict(),
+    judge: z
+      .object({ temperature: z.number().min(0).max(2), maxInvalidAnswers: z.number().int().min(0).max(10) })
+      .strict(),
     criterion: z.string().min(1),
     prompts: z.object({ system: z.string().min(1), user: z.string().min(1) }).strict(),
   })
@@ -24,7 +26,19 @@ export interface PairwiseRubric extends LoadedRubric {
 /** Everything the judge sees is in rubric.yaml, so its content is the version. */
 export function pairwiseRubricFromContent(content: Record<string, unknown>, dir: string): PairwiseRubric {
   const data = parseWith(pairwiseRubricSchema, content, `${dir}/rubric.yaml`);
-  return { protocol: 'pairwise', version: contentHash(data), judgeVersion: judgeVersionOf(data, [['name']]), dir, content: data, judge: data.judge, data };
+  return {
+    protocol: 'pairwise',
+    version: contentHash(data),
+    judgeVersion: judgeVersionOf(data, [['name']]),
+    dir,
+    content: data,
+    judge: data.judge,
+    data,
+  };
 }
 
-export const loadPairwiseRubric = (dir: string): PairwiseRubric => pairwiseRubricFromContent(loadDataFile(z.record(z.string(), z.unknown()), path.join(dir, 'rubric.yaml'), 'rubric'), dir);
+export const loadPairwiseRubric = (dir: string): PairwiseRubric =>
+  pairwiseRubricFromContent(
+    loadDataFile(z.record(z.string(), z.unknown()), path.join(dir, 'rubric.yaml'), 'rubric'),
+    dir,
+  );

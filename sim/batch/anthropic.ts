@@ -13,7 +13,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonAnswer, readBody, writeAnswer, type HttpAnswer } from '../http';
 import { anthropicError, headerProblem, messagesAnswer } from '../anthropic';
-import { cancelJob, countOutcomes, createReplyDelay, logLine, newJob, runJob, writtenLine, type BatchJob, type BatchLine, type LineOutcome } from './engine';
+import {
+  cancelJob,
+  countOutcomes,
+  createReplyDelay,
+  logLine,
+  newJob,
+  runJob,
+  writtenLine,
+  type BatchJob,
+  type BatchLine,
+  type LineOutcome,
+} from './engine';
 import type { BatchContext } from './routes';
 
 /** The create reference: custom_id "must be unique for each request within the Message Batch", pattern ^[a-zA-Z0-9_-]{1,64}$. */
@@ -28,7 +39,13 @@ export class AnthropicBatches {
 }
 
 /** Handle the request when it is one of the Message Batches endpoints; false when it is not. */
-export async function routeAnthropicBatches(req: IncomingMessage, res: ServerResponse, url: URL, path: string, ctx: BatchContext): Promise<boolean> {
+export async function routeAnthropicBatches(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  path: string,
+  ctx: BatchContext,
+): Promise<boolean> {
   const one = path.match(/^\/v1\/messages\/batches\/([^/]+)(\/results|\/cancel)?$/);
   if (path !== '/v1/messages/batches' && !one) return false;
   const store = ctx.batches.anthropic;
@@ -38,8 +55,10 @@ export async function routeAnthropicBatches(req: IncomingMessage, res: ServerRes
     return true;
   }
   const origin = `http://${req.headers.host ?? 'localhost'}`;
-  if (req.method === 'POST' && path === '/v1/messages/batches') writeAnswer(res, await createBatch(req, store, ctx, origin));
-  else if (req.method === 'GET' && path === '/v1/messages/batches') writeAnswer(res, jsonAnswer(200, listBatches(store, url.searchParams, origin)));
+  if (req.method === 'POST' && path === '/v1/messages/batches')
+    writeAnswer(res, await createBatch(req, store, ctx, origin));
+  else if (req.method === 'GET' && path === '/v1/messages/batches')
+    writeAnswer(res, jsonAnswer(200, listBatches(store, url.searchParams, origin)));
   else if (one && ((req.method === 'GET' && one[2] !== '/cancel') || (req.method === 'POST' && one[2] === '/cancel'))) {
     const job = store.batches.get(one[1]);
     if (!job) writeAnswer(res, anthropicError(404, 'not_found_error', `Message Batch ${one[1]} not found.`));
@@ -49,16 +68,26 @@ export async function routeAnthropicBatches(req: IncomingMessage, res: ServerRes
       if (one[2] === '/cancel') cancelJob(job);
       writeAnswer(res, jsonAnswer(200, batchObject(job, origin)));
     }
-  } else writeAnswer(res, anthropicError(405, 'invalid_request_error', `Method ${req.method} is not allowed for ${path}.`));
+  } else
+    writeAnswer(res, anthropicError(405, 'invalid_request_error', `Method ${req.method} is not allowed for ${path}.`));
   return true;
 }
 
-async function createBatch(req: IncomingMessage, store: AnthropicBatches, ctx: BatchContext, origin: string): Promise<HttpAnswer> {
+async function createBatch(
+  req: IncomingMessage,
+  store: AnthropicBatches,
+  ctx: BatchContext,
+  origin: string,
+): Promise<HttpAnswer> {
   let body: any;
   try {
     body = JSON.parse((await readBody(req)).toString('utf8'));
   } catch {
-    return anthropicError(400, 'invalid_request_error', 'There was an issue with the format or content of your request: the body is not valid JSON.');
+    return anthropicError(
+      400,
+      'invalid_request_error',
+      'There was an issue with the format or content of your request: the body is not valid JSON.',
+    );
   }
   const problem = envelopeProblem(body);
   if (problem) return anthropicError(400, 'invalid_request_error', problem);
@@ -86,10 +115,13 @@ function envelopeProblem(body: any): string | null {
   const seen = new Set<string>();
   for (const [i, request] of (body.requests as any[]).entries()) {
     if (typeof request?.custom_id !== 'string') return `requests.${i}.custom_id: Field required`;
-    if (!CUSTOM_ID.test(request.custom_id)) return `requests.${i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
-    if (seen.has(request.custom_id)) return `requests.${i}.custom_id: Duplicate custom_id "${request.custom_id}"; custom_id must be unique for each request within the Message Batch`;
+    if (!CUSTOM_ID.test(request.custom_id))
+      return `requests.${i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+    if (seen.has(request.custom_id))
+      return `requests.${i}.custom_id: Duplicate custom_id "${request.custom_id}"; custom_id must be unique for each request within the Message Batch`;
     seen.add(request.custom_id);
-    if (!request.params || typeof request.params !== 'object' || Array.isArray(request.params)) return `requests.${i}.params: Field required`;
+    if (!request.params || typeof request.params !== 'object' || Array.isArray(request.params))
+      return `requests.${i}.params: Field required`;
   }
   return null;
 }
@@ -103,8 +135,15 @@ function answerLine(line: BatchLine, job: BatchJob, ctx: BatchContext): Promise<
 /** The results JSONL, one line per request: `{custom_id, result: {type: succeeded, message} | {type: errored, error} | {type: canceled} | {type: expired}}`. */
 function results(job: BatchJob, options: BatchContext['options']): HttpAnswer {
   // results_url is null until processing ends ("Results … are available once processing ends").
-  if (job.phase !== 'ended') return anthropicError(400, 'invalid_request_error', `Message Batch ${job.id} has not yet ended; its results are available once processing_status is "ended".`);
-  const body = job.outcomes.map((o, i) => writtenLine(JSON.stringify({ custom_id: o.customId, result: resultOf(o) }), i, options)).join('\n');
+  if (job.phase !== 'ended')
+    return anthropicError(
+      400,
+      'invalid_request_error',
+      `Message Batch ${job.id} has not yet ended; its results are available once processing_status is "ended".`,
+    );
+  const body = job.outcomes
+    .map((o, i) => writtenLine(JSON.stringify({ custom_id: o.customId, result: resultOf(o) }), i, options))
+    .join('\n');
   return { status: 200, headers: { 'content-type': 'application/binary' }, body: body ? `${body}\n` : '' };
 }
 
@@ -129,7 +168,13 @@ function batchObject(job: BatchJob, origin: string): Record<string, unknown> {
     id: job.id,
     type: 'message_batch',
     processing_status: ended ? 'ended' : job.at.cancelling ? 'canceling' : 'in_progress',
-    request_counts: { processing: counts.processing, succeeded: counts.succeeded, errored: counts.errored, canceled: counts.canceled, expired: counts.expired },
+    request_counts: {
+      processing: counts.processing,
+      succeeded: counts.succeeded,
+      errored: counts.errored,
+      canceled: counts.canceled,
+      expired: counts.expired,
+    },
     ended_at: iso(job.at.ended),
     created_at: iso(job.at.created),
     expires_at: iso(job.at.expires),
@@ -145,11 +190,21 @@ function listBatches(store: AnthropicBatches, query: URLSearchParams, origin: st
   const after = query.get('after_id');
   const before = query.get('before_id');
   const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 20) || 20));
-  const end = before ? Math.max(0, all.findIndex((b) => b.id === before)) : all.length;
+  const end = before
+    ? Math.max(
+        0,
+        all.findIndex((b) => b.id === before),
+      )
+    : all.length;
   const from = after ? all.findIndex((b) => b.id === after) + 1 : before ? Math.max(0, end - limit) : 0;
   const to = Math.min(end, from + limit);
   const page = all.slice(from, to).map((b) => batchObject(b, origin));
   // has_more: "if there are more results in the requested page direction".
   const hasMore = before ? from > 0 : to < all.length;
-  return { data: page, has_more: hasMore, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null };
+  return {
+    data: page,
+    has_more: hasMore,
+    first_id: (page[0]?.id as string) ?? null,
+    last_id: (page.at(-1)?.id as string) ?? null,
+  };
 }

@@ -16,7 +16,8 @@ export interface BatchLine {
 }
 
 /** One processed line: the HTTP answer the live endpoint gave it (or the simulated failure), or why it never ran. */
-export type LineOutcome = { customId: string; kind: 'answered'; answer: HttpAnswer } | { customId: string; kind: 'expired' | 'canceled' };
+export type LineOutcome =
+  { customId: string; kind: 'answered'; answer: HttpAnswer } | { customId: string; kind: 'expired' | 'canceled' };
 
 export interface BatchJob {
   id: string;
@@ -24,7 +25,14 @@ export interface BatchJob {
   phase: Phase;
   ending?: Ending;
   /** Milliseconds since the epoch at which each phase began (and the cancel was asked for). */
-  at: { created: number; expires: number; in_progress?: number; finalizing?: number; ended?: number; cancelling?: number };
+  at: {
+    created: number;
+    expires: number;
+    in_progress?: number;
+    finalizing?: number;
+    ended?: number;
+    cancelling?: number;
+  };
   /** Processing order; one entry per line once the job ended. */
   outcomes: LineOutcome[];
   /** The batch-level failure found while validating (OpenAI), in the provider's shape. */
@@ -48,10 +56,13 @@ export class BatchClock {
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       if (this.closed) return; // a closed server's jobs stop where they are
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        if (!this.closed) resolve();
-      }, Math.max(0, ms));
+      const timer = setTimeout(
+        () => {
+          this.timers.delete(timer);
+          if (!this.closed) resolve();
+        },
+        Math.max(0, ms),
+      );
       timer.unref();
       this.timers.add(timer);
     });
@@ -67,7 +78,13 @@ export class BatchClock {
 /** A job created now; its window (the simulator's stand-in for the providers' 24 hours) is `batchSeconds`. */
 export function newJob(id: string, lines: BatchLine[], phase: Phase, options: SimOptions): BatchJob {
   const now = Date.now();
-  return { id, lines, phase, at: { created: now, expires: now + windowMs(options), ...(phase === 'in_progress' ? { in_progress: now } : {}) }, outcomes: [] };
+  return {
+    id,
+    lines,
+    phase,
+    at: { created: now, expires: now + windowMs(options), ...(phase === 'in_progress' ? { in_progress: now } : {}) },
+    outcomes: [],
+  };
 }
 
 function windowMs(options: SimOptions): number {
@@ -100,7 +117,11 @@ export async function runJob(job: BatchJob, runner: JobRunner, options: SimOptio
     await clock.sleep(gap);
     if (job.at.cancelling) break;
     const failed = options.batchFailLines && (i + 1) % options.batchFailLines === 0;
-    job.outcomes.push({ customId: line.customId, kind: 'answered', answer: failed ? runner.failure(line, job) : await runner.answer(line, job) });
+    job.outcomes.push({
+      customId: line.customId,
+      kind: 'answered',
+      answer: failed ? runner.failure(line, job) : await runner.answer(line, job),
+    });
   }
   if (job.at.cancelling) return end(job, 'cancelled');
   job.phase = 'finalizing';
@@ -119,7 +140,8 @@ export function cancelJob(job: BatchJob): boolean {
 function end(job: BatchJob, ending: Ending, errors?: unknown[]): void {
   const done = new Set(job.outcomes.map((o) => o.customId));
   const kind = ending === 'cancelled' ? 'canceled' : 'expired';
-  if (ending !== 'failed') for (const line of job.lines) if (!done.has(line.customId)) job.outcomes.push({ customId: line.customId, kind });
+  if (ending !== 'failed')
+    for (const line of job.lines) if (!done.has(line.customId)) job.outcomes.push({ customId: line.customId, kind });
   job.phase = 'ended';
   job.ending = ending;
   job.at.ended = Date.now();
@@ -127,7 +149,13 @@ function end(job: BatchJob, ending: Ending, errors?: unknown[]): void {
 }
 
 /** How many lines succeeded (2xx), errored, and were never run, so far. */
-export function countOutcomes(job: BatchJob): { succeeded: number; errored: number; expired: number; canceled: number; processing: number } {
+export function countOutcomes(job: BatchJob): {
+  succeeded: number;
+  errored: number;
+  expired: number;
+  canceled: number;
+  processing: number;
+} {
   const counts = { succeeded: 0, errored: 0, expired: 0, canceled: 0, processing: 0 };
   for (const o of job.outcomes) {
     if (o.kind === 'answered') counts[o.answer.status < 300 ? 'succeeded' : 'errored']++;
@@ -138,9 +166,21 @@ export function countOutcomes(job: BatchJob): { succeeded: number; errored: numb
 }
 
 /** A batch line in the request log, under the batch endpoint's path (never the live one), with its batch and custom_id. */
-export function logLine(path: string, line: BatchLine, job: BatchJob, ctx: { log: SimRequestLog[]; options: SimOptions }): { entry: SimRequestLog; requestIndex: number } {
+export function logLine(
+  path: string,
+  line: BatchLine,
+  job: BatchJob,
+  ctx: { log: SimRequestLog[]; options: SimOptions },
+): { entry: SimRequestLog; requestIndex: number } {
   const body = line.body as any;
-  const entry: SimRequestLog = { at: Date.now(), path, model: typeof body?.model === 'string' ? body.model : '', body, headers: {}, batch: { id: job.id, customId: line.customId } };
+  const entry: SimRequestLog = {
+    at: Date.now(),
+    path,
+    model: typeof body?.model === 'string' ? body.model : '',
+    body,
+    headers: {},
+    batch: { id: job.id, customId: line.customId },
+  };
   const requestIndex = ctx.log.push(entry) - 1;
   ctx.options.onRequest?.(entry);
   return { entry, requestIndex };

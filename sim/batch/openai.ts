@@ -12,7 +12,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, type HttpAnswer } from '../http';
 import { chatAnswer, errorAnswer, sendError } from '../server';
-import { cancelJob, countOutcomes, createReplyDelay, logLine, newJob, runJob, writtenLine, type BatchJob, type BatchLine, type LineOutcome } from './engine';
+import {
+  cancelJob,
+  countOutcomes,
+  createReplyDelay,
+  logLine,
+  newJob,
+  runJob,
+  writtenLine,
+  type BatchJob,
+  type BatchLine,
+  type LineOutcome,
+} from './engine';
 import type { BatchContext } from './routes';
 
 /** The only endpoint the simulator batches (the reference lists more: /v1/responses, /v1/embeddings, …). */
@@ -48,7 +59,13 @@ export class OpenAIBatches {
 }
 
 /** Handle the request when it is one of the Files or Batch endpoints; false when it is not. */
-export async function routeOpenAIBatches(req: IncomingMessage, res: ServerResponse, url: URL, path: string, ctx: BatchContext): Promise<boolean> {
+export async function routeOpenAIBatches(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  path: string,
+  ctx: BatchContext,
+): Promise<boolean> {
   const store = ctx.batches.openai;
   const file = path.match(/^\/v1\/files\/([^/]+)(\/content)?$/);
   const batch = path.match(/^\/v1\/batches\/([^/]+)(\/cancel)?$/);
@@ -60,13 +77,22 @@ export async function routeOpenAIBatches(req: IncomingMessage, res: ServerRespon
     else if (file[2]) res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(stored.content);
     else sendJson(res, 200, fileObject(stored));
   } else if (req.method === 'POST' && path === '/v1/batches') await createBatch(req, res, store, ctx);
-  else if (req.method === 'GET' && path === '/v1/batches') sendJson(res, 200, listBatches(store, url.searchParams, ctx.options.batchListOmitsMetadata === true));
+  else if (req.method === 'GET' && path === '/v1/batches')
+    sendJson(res, 200, listBatches(store, url.searchParams, ctx.options.batchListOmitsMetadata === true));
   else if (batch && (req.method === 'GET' ? !batch[2] : req.method === 'POST' && batch[2])) {
     const stored = store.batches.get(batch[1]);
-    if (!stored) sendError(res, 404, `No such Batch object: ${batch[1]}`, 'invalid_request_error', null, undefined, 'batch_id');
+    if (!stored)
+      sendError(res, 404, `No such Batch object: ${batch[1]}`, 'invalid_request_error', null, undefined, 'batch_id');
     else if (!batch[2]) sendJson(res, 200, batchObject(stored));
     // The reference: a batch "will be in status `cancelling` for up to 10 minutes, before changing to `cancelled`".
-    else if (!cancelJob(stored.job)) sendError(res, 409, `Cannot cancel a batch with status '${batchObject(stored).status}'.`, 'invalid_request_error', null);
+    else if (!cancelJob(stored.job))
+      sendError(
+        res,
+        409,
+        `Cannot cancel a batch with status '${batchObject(stored).status}'.`,
+        'invalid_request_error',
+        null,
+      );
     else sendJson(res, 200, batchObject(stored));
   } else return false;
   return true;
@@ -76,30 +102,86 @@ async function uploadFile(req: IncomingMessage, res: ServerResponse, store: Open
   const raw = await readBody(req);
   let form: FormData;
   try {
-    form = await new Request('http://sim/v1/files', { method: 'POST', headers: { 'content-type': req.headers['content-type'] ?? '' }, body: new Uint8Array(raw) }).formData();
+    form = await new Request('http://sim/v1/files', {
+      method: 'POST',
+      headers: { 'content-type': req.headers['content-type'] ?? '' },
+      body: new Uint8Array(raw),
+    }).formData();
   } catch {
-    return sendError(res, 400, "The request must be multipart/form-data with a 'file' and a 'purpose'.", 'invalid_request_error', null);
+    return sendError(
+      res,
+      400,
+      "The request must be multipart/form-data with a 'file' and a 'purpose'.",
+      'invalid_request_error',
+      null,
+    );
   }
   const purpose = form.get('purpose');
   const file = form.get('file');
-  if (typeof purpose !== 'string') return sendError(res, 400, "Missing required parameter: 'purpose'.", 'invalid_request_error', 'missing_required_parameter', undefined, 'purpose');
-  if (!FILE_PURPOSES.includes(purpose)) return sendError(res, 400, `Invalid value for 'purpose': '${purpose}'. Supported values are: ${FILE_PURPOSES.map((p) => `'${p}'`).join(', ')}.`, 'invalid_request_error', 'invalid_value', undefined, 'purpose');
-  if (!file || typeof file === 'string') return sendError(res, 400, "Missing required parameter: 'file'.", 'invalid_request_error', 'missing_required_parameter', undefined, 'file');
+  if (typeof purpose !== 'string')
+    return sendError(
+      res,
+      400,
+      "Missing required parameter: 'purpose'.",
+      'invalid_request_error',
+      'missing_required_parameter',
+      undefined,
+      'purpose',
+    );
+  if (!FILE_PURPOSES.includes(purpose))
+    return sendError(
+      res,
+      400,
+      `Invalid value for 'purpose': '${purpose}'. Supported values are: ${FILE_PURPOSES.map((p) => `'${p}'`).join(', ')}.`,
+      'invalid_request_error',
+      'invalid_value',
+      undefined,
+      'purpose',
+    );
+  if (!file || typeof file === 'string')
+    return sendError(
+      res,
+      400,
+      "Missing required parameter: 'file'.",
+      'invalid_request_error',
+      'missing_required_parameter',
+      undefined,
+      'file',
+    );
   const content = await file.text();
-  const stored: StoredFile = { id: store.nextId('file-sim'), bytes: Buffer.byteLength(content), created_at: unix(Date.now()), filename: file.name || 'upload.jsonl', purpose, content };
+  const stored: StoredFile = {
+    id: store.nextId('file-sim'),
+    bytes: Buffer.byteLength(content),
+    created_at: unix(Date.now()),
+    filename: file.name || 'upload.jsonl',
+    purpose,
+    content,
+  };
   store.files.set(stored.id, stored);
   sendJson(res, 200, fileObject(stored));
 }
 
-async function createBatch(req: IncomingMessage, res: ServerResponse, store: OpenAIBatches, ctx: BatchContext): Promise<void> {
+async function createBatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  store: OpenAIBatches,
+  ctx: BatchContext,
+): Promise<void> {
   let body: any;
   try {
     body = JSON.parse((await readBody(req)).toString('utf8'));
   } catch {
-    return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', 'invalid_json');
+    return sendError(
+      res,
+      400,
+      'We could not parse the JSON body of your request.',
+      'invalid_request_error',
+      'invalid_json',
+    );
   }
   const problem = createProblem(body, store);
-  if (problem) return sendError(res, 400, problem.message, 'invalid_request_error', problem.code, undefined, problem.param);
+  if (problem)
+    return sendError(res, 400, problem.message, 'invalid_request_error', problem.code, undefined, problem.param);
   const stored: StoredBatch = {
     job: newJob(store.nextId('batch_sim'), [], 'validating', ctx.options),
     input_file_id: body.input_file_id,
@@ -116,7 +198,13 @@ async function createBatch(req: IncomingMessage, res: ServerResponse, store: Ope
       validate: (job) => validateInput(job, store.files.get(stored.input_file_id)!.content, stored.endpoint),
       answer: (line, job) => answerLine(line, job, ctx),
       // What a line OpenAI failed on its side looks like in the error file: a 500 with its server_error body.
-      failure: () => errorAnswer(500, 'The server had an error while processing your request. Sorry about that!', 'server_error', null),
+      failure: () =>
+        errorAnswer(
+          500,
+          'The server had an error while processing your request. Sorry about that!',
+          'server_error',
+          null,
+        ),
     },
     ctx.options,
     ctx.batches.clock,
@@ -125,20 +213,50 @@ async function createBatch(req: IncomingMessage, res: ServerResponse, store: Ope
   sendJson(res, 200, batchObject(stored));
 }
 
-function createProblem(body: any, store: OpenAIBatches): { message: string; code: string | null; param: string } | null {
-  for (const param of ['input_file_id', 'endpoint', 'completion_window']) if (typeof body?.[param] !== 'string') return { message: `Missing required parameter: '${param}'.`, code: 'missing_required_parameter', param };
+function createProblem(
+  body: any,
+  store: OpenAIBatches,
+): { message: string; code: string | null; param: string } | null {
+  for (const param of ['input_file_id', 'endpoint', 'completion_window'])
+    if (typeof body?.[param] !== 'string')
+      return { message: `Missing required parameter: '${param}'.`, code: 'missing_required_parameter', param };
   const file = store.files.get(body.input_file_id);
   if (!file) return { message: `No such File object: ${body.input_file_id}`, code: null, param: 'input_file_id' };
   // The reference: the input file "must be uploaded with the purpose `batch`".
-  if (file.purpose !== 'batch') return { message: `The input file ${file.id} must have purpose 'batch', not '${file.purpose}'.`, code: 'invalid_value', param: 'input_file_id' };
-  if (body.endpoint !== CHAT_ENDPOINT) return { message: `Invalid value for 'endpoint': '${body.endpoint}'. The simulator batches '${CHAT_ENDPOINT}' only.`, code: 'invalid_value', param: 'endpoint' };
+  if (file.purpose !== 'batch')
+    return {
+      message: `The input file ${file.id} must have purpose 'batch', not '${file.purpose}'.`,
+      code: 'invalid_value',
+      param: 'input_file_id',
+    };
+  if (body.endpoint !== CHAT_ENDPOINT)
+    return {
+      message: `Invalid value for 'endpoint': '${body.endpoint}'. The simulator batches '${CHAT_ENDPOINT}' only.`,
+      code: 'invalid_value',
+      param: 'endpoint',
+    };
   // "Currently only `24h` is supported."
-  if (body.completion_window !== '24h') return { message: `Invalid value for 'completion_window': '${body.completion_window}'. Supported values are: '24h'.`, code: 'invalid_value', param: 'completion_window' };
+  if (body.completion_window !== '24h')
+    return {
+      message: `Invalid value for 'completion_window': '${body.completion_window}'. Supported values are: '24h'.`,
+      code: 'invalid_value',
+      param: 'completion_window',
+    };
   // Metadata: "Set of 16 key-value pairs … Keys are strings with a maximum length of 64 characters. Values are strings with a maximum length of 512 characters."
   if (body.metadata !== undefined && body.metadata !== null) {
-    const entries = typeof body.metadata === 'object' && !Array.isArray(body.metadata) ? Object.entries(body.metadata) : null;
-    if (!entries || entries.length > 16 || entries.some(([k, v]) => k.length > 64 || typeof v !== 'string' || v.length > 512))
-      return { message: "Invalid 'metadata': at most 16 pairs of string keys (up to 64 characters) and string values (up to 512 characters).", code: 'invalid_value', param: 'metadata' };
+    const entries =
+      typeof body.metadata === 'object' && !Array.isArray(body.metadata) ? Object.entries(body.metadata) : null;
+    if (
+      !entries ||
+      entries.length > 16 ||
+      entries.some(([k, v]) => k.length > 64 || typeof v !== 'string' || v.length > 512)
+    )
+      return {
+        message:
+          "Invalid 'metadata': at most 16 pairs of string keys (up to 64 characters) and string values (up to 512 characters).",
+        code: 'invalid_value',
+        param: 'metadata',
+      };
   }
   return null;
 }
@@ -152,7 +270,8 @@ function validateInput(job: BatchJob, content: string, endpoint: string): unknow
   const errors: unknown[] = [];
   const seen = new Set<string>();
   let model: string | undefined;
-  const error = (line: number, code: string, message: string, param: string | null = null) => errors.push({ code, message, param, line });
+  const error = (line: number, code: string, message: string, param: string | null = null) =>
+    errors.push({ code, message, param, line });
   const texts = content.split('\n');
   for (const [i, text] of texts.entries()) {
     if (text.trim() === '') continue;
@@ -164,19 +283,46 @@ function validateInput(job: BatchJob, content: string, endpoint: string): unknow
       error(line, 'invalid_json_line', 'This line is not parseable as valid JSON.');
       continue;
     }
-    if (typeof parsed?.custom_id !== 'string' || parsed.custom_id === '') error(line, 'missing_required_parameter', "Missing required parameter: 'custom_id'.", 'custom_id');
-    else if (seen.has(parsed.custom_id)) error(line, 'duplicate_custom_id', 'The custom_id for this request is a duplicate of another request. The custom_id parameter must be unique for each request in a batch.', 'custom_id');
-    else if (parsed.method !== 'POST') error(line, 'invalid_value', `Invalid value for 'method': '${parsed.method}'. Only 'POST' is supported.`, 'method');
-    else if (parsed.url !== endpoint) error(line, 'invalid_url', `The URL provided for this request does not match the batch endpoint '${endpoint}'.`, 'url');
-    else if (!parsed.body || typeof parsed.body !== 'object' || Array.isArray(parsed.body)) error(line, 'missing_required_parameter', "Missing required parameter: 'body'.", 'body');
-    else if (model !== undefined && parsed.body.model !== model) error(line, 'mismatched_model', `The provided model '${parsed.body.model}' does not match the model '${model}' of the other requests in this batch.`, 'body.model');
+    if (typeof parsed?.custom_id !== 'string' || parsed.custom_id === '')
+      error(line, 'missing_required_parameter', "Missing required parameter: 'custom_id'.", 'custom_id');
+    else if (seen.has(parsed.custom_id))
+      error(
+        line,
+        'duplicate_custom_id',
+        'The custom_id for this request is a duplicate of another request. The custom_id parameter must be unique for each request in a batch.',
+        'custom_id',
+      );
+    else if (parsed.method !== 'POST')
+      error(
+        line,
+        'invalid_value',
+        `Invalid value for 'method': '${parsed.method}'. Only 'POST' is supported.`,
+        'method',
+      );
+    else if (parsed.url !== endpoint)
+      error(
+        line,
+        'invalid_url',
+        `The URL provided for this request does not match the batch endpoint '${endpoint}'.`,
+        'url',
+      );
+    else if (!parsed.body || typeof parsed.body !== 'object' || Array.isArray(parsed.body))
+      error(line, 'missing_required_parameter', "Missing required parameter: 'body'.", 'body');
+    else if (model !== undefined && parsed.body.model !== model)
+      error(
+        line,
+        'mismatched_model',
+        `The provided model '${parsed.body.model}' does not match the model '${model}' of the other requests in this batch.`,
+        'body.model',
+      );
     else {
       model = parsed.body.model;
       seen.add(parsed.custom_id);
       job.lines.push({ customId: parsed.custom_id, body: parsed.body });
     }
   }
-  if (errors.length === 0 && job.lines.length === 0) errors.push({ code: 'empty_file', message: 'The batch input file is empty.', param: null, line: null });
+  if (errors.length === 0 && job.lines.length === 0)
+    errors.push({ code: 'empty_file', message: 'The batch input file is empty.', param: null, line: null });
   return errors;
 }
 
@@ -196,12 +342,22 @@ function writeResultFiles(stored: StoredBatch, store: OpenAIBatches, options: Ba
   const errors: string[] = [];
   for (const [i, outcome] of stored.job.outcomes.entries()) {
     const line = outputLine(outcome, `batch_req_${stored.job.id.slice(6)}_${i}`);
-    if (line) (outcome.kind === 'answered' && outcome.answer.status < 300 ? output : errors).push(writtenLine(JSON.stringify(line), i, options));
+    if (line)
+      (outcome.kind === 'answered' && outcome.answer.status < 300 ? output : errors).push(
+        writtenLine(JSON.stringify(line), i, options),
+      );
   }
   const save = (lines: string[], name: string): string | null => {
     if (lines.length === 0) return null;
     const content = `${lines.join('\n')}\n`;
-    const file: StoredFile = { id: store.nextId('file-sim'), bytes: Buffer.byteLength(content), created_at: unix(Date.now()), filename: `${stored.job.id}_${name}.jsonl`, purpose: 'batch_output', content };
+    const file: StoredFile = {
+      id: store.nextId('file-sim'),
+      bytes: Buffer.byteLength(content),
+      created_at: unix(Date.now()),
+      filename: `${stored.job.id}_${name}.jsonl`,
+      purpose: 'batch_output',
+      content,
+    };
     store.files.set(file.id, file);
     return file.id;
   };
@@ -210,7 +366,16 @@ function writeResultFiles(stored: StoredBatch, store: OpenAIBatches, options: Ba
 }
 
 function outputLine(outcome: LineOutcome, id: string): unknown {
-  if (outcome.kind === 'expired') return { id, custom_id: outcome.customId, response: null, error: { code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' } };
+  if (outcome.kind === 'expired')
+    return {
+      id,
+      custom_id: outcome.customId,
+      response: null,
+      error: {
+        code: 'batch_expired',
+        message: 'This request could not be executed before the completion window expired.',
+      },
+    };
   // Lines a cancel stopped before they ran are in neither file (only what ran is reported).
   if (outcome.kind !== 'answered') return null;
   let body: unknown;
@@ -219,7 +384,16 @@ function outputLine(outcome: LineOutcome, id: string): unknown {
   } catch {
     body = outcome.answer.body;
   }
-  return { id, custom_id: outcome.customId, response: { status_code: outcome.answer.status, request_id: outcome.answer.headers['x-request-id'] ?? `req_sim_${id}`, body }, error: null };
+  return {
+    id,
+    custom_id: outcome.customId,
+    response: {
+      status_code: outcome.answer.status,
+      request_id: outcome.answer.headers['x-request-id'] ?? `req_sim_${id}`,
+      body,
+    },
+    error: null,
+  };
 }
 
 /** The batch object of the reference, statuses validating → in_progress → finalizing → completed, or failed, expired, cancelling → cancelled. */
@@ -260,8 +434,16 @@ function listBatches(store: OpenAIBatches, query: URLSearchParams, omitMetadata:
   const from = after ? all.findIndex((b) => b.job.id === after) + 1 : 0;
   const limit = Math.min(100, Math.max(1, Number(query.get('limit') ?? 20) || 20));
   // An OpenAI-compatible host whose list leaves metadata out (SimOptions.batchListOmitsMetadata).
-  const page = all.slice(from, from + limit).map((b) => (omitMetadata ? { ...batchObject(b), metadata: undefined } : batchObject(b)));
-  return { object: 'list', data: page, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null, has_more: from + limit < all.length };
+  const page = all
+    .slice(from, from + limit)
+    .map((b) => (omitMetadata ? { ...batchObject(b), metadata: undefined } : batchObject(b)));
+  return {
+    object: 'list',
+    data: page,
+    first_id: (page[0]?.id as string) ?? null,
+    last_id: (page.at(-1)?.id as string) ?? null,
+    has_more: from + limit < all.length,
+  };
 }
 
 /** The Files list of the reference: `purpose` filters, `order` by created_at (default desc), `after` a file id, `limit` 1–10,000 (default 10,000). */
@@ -273,11 +455,27 @@ function listFiles(store: OpenAIBatches, query: URLSearchParams): Record<string,
   const from = after ? all.findIndex((f) => f.id === after) + 1 : 0;
   const limit = Math.min(10_000, Math.max(1, Number(query.get('limit') ?? 10_000) || 10_000));
   const page = all.slice(from, from + limit).map(fileObject);
-  return { object: 'list', data: page, first_id: (page[0]?.id as string) ?? null, last_id: (page.at(-1)?.id as string) ?? null, has_more: from + limit < all.length };
+  return {
+    object: 'list',
+    data: page,
+    first_id: (page[0]?.id as string) ?? null,
+    last_id: (page.at(-1)?.id as string) ?? null,
+    has_more: from + limit < all.length,
+  };
 }
 
 function fileObject(file: StoredFile): Record<string, unknown> {
-  return { id: file.id, object: 'file', bytes: file.bytes, created_at: file.created_at, filename: file.filename, purpose: file.purpose, status: 'processed', status_details: null, expires_at: null };
+  return {
+    id: file.id,
+    object: 'file',
+    bytes: file.bytes,
+    created_at: file.created_at,
+    filename: file.filename,
+    purpose: file.purpose,
+    status: 'processed',
+    status_details: null,
+    expires_at: null,
+  };
 }
 
 function unix(ms: number): number {

@@ -26,8 +26,15 @@ export function createSimBatches(): SimBatches {
 }
 
 /** True when the request was one of the batch endpoints (and has been answered). */
-export async function routeBatches(req: IncomingMessage, res: ServerResponse, url: URL, path: string, ctx: BatchContext): Promise<boolean> {
+export async function routeBatches(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  path: string,
+  ctx: BatchContext,
+): Promise<boolean> {
   if (path.startsWith('/v1/messages/batches')) return routeAnthropicBatches(req, res, url, path, ctx);
-  if (path.startsWith('/v1/files') || path.startsWith('/v1/batches')) return routeOpenAIBatches(req, res, url, path, ctx);
+  if (path.startsWith('/v1/files') || path.startsWith('/v1/batches'))
+    return routeOpenAIBatches(req, res, url, path, ctx);
   return false;
 }

@@ -20,7 +20,8 @@ export interface McpHttpEndpoint {
   close(): Promise<void>;
 }
 
-const rpcError = (res: ServerResponse, status: number, code: number, message: string) => sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+const rpcError = (res: ServerResponse, status: number, code: number, message: string) =>
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 
 export function createMcpHttpEndpoint(call: WorldCaller): McpHttpEndpoint {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -39,7 +40,8 @@ export function createMcpHttpEndpoint(call: WorldCaller): McpHttpEndpoint {
       const open = sessionId ? sessions.get(sessionId) : undefined;
       if (open) return open.handleRequest(req, res, body);
       if (sessionId) return rpcError(res, 404, -32001, 'Session not found');
-      if (req.method !== 'POST' || !isInitializeRequest(body)) return rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
+      if (req.method !== 'POST' || !isInitializeRequest(body))
+        return rpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => void sessions.set(id, transport),

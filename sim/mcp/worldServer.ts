@@ -12,7 +12,11 @@ export const WORLD_MCP_SERVER_NAME = 'judgeflow-sim-world';
 export const WORLD_MCP_SERVER_VERSION = '1.0.0';
 
 /** Answers one call (name, arguments) for a transport: createWorldCaller's function. */
-export type WorldCaller = (name: string, args: Record<string, unknown>, transport: SimToolCall['transport']) => WorldAnswer;
+export type WorldCaller = (
+  name: string,
+  args: Record<string, unknown>,
+  transport: SimToolCall['transport'],
+) => WorldAnswer;
 
 /** A new McpServer with the world's tools, answering through `call` (which applies failTools and logs the call). */
 export function createWorldMcpServer(call: WorldCaller, transport: SimToolCall['transport']): McpServer {

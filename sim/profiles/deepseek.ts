@@ -6,7 +6,8 @@ import { answerFromPrompt, openaiError, type SimProfile } from './types';
  */
 export const deepseek: SimProfile = (body, ctx) => {
   const type = body.response_format?.type;
-  if (type === 'json_schema') return openaiError(400, 'This response_format type is unavailable now', 'invalid_request_error');
+  if (type === 'json_schema')
+    return openaiError(400, 'This response_format type is unavailable now', 'invalid_request_error');
   if (type === 'json_object') return { content: answerFromPrompt(body, ctx) ?? '{"verdict": "good answer"}' };
   return undefined;
 };

@@ -7,5 +7,9 @@ import { openaiError, textOf, type SimProfile } from './types';
 export const groqJsonfail: SimProfile = (body) => {
   const reasked = (body.messages ?? []).some((m: any) => /answer was invalid/i.test(textOf(m?.content)));
   if (!body.response_format || reasked) return undefined;
-  return openaiError(400, 'Failed to generate JSON. Please adjust your prompt. See \'failed_generation\' for more details.', 'json_validate_failed');
+  return openaiError(
+    400,
+    "Failed to generate JSON. Please adjust your prompt. See 'failed_generation' for more details.",
+    'json_validate_failed',
+  );
 };

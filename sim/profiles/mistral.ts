@@ -6,6 +6,19 @@ export const mistral: SimProfile = (body) => {
   if (!extra.length) return undefined;
   return {
     status: 422,
-    body: JSON.stringify({ object: 'error', message: { detail: extra.map((name) => ({ type: 'extra_forbidden', loc: ['body', name], msg: 'Extra inputs are not permitted', input: body[name] })) }, type: 'invalid_request_error', param: null, code: null }),
+    body: JSON.stringify({
+      object: 'error',
+      message: {
+        detail: extra.map((name) => ({
+          type: 'extra_forbidden',
+          loc: ['body', name],
+          msg: 'Extra inputs are not permitted',
+          input: body[name],
+        })),
+      },
+      type: 'invalid_request_error',
+      param: null,
+      code: null,
+    }),
   };
 };

@@ -8,5 +8,7 @@ import { answerFromPrompt, wantsJson, type SimProfile } from './types';
 export const noschema: SimProfile = (body, ctx) => {
   if (!wantsJson(body)) return undefined;
   const json = answerFromPrompt(body, ctx) ?? '{"score": 7, "rationale": "solid answer"}';
-  return { content: `Here is my assessment.\n\n\`\`\`json\n${JSON.stringify(JSON.parse(json), null, 2)}\n\`\`\`\n\nLet me know if you need more detail.` };
+  return {
+    content: `Here is my assessment.\n\n\`\`\`json\n${JSON.stringify(JSON.parse(json), null, 2)}\n\`\`\`\n\nLet me know if you need more detail.`,
+  };
 };

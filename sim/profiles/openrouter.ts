@@ -6,6 +6,12 @@ import type { SimProfile } from './types';
  */
 export const openrouter200error: SimProfile = (body, ctx) => {
   if (ctx.seenBefore(['openrouter', body.model, body.messages])) return undefined;
-  const error = JSON.stringify({ error: { code: 502, message: 'Provider returned error: upstream model overloaded', metadata: { provider_name: 'SimCloud' } } });
+  const error = JSON.stringify({
+    error: {
+      code: 502,
+      message: 'Provider returned error: upstream model overloaded',
+      metadata: { provider_name: 'SimCloud' },
+    },
+  });
   return body.stream ? { stream: `: OPENROUTER PROCESSING\n\ndata: ${error}\n\n` } : { status: 200, body: error };
 };

@@ -46,10 +46,21 @@ export function promptSchema(body: any): Record<string, unknown> | null {
 /** The plain simulator's answer for the schema the prompt states (what a model that reads the prompt would answer). */
 export function answerFromPrompt(body: any, ctx: SimProfileContext): string | null {
   const schema = promptSchema(body);
-  return schema ? ctx.plainAnswer({ ...body, response_format: { type: 'json_schema', json_schema: { name: 'from_prompt', schema } } }) : null;
+  return schema
+    ? ctx.plainAnswer({
+        ...body,
+        response_format: { type: 'json_schema', json_schema: { name: 'from_prompt', schema } },
+      })
+    : null;
 }
 
 /** A JSON error body with OpenAI's shape. */
-export function openaiError(status: number, message: string, code: string | null, type = 'invalid_request_error', param: string | null = null): SimReply {
+export function openaiError(
+  status: number,
+  message: string,
+  code: string | null,
+  type = 'invalid_request_error',
+  param: string | null = null,
+): SimReply {
   return { status, body: JSON.stringify({ error: { message, type, param, code } }) };
 }

@@ -84,7 +84,13 @@ export const PRICES: readonly PriceFact[] = [
 ];
 
 const TVL_AS_OF = '2026-11-30T00:00:00Z';
-const tvl = (protocol: string, category: string, token: string | null, tvlUsd: number, change7dPct: number): TvlFact => ({
+const tvl = (
+  protocol: string,
+  category: string,
+  token: string | null,
+  tvlUsd: number,
+  change7dPct: number,
+): TvlFact => ({
   protocol,
   category,
   token,
@@ -124,7 +130,12 @@ export const FUNDING: readonly FundingFact[] = [
 ];
 
 const UNLOCKS_AS_OF = '2026-11-30T00:00:00Z';
-const unlocks = (token: string, events: UnlockEvent[]): UnlocksFact => ({ token, unlocks: events, source: `${SOURCE}/unlocks/${token.toLowerCase()}`, asOf: UNLOCKS_AS_OF });
+const unlocks = (token: string, events: UnlockEvent[]): UnlocksFact => ({
+  token,
+  unlocks: events,
+  source: `${SOURCE}/unlocks/${token.toLowerCase()}`,
+  asOf: UNLOCKS_AS_OF,
+});
 
 /** Tokens of the world: every priced symbol, and EIGEN (EigenLayer's token, unpriced here). */
 export const UNLOCKS: readonly UnlocksFact[] = [
@@ -137,13 +148,25 @@ export const UNLOCKS: readonly UnlocksFact[] = [
     { date: '2026-12-16', amount: 92650000, pctOfCirculating: 1.87, recipient: 'team and investors' },
     { date: '2027-01-16', amount: 92650000, pctOfCirculating: 1.83, recipient: 'team and investors' },
   ]),
-  unlocks('OP', [{ date: '2026-12-31', amount: 31340000, pctOfCirculating: 1.62, recipient: 'core contributors and investors' }]),
-  unlocks('LINK', [{ date: '2026-12-21', amount: 19500000, pctOfCirculating: 2.91, recipient: 'non-circulating supply' }]),
-  unlocks('EIGEN', [{ date: '2026-12-01', amount: 36820000, pctOfCirculating: 6.14, recipient: 'early backers and investors' }]),
+  unlocks('OP', [
+    { date: '2026-12-31', amount: 31340000, pctOfCirculating: 1.62, recipient: 'core contributors and investors' },
+  ]),
+  unlocks('LINK', [
+    { date: '2026-12-21', amount: 19500000, pctOfCirculating: 2.91, recipient: 'non-circulating supply' },
+  ]),
+  unlocks('EIGEN', [
+    { date: '2026-12-01', amount: 36820000, pctOfCirculating: 6.14, recipient: 'early backers and investors' },
+  ]),
 ];
 
 const HOLDERS_AS_OF = '2026-11-29T00:00:00Z';
-const holders = (token: string, top10SharePct: number, count: number): HolderFact => ({ token, top10SharePct, holders: count, source: `${SOURCE}/holders/${token.toLowerCase()}`, asOf: HOLDERS_AS_OF });
+const holders = (token: string, top10SharePct: number, count: number): HolderFact => ({
+  token,
+  top10SharePct,
+  holders: count,
+  source: `${SOURCE}/holders/${token.toLowerCase()}`,
+  asOf: HOLDERS_AS_OF,
+});
 
 export const HOLDERS: readonly HolderFact[] = [
   holders('BTC', 5.93, 55310000),

@@ -12,7 +12,13 @@ import type { WorldCaller } from '../mcp/worldServer';
 export const HTTP_TOOLS_PREFIX = '/tools/';
 
 /** Answers a request under /tools/; false when the path names no tool (the caller answers 404 as for any unknown URL). */
-export async function answerHttpTool(req: IncomingMessage, res: ServerResponse, url: URL, path: string, call: WorldCaller): Promise<boolean> {
+export async function answerHttpTool(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  path: string,
+  call: WorldCaller,
+): Promise<boolean> {
   const name = WORLD_TOOL_NAMES.find((n) => path === `${HTTP_TOOLS_PREFIX}${WORLD_TOOLS[n].httpPath}`);
   if (!name || (req.method !== 'GET' && req.method !== 'POST')) return false;
   const argument = WORLD_TOOLS[name].argument;
@@ -27,7 +33,11 @@ export async function answerHttpTool(req: IncomingMessage, res: ServerResponse, 
     }
   }
   if (typeof args[argument] !== 'string' || args[argument] === '') {
-    sendJson(res, 400, { error: { message: `${path} needs "${argument}" (${WORLD_TOOLS[name].argumentDescription}), e.g. ${path}?${argument}=${encodeURIComponent(WORLD_TOOLS[name].known[0])}` } });
+    sendJson(res, 400, {
+      error: {
+        message: `${path} needs "${argument}" (${WORLD_TOOLS[name].argumentDescription}), e.g. ${path}?${argument}=${encodeURIComponent(WORLD_TOOLS[name].known[0])}`,
+      },
+    });
     return true;
   }
   const answer = call(name, { [argument]: args[argument] }, 'http');

@@ -21,7 +21,10 @@ export interface SimToolWorld {
  * `requiredHeaders`: headers every tool request (/mcp, /tools/…) must carry with exactly these values (a 401 otherwise),
  * so a test sees that an agent's MCP/HTTP tool credentials reach the service.
  */
-export function createSimToolWorld(failTools: FailTools = {}, requiredHeaders: Record<string, string> = {}): SimToolWorld {
+export function createSimToolWorld(
+  failTools: FailTools = {},
+  requiredHeaders: Record<string, string> = {},
+): SimToolWorld {
   const calls: SimToolCall[] = [];
   const call = createWorldCaller(failTools, (entry) => calls.push(entry));
   const mcp = createMcpHttpEndpoint(call);
@@ -29,10 +32,18 @@ export function createSimToolWorld(failTools: FailTools = {}, requiredHeaders: R
     calls,
     async route(req, res, url, path) {
       const toolPath = path === MCP_PATH || path.startsWith(HTTP_TOOLS_PREFIX);
-      const missing = Object.keys(requiredHeaders).find((name) => req.headers[name.toLowerCase()] !== requiredHeaders[name]);
-      if (toolPath && missing) return sendJson(res, 401, { error: { message: `missing or wrong ${missing} header (the simulator's tools require it)` } }), true;
+      const missing = Object.keys(requiredHeaders).find(
+        (name) => req.headers[name.toLowerCase()] !== requiredHeaders[name],
+      );
+      if (toolPath && missing)
+        return (
+          sendJson(res, 401, {
+            error: { message: `missing or wrong ${missing} header (the simulator's tools require it)` },
+          }),
+          true
+        );
       if (path === MCP_PATH) return mcp.handle(req, res).then(() => true);
-      if (req.method === 'GET' && path === TOOL_CALLS_PATH) return sendJson(res, 200, calls), true;
+      if (req.method === 'GET' && path === TOOL_CALLS_PATH) return (sendJson(res, 200, calls), true);
       if (path.startsWith(HTTP_TOOLS_PREFIX)) return answerHttpTool(req, res, url, path, call);
       return false;
     },

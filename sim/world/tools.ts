@@ -5,7 +5,13 @@
  */
 import { FUNDING, HOLDERS, PRICES, PROTOCOL_ALIASES, TOKEN_NAMES, TVL, UNLOCKS } from './fixtures';
 
-export const WORLD_TOOL_NAMES = ['get_price', 'get_tvl', 'get_funding_rate', 'get_token_unlocks', 'get_holder_concentration'] as const;
+export const WORLD_TOOL_NAMES = [
+  'get_price',
+  'get_tvl',
+  'get_funding_rate',
+  'get_token_unlocks',
+  'get_holder_concentration',
+] as const;
 export type WorldToolName = (typeof WORLD_TOOL_NAMES)[number];
 
 export interface WorldTool {
@@ -34,7 +40,8 @@ const protocolOf = (value: string): string | undefined => {
 export const WORLD_TOOLS: Readonly<Record<WorldToolName, WorldTool>> = {
   get_price: {
     name: 'get_price',
-    description: 'Spot price in USD of a crypto asset, with its change over the last 24 hours and its 24-hour trading volume.',
+    description:
+      'Spot price in USD of a crypto asset, with its change over the last 24 hours and its 24-hour trading volume.',
     argument: 'symbol',
     argumentDescription: 'ticker symbol, e.g. BTC',
     httpPath: 'price',
@@ -52,7 +59,8 @@ export const WORLD_TOOLS: Readonly<Record<WorldToolName, WorldTool>> = {
   },
   get_funding_rate: {
     name: 'get_funding_rate',
-    description: 'Perpetual futures funding rate of an asset (percent per 8 hours, open-interest weighted across venues) and its open interest in USD.',
+    description:
+      'Perpetual futures funding rate of an asset (percent per 8 hours, open-interest weighted across venues) and its open interest in USD.',
     argument: 'symbol',
     argumentDescription: 'ticker symbol, e.g. ETH',
     httpPath: 'funding-rate',
@@ -85,11 +93,17 @@ export type WorldAnswer = { ok: true; result: object } | { ok: false; error: str
 /** One call of a world tool: its fact, or an error saying what was wrong and what the world knows. */
 export function callWorldTool(name: string, args: Record<string, unknown>): WorldAnswer {
   const tool = WORLD_TOOLS[name as WorldToolName];
-  if (!tool) return { ok: false, error: `unknown tool "${name}"; the simulated world has ${WORLD_TOOL_NAMES.join(', ')}` };
+  if (!tool)
+    return { ok: false, error: `unknown tool "${name}"; the simulated world has ${WORLD_TOOL_NAMES.join(', ')}` };
   const value = args?.[tool.argument];
-  if (typeof value !== 'string' || value.trim() === '') return { ok: false, error: `${name} needs a string argument "${tool.argument}" (${tool.argumentDescription})` };
+  if (typeof value !== 'string' || value.trim() === '')
+    return { ok: false, error: `${name} needs a string argument "${tool.argument}" (${tool.argumentDescription})` };
   const result = tool.lookup(value);
-  if (!result) return { ok: false, error: `${name}: unknown ${tool.argument} "${value}"; the simulated world knows ${tool.known.join(', ')}` };
+  if (!result)
+    return {
+      ok: false,
+      error: `${name}: unknown ${tool.argument} "${value}"; the simulated world knows ${tool.known.join(', ')}`,
+    };
   return { ok: true, result };
 }
 
@@ -118,8 +132,17 @@ export function createWorldCaller(failTools: FailTools = {}, record: (call: SimT
     calls.set(name, seen);
     const rule = failTools[name];
     const failed = rule === 'always' || (typeof rule === 'number' && seen <= rule);
-    const answer: WorldAnswer = failed ? { ok: false, error: `${name} is unavailable (simulated failure, failTools)`, simulated: true } : callWorldTool(name, args);
-    record({ tool: name, args, at: Date.now(), transport, ok: answer.ok, ...(answer.ok ? {} : { error: answer.error }) });
+    const answer: WorldAnswer = failed
+      ? { ok: false, error: `${name} is unavailable (simulated failure, failTools)`, simulated: true }
+      : callWorldTool(name, args);
+    record({
+      tool: name,
+      args,
+      at: Date.now(),
+      transport,
+      ok: answer.ok,
+      ...(answer.ok ? {} : { error: answer.error }),
+    });
     return answer;
   };
 }
@@ -132,10 +155,15 @@ export function parseFailTools(text: string, where: string): FailTools {
   } catch {
     throw new Error(`${where}: not JSON; expected e.g. {"get_price": "always", "get_tvl": 2}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${where}: expected an object of tool name → "always" or a count`);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`${where}: expected an object of tool name → "always" or a count`);
   for (const [tool, rule] of Object.entries(parsed)) {
-    if (!(WORLD_TOOL_NAMES as readonly string[]).includes(tool)) throw new Error(`${where}: unknown tool "${tool}"; the simulated world has ${WORLD_TOOL_NAMES.join(', ')}`);
-    if (rule !== 'always' && !(Number.isInteger(rule) && (rule as number) >= 0)) throw new Error(`${where}: ${tool} must be "always" or a whole number of calls to fail, got ${JSON.stringify(rule)}`);
+    if (!(WORLD_TOOL_NAMES as readonly string[]).includes(tool))
+      throw new Error(`${where}: unknown tool "${tool}"; the simulated world has ${WORLD_TOOL_NAMES.join(', ')}`);
+    if (rule !== 'always' && !(Number.isInteger(rule) && (rule as number) >= 0))
+      throw new Error(
+        `${where}: ${tool} must be "always" or a whole number of calls to fail, got ${JSON.stringify(rule)}`,
+      );
   }
   return parsed as FailTools;
 }

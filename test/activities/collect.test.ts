@@ -18,21 +18,34 @@ let sim: SimServer;
 let store: SqliteStore;
 let runId: string;
 const deps = () => ({ store, env: process.env });
-const queries = ['fine', 'throttle', 'throttle-again', 'broken', 'slow', 'batch-1', 'batch-2', 'batch-3'].map((word, k) => ({ id: word, text: `Question ${k} (${word}): should I stake ETH?`, task: 'T1', category: 'C1' }));
+const queries = ['fine', 'throttle', 'throttle-again', 'broken', 'slow', 'batch-1', 'batch-2', 'batch-3'].map(
+  (word, k) => ({ id: word, text: `Question ${k} (${word}): should I stake ETH?`, task: 'T1', category: 'C1' }),
+);
 
 beforeAll(async () => {
   sim = await startSimServer({
     handler: async (body) => {
       const text = String(body.messages?.[body.messages.length - 1]?.content ?? '');
-      if (text.includes('(throttle')) return { status: 429, headers: { 'retry-after': '2' }, body: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_exceeded' } }) };
-      if (text.includes('(broken)')) return { status: 500, body: JSON.stringify({ error: { message: 'the copilot broke', type: 'server_error' } }) };
+      if (text.includes('(throttle'))
+        return {
+          status: 429,
+          headers: { 'retry-after': '2' },
+          body: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_exceeded' } }),
+        };
+      if (text.includes('(broken)'))
+        return { status: 500, body: JSON.stringify({ error: { message: 'the copilot broke', type: 'server_error' } }) };
       if (text.includes('(slow)')) await new Promise((r) => setTimeout(r, 3_000));
       return undefined;
     },
   });
   const dir = tempDir('jf-collect-');
   store = new SqliteStore(path.join(dir, 'results.db'));
-  const config = runConfig(dir, { protocol: 'lattice', queries, judge: { baseURL: sim.url, model: 'sim-judge' }, copilots: [{ name: 'A', type: 'openai', baseURL: sim.url, model: 'sim-thorough' }] });
+  const config = runConfig(dir, {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: sim.url, model: 'sim-judge' },
+    copilots: [{ name: 'A', type: 'openai', baseURL: sim.url, model: 'sim-thorough' }],
+  });
   runId = `run-collect-${Date.now()}`;
   await runActivities(deps()).prepareRun(runInput(config, runId));
 });
@@ -41,8 +54,10 @@ afterAll(async () => {
   await sim?.close();
 });
 
-const inActivity = <T>(fn: () => Promise<T>, env = new MockActivityEnvironment()): Promise<T> => env.run(fn) as Promise<T>;
-const ask = (queryId: string, attempt = 1, maxAttempts = 3) => inActivity(() => collectActivities(deps()).askCopilot({ runId, queryId, copilot: 'A', attempt, maxAttempts }));
+const inActivity = <T>(fn: () => Promise<T>, env = new MockActivityEnvironment()): Promise<T> =>
+  env.run(fn) as Promise<T>;
+const ask = (queryId: string, attempt = 1, maxAttempts = 3) =>
+  inActivity(() => collectActivities(deps()).askCopilot({ runId, queryId, copilot: 'A', attempt, maxAttempts }));
 const asked = (word: string) => sim.requests.filter((r) => JSON.stringify(r.body).includes(`(${word})`)).length;
 
 test('askCopilot stores the answer and reports its tokens; asked again, it answers from the store without a call', async () => {
@@ -55,11 +70,17 @@ test('askCopilot stores the answer and reports its tokens; asked again, it answe
 });
 
 test('a throttle comes back to the workflow before the last attempt (nothing stored); on the last one it is stored as failed', async () => {
-  expect(await ask('throttle', 1, 3)).toEqual({ status: 'throttled', outcome: { throttled: true, retryAfterMs: 2_000, cause: 'HTTP 429' } });
+  expect(await ask('throttle', 1, 3)).toEqual({
+    status: 'throttled',
+    outcome: { throttled: true, retryAfterMs: 2_000, cause: 'HTTP 429' },
+  });
   expect(await store.getResponse(runId, 'throttle', 'A')).toBeNull();
   const last = await ask('throttle', 3, 3);
   expect(last.status).toBe('failed');
-  expect(await store.getResponse(runId, 'throttle', 'A')).toMatchObject({ status: 'failed', errorKind: 'rate_limited' });
+  expect(await store.getResponse(runId, 'throttle', 'A')).toMatchObject({
+    status: 'failed',
+    errorKind: 'rate_limited',
+  });
 });
 
 test("an HTTP 500 goes back to Temporal as a retryable failure; the activity's own last attempt stores it as failed", async () => {
@@ -69,13 +90,24 @@ test("an HTTP 500 goes back to Temporal as a retryable failure; the activity's o
   expect(await store.getResponse(runId, 'broken', 'A')).toBeNull();
   // Temporal's second attempt of an activity asked with attempt 1 of 2 is the last one.
   const env = new MockActivityEnvironment({ attempt: 2 });
-  expect((await inActivity(() => collectActivities(deps()).askCopilot({ runId, queryId: 'broken', copilot: 'A', attempt: 1, maxAttempts: 2 }), env)).status).toBe('failed');
+  expect(
+    (
+      await inActivity(
+        () =>
+          collectActivities(deps()).askCopilot({ runId, queryId: 'broken', copilot: 'A', attempt: 1, maxAttempts: 2 }),
+        env,
+      )
+    ).status,
+  ).toBe('failed');
   expect(await store.getResponse(runId, 'broken', 'A')).toMatchObject({ status: 'failed', errorKind: 'http' });
 });
 
 test('a cancelled activity aborts the call in flight and stores nothing', async () => {
   const env = new MockActivityEnvironment();
-  const call = inActivity(() => collectActivities(deps()).askCopilot({ runId, queryId: 'slow', copilot: 'A', attempt: 1, maxAttempts: 3 }), env);
+  const call = inActivity(
+    () => collectActivities(deps()).askCopilot({ runId, queryId: 'slow', copilot: 'A', attempt: 1, maxAttempts: 3 }),
+    env,
+  );
   setTimeout(() => env.cancel(), 300);
   // The call in flight is aborted and the activity ends as cancelled, not as a failed call.
   await expect(call).rejects.toBeInstanceOf(CancelledFailure);
@@ -83,7 +115,13 @@ test('a cancelled activity aborts the call in flight and stores nothing', async 
 });
 
 test('askCopilotBatch asks several queries in a row and stops at a throttle, leaving it and the rest to the workflow', async () => {
-  const batch = await inActivity(() => collectActivities(deps()).askCopilotBatch({ runId, copilot: 'A', queryIds: ['batch-1', 'throttle-again', 'batch-2'] }));
+  const batch = await inActivity(() =>
+    collectActivities(deps()).askCopilotBatch({
+      runId,
+      copilot: 'A',
+      queryIds: ['batch-1', 'throttle-again', 'batch-2'],
+    }),
+  );
   expect(batch.results).toEqual([{ status: 'ok' }]);
   expect(batch.stoppedBy).toBe('throttle');
   expect(batch.sentAt).toHaveLength(2);
@@ -91,6 +129,17 @@ test('askCopilotBatch asks several queries in a row and stops at a throttle, lea
 });
 
 test('recordAnswerFailure stores the item as failed with the reason, so the run goes on', async () => {
-  await inActivity(() => collectActivities(deps()).recordAnswerFailure({ runId, queryId: 'batch-3', copilot: 'A', reason: 'every attempt crashed' }));
-  expect(await store.getResponse(runId, 'batch-3', 'A')).toMatchObject({ status: 'failed', errorKind: 'activity', errorMessage: 'every attempt crashed' });
+  await inActivity(() =>
+    collectActivities(deps()).recordAnswerFailure({
+      runId,
+      queryId: 'batch-3',
+      copilot: 'A',
+      reason: 'every attempt crashed',
+    }),
+  );
+  expect(await store.getResponse(runId, 'batch-3', 'A')).toMatchObject({
+    status: 'failed',
+    errorKind: 'activity',
+    errorMessage: 'every attempt crashed',
+  });
 });

@@ -11,6 +11,15 @@ test('examples/agent.yaml: two agent copilots (Chat Completions and Messages API
     ['AgentChat', 'agent', 'inferred', 'sim-agent'],
     ['AgentMessages', 'agent', 'anthropic', 'sim-agent'],
   ]);
-  expect(new Set(agents.map((c) => JSON.stringify(c.tools)))).toEqual(new Set([JSON.stringify({ mcp: [{ name: 'world', url: 'http://127.0.0.1:8000/mcp', headersFromEnv: {} }], http: [], mode: 'record', onMissing: 'fail' })]));
+  expect(new Set(agents.map((c) => JSON.stringify(c.tools)))).toEqual(
+    new Set([
+      JSON.stringify({
+        mcp: [{ name: 'world', url: 'http://127.0.0.1:8000/mcp', headersFromEnv: {} }],
+        http: [],
+        mode: 'record',
+        onMissing: 'fail',
+      }),
+    ]),
+  );
   expect(agents[0].system).not.toBe(agents[1].system);
 });

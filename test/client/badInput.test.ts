@@ -42,7 +42,13 @@ const cases: Case[] = [
   },
   {
     name: 'copilot names that differ only in letter case',
-    setup: (dir) => lattice(dir, { copilots: [{ name: 'Alpha', ...COPILOT }, { name: 'alpha', ...COPILOT }] }),
+    setup: (dir) =>
+      lattice(dir, {
+        copilots: [
+          { name: 'Alpha', ...COPILOT },
+          { name: 'alpha', ...COPILOT },
+        ],
+      }),
     message: /copilots\[1\]\.name: duplicate copilot name "alpha" \(copilots\[0\] is "Alpha"\)/,
   },
   {
@@ -87,18 +93,28 @@ const cases: Case[] = [
   {
     name: 'a JSON Lines query file with a broken line',
     setup: (dir) => {
-      fs.writeFileSync(path.join(dir, 'q.jsonl'), '\uFEFF{"id":"a","text":"Is BTC up?","task":"T1","category":"C1"}\n{"id":"b","text":\n');
+      fs.writeFileSync(
+        path.join(dir, 'q.jsonl'),
+        '\uFEFF{"id":"a","text":"Is BTC up?","task":"T1","category":"C1"}\n{"id":"b","text":\n',
+      );
       return lattice(dir, { queries: 'q.jsonl' });
     },
     message: /q\.jsonl:2: not valid JSON/,
   },
   {
     name: 'a query longer than the hard limit',
-    setup: (dir) => lattice(dir, { queries: writeQueries(dir, [{ id: 'huge', text: 'Is BTC up? '.repeat(20_000), task: 'T1', category: 'C1' }], 'huge.jsonl') }),
+    setup: (dir) =>
+      lattice(dir, {
+        queries: writeQueries(
+          dir,
+          [{ id: 'huge', text: 'Is BTC up? '.repeat(20_000), task: 'T1', category: 'C1' }],
+          'huge.jsonl',
+        ),
+      }),
     message: /1 query is longer than 200,000 characters .*: huge \(220,000 characters\)/,
   },
   {
-    name: "a rubric whose prompt path climbs out of the rubric directory",
+    name: 'a rubric whose prompt path climbs out of the rubric directory',
     setup: (dir) => {
       const rubric = copyRubric('lattice');
       editOnce(path.join(rubric, 'rubric.yaml'), 'system: judge-system.md', 'system: ../../../../etc/hostname');
@@ -115,7 +131,8 @@ const cases: Case[] = [
       fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(rubric, 'judge-system.md'));
       return cab(dir, 'query,tags\nIs BTC up?,Meme Coins\n', { rubric });
     },
-    message: /prompts\.system file "judge-system\.md" points outside the directory .* \(it is a symbolic link to .*secret\.txt\)/,
+    message:
+      /prompts\.system file "judge-system\.md" points outside the directory .* \(it is a symbolic link to .*secret\.txt\)/,
   },
   {
     name: 'a rubric with broken YAML',
@@ -134,7 +151,11 @@ async function refused(c: Case, run: (argv: string[], env: Record<string, string
   fs.writeFileSync(config, JSON.stringify(c.setup(dir)));
   const before = new Set(fs.readdirSync(dir));
   const home = path.join(dir, 'home');
-  const { code, stdout, stderr } = await run(['run', '--config', config], { JUDGEFLOW_HOME: home, JUDGEFLOW_STORE: path.join(home, 'results.db'), TEMPORAL_ADDRESS: '127.0.0.1:9' });
+  const { code, stdout, stderr } = await run(['run', '--config', config], {
+    JUDGEFLOW_HOME: home,
+    JUDGEFLOW_STORE: path.join(home, 'results.db'),
+    TEMPORAL_ADDRESS: '127.0.0.1:9',
+  });
   expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
   expect(stderr).toMatch(/^judgeflow run: /);
   expect(stderr).toMatch(c.message);
@@ -145,7 +166,9 @@ async function refused(c: Case, run: (argv: string[], env: Record<string, string
 }
 
 // Every case through the run command's own code in this process (no start-up cost per case)...
-test.each(cases)('judgeflow run refuses $name: exit 2, a clear message, nothing started or written', (c) => refused(c, cliInProcess));
+test.each(cases)('judgeflow run refuses $name: exit 2, a clear message, nothing started or written', (c) =>
+  refused(c, cliInProcess),
+);
 
 // ...and one of each kind (name, path, CSV, rubric path) through the real executable, as a user runs it.
 test('the real judgeflow executable exits 2 on a bad name, output path, CSV and rubric path, writing nothing', async () => {

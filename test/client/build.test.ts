@@ -57,7 +57,9 @@ test('bin/judgeflow.js runs the compiled CLI while dist/ matches the sources, an
   expect(workflowBundle).toContain('globalThis.__webpack_module_cache__'); // what the SDK's reusable V8 context requires
 
   // Rubric files are read from the checkout, not from a copy in dist/ that a user might edit.
-  const rubric = await launch(['rubric', 'show', '--protocol', 'cab', '--json'], { JUDGEFLOW_HOME: path.join(copy, '.judgeflow') });
+  const rubric = await launch(['rubric', 'show', '--protocol', 'cab', '--json'], {
+    JUDGEFLOW_HOME: path.join(copy, '.judgeflow'),
+  });
   expect(rubric.code).toBe(0);
   expect(JSON.parse(rubric.stdout)).toMatchObject({ protocol: 'cab', dir: path.join(copy, 'rubrics', 'cab') });
   expect(fs.readdirSync(path.join(copy, 'dist', 'rubrics', 'cab')).filter((f) => !/\.js(\.map)?$/.test(f))).toEqual([]);
@@ -85,7 +87,9 @@ test('a touched source makes dist/ stale: the launcher falls back to the sources
   fs.writeFileSync(source, fs.readFileSync(source, 'utf8').replace(statusCommand.summary, edited));
   fs.writeFileSync(path.join(copy, 'dist', 'core', 'removedModule.js'), 'exports.removed = true;\n');
   const rebuild = await new Promise<number>((resolve) =>
-    execFile(process.execPath, [path.join(copy, 'scripts', 'build.js'), '--if-stale'], { timeout: 600_000 }, (error) => resolve(error ? 1 : 0)),
+    execFile(process.execPath, [path.join(copy, 'scripts', 'build.js'), '--if-stale'], { timeout: 600_000 }, (error) =>
+      resolve(error ? 1 : 0),
+    ),
   );
   expect(rebuild).toBe(0);
   expect(build.isBuilt(copy)).toBe(true);
@@ -105,7 +109,10 @@ test('workers bundle the compiled workflows, and they replay the recorded histor
   const run = readHistoryFiles().find((f) => f.content.scenario === 'lattice-run')!.content;
   const failures: string[] = [];
   let replayed = 0;
-  const options = { workflowsPath: require.resolve(path.join(copy, 'dist', 'workflows')), replayName: 'judgeflow-dist-replay' };
+  const options = {
+    workflowsPath: require.resolve(path.join(copy, 'dist', 'workflows')),
+    replayName: 'judgeflow-dist-replay',
+  };
   for await (const result of Worker.runReplayHistories(options, replayInputs(run))) {
     replayed++;
     if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);

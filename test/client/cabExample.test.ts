@@ -9,13 +9,17 @@ import { REPO, tempDir } from '../support/harness';
 
 /** examples/cab-demo.yaml, docs/protocols.md and `judgeflow dataset fetch cab` agree on where the dataset lives. */
 test('the CryptoAnalystBench example reads the file `judgeflow dataset fetch cab` writes from the repository root, which git ignores', () => {
-  const example = YAML.parse(fs.readFileSync(path.join(REPO, 'examples', 'cab-demo.yaml'), 'utf8')) as { queries: string };
+  const example = YAML.parse(fs.readFileSync(path.join(REPO, 'examples', 'cab-demo.yaml'), 'utf8')) as {
+    queries: string;
+  };
   expect(path.resolve(REPO, 'examples', example.queries)).toBe(path.resolve(REPO, CAB_DATASET_DEFAULT_OUT));
   const docs = fs.readFileSync(path.join(REPO, 'docs', 'protocols.md'), 'utf8');
   expect(docs).toContain(`\`${CAB_DATASET_DEFAULT_OUT}\` (git-ignored), where \`examples/cab-demo.yaml\` expects it`);
   expect(docs).not.toContain('../shared/datasets/cryptoanalystbench/dataset.csv');
   // git check-ignore exits 0 for an ignored path (it need not exist).
-  expect(execFileSync('git', ['check-ignore', CAB_DATASET_DEFAULT_OUT], { cwd: REPO, encoding: 'utf8' }).trim()).toBe(CAB_DATASET_DEFAULT_OUT);
+  expect(execFileSync('git', ['check-ignore', CAB_DATASET_DEFAULT_OUT], { cwd: REPO, encoding: 'utf8' }).trim()).toBe(
+    CAB_DATASET_DEFAULT_OUT,
+  );
 });
 
 test('a missing CryptoAnalystBench dataset is an input error that says the file is missing and how to fetch it there', () => {

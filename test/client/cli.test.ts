@@ -25,7 +25,14 @@ test('main(): 0 for help, 2 for bad input with the message on stderr, 1 for any 
 test('read-only commands run where there is no store say where runs live and create nothing', async () => {
   const home = path.join(tempDir(), '.judgeflow');
   const env = { JUDGEFLOW_HOME: home, JUDGEFLOW_STORE: '' };
-  for (const args of [['report', 'run-x'], ['snapshot', 'show', 'snap-x'], ['snapshot', 'diff', 'snap-a', 'snap-b'], ['snapshot', 'export', 'snap-x'], ['artefacts', 'run-x'], ['compare', 'run-a', 'run-b']]) {
+  for (const args of [
+    ['report', 'run-x'],
+    ['snapshot', 'show', 'snap-x'],
+    ['snapshot', 'diff', 'snap-a', 'snap-b'],
+    ['snapshot', 'export', 'snap-x'],
+    ['artefacts', 'run-x'],
+    ['compare', 'run-a', 'run-b'],
+  ]) {
     const r = await cliInProcess(args, env);
     expect({ args, code: r.code }).toEqual({ args, code: 2 });
     expect(r.stderr).toContain('results store');

@@ -1,7 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { CONFIGURATION_MD, REGENERATE_COMMAND, renderConfigurationReference, rowsOf, typeText, undescribedKeys } from '../../scripts/config-reference';
+import {
+  CONFIGURATION_MD,
+  REGENERATE_COMMAND,
+  renderConfigurationReference,
+  rowsOf,
+  typeText,
+  undescribedKeys,
+} from '../../scripts/config-reference';
 
 const relative = path.relative(path.join(__dirname, '..', '..'), CONFIGURATION_MD);
 
@@ -29,8 +36,19 @@ test('a key is rendered with its type, default and meaning, and nested keys get 
       limit: z.number().int().min(1).max(64).default(4).describe('Most calls in flight.'),
       mode: z.enum(['a', 'b']).optional().describe('Which mode.'),
       target: z.string().url().describe('Where to send.'),
-      retry: z.object({ attempts: z.number().int().min(1).default(3).describe('Attempts.') }).optional().describe('Retry policy.'),
-      steps: z.array(z.union([z.object({ click: z.string().describe('Click it.') }), z.object({ wait: z.number().describe('Wait.') })])).default([]).describe('Steps.'),
+      retry: z
+        .object({ attempts: z.number().int().min(1).default(3).describe('Attempts.') })
+        .optional()
+        .describe('Retry policy.'),
+      steps: z
+        .array(
+          z.union([
+            z.object({ click: z.string().describe('Click it.') }),
+            z.object({ wait: z.number().describe('Wait.') }),
+          ]),
+        )
+        .default([])
+        .describe('Steps.'),
     })
     .strict();
   const rows = rowsOf(z.toJSONSchema(schema, { io: 'input' }) as Parameters<typeof rowsOf>[0], 'x.');
@@ -44,11 +62,19 @@ test('a key is rendered with its type, default and meaning, and nested keys get 
     { key: 'x.steps[].click', type: 'string', default: '—', meaning: 'Click it.' },
     { key: 'x.steps[].wait', type: 'number', default: '—', meaning: 'Wait.' },
   ]);
-  expect(typeText({ anyOf: [{ type: 'number', minimum: 0, maximum: 2 }, { type: 'null' }] })).toBe('number 0–2 or null');
+  expect(typeText({ anyOf: [{ type: 'number', minimum: 0, maximum: 2 }, { type: 'null' }] })).toBe(
+    'number 0–2 or null',
+  );
 });
 
 test('the page covers every key of the run config, the judge and each copilot type', () => {
   const page = renderConfigurationReference();
-  for (const row of ['| `seed` | string | `"judgeflow"` |', '| `concurrency` | integer 1–64 | `4` |', '| `copilots[].answerPath` |', '| `copilots[].selectors.input` |', '| `cab.errorTaxonomy` | boolean | `false` |'])
+  for (const row of [
+    '| `seed` | string | `"judgeflow"` |',
+    '| `concurrency` | integer 1–64 | `4` |',
+    '| `copilots[].answerPath` |',
+    '| `copilots[].selectors.input` |',
+    '| `cab.errorTaxonomy` | boolean | `false` |',
+  ])
     expect(page).toContain(row);
 });

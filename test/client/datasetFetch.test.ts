@@ -15,8 +15,15 @@ beforeAll(async () => {
   const dir = tempDir('jf-dataset-src-');
   bodies['/ok.csv'] = fs.readFileSync(writeCabFixture(path.join(dir, 'ok')), 'utf8');
   Object.assign(bodies, Object.fromEntries(Object.entries(cabReferenceBodies()).map(([k, v]) => [`/ref${k}`, v])));
-  bodies['/short.csv'] = fs.readFileSync(writeCabFixture(path.join(dir, 'short'), cabFixtureRows().slice(0, 20)), 'utf8');
-  server = http.createServer((req, res) => (bodies[req.url!] ? res.writeHead(200, { 'content-type': 'text/csv' }).end(bodies[req.url!]) : res.writeHead(404).end('not found')));
+  bodies['/short.csv'] = fs.readFileSync(
+    writeCabFixture(path.join(dir, 'short'), cabFixtureRows().slice(0, 20)),
+    'utf8',
+  );
+  server = http.createServer((req, res) =>
+    bodies[req.url!]
+      ? res.writeHead(200, { 'content-type': 'text/csv' }).end(bodies[req.url!])
+      : res.writeHead(404).end('not found'),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -28,10 +35,15 @@ afterAll(async () => {
 describe('judgeflow dataset fetch cab', () => {
   test('downloads the CSV (JUDGEFLOW_DATASET_URL), checks its shape, and writes it where --out says', async () => {
     const out = path.join(tempDir('jf-dataset-'), 'data', 'dataset.csv');
-    const result = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], { JUDGEFLOW_DATASET_URL: `${base}/ok.csv`, JUDGEFLOW_CAB_REFERENCE_URL: `${base}/ref` });
+    const result = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], {
+      JUDGEFLOW_DATASET_URL: `${base}/ok.csv`,
+      JUDGEFLOW_CAB_REFERENCE_URL: `${base}/ref`,
+    });
     expect(result.code).toBe(0);
     // The reference harness's prompt files come beside it, at their pinned commits.
-    expect(fs.readFileSync(path.join(path.dirname(out), 'reference', 'script.py'), 'utf8')).toContain('def _create_scoring_prompt');
+    expect(fs.readFileSync(path.join(path.dirname(out), 'reference', 'script.py'), 'utf8')).toContain(
+      'def _create_scoring_prompt',
+    );
     expect(fs.existsSync(path.join(path.dirname(out), 'reference', 'src', 'prompts', 'citation_check.py'))).toBe(true);
     expect(result.stdout).toContain(`Downloaded ${base}/ok.csv to ${out}`);
     expect(fs.readFileSync(out, 'utf8')).toBe(bodies['/ok.csv']);
@@ -41,10 +53,18 @@ describe('judgeflow dataset fetch cab', () => {
   test('a file of the wrong shape, or an HTTP error, exits 2 and leaves nothing behind', async () => {
     const dir = tempDir('jf-dataset-');
     const out = path.join(dir, 'dataset.csv');
-    const short = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], { JUDGEFLOW_DATASET_URL: `${base}/short.csv`, JUDGEFLOW_CAB_REFERENCE_URL: `${base}/ref` });
+    const short = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], {
+      JUDGEFLOW_DATASET_URL: `${base}/short.csv`,
+      JUDGEFLOW_CAB_REFERENCE_URL: `${base}/ref`,
+    });
     expect(short.code).toBe(2);
-    expect(short.stderr).toContain(`${base}/short.csv does not have the shape of the published CryptoAnalystBench dataset`);
-    const missing = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], { JUDGEFLOW_DATASET_URL: `${base}/gone.csv`, JUDGEFLOW_CAB_REFERENCE_URL: `${base}/ref` });
+    expect(short.stderr).toContain(
+      `${base}/short.csv does not have the shape of the published CryptoAnalystBench dataset`,
+    );
+    const missing = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], {
+      JUDGEFLOW_DATASET_URL: `${base}/gone.csv`,
+      JUDGEFLOW_CAB_REFERENCE_URL: `${base}/ref`,
+    });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('answered HTTP 404; set JUDGEFLOW_DATASET_URL');
     expect(fs.readdirSync(dir)).toEqual([]);

@@ -8,16 +8,33 @@ import { loadRunConfig } from '../../client/config';
 /** A config and a LATTICE query file in a fresh directory; `lines` are the query file's lines (Buffers for raw bytes). */
 function setup(lines: Array<string | Buffer>, config = '') {
   const dir = tempDir('jf-input-');
-  fs.writeFileSync(path.join(dir, 'queries.jsonl'), Buffer.concat(lines.map((l) => Buffer.concat([Buffer.isBuffer(l) ? l : Buffer.from(l), Buffer.from('\n')]))));
+  fs.writeFileSync(
+    path.join(dir, 'queries.jsonl'),
+    Buffer.concat(lines.map((l) => Buffer.concat([Buffer.isBuffer(l) ? l : Buffer.from(l), Buffer.from('\n')]))),
+  );
   const file = path.join(dir, 'config.yaml');
-  fs.writeFileSync(file, config || ['protocol: lattice', 'queries: queries.jsonl', 'judge: { baseURL: "http://127.0.0.1:9/v1", model: m }', 'copilots:', '  - { name: A, type: openai, baseURL: "http://127.0.0.1:9/v1", model: m }', ''].join('\n'));
+  fs.writeFileSync(
+    file,
+    config ||
+      [
+        'protocol: lattice',
+        'queries: queries.jsonl',
+        'judge: { baseURL: "http://127.0.0.1:9/v1", model: m }',
+        'copilots:',
+        '  - { name: A, type: openai, baseURL: "http://127.0.0.1:9/v1", model: m }',
+        '',
+      ].join('\n'),
+  );
   return { dir, file, env: { JUDGEFLOW_HOME: path.join(dir, 'home') } };
 }
 const query = (id: string, text = 'Should I stake ETH?') => JSON.stringify({ id, text, task: 'T1', category: 'C1' });
 
 describe('bad bytes and bad ids in input files: exit 2, naming the file and the line', () => {
   test('a query file with a Windows-1252 byte on line 2', async () => {
-    const { file, dir, env } = setup([query('q1'), Buffer.concat([Buffer.from(query('q2').slice(0, -2)), Buffer.from([0xe9]), Buffer.from('"}')])]);
+    const { file, dir, env } = setup([
+      query('q1'),
+      Buffer.concat([Buffer.from(query('q2').slice(0, -2)), Buffer.from([0xe9]), Buffer.from('"}')]),
+    ]);
     const result = await cliInProcess(['run', '--config', file, '--dry-run'], env);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${path.join(dir, 'queries.jsonl')}:2: LATTICE`);
@@ -52,5 +69,7 @@ test('a huge prompt file in the rubric is loaded with a warning (every judge cal
   fs.appendFileSync(file, `rubric: ${rubric}\n`);
   const warnings: string[] = [];
   loadRunConfig(file, (m) => warnings.push(m));
-  expect(warnings.join('\n')).toMatch(/the rubric's prompt files come to [\d,]+ characters, and every judge call sends them/);
+  expect(warnings.join('\n')).toMatch(
+    /the rubric's prompt files come to [\d,]+ characters, and every judge call sends them/,
+  );
 });

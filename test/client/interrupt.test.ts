@@ -11,15 +11,32 @@ const sim = simServersForFile({ slow: { latencyMs: 30_000 }, judge: {} });
 
 test('SIGINT on judgeflow run exits within 5 s with the resume hint; judgeflow cancel then closes the run', async () => {
   const dir = tempDir('jf-interrupt-');
-  const queries = writeQueries(dir, [1, 2, 3].map((i) => ({ id: `t1-c${i}`, text: `Is ETH staking worth it, case ${i}?`, task: 'T1', category: `C${i}` })));
+  const queries = writeQueries(
+    dir,
+    [1, 2, 3].map((i) => ({
+      id: `t1-c${i}`,
+      text: `Is ETH staking worth it, case ${i}?`,
+      task: 'T1',
+      category: `C${i}`,
+    })),
+  );
   const configFile = path.join(dir, 'bench.json');
   fs.writeFileSync(
     configFile,
-    JSON.stringify({ protocol: 'lattice', queries, judge: { baseURL: sim.judge.url, model: 'sim-judge' }, copilots: [{ name: 'Slow', type: 'openai', baseURL: sim.slow.url, model: 'sim-copilot' }], output: path.join(dir, 'runs') }),
+    JSON.stringify({
+      protocol: 'lattice',
+      queries,
+      judge: { baseURL: sim.judge.url, model: 'sim-judge' },
+      copilots: [{ name: 'Slow', type: 'openai', baseURL: sim.slow.url, model: 'sim-copilot' }],
+      output: path.join(dir, 'runs'),
+    }),
   );
   // Its own store, hence its own task queue: only this process's worker serves the run.
   const env = { ...process.env, JUDGEFLOW_HOME: path.join(dir, '.judgeflow'), JUDGEFLOW_TASK_QUEUE: '' };
-  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'run', '--config', configFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(REPO, 'bin', 'judgeflow.js'), 'run', '--config', configFile], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -52,5 +69,8 @@ test('SIGINT on judgeflow run exits within 5 s with the resume hint; judgeflow c
   const after = JSON.parse((await cliInProcess(['status', runId, '--json'], same)).stdout);
   expect(after).toMatchObject({ status: 'failed', stage: 'cancelled' });
   const runs = JSON.parse((await cliInProcess(['runs', '--json'], same)).stdout);
-  expect(runs.find((r: { runId: string }) => r.runId === runId)).toMatchObject({ status: 'failed', error: expect.stringContaining('cancelled') });
+  expect(runs.find((r: { runId: string }) => r.runId === runId)).toMatchObject({
+    status: 'failed',
+    error: expect.stringContaining('cancelled'),
+  });
 }, 240_000);

@@ -34,7 +34,11 @@ function localLinks(text: string, dir: string, from = 'README.md'): Link[] {
 }
 
 /** GitHub's anchor for a heading. */
-const anchorOf = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .replace(/ /g, '-');
 
 function brokenLinks(links: Link[]): Array<{ from: string; to: string }> {
   return links
@@ -84,7 +88,9 @@ describe('README.md is a guide of bounded size', () => {
     for (const c of rubric.data.categories) expect(README).toContain(`\`${c.id}\` ${c.name}`);
     const sim = await startSimServer({ port: 0 });
     try {
-      const models = ((await (await fetch(`${sim.url}/models`)).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+      const models = ((await (await fetch(`${sim.url}/models`)).json()) as { data: { id: string }[] }).data.map(
+        (m) => m.id,
+      );
       for (const id of models) expect(README).toContain(`\`${id}\``);
     } finally {
       await sim.close();
@@ -100,11 +106,16 @@ describe("the quick start's copilots against the simulator", () => {
     const { sim } = sims;
     const config = loadRunConfig(QUICKSTART, () => undefined);
     const origin = sim.url.replace(/\/v1$/, '');
-    const query = { id: 'q3', text: 'Should I stake my ETH with Lido or run my own validator? I have 32 ETH and a 3-year horizon.' };
+    const query = {
+      id: 'q3',
+      text: 'Should I stake my ETH with Lido or run my own validator? I have 32 ETH and a 3-year horizon.',
+    };
     for (const copilot of config.copilots) {
       const pointed = JSON.parse(JSON.stringify(copilot).split('http://127.0.0.1:8000').join(origin));
       const before = sim.requests.length;
-      const response = await adapterFor(pointed.type).create(pointed, { env: {} }).collect({ query, signal: AbortSignal.timeout(30_000) });
+      const response = await adapterFor(pointed.type)
+        .create(pointed, { env: {} })
+        .collect({ query, signal: AbortSignal.timeout(30_000) });
       expect({ copilot: copilot.name, long: response.text.length > 20 }).toEqual({ copilot: copilot.name, long: true });
       const asked = sim.requests.slice(before);
       if (copilot.type === 'csv') expect(asked).toEqual([]);

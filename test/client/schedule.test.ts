@@ -4,7 +4,8 @@ import { scheduledRunId } from '../../workflows/refreshSnapshot';
 
 const DAY = 86_400_000;
 /** The first firing Temporal makes of an interval spec after `now`: the next epoch + n·every + offset. */
-const firstFiring = (s: { every: number; offset: number }, now: Date) => new Date(Math.floor((now.getTime() - s.offset) / s.every) * s.every + s.offset + s.every);
+const firstFiring = (s: { every: number; offset: number }, now: Date) =>
+  new Date(Math.floor((now.getTime() - s.offset) / s.every) * s.every + s.offset + s.every);
 
 test('--every counts from creation: the first firing is one interval after now, not at an epoch-aligned time', () => {
   const now = new Date('2026-12-01T08:25:35.123Z'); // a Tuesday: epoch-aligned 7-day intervals fall on Thursdays
@@ -30,6 +31,8 @@ test('a scheduled run id is short and readable: schedule name, UTC date and minu
   // Two UUIDv7 run ids of one millisecond share their head; the tail tells them apart.
   const id = scheduledRunId('weekly', new Date('2026-12-01T06:00:07Z'), '019ad8f2-77b0-7a57-9d1a-0c6e2d4b8f10');
   expect(id).toBe('weekly-20261201-0600-4b8f10');
-  expect(scheduledRunId('weekly', new Date('2026-12-01T06:00:07Z'), '019ad8f2-77b0-7a57-9d1a-0c6e2d91c2e3')).not.toBe(id);
+  expect(scheduledRunId('weekly', new Date('2026-12-01T06:00:07Z'), '019ad8f2-77b0-7a57-9d1a-0c6e2d91c2e3')).not.toBe(
+    id,
+  );
   expect(id.length).toBeLessThan(30);
 });

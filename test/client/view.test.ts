@@ -24,7 +24,13 @@ afterAll(async () => {
 
 test('judgeflow view lists a run started while it is open, shows its progress changing, then its report; answers stay inert; read-only', async () => {
   await withWorker('view', async (world) => {
-    const view = await startViewServer({ store: world.store, port: 0, temporal: async () => world.client, pollMs: 250, webUi: 'http://127.0.0.1:8233' });
+    const view = await startViewServer({
+      store: world.store,
+      port: 0,
+      temporal: async () => world.client,
+      pollMs: 250,
+      webUi: 'http://127.0.0.1:8233',
+    });
     try {
       expect(view.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/); // bound to this machine unless told otherwise
       expect((await fetch(`${view.url}api/runs`, { method: 'POST' })).status).toBe(405);
@@ -40,9 +46,16 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
         protocol: 'lattice',
         queries,
         judge: { baseURL: sim.judge.url, model: 'sim-judge' },
-        copilots: simCopilots(sim.copilots.url, { Sorin: 'sim-thorough', Evil: 'sim-evil' }).map((c) => ({ ...c, concurrency: 1 })),
+        copilots: simCopilots(sim.copilots.url, { Sorin: 'sim-thorough', Evil: 'sim-evil' }).map((c) => ({
+          ...c,
+          concurrency: 1,
+        })),
       });
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
 
       // The run appears without a reload, and its progress (from the workflow's progress query) moves.
       await page.waitForSelector(`tr[data-run="${runId}"]`, { timeout: 20_000 });
@@ -50,18 +63,32 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
       let finished = false;
       void handle.result().finally(() => (finished = true));
       while (!finished) {
-        const text = await page.locator(`[data-progress="${runId}"]`).textContent({ timeout: 500 }).catch(() => null);
+        const text = await page
+          .locator(`[data-progress="${runId}"]`)
+          .textContent({ timeout: 500 })
+          .catch(() => null);
         if (text) seenProgress.add(text);
         await page.waitForTimeout(100);
       }
       expect(seenProgress.size).toBeGreaterThanOrEqual(2);
       expect([...seenProgress].some((t) => /^collect \d+\/20/.test(t))).toBe(true);
-      await page.waitForFunction((id) => document.querySelector(`[data-run-status="${id}"]`)?.textContent === 'completed', runId, { timeout: 10_000 });
-      expect(await page.getAttribute(`tr[data-run="${runId}"] a[target=_blank]`, 'href')).toBe(`http://127.0.0.1:8233/namespaces/default/workflows/${runId}`);
+      await page.waitForFunction(
+        (id) => document.querySelector(`[data-run-status="${id}"]`)?.textContent === 'completed',
+        runId,
+        { timeout: 10_000 },
+      );
+      expect(await page.getAttribute(`tr[data-run="${runId}"] a[target=_blank]`, 'href')).toBe(
+        `http://127.0.0.1:8233/namespaces/default/workflows/${runId}`,
+      );
 
       // A failure screenshot in the store (as a browser copilot's collect activity keeps one), with a name to be made safe.
       const shot = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('not really a picture')]);
-      const shotId = await world.store.putArtefact({ runId, name: 'Evil q1/../x.png', contentType: 'image/png', bytes: shot });
+      const shotId = await world.store.putArtefact({
+        runId,
+        name: 'Evil q1/../x.png',
+        contentType: 'image/png',
+        bytes: shot,
+      });
 
       // Its report, from the same renderer as report.html; the hostile answer executes nothing here either.
       await page.click(`tr[data-run="${runId}"] a[href="/runs/${runId}"]`);
@@ -76,7 +103,15 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
       // The same link works next to a report rendered anywhere from the store.
       const out = path.join(tempDir('jf-view-report-'), 'report');
       await renderReport({ store: world.store, env: process.env }, runId, out);
-      expect(JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8')).artefacts).toEqual([{ ref: `artefact:${shotId}`, name: 'Evil q1/../x.png', contentType: 'image/png', size: shot.length, file: href }]);
+      expect(JSON.parse(fs.readFileSync(path.join(out, 'report.json'), 'utf8')).artefacts).toEqual([
+        {
+          ref: `artefact:${shotId}`,
+          name: 'Evil q1/../x.png',
+          contentType: 'image/png',
+          size: shot.length,
+          file: href,
+        },
+      ]);
       expect(fs.readFileSync(path.join(out, href)).equals(shot)).toBe(true);
       await page.selectOption('#drill-copilot', 'Evil');
       await page.locator('#drill-table tbody tr').first().press('Enter');
@@ -84,7 +119,9 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
 
       // Any two runs compare (here a run with itself: every delta is zero); schedules list from Temporal.
       await page.goto(`${view.url}compare?a=${runId}&b=${runId}`);
-      expect(await page.$$eval('#chart-forest .mark', (ms) => ms.map((m) => Number(m.getAttribute('data-value'))))).toEqual([0, 0]);
+      expect(
+        await page.$$eval('#chart-forest .mark', (ms) => ms.map((m) => Number(m.getAttribute('data-value')))),
+      ).toEqual([0, 0]);
       expect((await page.goto(`${view.url}schedules`))!.status()).toBe(200);
       await page.goto(`${view.url}snapshots`);
       expect(await page.textContent('main')).toContain((await world.store.getRun(runId))!.snapshotId);

@@ -10,11 +10,16 @@ import { openNew } from '../../stores';
 import type { ResultsStore } from '../../core/model/store';
 
 /** A GET with the Host header and other headers as given (fetch will not send a foreign Host). */
-function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { headers }, (res) => {
       let body = '';
-      res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      res
+        .on('data', (c) => (body += c))
+        .on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
     });
     req.on('error', reject);
   });
@@ -59,16 +64,31 @@ test('view with a token: nothing without it, ?token= once sets a cookie, a beare
 
 test('judgeflow view --host 0.0.0.0 without a token refuses to start and says why', async () => {
   const home = tempDir('jf-view-home-');
-  const result = await cliInProcess(['view', '--host', '0.0.0.0', '--port', '0'], { JUDGEFLOW_HOME: home, JUDGEFLOW_VIEW_TOKEN: '' });
+  const result = await cliInProcess(['view', '--host', '0.0.0.0', '--port', '0'], {
+    JUDGEFLOW_HOME: home,
+    JUDGEFLOW_VIEW_TOKEN: '',
+  });
   expect(result.code).toBe(2);
-  expect(result.stderr).toMatch(/--host 0\.0\.0\.0 would let anyone who can reach this machine read every run.*--token SECRET or JUDGEFLOW_VIEW_TOKEN/);
+  expect(result.stderr).toMatch(
+    /--host 0\.0\.0\.0 would let anyone who can reach this machine read every run.*--token SECRET or JUDGEFLOW_VIEW_TOKEN/,
+  );
 });
 
 test('a report larger than the streaming bound is served from the report.html the run wrote, the view’s links added, not rebuilt', async () => {
   const dir = tempDir('jf-view-big-');
   const big = `<!doctype html><html><body><header class="page-header"><h1>big</h1></header>${'<p>answer</p>\n'.repeat(Math.ceil(STREAM_REPORTS_ABOVE_BYTES / 14) + 10)}</body></html>`;
   fs.writeFileSync(path.join(dir, 'report.html'), big);
-  await store.createRun({ runId: 'run-big', protocol: 'lattice', snapshotId: 'snap-none', rubricVersion: 'rv', judge: { model: 'm', baseURL: 'x', temperature: 0 }, copilots: ['A'], startedAt: new Date().toISOString(), sourceRunId: null, config: {} });
+  await store.createRun({
+    runId: 'run-big',
+    protocol: 'lattice',
+    snapshotId: 'snap-none',
+    rubricVersion: 'rv',
+    judge: { model: 'm', baseURL: 'x', temperature: 0 },
+    copilots: ['A'],
+    startedAt: new Date().toISOString(),
+    sourceRunId: null,
+    config: {},
+  });
   await store.finishRun('run-big', 'completed', path.join(dir, 'report.json'), {}, new Date().toISOString());
   const view = await startViewServer({ store, port: 0 });
   servers.push(view);
@@ -92,7 +112,9 @@ test('the view lists studies and shows each one’s report', async () => {
   // Rendered, not shown as Markdown source: headings and tables are HTML.
   expect(report.body).toContain('<h3>Human preference study pref</h3>');
   expect(report.body).not.toMatch(/<pre|^# /m);
-  expect(report.body).toMatch(/<table><thead><tr><th>Copilot<\/th><th>Win rate as Table 7 prints it \(wins \/ appearances\)<\/th><th>Win rate, ties excluded<\/th>/);
+  expect(report.body).toMatch(
+    /<table><thead><tr><th>Copilot<\/th><th>Win rate as Table 7 prints it \(wins \/ appearances\)<\/th><th>Win rate, ties excluded<\/th>/,
+  );
   expect(report.body).toContain('0 annotations by 0 annotators');
   expect((await get(`${view.url}studies/nope`)).status).toBe(404);
 });

@@ -22,15 +22,39 @@ test('an agent whose tool keeps failing fails its items (kind tool) and pauses t
       const config = runConfig(tempDir(), {
         protocol: 'lattice',
         // Tickers the tool server does not know: every call is an error result.
-        queries: Array.from({ length: 12 }, (_, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: what about DOGE and PEPE?`, task: `T${i + 1}`, category: 'C1' })),
+        queries: Array.from({ length: 12 }, (_, i) => ({
+          id: `q${i + 1}`,
+          text: `Question ${i + 1}: what about DOGE and PEPE?`,
+          task: `T${i + 1}`,
+          category: 'C1',
+        })),
         judge: { baseURL: judge.url, model: 'sim-judge' },
-        copilots: [{ name: 'Agent', type: 'agent', baseURL: `${model.url}/v1`, model: 'tool-model', concurrency: 1, tools: { mcp: [{ name: 'prices', url: tools.url }] }, limits: { maxToolErrors: 2 } }],
+        copilots: [
+          {
+            name: 'Agent',
+            type: 'agent',
+            baseURL: `${model.url}/v1`,
+            model: 'tool-model',
+            concurrency: 1,
+            tools: { mcp: [{ name: 'prices', url: tools.url }] },
+            limits: { maxToolErrors: 2 },
+          },
+        ],
       });
       const runId = `run-agent-breaker-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       await until(async () => Boolean((await handle.query(progressQuery)).paused), 90_000);
       const { paused } = await handle.query(progressQuery);
-      expect(paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^copilot Agent failing: copilot Agent: tool get_price keeps failing \(2 error results in a row, limits\.maxToolErrors\): unknown symbol (DOGE|PEPE)/) });
+      expect(paused).toMatchObject({
+        by: 'breaker',
+        reason: expect.stringMatching(
+          /^copilot Agent failing: copilot Agent: tool get_price keeps failing \(2 error results in a row, limits\.maxToolErrors\): unknown symbol (DOGE|PEPE)/,
+        ),
+      });
       const failed = (await world.store.responses(runId)).filter((r) => r.status === 'failed');
       expect(failed.length).toBeGreaterThanOrEqual(5);
       expect(failed.length).toBeLessThan(12);

@@ -29,16 +29,35 @@ test('a worker SIGKILLed mid-trajectory loses no finished step and repeats at mo
   const pairs = ['BTC and ETH', 'ETH and SOL', 'SOL and BTC', 'BTC and SOL', 'ETH and BTC', 'SOL and ETH'];
   const config = runConfig(dir, {
     protocol: 'lattice',
-    queries: pairs.slice(0, QUERIES).map((pair, i) => ({ id: `q${i + 1}`, text: `Question ${i + 1}: compare ${pair}`, task: `T${i + 1}`, category: 'C1' })),
+    queries: pairs.slice(0, QUERIES).map((pair, i) => ({
+      id: `q${i + 1}`,
+      text: `Question ${i + 1}: compare ${pair}`,
+      task: `T${i + 1}`,
+      category: 'C1',
+    })),
     judge: { baseURL: judge.url, model: 'judge', concurrency: 2 },
-    copilots: [{ name: 'Agent', type: 'agent', baseURL: `${model.url}/v1`, model: 'tool-model', concurrency: CONCURRENCY, tools: { mcp: [{ name: 'prices', url: tools.url }] } }],
+    copilots: [
+      {
+        name: 'Agent',
+        type: 'agent',
+        baseURL: `${model.url}/v1`,
+        model: 'tool-model',
+        concurrency: CONCURRENCY,
+        tools: { mcp: [{ name: 'prices', url: tools.url }] },
+      },
+    ],
   });
   const world = await killableWorker(home, uniqueQueue('agent-kill'));
   const { env, client, store } = world;
   try {
     const runId = 'run-agent-kill-' + Date.now();
-    const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
-    const steps = async () => (await store.runAgentSteps(runId)).map((s) => ({ key: `${s.queryId}/${s.step.seq}`, step: s.step }));
+    const handle = await client.workflow.start(benchmarkRun, {
+      taskQueue: env.JUDGEFLOW_TASK_QUEUE,
+      workflowId: runId,
+      args: [runInput(config, runId)],
+    });
+    const steps = async () =>
+      (await store.runAgentSteps(runId)).map((s) => ({ key: `${s.queryId}/${s.step.seq}`, step: s.step }));
     // Killed once some item is past its first step but not done (4 steps each: turn, two tool calls, answer).
     await until(async () => {
       const now = await steps();
@@ -60,7 +79,10 @@ test('a worker SIGKILLed mid-trajectory loses no finished step and repeats at mo
     const responses = await store.responses(runId);
     expect(responses.map((r) => r.status)).toEqual(Array(QUERIES).fill('ok'));
     for (const r of responses) {
-      const final = after.filter((s) => s.key.startsWith(`${r.queryId}/`)).map((s) => s.step).find((s): s is Extract<AgentStep, { kind: 'model' }> => s.kind === 'model' && !s.toolCalls.length);
+      const final = after
+        .filter((s) => s.key.startsWith(`${r.queryId}/`))
+        .map((s) => s.step)
+        .find((s): s is Extract<AgentStep, { kind: 'model' }> => s.kind === 'model' && !s.toolCalls.length);
       expect(r.text).toBe(final?.text);
     }
     // Only calls in flight at the kill (at most one per item in flight) were made twice: model turns and tool calls.

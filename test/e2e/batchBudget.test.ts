@@ -11,17 +11,31 @@ import { scriptedLatticeJudge } from '../support/judges';
 jest.setTimeout(240_000);
 
 const batchLines = (sim: SimServer, from = 0) => sim.requests.slice(from).filter((r) => r.batch);
-const live = (sim: SimServer, from = 0) => sim.requests.slice(from).filter((r) => !r.batch && r.path === '/v1/chat/completions');
-const simBatches = async (sim: SimServer) => ((await (await fetch(`${sim.url}/batches?limit=100`)).json()) as { data: Array<{ id: string; request_counts: { total: number } }> }).data;
+const live = (sim: SimServer, from = 0) =>
+  sim.requests.slice(from).filter((r) => !r.batch && r.path === '/v1/chat/completions');
+const simBatches = async (sim: SimServer) =>
+  (
+    (await (await fetch(`${sim.url}/batches?limit=100`)).json()) as {
+      data: Array<{ id: string; request_counts: { total: number } }>;
+    }
+  ).data;
 
 test('judge.batch with budget.usd: a round holds only the lines the budget left pays for, the run pauses before a round over it, and resumes to every line asked once', async () => {
   const judge = await startSimServer({ handler: scriptedLatticeJudge, batchSeconds: 1 });
   const copilots = await startSimServer({});
   try {
     await withWorker('batch-budget', async (world) => {
-      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+      const env = {
+        JUDGEFLOW_HOME: world.dir,
+        JUDGEFLOW_STORE: world.storeFile,
+        JUDGEFLOW_TASK_QUEUE: world.taskQueue,
+      };
       // Copilots free: only the batch lines spend the budget (half of 200/400 per MTok).
-      const pricing = { 'sim-judge': { inputPerMTok: 200, outputPerMTok: 400 }, 'sim-terse': { inputPerMTok: 0, outputPerMTok: 0 }, 'sim-thorough': { inputPerMTok: 0, outputPerMTok: 0 } };
+      const pricing = {
+        'sim-judge': { inputPerMTok: 200, outputPerMTok: 400 },
+        'sim-terse': { inputPerMTok: 0, outputPerMTok: 0 },
+        'sim-thorough': { inputPerMTok: 0, outputPerMTok: 0 },
+      };
       const cap = 0.6;
       const config = runConfig(tempDir(), {
         protocol: 'lattice',
@@ -32,7 +46,11 @@ test('judge.batch with budget.usd: a round holds only the lines the budget left 
         budget: { usd: cap },
       });
       const runId = `run-batch-budget-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       const statusOf = async () => JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
       await until(async () => (await statusOf()).status === 'paused', 120_000);
       const paused = await statusOf();

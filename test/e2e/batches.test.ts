@@ -18,9 +18,14 @@ beforeAll(async () => {
     handler: (body) => {
       const user = String(body.messages.find((m: any) => m.role === 'user')?.content ?? '');
       // One answer the judge always rejects (HTTP 400: not retried), one it throttles the first time it sees it.
-      if (user.includes('task 4 in category 2') && gradedText(body).includes('Surfboard-marker')) return { status: 400, content: 'unreadable (simulated)' };
+      if (user.includes('task 4 in category 2') && gradedText(body).includes('Surfboard-marker'))
+        return { status: 400, content: 'unreadable (simulated)' };
       // (A throttle makes the judge paced for the rest of the run, one call per activity: so it comes after the 400.)
-      if (user.includes('task 7 in category 1') && !gradedText(body).includes('Surfboard-marker') && !refusedOnce.has(user)) {
+      if (
+        user.includes('task 7 in category 1') &&
+        !gradedText(body).includes('Surfboard-marker') &&
+        !refusedOnce.has(user)
+      ) {
         refusedOnce.add(user);
         return { status: 429, headers: { 'Retry-After': '0' }, content: 'Rate limit reached (simulated).' };
       }
@@ -58,7 +63,11 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     const runId = 'run-batches-' + Date.now();
     const judgeBefore = judge.requests.length;
     const copilotBefore = copilots.requests.length;
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
 
     // Batches were used, for both copilots and the judge.
     const activities = await scheduledActivities(client, runId);
@@ -72,8 +81,12 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     // A judge request's user message holds the question and the graded answer: one per query and copilot.
     const userOf = (body: any) => String(body.messages.find((m: any) => m.role === 'user')?.content ?? '');
     for (const r of judgeCalls) callsPer.set(userOf(r.body), (callsPer.get(userOf(r.body)) ?? 0) + 1);
-    const rejected = [...callsPer.keys()].filter((t) => t.includes('Surfboard-marker') && t.includes('task 4 in category 2'));
-    const throttled = [...callsPer.keys()].filter((t) => !t.includes('Surfboard-marker') && t.includes('task 7 in category 1'));
+    const rejected = [...callsPer.keys()].filter(
+      (t) => t.includes('Surfboard-marker') && t.includes('task 4 in category 2'),
+    );
+    const throttled = [...callsPer.keys()].filter(
+      (t) => !t.includes('Surfboard-marker') && t.includes('task 7 in category 1'),
+    );
     expect(rejected).toHaveLength(1);
     expect(throttled).toHaveLength(1);
     // The rejected answer: once in its batch, once alone (a 400 is not retried); the throttled one: refused, then judged.
@@ -88,10 +101,14 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
 
     // Both faults happened inside batches, and those items were then asked alone.
     const units = await store.judgeUnits(runId);
-    const itemOf = (queryId: string, copilot: string) => `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
-    const carriers = (item: string) => activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
+    const itemOf = (queryId: string, copilot: string) =>
+      `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
+    const carriers = (item: string) =>
+      activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
     const batch = expect.stringMatching(/^judgeItems×[2-8]$/);
-    expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual(rejectedInBatch ? [batch, 'judgeItem×1', 'recordJudgeFailure×1'] : ['judgeItem×1', 'recordJudgeFailure×1']);
+    expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual(
+      rejectedInBatch ? [batch, 'judgeItem×1', 'recordJudgeFailure×1'] : ['judgeItem×1', 'recordJudgeFailure×1'],
+    );
     expect(carriers(itemOf('t7-c1', 'Sorin'))).toEqual([batch, 'judgeItem×1']);
 
     // Nothing lost: 79 judgments, one recorded failure with the judge's reason; the progress counts agree.
@@ -100,12 +117,20 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
     const failed = judgments.filter((j) => j.status === 'failed');
     expect(failed.map((j) => `${j.queryId}/${j.copilot}`)).toEqual(['t4-c2/Surfboard']);
     expect(failed[0].error).toMatch(/400|unreadable/);
-    expect(result.progress.stages).toEqual({ collect: { done: 80, total: 80, failures: 0 }, judge: { done: 80, total: 80, failures: 1 } });
+    expect(result.progress.stages).toEqual({
+      collect: { done: 80, total: 80, failures: 0 },
+      judge: { done: 80, total: 80, failures: 1 },
+    });
   });
 }, 120_000);
 
 /** The activities that carried one query/copilot's judge item, as `name×items`. */
-function carriersOf(activities: Array<{ name: string; items: string[] }>, units: Array<{ queryId: string; copilots: string[] }>, queryId: string, copilot: string): string[] {
+function carriersOf(
+  activities: Array<{ name: string; items: string[] }>,
+  units: Array<{ queryId: string; copilots: string[] }>,
+  queryId: string,
+  copilot: string,
+): string[] {
   const item = `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
   return activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
 }

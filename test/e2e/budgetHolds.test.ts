@@ -16,8 +16,13 @@ import { scriptedLatticeJudge } from '../support/judges';
  */
 jest.setTimeout(240_000);
 
-const envOf = (world: TestWorld) => ({ JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue });
-const statusOf = async (world: TestWorld, runId: string) => JSON.parse((await cliInProcess(['status', runId, '--json'], envOf(world))).stdout);
+const envOf = (world: TestWorld) => ({
+  JUDGEFLOW_HOME: world.dir,
+  JUDGEFLOW_STORE: world.storeFile,
+  JUDGEFLOW_TASK_QUEUE: world.taskQueue,
+});
+const statusOf = async (world: TestWorld, runId: string) =>
+  JSON.parse((await cliInProcess(['status', runId, '--json'], envOf(world))).stdout);
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Every request the servers got since `marks`, and the spend of the run's recorded calls as the report prices them. */
@@ -34,7 +39,11 @@ test('a panel under budget.usd: each member priced by its model (not its name) i
   try {
     await withWorker('budget-panel', async (world) => {
       // Copilots free, judges dear: only the panel's calls can reach the cap (before the fix they cost null).
-      const pricing = { 'sim-terse': { inputPerMTok: 0, outputPerMTok: 0 }, 'panel-a-model': { inputPerMTok: 200, outputPerMTok: 400 }, 'panel-b-model': { inputPerMTok: 300, outputPerMTok: 600 } };
+      const pricing = {
+        'sim-terse': { inputPerMTok: 0, outputPerMTok: 0 },
+        'panel-a-model': { inputPerMTok: 200, outputPerMTok: 400 },
+        'panel-b-model': { inputPerMTok: 300, outputPerMTok: 600 },
+      };
       const cap = 0.6;
       const config = runConfig(tempDir(), {
         protocol: 'lattice',
@@ -48,11 +57,18 @@ test('a panel under budget.usd: each member priced by its model (not its name) i
         budget: { usd: cap },
       });
       const plan = dryRunPlan(config);
-      for (const member of ['alpha', 'beta']) expect(plan.endpoints.find((e) => e.role === 'judge' && e.name === member)?.estimatedCostUsd).toBeGreaterThan(0);
+      for (const member of ['alpha', 'beta'])
+        expect(plan.endpoints.find((e) => e.role === 'judge' && e.name === member)?.estimatedCostUsd).toBeGreaterThan(
+          0,
+        );
       expect(plan.budget?.verdict).toBe('over');
 
       const runId = `run-budget-panel-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       await until(async () => (await statusOf(world, runId)).status === 'paused', 90_000);
       const paused = await statusOf(world, runId);
       expect(paused.paused).toMatchObject({ reason: 'budget', by: 'budget', budgetUsd: cap });
@@ -80,7 +96,10 @@ test('pause, then resume --budget-usd on a run started without a budget: the cap
   try {
     await withWorker('budget-on-resume', async (world) => {
       const env = envOf(world);
-      const pricing = { 'sim-judge': { inputPerMTok: 200, outputPerMTok: 400 }, 'sim-terse': { inputPerMTok: 100, outputPerMTok: 200 } };
+      const pricing = {
+        'sim-judge': { inputPerMTok: 200, outputPerMTok: 400 },
+        'sim-terse': { inputPerMTok: 100, outputPerMTok: 200 },
+      };
       const config = runConfig(tempDir(), {
         protocol: 'lattice',
         queries: latticeGrid(8, 5),
@@ -89,7 +108,11 @@ test('pause, then resume --budget-usd on a run started without a budget: the cap
         pricing,
       });
       const runId = `run-budget-on-resume-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       await until(async () => (await world.store.llmCalls(runId)).length >= 4, 60_000);
       expect((await cliInProcess(['pause', runId], env)).code).toBe(0);
       await wait(2_000);
@@ -132,13 +155,35 @@ test('overshoot bound: a judge and a copilot without usage (estimated), items ba
   const copilots = await startSimServer({ latencyMs: 300 });
   try {
     await withWorker('budget-bound', async (world) => {
-      const pricing = { 'sim-judge': { inputPerMTok: 100, outputPerMTok: 200 }, Web: { inputPerMTok: 100, outputPerMTok: 200 } };
+      const pricing = {
+        'sim-judge': { inputPerMTok: 100, outputPerMTok: 200 },
+        Web: { inputPerMTok: 100, outputPerMTok: 200 },
+      };
       // A streamed reply without stream_options.include_usage carries no usage: the copilot's calls are estimated.
-      const web = { name: 'Web', type: 'http', url: `${copilots.url}/chat/completions`, body: { model: 'sim-thorough', messages: [{ role: 'user', content: '{{query}}' }], stream: true }, stream: 'sse', chunkPath: 'choices[0].delta.content', concurrency: 2 };
+      const web = {
+        name: 'Web',
+        type: 'http',
+        url: `${copilots.url}/chat/completions`,
+        body: { model: 'sim-thorough', messages: [{ role: 'user', content: '{{query}}' }], stream: true },
+        stream: 'sse',
+        chunkPath: 'choices[0].delta.content',
+        concurrency: 2,
+      };
       const cap = 0.5;
-      const config = runConfig(tempDir(), { protocol: 'lattice', queries: latticeGrid(16, 5), judge: { baseURL: judge.url, model: 'sim-judge', concurrency: 2 }, copilots: [web], pricing, budget: { usd: cap } });
+      const config = runConfig(tempDir(), {
+        protocol: 'lattice',
+        queries: latticeGrid(16, 5),
+        judge: { baseURL: judge.url, model: 'sim-judge', concurrency: 2 },
+        copilots: [web],
+        pricing,
+        budget: { usd: cap },
+      });
       const runId = `run-budget-bound-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       await until(async () => (await statusOf(world, runId)).status === 'paused', 120_000);
       const paused = await statusOf(world, runId);
       expect(paused.paused).toMatchObject({ reason: 'budget', by: 'budget', budgetUsd: cap });
@@ -164,4 +209,3 @@ test('overshoot bound: a judge and a copilot without usage (estimated), items ba
     await copilots.close();
   }
 });
-

@@ -7,7 +7,15 @@ import { blockedAnova, chiSquareUniform } from '../../core/stats/stats';
 import { runInput } from '../../client/startRun';
 import { runConfig, tempDir, withWorker } from '../support/harness';
 import { cabDatasetFile } from '../support/cabDataset';
-import { biasedScoring, firstFavouringJudge, labelOf, queryTextOf, rankingByTotals, schemaName, scoringPrompts } from '../support/cabJudge';
+import {
+  biasedScoring,
+  firstFavouringJudge,
+  labelOf,
+  queryTextOf,
+  rankingByTotals,
+  schemaName,
+  scoringPrompts,
+} from '../support/cabJudge';
 import { simServersForFile } from '../support/sims';
 
 // The published CryptoAnalystBench CSV, read where it is, when ../shared has it; else a CAB-shaped fixture of 198 rows.
@@ -32,19 +40,33 @@ test('identical answers get equal means under a judge that favours position 1; t
     queries: DATASET,
     judge: { baseURL: judge.url, model: 'biased-judge', concurrency: 16 },
     // Four systems, one model: every system gives the same answer to each query.
-    copilots: SYSTEMS.map((name) => ({ name, type: 'openai', baseURL: copilots.url, model: 'sim-thorough', concurrency: 16 })),
+    copilots: SYSTEMS.map((name) => ({
+      name,
+      type: 'openai',
+      baseURL: copilots.url,
+      model: 'sim-thorough',
+      concurrency: 16,
+    })),
     seed: 'bias-check',
   });
 
   await withWorker('cab-bias', async ({ client, taskQueue, store }) => {
     const before = judge.requests.length;
     const runId = 'run-cab-bias-' + Date.now();
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     const requests = judge.requests.slice(before).map((r) => r.body);
     const run = (await store.getRun(runId))!;
 
-    expect((await store.responses(runId)).filter((r) => r.status !== 'ok').map((r) => `${r.queryId}/${r.copilot}: ${r.errorMessage}`)).toEqual([]);
+    expect(
+      (await store.responses(runId))
+        .filter((r) => r.status !== 'ok')
+        .map((r) => `${r.queryId}/${r.copilot}: ${r.errorMessage}`),
+    ).toEqual([]);
     // Every query: four scoring turns and one ranking, no re-asks; the judge never sees a system name.
     expect(requests.filter((b) => schemaName(b) === 'cab_scores')).toHaveLength(Q * 4);
     expect(requests.filter((b) => schemaName(b) === 'cab_ranking')).toHaveLength(Q);
@@ -57,8 +79,11 @@ test('identical answers get equal means under a judge that favours position 1; t
     // Map labels back to systems with the stored presentation order, then recompute from the judge's answers.
     const idOf = new Map((await store.snapshotQueries(run.snapshotId)).map((q) => [q.text, q.id]));
     const orderOf = new Map((await store.judgeUnits(runId)).map((u) => [u.queryId, u.copilots]));
-    const systemOf = (body: any, label: string) => orderOf.get(idOf.get(queryTextOf(body))!)![Number(label.slice('Response #'.length)) - 1];
-    const dims: Record<string, Record<string, number[]>> = Object.fromEntries(SYSTEMS.map((s) => [s, Object.fromEntries(DIMS.map((d) => [d, []]))]));
+    const systemOf = (body: any, label: string) =>
+      orderOf.get(idOf.get(queryTextOf(body))!)![Number(label.slice('Response #'.length)) - 1];
+    const dims: Record<string, Record<string, number[]>> = Object.fromEntries(
+      SYSTEMS.map((s) => [s, Object.fromEntries(DIMS.map((d) => [d, []]))]),
+    );
     const totals: Record<string, number[]> = Object.fromEntries(SYSTEMS.map((s) => [s, []]));
     const ranks: Record<string, number[]> = Object.fromEntries(SYSTEMS.map((s) => [s, []]));
     const totalsByPosition: number[][] = [[], [], [], []];
@@ -83,7 +108,12 @@ test('identical answers get equal means under a judge that favours position 1; t
         for (const name of REFERENCE_ORDER) expect(turn.split(name).length - 1).toBe(1);
         expect(turn).not.toMatch(/written at/i);
         totalsByPosition[prompts.length - 1].push(total);
-        totalRows.push({ block: idOf.get(queryTextOf(body))!, nuisance: [system], factor: String(prompts.length), y: total });
+        totalRows.push({
+          block: idOf.get(queryTextOf(body))!,
+          nuisance: [system],
+          factor: String(prompts.length),
+          y: total,
+        });
       } else {
         const { ranking } = rankingByTotals(body);
         ranking.forEach((label, k) => ranks[systemOf(body, label)].push(k + 1));
@@ -101,7 +131,10 @@ test('identical answers get equal means under a judge that favours position 1; t
       for (const d of DIMS) expect(got.dimensions[d]).toBeCloseTo(avg(dims[s][d]), 9);
       // The headline is the reference's "Avg Total": the mean of the four dimension means (1–10); a sum only under its name.
       expect(got.score).toBeCloseTo(DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0) / 4, 9);
-      expect(got.sumOfDimensionMeans).toBeCloseTo(DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0), 9);
+      expect(got.sumOfDimensionMeans).toBeCloseTo(
+        DIMS.reduce((sum, d) => sum + avg(dims[s][d]), 0),
+        9,
+      );
       expect(got.total).toBeUndefined();
       expect(got.meanRank).toBeCloseTo(avg(ranks[s]), 9);
       expect(got.rankCounts).toEqual([1, 2, 3, 4].map((k) => ranks[s].filter((r) => r === k).length));
@@ -146,7 +179,17 @@ test('identical answers get equal means under a judge that favours position 1; t
     for (const s of SYSTEMS) expect(md).toContain(`| ${s} | ${presentation[s].join(' | ')} |`);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path.join(out, 'report.xlsx'));
-    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Evaluation Results', 'Per-Model Statistics', 'Tag-wise Rankings', 'Position Bias', 'Presentation Order', 'Error Clustering', 'Reference Rules']));
+    expect(wb.worksheets.map((w) => w.name)).toEqual(
+      expect.arrayContaining([
+        'Evaluation Results',
+        'Per-Model Statistics',
+        'Tag-wise Rankings',
+        'Position Bias',
+        'Presentation Order',
+        'Error Clustering',
+        'Reference Rules',
+      ]),
+    );
     // Nothing failed: the reference's rules for failures change nothing.
     expect(report.referenceRules.differ).toEqual({ scores: 0, ranks: 0, flags: 0 });
     for (const s of SYSTEMS) expect(report.referenceRules.systems[s].score).toBeCloseTo(report.systems[s].score, 9);

@@ -19,7 +19,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const turnOf = (body: any) => (schemaName(body) === 'cab_ranking' ? 'ranking' : scoringPrompts(body).length);
 const isReask = (body: any) => JSON.stringify(body.messages).includes('That answer was invalid');
 
-function cabConfig(dir: string, queries: Array<Record<string, unknown>>, judgeURL: string, systems: Array<[string, string]>, extra: Record<string, unknown> = {}) {
+function cabConfig(
+  dir: string,
+  queries: Array<Record<string, unknown>>,
+  judgeURL: string,
+  systems: Array<[string, string]>,
+  extra: Record<string, unknown> = {},
+) {
   return runConfig(dir, {
     protocol: 'cab',
     queries,
@@ -77,9 +83,16 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
         ['Delta', 'sim-thorough'],
       ];
       // answerTimestamps: the blog's variant, so the turn states when the answer was written (the reference does not).
-      const cfg = cabConfig(dir, queries, judge.url, systems, { evaluationDate: undefined, cab: { evaluationDate: '2026-03-05', answerTimestamps: true } });
+      const cfg = cabConfig(dir, queries, judge.url, systems, {
+        evaluationDate: undefined,
+        cab: { evaluationDate: '2026-03-05', answerTimestamps: true },
+      });
       const runId = 'run-cab-resume-' + Date.now();
-      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const result = await client.workflow.execute(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
 
       expect(interrupted).toEqual(new Set([FAIL, HANG]));
       for (const text of [FAIL, HANG]) {
@@ -93,24 +106,34 @@ test('a conversation interrupted at turn 3 (HTTP 500, or a reply hung past the j
         const fourth = byTurn(4)[0];
         expect(fourth.messages.slice(0, again.messages.length)).toEqual(again.messages);
         expect(fourth.messages).toHaveLength(again.messages.length + 2);
-        expect(await store.judgeTurns(runId, text === FAIL ? 'fail' : 'hang', (await store.getRun(runId))!.rubricVersion)).toHaveLength(5);
+        expect(
+          await store.judgeTurns(runId, text === FAIL ? 'fail' : 'hang', (await store.getRun(runId))!.rubricVersion),
+        ).toHaveLength(5);
       }
-      const judgments = (await store.judgments(runId));
+      const judgments = await store.judgments(runId);
       expect(judgments).toHaveLength(12);
       expect(judgments.every((j) => j.status === 'ok' && j.rank !== null)).toBe(true);
 
       // What a turn carries: evaluation date, the response's own timestamp (asked for), the user's earlier turns, the context.
-      const calm = judge.requests.map((r) => r.body).filter((b) => queryTextOf(b) === CALM && schemaName(b) === 'cab_scores');
+      const calm = judge.requests
+        .map((r) => r.body)
+        .filter((b) => queryTextOf(b) === CALM && schemaName(b) === 'cab_scores');
       const firstTurn = calm.find((b) => turnOf(b) === 1)!;
       const shownFirst = (await store.judgeUnits(runId)).find((u) => u.queryId === 'calm')!.copilots[0];
       const prompt = firstTurn.messages[1].content as string;
       expect(firstTurn.messages[0].content).toContain('Evaluation date: 2026-03-05');
-      expect(prompt).toContain(`Response #1 was written at: ${(await store.getResponse(runId, 'calm', shownFirst))!.finishedAt}`);
+      expect(prompt).toContain(
+        `Response #1 was written at: ${(await store.getResponse(runId, 'calm', shownFirst))!.finishedAt}`,
+      );
       expect(prompt).toContain('I hold 0.5 BTC and some ETH.');
       expect(prompt).toContain('CONTEXT-MARKER');
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.evaluationDate).toBe('2026-03-05');
-      expect(Object.keys(report.tags).sort()).toEqual(['Market Data & Price Discovery', 'Meme Coins', 'Security & Risks']);
+      expect(Object.keys(report.tags).sort()).toEqual([
+        'Market Data & Price Discovery',
+        'Meme Coins',
+        'Security & Risks',
+      ]);
       expect(report.tags['Meme Coins'].Alpha.n).toBe(1);
     });
   } finally {
@@ -136,12 +159,17 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
         return JSON.stringify(good);
       }
       if (name === 'cab_scores') {
-        if (query === BADTURN && scoringPrompts(body).length === 2) return JSON.stringify({ relevance: { score: 11, reasoning: 'too high' } });
+        if (query === BADTURN && scoringPrompts(body).length === 2)
+          return JSON.stringify({ relevance: { score: 11, reasoning: 'too high' } });
         return JSON.stringify(biasedScoring(body, 0));
       }
       if (name === 'cab_error_taxonomy') {
         const text = (body.messages[1].content as string).match(/Response to check:\n<<<\n([\s\S]*?)\n>>>/)![1];
-        return JSON.stringify(Object.fromEntries(Object.keys(schemaOf(body).properties).map((f) => [f, { score: flagOf(text, f), reasoning: f }])));
+        return JSON.stringify(
+          Object.fromEntries(
+            Object.keys(schemaOf(body).properties).map((f) => [f, { score: flagOf(text, f), reasoning: f }]),
+          ),
+        );
       }
       return undefined;
     },
@@ -149,7 +177,10 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
   try {
     await withWorker('cab-rank', async ({ client, taskQueue, store }) => {
       const dir = tempDir();
-      const queries = [NEVER, ONCE, BADTURN, 'An ordinary one: what is a liquid staking token?'].map((text, i) => ({ id: `r${i + 1}`, text }));
+      const queries = [NEVER, ONCE, BADTURN, 'An ordinary one: what is a liquid staking token?'].map((text, i) => ({
+        id: `r${i + 1}`,
+        text,
+      }));
       const systems: Array<[string, string]> = [
         ['Alpha', 'sim-thorough'],
         ['Bravo', 'sim-terse'],
@@ -157,10 +188,15 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       ];
       const cfg = cabConfig(dir, queries, judge.url, systems, { errorTaxonomy: true });
       const runId = 'run-cab-rank-' + Date.now();
-      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const result = await client.workflow.execute(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       const bodies = judge.requests.map((r) => r.body);
-      const rankings = (text: string) => bodies.filter((b) => schemaName(b) === 'cab_ranking' && queryTextOf(b) === text);
+      const rankings = (text: string) =>
+        bodies.filter((b) => schemaName(b) === 'cab_ranking' && queryTextOf(b) === text);
 
       // Never a permutation: asked 1 + maxInvalidAnswers (2) times, each re-ask inside the same conversation.
       const never = rankings(NEVER);
@@ -191,7 +227,9 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       expect(failed[0].position).toBe(2);
       expect(failed[0].error).toMatch(/invalid judge answer after 3 attempts/);
       expect(bad.every((j) => j.rank !== null)).toBe(true);
-      const thirdTurn = bodies.find((b) => queryTextOf(b) === BADTURN && schemaName(b) === 'cab_scores' && scoringPrompts(b).length === 3)!;
+      const thirdTurn = bodies.find(
+        (b) => queryTextOf(b) === BADTURN && schemaName(b) === 'cab_scores' && scoringPrompts(b).length === 3,
+      )!;
       expect(isReask(thirdTurn)).toBe(true); // the judge's failed exchanges stay in the conversation
       expect(report.systems[failed[0].copilot].failed).toBe(1);
       expect(report.systems[failed[0].copilot].n).toBe(3);
@@ -202,7 +240,10 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
       const DIMS = ['temporal_relevance', 'data_consistency', 'depth', 'relevance'];
       const sumOf = (j: any) => (j.status === 'ok' ? DIMS.reduce((n, d) => n + j.scores[d], 0) : 4);
-      const r1 = stored.filter((j) => j.queryId === 'r1').sort((a, b) => a.position! - b.position!).sort((a, b) => sumOf(b) - sumOf(a));
+      const r1 = stored
+        .filter((j) => j.queryId === 'r1')
+        .sort((a, b) => a.position! - b.position!)
+        .sort((a, b) => sumOf(b) - sumOf(a));
       const refRank = (j: any) => (j.queryId === 'r1' ? r1.findIndex((x) => x.copilot === j.copilot) + 1 : j.rank);
       for (const [system] of systems) {
         const mine = stored.filter((j) => j.copilot === system);
@@ -211,10 +252,19 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
         expect(report.referenceRules.systems[system].meanRank).toBeCloseTo(mean(mine.map(refRank)), 9);
         const ok = mine.filter((j) => j.status === 'ok');
         expect(report.systems[system].score).toBeCloseTo(mean(DIMS.map((d) => mean(ok.map((j) => j.scores![d])))), 9);
-        expect(report.systems[system].meanRank).toBeCloseTo(mean(mine.filter((j) => j.rank !== null).map((j) => j.rank!)), 9);
+        expect(report.systems[system].meanRank).toBeCloseTo(
+          mean(mine.filter((j) => j.rank !== null).map((j) => j.rank!)),
+          9,
+        );
       }
-      expect(report.referenceRules).toMatchObject({ items: 12, rankedByTotal: 1, differ: { scores: 1, ranks: 3, flags: 0 } });
-      expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toContain("## Under the reference's rules for failures");
+      expect(report.referenceRules).toMatchObject({
+        items: 12,
+        rankedByTotal: 1,
+        differ: { scores: 1, ranks: 3, flags: 0 },
+      });
+      expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toContain(
+        "## Under the reference's rules for failures",
+      );
 
       // Error taxonomy: one independent call per collected response, its scoring failed or not; rates are the flags' means.
       const byText = new Map((await store.responses(runId)).map((r) => [r.text!, r.copilot]));
@@ -230,9 +280,12 @@ test('a ranking that is not a permutation is re-asked in the same conversation, 
       }
       for (const [system, perFlag] of Object.entries(flags)) {
         expect(Object.keys(perFlag)).toHaveLength(7);
-        for (const [f, xs] of Object.entries(perFlag)) expect(report.systems[system].taxonomy.rates[f]).toBeCloseTo(xs.reduce((a, b) => a + b, 0) / xs.length, 9);
+        for (const [f, xs] of Object.entries(perFlag))
+          expect(report.systems[system].taxonomy.rates[f]).toBeCloseTo(xs.reduce((a, b) => a + b, 0) / xs.length, 9);
       }
-      expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toContain('## Error taxonomy');
+      expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toContain(
+        '## Error taxonomy',
+      );
       for (const name of ['Alpha', 'Bravo', 'Charlie']) expect(JSON.stringify(bodies)).not.toContain(name);
     });
   } finally {

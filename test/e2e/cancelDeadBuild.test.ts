@@ -23,12 +23,21 @@ test('judgeflow cancel of a run pinned to a build no worker serves: the run is e
   const bundle = path.join(root, 'old-bundle.js');
   fs.copyFileSync(process.env.JUDGEFLOW_WORKFLOW_BUNDLE!, bundle);
   try {
-    const config = runConfig(tempDir(), { protocol: 'lattice', queries: latticeGrid(4, 5), judge: { baseURL: judge.url, model: 'sim-judge' }, copilots: simCopilots(copilots.url, { Good: 'sim-terse' }).map((c) => ({ ...c, concurrency: 1 })) });
+    const config = runConfig(tempDir(), {
+      protocol: 'lattice',
+      queries: latticeGrid(4, 5),
+      judge: { baseURL: judge.url, model: 'sim-judge' },
+      copilots: simCopilots(copilots.url, { Good: 'sim-terse' }).map((c) => ({ ...c, concurrency: 1 })),
+    });
     const runId = `run-dead-build-${Date.now()}`;
     const old = await withWorker(
       'dead-build',
       async (world) => {
-        const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+        const handle = await world.client.workflow.start(benchmarkRun, {
+          taskQueue: world.taskQueue,
+          workflowId: runId,
+          args: [runInput(config, runId)],
+        });
         await until(async () => (await world.store.responses(runId)).length >= 2, 60_000);
         expect(pinnedVersion((await handle.describe()).raw as never)?.buildId).toBe('oldbuild0001');
         return { taskQueue: world.taskQueue, storeFile: world.storeFile };
@@ -40,9 +49,14 @@ test('judgeflow cancel of a run pinned to a build no worker serves: the run is e
     const cancelled = await cliInProcess(['cancel', runId], env);
     expect(cancelled.stderr).not.toContain('Promise did not resolve');
     expect(cancelled.code).toBe(0);
-    expect(cancelled.stdout).toContain(`Run ${runId} is pinned to build oldbuild0001, which no running worker serves: ended it; it is recorded as failed (cancelled`);
+    expect(cancelled.stdout).toContain(
+      `Run ${runId} is pinned to build oldbuild0001, which no running worker serves: ended it; it is recorded as failed (cancelled`,
+    );
     const status = JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
-    expect(status).toMatchObject({ status: 'failed', error: expect.stringMatching(/^cancelled \(judgeflow cancel; no worker of build oldbuild0001/) });
+    expect(status).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^cancelled \(judgeflow cancel; no worker of build oldbuild0001/),
+    });
   } finally {
     await judge.close();
     await copilots.close();

@@ -28,7 +28,8 @@ document.getElementById('f').addEventListener('submit', async (e) => {
 });
 </script></body></html>`;
 
-const answerFor = (source: string, q: string) => `${source} view on "${q.slice(0, 40)}": watch liquidity, funding and unlocks; size positions at 2% risk.`;
+const answerFor = (source: string, q: string) =>
+  `${source} view on "${q.slice(0, 40)}": watch liquidity, funding and unlocks; size positions at 2% risk.`;
 
 let site: http.Server;
 let base: string;
@@ -51,7 +52,9 @@ beforeAll(async () => {
     if (url.pathname === '/page-answer') {
       const q = url.searchParams.get('q') ?? '';
       served.page.set(q, answerFor('Page', q));
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answer: answerFor('Page', q) }));
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ answer: answerFor('Page', q) }));
     }
     if (url.pathname === '/api/ask') {
       const q = JSON.parse(body).question as string;
@@ -62,7 +65,9 @@ beforeAll(async () => {
       await new Promise((r) => setTimeout(r, 300));
       inFlight--;
       served.api.set(q, answerFor('API', q));
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { answer: answerFor('API', q), id: 'conv-' + served.api.size } }));
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: { answer: answerFor('API', q), id: 'conv-' + served.api.size } }));
     }
     if (url.pathname === '/api/stream') {
       const q = JSON.parse(body).q as string;
@@ -92,17 +97,55 @@ test('http, streamed http, browser and csv copilots collected across two workers
   // Six CryptoAnalystBench queries (the published ones when ../shared has them); the CSV copilot already answered five of them.
   const dataset = cabDatasetRows();
   const picked = dataset.filter((_, i) => i % 33 === 0).slice(0, 6);
-  const queries = picked.map((row, i) => ({ id: `q${i}`, text: row.query, task: `T${i + 1}`, category: `C${(i % 5) + 1}` }));
-  const csvRows = [['query', 'tags', 'Sheet_response', 'Sheet_chat_id'], ...picked.map((row, i) => [row.query, row.tags, i === 3 ? '' : answerFor('Sheet', row.query) + '\n"quoted", with commas', `chat-${i}`])];
+  const queries = picked.map((row, i) => ({
+    id: `q${i}`,
+    text: row.query,
+    task: `T${i + 1}`,
+    category: `C${(i % 5) + 1}`,
+  }));
+  const csvRows = [
+    ['query', 'tags', 'Sheet_response', 'Sheet_chat_id'],
+    ...picked.map((row, i) => [
+      row.query,
+      row.tags,
+      i === 3 ? '' : answerFor('Sheet', row.query) + '\n"quoted", with commas',
+      `chat-${i}`,
+    ]),
+  ];
   fs.writeFileSync(path.join(dir, 'answers.csv'), toCsv(csvRows));
   const config = runConfig(dir, {
     protocol: 'lattice',
     queries,
     judge: { baseURL: judge.url, model: 'judge' },
     copilots: [
-      { name: 'Api', type: 'http', url: `${base}/api/ask`, headers: { Authorization: 'Bearer ${API_TOKEN}' }, body: { question: '{{query}}' }, answerPath: 'data.answer', conversationIdPath: 'data.id', concurrency: 2, requestsPerMinute: 600 },
-      { name: 'Streamer', type: 'http', url: `${base}/api/stream`, body: { q: '{{query}}' }, stream: 'sse', chunkPath: 'delta' },
-      { name: 'Web', type: 'browser', url: `${base}/chat`, selectors: { input: '#q', send: '#go', answer: 'article.bot' }, done: { quietMs: 600 }, concurrency: 2, timeoutMs: 30_000 },
+      {
+        name: 'Api',
+        type: 'http',
+        url: `${base}/api/ask`,
+        headers: { Authorization: 'Bearer ${API_TOKEN}' },
+        body: { question: '{{query}}' },
+        answerPath: 'data.answer',
+        conversationIdPath: 'data.id',
+        concurrency: 2,
+        requestsPerMinute: 600,
+      },
+      {
+        name: 'Streamer',
+        type: 'http',
+        url: `${base}/api/stream`,
+        body: { q: '{{query}}' },
+        stream: 'sse',
+        chunkPath: 'delta',
+      },
+      {
+        name: 'Web',
+        type: 'browser',
+        url: `${base}/chat`,
+        selectors: { input: '#q', send: '#go', answer: 'article.bot' },
+        done: { quietMs: 600 },
+        concurrency: 2,
+        timeoutMs: 30_000,
+      },
       { name: 'Sheet', type: 'csv', path: 'answers.csv' },
     ],
   });
@@ -112,13 +155,26 @@ test('http, streamed http, browser and csv copilots collected across two workers
     async ({ client, taskQueue, store, storeFile }) => {
       // A second worker on the same task queue: the per-copilot limits must hold across both.
       const { connection, namespace } = await connectWorker();
-      const second = await createWorker({ connection, namespace, taskQueue, store: { kind: 'sqlite', file: storeFile }, env });
+      const second = await createWorker({
+        connection,
+        namespace,
+        taskQueue,
+        store: { kind: 'sqlite', file: storeFile },
+        env,
+      });
       const workflowId = 'collect-' + Date.now();
-      const result = await second.runUntil(client.workflow.execute(benchmarkRun, { taskQueue, workflowId, args: [runInput(config, 'run-collect-' + Date.now())] }));
+      const result = await second.runUntil(
+        client.workflow.execute(benchmarkRun, {
+          taskQueue,
+          workflowId,
+          args: [runInput(config, 'run-collect-' + Date.now())],
+        }),
+      );
       await connection.close();
 
-      const stored = (await store.responses(result.runId));
-      const get = (copilot: string, q: string) => stored.find((r) => r.copilot === copilot && r.queryId === queries.find((x) => x.text === q)!.id)!;
+      const stored = await store.responses(result.runId);
+      const get = (copilot: string, q: string) =>
+        stored.find((r) => r.copilot === copilot && r.queryId === queries.find((x) => x.text === q)!.id)!;
       for (const q of queries) {
         expect(get('Api', q.text).text).toBe(served.api.get(q.text));
         expect(get('Streamer', q.text).text).toBe(served.stream.get(q.text));
@@ -143,13 +199,19 @@ test('http, streamed http, browser and csv copilots collected across two workers
       expect(maxInFlight).toBeLessThanOrEqual(2);
       // The workflow's clock is its task's start: the WorkflowTaskStarted event just before the task that scheduled the call.
       const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-      const timeOf = new Map(events.map((e) => [Number(e.eventId), Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6)]));
+      const timeOf = new Map(
+        events.map((e) => [
+          Number(e.eventId),
+          Number(e.eventTime!.seconds) * 1000 + Math.floor((e.eventTime!.nanos ?? 0) / 1e6),
+        ]),
+      );
       const scheduled: number[] = [];
       for (const event of events) {
         const attrs = event.activityTaskScheduledEventAttributes;
         if (attrs?.activityType?.name !== 'askCopilot') continue;
         const args = JSON.parse(Buffer.from(attrs.input!.payloads![0].data!).toString('utf8'));
-        if (args.copilot === 'Api') scheduled.push(args.send?.at ?? timeOf.get(Number(attrs.workflowTaskCompletedEventId) - 1)!);
+        if (args.copilot === 'Api')
+          scheduled.push(args.send?.at ?? timeOf.get(Number(attrs.workflowTaskCompletedEventId) - 1)!);
       }
       expect(scheduled).toHaveLength(queries.length);
       const gaps = scheduled.slice(1).map((t, i) => t - scheduled[i]);
@@ -159,9 +221,14 @@ test('http, streamed http, browser and csv copilots collected across two workers
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.copilots.Sheet.missingResponses).toBe(1);
       // responses.jsonl beside the report carries exactly the stored answers.
-      const exported = fs.readFileSync(path.join(path.dirname(result.reportPath), 'responses.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const exported = fs
+        .readFileSync(path.join(path.dirname(result.reportPath), 'responses.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(exported).toHaveLength(queries.length * 4);
-      for (const e of exported.filter((x) => x.copilot === 'Web')) expect(e.text).toBe(served.page.get(queries.find((q) => q.id === e.queryId)!.text));
+      for (const e of exported.filter((x) => x.copilot === 'Web'))
+        expect(e.text).toBe(served.page.get(queries.find((q) => q.id === e.queryId)!.text));
       expect(report.copilots.Sheet.n).toBe(5);
       for (const name of ['Api', 'Streamer', 'Web']) expect(report.copilots[name].n).toBe(6);
     },
@@ -174,33 +241,66 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
   const attempts = new Map<string, number[]>();
   const flaky = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => (body += c)).on('end', () => {
-      const q = JSON.parse(body).question as string;
-      if (req.url === '/never') return; // hangs: the copilot's timeout must fire
-      const seen = attempts.get(q) ?? [];
-      seen.push(Date.now());
-      attempts.set(q, seen);
-      if (seen.length === 1) return void res.writeHead(429, { 'retry-after': '2' }).end('{"error":"slow down"}');
-      if (seen.length === 2) return void res.writeHead(500).end('{"error":"boom"}');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answer: `ok: ${q}` }));
-    });
+    req
+      .on('data', (c) => (body += c))
+      .on('end', () => {
+        const q = JSON.parse(body).question as string;
+        if (req.url === '/never') return; // hangs: the copilot's timeout must fire
+        const seen = attempts.get(q) ?? [];
+        seen.push(Date.now());
+        attempts.set(q, seen);
+        if (seen.length === 1) return void res.writeHead(429, { 'retry-after': '2' }).end('{"error":"slow down"}');
+        if (seen.length === 2) return void res.writeHead(500).end('{"error":"boom"}');
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answer: `ok: ${q}` }));
+      });
   });
   await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r));
   const flakyURL = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`;
-  const queries = [0, 1].map((i) => ({ id: `q${i}`, text: `Is SOL staking worth it, case ${i}?`, task: 'T7', category: 'C4' }));
+  const queries = [0, 1].map((i) => ({
+    id: `q${i}`,
+    text: `Is SOL staking worth it, case ${i}?`,
+    task: 'T7',
+    category: 'C4',
+  }));
   const config = runConfig(dir, {
     protocol: 'lattice',
     queries,
     judge: { baseURL: judge.url, model: 'judge' },
     copilots: [
-      { name: 'Flaky', type: 'http', url: `${flakyURL}/ask`, body: { question: '{{query}}' }, answerPath: 'answer', retry: { maxAttempts: 4, initialIntervalMs: 100 } },
-      { name: 'Hung', type: 'http', url: `${flakyURL}/never`, body: { question: '{{query}}' }, answerPath: 'answer', timeoutMs: 800, retry: { maxAttempts: 2, initialIntervalMs: 100 } },
-      { name: 'Broken', type: 'browser', url: `${base}/chat`, selectors: { input: '#no-such-input', answer: 'article.bot' }, selectorTimeoutMs: 300, retry: { maxAttempts: 1 } },
+      {
+        name: 'Flaky',
+        type: 'http',
+        url: `${flakyURL}/ask`,
+        body: { question: '{{query}}' },
+        answerPath: 'answer',
+        retry: { maxAttempts: 4, initialIntervalMs: 100 },
+      },
+      {
+        name: 'Hung',
+        type: 'http',
+        url: `${flakyURL}/never`,
+        body: { question: '{{query}}' },
+        answerPath: 'answer',
+        timeoutMs: 800,
+        retry: { maxAttempts: 2, initialIntervalMs: 100 },
+      },
+      {
+        name: 'Broken',
+        type: 'browser',
+        url: `${base}/chat`,
+        selectors: { input: '#no-such-input', answer: 'article.bot' },
+        selectorTimeoutMs: 300,
+        retry: { maxAttempts: 1 },
+      },
     ],
   });
   try {
     await withWorker('collect-faults', async ({ client, taskQueue, store }) => {
-      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'faults-' + Date.now(), args: [runInput(config, 'run-cf-' + Date.now())] });
+      const result = await client.workflow.execute(benchmarkRun, {
+        taskQueue,
+        workflowId: 'faults-' + Date.now(),
+        args: [runInput(config, 'run-cf-' + Date.now())],
+      });
       for (const q of queries) {
         const times = attempts.get(q.text)!;
         expect(times.length).toBeGreaterThanOrEqual(3);
@@ -213,13 +313,18 @@ test('429 with Retry-After and 500 are retried through Temporal; a copilot that 
         expect([broken.status, broken.errorKind]).toEqual(['failed', 'selector']);
         const id = /\(screenshot: artefact:([0-9a-f]{16})\)/.exec(broken.errorMessage ?? '')![1];
         const shot = (await store.getArtefact(id))!;
-        expect([shot.runId, shot.contentType, shot.bytes.subarray(1, 4).toString()]).toEqual([result.runId, 'image/png', 'PNG']);
+        expect([shot.runId, shot.contentType, shot.bytes.subarray(1, 4).toString()]).toEqual([
+          result.runId,
+          'image/png',
+          'PNG',
+        ]);
       }
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.copilots.Flaky.n).toBe(2);
       expect(report.copilots.Hung.failedResponses).toBe(2);
       expect(report.artefacts).toHaveLength(2);
-      for (const a of report.artefacts) expect(fs.existsSync(path.join(path.dirname(result.reportPath), a.file))).toBe(true);
+      for (const a of report.artefacts)
+        expect(fs.existsSync(path.join(path.dirname(result.reportPath), a.file))).toBe(true);
       // report.md lists them too, each linked to its copy.
       const markdown = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
       for (const a of report.artefacts) expect(markdown).toContain(`[${a.ref}](${a.file})`);
@@ -234,15 +339,26 @@ test('a CSV copilot whose column is missing is rejected when the config is loade
   const dir = tempDir();
   fs.writeFileSync(path.join(dir, 'answers.csv'), 'query,tags,Other_response\nq,t,a\n');
   writeQueries(dir, [{ id: 'q', text: 'q', task: 'T1', category: 'C1' }]);
-  fs.writeFileSync(path.join(dir, 'config.yaml'), `protocol: lattice\nqueries: queries.jsonl\njudge: { baseURL: http://127.0.0.1:9/v1, model: j }\ncopilots:\n  - { name: Sheet, type: csv, path: answers.csv }\n`);
+  fs.writeFileSync(
+    path.join(dir, 'config.yaml'),
+    `protocol: lattice\nqueries: queries.jsonl\njudge: { baseURL: http://127.0.0.1:9/v1, model: j }\ncopilots:\n  - { name: Sheet, type: csv, path: answers.csv }\n`,
+  );
   const { loadRunConfig } = require('../../client/config');
-  expect(() => loadRunConfig(path.join(dir, 'config.yaml'))).toThrow(/copilots\[0\] \(Sheet\):.*no column "Sheet_response"/);
+  expect(() => loadRunConfig(path.join(dir, 'config.yaml'))).toThrow(
+    /copilots\[0\] \(Sheet\):.*no column "Sheet_response"/,
+  );
 });
 
 test('a copilot that echoes its credential back in an error never lets the key reach the store, reports or any workflow history', async () => {
   const dir = tempDir();
   const echo = http.createServer((req, res) => {
-    req.resume().on('end', () => res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `bad credential ${req.headers.authorization}` })));
+    req
+      .resume()
+      .on('end', () =>
+        res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: `bad credential ${req.headers.authorization}` })),
+      );
   });
   await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/ask`;
@@ -251,8 +367,22 @@ test('a copilot that echoes its credential back in an error never lets the key r
     queries: [{ id: 'q0', text: 'Is ETH undervalued?', task: 'T11', category: 'C4' }],
     judge: { baseURL: judge.url, model: 'judge' },
     copilots: [
-      { name: 'Echo', type: 'http', url, headers: { Authorization: 'Bearer ${LEAK_KEY}' }, body: { q: '{{query}}' }, answerPath: 'answer' },
-      { name: 'Broken', type: 'http', url, headers: { 'X-Api-Key': '${NEWLINE_KEY}' }, body: { q: '{{query}}' }, answerPath: 'answer' },
+      {
+        name: 'Echo',
+        type: 'http',
+        url,
+        headers: { Authorization: 'Bearer ${LEAK_KEY}' },
+        body: { q: '{{query}}' },
+        answerPath: 'answer',
+      },
+      {
+        name: 'Broken',
+        type: 'http',
+        url,
+        headers: { 'X-Api-Key': '${NEWLINE_KEY}' },
+        body: { q: '{{query}}' },
+        answerPath: 'answer',
+      },
     ],
   });
   const env = { ...process.env, LEAK_KEY: 'leak-9c1f0e-secret', NEWLINE_KEY: 'nl-4d2a7b-secret\nx' };
@@ -261,7 +391,11 @@ test('a copilot that echoes its credential back in an error never lets the key r
       'collect-leak',
       async ({ client, taskQueue, store }) => {
         const runId = 'run-leak-' + Date.now();
-        const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+        const result = await client.workflow.execute(benchmarkRun, {
+          taskQueue,
+          workflowId: runId,
+          args: [runInput(config, runId)],
+        });
         const echoed = (await store.getResponse(runId, 'q0', 'Echo'))!;
         expect([echoed.status, echoed.errorKind]).toEqual(['failed', 'http']);
         expect(echoed.errorMessage).toContain('bad credential Bearer ***');
@@ -269,8 +403,11 @@ test('a copilot that echoes its credential back in an error never lets the key r
         expect([broken.status, broken.errorKind]).toEqual(['failed', 'config']);
         expect(broken.errorMessage).toContain('NEWLINE_KEY contains a line break');
         const everything = [JSON.stringify(await store.responses(runId))];
-        for (const f of fs.readdirSync(path.dirname(result.reportPath))) if (f !== 'artefacts') everything.push(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'latin1'));
-        for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) everything.push(decodedHistory(await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
+        for (const f of fs.readdirSync(path.dirname(result.reportPath)))
+          if (f !== 'artefacts')
+            everything.push(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'latin1'));
+        for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` }))
+          everything.push(decodedHistory(await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()));
         expect(everything.length).toBeGreaterThan(6); // store, 5 files, parent and child histories
         for (const text of everything) {
           expect(text).not.toContain('leak-9c1f0e');

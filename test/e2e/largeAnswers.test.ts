@@ -17,27 +17,49 @@ test('maxAnswerChars: a longer answer is stored and exported whole, the judge is
   await withWorker('large-answers', async ({ client, taskQueue, store }) => {
     const dir = tempDir('jf-large-');
     const queries = latticeGrid(2, 2);
-    const cfg = runConfig(dir, { protocol: 'lattice', queries, maxAnswerChars: 1_000, judge: { baseURL: sim.judge.url, model: 'judge-cap' }, copilots: simCopilots(sim.copilots.url, { Huge: 'sim-huge', Small: 'sim-terse' }) });
+    const cfg = runConfig(dir, {
+      protocol: 'lattice',
+      queries,
+      maxAnswerChars: 1_000,
+      judge: { baseURL: sim.judge.url, model: 'judge-cap' },
+      copilots: simCopilots(sim.copilots.url, { Huge: 'sim-huge', Small: 'sim-terse' }),
+    });
     const runId = `run-large-${Date.now()}`;
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
 
-    expect((await store.responses(runId)).filter((r) => r.copilot === 'Huge').map((r) => r.text)).toEqual(Array(queries.length).fill(HUGE));
+    expect((await store.responses(runId)).filter((r) => r.copilot === 'Huge').map((r) => r.text)).toEqual(
+      Array(queries.length).fill(HUGE),
+    );
     const sent = sim.judge.requests.map((r) => gradedText(r.body)).filter((t) => t.startsWith('padding'));
     expect(sent).toHaveLength(queries.length);
     for (const text of sent) {
       expect(text.startsWith(HUGE.slice(0, 1_000))).toBe(true);
       expect(text).not.toContain('END');
-      expect(text).toContain('[answer truncated: 12,003 characters, the first 1,000 shown (maxAnswerChars); the judge saw only this part]');
+      expect(text).toContain(
+        '[answer truncated: 12,003 characters, the first 1,000 shown (maxAnswerChars); the judge saw only this part]',
+      );
     }
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
-    expect(report.truncatedForJudge).toEqual(queries.map((q) => ({ queryId: q.id as string, copilot: 'Huge', chars: 12_003 })).sort((a, b) => a.queryId.localeCompare(b.queryId)));
+    expect(report.truncatedForJudge).toEqual(
+      queries
+        .map((q) => ({ queryId: q.id as string, copilot: 'Huge', chars: 12_003 }))
+        .sort((a, b) => a.queryId.localeCompare(b.queryId)),
+    );
     const runFolder = path.dirname(result.reportPath);
     // The config never said so, but the simulator's answers carry its header: every format says SIMULATED.
     expect(cfg.simulated).toBe(false);
     expect(report.simulated).toBe(true);
     expect(fs.readFileSync(path.join(runFolder, 'report.md'), 'utf8')).toContain('**Simulated run.**');
     expect(fs.readFileSync(path.join(runFolder, 'report.md'), 'utf8')).toContain('## Answers truncated for the judge');
-    const lines = fs.readFileSync(path.join(runFolder, 'responses.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = fs
+      .readFileSync(path.join(runFolder, 'responses.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.copilot === 'Huge').map((l) => l.text)).toEqual(Array(queries.length).fill(HUGE));
     // The page shows each answer cut to maxAnswerChars too; responses.jsonl has it whole.
     const html = fs.readFileSync(path.join(runFolder, 'report.html'), 'utf8');

@@ -50,7 +50,11 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       const judgeBefore = judge.requests.length;
       const copilotBefore = copilots.requests.length;
       const cfg = config(tempDir(), queries);
-      const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: 'e2e-' + Date.now(), args: [runInput(cfg, 'run-e2e-' + Date.now())] });
+      const handle = await client.workflow.start(benchmarkRun, {
+        taskQueue,
+        workflowId: 'e2e-' + Date.now(),
+        args: [runInput(cfg, 'run-e2e-' + Date.now())],
+      });
       const result = await handle.result();
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
 
@@ -58,7 +62,7 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       const judgeRequests = judge.requests.slice(judgeBefore);
       expect(judgeRequests).toHaveLength(queries.length * 2);
       const byText = new Map<string, string>(); // response text -> copilot (from the stored responses)
-      for (const r of (await store.responses(result.runId))) byText.set(r.text!, r.copilot);
+      for (const r of await store.responses(result.runId)) byText.set(r.text!, r.copilot);
       const totals: Record<string, number[]> = { Sorin: [], Surfboard: [] };
       const dims: Record<string, Record<string, number[]>> = { Sorin: {}, Surfboard: {} };
       const tasks: Record<string, Record<string, number[]>> = { Sorin: {}, Surfboard: {} };
@@ -94,7 +98,11 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
         // The paper's tables say the same, with intervals, under the paper's task names.
         for (const d of [...DIMS, 'Refusal']) expect(report.table5.copilots[c][d].mean).toBeCloseTo(avg(dims[c][d]), 9);
         for (const row of report.table6.rows) expect(row.copilots[c].mean).toBe(got.tasks[row.task]);
-        expect(report.table6.rows[8]).toMatchObject({ task: 'T9', name: 'Supply Dynamics & Ownership Risk Assessment', queries: 5 });
+        expect(report.table6.rows[8]).toMatchObject({
+          task: 'T9',
+          name: 'Supply Dynamics & Ownership Risk Assessment',
+          queries: 5,
+        });
         expect(Object.values<number>(report.scoreBuckets[c]).reduce((a, b) => a + b, 0)).toBe(queries.length);
       }
       expect(Object.values<number>(report.bestPerQuery.wins).reduce((a, b) => a + b, 0)).toBe(queries.length);
@@ -102,10 +110,19 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       for (const req of judgeRequests) {
         const [system, user] = req.body.messages.map((m: { content: string }) => m.content);
         expect(system).toMatch(/\n {2}9–10: [^\n]+\n {2}8: [^\n]+\n {2}6–7: [^\n]+\n {2}≤5: /);
-        expect(user).toMatch(/^Task type: (T1 Protocol Mechanism Interpretation|T2 Event & Catalyst Impact Analysis|T9 Supply Dynamics & Ownership Risk Assessment|T16 Scope Boundary Recognition & Safe Refusal) - /);
+        expect(user).toMatch(
+          /^Task type: (T1 Protocol Mechanism Interpretation|T2 Event & Catalyst Impact Analysis|T9 Supply Dynamics & Ownership Risk Assessment|T16 Scope Boundary Recognition & Safe Refusal) - /,
+        );
       }
       const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
-      for (const heading of ['## Table 5: dimensions', '## Table 6: tasks', '## Score buckets', '## Spread', '## Best copilot per query']) expect(md).toContain(heading);
+      for (const heading of [
+        '## Table 5: dimensions',
+        '## Table 6: tasks',
+        '## Score buckets',
+        '## Spread',
+        '## Best copilot per query',
+      ])
+        expect(md).toContain(heading);
       expect(md).toContain('| T9 Supply Dynamics & Ownership Risk Assessment | 5 |');
       const html = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.html'), 'utf8');
       expect(html).toContain('Table 6: mean score (0–100) per task with 95% interval');
@@ -123,10 +140,14 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       const history = decodedHistory(await handle.fetchHistory());
       expect(history).toContain('SORIN_KEY');
       expect(history).not.toContain('canary-7f3e1d');
-      for (const f of ['report.json', 'results.csv', 'report.md']) expect(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'utf8')).not.toContain('canary-7f3e1d');
+      for (const f of ['report.json', 'results.csv', 'report.md'])
+        expect(fs.readFileSync(path.join(path.dirname(result.reportPath), f), 'utf8')).not.toContain('canary-7f3e1d');
 
       // One CSV row per query × copilot; every judgment stamped with judge and rubric version.
-      const csv = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'), 'results.csv');
+      const csv = parseCsv(
+        fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'),
+        'results.csv',
+      );
       expect(csv).toHaveLength(1 + queries.length * 2);
       // The formula-like query id comes out inert (OWASP: a leading single quote), in the report as stored.
       expect(csv.filter((row) => row.includes(`'${queries[1].id}`))).toHaveLength(2);
@@ -139,12 +160,22 @@ test('a LATTICE run through real Temporal matches figures computed from the judg
       const withoutStamp = (f: string) => fs.readFileSync(f, 'utf8').replace(/"generatedAt": "[^"]*"/, '');
       for (const f of ['report.json', 'results.csv', 'report.md', 'responses.jsonl'])
         expect(withoutStamp(path.join(elsewhere, f))).toBe(withoutStamp(path.join(path.dirname(result.reportPath), f)));
-      const intoFile = await cliInProcess(['report', result.runId, '--out', path.join(elsewhere, 'report.json')], { JUDGEFLOW_STORE: storeFile });
+      const intoFile = await cliInProcess(['report', result.runId, '--out', path.join(elsewhere, 'report.json')], {
+        JUDGEFLOW_STORE: storeFile,
+      });
       expect(intoFile.code).toBe(2);
       expect(intoFile.stderr).toMatch(/--out .*report\.json is a file, not a directory/);
       const judgments = await store.judgments(result.runId);
       expect(judgments).toHaveLength(queries.length * 2);
-      for (const j of judgments) expect(j.judge).toEqual({ model: 'judge-model-x', baseURL: judge.url, temperature: 0, rubricVersion: report.rubricVersion, seed: expect.any(Number), systemFingerprint: expect.stringMatching(/^fp_sim_/) });
+      for (const j of judgments)
+        expect(j.judge).toEqual({
+          model: 'judge-model-x',
+          baseURL: judge.url,
+          temperature: 0,
+          rubricVersion: report.rubricVersion,
+          seed: expect.any(Number),
+          systemFingerprint: expect.stringMatching(/^fp_sim_/),
+        });
     },
     env,
   );
@@ -155,7 +186,8 @@ test('invalid judge answers become recorded failures and a failing copilot never
   const badJudge = await startSimServer({
     handler: (body) => {
       if (body.response_format?.type !== 'json_schema') return undefined;
-      if (JSON.stringify(body.messages).includes('task 2 in category 3')) return '{"D1": {"score": 42, "rationale": "out of range"}}';
+      if (JSON.stringify(body.messages).includes('task 2 in category 3'))
+        return '{"D1": {"score": 42, "rationale": "out of range"}}';
       return scriptedLatticeJudge(body, { requestIndex: 0, log: [] }) as string;
     },
   });
@@ -169,10 +201,20 @@ test('invalid judge answers become recorded failures and a failing copilot never
         judge: { baseURL: badJudge.url, model: 'judge' },
         copilots: [
           { name: 'Good', type: 'openai', baseURL: copilots.url, model: 'sim-thorough' },
-          { name: 'Broken', type: 'openai', baseURL: copilots.url, model: 'fault-500:x', retry: { maxAttempts: 2, initialIntervalMs: 10 } },
+          {
+            name: 'Broken',
+            type: 'openai',
+            baseURL: copilots.url,
+            model: 'fault-500:x',
+            retry: { maxAttempts: 2, initialIntervalMs: 10 },
+          },
         ],
       });
-      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'faults-' + Date.now(), args: [runInput(cfg, 'run-faults-' + Date.now())] });
+      const result = await client.workflow.execute(benchmarkRun, {
+        taskQueue,
+        workflowId: 'faults-' + Date.now(),
+        args: [runInput(cfg, 'run-faults-' + Date.now())],
+      });
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       expect(report.copilots.Good.n).toBe(14);
       expect(report.copilots.Good.failedJudgments).toBe(1);

@@ -15,7 +15,12 @@ const CONCURRENCY = 3;
  * A LATTICE run on a worker process killed with SIGKILL once `killAfter` judgments are stored, then restarted.
  * A slow judge so that the kill lands while judgments are in flight.
  */
-async function killMidJudging(args: { queries: number; copilots: Record<string, string>; judging?: (judgeUrl: string) => Record<string, unknown>; killAfter: number }) {
+async function killMidJudging(args: {
+  queries: number;
+  copilots: Record<string, string>;
+  judging?: (judgeUrl: string) => Record<string, unknown>;
+  killAfter: number;
+}) {
   const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 120 });
   const copilots = await startSimServer({});
   const dir = tempDir();
@@ -30,7 +35,11 @@ async function killMidJudging(args: { queries: number; copilots: Record<string, 
   const { env, client, store } = world;
   try {
     const runId = 'run-kill-' + Date.now();
-    const handle = await client.workflow.start(benchmarkRun, { taskQueue: env.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
+    const handle = await client.workflow.start(benchmarkRun, {
+      taskQueue: env.JUDGEFLOW_TASK_QUEUE,
+      workflowId: runId,
+      args: [runInput(config, runId)],
+    });
     const judged = async () => (await store.judgments(runId)).length;
     await until(async () => (await judged()) >= args.killAfter, 90_000);
     await world.kill();
@@ -38,7 +47,14 @@ async function killMidJudging(args: { queries: number; copilots: Record<string, 
     const requestsAtKill = judge.requests.length;
     world.restart();
     const result = await handle.result();
-    return { result, atKill, requestsAtKill, requests: [...judge.requests], judgments: await store.judgments(runId), responses: await store.responses(runId) };
+    return {
+      result,
+      atKill,
+      requestsAtKill,
+      requests: [...judge.requests],
+      judgments: await store.judgments(runId),
+      responses: await store.responses(runId),
+    };
   } finally {
     await world.close();
     await judge.close();
@@ -47,7 +63,10 @@ async function killMidJudging(args: { queries: number; copilots: Record<string, 
 }
 
 /** Finished judgments were not paid for twice: only those in flight at the kill (≤ judge concurrency) were re-asked. */
-function expectOnlyInFlightRepeated(run: { atKill: number; requestsAtKill: number; requests: SimServer['requests'] }, expected: number) {
+function expectOnlyInFlightRepeated(
+  run: { atKill: number; requestsAtKill: number; requests: SimServer['requests'] },
+  expected: number,
+) {
   expect(run.atKill).toBeLessThan(expected);
   expect(run.requests.length).toBeLessThanOrEqual(expected + CONCURRENCY);
   // After the restart only the judgments still missing (plus those in flight at the kill) were asked for.
@@ -82,13 +101,19 @@ test('killed mid-judging with a panel of two judges and 2 samples each: every ve
   const key = (j: StoredJudgment) => `${j.queryId}/${j.copilot}/${j.judgeName}/${j.sample}`;
   expect(run.judgments).toHaveLength(expected);
   expect(new Set(run.judgments.map(key)).size).toBe(expected);
-  expect(new Set(run.judgments.map((j) => `${j.judgeName}/${j.sample}`))).toEqual(new Set(['first/0', 'first/1', 'second/0', 'second/1']));
+  expect(new Set(run.judgments.map((j) => `${j.judgeName}/${j.sample}`))).toEqual(
+    new Set(['first/0', 'first/1', 'second/0', 'second/1']),
+  );
   expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
   // The two judges together have CONCURRENCY calls in flight at most.
   expectOnlyInFlightRepeated(run, expected);
   // Each judge asked about each response twice, plus at most one repeat for a call in flight at the kill.
   const perJudgeText = new Map<string, number>();
-  for (const r of run.requests) perJudgeText.set(`${r.model}|${gradedText(r.body)}`, (perJudgeText.get(`${r.model}|${gradedText(r.body)}`) ?? 0) + 1);
+  for (const r of run.requests)
+    perJudgeText.set(
+      `${r.model}|${gradedText(r.body)}`,
+      (perJudgeText.get(`${r.model}|${gradedText(r.body)}`) ?? 0) + 1,
+    );
   expect(perJudgeText.size).toBe(80);
   expect([...perJudgeText.values()].every((n) => n >= 2 && n <= 3)).toBe(true);
 });

@@ -11,23 +11,40 @@ import { simServersForFile } from '../support/sims';
  * store and config loader. Its scripted judge prefers the longer response, so every figure can be recomputed here
  * from the stored responses alone.
  */
-const between = (user: string, heading: string) => user.match(new RegExp(`${heading}:\\n<<<\\n([\\s\\S]*?)\\n>>>`))?.[1] ?? '';
+const between = (user: string, heading: string) =>
+  user.match(new RegExp(`${heading}:\\n<<<\\n([\\s\\S]*?)\\n>>>`))?.[1] ?? '';
 const preferLonger = (body: any) => {
   if (body.response_format?.type !== 'json_schema') return undefined; // copilots get the simulator's default answers
   const user = String(body.messages.find((m: any) => m.role === 'user')?.content ?? '');
   const [a, b] = [between(user, 'Response A'), between(user, 'Response B')];
-  return JSON.stringify({ preferred: a.length > b.length ? 'A' : b.length > a.length ? 'B' : 'tie', rationale: 'longer is better here' });
+  return JSON.stringify({
+    preferred: a.length > b.length ? 'A' : b.length > a.length ? 'B' : 'tie',
+    rationale: 'longer is better here',
+  });
 };
 const sim = simServersForFile({ judge: { handler: preferLonger }, genericJudge: {}, copilots: {} });
 
 const COPILOTS = { Thorough: 'sim-thorough', Balanced: 'sim-copilot', Terse: 'sim-terse' };
-const queries = Array.from({ length: 6 }, (_, i) => ({ id: `p${i + 1}`, text: `Should I move ${10 * (i + 1)}% of my ETH into staked ETH before the next unlock?`, topic: i < 3 ? 'staking' : 'risk' }));
+const queries = Array.from({ length: 6 }, (_, i) => ({
+  id: `p${i + 1}`,
+  text: `Should I move ${10 * (i + 1)}% of my ETH into staked ETH before the next unlock?`,
+  topic: i < 3 ? 'staking' : 'risk',
+}));
 
 test('a pairwise run: every pair judged blind in both orders, win rates recomputed from the stored responses', async () => {
   await withWorker('pairwise-e2e', async ({ client, taskQueue, store }) => {
     const before = sim.judge.requests.length;
-    const cfg = runConfig(tempDir(), { protocol: 'pairwise', queries, judge: { baseURL: sim.judge.url, model: 'pair-judge' }, copilots: simCopilots(sim.copilots.url, COPILOTS) });
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'pairwise-' + Date.now(), args: [runInput(cfg, 'run-pairwise-' + Date.now())] });
+    const cfg = runConfig(tempDir(), {
+      protocol: 'pairwise',
+      queries,
+      judge: { baseURL: sim.judge.url, model: 'pair-judge' },
+      copilots: simCopilots(sim.copilots.url, COPILOTS),
+    });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: 'pairwise-' + Date.now(),
+      args: [runInput(cfg, 'run-pairwise-' + Date.now())],
+    });
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
 
     // Three copilots → three pairs per query, one judge call each, never naming a copilot.
@@ -71,19 +88,35 @@ test('a pairwise run: every pair judged blind in both orders, win rates recomput
     expect(report.order.firstWins + report.order.secondWins + report.order.ties).toBe(queries.length * 3);
 
     // One CSV row per judged pair; the Markdown report leads with the win rates.
-    const csv = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'), 'results.csv');
+    const csv = parseCsv(
+      fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'),
+      'results.csv',
+    );
     expect(csv).toHaveLength(1 + queries.length * 3);
-    expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toMatch(/## Win rates[\s\S]*\| Thorough \|/);
+    expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toMatch(
+      /## Win rates[\s\S]*\| Thorough \|/,
+    );
   });
 });
 
 test('the simulator answers the pairwise schema generically: every pair gets a valid verdict', async () => {
   await withWorker('pairwise-sim', async ({ client, taskQueue }) => {
-    const cfg = runConfig(tempDir(), { protocol: 'pairwise', queries: queries.slice(0, 2), judge: { baseURL: sim.genericJudge.url, model: 'sim-judge' }, copilots: simCopilots(sim.copilots.url, { A: 'sim-thorough', B: 'sim-terse' }) });
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: 'pairwise-sim-' + Date.now(), args: [runInput(cfg, 'run-pairwise-sim-' + Date.now())] });
+    const cfg = runConfig(tempDir(), {
+      protocol: 'pairwise',
+      queries: queries.slice(0, 2),
+      judge: { baseURL: sim.genericJudge.url, model: 'sim-judge' },
+      copilots: simCopilots(sim.copilots.url, { A: 'sim-thorough', B: 'sim-terse' }),
+    });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: 'pairwise-sim-' + Date.now(),
+      args: [runInput(cfg, 'run-pairwise-sim-' + Date.now())],
+    });
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     expect(report.failedJudgments).toBe(0);
     expect(report.copilots.A.comparisons).toBe(2);
-    expect(report.copilots.A.wins + report.copilots.A.ties / 2 + report.copilots.B.wins + report.copilots.B.ties / 2).toBe(2);
+    expect(
+      report.copilots.A.wins + report.copilots.A.ties / 2 + report.copilots.B.wins + report.copilots.B.ties / 2,
+    ).toBe(2);
   });
 });

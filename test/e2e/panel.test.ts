@@ -9,13 +9,25 @@ import { startSimServer } from '../../sim/server';
 jest.setTimeout(180_000);
 
 // Independent of rubrics/lattice: the published weight table, typed in again.
-const WEIGHTS: Record<string, number[]> = { C1: [15, 25, 15, 15, 15, 15], C2: [15, 20, 20, 15, 15, 15], C3: [20, 15, 20, 20, 10, 15], C4: [15, 10, 30, 20, 10, 15], C5: [25, 15, 25, 10, 10, 15] };
+const WEIGHTS: Record<string, number[]> = {
+  C1: [15, 25, 15, 15, 15, 15],
+  C2: [15, 20, 20, 15, 15, 15],
+  C3: [20, 15, 20, 20, 10, 15],
+  C4: [15, 10, 30, 20, 10, 15],
+  C5: [25, 15, 25, 10, 10, 15],
+};
 const DIMS = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'];
 const THOROUGH = 'Here is a structured view'; // how sim-thorough answers start: the "own family's style" the selfish judge favours
 const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const sim = simServersForFile({
-  judge: { judges: { 'lenient-model': { leniency: 2 }, 'harsh-model': { leniency: -2 }, 'selfish-model': { favour: { contains: THOROUGH, bonus: 3 } } } },
+  judge: {
+    judges: {
+      'lenient-model': { leniency: 2 },
+      'harsh-model': { leniency: -2 },
+      'selfish-model': { favour: { contains: THOROUGH, bonus: 3 } },
+    },
+  },
   copilots: {},
 });
 
@@ -37,7 +49,11 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
   await withWorker('panel', async ({ client, taskQueue, store }) => {
     const before = sim.judge.requests.length;
     const runId = 'run-panel-' + Date.now();
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     const requests = sim.judge.requests.slice(before);
     const responses = await store.responses(runId);
@@ -45,7 +61,11 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
     const categoryOf = (body: any) => JSON.stringify(body.messages).match(/Query category: (C\d)/)![1];
 
     // Every response judged once by every member.
-    const judgeOf: Record<string, string> = { 'lenient-model': 'lenient', 'harsh-model': 'harsh', 'selfish-model': 'selfish' };
+    const judgeOf: Record<string, string> = {
+      'lenient-model': 'lenient',
+      'harsh-model': 'harsh',
+      'selfish-model': 'selfish',
+    };
     expect(requests).toHaveLength(queries.length * 2 * 3);
     // Per judge, per copilot: the mean 0–100 total of that judge's answers; per response: the mean over the judges.
     const totals: Record<string, Record<string, number[]>> = {};
@@ -66,7 +86,10 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
       }
     // The reported score is the panel mean.
     for (const copilot of ['Sorin', 'Elsa'])
-      expect(report.copilots[copilot].score).toBeCloseTo(avg(responses.filter((r) => r.copilot === copilot).map((r) => avg(perResponse.get(r.text!)!))), 9);
+      expect(report.copilots[copilot].score).toBeCloseTo(
+        avg(responses.filter((r) => r.copilot === copilot).map((r) => avg(perResponse.get(r.text!)!))),
+        9,
+      );
     expect(panel.leaderboards.lenient.Sorin.score).toBeGreaterThan(panel.leaderboards.harsh.Sorin.score);
 
     // Agreement per dimension and total; a tau for each of the three pairs.
@@ -74,7 +97,11 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
       expect(panel.agreement[k].units).toBe(queries.length * 2);
       expect(typeof panel.agreement[k].alpha).toBe('number');
     }
-    expect(panel.rankCorrelation.map((r: any) => `${r.a}/${r.b}`)).toEqual(['lenient/harsh', 'lenient/selfish', 'harsh/selfish']);
+    expect(panel.rankCorrelation.map((r: any) => `${r.a}/${r.b}`)).toEqual([
+      'lenient/harsh',
+      'lenient/selfish',
+      'harsh/selfish',
+    ]);
     expect(panel.disagreements.length).toBeGreaterThan(0);
     expect(Object.keys(panel.disagreements[0].judges).sort()).toEqual(['harsh', 'lenient', 'selfish']);
 
@@ -92,12 +119,19 @@ test('a panel of three judges, one favouring its own family: per-judge leaderboa
     expect(typeof selfish.scale).toBe('number');
     expect(selfish.pHolm).toBeLessThan(0.05);
     expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8')).toContain('## Judge panel');
-    expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain('id="panel-self-preference"');
+    expect(fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8')).toContain(
+      'id="panel-self-preference"',
+    );
   });
 });
 
 test('a panel of five judges, four failing every unit: each member’s failures counted in report.json, .md and .html; no unit has a panel verdict (below the majority)', async () => {
-  const failing = await startSimServer({ handler: (body) => (String(body.model).startsWith('broken') ? { status: 400, body: JSON.stringify({ error: { message: `model ${body.model} is not available` } }) } : undefined) });
+  const failing = await startSimServer({
+    handler: (body) =>
+      String(body.model).startsWith('broken')
+        ? { status: 400, body: JSON.stringify({ error: { message: `model ${body.model} is not available` } }) }
+        : undefined,
+  });
   try {
     const queries = latticeGrid(16, 5).filter((q) => q.task === 'T1');
     const cfg = runConfig(tempDir(), {
@@ -111,13 +145,22 @@ test('a panel of five judges, four failing every unit: each member’s failures 
     });
     await withWorker('panel-failing', async ({ client, taskQueue }) => {
       const runId = 'run-panel-failing-' + Date.now();
-      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const result = await client.workflow.execute(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
       const units = queries.length;
       expect(report.panel.minJudges).toBe(3);
       expect(report.panel.unitsBelowMinJudges).toBe(units);
       expect(report.panel.failures.works).toEqual({ failed: 0, units, firstError: null });
-      for (const i of [1, 2, 3, 4]) expect(report.panel.failures[`broken${i}`]).toMatchObject({ failed: units, units, firstError: expect.stringContaining(`broken-${i} is not available`) });
+      for (const i of [1, 2, 3, 4])
+        expect(report.panel.failures[`broken${i}`]).toMatchObject({
+          failed: units,
+          units,
+          firstError: expect.stringContaining(`broken-${i} is not available`),
+        });
       // Below the quorum a unit is missing data, not the one judge's score.
       expect(report.copilots.Elsa).toMatchObject({ n: 0, failedJudgments: units });
       expect(report.copilots.Elsa.score ?? null).toBeNull();
@@ -136,7 +179,12 @@ test('a panel of five judges, four failing every unit: each member’s failures 
 });
 
 test('a panel member that failed every call (HTTP 500): the Failures summary of report.html and report.md names it, its count, and the judges the verdicts rest on', async () => {
-  const failing = await startSimServer({ handler: (body) => (String(body.model).startsWith('broken') ? { status: 500, body: JSON.stringify({ error: { message: 'internal error' } }) } : undefined) });
+  const failing = await startSimServer({
+    handler: (body) =>
+      String(body.model).startsWith('broken')
+        ? { status: 500, body: JSON.stringify({ error: { message: 'internal error' } }) }
+        : undefined,
+  });
   try {
     const queries = latticeGrid(16, 5).filter((q) => q.task === 'T1');
     const cfg = runConfig(tempDir(), {
@@ -151,12 +199,20 @@ test('a panel member that failed every call (HTTP 500): the Failures summary of 
     });
     await withWorker('panel-member-down', async ({ client, taskQueue }) => {
       const runId = 'run-panel-member-down-' + Date.now();
-      const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const result = await client.workflow.execute(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
       const units = queries.length;
       const summary = `Judges that failed: down (broken-1) gave no verdict on ${units} of ${units} units`;
       const html = fs.readFileSync(result.reportPath.replace('report.json', 'report.html'), 'utf8');
       expect(html).not.toContain('No failures: every response was collected and judged');
-      expect(html).toMatch(new RegExp(`id="failures-judges">${summary.replace(/[()]/g, '\\$&')}[^<]*the panel&#39;s verdicts rest on one \\(judge-ok\\), two \\(judge-ok-2\\) \\(2 of 3 judges\\)`));
+      expect(html).toMatch(
+        new RegExp(
+          `id="failures-judges">${summary.replace(/[()]/g, '\\$&')}[^<]*the panel&#39;s verdicts rest on one \\(judge-ok\\), two \\(judge-ok-2\\) \\(2 of 3 judges\\)`,
+        ),
+      );
       const md = fs.readFileSync(result.reportPath.replace('report.json', 'report.md'), 'utf8');
       expect(md).toContain(`## Judges that failed\n\n${summary}`);
       expect(md).toContain("the panel's verdicts rest on one (judge-ok), two (judge-ok-2) (2 of 3 judges)");

@@ -17,15 +17,26 @@ test('pause leaves a running run quiet (status says paused, with the reason), a 
   const copilots = await startSimServer({ latencyMs: 250 });
   try {
     await withWorker('pause', async (world) => {
-      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+      const env = {
+        JUDGEFLOW_HOME: world.dir,
+        JUDGEFLOW_STORE: world.storeFile,
+        JUDGEFLOW_TASK_QUEUE: world.taskQueue,
+      };
       const config = runConfig(tempDir(), {
         protocol: 'lattice',
         queries: latticeGrid(4, 5), // 20 queries × 2 copilots: 40 answers, 40 judgments
         judge: { baseURL: judge.url, model: 'judge', concurrency: 2 },
-        copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }).map((c) => ({ ...c, concurrency: 2 })),
+        copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }).map((c) => ({
+          ...c,
+          concurrency: 2,
+        })),
       });
       const runId = `run-pause-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       await until(async () => (await world.store.responses(runId)).length >= 6, 60_000);
 
       const paused = await cliInProcess(['pause', runId, '--reason', 'checking the spend'], env);
@@ -40,7 +51,11 @@ test('pause leaves a running run quiet (status says paused, with the reason), a 
       expect(quiet.copilots).toBeLessThan(40);
 
       const status = await cliInProcess(['status', runId, '--json'], env);
-      expect(JSON.parse(status.stdout)).toMatchObject({ runId, status: 'paused', paused: { reason: 'checking the spend', by: 'user' } });
+      expect(JSON.parse(status.stdout)).toMatchObject({
+        runId,
+        status: 'paused',
+        paused: { reason: 'checking the spend', by: 'user' },
+      });
       const again = await cliInProcess(['pause', runId], env);
       expect(again.code).toBe(2);
       expect(again.stderr).toMatch(/was not paused: the run is already paused \(checking the spend/);

@@ -17,12 +17,16 @@ afterAll(async () => {
   await Promise.all([judge, slowCopilots].map((s) => s.close()));
 });
 
-
 test('judging starts before collection ends; answers held in a CSV are imported in one step', async () => {
   const dir = tempDir();
   const queries = latticeGrid(4, 3); // 12 queries
   const csv = path.join(dir, 'held.csv');
-  fs.writeFileSync(csv, 'query,Held_response\n' + queries.map((q) => `"${String(q.text).replace(/"/g, '""')}",A held answer about ${q.id}.`).join('\n') + '\n');
+  fs.writeFileSync(
+    csv,
+    'query,Held_response\n' +
+      queries.map((q) => `"${String(q.text).replace(/"/g, '""')}",A held answer about ${q.id}.`).join('\n') +
+      '\n',
+  );
   const cfg = runConfig(dir, {
     protocol: 'lattice',
     queries,
@@ -37,7 +41,11 @@ test('judging starts before collection ends; answers held in a CSV are imported 
     const judgeBefore = judge.requests.length;
     const copilotBefore = slowCopilots.requests.length;
     const runId = 'run-overlap-' + Date.now();
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
 
     const judgeCalls = judge.requests.slice(judgeBefore);
     const copilotCalls = slowCopilots.requests.slice(copilotBefore);
@@ -48,16 +56,23 @@ test('judging starts before collection ends; answers held in a CSV are imported 
     const lastCopilot = Math.max(...copilotCalls.map((r) => r.at));
     expect(firstJudge).toBeLessThan(lastCopilot);
     // The store agrees: some judgment was stored before the last answer was.
-    const lastAnswer = Math.max(...(await store.responses(runId)).filter((r) => r.adapter === 'openai').map((r) => Date.parse(r.finishedAt!)));
+    const lastAnswer = Math.max(
+      ...(await store.responses(runId)).filter((r) => r.adapter === 'openai').map((r) => Date.parse(r.finishedAt!)),
+    );
     expect(Math.min(...(await store.judgments(runId)).map((j) => Date.parse(j.createdAt)))).toBeLessThan(lastAnswer);
 
     // The CSV's 12 answers: one import activity, no per-answer collection.
     const activities = await scheduledActivities(client, runId);
     expect(activities.filter((a) => a.name === 'importAnswers')).toHaveLength(1);
     // The live copilots' 24 answers: each asked once, alone or in a batch of several (askCopilotBatch).
-    const asked = activities.filter((a) => a.name === 'askCopilot' || a.name === 'askCopilotBatch').flatMap((a) => a.items);
+    const asked = activities
+      .filter((a) => a.name === 'askCopilot' || a.name === 'askCopilotBatch')
+      .flatMap((a) => a.items);
     expect(asked.sort()).toEqual(queries.flatMap((q) => [`${q.id}/Sorin`, `${q.id}/Surfboard`]).sort());
     expect((await store.responses(runId)).filter((r) => r.copilot === 'Held' && r.status === 'ok')).toHaveLength(12);
-    expect(result.progress.stages).toEqual({ collect: { done: 36, total: 36, failures: 0 }, judge: { done: 36, total: 36, failures: 0 } });
+    expect(result.progress.stages).toEqual({
+      collect: { done: 36, total: 36, failures: 0 },
+      judge: { done: 36, total: 36, failures: 0 },
+    });
   });
 }, 90_000);

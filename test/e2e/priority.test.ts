@@ -20,7 +20,17 @@ const started: string[] = [];
 const config = (fields: Record<string, unknown>) => {
   const file = path.join(dir, `config-${Object.keys(fields).join('-') || 'plain'}-${started.length}.json`);
   const queries = writeQueries(dir, latticeGrid(2, 2), `queries-${started.length}.jsonl`);
-  fs.writeFileSync(file, JSON.stringify({ protocol: 'lattice', queries, output: 'runs', judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'judge' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }], ...fields }));
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      protocol: 'lattice',
+      queries,
+      output: 'runs',
+      judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'judge' },
+      copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }],
+      ...fields,
+    }),
+  );
   return file;
 };
 
@@ -32,16 +42,25 @@ async function startDetached(args: string[]): Promise<string> {
   return runId;
 }
 
-const priorityOf = async (runId: string) => (await client.workflow.getHandle(runId).describe()).raw.workflowExecutionInfo?.priority;
+const priorityOf = async (runId: string) =>
+  (await client.workflow.getHandle(runId).describe()).raw.workflowExecutionInfo?.priority;
 
 beforeAll(async () => {
   dir = tempDir('jf-priority-');
-  env = { JUDGEFLOW_HOME: path.join(dir, 'home'), JUDGEFLOW_TASK_QUEUE: uniqueQueue('priority'), JUDGEFLOW_PROGRESS: '' };
+  env = {
+    JUDGEFLOW_HOME: path.join(dir, 'home'),
+    JUDGEFLOW_TASK_QUEUE: uniqueQueue('priority'),
+    JUDGEFLOW_PROGRESS: '',
+  };
   client = await connectClient();
 });
 
 afterAll(async () => {
-  for (const runId of started) await client.workflow.getHandle(runId).terminate('test over').catch(() => undefined);
+  for (const runId of started)
+    await client.workflow
+      .getHandle(runId)
+      .terminate('test over')
+      .catch(() => undefined);
   await client?.connection.close();
 });
 
@@ -65,11 +84,14 @@ test("the config's priority: is used without the flag, and a run naming none get
 test('a priority outside 1 … 5 is refused before anything starts, saying what is allowed', async () => {
   const flag = await runCli(['run', '--config', config({ seed: 'bad flag' }), '--priority', '0', '--detach'], env);
   expect(flag.code).toBe(2);
-  expect(flag.stderr).toMatch(/--priority must be an integer from 1 \(first: CI gates\) to 5 \(last: big sweeps\), got "0"/);
+  expect(flag.stderr).toMatch(
+    /--priority must be an integer from 1 \(first: CI gates\) to 5 \(last: big sweeps\), got "0"/,
+  );
   const key = await runCli(['run', '--config', config({ priority: 9 }), '--detach'], env);
   expect(key.code).toBe(2);
   expect(key.stderr).toMatch(/priority/);
   const open = [];
-  for await (const wf of client.workflow.list({ query: `TaskQueue = "${env.JUDGEFLOW_TASK_QUEUE}"` })) open.push(wf.workflowId);
+  for await (const wf of client.workflow.list({ query: `TaskQueue = "${env.JUDGEFLOW_TASK_QUEUE}"` }))
+    open.push(wf.workflowId);
   expect(open.sort()).toEqual([...started].sort());
 });

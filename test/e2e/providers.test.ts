@@ -7,7 +7,12 @@ import { simServersForFile } from '../support/sims';
 /** Real providers' parameter rules, played by the simulator over real HTTP: `sim-reasoning` rejects temperature and max_tokens like OpenAI's reasoning models. */
 
 const sim = simServersForFile({ judge: {}, copilots: {} });
-const queries = [1, 2].map((i) => ({ id: `t1-c${i}`, text: `Should I bridge USDC to Base, case ${i}?`, task: 'T1', category: `C${i}` }));
+const queries = [1, 2].map((i) => ({
+  id: `t1-c${i}`,
+  text: `Should I bridge USDC to Base, case ${i}?`,
+  task: 'T1',
+  category: `C${i}`,
+}));
 
 test('a judge that rejects temperature: left out after its one 400, and every unit judged', async () => {
   const { judge, copilots } = sim;
@@ -21,7 +26,7 @@ test('a judge that rejects temperature: left out after its one 400, and every un
     const before = judge.requests.length;
     const runId = `run-unsupported-${Date.now()}`;
     await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-    const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
+    const judgments = await store.judgments(runId, (await store.getRun(runId))!.rubricVersion);
     expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
     const bodies = judge.requests.slice(before).map((r) => r.body);
     // The refusal is paid once per endpoint (core/llm/providers/session.ts) — or once per call already in flight then.
@@ -37,8 +42,24 @@ test('temperature: null and maxTokensParam: max_completion_tokens satisfy it; th
     protocol: 'lattice',
     queries,
     seed: 'provider-check',
-    judge: { baseURL: judge.url, model: 'sim-reasoning-1', temperature: null, maxTokens: 800, maxTokensParam: 'max_completion_tokens' },
-    copilots: [{ name: 'A', type: 'openai', baseURL: copilots.url, model: 'sim-reasoning-1', temperature: null, maxTokens: 400, maxTokensParam: 'max_completion_tokens' }],
+    judge: {
+      baseURL: judge.url,
+      model: 'sim-reasoning-1',
+      temperature: null,
+      maxTokens: 800,
+      maxTokensParam: 'max_completion_tokens',
+    },
+    copilots: [
+      {
+        name: 'A',
+        type: 'openai',
+        baseURL: copilots.url,
+        model: 'sim-reasoning-1',
+        temperature: null,
+        maxTokens: 400,
+        maxTokensParam: 'max_completion_tokens',
+      },
+    ],
   });
   await withWorker('omitted-parameters', async ({ client, taskQueue, store }) => {
     const before = { judge: judge.requests.length, copilots: copilots.requests.length };
@@ -49,11 +70,15 @@ test('temperature: null and maxTokensParam: max_completion_tokens satisfy it; th
       [undefined, undefined, 800, seedNumber('provider-check')],
       [undefined, undefined, 800, seedNumber('provider-check')],
     ]);
-    expect(copilots.requests.slice(before.copilots).map((r) => [r.body.temperature, r.body.max_completion_tokens, r.body.seed])).toEqual([
+    expect(
+      copilots.requests
+        .slice(before.copilots)
+        .map((r) => [r.body.temperature, r.body.max_completion_tokens, r.body.seed]),
+    ).toEqual([
       [undefined, 400, seedNumber('provider-check')],
       [undefined, 400, seedNumber('provider-check')],
     ]);
-    const judgments = (await store.judgments(runId, (await store.getRun(runId))!.rubricVersion));
+    const judgments = await store.judgments(runId, (await store.getRun(runId))!.rubricVersion);
     expect(judgments.map((j) => j.status)).toEqual(['ok', 'ok']);
     for (const j of judgments) {
       expect(j.judge.seed).toBe(seedNumber('provider-check'));

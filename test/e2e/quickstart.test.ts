@@ -17,14 +17,30 @@ test('examples/quickstart.yaml runs end to end: every copilot type answers, the 
   const origin = sim.url.replace(/\/v1$/, '');
   for (const file of ['quickstart.yaml', 'quickstart.jsonl', 'quickstart-answers.csv']) {
     const text = fs.readFileSync(path.join(REPO, 'examples', file), 'utf8');
-    fs.writeFileSync(path.join(dir, file), file.endsWith('.yaml') ? text.split('http://127.0.0.1:8000').join(origin).replace('output: ../runs', 'output: runs') : text);
+    fs.writeFileSync(
+      path.join(dir, file),
+      file.endsWith('.yaml')
+        ? text.split('http://127.0.0.1:8000').join(origin).replace('output: ../runs', 'output: runs')
+        : text,
+    );
   }
-  const env = { JUDGEFLOW_HOME: path.join(dir, 'home'), JUDGEFLOW_TASK_QUEUE: uniqueQueue('quickstart'), JUDGEFLOW_PROGRESS: '' };
-  const { code, stdout, stderr } = await cliInProcess(['run', '--config', path.join(dir, 'quickstart.yaml'), '--json'], env);
+  const env = {
+    JUDGEFLOW_HOME: path.join(dir, 'home'),
+    JUDGEFLOW_TASK_QUEUE: uniqueQueue('quickstart'),
+    JUDGEFLOW_PROGRESS: '',
+  };
+  const { code, stdout, stderr } = await cliInProcess(
+    ['run', '--config', path.join(dir, 'quickstart.yaml'), '--json'],
+    env,
+  );
   expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
   const { reportPath } = JSON.parse(stdout.trim().split('\n').pop()!);
   const report = JSON.parse(fs.readFileSync(path.join(path.dirname(reportPath), 'report.json'), 'utf8'));
-  const summary = Object.fromEntries(Object.entries(report.copilots as Record<string, { n: number; missingResponses: number; failed: number }>).map(([name, c]) => [name, { n: c.n, missing: c.missingResponses, failed: c.failed }]));
+  const summary = Object.fromEntries(
+    Object.entries(report.copilots as Record<string, { n: number; missingResponses: number; failed: number }>).map(
+      ([name, c]) => [name, { n: c.n, missing: c.missingResponses, failed: c.failed }],
+    ),
+  );
   expect(summary).toEqual({
     Thorough: { n: 5, missing: 0, failed: 0 },
     Terse: { n: 5, missing: 0, failed: 0 },

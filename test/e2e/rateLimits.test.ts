@@ -26,13 +26,25 @@ afterAll(async () => {
 });
 
 async function runAgainstLimitedEndpoint(sendHeaders: boolean) {
-  const limited = await startSimServer({ latencyMs: 100, rateLimit: { requestsPerMinute: LIMIT.requests, windowMs: LIMIT.windowMs, sendHeaders } });
+  const limited = await startSimServer({
+    latencyMs: 100,
+    rateLimit: { requestsPerMinute: LIMIT.requests, windowMs: LIMIT.windowMs, sendHeaders },
+  });
   sims.push(limited);
   const cfg = runConfig(tempDir(), {
     protocol: 'lattice',
     queries: latticeGrid(16, 5).slice(0, CALLS),
     judge: { baseURL: judge.url, model: 'judge-model-x', concurrency: 8 },
-    copilots: [{ name: 'Limited', type: 'openai', baseURL: limited.url, model: 'sim-terse', concurrency: 8, retry: { maxAttempts: 3, initialIntervalMs: 200, backoffCoefficient: 2, maxIntervalMs: 2000 } }],
+    copilots: [
+      {
+        name: 'Limited',
+        type: 'openai',
+        baseURL: limited.url,
+        model: 'sim-terse',
+        concurrency: 8,
+        retry: { maxAttempts: 3, initialIntervalMs: 200, backoffCoefficient: 2, maxIntervalMs: 2000 },
+      },
+    ],
   });
   return withWorker(`rate-limit-${sendHeaders ? 'headers' : 'bare'}`, async ({ client, taskQueue, store }) => {
     const runId = `run-limited-${sendHeaders ? 'headers' : 'bare'}-${Date.now()}`;

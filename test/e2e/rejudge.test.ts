@@ -27,7 +27,17 @@ function judgeAnswer(body: any): string | undefined {
   const text = gradedText(body);
   const bump = body.model === 'judge-plus2' && plusTwo.has(text) ? 2 : 0;
   const system = systemOf(body);
-  return JSON.stringify(Object.fromEntries(dims.map((d) => [d, { score: baseScore(system, text, d) + bump, rationale: `${body.model} on ${d}: prompt ${hashInt(system) % 1000}` }])));
+  return JSON.stringify(
+    Object.fromEntries(
+      dims.map((d) => [
+        d,
+        {
+          score: baseScore(system, text, d) + bump,
+          rationale: `${body.model} on ${d}: prompt ${hashInt(system) % 1000}`,
+        },
+      ]),
+    ),
+  );
 }
 
 let judge: SimServer;
@@ -67,15 +77,25 @@ async function sourceRun({ client, taskQueue }: TestWorld, dir: string): Promise
     judge: { baseURL: judge.url, model: 'judge-a', concurrency: 6 },
     copilots: simCopilots(copilots.url, { Sorin: 'sim-thorough', Surfboard: 'sim-terse' }),
   });
-  return client.workflow.execute(benchmarkRun, { taskQueue, workflowId: `rejudge-src-${Date.now()}`, args: [runInput(config, `src-${Date.now()}`)] });
+  return client.workflow.execute(benchmarkRun, {
+    taskQueue,
+    workflowId: `rejudge-src-${Date.now()}`,
+    args: [runInput(config, `src-${Date.now()}`)],
+  });
 }
 
 const readReport = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8'));
-const reportFiles = (reportPath: string) => ['report.json', 'results.csv', 'report.md'].map((f) => path.join(path.dirname(reportPath), f));
-const cliEnv = (world: TestWorld) => ({ JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue });
+const reportFiles = (reportPath: string) =>
+  ['report.json', 'results.csv', 'report.md'].map((f) => path.join(path.dirname(reportPath), f));
+const cliEnv = (world: TestWorld) => ({
+  JUDGEFLOW_HOME: world.dir,
+  JUDGEFLOW_STORE: world.storeFile,
+  JUDGEFLOW_TASK_QUEUE: world.taskQueue,
+});
 
 async function expectSameScores(store: ResultsStore, runA: string, runB: string) {
-  const strip = async (runId: string) => (await store.judgments(runId)).map((j) => [j.queryId, j.copilot, j.status, j.scores, j.total]);
+  const strip = async (runId: string) =>
+    (await store.judgments(runId)).map((j) => [j.queryId, j.copilot, j.status, j.scores, j.total]);
   expect(await strip(runB)).toEqual(await strip(runA));
 }
 
@@ -107,7 +127,12 @@ test('re-judging after a rubric text change: no copilot call, one judge call per
   expect(asked.some((r) => systemOf(r.body).includes(D2_OLD))).toBe(false);
 
   const report = readReport(result.reportPath);
-  expect(report).toMatchObject({ runId: started.runId, sourceRunId: source.runId, rubricVersion: newVersion, judge: { model: 'judge-a', rubricVersion: newVersion } });
+  expect(report).toMatchObject({
+    runId: started.runId,
+    sourceRunId: source.runId,
+    rubricVersion: newVersion,
+    judge: { model: 'judge-a', rubricVersion: newVersion },
+  });
   expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8')).toContain(newVersion);
   expect(path.dirname(result.reportPath)).not.toBe(path.dirname(source.reportPath));
 
@@ -115,7 +140,9 @@ test('re-judging after a rubric text change: no copilot call, one judge call per
   for (const r of asked) {
     const text = gradedText(r.body);
     // Two copilots may answer two queries alike, so the query text in the prompt picks the response.
-    const queryText = String(r.body.messages.find((m: any) => m.role === 'user').content).match(/User query:\n<<<\n([\s\S]*?)\n>>>/)![1];
+    const queryText = String(r.body.messages.find((m: any) => m.role === 'user').content).match(
+      /User query:\n<<<\n([\s\S]*?)\n>>>/,
+    )![1];
     const queryId = QUERIES.find((q) => q.text === queryText)!.id;
     const response = stored.find((s) => s.text === text && s.queryId === queryId)!;
     const j = (await world.store.getJudgment(started.runId, response.queryId, response.copilot, newVersion))!;
@@ -137,11 +164,19 @@ test('re-judging after a rubric text change: no copilot call, one judge call per
   const ids = runs.map((r: any) => r.runId);
   expect(ids.indexOf(started.runId)).toBeLessThan(ids.indexOf(source.runId));
   expect(ids.indexOf(source.runId)).toBeGreaterThan(-1);
-  expect(runs[ids.indexOf(started.runId)]).toMatchObject({ protocol: 'lattice', sourceRunId: source.runId, rubricVersion: newVersion, judgeModel: 'judge-a', status: 'completed' });
+  expect(runs[ids.indexOf(started.runId)]).toMatchObject({
+    protocol: 'lattice',
+    sourceRunId: source.runId,
+    rubricVersion: newVersion,
+    judgeModel: 'judge-a',
+    status: 'completed',
+  });
   expect(Object.keys(runs[ids.indexOf(started.runId)].scores)).toEqual(expect.arrayContaining(['Sorin', 'Surfboard']));
 
   // rubric diff between the two runs names the one changed field.
-  const diff = JSON.parse((await cliInProcess(['rubric', 'diff', source.runId, started.runId, '--json'], cliEnv(world))).stdout);
+  const diff = JSON.parse(
+    (await cliInProcess(['rubric', 'diff', source.runId, started.runId, '--json'], cliEnv(world))).stdout,
+  );
   expect(diff.changes.map((c: any) => c.path)).toEqual(['data.dimensions[D2].description']);
 });
 
@@ -151,7 +186,10 @@ test('re-judging with an unchanged rubric and judge is free; --force pays again;
   let judgeCalls = judge.requests.length;
   const free = await rejudgeRun(world, source.runId, {}, `free-${Date.now()}`);
   expect(judge.requests.length - judgeCalls).toBe(0);
-  expect(readReport(free.reportPath)).toMatchObject({ sourceRunId: source.runId, rubricVersion: readReport(source.reportPath).rubricVersion });
+  expect(readReport(free.reportPath)).toMatchObject({
+    sourceRunId: source.runId,
+    rubricVersion: readReport(source.reportPath).rubricVersion,
+  });
   await expectSameScores(world.store, source.runId, free.runId);
   expect(readReport(free.reportPath).copilots).toEqual(readReport(source.reportPath).copilots);
 
@@ -162,9 +200,15 @@ test('re-judging with an unchanged rubric and judge is free; --force pays again;
   expect(copilots.requests.length).toBe(copilotCalls);
 
   const runsBefore = (await world.store.listRuns()).length;
-  await expect(planRejudge(world.store, { sourceRunId: 'no-such-run' })).rejects.toThrow(/run no-such-run is not in the results store/);
-  await expect(planRejudge(world.store, { sourceRunId: source.runId, rubricDir: tempDir() })).rejects.toThrow(/has no rubric.yaml/);
-  await expect(planRejudge(world.store, { sourceRunId: source.runId, judgeUrl: 'not a url' })).rejects.toThrow(/judge\.baseURL/);
+  await expect(planRejudge(world.store, { sourceRunId: 'no-such-run' })).rejects.toThrow(
+    /run no-such-run is not in the results store/,
+  );
+  await expect(planRejudge(world.store, { sourceRunId: source.runId, rubricDir: tempDir() })).rejects.toThrow(
+    /has no rubric.yaml/,
+  );
+  await expect(planRejudge(world.store, { sourceRunId: source.runId, judgeUrl: 'not a url' })).rejects.toThrow(
+    /judge\.baseURL/,
+  );
   const bad = await cliInProcess(['rejudge', source.runId, '--rubric', '/nonexistent/rubric'], cliEnv(world));
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/judgeflow rejudge: rubric directory \/nonexistent\/rubric has no rubric.yaml/);
@@ -172,7 +216,7 @@ test('re-judging with an unchanged rubric and judge is free; --force pays again;
 });
 
 test('compare finds a known injected difference (+2 on every score of one copilot) significant, and a zero difference not', async () => {
-  for (const r of (await world.store.responses(source.runId))) if (r.copilot === 'Sorin') plusTwo.add(r.text!);
+  for (const r of await world.store.responses(source.runId)) if (r.copilot === 'Sorin') plusTwo.add(r.text!);
   const bumped = await rejudgeRun(world, source.runId, { judgeModel: 'judge-plus2' }, `plus2-${Date.now()}`);
   const same = await rejudgeRun(world, source.runId, {}, `same-${Date.now()}`);
 
@@ -186,7 +230,8 @@ test('compare finds a known injected difference (+2 on every score of one copilo
   expect(sorin.overall.n).toBe(QUERIES.length);
   expect(sorin.overall.delta).toBeCloseTo(20, 9);
   expect(sorin.overall.significant).toBe(true);
-  for (const d of ['D1', 'D2', 'D3', 'D4', 'D5', 'D6']) expect(sorin.dimensions[d]).toMatchObject({ n: 10, delta: 2, significant: true });
+  for (const d of ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'])
+    expect(sorin.dimensions[d]).toMatchObject({ n: 10, delta: 2, significant: true });
   // Five refusal queries cannot reach p < 0.05 with an exact sign-flip test (best p = 2/32).
   expect(sorin.dimensions.Refusal).toMatchObject({ n: 5, delta: 2, significant: false });
   expect(sorin.groups.task.T1.delta).toBeCloseTo(20, 9);
@@ -203,7 +248,10 @@ test('compare finds a known injected difference (+2 on every score of one copilo
   expect(md).toContain('| Sorin |');
   expect(md).toContain('## Most moved (10)');
 
-  expect((await cliInProcess(['compare', source.runId, same.runId, '--out', path.join(world.dir, 'cmp')], cliEnv(world))).code).toBe(0);
+  expect(
+    (await cliInProcess(['compare', source.runId, same.runId, '--out', path.join(world.dir, 'cmp')], cliEnv(world)))
+      .code,
+  ).toBe(0);
   const zero = JSON.parse(fs.readFileSync(path.join(world.dir, 'cmp', 'compare.json'), 'utf8'));
   for (const x of Object.values<any>(zero.copilots)) expect(x.overall).toMatchObject({ delta: 0, significant: false });
   expect(zero.movers).toEqual([]);

@@ -6,7 +6,15 @@ import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
 import { compareStoredRuns, writeComparison } from '../../client/compareRuns';
 import type { SimServer } from '../../sim/server';
-import { latticeGrid, runConfig, simCopilots, tempDir, withWorker, writeQueries, type TestWorld } from '../support/harness';
+import {
+  latticeGrid,
+  runConfig,
+  simCopilots,
+  tempDir,
+  withWorker,
+  writeQueries,
+  type TestWorld,
+} from '../support/harness';
 import { simServersForFile } from '../support/sims';
 import { rejudgeRun } from '../support/rejudge';
 import { copyRubric, D2_NEW, D2_OLD, editOnce } from '../support/rubricCopy';
@@ -25,7 +33,18 @@ afterAll(async () => {
   await browser?.close();
 });
 
-type Marks = Array<{ label: string | null; value: string | null; low: string | null; high: string | null; part: string | null; text: string; row: string | null; col: string | null; series: string | null; group: string | null }>;
+type Marks = Array<{
+  label: string | null;
+  value: string | null;
+  low: string | null;
+  high: string | null;
+  part: string | null;
+  text: string;
+  row: string | null;
+  col: string | null;
+  series: string | null;
+  group: string | null;
+}>;
 const marks = (page: Page, selector: string): Promise<Marks> =>
   page.$$eval(selector, (nodes) =>
     nodes.map((n) => ({
@@ -42,7 +61,11 @@ const marks = (page: Page, selector: string): Promise<Marks> =>
     })),
   );
 /** The chart's exact figure equals report.json's, and the printed one is it rounded. */
-function expectFigure(mark: { value: string | null; text: string } | undefined, expected: number | null, digits: number): void {
+function expectFigure(
+  mark: { value: string | null; text: string } | undefined,
+  expected: number | null,
+  digits: number,
+): void {
   expect(mark).toBeDefined();
   if (expected === null) return expect(mark!.value).toBe('');
   expect(Number(mark!.value)).toBeCloseTo(expected, 9);
@@ -59,7 +82,10 @@ async function openOffline(file: string, viewport?: { width: number; height: num
 }
 
 /** Sum of the usage the sim returned, per model, over requests [from, to). */
-function usageByModel(server: SimServer, from: number): Record<string, { prompt: number; completion: number; calls: number }> {
+function usageByModel(
+  server: SimServer,
+  from: number,
+): Record<string, { prompt: number; completion: number; calls: number }> {
   const out: Record<string, { prompt: number; completion: number; calls: number }> = {};
   for (const r of server.requests.slice(from)) {
     const u = (out[r.model] ??= { prompt: 0, completion: 0, calls: 0 });
@@ -71,8 +97,16 @@ function usageByModel(server: SimServer, from: number): Record<string, { prompt:
 }
 
 async function run(world: TestWorld, cfg: ReturnType<typeof runConfig>, runId: string) {
-  const result = await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
-  return { result, report: JSON.parse(fs.readFileSync(result.reportPath, 'utf8')), html: path.join(path.dirname(result.reportPath), 'report.html') };
+  const result = await world.client.workflow.execute(benchmarkRun, {
+    taskQueue: world.taskQueue,
+    workflowId: runId,
+    args: [runInput(cfg, runId)],
+  });
+  return {
+    result,
+    report: JSON.parse(fs.readFileSync(result.reportPath, 'utf8')),
+    html: path.join(path.dirname(result.reportPath), 'report.html'),
+  };
 }
 
 test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal report.json, drill-down, inert answers, tokens equal the sim usage', async () => {
@@ -87,7 +121,10 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       queries,
       judge: { baseURL: sim.judge.url, model: 'sim-judge' },
       copilots: simCopilots(sim.copilots.url, CAST),
-      pricing: { 'sim-thorough': { inputPerMTok: 2, outputPerMTok: 8 }, 'sim-judge': { inputPerMTok: 1, outputPerMTok: 4 } },
+      pricing: {
+        'sim-thorough': { inputPerMTok: 2, outputPerMTok: 8 },
+        'sim-judge': { inputPerMTok: 1, outputPerMTok: 4 },
+      },
     });
     const judgeFrom = sim.judge.requests.length;
     const copilotFrom = sim.copilots.requests.length;
@@ -97,9 +134,18 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
     const copilotUsage = usageByModel(sim.copilots, copilotFrom);
     const judgeUsage = usageByModel(sim.judge, judgeFrom);
     for (const [name, model] of Object.entries(CAST)) {
-      expect(lattice.report.cost.copilots[name]).toMatchObject({ calls: copilotUsage[model].calls, promptTokens: copilotUsage[model].prompt, completionTokens: copilotUsage[model].completion, failed: 0 });
+      expect(lattice.report.cost.copilots[name]).toMatchObject({
+        calls: copilotUsage[model].calls,
+        promptTokens: copilotUsage[model].prompt,
+        completionTokens: copilotUsage[model].completion,
+        failed: 0,
+      });
     }
-    expect(lattice.report.cost.judge['sim-judge']).toMatchObject({ calls: judgeUsage['sim-judge'].calls, promptTokens: judgeUsage['sim-judge'].prompt, completionTokens: judgeUsage['sim-judge'].completion });
+    expect(lattice.report.cost.judge['sim-judge']).toMatchObject({
+      calls: judgeUsage['sim-judge'].calls,
+      promptTokens: judgeUsage['sim-judge'].prompt,
+      completionTokens: judgeUsage['sim-judge'].completion,
+    });
     const sorin = lattice.report.cost.copilots.Sorin;
     expect(sorin.estimatedCostUsd).toBeCloseTo((sorin.promptTokens * 2 + sorin.completionTokens * 8) / 1e6, 12);
     expect(lattice.report.cost.copilots.Terse.estimatedCostUsd).toBeNull(); // no price for sim-terse
@@ -124,9 +170,20 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       for (const m of categories) expectFigure(m, copilots[m.col!].categories[m.row!], 1);
       // The header says what was run.
       const header = await page.textContent('header');
-      for (const s of [lattice.result.runId, lattice.report.snapshotId, lattice.report.rubricVersion, 'sim-judge', 'temperature', 'seed', 'judgeflow']) expect(header).toContain(s);
+      for (const s of [
+        lattice.result.runId,
+        lattice.report.snapshotId,
+        lattice.report.rubricVersion,
+        'sim-judge',
+        'temperature',
+        'seed',
+        'judgeflow',
+      ])
+        expect(header).toContain(s);
       // Cost table shows the same token counts.
-      const costRow = await page.$eval('#cost-table', (t) => Array.from(t.querySelectorAll("tbody tr")).map((r) => r.textContent ?? ''));
+      const costRow = await page.$eval('#cost-table', (t) =>
+        Array.from(t.querySelectorAll('tbody tr')).map((r) => r.textContent ?? ''),
+      );
       expect(costRow.find((r) => r.startsWith('copilot Sorin'))).toContain(String(sorin.promptTokens));
 
       // Drill-down: find one query by its text, open it with the keyboard, read the judge's rationales.
@@ -139,7 +196,12 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       await page.keyboard.press('Enter');
       const detail = await page.textContent('#drill-detail');
       expect(detail).toContain(String(target.text));
-      const judgment = (await world.store.getJudgment(lattice.result.runId, String(target.id), 'Sorin', lattice.report.rubricVersion))!;
+      const judgment = (await world.store.getJudgment(
+        lattice.result.runId,
+        String(target.id),
+        'Sorin',
+        lattice.report.rubricVersion,
+      ))!;
       for (const rationale of Object.values(judgment.rationales!)) expect(detail).toContain(rationale);
 
       // The hostile answer is shown as text: no script ran, nothing loaded, no javascript: link.
@@ -162,7 +224,11 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
     // ---- CryptoAnalystBench --------------------------------------------------------------------
     const cabQueries = writeQueries(
       dir,
-      Array.from({ length: 6 }, (_, i) => ({ id: `c${i + 1}`, text: `Is ${['SOL', 'ETH', 'HYPE', 'PEPE', 'AAVE', 'TAO'][i]} a buy this week given the unlock schedule?`, tags: i % 2 ? 'DeFi' : 'Meme Coins' })),
+      Array.from({ length: 6 }, (_, i) => ({
+        id: `c${i + 1}`,
+        text: `Is ${['SOL', 'ETH', 'HYPE', 'PEPE', 'AAVE', 'TAO'][i]} a buy this week given the unlock schedule?`,
+        tags: i % 2 ? 'DeFi' : 'Meme Coins',
+      })),
       'cab.jsonl',
     );
     const cabCfg = runConfig(dir, {
@@ -185,16 +251,24 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
       }
       const ranks = await marks(page, '#chart-ranks .mark');
       for (const m of ranks) expect(Number(m.value)).toBe(systems[m.label!].rankCounts[Number(m.part)]);
-      expect(ranks.reduce((n, m) => n + Number(m.value), 0)).toBe(Object.values(systems).reduce((n: number, s: any) => n + s.rankCounts.reduce((a: number, b: number) => a + b, 0), 0));
+      expect(ranks.reduce((n, m) => n + Number(m.value), 0)).toBe(
+        Object.values(systems).reduce(
+          (n: number, s: any) => n + s.rankCounts.reduce((a: number, b: number) => a + b, 0),
+          0,
+        ),
+      );
       const byPosition = await marks(page, '#chart-position-total .mark');
       byPosition.forEach((m, p) => expectFigure(m, cab.report.positionBias.meanTotalByPosition[p], 2));
       const rank1 = await marks(page, '#chart-position-rank1 .mark');
       rank1.forEach((m, p) => expect(Number(m.value)).toBeCloseTo(cab.report.positionBias.rank1RateByPosition[p], 9));
-      expect(await page.textContent('#position-verdict')).toMatch(cab.report.positionBias.significant ? /Order matters/ : /No order effect/);
+      expect(await page.textContent('#position-verdict')).toMatch(
+        cab.report.positionBias.significant ? /Order matters/ : /No order effect/,
+      );
       const tags = await marks(page, '#chart-tags td.mark');
       for (const m of tags) expectFigure(m, cab.report.tags[m.row!][m.col!]?.score ?? null, 2);
       const schedule = await marks(page, '#chart-presentation td.mark');
-      for (const m of schedule) expect(Number(m.value)).toBe(cab.report.presentation[m.row!][Number(m.col!.slice(1)) - 1]);
+      for (const m of schedule)
+        expect(Number(m.value)).toBe(cab.report.presentation[m.row!][Number(m.col!.slice(1)) - 1]);
       expect(await page.$$('#chart-taxonomy td.mark')).toHaveLength(3 * 7);
       // The error-clustering section: one row per cluster in report.json.
       expect(await page.$$('#error-clustering tbody tr')).toHaveLength(cab.report.errorClusters.length);
@@ -226,7 +300,13 @@ test('LATTICE, CryptoAnalystBench and compare reports: offline, charts equal rep
         expect(Number(m.low)).toBeCloseTo(d.ci95!.low, 9);
         expect(m.text).toContain(d.significant ? 'significant' : `p ${d.pValue!.toFixed(3)}`);
       }
-      const movers = await page.$$eval('.mover', (ns) => ns.map((n) => ({ q: n.getAttribute('data-query'), c: n.getAttribute('data-copilot'), text: n.textContent ?? '' })));
+      const movers = await page.$$eval('.mover', (ns) =>
+        ns.map((n) => ({
+          q: n.getAttribute('data-query'),
+          c: n.getAttribute('data-copilot'),
+          text: n.textContent ?? '',
+        })),
+      );
       expect(movers).toHaveLength(comparison.movers.length);
       comparison.movers.forEach((m, i) => {
         expect(movers[i]).toMatchObject({ q: m.queryId, c: m.copilot });

@@ -23,9 +23,20 @@ test('resume --config fixes a copilot the breaker paused the run for; a config c
   const copilots = await startSimServer({ latencyMs: 30 });
   try {
     await withWorker('resume-config', async (world) => {
-      const env = { JUDGEFLOW_HOME: world.dir, JUDGEFLOW_STORE: world.storeFile, JUDGEFLOW_TASK_QUEUE: world.taskQueue };
+      const env = {
+        JUDGEFLOW_HOME: world.dir,
+        JUDGEFLOW_STORE: world.storeFile,
+        JUDGEFLOW_TASK_QUEUE: world.taskQueue,
+      };
       const dir = tempDir();
-      const myApi = { name: 'MyAPI', type: 'http', url: `${copilots.url}/chat/completions`, body: { model: 'sim-copilot', messages: [{ role: 'user', content: '{{query}}' }] }, answerPath: 'data.text', concurrency: 1 };
+      const myApi = {
+        name: 'MyAPI',
+        type: 'http',
+        url: `${copilots.url}/chat/completions`,
+        body: { model: 'sim-copilot', messages: [{ role: 'user', content: '{{query}}' }] },
+        answerPath: 'data.text',
+        concurrency: 1,
+      };
       const fields = {
         protocol: 'lattice',
         queries: latticeGrid(4, 5), // 20 queries
@@ -40,13 +51,25 @@ test('resume --config fixes a copilot the breaker paused the run for; a config c
         return file;
       };
       const runId = `run-resume-config-${Date.now()}`;
-      const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const handle = await world.client.workflow.start(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       await until(async () => Boolean((await handle.query(progressQuery)).paused), 60_000);
-      expect((await handle.query(progressQuery)).paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^copilot MyAPI failing: .*answerPath "data\.text"/) });
+      expect((await handle.query(progressQuery)).paused).toMatchObject({
+        by: 'breaker',
+        reason: expect.stringMatching(/^copilot MyAPI failing: .*answerPath "data\.text"/),
+      });
 
-      const rubricChanged = await cliInProcess(['resume', runId, '--config', configFile('rubric.json', { rubric: copyRubric('lattice') })], env);
+      const rubricChanged = await cliInProcess(
+        ['resume', runId, '--config', configFile('rubric.json', { rubric: copyRubric('lattice') })],
+        env,
+      );
       expect(rubricChanged.code).toBe(2);
-      expect(rubricChanged.stderr).toMatch(/resume --config may change only .*this config changes rubric, which would change what run/s);
+      expect(rubricChanged.stderr).toMatch(
+        /resume --config may change only .*this config changes rubric, which would change what run/s,
+      );
       const stillPaused = JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
       expect(stillPaused).toMatchObject({ status: 'paused', paused: { by: 'breaker' } });
 
@@ -54,19 +77,44 @@ test('resume --config fixes a copilot the breaker paused the run for; a config c
       const unknown = await cliInProcess(['tune', runId, '--copilot', 'Nope', '--concurrency', '2'], env);
       expect(unknown.code).toBe(2);
       expect(unknown.stderr).toMatch(/no copilot "Nope" asked live; its copilots with limits are: Good, MyAPI/);
-      const tuned = await cliInProcess(['tune', runId, '--copilot', 'Good', '--concurrency', '2', '--requests-per-minute', '600', '--reason', 'more throughput'], env);
+      const tuned = await cliInProcess(
+        [
+          'tune',
+          runId,
+          '--copilot',
+          'Good',
+          '--concurrency',
+          '2',
+          '--requests-per-minute',
+          '600',
+          '--reason',
+          'more throughput',
+        ],
+        env,
+      );
       expect(tuned.stderr).toBe('');
       expect(tuned.stdout).toContain('copilot Good concurrency 1 → 2; copilot Good requestsPerMinute unset → 600');
       const afterTune = JSON.parse((await cliInProcess(['status', runId, '--json'], env)).stdout);
       expect(afterTune.limits).toEqual({ 'copilot:Good': { concurrency: 2, requestsPerMinute: 600 } });
-      expect(afterTune.history.at(-1)).toMatchObject({ action: 'tune', reason: 'more throughput', limits: [{ endpoint: 'copilot Good', limit: 'concurrency', from: 1, to: 2 }, { endpoint: 'copilot Good', limit: 'requestsPerMinute', from: null, to: 600 }] });
+      expect(afterTune.history.at(-1)).toMatchObject({
+        action: 'tune',
+        reason: 'more throughput',
+        limits: [
+          { endpoint: 'copilot Good', limit: 'concurrency', from: 1, to: 2 },
+          { endpoint: 'copilot Good', limit: 'requestsPerMinute', from: null, to: 600 },
+        ],
+      });
 
       const failedBefore = (await world.store.responses(runId)).filter((r) => r.copilot === 'MyAPI').length;
-      const fixed = configFile('fixed.json', { copilots: [fields.copilots[0], { ...myApi, answerPath: 'choices[0].message.content' }] });
+      const fixed = configFile('fixed.json', {
+        copilots: [fields.copilots[0], { ...myApi, answerPath: 'choices[0].message.content' }],
+      });
       const resumed = await cliInProcess(['resume', runId, '--config', fixed], env);
       expect(resumed.stderr).toBe('');
       expect(resumed.code).toBe(0);
-      expect(resumed.stdout).toMatch(/resumed \(it was paused: copilot MyAPI failing.*config replaced: copilot MyAPI answerPath/);
+      expect(resumed.stdout).toMatch(
+        /resumed \(it was paused: copilot MyAPI failing.*config replaced: copilot MyAPI answerPath/,
+      );
 
       const result = (await handle.result()) as RunResult;
       expect(result.progress.stage).toBe('done');
@@ -75,12 +123,25 @@ test('resume --config fixes a copilot the breaker paused the run for; a config c
       // Those that failed before the fix stay failed (retry --failed asks them again); every later one is answered.
       expect(mine.filter((r) => r.status === 'failed')).toHaveLength(failedBefore);
       expect(mine.filter((r) => r.status === 'ok')).toHaveLength(20 - failedBefore);
-      expect(((await world.store.getRun(runId))!.config as { copilots: Array<{ answerPath?: string }> }).copilots[1].answerPath).toBe('choices[0].message.content');
+      expect(
+        ((await world.store.getRun(runId))!.config as { copilots: Array<{ answerPath?: string }> }).copilots[1]
+          .answerPath,
+      ).toBe('choices[0].message.content');
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
-      expect(report.control.history.map((h: { action: string }) => h.action)).toEqual(['pause', 'tune', 'config', 'resume']);
-      expect(report.control.history[2]).toMatchObject({ reason: 'config replaced: copilot MyAPI answerPath', settings: ['copilot MyAPI answerPath'] });
+      expect(report.control.history.map((h: { action: string }) => h.action)).toEqual([
+        'pause',
+        'tune',
+        'config',
+        'resume',
+      ]);
+      expect(report.control.history[2]).toMatchObject({
+        reason: 'config replaced: copilot MyAPI answerPath',
+        settings: ['copilot MyAPI answerPath'],
+      });
       const md = fs.readFileSync(result.reportPath.replace(/report\.json$/, 'report.md'), 'utf8');
-      expect(md).toContain('tune (user): copilot Good concurrency 1 → 2; copilot Good requestsPerMinute unset → 600 (more throughput)');
+      expect(md).toContain(
+        'tune (user): copilot Good concurrency 1 → 2; copilot Good requestsPerMinute unset → 600 (more throughput)',
+      );
     });
   } finally {
     await judge.close();

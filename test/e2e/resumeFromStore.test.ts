@@ -41,23 +41,42 @@ test('a run whose workflow was terminated mid-run finishes in a new execution re
         protocol: 'lattice',
         queries,
         judge: { baseURL: judge.url, model: 'judge', concurrency: CONCURRENCY },
-        copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }).map((c) => ({ ...c, concurrency: CONCURRENCY })),
+        copilots: simCopilots(copilots.url, { A: 'sim-thorough', B: 'sim-terse' }).map((c) => ({
+          ...c,
+          concurrency: CONCURRENCY,
+        })),
       });
       const runId = `run-resume-${Date.now()}`;
-      const first = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+      const first = await client.workflow.start(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [runInput(config, runId)],
+      });
       // Mid-run: some answers judged, not all collected.
       await until(async () => (await store.judgments(runId)).length >= 6, 60_000);
       await first.terminate('the test ends this execution mid-run');
       await quiet([copilots, judge], 4_000); // its activities notice at their next heartbeat and stop
-      const before = { responses: (await store.responses(runId)).length, judgments: (await store.judgments(runId)).length, copilot: copilots.requests.length, judge: judge.requests.length };
+      const before = {
+        responses: (await store.responses(runId)).length,
+        judgments: (await store.judgments(runId)).length,
+        copilot: copilots.requests.length,
+        judge: judge.requests.length,
+      };
       expect(before.responses).toBeLessThan(60);
       expect(before.judgments).toBeLessThan(60);
 
-      const resumed = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [{ ...runInput(config, runId), resumeFromStore: true }] });
+      const resumed = await client.workflow.start(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [{ ...runInput(config, runId), resumeFromStore: true }],
+      });
       const result = await resumed.result();
 
       expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
-      expect(result.progress.stages).toMatchObject({ collect: { done: 60, total: 60 }, judge: { done: 60, total: 60 } });
+      expect(result.progress.stages).toMatchObject({
+        collect: { done: 60, total: 60 },
+        judge: { done: 60, total: 60 },
+      });
       const responses = await store.responses(runId);
       const judgments = await store.judgments(runId);
       expect(responses).toHaveLength(60);
@@ -65,7 +84,8 @@ test('a run whose workflow was terminated mid-run finishes in a new execution re
       expect(judgments.every((j) => j.status === 'ok')).toBe(true);
       // The report covers every answer of both executions: each copilot scored on all 30 queries, nothing missing.
       const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
-      for (const name of ['A', 'B']) expect(report.copilots[name]).toMatchObject({ n: 30, missingResponses: 0, failedResponses: 0 });
+      for (const name of ['A', 'B'])
+        expect(report.copilots[name]).toMatchObject({ n: 30, missingResponses: 0, failedResponses: 0 });
       // The run record and snapshot were adopted, not made again.
       expect((await store.listRuns()).map((r) => r.runId)).toEqual([runId]);
       expect((await store.getRun(runId))?.status).toBe('completed');

@@ -36,10 +36,20 @@ beforeAll(async () => {
       output: 'runs',
       judge: { baseURL: judge.url, model: 'judge', concurrency: JUDGE_CONCURRENCY },
       pricing: { judge: { inputPerMTok: 1, outputPerMTok: 2 } },
-      copilots: Object.entries(COPILOTS).map(([name, model]) => ({ name, type: 'openai', baseURL: copilots.url, model, concurrency: COPILOT_CONCURRENCY })),
+      copilots: Object.entries(COPILOTS).map(([name, model]) => ({
+        name,
+        type: 'openai',
+        baseURL: copilots.url,
+        model,
+        concurrency: COPILOT_CONCURRENCY,
+      })),
     }),
   );
-  env = { JUDGEFLOW_HOME: path.join(dir, 'home'), JUDGEFLOW_TASK_QUEUE: uniqueQueue('run-again'), JUDGEFLOW_PROGRESS: '' };
+  env = {
+    JUDGEFLOW_HOME: path.join(dir, 'home'),
+    JUDGEFLOW_TASK_QUEUE: uniqueQueue('run-again'),
+    JUDGEFLOW_PROGRESS: '',
+  };
 });
 
 afterAll(async () => {
@@ -53,7 +63,10 @@ const judgeCalls = () => judge.requests.length;
 const copilotCalls = () => copilots.requests.length;
 
 test('the attached `run` SIGKILLed halfway, then the same command again: one run, completed, every answer and judgment stored once, only the calls in flight repeated', async () => {
-  const first = spawn(process.execPath, [CLI, 'run', '--config', configFile], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  const first = spawn(process.execPath, [CLI, 'run', '--config', configFile], {
+    env: { ...process.env, ...env },
+    stdio: 'ignore',
+  });
   const exited = new Promise((resolve) => first.once('exit', resolve));
   await until(async () => {
     if (!fs.existsSync(path.join(dir, 'home', 'results.db'))) return false;
@@ -70,7 +83,9 @@ test('the attached `run` SIGKILLed halfway, then the same command again: one run
 
   const again = await runCli(['run', '--config', configFile, '--json'], env);
   expect({ code: again.code, stderr: again.code ? again.stderr : '' }).toEqual({ code: 0, stderr: '' });
-  expect(again.stderr + again.stdout).toContain(`Run ${killed.runId} with this config, snapshot and rubric is already open`);
+  expect(again.stderr + again.stdout).toContain(
+    `Run ${killed.runId} with this config, snapshot and rubric is already open`,
+  );
   expect(JSON.parse(again.stdout.trim().split('\n').pop()!).runId).toBe(killed.runId);
 
   const runs = await storeOf().listRuns();
@@ -91,7 +106,9 @@ test('the same command after the run completed reports the finished run and make
   const [done] = await storeOf().listRuns();
   const again = await runCli(['run', '--config', configFile], env);
   expect(again.code).toBe(0);
-  expect(again.stdout).toContain(`Run ${done.runId} with this config, snapshot and rubric completed at ${done.finishedAt}; its report is ${done.reportPath}`);
+  expect(again.stdout).toContain(
+    `Run ${done.runId} with this config, snapshot and rubric completed at ${done.finishedAt}; its report is ${done.reportPath}`,
+  );
   expect([judgeCalls(), copilotCalls()]).toEqual([judgeBefore, copilotBefore]);
   expect(await storeOf().listRuns()).toHaveLength(1);
 });
@@ -113,13 +130,22 @@ test('--new asks everything again; --new --reuse-judgments answers byte-identica
   expect((await storeOf().judgments(runId)).filter((j) => j.status === 'ok')).toHaveLength(EXPECTED);
   // The cost table counts them: no call made by the judge, every request answered from the store, and what it avoided.
   const report = JSON.parse(fs.readFileSync(reportPath, 'utf8'));
-  expect(report.cost.judge.judge).toMatchObject({ calls: 0, promptTokens: 0, estimatedCostUsd: 0, reusedCalls: EXPECTED });
+  expect(report.cost.judge.judge).toMatchObject({
+    calls: 0,
+    promptTokens: 0,
+    estimatedCostUsd: 0,
+    reusedCalls: EXPECTED,
+  });
   expect(report.cost.judge.judge.avoidedCostUsd).toBeGreaterThan(0);
   expect(report.cost.total).toMatchObject({ calls: EXPECTED, reusedCalls: EXPECTED }); // the copilots' calls only
   const markdown = fs.readFileSync(reportPath.replace(/\.json$/, '.md'), 'utf8');
   expect(markdown).toContain('answered from the store (avoided cost)');
-  expect(markdown).toMatch(new RegExp(`\\| judge judge \\| judge \\| 0 \\|.*\\| ${EXPECTED} \\(\\$\\d+\\.\\d{4}\\) \\|`));
-  expect(fs.readFileSync(reportPath.replace(/\.json$/, '.html'), 'utf8')).toContain('answered from the store (avoided cost)');
+  expect(markdown).toMatch(
+    new RegExp(`\\| judge judge \\| judge \\| 0 \\|.*\\| ${EXPECTED} \\(\\$\\d+\\.\\d{4}\\) \\|`),
+  );
+  expect(fs.readFileSync(reportPath.replace(/\.json$/, '.html'), 'utf8')).toContain(
+    'answered from the store (avoided cost)',
+  );
 });
 
 test('--reuse-judgments without --new is refused with the reason', async () => {
@@ -135,7 +161,10 @@ test('a `run` process that picked up a killed run on its queue keeps working unt
   const other = path.join(dir, 'other.json');
   const small = writeQueries(dir, latticeGrid(1, 2), 'small.jsonl');
   fs.writeFileSync(other, JSON.stringify({ ...JSON.parse(fs.readFileSync(configFile, 'utf8')), queries: small }));
-  const first = spawn(process.execPath, [CLI, 'run', '--config', configFile, '--new'], { env: { ...process.env, ...own }, stdio: 'ignore' });
+  const first = spawn(process.execPath, [CLI, 'run', '--config', configFile, '--new'], {
+    env: { ...process.env, ...own },
+    stdio: 'ignore',
+  });
   const exited = new Promise((resolve) => first.once('exit', resolve));
   const db = path.join(home, 'results.db');
   const orphanStore = () => new SqliteStore(db);
@@ -156,7 +185,9 @@ test('a `run` process that picked up a killed run on its queue keeps working unt
 
   const second = await runCli(['run', '--config', other], own);
   expect({ code: second.code, stderr: second.code ? second.stderr : '' }).toEqual({ code: 0, stderr: '' });
-  expect(second.stdout).toContain(`${orphan} is still open on task queue ${queue} with no process of its own: this process keeps working until it ends`);
+  expect(second.stdout).toContain(
+    `${orphan} is still open on task queue ${queue} with no process of its own: this process keeps working until it ends`,
+  );
   const s = orphanStore();
   try {
     expect((await s.getRun(orphan))?.status).toBe('completed');

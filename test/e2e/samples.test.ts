@@ -30,8 +30,16 @@ function config(dir: string, model: string, samples: number) {
 async function run(world: TestWorld, model: string, samples: number) {
   const before = sim.judge.requests.length;
   const runId = `run-samples-${model}-${samples}-${Date.now()}`;
-  const result = await world.client.workflow.execute(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config(tempDir(), model, samples), runId)] });
-  return { result, requests: sim.judge.requests.slice(before), report: JSON.parse(fs.readFileSync(result.reportPath, 'utf8')) };
+  const result = await world.client.workflow.execute(benchmarkRun, {
+    taskQueue: world.taskQueue,
+    workflowId: runId,
+    args: [runInput(config(tempDir(), model, samples), runId)],
+  });
+  return {
+    result,
+    requests: sim.judge.requests.slice(before),
+    report: JSON.parse(fs.readFileSync(result.reportPath, 'utf8')),
+  };
 }
 
 /** What the judge answered, per graded response text: one scores object per call. */
@@ -56,26 +64,46 @@ test('judge.samples: 3 against a judge that varies by call: each response judged
     expect([...answers.keys()].sort()).toEqual(responses.map((r) => r.text!).sort());
     for (const calls of answers.values()) expect(calls).toHaveLength(3);
     // Samples of one response really differ (the judge is noisy), and each sample was stored as its own row.
-    expect([...answers.values()].filter((calls) => new Set(calls.map((c) => JSON.stringify(c))).size > 1).length).toBeGreaterThan(20);
+    expect(
+      [...answers.values()].filter((calls) => new Set(calls.map((c) => JSON.stringify(c))).size > 1).length,
+    ).toBeGreaterThan(20);
     expect(await world.store.judgments(result.runId)).toHaveLength(90);
 
     // results.csv: every row's dimension scores are the mean of that response's three answers.
-    const rows = parseCsv(fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'), 'results.csv');
+    const rows = parseCsv(
+      fs.readFileSync(path.join(path.dirname(result.reportPath), 'results.csv'), 'utf8'),
+      'results.csv',
+    );
     const header = rows[0];
     for (const row of rows.slice(1)) {
-      const text = responses.find((r) => r.queryId === row[header.indexOf('query_id')] && r.copilot === row[header.indexOf('copilot')])!.text!;
-      for (const d of DIMS) expect(Number(row[header.indexOf(d)])).toBeCloseTo(avg(answers.get(text)!.map((a) => a[d])), 9);
+      const text = responses.find(
+        (r) => r.queryId === row[header.indexOf('query_id')] && r.copilot === row[header.indexOf('copilot')],
+      )!.text!;
+      for (const d of DIMS)
+        expect(Number(row[header.indexOf(d)])).toBeCloseTo(avg(answers.get(text)!.map((a) => a[d])), 9);
     }
     // report.json: each copilot's dimension mean is the mean of its responses' means (= of all its answers here).
     for (const copilot of ['Sorin', 'Elsa']) {
       const mine = responses.filter((r) => r.copilot === copilot).map((r) => answers.get(r.text!)!);
-      for (const d of DIMS) expect(report.copilots[copilot].dimensions[d]).toBeCloseTo(avg(mine.map((calls) => avg(calls.map((c) => c[d])))), 9);
+      for (const d of DIMS)
+        expect(report.copilots[copilot].dimensions[d]).toBeCloseTo(
+          avg(mine.map((calls) => avg(calls.map((c) => c[d])))),
+          9,
+        );
       expect(report.copilots[copilot]).toMatchObject({ n: 15, failed: 0 });
     }
 
     // The reliability block: three samples, nothing failed, noise clearly visible.
     const rel = report.reliability;
-    expect(rel).toMatchObject({ samples: 3, units: 30, samplesRequested: 90, samplesOk: 90, samplesFailed: 0, unitsWithFailedSamples: 0, unitsWithoutScore: 0 });
+    expect(rel).toMatchObject({
+      samples: 3,
+      units: 30,
+      samplesRequested: 90,
+      samplesOk: 90,
+      samplesFailed: 0,
+      unitsWithFailedSamples: 0,
+      unitsWithoutScore: 0,
+    });
     expect(Object.keys(rel.dimensions).sort()).toEqual(DIMS);
     for (const d of DIMS) {
       expect(rel.dimensions[d].units).toBe(30);
@@ -85,12 +113,20 @@ test('judge.samples: 3 against a judge that varies by call: each response judged
     }
     const md = fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.md'), 'utf8');
     expect(md).toContain('## Reliability of the judge (repeated samples)');
-    expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.html'), 'utf8')).toContain('id="reliability-table"');
+    expect(fs.readFileSync(path.join(path.dirname(result.reportPath), 'report.html'), 'utf8')).toContain(
+      'id="reliability-table"',
+    );
 
     // A noise-free judge: samples agree exactly, so reliability is 1.
     const steady = await run(world, 'steady-judge', 2);
     expect(steady.requests).toHaveLength(60);
-    for (const d of DIMS) expect(steady.report.reliability.dimensions[d]).toMatchObject({ units: 30, withinUnitSd: 0, disagreeShare: 0, alpha: 1 });
+    for (const d of DIMS)
+      expect(steady.report.reliability.dimensions[d]).toMatchObject({
+        units: 30,
+        withinUnitSd: 0,
+        disagreeShare: 0,
+        alpha: 1,
+      });
     expect(steady.report.reliability.total).toMatchObject({ withinUnitSd: 0, alpha: 1 });
 
     // Re-judging the noisy run with --samples 5 asks only for samples 4 and 5; the three it has come from the answer cache.
@@ -101,6 +137,9 @@ test('judge.samples: 3 against a judge that varies by call: each response judged
     expect(moreReport.reliability).toMatchObject({ samples: 5, samplesOk: 150 });
     const kept = await world.store.judgments(more.runId);
     const old = await world.store.judgments(result.runId);
-    for (const j of old) expect(kept.find((k) => k.queryId === j.queryId && k.copilot === j.copilot && k.sample === j.sample)!.scores).toEqual(j.scores);
+    for (const j of old)
+      expect(
+        kept.find((k) => k.queryId === j.queryId && k.copilot === j.copilot && k.sample === j.sample)!.scores,
+      ).toEqual(j.scores);
   });
 });

@@ -11,7 +11,14 @@ jest.setTimeout(180_000);
 const BONUS = 2; // per dimension for whatever the judge sees first
 const DIMS = ['relevance', 'temporal_relevance', 'depth', 'data_consistency'];
 const SYSTEMS = { Nimbus: 'sim-thorough', Quasar: 'sim-copilot', Zephyr: 'sim-terse' };
-const QUERIES = ['ETH staking yields', 'SOL outage risk', 'BTC ETF flows', 'ARB unlock schedule', 'LINK oracle fees', 'AAVE borrowing rates'].map((t, i) => ({
+const QUERIES = [
+  'ETH staking yields',
+  'SOL outage risk',
+  'BTC ETF flows',
+  'ARB unlock schedule',
+  'LINK oracle fees',
+  'AAVE borrowing rates',
+].map((t, i) => ({
   id: `q${i + 1}`,
   text: `What should I know about ${t} this month?`,
   tags: ['DeFi'],
@@ -35,7 +42,11 @@ test('CryptoAnalystBench with judge.samples: 3: three conversations per query, e
   await withWorker('cab-samples', async ({ client, taskQueue, store }) => {
     const before = sim.judge.requests.length;
     const runId = 'run-cab-samples-' + Date.now();
-    const result = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
     const report = JSON.parse(fs.readFileSync(result.reportPath, 'utf8'));
     const requests = sim.judge.requests.slice(before).map((r) => r.body);
     const systemOfText = new Map((await store.responses(runId)).map((r) => [r.text!, r.copilot]));
@@ -45,7 +56,9 @@ test('CryptoAnalystBench with judge.samples: 3: three conversations per query, e
     const scoring = requests.filter((b) => schemaName(b) === 'cab_scores');
     expect(scoring).toHaveLength(QUERIES.length * 3 * 3);
     expect(requests.filter((b) => schemaName(b) === 'cab_ranking')).toHaveLength(QUERIES.length * 3);
-    const firsts = scoring.filter((b) => scoringPrompts(b).length === 1).map((b) => systemOfText.get(responseTextOf(scoringPrompts(b)[0]))!);
+    const firsts = scoring
+      .filter((b) => scoringPrompts(b).length === 1)
+      .map((b) => systemOfText.get(responseTextOf(scoringPrompts(b)[0]))!);
     for (const s of Object.keys(SYSTEMS)) expect(firsts.filter((f) => f === s)).toHaveLength(QUERIES.length);
 
     // Each sample stored as its own row; reported dimension means are the means of every answer the judge gave.
@@ -64,7 +77,12 @@ test('CryptoAnalystBench with judge.samples: 3: three conversations per query, e
 
     // Reliability: three samples per response; the first-favouring judge's winner moves with the presentation order.
     const rel = report.reliability;
-    expect(rel).toMatchObject({ samples: 3, units: QUERIES.length * 3, samplesOk: QUERIES.length * 9, samplesFailed: 0 });
+    expect(rel).toMatchObject({
+      samples: 3,
+      units: QUERIES.length * 3,
+      samplesOk: QUERIES.length * 9,
+      samplesFailed: 0,
+    });
     expect(Object.keys(rel.dimensions).sort()).toEqual([...DIMS].sort());
     expect(rel.rank1Changes.queries).toBe(QUERIES.length);
     expect(rel.rank1Changes.rate).toBeGreaterThan(0.5);
@@ -74,7 +92,9 @@ test('CryptoAnalystBench with judge.samples: 3: three conversations per query, e
     expect(report.positionBias.nByPosition).toEqual([1, 2, 3].map(() => QUERIES.length * 3));
     for (const s of Object.keys(SYSTEMS)) expect(report.presentation[s]).toEqual([1, 2, 3].map(() => QUERIES.length));
     // On the 1–10 score (the mean of the four): the first-shown bonus is BONUS there, well above half of it.
-    expect(report.positionBias.meanTotalByPosition[0]).toBeGreaterThan(report.positionBias.meanTotalByPosition[1] + BONUS / 2);
+    expect(report.positionBias.meanTotalByPosition[0]).toBeGreaterThan(
+      report.positionBias.meanTotalByPosition[1] + BONUS / 2,
+    );
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(result.reportPath.replace('report.json', 'report.xlsx'));
     expect(wb.getWorksheet('Reliability')!.rowCount).toBe(1 + DIMS.length + 1);

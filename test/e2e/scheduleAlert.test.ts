@@ -53,13 +53,35 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
         }),
       );
       const name = `nightly-${Date.now()}`;
-      const base = ['schedule', 'create', name, '--every', '15s', '--refresh', 'none', '--queries', queries, '--collect-again', '--then-run', configFile];
-      const missing = await cliInProcess(['schedule', 'create', name, '--every', '15s', '--refresh', 'none', '--then-run', configFile], env);
+      const base = [
+        'schedule',
+        'create',
+        name,
+        '--every',
+        '15s',
+        '--refresh',
+        'none',
+        '--queries',
+        queries,
+        '--collect-again',
+        '--then-run',
+        configFile,
+      ];
+      const missing = await cliInProcess(
+        ['schedule', 'create', name, '--every', '15s', '--refresh', 'none', '--then-run', configFile],
+        env,
+      );
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('--snapshot ID');
-      expect((await cliInProcess([...base, '--alert-url', 'ftp://x'], env)).stderr).toContain('expected an http:// or https:// URL');
-      expect((await cliInProcess([...base, '--alert-url', receiver.url, '--alert-url-env', 'HOOK'], env)).stderr).toContain('not both');
-      expect((await cliInProcess([...base, '--alert-url-env', 'not a name'], env)).stderr).toContain('expected an environment variable name');
+      expect((await cliInProcess([...base, '--alert-url', 'ftp://x'], env)).stderr).toContain(
+        'expected an http:// or https:// URL',
+      );
+      expect(
+        (await cliInProcess([...base, '--alert-url', receiver.url, '--alert-url-env', 'HOOK'], env)).stderr,
+      ).toContain('not both');
+      expect((await cliInProcess([...base, '--alert-url-env', 'not a name'], env)).stderr).toContain(
+        'expected an environment variable name',
+      );
 
       const createdAt = Date.now();
       const created = await cliInProcess([...base, '--alert-url', receiver.url], env);
@@ -67,7 +89,12 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
 
       // describe: config path, judge and copilots, the next five firings (the first one interval after creation).
       const d = JSON.parse((await cliInProcess(['schedule', 'describe', name, '--json'], env)).stdout);
-      expect(d).toMatchObject({ refresh: 'none', config: configFile, judge: { model: 'judge-live', baseURL: sim.judge.url }, alert: { on: 'regression' } });
+      expect(d).toMatchObject({
+        refresh: 'none',
+        config: configFile,
+        judge: { model: 'judge-live', baseURL: sim.judge.url },
+        alert: { on: 'regression' },
+      });
       expect(d.copilots).toEqual([
         { name: 'Sorin', type: 'openai', model: 'sim-thorough' },
         { name: 'Surfboard', type: 'openai', model: 'sim-terse' },
@@ -85,7 +112,14 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
 
       // Run 1 now, run 2 at the first firing; then the judge turns harsh on the terse copilot for the runs after.
       expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(0);
-      const completed = async () => (await Promise.all((await store.scheduleSnapshots(name)).map(async (r) => (r.runId ? (await store.getRun(r.runId))?.status : undefined)))).filter((s) => s === 'completed').length;
+      const completed = async () =>
+        (
+          await Promise.all(
+            (await store.scheduleSnapshots(name)).map(async (r) =>
+              r.runId ? (await store.getRun(r.runId))?.status : undefined,
+            ),
+          )
+        ).filter((s) => s === 'completed').length;
       await until(async () => (await completed()) >= 2, 40_000);
       sim.judge.setJudgeProfile('judge-live', { favour: { contains: TERSE_MARK, bonus: -2 } });
       await until(() => receiver.received.length > 0, 40_000);
@@ -99,12 +133,18 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       for (const r of trend.runs.filter((x: { status: string }) => x.status === 'completed')) {
         expect(r.runId.startsWith(`${name}-`)).toBe(true);
         expect(r.runId.length).toBeLessThanOrEqual(name.length + 21);
-        for (const c of ['Sorin', 'Surfboard']) expect(r.copilots[c]).toMatchObject({ score: expect.any(Number), n: 10 });
+        for (const c of ['Sorin', 'Surfboard'])
+          expect(r.copilots[c]).toMatchObject({ score: expect.any(Number), n: 10 });
       }
 
       const [alert] = receiver.received;
       expect(alert.body.regressions.map((r: { copilot: string }) => r.copilot)).toEqual(['Surfboard']);
-      expect(alert.body).toMatchObject({ schedule: name, candidate: alert.body.runId, baseline: alert.body.baselineRunId, compare: expect.stringMatching(/^file:\/\/.*report\.html$/) });
+      expect(alert.body).toMatchObject({
+        schedule: name,
+        candidate: alert.body.runId,
+        baseline: alert.body.baselineRunId,
+        compare: expect.stringMatching(/^file:\/\/.*report\.html$/),
+      });
       expect(alert.headers['idempotency-key']).toBe(`judgeflow-alert-${alert.body.runId}`);
       const runIds = trend.runs.map((r: { runId: string }) => r.runId);
       expect(runIds.indexOf(alert.body.baselineRunId)).toBe(runIds.indexOf(alert.body.runId) - 1);
@@ -113,7 +153,12 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       // Never twice for one run; the run's report says it was delivered.
       expect(new Set(receiver.received.map((r) => r.body.runId)).size).toBe(receiver.received.length);
       const report = JSON.parse(fs.readFileSync((await store.getRun(alert.body.runId))!.reportPath!, 'utf8'));
-      expect(report.alert).toMatchObject({ status: 'delivered', regressions: ['Surfboard'], baselineRunId: alert.body.baselineRunId, url: receiver.url });
+      expect(report.alert).toMatchObject({
+        status: 'delivered',
+        regressions: ['Surfboard'],
+        baselineRunId: alert.body.baselineRunId,
+        url: receiver.url,
+      });
       // The runs before the judge changed found nothing to report.
       const first = JSON.parse(fs.readFileSync((await store.getRun(runIds[0]))!.reportPath!, 'utf8'));
       expect(first.alert).toMatchObject({ status: 'no-baseline' });
@@ -121,7 +166,12 @@ test('a 15-second schedule of a fixed query set: ≥ 3 runs in the trend, and an
       // Stability: the sim copilots answer alike every time; Surfboard's scores moved (the judge), Sorin's did not.
       const stable = JSON.parse((await cliInProcess(['stability', '--schedule', name, '--json'], env)).stdout);
       expect(stable.runs.length).toBe(trend.runs.length);
-      expect(stable.copilots.Sorin).toMatchObject({ meanSimilarity: 1, changedShare: 0, samples: 2, reading: 'stable' });
+      expect(stable.copilots.Sorin).toMatchObject({
+        meanSimilarity: 1,
+        changedShare: 0,
+        samples: 2,
+        reading: 'stable',
+      });
       expect(stable.copilots.Surfboard).toMatchObject({ meanSimilarity: 1, changedShare: 0, reading: 'judge drift' });
       expect(stable.copilots.Surfboard.scoreVarianceAcrossRuns).toBeGreaterThan(0);
 
@@ -144,9 +194,37 @@ test('a scheduled run that is cancelled, --alert-on any: an alert says it failed
       const dir = tempDir();
       const queries = writeQueries(dir, latticeGrid(2, 5));
       const configFile = path.join(dir, 'nightly.yaml');
-      fs.writeFileSync(configFile, YAML.stringify({ protocol: 'lattice', judge: { baseURL: sim.judge.url, model: 'sim-judge' }, copilots: [{ name: 'Slow', type: 'openai', baseURL: slow.url, model: 'sim-terse', concurrency: 1 }], output: 'runs' }));
+      fs.writeFileSync(
+        configFile,
+        YAML.stringify({
+          protocol: 'lattice',
+          judge: { baseURL: sim.judge.url, model: 'sim-judge' },
+          copilots: [{ name: 'Slow', type: 'openai', baseURL: slow.url, model: 'sim-terse', concurrency: 1 }],
+          output: 'runs',
+        }),
+      );
       const name = `failing-${Date.now()}`;
-      const created = await cliInProcess(['schedule', 'create', name, '--every', '1h', '--refresh', 'none', '--queries', queries, '--collect-again', '--then-run', configFile, '--alert-url', receiver.url, '--alert-on', 'any'], env);
+      const created = await cliInProcess(
+        [
+          'schedule',
+          'create',
+          name,
+          '--every',
+          '1h',
+          '--refresh',
+          'none',
+          '--queries',
+          queries,
+          '--collect-again',
+          '--then-run',
+          configFile,
+          '--alert-url',
+          receiver.url,
+          '--alert-on',
+          'any',
+        ],
+        env,
+      );
       expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
       expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(0);
       let runId = '';
@@ -156,7 +234,13 @@ test('a scheduled run that is cancelled, --alert-on any: an alert says it failed
       }, 40_000);
       await client.workflow.getHandle(runId).cancel();
       await until(() => receiver.received.length > 0, 40_000);
-      expect(receiver.received[0].body).toMatchObject({ schedule: name, runId, runStatus: 'failed', error: expect.stringMatching(/^cancelled/), regressions: [] });
+      expect(receiver.received[0].body).toMatchObject({
+        schedule: name,
+        runId,
+        runStatus: 'failed',
+        error: expect.stringMatching(/^cancelled/),
+        regressions: [],
+      });
       expect(receiver.received[0].body.problems[0]).toContain(`run ${runId} did not complete: cancelled`);
       expect((await cliInProcess(['schedule', 'delete', name], env)).code).toBe(0);
     });
@@ -165,4 +249,3 @@ test('a scheduled run that is cancelled, --alert-on any: an alert says it failed
     await slow.close();
   }
 });
-

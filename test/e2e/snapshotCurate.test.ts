@@ -22,7 +22,12 @@ const tagger: SimHandler = (body) => {
   if (body.response_format?.json_schema?.name !== 'query_categories') return undefined;
   taggerRequests++;
   const user = String(body.messages.find((m: any) => m.role === 'user').content);
-  const labels = Object.fromEntries([...user.matchAll(/^\[(q\d+)\] (.*)$/gm)].map(([, id, text]) => [id, truth.get(normalizeText(text)) ?? 'Default / General Analysis']));
+  const labels = Object.fromEntries(
+    [...user.matchAll(/^\[(q\d+)\] (.*)$/gm)].map(([, id, text]) => [
+      id,
+      truth.get(normalizeText(text)) ?? 'Default / General Analysis',
+    ]),
+  );
   return JSON.stringify({ labels });
 };
 
@@ -40,7 +45,14 @@ function writeTraffic(dir: string): { file: string; valid: string[]; badLines: n
   const valid: string[] = [];
   const badLines: number[] = [];
   const add = (query: string, i: number) => {
-    lines.push(JSON.stringify({ query, timestamp: new Date(Date.UTC(2025, 4, 1, 0, i)).toISOString(), user_id: `u${i % 17}`, session_id: `s${i % 40}` }));
+    lines.push(
+      JSON.stringify({
+        query,
+        timestamp: new Date(Date.UTC(2025, 4, 1, 0, i)).toISOString(),
+        user_id: `u${i % 17}`,
+        session_id: `s${i % 40}`,
+      }),
+    );
     valid.push(query);
   };
   const bad = (line: string) => {
@@ -68,7 +80,23 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
     const dir = tempDir();
     const { file, valid, badLines, copies } = writeTraffic(dir);
-    const base = ['snapshot', 'curate', '--from', file, '--target', '60', '--base-url', sim.url, '--model', 'tagger', '--batch-size', '25', '--seed', 's1', '--json'];
+    const base = [
+      'snapshot',
+      'curate',
+      '--from',
+      file,
+      '--target',
+      '60',
+      '--base-url',
+      sim.url,
+      '--model',
+      'tagger',
+      '--batch-size',
+      '25',
+      '--seed',
+      's1',
+      '--json',
+    ];
 
     const refused = await cliInProcess(base, env);
     expect(refused.code).toBe(2);
@@ -85,21 +113,55 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     // Filter: counts recomputed here from the file as written.
     const len = (s: string) => [...s].length;
     const survivors = valid.filter((q) => len(q) >= 15 && len(q) <= 500);
-    expect(filter).toMatchObject({ stage: 'filter', in: valid.length + 3, malformed: 3, tooShort: valid.filter((q) => len(q) < 15).length, tooLong: 2, out: survivors.length });
+    expect(filter).toMatchObject({
+      stage: 'filter',
+      in: valid.length + 3,
+      malformed: 3,
+      tooShort: valid.filter((q) => len(q) < 15).length,
+      tooLong: 2,
+      out: survivors.length,
+    });
     expect(filter.tooShort).toBeGreaterThanOrEqual(4);
     expect(filter.badLines).toBe(badLines.join(','));
 
     // Categorise: every query labelled, in batches of 25, into the 11 default categories.
-    const expectedByCategory = Object.fromEntries(CAB_CATEGORIES.map((c) => [c, survivors.filter((q) => (truth.get(normalizeText(q)) ?? 'Default / General Analysis') === c).length]));
-    expect(categorise).toMatchObject({ stage: 'categorise', in: survivors.length, out: survivors.length, untagged: 0, requests: Math.ceil(survivors.length / 25), byCategory: expectedByCategory });
+    const expectedByCategory = Object.fromEntries(
+      CAB_CATEGORIES.map((c) => [
+        c,
+        survivors.filter((q) => (truth.get(normalizeText(q)) ?? 'Default / General Analysis') === c).length,
+      ]),
+    );
+    expect(categorise).toMatchObject({
+      stage: 'categorise',
+      in: survivors.length,
+      out: survivors.length,
+      untagged: 0,
+      requests: Math.ceil(survivors.length / 25),
+      byCategory: expectedByCategory,
+    });
     expect(taggerRequests).toBe(categorise.requests);
     const schema = sim.requests[0].body.response_format.json_schema.schema; // a full batch of 25
     expect(schema.properties.labels.required).toEqual(Array.from({ length: 25 }, (_, k) => `q${k + 1}`));
     expect(schema.properties.labels.properties.q1.enum).toEqual([...CAB_CATEGORIES]);
     // One activity per batch, each batch's labels stored: a retried or replayed batch asks the tagger nothing again.
     expect(await store.getWork(result.jobId, 'batches')).toBe(categorise.requests);
-    const llm = { baseURL: sim.url, model: 'tagger', temperature: 0, timeoutMs: 10_000, concurrency: 1, maxAttempts: 1, responseFormat: 'json_schema' as const };
-    await new MockActivityEnvironment().run(() => curateActivities({ store, env: {} }).categoriseBatch({ jobId: result.jobId, batch: 0, categories: [...CAB_CATEGORIES], llm }));
+    const llm = {
+      baseURL: sim.url,
+      model: 'tagger',
+      temperature: 0,
+      timeoutMs: 10_000,
+      concurrency: 1,
+      maxAttempts: 1,
+      responseFormat: 'json_schema' as const,
+    };
+    await new MockActivityEnvironment().run(() =>
+      curateActivities({ store, env: {} }).categoriseBatch({
+        jobId: result.jobId,
+        batch: 0,
+        categories: [...CAB_CATEGORIES],
+        llm,
+      }),
+    );
     expect(taggerRequests).toBe(categorise.requests);
 
     // Distil: re-asked copies and the "What's up with X" family collapse to one each.
@@ -118,13 +180,22 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     const snapshot = (await store.getSnapshot(result.snapshotId))!;
     const total = Object.values(expectedByCategory).reduce((a, b) => a + b, 0);
     const tagCounts = (snapshot.meta.counts as Record<string, Record<string, number>>).tags;
-    for (const c of CAB_CATEGORIES) expect(Math.abs((tagCounts[c] ?? 0) - (60 * expectedByCategory[c]) / total)).toBeLessThanOrEqual(1);
+    for (const c of CAB_CATEGORIES)
+      expect(Math.abs((tagCounts[c] ?? 0) - (60 * expectedByCategory[c]) / total)).toBeLessThanOrEqual(1);
     expect(result.allocation).toEqual(Object.fromEntries(CAB_CATEGORIES.map((c) => [c, tagCounts[c] ?? 0])));
-    expect(snapshot.meta).toMatchObject({ generator: 'cab-curate', protocol: 'cab', source: file, model: 'tagger', stages: result.stages });
+    expect(snapshot.meta).toMatchObject({
+      generator: 'cab-curate',
+      protocol: 'cab',
+      source: file,
+      model: 'tagger',
+      stages: result.stages,
+    });
 
     // The snapshot exports to a valid CryptoAnalystBench run input.
     const out = path.join(dir, 'curated.jsonl');
-    expect((await cliInProcess(['snapshot', 'export', result.snapshotId, '--format', 'jsonl', '--out', out], env)).code).toBe(0);
+    expect(
+      (await cliInProcess(['snapshot', 'export', result.snapshotId, '--format', 'jsonl', '--out', out], env)).code,
+    ).toBe(0);
     const parsed = protocolFor('cab').parseQueries(out);
     expect(parsed).toHaveLength(60);
     expect(Object.keys(JSON.parse(fs.readFileSync(out, 'utf8').split('\n')[0]))).toEqual(['id', 'text', 'tags']);
@@ -134,22 +205,68 @@ test('bad traffic lines: a clear error with line numbers and exit 2, nothing sto
     expect(again.snapshotId).toBe(result.snapshotId);
 
     // Prune against an earlier run: queries every system scored above 8 on are dropped.
-    const chosen = (await store.snapshotQueries(result.snapshotId));
+    const chosen = await store.snapshotQueries(result.snapshotId);
     const runQueries = chosen.slice(0, 4).map((q, i) => ({ id: `r${i}`, text: q.text, tags: q.tags }));
-    await store.putSnapshot({ snapshotId: 'snap-earlier', createdAt: new Date().toISOString(), parentId: null, meta: { generator: 'import' } }, runQueries);
-    await store.createRun({ runId: 'earlier-run', protocol: 'cab', snapshotId: 'snap-earlier', rubricVersion: 'rv1', judge: { model: 'j', baseURL: 'http://x', temperature: 0 }, copilots: ['A', 'B'], startedAt: new Date().toISOString(), sourceRunId: null, config: {} });
+    await store.putSnapshot(
+      {
+        snapshotId: 'snap-earlier',
+        createdAt: new Date().toISOString(),
+        parentId: null,
+        meta: { generator: 'import' },
+      },
+      runQueries,
+    );
+    await store.createRun({
+      runId: 'earlier-run',
+      protocol: 'cab',
+      snapshotId: 'snap-earlier',
+      rubricVersion: 'rv1',
+      judge: { model: 'j', baseURL: 'http://x', temperature: 0 },
+      copilots: ['A', 'B'],
+      startedAt: new Date().toISOString(),
+      sourceRunId: null,
+      config: {},
+    });
     const judgment = (queryId: string, copilot: string, score: number) =>
-      store.putJudgment({ runId: 'earlier-run', queryId, copilot, rubricVersion: 'rv1', status: 'ok', scores: { d1: score, d2: score, d3: score, d4: score }, rationales: null, total: score * 4, rank: null, position: null, error: null, judge: { model: 'j', baseURL: 'http://x', temperature: 0, rubricVersion: 'rv1' }, attempts: 1, createdAt: new Date().toISOString() });
+      store.putJudgment({
+        runId: 'earlier-run',
+        queryId,
+        copilot,
+        rubricVersion: 'rv1',
+        status: 'ok',
+        scores: { d1: score, d2: score, d3: score, d4: score },
+        rationales: null,
+        total: score * 4,
+        rank: null,
+        position: null,
+        error: null,
+        judge: { model: 'j', baseURL: 'http://x', temperature: 0, rubricVersion: 'rv1' },
+        attempts: 1,
+        createdAt: new Date().toISOString(),
+      });
     for (const id of ['r0', 'r1', 'r2']) for (const s of ['A', 'B']) await judgment(id, s, 9);
     await judgment('r3', 'A', 9);
     await judgment('r3', 'B', 5);
-    const pruned = await cliInProcess([...base, '--skip-bad', '--prune-run', 'earlier-run', '--prune-threshold', '8'], env);
+    const pruned = await cliInProcess(
+      [...base, '--skip-bad', '--prune-run', 'earlier-run', '--prune-threshold', '8'],
+      env,
+    );
     expect(pruned.code).toBe(0);
     const p = JSON.parse(pruned.stdout);
-    expect(p.stages[3]).toMatchObject({ stage: 'prune', in: distilled.length, out: distilled.length - 3, pruned: 3, easyInRun: 3, run: 'earlier-run' });
+    expect(p.stages[3]).toMatchObject({
+      stage: 'prune',
+      in: distilled.length,
+      out: distilled.length - 3,
+      pruned: 3,
+      easyInRun: 3,
+      run: 'earlier-run',
+    });
     const prunedTexts = (await store.snapshotQueries(p.snapshotId)).map((q) => q.text);
     for (const q of runQueries.slice(0, 3)) expect(prunedTexts).not.toContain(q.text);
-    expect((await store.getSnapshot(p.snapshotId))!.meta.params).toMatchObject({ pruneRunId: 'earlier-run', pruneThreshold: 8 });
+    expect((await store.getSnapshot(p.snapshotId))!.meta.params).toMatchObject({
+      pruneRunId: 'earlier-run',
+      pruneThreshold: 8,
+    });
 
     const unknownRun = await cliInProcess([...base, '--skip-bad', '--prune-run', 'no-such-run'], env);
     expect(unknownRun.code).toBe(2);
@@ -162,17 +279,42 @@ test('traffic that already carries a known category keeps it: only untagged line
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
     const dir = tempDir();
     // Every dataset query with its published label, except ten without one (and one with a label outside the list).
-    const rows = dataset.map((r, i) => (i < 10 ? { query: r.query } : i === 10 ? { query: r.query, category: 'Not A Category' } : { query: r.query, tags: r.tags }));
+    const rows = dataset.map((r, i) =>
+      i < 10
+        ? { query: r.query }
+        : i === 10
+          ? { query: r.query, category: 'Not A Category' }
+          : { query: r.query, tags: r.tags },
+    );
     const file = path.join(dir, 'tagged.jsonl');
     fs.writeFileSync(file, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const before = taggerRequests;
-    const { code, stdout, stderr } = await cliInProcess(['snapshot', 'curate', '--from', file, '--target', '50', '--base-url', sim.url, '--model', 'tagger', '--batch-size', '25', '--json'], env);
+    const { code, stdout, stderr } = await cliInProcess(
+      [
+        'snapshot',
+        'curate',
+        '--from',
+        file,
+        '--target',
+        '50',
+        '--base-url',
+        sim.url,
+        '--model',
+        'tagger',
+        '--batch-size',
+        '25',
+        '--json',
+      ],
+      env,
+    );
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
     const [filter, categorise] = JSON.parse(stdout).stages;
     expect(categorise).toMatchObject({ in: filter.out, out: filter.out, untagged: 0, requests: 1 });
     expect(categorise.pretagged).toBe(filter.out - 11);
     expect(taggerRequests - before).toBe(1);
-    const expected = Object.fromEntries(CAB_CATEGORIES.map((c) => [c, dataset.filter((r) => r.tags === c && [...r.query].length >= 15).length]));
+    const expected = Object.fromEntries(
+      CAB_CATEGORIES.map((c) => [c, dataset.filter((r) => r.tags === c && [...r.query].length >= 15).length]),
+    );
     expect(categorise.byCategory).toEqual(expected);
   });
 });

@@ -55,7 +55,8 @@ const generator: SimHandler = (body) => {
   }
   let queries = Array.from({ length: ask.count }, () => uniqueQuery(cell));
   // Round 0 of the duplicate scenario: the same question (and a shouted copy) in every cell.
-  if (duplicateRound0 && ask.key.endsWith('round-0')) queries = [SAME, SAME.toUpperCase() + '!!', ...queries.slice(0, 1)];
+  if (duplicateRound0 && ask.key.endsWith('round-0'))
+    queries = [SAME, SAME.toUpperCase() + '!!', ...queries.slice(0, 1)];
   return JSON.stringify({ queries });
 };
 
@@ -73,7 +74,15 @@ function input(extra: Partial<GenerateInput> = {}): GenerateInput {
     tasks: ['T1', 'T2'],
     categories: ['C1', 'C3'],
     seed: 'test',
-    llm: { baseURL: sim.gen.url, model: 'gen-model', temperature: 0.9, timeoutMs: 10_000, concurrency: 4, maxAttempts: 3, responseFormat: 'json_schema' },
+    llm: {
+      baseURL: sim.gen.url,
+      model: 'gen-model',
+      temperature: 0.9,
+      timeoutMs: 10_000,
+      concurrency: 4,
+      maxAttempts: 3,
+      responseFormat: 'json_schema',
+    },
     maxRounds: 4,
     overAsk: 0.5,
     similarity: 0.8,
@@ -83,16 +92,21 @@ function input(extra: Partial<GenerateInput> = {}): GenerateInput {
 
 function expectDistinct(texts: string[]): void {
   expect(new Set(texts.map(normalizeText)).size).toBe(texts.length);
-  for (let i = 0; i < texts.length; i++) for (let j = 0; j < i; j++) expect(similarity(texts[i], texts[j])).toBeLessThan(0.8);
+  for (let i = 0; i < texts.length; i++)
+    for (let j = 0; j < i; j++) expect(similarity(texts[i], texts[j])).toBeLessThan(0.8);
 }
 
 test('generation fills every requested cell with distinct queries; a crashed cell is retried alone; only counts enter the history', async () => {
   failOnce = new Set(['T2/C3']);
   await withWorker('gen-fill', async ({ client, taskQueue, store }) => {
-    const handle = await client.workflow.start(snapshotGenerate, { taskQueue, workflowId: `gen-fill-${Date.now()}`, args: [input()] });
+    const handle = await client.workflow.start(snapshotGenerate, {
+      taskQueue,
+      workflowId: `gen-fill-${Date.now()}`,
+      args: [input()],
+    });
     const result = await handle.result();
     expect(result).toMatchObject({ queries: 16, cells: 4, rounds: 1, shortCells: [], duplicatesRemoved: 0 });
-    const queries = (await store.snapshotQueries(result.snapshotId));
+    const queries = await store.snapshotQueries(result.snapshotId);
     const perCell: Record<string, string[]> = {};
     for (const q of queries) (perCell[`${q.task}/${q.category}`] ??= []).push(q.id);
     expect(perCell).toEqual({
@@ -111,7 +125,14 @@ test('generation fills every requested cell with distinct queries; a crashed cel
     expect(sim.gen.requests.at(-1)!.body.response_format.type).toBe('json_schema');
 
     const snap = (await store.getSnapshot(result.snapshotId))!;
-    expect(snap.meta).toMatchObject({ generator: 'lattice-generate', protocol: 'lattice', model: 'gen-model', baseURL: sim.gen.url, promptsVersion: result.promptsVersion, params: { perCell: 4, seed: 'test' } });
+    expect(snap.meta).toMatchObject({
+      generator: 'lattice-generate',
+      protocol: 'lattice',
+      model: 'gen-model',
+      baseURL: sim.gen.url,
+      promptsVersion: result.promptsVersion,
+      params: { perCell: 4, seed: 'test' },
+    });
     expect(snap.meta.counts).toEqual({ category: { C1: 8, C3: 8 }, task: { T1: 8, T2: 8 } });
     const history = decodedHistory(await handle.fetchHistory());
     expect(history).not.toContain(queries[0].text);
@@ -122,14 +143,32 @@ test('a generator that repeats itself triggers regeneration of the short cells (
   duplicateRound0 = true;
   await withWorker('gen-dup', async ({ taskQueue, storeFile, store }) => {
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
-    const args = ['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '3', '--tasks', 'T1,T2', '--categories', 'C1,C3', '--base-url', sim.gen.url, '--model', 'gen-model', '--seed', 'dup', '--json'];
+    const args = [
+      'snapshot',
+      'generate',
+      '--protocol',
+      'lattice',
+      '--per-cell',
+      '3',
+      '--tasks',
+      'T1,T2',
+      '--categories',
+      'C1,C3',
+      '--base-url',
+      sim.gen.url,
+      '--model',
+      'gen-model',
+      '--seed',
+      'dup',
+      '--json',
+    ];
     const { code, stdout, stderr } = await cliInProcess(args, env);
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });
     const result = JSON.parse(stdout);
     expect(result.rounds).toBeGreaterThanOrEqual(2);
     expect(result.duplicatesRemoved).toBeGreaterThanOrEqual(4 * 2 - 1); // SAME and its shouted copy in every cell, kept once
     expect(result.shortCells).toEqual([]);
-    const queries = (await store.snapshotQueries(result.snapshotId));
+    const queries = await store.snapshotQueries(result.snapshotId);
     expect(queries).toHaveLength(12);
     expectDistinct(queries.map((q) => q.text));
     expect(queries.filter((q) => normalizeText(q.text) === normalizeText(SAME))).toHaveLength(1);
@@ -139,8 +178,15 @@ test('a generator that repeats itself triggers regeneration of the short cells (
     expect(refills.length).toBeGreaterThanOrEqual(3);
     for (const r of refills) expect(r.user).toContain('These queries already exist');
     // The cell that kept SAME still needs one (asks for 2); the others need two (ask for 3), asking for more than needed.
-    const round1 = Object.fromEntries(refills.filter((r) => r.key.endsWith('round-1')).map((r) => [`${r.task}/${r.category}`, r]));
-    expect(Object.fromEntries(Object.entries(round1).map(([c, r]) => [c, r.count]))).toEqual({ 'T1/C1': 2, 'T1/C3': 3, 'T2/C1': 3, 'T2/C3': 3 });
+    const round1 = Object.fromEntries(
+      refills.filter((r) => r.key.endsWith('round-1')).map((r) => [`${r.task}/${r.category}`, r]),
+    );
+    expect(Object.fromEntries(Object.entries(round1).map(([c, r]) => [c, r.count]))).toEqual({
+      'T1/C1': 2,
+      'T1/C3': 3,
+      'T2/C1': 3,
+      'T2/C3': 3,
+    });
     expect(round1['T1/C1'].user).toContain(`- ${SAME}`);
   });
 });
@@ -148,21 +194,47 @@ test('a generator that repeats itself triggers regeneration of the short cells (
 test('an exported snapshot is a valid run input and runs as the same snapshot; list, show and diff describe it', async () => {
   await withWorker('gen-export', async ({ client, taskQueue, storeFile, store }) => {
     const env = { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue };
-    const a = await client.workflow.execute(snapshotGenerate, { taskQueue, workflowId: `gen-a-${Date.now()}`, args: [input({ perCell: 2, categories: ['C2'] })] });
-    const b = await client.workflow.execute(snapshotGenerate, { taskQueue, workflowId: `gen-b-${Date.now()}`, args: [input({ perCell: 2, categories: ['C2'], seed: 'other', parentId: a.snapshotId })] });
+    const a = await client.workflow.execute(snapshotGenerate, {
+      taskQueue,
+      workflowId: `gen-a-${Date.now()}`,
+      args: [input({ perCell: 2, categories: ['C2'] })],
+    });
+    const b = await client.workflow.execute(snapshotGenerate, {
+      taskQueue,
+      workflowId: `gen-b-${Date.now()}`,
+      args: [input({ perCell: 2, categories: ['C2'], seed: 'other', parentId: a.snapshotId })],
+    });
 
     const dir = tempDir();
     const file = path.join(dir, 'exported.jsonl');
-    expect((await cliInProcess(['snapshot', 'export', a.snapshotId.slice(0, 10), '--format', 'jsonl', '--out', file], env)).code).toBe(0);
-    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(
+      (await cliInProcess(['snapshot', 'export', a.snapshotId.slice(0, 10), '--format', 'jsonl', '--out', file], env))
+        .code,
+    ).toBe(0);
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(4);
     expect(Object.keys(lines[0])).toEqual(['id', 'text', 'task', 'category']);
     const csvOut = path.join(dir, 'exported.csv');
-    expect((await cliInProcess(['snapshot', 'export', a.snapshotId, '--format', 'csv', '--out', csvOut], env)).code).toBe(0);
+    expect(
+      (await cliInProcess(['snapshot', 'export', a.snapshotId, '--format', 'csv', '--out', csvOut], env)).code,
+    ).toBe(0);
     expect(fs.readFileSync(csvOut, 'utf8').split('\n')[0]).toBe('id,text,task,category');
 
-    const config = runConfig(dir, { protocol: 'lattice', queries: file, judge: { baseURL: sim.judge.url, model: 'j' }, copilots: simCopilots(sim.copilots.url, { Solo: 'sim-terse' }) });
-    const run = await client.workflow.execute(benchmarkRun, { taskQueue, workflowId: `gen-run-${Date.now()}`, args: [runInput(config, `gen-run-${Date.now()}`)] });
+    const config = runConfig(dir, {
+      protocol: 'lattice',
+      queries: file,
+      judge: { baseURL: sim.judge.url, model: 'j' },
+      copilots: simCopilots(sim.copilots.url, { Solo: 'sim-terse' }),
+    });
+    const run = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: `gen-run-${Date.now()}`,
+      args: [runInput(config, `gen-run-${Date.now()}`)],
+    });
     const report = JSON.parse(fs.readFileSync(run.reportPath, 'utf8'));
     expect(report.copilots.Solo.n).toBe(4);
     expect((await store.getRun(run.runId))!.snapshotId).toBe(a.snapshotId); // the export is exact: same content, same id
@@ -171,8 +243,14 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
     expect(list.stdout).toContain(a.snapshotId);
     expect(list.stdout).toContain(b.snapshotId);
     const show = JSON.parse((await cliInProcess(['snapshot', 'show', b.snapshotId, '--json'], env)).stdout);
-    expect(show).toMatchObject({ parentId: a.snapshotId, queryCount: 4, counts: { category: { C2: 4 }, task: { T1: 2, T2: 2 } } });
-    const diff = JSON.parse((await cliInProcess(['snapshot', 'diff', a.snapshotId, b.snapshotId, '--json'], env)).stdout);
+    expect(show).toMatchObject({
+      parentId: a.snapshotId,
+      queryCount: 4,
+      counts: { category: { C2: 4 }, task: { T1: 2, T2: 2 } },
+    });
+    const diff = JSON.parse(
+      (await cliInProcess(['snapshot', 'diff', a.snapshotId, b.snapshotId, '--json'], env)).stdout,
+    );
     expect([diff.added.length, diff.removed.length, diff.unchanged]).toEqual([4, 4, 0]);
     const bad = await cliInProcess(['snapshot', 'export', a.snapshotId, '--format', 'xml'], env);
     expect(bad.code).toBe(2);
@@ -182,7 +260,14 @@ test('an exported snapshot is a valid run input and runs as the same snapshot; l
 
 test("the paper's pipeline: one seed per cell, then --extend to three per cell and to fifteen, each keeping its parent's queries", async () => {
   await withWorker('gen-extend', async ({ client, taskQueue, store, storeFile }) => {
-    const run = async (extra: Partial<GenerateInput>) => (await client.workflow.start(snapshotGenerate, { taskQueue, workflowId: `gen-ext-${Date.now()}-${extra.perCell}`, args: [input(extra)] })).result();
+    const run = async (extra: Partial<GenerateInput>) =>
+      (
+        await client.workflow.start(snapshotGenerate, {
+          taskQueue,
+          workflowId: `gen-ext-${Date.now()}-${extra.perCell}`,
+          args: [input(extra)],
+        })
+      ).result();
     const seeds = await run({ perCell: 1 });
     expect(seeds).toMatchObject({ queries: 4, shortCells: [] });
     asked.length = 0;
@@ -192,13 +277,37 @@ test("the paper's pipeline: one seed per cell, then --extend to three per cell a
     const expandedQueries = await store.snapshotQueries(expanded.snapshotId);
     // Every seed kept as it was (id, text, labels); two new ones per cell, numbered after it.
     for (const q of seedQueries) expect(expandedQueries).toContainEqual(q);
-    expect(expandedQueries.filter((q) => q.task === 'T1' && q.category === 'C1').map((q) => q.id)).toEqual(['t1-c1-01', 't1-c1-02', 't1-c1-03']);
+    expect(expandedQueries.filter((q) => q.task === 'T1' && q.category === 'C1').map((q) => q.id)).toEqual([
+      't1-c1-01',
+      't1-c1-02',
+      't1-c1-03',
+    ]);
     expectDistinct(expandedQueries.map((q) => q.text));
     // Round 0 of each cell lists the cell's seed as a query to write around.
-    for (const a of asked) expect(a.user).toContain(seedQueries.find((q) => q.task === a.task && q.category === a.category)!.text);
+    for (const a of asked)
+      expect(a.user).toContain(seedQueries.find((q) => q.task === a.task && q.category === a.category)!.text);
 
     // Through the CLI, to fifteen per cell (the 1,200's 75 per task over all 80 cells).
-    const args = ['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '15', '--tasks', 'T1,T2', '--categories', 'C1,C3', '--base-url', sim.gen.url, '--model', 'gen-model', '--parent', expanded.snapshotId, '--extend', '--json'];
+    const args = [
+      'snapshot',
+      'generate',
+      '--protocol',
+      'lattice',
+      '--per-cell',
+      '15',
+      '--tasks',
+      'T1,T2',
+      '--categories',
+      'C1,C3',
+      '--base-url',
+      sim.gen.url,
+      '--model',
+      'gen-model',
+      '--parent',
+      expanded.snapshotId,
+      '--extend',
+      '--json',
+    ];
     const cli = await cliInProcess(args, { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue });
     expect({ code: cli.code, stderr: cli.code ? cli.stderr : '' }).toEqual({ code: 0, stderr: '' });
     const full = await store.snapshotQueries(JSON.parse(cli.stdout).snapshotId);
@@ -206,7 +315,22 @@ test("the paper's pipeline: one seed per cell, then --extend to three per cell a
     for (const q of expandedQueries) expect(full).toContainEqual(q);
     expect(new Set(full.map((q) => q.id)).size).toBe(60);
 
-    const noParent = await cliInProcess(['snapshot', 'generate', '--protocol', 'lattice', '--per-cell', '3', '--base-url', sim.gen.url, '--model', 'gen-model', '--extend'], { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue });
+    const noParent = await cliInProcess(
+      [
+        'snapshot',
+        'generate',
+        '--protocol',
+        'lattice',
+        '--per-cell',
+        '3',
+        '--base-url',
+        sim.gen.url,
+        '--model',
+        'gen-model',
+        '--extend',
+      ],
+      { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue },
+    );
     expect(noParent.code).toBe(2);
     expect(noParent.stderr).toContain('--extend keeps the queries of a parent snapshot: give it with --parent ID');
   });

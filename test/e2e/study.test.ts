@@ -42,7 +42,14 @@ function collectKeys(value: unknown): void {
 
 async function api(base: string, token: string | null, method: string, route: string, body?: unknown, raw?: string) {
   const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
-  const res = await fetch(base + route, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(payload ? { 'content-type': raw ? 'text/plain' : 'application/json' } : {}) }, body: payload });
+  const res = await fetch(base + route, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(payload ? { 'content-type': raw ? 'text/plain' : 'application/json' } : {}),
+    },
+    body: payload,
+  });
   const text = await res.text();
   traffic.push(route, payload ?? '', text);
   const json = text ? JSON.parse(text) : null;
@@ -59,13 +66,34 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
     await writeFinishedRun(store, 'run-study-opposite', path.join(dir, 'runs'), (q, c) => 100 - latent(q, c));
 
     // Bad input: exit 2, clear message, nothing stored.
-    const bad = await cliInProcess(['study', 'create', '--run', runId, '--copilots', 'Aurora,Nobody', '--name', 'bad'], env);
+    const bad = await cliInProcess(
+      ['study', 'create', '--run', runId, '--copilots', 'Aurora,Nobody', '--name', 'bad'],
+      env,
+    );
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Nobody not in run run-study-e2e/);
     expect(await store.studies.getStudy('bad')).toBeNull();
-    const viaCli = await cliInProcess(['study', 'create', '--run', runId, '--name', 'cli', '--queries', '5', '--per-item', '2', '--copilots', 'Aurora,Borealis,Cirrus'], env);
+    const viaCli = await cliInProcess(
+      [
+        'study',
+        'create',
+        '--run',
+        runId,
+        '--name',
+        'cli',
+        '--queries',
+        '5',
+        '--per-item',
+        '2',
+        '--copilots',
+        'Aurora,Borealis,Cirrus',
+      ],
+      env,
+    );
     expect(viaCli.code).toBe(0);
-    expect(viaCli.stdout).toMatch(/Study cli: 15 items \(5 queries × pairs of Aurora, Borealis, Cirrus\), 30 assignments/);
+    expect(viaCli.stdout).toMatch(
+      /Study cli: 15 items \(5 queries × pairs of Aurora, Borealis, Cirrus\), 30 assignments/,
+    );
     expect((await client.workflow.getHandle('study-cli').describe()).status.name).toBe('RUNNING');
 
     const study = await designStudy(store, { runId, name: 'pref', perItem: 3, seed: 'e2e' });
@@ -81,7 +109,10 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
     try {
       const invited = await cliInProcess(['study', 'invite', 'pref', '--annotators', '15', '--base-url', base], env);
       expect(invited.code).toBe(0);
-      const links = invited.stdout.trim().split('\n').map((line) => line.split('\t')[2]);
+      const links = invited.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('\t')[2]);
       expect(links).toHaveLength(15);
       const tokens = links.map((l) => new URL(l).hash.replace('#token=', ''));
       expect((await cliInProcess(['study', 'invite', 'pref', '--annotators', '15'], env)).code).toBe(2);
@@ -95,7 +126,14 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
         void d.dismiss();
       });
       page.on('request', (r) => void traffic.push(r.url(), r.postData() ?? '', JSON.stringify(r.headers())));
-      page.on('response', (r) => void r.text().then((t) => traffic.push(t, JSON.stringify(r.headers())), () => undefined));
+      page.on(
+        'response',
+        (r) =>
+          void r.text().then(
+            (t) => traffic.push(t, JSON.stringify(r.headers())),
+            () => undefined,
+          ),
+      );
       const firstNext = page.waitForResponse((r) => r.url().endsWith('/api/next'));
       await page.goto(links[0]);
       let view = (await (await firstNext).json()).assignment;
@@ -104,9 +142,14 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       await page.waitForSelector('#responseA h4');
       expect(await page.textContent('#progress')).toBe(`0 of ${total} done`);
       await page.screenshot({ path: path.join(dir, 'study-page.png'), fullPage: true });
-      if (process.env.JUDGEFLOW_STUDY_SCREENSHOT) fs.copyFileSync(path.join(dir, 'study-page.png'), process.env.JUDGEFLOW_STUDY_SCREENSHOT);
+      if (process.env.JUDGEFLOW_STUDY_SCREENSHOT)
+        fs.copyFileSync(path.join(dir, 'study-page.png'), process.env.JUDGEFLOW_STUDY_SCREENSHOT);
       // Hostile answers rendered as text: nothing ran, nothing was fetched, no live link.
-      expect(await page.locator('#responseA script, #responseB script, #responseA img, #responseB img, a[href^="javascript"]').count()).toBe(0);
+      expect(
+        await page
+          .locator('#responseA script, #responseB script, #responseA img, #responseB img, a[href^="javascript"]')
+          .count(),
+      ).toBe(0);
       expect(await page.textContent('#responseA')).toContain('<script>window.__pwned');
       expect(await page.locator('#responseA a').count()).toBe(0);
 
@@ -126,7 +169,10 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
         } else {
           await page.locator('body').click({ position: { x: 5, y: 5 } });
           await page.keyboard.press(want.choice === 'A' ? 'a' : want.choice === 'B' ? 'b' : 't');
-          if (want.reason) await page.keyboard.press(String(['accuracy', 'usefulness', 'reasoning', 'caution', 'clarity'].indexOf(want.reason) + 1));
+          if (want.reason)
+            await page.keyboard.press(
+              String(['accuracy', 'usefulness', 'reasoning', 'caution', 'clarity'].indexOf(want.reason) + 1),
+            );
           if (want.seriousError) {
             await page.keyboard.press('e');
             await page.check(`input[name=errorType][value=${want.errorType}]`);
@@ -140,7 +186,10 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
         }
         view = (await (await next).json()).assignment;
       }
-      await page.waitForFunction((t) => document.getElementById('progress')!.textContent === `${t} of ${t} done`, total);
+      await page.waitForFunction(
+        (t) => document.getElementById('progress')!.textContent === `${t} of ${t} done`,
+        total,
+      );
       expect(await page.textContent('#message')).toContain(`All ${total} done`);
       expect(dialogs).toEqual([]);
       expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
@@ -148,7 +197,10 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       const other = await browser.newContext();
       const resumed = await other.newPage();
       await resumed.goto(links[0]);
-      await resumed.waitForFunction((t) => document.getElementById('progress')!.textContent === `${t} of ${t} done`, total);
+      await resumed.waitForFunction(
+        (t) => document.getElementById('progress')!.textContent === `${t} of ${t} done`,
+        total,
+      );
       await other.close();
 
       // --- the others through the JSON API with the same fixed policy ----------------------------------------------------
@@ -158,23 +210,60 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       const theirs = me3.json.assignments[0].id as string;
       // Cross-token access, missing tokens and bad requests are clear 4xx errors.
       expect((await api(base, tokens[1], 'GET', `/api/assignments/${theirs}`)).status).toBe(404);
-      expect((await api(base, tokens[1], 'POST', `/api/assignments/${theirs}/answer`, { choice: 'A', reason: 'accuracy' })).status).toBe(404);
+      expect(
+        (await api(base, tokens[1], 'POST', `/api/assignments/${theirs}/answer`, { choice: 'A', reason: 'accuracy' }))
+          .status,
+      ).toBe(404);
       expect((await api(base, null, 'GET', '/api/next')).status).toBe(401);
       expect((await api(base, 'x'.repeat(32), 'GET', '/api/next')).status).toBe(401);
       const badChoice = await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'C' });
       expect(badChoice.status).toBe(400);
       expect(badChoice.json.error).toMatch(/choice/);
-      expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'A' })).json.error).toMatch(/reason: required/);
-      expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'tie', seriousError: true, errorType: 'other' })).status).toBe(400);
-      const tieWithReason = await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'tie', reason: 'accuracy' });
-      expect([tieWithReason.status, tieWithReason.json.error]).toEqual([400, expect.stringMatching(/^reason: a tie has no winning response/)]);
+      expect(
+        (await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'A' })).json.error,
+      ).toMatch(/reason: required/);
+      expect(
+        (
+          await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, {
+            choice: 'tie',
+            seriousError: true,
+            errorType: 'other',
+          })
+        ).status,
+      ).toBe(400);
+      const tieWithReason = await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, {
+        choice: 'tie',
+        reason: 'accuracy',
+      });
+      expect([tieWithReason.status, tieWithReason.json.error]).toEqual([
+        400,
+        expect.stringMatching(/^reason: a tie has no winning response/),
+      ]);
       // Authentication schemes are case-insensitive.
-      expect((await fetch(`${base}/api/progress`, { headers: { authorization: `bearer ${tokens[1]}` } })).status).toBe(200);
-      expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, undefined, 'choice=A')).status).toBe(415);
-      expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, { choice: 'A', reason: 'accuracy', extra: 1 })).status).toBe(400);
+      expect((await fetch(`${base}/api/progress`, { headers: { authorization: `bearer ${tokens[1]}` } })).status).toBe(
+        200,
+      );
+      expect(
+        (await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, undefined, 'choice=A')).status,
+      ).toBe(415);
+      expect(
+        (
+          await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, {
+            choice: 'A',
+            reason: 'accuracy',
+            extra: 1,
+          })
+        ).status,
+      ).toBe(400);
       // A first answer that is then changed: the last one counts and both are kept.
       const first = await policyAnswer(store, mine2[0]);
-      const changedFrom: Answer = { choice: 'tie', reason: null, seriousError: false, errorType: null, comment: 'first thoughts' };
+      const changedFrom: Answer = {
+        choice: 'tie',
+        reason: null,
+        seriousError: false,
+        errorType: null,
+        comment: 'first thoughts',
+      };
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[0]}/answer`, changedFrom)).status).toBe(200);
       expect((await api(base, tokens[1], 'GET', `/api/assignments/${mine2[0]}`)).json.answer).toEqual(changedFrom);
       expect((await api(base, tokens[1], 'PUT', `/api/assignments/${mine2[0]}/answer`, first)).status).toBe(200);
@@ -199,40 +288,63 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       await until(async () => (await store.studies.pendingSubmissions(1)).length === 0, 90_000);
       const closed = await cliInProcess(['study', 'close', 'pref'], env);
       expect(closed.code).toBe(0);
-      const result = await client.workflow.getHandle(study.workflowId).result() as Awaited<ReturnType<typeof studyWorkflow>>;
+      const result = (await client.workflow.getHandle(study.workflowId).result()) as Awaited<
+        ReturnType<typeof studyWorkflow>
+      >;
       expect(result.open).toBe(false);
       expect(result.generation).toBeGreaterThan(2); // continued as new several times, nothing lost
       expect(result.recorded).toBe(study.assignments + 1); // every answer once, plus the one revision
       // Ids and counts only in the workflow's history: no answer, comment or copilot.
       const history = decodedHistory(await client.workflow.getHandle(study.workflowId, firstRunId!).fetchHistory());
       expect(history).toContain('recordStudySubmission');
-      for (const text of ['clear winner', 'first thoughts', 'usefulness', ...STUDY_COPILOTS]) expect(history).not.toContain(text);
+      for (const text of ['clear winner', 'first thoughts', 'usefulness', ...STUDY_COPILOTS])
+        expect(history).not.toContain(text);
       expect((await api(base, tokens[1], 'POST', `/api/assignments/${mine2[1]}/answer`, first)).status).toBe(409);
-      const revisions = (await store.studies.submissions('pref')).filter((s) => s.assignmentId === mine2[0] && s.status === 'recorded');
+      const revisions = (await store.studies.submissions('pref')).filter(
+        (s) => s.assignmentId === mine2[0] && s.status === 'recorded',
+      );
       expect(revisions.map((s) => s.answer)).toEqual([changedFrom, first]);
 
       // --- blind: no copilot name, model, adapter, latency or score anywhere the app sent or received -------------------
       const everything = traffic.join('\n').toLowerCase();
-      for (const secret of [...STUDY_COPILOTS, ...STUDY_MODELS, 'openai']) expect(everything).not.toContain(secret.toLowerCase());
-      for (const key of apiKeys) expect(key).not.toMatch(/copilot|model|adapter|latency|score|judge|rationale|query_?id|item/i);
-      expect(everything).toContain(HOSTILE.script.toLowerCase().replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'));
+      for (const secret of [...STUDY_COPILOTS, ...STUDY_MODELS, 'openai'])
+        expect(everything).not.toContain(secret.toLowerCase());
+      for (const key of apiKeys)
+        expect(key).not.toMatch(/copilot|model|adapter|latency|score|judge|rationale|query_?id|item/i);
+      expect(everything).toContain(
+        HOSTILE.script.toLowerCase().replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;'),
+      );
 
       // --- the report equals the figures recomputed from what was submitted --------------------------------------------
-      const rep = await cliInProcess(['study', 'report', 'pref', '--judge-run', 'run-study-opposite', '--out', path.join(dir, 'report')], env);
+      const rep = await cliInProcess(
+        ['study', 'report', 'pref', '--judge-run', 'run-study-opposite', '--out', path.join(dir, 'report')],
+        env,
+      );
       expect(rep.code).toBe(0);
       const report = JSON.parse(fs.readFileSync(path.join(dir, 'report', 'study.json'), 'utf8'));
       expect(fs.existsSync(path.join(dir, 'report', 'study.xlsx'))).toBe(true);
       expect(fs.readFileSync(path.join(dir, 'report', 'study.md'), 'utf8')).toContain('## Table 7');
       const expected = await recompute(store, submitted);
-      expect(report.counts).toMatchObject({ annotations: study.assignments, annotators: 15, pendingSubmissions: 0, revisions: 1 });
+      expect(report.counts).toMatchObject({
+        annotations: study.assignments,
+        annotators: 15,
+        pendingSubmissions: 0,
+        revisions: 1,
+      });
       for (const c of STUDY_COPILOTS) {
         const e = expected.per[c];
-        expect(report.table7.copilots[c]).toMatchObject({ wins: e.wins, losses: e.losses, ties: e.ties, appearances: e.wins + e.losses + e.ties });
+        expect(report.table7.copilots[c]).toMatchObject({
+          wins: e.wins,
+          losses: e.losses,
+          ties: e.ties,
+          appearances: e.wins + e.losses + e.ties,
+        });
         expect(report.table7.copilots[c].winRate).toBeCloseTo(e.wins / (e.wins + e.losses), 12);
         expect(report.table7.copilots[c].ci95.low).toBeCloseTo(wilson(e.wins, e.wins + e.losses).low, 12);
         expect(report.table7.copilots[c].ci95.high).toBeCloseTo(wilson(e.wins, e.wins + e.losses).high, 12);
         expect(report.table7.copilots[c].tieShare).toBeCloseTo(e.ties / (e.wins + e.losses + e.ties), 12);
-        for (const d of STUDY_COPILOTS) if (d !== c) expect(report.table7.matrix[c][d].wins).toBe(expected.matrix[`${c}>${d}`] ?? 0);
+        for (const d of STUDY_COPILOTS)
+          if (d !== c) expect(report.table7.matrix[c][d].wins).toBe(expected.matrix[`${c}>${d}`] ?? 0);
         expect(report.table9.copilots[c]).toMatchObject({ flags: e.flags, losses: e.losses });
         const bt = report.table7.bradleyTerry[c];
         expect(bt.ci95.low).toBeLessThanOrEqual(bt.strength);
@@ -247,18 +359,33 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       expect(report.interAnnotator.itemsWithMajority).toBe(study.items);
       // The first judge's preferences equal the annotators' majority; the second prefers the opposite everywhere.
       const [same, opposite] = report.judgeHuman;
-      expect(same).toMatchObject({ judgeRunId: runId, itemsCompared: study.items, overall: { agreement: 1, kappa: 1 } });
+      expect(same).toMatchObject({
+        judgeRunId: runId,
+        itemsCompared: study.items,
+        overall: { agreement: 1, kappa: 1 },
+      });
       expect(Object.values(same.byTask).every((g: any) => g.agreement === 1)).toBe(true);
-      expect(opposite).toMatchObject({ judgeRunId: 'run-study-opposite', itemsCompared: study.items, overall: { agreement: 0 } });
+      expect(opposite).toMatchObject({
+        judgeRunId: 'run-study-opposite',
+        itemsCompared: study.items,
+        overall: { agreement: 0 },
+      });
       expect(opposite.disagreements.length).toBe(10);
       expect(opposite.disagreements[0].judgeRationales).toBeDefined();
       // Calibrated win rates: this study annotates every item of the run, so they are the annotators' own.
       // The pairs left out at design (a failed or missing response) have no judgment either.
-      expect(report.calibrated).toMatchObject({ judgeRunId: runId, annotatedItems: report.calibrated.items, itemsWithoutJudgment: report.design.excluded.pairs, annotatedItemsWithoutJudgment: 0 });
+      expect(report.calibrated).toMatchObject({
+        judgeRunId: runId,
+        annotatedItems: report.calibrated.items,
+        itemsWithoutJudgment: report.design.excluded.pairs,
+        annotatedItemsWithoutJudgment: 0,
+      });
       expect(report.calibrated.items).toBe(study.items);
       for (const c of STUDY_COPILOTS) {
         const x = report.calibrated.copilots[c];
-        expect(Math.abs(x.winRate - expected.per[c].wins / (expected.per[c].wins + expected.per[c].losses))).toBeLessThanOrEqual(0.03);
+        expect(
+          Math.abs(x.winRate - expected.per[c].wins / (expected.per[c].wins + expected.per[c].losses)),
+        ).toBeLessThanOrEqual(0.03);
         expect(x.ci95.low).toBeLessThanOrEqual(x.winRate);
         expect(x.ci95.high).toBeGreaterThanOrEqual(x.winRate);
         expect(typeof x.judgeOnly).toBe('number');
@@ -274,27 +401,50 @@ test('a study over a finished run: browser and API annotators, blind and safe pa
       const html = fs.readFileSync(path.join(dir, 'rerendered', 'report.html'), 'utf8');
       expect(html).toContain('Calibrated by study pref');
       expect(html).toMatch(/Calibrated win rate<\/th>.*Judge only<\/th>/);
-      const humanRates = STUDY_COPILOTS.map((c) => expected.per[c].wins / (expected.per[c].wins + expected.per[c].losses));
+      const humanRates = STUDY_COPILOTS.map(
+        (c) => expected.per[c].wins / (expected.per[c].wins + expected.per[c].losses),
+      );
       const judgeMeans = STUDY_COPILOTS.map((c) => same.leaderboard[c]);
       expect(same.kendallTau).toBeCloseTo(kendallTauB(judgeMeans, humanRates)!, 12);
       expect(opposite.kendallTau).toBeCloseTo(-same.kendallTau, 12);
 
       // --- export, and import of the same answers as outside data into a second study: same tables ---------------------
-      const exported = await cliInProcess(['study', 'export', 'pref', '--format', 'csv', '--out', path.join(dir, 'export.csv')], env);
+      const exported = await cliInProcess(
+        ['study', 'export', 'pref', '--format', 'csv', '--out', path.join(dir, 'export.csv')],
+        env,
+      );
       expect(exported.code).toBe(0);
       const rows = parseCsv(fs.readFileSync(path.join(dir, 'export.csv'), 'utf8'), 'export.csv');
       expect(rows).toHaveLength(study.assignments + 1);
-      const crowd = [['worker', 'question', 'system_a', 'system_b', 'preferred', 'why', 'serious', 'kind'], ...rows.slice(1).map((r) => [r[2], r[3], r[4], r[5], r[7], r[8], r[9], r[10]])];
+      const crowd = [
+        ['worker', 'question', 'system_a', 'system_b', 'preferred', 'why', 'serious', 'kind'],
+        ...rows.slice(1).map((r) => [r[2], r[3], r[4], r[5], r[7], r[8], r[9], r[10]]),
+      ];
       fs.writeFileSync(path.join(dir, 'crowd.csv'), crowd.map((r) => r.join(',')).join('\n'));
       await designStudy(store, { runId, name: 'outside', perItem: 3, seed: 'e2e' });
-      const columns = 'annotator=worker,query=question,left=system_a,right=system_b,choice=preferred,reason=why,seriousError=serious,errorType=kind';
-      fs.writeFileSync(path.join(dir, 'broken.csv'), [crowd[0].join(','), crowd[1].join(','), 'w1,q01,Aurora,Aurora,A,accuracy,false,', 'w1,q02,Aurora,Borealis,maybe,,perhaps,'].join('\n'));
-      const broken = await cliInProcess(['study', 'import', 'outside', path.join(dir, 'broken.csv'), '--columns', columns], env);
+      const columns =
+        'annotator=worker,query=question,left=system_a,right=system_b,choice=preferred,reason=why,seriousError=serious,errorType=kind';
+      fs.writeFileSync(
+        path.join(dir, 'broken.csv'),
+        [
+          crowd[0].join(','),
+          crowd[1].join(','),
+          'w1,q01,Aurora,Aurora,A,accuracy,false,',
+          'w1,q02,Aurora,Borealis,maybe,,perhaps,',
+        ].join('\n'),
+      );
+      const broken = await cliInProcess(
+        ['study', 'import', 'outside', path.join(dir, 'broken.csv'), '--columns', columns],
+        env,
+      );
       expect(broken.code).toBe(2);
       expect(broken.stderr).toMatch(/broken\.csv:3: .*same copilot/);
       expect(broken.stderr).toMatch(/broken\.csv:4: preferred "maybe".*serious "perhaps"/);
       expect(await store.studies.annotations('outside')).toHaveLength(0);
-      expect((await cliInProcess(['study', 'import', 'outside', path.join(dir, 'crowd.csv'), '--columns', columns], env)).code).toBe(0);
+      expect(
+        (await cliInProcess(['study', 'import', 'outside', path.join(dir, 'crowd.csv'), '--columns', columns], env))
+          .code,
+      ).toBe(0);
       await cliInProcess(['study', 'report', 'outside', '--out', path.join(dir, 'outside')], env);
       const outside = JSON.parse(fs.readFileSync(path.join(dir, 'outside', 'study.json'), 'utf8'));
       expect(outside.table7.copilots).toEqual(report.table7.copilots);
@@ -318,7 +468,9 @@ function wilson(k: number, n: number) {
 
 /** Tables 7–9 counted straight from the answers the test submitted and the assignments' sides in the store. */
 async function recompute(store: import('../../core/model/store').ResultsStore, submitted: Map<string, Answer>) {
-  const per: Record<string, { wins: number; losses: number; ties: number; flags: number }> = Object.fromEntries(STUDY_COPILOTS.map((c) => [c, { wins: 0, losses: 0, ties: 0, flags: 0 }]));
+  const per: Record<string, { wins: number; losses: number; ties: number; flags: number }> = Object.fromEntries(
+    STUDY_COPILOTS.map((c) => [c, { wins: 0, losses: 0, ties: 0, flags: 0 }]),
+  );
   const matrix: Record<string, number> = {};
   const reasons: Record<string, number> = {};
   const types: Record<string, number> = {};
@@ -328,7 +480,10 @@ async function recompute(store: import('../../core/model/store').ResultsStore, s
     const a = (await store.studies.getAssignment(id))!;
     const [, first] = a.itemId.split('|');
     const winner = answer.choice === 'A' ? a.left : answer.choice === 'B' ? a.right : null;
-    units.set(a.itemId, [...(units.get(a.itemId) ?? []), winner === null ? 'tie' : winner === first ? 'first' : 'second']);
+    units.set(a.itemId, [
+      ...(units.get(a.itemId) ?? []),
+      winner === null ? 'tie' : winner === first ? 'first' : 'second',
+    ]);
     if (!winner) {
       per[a.left].ties++;
       per[a.right].ties++;

@@ -21,19 +21,40 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
   const store = new SqliteStore(storeFile);
   // A dedicated, persisted dev server: the shared test server cannot be killed.
   const port = await freePort();
-  const serverOptions = { cli: process.env.TEMPORAL_CLI!, port, dbFile: path.join(dir, 'temporal.db'), headless: true, logFile: path.join(dir, 'temporal.log') };
+  const serverOptions = {
+    cli: process.env.TEMPORAL_CLI!,
+    port,
+    dbFile: path.join(dir, 'temporal.db'),
+    headless: true,
+    logFile: path.join(dir, 'temporal.log'),
+  };
   let temporal: StartedServer = await startDevServer(serverOptions);
-  const env = { ...process.env, TEMPORAL_ADDRESS: temporal.address, JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: uniqueQueue('study-kill') };
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: temporal.address,
+    JUDGEFLOW_STORE: storeFile,
+    JUDGEFLOW_TASK_QUEUE: uniqueQueue('study-kill'),
+  };
   let worker = startWorkerProcess(env);
   const client = await connectClient(env);
-  const forwarder = new SubmissionForwarder(store, () => connectClient(env), { updateTimeoutMs: 3_000, maxBackoffMs: 1_000 });
+  const forwarder = new SubmissionForwarder(store, () => connectClient(env), {
+    updateTimeoutMs: 3_000,
+    maxBackoffMs: 1_000,
+  });
   const app = createStudyApp({ store, onSubmitted: () => forwarder.kick() });
   const base = await listen(app, '127.0.0.1', 0);
   forwarder.start();
-  const killed = (child: typeof worker) => new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+  const killed = (child: typeof worker) =>
+    new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
   try {
     await writeFinishedRun(store, 'run-kill', path.join(dir, 'runs'));
-    const study = await designStudy(store, { runId: 'run-kill', name: 'durable', perItem: 3, queries: 4, seed: 'kill' });
+    const study = await designStudy(store, {
+      runId: 'run-kill',
+      name: 'durable',
+      perItem: 3,
+      queries: 4,
+      seed: 'kill',
+    });
     await startStudyWorkflow(client, study, env.JUDGEFLOW_TASK_QUEUE);
     const people = await inviteAnnotators(store, 'durable', 3);
     const acknowledged = new Map<string, Answer>();
@@ -44,7 +65,11 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
         const next = await (await fetch(`${base}/api/next`, { headers })).json();
         const id = next.assignment.id as string;
         const answer = await policyAnswer(store, id);
-        const res = await fetch(`${base}/api/assignments/${id}/answer`, { method: 'POST', headers, body: JSON.stringify(answer) });
+        const res = await fetch(`${base}/api/assignments/${id}/answer`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(answer),
+        });
         expect(res.status).toBe(200); // acknowledged
         acknowledged.set(id, answer);
       }
@@ -70,7 +95,9 @@ test('worker and Temporal server killed mid-study: the app keeps acknowledging, 
 
     const closed = await closeStudyWorkflow(client, (await store.studies.getStudy('durable'))!);
     expect(closed).toMatchObject({ open: false, recorded: 27 });
-    const { report } = await writeStudyReport(store, (await store.studies.getStudy('durable'))!, { outDir: path.join(dir, 'report') });
+    const { report } = await writeStudyReport(store, (await store.studies.getStudy('durable'))!, {
+      outDir: path.join(dir, 'report'),
+    });
     expect(report.counts).toMatchObject({ annotations: 27, pendingSubmissions: 0, rejectedSubmissions: 0 });
     const recorded = new Map((await store.studies.annotations('durable')).map((a) => [a.assignmentId, a.answer]));
     expect(recorded).toEqual(acknowledged);

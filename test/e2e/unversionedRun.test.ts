@@ -18,24 +18,41 @@ test('a run in flight on an unversioned worker: status says to resume it, and re
   const judge = await startSimServer({ handler: scriptedLatticeJudge });
   const copilots = await startSimServer({ latencyMs: 50 });
   try {
-    const config = runConfig(tempDir(), { protocol: 'lattice', queries: latticeGrid(2, 5), judge: { baseURL: judge.url, model: 'sim-judge' }, copilots: simCopilots(copilots.url, { Good: 'sim-terse' }).map((c) => ({ ...c, concurrency: 1 })) });
+    const config = runConfig(tempDir(), {
+      protocol: 'lattice',
+      queries: latticeGrid(2, 5),
+      judge: { baseURL: judge.url, model: 'sim-judge' },
+      copilots: simCopilots(copilots.url, { Good: 'sim-terse' }).map((c) => ({ ...c, concurrency: 1 })),
+    });
     const runId = `run-unversioned-${Date.now()}`;
     // The previous release: its worker has no deployment, so the run it starts is pinned to nothing.
     const old = await withWorker(
       'unversioned',
       async (world) => {
-        const handle = await world.client.workflow.start(benchmarkRun, { taskQueue: world.taskQueue, workflowId: runId, args: [runInput(config, runId)] });
+        const handle = await world.client.workflow.start(benchmarkRun, {
+          taskQueue: world.taskQueue,
+          workflowId: runId,
+          args: [runInput(config, runId)],
+        });
         await until(async () => (await world.store.responses(runId)).length >= 2, 60_000);
         await handle.executeUpdate(pauseUpdate, { args: [{ reason: 'upgrading' }] });
         expect(pinnedVersion((await handle.describe()).raw as never)).toBeUndefined();
-        return { taskQueue: world.taskQueue, storeFile: world.storeFile, dir: world.dir, firstRunId: (await handle.describe()).runId };
+        return {
+          taskQueue: world.taskQueue,
+          storeFile: world.storeFile,
+          dir: world.dir,
+          firstRunId: (await handle.describe()).runId,
+        };
       },
       { ...process.env, JUDGEFLOW_WORKER_VERSIONING: '0' },
     );
     // Today's release: versioned workers. The CLI's own worker (run in this process by resume) is one.
     const env = { JUDGEFLOW_HOME: old.dir, JUDGEFLOW_STORE: old.storeFile, JUDGEFLOW_TASK_QUEUE: old.taskQueue };
     const status = await cliInProcess(['status', runId, '--json'], env);
-    expect(JSON.parse(status.stdout)).toMatchObject({ status: 'running', upgrade: `run ${runId} was started by a judgeflow release before worker versioning; continue it on this build with: judgeflow resume ${runId}` });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      status: 'running',
+      upgrade: `run ${runId} was started by a judgeflow release before worker versioning; continue it on this build with: judgeflow resume ${runId}`,
+    });
 
     const resumed = await cliInProcess(['resume', runId], env);
     expect(resumed.stderr).not.toMatch(/TMPRL1100|[Nn]ondeterminism/);

@@ -23,12 +23,20 @@ jest.setTimeout(300_000);
 /** The workflows/ sources (and contract/, which they import) copied, one source edited, and bundled: a different build, as after a user's upgrade. */
 async function changedBuild(root: string): Promise<string> {
   const dir = path.join(root, 'changed-build');
-  for (const folder of ['workflows', 'contract']) if (fs.existsSync(path.join(REPO, folder))) fs.cpSync(path.join(REPO, folder), path.join(dir, folder), { recursive: true });
+  for (const folder of ['workflows', 'contract'])
+    if (fs.existsSync(path.join(REPO, folder)))
+      fs.cpSync(path.join(REPO, folder), path.join(dir, folder), { recursive: true });
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'));
-  fs.appendFileSync(path.join(dir, 'workflows', 'index.ts'), "\n/** Added by the upgrade. */\nexport async function upgradeMarker(): Promise<string> {\n  return 'changed build';\n}\n");
+  fs.appendFileSync(
+    path.join(dir, 'workflows', 'index.ts'),
+    "\n/** Added by the upgrade. */\nexport async function upgradeMarker(): Promise<string> {\n  return 'changed build';\n}\n",
+  );
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never;
   const file = path.join(root, 'changed-bundle.js');
-  fs.writeFileSync(file, (await bundleWorkflowCode({ workflowsPath: path.join(dir, 'workflows', 'index.ts'), logger: quiet })).code);
+  fs.writeFileSync(
+    file,
+    (await bundleWorkflowCode({ workflowsPath: path.join(dir, 'workflows', 'index.ts'), logger: quiet })).code,
+  );
   return file;
 }
 
@@ -39,7 +47,9 @@ function worker(env: NodeJS.ProcessEnv): { proc: ChildProcess; exited: Promise<u
 
 function cli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>
-    execFile(process.execPath, [CLI, ...args], { env, timeout: 120_000 }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })),
+    execFile(process.execPath, [CLI, ...args], { env, timeout: 120_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    ),
   );
 }
 
@@ -49,7 +59,11 @@ test('a run started by one build, its worker killed mid-run, finishes on a worke
   const copilots = await startSimServer({ latencyMs: 20 });
   const bundleA = process.env.JUDGEFLOW_WORKFLOW_BUNDLE!;
   const bundleB = await changedBuild(root);
-  const base = { ...process.env, JUDGEFLOW_HOME: path.join(root, 'home'), JUDGEFLOW_TASK_QUEUE: uniqueQueue('versioning') };
+  const base = {
+    ...process.env,
+    JUDGEFLOW_HOME: path.join(root, 'home'),
+    JUDGEFLOW_TASK_QUEUE: uniqueQueue('versioning'),
+  };
   const envA = { ...base, JUDGEFLOW_WORKFLOW_BUNDLE: bundleA };
   const envB = { ...base, JUDGEFLOW_WORKFLOW_BUNDLE: bundleB };
   const [buildA, buildB] = [(await workflowBuild(envA)).buildId, (await workflowBuild(envB)).buildId];
@@ -68,7 +82,11 @@ test('a run started by one build, its worker killed mid-run, finishes on a worke
     });
     const runId = `run-versioning-${Date.now()}`;
     // Started unpinned, as a detached run or a schedule is: it goes to the deployment's current build, A.
-    const first = await client.workflow.start(benchmarkRun, { taskQueue: base.JUDGEFLOW_TASK_QUEUE, workflowId: runId, args: [runInput(config, runId)] });
+    const first = await client.workflow.start(benchmarkRun, {
+      taskQueue: base.JUDGEFLOW_TASK_QUEUE,
+      workflowId: runId,
+      args: [runInput(config, runId)],
+    });
     const judged = async () => (await store.judgments(runId)).length;
     await until(async () => (await judged()) >= 20, 120_000);
     expect(pinnedVersion((await first.describe()).raw as never)?.buildId).toBe(buildA);
@@ -96,7 +114,9 @@ test('a run started by one build, its worker killed mid-run, finishes on a worke
     await second.result();
     expect(pinnedVersion((await second.describe()).raw as never)?.buildId).toBe(buildB);
     // The first execution was ended, not failed with a nondeterminism error.
-    expect((await client.workflow.getHandle(runId, first.firstExecutionRunId).describe()).status.name).toBe('TERMINATED');
+    expect((await client.workflow.getHandle(runId, first.firstExecutionRunId).describe()).status.name).toBe(
+      'TERMINATED',
+    );
 
     const responses = await store.responses(runId);
     const judgments = await store.judgments(runId);

@@ -17,11 +17,15 @@ describe('judge unit timeout', () => {
   });
 
   test('without the taxonomy: scoring turns and one ranking, each with its re-asks', () => {
-    expect(judgeUnitTimeoutMs(cab, 4, {}, t, cabRubric.judge.maxInvalidAnswers)).toBe((4 + 1) * 3 * t + JUDGE_UNIT_SLACK_MS);
+    expect(judgeUnitTimeoutMs(cab, 4, {}, t, cabRubric.judge.maxInvalidAnswers)).toBe(
+      (4 + 1) * 3 * t + JUDGE_UNIT_SLACK_MS,
+    );
     expect(judgeUnitTimeoutMs(cab, 1, {}, t, cabRubric.judge.maxInvalidAnswers)).toBe(3 * t + JUDGE_UNIT_SLACK_MS);
   });
 
   test('a LATTICE unit is one response: one call and its re-asks', () => {
-    expect(judgeUnitTimeoutMs(lattice, 1, {}, t, latticeRubric.judge.maxInvalidAnswers)).toBe((1 + latticeRubric.judge.maxInvalidAnswers) * t + JUDGE_UNIT_SLACK_MS);
+    expect(judgeUnitTimeoutMs(lattice, 1, {}, t, latticeRubric.judge.maxInvalidAnswers)).toBe(
+      (1 + latticeRubric.judge.maxInvalidAnswers) * t + JUDGE_UNIT_SLACK_MS,
+    );
   });
 });

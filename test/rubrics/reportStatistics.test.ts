@@ -17,16 +17,59 @@ import { tempDir } from '../support/harness';
 
 const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
 const runRecord = (protocol: string, copilots: string[]): RunRecord => ({
-  runId: `${protocol}-test`, protocol, snapshotId: 'snap-x', rubricVersion: 'v', judge, copilots, status: 'completed',
-  startedAt: '2026-01-01T00:00:00Z', finishedAt: null, reportPath: null, sourceRunId: null, summary: null, config: {},
+  runId: `${protocol}-test`,
+  protocol,
+  snapshotId: 'snap-x',
+  rubricVersion: 'v',
+  judge,
+  copilots,
+  status: 'completed',
+  startedAt: '2026-01-01T00:00:00Z',
+  finishedAt: null,
+  reportPath: null,
+  sourceRunId: null,
+  summary: null,
+  config: {},
 });
 const response = (queryId: string, copilot: string, words: number): StoredResponse => ({
-  runId: 'r', queryId, copilot, status: 'ok', text: Array.from({ length: words }, (_, i) => `w${i}`).join(' '), raw: null, html: null, adapter: 'csv',
-  startedAt: null, finishedAt: null, latencyMs: null, errorKind: null, errorMessage: null, conversationId: null, context: null,
+  runId: 'r',
+  queryId,
+  copilot,
+  status: 'ok',
+  text: Array.from({ length: words }, (_, i) => `w${i}`).join(' '),
+  raw: null,
+  html: null,
+  adapter: 'csv',
+  startedAt: null,
+  finishedAt: null,
+  latencyMs: null,
+  errorKind: null,
+  errorMessage: null,
+  conversationId: null,
+  context: null,
 });
-const judgment = (queryId: string, copilot: string, scores: Record<string, number>, total: number, extra: Partial<StoredJudgment> = {}): StoredJudgment => ({
-  runId: 'r', queryId, copilot, rubricVersion: 'v', status: 'ok', scores, rationales: null, total, rank: null, position: null, error: null,
-  judge: { ...judge, rubricVersion: 'v' }, attempts: 1, createdAt: '2026-01-01T00:00:00Z', ...extra,
+const judgment = (
+  queryId: string,
+  copilot: string,
+  scores: Record<string, number>,
+  total: number,
+  extra: Partial<StoredJudgment> = {},
+): StoredJudgment => ({
+  runId: 'r',
+  queryId,
+  copilot,
+  rubricVersion: 'v',
+  status: 'ok',
+  scores,
+  rationales: null,
+  total,
+  rank: null,
+  position: null,
+  error: null,
+  judge: { ...judge, rubricVersion: 'v' },
+  attempts: 1,
+  createdAt: '2026-01-01T00:00:00Z',
+  ...extra,
 });
 
 describe('CryptoAnalystBench report statistics', () => {
@@ -34,9 +77,14 @@ describe('CryptoAnalystBench report statistics', () => {
   // differ by a symmetric ±1 pattern (not separable); the judge ranks A, B, C in that order. Longer answers get
   // higher totals for A.
   const Q = 40;
-  const queries: Query[] = Array.from({ length: Q }, (_, i) => ({ id: `q${String(i).padStart(2, '0')}`, text: `question ${i}`, tags: 'DeFi' }));
+  const queries: Query[] = Array.from({ length: Q }, (_, i) => ({
+    id: `q${String(i).padStart(2, '0')}`,
+    text: `question ${i}`,
+    tags: 'DeFi',
+  }));
   const systems = ['A', 'B', 'C'];
-  const totalOf = (i: number, s: string) => (s === 'A' ? 30 + (i % 5) : s === 'B' ? 20 + (i % 3) : 20 + (i % 3) + (i % 2 ? 1 : -1));
+  const totalOf = (i: number, s: string) =>
+    s === 'A' ? 30 + (i % 5) : s === 'B' ? 20 + (i % 3) : 20 + (i % 3) + (i % 2 ? 1 : -1);
   const responses: StoredResponse[] = [];
   const judgments: StoredJudgment[] = [];
   queries.forEach((q, i) => {
@@ -46,11 +94,26 @@ describe('CryptoAnalystBench report statistics', () => {
       const t = totalOf(i, s);
       const d = t / 4;
       responses.push(response(q.id, s, s === 'A' ? 100 + 20 * (i % 5) : 80));
-      judgments.push(judgment(q.id, s, { relevance: d, temporal_relevance: d, depth: d, data_consistency: d }, t, { position: order.indexOf(s) + 1, rank: present.indexOf(s) + 1 }));
+      judgments.push(
+        judgment(q.id, s, { relevance: d, temporal_relevance: d, depth: d, data_consistency: d }, t, {
+          position: order.indexOf(s) + 1,
+          rank: present.indexOf(s) + 1,
+        }),
+      );
     }
   });
   const rubric = loadCabRubric(cabProtocol.defaultRubricDir);
-  const report = buildCabReport({ run: runRecord('cab', systems), queries, responses, judgments, rubric, plan: undefined, options: {}, seed: 's', simulated: false });
+  const report = buildCabReport({
+    run: runRecord('cab', systems),
+    queries,
+    responses,
+    judgments,
+    rubric,
+    plan: undefined,
+    options: {},
+    seed: 's',
+    simulated: false,
+  });
   const json = report.json as any;
 
   test('intervals carry n and method; normalised rank corrects for query size', () => {
@@ -76,7 +139,13 @@ describe('CryptoAnalystBench report statistics', () => {
 
   test('length bias: per copilot and for the judge, from the stored texts', () => {
     const a = queries.map((_, i) => [100 + 20 * (i % 5), totalOf(i, 'A')]);
-    expect(json.lengthBias.copilots.A.pearson).toBeCloseTo(pearson(a.map((x) => x[0]), a.map((x) => x[1])), 12);
+    expect(json.lengthBias.copilots.A.pearson).toBeCloseTo(
+      pearson(
+        a.map((x) => x[0]),
+        a.map((x) => x[1]),
+      ),
+      12,
+    );
     expect(json.lengthBias.copilots.A.pearson).toBeCloseTo(1, 12);
     expect(json.lengthBias.copilots.B.pearson).toBeNull(); // constant length
     expect(json.lengthBias.judge.n).toBe(100);
@@ -95,7 +164,9 @@ describe('CryptoAnalystBench report statistics', () => {
     await report.extra![0].write(file);
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(file);
-    expect(wb.worksheets.map((w) => w.name)).toEqual(expect.arrayContaining(['Separability', 'Length Bias', 'Summary', 'Position Bias']));
+    expect(wb.worksheets.map((w) => w.name)).toEqual(
+      expect.arrayContaining(['Separability', 'Length Bias', 'Summary', 'Position Bias']),
+    );
     const sep = wb.getWorksheet('Separability')!;
     expect(sep.getRow(2).values).toEqual(expect.arrayContaining(['A', 'B', 40, 'yes']));
     const summary = wb.getWorksheet('Summary')!;
@@ -105,7 +176,12 @@ describe('CryptoAnalystBench report statistics', () => {
 
 test('LATTICE report: separability, intervals with n and length bias', () => {
   const rubric = loadLatticeRubric(latticeProtocol.defaultRubricDir);
-  const queries: Query[] = Array.from({ length: 30 }, (_, i) => ({ id: `q${i}`, text: `question ${i}`, task: 'T1', category: 'C1' }));
+  const queries: Query[] = Array.from({ length: 30 }, (_, i) => ({
+    id: `q${i}`,
+    text: `question ${i}`,
+    task: 'T1',
+    category: 'C1',
+  }));
   const copilots = ['Hi', 'Mid1', 'Mid2'];
   const base = (i: number) => 4 + (i % 4);
   const dims = (v: number) => ({ D1: v, D2: v, D3: v, D4: v, D5: v, D6: v });
@@ -118,7 +194,17 @@ test('LATTICE report: separability, intervals with n and length bias', () => {
       responses.push(response(q.id, c, 50 + v * 10));
     }
   });
-  const report = buildLatticeReport({ run: runRecord('lattice', copilots), queries, responses, judgments, rubric, plan: undefined, options: {}, seed: 's', simulated: false });
+  const report = buildLatticeReport({
+    run: runRecord('lattice', copilots),
+    queries,
+    responses,
+    judgments,
+    rubric,
+    plan: undefined,
+    options: {},
+    seed: 's',
+    simulated: false,
+  });
   const json = report.json as any;
   expect(json.copilots.Hi.ci95).toMatchObject({ n: 30, method: 't' });
   expect(json.separability.tiers).toEqual([['Hi'], ['Mid2', 'Mid1']].map((t) => expect.arrayContaining(t)));

@@ -21,9 +21,29 @@ async function capture(fn: () => Promise<number>): Promise<{ code: number; out: 
 }
 
 test('flattening keys id-bearing lists by id, so an inserted item is one change, not a cascade', () => {
-  const a = { dims: [{ id: 'D1', w: 1 }, { id: 'D2', w: 2 }], list: [3, 4] };
-  const b = { dims: [{ id: 'D0', w: 0 }, { id: 'D1', w: 1 }, { id: 'D2', w: 2 }], list: [3, 5] };
-  expect([...flattenContent(a).keys()]).toEqual(['dims[D1].id', 'dims[D1].w', 'dims[D2].id', 'dims[D2].w', 'list[0]', 'list[1]']);
+  const a = {
+    dims: [
+      { id: 'D1', w: 1 },
+      { id: 'D2', w: 2 },
+    ],
+    list: [3, 4],
+  };
+  const b = {
+    dims: [
+      { id: 'D0', w: 0 },
+      { id: 'D1', w: 1 },
+      { id: 'D2', w: 2 },
+    ],
+    list: [3, 5],
+  };
+  expect([...flattenContent(a).keys()]).toEqual([
+    'dims[D1].id',
+    'dims[D1].w',
+    'dims[D2].id',
+    'dims[D2].w',
+    'list[0]',
+    'list[1]',
+  ]);
   expect(diffContent(a, b)).toEqual([
     { path: 'list[1]', kind: 'changed', a: 4, b: 5 },
     { path: 'dims[D0].id', kind: 'added', b: 'D0' },
@@ -60,17 +80,28 @@ test('rubric diff of two directories names exactly the changed fields, with prom
   const dir = copyRubric();
   editOnce(path.join(dir, 'rubric.yaml'), D2_OLD, D2_NEW);
   editOnce(path.join(dir, 'rubric.yaml'), 'C1: { D1: 15, D2: 25, D3: 15,', 'C1: { D1: 20, D2: 20, D3: 15,');
-  editOnce(path.join(dir, 'judge-system.md'), 'Rules for every dimension:', 'Rules for every dimension:\nPenalise invented numbers.');
+  editOnce(
+    path.join(dir, 'judge-system.md'),
+    'Rules for every dimension:',
+    'Rules for every dimension:\nPenalise invented numbers.',
+  );
   const before = latticeProtocol.loadRubric(latticeProtocol.defaultRubricDir);
   const after = latticeProtocol.loadRubric(dir);
   expect(after.version).not.toBe(before.version);
 
   const changes = diffContent(before.content, after.content);
-  expect(changes.map((c) => c.path)).toEqual(['data.dimensions[D2].description', 'data.weights.C1.D1', 'data.weights.C1.D2', 'prompts.system']);
+  expect(changes.map((c) => c.path)).toEqual([
+    'data.dimensions[D2].description',
+    'data.weights.C1.D1',
+    'data.weights.C1.D2',
+    'prompts.system',
+  ]);
   const prompt = changes.find((c) => c.path === 'prompts.system')!;
   expect(prompt.lines!.filter((l) => l.op !== ' ')).toEqual([{ op: '+', text: 'Penalise invented numbers.' }]);
 
-  const { code, out } = await capture(() => rubricCommand.run({ values: {}, positionals: ['diff', latticeProtocol.defaultRubricDir, dir] }));
+  const { code, out } = await capture(() =>
+    rubricCommand.run({ values: {}, positionals: ['diff', latticeProtocol.defaultRubricDir, dir] }),
+  );
   expect(code).toBe(0);
   expect(out).toContain(`rubric ${before.version}`);
   expect(out).toContain(after.version);
@@ -94,24 +125,46 @@ test('rubric show and diff accept rubric versions and run ids stored in the resu
     const store = new SqliteStore(path.join(home, 'results.db'));
     await store.putRubric(edited.version, 'lattice', edited.content);
     await store.putRubric(original.version, 'lattice', original.content);
-    await store.createRun({ runId: 'run-old', protocol: 'lattice', snapshotId: 's', rubricVersion: original.version, judge: { model: 'm', baseURL: 'http://x', temperature: 0 }, copilots: ['A'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
+    await store.createRun({
+      runId: 'run-old',
+      protocol: 'lattice',
+      snapshotId: 's',
+      rubricVersion: original.version,
+      judge: { model: 'm', baseURL: 'http://x', temperature: 0 },
+      copilots: ['A'],
+      startedAt: '2025-01-01T00:00:00Z',
+      sourceRunId: null,
+      config: {},
+    });
     await store.close();
     fs.rmSync(dir, { recursive: true }); // the stored version must not need the files any more
 
-    const diff = await capture(() => rubricCommand.run({ values: { json: true }, positionals: ['diff', 'run-old', edited.version] }));
+    const diff = await capture(() =>
+      rubricCommand.run({ values: { json: true }, positionals: ['diff', 'run-old', edited.version] }),
+    );
     const parsed = JSON.parse(diff.out);
     expect(parsed.a).toEqual({ version: original.version, source: 'run run-old' });
     expect(parsed.b).toEqual({ version: edited.version, source: 'stored' });
-    expect(parsed.changes).toEqual([expect.objectContaining({ path: 'data.dimensions[D2].description', kind: 'changed' })]);
+    expect(parsed.changes).toEqual([
+      expect.objectContaining({ path: 'data.dimensions[D2].description', kind: 'changed' }),
+    ]);
 
     const show = await capture(() => rubricCommand.run({ values: {}, positionals: ['show'] }));
     expect(show.out).toContain(`lattice rubric version ${original.version}`);
     expect(show.out).toMatch(/system {2}sha256 [0-9a-f]{12}/);
 
-    await expect(rubricCommand.run({ values: {}, positionals: ['diff', 'nope', edited.version] })).rejects.toThrow(InputError);
-    await expect(rubricCommand.run({ values: {}, positionals: ['diff', 'nope', edited.version] })).rejects.toThrow(/"nope" is not a rubric directory, nor a rubric version or run id/);
-    await expect(rubricCommand.run({ values: {}, positionals: ['frobnicate'] })).rejects.toThrow(/unknown action "frobnicate"/);
-    await expect(rubricCommand.run({ values: { rubric: home }, positionals: ['show'] })).rejects.toThrow(/cannot tell which protocol/);
+    await expect(rubricCommand.run({ values: {}, positionals: ['diff', 'nope', edited.version] })).rejects.toThrow(
+      InputError,
+    );
+    await expect(rubricCommand.run({ values: {}, positionals: ['diff', 'nope', edited.version] })).rejects.toThrow(
+      /"nope" is not a rubric directory, nor a rubric version or run id/,
+    );
+    await expect(rubricCommand.run({ values: {}, positionals: ['frobnicate'] })).rejects.toThrow(
+      /unknown action "frobnicate"/,
+    );
+    await expect(rubricCommand.run({ values: { rubric: home }, positionals: ['show'] })).rejects.toThrow(
+      /cannot tell which protocol/,
+    );
   } finally {
     if (prevHome === undefined) delete process.env.JUDGEFLOW_HOME;
     else process.env.JUDGEFLOW_HOME = prevHome;

@@ -7,14 +7,32 @@ import { simServersForFile } from '../support/sims';
  */
 const sim = simServersForFile({ judge: { latencyMs: 0 } });
 
-const dimension = { type: 'object', properties: { score: { type: 'integer', minimum: 0, maximum: 10 }, reason: { type: 'string' } }, required: ['score', 'reason'], additionalProperties: false };
+const dimension = {
+  type: 'object',
+  properties: { score: { type: 'integer', minimum: 0, maximum: 10 }, reason: { type: 'string' } },
+  required: ['score', 'reason'],
+  additionalProperties: false,
+};
 const dims = ['D1', 'D2', 'D3', 'D4', 'D5', 'D6'];
 const schema = {
   type: 'object',
   properties: {
     results: {
       type: 'array',
-      items: { type: 'object', properties: { agent: { type: 'string' }, dimensions: { type: 'object', properties: Object.fromEntries(dims.map((d) => [d, dimension])), required: dims, additionalProperties: false } }, required: ['agent', 'dimensions'], additionalProperties: false },
+      items: {
+        type: 'object',
+        properties: {
+          agent: { type: 'string' },
+          dimensions: {
+            type: 'object',
+            properties: Object.fromEntries(dims.map((d) => [d, dimension])),
+            required: dims,
+            additionalProperties: false,
+          },
+        },
+        required: ['agent', 'dimensions'],
+        additionalProperties: false,
+      },
       minItems: 1,
     },
   },
@@ -22,7 +40,10 @@ const schema = {
   additionalProperties: false,
 };
 const agents = [
-  ['sorin', 'Aave liquidates a position once its health factor falls below 1: collateral value times the liquidation threshold, over the debt. A liquidator repays part of the debt and takes collateral at a bonus.'],
+  [
+    'sorin',
+    'Aave liquidates a position once its health factor falls below 1: collateral value times the liquidation threshold, over the debt. A liquidator repays part of the debt and takes collateral at a bonus.',
+  ],
   ['elsa', 'I cannot help with that.'],
   ['newcomer', 'Liquidation thresholds differ per asset; watch the health factor.'],
 ];
@@ -34,14 +55,28 @@ const user = [
 ].join('\n\n');
 
 async function post(body: unknown) {
-  const res = await fetch(`${sim.judge.url}/responses`, { method: 'POST', headers: { authorization: 'Bearer sk-sim', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${sim.judge.url}/responses`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer sk-sim', 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any };
 }
 
 test('the reference judge request: a Responses answer whose output_text holds one result per agent, named as shown, in the schema', async () => {
-  const res = await post({ model: 'sim-judge', instructions: 'Score each agent on D1–D6.', input: [{ role: 'user', content: user }], text: { format: { type: 'json_schema', name: 'scoring_result', strict: true, schema } } });
+  const res = await post({
+    model: 'sim-judge',
+    instructions: 'Score each agent on D1–D6.',
+    input: [{ role: 'user', content: user }],
+    text: { format: { type: 'json_schema', name: 'scoring_result', strict: true, schema } },
+  });
   expect(res.status).toBe(200);
-  expect(res.body).toMatchObject({ object: 'response', status: 'completed', model: 'sim-judge', usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) } });
+  expect(res.body).toMatchObject({
+    object: 'response',
+    status: 'completed',
+    model: 'sim-judge',
+    usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) },
+  });
   expect(res.body.usage.input_tokens).toBeGreaterThan(50);
   const [message] = res.body.output;
   expect(message).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'output_text' }] });
@@ -52,7 +87,8 @@ test('the reference judge request: a Responses answer whose output_text holds on
     for (const d of dims) expect(r.dimensions[d].score).toEqual(expect.any(Number));
   }
   // Scored by each answer's text, as the chat judge scores it: the thorough answer above the refusal.
-  const mean = (r: { dimensions: Record<string, { score: number }> }) => dims.reduce((s, d) => s + r.dimensions[d].score, 0) / dims.length;
+  const mean = (r: { dimensions: Record<string, { score: number }> }) =>
+    dims.reduce((s, d) => s + r.dimensions[d].score, 0) / dims.length;
   expect(mean(verdict.results[0])).toBeGreaterThan(mean(verdict.results[1]));
   // Logged like a chat request, with the answer it gave.
   const logged = sim.judge.requests.at(-1)!;
@@ -60,7 +96,7 @@ test('the reference judge request: a Responses answer whose output_text holds on
   expect(JSON.parse(logged.content!)).toEqual(verdict);
 });
 
-test('a request without input is a 400 invalid_request_error in OpenAI\'s error shape', async () => {
+test("a request without input is a 400 invalid_request_error in OpenAI's error shape", async () => {
   const res = await post({ model: 'sim-judge', instructions: 'x' });
   expect(res.status).toBe(400);
   expect(res.body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });

@@ -45,7 +45,10 @@ const judgeZod = z
   })
   .strict();
 
-const responseFormat = { type: 'json_schema' as const, json_schema: { name: 'verdict', strict: true, schema: judgeSchema } };
+const responseFormat = {
+  type: 'json_schema' as const,
+  json_schema: { name: 'verdict', strict: true, schema: judgeSchema },
+};
 
 function client(sim: SimServer, maxRetries = 0): OpenAI {
   return new OpenAI({ baseURL: sim.url, apiKey: 'sim', maxRetries });
@@ -73,7 +76,11 @@ describe('sim server', () => {
   test('plain completion has the OpenAI shape and mentions the question', async () => {
     const completion = await openai.chat.completions.create({ model: 'sim-copilot', messages: ask(question) });
     expect(sim.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
-    expect(completion).toMatchObject({ object: 'chat.completion', model: 'sim-copilot', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant' } }] });
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model: 'sim-copilot',
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant' } }],
+    });
     expect(completion.id).toMatch(/^chatcmpl-/);
     expect(typeof completion.created).toBe('number');
     expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
@@ -84,21 +91,33 @@ describe('sim server', () => {
   });
 
   test('copilot style depends on the model name', async () => {
-    const answer = async (model: string) => (await openai.chat.completions.create({ model, messages: ask(question) })).choices[0]!.message.content!;
-    const [terse, thorough, refuser] = await Promise.all([answer('sim-terse'), answer('sim-thorough'), answer('sim-refuser')]);
+    const answer = async (model: string) =>
+      (await openai.chat.completions.create({ model, messages: ask(question) })).choices[0]!.message.content!;
+    const [terse, thorough, refuser] = await Promise.all([
+      answer('sim-terse'),
+      answer('sim-thorough'),
+      answer('sim-refuser'),
+    ]);
     expect(terse.split(/[.!?](\s|$)/).filter((s) => s.trim()).length).toBeLessThanOrEqual(2);
     expect(thorough).toMatch(/^- /m);
     expect(thorough).toMatch(/risk/i);
     expect(thorough).toMatch(/\d+%/);
     expect(thorough.length).toBeGreaterThan(terse.length * 3);
     expect(refuser).toMatch(/can't provide/);
-    const other = await openai.chat.completions.create({ model: 'sim-terse', messages: ask('What is the outlook for SOL memecoins?') });
+    const other = await openai.chat.completions.create({
+      model: 'sim-terse',
+      messages: ask('What is the outlook for SOL memecoins?'),
+    });
     expect(other.choices[0]!.message.content).toContain('SOL');
     expect(other.choices[0]!.message.content).not.toBe(terse);
   });
 
   test('streaming sends chat.completion.chunk events that join to the full answer', async () => {
-    const stream = await openai.chat.completions.create({ model: 'sim-thorough', messages: ask(question), stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'sim-thorough',
+      messages: ask(question),
+      stream: true,
+    });
     const pieces: string[] = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -112,7 +131,11 @@ describe('sim server', () => {
   });
 
   test('json_schema answers validate against an equivalent zod schema', async () => {
-    const completion = await openai.chat.completions.create({ model: 'sim-judge', messages: ask('grade this'), response_format: responseFormat });
+    const completion = await openai.chat.completions.create({
+      model: 'sim-judge',
+      messages: ask('grade this'),
+      response_format: responseFormat,
+    });
     const parsed = judgeZod.parse(JSON.parse(completion.choices[0]!.message.content!));
     expect(parsed.protocol).toBe('lattice');
   });
@@ -146,7 +169,10 @@ describe('sim server', () => {
   });
 
   test('answers are deterministic and depend on the messages', async () => {
-    const judge = (content: string) => openai.chat.completions.create({ model: 'sim-judge', messages: ask(content), response_format: responseFormat }).then((c) => c.choices[0]!.message.content);
+    const judge = (content: string) =>
+      openai.chat.completions
+        .create({ model: 'sim-judge', messages: ask(content), response_format: responseFormat })
+        .then((c) => c.choices[0]!.message.content);
     expect(await judge('same')).toBe(await judge('same'));
     const variants = new Set(await Promise.all(['a', 'b', 'c', 'd', 'e'].map(judge)));
     expect(variants.size).toBeGreaterThan(1);
@@ -155,19 +181,31 @@ describe('sim server', () => {
   });
 
   test('judge scores favour longer, structured responses', async () => {
-    const schema = { type: 'object', properties: { accuracy: judgeSchema.$defs.Dim, depth: judgeSchema.$defs.Dim }, required: ['accuracy', 'depth'] };
+    const schema = {
+      type: 'object',
+      properties: { accuracy: judgeSchema.$defs.Dim, depth: judgeSchema.$defs.Dim },
+      required: ['accuracy', 'depth'],
+    };
     const meanScore = async (model: string) => {
       let total = 0;
       for (let i = 0; i < 8; i++) {
         const q = `${question} (variant ${i})`;
         const prompt = `User query:\n<<<\n${q}\n>>>\n\nCopilot response:\n<<<\n${defaultCopilotAnswer(model, ask(q))}\n>>>`;
-        const c = await openai.chat.completions.create({ model: 'sim-judge', messages: ask(prompt), response_format: { type: 'json_schema', json_schema: { name: 's', schema } } });
+        const c = await openai.chat.completions.create({
+          model: 'sim-judge',
+          messages: ask(prompt),
+          response_format: { type: 'json_schema', json_schema: { name: 's', schema } },
+        });
         const v = JSON.parse(c.choices[0]!.message.content!);
         total += v.accuracy.score + v.depth.score;
       }
       return total / 16;
     };
-    const [refuser, terse, thorough] = [await meanScore('sim-refuser'), await meanScore('sim-terse'), await meanScore('sim-thorough')];
+    const [refuser, terse, thorough] = [
+      await meanScore('sim-refuser'),
+      await meanScore('sim-terse'),
+      await meanScore('sim-thorough'),
+    ];
     expect(thorough).toBeGreaterThan(terse + 2);
     expect(terse).toBeGreaterThanOrEqual(refuser);
   });
@@ -179,7 +217,9 @@ describe('sim server', () => {
   });
 
   test('fault-429 answers 429 with Retry-After visible on APIError.headers', async () => {
-    const error = await apiError(openai.chat.completions.create({ model: 'fault-429:sim-copilot', messages: ask('hi') }));
+    const error = await apiError(
+      openai.chat.completions.create({ model: 'fault-429:sim-copilot', messages: ask('hi') }),
+    );
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.status).toBe(429);
     expect(error.headers?.get('retry-after')).toBe('1');
@@ -187,22 +227,34 @@ describe('sim server', () => {
   });
 
   test('fault-500 answers 500 in the OpenAI error shape', async () => {
-    const error = await apiError(openai.chat.completions.create({ model: 'fault-500:sim-copilot', messages: ask('hi') }));
+    const error = await apiError(
+      openai.chat.completions.create({ model: 'fault-500:sim-copilot', messages: ask('hi') }),
+    );
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect(error.error).toMatchObject({ type: 'server_error', message: expect.any(String) });
   });
 
   test('fault-malformed answers 200 with a body that is not JSON', async () => {
     // Matched by name: under jest the JSON SyntaxError comes from another realm, so instanceof fails.
-    await expect(openai.chat.completions.create({ model: 'fault-malformed:sim-copilot', messages: ask('hi') })).rejects.toMatchObject({ name: 'SyntaxError' });
-    const res = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fault-malformed:x', messages: ask('hi') }) });
+    await expect(
+      openai.chat.completions.create({ model: 'fault-malformed:sim-copilot', messages: ask('hi') }),
+    ).rejects.toMatchObject({ name: 'SyntaxError' });
+    const res = await fetch(`${sim.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'fault-malformed:x', messages: ask('hi') }),
+    });
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(() => JSON.parse(text)).toThrow();
   });
 
   test('fault-badjson answers a valid completion whose content is not JSON', async () => {
-    const completion = await openai.chat.completions.create({ model: 'fault-badjson:sim-judge', messages: ask('grade'), response_format: responseFormat });
+    const completion = await openai.chat.completions.create({
+      model: 'fault-badjson:sim-judge',
+      messages: ask('grade'),
+      response_format: responseFormat,
+    });
     expect(() => JSON.parse(completion.choices[0]!.message.content!)).toThrow();
   });
 
@@ -211,7 +263,9 @@ describe('sim server', () => {
     expect((await apiError(openai.chat.completions.create(request))).status).toBe(429);
     const ok = await openai.chat.completions.create(request);
     expect(ok.choices[0]!.message.content).toBe(defaultCopilotAnswer('sim-terse', request.messages));
-    expect((await apiError(openai.chat.completions.create({ ...request, messages: ask('once about ETH') }))).status).toBe(429);
+    expect(
+      (await apiError(openai.chat.completions.create({ ...request, messages: ask('once about ETH') }))).status,
+    ).toBe(429);
     // With SDK retries on, the Retry-After is honoured and the retry succeeds.
     const retrying = await client(sim, 1).chat.completions.create({ ...request, messages: ask('once about SOL') });
     expect(retrying.choices[0]!.message.content).toContain('SOL');
@@ -220,15 +274,24 @@ describe('sim server', () => {
   test('unknown path → 404, bad JSON → 400, both in the OpenAI error shape', async () => {
     const missing = await fetch(`${sim.url}/nope`);
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toMatchObject({ error: { message: expect.any(String), type: 'invalid_request_error', code: 'unknown_url' } });
-    const bad = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+    expect(await missing.json()).toMatchObject({
+      error: { message: expect.any(String), type: 'invalid_request_error', code: 'unknown_url' },
+    });
+    const bad = await fetch(`${sim.url}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{nope',
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_json' } });
   });
 
   test('request log records chat requests, in memory and at GET /_sim/requests', async () => {
     const before = sim.requests.length;
-    await openai.chat.completions.create({ model: 'sim-log', messages: ask('log me') }, { headers: { 'x-trace': 't1' } });
+    await openai.chat.completions.create(
+      { model: 'sim-log', messages: ask('log me') },
+      { headers: { 'x-trace': 't1' } },
+    );
     const entry = sim.requests[before]!;
     expect(entry).toMatchObject({ path: '/v1/chat/completions', model: 'sim-log', body: { messages: ask('log me') } });
     expect(entry.headers['x-trace']).toBe('t1');
@@ -249,10 +312,30 @@ describe('sim server options', () => {
   afterAll(() => Promise.all(servers.map((s) => s.close())));
 
   test('judge profiles over HTTP: noise varies call to call, leniency shifts, favour rewards the matching text', async () => {
-    const server = await start({ judges: { noisy: { noise: 2, seed: 1 }, lenient: { leniency: 3 }, fan: { favour: { contains: 'MAGIC', bonus: 4 } } } });
-    const schema = { type: 'object', properties: { D1: { type: 'object', properties: { score: { type: 'integer', minimum: 0, maximum: 10 }, rationale: { type: 'string' } }, required: ['score', 'rationale'] } }, required: ['D1'] };
+    const server = await start({
+      judges: {
+        noisy: { noise: 2, seed: 1 },
+        lenient: { leniency: 3 },
+        fan: { favour: { contains: 'MAGIC', bonus: 4 } },
+      },
+    });
+    const schema = {
+      type: 'object',
+      properties: {
+        D1: {
+          type: 'object',
+          properties: { score: { type: 'integer', minimum: 0, maximum: 10 }, rationale: { type: 'string' } },
+          required: ['score', 'rationale'],
+        },
+      },
+      required: ['D1'],
+    };
     const score = async (model: string, text: string) => {
-      const r = await client(server).chat.completions.create({ model, messages: ask(`Copilot response:\n<<<\n${text}\n>>>`), response_format: { type: 'json_schema', json_schema: { name: 'j', schema } } });
+      const r = await client(server).chat.completions.create({
+        model,
+        messages: ask(`Copilot response:\n<<<\n${text}\n>>>`),
+        response_format: { type: 'json_schema', json_schema: { name: 'j', schema } },
+      });
       return JSON.parse(r.choices[0].message.content!).D1.score as number;
     };
     const plain = 'A short answer.';
@@ -277,16 +360,25 @@ describe('sim server options', () => {
     const sim = await start({
       handler: (body, { requestIndex }) => {
         if (body.model === 'custom') return `custom #${requestIndex}`;
-        if (body.model === 'raw') return { status: 503, headers: { 'x-sim': 'yes' }, body: '{"error":{"message":"down","type":"server_error","code":null}}' };
+        if (body.model === 'raw')
+          return {
+            status: 503,
+            headers: { 'x-sim': 'yes' },
+            body: '{"error":{"message":"down","type":"server_error","code":null}}',
+          };
         return undefined;
       },
     });
     const c = client(sim);
-    expect((await c.chat.completions.create({ model: 'custom', messages: ask('x') })).choices[0]!.message.content).toBe('custom #0');
+    expect((await c.chat.completions.create({ model: 'custom', messages: ask('x') })).choices[0]!.message.content).toBe(
+      'custom #0',
+    );
     const error = await apiError(c.chat.completions.create({ model: 'raw', messages: ask('x') }));
     expect(error.status).toBe(503);
     expect(error.headers?.get('x-sim')).toBe('yes');
-    expect((await c.chat.completions.create({ model: 'sim-terse', messages: ask('fallback') })).choices[0]!.message.content).toBe(defaultCopilotAnswer('sim-terse', ask('fallback')));
+    expect(
+      (await c.chat.completions.create({ model: 'sim-terse', messages: ask('fallback') })).choices[0]!.message.content,
+    ).toBe(defaultCopilotAnswer('sim-terse', ask('fallback')));
   });
 
   test('fault rates are deterministic by request index and seed', async () => {
@@ -317,7 +409,9 @@ describe('sim server options', () => {
 
   test('rateMalformed 1 makes every reply unparseable; latency delays replies', async () => {
     const broken = await start({ faults: { rateMalformed: 1 } });
-    await expect(client(broken).chat.completions.create({ model: 'm', messages: ask('x') })).rejects.toMatchObject({ name: 'SyntaxError' });
+    await expect(client(broken).chat.completions.create({ model: 'm', messages: ask('x') })).rejects.toMatchObject({
+      name: 'SyntaxError',
+    });
     const slow = await start({ latencyMs: 150 });
     const t0 = Date.now();
     await client(slow).chat.completions.create({ model: 'm', messages: ask('x') });
@@ -327,21 +421,34 @@ describe('sim server options', () => {
 
 describe('sim CLI', () => {
   test('parses flags in both --flag value and --flag=value forms', () => {
-    expect(parseSimArgs(['--port', '9001', '--latency-ms=20', '--rate-429', '0.1', '--rate-500=0.2', '--rate-malformed', '0.05'])).toEqual({
+    expect(
+      parseSimArgs([
+        '--port',
+        '9001',
+        '--latency-ms=20',
+        '--rate-429',
+        '0.1',
+        '--rate-500=0.2',
+        '--rate-malformed',
+        '0.05',
+      ]),
+    ).toEqual({
       options: { port: 9001, latencyMs: 20, faults: { rate429: 0.1, rate500: 0.2, rateMalformed: 0.05 } },
       quiet: false,
       help: false,
     });
     expect(() => parseSimArgs(['--rate-429', '2'])).toThrow(/between 0 and 1/);
     expect(() => parseSimArgs(['--bogus'])).toThrow(/unknown option/);
-    expect(parseSimArgs(['--judge', 'noisy:noise=1.5,seed=3', '--judge=fan:favour=Here is a,bonus=2,leniency=-1']).options.judges).toEqual({
+    expect(
+      parseSimArgs(['--judge', 'noisy:noise=1.5,seed=3', '--judge=fan:favour=Here is a,bonus=2,leniency=-1']).options
+        .judges,
+    ).toEqual({
       noisy: { noise: 1.5, seed: 3 },
       fan: { favour: { contains: 'Here is a', bonus: 2 }, leniency: -1 },
     });
     expect(() => parseSimArgs(['--judge', 'noisy'])).toThrow(/MODEL:SPEC/);
     expect(() => parseSimArgs(['--judge', 'x:loud=2'])).toThrow(/unknown setting "loud"/);
   });
-
 
   test('--help prints usage and exits 0; bad flags exit 2', async () => {
     const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);

@@ -1,4 +1,11 @@
-import { artefactIdOf, type JudgeUnit, type NewRun, type RecordCounts, type ResultsStore, type StoreRecord } from '../../core/model/store';
+import {
+  artefactIdOf,
+  type JudgeUnit,
+  type NewRun,
+  type RecordCounts,
+  type ResultsStore,
+  type StoreRecord,
+} from '../../core/model/store';
 import type { Answer, StudyRecord } from '../../core/study/types';
 import type { StoredGroundingCheck } from '../../core/grounding/checks';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../../core/model/types';
@@ -28,7 +35,12 @@ export const aRun = (runId: string, over: Partial<NewRun> = {}): NewRun => ({
   ...over,
 });
 
-export const aResponse = (runId: string, queryId: string, copilot: string, over: Partial<StoredResponse> = {}): StoredResponse => ({
+export const aResponse = (
+  runId: string,
+  queryId: string,
+  copilot: string,
+  over: Partial<StoredResponse> = {},
+): StoredResponse => ({
   runId,
   queryId,
   copilot,
@@ -47,7 +59,12 @@ export const aResponse = (runId: string, queryId: string, copilot: string, over:
   ...over,
 });
 
-export const aJudgment = (runId: string, queryId: string, copilot: string, over: Partial<StoredJudgment> = {}): StoredJudgment => ({
+export const aJudgment = (
+  runId: string,
+  queryId: string,
+  copilot: string,
+  over: Partial<StoredJudgment> = {},
+): StoredJudgment => ({
   runId,
   queryId,
   copilot,
@@ -90,11 +107,26 @@ export const aStudy = (name: string, over: Partial<StudyRecord> = {}): StudyReco
   createdAt: '2025-02-01T00:00:00.000Z',
   closedAt: null,
   workflowId: `study-${name}`,
-  spec: { copilots: ['Ace', 'Bolt'], queryIds: ['q1', 'q2'], perItem: 2, seed: 's', deadline: null, remindBefore: null, options: { choices: ['A', 'B', 'tie'] } as never, excluded: { failed: 0, missing: 0, pairs: 0 } },
+  spec: {
+    copilots: ['Ace', 'Bolt'],
+    queryIds: ['q1', 'q2'],
+    perItem: 2,
+    seed: 's',
+    deadline: null,
+    remindBefore: null,
+    options: { choices: ['A', 'B', 'tie'] } as never,
+    excluded: { failed: 0, missing: 0, pairs: 0 },
+  },
   ...over,
 });
 
-const answer = (choice: Answer['choice'], reason: string | null = 'Accuracy'): Answer => ({ choice, reason, seriousError: false, errorType: null, comment: null });
+const answer = (choice: Answer['choice'], reason: string | null = 'Accuracy'): Answer => ({
+  choice,
+  reason,
+  seriousError: false,
+  errorType: null,
+  comment: null,
+});
 
 /** A study with two items, four assignments dealt to two annotators (token hashes th-ann-1, th-ann-2). */
 async function makeStudy(store: ResultsStore, name = 'pilot'): Promise<void> {
@@ -126,7 +158,14 @@ async function makeStudy(store: ResultsStore, name = 'pilot'): Promise<void> {
   );
 }
 
-const submission = (study: string, id: string, assignment: string, annotator: string, a: Answer, receivedAt: string) => ({
+const submission = (
+  study: string,
+  id: string,
+  assignment: string,
+  annotator: string,
+  a: Answer,
+  receivedAt: string,
+) => ({
   submissionId: id,
   study,
   assignmentId: assignment,
@@ -137,46 +176,172 @@ const submission = (study: string, id: string, assignment: string, annotator: st
 
 /** Something in every table: what `store copy` must carry over. */
 export async function fillEverything(store: ResultsStore): Promise<void> {
-  await store.putSnapshot({ snapshotId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { generator: 'test' } }, queries);
+  await store.putSnapshot(
+    { snapshotId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { generator: 'test' } },
+    queries,
+  );
   await store.putRubric('rv1', 'cab', { dimensions: [{ id: 'd1' }], z: 1, a: 2 });
   await store.createRun(aRun('r1', { protocol: 'cab', snapshotId: 'snap-x' }));
   await store.finishRun('r1', 'completed', '/out/r1/report.json', { Ace: 30.5 }, '2025-01-02T00:00:00.000Z');
   await store.createRun(aRun('r2', { sourceRunId: 'r1' }));
-  for (const q of ['q-a', 'q-b']) for (const c of ['Ace', 'Bolt']) await store.putResponse(aResponse('r1', q, c, { html: c === 'Bolt' ? '<b>x</b>' : null }));
-  await store.putResponse(aResponse('r1', 'q-c', 'Ace', { status: 'failed', text: null, errorKind: 'http', errorMessage: '503', latencyMs: null }));
-  await store.putJudgeUnits('r1', [{ queryId: 'q-a', copilots: ['Bolt', 'Ace'] }, { queryId: 'q-b', copilots: ['Ace', 'Bolt'] }], { seed: 's', orders: { 'q-a': ['Bolt', 'Ace'] } });
+  for (const q of ['q-a', 'q-b'])
+    for (const c of ['Ace', 'Bolt'])
+      await store.putResponse(aResponse('r1', q, c, { html: c === 'Bolt' ? '<b>x</b>' : null }));
+  await store.putResponse(
+    aResponse('r1', 'q-c', 'Ace', {
+      status: 'failed',
+      text: null,
+      errorKind: 'http',
+      errorMessage: '503',
+      latencyMs: null,
+    }),
+  );
+  await store.putJudgeUnits(
+    'r1',
+    [
+      { queryId: 'q-a', copilots: ['Bolt', 'Ace'] },
+      { queryId: 'q-b', copilots: ['Ace', 'Bolt'] },
+    ],
+    { seed: 's', orders: { 'q-a': ['Bolt', 'Ace'] } },
+  );
   await store.putJudgeUnits('r2', [{ queryId: 'q-a', copilots: ['Ace'] }]);
-  await store.putJudgments([aJudgment('r1', 'q-a', 'Ace', { rank: 1 }), aJudgment('r1', 'q-a', 'Bolt', { rank: 2, position: 1 })]);
-  await store.putJudgment(aJudgment('r1', 'q-b', 'Ace', { status: 'failed', scores: null, rationales: null, total: null, rank: null, position: null, error: 'invalid', attempts: 3 }));
+  await store.putJudgments([
+    aJudgment('r1', 'q-a', 'Ace', { rank: 1 }),
+    aJudgment('r1', 'q-a', 'Bolt', { rank: 2, position: 1 }),
+  ]);
+  await store.putJudgment(
+    aJudgment('r1', 'q-b', 'Ace', {
+      status: 'failed',
+      scores: null,
+      rationales: null,
+      total: null,
+      rank: null,
+      position: null,
+      error: 'invalid',
+      attempts: 3,
+    }),
+  );
   await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [{ role: 'user', content: 'x' }] }, 'a1');
   await store.putJudgeTurn('r1', 'q-a', 'rv1', 2, { messages: [] }, 'a2');
   await store.putJudgment(aJudgment('r1', 'q-a', 'Ace', { sample: 1, judgeName: 'panel-b', total: 12 }));
-  await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [] }, 'panel b, sample 1', { sample: 1, judge: 'panel-b' });
+  await store.putJudgeTurn('r1', 'q-a', 'rv1', 1, { messages: [] }, 'panel b, sample 1', {
+    sample: 1,
+    judge: 'panel-b',
+  });
   await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z'));
-  await store.putLlmCall(aCall('r1', '2025-01-01T00:00:05.000Z', { ok: false, errorKind: 'timeout', promptTokens: null, completionTokens: null, cachedTokens: null }));
+  await store.putLlmCall(
+    aCall('r1', '2025-01-01T00:00:05.000Z', {
+      ok: false,
+      errorKind: 'timeout',
+      promptTokens: null,
+      completionTokens: null,
+      cachedTokens: null,
+    }),
+  );
   await store.putLlmCall(aCall('r2', '2025-01-01T00:00:06.000Z', { role: 'copilot', name: 'Ace', model: null }));
   await store.cacheAnswer('cache-key-1', '{"d1":7}');
   await store.putWork('job-1', 'plan', { cells: ['T1/C1'] });
-  await store.recordScheduleSnapshot({ schedule: 'weekly', workflowId: 'wf-1', snapshotId: 'snap-x', parentId: null, createdAt: '2025-01-01T00:00:00.000Z', runId: null });
-  await store.recordScheduleSnapshot({ schedule: 'weekly', workflowId: 'wf-2', snapshotId: 'snap-x', parentId: 'snap-x', createdAt: '2025-01-01T00:00:00.000Z', runId: null });
+  await store.recordScheduleSnapshot({
+    schedule: 'weekly',
+    workflowId: 'wf-1',
+    snapshotId: 'snap-x',
+    parentId: null,
+    createdAt: '2025-01-01T00:00:00.000Z',
+    runId: null,
+  });
+  await store.recordScheduleSnapshot({
+    schedule: 'weekly',
+    workflowId: 'wf-2',
+    snapshotId: 'snap-x',
+    parentId: 'snap-x',
+    createdAt: '2025-01-01T00:00:00.000Z',
+    runId: null,
+  });
   await store.setScheduleRun('weekly', 'wf-2', 'r1');
   await makeStudy(store);
-  await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'));
-  await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'));
-  await store.studies.putSubmission(submission('pilot', 'sub-3', 'pilot-a2', 'pilot-ann-2', answer('tie', null), '2025-02-02T00:02:00.000Z'));
+  await store.studies.putSubmission(
+    submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'),
+  );
+  await store.studies.putSubmission(
+    submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'),
+  );
+  await store.studies.putSubmission(
+    submission('pilot', 'sub-3', 'pilot-a2', 'pilot-ann-2', answer('tie', null), '2025-02-02T00:02:00.000Z'),
+  );
   await store.studies.recordSubmission('sub-1');
   await store.studies.recordSubmission('sub-2');
-  await store.studies.importAnnotations('pilot', [{ annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('A'), submittedAt: '2025-02-03T00:00:00.000Z' }]);
+  await store.studies.importAnnotations('pilot', [
+    {
+      annotator: 'carol',
+      itemId: 'pilot-i2',
+      left: 'Ace',
+      right: 'Bolt',
+      answer: answer('A'),
+      submittedAt: '2025-02-03T00:00:00.000Z',
+    },
+  ]);
   await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
   await store.putArtefact({ runId: 'r1', name: 'Ace-q-c.png', contentType: 'image/png', bytes: PNG_BYTES });
-  await store.putResponse(aResponse('r1', 'q-d', 'Ace', { context: 'TVL of Aave: $3.2B', sources: [{ id: '1', url: 'https://x.test/a', title: 'Aave', text: 'TVL $3.2B' }] }));
+  await store.putResponse(
+    aResponse('r1', 'q-d', 'Ace', {
+      context: 'TVL of Aave: $3.2B',
+      sources: [{ id: '1', url: 'https://x.test/a', title: 'Aave', text: 'TVL $3.2B' }],
+    }),
+  );
   await store.putGroundingCheck(aGroundingCheck('r1', 'q-d', 'Ace'));
-  await store.putAgentStep({ runId: 'r1', queryId: 'q-a', copilot: 'Ace', step: { kind: 'model', seq: 0, turn: 1, text: null, toolCalls: [{ id: 'c1', name: 'get_tvl', arguments: { protocol: 'Aave' } }], usage: { promptTokens: 9, completionTokens: 3, cachedTokens: null }, latencyMs: 40, startedAt: 't0', finishedAt: 't1' } });
-  await store.putAgentStep({ runId: 'r1', queryId: 'q-a', copilot: 'Ace', step: { kind: 'tool', seq: 1, turn: 1, callId: 'c1', tool: 'get_tvl', arguments: { protocol: 'Aave' }, result: '{"tvl":3.2e9}', isError: false, origin: 'live', latencyMs: 8, startedAt: 't1', finishedAt: 't2' } });
-  await store.putWorldCalls('r1', [{ key: 'k1', tool: 'get_tvl', arguments: '{"protocol":"Aave"}', result: '{"tvl":3.2e9}', isError: false, recordedAt: '2025-01-01T00:00:07.000Z' }]);
+  await store.putAgentStep({
+    runId: 'r1',
+    queryId: 'q-a',
+    copilot: 'Ace',
+    step: {
+      kind: 'model',
+      seq: 0,
+      turn: 1,
+      text: null,
+      toolCalls: [{ id: 'c1', name: 'get_tvl', arguments: { protocol: 'Aave' } }],
+      usage: { promptTokens: 9, completionTokens: 3, cachedTokens: null },
+      latencyMs: 40,
+      startedAt: 't0',
+      finishedAt: 't1',
+    },
+  });
+  await store.putAgentStep({
+    runId: 'r1',
+    queryId: 'q-a',
+    copilot: 'Ace',
+    step: {
+      kind: 'tool',
+      seq: 1,
+      turn: 1,
+      callId: 'c1',
+      tool: 'get_tvl',
+      arguments: { protocol: 'Aave' },
+      result: '{"tvl":3.2e9}',
+      isError: false,
+      origin: 'live',
+      latencyMs: 8,
+      startedAt: 't1',
+      finishedAt: 't2',
+    },
+  });
+  await store.putWorldCalls('r1', [
+    {
+      key: 'k1',
+      tool: 'get_tvl',
+      arguments: '{"protocol":"Aave"}',
+      result: '{"tvl":3.2e9}',
+      isError: false,
+      recordedAt: '2025-01-01T00:00:07.000Z',
+    },
+  ]);
 }
 
-export const aGroundingCheck = (runId: string, queryId: string, copilot: string, over: Partial<StoredGroundingCheck> = {}): StoredGroundingCheck => ({
+export const aGroundingCheck = (
+  runId: string,
+  queryId: string,
+  copilot: string,
+  over: Partial<StoredGroundingCheck> = {},
+): StoredGroundingCheck => ({
   runId,
   queryId,
   copilot,
@@ -185,8 +350,28 @@ export const aGroundingCheck = (runId: string, queryId: string, copilot: string,
   status: 'ok',
   label: 'partial',
   claims: [
-    { index: 0, text: 'Aave TVL is $3.2B', status: 'exact', excerpt: 'TVL of Aave: $3.2B', entity: 'Aave', metric: 'TVL', value: 3.2e9, unit: 'USD', citation: { source: '1', verdict: 'direct' } },
-    { index: 1, text: 'Aave launched in 2017', status: 'fabricated', excerpt: null, entity: null, metric: null, value: null, unit: null, citation: null },
+    {
+      index: 0,
+      text: 'Aave TVL is $3.2B',
+      status: 'exact',
+      excerpt: 'TVL of Aave: $3.2B',
+      entity: 'Aave',
+      metric: 'TVL',
+      value: 3.2e9,
+      unit: 'USD',
+      citation: { source: '1', verdict: 'direct' },
+    },
+    {
+      index: 1,
+      text: 'Aave launched in 2017',
+      status: 'fabricated',
+      excerpt: null,
+      entity: null,
+      metric: null,
+      value: null,
+      unit: null,
+      citation: null,
+    },
   ],
   error: null,
   judge: { model: 'judge', baseURL: 'http://judge.test/v1' },
@@ -196,7 +381,10 @@ export const aGroundingCheck = (runId: string, queryId: string, copilot: string,
 });
 
 /** Every byte value, a NUL first (PostgreSQL text could not hold it; a screenshot's bytes must survive exactly). */
-const PNG_BYTES = Buffer.concat([Buffer.from([0, 0x89, 0x50, 0x4e, 0x47]), Buffer.from(Array.from({ length: 256 }, (_, i) => i))]);
+const PNG_BYTES = Buffer.concat([
+  Buffer.from([0, 0x89, 0x50, 0x4e, 0x47]),
+  Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+]);
 
 /** Everything a store holds, read through the interface (what a copy must reproduce). */
 export async function everything(store: ResultsStore): Promise<unknown> {
@@ -210,7 +398,12 @@ export async function everything(store: ResultsStore): Promise<unknown> {
       turns: await store.judgeTurns(runId, 'q-a', 'rv1'),
       otherSlotTurns: await store.judgeTurns(runId, 'q-a', 'rv1', { sample: 1, judge: 'panel-b' }),
       calls: await store.llmCalls(runId),
-      artefacts: await Promise.all((await store.artefacts(runId)).map(async (a) => ({ ...a, bytes: (await store.getArtefact(a.artefactId))!.bytes }))),
+      artefacts: await Promise.all(
+        (await store.artefacts(runId)).map(async (a) => ({
+          ...a,
+          bytes: (await store.getArtefact(a.artefactId))!.bytes,
+        })),
+      ),
       grounding: await store.groundingChecks(runId),
       agentSteps: await store.runAgentSteps(runId),
       world: await store.worldCalls(runId),
@@ -244,7 +437,9 @@ export async function everything(store: ResultsStore): Promise<unknown> {
 
 async function copyAll(from: ResultsStore, to: ResultsStore): Promise<RecordCounts> {
   const total: RecordCounts = {};
-  for await (const batch of from.exportRecords()) for (const [kind, n] of Object.entries(await to.importRecords(batch))) total[kind as StoreRecord['kind']] = (total[kind as StoreRecord['kind']] ?? 0) + n;
+  for await (const batch of from.exportRecords())
+    for (const [kind, n] of Object.entries(await to.importRecords(batch)))
+      total[kind as StoreRecord['kind']] = (total[kind as StoreRecord['kind']] ?? 0) + n;
   return total;
 }
 
@@ -259,8 +454,17 @@ const queries: Query[] = [
  * answered 'old answer' with request `oldRequest`) is opened by two connections `a` and `b`: its rows are sample 0 of
  * judge '' and new slots can be added.
  */
-export async function expectOldVerdictsAsFirstSlot(a: ResultsStore, b: ResultsStore, oldRequest: unknown): Promise<void> {
-  expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({ total: 70, sample: 0, judgeName: '', scores: { d1: 7 } });
+export async function expectOldVerdictsAsFirstSlot(
+  a: ResultsStore,
+  b: ResultsStore,
+  oldRequest: unknown,
+): Promise<void> {
+  expect(await a.getJudgment('r1', 'q1', 'Ace', 'rv1')).toMatchObject({
+    total: 70,
+    sample: 0,
+    judgeName: '',
+    scores: { d1: 7 },
+  });
   expect(await b.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: oldRequest, answer: 'old answer' }]);
   await b.putJudgment({ ...(await a.getJudgment('r1', 'q1', 'Ace', 'rv1'))!, sample: 1, total: 40 });
   expect((await a.judgments('r1')).map((j) => [j.sample, j.total])).toEqual([
@@ -295,27 +499,55 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       test('createRun is idempotent: the first record is kept, status starts as running', async () => {
         await store.createRun(aRun('r1'));
         await store.createRun(aRun('r1', { protocol: 'cab', copilots: ['Other'] }));
-        expect(await store.getRun('r1')).toEqual({ ...aRun('r1'), status: 'running', finishedAt: null, reportPath: null, summary: null });
+        expect(await store.getRun('r1')).toEqual({
+          ...aRun('r1'),
+          status: 'running',
+          finishedAt: null,
+          reportPath: null,
+          summary: null,
+        });
         expect(await store.listRuns()).toHaveLength(1);
         expect(await store.getRun('nope')).toBeNull();
       });
 
       test('finishRun records status, report path, summary and time', async () => {
         await store.createRun(aRun('r1'));
-        await store.finishRun('r1', 'completed', '/out/r1/report.json', { Ace: 71.5, Bolt: null }, '2025-01-02T00:00:00.000Z');
-        expect(await store.getRun('r1')).toMatchObject({ status: 'completed', reportPath: '/out/r1/report.json', summary: { Ace: 71.5, Bolt: null }, finishedAt: '2025-01-02T00:00:00.000Z' });
+        await store.finishRun(
+          'r1',
+          'completed',
+          '/out/r1/report.json',
+          { Ace: 71.5, Bolt: null },
+          '2025-01-02T00:00:00.000Z',
+        );
+        expect(await store.getRun('r1')).toMatchObject({
+          status: 'completed',
+          reportPath: '/out/r1/report.json',
+          summary: { Ace: 71.5, Bolt: null },
+          finishedAt: '2025-01-02T00:00:00.000Z',
+        });
         await store.createRun(aRun('r2'));
         await store.finishRun('r2', 'failed', null, { error: 'boom' }, '2025-01-03T00:00:00.000Z');
-        expect(await store.getRun('r2')).toMatchObject({ status: 'failed', reportPath: null, summary: { error: 'boom' } });
+        expect(await store.getRun('r2')).toMatchObject({
+          status: 'failed',
+          reportPath: null,
+          summary: { error: 'boom' },
+        });
       });
 
       test('replaceRunConfig replaces the config and the judge record, keeping the rest of the run', async () => {
         await store.createRun(aRun('r1'));
         await store.finishRun('r1', 'failed', null, { error: 'paused' }, '2025-01-02T00:00:00.000Z');
         const before = (await store.getRun('r1'))!;
-        const config = { ...(before.config as Record<string, unknown>), copilots: [{ name: 'Ace', type: 'http', answerPath: 'choices[0].message.content' }] };
+        const config = {
+          ...(before.config as Record<string, unknown>),
+          copilots: [{ name: 'Ace', type: 'http', answerPath: 'choices[0].message.content' }],
+        };
         await store.replaceRunConfig('r1', config, { model: 'judge-2', baseURL: 'http://judge-2/v1', temperature: 0 });
-        expect(await store.getRun('r1')).toEqual({ ...before, config, judge: { model: 'judge-2', baseURL: 'http://judge-2/v1', temperature: 0 } });
+        expect(await store.getRun('r1')).toEqual({
+          ...before,
+          config,
+          judge: { model: 'judge-2', baseURL: 'http://judge-2/v1', temperature: 0 },
+        });
         await store.replaceRunConfig('nope', config, before.judge); // no such run: nothing written
         expect(await store.getRun('nope')).toBeNull();
       });
@@ -330,7 +562,12 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     });
 
     describe('snapshots', () => {
-      const record = { snapshotId: 'snap-abc123', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { generator: 'test', counts: { task: { T1: 1 } } } };
+      const record = {
+        snapshotId: 'snap-abc123',
+        createdAt: '2025-01-01T00:00:00.000Z',
+        parentId: null,
+        meta: { generator: 'test', counts: { task: { T1: 1 } } },
+      };
 
       test('put, get, queries in snapshot order, ranges, one query by id', async () => {
         await store.putSnapshot(record, queries);
@@ -351,14 +588,20 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
 
       test('a snapshot stored again keeps its first record and queries', async () => {
         await store.putSnapshot(record, queries);
-        await store.putSnapshot({ ...record, createdAt: '2026-01-01T00:00:00.000Z', parentId: 'snap-other', meta: { generator: 'again' } }, queries.slice(0, 1));
+        await store.putSnapshot(
+          { ...record, createdAt: '2026-01-01T00:00:00.000Z', parentId: 'snap-other', meta: { generator: 'again' } },
+          queries.slice(0, 1),
+        );
         expect(await store.getSnapshot('snap-abc123')).toEqual({ ...record, queryCount: 3 });
         expect(await store.snapshotQueries('snap-abc123')).toEqual(queries);
       });
 
       test('list is newest first; ids by prefix', async () => {
         await store.putSnapshot({ ...record, snapshotId: 'snap-aa1', createdAt: '2025-01-01T00:00:00.000Z' }, queries);
-        await store.putSnapshot({ ...record, snapshotId: 'snap-aa2', createdAt: '2025-03-01T00:00:00.000Z', parentId: 'snap-aa1' }, queries.slice(1));
+        await store.putSnapshot(
+          { ...record, snapshotId: 'snap-aa2', createdAt: '2025-03-01T00:00:00.000Z', parentId: 'snap-aa1' },
+          queries.slice(1),
+        );
         await store.putSnapshot({ ...record, snapshotId: 'snap-b', createdAt: '2025-02-01T00:00:00.000Z' }, queries);
         expect((await store.listSnapshots()).map((s) => [s.snapshotId, s.queryCount, s.parentId])).toEqual([
           ['snap-aa2', 2, 'snap-aa1'],
@@ -385,27 +628,49 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const first = aResponse('r1', 'q2', 'Bolt');
         await store.putResponse(first);
         await store.putResponse({ ...first, text: 'a retried attempt', status: 'failed' });
-        await store.putResponse(aResponse('r1', 'q1', 'Bolt', { status: 'missing', text: null, raw: null, errorKind: 'missing', errorMessage: 'no row', latencyMs: null, conversationId: null }));
+        await store.putResponse(
+          aResponse('r1', 'q1', 'Bolt', {
+            status: 'missing',
+            text: null,
+            raw: null,
+            errorKind: 'missing',
+            errorMessage: 'no row',
+            latencyMs: null,
+            conversationId: null,
+          }),
+        );
         await store.putResponse(aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }));
         await store.putResponse(aResponse('r2', 'q1', 'Ace'));
         expect(await store.getResponse('r1', 'q2', 'Bolt')).toEqual(first);
         expect(await store.getResponse('r1', 'q2', 'Ace')).toBeNull();
-        expect((await store.responses('r1')).map((r) => `${r.queryId}/${r.copilot}/${r.status}`)).toEqual(['q1/Ace/ok', 'q1/Bolt/missing', 'q2/Bolt/ok']);
-        expect((await store.responses('r1'))[0]).toEqual(aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }));
+        expect((await store.responses('r1')).map((r) => `${r.queryId}/${r.copilot}/${r.status}`)).toEqual([
+          'q1/Ace/ok',
+          'q1/Bolt/missing',
+          'q2/Bolt/ok',
+        ]);
+        expect((await store.responses('r1'))[0]).toEqual(
+          aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
+        );
       });
 
       test('an answer containing U+0000 is stored (PostgreSQL text cannot hold it: it may come back as U+FFFD)', async () => {
-        await store.putResponse(aResponse('r1', 'q1', 'Ace', { text: 'a\u0000b', raw: '\u0000', errorMessage: 'x\u0000' }));
+        await store.putResponse(
+          aResponse('r1', 'q1', 'Ace', { text: 'a\u0000b', raw: '\u0000', errorMessage: 'x\u0000' }),
+        );
         await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: '\u0000' }, 'ans\u0000');
         const stored = (await store.getResponse('r1', 'q1', 'Ace'))!;
         expect(['a\u0000b', 'a\uFFFDb']).toContain(stored.text);
         expect(['\u0000', '\uFFFD']).toContain(stored.raw);
-        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: { m: '\u0000' }, answer: expect.stringMatching(/^ans[\u0000\uFFFD]$/) }]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([
+          { turn: 1, request: { m: '\u0000' }, answer: expect.stringMatching(/^ans[\u0000\uFFFD]$/) },
+        ]);
       });
 
-      test('adoptResponses copies another run\'s responses once, keeping what the target already has', async () => {
+      test("adoptResponses copies another run's responses once, keeping what the target already has", async () => {
         await store.putResponse(aResponse('src', 'q1', 'Ace'));
-        await store.putResponse(aResponse('src', 'q2', 'Ace', { status: 'failed', text: null, errorKind: 'http', errorMessage: '500' }));
+        await store.putResponse(
+          aResponse('src', 'q2', 'Ace', { status: 'failed', text: null, errorKind: 'http', errorMessage: '500' }),
+        );
         await store.putResponse(aResponse('dst', 'q2', 'Ace', { text: 'already here' }));
         expect(await store.adoptResponses('src', 'dst')).toBe(1);
         expect(await store.adoptResponses('src', 'dst')).toBe(0);
@@ -416,15 +681,41 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       test('reopenItems removes exactly the listed failures, verdicts and judge turns, and marks the run running again', async () => {
         await store.createRun(aRun('r1'));
         await store.finishRun('r1', 'completed', '/x/report.json', { n: 1 }, '2026-01-01T00:00:00.000Z');
-        await store.putResponse(aResponse('r1', 'q1', 'Ace', { status: 'failed', text: null, errorKind: 'network', errorMessage: 'ECONNRESET' }));
+        await store.putResponse(
+          aResponse('r1', 'q1', 'Ace', {
+            status: 'failed',
+            text: null,
+            errorKind: 'network',
+            errorMessage: 'ECONNRESET',
+          }),
+        );
         await store.putResponse(aResponse('r1', 'q1', 'Bolt'));
-        await store.putResponse(aResponse('r2', 'q1', 'Ace', { status: 'failed', text: null, errorKind: 'network', errorMessage: 'ECONNRESET' }));
-        await store.putJudgment(aJudgment('r1', 'q1', 'Ace', { status: 'failed', total: null, scores: null, rationales: null, error: 'no answer' }));
+        await store.putResponse(
+          aResponse('r2', 'q1', 'Ace', {
+            status: 'failed',
+            text: null,
+            errorKind: 'network',
+            errorMessage: 'ECONNRESET',
+          }),
+        );
+        await store.putJudgment(
+          aJudgment('r1', 'q1', 'Ace', {
+            status: 'failed',
+            total: null,
+            scores: null,
+            rationales: null,
+            error: 'no answer',
+          }),
+        );
         await store.putJudgment(aJudgment('r1', 'q1', 'Ace', { sample: 1 }));
         await store.putJudgment(aJudgment('r1', 'q1', 'Bolt'));
         await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: 1 }, 'a');
         await store.putJudgeTurn('r1', 'q1', 'rv1', 1, { m: 1 }, 'b', { sample: 1, judge: '' });
-        await store.reopenItems('r1', { responses: [{ queryId: 'q1', copilot: 'Ace' }], judgments: [{ queryId: 'q1', copilot: 'Ace', sample: 0, judge: '' }], turns: [{ queryId: 'q1', sample: 0, judge: '' }] });
+        await store.reopenItems('r1', {
+          responses: [{ queryId: 'q1', copilot: 'Ace' }],
+          judgments: [{ queryId: 'q1', copilot: 'Ace', sample: 0, judge: '' }],
+          turns: [{ queryId: 'q1', sample: 0, judge: '' }],
+        });
         expect((await store.responses('r1')).map((r) => r.copilot)).toEqual(['Bolt']);
         expect(await store.responses('r2')).toHaveLength(1);
         expect((await store.judgments('r1')).map((j) => `${j.copilot}/${j.sample}`)).toEqual(['Ace/1', 'Bolt/0']);
@@ -436,7 +727,6 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect((await store.getResponse('r1', 'q1', 'Ace'))!.status).toBe('ok');
       });
     });
-
 
     describe('judging', () => {
       const units: JudgeUnit[] = [
@@ -450,7 +740,11 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.judgeUnits('r1')).toEqual([]);
         const plan = { seed: 's', schedule: { orders: { q1: ['Bolt', 'Ace'] } }, predecessorImbalance: 0.25 };
         await store.putJudgeUnits('r1', units, plan);
-        await store.putJudgeUnits('r1', units.slice(0, 1).map((u) => ({ ...u, copilots: ['Other'] })), { seed: 'other' });
+        await store.putJudgeUnits(
+          'r1',
+          units.slice(0, 1).map((u) => ({ ...u, copilots: ['Other'] })),
+          { seed: 'other' },
+        );
         expect(await store.judgeUnits('r1')).toEqual(units);
         expect(await store.judgeUnits('r1', 1, 2)).toEqual([units[1]]);
         expect(await store.judgeUnits('r1', 2)).toEqual([units[2]]);
@@ -481,22 +775,38 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const first = aJudgment('r1', 'q2', 'Ace');
         await store.putJudgment(first);
         await store.putJudgment({ ...first, total: 1, status: 'failed' });
-        const failed = aJudgment('r1', 'q2', 'Ace', { rubricVersion: 'rv2', status: 'failed', scores: null, rationales: null, total: null, rank: null, position: null, error: 'invalid answer', attempts: 3 });
+        const failed = aJudgment('r1', 'q2', 'Ace', {
+          rubricVersion: 'rv2',
+          status: 'failed',
+          scores: null,
+          rationales: null,
+          total: null,
+          rank: null,
+          position: null,
+          error: 'invalid answer',
+          attempts: 3,
+        });
         await store.putJudgment(failed);
         await store.putJudgment(aJudgment('r1', 'q1', 'Bolt'));
         expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv1')).toEqual(first);
         expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv2')).toEqual(failed);
         expect(await store.getJudgment('r1', 'q2', 'Ace', 'rv3')).toBeNull();
-        expect((await store.judgments('r1', 'rv1')).map((j) => `${j.queryId}/${j.copilot}`)).toEqual(['q1/Bolt', 'q2/Ace']);
+        expect((await store.judgments('r1', 'rv1')).map((j) => `${j.queryId}/${j.copilot}`)).toEqual([
+          'q1/Bolt',
+          'q2/Ace',
+        ]);
         expect(await store.judgments('r1', 'rv2')).toEqual([failed]);
         expect(await store.judgments('r1')).toHaveLength(3);
         expect(await store.judgments('r9')).toEqual([]);
       });
 
-      test('putJudgments: all of a unit\'s verdicts or none; each row first-write-wins', async () => {
+      test("putJudgments: all of a unit's verdicts or none; each row first-write-wins", async () => {
         const kept = aJudgment('r1', 'q1', 'Ace', { total: 10 });
         await store.putJudgment(kept);
-        await store.putJudgments([aJudgment('r1', 'q1', 'Ace', { total: 99 }), aJudgment('r1', 'q1', 'Bolt', { rank: 1 })]);
+        await store.putJudgments([
+          aJudgment('r1', 'q1', 'Ace', { total: 99 }),
+          aJudgment('r1', 'q1', 'Bolt', { rank: 1 }),
+        ]);
         expect((await store.getJudgment('r1', 'q1', 'Ace', 'rv1'))!.total).toBe(10);
         expect((await store.getJudgment('r1', 'q1', 'Bolt', 'rv1'))!.rank).toBe(1);
         // A batch whose last row cannot be stored (a score that is not JSON) stores none of its rows.
@@ -525,19 +835,35 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         await store.putJudgeTurn('r1', 'q1', 'rv1', 1, {}, 'first slot');
         await store.putJudgeTurn('r1', 'q1', 'rv1', 1, {}, 'sample 1 of b', { sample: 1, judge: 'panel-b' });
         expect(await store.judgeTurns('r1', 'q1', 'rv1')).toEqual([{ turn: 1, request: {}, answer: 'first slot' }]);
-        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 1, judge: 'panel-b' })).toEqual([{ turn: 1, request: {}, answer: 'sample 1 of b' }]);
+        expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 1, judge: 'panel-b' })).toEqual([
+          { turn: 1, request: {}, answer: 'sample 1 of b' },
+        ]);
         expect(await store.judgeTurns('r1', 'q1', 'rv1', { sample: 0, judge: 'panel-b' })).toEqual([]);
       });
 
       test('conversation turns: read back in turn order, first write wins, per rubric version', async () => {
-        for (const turn of [3, 1, 1001, 2]) await store.putJudgeTurn('r1', 'q1', 'rv1', turn, { kind: 'scoring', messages: [{ role: 'user', content: `turn ${turn}` }] }, `answer ${turn}`);
+        for (const turn of [3, 1, 1001, 2])
+          await store.putJudgeTurn(
+            'r1',
+            'q1',
+            'rv1',
+            turn,
+            { kind: 'scoring', messages: [{ role: 'user', content: `turn ${turn}` }] },
+            `answer ${turn}`,
+          );
         await store.putJudgeTurn('r1', 'q1', 'rv1', 2, { stale: true }, 'a stale attempt');
         await store.putJudgeTurn('r1', 'q1', 'rv2', 1, { other: 'version' }, 'v2');
         await store.putJudgeTurn('r1', 'q2', 'rv1', 1, {}, 'other query');
         const turns = await store.judgeTurns('r1', 'q1', 'rv1');
         expect(turns.map((t) => t.turn)).toEqual([1, 2, 3, 1001]);
-        expect(turns[1]).toEqual({ turn: 2, request: { kind: 'scoring', messages: [{ role: 'user', content: 'turn 2' }] }, answer: 'answer 2' });
-        expect(await store.judgeTurns('r1', 'q1', 'rv2')).toEqual([{ turn: 1, request: { other: 'version' }, answer: 'v2' }]);
+        expect(turns[1]).toEqual({
+          turn: 2,
+          request: { kind: 'scoring', messages: [{ role: 'user', content: 'turn 2' }] },
+          answer: 'answer 2',
+        });
+        expect(await store.judgeTurns('r1', 'q1', 'rv2')).toEqual([
+          { turn: 1, request: { other: 'version' }, answer: 'v2' },
+        ]);
         expect(await store.judgeTurns('r1', 'q9', 'rv1')).toEqual([]);
       });
     });
@@ -570,15 +896,36 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     });
 
     test('schedule lineage: newest first per schedule, idempotent, run recorded later', async () => {
-      const row = (workflowId: string, snapshotId: string, createdAt: string) => ({ schedule: 'weekly', workflowId, snapshotId, parentId: null, createdAt, runId: null });
+      const row = (workflowId: string, snapshotId: string, createdAt: string) => ({
+        schedule: 'weekly',
+        workflowId,
+        snapshotId,
+        parentId: null,
+        createdAt,
+        runId: null,
+      });
       await store.recordScheduleSnapshot(row('wf-1', 'snap-1', '2025-01-01T00:00:00.000Z'));
       await store.recordScheduleSnapshot({ ...row('wf-2', 'snap-2', '2025-01-08T00:00:00.000Z'), parentId: 'snap-1' });
       await store.recordScheduleSnapshot(row('wf-2', 'snap-other', '2025-02-01T00:00:00.000Z'));
       await store.recordScheduleSnapshot({ ...row('wf-9', 'snap-9', '2025-03-01T00:00:00.000Z'), schedule: 'daily' });
       await store.setScheduleRun('weekly', 'wf-2', 'run-2');
       expect(await store.scheduleSnapshots('weekly')).toEqual([
-        { schedule: 'weekly', workflowId: 'wf-2', snapshotId: 'snap-2', parentId: 'snap-1', createdAt: '2025-01-08T00:00:00.000Z', runId: 'run-2' },
-        { schedule: 'weekly', workflowId: 'wf-1', snapshotId: 'snap-1', parentId: null, createdAt: '2025-01-01T00:00:00.000Z', runId: null },
+        {
+          schedule: 'weekly',
+          workflowId: 'wf-2',
+          snapshotId: 'snap-2',
+          parentId: 'snap-1',
+          createdAt: '2025-01-08T00:00:00.000Z',
+          runId: 'run-2',
+        },
+        {
+          schedule: 'weekly',
+          workflowId: 'wf-1',
+          snapshotId: 'snap-1',
+          parentId: null,
+          createdAt: '2025-01-01T00:00:00.000Z',
+          runId: null,
+        },
       ]);
       expect(await store.scheduleSnapshots('none')).toEqual([]);
     });
@@ -586,14 +933,33 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     test('artefacts: bytes kept exactly, readable from another connection, first write per run and name wins', async () => {
       const other = await another();
       const shot = { runId: 'r1', name: 'Ace-q1.png', contentType: 'image/png', bytes: PNG_BYTES };
-      const [id, sameId] = await Promise.all([store.putArtefact(shot), other.putArtefact({ ...shot, bytes: Buffer.from('a retried attempt') })]);
+      const [id, sameId] = await Promise.all([
+        store.putArtefact(shot),
+        other.putArtefact({ ...shot, bytes: Buffer.from('a retried attempt') }),
+      ]);
       expect(id).toBe(artefactIdOf('r1', 'Ace-q1.png'));
       expect(sameId).toBe(id);
       const stored = (await other.getArtefact(id))!;
-      expect(stored).toMatchObject({ artefactId: id, runId: 'r1', name: 'Ace-q1.png', contentType: 'image/png', size: stored.bytes.length });
+      expect(stored).toMatchObject({
+        artefactId: id,
+        runId: 'r1',
+        name: 'Ace-q1.png',
+        contentType: 'image/png',
+        size: stored.bytes.length,
+      });
       expect([PNG_BYTES, Buffer.from('a retried attempt')].some((b) => b.equals(stored.bytes))).toBe(true);
-      await other.putArtefact({ runId: 'r1', name: 'Ace-q0.txt', contentType: 'text/plain', bytes: Buffer.from('log') });
-      await other.putArtefact({ runId: 'r2', name: 'Ace-q1.png', contentType: 'image/png', bytes: Buffer.from('other run') });
+      await other.putArtefact({
+        runId: 'r1',
+        name: 'Ace-q0.txt',
+        contentType: 'text/plain',
+        bytes: Buffer.from('log'),
+      });
+      await other.putArtefact({
+        runId: 'r2',
+        name: 'Ace-q1.png',
+        contentType: 'image/png',
+        bytes: Buffer.from('other run'),
+      });
       expect((await store.artefacts('r1')).map((a) => [a.name, a.contentType, a.size])).toEqual([
         ['Ace-q0.txt', 'text/plain', 3],
         ['Ace-q1.png', 'image/png', stored.bytes.length],
@@ -605,41 +971,77 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
 
     test('grounding checks: the check and its claims together, first write wins, sources kept with the response, adopted with it', async () => {
       const other = await another();
-      await store.putResponse(aResponse('r1', 'q1', 'Ace', { context: 'ctx', sources: [{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }] }));
-      expect((await other.getResponse('r1', 'q1', 'Ace'))!.sources).toEqual([{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }]);
+      await store.putResponse(
+        aResponse('r1', 'q1', 'Ace', {
+          context: 'ctx',
+          sources: [{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }],
+        }),
+      );
+      expect((await other.getResponse('r1', 'q1', 'Ace'))!.sources).toEqual([
+        { id: 's1', url: 'https://x.test', title: 'T', text: 'body' },
+      ]);
       expect((await other.getResponse('r1', 'q1', 'Ace'))!.context).toBe('ctx');
       await store.putResponse(aResponse('r1', 'q2', 'Ace'));
       expect((await store.getResponse('r1', 'q2', 'Ace'))!.sources).toBeUndefined();
       expect(await store.adoptResponses('r1', 'r9')).toBe(2);
-      expect((await store.getResponse('r9', 'q1', 'Ace'))!.sources).toEqual([{ id: 's1', url: 'https://x.test', title: 'T', text: 'body' }]);
+      expect((await store.getResponse('r9', 'q1', 'Ace'))!.sources).toEqual([
+        { id: 's1', url: 'https://x.test', title: 'T', text: 'body' },
+      ]);
 
       const check = aGroundingCheck('r1', 'q1', 'Ace');
-      await Promise.all([store.putGroundingCheck(check), other.putGroundingCheck({ ...check, label: 'factual', claims: [check.claims[0]] })]);
+      await Promise.all([
+        store.putGroundingCheck(check),
+        other.putGroundingCheck({ ...check, label: 'factual', claims: [check.claims[0]] }),
+      ]);
       const stored = (await store.getGroundingCheck('r1', 'q1', 'Ace', 'gv1'))!;
       expect([check, { ...check, label: 'factual', claims: [check.claims[0]] }]).toContainEqual(stored);
-      await other.putGroundingCheck(aGroundingCheck('r1', 'q1', 'Ace', { groundingVersion: 'gv2', status: 'no_context', label: null, claims: [{ ...check.claims[1], status: 'unchecked' }] }));
-      await other.putGroundingCheck(aGroundingCheck('r1', 'q0', 'Bolt', { status: 'failed', label: null, claims: [], error: 'invalid answer' }));
+      await other.putGroundingCheck(
+        aGroundingCheck('r1', 'q1', 'Ace', {
+          groundingVersion: 'gv2',
+          status: 'no_context',
+          label: null,
+          claims: [{ ...check.claims[1], status: 'unchecked' }],
+        }),
+      );
+      await other.putGroundingCheck(
+        aGroundingCheck('r1', 'q0', 'Bolt', { status: 'failed', label: null, claims: [], error: 'invalid answer' }),
+      );
       await other.putGroundingCheck(aGroundingCheck('r1', 'q1', 'Ace', { judgeName: 'panel-b' }));
-      expect((await store.groundingChecks('r1')).map((g) => [g.queryId, g.copilot, g.groundingVersion, g.judgeName, g.status, g.claims.length])).toEqual([
+      expect(
+        (await store.groundingChecks('r1')).map((g) => [
+          g.queryId,
+          g.copilot,
+          g.groundingVersion,
+          g.judgeName,
+          g.status,
+          g.claims.length,
+        ]),
+      ).toEqual([
         ['q0', 'Bolt', 'gv1', '', 'failed', 0],
         ['q1', 'Ace', 'gv1', '', 'ok', stored.claims.length],
         ['q1', 'Ace', 'gv1', 'panel-b', 'ok', 2],
         ['q1', 'Ace', 'gv2', '', 'no_context', 1],
       ]);
-      expect((await store.groundingChecks('r1', 'gv2')).map((g) => g.claims)).toEqual([[{ ...check.claims[1], status: 'unchecked' }]]);
+      expect((await store.groundingChecks('r1', 'gv2')).map((g) => g.claims)).toEqual([
+        [{ ...check.claims[1], status: 'unchecked' }],
+      ]);
       expect(await store.getGroundingCheck('r1', 'q1', 'Ace', 'gv1', 'none')).toBeNull();
       expect(await store.groundingChecks('none')).toEqual([]);
     });
 
-    test('two connections writing interleaved: every row once, the first writer wins, each sees the other\'s writes', async () => {
+    test("two connections writing interleaved: every row once, the first writer wins, each sees the other's writes", async () => {
       const other = await another();
       await store.createRun(aRun('shared'));
       expect(await other.getRun('shared')).toMatchObject({ runId: 'shared', status: 'running' });
       const writes: Array<Promise<void>> = [];
       for (let q = 0; q < 40; q++) {
         const [a, b] = q % 2 ? [store, other] : [other, store];
-        writes.push(a.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Ace', { text: `first ${q}` })));
-        writes.push(b.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Ace', { text: `second ${q}` })));
+        writes.push(
+          a.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Ace', { text: `first ${q}` })),
+        );
+        writes.push(
+          b.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Ace', { text: `second ${q}` })),
+        );
         writes.push(b.putResponse(aResponse('shared', `q${String(q).padStart(2, '0')}`, 'Bolt')));
         writes.push(a.putJudgeTurn('shared', `q${q}`, 'rv1', 1, { by: 'a' }, 'a'));
         writes.push(b.putJudgeTurn('shared', `q${q}`, 'rv1', 1, { by: 'b' }, 'b'));
@@ -649,7 +1051,12 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const rows = await s.responses('shared');
         expect(rows).toHaveLength(80);
         const ace = rows.filter((r) => r.copilot === 'Ace');
-        expect(ace.every((r) => r.text === `first ${Number(r.queryId.slice(1))}` || r.text === `second ${Number(r.queryId.slice(1))}`)).toBe(true);
+        expect(
+          ace.every(
+            (r) =>
+              r.text === `first ${Number(r.queryId.slice(1))}` || r.text === `second ${Number(r.queryId.slice(1))}`,
+          ),
+        ).toBe(true);
         expect(await s.judgeTurns('shared', 'q7', 'rv1')).toHaveLength(1);
       }
       // Both connections agree on which write won.
@@ -669,18 +1076,44 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     });
 
     test('LLM calls: every call kept (a retry really was sent), per run, in time order, every field', async () => {
-      const late = aCall('r1', '2025-01-01T00:00:09.000Z', { queryId: null, model: null, role: 'copilot', name: 'Ace' });
-      const failed = aCall('r1', '2025-01-01T00:00:01.000Z', { ok: false, errorKind: 'rate_limit', promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0.5 });
+      const late = aCall('r1', '2025-01-01T00:00:09.000Z', {
+        queryId: null,
+        model: null,
+        role: 'copilot',
+        name: 'Ace',
+      });
+      const failed = aCall('r1', '2025-01-01T00:00:01.000Z', {
+        ok: false,
+        errorKind: 'rate_limit',
+        promptTokens: null,
+        completionTokens: null,
+        cachedTokens: null,
+        latencyMs: 0.5,
+      });
       await store.putLlmCall(late);
       await store.putLlmCall(failed);
       await store.putLlmCall(failed);
       await store.putLlmCall(aCall('r2', '2025-01-01T00:00:00.000Z'));
       // A call's request and reply sizes (migration 7) come back; absent ones stay absent.
-      const sized = aCall('r3', '2025-01-01T00:00:00.000Z', { promptTokens: null, completionTokens: null, cachedTokens: null, requestChars: 1234, replyChars: 0 });
+      const sized = aCall('r3', '2025-01-01T00:00:00.000Z', {
+        promptTokens: null,
+        completionTokens: null,
+        cachedTokens: null,
+        requestChars: 1234,
+        replyChars: 0,
+      });
       await store.putLlmCall(sized);
       expect(await store.llmCalls('r3')).toEqual([sized]);
       // An answer reused from the store (migration 10) keeps its mark; a call sent has none.
-      const reused = aCall('r4', '2025-01-01T00:00:00.000Z', { promptTokens: null, completionTokens: null, cachedTokens: null, latencyMs: 0, requestChars: 900, replyChars: 80, reused: true });
+      const reused = aCall('r4', '2025-01-01T00:00:00.000Z', {
+        promptTokens: null,
+        completionTokens: null,
+        cachedTokens: null,
+        latencyMs: 0,
+        requestChars: 900,
+        replyChars: 80,
+        reused: true,
+      });
       await store.putLlmCall(reused);
       await store.putLlmCall(aCall('r4', '2025-01-01T00:00:01.000Z'));
       expect((await store.llmCalls('r4')).map((c) => c.reused ?? false)).toEqual([true, false]);
@@ -691,24 +1124,63 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     });
 
     test('judge batches: first record wins, lines settle once with their call, the batch flag of a call is kept', async () => {
-      const batch = { runId: 'r1', key: 'judge/1', batchId: null, api: 'openai' as const, endpoint: { baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'JUDGE_KEY', timeoutMs: 1000, model: 'judge-model' }, state: 'preparing', counts: { total: 2, succeeded: 0, failed: 0, pending: 2 }, lines: 2, createdAt: '2025-01-01T00:00:00.000Z' };
+      const batch = {
+        runId: 'r1',
+        key: 'judge/1',
+        batchId: null,
+        api: 'openai' as const,
+        endpoint: { baseURL: 'http://127.0.0.1:1/v1', apiKeyEnv: 'JUDGE_KEY', timeoutMs: 1000, model: 'judge-model' },
+        state: 'preparing',
+        counts: { total: 2, succeeded: 0, failed: 0, pending: 2 },
+        lines: 2,
+        createdAt: '2025-01-01T00:00:00.000Z',
+      };
       const line = (customId: string) => ({ customId, queryId: 'q1', callName: 'judge-model' });
       await store.putJudgeBatch(batch, [line('j0_a'), line('j1_b')]);
       await store.putJudgeBatch({ ...batch, api: 'anthropic', lines: 9 }, [line('j9_z')]);
       expect(await store.judgeBatches('r1')).toEqual([batch]);
       expect(await store.batchLine('r1', 'j9_z')).toBeNull();
-      expect(await store.batchLine('r1', 'j0_a')).toEqual({ ...line('j0_a'), batchKey: 'judge/1', status: 'submitted', body: null, error: null });
-      await store.updateJudgeBatch('r1', 'judge/1', { batchId: 'batch_1', state: 'completed', counts: { total: 2, succeeded: 1, failed: 1, pending: 0 } });
-      expect((await store.judgeBatches('r1'))[0]).toMatchObject({ batchId: 'batch_1', state: 'completed', counts: { succeeded: 1, failed: 1 } });
+      expect(await store.batchLine('r1', 'j0_a')).toEqual({
+        ...line('j0_a'),
+        batchKey: 'judge/1',
+        status: 'submitted',
+        body: null,
+        error: null,
+      });
+      await store.updateJudgeBatch('r1', 'judge/1', {
+        batchId: 'batch_1',
+        state: 'completed',
+        counts: { total: 2, succeeded: 1, failed: 1, pending: 0 },
+      });
+      expect((await store.judgeBatches('r1'))[0]).toMatchObject({
+        batchId: 'batch_1',
+        state: 'completed',
+        counts: { succeeded: 1, failed: 1 },
+      });
       const call = { ...aCall('r1', '2025-01-01T00:00:05.000Z'), batch: true };
       const results = [
-        { customId: 'j0_a', status: 'ok' as const, body: { choices: [{ message: { content: '{"x":1}' } }] }, error: null, call },
+        {
+          customId: 'j0_a',
+          status: 'ok' as const,
+          body: { choices: [{ message: { content: '{"x":1}' } }] },
+          error: null,
+          call,
+        },
         { customId: 'j1_b', status: 'expired' as const, body: null, error: 'the batch expired first', call: null },
       ];
       expect(await store.settleBatchLines('r1', results)).toBe(2);
       expect(await store.settleBatchLines('r1', results)).toBe(0); // an ingest retried: nothing settled or counted twice
-      expect(await store.batchLine('r1', 'j0_a')).toEqual({ ...line('j0_a'), batchKey: 'judge/1', status: 'ok', body: results[0].body, error: null });
-      expect((await store.batchLines('r1', 'judge/1')).map((l) => [l.customId, l.status])).toEqual([['j0_a', 'ok'], ['j1_b', 'expired']]);
+      expect(await store.batchLine('r1', 'j0_a')).toEqual({
+        ...line('j0_a'),
+        batchKey: 'judge/1',
+        status: 'ok',
+        body: results[0].body,
+        error: null,
+      });
+      expect((await store.batchLines('r1', 'judge/1')).map((l) => [l.customId, l.status])).toEqual([
+        ['j0_a', 'ok'],
+        ['j1_b', 'expired'],
+      ]);
       expect((await store.batchLine('r1', 'j1_b'))!.status).toBe('expired');
       expect(await store.llmCalls('r1')).toEqual([call]);
       expect(await store.batchLine('r2', 'j0_a')).toBeNull();
@@ -728,7 +1200,9 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         await store.studies.createStudy(aStudy('later', { createdAt: '2025-03-01T00:00:00.000Z' }), [], []);
         expect((await store.studies.listStudies()).map((s) => s.name)).toEqual(['later', 'pilot']);
         expect((await store.studies.studyItems('pilot')).map((i) => i.itemId)).toEqual(['pilot-i1', 'pilot-i2']);
-        expect((await store.studies.studyAssignments('pilot')).map((a) => [a.assignmentId, a.annotatorId, a.order])).toEqual([
+        expect(
+          (await store.studies.studyAssignments('pilot')).map((a) => [a.assignmentId, a.annotatorId, a.order]),
+        ).toEqual([
           ['pilot-a1', 'pilot-ann-1', 0],
           ['pilot-a2', 'pilot-ann-2', 0],
           ['pilot-a3', 'pilot-ann-1', 1],
@@ -740,7 +1214,16 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         ]);
         expect(await store.studies.annotatorByTokenHash('th-pilot-2')).toMatchObject({ annotatorId: 'pilot-ann-2' });
         expect(await store.studies.annotatorByTokenHash('th-none')).toBeNull();
-        expect(await store.studies.getAssignment('pilot-a3')).toEqual({ assignmentId: 'pilot-a3', study: 'pilot', itemId: 'pilot-i2', slot: 2, left: 'Ace', right: 'Bolt', annotatorId: 'pilot-ann-1', order: 1 });
+        expect(await store.studies.getAssignment('pilot-a3')).toEqual({
+          assignmentId: 'pilot-a3',
+          study: 'pilot',
+          itemId: 'pilot-i2',
+          slot: 2,
+          left: 'Ace',
+          right: 'Bolt',
+          annotatorId: 'pilot-ann-1',
+          order: 1,
+        });
         expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => [a.assignmentId, a.answer])).toEqual([
           ['pilot-a1', null],
           ['pilot-a3', null],
@@ -749,14 +1232,31 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
 
       test('submissions: stored once per id, recorded idempotently, the last received counts, rejected ones never do', async () => {
         await makeStudy(store);
-        const first = await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'));
+        const first = await store.studies.putSubmission(
+          submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('A'), '2025-02-02T00:00:00.000Z'),
+        );
         expect(first).toMatchObject({ submissionId: 'sub-1', status: 'pending', note: null, answer: answer('A') });
-        expect(await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:09:00.000Z'))).toEqual(first);
-        await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'));
-        await store.studies.putSubmission(submission('pilot', 'sub-bad', 'pilot-a3', 'pilot-ann-1', answer('tie'), '2025-02-02T00:02:00.000Z'));
-        expect((await store.studies.pendingSubmissions(10)).map((s) => s.submissionId)).toEqual(['sub-1', 'sub-2', 'sub-bad']);
+        expect(
+          await store.studies.putSubmission(
+            submission('pilot', 'sub-1', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:09:00.000Z'),
+          ),
+        ).toEqual(first);
+        await store.studies.putSubmission(
+          submission('pilot', 'sub-2', 'pilot-a1', 'pilot-ann-1', answer('B'), '2025-02-02T00:01:00.000Z'),
+        );
+        await store.studies.putSubmission(
+          submission('pilot', 'sub-bad', 'pilot-a3', 'pilot-ann-1', answer('tie'), '2025-02-02T00:02:00.000Z'),
+        );
+        expect((await store.studies.pendingSubmissions(10)).map((s) => s.submissionId)).toEqual([
+          'sub-1',
+          'sub-2',
+          'sub-bad',
+        ]);
         expect((await store.studies.pendingSubmissions(1)).map((s) => s.submissionId)).toEqual(['sub-1']);
-        expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => a.answer?.choice ?? null)).toEqual(['B', 'tie']);
+        expect((await store.studies.annotatorQueue('pilot-ann-1')).map((a) => a.answer?.choice ?? null)).toEqual([
+          'B',
+          'tie',
+        ]);
         // Recorded out of order: the later submission still wins.
         expect(await store.studies.recordSubmission('sub-2')).toEqual({ recorded: true, revision: 1 });
         expect(await store.studies.recordSubmission('sub-1')).toEqual({ recorded: true, revision: 1 });
@@ -764,9 +1264,14 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.studies.recordSubmission('sub-none')).toBeNull();
         await store.studies.rejectSubmission('sub-bad', 'not an annotator of this item');
         expect(await store.studies.recordSubmission('sub-bad')).toEqual({ recorded: false, revision: 0 });
-        expect(await store.studies.getSubmission('sub-bad')).toMatchObject({ status: 'rejected', note: 'not an annotator of this item' });
+        expect(await store.studies.getSubmission('sub-bad')).toMatchObject({
+          status: 'rejected',
+          note: 'not an annotator of this item',
+        });
         const annotations = await store.studies.annotations('pilot');
-        expect(annotations.map((a) => [a.assignmentId, a.answer.choice, a.revision, a.submittedAt, a.source])).toEqual([['pilot-a1', 'B', 2, '2025-02-02T00:01:00.000Z', 'app']]);
+        expect(annotations.map((a) => [a.assignmentId, a.answer.choice, a.revision, a.submittedAt, a.source])).toEqual([
+          ['pilot-a1', 'B', 2, '2025-02-02T00:01:00.000Z', 'app'],
+        ]);
         expect((await store.studies.submissions('pilot')).map((s) => [s.submissionId, s.status])).toEqual([
           ['sub-1', 'recorded'],
           ['sub-2', 'recorded'],
@@ -776,23 +1281,51 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
 
       test('closing records what is pending, then refuses answers; imported annotations and events', async () => {
         await makeStudy(store);
-        await store.studies.putSubmission(submission('pilot', 'sub-1', 'pilot-a2', 'pilot-ann-2', answer('A'), '2025-02-02T00:00:00.000Z'));
+        await store.studies.putSubmission(
+          submission('pilot', 'sub-1', 'pilot-a2', 'pilot-ann-2', answer('A'), '2025-02-02T00:00:00.000Z'),
+        );
         expect(await store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z')).toEqual({ recorded: 1 });
         expect(await store.studies.closeStudy('pilot', '2025-02-06T00:00:00.000Z')).toEqual({ recorded: 0 });
-        expect(await store.studies.getStudy('pilot')).toMatchObject({ status: 'closed', closedAt: '2025-02-05T00:00:00.000Z' });
-        expect(await store.studies.putSubmission(submission('pilot', 'sub-2', 'pilot-a4', 'pilot-ann-2', answer('B'), '2025-02-07T00:00:00.000Z'))).toBeNull();
+        expect(await store.studies.getStudy('pilot')).toMatchObject({
+          status: 'closed',
+          closedAt: '2025-02-05T00:00:00.000Z',
+        });
+        expect(
+          await store.studies.putSubmission(
+            submission('pilot', 'sub-2', 'pilot-a4', 'pilot-ann-2', answer('B'), '2025-02-07T00:00:00.000Z'),
+          ),
+        ).toBeNull();
         expect(await store.studies.getSubmission('sub-2')).toBeNull();
-        expect(await store.studies.importAnnotations('pilot', [
-          { annotator: 'carol', itemId: 'pilot-i1', left: 'Bolt', right: 'Ace', answer: answer('B'), submittedAt: '2025-01-01T00:00:00.000Z' },
-          { annotator: 'carol', itemId: 'pilot-i2', left: 'Ace', right: 'Bolt', answer: answer('tie', null), submittedAt: '2025-01-01T00:00:00.000Z' },
-        ])).toBe(2);
+        expect(
+          await store.studies.importAnnotations('pilot', [
+            {
+              annotator: 'carol',
+              itemId: 'pilot-i1',
+              left: 'Bolt',
+              right: 'Ace',
+              answer: answer('B'),
+              submittedAt: '2025-01-01T00:00:00.000Z',
+            },
+            {
+              annotator: 'carol',
+              itemId: 'pilot-i2',
+              left: 'Ace',
+              right: 'Bolt',
+              answer: answer('tie', null),
+              submittedAt: '2025-01-01T00:00:00.000Z',
+            },
+          ]),
+        ).toBe(2);
         const annotations = await store.studies.annotations('pilot');
         expect(annotations.map((a) => [a.annotatorId, a.left, a.answer.choice, a.source])).toEqual([
           ['import:pilot:carol', 'Bolt', 'B', 'import'],
           ['import:pilot:carol', 'Ace', 'tie', 'import'],
           ['pilot-ann-2', 'Bolt', 'A', 'app'],
         ]);
-        expect((await store.studies.annotators('pilot')).map((a) => [a.label, a.source])).toContainEqual(['carol', 'import']);
+        expect((await store.studies.annotators('pilot')).map((a) => [a.label, a.source])).toContainEqual([
+          'carol',
+          'import',
+        ]);
         await store.studies.addStudyEvent('pilot', 'reminder', { pending: ['bob'] });
         await store.studies.addStudyEvent('pilot', 'closed', { by: 'deadline' });
         expect((await store.studies.studyEvents('pilot')).map((e) => [e.kind, e.detail])).toEqual([
@@ -805,9 +1338,21 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const other = await another();
         await makeStudy(store);
         const puts = Array.from({ length: 12 }, (_, i) =>
-          other.studies.putSubmission(submission('pilot', `race-${i}`, `pilot-a${(i % 4) + 1}`, 'pilot-ann-1', answer('A'), `2025-02-02T00:00:${String(i).padStart(2, '0')}.000Z`)),
+          other.studies.putSubmission(
+            submission(
+              'pilot',
+              `race-${i}`,
+              `pilot-a${(i % 4) + 1}`,
+              'pilot-ann-1',
+              answer('A'),
+              `2025-02-02T00:00:${String(i).padStart(2, '0')}.000Z`,
+            ),
+          ),
         );
-        const [closed, ...stored] = await Promise.all([store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z'), ...puts]);
+        const [closed, ...stored] = await Promise.all([
+          store.studies.closeStudy('pilot', '2025-02-05T00:00:00.000Z'),
+          ...puts,
+        ]);
         const accepted = stored.filter(Boolean).length;
         const all = await store.studies.submissions('pilot');
         expect(all).toHaveLength(accepted);
@@ -817,37 +1362,93 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     });
 
     describe('agent trajectories and world recordings', () => {
-      const modelStep = (seq: number, text: string | null) => ({ kind: 'model' as const, seq, turn: 1, text, toolCalls: [{ id: 'c1', name: 'get_price', arguments: { symbol: 'BTC' } }], usage: { promptTokens: 10, completionTokens: 5, cachedTokens: null }, latencyMs: 12, startedAt: 't0', finishedAt: 't1' });
+      const modelStep = (seq: number, text: string | null) => ({
+        kind: 'model' as const,
+        seq,
+        turn: 1,
+        text,
+        toolCalls: [{ id: 'c1', name: 'get_price', arguments: { symbol: 'BTC' } }],
+        usage: { promptTokens: 10, completionTokens: 5, cachedTokens: null },
+        latencyMs: 12,
+        startedAt: 't0',
+        finishedAt: 't1',
+      });
       test('steps are kept per item in seq order, and the first write of a seq wins', async () => {
-        await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: { kind: 'tool', seq: 1, turn: 1, callId: 'c1', tool: 'get_price', arguments: { symbol: 'BTC' }, result: '{"price":1}', isError: false, origin: 'live', latencyMs: 3, startedAt: 't1', finishedAt: 't2' } });
+        await store.putAgentStep({
+          runId: 'r1',
+          queryId: 'q1',
+          copilot: 'Ace',
+          step: {
+            kind: 'tool',
+            seq: 1,
+            turn: 1,
+            callId: 'c1',
+            tool: 'get_price',
+            arguments: { symbol: 'BTC' },
+            result: '{"price":1}',
+            isError: false,
+            origin: 'live',
+            latencyMs: 3,
+            startedAt: 't1',
+            finishedAt: 't2',
+          },
+        });
         await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'first') });
         await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'second write') });
         await store.putAgentStep({ runId: 'r1', queryId: 'q1', copilot: 'Bolt', step: modelStep(0, 'other copilot') });
         const steps = await (await another()).agentSteps('r1', 'q1', 'Ace');
-        expect(steps.map((s) => [s.step.seq, s.step.kind])).toEqual([[0, 'model'], [1, 'tool']]);
+        expect(steps.map((s) => [s.step.seq, s.step.kind])).toEqual([
+          [0, 'model'],
+          [1, 'tool'],
+        ]);
         expect(steps[0].step).toEqual(modelStep(0, 'first'));
         expect(await store.agentSteps('r1', 'q2', 'Ace')).toEqual([]);
-        expect((await store.runAgentSteps('r1')).map((s) => `${s.copilot}/${s.step.seq}`)).toEqual(['Ace/0', 'Ace/1', 'Bolt/0']);
+        expect((await store.runAgentSteps('r1')).map((s) => `${s.copilot}/${s.step.seq}`)).toEqual([
+          'Ace/0',
+          'Ace/1',
+          'Bolt/0',
+        ]);
       });
       test('a recording keeps each key once (first write wins), and recordings are listed with their sizes', async () => {
-        const call = (key: string, result: string, isError = false) => ({ key, tool: 'get_price', arguments: `{"symbol":"${key}"}`, result, isError, recordedAt: `2025-01-01T00:00:0${key.length}.000Z` });
+        const call = (key: string, result: string, isError = false) => ({
+          key,
+          tool: 'get_price',
+          arguments: `{"symbol":"${key}"}`,
+          result,
+          isError,
+          recordedAt: `2025-01-01T00:00:0${key.length}.000Z`,
+        });
         await store.putWorldCalls('run-a', [call('BTC', '1'), call('ETH', '2', true)]);
         await store.putWorldCalls('run-a', [call('BTC', 'changed')]);
         await store.putWorldCalls('run-b', [call('SOL', '3')]);
         expect(await (await another()).worldCalls('run-a')).toEqual([call('BTC', '1'), call('ETH', '2', true)]);
         expect(await store.worldCalls('none')).toEqual([]);
-        expect((await store.worldRecordings()).map((r) => [r.recording, r.calls])).toEqual([['run-a', 2], ['run-b', 1]]);
+        expect((await store.worldRecordings()).map((r) => [r.recording, r.calls])).toEqual([
+          ['run-a', 2],
+          ['run-b', 1],
+        ]);
       });
     });
 
     describe('several connections at once', () => {
       test('the same keys written concurrently from two connections: one row each', async () => {
         const other = await another();
-        const both = <T>(fn: (s: ResultsStore, who: string) => Promise<T>) => Promise.all([fn(store, 'a'), fn(other, 'b')]);
+        const both = <T>(fn: (s: ResultsStore, who: string) => Promise<T>) =>
+          Promise.all([fn(store, 'a'), fn(other, 'b')]);
         await both((s, who) => s.createRun(aRun('race', { protocol: who })));
         await both((s, who) => s.putJudgeUnits('race', [{ queryId: 'q1', copilots: [who] }], { by: who }));
-        await both((s, who) => s.putJudgments([aJudgment('race', 'q1', 'Ace', { error: who }), aJudgment('race', 'q1', 'Bolt', { error: who })]));
-        await both((s, who) => s.putSnapshot({ snapshotId: 'snap-race', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { by: who } }, queries));
+        await both((s, who) =>
+          s.putJudgments([
+            aJudgment('race', 'q1', 'Ace', { error: who }),
+            aJudgment('race', 'q1', 'Bolt', { error: who }),
+          ]),
+        );
+        await both((s, who) =>
+          s.putSnapshot(
+            { snapshotId: 'snap-race', createdAt: '2025-01-01T00:00:00.000Z', parentId: null, meta: { by: who } },
+            queries,
+          ),
+        );
         await both((s, who) => s.putRubric('rv-race', who, {}));
         await both((s, who) => s.cacheAnswer('race-key', who));
         await both((s, who) => s.putWork('job', 'k', who));
@@ -873,7 +1474,24 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         const copy = await target.open();
         try {
           const counts = await copyAll(store, copy);
-          expect(counts).toEqual({ snapshot: 1, rubric: 1, run: 2, response: 6, judgeUnits: 3, judgment: 4, judgeTurn: 3, llmCalls: 3, cachedAnswer: 1, work: 1, scheduleSnapshot: 2, artefact: 1, study: 1, groundingCheck: 1, agentStep: 2, worldCall: 1 });
+          expect(counts).toEqual({
+            snapshot: 1,
+            rubric: 1,
+            run: 2,
+            response: 6,
+            judgeUnits: 3,
+            judgment: 4,
+            judgeTurn: 3,
+            llmCalls: 3,
+            cachedAnswer: 1,
+            work: 1,
+            scheduleSnapshot: 2,
+            artefact: 1,
+            study: 1,
+            groundingCheck: 1,
+            agentStep: 2,
+            worldCall: 1,
+          });
           expect(await everything(copy)).toEqual(await everything(store));
           expect(Object.values(await copyAll(store, copy)).every((n) => n === 0)).toBe(true);
           expect(await everything(copy)).toEqual(await everything(store));

@@ -63,7 +63,9 @@ describePostgres(`judgeflow store${unavailable ? ` (skipped: ${unavailable})` : 
     const first = await cliInProcess(['store', 'migrate'], { JUDGEFLOW_STORE: url });
     expect(first.code).toBe(0);
     const latest = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version;
-    expect(first.stdout).toMatch(/^Results store postgres:\/\/judgeflow@127\.0\.0\.1:\d+\/jf_cli_migrate: applied 1 \(runs, snapshots.*\); schema is at version \d+\.$/);
+    expect(first.stdout).toMatch(
+      /^Results store postgres:\/\/judgeflow@127\.0\.0\.1:\d+\/jf_cli_migrate: applied 1 \(runs, snapshots.*\); schema is at version \d+\.$/,
+    );
     expect(first.stdout).toContain(POSTGRES_MIGRATIONS.map((m) => `${m.version} (${m.name})`).join(', '));
     expect(first.stdout).toContain(`schema is at version ${latest}.`);
     const second = await cliInProcess(['store', 'migrate', '--json'], { JUDGEFLOW_STORE: url });
@@ -74,15 +76,24 @@ describePostgres(`judgeflow store${unavailable ? ` (skipped: ${unavailable})` : 
     const dir = tempDir('jf-copy-bad-');
     const missing = path.join(dir, 'missing.db');
     const url = await postgres.server().createDatabase('jf_copy_bad');
-    const unreachable = postgres.server().url('jf_copy_bad').replace(/:(\d+)\//, ':1/');
+    const unreachable = postgres
+      .server()
+      .url('jf_copy_bad')
+      .replace(/:(\d+)\//, ':1/');
     const cases: Array<[string[], RegExp]> = [
       [['store'], /missing action; expected migrate or copy/],
       [['store', 'copy', '--to', url], /store copy needs --from STORE/],
       [['store', 'copy', '--from', missing], /store copy needs --to STORE/],
-      [['store', 'copy', '--from', missing, '--to', url], /there is no results store at .*missing\.db \(--from\); nothing to copy/],
+      [
+        ['store', 'copy', '--from', missing, '--to', url],
+        /there is no results store at .*missing\.db \(--from\); nothing to copy/,
+      ],
       [['store', 'copy', '--from', url, '--to', `${url}`], /--from and --to are the same store/],
       [['store', 'copy', '--from', 'mysql://u:s3cret@h/db', '--to', url], /unknown results store scheme "mysql:"/],
-      [['store', 'copy', '--from', unreachable, '--to', `sqlite:${path.join(dir, 'out.db')}`], /cannot use the results store postgres:\/\/judgeflow@127\.0\.0\.1:1\/jf_copy_bad: .*ECONNREFUSED.*; check --from/],
+      [
+        ['store', 'copy', '--from', unreachable, '--to', `sqlite:${path.join(dir, 'out.db')}`],
+        /cannot use the results store postgres:\/\/judgeflow@127\.0\.0\.1:1\/jf_copy_bad: .*ECONNREFUSED.*; check --from/,
+      ],
     ];
     for (const [argv, message] of cases) {
       const result = await cliInProcess(argv, {});
@@ -108,7 +119,10 @@ test('store copy interrupted part-way: no run is listed in the target until ever
       batches = 0;
       const interrupted = await copyStore(from, to, () => {
         if (++batches === stopAt) throw cut;
-      }).then(() => false, (e) => (e === cut ? true : Promise.reject(e)));
+      }).then(
+        () => false,
+        (e) => (e === cut ? true : Promise.reject(e)),
+      );
       for (const run of await to.listRuns()) {
         expect((await to.responses(run.runId)).length).toBe((await from.responses(run.runId)).length);
         expect((await to.judgments(run.runId)).length).toBe((await from.judgments(run.runId)).length);

@@ -25,7 +25,10 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       const spec = 'postgresql://jf:s3cret@db.internal:5433/judgeflow?sslmode=require&password=other';
       expect(parseStoreSpec(spec)).toEqual({ kind: 'postgres', url: spec });
       expect(parseStoreSpec('postgres://jf@db/j')).toEqual({ kind: 'postgres', url: 'postgres://jf@db/j' });
-      expect(storeTarget({ JUDGEFLOW_STORE: ' postgres://jf@db/j ' })).toEqual({ kind: 'postgres', url: 'postgres://jf@db/j' });
+      expect(storeTarget({ JUDGEFLOW_STORE: ' postgres://jf@db/j ' })).toEqual({
+        kind: 'postgres',
+        url: 'postgres://jf@db/j',
+      });
       expect(location(spec)).toBe('postgresql://jf@db.internal:5433/judgeflow?sslmode=require');
       expect(location(postgres.server().url('jf_x'))).not.toContain(encodeURIComponent(postgres.server().password));
       expect(() => parseStoreSpec('postgres://jf:s3cret@')).toThrow(InputError);
@@ -39,7 +42,10 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       const client = new Client({ connectionString: url });
       await client.connect();
       try {
-        expect((await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'")).rows[0].n).toBe(0);
+        expect(
+          (await client.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'"))
+            .rows[0].n,
+        ).toBe(0);
         const store = new PostgresStore(url, location(url));
         await store.createRun(aRun('visible'));
         await store.close();
@@ -51,10 +57,15 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     });
 
     test('a server that cannot be reached is an error naming the store without its password', async () => {
-      const url = postgres.server().url('jf_any').replace(/:(\d+)\//, ':1/');
+      const url = postgres
+        .server()
+        .url('jf_any')
+        .replace(/:(\d+)\//, ':1/');
       const store = new PostgresStore(url, location(url));
       try {
-        await expect(store.getRun('x')).rejects.toThrow(/cannot use the results store postgres:\/\/judgeflow@127\.0\.0\.1:1\/jf_any: .*ECONNREFUSED/);
+        await expect(store.getRun('x')).rejects.toThrow(
+          /cannot use the results store postgres:\/\/judgeflow@127\.0\.0\.1:1\/jf_any: .*ECONNREFUSED/,
+        );
         await expect(store.getRun('x')).rejects.not.toThrow(/s3cret/);
       } finally {
         await store.close();
@@ -71,14 +82,18 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
         const applied = reports.flatMap((r) => r.applied.map((m) => m.version));
         expect(applied.sort()).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version)); // each once, by one of them
         expect(reports.filter((r) => r.applied.length).length).toBe(1);
-        expect(new Set(reports.map((r) => r.version))).toEqual(new Set([POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version]));
+        expect(new Set(reports.map((r) => r.version))).toEqual(
+          new Set([POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version]),
+        );
         // Everyone can use the store straight away, and agrees on its identity.
         const ids = await Promise.all(stores.map((s) => s.storeId()));
         expect(new Set(ids).size).toBe(1);
         const client = new Client({ connectionString: url });
         await client.connect();
         try {
-          expect((await client.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows).toEqual(POSTGRES_MIGRATIONS.map(({ version, name }) => ({ version, name })));
+          expect((await client.query('SELECT version, name FROM schema_migrations ORDER BY version')).rows).toEqual(
+            POSTGRES_MIGRATIONS.map(({ version, name }) => ({ version, name })),
+          );
         } finally {
           await client.end();
         }
@@ -94,9 +109,15 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       try {
         // The database exactly as a store at version 1 left it.
         await client.query(POSTGRES_MIGRATIONS[0].up);
-        await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-        await client.query('INSERT INTO schema_migrations (version, name) VALUES (1, $1)', [POSTGRES_MIGRATIONS[0].name]);
-        await client.query("INSERT INTO judgments VALUES ('r1', 'q1', 'Ace', 'rv1', 'ok', '{\"d1\":7}', null, 70, null, null, null, '{}', 1, '2025-01-01T00:00:00.000Z')");
+        await client.query(
+          'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+        );
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES (1, $1)', [
+          POSTGRES_MIGRATIONS[0].name,
+        ]);
+        await client.query(
+          "INSERT INTO judgments VALUES ('r1', 'q1', 'Ace', 'rv1', 'ok', '{\"d1\":7}', null, 70, null, null, null, '{}', 1, '2025-01-01T00:00:00.000Z')",
+        );
         await client.query("INSERT INTO judge_turns VALUES ('r1', 'q1', 'rv1', 1, '{}', 'old answer')");
       } finally {
         await client.end();
@@ -104,7 +125,9 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       const [a, b] = [new PostgresStore(url, location(url)), new PostgresStore(url, location(url))];
       try {
         const reports = await Promise.all([a.migrate(), b.migrate()]);
-        expect(reports.flatMap((r) => r.applied.map((m) => m.version))).toEqual(POSTGRES_MIGRATIONS.slice(1).map((m) => m.version));
+        expect(reports.flatMap((r) => r.applied.map((m) => m.version))).toEqual(
+          POSTGRES_MIGRATIONS.slice(1).map((m) => m.version),
+        );
         await expectOldVerdictsAsFirstSlot(a, b, {});
       } finally {
         await a.close();
@@ -123,7 +146,9 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       await client.end();
       const store = new PostgresStore(url, location(url));
       try {
-        await expect(store.listRuns()).rejects.toThrow(/schema version 999, newer than this judgeflow knows \(\d+\); upgrade judgeflow/);
+        await expect(store.listRuns()).rejects.toThrow(
+          /schema version 999, newer than this judgeflow knows \(\d+\); upgrade judgeflow/,
+        );
       } finally {
         await store.close();
       }

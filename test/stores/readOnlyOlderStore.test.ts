@@ -14,7 +14,9 @@ const olderStore = () => olderSqliteStore(OLD_VERSION);
 const versions = (file: string) => {
   const db = new Database(file, { readonly: true });
   try {
-    return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version);
+    return (
+      db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>
+    ).map((r) => r.version);
   } finally {
     db.close();
   }
@@ -25,7 +27,14 @@ test('read-only commands on an older store leave its schema as it is and say to 
   const env = { JUDGEFLOW_STORE: file };
   const before = versions(file);
   expect(Math.max(...before)).toBe(OLD_VERSION);
-  for (const argv of [['runs'], ['runs', '--json'], ['gate', '--baseline', 'a', '--candidate', 'b'], ['compare', 'a', 'b'], ['report', 'a'], ['trend', '--runs', 'a,b']]) {
+  for (const argv of [
+    ['runs'],
+    ['runs', '--json'],
+    ['gate', '--baseline', 'a', '--candidate', 'b'],
+    ['compare', 'a', 'b'],
+    ['report', 'a'],
+    ['trend', '--runs', 'a,b'],
+  ]) {
     const out = await cliInProcess(argv, env);
     expect({ argv, code: out.code }).toEqual({ argv, code: 2 });
     expect(out.stderr).toContain(`has schema version ${OLD_VERSION}, older than this judgeflow's`);

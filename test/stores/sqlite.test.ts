@@ -59,13 +59,18 @@ describe('choosing the store (JUDGEFLOW_STORE)', () => {
     expect(parseStoreSpec('sqlite:///srv/jf/r.db')).toEqual({ kind: 'sqlite', file: '/srv/jf/r.db' });
     expect(parseStoreSpec('SQLITE:/srv/jf/r.db')).toEqual({ kind: 'sqlite', file: '/srv/jf/r.db' });
     expect(storeTarget({ JUDGEFLOW_HOME: '/srv/jf' })).toEqual({ kind: 'sqlite', file: '/srv/jf/results.db' });
-    expect(storeTarget({ JUDGEFLOW_HOME: '/srv/jf', JUDGEFLOW_STORE: ' /x/y.db ' })).toEqual({ kind: 'sqlite', file: '/x/y.db' });
+    expect(storeTarget({ JUDGEFLOW_HOME: '/srv/jf', JUDGEFLOW_STORE: ' /x/y.db ' })).toEqual({
+      kind: 'sqlite',
+      file: '/x/y.db',
+    });
   });
 
   test('an unknown scheme is an input error that names it and never echoes a password', () => {
     const attempt = () => parseStoreSpec('mysql://jf:s3cret@db.internal/judgeflow');
     expect(attempt).toThrow(InputError);
-    expect(attempt).toThrow(/unknown results store scheme "mysql:"; use a file path, sqlite:PATH or postgres:\/\/USER@HOST\/DATABASE/);
+    expect(attempt).toThrow(
+      /unknown results store scheme "mysql:"; use a file path, sqlite:PATH or postgres:\/\/USER@HOST\/DATABASE/,
+    );
     expect(attempt).toThrow(/mysql:\/\/\*\*\*@db\.internal/);
     try {
       attempt();
@@ -96,8 +101,27 @@ describe('sqlite schema migration', () => {
     const old = new Database(file);
     old.exec(`CREATE TABLE judgments (run_id TEXT NOT NULL, query_id TEXT NOT NULL, copilot TEXT NOT NULL, rubric_version TEXT NOT NULL, status TEXT NOT NULL, scores TEXT, rationales TEXT, total REAL, rank INTEGER, position INTEGER, error TEXT, judge TEXT NOT NULL, attempts INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (run_id, query_id, copilot, rubric_version));
       CREATE TABLE judge_turns (run_id TEXT NOT NULL, query_id TEXT NOT NULL, rubric_version TEXT NOT NULL, turn INTEGER NOT NULL, request TEXT NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (run_id, query_id, rubric_version, turn));`);
-    old.prepare('INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').run('r1', 'q1', 'Ace', 'rv1', 'ok', '{"d1":7}', '{"d1":"ok"}', 70, null, null, null, '{"model":"m","baseURL":"u","temperature":0,"rubricVersion":"rv1"}', 1, '2025-01-01T00:00:00.000Z');
-    old.prepare('INSERT INTO judge_turns VALUES (?, ?, ?, ?, ?, ?)').run('r1', 'q1', 'rv1', 1, '{"kind":"scoring"}', 'old answer');
+    old
+      .prepare('INSERT INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(
+        'r1',
+        'q1',
+        'Ace',
+        'rv1',
+        'ok',
+        '{"d1":7}',
+        '{"d1":"ok"}',
+        70,
+        null,
+        null,
+        null,
+        '{"model":"m","baseURL":"u","temperature":0,"rubricVersion":"rv1"}',
+        1,
+        '2025-01-01T00:00:00.000Z',
+      );
+    old
+      .prepare('INSERT INTO judge_turns VALUES (?, ?, ?, ?, ?, ?)')
+      .run('r1', 'q1', 'rv1', 1, '{"kind":"scoring"}', 'old answer');
     old.close();
 
     const [a, b] = [new SqliteStore(file), new SqliteStore(file)]; // two processes opening it: migrated once

@@ -3,7 +3,18 @@ import { chromiumPath } from '../../activities/adapters/chromiumPath';
 
 /** Headless Debian Chromium, as the browser adapter launches it. */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
 }
 
 /** What a page did that a safe, offline report must not: console errors, dialogs (alert), requests other than the allowed ones. */
@@ -17,7 +28,11 @@ export interface PageWatch {
  * A page whose every request is routed here: requests to `allowed(url)` go through, anything else is recorded and aborted.
  * Dialogs (an injected alert) are recorded and dismissed.
  */
-export async function watchedPage(browser: Browser, allowed: (url: string) => boolean, viewport = { width: 1200, height: 900 }): Promise<{ page: Page; seen: PageWatch }> {
+export async function watchedPage(
+  browser: Browser,
+  allowed: (url: string) => boolean,
+  viewport = { width: 1200, height: 900 },
+): Promise<{ page: Page; seen: PageWatch }> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const seen: PageWatch = { consoleErrors: [], dialogs: [], requests: [] };

@@ -33,10 +33,74 @@ export interface CabRow {
 }
 
 // Distinct lowercase words per slot (capitalised words would read as tickers to the template matcher).
-const OPENERS = ['could you explain', 'walk me through', 'i would like to understand', 'help me judge', 'give me your view on', 'break down', 'what do analysts say about', 'summarise', 'tell me honestly about', 'dig into', 'assess'];
-const SUBJECTS = ['restaking yields', 'stablecoin depegs', 'bridge exploits', 'validator churn', 'liquid staking tokens', 'perpetual funding rates', 'airdrop farming', 'layer two sequencers', 'oracle manipulation', 'treasury diversification', 'governance capture', 'memecoin launchpads', 'lending pool utilisation', 'options skew', 'whale wallet rotation', 'exchange reserve outflows', 'token unlock schedules', 'miner capitulation', 'real world asset vaults', 'cross chain messaging', 'mev auctions', 'wallet drainer kits', 'nft floor liquidity', 'etf creation flows', 'rollup data costs', 'dao grant programs', 'basis trade crowding', 'insurance fund health', 'emission halvings'];
-const ANGLES = ['for a cautious holder', 'over the coming quarter', 'compared with last cycle', 'given current macro pressure', 'from an on-chain perspective', 'with concrete numbers where possible', 'before i commit capital', 'in plain words', 'for a small portfolio', 'amid regulatory uncertainty', 'if volatility spikes', 'for long-term conviction', 'during thin weekend liquidity'];
-const EXTRAS = ['', ', and what could go wrong?', ' — include sources, "if any"', ', please, with a short checklist', '; keep it brief', ' (asking for a friend)', ', naïve question maybe'];
+const OPENERS = [
+  'could you explain',
+  'walk me through',
+  'i would like to understand',
+  'help me judge',
+  'give me your view on',
+  'break down',
+  'what do analysts say about',
+  'summarise',
+  'tell me honestly about',
+  'dig into',
+  'assess',
+];
+const SUBJECTS = [
+  'restaking yields',
+  'stablecoin depegs',
+  'bridge exploits',
+  'validator churn',
+  'liquid staking tokens',
+  'perpetual funding rates',
+  'airdrop farming',
+  'layer two sequencers',
+  'oracle manipulation',
+  'treasury diversification',
+  'governance capture',
+  'memecoin launchpads',
+  'lending pool utilisation',
+  'options skew',
+  'whale wallet rotation',
+  'exchange reserve outflows',
+  'token unlock schedules',
+  'miner capitulation',
+  'real world asset vaults',
+  'cross chain messaging',
+  'mev auctions',
+  'wallet drainer kits',
+  'nft floor liquidity',
+  'etf creation flows',
+  'rollup data costs',
+  'dao grant programs',
+  'basis trade crowding',
+  'insurance fund health',
+  'emission halvings',
+];
+const ANGLES = [
+  'for a cautious holder',
+  'over the coming quarter',
+  'compared with last cycle',
+  'given current macro pressure',
+  'from an on-chain perspective',
+  'with concrete numbers where possible',
+  'before i commit capital',
+  'in plain words',
+  'for a small portfolio',
+  'amid regulatory uncertainty',
+  'if volatility spikes',
+  'for long-term conviction',
+  'during thin weekend liquidity',
+];
+const EXTRAS = [
+  '',
+  ', and what could go wrong?',
+  ' — include sources, "if any"',
+  ', please, with a short checklist',
+  '; keep it brief',
+  ' (asking for a friend)',
+  ', naïve question maybe',
+];
 
 /** 198 distinct CAB-shaped rows with the published category counts, in category order. */
 export function cabFixtureRows(): CabRow[] {

@@ -8,10 +8,12 @@ import { hashInt } from './judges';
 export const schemaName = (body: any): string | undefined => body?.response_format?.json_schema?.name;
 export const schemaOf = (body: any): any => body?.response_format?.json_schema?.schema;
 
-const userMessages = (body: any): string[] => body.messages.filter((m: any) => m.role === 'user').map((m: any) => String(m.content));
+const userMessages = (body: any): string[] =>
+  body.messages.filter((m: any) => m.role === 'user').map((m: any) => String(m.content));
 
 /** The user messages that present a response (not re-asks), in conversation order. */
-export const scoringPrompts = (body: any): string[] => userMessages(body).filter((c) => /^Evaluate Response #\d+/.test(c));
+export const scoringPrompts = (body: any): string[] =>
+  userMessages(body).filter((c) => /^Evaluate Response #\d+/.test(c));
 
 export function queryTextOf(body: any): string {
   for (const m of body.messages) {
@@ -40,7 +42,9 @@ export function biasedScoring(body: any, bonus: number): Record<string, { score:
   const text = responseTextOf(prompts[prompts.length - 1]);
   const dims = Object.keys(schemaOf(body).properties);
   const first = prompts.length === 1;
-  return Object.fromEntries(dims.map((d) => [d, { score: biasedScore(text, d, first, bonus), reasoning: `${d} ok${first ? ' (first)' : ''}` }]));
+  return Object.fromEntries(
+    dims.map((d) => [d, { score: biasedScore(text, d, first, bonus), reasoning: `${d} ok${first ? ' (first)' : ''}` }]),
+  );
 }
 
 /** Totals per label from the judge's own earlier answers in the conversation. */
@@ -51,10 +55,18 @@ export function totalsInConversation(body: any): Map<string, number> {
     if (m.role !== 'user' || !/^Evaluate Response #\d+/.test(m.content)) return;
     // The answer that counted is the last assistant message before the next scoring prompt.
     let answer: string | undefined;
-    for (let k = i + 1; k < messages.length && !(messages[k].role === 'user' && /^Evaluate Response #\d+/.test(messages[k].content)); k++) if (messages[k].role === 'assistant') answer = messages[k].content;
+    for (
+      let k = i + 1;
+      k < messages.length && !(messages[k].role === 'user' && /^Evaluate Response #\d+/.test(messages[k].content));
+      k++
+    )
+      if (messages[k].role === 'assistant') answer = messages[k].content;
     try {
       const parsed = JSON.parse(answer ?? '') as Record<string, { score: number }>;
-      totals.set(labelOf(m.content), Object.values(parsed).reduce((s, v) => s + v.score, 0));
+      totals.set(
+        labelOf(m.content),
+        Object.values(parsed).reduce((s, v) => s + v.score, 0),
+      );
     } catch {
       totals.set(labelOf(m.content), -1);
     }

@@ -59,5 +59,10 @@ class ErrorTaxonomyEvaluator:
 /** URL path (as /<commit>/<file>) → body, for a local server standing in for the raw-file host. */
 export function cabReferenceBodies(): Record<string, string> {
   const byFile: Record<string, string> = { 'script.py': FIXTURE_SCRIPT, 'run_error_taxonomy.py': FIXTURE_TAXONOMY };
-  return Object.fromEntries(Object.entries(CAB_REFERENCE_FILES).map(([file, commit]) => [`/${commit}/${file}`, byFile[file] ?? `# fixture ${file}\n`]));
+  return Object.fromEntries(
+    Object.entries(CAB_REFERENCE_FILES).map(([file, commit]) => [
+      `/${commit}/${file}`,
+      byFile[file] ?? `# fixture ${file}\n`,
+    ]),
+  );
 }

@@ -9,13 +9,17 @@ export const CLI = path.join(REPO, 'bin', 'judgeflow.js');
  * Run the real CLI (`node bin/judgeflow.js ...`) as a child process, with the test environment
  * (TEMPORAL_ADDRESS of the test server, the workflow bundle) plus `env` (e.g. JUDGEFLOW_STORE, JUDGEFLOW_TASK_QUEUE).
  */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [CLI, ...args],
       { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -29,10 +33,22 @@ export function startWorkerProcess(env: NodeJS.ProcessEnv): ChildProcess {
  * A worker process a test can kill with SIGKILL and start again, with a client and the worker's SQLite store under
  * `home`; `close()` kills the worker and closes both.
  */
-export async function killableWorker(home: string, queue: string): Promise<{ env: Record<string, string> & { JUDGEFLOW_TASK_QUEUE: string }; client: import('@temporalio/client').Client; store: import('../../stores/sqlite').SqliteStore; kill(): Promise<void>; restart(): void; close(): Promise<void> }> {
+export async function killableWorker(
+  home: string,
+  queue: string,
+): Promise<{
+  env: Record<string, string> & { JUDGEFLOW_TASK_QUEUE: string };
+  client: import('@temporalio/client').Client;
+  store: import('../../stores/sqlite').SqliteStore;
+  kill(): Promise<void>;
+  restart(): void;
+  close(): Promise<void>;
+}> {
   const { connectClient } = await import('../../client/connection');
   const { SqliteStore } = await import('../../stores/sqlite');
-  const inherited = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+  );
   const env = { ...inherited, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: queue };
   let worker = startWorkerProcess(env);
   const client = await connectClient();

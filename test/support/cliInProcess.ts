@@ -4,7 +4,10 @@ import { main } from '../../client/cli';
  * Run the real CLI entry point, main(), in this process (no process start-up cost) with extra environment, capturing
  * what it prints. main() returns the exit code the bin script exits with; `env` is restored afterwards.
  */
-export async function cliInProcess(argv: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function cliInProcess(
+  argv: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   Object.assign(process.env, env);
   const out: string[] = [];

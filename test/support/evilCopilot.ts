@@ -19,8 +19,11 @@ export async function expectInert(page: import('playwright-core').Page, selector
   const found = await page.$eval(selector, (root) => ({
     scripts: root.querySelectorAll('script').length,
     images: root.querySelectorAll('img').length,
-    handlers: Array.from(root.querySelectorAll('*')).filter((e) => Array.from(e.attributes).some((a) => a.name.startsWith('on'))).length,
-    jsLinks: Array.from(root.querySelectorAll('a')).filter((a) => /^\s*javascript:/i.test(a.getAttribute('href') ?? '')).length,
+    handlers: Array.from(root.querySelectorAll('*')).filter((e) =>
+      Array.from(e.attributes).some((a) => a.name.startsWith('on')),
+    ).length,
+    jsLinks: Array.from(root.querySelectorAll('a')).filter((a) => /^\s*javascript:/i.test(a.getAttribute('href') ?? ''))
+      .length,
     links: Array.from(root.querySelectorAll('a')).map((a) => a.getAttribute('href')),
     text: root.textContent ?? '',
   }));

@@ -15,10 +15,19 @@ export default async function globalSetup(): Promise<void> {
   const cli = await findOrInstallTemporalCli({ home: path.join(repo, '.judgeflow'), log: (m) => console.log(m) });
   await provisionPostgres((m) => console.log(m)); // each PostgreSQL test file starts its own server from these binaries
   const port = await freePort();
-  const server = await startDevServer({ cli, port, uiPort: await freePort(), headless: true, logFile: path.join(scratch, 'temporal.log') });
+  const server = await startDevServer({
+    cli,
+    port,
+    uiPort: await freePort(),
+    headless: true,
+    logFile: path.join(scratch, 'temporal.log'),
+  });
   const bundle = path.join(scratch, 'workflows.js');
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never;
-  fs.writeFileSync(bundle, (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet })).code);
+  fs.writeFileSync(
+    bundle,
+    (await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet })).code,
+  );
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.TEMPORAL_CLI = cli;
   process.env.JUDGEFLOW_WORKFLOW_BUNDLE = bundle;

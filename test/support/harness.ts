@@ -12,7 +12,9 @@ import { installQuietRuntime } from './quietTemporal';
 
 export const REPO = path.resolve(__dirname, '..', '..');
 /** Read-only reference data beside the checkout; JUDGEFLOW_TEST_SHARED points elsewhere (a worktree whose parent has none). */
-export const SHARED = process.env.JUDGEFLOW_TEST_SHARED ? path.resolve(process.env.JUDGEFLOW_TEST_SHARED) : path.resolve(REPO, '..', 'shared');
+export const SHARED = process.env.JUDGEFLOW_TEST_SHARED
+  ? path.resolve(process.env.JUDGEFLOW_TEST_SHARED)
+  : path.resolve(REPO, '..', 'shared');
 
 export function tempDir(prefix = 'jf-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -34,7 +36,12 @@ export interface TestWorld {
  * Run `fn` with a real worker (in this process) on its own task queue and store, against the test Temporal server.
  * The store is a new SQLite file in a temporary directory unless `target` names another (e.g. a PostgreSQL database).
  */
-export async function withWorker<T>(name: string, fn: (world: TestWorld) => Promise<T>, env: NodeJS.ProcessEnv = process.env, target?: StoreTarget): Promise<T> {
+export async function withWorker<T>(
+  name: string,
+  fn: (world: TestWorld) => Promise<T>,
+  env: NodeJS.ProcessEnv = process.env,
+  target?: StoreTarget,
+): Promise<T> {
   installQuietRuntime();
   const dir = tempDir(`jf-${name}-`);
   const storeFile = path.join(dir, 'results.db');
@@ -49,7 +56,11 @@ export async function withWorker<T>(name: string, fn: (world: TestWorld) => Prom
     return await worker.runUntil(async () => {
       const asked = Date.now();
       await workerCurrent.get(worker);
-      if (Date.now() - asked > 5_000) fs.appendFileSync(path.join(os.tmpdir(), 'judgeflow-slow-current.log'), `${new Date().toISOString()} ${taskQueue}: current after ${Date.now() - asked} ms\n`);
+      if (Date.now() - asked > 5_000)
+        fs.appendFileSync(
+          path.join(os.tmpdir(), 'judgeflow-slow-current.log'),
+          `${new Date().toISOString()} ${taskQueue}: current after ${Date.now() - asked} ms\n`,
+        );
       return fn({ client, taskQueue, store, storeFile, dir });
     });
   } finally {
@@ -70,7 +81,13 @@ export function writeQueries(dir: string, queries: Array<Record<string, unknown>
 export function latticeGrid(tasks = 16, categories = 5): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   for (let t = 1; t <= tasks; t++)
-    for (let c = 1; c <= categories; c++) out.push({ id: `t${t}-c${c}`, text: `Question about task ${t} in category ${c}: should I stake ETH on Lido?`, task: `T${t}`, category: `C${c}` });
+    for (let c = 1; c <= categories; c++)
+      out.push({
+        id: `t${t}-c${c}`,
+        text: `Question about task ${t} in category ${c}: should I stake ETH on Lido?`,
+        task: `T${t}`,
+        category: `C${c}`,
+      });
   return out;
 }
 
@@ -78,7 +95,10 @@ export function latticeGrid(tasks = 16, categories = 5): Array<Record<string, un
  * A run config as the end-to-end tests write it: queries given as rows are written to `dir` (a string is used as the
  * queries path as is), reports go to `dir`/runs, relative paths resolve against `dir`. One place for that boilerplate.
  */
-export function runConfig(dir: string, fields: { queries: string | Array<Record<string, unknown>>; [field: string]: unknown }) {
+export function runConfig(
+  dir: string,
+  fields: { queries: string | Array<Record<string, unknown>>; [field: string]: unknown },
+) {
   const queries = typeof fields.queries === 'string' ? fields.queries : writeQueries(dir, fields.queries);
   return parseRunConfig({ ...fields, queries, output: path.join(dir, 'runs') }, 'test config', dir);
 }

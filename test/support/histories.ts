@@ -11,7 +11,11 @@ export interface HistoryFile {
   description: string;
   recordedAt: string;
   sdk: string;
-  workflows: Array<{ workflowId: string; workflowType: string; history: unknown /* proto JSON, as `temporal workflow show --output json` prints */ }>;
+  workflows: Array<{
+    workflowId: string;
+    workflowType: string;
+    history: unknown; /* proto JSON, as `temporal workflow show --output json` prints */
+  }>;
 }
 
 export function readHistoryFiles(dir = HISTORY_DIR): Array<{ file: string; content: HistoryFile }> {
@@ -19,7 +23,10 @@ export function readHistoryFiles(dir = HISTORY_DIR): Array<{ file: string; conte
     .readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => ({ file: path.join(dir, f), content: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as HistoryFile }));
+    .map((f) => ({
+      file: path.join(dir, f),
+      content: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as HistoryFile,
+    }));
 }
 
 export function replayInputs(file: HistoryFile): Array<{ workflowId: string; history: History }> {
@@ -30,7 +37,10 @@ export function replayInputs(file: HistoryFile): Array<{ workflowId: string; his
  * Activities a run's histories scheduled (every run of its continue-as-new chain), with the work items each carried:
  * `queryId/copilot` for collection, `judge#index` for judge work (one for a single call, several for a batch).
  */
-export async function scheduledActivities(client: import('@temporalio/client').Client, workflowId: string): Promise<Array<{ name: string; items: string[] }>> {
+export async function scheduledActivities(
+  client: import('@temporalio/client').Client,
+  workflowId: string,
+): Promise<Array<{ name: string; items: string[] }>> {
   const scheduled: Array<{ name: string; items: string[] }> = [];
   for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
     const history = await client.workflow.getHandle(workflowId, wf.runId).fetchHistory();
@@ -41,7 +51,9 @@ export async function scheduledActivities(client: import('@temporalio/client').C
       const args = data ? JSON.parse(Buffer.from(data).toString('utf8')) : {};
       const items: string[] = [
         ...(args.queryId && args.copilot ? [`${args.queryId}/${args.copilot}`] : []),
-        ...(Array.isArray(args.queryIds) && args.copilot ? args.queryIds.map((q: string) => `${q}/${args.copilot}`) : []),
+        ...(Array.isArray(args.queryIds) && args.copilot
+          ? args.queryIds.map((q: string) => `${q}/${args.copilot}`)
+          : []),
         ...(typeof args.index === 'number' ? [`judge#${args.index}`] : []),
         ...(Array.isArray(args.indices) ? args.indices.map((i: number) => `judge#${i}`) : []),
       ];

@@ -26,7 +26,11 @@ const LAYERS: Layer[] = [
   { level: 0, folder: 'core/' },
   { level: 0, folder: 'contract/' },
   // rubrics/index.ts is the registry: it may import each protocol's folder (its index), nothing deeper.
-  { level: 1, folder: 'rubrics/', part: (f) => (f.split('/').length > 2 ? f.split('/').slice(0, 2).join('/') + '/' : 'rubrics/') },
+  {
+    level: 1,
+    folder: 'rubrics/',
+    part: (f) => (f.split('/').length > 2 ? f.split('/').slice(0, 2).join('/') + '/' : 'rubrics/'),
+  },
   { level: 1, folder: 'stores/', part: () => 'stores/' },
   { level: 1, folder: 'sim/', part: () => 'sim/' },
   { level: 2, folder: 'activities/' },
@@ -43,7 +47,13 @@ const LAYERS: Layer[] = [
  * activities it runs in-process for the same effect as the worker (resume's config replacement, curation, artefacts).
  * A use case the CLI shares with activities (a run's report, a stored comparison) belongs in services/.
  */
-const CLIENT_ACTIVITY_IMPORTS = new Set(['activities/deps.ts', 'activities/index.ts', 'activities/runConfig.ts', 'activities/curate.ts', 'activities/artefacts.ts']);
+const CLIENT_ACTIVITY_IMPORTS = new Set([
+  'activities/deps.ts',
+  'activities/index.ts',
+  'activities/runConfig.ts',
+  'activities/curate.ts',
+  'activities/artefacts.ts',
+]);
 
 export function layerOf(file: string): Layer | null {
   return LAYERS.find((l) => file.startsWith(l.folder)) ?? null;
@@ -58,26 +68,49 @@ export interface ImportRef {
 
 /** Every module a file refers to: import / import type / export … from / import x = require() / require() / import(). */
 export function importsOf(fileName: string, text: string): ImportRef[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('.js') ? ts.ScriptKind.JS : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    fileName.endsWith('.js') ? ts.ScriptKind.JS : ts.ScriptKind.TS,
+  );
   const out: ImportRef[] = [];
   const add = (node: ts.Node, spec: ts.Expression | undefined, typeOnly: boolean) => {
-    if (spec && ts.isStringLiteralLike(spec)) out.push({ specifier: spec.text, typeOnly, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+    if (spec && ts.isStringLiteralLike(spec))
+      out.push({
+        specifier: spec.text,
+        typeOnly,
+        line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+      });
   };
   const visit = (node: ts.Node) => {
     if (ts.isImportDeclaration(node)) {
       const clause = node.importClause;
-      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-      const typeOnly = Boolean(clause && (clause.isTypeOnly || (!clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))));
+      const named =
+        clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      const typeOnly = Boolean(
+        clause &&
+        (clause.isTypeOnly || (!clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))),
+      );
       add(node, node.moduleSpecifier, typeOnly);
     } else if (ts.isExportDeclaration(node)) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
-      add(node, node.moduleSpecifier, node.isTypeOnly || Boolean(named && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      add(
+        node,
+        node.moduleSpecifier,
+        node.isTypeOnly || Boolean(named && named.length > 0 && named.every((e) => e.isTypeOnly)),
+      );
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node, node.moduleReference.expression, node.isTypeOnly);
     } else if (ts.isCallExpression(node)) {
       const isRequire = ts.isIdentifier(node.expression) && node.expression.text === 'require';
       const isDynamicImport = node.expression.kind === ts.SyntaxKind.ImportKeyword;
-      const isResolve = ts.isPropertyAccessExpression(node.expression) && ts.isIdentifier(node.expression.expression) && node.expression.expression.text === 'require' && node.expression.name.text === 'resolve';
+      const isResolve =
+        ts.isPropertyAccessExpression(node.expression) &&
+        ts.isIdentifier(node.expression.expression) &&
+        node.expression.expression.text === 'require' &&
+        node.expression.name.text === 'resolve';
       if ((isRequire || isDynamicImport || isResolve) && node.arguments.length) add(node, node.arguments[0], false);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
       add(node, node.argument.literal as ts.Expression, true);
@@ -96,7 +129,8 @@ function resolveRelative(from: string, specifier: string): string | null {
 
 /** The folder-or-file target matched against layers: `../rubrics` is rubrics/index. */
 function targetFile(resolved: string, exists: (p: string) => boolean): string {
-  for (const candidate of [`${resolved}.ts`, `${resolved}.js`, `${resolved}/index.ts`]) if (exists(candidate)) return candidate;
+  for (const candidate of [`${resolved}.ts`, `${resolved}.js`, `${resolved}/index.ts`])
+    if (exists(candidate)) return candidate;
   return `${resolved}.ts`;
 }
 
@@ -108,7 +142,10 @@ export interface Violation {
 }
 
 /** Check files (repository-relative paths with their text) against the layer rules. */
-export function checkLayering(files: Array<{ file: string; text: string }>, exists: (p: string) => boolean): Violation[] {
+export function checkLayering(
+  files: Array<{ file: string; text: string }>,
+  exists: (p: string) => boolean,
+): Violation[] {
   const violations: Violation[] = [];
   for (const { file, text } of files) {
     const from = layerOf(file);
@@ -120,7 +157,9 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
         // Workflow code runs in the deterministic sandbox: it may use the workflow API, other workflow files, and types.
         if (ref.typeOnly || ref.specifier === '@temporalio/workflow') continue;
         if (resolved && (resolved.startsWith('workflows/') || resolved.startsWith('contract/'))) continue;
-        report('workflow code may import only @temporalio/workflow, other workflow files, contract/, and types (import type)');
+        report(
+          'workflow code may import only @temporalio/workflow, other workflow files, contract/, and types (import type)',
+        );
         continue;
       }
       if (from.folder === 'contract/') {
@@ -132,12 +171,25 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
       }
       if (!resolved) continue;
       const target = targetFile(resolved, exists);
-      if (target.startsWith('workflows/') && target !== 'workflows/index.ts' && ['activities/', 'client/', 'worker/'].includes(from.folder)) {
-        report('activities/, client/ and worker/ import from workflows/ only its index (the workflow functions); shared types and messages are in contract/');
+      if (
+        target.startsWith('workflows/') &&
+        target !== 'workflows/index.ts' &&
+        ['activities/', 'client/', 'worker/'].includes(from.folder)
+      ) {
+        report(
+          'activities/, client/ and worker/ import from workflows/ only its index (the workflow functions); shared types and messages are in contract/',
+        );
         continue;
       }
-      if (from.folder === 'client/' && target.startsWith('activities/') && !target.startsWith('activities/adapters/') && !CLIENT_ACTIVITY_IMPORTS.has(target)) {
-        report('client/ reaches activities/ only through deps.ts, adapters/ and the activities it runs in-process; a use case the CLI shares with activities belongs in services/');
+      if (
+        from.folder === 'client/' &&
+        target.startsWith('activities/') &&
+        !target.startsWith('activities/adapters/') &&
+        !CLIENT_ACTIVITY_IMPORTS.has(target)
+      ) {
+        report(
+          'client/ reaches activities/ only through deps.ts, adapters/ and the activities it runs in-process; a use case the CLI shares with activities belongs in services/',
+        );
         continue;
       }
       const to = layerOf(target);
@@ -147,20 +199,40 @@ export function checkLayering(files: Array<{ file: string; text: string }>, exis
         continue;
       }
       if (to.level > from.level) {
-        report(`layer ${from.level} (${from.folder}) imports layer ${to.level} (${to.folder}): lower layers never import higher ones`);
+        report(
+          `layer ${from.level} (${from.folder}) imports layer ${to.level} (${to.folder}): lower layers never import higher ones`,
+        );
         continue;
       }
       if (from.level === 1 && to.level === 1) {
         const own = from.part!(file);
-        const isRegistryImport = own === 'rubrics/' && to.folder === 'rubrics/' && target.split('/').length === 3 && target.endsWith('/index.ts');
-        if (to.part!(target) !== own && !isRegistryImport) report(`${own} may import only core/ and its own folder, not ${to.part!(target)}`);
+        const isRegistryImport =
+          own === 'rubrics/' &&
+          to.folder === 'rubrics/' &&
+          target.split('/').length === 3 &&
+          target.endsWith('/index.ts');
+        if (to.part!(target) !== own && !isRegistryImport)
+          report(`${own} may import only core/ and its own folder, not ${to.part!(target)}`);
       }
     }
   }
   return violations;
 }
 
-const SOURCE_DIRS = ['contract', 'services', 'core', 'rubrics', 'activities', 'stores', 'sim', 'workflows', 'worker', 'client', 'scripts', 'bin'];
+const SOURCE_DIRS = [
+  'contract',
+  'services',
+  'core',
+  'rubrics',
+  'activities',
+  'stores',
+  'sim',
+  'workflows',
+  'worker',
+  'client',
+  'scripts',
+  'bin',
+];
 
 /** Every source file of the repository at `root`, repository-relative. */
 export function sourceFiles(root: string): Array<{ file: string; text: string }> {
@@ -170,7 +242,8 @@ export function sourceFiles(root: string): Array<{ file: string; text: string }>
     for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
       const rel = `${dir}/${entry.name}`;
       if (entry.isDirectory()) walk(rel);
-      else if (/\.(ts|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push({ file: rel, text: fs.readFileSync(path.join(root, rel), 'utf8') });
+      else if (/\.(ts|js)$/.test(entry.name) && !entry.name.endsWith('.d.ts'))
+        out.push({ file: rel, text: fs.readFileSync(path.join(root, rel), 'utf8') });
     }
   };
   SOURCE_DIRS.forEach(walk);
@@ -227,7 +300,8 @@ export function importCycles(files: Array<{ file: string; text: string }>, exist
         continue;
       }
       work.pop();
-      if (work.length) low.set(work[work.length - 1].node, Math.min(low.get(work[work.length - 1].node)!, low.get(top.node)!));
+      if (work.length)
+        low.set(work[work.length - 1].node, Math.min(low.get(work[work.length - 1].node)!, low.get(top.node)!));
       if (low.get(top.node) === index.get(top.node)) {
         const component: string[] = [];
         let member: string;
@@ -252,7 +326,7 @@ export const CORE_ROOMS: Record<string, { io: boolean; purpose: string }> = {
   'core/stats/': { io: false, purpose: 'figures from verdicts: intervals, agreement, consensus, cost, panels' },
   'core/report/': { io: false, purpose: 'rendering every protocol shares: Markdown, workbook, HTML pages' },
   'core/compare/': { io: false, purpose: 'two runs paired, a regression gate, a trend over runs' },
-  'core/grounding/': { io: false, purpose: 'claims checked against a copilot\'s own context, and their report blocks' },
+  'core/grounding/': { io: false, purpose: "claims checked against a copilot's own context, and their report blocks" },
   'core/snapshots/': { io: false, purpose: 'query sets, curation, traffic files, near-duplicate text' },
   'core/study/': { io: false, purpose: 'human studies: design, analysis, calibrated scores' },
   'core/io/': { io: true, purpose: 'files, CSV/JSONL, the local state folder' },
@@ -270,17 +344,33 @@ export function checkCoreRooms(files: Array<{ file: string; text: string }>): Vi
     if (!file.startsWith('core/')) continue;
     const room = Object.keys(CORE_ROOMS).find((r) => file.startsWith(r));
     if (!room) {
-      violations.push({ file, line: 1, specifier: '', reason: `core/ files live in a room (${Object.keys(CORE_ROOMS).join(', ')}): move it into the one it serves` });
+      violations.push({
+        file,
+        line: 1,
+        specifier: '',
+        reason: `core/ files live in a room (${Object.keys(CORE_ROOMS).join(', ')}): move it into the one it serves`,
+      });
       continue;
     }
     if (CORE_ROOMS[room].io || BROWSER_ASSETS.has(file)) continue;
     for (const ref of importsOf(file, text)) {
-      if (IO_MODULES.test(ref.specifier) && !ref.typeOnly) violations.push({ file, line: ref.line, specifier: ref.specifier, reason: `${room} is pure: files and network belong in core/io/ or core/llm/` });
+      if (IO_MODULES.test(ref.specifier) && !ref.typeOnly)
+        violations.push({
+          file,
+          line: ref.line,
+          specifier: ref.specifier,
+          reason: `${room} is pure: files and network belong in core/io/ or core/llm/`,
+        });
     }
     const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node) => {
       if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'fetch') {
-        violations.push({ file, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, specifier: 'fetch', reason: `${room} is pure: network calls belong in core/llm/` });
+        violations.push({
+          file,
+          line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+          specifier: 'fetch',
+          reason: `${room} is pure: network calls belong in core/llm/`,
+        });
       }
       ts.forEachChild(node, visit);
     };

@@ -24,7 +24,8 @@ class QuietEnvironment extends NodeEnvironment {
     if (event.name === 'test_start') this.held.length = 0;
     if (event.name === 'test_done' && event.test.errors.length && this.held.length) {
       const names = [];
-      for (let block = event.test; block && block.name !== 'ROOT_DESCRIBE_BLOCK'; block = block.parent) names.unshift(block.name);
+      for (let block = event.test; block && block.name !== 'ROOT_DESCRIBE_BLOCK'; block = block.parent)
+        names.unshift(block.name);
       process.stderr.write(`\n── output of the failing test "${names.join(' › ')}" ──\n${this.held.join('\n')}\n`);
       this.held.length = 0;
     }

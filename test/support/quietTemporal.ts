@@ -18,9 +18,13 @@ export function installQuietRuntime(): void {
   // Loaded here, not at the top: most test files run no worker and need not load the worker SDK.
   const { DefaultLogger, Runtime } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   const level = process.env.JUDGEFLOW_TEST_LOGS === '1' ? 'INFO' : 'WARN';
-  const write = (entry: { level: string; message: string; meta?: Record<string, unknown> }) => console.error(`[${entry.level}] ${entry.message}`, entry.meta ?? '');
+  const write = (entry: { level: string; message: string; meta?: Record<string, unknown> }) =>
+    console.error(`[${entry.level}] ${entry.message}`, entry.meta ?? '');
   try {
-    Runtime.install({ logger: new DefaultLogger(level, write), telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } } });
+    Runtime.install({
+      logger: new DefaultLogger(level, write),
+      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
+    });
   } catch {
     // already installed in this file (cliInProcess running a worker command first): keep it
   }

@@ -6,7 +6,8 @@ import { REPO, tempDir } from './harness';
 export function copyRubric(protocol = 'lattice'): string {
   const from = path.join(REPO, 'rubrics', protocol);
   const dir = tempDir(`jf-rubric-${protocol}-`);
-  for (const f of fs.readdirSync(from)) if (/\.(ya?ml|md|txt|json)$/.test(f)) fs.copyFileSync(path.join(from, f), path.join(dir, f));
+  for (const f of fs.readdirSync(from))
+    if (/\.(ya?ml|md|txt|json)$/.test(f)) fs.copyFileSync(path.join(from, f), path.join(dir, f));
   return dir;
 }
 
@@ -18,4 +19,5 @@ export function editOnce(file: string, from: string, to: string): void {
 }
 
 export const D2_OLD = 'Whether the response explains the mechanisms and cause-and-effect chains that matter';
-export const D2_NEW = 'Whether the response explains, step by step, the mechanisms and cause-and-effect chains that matter';
+export const D2_NEW =
+  'Whether the response explains, step by step, the mechanisms and cause-and-effect chains that matter';

@@ -29,12 +29,18 @@ async function otlpReceiver(): Promise<{ url: string; spans: OtlpSpan[]; close()
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      if (req.url === '/v1/traces') for (const rs of JSON.parse(body).resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+      if (req.url === '/v1/traces')
+        for (const rs of JSON.parse(body).resourceSpans ?? [])
+          for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, spans, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    spans,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 const attr = (s: OtlpSpan, key: string) => {
@@ -49,15 +55,30 @@ test('with OTEL_EXPORTER_OTLP_ENDPOINT set, a run arrives as one trace: its root
   const dir = tempDir('jf-otel-');
   const home = path.join(dir, 'home');
   const queue = uniqueQueue('otel');
-  const env = { ...process.env, JUDGEFLOW_HOME: home, JUDGEFLOW_TASK_QUEUE: queue, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+  const env = {
+    ...process.env,
+    JUDGEFLOW_HOME: home,
+    JUDGEFLOW_TASK_QUEUE: queue,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  };
   const worker = spawn(process.execPath, [CLI, 'worker'], { env, stdio: 'ignore' });
   const client = await connectClient();
   try {
-    const config = runConfig(dir, { protocol: 'lattice', queries: latticeGrid(2, 5), judge: { baseURL: judge.url, model: 'judge-model' }, copilots: simCopilots(copilots.url, { A: 'sim-thorough' }) });
+    const config = runConfig(dir, {
+      protocol: 'lattice',
+      queries: latticeGrid(2, 5),
+      judge: { baseURL: judge.url, model: 'judge-model' },
+      copilots: simCopilots(copilots.url, { A: 'sim-thorough' }),
+    });
     const runId = `run-otel-${Date.now()}`;
-    await client.workflow.start(benchmarkRun, { taskQueue: queue, workflowId: runId, args: [runInput(config, runId)] }).then((h) => h.result());
+    await client.workflow
+      .start(benchmarkRun, { taskQueue: queue, workflowId: runId, args: [runInput(config, runId)] })
+      .then((h) => h.result());
     const { traceId, spanId } = runTraceIds(runId);
-    await until(() => receiver.spans.some((s) => s.name === 'RunWorkflow:benchmarkRun' && s.traceId === traceId), 30_000);
+    await until(
+      () => receiver.spans.some((s) => s.name === 'RunWorkflow:benchmarkRun' && s.traceId === traceId),
+      30_000,
+    );
     const ofRun = receiver.spans.filter((s) => s.traceId === traceId);
     const store = new SqliteStore(path.join(home, 'results.db'));
     const calls = await store.llmCalls(runId);
@@ -66,10 +87,19 @@ test('with OTEL_EXPORTER_OTLP_ENDPOINT set, a run arrives as one trace: its root
     expect(chat).toHaveLength(calls.length); // one span per LLM call, all in the run's trace
     const judgeSpans = chat.filter((s) => attr(s, 'judgeflow.role') === 'judge');
     expect(judgeSpans).toHaveLength(10);
-    expect(judgeSpans.every((s) => attr(s, 'gen_ai.request.model') === 'judge-model' && typeof attr(s, 'gen_ai.usage.input_tokens') === 'number' && typeof attr(s, 'gen_ai.usage.output_tokens') === 'number')).toBe(true);
+    expect(
+      judgeSpans.every(
+        (s) =>
+          attr(s, 'gen_ai.request.model') === 'judge-model' &&
+          typeof attr(s, 'gen_ai.usage.input_tokens') === 'number' &&
+          typeof attr(s, 'gen_ai.usage.output_tokens') === 'number',
+      ),
+    ).toBe(true);
     expect(new Set(chat.map((s) => attr(s, 'gen_ai.operation.name')))).toEqual(new Set(['chat']));
     const activities = ofRun.filter((s) => s.name.startsWith('RunActivity:'));
-    expect(activities.map((s) => s.name)).toEqual(expect.arrayContaining(['RunActivity:prepareRun', 'RunActivity:writeReport']));
+    expect(activities.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['RunActivity:prepareRun', 'RunActivity:writeReport']),
+    );
     expect(activities.every((s) => s.parentSpanId === spanId)).toBe(true); // under the run's root span
     const root = ofRun.find((s) => s.name === 'RunWorkflow:benchmarkRun')!;
     expect(root.spanId).toBe(spanId);

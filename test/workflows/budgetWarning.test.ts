@@ -1,7 +1,10 @@
 import { initialControl, noteSpend } from '../../workflows/runControl';
 
 // Workflow code's logger works only inside a workflow; here the watch's logic runs alone.
-jest.mock('@temporalio/workflow', () => ({ ...jest.requireActual('@temporalio/workflow'), log: { warn: jest.fn(), info: jest.fn() } }));
+jest.mock('@temporalio/workflow', () => ({
+  ...jest.requireActual('@temporalio/workflow'),
+  log: { warn: jest.fn(), info: jest.fn() },
+}));
 
 /** The budget watch's words say what is true: "80%" below the cap, "budget reached, paused at" past it (issue 30). */
 const spend = (usd: number) => ({ usd, tokens: 0, calls: 1, callsWithoutUsage: 0 });

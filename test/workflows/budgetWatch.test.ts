@@ -14,7 +14,9 @@ describe('itemsUntilCap: when the budget watch looks again', () => {
   });
 
   test('a token cap counts the same way; nothing measured yet: a window', () => {
-    expect(itemsUntilCap({ tokens: 10_000 }, { count: 0, spent: spend(0, 0) }, { count: 10, spent: spend(0, 9_000) }, 6)).toBe(1);
+    expect(
+      itemsUntilCap({ tokens: 10_000 }, { count: 0, spent: spend(0, 0) }, { count: 10, spent: spend(0, 9_000) }, 6),
+    ).toBe(1);
     expect(itemsUntilCap({ usd: 1 }, { count: 5, spent: spend(0.2) }, { count: 5, spent: spend(0.2) }, 6)).toBe(6);
   });
 });

@@ -48,7 +48,11 @@ function mocks(judges = 1) {
     callOne,
     async callMany({ keys }) {
       batches.push(keys);
-      return runBatch(keys, (key) => callOne({ key, attempt: 1 }), (r) => r.status === 'throttled');
+      return runBatch(
+        keys,
+        (key) => callOne({ key, attempt: 1 }),
+        (r) => r.status === 'throttled',
+      );
     },
     async recordFailure({ key }) {
       failures.push(key);
@@ -64,8 +68,16 @@ function mocks(judges = 1) {
 
 async function run<T>(workflow: string, args: unknown, activities: LaneActivities): Promise<T> {
   const taskQueue = uniqueQueue('lane');
-  const worker = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue, workflowsPath: path.join(__dirname, '..', 'support', 'workflows', 'lane.ts'), activities });
-  return worker.runUntil(env.client.workflow.execute(workflow, { taskQueue, workflowId: `${taskQueue}-wf`, args: [args] }) as Promise<T>);
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    workflowsPath: path.join(__dirname, '..', 'support', 'workflows', 'lane.ts'),
+    activities,
+  });
+  return worker.runUntil(
+    env.client.workflow.execute(workflow, { taskQueue, workflowId: `${taskQueue}-wf`, args: [args] }) as Promise<T>,
+  );
 }
 
 type LaneResult = { counts: { done: number; failures: number }; counted: Array<[string, string]> };
@@ -77,18 +89,29 @@ test('a free place starts the next item at once, whatever else is in flight; nev
   expect(result.counts).toMatchObject({ done: 5, failures: 0 });
   const slow = m.calls.find((c) => c.key === 'slow-1')!;
   // The fast items went one after another on the other place while the slow one was still running.
-  for (const key of ['fast-2', 'fast-3', 'fast-4']) expect(m.calls.find((c) => c.key === key)!.start).toBeLessThan(slow.end);
+  for (const key of ['fast-2', 'fast-3', 'fast-4'])
+    expect(m.calls.find((c) => c.key === key)!.start).toBeLessThan(slow.end);
   const inFlight = (t: number) => m.calls.filter((c) => c.start <= t && t < c.end).length;
   expect(Math.max(...m.calls.map((c) => inFlight(c.start)))).toBeLessThanOrEqual(2);
 }, 60_000);
 
 test('a throttled item is asked again (attempt 2); an item whose every attempt fails is recorded and counted as failed; the rest go on', async () => {
   const m = mocks();
-  const result = await run<LaneResult>('laneWorkflow', { keys: ['throttle-1', 'broken-1', 'fast-1'], concurrency: 1 }, m.activities);
+  const result = await run<LaneResult>(
+    'laneWorkflow',
+    { keys: ['throttle-1', 'broken-1', 'fast-1'], concurrency: 1 },
+    m.activities,
+  );
   expect(m.calls.filter((c) => c.key === 'throttle-1').map((c) => c.attempt)).toEqual([1, 2]);
   expect(m.failures).toEqual(['broken-1']);
   expect(result.counts).toMatchObject({ done: 3, failures: 1 });
-  expect(new Map(result.counted)).toEqual(new Map([['throttle-1', 'done'], ['broken-1', 'failed'], ['fast-1', 'done']]));
+  expect(new Map(result.counted)).toEqual(
+    new Map([
+      ['throttle-1', 'done'],
+      ['broken-1', 'failed'],
+      ['fast-1', 'done'],
+    ]),
+  );
 }, 60_000);
 
 test('once calls are timed, several items go in one activity; a batch stopped by a throttle leaves the rest to be asked alone', async () => {
@@ -111,7 +134,11 @@ describe('the judge planner', () => {
   test('plans answers as they arrive, only when a judge runs short of work, and each judge of a panel judges its own items (i mod n) once', async () => {
     const m = mocks(2);
     const waves = Array.from({ length: 12 }, (_, k) => [`q${k}`]);
-    const result = await run<{ judged: Array<[number, number]>; counts: { done: number; total: number } }>('plannerWorkflow', { waves, concurrencies: [1, 1] }, m.activities);
+    const result = await run<{ judged: Array<[number, number]>; counts: { done: number; total: number } }>(
+      'plannerWorkflow',
+      { waves, concurrencies: [1, 1] },
+      m.activities,
+    );
     // 12 queries × 2 judges: 24 items, each judged once by judges[i mod 2].
     expect(result.judged.map(([, i]) => i).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => i));
     for (const [lane, index] of result.judged) expect(index % 2).toBe(lane);

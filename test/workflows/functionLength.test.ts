@@ -24,17 +24,31 @@ function longFunctions(file: string, text: string, max: number): string[] {
 }
 
 function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() ? sources(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    );
 }
 
 test(`no function in workflows/ is over ${MAX_LINES} lines`, () => {
-  const long = sources(WORKFLOWS).flatMap((file) => longFunctions(path.relative(WORKFLOWS, file), fs.readFileSync(file, 'utf8'), MAX_LINES));
+  const long = sources(WORKFLOWS).flatMap((file) =>
+    longFunctions(path.relative(WORKFLOWS, file), fs.readFileSync(file, 'utf8'), MAX_LINES),
+  );
   expect(long).toEqual([]);
 });
 
 test('the check sees functions of every kind', () => {
   const body = (n: number) => Array.from({ length: n }, (_, k) => `  void ${k};`).join('\n');
-  const text = [`function a() {\n${body(3)}\n}`, `const b = () => {\n${body(3)}\n};`, `class C {\n  m() {\n${body(3)}\n  }\n}`].join('\n');
-  expect(longFunctions('x.ts', text, 4)).toEqual(['x.ts:1 a: 5 lines', 'x.ts:6 (anonymous): 5 lines', 'x.ts:12 m: 5 lines']);
+  const text = [
+    `function a() {\n${body(3)}\n}`,
+    `const b = () => {\n${body(3)}\n};`,
+    `class C {\n  m() {\n${body(3)}\n  }\n}`,
+  ].join('\n');
+  expect(longFunctions('x.ts', text, 4)).toEqual([
+    'x.ts:1 a: 5 lines',
+    'x.ts:6 (anonymous): 5 lines',
+    'x.ts:12 m: 5 lines',
+  ]);
   expect(longFunctions('x.ts', text, 5)).toEqual([]);
 });

@@ -42,7 +42,10 @@ test('every registered patch says when it was added, why, and when it can be rem
 test('the scan finds patch calls, literal or not (the check above is not vacuous)', () => {
   const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'jf-patches-'));
   fs.mkdirSync(path.join(dir, 'limits'));
-  fs.writeFileSync(path.join(dir, 'limits', 'x.ts'), "if (patched('probe-only')) void 0;\ndeprecatePatch(\"old-one\");\nconst id = 'y';\npatched(id);\n");
+  fs.writeFileSync(
+    path.join(dir, 'limits', 'x.ts'),
+    "if (patched('probe-only')) void 0;\ndeprecatePatch(\"old-one\");\nconst id = 'y';\npatched(id);\n",
+  );
   try {
     expect(patchCalls(dir)).toEqual([
       { id: 'probe-only', at: 'limits/x.ts:1' },

@@ -116,7 +116,17 @@ export class HeaderPacing {
     return Math.min(...this.rates.map(([, rate]) => rate));
   }
 
-  state(): Pick<LimiterState, 'headerRates' | 'headerLimit' | 'headerBudget' | 'headerResetAt' | 'headerMargin' | 'headerMarginAt'> {
-    return { headerRates: this.rates, headerLimit: this.limit ?? null, headerBudget: this.budget ?? null, headerResetAt: this.resetAt, headerMargin: this.margin, headerMarginAt: this.marginSince };
+  state(): Pick<
+    LimiterState,
+    'headerRates' | 'headerLimit' | 'headerBudget' | 'headerResetAt' | 'headerMargin' | 'headerMarginAt'
+  > {
+    return {
+      headerRates: this.rates,
+      headerLimit: this.limit ?? null,
+      headerBudget: this.budget ?? null,
+      headerResetAt: this.resetAt,
+      headerMargin: this.margin,
+      headerMarginAt: this.marginSince,
+    };
   }
 }

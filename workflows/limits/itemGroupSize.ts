@@ -19,9 +19,20 @@ const MAX_BATCH = 5;
  * (the first go one by one), never more than fit in BATCH_SPAN_MS or MAX_BATCH, and no more than leaves every place of the window
  * a share of the items left (so batching never idles a place that could be calling).
  */
-export function batchSize({ remaining, allowed, callMs }: { remaining: number; allowed: number; callMs?: number }): number {
+export function batchSize({
+  remaining,
+  allowed,
+  callMs,
+}: {
+  remaining: number;
+  allowed: number;
+  callMs?: number;
+}): number {
   if (callMs === undefined) return 1;
-  return Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_SPAN_MS / Math.max(1, callMs)), Math.floor(remaining / Math.max(1, allowed))));
+  return Math.max(
+    1,
+    Math.min(MAX_BATCH, Math.floor(BATCH_SPAN_MS / Math.max(1, callMs)), Math.floor(remaining / Math.max(1, allowed))),
+  );
 }
 
 /** A running average of an endpoint's time per call, as its activities come back (workflow time: deterministic). */

@@ -63,7 +63,10 @@ export class Limiter {
   private rateTokens: number;
   private rateTokensAt: number;
 
-  constructor(private options: LimiterOptions, state?: LimiterState) {
+  constructor(
+    private options: LimiterOptions,
+    state?: LimiterState,
+  ) {
     this.window = new AimdWindow(options.concurrency, state);
     this.cubic = new CubicStartRate(state);
     this.headers = new HeaderPacing(state);
@@ -88,7 +91,10 @@ export class Limiter {
     if (options.requestsPerMinute === before || last === undefined) return;
     const spaced = (rpm: number | undefined) => (rpm ? last + MINUTE_MS / rpm : 0);
     // Only the spacing the old cap set is replaced: a Retry-After or a token hold later than it stays.
-    this.notBefore = this.notBefore <= spaced(before) ? spaced(options.requestsPerMinute) : Math.max(this.notBefore, spaced(options.requestsPerMinute));
+    this.notBefore =
+      this.notBefore <= spaced(before)
+        ? spaced(options.requestsPerMinute)
+        : Math.max(this.notBefore, spaced(options.requestsPerMinute));
   }
 
   /** A start taken ahead of its time is not at the endpoint yet, so it does not count against the window. */
@@ -124,7 +130,10 @@ export class Limiter {
         // throttle, which may have moved the start.
         const due = Date.now() + start.waitMs;
         const ahead = this.startsAfter(Date.now());
-        await condition(() => stop() || Date.now() >= due || this.startsAfter(Date.now()) < ahead, Math.ceil(start.waitMs));
+        await condition(
+          () => stop() || Date.now() >= due || this.startsAfter(Date.now()) < ahead,
+          Math.ceil(start.waitMs),
+        );
       } else return start;
     }
   }
@@ -143,7 +152,8 @@ export class Limiter {
     const at = now + Math.max(0, wait);
     if (at > now) this.earliestStart(at); // the bucket as it will be then
     this.inFlight++;
-    if (this.options.requestsPerMinute) this.notBefore = Math.max(this.notBefore, at) + MINUTE_MS / this.options.requestsPerMinute;
+    if (this.options.requestsPerMinute)
+      this.notBefore = Math.max(this.notBefore, at) + MINUTE_MS / this.options.requestsPerMinute;
     if (this.startRate(at) !== undefined) this.rateTokens -= 1;
     this.headers.started();
     this.recentStarts.push(at);
@@ -174,11 +184,16 @@ export class Limiter {
     if (!outcome.throttled) return this.window.succeeded();
     if (outcome.retryAfterMs) {
       this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
-      this.retryAfterHold = { until: now + outcome.retryAfterMs, seconds: Math.round(outcome.retryAfterMs / 1_000), ...(outcome.cause ? { cause: outcome.cause } : {}) };
+      this.retryAfterHold = {
+        until: now + outcome.retryAfterMs,
+        seconds: Math.round(outcome.retryAfterMs / 1_000),
+        ...(outcome.cause ? { cause: outcome.cause } : {}),
+      };
     }
     const retryAfterMs = outcome.retryAfterMs ?? 0;
     this.cubic.refusedAt(ticket.startedAt, now);
-    if (!this.window.throttled(ticket.startedAt, now)) return this.cubic.sameBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);
+    if (!this.window.throttled(ticket.startedAt, now))
+      return this.cubic.sameBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);
     if (this.headers.knowsLimit) this.headers.widenMargin(now);
     else this.cubic.newBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);
     // One start is allowed the moment a Retry-After ends (the endpoint said it would take one then).
@@ -189,7 +204,13 @@ export class Limiter {
   /** Nothing but the window limits calls now (no rate caps, no start rate, no hold, headroom by the headers' word). */
   windowOnly(now: number): boolean {
     const { requestsPerMinute, tokensPerMinute, concurrency } = this.options;
-    return !requestsPerMinute && !tokensPerMinute && this.startRate(now) === undefined && this.notBefore <= now && this.headers.headroom(now, concurrency);
+    return (
+      !requestsPerMinute &&
+      !tokensPerMinute &&
+      this.startRate(now) === undefined &&
+      this.notBefore <= now &&
+      this.headers.headroom(now, concurrency)
+    );
   }
 
   /** Calls sent within a start's batch after its first: they count as starts for the rate a later throttle measures. */
@@ -222,7 +243,12 @@ export class Limiter {
       this.rateTokensAt = Math.max(this.rateTokensAt, now);
     }
     const { remainingTokens, resetTokensMs } = rateLimit;
-    if (remainingTokens !== undefined && resetTokensMs !== undefined && remainingTokens < this.tokens.perCall() * (startedSince + 1)) this.notBefore = Math.max(this.notBefore, now + resetTokensMs);
+    if (
+      remainingTokens !== undefined &&
+      resetTokensMs !== undefined &&
+      remainingTokens < this.tokens.perCall() * (startedSince + 1)
+    )
+      this.notBefore = Math.max(this.notBefore, now + resetTokensMs);
   }
 
   /** What continue-as-new carries over. */
@@ -240,7 +266,11 @@ export class Limiter {
   }
 
   private earliestStart(now: number): number {
-    let start = Math.max(this.notBefore, this.headers.earliestStart(now, this.recentStarts), this.tokens.earliestStart(now));
+    let start = Math.max(
+      this.notBefore,
+      this.headers.earliestStart(now, this.recentStarts),
+      this.tokens.earliestStart(now),
+    );
     const rate = this.startRate(now);
     if (rate !== undefined) {
       const capacity = Math.max(1, rate * BURST_S);

@@ -76,6 +76,10 @@ export class CubicStartRate {
   }
 
   state(now: number): Pick<LimiterState, 'rateBase' | 'throttledAt' | 'refusedStarts'> {
-    return { rateBase: this.base ?? null, throttledAt: this.throttledAt, refusedStarts: this.refused.filter((at) => at > now - ADMITTED_SPAN_MS) };
+    return {
+      rateBase: this.base ?? null,
+      throttledAt: this.throttledAt,
+      refusedStarts: this.refused.filter((at) => at > now - ADMITTED_SPAN_MS),
+    };
   }
 }

@@ -6,7 +6,10 @@ const MINUTE_MS = 60_000;
 export class TokensPerMinute {
   private recent: Array<[number, number]>;
 
-  constructor(private cap: number | undefined, state?: Pick<LimiterState, 'recentTokens'>) {
+  constructor(
+    private cap: number | undefined,
+    state?: Pick<LimiterState, 'recentTokens'>,
+  ) {
     this.recent = state?.recentTokens ?? [];
   }
 

@@ -5,7 +5,10 @@ export class AimdWindow {
   private window: number;
   private lastDecrease = -Infinity;
 
-  constructor(private concurrency: number, state?: Pick<LimiterState, 'window'>) {
+  constructor(
+    private concurrency: number,
+    state?: Pick<LimiterState, 'window'>,
+  ) {
     this.window = state?.window ?? concurrency;
   }
 

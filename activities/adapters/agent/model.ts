@@ -80,15 +80,31 @@ async function openaiTurn(args: TurnArgs): Promise<ModelReply> {
       messages.push({
         role: 'assistant',
         content: step.text,
-        ...(step.toolCalls.length ? { tool_calls: step.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) } : {}),
+        ...(step.toolCalls.length
+          ? {
+              tool_calls: step.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+              })),
+            }
+          : {}),
       });
     else messages.push({ role: 'tool', tool_call_id: step.callId, content: step.result });
   }
-  const tools = args.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
+  const tools = args.tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.inputSchema },
+  }));
   const toolFields = tools.length ? { tools, tool_choice: args.allowTools ? 'auto' : 'none' } : {};
   // The one request path (core/llm/call.ts): quota pause, the profile's body minus refused parameters, drops re-asked.
   const reply = await chatCompletion({
-    endpoint: { ...settings, seed: args.seed ?? null, extraBody: { ...settings.extraBody, ...toolFields }, timeoutMs: args.timeoutMs },
+    endpoint: {
+      ...settings,
+      seed: args.seed ?? null,
+      extraBody: { ...settings.extraBody, ...toolFields },
+      timeoutMs: args.timeoutMs,
+    },
     messages,
     json: null,
     apiKey,
@@ -98,17 +114,25 @@ async function openaiTurn(args: TurnArgs): Promise<ModelReply> {
     const raw = JSON.stringify(reply.completion);
     const choice = reply.completion.choices[0];
     const message = choice?.message ?? {};
-    const calls: AgentToolCall[] = (Array.isArray(message.tool_calls) ? message.tool_calls : []).map((c: any, i: number) => ({
-      id: typeof c?.id === 'string' && c.id ? c.id : `call_${i}`,
-      name: String(c?.function?.name ?? ''),
-      arguments: parseArguments(c?.function?.arguments, `copilot ${settings.name}`, raw),
-    }));
+    const calls: AgentToolCall[] = (Array.isArray(message.tool_calls) ? message.tool_calls : []).map(
+      (c: any, i: number) => ({
+        id: typeof c?.id === 'string' && c.id ? c.id : `call_${i}`,
+        name: String(c?.function?.name ?? ''),
+        arguments: parseArguments(c?.function?.arguments, `copilot ${settings.name}`, raw),
+      }),
+    );
     if (!calls.length) {
       const cut = finishProblem(choice?.finish_reason);
       if (cut) throw new AdapterError('incomplete', `copilot ${settings.name}: ${cut}`, { raw });
     }
     const content = contentText(message.content);
-    return { text: content === null ? null : stripThink(content), toolCalls: calls, usage: usageFrom(reply.completion.usage), raw, requestChars: JSON.stringify(messages).length };
+    return {
+      text: content === null ? null : stripThink(content),
+      toolCalls: calls,
+      usage: usageFrom(reply.completion.usage),
+      raw,
+      requestChars: JSON.stringify(messages).length,
+    };
   }
 }
 
@@ -116,8 +140,15 @@ async function anthropicTurn(args: TurnArgs): Promise<ModelReply> {
   const { settings } = args;
   const apiKeyEnv = settings.apiKeyEnv ?? 'ANTHROPIC_API_KEY';
   const apiKey = args.env[apiKeyEnv];
-  if (!apiKey) throw new AdapterError('config', `copilot ${settings.name}: the environment variable ${apiKeyEnv} (apiKeyEnv) is not set in the worker's environment`);
-  const turns: Array<{ role: 'user' | 'assistant'; content: unknown }> = [...args.history.map((t) => ({ role: t.role, content: t.content })), { role: 'user' as const, content: args.question }];
+  if (!apiKey)
+    throw new AdapterError(
+      'config',
+      `copilot ${settings.name}: the environment variable ${apiKeyEnv} (apiKeyEnv) is not set in the worker's environment`,
+    );
+  const turns: Array<{ role: 'user' | 'assistant'; content: unknown }> = [
+    ...args.history.map((t) => ({ role: t.role, content: t.content })),
+    { role: 'user' as const, content: args.question },
+  ];
   for (const step of args.steps) {
     if (step.kind === 'model') {
       const blocks: unknown[] = [];
@@ -126,7 +157,12 @@ async function anthropicTurn(args: TurnArgs): Promise<ModelReply> {
       turns.push({ role: 'assistant', content: blocks });
     } else {
       // Every tool_result of one assistant turn goes in the one user turn after it.
-      const block = { type: 'tool_result', tool_use_id: step.callId, content: step.result, ...(step.isError ? { is_error: true } : {}) };
+      const block = {
+        type: 'tool_result',
+        tool_use_id: step.callId,
+        content: step.result,
+        ...(step.isError ? { is_error: true } : {}),
+      };
       const last = turns.at(-1)!;
       if (last.role === 'user' && Array.isArray(last.content)) last.content.push(block);
       else turns.push({ role: 'user', content: [block] });
@@ -144,17 +180,39 @@ async function anthropicTurn(args: TurnArgs): Promise<ModelReply> {
       blockTurns: turns,
       maxTokens: settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
       temperature: settings.temperature,
-      extraBody: { ...settings.extraBody, ...(tools.length ? { tools, tool_choice: { type: args.allowTools ? 'auto' : 'none' } } : {}) },
+      extraBody: {
+        ...settings.extraBody,
+        ...(tools.length ? { tools, tool_choice: { type: args.allowTools ? 'auto' : 'none' } } : {}),
+      },
     },
   });
   const raw = answer.raw;
-  if (answer.stopReason === 'refusal') throw new AdapterError('invalid_reply', `copilot ${settings.name} refused to answer (stop_reason: refusal)`, { raw });
+  if (answer.stopReason === 'refusal')
+    throw new AdapterError('invalid_reply', `copilot ${settings.name} refused to answer (stop_reason: refusal)`, {
+      raw,
+    });
   if (answer.stopReason === 'max_tokens' || answer.stopReason === 'model_context_window_exceeded')
-    throw new AdapterError('incomplete', `copilot ${settings.name}: the turn was cut off (stop_reason: ${answer.stopReason}); raise maxTokens`, { raw });
+    throw new AdapterError(
+      'incomplete',
+      `copilot ${settings.name}: the turn was cut off (stop_reason: ${answer.stopReason}); raise maxTokens`,
+      { raw },
+    );
   const blocks: any[] = (JSON.parse(raw)?.content ?? []) as any[];
-  const calls = blocks.filter((b) => b?.type === 'tool_use').map((b, i) => ({ id: typeof b.id === 'string' ? b.id : `toolu_${i}`, name: String(b.name ?? ''), arguments: (b.input && typeof b.input === 'object' ? b.input : {}) as Record<string, unknown> }));
+  const calls = blocks
+    .filter((b) => b?.type === 'tool_use')
+    .map((b, i) => ({
+      id: typeof b.id === 'string' ? b.id : `toolu_${i}`,
+      name: String(b.name ?? ''),
+      arguments: (b.input && typeof b.input === 'object' ? b.input : {}) as Record<string, unknown>,
+    }));
   const { cacheCreationTokens: _written, ...usage } = answer.usage;
-  return { text: answer.content, toolCalls: calls, usage, raw, requestChars: JSON.stringify(turns).length + (settings.system?.length ?? 0) };
+  return {
+    text: answer.content,
+    toolCalls: calls,
+    usage,
+    raw,
+    requestChars: JSON.stringify(turns).length + (settings.system?.length ?? 0),
+  };
 }
 
 /** Tool-call arguments arrive as a JSON string (OpenAI); a model that writes no valid JSON object fails the turn. */
@@ -167,5 +225,9 @@ function parseArguments(value: unknown, who: string, raw: string): Record<string
   } catch {
     // reported below
   }
-  throw new AdapterError('invalid_reply', `${who}: a tool call's arguments are not a JSON object: ${String(value).slice(0, 200)}`, { raw, retryable: true });
+  throw new AdapterError(
+    'invalid_reply',
+    `${who}: a tool call's arguments are not a JSON object: ${String(value).slice(0, 200)}`,
+    { raw, retryable: true },
+  );
 }

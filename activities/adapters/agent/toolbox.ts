@@ -46,7 +46,8 @@ export class Toolbox {
   /** The tools offered to the model, and the world the item answers from (`recording`: where new results go). */
   async open(store: ResultsStore | undefined, recording: string | undefined): Promise<ToolSession> {
     const { mode } = this.settings;
-    if (mode !== 'live' && (!store || !recording)) throw new AdapterError('config', `tools.mode ${mode} needs the results store (it runs inside a run)`);
+    if (mode !== 'live' && (!store || !recording))
+      throw new AdapterError('config', `tools.mode ${mode} needs the results store (it runs inside a run)`);
     const base = mode === 'replay' ? await this.world(store!) : null;
     const recorded = new Map<string, WorldCall>();
     if (mode === 'record') for (const c of await store!.worldCalls(recording!)) recorded.set(c.key, c);
@@ -115,29 +116,50 @@ export class ToolSession {
       let specs: ToolSpec[];
       if (held) specs = JSON.parse(held.result);
       else if (this.settings.mode === 'replay' && this.settings.onMissing === 'fail')
-        throw new AdapterError('world_miss', `world ${this.settings.world} holds no tool list of MCP server ${server.name} (it was recorded without it); replay with tools.onMissing: live to ask the server`);
+        throw new AdapterError(
+          'world_miss',
+          `world ${this.settings.world} holds no tool list of MCP server ${server.name} (it was recorded without it); replay with tools.onMissing: live to ask the server`,
+        );
       else {
         specs = (await this.box.connection(server)).tools;
-        await this.keep({ key, tool: '(tools/list)', arguments: canonicalJson({ server: server.name }), result: JSON.stringify(specs), isError: false, recordedAt: new Date().toISOString() });
+        await this.keep({
+          key,
+          tool: '(tools/list)',
+          arguments: canonicalJson({ server: server.name }),
+          result: JSON.stringify(specs),
+          isError: false,
+          recordedAt: new Date().toISOString(),
+        });
       }
       for (const s of specs) tools.push({ ...s, server: server.name });
     }
     for (const tool of this.settings.http) tools.push({ ...httpToolSpec(tool), server: 'http' });
     const seen = new Map<string, string>();
     for (const t of tools) {
-      if (seen.has(t.name)) throw new AdapterError('config', `two tools are named ${t.name} (from ${seen.get(t.name)} and ${t.server}); a model calls tools by name, so rename one`);
+      if (seen.has(t.name))
+        throw new AdapterError(
+          'config',
+          `two tools are named ${t.name} (from ${seen.get(t.name)} and ${t.server}); a model calls tools by name, so rename one`,
+        );
       seen.set(t.name, t.server);
     }
     this.tools = tools;
   }
 
   /** Answer one call: from the world when it holds it, else from the service (recorded when the mode records). */
-  async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult & { origin: 'live' | 'world' }> {
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<ToolResult & { origin: 'live' | 'world' }> {
     const key = worldKey(name, args);
     const held = this.baseCall(key) ?? this.recorded.get(key);
     if (held) return { text: held.result, isError: held.isError, origin: 'world' };
     if (this.settings.mode === 'replay' && this.settings.onMissing === 'fail')
-      throw new AdapterError('world_miss', `world ${this.settings.world} holds no result for ${name} ${canonicalJson(args)} (the recorded agent never made this call); replay with tools.onMissing: live to ask the service and record a new world`);
+      throw new AdapterError(
+        'world_miss',
+        `world ${this.settings.world} holds no result for ${name} ${canonicalJson(args)} (the recorded agent never made this call); replay with tools.onMissing: live to ask the service and record a new world`,
+      );
     // Recording: another item of the run may have recorded this call since this one started.
     if (this.settings.mode === 'record' && this.store && this.recording) {
       const now = (await this.store.worldCalls(this.recording)).find((c) => c.key === key);
@@ -145,15 +167,38 @@ export class ToolSession {
     }
     const result = await this.live(name, args, signal);
     // A transport fault is not what the service answered: shown to the model, never recorded into a world.
-    if (this.settings.mode !== 'live' && !result.fault) await this.keep({ key, tool: name, arguments: canonicalJson(args), result: result.text, isError: result.isError, recordedAt: new Date().toISOString() });
+    if (this.settings.mode !== 'live' && !result.fault)
+      await this.keep({
+        key,
+        tool: name,
+        arguments: canonicalJson(args),
+        result: result.text,
+        isError: result.isError,
+        recordedAt: new Date().toISOString(),
+      });
     return { text: result.text, isError: result.isError, origin: 'live' };
   }
 
-  private async live(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult & { fault?: boolean }> {
+  private async live(
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<ToolResult & { fault?: boolean }> {
     const tool = this.tools.find((t) => t.name === name);
-    if (!tool) return { text: `error: there is no tool named ${name}; the tools are: ${this.tools.map((t) => t.name).join(', ')}`, isError: true, fault: true };
+    if (!tool)
+      return {
+        text: `error: there is no tool named ${name}; the tools are: ${this.tools.map((t) => t.name).join(', ')}`,
+        isError: true,
+        fault: true,
+      };
     try {
-      if (tool.server === 'http') return await callHttpTool(this.settings.http.find((t) => t.name === name)!, args, this.box.env, signal);
+      if (tool.server === 'http')
+        return await callHttpTool(
+          this.settings.http.find((t) => t.name === name)!,
+          args,
+          this.box.env,
+          signal,
+        );
       const server = this.settings.mcp.find((s) => s.name === tool.server)!;
       try {
         return await (await this.box.connection(server)).call(name, args, signal);

@@ -17,12 +17,16 @@ export function worldKey(tool: string, args: Record<string, unknown>): string {
 
 /** A world's id: the hash of every call's key and result, in key order. */
 export function worldIdOf(calls: WorldCall[]): string {
-  const lines = [...calls].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map((c) => `${c.key}\t${c.isError ? 'error' : 'ok'}\t${contentHash(c.result, 64)}`);
+  const lines = [...calls]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((c) => `${c.key}\t${c.isError ? 'error' : 'ok'}\t${contentHash(c.result, 64)}`);
   return `world-${contentHash(lines.join('\n'), 16)}`;
 }
 
 /** Every world in the store: its id, the recording that holds it, and its calls. */
-export async function listWorlds(store: ResultsStore): Promise<Array<{ id: string; recording: string; calls: WorldCall[]; firstAt: string; lastAt: string }>> {
+export async function listWorlds(
+  store: ResultsStore,
+): Promise<Array<{ id: string; recording: string; calls: WorldCall[]; firstAt: string; lastAt: string }>> {
   const out = [];
   for (const r of await store.worldRecordings()) {
     const calls = await store.worldCalls(r.recording);
@@ -36,12 +40,18 @@ export async function worldById(store: ResultsStore, id: string): Promise<{ reco
   const worlds = await listWorlds(store);
   const found = worlds.find((w) => w.id === id);
   if (!found)
-    throw new AdapterError('config', `no world snapshot ${id} in the results store (${worlds.length ? `there are: ${worlds.map((w) => w.id).join(', ')}` : 'it holds none'}); record one with tools.mode: record, and list them with judgeflow world list`);
+    throw new AdapterError(
+      'config',
+      `no world snapshot ${id} in the results store (${worlds.length ? `there are: ${worlds.map((w) => w.id).join(', ')}` : 'it holds none'}); record one with tools.mode: record, and list them with judgeflow world list`,
+    );
   return found;
 }
 
 /** What changed between two worlds: calls only one holds, and calls both hold with different results. */
-export function diffWorlds(a: WorldCall[], b: WorldCall[]): { onlyA: WorldCall[]; onlyB: WorldCall[]; changed: Array<{ a: WorldCall; b: WorldCall }>; same: number } {
+export function diffWorlds(
+  a: WorldCall[],
+  b: WorldCall[],
+): { onlyA: WorldCall[]; onlyB: WorldCall[]; changed: Array<{ a: WorldCall; b: WorldCall }>; same: number } {
   const byKey = new Map(b.map((c) => [c.key, c]));
   const keysA = new Set(a.map((c) => c.key));
   const changed: Array<{ a: WorldCall; b: WorldCall }> = [];

@@ -50,7 +50,10 @@
     for (const c of options.choices) $('choices').append(radio('choice', c.id, c.label, c.key));
     for (const r of options.reasons) $('reasons').append(radio('reason', r.id, r.label, r.key, r.description));
     for (const t of options.errorTypes) $('errorTypes').append(radio('errorType', t.id, t.label));
-    $('reasonKeys').textContent = options.reasons.map((r) => r.key).filter(Boolean).join('/');
+    $('reasonKeys').textContent = options.reasons
+      .map((r) => r.key)
+      .filter(Boolean)
+      .join('/');
   }
 
   const checked = (name) => document.querySelector('input[name="' + name + '"]:checked');
@@ -76,8 +79,9 @@
     $('formError').textContent = '';
     if (!view) {
       $('task').hidden = true;
-      $('message').textContent = 'All ' + me.progress.total + ' done — thank you! Use your link again any time to review your answers.';
-      if (me.progress.total) $('task').hidden = false, showDoneNav();
+      $('message').textContent =
+        'All ' + me.progress.total + ' done — thank you! Use your link again any time to review your answers.';
+      if (me.progress.total) (($('task').hidden = false), showDoneNav());
       return;
     }
     $('message').textContent = '';
@@ -97,7 +101,8 @@
     $('query').textContent = view.query.text;
     $('responseA').innerHTML = view.responseA.html; // server-rendered, escaped Markdown
     $('responseB').innerHTML = view.responseB.html;
-    $('position').textContent = 'Item ' + view.position + ' of ' + view.total + (view.answer ? ' (answered — submitting again updates it)' : '');
+    $('position').textContent =
+      'Item ' + view.position + ' of ' + view.total + (view.answer ? ' (answered — submitting again updates it)' : '');
     $('answer').reset();
     if (view.answer) {
       pick('choice', view.answer.choice);
@@ -207,7 +212,8 @@
   $('next').addEventListener('click', () => void go(1));
 
   (async () => {
-    if (!token) return void ($('message').textContent = 'Open this page with your personal link (it ends in #token=…).');
+    if (!token)
+      return void ($('message').textContent = 'Open this page with your personal link (it ends in #token=…).');
     try {
       await refreshMe();
       buildForm(me.options);

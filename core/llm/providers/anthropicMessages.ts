@@ -52,8 +52,13 @@ export interface AnthropicChatResult {
  * (anthropics/claude-code#6774), an empty final assistant turn is dropped (a prefill of nothing), and a conversation
  * that starts with the assistant gets a user turn first (roles alternate starting from user).
  */
-export function toAnthropicMessages(system: string | undefined, messages: ChatMessage[]): { system?: string; messages: AnthropicTurn[] } {
-  const systems = [system ?? '', ...messages.filter((m) => m.role === 'system').map((m) => m.content)].filter((s) => s.trim() !== '');
+export function toAnthropicMessages(
+  system: string | undefined,
+  messages: ChatMessage[],
+): { system?: string; messages: AnthropicTurn[] } {
+  const systems = [system ?? '', ...messages.filter((m) => m.role === 'system').map((m) => m.content)].filter(
+    (s) => s.trim() !== '',
+  );
   const turns: AnthropicTurn[] = [];
   for (const m of messages) {
     if (m.role === 'system') continue;
@@ -102,7 +107,13 @@ export function anthropicRequestBody(args: AnthropicRequest): Record<string, unk
     // "Forcing tool use"; https://platform.claude.com/cookbook/tool-use-tool-choice).
     ...(args.jsonSchema
       ? {
-          tools: [{ name: args.jsonSchema.name, description: `Record the answer as ${args.jsonSchema.name}: call this tool with the answer as its input.`, input_schema: args.jsonSchema.schema }],
+          tools: [
+            {
+              name: args.jsonSchema.name,
+              description: `Record the answer as ${args.jsonSchema.name}: call this tool with the answer as its input.`,
+              input_schema: args.jsonSchema.schema,
+            },
+          ],
           tool_choice: { type: 'tool', name: args.jsonSchema.name },
         }
       : {}),
@@ -115,7 +126,9 @@ export function anthropicRequestBody(args: AnthropicRequest): Record<string, unk
  * the classifier retries 429, 5xx and 529 (overloaded) and honours `retry-after`, which stays in the error's headers.
  * The timeout covers the whole call, the body included (ProviderTimeoutError), with the caller's signal.
  */
-export async function anthropicChat(args: AnthropicRequest & { baseURL?: string; apiKey: string; timeoutMs: number; signal?: AbortSignal }): Promise<AnthropicChatResult> {
+export async function anthropicChat(
+  args: AnthropicRequest & { baseURL?: string; apiKey: string; timeoutMs: number; signal?: AbortSignal },
+): Promise<AnthropicChatResult> {
   const timeout = AbortSignal.timeout(args.timeoutMs);
   const signal = args.signal ? AbortSignal.any([timeout, args.signal]) : timeout;
   let text: string;
@@ -140,7 +153,10 @@ export async function anthropicChat(args: AnthropicRequest & { baseURL?: string;
   try {
     message = JSON.parse(text);
   } catch {
-    throw new ProviderReplyError(`the reply is not JSON (HTTP ${status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
+    throw new ProviderReplyError(
+      `the reply is not JSON (HTTP ${status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`,
+      text,
+    );
   }
   const rateLimit = anthropicRateLimit(headers);
   return {
@@ -156,7 +172,10 @@ export async function anthropicChat(args: AnthropicRequest & { baseURL?: string;
  * was asked for (`jsonSchema`, as in the request), the forced tool call's input as JSON — its stop reason, its usage and
  * the tools it called.
  */
-export function anthropicReplyOf(message: unknown, jsonSchema?: { name: string }): Pick<AnthropicChatResult, 'content' | 'stopReason' | 'usage' | 'toolCalls'> {
+export function anthropicReplyOf(
+  message: unknown,
+  jsonSchema?: { name: string },
+): Pick<AnthropicChatResult, 'content' | 'stopReason' | 'usage' | 'toolCalls'> {
   const m = (message && typeof message === 'object' ? message : {}) as Record<string, any>;
   const blocks: any[] = Array.isArray(m.content) ? m.content : [];
   return {
@@ -241,6 +260,7 @@ function errorMessage(status: number, body: string): string {
     parsed = undefined;
   }
   const error = parsed?.error;
-  if (typeof error?.message === 'string') return `HTTP ${status} ${typeof error.type === 'string' ? `${error.type}: ` : ''}${error.message}`;
+  if (typeof error?.message === 'string')
+    return `HTTP ${status} ${typeof error.type === 'string' ? `${error.type}: ` : ''}${error.message}`;
   return `HTTP ${status}${body ? `: ${body.replace(/\s+/g, ' ').trim().slice(0, 300)}` : ''}`;
 }

@@ -37,13 +37,20 @@ export async function openaiChat(args: {
     try {
       completion = JSON.parse(text.replace(/^\uFEFF/, ''));
     } catch {
-      throw new ProviderReplyError(`the reply is not JSON (HTTP ${response.status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
+      throw new ProviderReplyError(
+        `the reply is not JSON (HTTP ${response.status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`,
+        text,
+      );
     }
     // An error inside a 2xx reply, as a provider's profile reads it (OpenRouter's: profiles/openrouter.ts).
-    const status = completion && typeof completion === 'object' && !Array.isArray(completion) ? errorInReply(completion) : null;
+    const status =
+      completion && typeof completion === 'object' && !Array.isArray(completion) ? errorInReply(completion) : null;
     if (status) throw new ProviderHttpError(status, text, headers);
     if (!completion || typeof completion !== 'object' || !Array.isArray(completion.choices))
-      throw new ProviderReplyError(`the reply has no choices (HTTP ${response.status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`, text);
+      throw new ProviderReplyError(
+        `the reply has no choices (HTTP ${response.status}): ${text.replace(/\s+/g, ' ').slice(0, 200)}`,
+        text,
+      );
     return { completion, headers };
   } catch (error) {
     if (timeout.aborted && !args.signal?.aborted) throw new ProviderTimeoutError(args.timeoutMs);

@@ -4,7 +4,9 @@ import type { AnswerSource } from '../../model/types';
 export function contentText(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    const texts = content.map((p) => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : '')).filter(Boolean);
+    const texts = content
+      .map((p) => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : ''))
+      .filter(Boolean);
     return texts.length ? texts.join('') : null;
   }
   return null;
@@ -74,13 +76,18 @@ function balancedEnd(text: string, start: number): number {
 export function finishProblem(finishReason: unknown): string | null {
   if (finishReason === 'length' || finishReason === 'max_tokens')
     return 'the answer was cut off at the token limit (finish_reason "length"; a reasoning model may have spent the budget thinking — raise maxTokens)';
-  if (finishReason === 'content_filter') return 'the provider\'s content filter stopped the answer (finish_reason "content_filter")';
+  if (finishReason === 'content_filter')
+    return 'the provider\'s content filter stopped the answer (finish_reason "content_filter")';
   return null;
 }
 
 /** A reply that is a tool call instead of text, named with the tools it called. */
 export function toolCallProblem(message: any): string | null {
-  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : message?.function_call ? [{ function: message.function_call }] : [];
+  const calls = Array.isArray(message?.tool_calls)
+    ? message.tool_calls
+    : message?.function_call
+      ? [{ function: message.function_call }]
+      : [];
   if (!calls.length) return null;
   const names = calls.map((c: any) => c?.function?.name ?? c?.type ?? '?').join(', ');
   return `the model answered with a tool call (${names}) instead of text; judgeflow does not run tools for an openai copilot`;
@@ -98,16 +105,28 @@ export function sourcesOf(completion: any, message: any): AnswerSource[] {
     if (!seen.has(key)) (seen.add(key), sources.push(source));
   };
   if (Array.isArray(completion?.search_results))
-    for (const r of completion.search_results) if (r && typeof r.url === 'string') add({ url: r.url, ...(typeof r.title === 'string' ? { title: r.title } : {}), ...(typeof r.snippet === 'string' ? { text: r.snippet } : {}) });
+    for (const r of completion.search_results)
+      if (r && typeof r.url === 'string')
+        add({
+          url: r.url,
+          ...(typeof r.title === 'string' ? { title: r.title } : {}),
+          ...(typeof r.snippet === 'string' ? { text: r.snippet } : {}),
+        });
   if (Array.isArray(completion?.citations))
     completion.citations.forEach((c: unknown, i: number) => {
       if (typeof c === 'string') add({ id: String(i + 1), url: c });
-      else if (c && typeof (c as any).url === 'string') add({ id: String(i + 1), url: (c as any).url, ...(typeof (c as any).title === 'string' ? { title: (c as any).title } : {}) });
+      else if (c && typeof (c as any).url === 'string')
+        add({
+          id: String(i + 1),
+          url: (c as any).url,
+          ...(typeof (c as any).title === 'string' ? { title: (c as any).title } : {}),
+        });
     });
   if (Array.isArray(message?.annotations))
     for (const a of message.annotations) {
       const u = a?.type === 'url_citation' ? (a.url_citation ?? a) : null;
-      if (u && typeof u.url === 'string') add({ url: u.url, ...(typeof u.title === 'string' ? { title: u.title } : {}) });
+      if (u && typeof u.url === 'string')
+        add({ url: u.url, ...(typeof u.title === 'string' ? { title: u.title } : {}) });
     }
   return sources;
 }

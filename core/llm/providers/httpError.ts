@@ -18,7 +18,9 @@ export class ProviderHttpError extends Error {
 }
 
 /** A fetch Response's headers as a plain object with lower-cased names. */
-export function headersOf(headers: { forEach(fn: (value: string, name: string) => void): void }): Record<string, string> {
+export function headersOf(headers: {
+  forEach(fn: (value: string, name: string) => void): void;
+}): Record<string, string> {
   const out: Record<string, string> = {};
   headers.forEach((value, name) => (out[name.toLowerCase()] = value));
   return out;

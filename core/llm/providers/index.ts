@@ -29,13 +29,23 @@ function discoverProfiles(): ProviderProfile[] {
     const loaded = require(`./${PROFILES_DIR}/${name}`) as { profile?: ProviderProfile };
     const profile = loaded.profile;
     if (!profile || typeof profile.id !== 'string' || !profile.id)
-      throw new Error(`core/llm/providers/${PROFILES_DIR}/${name}: exports no \`profile\` with an id (every module in ${PROFILES_DIR}/ is a provider profile; see profile.ts)`);
+      throw new Error(
+        `core/llm/providers/${PROFILES_DIR}/${name}: exports no \`profile\` with an id (every module in ${PROFILES_DIR}/ is a provider profile; see profile.ts)`,
+      );
     const taken = found.get(profile.id);
-    if (taken) throw new Error(`core/llm/providers/${PROFILES_DIR}/${name}: provider id "${profile.id}" is already taken by another profile file`);
+    if (taken)
+      throw new Error(
+        `core/llm/providers/${PROFILES_DIR}/${name}: provider id "${profile.id}" is already taken by another profile file`,
+      );
     found.set(profile.id, profile);
   }
-  if (!found.has(FALLBACK_PROVIDER)) throw new Error(`core/llm/providers/${PROFILES_DIR}/ has no "${FALLBACK_PROVIDER}" profile (the one an unknown host uses)`);
-  return [...found.values()].sort((a, b) => Number(a.id === FALLBACK_PROVIDER) - Number(b.id === FALLBACK_PROVIDER) || a.id.localeCompare(b.id));
+  if (!found.has(FALLBACK_PROVIDER))
+    throw new Error(
+      `core/llm/providers/${PROFILES_DIR}/ has no "${FALLBACK_PROVIDER}" profile (the one an unknown host uses)`,
+    );
+  return [...found.values()].sort(
+    (a, b) => Number(a.id === FALLBACK_PROVIDER) - Number(b.id === FALLBACK_PROVIDER) || a.id.localeCompare(b.id),
+  );
 }
 
 const DISCOVERED = discoverProfiles();
@@ -43,7 +53,9 @@ const DISCOVERED = discoverProfiles();
 /** Every provider id, the fallback last (a tuple, so config schemas can take it as an enum). */
 export const PROVIDER_IDS = DISCOVERED.map((p) => p.id) as [ProviderId, ...ProviderId[]];
 
-export const PROFILES: Readonly<Record<ProviderId, ProviderProfile>> = Object.fromEntries(DISCOVERED.map((p) => [p.id, p]));
+export const PROFILES: Readonly<Record<ProviderId, ProviderProfile>> = Object.fromEntries(
+  DISCOVERED.map((p) => [p.id, p]),
+);
 
 /** The provider a base URL's host belongs to; `openai-compatible` when no profile claims it. */
 export function inferProvider(baseURL: string): ProviderId {
@@ -54,7 +66,8 @@ export function inferProvider(baseURL: string): ProviderId {
     return FALLBACK_PROVIDER;
   }
   const hostname = host.replace(/:\d+$/, '');
-  for (const profile of DISCOVERED) if (profile.hosts.some((pattern) => pattern.test(host) || pattern.test(hostname))) return profile.id;
+  for (const profile of DISCOVERED)
+    if (profile.hosts.some((pattern) => pattern.test(host) || pattern.test(hostname))) return profile.id;
   return FALLBACK_PROVIDER;
 }
 
@@ -62,7 +75,8 @@ export function inferProvider(baseURL: string): ProviderId {
 export function profileOf(endpoint: { provider?: string | null; baseURL: string }): ProviderProfile {
   if (endpoint.provider) {
     const profile = PROFILES[endpoint.provider];
-    if (!profile) throw new InputError(`unknown provider "${endpoint.provider}"; use one of: ${PROVIDER_IDS.join(', ')}`);
+    if (!profile)
+      throw new InputError(`unknown provider "${endpoint.provider}"; use one of: ${PROVIDER_IDS.join(', ')}`);
     return profile;
   }
   return PROFILES[inferProvider(endpoint.baseURL)];
@@ -71,7 +85,17 @@ export function profileOf(endpoint: { provider?: string | null; baseURL: string 
 // The readers: every profile's hooks are asked about every error and reply (profile.ts, ProviderHooks, says why).
 
 /** Parameters judgeflow sends only as options, so it can leave them out when an endpoint refuses them. */
-export const OPTIONAL_PARAMETERS = ['temperature', 'max_tokens', 'max_completion_tokens', 'seed', 'random_seed', 'top_p', 'response_format', 'presence_penalty', 'frequency_penalty'] as const;
+export const OPTIONAL_PARAMETERS = [
+  'temperature',
+  'max_tokens',
+  'max_completion_tokens',
+  'seed',
+  'random_seed',
+  'top_p',
+  'response_format',
+  'presence_penalty',
+  'frequency_penalty',
+] as const;
 
 /** The optional request parameter a 400/422's text refuses, in any provider's wording (each profile's refusedParameter); null when none. */
 export function refusedParameter(text: string): string | null {
@@ -84,7 +108,12 @@ export function refusedParameter(text: string): string | null {
 
 /** An HTTP error's meaning beyond its status, as the first profile that recognises its words says; null when none does. */
 export function classifyProviderError(status: number, body: string): ProviderErrorClass | null {
-  const view: ProviderErrorView = { status, body, message: providerErrorMessage(body), codes: providerErrorCodes(body) };
+  const view: ProviderErrorView = {
+    status,
+    body,
+    message: providerErrorMessage(body),
+    codes: providerErrorCodes(body),
+  };
   for (const profile of DISCOVERED) {
     const meaning = profile.hooks?.classifyError?.(view);
     if (meaning) return meaning;

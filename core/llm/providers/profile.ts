@@ -97,5 +97,8 @@ export const openWeightsHost = {
   schemaEnforced: false,
   strict: false,
   errors: '{"error": {"message", "type", "code"}}',
-  notes: ['R1-style models answer <think>…</think> first: stripped before parsing and judging', 'json_schema not enforced on every model: the schema also in the prompt'],
+  notes: [
+    'R1-style models answer <think>…</think> first: stripped before parsing and judging',
+    'json_schema not enforced on every model: the schema also in the prompt',
+  ],
 } as const satisfies Partial<ProviderProfile>;

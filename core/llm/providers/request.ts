@@ -30,7 +30,11 @@ export interface JsonWanted {
 export type Dropped = ReadonlySet<string>;
 
 /** The response format actually sent, after the profile, the config and any refusals. */
-export function effectiveFormat(profile: ProviderProfile, settings: RequestSettings, dropped: Dropped): 'json_schema' | 'json_object' | 'none' {
+export function effectiveFormat(
+  profile: ProviderProfile,
+  settings: RequestSettings,
+  dropped: Dropped,
+): 'json_schema' | 'json_object' | 'none' {
   let format = settings.responseFormat ?? profile.responseFormat;
   if (format === 'json_schema' && dropped.has('response_format')) format = 'json_object';
   if (format === 'json_object' && dropped.has('response_format:json_object')) format = 'none';
@@ -61,7 +65,11 @@ export function withSchemaInstruction<M extends Message>(messages: M[], json: Js
 }
 
 /** The token cap's name for this model, after the config, the profile and any refusal. */
-export function maxTokensName(profile: ProviderProfile, settings: RequestSettings, dropped: Dropped): 'max_tokens' | 'max_completion_tokens' {
+export function maxTokensName(
+  profile: ProviderProfile,
+  settings: RequestSettings,
+  dropped: Dropped,
+): 'max_tokens' | 'max_completion_tokens' {
   const reasoning = profile.reasoningModel?.(settings.model) ?? false;
   const wanted = settings.maxTokensParam ?? (reasoning ? 'max_completion_tokens' : profile.maxTokensParam);
   if (!dropped.has(wanted)) return wanted;
@@ -69,20 +77,37 @@ export function maxTokensName(profile: ProviderProfile, settings: RequestSetting
 }
 
 /** The Chat Completions body for this profile: parameter names, omissions and response format all decided here. */
-export function chatRequestBody(profile: ProviderProfile, settings: RequestSettings, messages: Message[], json: JsonWanted | null, dropped: Dropped = new Set()): Record<string, unknown> {
+export function chatRequestBody(
+  profile: ProviderProfile,
+  settings: RequestSettings,
+  messages: Message[],
+  json: JsonWanted | null,
+  dropped: Dropped = new Set(),
+): Record<string, unknown> {
   const reasoning = profile.reasoningModel?.(settings.model) ?? false;
   const body: Record<string, unknown> = { model: settings.model, messages };
   // Reasoning models accept only the default temperature (OpenAI API reference): anything else is left out.
   const temperature = settings.temperature;
-  if (temperature !== null && temperature !== undefined && !dropped.has('temperature') && !(reasoning && temperature !== 1)) body.temperature = temperature;
+  if (
+    temperature !== null &&
+    temperature !== undefined &&
+    !dropped.has('temperature') &&
+    !(reasoning && temperature !== 1)
+  )
+    body.temperature = temperature;
   if (settings.maxTokens) {
     const name = maxTokensName(profile, settings, dropped);
     if (!dropped.has(name)) body[name] = settings.maxTokens;
   }
-  if (settings.seed !== null && settings.seed !== undefined && profile.seedParam && !dropped.has(profile.seedParam)) body[profile.seedParam] = settings.seed;
+  if (settings.seed !== null && settings.seed !== undefined && profile.seedParam && !dropped.has(profile.seedParam))
+    body[profile.seedParam] = settings.seed;
   if (json) {
     const format = effectiveFormat(profile, settings, dropped);
-    if (format === 'json_schema') body.response_format = { type: 'json_schema', json_schema: { name: json.name, strict: profile.strict, schema: json.schema } };
+    if (format === 'json_schema')
+      body.response_format = {
+        type: 'json_schema',
+        json_schema: { name: json.name, strict: profile.strict, schema: json.schema },
+      };
     else if (format === 'json_object') body.response_format = { type: 'json_object' };
     if (schemaInPrompt(profile, settings, dropped)) body.messages = withSchemaInstruction(messages, json);
   }

@@ -47,7 +47,11 @@ export function resetProviderSession(): void {
  * When `error` is a 400/422 refusing a parameter `body` sent, remember it for the endpoint and return it; `learnt` is
  * false when a concurrent call learnt it meanwhile (this body was built before). The caller asks again.
  */
-export function learnRefusedParameter(error: unknown, body: Record<string, unknown>, dropped: Set<string>): { parameter: string; learnt: boolean } | null {
+export function learnRefusedParameter(
+  error: unknown,
+  body: Record<string, unknown>,
+  dropped: Set<string>,
+): { parameter: string; learnt: boolean } | null {
   if (!(error instanceof ProviderHttpError) || (error.status !== 400 && error.status !== 422)) return null;
   const refused = refusedParameter(`${providerErrorMessage(error.body) ?? ''} ${error.body}`);
   const parameter = refused ? dropKey(refused, body) : null;

@@ -17,11 +17,15 @@ export const esc = (value: unknown): string => String(value ?? '').replace(/[&<>
 
 /** JSON that is safe inside a <script> element: `<` (and the two JS line separators) escaped, so no `</script>` can end it. */
 export function scriptJson(data: unknown): string {
-  return JSON.stringify(data).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(data)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** A number as reports print it ('–' when missing). */
-export const num = (x: number | null | undefined, digits = 1): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));
+export const num = (x: number | null | undefined, digits = 1): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits);
 
 export interface PageOptions {
   title: string;
@@ -89,12 +93,21 @@ export function toc(entries: Array<[id: string, title: string]>): string {
 }
 
 /** Numbers (and formatted figures: "$0.01", "120 ms", "+1.20", "–") align right; words align left. */
-const isNumeric = (c: unknown) => typeof c === 'number' || c === null || /^(?:[-+$]?[\d.,]+(?:e-?\d+)?(?: ms| s|%)?|–|< ?0\.001)$/.test(String(c));
+const isNumeric = (c: unknown) =>
+  typeof c === 'number' || c === null || /^(?:[-+$]?[\d.,]+(?:e-?\d+)?(?: ms| s|%)?|–|< ?0\.001)$/.test(String(c));
 
 /** A plain table of already-formatted cells (escaped here). */
-export function dataTable(caption: string, header: string[], rows: Array<Array<string | number | null>>, attrs = ''): string {
+export function dataTable(
+  caption: string,
+  header: string[],
+  rows: Array<Array<string | number | null>>,
+  attrs = '',
+): string {
   return `<div class="table-wrap"><table ${attrs}><caption>${esc(caption)}</caption><thead><tr>${header.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c ?? '–')}</th>` : `<td${isNumeric(c) ? ' class="num"' : ''}>${esc(c ?? '–')}</td>`)).join('')}</tr>`)
+    .map(
+      (r) =>
+        `<tr>${r.map((c, i) => (i === 0 ? `<th scope="row">${esc(c ?? '–')}</th>` : `<td${isNumeric(c) ? ' class="num"' : ''}>${esc(c ?? '–')}</td>`)).join('')}</tr>`,
+    )
     .join('')}</tbody></table></div>`;
 }
 

@@ -11,7 +11,15 @@ import { COST_CAPTION, costHeader, costNote, costRows } from '../costTable';
 import type { ReportInput } from '../../model/protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../../model/types';
 import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
-import { AGENT_HEADER, agentRows, drillSteps, TOOL_HEADER, toolRows, type AgentFigures, type DrillStep } from '../agentReport';
+import {
+  AGENT_HEADER,
+  agentRows,
+  drillSteps,
+  TOOL_HEADER,
+  toolRows,
+  type AgentFigures,
+  type DrillStep,
+} from '../agentReport';
 
 import type { CalibratedWinRates } from '../../study/calibrated';
 
@@ -52,15 +60,32 @@ export interface DrillData {
 /** Context shown per answer in the drill-down; the rest stays in the results store (a run can hold megabytes of it). */
 export const DRILL_CONTEXT_CHARS = 4000;
 const drillContext = (context: string | null | undefined): { ctx?: string } =>
-  context ? { ctx: context.length > DRILL_CONTEXT_CHARS ? `${context.slice(0, DRILL_CONTEXT_CHARS)}\n… (${context.length - DRILL_CONTEXT_CHARS} more characters in the results store)` : context } : {};
+  context
+    ? {
+        ctx:
+          context.length > DRILL_CONTEXT_CHARS
+            ? `${context.slice(0, DRILL_CONTEXT_CHARS)}\n… (${context.length - DRILL_CONTEXT_CHARS} more characters in the results store)`
+            : context,
+      }
+    : {};
 
-export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run' | 'agentSteps'>, how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] }): DrillData {
-  const args = { ...how, queries: input.queries, copilots: input.run.copilots, responses: input.responses, judgments: input.judgments };
+export function drillData(
+  input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run' | 'agentSteps'>,
+  how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] },
+): DrillData {
+  const args = {
+    ...how,
+    queries: input.queries,
+    copilots: input.run.copilots,
+    responses: input.responses,
+    judgments: input.judgments,
+  };
   const key = (q: string, c: string) => `${q}\u0000${c}`;
   const responseOf = new Map(args.responses.map((r) => [key(r.queryId, r.copilot), r]));
   const judgmentOf = new Map(args.judgments.map((j) => [key(j.queryId, j.copilot), j]));
   const stepsOf = new Map<string, NonNullable<ReportInput['agentSteps']>>();
-  for (const s of input.agentSteps ?? []) stepsOf.set(key(s.queryId, s.copilot), [...(stepsOf.get(key(s.queryId, s.copilot)) ?? []), s]);
+  for (const s of input.agentSteps ?? [])
+    stepsOf.set(key(s.queryId, s.copilot), [...(stepsOf.get(key(s.queryId, s.copilot)) ?? []), s]);
   const labels = new Set<string>();
   const queries: DrillData['queries'] = {};
   for (const q of args.queries) {
@@ -71,7 +96,8 @@ export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'ju
   const rows: DrillData['rows'] = [];
   // A page holds every answer: each is cut to maxAnswerChars here (responses.jsonl beside the report has them whole).
   const maxChars = (input.run.config as { maxAnswerChars?: number } | null)?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
-  const shown = (text: string | null | undefined) => (text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null);
+  const shown = (text: string | null | undefined) =>
+    text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null;
   for (const q of args.queries)
     for (const c of args.copilots) {
       const r = responseOf.get(key(q.id, c));
@@ -87,16 +113,33 @@ export function drillData(input: Pick<ReportInput, 'queries' | 'responses' | 'ju
         scores: j?.scores ?? null,
         rationales: j?.rationales ?? null,
         text: shown(r?.text),
-        error: r && r.status !== 'ok' ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim() : j?.status === 'failed' ? j.error : null,
+        error:
+          r && r.status !== 'ok'
+            ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim()
+            : j?.status === 'failed'
+              ? j.error
+              : null,
         ...drillContext(r?.context),
         ...(stepsOf.has(key(q.id, c)) ? { st: drillSteps(stepsOf.get(key(q.id, c))!) } : {}),
       });
     }
-  return { dimensions: args.dimensions, copilots: args.copilots, labelName: args.labelName, labels: [...labels].sort(), hasRank: rows.some((r) => r.rank !== null), queries, rows };
+  return {
+    dimensions: args.dimensions,
+    copilots: args.copilots,
+    labelName: args.labelName,
+    labels: [...labels].sort(),
+    hasRank: rows.some((r) => r.rank !== null),
+    queries,
+    rows,
+  };
 }
 
 /** What was run and how, at the top of every run report. */
-export function runHeader(input: HtmlReportInput, title: string, extra: Array<[string, string | number | null | undefined]> = []): string {
+export function runHeader(
+  input: HtmlReportInput,
+  title: string,
+  extra: Array<[string, string | number | null | undefined]> = [],
+): string {
   const { run, report } = input;
   const judge = (run.config as { judge?: Record<string, unknown> }).judge ?? {};
   const settings = [
@@ -130,13 +173,23 @@ export function runHeader(input: HtmlReportInput, title: string, extra: Array<[s
 export function costSection(cost: CostSummary | undefined): string {
   if (!cost) return '';
   const table = dataTable(COST_CAPTION, costHeader(cost), costRows(cost), 'id="cost-table"');
-  return section('cost', 'What the run cost', table, costNote(cost, (text) => `<code>${esc(text)}</code>`));
+  return section(
+    'cost',
+    'What the run cost',
+    table,
+    costNote(cost, (text) => `<code>${esc(text)}</code>`),
+  );
 }
 
 /** Agent copilots: model turns, tool calls (per tool), tool errors, time and cost per answer. */
 export function agentSection(figures: AgentFigures | undefined): string {
   if (!figures) return '';
-  const totals = dataTable('Agent copilots: what each answer took', AGENT_HEADER, agentRows(figures), 'id="agent-table"');
+  const totals = dataTable(
+    'Agent copilots: what each answer took',
+    AGENT_HEADER,
+    agentRows(figures),
+    'id="agent-table"',
+  );
   const tools = dataTable('Tool calls per tool', TOOL_HEADER, toolRows(figures), 'id="agent-tools"');
   return `<p class="intro">From the steps stored as each completed (time per answer runs from its first step to its last, across retried attempts); select an answer under Every answer to see its steps.</p>${totals}${tools}`;
 }
@@ -153,8 +206,16 @@ export interface ReportArtefact {
 /** Links to the run's artefacts (failure screenshots): files next to report.html, or served by `judgeflow view`. */
 function artefactSection(artefacts: ReportArtefact[] | undefined): string {
   if (!artefacts?.length) return '';
-  const items = artefacts.map((a) => `<li><a href="${esc(a.file)}">${esc(a.name)}</a> (${esc(a.contentType)}, ${a.size} bytes) <code>${esc(a.ref)}</code></li>`);
-  return section('artefacts', 'Artefacts', `<ul>${items.join('')}</ul>`, 'Kept in the results store; failure messages name them by <code>artefact:ID</code>.');
+  const items = artefacts.map(
+    (a) =>
+      `<li><a href="${esc(a.file)}">${esc(a.name)}</a> (${esc(a.contentType)}, ${a.size} bytes) <code>${esc(a.ref)}</code></li>`,
+  );
+  return section(
+    'artefacts',
+    'Artefacts',
+    `<ul>${items.join('')}</ul>`,
+    'Kept in the results store; failure messages name them by <code>artefact:ID</code>.',
+  );
 }
 
 /** A run report page: header, contents, protocol sections, cost, artefacts, drill-down. */
@@ -170,7 +231,11 @@ export function runReportPage(args: {
   agents?: AgentFigures;
   drill: DrillData;
 }): string {
-  const sections = [...args.sections, ...(args.judging ?? []), ['agents', 'Agent copilots', agentSection(args.agents)] as [string, string, string]].filter(([, , html]) => html);
+  const sections = [
+    ...args.sections,
+    ...(args.judging ?? []),
+    ['agents', 'Agent copilots', agentSection(args.agents)] as [string, string, string],
+  ].filter(([, , html]) => html);
   const cost = costSection(args.cost);
   const artefacts = artefactSection(args.artefacts);
   const entries: Array<[string, string]> = [
@@ -179,7 +244,12 @@ export function runReportPage(args: {
     ...(artefacts ? [['artefacts', 'Artefacts'] as [string, string]] : []),
     ['drill', 'Every answer'],
   ];
-  const drill = section('drill', 'Every answer', '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>', 'Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge\'s rationales, and from there every copilot\'s answer to that query side by side.');
+  const drill = section(
+    'drill',
+    'Every answer',
+    '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>',
+    "Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge's rationales, and from there every copilot's answer to that query side by side.",
+  );
   return htmlPage({
     title: args.title,
     header: args.header + toc(entries),
@@ -189,25 +259,58 @@ export function runReportPage(args: {
 }
 
 /** Failure counts by kind per copilot: failed/missing responses by adapter error kind, failed judgments. */
-export function failureKinds(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[]): { kinds: string[]; counts: Record<string, Record<string, number>> } {
+export function failureKinds(
+  copilots: string[],
+  responses: StoredResponse[],
+  judgments: StoredJudgment[],
+): { kinds: string[]; counts: Record<string, Record<string, number>> } {
   const counts: Record<string, Record<string, number>> = Object.fromEntries(copilots.map((c) => [c, {}]));
   const add = (c: string, k: string) => {
     counts[c] ??= {};
     counts[c][k] = (counts[c][k] ?? 0) + 1;
   };
-  for (const r of responses) if (r.status !== 'ok') add(r.copilot, r.status === 'missing' ? 'response missing' : `response ${r.errorKind ?? 'failed'}`);
+  for (const r of responses)
+    if (r.status !== 'ok')
+      add(r.copilot, r.status === 'missing' ? 'response missing' : `response ${r.errorKind ?? 'failed'}`);
   for (const j of judgments)
-    if (j.status === 'failed') add(j.copilot, j.error?.startsWith(PANEL_QUORUM_ERROR) ? 'panel: too few judges' : /invalid judge answer/.test(j.error ?? '') ? 'judge invalid answer' : 'judge failed');
+    if (j.status === 'failed')
+      add(
+        j.copilot,
+        j.error?.startsWith(PANEL_QUORUM_ERROR)
+          ? 'panel: too few judges'
+          : /invalid judge answer/.test(j.error ?? '')
+            ? 'judge invalid answer'
+            : 'judge failed',
+      );
   const kinds = [...new Set(Object.values(counts).flatMap((k) => Object.keys(k)))].sort();
   return { kinds, counts };
 }
 
 /** The Failures section: items with no score by kind, and (a panel) the judges that failed and what the scores rest on. */
-export function failureTable(copilots: string[], responses: StoredResponse[], judgments: StoredJudgment[], report?: Record<string, unknown>): string {
+export function failureTable(
+  copilots: string[],
+  responses: StoredResponse[],
+  judgments: StoredJudgment[],
+  report?: Record<string, unknown>,
+): string {
   const { kinds, counts } = failureKinds(copilots, responses, judgments);
   const judges = judgeFailuresSummary(report?.panel as Panel | undefined);
   const judgesNote = judges ? `<p class="note" id="failures-judges">${esc(judges)}</p>` : '';
-  if (!kinds.length) return judges ? `${judgesNote}<p>Every response was collected and has a panel score.</p>` : '<p id="failures-none">No failures: every response was collected and judged.</p>';
-  return judgesNote + dataTable('Items with no score, by kind of failure', ['copilot', ...kinds, 'total'], copilots.map((c) => [c, ...kinds.map((k) => counts[c]?.[k] ?? 0), Object.values(counts[c] ?? {}).reduce((a, b) => a + b, 0)]), 'id="failures-table"');
+  if (!kinds.length)
+    return judges
+      ? `${judgesNote}<p>Every response was collected and has a panel score.</p>`
+      : '<p id="failures-none">No failures: every response was collected and judged.</p>';
+  return (
+    judgesNote +
+    dataTable(
+      'Items with no score, by kind of failure',
+      ['copilot', ...kinds, 'total'],
+      copilots.map((c) => [
+        c,
+        ...kinds.map((k) => counts[c]?.[k] ?? 0),
+        Object.values(counts[c] ?? {}).reduce((a, b) => a + b, 0),
+      ]),
+      'id="failures-table"',
+    )
+  );
 }
-

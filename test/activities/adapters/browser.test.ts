@@ -18,7 +18,10 @@ jest.setTimeout(30_000);
 const planned = new Map<string, string>();
 
 function planFor(question: string): string[] {
-  const words = `You asked: ${question.trim()} — BTC dominance is 57.3%, ETH/BTC sits near 0.036; watch <funding> & "open interest" before sizing up.`.split(' ');
+  const words =
+    `You asked: ${question.trim()} — BTC dominance is 57.3%, ETH/BTC sits near 0.036; watch <funding> & "open interest" before sizing up.`.split(
+      ' ',
+    );
   planned.set(question, words.join(' '));
   return words;
 }
@@ -138,7 +141,13 @@ test('default done (quiet for 1500 ms): captures exactly the streamed answer, no
 });
 
 test('selectors.sources: the source list that came with the new answer (not an earlier one), numbered as cited', async () => {
-  const response = await ask({ url: `${base}/?sources=1`, selectors: { input: '#prompt', send: '#send', answer: '.answer', sources: '.sources li' } }, { id: 'q-src', text: 'How big is Aave?' });
+  const response = await ask(
+    {
+      url: `${base}/?sources=1`,
+      selectors: { input: '#prompt', send: '#send', answer: '.answer', sources: '.sources li' },
+    },
+    { id: 'q-src', text: 'How big is Aave?' },
+  );
   expect(response.sources).toEqual([
     { id: '1', url: 'https://data.example/aave', title: 'Aave dashboard' },
     { id: '2', url: 'https://data.example/lido', title: 'Lido & stETH' },
@@ -151,7 +160,18 @@ test('done: {selector}, Enter instead of a send button, "new chat" step, and a l
   writeFileSync(
     storageState,
     JSON.stringify({
-      cookies: [{ name: 'session', value: 'letmein', domain: '127.0.0.1', path: '/', expires: -1, httpOnly: false, secure: false, sameSite: 'Lax' }],
+      cookies: [
+        {
+          name: 'session',
+          value: 'letmein',
+          domain: '127.0.0.1',
+          path: '/',
+          expires: -1,
+          httpOnly: false,
+          secure: false,
+          sameSite: 'Lax',
+        },
+      ],
       origins: [],
     }),
   );
@@ -173,7 +193,9 @@ test('done: {selector}, Enter instead of a send button, "new chat" step, and a l
 
 test('done: {stopGone}, two queries at once in separate contexts of the shared browser', async () => {
   const questions = ['Top projects on sui', 'What are the top trending DeFi pools tokens now?'];
-  const responses = await Promise.all(questions.map((text, k) => ask({ done: { stopGone: '#stop' } }, { id: `q3-${k}`, text })));
+  const responses = await Promise.all(
+    questions.map((text, k) => ask({ done: { stopGone: '#stop' } }, { id: `q3-${k}`, text })),
+  );
   expect(responses.map((r) => r.text)).toEqual(questions.map((q) => planned.get(q)));
 });
 
@@ -185,7 +207,11 @@ test('a "Thinking…" placeholder inside the new answer bubble is not taken for 
     ask({ url: spinnerPage('spinner'), done: { quietMs: 400 } }, { id: 'q4a', text: questions[0] }),
     // An unrecognisable one, declared through selectors.stop.
     ask(
-      { url: spinnerPage('dots'), selectors: { input: '#prompt', send: '#send', answer: '.answer', stop: '.dots' }, done: { quietMs: 400 } },
+      {
+        url: spinnerPage('dots'),
+        selectors: { input: '#prompt', send: '#send', answer: '.answer', stop: '.dots' },
+        done: { quietMs: 400 },
+      },
       { id: 'q4b', text: questions[1] },
     ),
   ]);
@@ -196,10 +222,14 @@ test('a "Thinking…" placeholder inside the new answer bubble is not taken for 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 test('a page that never finishes: timeout error with a screenshot in the store, readable by another process', async () => {
-  const error = await adapterFailure(ask({ url: `${base}/?forever=1`, timeoutMs: 3000 }, { id: 'q5/forever', text: 'Never stop' }));
+  const error = await adapterFailure(
+    ask({ url: `${base}/?forever=1`, timeoutMs: 3000 }, { id: 'q5/forever', text: 'Never stop' }),
+  );
   expect(error.kind).toBe('timeout');
   expect(error.retryable).toBe(true);
-  expect(error.message).toMatch(/did not finish within 3000 ms while waiting for the answer to finish \(answer had \d+ characters so far\)/);
+  expect(error.message).toMatch(
+    /did not finish within 3000 ms while waiting for the answer to finish \(answer had \d+ characters so far\)/,
+  );
   const ref = error.options.screenshot!;
   expect(ref).toMatch(/^artefact:[0-9a-f]{16}$/);
   expect(error.message).toContain(`(screenshot: ${ref})`);
@@ -227,7 +257,10 @@ test('a missing input selector fails fast naming it, with a screenshot', async (
   // timeoutMs (9 s) is below the default selector wait (10 s): had selectorTimeoutMs not bounded the wait for
   // the input, the copilot's timeout would have fired first and this would be a 'timeout' error.
   const error = await adapterFailure(
-    ask({ selectors: { input: '#nope', answer: '.answer' }, selectorTimeoutMs: 1000, timeoutMs: 9000 }, { id: 'q6', text: 'hello' }),
+    ask(
+      { selectors: { input: '#nope', answer: '.answer' }, selectorTimeoutMs: 1000, timeoutMs: 9000 },
+      { id: 'q6', text: 'hello' },
+    ),
   );
   expect(error.kind).toBe('selector');
   expect(error.message).toContain(`input selector "#nope" matched nothing on ${base}/`);
@@ -236,7 +269,9 @@ test('a missing input selector fails fast naming it, with a screenshot', async (
 });
 
 test('without the storageState the login page has no input: selector error', async () => {
-  const error = await adapterFailure(ask({ url: `${base}/secure`, selectorTimeoutMs: 500 }, { id: 'q7', text: 'hello' }));
+  const error = await adapterFailure(
+    ask({ url: `${base}/secure`, selectorTimeoutMs: 500 }, { id: 'q7', text: 'hello' }),
+  );
   expect(error.kind).toBe('selector');
   expect(error.message).toContain('input selector "#prompt" matched nothing');
 });

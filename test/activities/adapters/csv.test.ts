@@ -9,7 +9,8 @@ import { cabDatasetRows } from '../../support/cabDataset';
 
 // The published CryptoAnalystBench queries when ../shared has them, else a CAB-shaped fixture of the same size.
 const dataset = cabDatasetRows();
-const answerA = (k: number) => `A on #${k}: BTC, ETH and "SOL" look strong,\nbut watch "funding", fees, and risk.\r\nSources: a, b`;
+const answerA = (k: number) =>
+  `A on #${k}: BTC, ETH and "SOL" look strong,\nbut watch "funding", fees, and risk.\r\nSources: a, b`;
 const answerB = (k: number) => (k % 3 === 0 ? '' : k % 3 === 1 ? `B says "${k}", plainly` : '   '); // empty and blank cells are missing
 const queries: Query[] = dataset.map((row, k) => ({ id: `cab-${k}`, text: row.query }));
 
@@ -21,7 +22,20 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'judgeflow-csv-'));
   path = join(dir, 'responses.csv');
   const header = ['query', 'tags', 'A_response', 'A_chat_id', 'A_context', 'B_response'];
-  writeFileSync(path, toCsv([header, ...dataset.map((row, k) => [row.query, row.tags, answerA(k), `chat-${k}`, k % 2 ? `context, "${k}"` : '', answerB(k)])]));
+  writeFileSync(
+    path,
+    toCsv([
+      header,
+      ...dataset.map((row, k) => [
+        row.query,
+        row.tags,
+        answerA(k),
+        `chat-${k}`,
+        k % 2 ? `context, "${k}"` : '',
+        answerB(k),
+      ]),
+    ]),
+  );
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +54,11 @@ test('imports every answer exactly, with commas, quotes and newlines intact', as
     expect(response.text).toBe(answerA(k));
     expect(response.conversationId).toBe(`chat-${k}`);
     expect(response.context).toBe(k % 2 ? `context, "${k}"` : undefined);
-    expect(JSON.parse(response.raw!)).toEqual({ A_response: answerA(k), A_chat_id: `chat-${k}`, A_context: k % 2 ? `context, "${k}"` : '' });
+    expect(JSON.parse(response.raw!)).toEqual({
+      A_response: answerA(k),
+      A_chat_id: `chat-${k}`,
+      A_context: k % 2 ? `context, "${k}"` : '',
+    });
   }
 });
 
@@ -90,10 +108,22 @@ test('a missing column is a config error naming the column and the file, at vali
 
 test('the parsed file is cached per path and re-read when it changes', async () => {
   const small = join(dir, 'small.csv');
-  writeFileSync(small, toCsv([['query', 'C_response'], ['Q1', 'first']]));
+  writeFileSync(
+    small,
+    toCsv([
+      ['query', 'C_response'],
+      ['Q1', 'first'],
+    ]),
+  );
   const c = csvAdapter.create(csvAdapter.configSchema.parse({ name: 'C', type: 'csv', path: small }), { env: {} });
   expect((await c.collect({ query: { id: '1', text: 'Q1' }, signal })).text).toBe('first');
-  writeFileSync(small, toCsv([['query', 'C_response'], ['Q1', 'second, edited']]));
+  writeFileSync(
+    small,
+    toCsv([
+      ['query', 'C_response'],
+      ['Q1', 'second, edited'],
+    ]),
+  );
   const later = new Date(Date.now() + 10_000);
   utimesSync(small, later, later); // make sure the mtime moves even on coarse-grained filesystems
   expect((await c.collect({ query: { id: '1', text: 'Q1' }, signal })).text).toBe('second, edited');

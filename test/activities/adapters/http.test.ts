@@ -53,7 +53,9 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       res.write(': keep-alive comment\n\n');
       for (const chunk of SSE_CHUNKS) {
         await sleep(30);
-        res.write(`event: message\ndata: ${JSON.stringify({ id: 'chatcmpl-7', choices: [{ delta: { content: chunk } }] })}\n\n`);
+        res.write(
+          `event: message\ndata: ${JSON.stringify({ id: 'chatcmpl-7', choices: [{ delta: { content: chunk } }] })}\n\n`,
+        );
       }
       res.write('data: {"choices":[{"delta":{},"finish_reason":"stop"}]}\n\n');
       res.write('data: [DONE]\n\n');
@@ -135,7 +137,13 @@ function collect(fields: Record<string, unknown>, signal = AbortSignal.timeout(1
 test('plain JSON endpoint: body template, env header, answerPath and conversationIdPath', async () => {
   const fields = {
     url: `${base}/chat`,
-    body: { question: '{{query}}', prompt: 'Q: {{query}}', history: '{{history}}', conversation: '{{conversationId}}', fixed: 3 },
+    body: {
+      question: '{{query}}',
+      prompt: 'Q: {{query}}',
+      history: '{{history}}',
+      conversation: '{{conversationId}}',
+      fixed: 3,
+    },
     answerPath: 'data.answer',
     conversationIdPath: 'data.conversation_id',
   };
@@ -159,7 +167,11 @@ test('a string body is a raw JSON template whose placeholders are JSON-escaped',
     body: '{"question": "{{query}}", "prompt": "Q: {{query}}", "history": {{history}}}',
     answerPath: 'data["answer"]',
   });
-  expect(JSON.parse(response.raw!).data.received).toEqual({ question: query.text, prompt: `Q: ${query.text}`, history: query.history });
+  expect(JSON.parse(response.raw!).data.received).toEqual({
+    question: query.text,
+    prompt: `Q: ${query.text}`,
+    history: query.history,
+  });
 });
 
 test('an unset env var in a header is a config error naming it', () => {
@@ -169,7 +181,13 @@ test('an unset env var in a header is a config error naming it', () => {
 });
 
 test('SSE stream: chunks picked with chunkPath are concatenated in order, stopping at [DONE]', async () => {
-  const response = await collect({ url: `${base}/sse`, body: { q: '{{query}}' }, stream: 'sse', chunkPath: 'choices[0].delta.content', conversationIdPath: 'id' });
+  const response = await collect({
+    url: `${base}/sse`,
+    body: { q: '{{query}}' },
+    stream: 'sse',
+    chunkPath: 'choices[0].delta.content',
+    conversationIdPath: 'id',
+  });
   expect(response.text).toBe(SSE_CHUNKS.join(''));
   expect(response.conversationId).toBe('chatcmpl-7');
   expect(response.raw).toContain('data: [DONE]');
@@ -221,11 +239,15 @@ test('a reply without the answer path is invalid_reply naming the path', async (
 test('timeout via AbortSignal, before the reply and in the middle of a stream: the adapter hangs up', async () => {
   // /slow would answer after 5 s and /sse-forever never ends: a timeout error plus the server seeing the client
   // close the connection before its reply was complete shows the abort cut the request short.
-  const slow = await adapterFailure(collect({ url: `${base}/slow`, answerPath: 'data.answer' }, AbortSignal.timeout(1000)));
+  const slow = await adapterFailure(
+    collect({ url: `${base}/slow`, answerPath: 'data.answer' }, AbortSignal.timeout(1000)),
+  );
   expect(slow.kind).toBe('timeout');
   expect(slow.retryable).toBe(true);
   expect(await hangUps.get('/slow')).toBe(true);
-  const streaming = await adapterFailure(collect({ url: `${base}/sse-forever`, stream: 'sse' }, AbortSignal.timeout(1000)));
+  const streaming = await adapterFailure(
+    collect({ url: `${base}/sse-forever`, stream: 'sse' }, AbortSignal.timeout(1000)),
+  );
   expect(streaming.kind).toBe('timeout');
   expect(streaming.options.raw).toContain('data: more');
   expect(await hangUps.get('/sse-forever')).toBe(true);

@@ -13,10 +13,20 @@ afterAll(() => sim.close());
 const query = { id: 'q1', text: 'Should I stake ETH on Lido?' };
 const signal = () => AbortSignal.timeout(10_000);
 const copilot = (model: string, extra: Record<string, unknown> = {}) =>
-  openaiAdapter.create(openaiAdapter.configSchema.parse({ name: 'C', type: 'openai', baseURL: sim.url, model, ...extra }), { env: {}, seed: 7 });
+  openaiAdapter.create(
+    openaiAdapter.configSchema.parse({ name: 'C', type: 'openai', baseURL: sim.url, model, ...extra }),
+    { env: {}, seed: 7 },
+  );
 const sseCopilot = (model: string) =>
   httpAdapter.create(
-    httpAdapter.configSchema.parse({ name: 'S', type: 'http', url: `${sim.url}/chat/completions`, body: { model, stream: true, messages: [{ role: 'user', content: '{{query}}' }] }, stream: 'sse', chunkPath: 'choices[0].delta.content' }),
+    httpAdapter.configSchema.parse({
+      name: 'S',
+      type: 'http',
+      url: `${sim.url}/chat/completions`,
+      body: { model, stream: true, messages: [{ role: 'user', content: '{{query}}' }] },
+      stream: 'sse',
+      chunkPath: 'choices[0].delta.content',
+    }),
     { env: {} },
   );
 
@@ -47,8 +57,13 @@ test('a copilot endpoint refusing a parameter: learnt from its 400, left out, as
 
 test('extraBody fields reach the provider as they are', async () => {
   const before = sim.requests.length;
-  await copilot('sim-copilot', { extraBody: { reasoning_effort: 'low', web_search_options: { search_context_size: 'high' } } }).collect({ query, signal: signal() });
-  expect(sim.requests[before].body).toMatchObject({ reasoning_effort: 'low', web_search_options: { search_context_size: 'high' } });
+  await copilot('sim-copilot', {
+    extraBody: { reasoning_effort: 'low', web_search_options: { search_context_size: 'high' } },
+  }).collect({ query, signal: signal() });
+  expect(sim.requests[before].body).toMatchObject({
+    reasoning_effort: 'low',
+    web_search_options: { search_context_size: 'high' },
+  });
 });
 
 test('a tool call, a cut-off and an empty answer are failures named as what they are', async () => {
@@ -60,7 +75,7 @@ test('a tool call, a cut-off and an empty answer are failures named as what they
   expect([empty.kind, empty.message]).toEqual(['invalid_reply', 'copilot C returned an empty answer']);
 });
 
-test('out of quota: kind quota, not retryable, the provider\'s words; the endpoint is not asked again', async () => {
+test("out of quota: kind quota, not retryable, the provider's words; the endpoint is not asked again", async () => {
   const quota = copilot('sim-quota');
   const before = sim.requests.length;
   for (let i = 0; i < 3; i++) {
@@ -80,11 +95,21 @@ test('a reply that sends headers and then stalls fails at the timeout, body incl
 
 test('a JSON copilot answering HTTP 200 with {"error": …} fails as that error, retryable', async () => {
   const json = httpAdapter.create(
-    httpAdapter.configSchema.parse({ name: 'J', type: 'http', url: `${sim.url}/chat/completions`, body: { model: 'sim-openrouter-200error-json', messages: [{ role: 'user', content: '{{query}}' }] }, answerPath: 'choices[0].message.content' }),
+    httpAdapter.configSchema.parse({
+      name: 'J',
+      type: 'http',
+      url: `${sim.url}/chat/completions`,
+      body: { model: 'sim-openrouter-200error-json', messages: [{ role: 'user', content: '{{query}}' }] },
+      answerPath: 'choices[0].message.content',
+    }),
     { env: {} },
   );
   const failure = await adapterFailure(json.collect({ query, signal: signal() }));
-  expect([failure.kind, failure.retryable, failure.message]).toEqual(['http', true, 'copilot J answered HTTP 200 with an error: Provider returned error: upstream model overloaded']);
+  expect([failure.kind, failure.retryable, failure.message]).toEqual([
+    'http',
+    true,
+    'copilot J answered HTTP 200 with an error: Provider returned error: upstream model overloaded',
+  ]);
   expect((await json.collect({ query, signal: signal() })).text.length).toBeGreaterThan(20);
 });
 
@@ -101,7 +126,9 @@ describe('SSE streams that are not complete answers fail with the reason', () =>
   test('an event: error, and OpenRouter\'s data: {"error"} event', async () => {
     const error = await adapterFailure(sseCopilot('sim-stream-error').collect({ query, signal: signal() }));
     expect(error.message).toMatch(/stream reported an error.*stream interrupted: upstream reset/);
-    const openrouter = await adapterFailure(sseCopilot('sim-openrouter-200error-sse').collect({ query, signal: signal() }));
+    const openrouter = await adapterFailure(
+      sseCopilot('sim-openrouter-200error-sse').collect({ query, signal: signal() }),
+    );
     expect([openrouter.kind, openrouter.retryable]).toEqual(['incomplete', true]);
     expect(openrouter.message).toContain('Provider returned error: upstream model overloaded');
   });

@@ -11,7 +11,13 @@ import { tempDir } from '../../support/harness';
 
 const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
 
-function judgment(runId: string, queryId: string, copilot: string, scores: Record<string, number> | null, extra: Partial<StoredJudgment> = {}): StoredJudgment {
+function judgment(
+  runId: string,
+  queryId: string,
+  copilot: string,
+  scores: Record<string, number> | null,
+  extra: Partial<StoredJudgment> = {},
+): StoredJudgment {
   const total = scores ? Object.values(scores).reduce((a, b) => a + b, 0) : null;
   return {
     runId,
@@ -20,7 +26,9 @@ function judgment(runId: string, queryId: string, copilot: string, scores: Recor
     rubricVersion: `rubric-${runId}`,
     status: scores ? 'ok' : 'failed',
     scores,
-    rationales: scores ? Object.fromEntries(Object.keys(scores).map((d) => [d, `${runId} says ${d}=${scores[d]} for ${queryId}`])) : null,
+    rationales: scores
+      ? Object.fromEntries(Object.keys(scores).map((d) => [d, `${runId} says ${d}=${scores[d]} for ${queryId}`]))
+      : null,
     total,
     rank: null,
     position: null,
@@ -33,15 +41,31 @@ function judgment(runId: string, queryId: string, copilot: string, scores: Recor
 }
 
 function run(runId: string, judgments: StoredJudgment[], copilots = ['Ace', 'Bolt']): CompareRun {
-  return { runId, protocol: 'lattice', snapshotId: 'snap-1', rubricVersion: `rubric-${runId}`, judge, copilots, judgments };
+  return {
+    runId,
+    protocol: 'lattice',
+    snapshotId: 'snap-1',
+    rubricVersion: `rubric-${runId}`,
+    judge,
+    copilots,
+    judgments,
+  };
 }
 
 // 12 queries, two task labels, two categories; per-query scores that vary so the tests are not trivially constant.
-const queries: Query[] = Array.from({ length: 12 }, (_, i) => ({ id: `q${String(i).padStart(2, '0')}`, text: `question ${i}`, task: i < 6 ? 'T1' : 'T2', category: i % 2 ? 'C1' : 'C2' }));
+const queries: Query[] = Array.from({ length: 12 }, (_, i) => ({
+  id: `q${String(i).padStart(2, '0')}`,
+  text: `question ${i}`,
+  task: i < 6 ? 'T1' : 'T2',
+  category: i % 2 ? 'C1' : 'C2',
+}));
 const base = (i: number, copilot: string) => ({ D1: (i * 3 + copilot.length) % 7, D2: (i * 5 + 1) % 8 });
 
 test('a known +2 on every dimension for one copilot is significant; an unchanged copilot is not', () => {
-  const a = run('A', queries.flatMap((q, i) => ['Ace', 'Bolt'].map((c) => judgment('A', q.id, c, base(i, c)))));
+  const a = run(
+    'A',
+    queries.flatMap((q, i) => ['Ace', 'Bolt'].map((c) => judgment('A', q.id, c, base(i, c)))),
+  );
   const b = run(
     'B',
     queries.flatMap((q, i) =>
@@ -86,8 +110,18 @@ test('a known +2 on every dimension for one copilot is significant; an unchanged
 });
 
 test('differences that cancel out are not significant, and a tiny sample cannot be', () => {
-  const a = run('A', queries.map((q, i) => judgment('A', q.id, 'Ace', base(i, 'Ace'))), ['Ace']);
-  const b = run('B', queries.map((q, i) => judgment('B', q.id, 'Ace', { D1: base(i, 'Ace').D1 + (i % 2 ? 1 : -1), D2: base(i, 'Ace').D2 })), ['Ace']);
+  const a = run(
+    'A',
+    queries.map((q, i) => judgment('A', q.id, 'Ace', base(i, 'Ace'))),
+    ['Ace'],
+  );
+  const b = run(
+    'B',
+    queries.map((q, i) =>
+      judgment('B', q.id, 'Ace', { D1: base(i, 'Ace').D1 + (i % 2 ? 1 : -1), D2: base(i, 'Ace').D2 }),
+    ),
+    ['Ace'],
+  );
   const c = compareRuns(a, b, queries, latticeProtocol);
   expect(c.copilots.Ace.overall.delta).toBeCloseTo(0, 12);
   expect(c.copilots.Ace.overall.significant).toBe(false);
@@ -97,8 +131,16 @@ test('differences that cancel out are not significant, and a tiny sample cannot 
   // Four queries all +2: the best possible exact p is 2/16 = 0.125.
   const four = queries.slice(0, 4);
   const small = compareRuns(
-    run('A', four.map((q, i) => judgment('A', q.id, 'Ace', base(i, 'Ace'))), ['Ace']),
-    run('B', four.map((q, i) => judgment('B', q.id, 'Ace', { D1: base(i, 'Ace').D1 + 2, D2: base(i, 'Ace').D2 })), ['Ace']),
+    run(
+      'A',
+      four.map((q, i) => judgment('A', q.id, 'Ace', base(i, 'Ace'))),
+      ['Ace'],
+    ),
+    run(
+      'B',
+      four.map((q, i) => judgment('B', q.id, 'Ace', { D1: base(i, 'Ace').D1 + 2, D2: base(i, 'Ace').D2 })),
+      ['Ace'],
+    ),
     four,
     latticeProtocol,
   );
@@ -110,30 +152,62 @@ test('significance is Holm-corrected across copilots: five queries all +2 pass a
   // Exact sign-flip p for five equal shifts is 2/32 = 0.0625 (< 0.1); Holm over three copilots makes it 3 × 0.0625.
   const five = queries.slice(0, 5);
   const names = ['Ace', 'Bolt', 'Cog'];
-  const a = run('A', five.flatMap((q, i) => names.map((c) => judgment('A', q.id, c, base(i, c)))), names);
-  const b = run('B', five.flatMap((q, i) => names.map((c) => judgment('B', q.id, c, c === 'Ace' ? { D1: base(i, c).D1 + 2, D2: base(i, c).D2 } : base(i, c)))), names);
+  const a = run(
+    'A',
+    five.flatMap((q, i) => names.map((c) => judgment('A', q.id, c, base(i, c)))),
+    names,
+  );
+  const b = run(
+    'B',
+    five.flatMap((q, i) =>
+      names.map((c) => judgment('B', q.id, c, c === 'Ace' ? { D1: base(i, c).D1 + 2, D2: base(i, c).D2 } : base(i, c))),
+    ),
+    names,
+  );
   const c = compareRuns(a, b, five, latticeProtocol, { alpha: 0.1 });
   expect(c.copilots.Ace.overall.pValue).toBeCloseTo(0.0625, 12);
   expect(c.copilots.Ace.overall.pAdjusted).toBeCloseTo(3 * 0.0625, 12);
   expect(c.copilots.Ace.overall.significant).toBe(false);
   expect(c.copilots.Bolt.overall.pAdjusted).toBe(1);
   expect(c.test).toContain('Holm');
-  const alone = compareRuns(run('A', a.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), run('B', b.judgments.filter((j) => j.copilot === 'Ace'), ['Ace']), five, latticeProtocol, { alpha: 0.1 });
+  const alone = compareRuns(
+    run(
+      'A',
+      a.judgments.filter((j) => j.copilot === 'Ace'),
+      ['Ace'],
+    ),
+    run(
+      'B',
+      b.judgments.filter((j) => j.copilot === 'Ace'),
+      ['Ace'],
+    ),
+    five,
+    latticeProtocol,
+    { alpha: 0.1 },
+  );
   expect(alone.copilots.Ace.overall.significant).toBe(true);
   expect(renderComparison(c)).toContain('Holm');
 });
 
 test('failed judgments are unpaired, rank changes and copilots in one run only are reported', () => {
-  const a = run('A', [
-    ...queries.map((q, i) => judgment('A', q.id, 'Ace', { D1: 5, D2: i % 3 })),
-    ...queries.map((q, i) => judgment('A', q.id, 'Bolt', { D1: 6, D2: i % 3 })),
-    ...queries.map((q) => judgment('A', q.id, 'Gone', { D1: 1, D2: 1 })),
-  ], ['Ace', 'Bolt', 'Gone']);
-  const b = run('B', [
-    ...queries.map((q, i) => judgment('B', q.id, 'Ace', i === 3 ? null : { D1: 8, D2: i % 3 })),
-    ...queries.map((q, i) => judgment('B', q.id, 'Bolt', { D1: 6, D2: i % 3 })),
-    ...queries.map((q) => judgment('B', q.id, 'New', { D1: 1, D2: 1 })),
-  ], ['Ace', 'Bolt', 'New']);
+  const a = run(
+    'A',
+    [
+      ...queries.map((q, i) => judgment('A', q.id, 'Ace', { D1: 5, D2: i % 3 })),
+      ...queries.map((q, i) => judgment('A', q.id, 'Bolt', { D1: 6, D2: i % 3 })),
+      ...queries.map((q) => judgment('A', q.id, 'Gone', { D1: 1, D2: 1 })),
+    ],
+    ['Ace', 'Bolt', 'Gone'],
+  );
+  const b = run(
+    'B',
+    [
+      ...queries.map((q, i) => judgment('B', q.id, 'Ace', i === 3 ? null : { D1: 8, D2: i % 3 })),
+      ...queries.map((q, i) => judgment('B', q.id, 'Bolt', { D1: 6, D2: i % 3 })),
+      ...queries.map((q) => judgment('B', q.id, 'New', { D1: 1, D2: 1 })),
+    ],
+    ['Ace', 'Bolt', 'New'],
+  );
   const c = compareRuns(a, b, queries, latticeProtocol);
   expect(c.onlyInA).toEqual(['Gone']);
   expect(c.onlyInB).toEqual(['New']);
@@ -145,7 +219,11 @@ test('failed judgments are unpaired, rank changes and copilots in one run only a
 });
 
 test('CryptoAnalystBench-shaped judgments: groups by tags and compares the mean rank', () => {
-  const cabQueries: Query[] = Array.from({ length: 8 }, (_, i) => ({ id: `c${i}`, text: `cab ${i}`, tags: i === 0 ? 'defi\nrisk' : i < 4 ? 'defi' : 'macro' }));
+  const cabQueries: Query[] = Array.from({ length: 8 }, (_, i) => ({
+    id: `c${i}`,
+    text: `cab ${i}`,
+    tags: i === 0 ? 'defi\nrisk' : i < 4 ? 'defi' : 'macro',
+  }));
   const dims = (x: number) => ({ relevance: x, depth: x, temporal: x, style: x });
   const side = (runId: string, flip: boolean) =>
     run(
@@ -168,11 +246,31 @@ test('CryptoAnalystBench-shaped judgments: groups by tags and compares the mean 
 
 test('across two snapshots, positional ids pair only when the normalised texts match too; counts are reported', () => {
   // Snapshot A and B both number their queries q00..q05, but B replaced q02..q05 with unrelated questions.
-  const qa: Query[] = Array.from({ length: 6 }, (_, i) => ({ id: `q0${i}`, text: `Question number ${i}?`, task: 'T1' }));
-  const qb: Query[] = qa.map((q, i) => (i < 2 ? { ...q, text: `  QUESTION number ${i}` } : { ...q, text: `An unrelated question ${i}` }));
+  const qa: Query[] = Array.from({ length: 6 }, (_, i) => ({
+    id: `q0${i}`,
+    text: `Question number ${i}?`,
+    task: 'T1',
+  }));
+  const qb: Query[] = qa.map((q, i) =>
+    i < 2 ? { ...q, text: `  QUESTION number ${i}` } : { ...q, text: `An unrelated question ${i}` },
+  );
   qb.push({ id: 'q06', text: 'Only in B', task: 'T1' });
-  const a = { ...run('A', qa.map((q, i) => judgment('A', q.id, 'Ace', { D1: i, D2: 1 })), ['Ace']), snapshotId: 'snap-a' };
-  const b = { ...run('B', qb.map((q, i) => judgment('B', q.id, 'Ace', { D1: i + 5, D2: 1 })), ['Ace']), snapshotId: 'snap-b' };
+  const a = {
+    ...run(
+      'A',
+      qa.map((q, i) => judgment('A', q.id, 'Ace', { D1: i, D2: 1 })),
+      ['Ace'],
+    ),
+    snapshotId: 'snap-a',
+  };
+  const b = {
+    ...run(
+      'B',
+      qb.map((q, i) => judgment('B', q.id, 'Ace', { D1: i + 5, D2: 1 })),
+      ['Ace'],
+    ),
+    snapshotId: 'snap-b',
+  };
   const c = compareRuns(a, b, { a: qa, b: qb }, latticeProtocol);
   expect(c.sameSnapshot).toBe(false);
   expect(c.pairing).toEqual({ by: 'id+text', paired: 2, unpairedA: 4, unpairedB: 5, textMismatch: 4 });
@@ -185,21 +283,58 @@ test('across two snapshots, positional ids pair only when the normalised texts m
   expect(md).toContain('queries paired: 2; unpaired: 4 in A, 5 in B (4 share an id but not the text)');
 
   // One snapshot: ids alone pair (texts come from one list), and the counts say so.
-  const same = compareRuns(run('A', qa.map((q) => judgment('A', q.id, 'Ace', { D1: 1, D2: 1 })), ['Ace']), run('B', qa.map((q) => judgment('B', q.id, 'Ace', { D1: 2, D2: 1 })), ['Ace']), qa, latticeProtocol);
+  const same = compareRuns(
+    run(
+      'A',
+      qa.map((q) => judgment('A', q.id, 'Ace', { D1: 1, D2: 1 })),
+      ['Ace'],
+    ),
+    run(
+      'B',
+      qa.map((q) => judgment('B', q.id, 'Ace', { D1: 2, D2: 1 })),
+      ['Ace'],
+    ),
+    qa,
+    latticeProtocol,
+  );
   expect(same.pairing).toEqual({ by: 'id', paired: 6, unpairedA: 0, unpairedB: 0, textMismatch: 0 });
   expect(renderComparison(same)).toContain('queries paired: 6; unpaired: 0 in A, 0 in B\n');
 });
 
-test('compareStoredRuns pairs on id and text with each run\'s own snapshot', async () => {
+test("compareStoredRuns pairs on id and text with each run's own snapshot", async () => {
   const store = new SqliteStore(path.join(tempDir(), 'results.db'));
   try {
-    const qa: Query[] = [{ id: 'q001', text: 'What is restaking?' }, { id: 'q002', text: 'Is SOL cheap?' }];
-    const qb: Query[] = [{ id: 'q001', text: 'what is restaking' }, { id: 'q002', text: 'Who runs Ethena?' }];
-    const snapA = (await saveSnapshot(store, cabProtocol.labelsOf, { queries: qa, parentId: null, meta: { generator: 'test' } })).snapshotId;
-    const snapB = (await saveSnapshot(store, cabProtocol.labelsOf, { queries: qb, parentId: null, meta: { generator: 'test' } })).snapshotId;
-    for (const [runId, snapshotId, score] of [['A', snapA, 3], ['B', snapB, 7]] as const) {
-      await store.createRun({ runId, protocol: 'cab', snapshotId, rubricVersion: `rubric-${runId}`, judge, copilots: ['Ace'], startedAt: '2025-01-01T00:00:00Z', sourceRunId: null, config: {} });
-      for (const q of [qa, qb][runId === 'A' ? 0 : 1]) await store.putJudgment(judgment(runId, q.id, 'Ace', { relevance: score, depth: score }));
+    const qa: Query[] = [
+      { id: 'q001', text: 'What is restaking?' },
+      { id: 'q002', text: 'Is SOL cheap?' },
+    ];
+    const qb: Query[] = [
+      { id: 'q001', text: 'what is restaking' },
+      { id: 'q002', text: 'Who runs Ethena?' },
+    ];
+    const snapA = (
+      await saveSnapshot(store, cabProtocol.labelsOf, { queries: qa, parentId: null, meta: { generator: 'test' } })
+    ).snapshotId;
+    const snapB = (
+      await saveSnapshot(store, cabProtocol.labelsOf, { queries: qb, parentId: null, meta: { generator: 'test' } })
+    ).snapshotId;
+    for (const [runId, snapshotId, score] of [
+      ['A', snapA, 3],
+      ['B', snapB, 7],
+    ] as const) {
+      await store.createRun({
+        runId,
+        protocol: 'cab',
+        snapshotId,
+        rubricVersion: `rubric-${runId}`,
+        judge,
+        copilots: ['Ace'],
+        startedAt: '2025-01-01T00:00:00Z',
+        sourceRunId: null,
+        config: {},
+      });
+      for (const q of [qa, qb][runId === 'A' ? 0 : 1])
+        await store.putJudgment(judgment(runId, q.id, 'Ace', { relevance: score, depth: score }));
     }
     const { comparison } = await compareStoredRuns(store, 'A', 'B');
     expect(comparison.pairing).toMatchObject({ by: 'id+text', paired: 1, unpairedA: 1, unpairedB: 1, textMismatch: 1 });
@@ -211,8 +346,32 @@ test('compareStoredRuns pairs on id and text with each run\'s own snapshot', asy
 
 test('CryptoAnalystBench error-taxonomy flags are not dimensions: compared as rates on their own', () => {
   const flags = (i: number, on: boolean) => ({ 'taxonomy.hallucination': on ? 1 : 0, 'taxonomy.stale_data': i % 2 });
-  const a = run('A', queries.map((q, i) => judgment('A', q.id, 'Ace', { relevance: 5, depth: 6 }, { scores: { relevance: 5, depth: 6, ...flags(i, i < 3) }, total: 11 })), ['Ace']);
-  const b = run('B', queries.map((q, i) => judgment('B', q.id, 'Ace', { relevance: 7, depth: 6 }, { scores: { relevance: 7, depth: 6, ...flags(i, i < 9) }, total: 13 })), ['Ace']);
+  const a = run(
+    'A',
+    queries.map((q, i) =>
+      judgment(
+        'A',
+        q.id,
+        'Ace',
+        { relevance: 5, depth: 6 },
+        { scores: { relevance: 5, depth: 6, ...flags(i, i < 3) }, total: 11 },
+      ),
+    ),
+    ['Ace'],
+  );
+  const b = run(
+    'B',
+    queries.map((q, i) =>
+      judgment(
+        'B',
+        q.id,
+        'Ace',
+        { relevance: 7, depth: 6 },
+        { scores: { relevance: 7, depth: 6, ...flags(i, i < 9) }, total: 13 },
+      ),
+    ),
+    ['Ace'],
+  );
   const c = compareRuns(a, b, queries, cabProtocol);
   expect(Object.keys(c.copilots.Ace.dimensions)).toEqual(['depth', 'relevance']);
   expect(c.copilots.Ace.taxonomy.hallucination).toMatchObject({ n: 12, a: 0.25, b: 0.75 });
@@ -227,10 +386,23 @@ test('CryptoAnalystBench error-taxonomy flags are not dimensions: compared as ra
 
 test('compare.md shows HTML from rationales, queries and labels as text, never as markup', () => {
   const payload = '<script>alert(document.cookie)</script>';
-  const hostile: Query[] = queries.map((q, i) => ({ ...q, text: i === 0 ? `<img src=x onerror=alert(1)> ${q.text}` : q.text, task: i === 0 ? '<b>T1</b>' : q.task }));
-  const withRationale = (runId: string, s: Record<string, number>, q: Query) => judgment(runId, q.id, 'Ace', s, { rationales: { D1: `${payload} ${runId}`, D2: 'fine' } });
-  const a = run('A', hostile.map((q, i) => withRationale('A', base(i, 'Ace'), q)), ['Ace']);
-  const b = run('B', hostile.map((q, i) => withRationale('B', { D1: base(i, 'Ace').D1 + 3, D2: base(i, 'Ace').D2 }, q)), ['Ace']);
+  const hostile: Query[] = queries.map((q, i) => ({
+    ...q,
+    text: i === 0 ? `<img src=x onerror=alert(1)> ${q.text}` : q.text,
+    task: i === 0 ? '<b>T1</b>' : q.task,
+  }));
+  const withRationale = (runId: string, s: Record<string, number>, q: Query) =>
+    judgment(runId, q.id, 'Ace', s, { rationales: { D1: `${payload} ${runId}`, D2: 'fine' } });
+  const a = run(
+    'A',
+    hostile.map((q, i) => withRationale('A', base(i, 'Ace'), q)),
+    ['Ace'],
+  );
+  const b = run(
+    'B',
+    hostile.map((q, i) => withRationale('B', { D1: base(i, 'Ace').D1 + 3, D2: base(i, 'Ace').D2 }, q)),
+    ['Ace'],
+  );
   const md = renderComparison(compareRuns(a, b, hostile, latticeProtocol, { top: 3 }));
   expect(md).toContain('&lt;script&gt;alert(document.cookie)&lt;/script&gt; A');
   expect(md).toContain('&lt;img src=x onerror=alert(1)&gt;');

@@ -27,8 +27,22 @@ function judgment(runId: string, queryId: string, copilot: string, scores: Recor
   };
 }
 
-const run = (runId: string, judgments: StoredJudgment[], copilots: string[]): CompareRun => ({ runId, protocol: 'lattice', snapshotId: 'snap-1', rubricVersion: 'v1', judge, copilots, judgments });
-const queries = (n: number): Query[] => Array.from({ length: n }, (_, i) => ({ id: `q${String(i).padStart(3, '0')}`, text: `question ${i}`, task: i % 2 ? 'T1' : 'T2', category: `C${1 + (i % 3)}` }));
+const run = (runId: string, judgments: StoredJudgment[], copilots: string[]): CompareRun => ({
+  runId,
+  protocol: 'lattice',
+  snapshotId: 'snap-1',
+  rubricVersion: 'v1',
+  judge,
+  copilots,
+  judgments,
+});
+const queries = (n: number): Query[] =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `q${String(i).padStart(3, '0')}`,
+    text: `question ${i}`,
+    task: i % 2 ? 'T1' : 'T2',
+    category: `C${1 + (i % 3)}`,
+  }));
 /** A response's true quality per dimension, 2..8 so that a point either way stays on the 0..10 scale. */
 const truth = (q: number, copilot: string, d: string) => 2 + ((q * 7 + copilot.length * 3 + d.charCodeAt(1) * 5) % 7);
 
@@ -36,7 +50,15 @@ test('a copilot a point worse on every dimension regresses (named with its dimen
   const qs = queries(20);
   const copilots = ['Ace', 'Bolt'];
   const side = (runId: string, worse: string | null) =>
-    run(runId, qs.flatMap((q, i) => copilots.map((c) => judgment(runId, q.id, c, Object.fromEntries(DIMS.map((d) => [d, truth(i, c, d) - (c === worse ? 1 : 0)]))))), copilots);
+    run(
+      runId,
+      qs.flatMap((q, i) =>
+        copilots.map((c) =>
+          judgment(runId, q.id, c, Object.fromEntries(DIMS.map((d) => [d, truth(i, c, d) - (c === worse ? 1 : 0)]))),
+        ),
+      ),
+      copilots,
+    );
   const comparison = compareRuns(side('A', null), side('B', 'Bolt'), qs, latticeProtocol);
   const result = gate(comparison);
   expect(result.baseline).toBe('A');
@@ -75,7 +97,16 @@ test('the same responses judged again by a noisy judge pass the gate at α: fals
     const rng = seededRandom(`noise:${r}`);
     const normal = () => Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
     const noisy = (x: number) => Math.min(10, Math.max(0, Math.round(x + normal())));
-    const side = (runId: string) => run(runId, qs.flatMap((q, i) => copilots.map((c) => judgment(runId, q.id, c, Object.fromEntries(DIMS.map((d) => [d, noisy(truth(i, c, d))]))))), copilots);
+    const side = (runId: string) =>
+      run(
+        runId,
+        qs.flatMap((q, i) =>
+          copilots.map((c) =>
+            judgment(runId, q.id, c, Object.fromEntries(DIMS.map((d) => [d, noisy(truth(i, c, d))]))),
+          ),
+        ),
+        copilots,
+      );
     const result = gate(compareRuns(side('A'), side('B'), qs, latticeProtocol, { alpha, iterations: 1000 }));
     if (result.regressions.length) failures++;
   }
@@ -96,7 +127,9 @@ function wilsonInterval(k: number, n: number): { low: number; high: number } {
 
 test('runs on different snapshots are refused with the reason', () => {
   expect(() => assertGateable({ runId: 'A', snapshotId: 's1' }, { runId: 'B', snapshotId: 's2' })).toThrow(InputError);
-  expect(() => assertGateable({ runId: 'A', snapshotId: 's1' }, { runId: 'B', snapshotId: 's2' })).toThrow(/snapshot s1.*snapshot s2/);
+  expect(() => assertGateable({ runId: 'A', snapshotId: 's1' }, { runId: 'B', snapshotId: 's2' })).toThrow(
+    /snapshot s1.*snapshot s2/,
+  );
   expect(() => assertGateable({ runId: 'A', snapshotId: 's1' }, { runId: 'B', snapshotId: 's1' })).not.toThrow();
 });
 
@@ -104,7 +137,15 @@ test('JUnit XML: one testcase per copilot, a regression is a failure, names esca
   const qs = queries(12);
   const copilots = ['Ace', 'B<&"ob>'];
   const side = (runId: string, worse: string | null) =>
-    run(runId, qs.flatMap((q, i) => copilots.map((c) => judgment(runId, q.id, c, Object.fromEntries(DIMS.map((d) => [d, truth(i, c, d) - (c === worse ? 2 : 0)]))))), copilots);
+    run(
+      runId,
+      qs.flatMap((q, i) =>
+        copilots.map((c) =>
+          judgment(runId, q.id, c, Object.fromEntries(DIMS.map((d) => [d, truth(i, c, d) - (c === worse ? 2 : 0)]))),
+        ),
+      ),
+      copilots,
+    );
   const xml = gateJunit(compareRuns(side('A', null), side('B', 'B<&"ob>'), qs, latticeProtocol));
   expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')).toBe(true);
   expect(xml).toMatch(/<testsuites [^>]*tests="2" failures="1"/);

@@ -5,17 +5,51 @@ import { latticeProtocol } from '../../../rubrics/lattice';
 
 const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
 const j = (runId: string, queryId: string, copilot: string, score: number): StoredJudgment => ({
-  runId, queryId, copilot, rubricVersion: 'v1', status: 'ok', scores: { D1: score, D2: score }, rationales: null, total: 2 * score, rank: null, position: null, error: null,
-  judge: { ...judge, rubricVersion: 'v1' }, attempts: 1, createdAt: '2025-01-01T00:00:00Z',
+  runId,
+  queryId,
+  copilot,
+  rubricVersion: 'v1',
+  status: 'ok',
+  scores: { D1: score, D2: score },
+  rationales: null,
+  total: 2 * score,
+  rank: null,
+  position: null,
+  error: null,
+  judge: { ...judge, rubricVersion: 'v1' },
+  attempts: 1,
+  createdAt: '2025-01-01T00:00:00Z',
 });
-const qs = (prefix: string, n: number, from = 0): Query[] => Array.from({ length: n }, (_, i) => ({ id: `q${String(i + from).padStart(2, '0')}`, text: `${prefix} question ${i + from}`, task: 'T1', category: 'C1' }));
+const qs = (prefix: string, n: number, from = 0): Query[] =>
+  Array.from({ length: n }, (_, i) => ({
+    id: `q${String(i + from).padStart(2, '0')}`,
+    text: `${prefix} question ${i + from}`,
+    task: 'T1',
+    category: 'C1',
+  }));
 const base = (i: number, c: string) => 2 + ((i * 5 + c.length) % 6);
 
-function runOf(runId: string, startedAt: string, snapshotId: string, queries: Query[], shift: Record<string, number>): TrendRunInput {
+function runOf(
+  runId: string,
+  startedAt: string,
+  snapshotId: string,
+  queries: Query[],
+  shift: Record<string, number>,
+): TrendRunInput {
   const copilots = ['Ace', 'Bolt'];
   return {
-    runId, startedAt, status: 'completed', snapshotId, protocol: 'lattice', rubricVersion: 'v1', judge, copilots, queries,
-    judgments: queries.flatMap((q) => copilots.map((c) => j(runId, q.id, c, base(Number(q.id.slice(1)), c) + (shift[c] ?? 0)))),
+    runId,
+    startedAt,
+    status: 'completed',
+    snapshotId,
+    protocol: 'lattice',
+    rubricVersion: 'v1',
+    judge,
+    copilots,
+    queries,
+    judgments: queries.flatMap((q) =>
+      copilots.map((c) => j(runId, q.id, c, base(Number(q.id.slice(1)), c) + (shift[c] ?? 0))),
+    ),
   };
 }
 
@@ -37,7 +71,12 @@ test('runs in time order with scores and intervals; the paired test against the 
   expect(r1.copilots.Ace.n).toBe(16);
   expect(r1.copilots.Ace.ci95!.low).toBeLessThan(r1.copilots.Ace.score!);
   expect(r1.copilots.Ace.ci95!.high).toBeGreaterThan(r1.copilots.Ace.score!);
-  expect(r2.vsPrevious).toMatchObject({ runId: 'r1', overlap: { by: 'id', paired: 16 }, regressions: [], improvements: [] });
+  expect(r2.vsPrevious).toMatchObject({
+    runId: 'r1',
+    overlap: { by: 'id', paired: 16 },
+    regressions: [],
+    improvements: [],
+  });
   expect(r2.vsPrevious!.copilots.Ace).toMatchObject({ n: 16, delta: 0, significant: false });
   expect(r3.vsPrevious!.overlap).toEqual({ by: 'id+text', paired: 8, unpairedA: 8, unpairedB: 8, textMismatch: 0 });
   expect(r3.vsPrevious!.copilots.Bolt).toMatchObject({ n: 8, delta: -4, significant: true });

@@ -29,7 +29,11 @@ describe('writeFileAtomic / writeTextAtomic with concurrent writers', () => {
     const script = `require('tsx/cjs'); const { writeTextAtomic } = require(${JSON.stringify(path.join(REPO, 'core', 'io', 'files.ts'))});
       const text = process.argv[1].repeat(200000); for (let i = 0; i < 30; i++) writeTextAtomic(${JSON.stringify(file)}, text);`;
     const run = (letter: string) =>
-      new Promise<string>((resolve) => execFile(process.execPath, ['-e', script, letter], { cwd: REPO }, (error, _out, stderr) => resolve(error ? stderr || String(error) : '')));
+      new Promise<string>((resolve) =>
+        execFile(process.execPath, ['-e', script, letter], { cwd: REPO }, (error, _out, stderr) =>
+          resolve(error ? stderr || String(error) : ''),
+        ),
+      );
     const errors = await Promise.all(['x', 'y', 'z'].map(run));
     expect(errors).toEqual(['', '', '']);
     const content = fs.readFileSync(file, 'utf8');
@@ -78,7 +82,9 @@ describe('replaceDirWhole (a run report appears all together or not at all)', ()
 
   test('a directory that does not exist yet is created whole', async () => {
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-swap-'));
-    await replaceDirWhole(path.join(parent, 'a', 'run-2'), async (tmp) => fs.writeFileSync(path.join(tmp, 'report.json'), '{}'));
+    await replaceDirWhole(path.join(parent, 'a', 'run-2'), async (tmp) =>
+      fs.writeFileSync(path.join(tmp, 'report.json'), '{}'),
+    );
     expect(fs.readdirSync(path.join(parent, 'a'))).toEqual(['run-2']);
   });
 });

@@ -2,11 +2,20 @@ import { z } from 'zod';
 import { askJson, type AnswerCache } from '../../../core/llm/client';
 
 /** A batch line's reply is read exactly as a live reply: <think> stripped, a cut-off answer re-asked (here: deferred to the next batch). */
-const spec = { name: 'verdict', jsonSchema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] }, zodSchema: z.object({ score: z.number().int() }) };
+const spec = {
+  name: 'verdict',
+  jsonSchema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'] },
+  zodSchema: z.object({ score: z.number().int() }),
+};
 const settings = { baseURL: 'http://127.0.0.1:9/v1', model: 'sim-judge', temperature: 0, timeoutMs: 1000 };
-const completion = (content: string, finish = 'stop') => ({ choices: [{ message: { role: 'assistant', content }, finish_reason: finish }], usage: { prompt_tokens: 10, completion_tokens: 5 } });
+const completion = (content: string, finish = 'stop') => ({
+  choices: [{ message: { role: 'assistant', content }, finish_reason: finish }],
+  usage: { prompt_tokens: 10, completion_tokens: 5 },
+});
 
-function batchCache(replies: Array<Record<string, unknown> | null>): AnswerCache & { lines: Array<Record<string, unknown>> } {
+function batchCache(
+  replies: Array<Record<string, unknown> | null>,
+): AnswerCache & { lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
   return {
     lines,
@@ -23,26 +32,83 @@ function batchCache(replies: Array<Record<string, unknown> | null>): AnswerCache
 
 test('a batch reply with a <think> block is the answer; no call is made and none recorded', async () => {
   const calls: unknown[] = [];
-  const answer = await askJson({ settings, messages: [{ role: 'user', content: 'Rate it.' }], spec, maxInvalidAnswers: 1, retryIn: 'fresh', env: {}, cache: batchCache([completion('<think>hmm</think>{"score": 7}')]), onCall: (u) => void calls.push(u) });
+  const answer = await askJson({
+    settings,
+    messages: [{ role: 'user', content: 'Rate it.' }],
+    spec,
+    maxInvalidAnswers: 1,
+    retryIn: 'fresh',
+    env: {},
+    cache: batchCache([completion('<think>hmm</think>{"score": 7}')]),
+    onCall: (u) => void calls.push(u),
+  });
   expect(answer).toMatchObject({ ok: true, value: { score: 7 }, attempts: 1 });
   expect(calls).toEqual([]);
 });
 
 test('a cut-off batch reply is re-asked: the re-ask, carrying the reason, becomes the next batch line', async () => {
   const cache = batchCache([completion('{"score": ', 'length')]);
-  await expect(askJson({ settings, messages: [{ role: 'user', content: 'Rate it.' }], spec, maxInvalidAnswers: 1, retryIn: 'fresh', env: {}, cache })).rejects.toThrow('deferred');
+  await expect(
+    askJson({
+      settings,
+      messages: [{ role: 'user', content: 'Rate it.' }],
+      spec,
+      maxInvalidAnswers: 1,
+      retryIn: 'fresh',
+      env: {},
+      cache,
+    }),
+  ).rejects.toThrow('deferred');
   expect(cache.lines).toHaveLength(1);
   expect(JSON.stringify(cache.lines[0])).toMatch(/That answer was invalid: .*cut off/);
   // The line asks for the same structured answer a live call would: the verdict's schema, strict.
-  expect(cache.lines[0]).toMatchObject({ model: 'sim-judge', response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: spec.jsonSchema } } });
+  expect(cache.lines[0]).toMatchObject({
+    model: 'sim-judge',
+    response_format: { type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: spec.jsonSchema } },
+  });
 });
 
 test('an Anthropic judge reads its batch reply as a Message: the forced tool call is the answer, the line is Messages params', async () => {
   const anthropic = { ...settings, provider: 'anthropic' as const, baseURL: 'http://127.0.0.1:9' };
-  const message = { type: 'message', role: 'assistant', content: [{ type: 'tool_use', name: 'verdict', input: { score: 4 } }], stop_reason: 'tool_use', usage: { input_tokens: 9, output_tokens: 3 } };
-  const answer = await askJson({ settings: anthropic, messages: [{ role: 'system', content: 'Judge.' }, { role: 'user', content: 'Rate it.' }], spec, maxInvalidAnswers: 0, retryIn: 'fresh', env: {}, cache: batchCache([message]) });
+  const message = {
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'tool_use', name: 'verdict', input: { score: 4 } }],
+    stop_reason: 'tool_use',
+    usage: { input_tokens: 9, output_tokens: 3 },
+  };
+  const answer = await askJson({
+    settings: anthropic,
+    messages: [
+      { role: 'system', content: 'Judge.' },
+      { role: 'user', content: 'Rate it.' },
+    ],
+    spec,
+    maxInvalidAnswers: 0,
+    retryIn: 'fresh',
+    env: {},
+    cache: batchCache([message]),
+  });
   expect(answer).toMatchObject({ ok: true, value: { score: 4 } });
   const cache = batchCache([]);
-  await expect(askJson({ settings: anthropic, messages: [{ role: 'system', content: 'Judge.' }, { role: 'user', content: 'Rate it.' }], spec, maxInvalidAnswers: 0, retryIn: 'fresh', env: {}, cache })).rejects.toThrow('deferred');
-  expect(cache.lines[0]).toMatchObject({ model: 'sim-judge', system: 'Judge.', max_tokens: 4096, tool_choice: { type: 'tool', name: 'verdict' } });
+  await expect(
+    askJson({
+      settings: anthropic,
+      messages: [
+        { role: 'system', content: 'Judge.' },
+        { role: 'user', content: 'Rate it.' },
+      ],
+      spec,
+      maxInvalidAnswers: 0,
+      retryIn: 'fresh',
+      env: {},
+      cache,
+    }),
+  ).rejects.toThrow('deferred');
+  expect(cache.lines[0]).toMatchObject({
+    model: 'sim-judge',
+    system: 'Judge.',
+    max_tokens: 4096,
+    tool_choice: { type: 'tool', name: 'verdict' },
+  });
 });

@@ -42,8 +42,20 @@ function judgments(runId: string, bump: number): StoredJudgment[] {
       const x = 5 + ((i + k + bump) % 4);
       const scores = { relevance: x, temporal_relevance: x, depth: x, data_consistency: x };
       return {
-        runId, queryId: q.id, copilot, rubricVersion: 'v1', status: 'ok' as const, scores, rationales: null, total: 4 * x, rank: k + 1, position: k + 1, error: null,
-        judge: { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0, rubricVersion: 'v1' }, attempts: 1, createdAt: '2026-03-05T00:00:00Z',
+        runId,
+        queryId: q.id,
+        copilot,
+        rubricVersion: 'v1',
+        status: 'ok' as const,
+        scores,
+        rationales: null,
+        total: 4 * x,
+        rank: k + 1,
+        position: k + 1,
+        error: null,
+        judge: { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0, rubricVersion: 'v1' },
+        attempts: 1,
+        createdAt: '2026-03-05T00:00:00Z',
       };
     }),
   );
@@ -51,24 +63,51 @@ function judgments(runId: string, bump: number): StoredJudgment[] {
 
 const responses: StoredResponse[] = queries.flatMap((q) =>
   systems.map((copilot) => ({
-    runId: 'A', queryId: q.id, copilot, status: 'ok' as const, text: `answer of ${copilot}`, raw: null, html: null, adapter: 'openai',
-    startedAt: null, finishedAt: null, latencyMs: null, errorKind: null, errorMessage: null, conversationId: null, context: null,
+    runId: 'A',
+    queryId: q.id,
+    copilot,
+    status: 'ok' as const,
+    text: `answer of ${copilot}`,
+    raw: null,
+    html: null,
+    adapter: 'openai',
+    startedAt: null,
+    finishedAt: null,
+    latencyMs: null,
+    errorKind: null,
+    errorMessage: null,
+    conversationId: null,
+    context: null,
   })),
 );
 
 test('CryptoAnalystBench list-style, multi-line and single tags give the same groups in report, compare and snapshot counts', () => {
-  expect(queries.map((q) => cabProtocol.labelsOf(q))).toEqual([{ tags: ['DeFi', 'Meme Coins'] }, { tags: ['DeFi'] }, { tags: ['Meme Coins', 'NFTs'] }, {}]);
+  expect(queries.map((q) => cabProtocol.labelsOf(q))).toEqual([
+    { tags: ['DeFi', 'Meme Coins'] },
+    { tags: ['DeFi'] },
+    { tags: ['Meme Coins', 'NFTs'] },
+    {},
+  ]);
 
   const report = cabProtocol.buildReport({
-    run: run('A'), queries, responses, judgments: judgments('A', 0), rubric: cabProtocol.loadRubric(cabProtocol.defaultRubricDir),
-    plan: planCabAhead({ queries, copilots: systems, seed: 's' }), options: {}, seed: 's', simulated: false,
+    run: run('A'),
+    queries,
+    responses,
+    judgments: judgments('A', 0),
+    rubric: cabProtocol.loadRubric(cabProtocol.defaultRubricDir),
+    plan: planCabAhead({ queries, copilots: systems, seed: 's' }),
+    options: {},
+    seed: 's',
+    simulated: false,
   }).json as { tags: Record<string, Record<string, { n: number }>> };
   const reportGroups = Object.fromEntries(Object.entries(report.tags).map(([tag, bySystem]) => [tag, bySystem.Ace.n]));
   expect(reportGroups).toEqual(expected);
 
   const side = (runId: string, bump: number): CompareRun => ({ ...run(runId), judgments: judgments(runId, bump) });
   const comparison = compareRuns(side('A', 0), side('B', 1), queries, cabProtocol);
-  const compareGroups = Object.fromEntries(Object.entries(comparison.copilots.Ace.groups.tags).map(([tag, d]) => [tag, d.n]));
+  const compareGroups = Object.fromEntries(
+    Object.entries(comparison.copilots.Ace.groups.tags).map(([tag, d]) => [tag, d.n]),
+  );
   expect(compareGroups).toEqual(expected);
 
   expect(labelCounts(queries, cabProtocol.labelsOf)).toEqual({ tags: expected });
@@ -78,6 +117,12 @@ test('CryptoAnalystBench list-style, multi-line and single tags give the same gr
 });
 
 test('LATTICE labels are its task and category, in that order', () => {
-  expect(latticeProtocol.labelsOf({ id: 'x', text: 't', task: 'T3', category: 'C2' })).toEqual({ task: ['T3'], category: ['C2'] });
-  expect(labelCounts([{ id: 'x', text: 't', task: 'T3', category: 'C2' }], latticeProtocol.labelsOf)).toEqual({ category: { C2: 1 }, task: { T3: 1 } });
+  expect(latticeProtocol.labelsOf({ id: 'x', text: 't', task: 'T3', category: 'C2' })).toEqual({
+    task: ['T3'],
+    category: ['C2'],
+  });
+  expect(labelCounts([{ id: 'x', text: 't', task: 'T3', category: 'C2' }], latticeProtocol.labelsOf)).toEqual({
+    category: { C2: 1 },
+    task: { T3: 1 },
+  });
 });

@@ -1,8 +1,21 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CAB_CATEGORIES } from '../../../rubrics/cab/curation';
-import { allocate, distil, easyQueryTexts, filterByLength, sampleByProportions } from '../../../core/snapshots/curation';
-import { diffSnapshots, exportCsv, exportJsonl, labelCounts, saveSnapshot, resolveSnapshotId } from '../../../core/snapshots/snapshots';
+import {
+  allocate,
+  distil,
+  easyQueryTexts,
+  filterByLength,
+  sampleByProportions,
+} from '../../../core/snapshots/curation';
+import {
+  diffSnapshots,
+  exportCsv,
+  exportJsonl,
+  labelCounts,
+  saveSnapshot,
+  resolveSnapshotId,
+} from '../../../core/snapshots/snapshots';
 import { SqliteStore } from '../../../stores/sqlite';
 import { loadTraffic, parseTraffic } from '../../../core/snapshots/traffic';
 import { InputError } from '../../../core/model/inputError';
@@ -50,7 +63,10 @@ describe('traffic files', () => {
 
   test('CSV: quoted fields spanning lines keep the right line numbers; a row with the wrong width is malformed', () => {
     const file = path.join(tempDir(), 'traffic.csv');
-    fs.writeFileSync(file, 'query,timestamp,user\n"multi\nline, with comma",2025-01-01,u1\nshort row\n"",2025-01-02,u2\nplain question about ETH,2025-01-03,u3\n');
+    fs.writeFileSync(
+      file,
+      'query,timestamp,user\n"multi\nline, with comma",2025-01-01,u1\nshort row\n"",2025-01-02,u2\nplain question about ETH,2025-01-03,u3\n',
+    );
     const parsed = parseTraffic(file);
     expect(parsed.format).toBe('csv');
     expect(parsed.items).toEqual([
@@ -82,7 +98,9 @@ describe('traffic files', () => {
 
 describe('curation stages', () => {
   test('filter counts too-short and too-long queries by characters', () => {
-    const items = ['gm', 'ok what is up', 'what is the TVL of Aave today?', 'x'.repeat(501), '🚀'.repeat(15)].map((query) => ({ query }));
+    const items = ['gm', 'ok what is up', 'what is the TVL of Aave today?', 'x'.repeat(501), '🚀'.repeat(15)].map(
+      (query) => ({ query }),
+    );
     const { kept, tooShort, tooLong } = filterByLength(items, 15, 500);
     expect([tooShort, tooLong]).toEqual([2, 1]);
     expect(kept.map((k) => k.query)).toEqual(['what is the TVL of Aave today?', '🚀'.repeat(15)]);
@@ -135,7 +153,14 @@ describe('curation stages', () => {
       ({ queryId, copilot, status, scores: { a: score, b: score }, total: score * 4 }) as never;
     const easy = easyQueryTexts({
       queries: [q('1', 'Easy one?'), q('2', 'Split one'), q('3', 'Missing system')],
-      judgments: [j('1', 'A', 9), j('1', 'B', 8.5), j('2', 'A', 9), j('2', 'B', 8), j('3', 'A', 10), j('3', 'B', 10, 'failed')],
+      judgments: [
+        j('1', 'A', 9),
+        j('1', 'B', 8.5),
+        j('2', 'A', 9),
+        j('2', 'B', 8),
+        j('3', 'A', 10),
+        j('3', 'B', 10, 'failed'),
+      ],
       copilots: ['A', 'B'],
       threshold: 8,
       metric: 'mean',
@@ -149,14 +174,30 @@ describe('curation stages', () => {
     // Dimension mean 9 (above 8), but with seven 0/1 flags averaged in it would drop to (4 × 9 + 0) / 11 ≈ 3.3.
     const flags = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((f) => [`taxonomy.${f}`, 0]));
     const j = (queryId: string, copilot: string) =>
-      ({ queryId, copilot, status: 'ok', scores: { relevance: 9, depth: 9, temporal_relevance: 9, data_consistency: 9, ...flags }, total: 36 }) as never;
-    const easy = easyQueryTexts({ queries: [q('1', 'Easy one?')], judgments: [j('1', 'A'), j('1', 'B')], copilots: ['A', 'B'], threshold: 8, metric: 'mean', isDimension: (k) => cabProtocol.scoreKey(k).kind === 'dimension' });
+      ({
+        queryId,
+        copilot,
+        status: 'ok',
+        scores: { relevance: 9, depth: 9, temporal_relevance: 9, data_consistency: 9, ...flags },
+        total: 36,
+      }) as never;
+    const easy = easyQueryTexts({
+      queries: [q('1', 'Easy one?')],
+      judgments: [j('1', 'A'), j('1', 'B')],
+      copilots: ['A', 'B'],
+      threshold: 8,
+      metric: 'mean',
+      isDimension: (k) => cabProtocol.scoreKey(k).kind === 'dimension',
+    });
     expect([...easy]).toEqual(['easy one']);
   });
 
-  testWithRealCabDataset('the default category list is the 11 CryptoAnalystBench categories of the published dataset', () => {
-    expect(new Set(cabDatasetRows().map((r) => r.tags))).toEqual(new Set(CAB_CATEGORIES));
-  });
+  testWithRealCabDataset(
+    'the default category list is the 11 CryptoAnalystBench categories of the published dataset',
+    () => {
+      expect(new Set(cabDatasetRows().map((r) => r.tags))).toEqual(new Set(CAB_CATEGORIES));
+    },
+  );
 });
 
 describe('snapshots', () => {
@@ -164,10 +205,24 @@ describe('snapshots', () => {
     const store = new SqliteStore(path.join(tempDir(), 'results.db'));
     const queries = [
       { id: 't1-c1-01', text: 'What is ETH doing today?', task: 'T1', category: 'C1' },
-      { id: 't2-c1-01', text: 'Who is behind "Ethena", and what, exactly, does it do?', task: 'T2', category: 'C1', history: [{ role: 'user' as const, content: 'hi' }] },
+      {
+        id: 't2-c1-01',
+        text: 'Who is behind "Ethena", and what, exactly, does it do?',
+        task: 'T2',
+        category: 'C1',
+        history: [{ role: 'user' as const, content: 'hi' }],
+      },
     ];
-    const first = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: null, meta: { generator: 'test' } });
-    const again = await saveSnapshot(store, latticeProtocol.labelsOf, { queries, parentId: 'snap-other', meta: { generator: 'test' } });
+    const first = await saveSnapshot(store, latticeProtocol.labelsOf, {
+      queries,
+      parentId: null,
+      meta: { generator: 'test' },
+    });
+    const again = await saveSnapshot(store, latticeProtocol.labelsOf, {
+      queries,
+      parentId: 'snap-other',
+      meta: { generator: 'test' },
+    });
     expect(again).toEqual({ snapshotId: first.snapshotId, created: false });
     const stored = (await store.getSnapshot(first.snapshotId))!;
     expect(stored.parentId).toBeNull();
@@ -212,7 +267,7 @@ describe('options', () => {
     expect(() => parseEvery('7 days')).toThrow(/--every/);
   });
 
-  test('a --then-run config gets the same per-copilot up-front checks as judgeflow run (a CSV copilot\'s missing column)', () => {
+  test("a --then-run config gets the same per-copilot up-front checks as judgeflow run (a CSV copilot's missing column)", () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'answers.csv'), 'query,tags,Other_response\nq,t,a\n');
     const config = (name: string) =>
@@ -220,7 +275,9 @@ describe('options', () => {
     fs.writeFileSync(path.join(dir, 'bad.yaml'), config('Sheet'));
     fs.writeFileSync(path.join(dir, 'good.yaml'), config('Other'));
     expect(() => loadThenRunConfig(path.join(dir, 'bad.yaml'), 'curate')).toThrow(InputError);
-    expect(() => loadThenRunConfig(path.join(dir, 'bad.yaml'), 'curate')).toThrow(/bad\.yaml: copilots\[0\] \(Sheet\):.*no column "Sheet_response"/);
+    expect(() => loadThenRunConfig(path.join(dir, 'bad.yaml'), 'curate')).toThrow(
+      /bad\.yaml: copilots\[0\] \(Sheet\):.*no column "Sheet_response"/,
+    );
     expect(loadThenRunConfig(path.join(dir, 'good.yaml'), 'curate').copilots[0].name).toBe('Other');
   });
 });

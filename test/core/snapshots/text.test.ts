@@ -112,11 +112,17 @@ describe('groupNearDuplicates', () => {
 
   it('handles empty input, exact duplicates and blank texts', () => {
     expect(groupNearDuplicates([])).toEqual([]);
-    expect(groupNearDuplicates(['a b', '', 'A, b!', '  '])).toEqual([[0, 2], [1, 3]]);
+    expect(groupNearDuplicates(['a b', '', 'A, b!', '  '])).toEqual([
+      [0, 2],
+      [1, 3],
+    ]);
   });
 
   it('agrees with brute-force pairwise comparison', () => {
-    const vocab = 'price of btc eth sol what is the how do i stake bridge to arbitrum news today why down up wallet swap fees gas'.split(' ');
+    const vocab =
+      'price of btc eth sol what is the how do i stake bridge to arbitrum news today why down up wallet swap fees gas'.split(
+        ' ',
+      );
     const rand = seededRandom('brute');
     const texts = Array.from({ length: 250 }, () =>
       Array.from({ length: 2 + Math.floor(rand() * 6) }, () => vocab[Math.floor(rand() * vocab.length)]).join(' '),

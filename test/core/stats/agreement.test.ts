@@ -18,11 +18,28 @@ describe('krippendorffAlpha', () => {
   });
 
   it('is 1 for perfect agreement, negative when units disagree more than chance, NaN with nothing to disagree about', () => {
-    expect(krippendorffAlpha([[1, 1, 1], [5, 5, 5], [3, 3, null]])).toBe(1);
-    expect(krippendorffAlpha([[2, 2], [2, 2]])).toBeNaN();
+    expect(
+      krippendorffAlpha([
+        [1, 1, 1],
+        [5, 5, 5],
+        [3, 3, null],
+      ]),
+    ).toBe(1);
+    expect(
+      krippendorffAlpha([
+        [2, 2],
+        [2, 2],
+      ]),
+    ).toBeNaN();
     expect(krippendorffAlpha([[1], [2]])).toBeNaN();
     // Each unit holds every value once: all disagreement is within units, alpha < 0.
-    expect(krippendorffAlpha([[1, 2, 3], [1, 2, 3], [1, 2, 3]])).toBeLessThan(0);
+    expect(
+      krippendorffAlpha([
+        [1, 2, 3],
+        [1, 2, 3],
+        [1, 2, 3],
+      ]),
+    ).toBeLessThan(0);
   });
 });
 
@@ -47,14 +64,24 @@ describe('intraclassCorrelation', () => {
   });
 
   it('gives 1 for identical raters and drops incomplete units', () => {
-    const icc = intraclassCorrelation([[1, 1], [4, 4], [7, 7], [2, null]]);
+    const icc = intraclassCorrelation([
+      [1, 1],
+      [4, 4],
+      [7, 7],
+      [2, null],
+    ]);
     expect(icc.units).toBe(3);
     expect(icc.icc1).toBeCloseTo(1, 12);
     expect(icc.icc2).toBeCloseTo(1, 12);
   });
 
   it('separates consistency from absolute agreement: a constant offset', () => {
-    const icc = intraclassCorrelation([[1, 3], [4, 6], [7, 9], [2, 4]]);
+    const icc = intraclassCorrelation([
+      [1, 3],
+      [4, 6],
+      [7, 9],
+      [2, 4],
+    ]);
     expect(icc.icc3).toBeCloseTo(1, 12);
     expect(icc.icc2).toBeLessThan(0.9);
   });
@@ -81,7 +108,15 @@ describe('withinUnitSpread', () => {
     expect(s.sd).toBeCloseTo(Math.sqrt(8 / 3), 12);
     expect(s.disagreeShare).toBe(1);
     expect(s.units).toBe(2);
-    expect(withinUnitSpread([[4, 5], [5, 5, 8]], 2).disagreeShare).toBe(0.5);
+    expect(
+      withinUnitSpread(
+        [
+          [4, 5],
+          [5, 5, 8],
+        ],
+        2,
+      ).disagreeShare,
+    ).toBe(0.5);
     expect(withinUnitSpread([[1], [2]]).sd).toBeNaN();
   });
 });

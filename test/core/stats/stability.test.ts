@@ -17,13 +17,33 @@ function runs(): StabilityRunInput[] {
     copilots: ['Ace', 'Bolt'],
     queries,
     responses: queries.flatMap((q, i) => [
-      { queryId: q.id, copilot: 'Ace', status: 'ok', text: `Staking ${i} is safe when the validator set is diverse and slashing is rare.` },
-      { queryId: q.id, copilot: 'Bolt', status: 'ok', text: [`Run ${k} thinks ${i} moons soon`, `Completely different take number ${k * 7 + i}: sell everything`, `Yield farming ${k}${i} beats holding by far`][k] },
+      {
+        queryId: q.id,
+        copilot: 'Ace',
+        status: 'ok',
+        text: `Staking ${i} is safe when the validator set is diverse and slashing is rare.`,
+      },
+      {
+        queryId: q.id,
+        copilot: 'Bolt',
+        status: 'ok',
+        text: [
+          `Run ${k} thinks ${i} moons soon`,
+          `Completely different take number ${k * 7 + i}: sell everything`,
+          `Yield farming ${k}${i} beats holding by far`,
+        ][k],
+      },
     ]),
     judgments: queries.flatMap((q, i) =>
       [0, 1, 2].flatMap((sample) => [
         { queryId: q.id, copilot: 'Ace', status: 'ok', total: 50 + (i % 5) + normal(), sample },
-        { queryId: q.id, copilot: 'Bolt', status: 'ok', total: 50 + (i % 5) + [0, 3, -3][(k + i) % 3] + normal(), sample },
+        {
+          queryId: q.id,
+          copilot: 'Bolt',
+          status: 'ok',
+          total: 50 + (i % 5) + [0, 3, -3][(k + i) % 3] + normal(),
+          sample,
+        },
       ]),
     ),
   }));
@@ -48,7 +68,14 @@ test('one run is not enough; without samples the judge noise cannot be separated
   const [r0, r1] = runs();
   expect(stability([r0]).copilots.Ace.reading).toBe('not enough runs');
   const single = [r0, r1].map((r) => ({ ...r, judgments: r.judgments.filter((j) => j.sample === 0) }));
-  expect(stability(single).copilots.Ace).toMatchObject({ samples: 1, judgeVarianceWithinResponse: null, reading: 'no judge samples' });
-  const harsher = { ...r1, judgments: r1.judgments.map((j) => (j.copilot === 'Ace' ? { ...j, total: j.total! - 8 } : j)) };
+  expect(stability(single).copilots.Ace).toMatchObject({
+    samples: 1,
+    judgeVarianceWithinResponse: null,
+    reading: 'no judge samples',
+  });
+  const harsher = {
+    ...r1,
+    judgments: r1.judgments.map((j) => (j.copilot === 'Ace' ? { ...j, total: j.total! - 8 } : j)),
+  };
   expect(stability([r0, harsher]).copilots.Ace.reading).toBe('judge drift');
 });

@@ -121,7 +121,12 @@ describe('meanCI', () => {
   });
 
   it('degenerates to a point for constant data and is null below two values', () => {
-    expect(meanCI([0.7, 0.7, 0.7])).toEqual({ low: expect.closeTo(0.7, 12), high: expect.closeTo(0.7, 12), n: 3, method: 't' });
+    expect(meanCI([0.7, 0.7, 0.7])).toEqual({
+      low: expect.closeTo(0.7, 12),
+      high: expect.closeTo(0.7, 12),
+      n: 3,
+      method: 't',
+    });
     expect(meanCI([])).toBeNull();
     expect(meanCI([1])).toBeNull();
     expect(() => meanCI(xs, { level: 1 })).toThrow(RangeError);
@@ -151,7 +156,9 @@ describe('blockedAnova', () => {
       [26, 31, 26, 23, 22],
       [22, 30, 20, 29, 31],
     ];
-    const rows = y.flatMap((row, i) => row.map((v, j) => ({ block: `batch${i}`, nuisance: [`operator${j}`], factor: letters[i][j], y: v })));
+    const rows = y.flatMap((row, i) =>
+      row.map((v, j) => ({ block: `batch${i}`, nuisance: [`operator${j}`], factor: letters[i][j], y: v })),
+    );
     const r = blockedAnova(rows);
     expect(r.ssFactor).toBeCloseTo(330, 9);
     expect(r.ssResidual).toBeCloseTo(128, 9);
@@ -168,7 +175,9 @@ describe('blockedAnova', () => {
       [9.2, 9.4, 9.5, 9.7],
       [9.7, 9.6, 10.0, 10.2],
     ];
-    const r = blockedAnova(y.flatMap((row, t) => row.map((v, c) => ({ block: `coupon${c}`, factor: `tip${t}`, y: v }))));
+    const r = blockedAnova(
+      y.flatMap((row, t) => row.map((v, c) => ({ block: `coupon${c}`, factor: `tip${t}`, y: v }))),
+    );
     expect(r.ssFactor).toBeCloseTo(0.385, 9);
     expect(r.ssResidual).toBeCloseTo(0.08, 9);
     expect(r.F).toBeCloseTo(14.4375, 6);
@@ -190,15 +199,28 @@ describe('blockedAnova', () => {
     expect(r.dfFactor).toBe(1);
     expect(r.dfResidual).toBe(7 - 4 - 2);
     // Totals that are exactly query + position: no residual, the effect is certain.
-    const exact = ['q1', 'q2', 'q3'].flatMap((q, i) => ['A', 'B', 'C'].map((s, k) => ({ block: q, nuisance: [s], factor: String((i + k) % 3), y: 10 * i + ((i + k) % 3 === 0 ? 2 : 0) })));
+    const exact = ['q1', 'q2', 'q3'].flatMap((q, i) =>
+      ['A', 'B', 'C'].map((s, k) => ({
+        block: q,
+        nuisance: [s],
+        factor: String((i + k) % 3),
+        y: 10 * i + ((i + k) % 3 === 0 ? 2 : 0),
+      })),
+    );
     expect(blockedAnova(exact).pValue).toBe(0);
     const flat = exact.map((r) => ({ ...r, y: 0.7 }));
     expect(blockedAnova(flat).pValue).toBe(1);
   });
 
   it('is unmoved by a large constant offset', () => {
-    const y = [[9.3, 9.4, 9.6, 10.0], [9.4, 9.3, 9.8, 9.9], [9.2, 9.4, 9.5, 9.7], [9.7, 9.6, 10.0, 10.2]];
-    const rows = (offset: number) => y.flatMap((row, t) => row.map((v, c) => ({ block: `coupon${c}`, factor: `tip${t}`, y: offset + v })));
+    const y = [
+      [9.3, 9.4, 9.6, 10.0],
+      [9.4, 9.3, 9.8, 9.9],
+      [9.2, 9.4, 9.5, 9.7],
+      [9.7, 9.6, 10.0, 10.2],
+    ];
+    const rows = (offset: number) =>
+      y.flatMap((row, t) => row.map((v, c) => ({ block: `coupon${c}`, factor: `tip${t}`, y: offset + v })));
     const shifted = blockedAnova(rows(1e7));
     expect(shifted.F).toBeCloseTo(14.4375, 4);
     expect(shifted.pValue).toBeCloseTo(blockedAnova(rows(0)).pValue, 6);
@@ -270,7 +292,10 @@ describe('correlations', () => {
     expect(pearson([1, 2, 3, 4, 5], [2, 4, 5, 4, 5])).toBeCloseTo(6 / Math.sqrt(60), 12);
     // Mid-ranks of y: 1, 2.5, 4.5, 2.5, 4.5 → Pearson of ranks.
     expect(midRanks([2, 4, 5, 4, 5])).toEqual([1, 2.5, 4.5, 2.5, 4.5]);
-    expect(spearman([1, 2, 3, 4, 5], [2, 4, 5, 4, 5])).toBeCloseTo(pearson([1, 2, 3, 4, 5], [1, 2.5, 4.5, 2.5, 4.5]), 12);
+    expect(spearman([1, 2, 3, 4, 5], [2, 4, 5, 4, 5])).toBeCloseTo(
+      pearson([1, 2, 3, 4, 5], [1, 2.5, 4.5, 2.5, 4.5]),
+      12,
+    );
     expect(spearman([1, 2, 3], [1, 4, 9])).toBeCloseTo(1, 12);
     expect(pearson([1, 1, 1], [1, 2, 3])).toBeNaN();
   });
@@ -294,7 +319,13 @@ describe('pairedTest', () => {
 
   it('does not call identical arrays significant', () => {
     const r = pairedTest(base, [...base]);
-    expect(r).toEqual({ n: 30, meanDiff: 0, ci95: { low: 0, high: 0, n: 30, method: 't' }, pValue: 1, significant: false });
+    expect(r).toEqual({
+      n: 30,
+      meanDiff: 0,
+      ci95: { low: 0, high: 0, n: 30, method: 't' },
+      pValue: 1,
+      significant: false,
+    });
   });
 
   it('is exact for small n: five +1 shifts give p = 2/32', () => {
@@ -393,19 +424,48 @@ describe('oneWayAnova', () => {
   it('handles degenerate input', () => {
     expect(oneWayAnova([[1, 2, 3]]).pValue).toBeNaN();
     expect(oneWayAnova([[1], [2]]).pValue).toBeNaN(); // no within-group df
-    expect(oneWayAnova([[2, 2], [2, 2]])).toEqual({ F: NaN, dfBetween: 1, dfWithin: 2, pValue: 1 });
+    expect(
+      oneWayAnova([
+        [2, 2],
+        [2, 2],
+      ]),
+    ).toEqual({ F: NaN, dfBetween: 1, dfWithin: 2, pValue: 1 });
     expect(oneWayAnova([[1, 1], [3, 3], []])).toEqual({ F: Infinity, dfBetween: 1, dfWithin: 2, pValue: 0 });
     // 0.7 is not exact in binary: the group means differ from 0.7 in the last bit, which must not read as an effect.
-    expect(oneWayAnova([[0.7, 0.7, 0.7], [0.7, 0.7, 0.7, 0.7]]).pValue).toBe(1);
-    expect(oneWayAnova([[0.1, 0.1, 0.1], [0.3, 0.3, 0.3]]).pValue).toBe(0);
+    expect(
+      oneWayAnova([
+        [0.7, 0.7, 0.7],
+        [0.7, 0.7, 0.7, 0.7],
+      ]).pValue,
+    ).toBe(1);
+    expect(
+      oneWayAnova([
+        [0.1, 0.1, 0.1],
+        [0.3, 0.3, 0.3],
+      ]).pValue,
+    ).toBe(0);
   });
 
   it('is unmoved by a large constant offset (centred sums; scipy f_oneway gives p = 0.2746)', () => {
-    const r = oneWayAnova([[1e7 + 1, 1e7 + 2, 1e7 + 3], [1e7 + 2, 1e7 + 3, 1e7 + 5]]);
+    const r = oneWayAnova([
+      [1e7 + 1, 1e7 + 2, 1e7 + 3],
+      [1e7 + 2, 1e7 + 3, 1e7 + 5],
+    ]);
     expect(r.F).toBeCloseTo(1.6, 6);
     expect(r.pValue).toBeCloseTo(0.2746, 4);
-    expect(r.pValue).toBeCloseTo(oneWayAnova([[1, 2, 3], [2, 3, 5]]).pValue, 8);
-    expect(oneWayAnova([[1e7 + 0.7, 1e7 + 0.7], [1e7 + 0.7, 1e7 + 0.7]]).pValue).toBe(1);
+    expect(r.pValue).toBeCloseTo(
+      oneWayAnova([
+        [1, 2, 3],
+        [2, 3, 5],
+      ]).pValue,
+      8,
+    );
+    expect(
+      oneWayAnova([
+        [1e7 + 0.7, 1e7 + 0.7],
+        [1e7 + 0.7, 1e7 + 0.7],
+      ]).pValue,
+    ).toBe(1);
   });
 });
 
@@ -414,7 +474,11 @@ describe('bradleyTerry', () => {
 
   it('converges on lopsided data to the maximum-likelihood fit with the documented prior', () => {
     // The fit two independent implementations agree on; 500 MM steps used to stop at [652.1, 1.239, 0.0012].
-    const fit = bradleyTerry([[0, 1000, 1000], [0, 0, 1000], [0, 0, 0]]);
+    const fit = bradleyTerry([
+      [0, 1000, 1000],
+      [0, 0, 1000],
+      [0, 0, 0],
+    ]);
     expect(fit.converged).toBe(true);
     expect(fit.prior).toBe(BRADLEY_TERRY_PRIOR);
     const r = ratios(fit.strengths, 1);
@@ -423,7 +487,7 @@ describe('bradleyTerry', () => {
     expect(fit.strengths.reduce((p, v) => p! * v!, 1)).toBeCloseTo(1, 9);
   });
 
-  it('satisfies the likelihood equations: each player\'s wins equal its expected wins', () => {
+  it("satisfies the likelihood equations: each player's wins equal its expected wins", () => {
     // Six copilots where the better always wins, 10 games per pair.
     const k = 6;
     const wins = Array.from({ length: k }, (_, i) => Array.from({ length: k }, (_, j) => (i < j ? 10 : 0)));
@@ -453,18 +517,32 @@ describe('bradleyTerry', () => {
       [0, 0, 0, 1, 0],
     ];
     const fit = bradleyTerry(wins);
-    expect(fit.groups).toEqual([[0, 1], [3, 4]]);
+    expect(fit.groups).toEqual([
+      [0, 1],
+      [3, 4],
+    ]);
     expect(fit.strengths[0]).toBeGreaterThan(1);
     expect(fit.strengths[2]).toBeNull();
     expect(fit.reasons[2]).toBe('no decisive comparison');
     expect(fit.strengths[3]).toBeNull();
     expect(fit.reasons[3]).toMatch(/not compared/);
-    expect(bradleyTerry([[0, 0], [0, 0]]).strengths).toEqual([null, null]);
+    expect(
+      bradleyTerry([
+        [0, 0],
+        [0, 0],
+      ]).strengths,
+    ).toEqual([null, null]);
   });
 
   it('reports an iteration cap that was hit', () => {
     // Without a prior a player that never lost has no finite maximum.
-    const fit = bradleyTerry([[0, 5], [0, 0]], { prior: 0, maxIterations: 20 });
+    const fit = bradleyTerry(
+      [
+        [0, 5],
+        [0, 0],
+      ],
+      { prior: 0, maxIterations: 20 },
+    );
     expect(fit.converged).toBe(false);
     expect(fit.iterations).toBe(20);
     expect(fit.reasons[0]).toMatch(/not converged after 20/);
@@ -494,7 +572,11 @@ describe('clopperPearson', () => {
   it('is exact: the lower bound is where P(X ≥ k) = α/2 and the upper where P(X ≤ k) = α/2', () => {
     const binomTail = (k: number, n: number, p: number, upper: boolean) => {
       let s = 0;
-      for (let i = 0; i <= n; i++) if (upper ? i >= k : i <= k) s += Math.exp(lnGamma(n + 1) - lnGamma(i + 1) - lnGamma(n - i + 1) + i * Math.log(p) + (n - i) * Math.log(1 - p));
+      for (let i = 0; i <= n; i++)
+        if (upper ? i >= k : i <= k)
+          s += Math.exp(
+            lnGamma(n + 1) - lnGamma(i + 1) - lnGamma(n - i + 1) + i * Math.log(p) + (n - i) * Math.log(1 - p),
+          );
       return s;
     };
     const ci = clopperPearson(7, 40)!;

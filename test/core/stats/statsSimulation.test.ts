@@ -1,4 +1,13 @@
-import { activeSelection, disagreementModel, disagreementProbabilities, gapCuts, gapStrata, inclusionProbabilities, squaredDisagreement, uncertaintyScores } from '../../../core/study/active';
+import {
+  activeSelection,
+  disagreementModel,
+  disagreementProbabilities,
+  gapCuts,
+  gapStrata,
+  inclusionProbabilities,
+  squaredDisagreement,
+  uncertaintyScores,
+} from '../../../core/study/active';
 import { calibratedWinRates, MIN_ANNOTATED_QUERIES } from '../../../core/study/calibrated';
 import { clopperPearson, clusteredWilsonInterval, signFlipLessPValue, wilsonInterval } from '../../../core/stats/stats';
 import {
@@ -19,7 +28,13 @@ import {
 
 test('calibrated interval: no interval below the minimum of annotated queries; at 10 it covers the truth ≥ 90% of 120 runs', () => {
   const truth = trueWinRate(BIASED_JUDGE, 'Z');
-  const few = calibratedCoverage(BIASED_JUDGE, { annotatedQueries: MIN_ANNOTATED_QUERIES - 1, sims: 5, seed: 'few', copilot: 'Z', truth });
+  const few = calibratedCoverage(BIASED_JUDGE, {
+    annotatedQueries: MIN_ANNOTATED_QUERIES - 1,
+    sims: 5,
+    seed: 'few',
+    copilot: 'Z',
+    truth,
+  });
   expect(few.coverage).toBeNull();
   expect(few.noInterval).toBe(5);
   const ten = calibratedCoverage(BIASED_JUDGE, { annotatedQueries: 10, sims: 120, seed: 'ten', copilot: 'Z', truth });
@@ -41,16 +56,28 @@ test('self-preference: a 1.3× stretched judge whose family copilot is best is n
   const stretched = selfPreferenceFlagRate('stretched', { queries: 40, sims: 20, seed: 'stretch' });
   expect(stretched.judge.k).toBeLessThanOrEqual(2);
   expect(stretched.panel.k).toBeGreaterThanOrEqual(stretched.judge.k);
-  expect(selfPreferenceFlagRate('own-family +6', { queries: 40, sims: 10, seed: 'bonus' }).judge.k).toBeGreaterThanOrEqual(9);
+  expect(
+    selfPreferenceFlagRate('own-family +6', { queries: 40, sims: 10, seed: 'bonus' }).judge.k,
+  ).toBeGreaterThanOrEqual(9);
 });
 
 test('grounding: 40 of 40 verified has an interval reaching below 1; coverage at rate 0.95 over 10 queries ≥ 93% of 400 runs', () => {
   const all = clusteredWilsonInterval(Array.from({ length: 10 }, () => ({ k: 4, n: 4 })))!;
   expect(all.low).toBeLessThan(0.95);
   expect(all.high).toBe(1);
-  expect(clusteredWilsonInterval([{ k: 0, n: 5 }, { k: 0, n: 3 }])!.high).toBeGreaterThan(0.1);
+  expect(
+    clusteredWilsonInterval([
+      { k: 0, n: 5 },
+      { k: 0, n: 3 },
+    ])!.high,
+  ).toBeGreaterThan(0.1);
   // Clustering widens: the same 30 of 40 in lumpy clusters gives a wider interval than 30 of 40 independent claims.
-  const lumpy = clusteredWilsonInterval([{ k: 10, n: 10 }, { k: 10, n: 10 }, { k: 10, n: 10 }, { k: 0, n: 10 }])!;
+  const lumpy = clusteredWilsonInterval([
+    { k: 10, n: 10 },
+    { k: 10, n: 10 },
+    { k: 10, n: 10 },
+    { k: 0, n: 10 },
+  ])!;
   expect(lumpy.designEffect).toBeGreaterThan(5);
   expect(lumpy.high - lumpy.low).toBeGreaterThan(wilsonInterval(30, 40)!.high - wilsonInterval(30, 40)!.low);
   const g = groundingCoverage({ queries: 10, rate: 0.95, sims: 400, seed: 'ground' });
@@ -87,29 +114,74 @@ test('active selection: probabilities sum to the budget, stay ≥ the uniform fl
     { itemId: 'clear', queryId: 'q2', first: 'A', second: 'B' },
     { itemId: 'noisy', queryId: 'q3', first: 'A', second: 'B' },
   ];
-  const samples: Record<string, number[]> = { 'q1|A': [50, 51], 'q1|B': [50, 49], 'q2|A': [80, 81], 'q2|B': [40, 41], 'q3|A': [70, 40], 'q3|B': [50, 52] };
+  const samples: Record<string, number[]> = {
+    'q1|A': [50, 51],
+    'q1|B': [50, 49],
+    'q2|A': [80, 81],
+    'q2|B': [40, 41],
+    'q3|A': [70, 40],
+    'q3|B': [50, 52],
+  };
   const [close, clear, noisy] = uncertaintyScores(items, (q, c) => samples[`${q}|${c}`]);
   expect(close).toBeGreaterThan(0.5);
   expect(clear).toBeLessThan(0.01);
   expect(noisy).toBeGreaterThan(clear);
   const sel = activeSelection(items, (q, c) => samples[`${q}|${c}`], 2, 'seed');
   expect(sel.selection.method).toBe('active');
-  for (const it of sel.items) expect(sel.selection.method === 'active' && sel.selection.probabilities[it.itemId]).toBeGreaterThan(0);
+  for (const it of sel.items)
+    expect(sel.selection.method === 'active' && sel.selection.probabilities[it.itemId]).toBeGreaterThan(0);
 });
 
 test('calibrated with an active design: weights by 1/π; every item selected with π = 1 is the annotators over all items', () => {
   const copilots = ['A', 'B'];
   const queryIds = Array.from({ length: 12 }, (_, i) => `q${i}`);
-  const scores = new Map(queryIds.flatMap((q, i) => [[`${q}|A`, { total: 60 + (i % 3), rationales: null }], [`${q}|B`, { total: 50, rationales: null }]] as const));
+  const scores = new Map(
+    queryIds.flatMap(
+      (q, i) =>
+        [
+          [`${q}|A`, { total: 60 + (i % 3), rationales: null }],
+          [`${q}|B`, { total: 50, rationales: null }],
+        ] as const,
+    ),
+  );
   const items = queryIds.map((q) => ({ itemId: `${q}|A|B`, queryId: q, first: 'A', second: 'B' }));
   // Annotators prefer B on a third of the queries; the judge always prefers A.
-  const annotations = items.map((it, i) => ({ itemId: it.itemId, left: 'A', right: 'B', answer: { choice: (i % 3 === 0 ? 'B' : 'A') as 'A' | 'B', reason: null, seriousError: false, errorType: null, comment: null } }));
-  const all = calibratedWinRates({ copilots, queryIds, studyItems: items, annotations, judge: { judgeRunId: 'r', scores }, tieMargin: 0, design: { kind: 'active', probabilities: Object.fromEntries(items.map((it) => [it.itemId, 1])) } });
+  const annotations = items.map((it, i) => ({
+    itemId: it.itemId,
+    left: 'A',
+    right: 'B',
+    answer: {
+      choice: (i % 3 === 0 ? 'B' : 'A') as 'A' | 'B',
+      reason: null,
+      seriousError: false,
+      errorType: null,
+      comment: null,
+    },
+  }));
+  const all = calibratedWinRates({
+    copilots,
+    queryIds,
+    studyItems: items,
+    annotations,
+    judge: { judgeRunId: 'r', scores },
+    tieMargin: 0,
+    design: { kind: 'active', probabilities: Object.fromEntries(items.map((it) => [it.itemId, 1])) },
+  });
   expect(all.copilots.A.winRate!).toBeCloseTo(8 / 12, 9);
   expect(all.copilots.A.ci95!.low).toBeLessThan(8 / 12);
   expect(clopperPearson(8, 12)).not.toBeNull();
   // An annotated item without a probability in an active design is an error, not a silent weight of 1.
-  expect(() => calibratedWinRates({ copilots, queryIds, studyItems: items, annotations, judge: { judgeRunId: 'r', scores }, tieMargin: 0, design: { kind: 'active', probabilities: {} } })).toThrow(/inclusion probability/);
+  expect(() =>
+    calibratedWinRates({
+      copilots,
+      queryIds,
+      studyItems: items,
+      annotations,
+      judge: { judgeRunId: 'r', scores },
+      tieMargin: 0,
+      design: { kind: 'active', probabilities: {} },
+    }),
+  ).toThrow(/inclusion probability/);
 });
 
 test('disagreement model: strata by the judge gap per pair, probabilities follow the disagreement and sum to the budget', () => {

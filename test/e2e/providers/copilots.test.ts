@@ -8,7 +8,16 @@ test('an R1-style copilot is judged on its answer, not its <think> block, which 
   const before = sim.judge.requests.length;
   const run = await providerRun('think-copilot', {
     judge: { baseURL: sim.judge.url, model: 'sim-judge' },
-    copilots: [{ name: 'R1', type: 'openai', provider: 'together', baseURL: sim.copilots.url, model: 'sim-think', apiKeyEnv: 'PROVIDER_KEY' }],
+    copilots: [
+      {
+        name: 'R1',
+        type: 'openai',
+        provider: 'together',
+        baseURL: sim.copilots.url,
+        model: 'sim-think',
+        apiKeyEnv: 'PROVIDER_KEY',
+      },
+    ],
   });
   expect(run.judgments.map((j) => j.status)).toEqual(QUERIES.map(() => 'ok'));
   for (const r of run.responses) {
@@ -26,12 +35,21 @@ test('an out-of-credit copilot pauses the run at its first quota failure (asked 
   const run = await providerRun('quota-copilot', {
     judge: { baseURL: sim.judge.url, model: 'sim-judge' },
     copilots: [
-      { name: 'Broke', type: 'openai', baseURL: sim.copilots.url, model: 'sim-quota', retry: { maxAttempts: 8, initialIntervalMs: 50 } },
+      {
+        name: 'Broke',
+        type: 'openai',
+        baseURL: sim.copilots.url,
+        model: 'sim-quota',
+        retry: { maxAttempts: 8, initialIntervalMs: 50 },
+      },
       { name: 'Empty', type: 'openai', baseURL: sim.copilots.url, model: 'sim-empty' },
     ],
     queries,
   });
-  expect(run.paused).toMatchObject({ by: 'breaker', reason: expect.stringMatching(/^copilot Broke out of quota or credit: .*You exceeded your current quota/) });
+  expect(run.paused).toMatchObject({
+    by: 'breaker',
+    reason: expect.stringMatching(/^copilot Broke out of quota or credit: .*You exceeded your current quota/),
+  });
   const asked = sim.copilots.requests.slice(before).filter((r) => r.model === 'sim-quota').length;
   expect(asked).toBeGreaterThan(0);
   expect(asked).toBeLessThanOrEqual(12);

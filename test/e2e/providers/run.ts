@@ -12,7 +12,12 @@ import { runConfig, tempDir, withWorker } from '../../support/harness';
 import { decodedHistory } from '../../support/judges';
 
 /** A few LATTICE queries: enough for every unit to be asked, small enough for a run per provider profile. */
-export const QUERIES = [1, 2, 3].map((i) => ({ id: `t${i}-c${i}`, text: `Should I bridge USDC to Base, case ${i}?`, task: `T${i}`, category: `C${i}` }));
+export const QUERIES = [1, 2, 3].map((i) => ({
+  id: `t${i}-c${i}`,
+  text: `Should I bridge USDC to Base, case ${i}?`,
+  task: `T${i}`,
+  category: `C${i}`,
+}));
 export const KEY = 'canary-provider-key-5d1c9a';
 
 export interface ProviderRun {
@@ -30,15 +35,27 @@ export interface ProviderRun {
 }
 
 /** One small LATTICE run against sim servers, the judge and copilots configured like a user would (provider: and keys). */
-export async function providerRun(name: string, fields: { judge: Record<string, unknown>; copilots: Array<Record<string, unknown>>; queries?: typeof QUERIES }): Promise<ProviderRun> {
+export async function providerRun(
+  name: string,
+  fields: { judge: Record<string, unknown>; copilots: Array<Record<string, unknown>>; queries?: typeof QUERIES },
+): Promise<ProviderRun> {
   const env = { ...process.env, PROVIDER_KEY: KEY };
   return withWorker(
     `providers-${name}`,
     async ({ client, taskQueue, store }) => {
-      const cfg = runConfig(tempDir(), { protocol: 'lattice', queries: fields.queries ?? QUERIES, judge: { apiKeyEnv: 'PROVIDER_KEY', maxAttempts: 3, ...fields.judge }, copilots: fields.copilots });
+      const cfg = runConfig(tempDir(), {
+        protocol: 'lattice',
+        queries: fields.queries ?? QUERIES,
+        judge: { apiKeyEnv: 'PROVIDER_KEY', maxAttempts: 3, ...fields.judge },
+        copilots: fields.copilots,
+      });
       const runId = `run-providers-${name}-${Date.now()}`;
       const started = Date.now();
-      const handle = await client.workflow.start(benchmarkRun, { taskQueue, workflowId: runId, args: [runInput(cfg, runId)] });
+      const handle = await client.workflow.start(benchmarkRun, {
+        taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
       // A run that pauses itself waits for a person; the test records why and cancels it.
       let paused: PauseState | undefined;
       const watching = (async () => {
@@ -62,7 +79,12 @@ export async function providerRun(name: string, fields: { judge: Record<string, 
       // A pause whose every remaining item was already in flight ends when they finish, and the run completes (the
       // history says so): the pause is then read from the report's control history.
       if (!paused && reportDir) {
-        const history = (JSON.parse(fs.readFileSync(path.join(reportDir, 'report.json'), 'utf8')) as { control?: { history?: Array<{ action: string; by: PauseState['by']; reason: string; at: string }> } }).control?.history ?? [];
+        const history =
+          (
+            JSON.parse(fs.readFileSync(path.join(reportDir, 'report.json'), 'utf8')) as {
+              control?: { history?: Array<{ action: string; by: PauseState['by']; reason: string; at: string }> };
+            }
+          ).control?.history ?? [];
         const step = history.find((h) => h.action === 'pause');
         if (step) paused = { by: step.by, reason: step.reason, at: step.at };
       }
@@ -91,7 +113,10 @@ export function expectScoresFromJudge(run: ProviderRun, judge: SimServer): void 
   const texts = new Map(run.responses.map((r) => [`${r.queryId}/${r.copilot}`, r.text ?? '']));
   for (const j of run.judgments.filter((x) => x.status === 'ok')) {
     const shown = texts.get(`${j.queryId}/${j.copilot}`)!;
-    const asked = judge.requests.filter((r) => r.content !== undefined && JSON.stringify(r.body?.messages ?? '').includes(JSON.stringify(shown).slice(1, -1)));
+    const asked = judge.requests.filter(
+      (r) =>
+        r.content !== undefined && JSON.stringify(r.body?.messages ?? '').includes(JSON.stringify(shown).slice(1, -1)),
+    );
     const answers = asked.map((r) => extractJson(r.content!)).filter((a): a is { value: any } => 'value' in a);
     expect(answers.length).toBeGreaterThan(0);
     const last = answers[answers.length - 1].value as Record<string, { score: number }>;
@@ -104,5 +129,8 @@ export function expectNoKeyLeak(run: ProviderRun, servers: SimServer[]): void {
   expect(servers.some((s) => s.requests.some((r) => r.headers.authorization === `Bearer ${KEY}`))).toBe(true);
   expect(run.history).not.toContain(KEY);
   expect(JSON.stringify([run.judgments, run.responses, run.csv])).not.toContain(KEY);
-  if (run.reportDir) for (const f of fs.readdirSync(run.reportDir)) if (fs.statSync(path.join(run.reportDir, f)).isFile()) expect(fs.readFileSync(path.join(run.reportDir, f), 'utf8')).not.toContain(KEY);
+  if (run.reportDir)
+    for (const f of fs.readdirSync(run.reportDir))
+      if (fs.statSync(path.join(run.reportDir, f)).isFile())
+        expect(fs.readFileSync(path.join(run.reportDir, f), 'utf8')).not.toContain(KEY);
 }

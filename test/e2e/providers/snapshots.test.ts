@@ -12,11 +12,36 @@ test('snapshot curate --provider deepseek tags every query through JSON mode, th
   await withWorker('providers-curate-deepseek', async ({ taskQueue, storeFile }) => {
     const dir = tempDir();
     const traffic = path.join(dir, 'traffic.jsonl');
-    const queries = cabDatasetRows().slice(0, 12).map((r) => r.query);
-    fs.writeFileSync(traffic, queries.map((query, i) => JSON.stringify({ query, timestamp: new Date(Date.UTC(2025, 4, 1, 0, i)).toISOString() })).join('\n') + '\n');
+    const queries = cabDatasetRows()
+      .slice(0, 12)
+      .map((r) => r.query);
+    fs.writeFileSync(
+      traffic,
+      queries
+        .map((query, i) => JSON.stringify({ query, timestamp: new Date(Date.UTC(2025, 4, 1, 0, i)).toISOString() }))
+        .join('\n') + '\n',
+    );
     const before = sim.tagger.requests.length;
     const { code, stdout, stderr } = await cliInProcess(
-      ['snapshot', 'curate', '--from', traffic, '--target', '5', '--provider', 'deepseek', '--base-url', sim.tagger.url, '--model', 'sim-deepseek', '--batch-size', '6', '--seed', 's1', '--json'],
+      [
+        'snapshot',
+        'curate',
+        '--from',
+        traffic,
+        '--target',
+        '5',
+        '--provider',
+        'deepseek',
+        '--base-url',
+        sim.tagger.url,
+        '--model',
+        'sim-deepseek',
+        '--batch-size',
+        '6',
+        '--seed',
+        's1',
+        '--json',
+      ],
       { JUDGEFLOW_STORE: storeFile, JUDGEFLOW_TASK_QUEUE: taskQueue },
     );
     expect({ code, stderr: code ? stderr : '' }).toEqual({ code: 0, stderr: '' });

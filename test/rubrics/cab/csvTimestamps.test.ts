@@ -26,16 +26,27 @@ async function collect(file: string, fields: Record<string, unknown> = {}) {
   return csvAdapter.create(config, { env: {} }).collect({ query, signal: new AbortController().signal });
 }
 
-const prompt = (timestamp: string | null) => scoringMessage(rubric, query, { label: 'Response #1', text: 'Yes, size small.', timestamp, context: null }, '2026-03-05').content;
+const prompt = (timestamp: string | null) =>
+  scoringMessage(
+    rubric,
+    query,
+    { label: 'Response #1', text: 'Yes, size small.', timestamp, context: null },
+    '2026-03-05',
+  ).content;
 
 test('an Elsa_timestamp column is when the answer was written, and the judge is told it', async () => {
-  const answer = await collect(csvFile(['query', 'Elsa_response', 'Elsa_timestamp'], [query.text, 'Yes, size small.', '2025-11-02T09:30:00Z']));
+  const answer = await collect(
+    csvFile(['query', 'Elsa_response', 'Elsa_timestamp'], [query.text, 'Yes, size small.', '2025-11-02T09:30:00Z']),
+  );
   expect(answer.writtenAt).toBe('2025-11-02T09:30:00Z');
   expect(prompt(answer.writtenAt!)).toContain('Response #1 was written at: 2025-11-02T09:30:00Z');
 });
 
 test('a timestampColumn named in the config is used instead', async () => {
-  const answer = await collect(csvFile(['query', 'Elsa_response', 'asked_at'], [query.text, 'Yes, size small.', '2025-10-01']), { timestampColumn: 'asked_at' });
+  const answer = await collect(
+    csvFile(['query', 'Elsa_response', 'asked_at'], [query.text, 'Yes, size small.', '2025-10-01']),
+    { timestampColumn: 'asked_at' },
+  );
   expect(answer.writtenAt).toBe('2025-10-01');
 });
 
@@ -43,7 +54,14 @@ test('without a timestamp the judge is told nothing about when the answer was wr
   const answer = await collect(csvFile(['query', 'Elsa_response'], [query.text, 'Yes, size small.']));
   expect(answer.writtenAt).toBeNull();
   const scoring = prompt(answer.writtenAt ?? null);
-  const taxonomy = taxonomyMessages(rubric, query, { text: 'Yes, size small.', timestamp: null, context: null }, '2026-03-05').map((m) => m.content).join('\n');
+  const taxonomy = taxonomyMessages(
+    rubric,
+    query,
+    { text: 'Yes, size small.', timestamp: null, context: null },
+    '2026-03-05',
+  )
+    .map((m) => m.content)
+    .join('\n');
   for (const text of [scoring, taxonomy]) {
     expect(text).not.toMatch(/written at/i);
     expect(text).toContain('Evaluation date: 2026-03-05');

@@ -21,7 +21,14 @@ function rows(shift: number, failed?: { q: number; m: number }) {
     MODELS.map((model, m) => {
       const fill = failed && failed.q === q && failed.m === m;
       const scores = DIMS.map((_, d) => (fill ? 1 : score(q, m, d, m === 1 ? shift : 0)));
-      return { query, model, rank: m + 1, scores, reasoning: fill ? 'Error in evaluation after retries' : `judged ${q}/${m}`, tags: q % 2 ? 'DeFi' : 'Markets' };
+      return {
+        query,
+        model,
+        rank: m + 1,
+        scores,
+        reasoning: fill ? 'Error in evaluation after retries' : `judged ${q}/${m}`,
+        tags: q % 2 ? 'DeFi' : 'Markets',
+      };
     }),
   );
 }
@@ -30,7 +37,8 @@ async function workbook(file: string, data: ReturnType<typeof rows>) {
   const wb = new ExcelJS.Workbook();
   const ws = wb.addWorksheet('Evaluation Results');
   ws.addRow(['query', 'model', 'rank', ...DIMS.flatMap((d) => [d, `${d}_reasoning`]), 'ranking_reasoning', 'tags']);
-  for (const r of data) ws.addRow([r.query, r.model, r.rank, ...r.scores.flatMap((s) => [s, r.reasoning]), 'by criteria', r.tags]);
+  for (const r of data)
+    ws.addRow([r.query, r.model, r.rank, ...r.scores.flatMap((s) => [s, r.reasoning]), 'by criteria', r.tags]);
   wb.addWorksheet('Per-Model Statistics');
   await wb.xlsx.writeFile(file);
 }
@@ -44,15 +52,28 @@ test('a reference workbook and a reference CSV become stored runs that trend and
     const a = await importCabResults(store, xlsx, { startedAt: '2026-03-01T00:00:00.000Z' });
     expect(a).toMatchObject({ copilots: MODELS, queries: 12, judgments: 24, failed: 1, fillInsUnknown: false });
     const stored = await store.judgments(a.runId);
-    expect(stored.filter((j) => j.status === 'failed').map((j) => [j.copilot, j.queryId])).toEqual([['Sentient', 'q004']]);
-    expect(stored.find((j) => j.copilot === 'gpt5' && j.queryId === 'q001')).toMatchObject({ status: 'ok', rank: 2, scores: { temporal_relevance: score(0, 1, 0) }, rationales: { depth: 'judged 0/1', ranking: 'by criteria' } });
+    expect(stored.filter((j) => j.status === 'failed').map((j) => [j.copilot, j.queryId])).toEqual([
+      ['Sentient', 'q004'],
+    ]);
+    expect(stored.find((j) => j.copilot === 'gpt5' && j.queryId === 'q001')).toMatchObject({
+      status: 'ok',
+      rank: 2,
+      scores: { temporal_relevance: score(0, 1, 0) },
+      rationales: { depth: 'judged 0/1', ranking: 'by criteria' },
+    });
     // Importing the same file again is refused, not doubled.
     await expect(importCabResults(store, xlsx)).rejects.toThrow(/already in the results store/);
 
     // A later reference run as CSV (no reasonings), gpt5 two points better on every dimension, on the same snapshot.
     const csv = path.join(dir, 'final_evaluation_results_20260401.csv');
     const later = rows(2);
-    fs.writeFileSync(csv, toCsv([['query', 'model', 'rank', ...DIMS, 'ranking_reasoning', 'tags'], ...later.map((r) => [r.query, r.model, String(r.rank), ...r.scores.map(String), '', r.tags])]));
+    fs.writeFileSync(
+      csv,
+      toCsv([
+        ['query', 'model', 'rank', ...DIMS, 'ranking_reasoning', 'tags'],
+        ...later.map((r) => [r.query, r.model, String(r.rank), ...r.scores.map(String), '', r.tags]),
+      ]),
+    );
     const b = await importCabResults(store, csv, { snapshotId: a.snapshotId, startedAt: '2026-04-01T00:00:00.000Z' });
     expect(b).toMatchObject({ snapshotId: a.snapshotId, failed: 0, fillInsUnknown: true });
 
@@ -77,11 +98,27 @@ test('a file that is not the reference output is refused with what is missing', 
   const store = new SqliteStore(path.join(dir, 'results.db'));
   try {
     const csv = path.join(dir, 'x.csv');
-    fs.writeFileSync(csv, toCsv([['query', 'model', 'score'], ['q', 'm', '5']]));
-    await expect(importCabResults(store, csv)).rejects.toThrow(/missing columns rank, temporal_relevance, data_consistency, depth, relevance/);
+    fs.writeFileSync(
+      csv,
+      toCsv([
+        ['query', 'model', 'score'],
+        ['q', 'm', '5'],
+      ]),
+    );
+    await expect(importCabResults(store, csv)).rejects.toThrow(
+      /missing columns rank, temporal_relevance, data_consistency, depth, relevance/,
+    );
     const bad = path.join(dir, 'y.csv');
-    fs.writeFileSync(bad, toCsv([['query', 'model', 'rank', ...DIMS], ['q', 'm', '1', '11', '5', '5', '5']]));
-    await expect(importCabResults(store, bad)).rejects.toThrow(/row 2: temporal_relevance is "11", not a whole number 1–10/);
+    fs.writeFileSync(
+      bad,
+      toCsv([
+        ['query', 'model', 'rank', ...DIMS],
+        ['q', 'm', '1', '11', '5', '5', '5'],
+      ]),
+    );
+    await expect(importCabResults(store, bad)).rejects.toThrow(
+      /row 2: temporal_relevance is "11", not a whole number 1–10/,
+    );
     expect(await store.listRuns()).toEqual([]);
     expect(await store.listSnapshots()).toEqual([]);
   } finally {
@@ -94,9 +131,18 @@ test('judgeflow import cab-results through the CLI: stores the run and says how 
   const home = tempDir('jf-cab-import-cli-');
   const csv = path.join(home, 'final_evaluation_results.csv');
   const data = rows(0);
-  fs.writeFileSync(csv, toCsv([['query', 'model', 'rank', ...DIMS, 'ranking_reasoning', 'tags'], ...data.map((r) => [r.query, r.model, String(r.rank), ...r.scores.map(String), '', r.tags])]));
+  fs.writeFileSync(
+    csv,
+    toCsv([
+      ['query', 'model', 'rank', ...DIMS, 'ranking_reasoning', 'tags'],
+      ...data.map((r) => [r.query, r.model, String(r.rank), ...r.scores.map(String), '', r.tags]),
+    ]),
+  );
   const env = { JUDGEFLOW_HOME: home, JUDGEFLOW_STORE: '' };
-  const ok = await cliInProcess(['import', 'cab-results', csv, '--run-id', 'ref-1', '--started-at', '2026-02-01T00:00:00Z'], env);
+  const ok = await cliInProcess(
+    ['import', 'cab-results', csv, '--run-id', 'ref-1', '--started-at', '2026-02-01T00:00:00Z'],
+    env,
+  );
   expect(ok.code).toBe(0);
   expect(ok.stdout).toContain('as run ref-1: 12 queries × 2 models (Sentient, gpt5)');
   expect(ok.stdout).toContain('judgeflow trend --runs ...,ref-1');

@@ -1,11 +1,20 @@
-import { buildPresentationDesign, predecessorImbalance, williamsDesign, type PresentationDesign, type PresentationInput } from '../../../rubrics/cab/presentation';
+import {
+  buildPresentationDesign,
+  predecessorImbalance,
+  williamsDesign,
+  type PresentationDesign,
+  type PresentationInput,
+} from '../../../rubrics/cab/presentation';
 import { readCabPlan } from '../../../rubrics/cab/plan';
 
 const copilotsOf = (n: number): string[] => Array.from({ length: n }, (_, i) => `sys-${String.fromCharCode(65 + i)}`);
 
 function fullInput(n: number, q: number, seed = 'seed-1'): PresentationInput {
   // Copilots listed in reverse to check that input order does not matter.
-  return { seed, queries: Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, copilots: copilotsOf(n).reverse() })) };
+  return {
+    seed,
+    queries: Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, copilots: copilotsOf(n).reverse() })),
+  };
 }
 
 /** Small deterministic LCG so fixtures are stable (tests must not use Math.random either). */
@@ -58,7 +67,8 @@ describe('williamsDesign', () => {
       for (let p = 0; p < n; p++) expect(new Set(half.map((r) => r[p])).size).toBe(n);
     }
     const adj = new Map<string, number>();
-    for (const row of rows) for (let p = 1; p < n; p++) adj.set(`${row[p - 1]}>${row[p]}`, (adj.get(`${row[p - 1]}>${row[p]}`) ?? 0) + 1);
+    for (const row of rows)
+      for (let p = 1; p < n; p++) adj.set(`${row[p - 1]}>${row[p]}`, (adj.get(`${row[p - 1]}>${row[p]}`) ?? 0) + 1);
     expect(adj.size).toBe(n * (n - 1));
     for (const c of adj.values()) expect(c).toBe(n % 2 === 0 ? 1 : 2);
   });
@@ -134,17 +144,27 @@ describe('buildPresentationDesign: determinism and seeding', () => {
     expect(b).toEqual(a);
     const shuffledListing: PresentationInput = {
       seed: 'alpha',
-      queries: fullInput(5, 37).queries.map((q, i) => ({ ...q, copilots: i % 2 ? q.copilots : [...q.copilots].sort() })),
+      queries: fullInput(5, 37).queries.map((q, i) => ({
+        ...q,
+        copilots: i % 2 ? q.copilots : [...q.copilots].sort(),
+      })),
     };
     expect(buildPresentationDesign(shuffledListing)).toEqual(a);
   });
 
   it('different seeds → (usually) different designs', () => {
     const base = JSON.stringify(buildPresentationDesign(fullInput(5, 20, 'alpha')).orders);
-    const others = ['beta', 'gamma', 'delta', 'alpha2', 'alphA'].map((seed) => JSON.stringify(buildPresentationDesign(fullInput(5, 20, seed)).orders));
+    const others = ['beta', 'gamma', 'delta', 'alpha2', 'alphA'].map((seed) =>
+      JSON.stringify(buildPresentationDesign(fullInput(5, 20, seed)).orders),
+    );
     expect(others.filter((o) => o !== base).length).toBeGreaterThanOrEqual(4);
     // Position 1 of the first query moves around across seeds.
-    const firsts = new Set(Array.from({ length: 30 }, (_, i) => (buildPresentationDesign(fullInput(5, 1, `s${i}`)).orders.q0 as string[])[0]));
+    const firsts = new Set(
+      Array.from(
+        { length: 30 },
+        (_, i) => (buildPresentationDesign(fullInput(5, 1, `s${i}`)).orders.q0 as string[])[0],
+      ),
+    );
     expect(firsts.size).toBeGreaterThanOrEqual(3);
   });
 });
@@ -193,7 +213,10 @@ describe('buildPresentationDesign: missing copilots', () => {
     for (const q of [1, 2, 3, 10, 29, 300]) {
       const input: PresentationInput = {
         seed: 'subset',
-        queries: [{ queryId: 'lonely', copilots: ['sys-D'] }, ...Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, copilots: copilotsOf(3) }))],
+        queries: [
+          { queryId: 'lonely', copilots: ['sys-D'] },
+          ...Array.from({ length: q }, (_, i) => ({ queryId: `q${i}`, copilots: copilotsOf(3) })),
+        ],
       };
       const s = buildPresentationDesign(input);
       expectOrdersArePermutations(s, input);
@@ -216,20 +239,39 @@ describe('buildPresentationDesign: missing copilots', () => {
   });
 
   it('empty queries and queries with one copilot', () => {
-    const s = buildPresentationDesign({ seed: 'x', queries: [{ queryId: 'a', copilots: [] }, { queryId: 'b', copilots: ['sys-A'] }, { queryId: 'c', copilots: ['sys-A', 'sys-B'] }] });
+    const s = buildPresentationDesign({
+      seed: 'x',
+      queries: [
+        { queryId: 'a', copilots: [] },
+        { queryId: 'b', copilots: ['sys-A'] },
+        { queryId: 'c', copilots: ['sys-A', 'sys-B'] },
+      ],
+    });
     expect(s.orders).toEqual({ a: [], b: ['sys-A'], c: expect.any(Array) });
-    expect(buildPresentationDesign({ seed: 'x', queries: [] })).toEqual({ orders: {}, positionCounts: {}, predecessorCounts: {} });
+    expect(buildPresentationDesign({ seed: 'x', queries: [] })).toEqual({
+      orders: {},
+      positionCounts: {},
+      predecessorCounts: {},
+    });
   });
 });
 
 describe('buildPresentationDesign: validation', () => {
   it('rejects a duplicate copilot within a query', () => {
-    expect(() => buildPresentationDesign({ seed: 's', queries: [{ queryId: 'q1', copilots: ['a', 'b', 'a'] }] })).toThrow(/duplicate copilot "a" in query "q1"/);
+    expect(() =>
+      buildPresentationDesign({ seed: 's', queries: [{ queryId: 'q1', copilots: ['a', 'b', 'a'] }] }),
+    ).toThrow(/duplicate copilot "a" in query "q1"/);
   });
 
   it('rejects a duplicate queryId', () => {
     expect(() =>
-      buildPresentationDesign({ seed: 's', queries: [{ queryId: 'q1', copilots: ['a'] }, { queryId: 'q1', copilots: ['b'] }] }),
+      buildPresentationDesign({
+        seed: 's',
+        queries: [
+          { queryId: 'q1', copilots: ['a'] },
+          { queryId: 'q1', copilots: ['b'] },
+        ],
+      }),
     ).toThrow(/duplicate queryId "q1"/);
   });
 
@@ -244,7 +286,9 @@ describe('stored plans', () => {
   it('a plan stored before the rename (key `schedule`) still reads as the presentation design', () => {
     const presentation = buildPresentationDesign(fullInput(3, 6));
     const plan = { seed: 'seed-1', presentation, predecessorImbalance: predecessorImbalance(presentation) };
-    expect(readCabPlan({ seed: 'seed-1', schedule: presentation, predecessorImbalance: plan.predecessorImbalance })).toEqual(plan);
+    expect(
+      readCabPlan({ seed: 'seed-1', schedule: presentation, predecessorImbalance: plan.predecessorImbalance }),
+    ).toEqual(plan);
     expect(readCabPlan(plan)).toEqual(plan);
     expect(readCabPlan(undefined)).toBeUndefined();
   });

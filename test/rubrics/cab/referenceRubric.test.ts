@@ -2,7 +2,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { buildCabReferenceRubric, cabReferencePrompts, CAB_REFERENCE_FILES, fetchCabReference } from '../../../rubrics/cab/reference';
+import {
+  buildCabReferenceRubric,
+  cabReferencePrompts,
+  CAB_REFERENCE_FILES,
+  fetchCabReference,
+} from '../../../rubrics/cab/reference';
 import { scoringMessage, systemMessage, taxonomyMessages } from '../../../rubrics/cab/prompts';
 import { SHARED, tempDir } from '../../support/harness';
 import { cabReferenceBodies } from '../../support/cabReferenceFixture';
@@ -11,7 +16,9 @@ let server: http.Server;
 let base: string;
 const bodies = cabReferenceBodies();
 beforeAll(async () => {
-  server = http.createServer((req, res) => (bodies[req.url!] ? res.writeHead(200).end(bodies[req.url!]) : res.writeHead(404).end('not found')));
+  server = http.createServer((req, res) =>
+    bodies[req.url!] ? res.writeHead(200).end(bodies[req.url!]) : res.writeHead(404).end('not found'),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -26,7 +33,12 @@ test('the reference files are fetched at their pinned commits (base-URL override
   expect(got.map((g) => g.url)).toEqual(Object.entries(CAB_REFERENCE_FILES).map(([f, c]) => `${base}/${c}/${f}`));
   const rubric = buildCabReferenceRubric(path.join(dir, 'script.py'));
   const query = { id: 'q1', text: 'Is ETH staking worth it?' };
-  const turn = scoringMessage(rubric, query, { label: 'Response #2', text: 'Yes, with care.', timestamp: null, context: 'ETH APR: 3%' }, '2026-03-05').content;
+  const turn = scoringMessage(
+    rubric,
+    query,
+    { label: 'Response #2', text: 'Yes, with care.', timestamp: null, context: 'ETH APR: 3%' },
+    '2026-03-05',
+  ).content;
   // f-string fields became judgeflow's values; escaped braces became plain ones; the docstring was skipped.
   expect(turn).toContain('Fixture scoring turn for item #2.');
   expect(turn).toContain('FIXTURE DATE: 2026-03-05');
@@ -45,10 +57,18 @@ test('the reference files are fetched at their pinned commits (base-URL override
 
 test('a wrong download is refused before anything is written; an unknown f-string field is named', async () => {
   const dir = tempDir('jf-cab-ref-bad-');
-  await expect(fetchCabReference(dir, { JUDGEFLOW_CAB_REFERENCE_URL: `${base}/nowhere` })).rejects.toThrow(/answered HTTP 404; set JUDGEFLOW_CAB_REFERENCE_URL/);
+  await expect(fetchCabReference(dir, { JUDGEFLOW_CAB_REFERENCE_URL: `${base}/nowhere` })).rejects.toThrow(
+    /answered HTTP 404; set JUDGEFLOW_CAB_REFERENCE_URL/,
+  );
   expect(fs.readdirSync(dir)).toEqual([]);
   const odd = bodies[`/${CAB_REFERENCE_FILES['script.py']}/script.py`].replace('{query}', '{user_question}');
-  expect(() => cabReferencePrompts(odd, bodies[`/${CAB_REFERENCE_FILES['run_error_taxonomy.py']}/run_error_taxonomy.py`], 'x/script.py')).toThrow(/field \{user_question\} judgeflow does not know how to fill/);
+  expect(() =>
+    cabReferencePrompts(
+      odd,
+      bodies[`/${CAB_REFERENCE_FILES['run_error_taxonomy.py']}/run_error_taxonomy.py`],
+      'x/script.py',
+    ),
+  ).toThrow(/field \{user_question\} judgeflow does not know how to fill/);
   expect(() => buildCabReferenceRubric(path.join(dir, 'script.py'))).toThrow(/run judgeflow dataset fetch cab/);
 });
 
@@ -58,7 +78,12 @@ const REAL = path.join(SHARED, 'datasets', 'cryptoanalystbench', 'reference', 's
   `the real script.py and run_error_taxonomy.py build a rubric${fs.existsSync(REAL) ? '' : ' [skipped: no reference/script.py beside ../shared/datasets/cryptoanalystbench; tests never reach the public host]'}`,
   () => {
     const rubric = buildCabReferenceRubric(REAL);
-    const turn = scoringMessage(rubric, { id: 'q', text: 'QUERY-X' }, { label: 'Response #1', text: 'ANSWER-Y', timestamp: null, context: null }, '2026-03-05').content;
+    const turn = scoringMessage(
+      rubric,
+      { id: 'q', text: 'QUERY-X' },
+      { label: 'Response #1', text: 'ANSWER-Y', timestamp: null, context: null },
+      '2026-03-05',
+    ).content;
     expect(turn).toContain('QUERY-X');
     expect(turn).toContain('ANSWER-Y');
     expect(turn).toContain('2026-03-05');
@@ -73,7 +98,13 @@ test('rubric: { from: cab-reference } in a run config judges with the rubric bui
   const queries = path.join(dir, 'queries.jsonl');
   fs.writeFileSync(queries, JSON.stringify({ id: 'q1', text: 'Is ETH staking worth it?' }) + '\n');
   const config = parseRunConfig(
-    { protocol: 'cab', queries, rubric: { from: 'cab-reference', file: path.join(dir, 'script.py') }, judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'j' }, copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }] },
+    {
+      protocol: 'cab',
+      queries,
+      rubric: { from: 'cab-reference', file: path.join(dir, 'script.py') },
+      judge: { baseURL: 'http://127.0.0.1:9/v1', model: 'j' },
+      copilots: [{ name: 'A', type: 'openai', baseURL: 'http://127.0.0.1:9/v1', model: 'm' }],
+    },
     'test config',
     dir,
   );
@@ -81,5 +112,7 @@ test('rubric: { from: cab-reference } in a run config judges with the rubric bui
   const rubric = loadConfiguredRubric(cab, config.rubric);
   expect(rubric.version).toBe(buildCabReferenceRubric(path.join(dir, 'script.py')).version);
   expect(rubric.version).not.toBe(cab.loadRubric(cab.defaultRubricDir).version);
-  expect(() => loadConfiguredRubric(cab, { from: 'cab-reference', file: path.join(dir, 'absent.py') })).toThrow(/judgeflow dataset fetch cab/);
+  expect(() => loadConfiguredRubric(cab, { from: 'cab-reference', file: path.join(dir, 'absent.py') })).toThrow(
+    /judgeflow dataset fetch cab/,
+  );
 });

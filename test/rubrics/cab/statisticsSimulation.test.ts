@@ -57,7 +57,8 @@ describe('position bias of CAB totals (4 systems 20/24/28/32, 100 queries, query
   });
 
   test('the blocked test is not fooled by the realistic nulls (small runs; the bench resolves ≤ 3%)', () => {
-    for (const n of REALISTIC_NULLS) expect(positionTotalsRejection(n.scenario, 60, 0.025, 'jest-realistic').blocked.rate).toBeLessThanOrEqual(0.1);
+    for (const n of REALISTIC_NULLS)
+      expect(positionTotalsRejection(n.scenario, 60, 0.025, 'jest-realistic').blocked.rate).toBeLessThanOrEqual(0.1);
   });
 });
 
@@ -72,7 +73,11 @@ describe('rank-1 by position', () => {
 
   test('power grows with the position bonus, and is lower with unequal systems than with equal ones', () => {
     const scenario = { ...POSITION_SCENARIO, queries: 198 };
-    const power = (means: number[], bonus: number) => rankOneRejection({ ...scenario, systemMeans: means, bonus }, { sims: 40, alpha: 0.025, seed: 'jest-rank1-power', iterations: 99 }).rate;
+    const power = (means: number[], bonus: number) =>
+      rankOneRejection(
+        { ...scenario, systemMeans: means, bonus },
+        { sims: 40, alpha: 0.025, seed: 'jest-rank1-power', iterations: 99 },
+      ).rate;
     const equal = [26, 26, 26, 26];
     expect(power(equal, 6)).toBeGreaterThan(power(equal, 1));
     expect(power(equal, 6)).toBeGreaterThanOrEqual(0.8);
@@ -93,7 +98,9 @@ describe('claims rest on their intervals', () => {
     expect(claimStatus(simulatedRate(120, 5000), { atMost: 0.03 })).toBe('shown');
     expect(claimStatus(simulatedRate(300, 5000), { atMost: 0.03 })).toBe('contradicted');
     expect(claimStatus(simulatedRate(42, 2000), { between: [0.02, 0.03] })).toBe('not resolved');
-    expect(describeRate(simulatedRate(56, 2000), { atMost: 0.03 })).toBe('2.8% (56 of 2000; 95% CI 2.1–3.6%): supports ≤ 3.6%; claim ≤ 3.0% not resolved');
+    expect(describeRate(simulatedRate(56, 2000), { atMost: 0.03 })).toBe(
+      '2.8% (56 of 2000; 95% CI 2.1–3.6%): supports ≤ 3.6%; claim ≤ 3.0% not resolved',
+    );
   });
 
   test('coverage cells carry their interval and a flag below the requirement; the minimum n is where it holds from then on', () => {
@@ -109,19 +116,37 @@ describe('claims rest on their intervals', () => {
 describe('confidence intervals for a mean', () => {
   test('Student t covers a nominal 95% at n = 10 where the percentile bootstrap does not', () => {
     const t = intervalCoverage({ n: 10, sims: 600, method: 't', distribution: 'cab-total', seed: 'jest-cov' });
-    const percentile = intervalCoverage({ n: 10, sims: 300, method: 'percentile', distribution: 'normal', seed: 'jest-cov', iterations: 400 });
+    const percentile = intervalCoverage({
+      n: 10,
+      sims: 300,
+      method: 'percentile',
+      distribution: 'normal',
+      seed: 'jest-cov',
+      iterations: 400,
+    });
     expect(t.rate).toBeGreaterThanOrEqual(0.93);
     expect(percentile.rate).toBeLessThan(0.93);
   });
 
   test('what reports use (auto) covers at n = 5 (normal) and n = 30 (CAB-like totals)', () => {
-    expect(intervalCoverage({ n: 5, sims: 600, method: 'auto', distribution: 'normal', seed: 'jest-auto' }).rate).toBeGreaterThanOrEqual(0.93);
-    expect(intervalCoverage({ n: 30, sims: 600, method: 'auto', distribution: 'cab-total', seed: 'jest-auto' }).rate).toBeGreaterThanOrEqual(0.93);
+    expect(
+      intervalCoverage({ n: 5, sims: 600, method: 'auto', distribution: 'normal', seed: 'jest-auto' }).rate,
+    ).toBeGreaterThanOrEqual(0.93);
+    expect(
+      intervalCoverage({ n: 30, sims: 600, method: 'auto', distribution: 'cab-total', seed: 'jest-auto' }).rate,
+    ).toBeGreaterThanOrEqual(0.93);
   });
 
   test('the studentized bootstrap is at least as good as t on a single skewed grade at n = 10', () => {
     const t = intervalCoverage({ n: 10, sims: 400, method: 't', distribution: 'one-grade', seed: 'jest-stud' });
-    const studentized = intervalCoverage({ n: 10, sims: 400, method: 'studentized', distribution: 'one-grade', seed: 'jest-stud', iterations: 400 });
+    const studentized = intervalCoverage({
+      n: 10,
+      sims: 400,
+      method: 'studentized',
+      distribution: 'one-grade',
+      seed: 'jest-stud',
+      iterations: 400,
+    });
     expect(studentized.rate).toBeGreaterThanOrEqual(t.rate - 0.01);
   });
 });

@@ -1,7 +1,12 @@
 import path from 'node:path';
 import { contentHash } from '../../../core/model/hashing';
 import type { ResultsStore } from '../../../core/model/store';
-import { groundingRubricFromContent, judgeGroundingResponse, loadGroundingRubric, type GroundingJudgeContext } from '../../../rubrics/grounding';
+import {
+  groundingRubricFromContent,
+  judgeGroundingResponse,
+  loadGroundingRubric,
+  type GroundingJudgeContext,
+} from '../../../rubrics/grounding';
 import { groundedReply } from '../../../sim/groundedCopilot';
 import { startSimServer, type SimServer } from '../../../sim/server';
 import { SqliteStore } from '../../../stores/sqlite';
@@ -21,8 +26,27 @@ afterAll(() => judge.close());
 beforeEach(async () => {
   store = new SqliteStore(path.join(tempDir(), 'results.db'));
   await store.putSnapshot({ snapshotId: 's', createdAt: 'now', parentId: null, meta: {} }, [QUERY]);
-  const base = { runId: 'r', queryId: 'q1', status: 'ok' as const, raw: null, html: null, adapter: 'http', startedAt: null, finishedAt: null, latencyMs: null, errorKind: null, errorMessage: null, conversationId: null };
-  await store.putResponse({ ...base, copilot: COPILOT, text: reply.answer, context: reply.context.join('\n'), sources: reply.sources });
+  const base = {
+    runId: 'r',
+    queryId: 'q1',
+    status: 'ok' as const,
+    raw: null,
+    html: null,
+    adapter: 'http',
+    startedAt: null,
+    finishedAt: null,
+    latencyMs: null,
+    errorKind: null,
+    errorMessage: null,
+    conversationId: null,
+  };
+  await store.putResponse({
+    ...base,
+    copilot: COPILOT,
+    text: reply.answer,
+    context: reply.context.join('\n'),
+    sources: reply.sources,
+  });
   await store.putResponse({ ...base, copilot: 'Bare', text: reply.answer, context: null });
 });
 afterEach(() => store.close());
@@ -33,7 +57,15 @@ const ctx = (over: Partial<GroundingJudgeContext> = {}): GroundingJudgeContext =
   snapshotId: 's',
   rubric: loadGroundingRubric(),
   checks: ['hallucination', 'citations'],
-  judge: { baseURL: judge.url, model: 'judge', temperature: 0, timeoutMs: 10_000, responseFormat: 'json_schema', maxTokensParam: 'max_tokens', seed: 1 },
+  judge: {
+    baseURL: judge.url,
+    model: 'judge',
+    temperature: 0,
+    timeoutMs: 10_000,
+    responseFormat: 'json_schema',
+    maxTokensParam: 'max_tokens',
+    seed: 1,
+  },
   judgeName: '',
   env: {},
   ...over,
@@ -45,17 +77,26 @@ test('the shipped rubric loads; its version is the hash of its data and prompts,
   expect(groundingRubricFromContent(JSON.parse(JSON.stringify(rubric.content))).version).toBe(rubric.version);
   const dir = copyRubric('grounding');
   expect(loadGroundingRubric(dir).version).toBe(rubric.version);
-  editOnce(path.join(dir, 'hallucination-system.md'), 'never against your own knowledge', 'never ever against your own knowledge');
+  editOnce(
+    path.join(dir, 'hallucination-system.md'),
+    'never against your own knowledge',
+    'never ever against your own knowledge',
+  );
   expect(loadGroundingRubric(dir).version).not.toBe(rubric.version);
   editOnce(path.join(dir, 'citations-user.md'), '{{claims}}', '{{claim_list}}');
-  expect(() => loadGroundingRubric(dir)).toThrow(/citations-user|prompts\.citations\.user.*unknown placeholder \{\{claim_list\}\}/);
+  expect(() => loadGroundingRubric(dir)).toThrow(
+    /citations-user|prompts\.citations\.user.*unknown placeholder \{\{claim_list\}\}/,
+  );
 });
 
 test('one response checked blind: claims with statuses and excerpts, citations, label; the prompts carry its context and no copilot name', async () => {
   const before = judge.requests.length;
   expect(await judgeGroundingResponse('q1', COPILOT, ctx())).toBe('ok');
   const requests = judge.requests.slice(before);
-  expect(requests.map((r) => r.body.response_format.json_schema.name)).toEqual(['grounding_hallucination', 'grounding_citations']);
+  expect(requests.map((r) => r.body.response_format.json_schema.name)).toEqual([
+    'grounding_hallucination',
+    'grounding_citations',
+  ]);
   for (const r of requests) expect(JSON.stringify(r.body)).not.toContain(COPILOT);
   expect(JSON.stringify(requests[0].body.messages)).toContain(JSON.stringify(reply.context.join('\n')).slice(1, -1));
   const check = (await store.getGroundingCheck('r', 'q1', COPILOT, ctx().rubric.version))!;
@@ -82,27 +123,44 @@ test('a check retried after its first call finished asks only the second', async
   const names = judge.requests.slice(before).map((r) => r.body.response_format.json_schema.name);
   expect(names).toEqual(['grounding_hallucination', 'grounding_hallucination', 'grounding_citations']);
   await store.putResponse({ ...(await store.getResponse('r', 'q1', COPILOT))!, runId: 'r2' });
-  const turn = (await store.judgeTurns('r', 'q1', `grounding:${ctx().rubric.version}:${COPILOT}`, { sample: 0, judge: '' }))[0];
+  const turn = (
+    await store.judgeTurns('r', 'q1', `grounding:${ctx().rubric.version}:${COPILOT}`, { sample: 0, judge: '' })
+  )[0];
   await store.putJudgeTurn('r2', 'q1', `grounding:${ctx().rubric.version}:${COPILOT}`, 1, turn.request, turn.answer);
   const mark = judge.requests.length;
   expect(await judgeGroundingResponse('q1', COPILOT, ctx({ runId: 'r2' }))).toBe('ok');
-  expect(judge.requests.slice(mark).map((r) => r.body.response_format.json_schema.name)).toEqual(['grounding_citations']);
+  expect(judge.requests.slice(mark).map((r) => r.body.response_format.json_schema.name)).toEqual([
+    'grounding_citations',
+  ]);
 });
 
 test('no context: the claims are only listed (unchecked), the check is "no context"; an answer that stays invalid is a failed check', async () => {
   expect(await judgeGroundingResponse('q1', 'Bare', ctx())).toBe('no_context');
   const check = (await store.getGroundingCheck('r', 'q1', 'Bare', ctx().rubric.version))!;
   expect(check.claims.map((c) => c.status)).toEqual(['unchecked', 'unchecked', 'unchecked', 'unchecked']);
-  expect(check.claims[0]).toMatchObject({ entity: expect.any(String), metric: expect.any(String), value: expect.any(Number) });
+  expect(check.claims[0]).toMatchObject({
+    entity: expect.any(String),
+    metric: expect.any(String),
+    value: expect.any(Number),
+  });
   expect(check.label).toBeNull();
-  expect(await judgeGroundingResponse('q1', COPILOT, ctx({ judge: { ...ctx().judge, model: 'fault-badjson:judge' } }))).toBe('failed');
-  expect((await store.getGroundingCheck('r', 'q1', COPILOT, ctx().rubric.version))!).toMatchObject({ status: 'failed', claims: [], error: expect.stringMatching(/invalid judge answer after 3 attempts/) });
+  expect(
+    await judgeGroundingResponse('q1', COPILOT, ctx({ judge: { ...ctx().judge, model: 'fault-badjson:judge' } })),
+  ).toBe('failed');
+  expect((await store.getGroundingCheck('r', 'q1', COPILOT, ctx().rubric.version))!).toMatchObject({
+    status: 'failed',
+    claims: [],
+    error: expect.stringMatching(/invalid judge answer after 3 attempts/),
+  });
 });
 
 test('only the citation check: the claims are listed (not verified) and their citations checked', async () => {
   const before = judge.requests.length;
   expect(await judgeGroundingResponse('q1', COPILOT, ctx({ checks: ['citations'] }))).toBe('ok');
-  expect(judge.requests.slice(before).map((r) => r.body.response_format.json_schema.name)).toEqual(['grounding_extraction', 'grounding_citations']);
+  expect(judge.requests.slice(before).map((r) => r.body.response_format.json_schema.name)).toEqual([
+    'grounding_extraction',
+    'grounding_citations',
+  ]);
   const check = (await store.getGroundingCheck('r', 'q1', COPILOT, ctx().rubric.version))!;
   expect(check.claims.map((c) => [c.status, c.citation?.verdict])).toEqual([
     ['unchecked', 'derivable'],

@@ -9,13 +9,21 @@ const rubric = latticeProtocol.loadRubric(latticeProtocol.defaultRubricDir) as L
 const LATTICE_SHARED = path.join(SHARED, 'datasets', 'lattice');
 const HAS_SHARED = fs.existsSync(path.join(LATTICE_SHARED, 'filtered_queries_240.json'));
 const NEEDS_SHARED = 'needs ../shared/datasets/lattice (CI has it; JUDGEFLOW_TEST_SHARED points elsewhere)';
-const withShared = HAS_SHARED ? test : (name: string, fn: jest.ProvidesCallback) => test.skip(`${name} [skipped: ${NEEDS_SHARED}]`, fn);
+const withShared = HAS_SHARED
+  ? test
+  : (name: string, fn: jest.ProvidesCallback) => test.skip(`${name} [skipped: ${NEEDS_SHARED}]`, fn);
 
 const prompt = (task: string, category: string, response = 'ANSWER TEXT') =>
-  latticeMessages(rubric, { id: 'q', text: 'What threshold triggers liquidation on Aave v3?', task, category }, response).map((m) => m.content).join('\n');
+  latticeMessages(
+    rubric,
+    { id: 'q', text: 'What threshold triggers liquidation on Aave v3?', task, category },
+    response,
+  )
+    .map((m) => m.content)
+    .join('\n');
 
-describe('the paper\'s rubric (Table 1, Table 2, the reference judge instructions)', () => {
-  test('the 16 tasks carry Table 2\'s ids and names, in order', () => {
+describe("the paper's rubric (Table 1, Table 2, the reference judge instructions)", () => {
+  test("the 16 tasks carry Table 2's ids and names, in order", () => {
     expect(rubric.data.tasks.map((t) => `${t.id} ${t.name}`)).toEqual([
       'T1 Protocol Mechanism Interpretation',
       'T2 Event & Catalyst Impact Analysis',
@@ -34,12 +42,20 @@ describe('the paper\'s rubric (Table 1, Table 2, the reference judge instruction
       'T15 Adaptive Learning from Market Feedback',
       'T16 Scope Boundary Recognition & Safe Refusal',
     ]);
-    expect(rubric.data.categories.map((c) => `${c.id} ${c.name}`)).toEqual(['C1 Basic', 'C2 Comparative', 'C3 Constrained', 'C4 Decision', 'C5 Ambiguous']);
+    expect(rubric.data.categories.map((c) => `${c.id} ${c.name}`)).toEqual([
+      'C1 Basic',
+      'C2 Comparative',
+      'C3 Constrained',
+      'C4 Decision',
+      'C5 Ambiguous',
+    ]);
   });
 
   withShared('task and category labels are exactly those of the published query files', () => {
     for (const set of ['80', '240', '1200']) {
-      const rows = JSON.parse(fs.readFileSync(path.join(LATTICE_SHARED, `filtered_queries_${set}.json`), 'utf8')) as Array<{ task: string; category: string }>;
+      const rows = JSON.parse(
+        fs.readFileSync(path.join(LATTICE_SHARED, `filtered_queries_${set}.json`), 'utf8'),
+      ) as Array<{ task: string; category: string }>;
       const tasks = new Set(rubric.data.tasks.map((t) => `${t.id} ${t.name}`));
       const categories = new Set(rubric.data.categories.map((c) => `${c.id} ${c.name}`));
       expect(rows.filter((r) => !tasks.has(r.task))).toEqual([]);
@@ -48,7 +64,7 @@ describe('the paper\'s rubric (Table 1, Table 2, the reference judge instruction
     }
   });
 
-  test('the weights are the protocol document\'s weight matrix', () => {
+  test("the weights are the protocol document's weight matrix", () => {
     expect(rubric.data.weights).toEqual({
       C1: { D1: 15, D2: 25, D3: 15, D4: 15, D5: 15, D6: 15 },
       C2: { D1: 15, D2: 20, D3: 20, D4: 15, D5: 15, D6: 15 },
@@ -64,7 +80,13 @@ describe('the paper\'s rubric (Table 1, Table 2, the reference judge instruction
     expect(text).toContain(`T1 ${t1.name} - ${t1.description}`);
     for (const d of rubric.data.dimensions) {
       expect(text).toContain(`${d.id} ${d.name}: ${d.description}`);
-      for (const [band, label] of [['9-10', '9–10'], ['8', '8'], ['6-7', '6–7'], ['0-5', '≤5']]) expect(text).toContain(`  ${label}: ${d.anchors![band as "8"]}`);
+      for (const [band, label] of [
+        ['9-10', '9–10'],
+        ['8', '8'],
+        ['6-7', '6–7'],
+        ['0-5', '≤5'],
+      ])
+        expect(text).toContain(`  ${label}: ${d.anchors![band as '8']}`);
     }
     // Bands best first, whatever order an object keeps its keys in.
     const d1 = text.slice(text.indexOf('D1 Intent Fidelity'));
@@ -96,19 +118,38 @@ describe('the paper\'s rubric (Table 1, Table 2, the reference judge instruction
     expect(a.replace('answer one', '')).toBe(b.replace('answer two', ''));
   });
 
-  withShared('no sentence of the reference texts is in the rubric or its prompts (judgeflow words every criterion itself)', () => {
-    const words = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, ' ').trim().split(' ').filter(Boolean);
-    const ours = words(['rubric.yaml', 'judge-system.md', 'judge-user.md', 'generation/system.md', 'generation/user.md'].map((f) => fs.readFileSync(path.join(REPO, 'rubrics', 'lattice', f), 'utf8')).join('\n')).join(' ');
-    const reference = ['judge_instructions_en.txt', 'DeFi Agent Evaluation Tasks and Protocol.md', 'prompt_80_to_240_en.txt'].map((f) => fs.readFileSync(path.join(LATTICE_SHARED, 'reference', f), 'utf8')).join('\n');
-    const copied: string[] = [];
-    // Any run of 9 words the reference has, outside the task names (identifiers, kept exactly) and the weight table.
-    const names = new Set(rubric.data.tasks.map((t) => words(t.name).join(' ')));
-    const ref = words(reference);
-    for (let i = 0; i + 9 <= ref.length; i++) {
-      const run = ref.slice(i, i + 9).join(' ');
-      if ([...names].some((n) => run.includes(n) || n.includes(run))) continue;
-      if (ours.includes(run)) copied.push(run);
-    }
-    expect(copied).toEqual([]);
-  });
+  withShared(
+    'no sentence of the reference texts is in the rubric or its prompts (judgeflow words every criterion itself)',
+    () => {
+      const words = (s: string) =>
+        s
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, ' ')
+          .trim()
+          .split(' ')
+          .filter(Boolean);
+      const ours = words(
+        ['rubric.yaml', 'judge-system.md', 'judge-user.md', 'generation/system.md', 'generation/user.md']
+          .map((f) => fs.readFileSync(path.join(REPO, 'rubrics', 'lattice', f), 'utf8'))
+          .join('\n'),
+      ).join(' ');
+      const reference = [
+        'judge_instructions_en.txt',
+        'DeFi Agent Evaluation Tasks and Protocol.md',
+        'prompt_80_to_240_en.txt',
+      ]
+        .map((f) => fs.readFileSync(path.join(LATTICE_SHARED, 'reference', f), 'utf8'))
+        .join('\n');
+      const copied: string[] = [];
+      // Any run of 9 words the reference has, outside the task names (identifiers, kept exactly) and the weight table.
+      const names = new Set(rubric.data.tasks.map((t) => words(t.name).join(' ')));
+      const ref = words(reference);
+      for (let i = 0; i + 9 <= ref.length; i++) {
+        const run = ref.slice(i, i + 9).join(' ');
+        if ([...names].some((n) => run.includes(n) || n.includes(run))) continue;
+        if (ours.includes(run)) copied.push(run);
+      }
+      expect(copied).toEqual([]);
+    },
+  );
 });

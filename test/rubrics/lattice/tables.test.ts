@@ -1,5 +1,12 @@
 import { latticeProtocol } from '../../../rubrics/lattice';
-import { bucketOf, cellText, fmt2, latticeTables, populationSd, referenceRound2 } from '../../../rubrics/lattice/tables';
+import {
+  bucketOf,
+  cellText,
+  fmt2,
+  latticeTables,
+  populationSd,
+  referenceRound2,
+} from '../../../rubrics/lattice/tables';
 import type { LatticeRubric } from '../../../rubrics/lattice/rubric';
 import { allDimensions, latticeJudgment } from '../../support/latticeJudgment';
 
@@ -10,7 +17,19 @@ const all = allDimensions;
 
 describe("the reference's summaries (build_benchmark.py), computed by hand", () => {
   test('buckets: the low edge is inclusive, 49.99 is in 0-49, 90 in 90-100', () => {
-    expect([0, 49.99, 50, 59.9999, 60, 69.5, 70, 80, 89.99, 90, 100].map(bucketOf)).toEqual(['0-49', '0-49', '50-59', '50-59', '60-69', '60-69', '70-79', '80-89', '80-89', '90-100', '90-100']);
+    expect([0, 49.99, 50, 59.9999, 60, 69.5, 70, 80, 89.99, 90, 100].map(bucketOf)).toEqual([
+      '0-49',
+      '0-49',
+      '50-59',
+      '50-59',
+      '60-69',
+      '60-69',
+      '70-79',
+      '80-89',
+      '80-89',
+      '90-100',
+      '90-100',
+    ]);
   });
   test('spread is the population standard deviation; one value has none', () => {
     expect(populationSd([60, 80])).toBe(10);
@@ -26,10 +45,14 @@ describe("the reference's summaries (build_benchmark.py), computed by hand", () 
       { id: 'q4', text: 'd', task: 'T2', category: 'C1' },
     ];
     const judgments = [
-      judgment('q1', 'zeta', all(8), 80), judgment('q1', 'alpha', all(6), 60),
-      judgment('q2', 'zeta', all(7), 70), judgment('q2', 'alpha', all(7), 70), // tie: alpha, first by name
-      judgment('q3', 'zeta', { Refusal: 9 }, 90), judgment('q3', 'alpha', { Refusal: 4 }, 40),
-      judgment('q4', 'zeta', null, null), judgment('q4', 'alpha', null, null), // nobody scored
+      judgment('q1', 'zeta', all(8), 80),
+      judgment('q1', 'alpha', all(6), 60),
+      judgment('q2', 'zeta', all(7), 70),
+      judgment('q2', 'alpha', all(7), 70), // tie: alpha, first by name
+      judgment('q3', 'zeta', { Refusal: 9 }, 90),
+      judgment('q3', 'alpha', { Refusal: 4 }, 40),
+      judgment('q4', 'zeta', null, null),
+      judgment('q4', 'alpha', null, null), // nobody scored
     ];
     const t = latticeTables(rubric, queries, ['zeta', 'alpha'], judgments, 'seed');
     expect(t.table5.copilots.zeta.D1).toMatchObject({ mean: 7.5, n: 2 });
@@ -58,5 +81,7 @@ test('report figures round as the reference prints them (half up after +1e-8), n
   expect((2.675).toFixed(2)).toBe('2.67'); // the binary value sits just below the half
   expect(fmt2(2.675)).toBe('2.68');
   expect(fmt2(null)).toBe('–');
-  expect(cellText({ mean: 7.125, ci95: { low: 6.9, high: 7.35, n: 20, method: 't' }, n: 20 })).toBe('7.13 [6.90, 7.35]');
+  expect(cellText({ mean: 7.125, ci95: { low: 6.9, high: 7.35, n: 20, method: 't' }, n: 20 })).toBe(
+    '7.13 [6.90, 7.35]',
+  );
 });

@@ -18,7 +18,11 @@ export async function startMcpHttp(): Promise<McpHttpServer> {
   const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
   const state: McpHttpServer = { url: '', calls: [], delayMs: 0, close: async () => undefined };
   const server = http.createServer(async (req, res) => {
-    const mcp = priceServer((entry: { args: { symbol: string } }) => state.calls.push(entry.args), '', () => state.delayMs);
+    const mcp = priceServer(
+      (entry: { args: { symbol: string } }) => state.calls.push(entry.args),
+      '',
+      () => state.delayMs,
+    );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => void transport.close());
     await mcp.connect(transport);

@@ -11,13 +11,29 @@ function priceServer(log = () => undefined, fail = '', delayMs = () => 0) {
   const server = new McpServer({ name: 'prices', version: '1.0.0' });
   server.registerTool(
     'get_price',
-    { description: 'The spot price of a token in USD, with its source', inputSchema: { symbol: z.string().describe('ticker, e.g. BTC') } },
+    {
+      description: 'The spot price of a token in USD, with its source',
+      inputSchema: { symbol: z.string().describe('ticker, e.g. BTC') },
+    },
     async ({ symbol }) => {
       log({ tool: 'get_price', args: { symbol } });
       const wait = delayMs();
       if (wait) await new Promise((resolve) => setTimeout(resolve, wait));
-      if (symbol === fail || !(symbol in PRICES)) return { isError: true, content: [{ type: 'text', text: `unknown symbol ${symbol}` }] };
-      return { content: [{ type: 'text', text: JSON.stringify({ symbol, price: PRICES[symbol], source: `https://prices.test/${symbol}`, asOf: '2026-11-30' }) }] };
+      if (symbol === fail || !(symbol in PRICES))
+        return { isError: true, content: [{ type: 'text', text: `unknown symbol ${symbol}` }] };
+      return {
+        content: [
+          {
+            type: 'text',
+            text: JSON.stringify({
+              symbol,
+              price: PRICES[symbol],
+              source: `https://prices.test/${symbol}`,
+              asOf: '2026-11-30',
+            }),
+          },
+        ],
+      };
     },
   );
   return server;

@@ -64,22 +64,59 @@ function openaiReply(body: any) {
   const usage = { prompt_tokens: 100 + messages.length, completion_tokens: 20 };
   const canCall = body.tools?.length && body.tool_choice !== 'none';
   if (lastToolTurn < 0 && canCall && tickers(question).length) {
-    const calls = tickers(question).map((symbol, i) => ({ id: `call_${i}_${symbol}`, type: 'function', function: { name: 'get_price', arguments: JSON.stringify({ symbol }) } }));
-    return { id: 'cmpl-1', choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: calls } }], usage };
+    const calls = tickers(question).map((symbol, i) => ({
+      id: `call_${i}_${symbol}`,
+      type: 'function',
+      function: { name: 'get_price', arguments: JSON.stringify({ symbol }) },
+    }));
+    return {
+      id: 'cmpl-1',
+      choices: [
+        { index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: calls } },
+      ],
+      usage,
+    };
   }
-  return { id: 'cmpl-2', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: answerFrom(results, body.model) } }], usage };
+  return {
+    id: 'cmpl-2',
+    choices: [
+      { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: answerFrom(results, body.model) } },
+    ],
+    usage,
+  };
 }
 
 function anthropicReply(body: any) {
   const messages: any[] = body.messages;
-  const question = messages[messages.length - 1].role === 'user' && typeof messages[messages.length - 1].content === 'string' ? messages[messages.length - 1].content : messages.find((m) => typeof m.content === 'string' && m.role === 'user').content;
-  const results = messages.flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b: any) => b.type === 'tool_result').map((b: any) => b.content as string) : []));
-  const called = messages.some((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'));
+  const question =
+    messages[messages.length - 1].role === 'user' && typeof messages[messages.length - 1].content === 'string'
+      ? messages[messages.length - 1].content
+      : messages.find((m) => typeof m.content === 'string' && m.role === 'user').content;
+  const results = messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? m.content.filter((b: any) => b.type === 'tool_result').map((b: any) => b.content as string)
+      : [],
+  );
+  const called = messages.some(
+    (m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b: any) => b.type === 'tool_use'),
+  );
   const usage = { input_tokens: 100 + messages.length, output_tokens: 20 };
   const canCall = body.tools?.length && body.tool_choice?.type !== 'none';
   if (!called && canCall && tickers(question).length) {
-    const content = tickers(question).map((symbol, i) => ({ type: 'tool_use', id: `toolu_${i}_${symbol}`, name: 'get_price', input: { symbol } }));
+    const content = tickers(question).map((symbol, i) => ({
+      type: 'tool_use',
+      id: `toolu_${i}_${symbol}`,
+      name: 'get_price',
+      input: { symbol },
+    }));
     return { id: 'msg_1', type: 'message', role: 'assistant', content, stop_reason: 'tool_use', usage };
   }
-  return { id: 'msg_2', type: 'message', role: 'assistant', content: [{ type: 'text', text: answerFrom(results, body.model) }], stop_reason: 'end_turn', usage };
+  return {
+    id: 'msg_2',
+    type: 'message',
+    role: 'assistant',
+    content: [{ type: 'text', text: answerFrom(results, body.model) }],
+    stop_reason: 'end_turn',
+    usage,
+  };
 }

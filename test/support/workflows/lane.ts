@@ -29,13 +29,17 @@ function calls(counted: Array<[string, ItemOutcome]>): LaneCalls<string, ItemRes
     many: (keys) => mocked.callMany({ keys }),
     throttled: (r) => r.status === 'throttled',
     outcome: (r) => (r.status === 'ok' ? 'done' : 'failed'),
-    recordFailure: (key, error) => mocked.recordFailure({ key, reason: error instanceof Error ? error.message : String(error) }),
+    recordFailure: (key, error) =>
+      mocked.recordFailure({ key, reason: error instanceof Error ? error.message : String(error) }),
     counted: (key, outcome) => void counted.push([key, outcome]),
   };
 }
 
 /** Every key through one lane of `concurrency` places; what was counted, in order. */
-export async function laneWorkflow(args: { keys: string[]; concurrency: number }): Promise<{ counts: StageCounts; counted: Array<[string, ItemOutcome]> }> {
+export async function laneWorkflow(args: {
+  keys: string[];
+  concurrency: number;
+}): Promise<{ counts: StageCounts; counted: Array<[string, ItemOutcome]> }> {
   const counts = { done: 0, total: args.keys.length, failures: 0 };
   const counted: Array<[string, ItemOutcome]> = [];
   const lane = new EndpointLane('test', new Limiter({ concurrency: args.concurrency }), calls(counted), counts);
@@ -57,7 +61,10 @@ export async function laneWorkflow(args: { keys: string[]; concurrency: number }
  * Answers arrive in waves (`waves[k]` query ids), one mocked call apart (the server's timers are too coarse to space them); the planner plans them for a panel of judges with the
  * given concurrencies, and each judge's lane judges its items (ids `item:<index>` for the mocked callOne).
  */
-export async function plannerWorkflow(args: { waves: string[][]; concurrencies: number[] }): Promise<{ judged: Array<[number, number]>; counts: StageCounts }> {
+export async function plannerWorkflow(args: {
+  waves: string[][];
+  concurrencies: number[];
+}): Promise<{ judged: Array<[number, number]>; counts: StageCounts }> {
   const counts = { done: 0, total: 0, failures: 0 };
   const work = judgeWorkFrom(args.concurrencies.length);
   const planner = new JudgePlanner(work, args.concurrencies, (queryIds) => mocked.planReady({ queryIds }), counts);
@@ -65,13 +72,18 @@ export async function plannerWorkflow(args: { waves: string[][]; concurrencies: 
   const judged: Array<[number, number]> = [];
   const lanes = args.concurrencies.map(async (concurrency, lane) => {
     const itemCalls = calls([]);
-    const judge = new EndpointLane(`judge:${lane}`, new Limiter({ concurrency }), {
-      ...itemCalls,
-      one: (index: number, attempt) => mocked.callOne({ key: `item:${index}`, attempt }),
-      many: (indices: number[]) => mocked.callMany({ keys: indices.map((i) => `item:${i}`) }),
-      counted: (index: number) => void judged.push([lane, index]),
-      recordFailure: async () => undefined,
-    }, counts);
+    const judge = new EndpointLane(
+      `judge:${lane}`,
+      new Limiter({ concurrency }),
+      {
+        ...itemCalls,
+        one: (index: number, attempt) => mocked.callOne({ key: `item:${index}`, attempt }),
+        many: (indices: number[]) => mocked.callMany({ keys: indices.map((i) => `item:${i}`) }),
+        counted: (index: number) => void judged.push([lane, index]),
+        recordFailure: async () => undefined,
+      },
+      counts,
+    );
     await judge.drain(planner.source(lane), () => false);
   });
   const arrivals = (async () => {

@@ -38,10 +38,18 @@ describe('batch sizes: several work items of one endpoint in one activity, only 
     expect(throttled.windowOnly(60_000)).toBe(false);
     // Headers with few requests left: paced; with plenty left: the window alone.
     const few = new Limiter({ concurrency: 4 });
-    few.release(few.tryStart(0) as { startedAt: number }, { rateLimit: { remainingRequests: 10, resetRequestsMs: 60_000 } }, 10);
+    few.release(
+      few.tryStart(0) as { startedAt: number },
+      { rateLimit: { remainingRequests: 10, resetRequestsMs: 60_000 } },
+      10,
+    );
     expect(few.windowOnly(20)).toBe(false);
     const plenty = new Limiter({ concurrency: 4 });
-    plenty.release(plenty.tryStart(0) as { startedAt: number }, { rateLimit: { remainingRequests: 5_000, resetRequestsMs: 60_000 } }, 10);
+    plenty.release(
+      plenty.tryStart(0) as { startedAt: number },
+      { rateLimit: { remainingRequests: 5_000, resetRequestsMs: 60_000 } },
+      10,
+    );
     expect(plenty.windowOnly(20)).toBe(true);
   });
 

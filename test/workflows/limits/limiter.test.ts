@@ -160,7 +160,10 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
   test('its state survives continue-as-new', () => {
     const limiter = new Limiter({ concurrency: 8, tokensPerMinute: 10_000 });
     limiter.release(start(limiter, 0), { throttled: true, retryAfterMs: 5_000, tokens: 50 }, 100);
-    const copy = new Limiter({ concurrency: 8, tokensPerMinute: 10_000 }, JSON.parse(JSON.stringify(limiter.state(200))));
+    const copy = new Limiter(
+      { concurrency: 8, tokensPerMinute: 10_000 },
+      JSON.parse(JSON.stringify(limiter.state(200))),
+    );
     expect(copy.allowed).toBe(4);
     expect(copy.tryStart(200)).toEqual({ waitMs: 4_900 });
     expect(copy.state(200).recentTokens).toEqual([[100, 50]]);

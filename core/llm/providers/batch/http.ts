@@ -7,14 +7,23 @@ import { providerErrorMessage } from '../errorBody';
 import { headersOf, ProviderHttpError } from '../httpError';
 import { ProviderReplyError, ProviderTimeoutError } from '../replyError';
 
-export async function batchRequest(url: string, init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string | FormData }, timeoutMs: number): Promise<string> {
+export async function batchRequest(
+  url: string,
+  init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string | FormData },
+  timeoutMs: number,
+): Promise<string> {
   const timeout = AbortSignal.timeout(timeoutMs);
   try {
     const response = await fetch(url, { ...init, signal: timeout });
     const text = await response.text();
     if (!response.ok) {
       const words = providerErrorMessage(text);
-      throw new ProviderHttpError(response.status, text, headersOf(response.headers), `HTTP ${response.status} from ${init.method} ${new URL(url).pathname}${words ? `: ${words}` : ''}`);
+      throw new ProviderHttpError(
+        response.status,
+        text,
+        headersOf(response.headers),
+        `HTTP ${response.status} from ${init.method} ${new URL(url).pathname}${words ? `: ${words}` : ''}`,
+      );
     }
     return text;
   } catch (error) {
@@ -23,12 +32,19 @@ export async function batchRequest(url: string, init: { method: 'GET' | 'POST'; 
   }
 }
 
-export async function batchJson(url: string, init: Parameters<typeof batchRequest>[1], timeoutMs: number): Promise<any> {
+export async function batchJson(
+  url: string,
+  init: Parameters<typeof batchRequest>[1],
+  timeoutMs: number,
+): Promise<any> {
   const text = await batchRequest(url, init, timeoutMs);
   try {
     return JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
-    throw new ProviderReplyError(`the reply of ${init.method} ${new URL(url).pathname} is not JSON: ${text.replace(/\s+/g, ' ').slice(0, EXCERPT_CHARS)}`, text.slice(0, RAW_CHARS));
+    throw new ProviderReplyError(
+      `the reply of ${init.method} ${new URL(url).pathname} is not JSON: ${text.replace(/\s+/g, ' ').slice(0, EXCERPT_CHARS)}`,
+      text.slice(0, RAW_CHARS),
+    );
   }
 }
 
@@ -58,20 +74,37 @@ export function jsonLines(text: string, what: string): { lines: any[]; malformed
       lines.push(JSON.parse(line));
     } catch {
       const customId = line.match(/"custom_id"\s*:\s*"([^"\\]{1,64})"/)?.[1] ?? null;
-      malformed.push({ line: i + 1, customId, error: `${what}: line ${i + 1} is not JSON: ${line.slice(0, EXCERPT_CHARS)}${line.length > EXCERPT_CHARS ? '…' : ''}` });
+      malformed.push({
+        line: i + 1,
+        customId,
+        error: `${what}: line ${i + 1} is not JSON: ${line.slice(0, EXCERPT_CHARS)}${line.length > EXCERPT_CHARS ? '…' : ''}`,
+      });
     }
   }
-  if (!lines.length && malformed.length) throw new ProviderReplyError(`${malformed[0].error} (no line of ${malformed.length} is JSON)`, text.slice(0, RAW_CHARS));
+  if (!lines.length && malformed.length)
+    throw new ProviderReplyError(
+      `${malformed[0].error} (no line of ${malformed.length} is JSON)`,
+      text.slice(0, RAW_CHARS),
+    );
   return { lines, malformed };
 }
 
 /** The malformed lines whose custom_id could be read, as errored results (the rest are unreported, hence expired). */
 export function malformedResults(malformed: MalformedLine[]) {
-  return malformed.filter((m): m is MalformedLine & { customId: string } => m.customId !== null).map((m) => ({ customId: m.customId, ok: false as const, kind: 'errored' as const, error: m.error }));
+  return malformed
+    .filter((m): m is MalformedLine & { customId: string } => m.customId !== null)
+    .map((m) => ({ customId: m.customId, ok: false as const, kind: 'errored' as const, error: m.error }));
 }
 
 /** The lines the provider never reported, as `kind` (expired, or canceled for a cancelled batch). */
-export function unreported<R extends { customId: string }>(reported: R[], expected: string[] | undefined, kind: 'expired' | 'canceled', why: string) {
+export function unreported<R extends { customId: string }>(
+  reported: R[],
+  expected: string[] | undefined,
+  kind: 'expired' | 'canceled',
+  why: string,
+) {
   const seen = new Set(reported.map((r) => r.customId));
-  return (expected ?? []).filter((id) => !seen.has(id)).map((customId) => ({ customId, ok: false as const, kind, error: why }));
+  return (expected ?? [])
+    .filter((id) => !seen.has(id))
+    .map((customId) => ({ customId, ok: false as const, kind, error: why }));
 }

@@ -23,7 +23,12 @@ export function batchApiOf(endpoint: { baseURL: string; provider?: ProviderId })
 export function batchClient(endpoint: BatchEndpoint, env: NodeJS.ProcessEnv): BatchClient {
   const api = batchApiOf(endpoint);
   const provider = endpoint.provider ?? inferProvider(endpoint.baseURL);
-  if (!api) throw new InputError(`provider "${provider}" (${endpoint.baseURL}) has no Batch API judgeflow supports (only OpenAI's protocol and Anthropic's Message Batches: see \`judgeflow providers\`); judge it live (judge.batch: false)`);
+  if (!api)
+    throw new InputError(
+      `provider "${provider}" (${endpoint.baseURL}) has no Batch API judgeflow supports (only OpenAI's protocol and Anthropic's Message Batches: see \`judgeflow providers\`); judge it live (judge.batch: false)`,
+    );
   const apiKey = (endpoint.apiKeyEnv && env[endpoint.apiKeyEnv]) || undefined;
-  return api === 'anthropic' ? anthropicBatchClient(endpoint.baseURL, apiKey, endpoint.timeoutMs) : openaiBatchClient(endpoint.baseURL, apiKey, endpoint.timeoutMs);
+  return api === 'anthropic'
+    ? anthropicBatchClient(endpoint.baseURL, apiKey, endpoint.timeoutMs)
+    : openaiBatchClient(endpoint.baseURL, apiKey, endpoint.timeoutMs);
 }

@@ -19,25 +19,50 @@ const ENDED: BatchState[] = ['completed', 'failed', 'expired', 'cancelled'];
 export function openaiBatchClient(baseURL: string, apiKey: string | undefined, timeoutMs: number): BatchClient {
   const base = baseURL.replace(/\/+$/, '');
   const auth: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-  const get = (path: string) => batchJson(`${base}${path}`, { method: 'GET', headers: { accept: 'application/json', ...auth } }, timeoutMs);
+  const get = (path: string) =>
+    batchJson(`${base}${path}`, { method: 'GET', headers: { accept: 'application/json', ...auth } }, timeoutMs);
   const post = (path: string, body?: unknown) =>
-    batchJson(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...auth }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }, timeoutMs);
-  const fileText = (id: string) => batchRequest(`${base}/files/${encodeURIComponent(id)}/content`, { method: 'GET', headers: auth }, timeoutMs);
+    batchJson(
+      `${base}${path}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...auth },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      },
+      timeoutMs,
+    );
+  const fileText = (id: string) =>
+    batchRequest(`${base}/files/${encodeURIComponent(id)}/content`, { method: 'GET', headers: auth }, timeoutMs);
   const status = async (id: string) => statusOf(await get(`/batches/${encodeURIComponent(id)}`));
 
   return {
     async submit(lines: BatchLine[], tag: string) {
-      if (tag.length > 512) throw new Error(`batch tag longer than 512 characters (OpenAI's limit for a metadata value): ${tag.slice(0, 40)}…`);
+      if (tag.length > 512)
+        throw new Error(
+          `batch tag longer than 512 characters (OpenAI's limit for a metadata value): ${tag.slice(0, 40)}…`,
+        );
       // An upload whose batch was never created (the worker died between the two) is used, not sent again.
       const uploaded = (await filesNamed(get, fileNameOf(tag)))[0];
       // One request per line: {custom_id, method: "POST", url, body} (the reference's "request input object").
-      const jsonl = lines.map((l) => JSON.stringify({ custom_id: l.customId, method: 'POST', url: '/v1/chat/completions', body: l.body })).join('\n');
+      const jsonl = lines
+        .map((l) =>
+          JSON.stringify({ custom_id: l.customId, method: 'POST', url: '/v1/chat/completions', body: l.body }),
+        )
+        .join('\n');
       const form = new FormData();
       form.append('purpose', 'batch');
       form.append('file', new Blob([`${jsonl}\n`], { type: 'application/jsonl' }), fileNameOf(tag));
-      const fileId = uploaded?.id ?? (await batchJson(`${base}/files`, { method: 'POST', headers: auth, body: form }, timeoutMs)).id;
+      const fileId =
+        uploaded?.id ?? (await batchJson(`${base}/files`, { method: 'POST', headers: auth, body: form }, timeoutMs)).id;
       // "Currently only `24h` is supported" for completion_window.
-      return statusOf(await post('/batches', { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { [TAG_KEY]: tag } }));
+      return statusOf(
+        await post('/batches', {
+          input_file_id: fileId,
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+          metadata: { [TAG_KEY]: tag },
+        }),
+      );
     },
     async find(_lines: BatchLine[], tag: string, sinceMs: number) {
       const recent = await recentBatches(get, sinceMs);
@@ -47,13 +72,17 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
         made = recent.filter((b) => files.has(b?.input_file_id));
       }
       // The list is newest first; created_at has whole seconds, so ties keep the list's order, reversed.
-      return made.reverse().sort((a, b) => Number(a.created_at) - Number(b.created_at)).map(statusOf);
+      return made
+        .reverse()
+        .sort((a, b) => Number(a.created_at) - Number(b.created_at))
+        .map(statusOf);
     },
     status,
     async results(id: string, expected?: string[]) {
       const batch = await get(`/batches/${encodeURIComponent(id)}`);
       const state = statusOf(batch);
-      if (!state.ended) throw new Error(`batch ${id} has not ended (state ${state.state}): its results are not there yet`);
+      if (!state.ended)
+        throw new Error(`batch ${id} has not ended (state ${state.state}): its results are not there yet`);
       const reported: BatchLineResult[] = [];
       for (const fileId of [batch.output_file_id, batch.error_file_id]) {
         if (typeof fileId !== 'string' || !fileId) continue;
@@ -62,7 +91,15 @@ export function openaiBatchClient(baseURL: string, apiKey: string | undefined, t
       }
       // Lines in neither file: expired ones are in the error file (code batch_expired, the guide's "Batch expiration"); a
       // cancelled batch reports only the lines that ran.
-      return [...reported, ...unreported(reported, expected, state.state === 'cancelled' ? 'canceled' : 'expired', `batch ${id} ended (${state.state}) without reporting this line`)];
+      return [
+        ...reported,
+        ...unreported(
+          reported,
+          expected,
+          state.state === 'cancelled' ? 'canceled' : 'expired',
+          `batch ${id} ended (${state.state}) without reporting this line`,
+        ),
+      ];
     },
     async cancel(id: string) {
       try {
@@ -97,7 +134,9 @@ async function recentBatches(get: (path: string) => Promise<any>, sinceMs: numbe
 /** Files of purpose `batch` with this name, newest first (one page: the Files list's default limit is 10,000). */
 async function filesNamed(get: (path: string) => Promise<any>, name: string): Promise<Array<{ id: string }>> {
   const list = await get('/files?purpose=batch&order=desc');
-  return (Array.isArray(list?.data) ? list.data : []).filter((f: any) => f?.filename === name && typeof f.id === 'string');
+  return (Array.isArray(list?.data) ? list.data : []).filter(
+    (f: any) => f?.filename === name && typeof f.id === 'string',
+  );
 }
 
 /**
@@ -112,8 +151,16 @@ export function statusOf(batch: any): BatchStatus {
   const succeeded = Number(batch?.request_counts?.completed ?? 0);
   const failed = ended ? Math.max(0, total - succeeded) : Number(batch?.request_counts?.failed ?? 0);
   const errors: any[] = Array.isArray(batch?.errors?.data) ? batch.errors.data : [];
-  const error = errors.map((e) => `${e.line ? `line ${e.line}: ` : ''}${e.code ? `${e.code}: ` : ''}${e.message ?? ''}`.trim()).join('; ');
-  return { id: String(batch?.id), state, ended, counts: { total, succeeded, failed, pending: ended ? 0 : Math.max(0, total - succeeded - failed) }, ...(error ? { error } : {}) };
+  const error = errors
+    .map((e) => `${e.line ? `line ${e.line}: ` : ''}${e.code ? `${e.code}: ` : ''}${e.message ?? ''}`.trim())
+    .join('; ');
+  return {
+    id: String(batch?.id),
+    state,
+    ended,
+    counts: { total, succeeded, failed, pending: ended ? 0 : Math.max(0, total - succeeded - failed) },
+    ...(error ? { error } : {}),
+  };
 }
 
 /**
@@ -124,8 +171,22 @@ export function statusOf(batch: any): BatchStatus {
 function lineResult(line: any): BatchLineResult {
   const customId = String(line?.custom_id);
   const status = Number(line?.response?.status_code);
-  if (line?.response && status >= 200 && status < 300 && line.response.body && typeof line.response.body === 'object') return { customId, ok: true, body: line.response.body };
-  if (line?.error) return { customId, ok: false, kind: line.error.code === 'batch_expired' ? 'expired' : 'errored', error: `${line.error.code ? `${line.error.code}: ` : ''}${line.error.message ?? ''}`.trim() };
-  const words = providerErrorMessage(typeof line?.response?.body === 'string' ? line.response.body : JSON.stringify(line?.response?.body ?? ''));
-  return { customId, ok: false, kind: 'errored', error: `HTTP ${Number.isFinite(status) ? status : '?'}${words ? `: ${words}` : ''}` };
+  if (line?.response && status >= 200 && status < 300 && line.response.body && typeof line.response.body === 'object')
+    return { customId, ok: true, body: line.response.body };
+  if (line?.error)
+    return {
+      customId,
+      ok: false,
+      kind: line.error.code === 'batch_expired' ? 'expired' : 'errored',
+      error: `${line.error.code ? `${line.error.code}: ` : ''}${line.error.message ?? ''}`.trim(),
+    };
+  const words = providerErrorMessage(
+    typeof line?.response?.body === 'string' ? line.response.body : JSON.stringify(line?.response?.body ?? ''),
+  );
+  return {
+    customId,
+    ok: false,
+    kind: 'errored',
+    error: `HTTP ${Number.isFinite(status) ? status : '?'}${words ? `: ${words}` : ''}`,
+  };
 }

@@ -7,7 +7,8 @@ export interface BatchLine {
 }
 
 /** Normalised state of a batch, whichever provider runs it. */
-export type BatchState = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
+export type BatchState =
+  'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'expired' | 'cancelling' | 'cancelled';
 
 export interface BatchStatus {
   id: string;

@@ -17,7 +17,10 @@ export const profile: ProviderProfile = {
   errors: '{"type": "error", "error": {"type", "message"}}',
   // Anthropic API reference, "Message Batches" (https://platform.claude.com/docs/en/api/creating-message-batches).
   batchApi: 'anthropic',
-  notes: ['Messages API: non-empty alternating turns, max_tokens required (Anthropic API reference, Messages)', 'no seed: repeated samples at temperature 0 are near-identical'],
+  notes: [
+    'Messages API: non-empty alternating turns, max_tokens required (Anthropic API reference, Messages)',
+    'no seed: repeated samples at temperature 0 are near-identical',
+  ],
   hooks: {
     // Anthropic answers an account out of credit with a 400 invalid_request_error, the type it uses for malformed
     // requests, so only the message tells it apart: "Your credit balance is too low to access the Anthropic API…"
@@ -25,6 +28,10 @@ export const profile: ProviderProfile = {
     // workspace set is a 400 too, "You have reached your specified (workspace) API usage limits…" (Anthropic API docs,
     // "Errors"); the API's 402 type is `billing_error`.
     classifyError: (error) =>
-      error.codes.includes('billing_error') || (error.status === 400 && /credit balance is too low|reached your specified (workspace )?API usage limits/i.test(error.message ?? '')) ? { kind: 'quota' } : null,
+      error.codes.includes('billing_error') ||
+      (error.status === 400 &&
+        /credit balance is too low|reached your specified (workspace )?API usage limits/i.test(error.message ?? ''))
+        ? { kind: 'quota' }
+        : null,
   },
 };

@@ -15,7 +15,10 @@ export const profile: ProviderProfile = {
   schemaEnforced: false,
   strict: false,
   errors: '{"error": {"message", "type", "code"}}',
-  notes: ['JSON mode only, the schema in the prompt ("This response_format type is unavailable now" — llm-exe #662; DeepSeek docs, JSON Output)', 'deepseek-reasoner: <think> blocks stripped'],
+  notes: [
+    'JSON mode only, the schema in the prompt ("This response_format type is unavailable now" — llm-exe #662; DeepSeek docs, JSON Output)',
+    'deepseek-reasoner: <think> blocks stripped',
+  ],
   hooks: {
     // llm-exe issue #662 (LiteLLM PR #31466): json_schema, asked of a DeepSeek endpoint configured with it anyway, is
     // refused as "This response_format type is unavailable now": response_format steps down to JSON mode.

@@ -15,7 +15,10 @@ export const profile: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: 'array-wrapped: [{"error": {"code", "message", "status": "INVALID_ARGUMENT", "details"}}]',
-  notes: ['no seed (Unknown name "seed": Cannot find field — ChatterUI #227, mcpchecker #188)', 'error bodies wrapped in an array'],
+  notes: [
+    'no seed (Unknown name "seed": Cannot find field — ChatterUI #227, mcpchecker #188)',
+    'error bodies wrapped in an array',
+  ],
   hooks: {
     // ChatterUI issue #227: a field the layer does not know is refused as `Invalid JSON payload received. Unknown name
     // "seed": Cannot find field.` (the quotes escaped when the message is read from the raw body).

@@ -17,14 +17,20 @@ export const profile: ProviderProfile = {
   // console.groq.com/docs/batch: the OpenAI protocol — JSONL lines {custom_id, method: "POST", url: "/v1/chat/completions",
   // body} uploaded with purpose "batch" to /openai/v1/files, then /openai/v1/batches with completion_window.
   batchApi: 'openai',
-  notes: ['best-effort json_schema (strict: false), the schema also in the prompt', '400 json_validate_failed re-asked like an invalid answer (Groq docs, Structured outputs)'],
+  notes: [
+    'best-effort json_schema (strict: false), the schema also in the prompt',
+    '400 json_validate_failed re-asked like an invalid answer (Groq docs, Structured outputs)',
+  ],
   hooks: {
     // console.groq.com docs, "Structured outputs": best-effort JSON mode fails the request itself with a 400 whose code
     // is json_validate_failed when the model's JSON does not validate — the model's fault, so re-asked like an invalid
     // answer, not failed like a bad request.
     classifyError: (error) =>
       error.status === 400 && error.codes.includes('json_validate_failed')
-        ? { kind: 'invalid_answer', problem: `the provider's JSON validation failed (json_validate_failed): ${error.message ?? error.body}` }
+        ? {
+            kind: 'invalid_answer',
+            problem: `the provider's JSON validation failed (json_validate_failed): ${error.message ?? error.body}`,
+          }
         : null,
   },
 };

@@ -15,7 +15,10 @@ export const profile: ProviderProfile = {
   strict: true,
   errors: '422 {"detail": [{"type": "extra_forbidden", "loc": ["body", …], "msg"}]} or {"message": …}',
   // No batchApi: Mistral's batch jobs (docs.mistral.ai, "Batch Inference": /v1/batch/jobs) are not OpenAI's protocol.
-  notes: ['seed sent as random_seed (extra_forbidden on seed — eca #231, langchain-azure #82)', 'max_tokens (max_completion_tokens not accepted)'],
+  notes: [
+    'seed sent as random_seed (extra_forbidden on seed — eca #231, langchain-azure #82)',
+    'max_tokens (max_completion_tokens not accepted)',
+  ],
   hooks: {
     // eca issue #231: `{"detail": [{"type": "extra_forbidden", "loc": ["body", "seed"], "msg": "Extra inputs are not
     // permitted"}]}` — pydantic's wording, so other FastAPI servers (vLLM among them) refuse a field the same way.

@@ -31,14 +31,21 @@ export const profile: ProviderProfile = {
     // the parameter in quotes, in the error's `param`, or bare.
     refusedParameter(text, optional) {
       if (/response_format.*(not supported|unsupported|unavailable)/i.test(text)) return 'response_format';
-      if (!/unsupported (parameter|value)|not supported|does not support|unrecognized request argument/i.test(text)) return null;
+      if (!/unsupported (parameter|value)|not supported|does not support|unrecognized request argument/i.test(text))
+        return null;
       const names = optional.join('|');
-      const named = text.match(new RegExp(`'(${names})'`)) ?? text.match(new RegExp(`"param"\\s*:\\s*"(${names})"`)) ?? text.match(new RegExp(`\\b(${names})\\b`));
+      const named =
+        text.match(new RegExp(`'(${names})'`)) ??
+        text.match(new RegExp(`"param"\\s*:\\s*"(${names})"`)) ??
+        text.match(new RegExp(`\\b(${names})\\b`));
       return named ? named[1] : null;
     },
     // OpenAI error codes guide: 429 `insufficient_quota`, "You exceeded your current quota, please check your plan and
     // billing details" — out of credit, not a rate limit: "retrying billing, spend, or quota errors won't restore API access".
     classifyError: (error) =>
-      error.codes.includes('insufficient_quota') || (error.status === 429 && /exceeded your current quota/i.test(error.message ?? '')) ? { kind: 'quota' } : null,
+      error.codes.includes('insufficient_quota') ||
+      (error.status === 429 && /exceeded your current quota/i.test(error.message ?? ''))
+        ? { kind: 'quota' }
+        : null,
   },
 };

@@ -27,7 +27,9 @@ export const profile: ProviderProfile = {
     // and "insufficient credits/balance" on a 429 are how gateways and resellers say an account ran dry.
     classifyError: (error) =>
       error.status === 402 ||
-      error.codes.some((c) => /insufficient_quota|credit_balance_exhausted|spend_limit_exceeded|usage_limit_exceeded|billing/i.test(c)) ||
+      error.codes.some((c) =>
+        /insufficient_quota|credit_balance_exhausted|spend_limit_exceeded|usage_limit_exceeded|billing/i.test(c),
+      ) ||
       (error.status === 429 && /insufficient (credits|balance|quota)|out of credits/i.test(error.message ?? ''))
         ? { kind: 'quota' }
         : null,

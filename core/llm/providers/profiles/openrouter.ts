@@ -16,8 +16,13 @@ export const profile: ProviderProfile = {
   strict: true,
   // openrouter.ai docs, "Errors": "Otherwise, the returned HTTP response status will be 200 and any error occurred while
   // the LLM is producing the output will be emitted in the response body or as an SSE data event." — treated as a 5xx.
-  errors: '{"error": {"code", "message", "metadata"}}; errors during generation as HTTP 200 with that body, or an SSE data: event; 402 when out of credits',
-  notes: ['HTTP 200 with {"error": …} retried like a 5xx and recorded (OpenRouter docs, Errors)', '402 "insufficient credits" is quota, not retried', 'response_format not enforced without provider.require_parameters (extraBody)'],
+  errors:
+    '{"error": {"code", "message", "metadata"}}; errors during generation as HTTP 200 with that body, or an SSE data: event; 402 when out of credits',
+  notes: [
+    'HTTP 200 with {"error": …} retried like a 5xx and recorded (OpenRouter docs, Errors)',
+    '402 "insufficient credits" is quota, not retried',
+    'response_format not enforced without provider.require_parameters (extraBody)',
+  ],
   hooks: {
     // openrouter.ai docs, "Errors": an error during generation comes back with status 200 and `{"error": {"code",
     // "message"}}` in place of choices — the error it names (its code when that is an HTTP status, else a 5xx: the

@@ -14,5 +14,8 @@ export const profile: ProviderProfile = {
   schemaEnforced: true,
   strict: true,
   errors: '{"object": "error", "message", "type", "code"} or FastAPI {"detail": …}',
-  notes: ['guided decoding enforces json_schema (some keywords rejected — vllm #16880)', 'R1-style <think> blocks stripped'],
+  notes: [
+    'guided decoding enforces json_schema (some keywords rejected — vllm #16880)',
+    'R1-style <think> blocks stripped',
+  ],
 };

@@ -11,7 +11,9 @@ import { REPO, tempDir } from '../../../support/harness';
  * sources and compiled, and a judge call through the copy's client reaches the copy's simulator, learns the refusal
  * through the hook and is answered.
  */
-const build = require('../../../../scripts/build.js') as { build(root: string, log?: (line: string) => void): Promise<boolean> };
+const build = require('../../../../scripts/build.js') as {
+  build(root: string, log?: (line: string) => void): Promise<boolean>;
+};
 
 const copy = tempDir('jf-add-provider-');
 
@@ -68,7 +70,10 @@ beforeAll(() => {
   const index = path.join(copy, 'sim/profiles/index.ts');
   const registry = fs.readFileSync(index, 'utf8');
   expect(registry).toContain('export const SIM_PROFILES: Record<string, SimProfile> = {\n');
-  fs.writeFileSync(index, `import { acme } from './acme';\n${registry.replace('export const SIM_PROFILES: Record<string, SimProfile> = {\n', '$&  acme,\n')}`);
+  fs.writeFileSync(
+    index,
+    `import { acme } from './acme';\n${registry.replace('export const SIM_PROFILES: Record<string, SimProfile> = {\n', '$&  acme,\n')}`,
+  );
 });
 
 afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
@@ -77,7 +82,11 @@ test('the copy differs from the checkout by the profile file under core/ and the
   const before = files(REPO);
   const after = files(copy);
   const changed = [...after].filter(([rel, text]) => before.get(rel) !== text).map(([rel]) => rel);
-  expect(changed.sort()).toEqual(['core/llm/providers/profiles/acme.ts', 'sim/profiles/acme.ts', 'sim/profiles/index.ts']);
+  expect(changed.sort()).toEqual([
+    'core/llm/providers/profiles/acme.ts',
+    'sim/profiles/acme.ts',
+    'sim/profiles/index.ts',
+  ]);
   expect([...before.keys()].filter((rel) => !after.has(rel))).toEqual([]);
 });
 
@@ -85,7 +94,11 @@ test('judgeflow providers in the copy lists the new profile, from the sources an
   const dev = await launch(['providers', '--json'], { JUDGEFLOW_DEV: '1' });
   expect(dev.code).toBe(0);
   const listed = JSON.parse(dev.stdout) as Array<Record<string, unknown>>;
-  expect(listed.find((p) => p.id === 'acme')).toMatchObject({ label: 'Acme Inference (api.acme.test)', seedParam: 'random_seed', hosts: ['(^|\\.)api\\.acme\\.test$'] });
+  expect(listed.find((p) => p.id === 'acme')).toMatchObject({
+    label: 'Acme Inference (api.acme.test)',
+    seedParam: 'random_seed',
+    hosts: ['(^|\\.)api\\.acme\\.test$'],
+  });
   // The fallback stays last; the checkout's own profiles are all still there.
   expect(listed.at(-1)?.id).toBe('openai-compatible');
   const { PROVIDER_IDS } = require('../../../../core/llm/providers') as typeof import('../../../../core/llm/providers');
@@ -95,7 +108,9 @@ test('judgeflow providers in the copy lists the new profile, from the sources an
   const compiled = await launch(['providers']);
   expect(compiled).toMatchObject({ code: 0, stderr: '' });
   expect(compiled.stdout).toContain('acme — Acme Inference (api.acme.test)');
-  expect(compiled.stdout).toMatch(/acme — [^\n]*\n[^\n]*recognised hosts: api\.acme\.test[^\n]*\n\s+sends: seed as random_seed; token cap as max_completion_tokens/);
+  expect(compiled.stdout).toMatch(
+    /acme — [^\n]*\n[^\n]*recognised hosts: api\.acme\.test[^\n]*\n\s+sends: seed as random_seed; token cap as max_completion_tokens/,
+  );
 }, 240_000);
 
 test('a judge call in the copy names the provider, reads its refusal through the hook, and is answered by the simulator', async () => {
@@ -107,12 +122,29 @@ test('a judge call in the copy names the provider, reads its refusal through the
   try {
     const calls: Array<{ ok: boolean; errorKind: string | null }> = [];
     const answer = await client.askJson({
-      settings: { baseURL: sim.url, provider: 'acme', model: 'sim-acme', temperature: 0, timeoutMs: 10_000, seed: 7, maxTokens: 300 },
+      settings: {
+        baseURL: sim.url,
+        provider: 'acme',
+        model: 'sim-acme',
+        temperature: 0,
+        timeoutMs: 10_000,
+        seed: 7,
+        maxTokens: 300,
+      },
       messages: [
         { role: 'system', content: 'You are a judge.' },
         { role: 'user', content: 'Grade this answer about ETH staking from 1 to 10.' },
       ],
-      spec: { name: 'grade', jsonSchema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'], additionalProperties: false }, zodSchema: z.object({ score: z.number().int() }) },
+      spec: {
+        name: 'grade',
+        jsonSchema: {
+          type: 'object',
+          properties: { score: { type: 'integer' } },
+          required: ['score'],
+          additionalProperties: false,
+        },
+        zodSchema: z.object({ score: z.number().int() }),
+      },
       maxInvalidAnswers: 1,
       retryIn: 'fresh',
       env: {},

@@ -1,4 +1,11 @@
-import { contentText, extractJson, finishProblem, sourcesOf, stripThink, toolCallProblem } from '../../../../core/llm/providers/extract';
+import {
+  contentText,
+  extractJson,
+  finishProblem,
+  sourcesOf,
+  stripThink,
+  toolCallProblem,
+} from '../../../../core/llm/providers/extract';
 
 describe('extractJson reads the answer wherever it is', () => {
   const want = { D1: { score: 3, rationale: 'fine {not a brace}' } };
@@ -15,7 +22,9 @@ describe('extractJson reads the answer wherever it is', () => {
 
   test('the first balanced object that parses wins; an unbalanced one is not an answer', () => {
     expect(extractJson('bad {"a": 1, and then {"b": 2}')).toEqual({ value: { b: 2 } });
-    expect(extractJson('{"score": 7, "rationale": "cut')).toEqual({ error: expect.stringMatching(/^answer is not valid JSON/) });
+    expect(extractJson('{"score": 7, "rationale": "cut')).toEqual({
+      error: expect.stringMatching(/^answer is not valid JSON/),
+    });
     expect(extractJson('<think>only thinking, never closed')).toEqual({ error: 'empty answer' });
   });
 });
@@ -26,7 +35,12 @@ test('stripThink keeps the answer, drops every reasoning block', () => {
 });
 
 test('content as a parts array is joined; null stays null', () => {
-  expect(contentText([{ type: 'text', text: '{"a":' }, { type: 'text', text: '1}' }])).toBe('{"a":1}');
+  expect(
+    contentText([
+      { type: 'text', text: '{"a":' },
+      { type: 'text', text: '1}' },
+    ]),
+  ).toBe('{"a":1}');
   expect(contentText(null)).toBeNull();
 });
 
@@ -39,8 +53,15 @@ test('finish reasons and tool calls are named as what they are', () => {
 
 test('sources: Perplexity citations and search_results, url_citation annotations, each once', () => {
   const sources = sourcesOf(
-    { citations: ['https://a.example/1', 'https://b.example/2'], search_results: [{ title: 'A', url: 'https://a.example/1' }] },
+    {
+      citations: ['https://a.example/1', 'https://b.example/2'],
+      search_results: [{ title: 'A', url: 'https://a.example/1' }],
+    },
     { annotations: [{ type: 'url_citation', url_citation: { url: 'https://c.example/3', title: 'C' } }] },
   );
-  expect(sources).toEqual([{ url: 'https://a.example/1', title: 'A' }, { id: '2', url: 'https://b.example/2' }, { url: 'https://c.example/3', title: 'C' }]);
+  expect(sources).toEqual([
+    { url: 'https://a.example/1', title: 'A' },
+    { id: '2', url: 'https://b.example/2' },
+    { url: 'https://c.example/3', title: 'C' },
+  ]);
 });

@@ -5,7 +5,15 @@ const messages = [
   { role: 'system', content: 'You are a judge.' },
   { role: 'user', content: 'Grade this.' },
 ];
-const json = { name: 'verdict', schema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'], additionalProperties: false } };
+const json = {
+  name: 'verdict',
+  schema: {
+    type: 'object',
+    properties: { score: { type: 'integer' } },
+    required: ['score'],
+    additionalProperties: false,
+  },
+};
 const settings = { model: 'm', temperature: 0, maxTokens: 500, seed: 42 };
 
 test('every provider has a profile; well-known hosts are recognised, anything else is openai-compatible', () => {
@@ -23,7 +31,8 @@ test('every provider has a profile; well-known hosts are recognised, anything el
 });
 
 test('parameter names per provider: seed, random_seed or none; max_tokens or max_completion_tokens', () => {
-  const body = (provider: string, model = 'm') => chatRequestBody(profileOf({ provider, baseURL: 'http://x' }), { ...settings, model }, messages, json);
+  const body = (provider: string, model = 'm') =>
+    chatRequestBody(profileOf({ provider, baseURL: 'http://x' }), { ...settings, model }, messages, json);
   expect(body('gemini')).not.toHaveProperty('seed');
   expect(body('mistral')).toMatchObject({ random_seed: 42, max_tokens: 500 });
   expect(body('mistral')).not.toHaveProperty('seed');
@@ -39,7 +48,10 @@ test('parameter names per provider: seed, random_seed or none; max_tokens or max
 
 test('the schema goes into the prompt exactly when it is not known to be enforced', () => {
   const openai = chatRequestBody(profileOf({ provider: 'openai', baseURL: 'http://x' }), settings, messages, json);
-  expect(openai.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', strict: true, schema: json.schema } });
+  expect(openai.response_format).toEqual({
+    type: 'json_schema',
+    json_schema: { name: 'verdict', strict: true, schema: json.schema },
+  });
   expect(openai.messages).toEqual(messages);
   const deepseek = chatRequestBody(profileOf({ provider: 'deepseek', baseURL: 'http://x' }), settings, messages, json);
   expect(deepseek.response_format).toEqual({ type: 'json_object' });
@@ -52,32 +64,72 @@ test('the schema goes into the prompt exactly when it is not known to be enforce
 test('refused parameters are left out, response_format steps down; extraBody passes through and wins', () => {
   const profile = profileOf({ baseURL: 'http://127.0.0.1:9/v1' });
   const dropped = new Set(['seed', 'temperature', 'response_format']);
-  const body = chatRequestBody(profile, { ...settings, extraBody: { reasoning_effort: 'low', web_search_options: {} } }, messages, json, dropped);
+  const body = chatRequestBody(
+    profile,
+    { ...settings, extraBody: { reasoning_effort: 'low', web_search_options: {} } },
+    messages,
+    json,
+    dropped,
+  );
   expect(body).not.toHaveProperty('seed');
   expect(body).not.toHaveProperty('temperature');
-  expect(body).toMatchObject({ response_format: { type: 'json_object' }, reasoning_effort: 'low', web_search_options: {} });
-  expect(chatRequestBody(profile, settings, messages, json, new Set(['response_format', 'response_format:json_object']))).not.toHaveProperty('response_format');
-  expect(chatRequestBody(profile, settings, messages, json, new Set(['max_tokens']))).toMatchObject({ max_completion_tokens: 500 });
+  expect(body).toMatchObject({
+    response_format: { type: 'json_object' },
+    reasoning_effort: 'low',
+    web_search_options: {},
+  });
+  expect(
+    chatRequestBody(profile, settings, messages, json, new Set(['response_format', 'response_format:json_object'])),
+  ).not.toHaveProperty('response_format');
+  expect(chatRequestBody(profile, settings, messages, json, new Set(['max_tokens']))).toMatchObject({
+    max_completion_tokens: 500,
+  });
 });
 
 test("each provider's quirks are its own profile's hooks; the registry asks them all", () => {
-  const { refusedParameter, classifyProviderError, errorInReply, OPTIONAL_PARAMETERS } = require('../../../../core/llm/providers') as typeof import('../../../../core/llm/providers');
+  const { refusedParameter, classifyProviderError, errorInReply, OPTIONAL_PARAMETERS } =
+    require('../../../../core/llm/providers') as typeof import('../../../../core/llm/providers');
   const gemini = 'Invalid JSON payload received. Unknown name "seed": Cannot find field.';
   expect(PROFILES.gemini.hooks?.refusedParameter?.(gemini, OPTIONAL_PARAMETERS)).toBe('seed');
   expect(PROFILES.openai.hooks?.refusedParameter?.(gemini, OPTIONAL_PARAMETERS)).toBeNull();
   expect(refusedParameter(gemini)).toBe('seed');
-  const mistral = JSON.stringify({ detail: [{ type: 'extra_forbidden', loc: ['body', 'seed'], msg: 'Extra inputs are not permitted' }] });
+  const mistral = JSON.stringify({
+    detail: [{ type: 'extra_forbidden', loc: ['body', 'seed'], msg: 'Extra inputs are not permitted' }],
+  });
   expect(PROFILES.mistral.hooks?.refusedParameter?.(mistral, OPTIONAL_PARAMETERS)).toBe('seed');
-  expect(PROFILES.deepseek.hooks?.refusedParameter?.('This response_format type is unavailable now', OPTIONAL_PARAMETERS)).toBe('response_format');
+  expect(
+    PROFILES.deepseek.hooks?.refusedParameter?.('This response_format type is unavailable now', OPTIONAL_PARAMETERS),
+  ).toBe('response_format');
   // Groq's json_validate_failed is an invalid answer (re-asked), not a bad request.
-  const groq = JSON.stringify({ error: { message: 'Failed to generate JSON.', type: 'invalid_request_error', code: 'json_validate_failed' } });
-  expect(classifyProviderError(400, groq)).toEqual({ kind: 'invalid_answer', problem: "the provider's JSON validation failed (json_validate_failed): Failed to generate JSON." });
+  const groq = JSON.stringify({
+    error: { message: 'Failed to generate JSON.', type: 'invalid_request_error', code: 'json_validate_failed' },
+  });
+  expect(classifyProviderError(400, groq)).toEqual({
+    kind: 'invalid_answer',
+    problem: "the provider's JSON validation failed (json_validate_failed): Failed to generate JSON.",
+  });
   expect(classifyProviderError(500, groq)).toBeNull();
   // OpenRouter's HTTP 200 with an error: its code when that is a status, else a 5xx.
-  expect(PROFILES.openrouter.hooks?.errorInReply?.({ error: { code: 429, message: 'rate limited upstream' } })).toBe(429);
+  expect(PROFILES.openrouter.hooks?.errorInReply?.({ error: { code: 429, message: 'rate limited upstream' } })).toBe(
+    429,
+  );
   expect(errorInReply({ error: { message: 'upstream died' } })).toBe(502);
   expect(errorInReply({ choices: [], error: null })).toBeNull();
   // Quota in each provider's words; a rate limit is not quota.
-  expect(PROFILES.anthropic.hooks?.classifyError?.({ status: 400, body: '', message: 'Your credit balance is too low to access the Anthropic API.', codes: ['invalid_request_error'] })).toEqual({ kind: 'quota' });
-  expect(PROFILES.openai.hooks?.classifyError?.({ status: 429, body: '', message: 'Rate limit reached', codes: ['rate_limit_exceeded'] })).toBeNull();
+  expect(
+    PROFILES.anthropic.hooks?.classifyError?.({
+      status: 400,
+      body: '',
+      message: 'Your credit balance is too low to access the Anthropic API.',
+      codes: ['invalid_request_error'],
+    }),
+  ).toEqual({ kind: 'quota' });
+  expect(
+    PROFILES.openai.hooks?.classifyError?.({
+      status: 429,
+      body: '',
+      message: 'Rate limit reached',
+      codes: ['rate_limit_exceeded'],
+    }),
+  ).toBeNull();
 });
