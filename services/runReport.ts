@@ -115,33 +115,21 @@ function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
 async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
   const out = fs.createWriteStream(file);
   const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
-  for (const {
-    queryId,
-    copilot,
-    status,
-    text,
-    adapter,
-    startedAt,
-    finishedAt,
-    latencyMs,
-    errorKind,
-    errorMessage,
-    conversationId,
-  } of responses) {
-    const line =
-      JSON.stringify({
-        queryId,
-        copilot,
-        status,
-        text,
-        adapter,
-        startedAt,
-        finishedAt,
-        latencyMs,
-        errorKind,
-        errorMessage,
-        conversationId,
-      }) + '\n';
+  const fields = [
+    'queryId',
+    'copilot',
+    'status',
+    'text',
+    'adapter',
+    'startedAt',
+    'finishedAt',
+    'latencyMs',
+    'errorKind',
+    'errorMessage',
+    'conversationId',
+  ] as const;
+  for (const response of responses) {
+    const line = JSON.stringify(Object.fromEntries(fields.map((f) => [f, response[f]]))) + '\n';
     if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   }
   out.end();
