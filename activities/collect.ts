@@ -11,7 +11,7 @@ import type { CopilotConfig } from './adapters';
 import type { RunRecord } from '../core/model/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, ItemFailure, SendSlot } from '../contract/run';
-import { runBatch, type BatchResult } from './itemGroup';
+import { runItemGroup, type ItemGroupResult } from './itemGroup';
 import { copilotCallRecord, queryCharsOf } from '../core/stats/cost';
 
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
@@ -216,14 +216,14 @@ export function collectActivities(deps: ActivityDeps) {
   return {
     askCopilot,
 
-    /** Several queries asked of one copilot in a row, in one activity (see runBatch). */
+    /** Several queries asked of one copilot in a row, in one activity (see runItemGroup). */
     async askCopilotBatch(input: {
       runId: string;
       copilot: string;
       queryIds: string[];
-    }): Promise<BatchResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; failure?: ItemFailure }>> {
+    }): Promise<ItemGroupResult<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; failure?: ItemFailure }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks that query again on its own.
-      return runBatch(
+      return runItemGroup(
         input.queryIds,
         (queryId) =>
           askCopilot({ runId: input.runId, queryId, copilot: input.copilot, attempt: 1, maxAttempts: Infinity }),

@@ -4,7 +4,7 @@ import { HELD_FRESH_MS } from '../contract/control';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 
 /** What a run of calls in one activity did: the items it finished, in order, and why it stopped early (if it did). */
-export interface BatchResult<R> {
+export interface ItemGroupResult<R> {
   /** Results of the items finished, a prefix of the items asked for; the workflow asks for the rest one by one. */
   results: R[];
   /** When each call was sent (the stopping one too), for the workflow's limiter. */
@@ -71,12 +71,12 @@ export async function runIsHeld(): Promise<boolean> {
  * HELD_FRESH_MS after a pause is recorded in the workflow no new call of the batch starts; the rest go back
  * (`stoppedBy: 'paused'`) and wait there for the resume.
  */
-export async function runBatch<K, R extends { outcome: CallOutcome }>(
+export async function runItemGroup<K, R extends { outcome: CallOutcome }>(
   keys: K[],
   call: (key: K) => Promise<R>,
   throttled: (result: R) => boolean,
   held: () => Promise<boolean> = runIsHeld,
-): Promise<BatchResult<Omit<R, 'outcome'>>> {
+): Promise<ItemGroupResult<Omit<R, 'outcome'>>> {
   const results: Array<Omit<R, 'outcome'>> = [];
   const sentAt: number[] = [];
   const outcome: CallOutcome = {};

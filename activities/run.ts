@@ -26,7 +26,7 @@ import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
 import { renderReport } from '../services/runReport';
-import { runBatch, type BatchResult } from './itemGroup';
+import { runItemGroup, type ItemGroupResult } from './itemGroup';
 import { judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
 import {
@@ -294,16 +294,16 @@ export function runActivities(deps: ActivityDeps) {
     /** A cancelled run's batches still running, cancelled at the provider. */
     cancelJudgeBatches: ({ runId, keys }: { runId: string; keys: string[] }) => cancelBatches(deps, runId, keys),
 
-    /** Several work items of one judge judged in a row, in one activity (see runBatch). */
+    /** Several work items of one judge judged in a row, in one activity (see runItemGroup). */
     async judgeItems({
       runId,
       indices,
     }: {
       runId: string;
       indices: number[];
-    }): Promise<BatchResult<{ judged: number; failed: number; throttled: boolean }>> {
+    }): Promise<ItemGroupResult<{ judged: number; failed: number; throttled: boolean }>> {
       // A throttle comes back at once, whatever the attempt: the workflow then asks the item again on its own.
-      return runBatch(
+      return runItemGroup(
         indices,
         (index) => judgeItem({ runId, index, attempt: 1, maxAttempts: Infinity }),
         (result) => result.throttled,

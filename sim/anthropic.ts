@@ -12,7 +12,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerForSchema, judgeHints } from './schemaAnswer';
 import { jsonAnswer, writeAnswer, type HttpAnswer } from './http';
 import { agentMessagesAnswer, isAgentModel, messagesToolTurnProblem } from './agentModel';
-import { defaultCopilotAnswer, receive, type SimOptions, type SimReply, type SimRequestLog } from './server';
+import { defaultCopilotAnswer, receive } from './requests';
+import type { SimOptions, SimReply, SimRequestLog } from './types';
 
 type Turn = { role: string; content: unknown };
 export type ErrorType =

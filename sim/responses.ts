@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { jsonAnswer, writeAnswer, type HttpAnswer } from './http';
-import type { ChatContext } from './server';
+import type { ChatContext } from './types';
 
 type ChatAnswer = (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
 

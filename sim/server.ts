@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { anthropicMessages } from './anthropic';
 import { seededRandom } from '../core/stats/random';
 import { chatPageHtml } from './chatPage';
-import { answerForSchema, intBetween, judgeHints, pick } from './schemaAnswer';
-import { createRateLimiter, type RateLimiter, type SimRateLimit } from './rateLimit';
+import { answerForSchema, judgeHints } from './schemaAnswer';
+import { createRateLimiter, type RateLimiter } from './rateLimit';
 import { simProfileFor } from './profiles';
 import { groundedCopilot } from './groundedCopilot';
 import { groundingJudgeAnswer, isGroundingSchema } from './groundingJudge';
@@ -21,92 +21,22 @@ import { jsonAnswer, readBody, sendJson, writeAnswer, type HttpAnswer } from './
 import { createSimBatches, routeBatches, type SimBatches } from './batch/routes';
 import { chatToolTurnProblem } from './agentModel';
 import { createSimToolWorld, type SimToolWorld } from './world/serve';
-import type { FailTools, SimToolCall } from './world/tools';
+import type { SimToolCall } from './world/tools';
 import { responsesApi } from './responses';
 
 export { answerForSchema } from './schemaAnswer';
-/** The response header marking the simulator's answers, so a run it served is reported as SIMULATED whatever the config says. */
-export const SIMULATED_HEADER = 'x-judgeflow-simulated';
-
-export interface SimRequestLog {
-  at: number;
-  path: string;
-  model: string;
-  body: any;
-  headers: Record<string, string | undefined>;
-  /** The `usage` this server returned for the request (successful completions only), so tests can check reported token counts. */
-  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-  /** The assistant content it answered with (successful completions only), so tests can recompute what a judge said. */
-  content?: string;
-  /** Set when the rate limit turned the request away (HTTP 429). */
-  rateLimited?: boolean;
-  /**
-   * Set on a line a batch processed (path `/v1/batches` or `/v1/messages/batches`, never the live endpoint's path), so
-   * tests tell live calls from batch-processed lines.
-   */
-  batch?: { id: string; customId: string };
-}
-
-/**
- * A simulated judge's character, chosen by the request's model name (SimOptions.judges): scores move by `leniency`
- * points, by `bonus` points for responses containing `favour.contains` (self-preference: a judge recognising its own
- * family's style), and by Gaussian noise of sd `noise` points drawn afresh for every request (seeded by request index),
- * so repeated samples of one unit differ. Without a profile a judge is deterministic: identical requests, identical answers.
- */
-export interface SimJudgeProfile {
-  noise?: number;
-  leniency?: number;
-  favour?: { contains: string; bonus: number };
-  seed?: number;
-}
-export interface SimReply {
-  status?: number;
-  headers?: Record<string, string>;
-  body?: string /* raw body, e.g. malformed JSON */;
-  content?: string /* assistant message content */;
-  /** Extra or overriding fields of the assistant message (refusal, tool_calls, annotations, content: null). */
-  message?: Record<string, unknown>;
-  /** The choice's finish_reason (default "stop"). */
-  finishReason?: string;
-  /** Extra top-level fields of the completion (citations, search_results). */
-  extra?: Record<string, unknown>;
-  /** A raw SSE body sent as it is to a streaming request (broken streams, error events). */
-  stream?: string;
-  /** Send the headers, then nothing for this long (a stalled proxy). */
-  stallMs?: number;
-}
-export type SimHandler = (
-  body: any,
-  ctx: { requestIndex: number; log: SimRequestLog[] },
-) => SimReply | string | undefined | Promise<SimReply | string | undefined>;
-export interface SimOptions {
-  port?: number; // 0 = random free port (default)
-  host?: string; // default 127.0.0.1
-  latencyMs?: number; // added delay before each reply
-  handler?: SimHandler; // custom behaviour; return undefined to fall back to the default behaviour
-  faults?: { rate429?: number; rate500?: number; rateMalformed?: number; retryAfterSeconds?: number; seed?: number }; // fractions 0..1, deterministic by request index + seed
-  judges?: Record<string, SimJudgeProfile>; // judge model name -> its character (leniency, self-preference, noise)
-  onRequest?: (entry: SimRequestLog) => void; // observe chat requests as they arrive (the CLI logs them)
-  rateLimit?: SimRateLimit; // requests and tokens per minute: above them, 429 + Retry-After at once (no latency)
-  /** Seconds from a batch's creation to its end (validating → in_progress → finalizing on the way); default 3. */
-  batchSeconds?: number;
-  /** Every Nth line of a batch fails with the provider's server error instead of being answered (0/undefined: none). */
-  batchFailLines?: number;
-  /** A batch processes only this many lines, then expires when its window (batchSeconds) ends; the rest are expired. */
-  batchExpireAfterLines?: number;
-  /** Every Nth line of a batch's results (OpenAI output file, Anthropic results) is written cut off: not JSON. */
-  batchMalformedLines?: number;
-  /** A batch stays in_progress past its window and never ends on its own (only a cancel ends it). */
-  batchStuck?: boolean;
-  /** The create call's reply leaves this long after the batch was created (the window in which a worker may die). */
-  batchCreateReplyDelayMs?: number;
-  /** The OpenAI batch list leaves out each batch's `metadata`, as some OpenAI-compatible hosts do. */
-  batchListOmitsMetadata?: boolean;
-  /** Tools of the simulated world made to fail (MCP at /mcp, HTTP at /tools/…): 'always', or the first n calls. */
-  failTools?: FailTools;
-  /** Headers every tool request (/mcp, /tools/…) must carry, with these values; 401 otherwise. */
-  toolHeaders?: Record<string, string>;
-}
+import { defaultCopilotAnswer, errorAnswer, receive, sendError } from './requests';
+import {
+  SIMULATED_HEADER,
+  type ChatContext,
+  type SimJudgeProfile,
+  type SimOptions,
+  type SimReply,
+  type SimRequestLog,
+} from './types';
+// Re-exported: the simulator's users (tests, the CLI) import its types and helpers from the server they start.
+export { defaultCopilotAnswer, errorAnswer, receive, sendError } from './requests';
+export * from './types';
 export interface SimServer {
   url: string /* e.g. http://127.0.0.1:PORT/v1 */;
   port: number;
@@ -192,7 +122,7 @@ async function route(
   const url = new URL(req.url ?? '/', 'http://sim');
   const path = url.pathname.replace(/\/+$/, '');
   res.setHeader(SIMULATED_HEADER, '1'); // every answer says it came from the simulator (see activities/simulated.ts)
-  if (await routeBatches(req, res, url, path, { options, log, seenOnce, batches })) return;
+  if (await routeBatches(req, res, url, path, { options, log, seenOnce, batches, chatAnswer })) return;
   if (await world.route(req, res, url, path)) return;
   if (req.method === 'POST' && path === '/v1/chat/completions')
     return chat(req, res, path, options, log, seenOnce, limiter);
@@ -214,33 +144,6 @@ async function route(
   if (req.method === 'POST' && path === '/_sim/grounded')
     return groundedCopilot(req, res, (await readBody(req)).toString('utf8'));
   sendError(res, 404, `Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url');
-}
-
-/** Read one request and log it, for every endpoint: its JSON body (undefined when it is not JSON) and its log entry. */
-export async function receive(
-  req: IncomingMessage,
-  path: string,
-  options: SimOptions,
-  log: SimRequestLog[],
-): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
-  const raw = (await readBody(req)).toString('utf8');
-  let body: any;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    body = undefined;
-  }
-  // Log even rejected requests (raw text for bad JSON) so tests can see exactly what arrived.
-  const entry: SimRequestLog = {
-    at: Date.now(),
-    path,
-    model: typeof body?.model === 'string' ? body.model : '',
-    body: body ?? raw,
-    headers: flattenHeaders(req),
-  };
-  const requestIndex = log.push(entry) - 1;
-  options.onRequest?.(entry);
-  return { body, entry, requestIndex };
 }
 
 async function chat(
@@ -275,15 +178,6 @@ async function chat(
 }
 
 /** What answers one Chat Completions body once it is received: the live endpoint and every OpenAI batch line. */
-export interface ChatContext {
-  entry: SimRequestLog;
-  requestIndex: number;
-  options: SimOptions;
-  log: SimRequestLog[];
-  seenOnce: Set<string>;
-  /** The live endpoint's rate limiter, charged for the tokens answered (batch lines have their own limits: none here). */
-  limiter?: RateLimiter;
-}
 
 /** The answer to a Chat Completions body (undefined: the body was not JSON), by the order of decisions at the top of this file. */
 export async function chatAnswer(body: any, ctx: ChatContext): Promise<HttpAnswer> {
@@ -553,55 +447,6 @@ function modelList() {
   };
 }
 
-const STOPWORDS = new Set(
-  "what which when where will would should could does with from that this there their about into your have been over than then them they these those price today right now much many more most also just like make give tell explain please some's".split(
-    ' ',
-  ),
-);
-
-/** Distinctive words of the question (tickers first), so different queries get different answers. */
-function keywords(question: string): string[] {
-  const tickers = question.match(/\$?\b[A-Z]{2,6}\b/g)?.map((t) => t.replace('$', '')) ?? [];
-  const words = question.match(/[A-Za-z][A-Za-z0-9-]{3,}/g)?.filter((w) => !STOPWORDS.has(w.toLowerCase())) ?? [];
-  const seen = new Set<string>();
-  const unique = [...tickers, ...words].filter((w) => !seen.has(w.toLowerCase()) && seen.add(w.toLowerCase()));
-  return unique.length > 0 ? unique.slice(0, 5) : ['the market'];
-}
-
-/** A deterministic crypto-analyst answer; its style is chosen by words in the model name. */
-export function defaultCopilotAnswer(model: string, messages: Array<{ role: string; content: string }>): string {
-  const question = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-  const rng = seededRandom(`copilot:${model}:${question}`);
-  const keys = keywords(question);
-  const topic = keys.join(', ');
-  const subject = keys[0] ?? 'the market';
-  const stance = pick(rng, ['cautiously bullish', 'neutral', 'cautiously bearish']);
-  const pct = () => `${intBetween(rng, 2, 45)}%`;
-  if (/refuser/i.test(model))
-    return `I'm sorry, but I can't provide financial advice about ${topic}. Please consult a licensed professional.`;
-  if (/terse/i.test(model)) return `On ${topic}: I'm ${stance} on ${subject} over the next few weeks.`;
-  if (/thorough/i.test(model)) {
-    return [
-      `Here is a structured view on ${topic}.`,
-      '',
-      `- **Summary:** I'm ${stance} on ${subject} because on-chain activity changed ${pct()} over 30 days while funding rates stayed near ${(rng() * 0.05).toFixed(3)}%.`,
-      `- **Data:** 7-day volume moved ${pct()}, exchange reserves shifted ${pct()}, and roughly ${intBetween(rng, 10, 90)}% of supply has been unmoved for over a year.`,
-      `- **Risks:** liquidity is thin at key levels, so a ${pct()} drawdown is plausible; regulatory news and token unlocks are further downside risk.`,
-      `- **What would change my view:** a sustained break of the ${intBetween(rng, 20, 200)}-day moving average or a reversal in net flows.`,
-      '',
-      `1. Size positions so a ${pct()} move is survivable.`,
-      `2. Re-check ${keys.slice(1).join(' and ') || subject} data weekly, because conditions change quickly.`,
-      '',
-      'This is analysis, not financial advice.',
-    ].join('\n');
-  }
-  return [
-    `Regarding ${topic}: I'm ${stance} on ${subject}. Activity rose about ${pct()} recently, which supports the current trend.`,
-    `- Key level to watch: the ${intBetween(rng, 20, 200)}-day average.`,
-    `- Main risk: a sharp reversal in sentiment.`,
-  ].join('\n');
-}
-
 /** Model names may carry a fault prefix (`fault-once-429:sim-thorough`); behave as the inner model. */
 function baseModel(model: string): string {
   return model.replace(/^fault-[a-z0-9-]+:/, '');
@@ -612,36 +457,6 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('');
   return '';
-}
-
-/** OpenAI's error shape: `{"error": {"message", "type", "param", "code"}}`. */
-export function errorAnswer(
-  status: number,
-  message: string,
-  type: string,
-  code: string | null,
-  headers?: Record<string, string>,
-  param: string | null = null,
-): HttpAnswer {
-  return jsonAnswer(status, { error: { message, type, param, code } }, headers);
-}
-
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  type: string,
-  code: string | null,
-  headers?: Record<string, string>,
-  param: string | null = null,
-): void {
-  writeAnswer(res, errorAnswer(status, message, type, code, headers, param));
-}
-
-function flattenHeaders(req: IncomingMessage): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [name, value] of Object.entries(req.headers)) out[name] = Array.isArray(value) ? value.join(', ') : value;
-  return out;
 }
 
 function sha256(text: string): string {

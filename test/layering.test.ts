@@ -23,10 +23,7 @@ test('every core/ file sits in a room, and only the I/O and LLM rooms touch file
 });
 
 test('no import circle between files', () => {
-  // The simulator's server is still a hub its routes and profiles import back (issue 31: left to break, by moving
-  // SimOptions/SimReply and the shared answer helpers out of sim/server.ts). Any other circle fails here.
-  const cycles = importCycles(sourceFiles(ROOT), exists).filter((cycle) => !cycle.every((f) => f.startsWith('sim/')));
-  expect(cycles).toEqual([]);
+  expect(importCycles(sourceFiles(ROOT), exists)).toEqual([]);
 });
 
 describe('the checker', () => {

@@ -1,5 +1,5 @@
 import { condition, isCancellation } from '@temporalio/workflow';
-import type { BatchResult } from '../activities/itemGroup';
+import type { ItemGroupResult } from '../activities/itemGroup';
 import { batchSize, CallTimes } from './limits/itemGroupSize';
 import type { Limiter, Ticket } from './limits/limiter';
 import type { CallOutcome, ItemFailure, SendSlot, StageCounts } from '../contract/run';
@@ -22,7 +22,7 @@ export interface LaneCalls<K, R extends { outcome: CallOutcome }> {
   /** One item in its own activity; `attempt` counts this lane's tries of it (each earlier one was throttled). */
   one(key: K, attempt: number, slot: { send?: SendSlot }): Promise<R>;
   /** Several items in one activity, in a row (activities/itemGroup.ts). */
-  many(keys: K[]): Promise<BatchResult<Omit<R, 'outcome'>>>;
+  many(keys: K[]): Promise<ItemGroupResult<Omit<R, 'outcome'>>>;
   /** The endpoint asked for fewer calls: the item is asked again, within the (smaller) window. */
   throttled(result: Omit<R, 'outcome'>): boolean;
   outcome(result: Omit<R, 'outcome'>): ItemOutcome;

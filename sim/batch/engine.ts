@@ -5,7 +5,7 @@
  * ends. What a line's answer is, and how the states are named, is each API's module (openai.ts, anthropic.ts).
  */
 import type { HttpAnswer } from '../http';
-import type { SimOptions, SimRequestLog } from '../server';
+import type { SimOptions, SimRequestLog } from '../types';
 
 export type Phase = 'validating' | 'in_progress' | 'finalizing' | 'ended';
 export type Ending = 'completed' | 'failed' | 'expired' | 'cancelled';

@@ -6,12 +6,12 @@
  * the request input and output line shapes) and "Files" (https://platform.openai.com/docs/api-reference/files); the
  * Batch guide (https://platform.openai.com/docs/guides/batch: statuses, expiration, the error file).
  *
- * Every line is answered by `chatAnswer`, the code of the live /v1/chat/completions (judges, schemas, profiles and
+ * Every line is answered by `chatAnswer` (handed in by the server: BatchContext), the code of the live /v1/chat/completions (judges, schemas, profiles and
  * model-name faults included); a line it answers 4xx/5xx goes to the error file, it does not fail the batch.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody, sendJson, type HttpAnswer } from '../http';
-import { chatAnswer, errorAnswer, sendError } from '../server';
+import { errorAnswer, sendError } from '../requests';
 import {
   cancelJob,
   countOutcomes,
@@ -23,8 +23,22 @@ import {
   type BatchJob,
   type BatchLine,
   type LineOutcome,
+  type BatchClock,
 } from './engine';
-import type { BatchContext } from './routes';
+import type { ChatContext, SimOptions, SimRequestLog } from '../types';
+
+/**
+ * What these endpoints need of their server (sim/batch/routes.ts BatchContext has it all): the options, the request
+ * log, the once-faults' memory, this API's batches and the clock, and the live chat answer a line is answered with.
+ * Declared here, not imported from routes.ts, so the router and its endpoints do not import each other.
+ */
+interface BatchContext {
+  options: SimOptions;
+  log: SimRequestLog[];
+  seenOnce: Set<string>;
+  batches: { openai: OpenAIBatches; clock: BatchClock };
+  chatAnswer: (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
+}
 
 /** The only endpoint the simulator batches (the reference lists more: /v1/responses, /v1/embeddings, …). */
 const CHAT_ENDPOINT = '/v1/chat/completions';
@@ -329,7 +343,7 @@ function validateInput(job: BatchJob, content: string, endpoint: string): unknow
 /** One line through the live endpoint's code, logged with path `/v1/batches` (not /v1/chat/completions) and its batch. */
 function answerLine(line: BatchLine, job: BatchJob, ctx: BatchContext): Promise<HttpAnswer> {
   const { entry, requestIndex } = logLine('/v1/batches', line, job, ctx);
-  return chatAnswer(line.body, { entry, requestIndex, options: ctx.options, log: ctx.log, seenOnce: ctx.seenOnce });
+  return ctx.chatAnswer(line.body, { entry, requestIndex, options: ctx.options, log: ctx.log, seenOnce: ctx.seenOnce });
 }
 
 /**

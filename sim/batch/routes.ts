@@ -1,6 +1,7 @@
 /** The batch endpoints of one simulator server: their in-memory state, and the router the server asks first. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SimOptions, SimRequestLog } from '../server';
+import type { HttpAnswer } from '../http';
+import type { ChatContext, SimOptions, SimRequestLog } from '../types';
 import { AnthropicBatches, routeAnthropicBatches } from './anthropic';
 import { BatchClock } from './engine';
 import { OpenAIBatches, routeOpenAIBatches } from './openai';
@@ -18,6 +19,8 @@ export interface BatchContext {
   log: SimRequestLog[];
   seenOnce: Set<string>;
   batches: SimBatches;
+  /** The live chat endpoint's answer to a body (sim/server.ts chatAnswer): a batch line is answered exactly as a live call. */
+  chatAnswer: (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
 }
 
 export function createSimBatches(): SimBatches {

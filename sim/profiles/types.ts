@@ -1,4 +1,4 @@
-import type { SimReply } from '../server';
+import type { SimReply } from '../types';
 
 /** What a provider profile of the simulator may ask of the plain simulator. */
 export interface SimProfileContext {

@@ -1,15 +1,15 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { heldWithin, runBatch } from '../../activities/itemGroup';
+import { heldWithin, runItemGroup } from '../../activities/itemGroup';
 
-/** runBatch runs inside an activity (it heartbeats and watches the activity's cancellation): here, a mocked one. */
+/** runItemGroup runs inside an activity (it heartbeats and watches the activity's cancellation): here, a mocked one. */
 const inActivity = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvironment().run(fn) as Promise<T>;
 
-describe('runBatch: several work items of one endpoint asked in a row in one activity', () => {
+describe('runItemGroup: several work items of one endpoint asked in a row in one activity', () => {
   const ok = (key: string) => ({ key, throttled: false, outcome: { tokens: 10 } });
-  test('runBatch: every item in order, tokens summed and the latest rate-limit headers kept', async () => {
+  test('runItemGroup: every item in order, tokens summed and the latest rate-limit headers kept', async () => {
     const asked: string[] = [];
     const result = await inActivity(() =>
-      runBatch(
+      runItemGroup(
         ['a', 'b', 'c'],
         async (key) => {
           asked.push(key);
@@ -25,10 +25,10 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
     expect(result.stoppedBy).toBeUndefined();
   });
 
-  test('runBatch: stops at a throttle (no later call goes) and at an error; the finished prefix comes back', async () => {
+  test('runItemGroup: stops at a throttle (no later call goes) and at an error; the finished prefix comes back', async () => {
     const asked: string[] = [];
     const throttled = await inActivity(() =>
-      runBatch(
+      runItemGroup(
         ['a', 'b', 'c', 'd'],
         async (key) => {
           asked.push(key);
@@ -46,7 +46,7 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
     expect(throttled.stoppedBy).toBe('throttle');
 
     const failed = await inActivity(() =>
-      runBatch(
+      runItemGroup(
         ['a', 'b', 'c'],
         async (key) => {
           if (key === 'b') throw new Error('judge answered HTTP 400');
@@ -59,11 +59,11 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
     expect(failed.stoppedBy).toBe('judge answered HTTP 400');
   });
 
-  test('runBatch: a cancelled activity stops before its next call', async () => {
+  test('runItemGroup: a cancelled activity stops before its next call', async () => {
     const env = new MockActivityEnvironment();
     const asked: string[] = [];
     const batch = env.run(() =>
-      runBatch(
+      runItemGroup(
         ['a', 'b', 'c'],
         async (key) => {
           asked.push(key);
@@ -77,11 +77,11 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
     expect(asked).toEqual(['a']);
   });
 
-  test('runBatch: once the run is paused no later item of the batch starts; the rest come back as stopped by the pause', async () => {
+  test('runItemGroup: once the run is paused no later item of the batch starts; the rest come back as stopped by the pause', async () => {
     const asked: string[] = [];
     let paused = false;
     const result = await inActivity(() =>
-      runBatch(
+      runItemGroup(
         ['a', 'b', 'c', 'd', 'e'],
         async (key) => {
           asked.push(key);
@@ -97,9 +97,9 @@ describe('runBatch: several work items of one endpoint asked in a row in one act
     expect(result.stoppedBy).toBe('paused');
   });
 
-  test('runBatch: outside a workflow that answers the held query (here a mocked activity) the batch goes on', async () => {
+  test('runItemGroup: outside a workflow that answers the held query (here a mocked activity) the batch goes on', async () => {
     const result = await inActivity(() =>
-      runBatch(
+      runItemGroup(
         ['a', 'b'],
         async (key) => ok(key),
         (r) => r.throttled,

@@ -80,7 +80,7 @@ describePostgres(`postgres${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       try {
         const reports = await Promise.all(stores.map((s) => s.migrate()));
         const applied = reports.flatMap((r) => r.applied.map((m) => m.version));
-        expect(applied.sort()).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version)); // each once, by one of them
+        expect(applied.sort((a, b) => a - b)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version)); // each once, by one of them
         expect(reports.filter((r) => r.applied.length).length).toBe(1);
         expect(new Set(reports.map((r) => r.version))).toEqual(
           new Set([POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1].version]),

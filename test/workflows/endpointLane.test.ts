@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { runBatch } from '../../activities/itemGroup';
+import { runItemGroup } from '../../activities/itemGroup';
 import type { ItemResult, LaneActivities } from '../support/workflows/lane';
 import { uniqueQueue } from '../support/harness';
 
@@ -48,7 +48,7 @@ function mocks(judges = 1) {
     callOne,
     async callMany({ keys }) {
       batches.push(keys);
-      return runBatch(
+      return runItemGroup(
         keys,
         (key) => callOne({ key, attempt: 1 }),
         (r) => r.status === 'throttled',

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { BatchResult } from '../../../activities/itemGroup';
+import type { ItemGroupResult } from '../../../activities/itemGroup';
 import { EndpointLane, type ItemOutcome, type LaneCalls } from '../../../workflows/endpointLane';
 import { JudgePlanner, judgeWorkFrom } from '../../../workflows/judgePlanner';
 import { Limiter } from '../../../workflows/limits/limiter';
@@ -16,7 +16,7 @@ export interface ItemResult {
 
 export interface LaneActivities {
   callOne(input: { key: string; attempt: number }): Promise<ItemResult>;
-  callMany(input: { keys: string[] }): Promise<BatchResult<Omit<ItemResult, 'outcome'>>>;
+  callMany(input: { keys: string[] }): Promise<ItemGroupResult<Omit<ItemResult, 'outcome'>>>;
   recordFailure(input: { key: string; reason: string }): Promise<void>;
   planReady(input: { queryIds: string[] }): Promise<number>;
 }
