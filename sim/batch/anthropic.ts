@@ -24,22 +24,10 @@ import {
   type BatchJob,
   type BatchLine,
   type LineOutcome,
-  type BatchClock,
+  type BatchServerContext,
 } from './engine';
-import type { ChatContext, SimOptions, SimRequestLog } from '../types';
 
-/**
- * What these endpoints need of their server (sim/batch/routes.ts BatchContext has it all): the options, the request
- * log, the once-faults' memory, this API's batches and the clock, and the live chat answer a line is answered with.
- * Declared here, not imported from routes.ts, so the router and its endpoints do not import each other.
- */
-interface BatchContext {
-  options: SimOptions;
-  log: SimRequestLog[];
-  seenOnce: Set<string>;
-  batches: { anthropic: AnthropicBatches; clock: BatchClock };
-  chatAnswer: (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
-}
+type BatchContext = BatchServerContext<{ anthropic: AnthropicBatches }>;
 
 /** The create reference: custom_id "must be unique for each request within the Message Batch", pattern ^[a-zA-Z0-9_-]{1,64}$. */
 const CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -5,7 +5,7 @@
  * ends. What a line's answer is, and how the states are named, is each API's module (openai.ts, anthropic.ts).
  */
 import type { HttpAnswer } from '../http';
-import type { SimOptions, SimRequestLog } from '../types';
+import type { ChatContext, SimOptions, SimRequestLog } from '../types';
 
 export type Phase = 'validating' | 'in_progress' | 'finalizing' | 'ended';
 export type Ending = 'completed' | 'failed' | 'expired' | 'cancelled';
@@ -195,4 +195,17 @@ export function writtenLine(json: string, index: number, options: SimOptions): s
 /** The create reply's delay (SimOptions.batchCreateReplyDelayMs): the batch exists at the provider, its id not yet told. */
 export function createReplyDelay(options: SimOptions, clock: BatchClock): Promise<void> {
   return options.batchCreateReplyDelayMs ? clock.sleep(options.batchCreateReplyDelayMs) : Promise.resolve();
+}
+
+/**
+ * What a batch endpoint needs of its server: the options (timing, judges, faults), the request log, the once-faults'
+ * memory, the batches it reads (`B`) beside the clock, and the live chat answer a line is answered with (sim/server.ts
+ * chatAnswer, handed in so the batch endpoints never import the server or their router).
+ */
+export interface BatchServerContext<B> {
+  options: SimOptions;
+  log: SimRequestLog[];
+  seenOnce: Set<string>;
+  batches: B & { clock: BatchClock };
+  chatAnswer: (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
 }

@@ -23,22 +23,10 @@ import {
   type BatchJob,
   type BatchLine,
   type LineOutcome,
-  type BatchClock,
+  type BatchServerContext,
 } from './engine';
-import type { ChatContext, SimOptions, SimRequestLog } from '../types';
 
-/**
- * What these endpoints need of their server (sim/batch/routes.ts BatchContext has it all): the options, the request
- * log, the once-faults' memory, this API's batches and the clock, and the live chat answer a line is answered with.
- * Declared here, not imported from routes.ts, so the router and its endpoints do not import each other.
- */
-interface BatchContext {
-  options: SimOptions;
-  log: SimRequestLog[];
-  seenOnce: Set<string>;
-  batches: { openai: OpenAIBatches; clock: BatchClock };
-  chatAnswer: (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
-}
+type BatchContext = BatchServerContext<{ openai: OpenAIBatches }>;
 
 /** The only endpoint the simulator batches (the reference lists more: /v1/responses, /v1/embeddings, …). */
 const CHAT_ENDPOINT = '/v1/chat/completions';

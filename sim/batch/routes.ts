@@ -1,9 +1,7 @@
 /** The batch endpoints of one simulator server: their in-memory state, and the router the server asks first. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { HttpAnswer } from '../http';
-import type { ChatContext, SimOptions, SimRequestLog } from '../types';
 import { AnthropicBatches, routeAnthropicBatches } from './anthropic';
-import { BatchClock } from './engine';
+import { BatchClock, type BatchServerContext } from './engine';
 import { OpenAIBatches, routeOpenAIBatches } from './openai';
 
 export interface SimBatches {
@@ -13,15 +11,8 @@ export interface SimBatches {
   close(): void;
 }
 
-/** What a batch endpoint needs of its server: the options (timing, judges, faults), the request log, the once-faults' memory. */
-export interface BatchContext {
-  options: SimOptions;
-  log: SimRequestLog[];
-  seenOnce: Set<string>;
-  batches: SimBatches;
-  /** The live chat endpoint's answer to a body (sim/server.ts chatAnswer): a batch line is answered exactly as a live call. */
-  chatAnswer: (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
-}
+/** What the batch endpoints need of their server (sim/batch/engine.ts BatchServerContext), with every API's batches. */
+export type BatchContext = BatchServerContext<SimBatches>;
 
 export function createSimBatches(): SimBatches {
   const clock = new BatchClock();
