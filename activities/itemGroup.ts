@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { CallOutcome } from '../contract/run';
-import { HELD_FRESH_MS } from '../contract/control';
+import { HELD_FRESH_MS, heldQuery } from '../contract/control';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 
 /** What a run of calls in one activity did: the items it finished, in order, and why it stopped early (if it did). */
@@ -14,9 +14,6 @@ export interface ItemGroupResult<R> {
   /** Why the batch stopped before its last item: a throttle, the run paused, or the error of the item it stopped at. */
   stoppedBy?: 'throttle' | 'paused' | string;
 }
-
-/** The run workflow's query (workflows/runControl.ts heldQuery): true while the run is paused. */
-export const HELD_QUERY = 'held';
 
 type HeldAnswer = { askedAt: number; answer: Promise<boolean> };
 /** The latest `held` answer per workflow id, kept while fresh (entries of finished runs are dropped when next asked or swept). */
@@ -54,7 +51,7 @@ export async function runIsHeld(): Promise<boolean> {
     if (workflowId === undefined) return false;
     return await heldWithin(
       workflowId,
-      async () => (await context.client.workflow.getHandle(workflowId).query<boolean>(HELD_QUERY)) === true,
+      async () => (await context.client.workflow.getHandle(workflowId).query(heldQuery)) === true,
     );
   } catch {
     return false;

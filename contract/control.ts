@@ -12,7 +12,7 @@ export const pauseUpdate = defineUpdate<RunControl, [{ reason?: string }]>('paus
 export const resumeUpdate = defineUpdate<RunControl, [ResumeRequest]>('resume');
 /** The run's controls as they stand (status --json shows the history and the tuned limits). */
 export const controlQuery = defineQuery<RunControl>('control');
-/** Whether the run is paused, for an activity that asks several items in a row (activities/itemGroup.ts HELD_QUERY). */
+/** Whether the run is paused, for an activity that asks several items in a row (activities/itemGroup.ts). */
 export const heldQuery = defineQuery<boolean>('held');
 /**
  * How old an answer of the `held` query may be when a batch relies on it. Asked before every item, the query (a round
