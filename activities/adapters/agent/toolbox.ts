@@ -31,11 +31,20 @@ interface ListedTool extends ToolSpec {
 /** The world key of a server's tool list (the world holds it, so a replay lists no server). */
 const toolsKey = (server: string) => worldKey('(tools/list)', { server });
 
+type Flight = Promise<ToolResult & { origin: 'live' | 'world'; recorded: boolean }>;
+
+/** Who claims a call across workers (this process), and how long a claim holds before the next round may take it over. */
+const OWNER = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+let claims = 0;
+export const CLAIM_LEASE_MS = 60_000;
+
 /** Worlds are content-addressed, so what one id holds never changes: read once per worker. */
 const worldCache = new Map<string, Promise<{ recording: string; calls: WorldCall[] }>>();
 
 export class Toolbox {
   private connections = new Map<string, Promise<McpConnection>>();
+  /** Calls this copilot is recording now, by recording and key: an item making one already in flight shares it. */
+  readonly flights = new Map<string, Flight>();
 
   constructor(
     private readonly settings: ToolsSettings,
@@ -160,23 +169,101 @@ export class ToolSession {
         'world_miss',
         `world ${this.settings.world} holds no result for ${name} ${canonicalJson(args)} (the recorded agent never made this call); replay with tools.onMissing: live to ask the service and record a new world`,
       );
-    // Recording: another item of the run may have recorded this call since this one started.
-    if (this.settings.mode === 'record' && this.store && this.recording) {
-      const now = (await this.store.worldCalls(this.recording)).find((c) => c.key === key);
-      if (now) return { text: now.result, isError: now.isError, origin: 'world' };
+    if (this.settings.mode === 'live' || !this.store || !this.recording) {
+      const result = await this.live(name, args, signal);
+      return { text: result.text, isError: result.isError, origin: 'live' };
     }
-    const result = await this.live(name, args, signal);
-    // A transport fault is not what the service answered: shown to the model, never recorded into a world.
-    if (this.settings.mode !== 'live' && !result.fault)
-      await this.keep({
-        key,
-        tool: name,
-        arguments: canonicalJson(args),
-        result: result.text,
-        isError: result.isError,
-        recordedAt: new Date().toISOString(),
-      });
-    return { text: result.text, isError: result.isError, origin: 'live' };
+    return this.recordOnce(name, args, key, signal);
+  }
+
+  /**
+   * A call into the run's recording, asked of the service once however many items make it at the same moment: the
+   * copilot's items in this worker share one flight; across workers the store's first-write-wins claim row (snapshot_work, job
+   * `world-claims:<recording>`) picks one asker, and the others wait for its result. A claim whose asker released it (a
+   * transport fault, an abort) or that is older than CLAIM_LEASE_MS (its worker died) is taken over by the next round.
+   */
+  private async recordOnce(
+    name: string,
+    args: Record<string, unknown>,
+    key: string,
+    signal: AbortSignal,
+  ): Promise<ToolResult & { origin: 'live' | 'world' }> {
+    const flight = `${this.recording}\u0000${key}`;
+    for (;;) {
+      let pending = this.box.flights.get(flight);
+      const mine = !pending;
+      if (!pending) {
+        pending = this.claimAndRecord(name, args, key, signal);
+        this.box.flights.set(flight, pending);
+        void pending.then(
+          () => this.box.flights.delete(flight),
+          () => this.box.flights.delete(flight),
+        );
+      }
+      try {
+        const { recorded, ...result } = await abortable(pending, signal);
+        // An item that shared another's flight was answered from the recording, as if it had come a moment later.
+        return mine || !recorded ? result : { ...result, origin: 'world' };
+      } catch (error) {
+        // Another item's flight ended without a result (its attempt was aborted): this one asks in its own.
+        if (mine || signal.aborted) throw error;
+      }
+    }
+  }
+
+  private async claimAndRecord(
+    name: string,
+    args: Record<string, unknown>,
+    key: string,
+    signal: AbortSignal,
+  ): Promise<ToolResult & { origin: 'live' | 'world'; recorded: boolean }> {
+    const store = this.store!;
+    const job = `world-claims:${this.recording}`;
+    for (let round = 1; ; round++) {
+      const held = await this.stored(key);
+      if (held) return { text: held.result, isError: held.isError, origin: 'world', recorded: true };
+      const claim = `${key}#${round}`;
+      const token = `${OWNER}/${++claims}`;
+      await store.putWork(job, claim, { token, at: Date.now() });
+      const won = await store.getWork<{ token: string; at: number }>(job, claim);
+      if (won?.token === token) {
+        let kept = false;
+        try {
+          const result = await this.live(name, args, signal);
+          // A transport fault is not what the service answered: shown to the model, never recorded into a world.
+          if (result.fault) return { text: result.text, isError: result.isError, origin: 'live', recorded: false };
+          const first = await this.keep({
+            key,
+            tool: name,
+            arguments: canonicalJson(args),
+            result: result.text,
+            isError: result.isError,
+            recordedAt: new Date().toISOString(),
+          });
+          kept = true;
+          return { text: first.result, isError: first.isError, origin: 'live', recorded: true };
+        } finally {
+          if (!kept) await store.putWork(job, `${claim}:released`, { at: Date.now() }).catch(() => undefined);
+        }
+      }
+      // Another asker holds this round: its result, its release or the end of its lease, whichever comes first.
+      for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+        const now = await this.stored(key);
+        if (now) return { text: now.result, isError: now.isError, origin: 'world', recorded: true };
+        if (await store.getWork(job, `${claim}:released`)) break;
+        if (!won || Date.now() - won.at > CLAIM_LEASE_MS) break;
+        await abortable(new Promise((resolve) => setTimeout(resolve, wait)), signal);
+      }
+    }
+  }
+
+  /** The recording's result for this call: known to this item, or written since by another item or worker. */
+  private async stored(key: string): Promise<WorldCall | undefined> {
+    const known = this.baseCall(key) ?? this.recorded.get(key);
+    if (known) return known;
+    const now = (await this.store!.worldCalls(this.recording!)).find((c) => c.key === key);
+    if (now) this.recorded.set(key, now);
+    return now;
   }
 
   private async live(
@@ -213,14 +300,32 @@ export class ToolSession {
     }
   }
 
-  /** Into the run's recording; the first replayed-into-live write copies the replayed world there first. */
-  private async keep(call: WorldCall): Promise<void> {
-    if (!this.store || !this.recording) return;
+  /**
+   * Into the run's recording; the first replayed-into-live write copies the replayed world there first. Returns the call
+   * as the recording holds it (first write wins: another worker's result, when it wrote first).
+   */
+  private async keep(call: WorldCall): Promise<WorldCall> {
+    if (!this.store || !this.recording) return call;
     if (this.base && this.recorded.size === 0) {
       await this.store.putWorldCalls(this.recording, this.base.calls);
       for (const c of this.base.calls) this.recorded.set(c.key, c);
     }
     await this.store.putWorldCalls(this.recording, [call]);
-    this.recorded.set(call.key, call);
+    const first = (await this.store.worldCalls(this.recording)).find((c) => c.key === call.key) ?? call;
+    this.recorded.set(call.key, first);
+    return first;
   }
+}
+
+/** A promise that rejects when the signal aborts (what it waits for goes on: another item may be sharing it). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason ?? new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => (signal.removeEventListener('abort', onAbort), resolve(v)),
+      (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
+    );
+  });
 }

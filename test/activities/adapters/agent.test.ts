@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { agentAdapter, type AgentCopilotConfig } from '../../../activities/adapters/agent';
 import { adapterFor } from '../../../activities/adapters';
 import { diffWorlds, listWorlds, worldIdOf, worldKey } from '../../../activities/adapters/agent/world';
+import { CLAIM_LEASE_MS } from '../../../activities/adapters/agent/toolbox';
 import { envNames } from '../../../activities/adapters/common';
 import { SqliteStore } from '../../../stores/sqlite';
 import { tempDir } from '../../support/harness';
@@ -226,6 +227,96 @@ test("record keeps each call in the run's world; replay answers from it and asks
   const grown = (await listWorlds(store)).find((w) => w.recording === 'run-grow')!;
   expect(grown.id).not.toBe(world.id);
   expect(grown.calls.length).toBe(world.calls.length + 1);
+});
+
+test('record: items making the same call at the same moment ask the tool server once, in one worker and across workers', async () => {
+  const tools = { mcp: [{ name: 'prices', url: mcpHttp.url }], mode: 'record' };
+  mcpHttp.delayMs = 300;
+  try {
+    // One copilot's items in one worker share the call in flight.
+    const one = agent({ tools });
+    const before = mcpHttp.calls.length;
+    const [a, b] = await Promise.all(
+      ['q-a', 'q-b'].map((id) =>
+        one.collect({
+          query: query('Where is BTC now?', id),
+          signal: AbortSignal.timeout(20_000),
+          item: item('run-race'),
+        }),
+      ),
+    );
+    expect(mcpHttp.calls.slice(before)).toEqual([{ symbol: 'BTC' }]);
+    expect(a.context).toBe(b.context);
+    // Two workers (each its own adapter and store connection) claim the call in the store: one asks, one waits for it.
+    const other = new SqliteStore(path.join(dir, 'results.db'));
+    try {
+      const mid = mcpHttp.calls.length;
+      const [c, d] = await Promise.all(
+        [store, other].map((s, i) =>
+          agent({ tools }).collect({
+            query: query('And ETH?', `q-w${i}`),
+            signal: AbortSignal.timeout(20_000),
+            item: { store: s, runId: 'run-race', queryId: `q-w${i}`, copilot: 'Agent' },
+          }),
+        ),
+      );
+      expect(mcpHttp.calls.slice(mid)).toEqual([{ symbol: 'ETH' }]);
+      expect(c.context).toBe(d.context);
+      const origins = (await store.runAgentSteps('run-race'))
+        .filter((s) => s.queryId.startsWith('q-w') && s.step.kind === 'tool')
+        .map((s) => (s.step.kind === 'tool' ? s.step.origin : null))
+        .sort();
+      expect(origins).toEqual(['live', 'world']);
+    } finally {
+      await other.close();
+    }
+    const world = (await listWorlds(store)).find((w) => w.recording === 'run-race')!;
+    expect(world.calls.map((c) => c.arguments).sort()).toEqual([
+      '{"server":"prices"}',
+      '{"symbol":"BTC"}',
+      '{"symbol":"ETH"}',
+    ]);
+  } finally {
+    mcpHttp.delayMs = 0;
+  }
+});
+
+test('record across workers: a claim held by a live worker is waited for, a released or expired one is taken over', async () => {
+  const tools = { mcp: [{ name: 'prices', url: mcpHttp.url }], mode: 'record' };
+  const key = worldKey('get_price', { symbol: 'SOL' });
+  const solStep = async (runId: string) =>
+    (await store.runAgentSteps(runId)).map((s) => s.step).find((s) => s.kind === 'tool')!;
+  // Another worker claimed the call a moment ago and records its result 300 ms later: this item asks nothing.
+  await store.putWork('world-claims:run-claim-held', `${key}#1`, { token: 'other-worker/1', at: Date.now() });
+  const before = mcpHttp.calls.length;
+  const theirs = { key, tool: 'get_price', arguments: '{"symbol":"SOL"}', result: '{"symbol":"SOL","price":1}' };
+  setTimeout(
+    () =>
+      void store.putWorldCalls('run-claim-held', [{ ...theirs, isError: false, recordedAt: new Date().toISOString() }]),
+    300,
+  );
+  await agent({ tools }).collect({
+    query: query('SOL?'),
+    signal: AbortSignal.timeout(20_000),
+    item: item('run-claim-held'),
+  });
+  expect(mcpHttp.calls.length).toBe(before);
+  expect(await solStep('run-claim-held')).toMatchObject({ result: theirs.result, origin: 'world' });
+  // A claim its asker released (its call failed at the transport), and one older than the lease (its worker died):
+  // the next round is this item's, which asks the server itself.
+  await store.putWork('world-claims:run-claim-released', `${key}#1`, { token: 'other-worker/2', at: Date.now() });
+  await store.putWork('world-claims:run-claim-released', `${key}#1:released`, { at: Date.now() });
+  await store.putWork('world-claims:run-claim-stale', `${key}#1`, {
+    token: 'dead-worker/1',
+    at: Date.now() - CLAIM_LEASE_MS - 1_000,
+  });
+  for (const runId of ['run-claim-released', 'run-claim-stale']) {
+    const mid = mcpHttp.calls.length;
+    await agent({ tools }).collect({ query: query('SOL?'), signal: AbortSignal.timeout(20_000), item: item(runId) });
+    expect(mcpHttp.calls.slice(mid)).toEqual([{ symbol: 'SOL' }]);
+    expect(await solStep(runId)).toMatchObject({ origin: 'live' });
+    expect(await store.getWork(`world-claims:${runId}`, `${key}#2`)).toMatchObject({ token: expect.any(String) });
+  }
 });
 
 test('tool errors go back to the model as results; a tool that keeps failing fails the item (kind tool) for the breaker', async () => {
