@@ -294,12 +294,21 @@ export class PostgresStore implements ResultsStore {
   }
 
   async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {
-    return (
-      await this.db.query(
-        `INSERT INTO responses SELECT $1, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context, sources FROM responses WHERE run_id = $2 ON CONFLICT DO NOTHING`,
+    return this.db.transaction(async (c) => {
+      // An agent copilot's answer comes with its trajectory (the steps its report and traces show).
+      await c.query(
+        'INSERT INTO agent_steps SELECT $1, query_id, copilot, seq, kind, step FROM agent_steps WHERE run_id = $2 ON CONFLICT DO NOTHING',
         [toRunId, fromRunId],
-      )
-    ).rowCount;
+      );
+      return (
+        (
+          await c.query(
+            `INSERT INTO responses SELECT $1, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context, sources FROM responses WHERE run_id = $2 ON CONFLICT DO NOTHING`,
+            [toRunId, fromRunId],
+          )
+        ).rowCount ?? 0
+      );
+    });
   }
 
   // ---- judging ----------------------------------------------------------------

@@ -275,11 +275,19 @@ export class SqliteStore implements ResultsStore {
   }
 
   async adoptResponses(fromRunId: string, toRunId: string): Promise<number> {
-    return this.db
-      .prepare(
-        `INSERT OR IGNORE INTO responses SELECT ?, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context, sources FROM responses WHERE run_id = ?`,
-      )
-      .run(toRunId, fromRunId).changes;
+    return this.db.transaction(() => {
+      // An agent copilot's answer comes with its trajectory (the steps its report and traces show).
+      this.db
+        .prepare(
+          'INSERT OR IGNORE INTO agent_steps SELECT ?, query_id, copilot, seq, kind, step FROM agent_steps WHERE run_id = ?',
+        )
+        .run(toRunId, fromRunId);
+      return this.db
+        .prepare(
+          `INSERT OR IGNORE INTO responses SELECT ?, query_id, copilot, status, text, raw, html, adapter, started_at, finished_at, latency_ms, error_kind, error_message, conversation_id, context, sources FROM responses WHERE run_id = ?`,
+        )
+        .run(toRunId, fromRunId).changes;
+    })();
   }
 
   // ---- judging ----------------------------------------------------------------

@@ -1409,6 +1409,19 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
           'Bolt/0',
         ]);
       });
+      test("adoptResponses brings an agent answer's steps along, once, leaving the target's own steps as they are", async () => {
+        await store.putResponse(aResponse('src', 'q1', 'Ace'));
+        await store.putAgentStep({ runId: 'src', queryId: 'q1', copilot: 'Ace', step: modelStep(0, 'turn one') });
+        await store.putAgentStep({ runId: 'src', queryId: 'q1', copilot: 'Ace', step: modelStep(1, null) });
+        await store.putAgentStep({ runId: 'dst', queryId: 'q1', copilot: 'Ace', step: modelStep(1, 'own') });
+        expect(await store.adoptResponses('src', 'dst')).toBe(1);
+        expect(await store.adoptResponses('src', 'dst')).toBe(0);
+        expect((await store.agentSteps('dst', 'q1', 'Ace')).map((s) => s.step)).toEqual([
+          modelStep(0, 'turn one'),
+          modelStep(1, 'own'),
+        ]);
+        expect(await store.runAgentSteps('src')).toHaveLength(2);
+      });
       test('a recording keeps each key once (first write wins), and recordings are listed with their sizes', async () => {
         const call = (key: string, result: string, isError = false) => ({
           key,
