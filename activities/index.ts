@@ -8,6 +8,7 @@ import { alertActivities } from './scheduleAlert';
 import { spendActivities } from './spend';
 import { runConfigActivities } from './runConfig';
 import { refreshActivities } from './snapshotRefresh';
+import { worldRefreshActivities } from './worldRefresh';
 import { studyActivities } from './studyAnswers';
 import { outageTolerantStore } from './storeOutage';
 
@@ -28,6 +29,7 @@ export function snapshotActivities(deps: ActivityDeps) {
     ...generateActivities(deps),
     ...curateActivities(deps),
     ...refreshActivities(deps),
+    ...worldRefreshActivities(deps),
     ...alertActivities(deps),
   };
 }

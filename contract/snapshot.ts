@@ -121,6 +121,28 @@ export interface RefreshInput<Config extends WorkflowRunConfig = WorkflowRunConf
   thenRun?: { config: Config };
   /** After each run, gate it against the schedule's previous run and POST the verdict (needs thenRun). */
   alert?: AlertSettings;
+  /**
+   * Before each run, ask the tools again every call of the world each replaying agent copilot of thenRun answers from,
+   * as a new world snapshot, and replay that one (`--refresh-worlds`; activities/worldRefresh.ts).
+   */
+  refreshWorlds?: boolean;
+}
+
+/** One replaying agent copilot's world, refreshed for a scheduled run. */
+export interface WorldRefresh {
+  copilot: string;
+  /** The world asked again: the schedule's newest for this copilot, else the one its config names. */
+  from: string;
+  /** The new world snapshot the run replays. */
+  to: string;
+  /** Tool calls it holds (the tool lists not counted). */
+  calls: number;
+  /** Calls whose result differs from `from`'s. */
+  changed: number;
+  /** Calls the tools no longer answered (a fault, a tool gone), which keep their previous result. */
+  kept: number;
+  /** The recording that holds it (judgeflow world list). */
+  recording: string;
 }
 
 export interface RefreshResult {
@@ -134,6 +156,8 @@ export interface RefreshResult {
   reportPath?: string;
   /** What the alert step did (absent without an alert URL). */
   alert?: AlertOutcome;
+  /** The worlds refreshed for the run (with --refresh-worlds). */
+  worlds?: WorldRefresh[];
 }
 
 export interface AlertOutcome {

@@ -19,6 +19,13 @@ const { refreshPrepare, refreshRecord, refreshRecordRun } = proxyActivities<Snap
   retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
 });
 
+// Every call of a world asked again: as long as the tools take, heartbeating between calls.
+const { refreshWorlds } = proxyActivities<SnapshotActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ['InputError'] },
+});
+
 const ALERT_ATTEMPTS = 5;
 // Delivery retried with back-off (1 s, 2 s, 4 s, 8 s); the last attempt records a failure instead of failing the refresh.
 const { refreshAlert } = proxyActivities<SnapshotActivities>({
@@ -96,34 +103,48 @@ export async function refreshSnapshot(input: RefreshInput<StoredRunConfig>): Pro
   };
   upsertMemo({ snapshotId: result.snapshotId, parentId: result.parentId ?? '' });
 
-  if (input.thenRun) {
-    const runId = scheduledRunId(schedule, info.startTime, info.runId);
-    result.runId = runId;
-    upsertMemo({ runId });
-    await refreshRecordRun({ schedule, workflowId, runId });
-    const run = await executeChild(benchmarkRun, {
-      workflowId: runId,
-      args: [
-        {
-          runId,
-          snapshotId: made.snapshotId,
-          config: { ...input.thenRun.config, queries: `snapshot:${made.snapshotId}` },
-        },
-      ],
-    }).catch(async (error: unknown) => {
-      // A run that failed or was cancelled is alerted too (a gate cannot vouch for it), then the refresh fails with it.
-      const alert = input.alert;
-      if (alert)
-        await CancellationScope.nonCancellable(() =>
-          refreshAlert({ schedule, runId, alert, lastAttempt: ALERT_ATTEMPTS, failure: runFailure(error) }),
-        );
-      throw error;
-    });
-    result.reportPath = run.reportPath;
-    if (input.alert)
-      result.alert = await refreshAlert({ schedule, runId, alert: input.alert, lastAttempt: ALERT_ATTEMPTS });
-  }
+  if (input.thenRun) await runAfterRefresh(input, input.thenRun.config, workflowId, result);
   return result;
+}
+
+/**
+ * The scheduled benchmark run on the refreshed snapshot (a child workflow), with the replaying agent copilots' worlds
+ * refreshed first when the schedule asks for it; its alert after it, or after its failure.
+ */
+async function runAfterRefresh(
+  input: RefreshInput<StoredRunConfig>,
+  thenRun: StoredRunConfig,
+  workflowId: string,
+  result: RefreshResult,
+): Promise<void> {
+  const { schedule } = input;
+  const info = workflowInfo();
+  const runId = scheduledRunId(schedule, info.startTime, info.runId);
+  result.runId = runId;
+  upsertMemo({ runId });
+  let config: StoredRunConfig = { ...thenRun, queries: `snapshot:${result.snapshotId}` };
+  if (input.refreshWorlds) {
+    const refreshed = await refreshWorlds({ schedule, workflowId, copilots: config.copilots });
+    config = { ...config, copilots: refreshed.copilots };
+    result.worlds = refreshed.worlds;
+    upsertMemo({ worlds: refreshed.worlds.map((w) => `${w.copilot}=${w.to}`).join(' ') });
+  }
+  await refreshRecordRun({ schedule, workflowId, runId });
+  const run = await executeChild(benchmarkRun, {
+    workflowId: runId,
+    args: [{ runId, snapshotId: result.snapshotId, config }],
+  }).catch(async (error: unknown) => {
+    // A run that failed or was cancelled is alerted too (a gate cannot vouch for it), then the refresh fails with it.
+    const alert = input.alert;
+    if (alert)
+      await CancellationScope.nonCancellable(() =>
+        refreshAlert({ schedule, runId, alert, lastAttempt: ALERT_ATTEMPTS, failure: runFailure(error) }),
+      );
+    throw error;
+  });
+  result.reportPath = run.reportPath;
+  if (input.alert)
+    result.alert = await refreshAlert({ schedule, runId, alert: input.alert, lastAttempt: ALERT_ATTEMPTS });
 }
 
 /** A child run's failure in its own words: cancelled, or the innermost cause. */

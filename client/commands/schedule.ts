@@ -4,6 +4,7 @@ import { temporalClient } from '../temporalSdk';
 import type { Command } from '../args';
 import type { ResultsStore } from '../../core/model/store';
 import { openStore } from '../../stores';
+import { listWorlds } from '../../activities/adapters/agent/world';
 import { resolveSnapshotId, saveSnapshot } from '../../core/snapshots/snapshots';
 import { protocolFor } from '../../rubrics';
 import { assertName } from '../../core/model/names';
@@ -27,7 +28,7 @@ import {
 } from '../snapshotOptions';
 
 const USAGE = [
-  'judgeflow schedule create NAME (--every 7d [--at HH:MM] | --at HH:MM | --cron "0 6 * * MON") --refresh generate|curate|none <options> [--then-run CONFIG [--alert-url URL | --alert-url-env VAR] [--alert-on regression|any]] [--paused] [--json]',
+  'judgeflow schedule create NAME (--every 7d [--at HH:MM] | --at HH:MM | --cron "0 6 * * MON") --refresh generate|curate|none <options> [--then-run CONFIG [--alert-url URL | --alert-url-env VAR] [--alert-on regression|any] [--refresh-worlds]] [--paused] [--json]',
   `    generate options: ${GENERATE_USAGE}`,
   `    curate options:   ${CURATE_USAGE.replace('--from traffic.jsonl', '--from FILE|DIR|GLOB (newest file is used)')}`,
   '    none options:     --snapshot ID | --queries FILE, [--collect-again]; needs --then-run (the same queries benchmarked each time)',
@@ -190,7 +191,43 @@ export async function refreshInputFrom(
       : undefined;
   const on = alertOn as 'regression' | 'any';
   const alert = alertUrl ? { url: alertUrl, on } : alertUrlEnv ? { urlEnv: alertUrlEnv, on } : undefined;
-  return { schedule: name, refresh, ...(thenRun ? { thenRun } : {}), ...(alert ? { alert } : {}) };
+  const refreshWorlds = Boolean(values['refresh-worlds']);
+  if (refreshWorlds) await checkReplayedWorlds(thenRun?.config, values['then-run'] as string, store);
+  return {
+    schedule: name,
+    refresh,
+    ...(thenRun ? { thenRun } : {}),
+    ...(alert ? { alert } : {}),
+    ...(refreshWorlds ? { refreshWorlds: true } : {}),
+  };
+}
+
+/**
+ * --refresh-worlds: the --then-run config must have agent copilots that replay a world, and each world they name must
+ * be in the results store (the first firing asks its calls again).
+ */
+async function checkReplayedWorlds(
+  config: StoredRunConfig | undefined,
+  file: string,
+  store?: () => Promise<ResultsStore>,
+): Promise<void> {
+  if (!config)
+    throw new InputError(
+      "--refresh-worlds needs --then-run CONFIG: it refreshes the world snapshots that config's agent copilots replay before each run",
+    );
+  const replaying = config.copilots.flatMap((c) =>
+    c.type === 'agent' && c.tools.mode === 'replay' ? [{ name: c.name, world: c.tools.world! }] : [],
+  );
+  if (!replaying.length)
+    throw new InputError(
+      `--refresh-worlds: no copilot of ${path.resolve(file)} replays a world snapshot (type: agent, tools.mode: replay, tools.world: world-…), so there is no world to refresh`,
+    );
+  const held = new Set((await listWorlds(await (store ?? openStore)())).map((w) => w.id));
+  for (const c of replaying)
+    if (!held.has(c.world))
+      throw new InputError(
+        `--refresh-worlds: copilot ${c.name} replays ${c.world}, which is not in the results store (${held.size ? `it holds: ${[...held].join(', ')}` : 'it holds no world snapshot'}; see judgeflow world list)`,
+      );
 }
 
 const fmt = (d: Date | undefined) => (d ? d.toISOString() : '-');
@@ -293,6 +330,7 @@ export const scheduleCommand: Command = {
     'alert-url': { type: 'string' },
     'alert-url-env': { type: 'string' },
     'alert-on': { type: 'string' },
+    'refresh-worlds': { type: 'boolean' },
     paused: { type: 'boolean' },
     json: { type: 'boolean' },
     ...llmOptions,
@@ -338,6 +376,7 @@ export const scheduleCommand: Command = {
                 refresh: input.refresh.kind,
                 thenRun: typeof values['then-run'] === 'string' ? path.resolve(values['then-run']) : '',
                 alert: input.alert ? input.alert.on : '',
+                refreshWorlds: Boolean(input.refreshWorlds),
               },
               state: { paused: Boolean(values.paused), note: `judgeflow snapshot refresh (${input.refresh.kind})` },
             });
@@ -351,7 +390,7 @@ export const scheduleCommand: Command = {
           if (values.json) console.log(JSON.stringify({ name, created: true }));
           else
             console.log(
-              `Created schedule "${name}" (${specText(created!.spec as never)}, ${input.refresh.kind === 'none' ? `snapshot ${input.refresh.options.snapshotId} each time` : `refresh by ${input.refresh.kind}`}${input.thenRun ? ', then a benchmark run' : ''}${input.alert ? `, alert on ${input.alert.on}` : ''}) on task queue ${queue}.\nA worker must be running (judgeflow worker). Run it now with: judgeflow schedule trigger ${name}`,
+              `Created schedule "${name}" (${specText(created!.spec as never)}, ${input.refresh.kind === 'none' ? `snapshot ${input.refresh.options.snapshotId} each time` : `refresh by ${input.refresh.kind}`}${input.thenRun ? `, then a benchmark run${input.refreshWorlds ? ' on refreshed world snapshots' : ''}` : ''}${input.alert ? `, alert on ${input.alert.on}` : ''}) on task queue ${queue}.\nA worker must be running (judgeflow worker). Run it now with: judgeflow schedule trigger ${name}`,
             );
           return 0;
         }
