@@ -10,9 +10,9 @@ import { nonRetryableInput } from './failures';
 import { cancellationSignal, withHeartbeat } from './heartbeat';
 
 /**
- * A schedule's world refresh (issue 34): before a scheduled run, every call of the world a replaying agent copilot answers
- * from is asked of its tools again and recorded as a new world snapshot, which the run then replays — so the configs it
- * compares still see one world, and that world is today's. The new world's recording is named after the schedule, the
+ * A schedule's world refresh (issue 34): before a scheduled run, every call of the world a replaying agent copilot
+ * answers from is asked of its tools again and recorded as a new world snapshot, which the run then replays — so the
+ * configs it compares still see one world, and that world is today's. The new world's recording is named after the schedule, the
  * copilot and the firing (`schedule:<name>:<copilot>:<firing>`), and the next firing refreshes the newest one of them:
  * worlds of one schedule form a chain, as its query snapshots do. A call the tools no longer answer (a transport fault,
  * a tool gone from the server) keeps its previous result, counted as `kept`.

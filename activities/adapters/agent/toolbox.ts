@@ -178,9 +178,10 @@ export class ToolSession {
 
   /**
    * A call into the run's recording, asked of the service once however many items make it at the same moment: the
-   * copilot's items in this worker share one flight; across workers the store's first-write-wins claim row (snapshot_work, job
-   * `world-claims:<recording>`) picks one asker, and the others wait for its result. A claim whose asker released it (a
-   * transport fault, an abort) or that is older than CLAIM_LEASE_MS (its worker died) is taken over by the next round.
+   * copilot's items in this worker share one flight; across workers the store's first-write-wins claim row
+   * (snapshot_work, job `world-claims:<recording>`) picks one asker, and the others wait for its result. A claim whose
+   * asker released it (a transport fault, an abort) or that is older than CLAIM_LEASE_MS (its worker died) is taken
+   * over by the next round.
    */
   private async recordOnce(
     name: string,
