@@ -308,6 +308,8 @@ export async function describeSchedule(client: Client, name: string, store?: Res
     judges: config?.judges?.map((j) => ({ name: j.name ?? j.model, model: j.model, baseURL: j.baseURL })) ?? null,
     copilots: config?.copilots?.map((c) => ({ name: c.name, type: c.type, model: c.model ?? null })) ?? [],
     alert: input?.alert ? { on: input.alert.on, ...(input.alert.urlEnv ? { urlEnv: input.alert.urlEnv } : {}) } : null,
+    /** --refresh-worlds: the replaying agent copilots' world snapshots are asked again before each run. */
+    refreshWorlds: Boolean(input?.refreshWorlds),
     runs,
     snapshots,
   };
@@ -432,6 +434,8 @@ export const scheduleCommand: Command = {
                 `  copilots: ${d.copilots.map((c) => `${c.name} (${c.type}${c.model ? ` ${c.model}` : ''})`).join(', ')}`,
               );
             if (d.alert) console.log(`  alert: on ${d.alert.on}`);
+            if (d.refreshWorlds)
+              console.log("  worlds: the replaying agent copilots' world snapshots are asked again before each run");
             console.log(`  next: ${d.next.map(fmt).join(', ') || '-'}`);
             for (const r of d.runs)
               console.log(`  run ${r.runId}: ${r.status}${r.startedAt ? ` (started ${r.startedAt})` : ''}`);

@@ -128,6 +128,8 @@ test('a --refresh-worlds schedule re-asks the replayed world before each run, an
     const created = await cliInProcess(create(configFile), env);
     expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
     expect(created.stdout).toContain('then a benchmark run on refreshed world snapshots');
+    const described = await cliInProcess(['schedule', 'describe', name], env);
+    expect(described.stdout).toContain("worlds: the replaying agent copilots' world snapshots are asked again");
     try {
       const first = await triggerAndWait(client, name, env, 1);
       // The two copilots replay one world with the same tools: it was asked again once, not once per copilot.
