@@ -273,12 +273,19 @@ export class PostgresStore implements ResultsStore {
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
     await this.db.transaction(async (c) => {
-      for (const r of items.responses)
+      for (const r of items.responses) {
         await c.query('DELETE FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [
           runId,
           r.queryId,
           r.copilot,
         ]);
+        // A failed agent answer is asked afresh: its trajectory goes with it (as a judge conversation's turns do).
+        await c.query('DELETE FROM agent_steps WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [
+          runId,
+          r.queryId,
+          r.copilot,
+        ]);
+      }
       for (const j of items.judgments)
         await c.query(
           'DELETE FROM judgments WHERE run_id = $1 AND query_id = $2 AND copilot = $3 AND sample = $4 AND judge_name = $5',

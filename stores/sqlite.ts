@@ -258,6 +258,8 @@ export class SqliteStore implements ResultsStore {
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
     const response = this.db.prepare('DELETE FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?');
+    // A failed agent answer is asked afresh: its trajectory goes with it (as a judge conversation's turns do).
+    const steps = this.db.prepare('DELETE FROM agent_steps WHERE run_id = ? AND query_id = ? AND copilot = ?');
     const judgment = this.db.prepare(
       'DELETE FROM judgments WHERE run_id = ? AND query_id = ? AND copilot = ? AND sample = ? AND judge_name = ?',
     );
@@ -266,7 +268,10 @@ export class SqliteStore implements ResultsStore {
     );
     this.db
       .transaction(() => {
-        for (const r of items.responses) response.run(runId, r.queryId, r.copilot);
+        for (const r of items.responses) {
+          response.run(runId, r.queryId, r.copilot);
+          steps.run(runId, r.queryId, r.copilot);
+        }
         for (const j of items.judgments) judgment.run(runId, j.queryId, j.copilot, j.sample, j.judge);
         for (const t of items.turns) turns.run(runId, t.queryId, t.sample, t.judge);
         this.db.prepare("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?").run(runId);

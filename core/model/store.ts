@@ -254,7 +254,8 @@ export interface ResultsStore {
   /** Re-judging reuses another run's responses: copied rows, zero copilot calls. Returns how many were copied. */
   adoptResponses(fromRunId: string, toRunId: string): Promise<number>;
   /**
-   * `judgeflow retry --failed`: remove these recorded failures (and the verdicts and judge turns that depended on them),
+   * `judgeflow retry --failed`: remove these recorded failures (with an agent answer's steps, and the verdicts and judge
+   * turns that depended on them),
    * and mark the run running again, atomically, so the run's next execution asks exactly these again (core/model/retryFailed.ts).
    */
   reopenItems(runId: string, items: ReopenedItems): Promise<void>;

@@ -1422,6 +1422,24 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         ]);
         expect(await store.runAgentSteps('src')).toHaveLength(2);
       });
+      test("reopenItems (retry --failed) removes a reopened answer's steps, so it is asked afresh; other items keep theirs", async () => {
+        for (const [queryId, copilot] of [
+          ['q1', 'Ace'],
+          ['q1', 'Bolt'],
+          ['q2', 'Ace'],
+        ]) {
+          await store.putResponse(
+            aResponse('r1', queryId, copilot, { status: 'failed', text: null, errorKind: 'tool' }),
+          );
+          await store.putAgentStep({ runId: 'r1', queryId, copilot, step: modelStep(0, 'turn one') });
+        }
+        await store.reopenItems('r1', { responses: [{ queryId: 'q1', copilot: 'Ace' }], judgments: [], turns: [] });
+        expect(await store.agentSteps('r1', 'q1', 'Ace')).toEqual([]);
+        expect((await store.runAgentSteps('r1')).map((s) => `${s.queryId}/${s.copilot}`)).toEqual([
+          'q1/Bolt',
+          'q2/Ace',
+        ]);
+      });
       test('a recording keeps each key once (first write wins), and recordings are listed with their sizes', async () => {
         const call = (key: string, result: string, isError = false) => ({
           key,
