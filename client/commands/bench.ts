@@ -123,12 +123,15 @@ export const benchCommand: Command = {
     if (sims === null || paperQueries === null || cabQueries === null || latticeQueries === null) return 2;
     if (only === 'cab-judging') return benchCabJudging(cabQueries);
     if (only === 'lattice-files') return benchLatticeFiles(console.log, latticeQueries);
+    let rowFailed = false;
     if (only === undefined || only === 'stats') {
       printStatisticsFigures(console.log, { sims });
-      // Issue 33's rows: 400 runs per figure at the default (--sims / 5).
-      printStudyStatisticsFigures(console.log, { sims: Math.max(100, Math.round((sims ?? 2000) / 5)) });
+      // Issue 33's rows: 400 runs per figure at the default (--sims / 5). A row whose interval contradicts its target
+      // makes `--only stats` exit 1 (one with too few runs to tell is listed as NOT SHOWN).
+      const checks = printStudyStatisticsFigures(console.log, { sims: Math.max(100, Math.round((sims ?? 2000) / 5)) });
+      rowFailed = checks.some((c) => c.verdict === 'FAIL');
     }
-    if (only === 'stats') return 0;
+    if (only === 'stats') return rowFailed ? 1 : 0;
     if (only === undefined || only === 'startup') await printStartupFigures(console.log);
     if (only === 'startup') return 0;
     benchAlgorithms();

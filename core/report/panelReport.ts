@@ -102,7 +102,7 @@ const selfNote = (p: Panel) =>
   p.selfPreference.length
     ? `Self-preference check: ${p.selfPreference.length} judge × copilot pair(s) share a model family. Self-preference is the judge's own-family term in a model of every judge's per-query totals ` +
       `(judge offset + judge scale × consensus answer quality + one own-family term per judge with a family; offsets only with two judges), in points of the copilot's score, tested with a query jackknife t test; ` +
-      `flagged when the Holm-adjusted p across the pairs is below ${SELF_PREFERENCE_ALPHA} and the judge scored at least ${MIN_SELF_PREFERENCE_QUERIES} queries (${p.selfPreference.filter((s) => s.flagged).length} flagged). A judge lenient to every copilot, or one stretching the scale, is not self-preferring.`
+      `flagged when the term is positive (a preference for its own family), its Holm-adjusted p across the pairs is below ${SELF_PREFERENCE_ALPHA} and the judge scored at least ${MIN_SELF_PREFERENCE_QUERIES} queries (${p.selfPreference.filter((s) => s.flagged).length} flagged). A judge lenient to every copilot, or one stretching the scale, is not self-preferring.`
     : 'No judge shares a model family with a copilot (set family: on judges and copilots to check self-preference).';
 
 export function panelMarkdown(p: Panel | null | undefined): string[] {

@@ -16,9 +16,13 @@
  *
  * The test: a query-level jackknife standard error of the own-family term (each query left out in turn and the model
  * refitted: it carries the consensus' own estimation error), t with (queries − 1) df, two-sided; Holm across every
- * (judge, copilot) pair of the panel; a pair is flagged only when its Holm-adjusted p is below 0.05 and the judge
- * scored at least MIN_SELF_PREFERENCE_QUERIES queries. A term the design cannot separate from the others (every judge
- * that scored the copilot is of its family, or the judge scored only its own family) is null.
+ * (judge, copilot) pair of the panel; a pair is flagged only when its Holm-adjusted p is below 0.05, the term is
+ * positive (self-preference is a preference for one's own family: a judge significantly harsher on its own family is
+ * reported by its term and p, not flagged as self-preferring) and the judge scored at least
+ * MIN_SELF_PREFERENCE_QUERIES queries. So a flag is a one-sided test at α/2 per pair, Holm-adjusted: a judge without
+ * own-family preference is flagged in about α/4–α/2 of runs, and the panel's familywise false-flag rate is about
+ * α/2 (both measured in `judgeflow bench --only stats`). A term the design cannot separate from the others (every
+ * judge that scored the copilot is of its family, or the judge scored only its own family) is null.
  */
 import { holmAdjust, solvePositiveDefinite, studentTCdf, studentTQuantile } from './stats';
 
@@ -40,7 +44,7 @@ export interface SelfPreferenceEntry {
   scale: number | null;
   model: 'scale and offset' | 'offset only (two judges)';
   queries: number;
-  /** pHolm < 0.05 with at least MIN_SELF_PREFERENCE_QUERIES queries. */
+  /** pHolm < 0.05, a positive term, and at least MIN_SELF_PREFERENCE_QUERIES queries. */
   flagged: boolean;
 }
 
@@ -248,7 +252,12 @@ export function selfPreference(input: SelfPreferenceInput): SelfPreferenceEntry[
       scale: withScale && meanScale > 0 ? full.scale[x.j] / meanScale : null,
       model: withScale ? 'scale and offset' : 'offset only (two judges)',
       queries: x.queries,
-      flagged: pHolm !== null && pHolm < SELF_PREFERENCE_ALPHA && x.queries >= MIN_SELF_PREFERENCE_QUERIES,
+      flagged:
+        pHolm !== null &&
+        pHolm < SELF_PREFERENCE_ALPHA &&
+        x.difference !== null &&
+        x.difference > 0 &&
+        x.queries >= MIN_SELF_PREFERENCE_QUERIES,
     };
   });
 }

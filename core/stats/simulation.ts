@@ -68,3 +68,38 @@ export function normalSampler(rand: () => number): () => number {
     return r * Math.cos(2 * Math.PI * v);
   };
 }
+
+/**
+ * A row's target and how a simulated rate is checked against it:
+ * - `atLeast` / `atMost`: passes when the whole Clopper–Pearson interval is inside the target (the rate is shown);
+ * - `level`: the false-positive rate of an exact level-α test, which sits at α by construction, so no number of runs
+ *   can put its interval below α. It passes when the interval reaches down to α or below (the rate is not shown above
+ *   α), and the point estimate is printed beside it.
+ */
+export type Target = { atLeast: number } | { atMost: number } | { level: number };
+
+export function meetsTarget(r: SimulatedRate, target: Target): boolean {
+  return targetVerdict(r, target) === 'PASS';
+}
+
+/**
+ * PASS: the interval shows the target (for `level`: reaches α or below); FAIL: the interval lies wholly on the wrong
+ * side of it; NOT SHOWN: it straddles the target (too few runs to tell).
+ */
+export function targetVerdict(r: SimulatedRate, target: Target): 'PASS' | 'FAIL' | 'NOT SHOWN' {
+  const { low, high } = r.ci95;
+  if ('level' in target) return low <= target.level ? 'PASS' : 'FAIL';
+  if ('atLeast' in target) return low >= target.atLeast ? 'PASS' : high < target.atLeast ? 'FAIL' : 'NOT SHOWN';
+  return high <= target.atMost ? 'PASS' : low > target.atMost ? 'FAIL' : 'NOT SHOWN';
+}
+
+/** "4.9% (195 of 4000; 95% CI 4.2–5.6%), target ≤ 5.0%, the test's own α (…) PASS". */
+export function describeAgainstTarget(r: SimulatedRate, target: Target): string {
+  const rule =
+    'atLeast' in target
+      ? `target ≥ ${pct(target.atLeast)} (interval above it)`
+      : 'atMost' in target
+        ? `target ≤ ${pct(target.atMost)} (interval below it)`
+        : `target ≤ ${pct(target.level)}, the test's own α (an exact test sits at α: passes when the interval reaches ${pct(target.level)} or below)`;
+  return `${pct(r.rate)} (${r.k} of ${r.n}; 95% CI ${range(r.ci95)}), ${rule} ${targetVerdict(r, target)}`;
+}

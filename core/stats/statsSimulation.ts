@@ -5,7 +5,7 @@
  * allowed drop, and stability's drift test. Shared by `judgeflow bench --only stats` (many runs, printed) and
  * test/core/stats/statsSimulation.test.ts (few, fixed seeds). Every figure is reproducible from its seed.
  */
-import { calibratedWinRates, type CalibrationDesign } from '../study/calibrated';
+import { calibratedWinRates, MIN_ANNOTATED_QUERIES, type CalibrationDesign } from '../study/calibrated';
 import {
   disagreementModel,
   disagreementProbabilities,
@@ -16,11 +16,20 @@ import {
 } from '../study/active';
 import type { AnnotationFact, JudgeScores } from '../study/analysis';
 import type { StudyItem } from '../study/design';
-import { selfPreference } from './selfPreference';
+import { MIN_SELF_PREFERENCE_QUERIES, selfPreference } from './selfPreference';
 import { stability, type StabilityRunInput } from './stability';
 import { clusteredWilsonInterval, pairedTest, signFlipLessPValue } from './stats';
 import { seededRandom } from './random';
-import { describeRate, normalSampler, simulatedRate, type SimulatedRate } from './simulation';
+import {
+  describeAgainstTarget,
+  describeRate,
+  meetsTarget,
+  targetVerdict,
+  normalSampler,
+  simulatedRate,
+  type SimulatedRate,
+  type Target,
+} from './simulation';
 
 // ----------------------------------------------------------------------------------------------------------------
 // A pairwise world: latent answer quality, a judge that sees it with bias and noise, annotators who see it with noise
@@ -339,8 +348,8 @@ export type SelfPreferenceCase = 'lenient' | 'stretched' | 'own-family +6';
 /**
  * How often the acme judge is flagged (`judge`: lenient +4 on every copilot, or a 1.3× stretched scale with its
  * family's copilot best, both nulls; or a real +6 own-family bonus), and how often any pair of the panel is (`panel`:
- * the acme judge's pair and the openai judge's, which has no bonus in any case). Holm keeps `panel` at ≤ α; with two
- * exact tests it is 1 − (1 − α/2)² ≈ 4.94% under the null, so only `judge` can be shown below 5% by simulation.
+ * the acme judge's pair and the openai judge's, which has no bonus in any case). A flag needs a positive term whose
+ * Holm-adjusted two-sided p is below α: about α/2 familywise under the null.
  */
 export function selfPreferenceFlagRate(
   kind: SelfPreferenceCase,
@@ -480,10 +489,23 @@ export function stabilityFalseDrift(opts: {
 // The bench's printout
 // ----------------------------------------------------------------------------------------------------------------
 
+/** One check of an issue 33 row against its target, as the bench's closing summary lists it. */
+export interface RowCheck {
+  row: number;
+  what: string;
+  pass: boolean;
+  verdict: 'PASS' | 'FAIL' | 'NOT SHOWN';
+  figure: string;
+}
+
+/**
+ * Prints every row of issue 33 as a simulation, each rate k of n runs with its Clopper–Pearson 95% interval and,
+ * where the row has a target, the check against it (PASS / FAIL); ends with the list of checks. Returns the checks.
+ */
 export function printStudyStatisticsFigures(
   log: (line: string) => void,
   opts: { sims?: number; seed?: string } = {},
-): void {
+): RowCheck[] {
   const sims = opts.sims ?? 400;
   const seed = opts.seed ?? 'bench';
   const t0 = Date.now();
@@ -492,8 +514,20 @@ export function printStudyStatisticsFigures(
     const r = f();
     return [r, `${((Date.now() - t) / 1000).toFixed(1)} s`];
   };
+  const checks: RowCheck[] = [];
+  /** A rate against its target: the printed figure, recorded for the summary. */
+  const check = (row: number, what: string, r: SimulatedRate, target: Target) => {
+    const figure = describeAgainstTarget(r, target);
+    checks.push({ row, what, pass: meetsTarget(r, target), verdict: targetVerdict(r, target), figure });
+    return figure;
+  };
+  /** A check that is not a rate (a count that must be 0, an interval that must stay below 1, fewer labels). */
+  const fact = (row: number, what: string, pass: boolean, figure: string) => {
+    checks.push({ row, what, pass, verdict: pass ? 'PASS' : 'FAIL', figure });
+    return `${figure} ${pass ? 'PASS' : 'FAIL'}`;
+  };
   log(
-    `\nIntervals and decisions of issue 33, seed "${seed}": ${sims} simulated runs per figure unless stated; rates with exact 95% intervals.`,
+    `\nIntervals and decisions of issue 33, seed "${seed}": ${sims} simulated runs per figure unless stated; every rate is k of n runs with its exact (Clopper–Pearson) 95% interval, checked against the row's target.`,
   );
 
   const zTruth = trueWinRate(BIASED_JUDGE, 'Z');
@@ -513,7 +547,16 @@ export function printStudyStatisticsFigures(
       }),
     );
     log(
-      `  ${String(n).padStart(2)} annotated queries: ${c.coverage ? `coverage ${describeRate(c.coverage, { atLeast: 0.93 })}` : `no interval in any of ${runs} runs (below the minimum of 10 annotated queries: "too few to calibrate")`}  [${t}]`,
+      `  ${String(n).padStart(2)} annotated queries: ${
+        n < MIN_ANNOTATED_QUERIES
+          ? fact(
+              1,
+              `${n} annotated queries: "too few to calibrate"`,
+              c.noInterval === runs,
+              `no interval in ${c.noInterval} of ${runs} runs (below the minimum of ${MIN_ANNOTATED_QUERIES} annotated queries: "too few to calibrate")`,
+            )
+          : `coverage ${c.coverage ? check(1, `coverage at ${n} annotated queries`, c.coverage, { atLeast: 0.93 }) : fact(1, `coverage at ${n} annotated queries`, false, 'no interval')}`
+      }  [${t}]`,
     );
   }
 
@@ -532,7 +575,7 @@ export function printStudyStatisticsFigures(
       }),
     );
     log(
-      `  ${n} annotated queries: no disagreement in ${c.noDisagreement?.n ?? 0} of ${sims} runs; their coverage ${c.noDisagreement ? describeRate(c.noDisagreement, { atLeast: 0.93 }) : '–'}; all runs ${c.coverage ? describeRate(c.coverage, { atLeast: 0.93 }) : '–'}  [${t}]`,
+      `  ${n} annotated queries: no disagreement in ${c.noDisagreement?.n ?? 0} of ${sims} runs; their coverage ${c.noDisagreement ? check(2, `coverage without disagreement, ${n} annotated queries`, c.noDisagreement, { atLeast: 0.93 }) : '–'}; all runs ${c.coverage ? describeRate(c.coverage) : '–'}  [${t}]`,
     );
   }
 
@@ -551,32 +594,48 @@ export function printStudyStatisticsFigures(
     `\nPPI++ with an uninformative judge (N = 1,000 items, n = 100 annotated), ${ppiSims} runs: mean width tuned λ ${ppi.tuned.toFixed(3)}, plain PPI (λ = 1) ${ppi.plain.toFixed(3)}, annotators alone ${ppi.human.toFixed(3)}`,
   );
   log(
-    `  tuned no wider than annotators alone (by construction from 50 annotated queries on: λ = 0 when the tuned variance is larger): ${describeRate(ppi.notWider)}; coverage ${describeRate(ppi.coverage, { atLeast: 0.93 })}  [${tp}]`,
+    `  tuned no wider than annotators alone (by construction from 50 annotated queries on: λ = 0 when the tuned variance is larger): ${fact(3, 'PPI++ never wider than the annotators alone', ppi.notWider.k === ppi.notWider.n, describeRate(ppi.notWider))}; coverage ${check(3, 'PPI++ coverage, uninformative judge', ppi.coverage, { atLeast: 0.93 })}  [${tp}]`,
   );
 
   // The jackknife refits the panel model once per query: about a minute per 400 runs at 40 queries on an idle core.
   const selfSims = Math.max(50, Math.round(sims * 1.5));
+  const powerSims = Math.max(50, Math.round(sims / 4));
   log(
-    `\nSelf-preference flags (3 judges, 3 copilots, two family pairs; jackknife t, Holm; none below 10 queries), ${selfSims} runs per null: the acme judge flagged, and any pair of the panel flagged (Holm's ≤ α; two exact tests give 4.94%)`,
+    `\nSelf-preference flags (3 judges, 3 copilots, two family pairs; query-jackknife t with (queries − 1) df, Holm across the pairs, a flag only for a positive own-family term; none below ${MIN_SELF_PREFERENCE_QUERIES} queries), ${selfSims} runs per null and size. Row 4's false-flag rate is checked over both nulls (${2 * selfSims} runs per size), for the acme judge (no own-family preference) and for any pair of the panel (the familywise rate); each interval must lie below 5%`,
   );
   for (const queries of [10, 20, 40]) {
-    for (const kind of ['lenient', 'stretched'] as const) {
+    const nulls = (['lenient', 'stretched'] as const).map((kind) => {
       const [r, t] = timed(() =>
         selfPreferenceFlagRate(kind, { queries, sims: selfSims, seed: `${seed}:self:${kind}:${queries}` }),
       );
       log(
-        `  ${String(queries).padStart(2)} queries, ${kind === 'lenient' ? 'judge +4 on every copilot' : 'judge 1.3× stretched scale, its family copilot best'}: judge flagged ${describeRate(r.judge, { atMost: 0.05 })}; any pair ${describeRate(r.panel)}  [${t}]`,
+        `  ${String(queries).padStart(2)} queries, ${kind === 'lenient' ? 'judge +4 on every copilot' : 'judge 1.3× stretched scale, its family copilot best'}: judge flagged ${describeRate(r.judge)}; any pair ${describeRate(r.panel)}  [${t}]`,
       );
-    }
+      return r;
+    });
+    const pooled = (pick: (r: (typeof nulls)[number]) => SimulatedRate) =>
+      simulatedRate(
+        nulls.reduce((s, r) => s + pick(r).k, 0),
+        nulls.reduce((s, r) => s + pick(r).n, 0),
+      );
+    log(
+      `  ${String(queries).padStart(2)} queries, both nulls: judge flagged ${check(
+        4,
+        `self-preference false flags, ${queries} queries`,
+        pooled((r) => r.judge),
+        { atMost: 0.05 },
+      )}; any pair ${check(
+        4,
+        `self-preference familywise false flags, ${queries} queries`,
+        pooled((r) => r.panel),
+        { atMost: 0.05 },
+      )}`,
+    );
     const [p, t] = timed(() =>
-      selfPreferenceFlagRate('own-family +6', {
-        queries,
-        sims: Math.max(50, Math.round(sims / 4)),
-        seed: `${seed}:self:power:${queries}`,
-      }),
+      selfPreferenceFlagRate('own-family +6', { queries, sims: powerSims, seed: `${seed}:self:power:${queries}` }),
     );
     log(
-      `  ${String(queries).padStart(2)} queries, +6 to its own family's copilot: judge flagged ${describeRate(p.judge)}  [${t}]`,
+      `  ${String(queries).padStart(2)} queries, +6 to its own family's copilot: judge flagged ${queries === 40 ? check(4, 'a +6 own-family bonus flagged at 40 queries', p.judge, { atLeast: 0.8 }) : describeRate(p.judge)}  [${t}]`,
     );
   }
 
@@ -590,12 +649,12 @@ export function printStudyStatisticsFigures(
       groundingCoverage({ queries, rate, sims: groundingSims, seed: `${seed}:ground:${queries}` }),
     );
     log(
-      `  ${queries} queries: coverage ${describeRate(g.coverage, { atLeast: 0.93 })}; single-point intervals ${g.points}  [${t}]`,
+      `  ${queries} queries: coverage ${check(5, `grounding coverage at ${queries} queries`, g.coverage, { atLeast: 0.93 })}; single-point intervals ${fact(5, `no single-point interval at ${queries} queries`, g.points === 0, String(g.points))}  [${t}]`,
     );
   }
   const all = clusteredWilsonInterval(Array.from({ length: 10 }, () => ({ k: 4, n: 4 })))!;
   log(
-    `  40 of 40 claims verified (10 queries): [${all.low.toFixed(3)}, ${all.high.toFixed(3)}] (not the point [1, 1])`,
+    `  40 of 40 claims verified (10 queries): ${fact(5, '40 of 40 verified: interval below 1', all.low < 1, `[${all.low.toFixed(3)}, ${all.high.toFixed(3)}] (not the point [1, 1])`)}`,
   );
 
   const gateSims = sims * 10;
@@ -607,7 +666,7 @@ export function printStudyStatisticsFigures(
       gateAtBoundary({ queries, maxDrop: 2, sims: gateSims, seed: `${seed}:gate:${queries}` }),
     );
     log(
-      `  ${queries} queries: one-sided test of the shifted differences ${describeRate(g.gate, { atMost: 0.06 })}; old rule (significant and past max-drop) ${describeRate(g.old)}  [${t}]`,
+      `  ${queries} queries: one-sided test of the shifted differences ${check(6, `gate false failures at the boundary, ${queries} queries`, g.gate, { level: 0.05 })}; old rule (significant and past max-drop) ${describeRate(g.old)}  [${t}]`,
     );
   }
 
@@ -621,7 +680,7 @@ export function printStudyStatisticsFigures(
       stabilityFalseDrift({ queries, sims: stabilitySims, seed: `${seed}:stab-lost:${queries}`, lostSample: true }),
     );
     log(
-      `  ${queries} queries: ${describeRate(s, { atMost: 0.06 })}  [${t}]; one sample lost: ${describeRate(l, { atMost: 0.06 })}  [${t2}]`,
+      `  ${queries} queries: ${check(7, `stability false drift, ${queries} queries`, s, { level: 0.05 })}  [${t}]; one sample lost: ${check(7, `stability false drift, ${queries} queries, a sample lost`, l, { level: 0.05 })}  [${t2}]`,
     );
   }
 
@@ -650,10 +709,17 @@ export function printStudyStatisticsFigures(
     const u = budgetForWidth(widthCurve('uniform'), target);
     const a = budgetForWidth(widthCurve('disagreement model'), target);
     const j = budgetForWidth(widthCurve('judge uncertainty'), target);
+    const fewer = a !== null && u !== null && a < u;
     log(
-      `  for width ${target.toFixed(3)}: uniform needs ${u?.toFixed(0) ?? '–'} labels, the disagreement model ${a?.toFixed(0) ?? '> grid'}${a !== null && u !== null ? ` (${(100 * (1 - a / u)).toFixed(0)}% fewer)` : ''}, judge uncertainty ${j?.toFixed(0) ?? '> grid'}`,
+      `  for width ${target.toFixed(3)}: ${fact(8, `active selection: fewer labels than uniform for width ${target.toFixed(3)}`, fewer, `uniform needs ${u?.toFixed(0) ?? '–'} labels, the disagreement model ${a?.toFixed(0) ?? '> grid'}${a !== null && u !== null ? ` (${(100 * (1 - a / u)).toFixed(0)}% fewer)` : ''}`)}; judge uncertainty ${j?.toFixed(0) ?? '> grid'}`,
     );
   }
   log(`  [${tc}]`);
-  log(`\nIssue 33 simulations: ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`);
+  const failed = checks.filter((c) => !c.pass);
+  log(
+    `\nIssue 33 rows against their targets (rows 1–7 of the issue; 8: selection of the items to annotate): ${checks.length - failed.length} of ${checks.length} checks pass${failed.length ? `; not passed: ${failed.map((c) => `row ${c.row} ${c.what} (${c.verdict})`).join('; ')}` : ''}.`,
+  );
+  for (const c of checks) log(`  row ${c.row}, ${c.what}: ${c.verdict}`);
+  log(`Issue 33 simulations: ${((Date.now() - t0) / 1000).toFixed(0)} s in all.`);
+  return checks;
 }

@@ -205,6 +205,17 @@ describe('self-preference', () => {
     expect(selfish.flagged).toBe(true);
   });
 
+  test('a judge harsher on its own family is reported with its term and p, but not flagged as self-preferring', () => {
+    // selfish here takes 12 off its family's copilot: a clear own-family term, of the wrong sign for self-preference.
+    const rows = simulate((judge, copilot) => (judge === 'selfish' && copilot === 'A' ? -12 : 0), 'harsh');
+    const p = panelFigures({ rows, judges, copilotFamilies, aggregate: 'mean', scoreKey: allDimensions })!;
+    const harsh = p.selfPreference.find((s) => s.judge === 'selfish')!;
+    expect(harsh.difference!).toBeLessThanOrEqual(-10);
+    expect(harsh.ci95!.high).toBeLessThan(0);
+    expect(harsh.pHolm!).toBeLessThan(0.05);
+    expect(harsh.flagged).toBe(false);
+  });
+
   test('is null when the design cannot separate it from leniency', () => {
     // Every judge is of the copilot's family: the own-family terms are the judges' leniency on it, aliased.
     const rows = simulate(() => 0, 'aliased');

@@ -13,6 +13,7 @@ import { clopperPearson, clusteredWilsonInterval, signFlipLessPValue, wilsonInte
 import {
   BIASED_JUDGE,
   UNINFORMATIVE_JUDGE,
+  budgetForWidth,
   calibratedCoverage,
   gateAtBoundary,
   groundingCoverage,
@@ -22,6 +23,7 @@ import {
   stabilityFalseDrift,
   trueWinRate,
 } from '../../../core/stats/statsSimulation';
+import { describeAgainstTarget, simulatedRate, targetVerdict } from '../../../core/stats/simulation';
 
 // Small, seeded versions of the bench's simulations (judgeflow bench --only stats): each checks a property that fails
 // on the methods they replaced, at a fixed seed.
@@ -49,6 +51,16 @@ test('PPI++: with an uninformative judge the tuned interval is narrower than pla
   expect(r.tuned).toBeLessThanOrEqual(r.human * 1.05);
   // From 50 annotated queries on, a tuned λ whose variance exceeds the annotators' alone gives way to λ = 0: never wider.
   expect(r.notWider.k).toBe(r.notWider.n);
+});
+
+test('self-preference: a lenient judge (+4 on every copilot) is not flagged at 10, 20 and 40 queries', () => {
+  // The offset-free model of before flagged it in 11.5% of runs at 10 queries; a flag needs a positive term now.
+  const runs = { 10: 60, 20: 30, 40: 20 } as const;
+  for (const queries of [10, 20, 40] as const) {
+    const r = selfPreferenceFlagRate('lenient', { queries, sims: runs[queries], seed: `held-out-lenient:${queries}` });
+    expect(r.judge.k).toBeLessThanOrEqual(1);
+    expect(r.panel.k).toBeLessThanOrEqual(4);
+  }
 });
 
 test('self-preference: a 1.3× stretched judge whose family copilot is best is not flagged; a +6 own-family bonus is, at 40 queries', () => {
@@ -205,6 +217,24 @@ test('disagreement model: strata by the judge gap per pair, probabilities follow
   expect(() => disagreementModel([], gap, () => 0)).toThrow(/no annotated item/);
 });
 
+test('active selection reaches the width uniform selection has at 120 labels with fewer labels, 16 held-out studies per point', () => {
+  const truth = trueWinRate(BIASED_JUDGE, 'Z');
+  const curve = selectionCurve(BIASED_JUDGE, {
+    budgets: [90, 120],
+    sims: 16,
+    seed: 'held-out-width',
+    copilot: 'Z',
+    truth,
+  });
+  const widths = (sel: 'uniform' | 'disagreement model') =>
+    curve.map((c) => ({ budget: c.budget, width: c[sel]!.width }));
+  const target = curve[1].uniform!.width;
+  expect(budgetForWidth(widths('uniform'), target)).toBe(120);
+  const active = budgetForWidth(widths('disagreement model'), target);
+  expect(active).not.toBeNull();
+  expect(active!).toBeLessThan(120 * 0.95);
+});
+
 test('selection by a disagreement model: a narrower interval than uniform selection for the same labels, biased judge, 24 held-out studies', () => {
   const truth = trueWinRate(BIASED_JUDGE, 'Z');
   const [c] = selectionCurve(BIASED_JUDGE, { budgets: [90], sims: 24, seed: 'select', copilot: 'Z', truth });
@@ -213,4 +243,18 @@ test('selection by a disagreement model: a narrower interval than uniform select
   expect(Math.abs(model.labels - uniform.labels)).toBeLessThan(5);
   expect(model.width).toBeLessThan(uniform.width * 0.97);
   expect(model.coverage.k).toBeGreaterThanOrEqual(20);
+});
+
+test("a row's target: an interval inside it passes, one straddling it is not shown, one beyond it fails; α sits at α", () => {
+  expect(targetVerdict(simulatedRate(10, 1000), { atMost: 0.05 })).toBe('PASS');
+  expect(targetVerdict(simulatedRate(45, 1000), { atMost: 0.05 })).toBe('NOT SHOWN');
+  expect(targetVerdict(simulatedRate(80, 1000), { atMost: 0.05 })).toBe('FAIL');
+  expect(targetVerdict(simulatedRate(950, 1000), { atLeast: 0.93 })).toBe('PASS');
+  expect(targetVerdict(simulatedRate(900, 1000), { atLeast: 0.93 })).toBe('FAIL');
+  // An exact 5% test: 5.2% of 4,000 runs is its α within simulation error (the interval reaches 5%), 6.5% is not.
+  expect(targetVerdict(simulatedRate(208, 4000), { level: 0.05 })).toBe('PASS');
+  expect(targetVerdict(simulatedRate(260, 4000), { level: 0.05 })).toBe('FAIL');
+  expect(describeAgainstTarget(simulatedRate(195, 4000), { level: 0.05 })).toMatch(
+    /^4\.9% \(195 of 4000; 95% CI 4\.2–5\.6%\), target ≤ 5\.0%, the test's own α .* PASS$/,
+  );
 });
