@@ -130,7 +130,7 @@ test('at 100,000 queries the continue-as-new input stays under 64 KB and the nex
   expect(pages.every(([offset, limit]) => offset % QUERY_PAGE === 0 && limit === QUERY_PAGE)).toBe(true);
   // A history reads the page its copilot stands in and the next one, no more.
   expect(pages.length).toBeLessThanOrEqual(2 * histories);
-}, 240_000);
+}, 480_000);
 
 test('query pages: held ids are sliced across pages; an unread page is neither available nor sliced', () => {
   const ids = Array.from({ length: QUERY_PAGE * 2 + 7 }, (_, i) => idOf(i));
