@@ -193,7 +193,7 @@ export function runActivities(deps: ActivityDeps) {
         return {
           snapshotId: existing.snapshotId,
           rubricVersion: existing.rubricVersion,
-          queryIds: (await store.snapshotQueries(existing.snapshotId)).map((q) => q.id),
+          queryCount: (await store.snapshotQueries(existing.snapshotId)).length,
         };
       const { config } = input;
       const protocol = protocolFor(config.protocol);
@@ -252,11 +252,26 @@ export function runActivities(deps: ActivityDeps) {
         });
       });
       const run = await requireRun(deps, input.runId);
+      // The count, not the ids: a 100,000-query snapshot's ids would make this result (and every continue-as-new input
+      // carrying it) a megabyte or more. The workflow reads them a page at a time (snapshotQueryIds).
       return {
         snapshotId: run.snapshotId,
         rubricVersion: run.rubricVersion,
-        queryIds: (await store.snapshotQueries(run.snapshotId)).map((q) => q.id),
+        queryCount: (await store.snapshotQueries(run.snapshotId)).length,
       };
+    },
+
+    /** The ids of the snapshot's queries at positions [offset, offset + limit), in order (workflows/queryPages.ts). */
+    async snapshotQueryIds({
+      snapshotId,
+      offset,
+      limit,
+    }: {
+      snapshotId: string;
+      offset: number;
+      limit: number;
+    }): Promise<string[]> {
+      return (await store.snapshotQueries(snapshotId, offset, offset + limit)).map((q) => q.id);
     },
 
     judgeItem,

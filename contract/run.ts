@@ -221,7 +221,13 @@ export interface LimiterState {
 export interface PreparedRun {
   snapshotId: string;
   rubricVersion: string;
-  queryIds: string[];
+  /**
+   * How many queries the snapshot holds: the workflow reads their ids from the store a page at a time
+   * (workflows/queryPages.ts), so neither this nor a continue-as-new input grows with the snapshot.
+   */
+  queryCount?: number;
+  /** Every query id, as runs prepared by older builds carry it (their histories and carried inputs still hold it). */
+  queryIds?: string[];
 }
 
 export interface RunResult {

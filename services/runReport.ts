@@ -154,7 +154,8 @@ export async function buildRunReport(
   const input: ReportInput = {
     run,
     queries: await store.snapshotQueries(run.snapshotId),
-    responses: await store.responses(runId),
+    // Without the raw payloads and pages: nothing of a report reads them, and they can be most of a response's bytes.
+    responses: await store.responses(runId, { payloads: false }),
     judgments: consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config)),
     verdicts,
     rubric: await requireRubric(deps, run),

@@ -21,7 +21,7 @@ import {
 } from '../core/model/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/model/types';
 import type { StoredGroundingCheck } from '../core/grounding/checks';
-import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
+import { toGroundingCheck, toJudgeBatch, toBatchLine, RESPONSE_COLUMNS_WITHOUT_PAYLOADS, sharingRepeats } from './rows';
 import type { ReopenedItems } from '../core/model/retryFailed';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { olderStoreProblem } from './migrations';
@@ -265,10 +265,12 @@ export class PostgresStore implements ResultsStore {
     return row ? toResponse(row) : null;
   }
 
-  async responses(runId: string): Promise<StoredResponse[]> {
-    return (await this.db.rows('SELECT * FROM responses WHERE run_id = $1 ORDER BY query_id, copilot', [runId])).map(
-      toResponse,
-    );
+  async responses(runId: string, opts: { payloads?: boolean } = {}): Promise<StoredResponse[]> {
+    const columns = opts.payloads === false ? RESPONSE_COLUMNS_WITHOUT_PAYLOADS : '*';
+    const rows = await this.db.rows(`SELECT ${columns} FROM responses WHERE run_id = $1 ORDER BY query_id, copilot`, [
+      runId,
+    ]);
+    return sharingRepeats(rows, toResponse);
   }
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
@@ -473,7 +475,7 @@ export class PostgresStore implements ResultsStore {
           rubricVersion,
         ])
       : await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 ${order}`, [runId]);
-    return rows.map(toJudgment);
+    return sharingRepeats(rows, toJudgment);
   }
 
   async putJudgeTurn(

@@ -54,6 +54,11 @@ export function toRun(row: any): RunRecord {
   };
 }
 
+/** The responses table's columns but the payloads (`raw`, `html`): ResultsStore.responses with `payloads: false`. */
+export const RESPONSE_COLUMNS_WITHOUT_PAYLOADS =
+  'run_id, query_id, copilot, status, text, NULL AS raw, NULL AS html, adapter, started_at, finished_at, latency_ms, ' +
+  'error_kind, error_message, conversation_id, context, sources';
+
 export function toResponse(row: any): StoredResponse {
   return {
     runId: row.run_id,
@@ -153,7 +158,36 @@ export function groundingCheckRow(g: StoredGroundingCheck): unknown[] {
   ];
 }
 
-export function toJudgment(row: any): StoredJudgment {
+/**
+ * A run's rows as records, for reads of a whole run (reports): the values most rows repeat (the run id, copilot,
+ * status, rubric version, judge stamp) are held once and shared instead of once per row, which is most of a large
+ * run's judgments in memory besides their rationales. The records are read-only; nothing changes a shared stamp.
+ */
+export function sharingRepeats<R>(rows: any[], toRecord: (row: any, stamp: (json: string) => any) => R): R[] {
+  const stamps = new Map<string, unknown>();
+  const stamp = (json: string) => {
+    let parsed = stamps.get(json);
+    if (parsed === undefined) stamps.set(json, (parsed = JSON.parse(json)));
+    return parsed;
+  };
+  const held = new Map<string, string>();
+  const once = (value: unknown) => {
+    if (typeof value !== 'string' || value.length > 64) return value;
+    const same = held.get(value);
+    if (same !== undefined) return same;
+    held.set(value, value);
+    return value;
+  };
+  return rows.map((row) => {
+    for (const column of REPEATED_COLUMNS) if (column in row) row[column] = once(row[column]);
+    return toRecord(row, stamp);
+  });
+}
+
+/** Columns whose values repeat across a run's rows (see sharingRepeats). */
+const REPEATED_COLUMNS = ['run_id', 'copilot', 'status', 'rubric_version', 'judge_name', 'adapter', 'error_kind'];
+
+export function toJudgment(row: any, stamp: (json: string) => any = JSON.parse): StoredJudgment {
   return {
     runId: row.run_id,
     queryId: row.query_id,
@@ -166,7 +200,7 @@ export function toJudgment(row: any): StoredJudgment {
     rank: row.rank,
     position: row.position,
     error: row.error,
-    judge: JSON.parse(row.judge),
+    judge: stamp(row.judge),
     attempts: row.attempts,
     createdAt: row.created_at,
     sample: row.sample,

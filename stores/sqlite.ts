@@ -27,7 +27,7 @@ import type { StoredGroundingCheck } from '../core/grounding/checks';
 import type { ReopenedItems } from '../core/model/retryFailed';
 import { migrateSqlite, SQLITE_MIGRATIONS } from './sqliteSchema';
 import { olderStoreProblem } from './migrations';
-import { toGroundingCheck, toJudgeBatch, toBatchLine } from './rows';
+import { toGroundingCheck, toJudgeBatch, toBatchLine, RESPONSE_COLUMNS_WITHOUT_PAYLOADS, sharingRepeats } from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
 import {
   ARTEFACT_INFO_COLUMNS,
@@ -250,10 +250,12 @@ export class SqliteStore implements ResultsStore {
     return row ? toResponse(row) : null;
   }
 
-  async responses(runId: string): Promise<StoredResponse[]> {
-    return (
-      this.db.prepare('SELECT * FROM responses WHERE run_id = ? ORDER BY query_id, copilot').all(runId) as any[]
-    ).map(toResponse);
+  async responses(runId: string, opts: { payloads?: boolean } = {}): Promise<StoredResponse[]> {
+    const columns = opts.payloads === false ? RESPONSE_COLUMNS_WITHOUT_PAYLOADS : '*';
+    const rows = this.db
+      .prepare(`SELECT ${columns} FROM responses WHERE run_id = ? ORDER BY query_id, copilot`)
+      .all(runId) as any[];
+    return sharingRepeats(rows, toResponse);
   }
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
@@ -440,7 +442,7 @@ export class SqliteStore implements ResultsStore {
           .prepare(`SELECT * FROM judgments WHERE run_id = ? AND rubric_version = ? ${order}`)
           .all(runId, rubricVersion)
       : this.db.prepare(`SELECT * FROM judgments WHERE run_id = ? ${order}`).all(runId);
-    return (rows as any[]).map(toJudgment);
+    return sharingRepeats(rows as any[], toJudgment);
   }
 
   async putJudgeTurn(

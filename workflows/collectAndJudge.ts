@@ -10,6 +10,7 @@ import { pause, watchBudget } from './runControl';
 import { type RunControl } from '../contract/run';
 import { limitsOf, type LaneSlot } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
+import { QueryPages } from './queryPages';
 import type {
   BenchmarkRunInput,
   CallOutcome,
@@ -25,7 +26,7 @@ import type {
 import { rootCause } from '../contract/errors';
 export { rootCause } from '../contract/errors';
 
-const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure } =
+const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJudgeFailure, snapshotQueryIds } =
   proxyActivities<BenchmarkActivities>({
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '1 minute',
@@ -35,7 +36,8 @@ const { planRun, planReadyJudgeWork, importAnswers, recordAnswerFailure, recordJ
 /** What every part of one history of the collect-and-judge stage shares. */
 interface StageContext {
   runId: string;
-  queryIds: string[];
+  /** The snapshot's queries, read a page at a time (workflows/queryPages.ts). */
+  queries: QueryPages;
   state: RunState;
   planner: JudgePlanner;
   /** Adaptive limits per endpoint, from the state carried over (see workflows/limits/limiter.ts). */
@@ -75,20 +77,17 @@ export async function collectAndJudge(args: {
   const { input, prepared, progress } = args;
   const judges: JudgeLimits[] = input.config.judges?.length ? input.config.judges : [input.config.judge!];
   const fresh = !args.state;
-  const state =
-    args.state ??
-    initialState(
-      await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore }),
-      prepared.queryIds,
-      judges.length,
-    );
+  const queries = QueryPages.of(prepared, (offset, limit) =>
+    snapshotQueryIds({ snapshotId: prepared.snapshotId, offset, limit }),
+  );
+  const state = args.state ?? (await firstState(input, queries, judges.length));
   // Read by the progress (collecting) and by every lane (stopping): one object both the stage and this function change.
   const flags = { collecting: true, stopping: false };
   // Kept by the planner by reference: a tune of a judge's concurrency changes it in place (workflows/runControl.ts).
   const judgeConcurrencies = judges.map(
     (j, lane) => limitsOf(args.control, judges.length > 1 ? `judge:${lane}` : 'judge', j).concurrency,
   );
-  const stage = newStage(args, state, judgeConcurrencies, flags);
+  const stage = newStage(args, queries, state, judgeConcurrencies, flags);
   progress.stages = { collect: state.collect, judge: state.judge };
   // Resumed from the store: answers held already still need their judge work planned (work planned before is kept).
   if (fresh)
@@ -139,15 +138,16 @@ function carriedState(stage: StageContext, live: Array<{ name: string }>, judges
 
 /** The stage's shared context: what every lane of this execution reads and changes. */
 function newStage(
-  args: { input: BenchmarkRunInput; prepared: PreparedRun; progress: Progress; control: RunControl },
+  args: { input: BenchmarkRunInput; progress: Progress; control: RunControl },
+  queries: QueryPages,
   state: RunState,
   judgeConcurrencies: number[],
   flags: { collecting: boolean; stopping: boolean },
 ): StageContext {
-  const { input, prepared, progress } = args;
+  const { input, progress } = args;
   return {
     runId: input.runId,
-    queryIds: prepared.queryIds,
+    queries,
     state,
     limiters: new Map(),
     breakers: new Map(),
@@ -171,7 +171,15 @@ function newStage(
   };
 }
 
-function initialState(plan: RunPlan, queryIds: string[], judges: number): RunState {
+/** The state of a run's first history: its plan, and (resumed from the store) the queries each copilot has left. */
+async function firstState(input: BenchmarkRunInput, queries: QueryPages, judges: number): Promise<RunState> {
+  const plan = await planRun({ runId: input.runId, resumeFromStore: input.resumeFromStore });
+  // Held already (an older run's carried ids), they are taken without a step: its recorded history has none.
+  const ids = !plan.stored ? [] : queries.complete ? queries.slice(0, queries.length) : await queries.all();
+  return initialState(plan, ids, queries.length, judges);
+}
+
+function initialState(plan: RunPlan, queryIds: string[], queryCount: number, judges: number): RunState {
   const stored = plan.stored;
   const toAsk =
     stored &&
@@ -191,7 +199,7 @@ function initialState(plan: RunPlan, queryIds: string[], judges: number): RunSta
     judgeWork: judgeWorkFrom(judges, stored),
     collect: {
       done: answeredBefore,
-      total: queryIds.length * (plan.live.length + plan.imports.flat().length),
+      total: queryCount * (plan.live.length + plan.imports.flat().length),
       failures: stored?.answersFailed ?? 0,
     },
     judge: { done: judgedBefore, total: stored?.planned ?? 0, failures: stored?.judgedFailed ?? 0 },
@@ -237,14 +245,18 @@ function limiterOf(
 }
 
 /** The queries a live copilot is asked, in order (a run resumed from the store: those it holds no answer to). */
-function queueOf(stage: StageContext, copilot: string): string[] {
-  return stage.state.toAsk?.[copilot] ?? stage.queryIds;
+function queueOf(stage: StageContext, copilot: string): QueryPages {
+  const toAsk = stage.state.toAsk?.[copilot];
+  return toAsk ? QueryPages.held(toAsk) : stage.queries;
 }
 
 /** Answers held already (CSV copilots, a re-judge's adopted answers): stored in one step per source, then planned. */
 async function importAll(stage: StageContext): Promise<void> {
-  const { state, runId, queryIds, planner } = stage;
+  const { state, runId, queries, planner } = stage;
   if (state.answersImported) return;
+  const wanted = state.plan.answered || state.plan.imports.length > 0;
+  // Held already (an older run's carried ids), they are taken without a step: its recorded history has none.
+  const queryIds = !wanted ? [] : queries.complete ? queries.slice(0, queries.length) : await queries.all();
   if (state.plan.answered) queryIds.forEach((q) => planner.answered(q));
   await Promise.all(
     state.plan.imports.map(async (copilots) => {
@@ -301,18 +313,10 @@ async function collectCopilot(stage: StageContext, copilot: CopilotLimits): Prom
   );
   const queue = queueOf(stage, copilot.name);
   const position = () => state.nextQuery[copilot.name] ?? 0;
-  await lane.drain(
-    {
-      available: () => queue.length - position(),
-      take: (n) => {
-        const taken = queue.slice(position(), position() + n);
-        state.nextQuery[copilot.name] = position() + taken.length;
-        return taken;
-      },
-      closed: () => true,
-    },
-    stage.stop,
-  );
+  const source = queue.source(position, (taken) => (state.nextQuery[copilot.name] = position() + taken), stage.stop);
+  // Every id held (an older run's carried ids, a resumed run's): nothing to read beside the lane.
+  if (queue.complete) return lane.drain(source, stage.stop);
+  await Promise.all([lane.drain(source, stage.stop), source.reading]);
 }
 
 /** One judge's work items (one judge, or lane `lane` of a panel of `judges`) through its lane, as the planner makes them. */

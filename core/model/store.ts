@@ -249,8 +249,11 @@ export interface ResultsStore {
   /** First write wins: a collect activity retried after it already stored its answer keeps the stored one. */
   putResponse(response: StoredResponse): Promise<void>;
   getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null>;
-  /** Ordered by query id, then copilot. */
-  responses(runId: string): Promise<StoredResponse[]>;
+  /**
+   * Ordered by query id, then copilot. `payloads: false` leaves out what reports never read, the raw provider payload
+   * and a browser copilot's page (`raw`, `html` come back null): a large run's report then holds only the answers.
+   */
+  responses(runId: string, opts?: { payloads?: boolean }): Promise<StoredResponse[]>;
   /** Re-judging reuses another run's responses: copied rows, zero copilot calls. Returns how many were copied. */
   adoptResponses(fromRunId: string, toRunId: string): Promise<number>;
   /**

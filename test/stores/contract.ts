@@ -651,6 +651,18 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect((await store.responses('r1'))[0]).toEqual(
           aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
         );
+        // A report's read: everything but the raw payload and the page.
+        const lean = await store.responses('r1', { payloads: false });
+        expect(lean.map((r) => [r.raw, r.html])).toEqual([
+          [null, null],
+          [null, null],
+          [null, null],
+        ]);
+        expect(lean[0]).toEqual({
+          ...aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
+          raw: null,
+          html: null,
+        });
       });
 
       test('an answer containing U+0000 is stored (PostgreSQL text cannot hold it: it may come back as U+FFFD)', async () => {
