@@ -3,6 +3,7 @@ import { cabReferenceDir, fetchCabReference } from '../../rubrics/cab/reference'
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../core/model/inputError';
+import { readFileUrl } from '../../core/io/files';
 import type { Command } from '../args';
 import { fetchLatticeDataset, LATTICE_COMMIT, LATTICE_URL_ENV, parseLatticeFetchOptions } from '../latticeDataset';
 
@@ -20,6 +21,8 @@ const MAX_DATASET_BYTES = 20 * 1024 * 1024;
  */
 async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ url: string; bytes: number }> {
   const url = env.JUDGEFLOW_DATASET_URL?.trim() || CAB_DATASET_URL;
+  if (url.startsWith('file:'))
+    return { url, bytes: placeCabDataset(out, url, readFileUrl(url, 'JUDGEFLOW_DATASET_URL')) };
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
@@ -32,7 +35,11 @@ async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ u
     throw new InputError(
       `cannot download the CryptoAnalystBench dataset: ${url} answered HTTP ${res.status}; set JUDGEFLOW_DATASET_URL to where a copy is`,
     );
-  const body = Buffer.from(await res.arrayBuffer());
+  return { url, bytes: placeCabDataset(out, url, Buffer.from(await res.arrayBuffer())) };
+}
+
+/** Check the downloaded bytes and put them at `out`; the number of bytes written. */
+function placeCabDataset(out: string, url: string, body: Buffer): number {
   if (body.length > MAX_DATASET_BYTES)
     throw new InputError(`${url} sent ${body.length} bytes, far more than the dataset (about 50 KB); not the dataset`);
   // The temporary copy keeps a .csv name: the check reads the file by its extension.
@@ -49,7 +56,7 @@ async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ u
   } finally {
     fs.rmSync(tmp, { force: true });
   }
-  return { url, bytes: body.length };
+  return body.length;
 }
 
 export const datasetCommand: Command = {
