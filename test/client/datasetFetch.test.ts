@@ -98,3 +98,21 @@ test('file:// addresses are read from disk (a copy beside the clone); a missing 
   expect(missing.stderr).toContain(`JUDGEFLOW_DATASET_URL: cannot read ${path.join(src, 'gone.csv')} (ENOENT)`);
   expect(fs.readdirSync(dir)).toEqual([]);
 });
+
+test('reference files out of reach: the error says the dataset is in place and names --no-reference, which skips them', async () => {
+  const src = tempDir('jf-dataset-file-');
+  fs.writeFileSync(path.join(src, 'dataset.csv'), bodies['/ok.csv']);
+  const env = {
+    JUDGEFLOW_DATASET_URL: `file://${path.join(src, 'dataset.csv')}`,
+    JUDGEFLOW_CAB_REFERENCE_URL: `${base}/no-reference-here`,
+  };
+  const out = path.join(tempDir('jf-dataset-'), 'dataset.csv');
+  const failed = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], env);
+  expect(failed.code).toBe(2);
+  expect(failed.stderr).toContain(`The dataset itself is in place (${out}, ${cabFixtureRows().length} queries)`);
+  expect(failed.stderr).toContain('pass --no-reference');
+  const skipped = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out, '--no-reference'], env);
+  expect({ code: skipped.code, stderr: skipped.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(skipped.stdout).toContain('The reference prompt files were not fetched (--no-reference).');
+  expect(fs.existsSync(path.join(path.dirname(out), 'reference'))).toBe(false);
+});
