@@ -36,3 +36,23 @@ export function installQuietRuntime(): void {
     telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
   });
 }
+
+/**
+ * A MockActivityEnvironment (@temporalio/testing) whose activity logger writes to `console` (held by the test
+ * environment, shown when a test fails) instead of the SDK's default, which writes to stderr: the activity failures and
+ * warnings tests cause on purpose (with their task tokens and stack traces) stay out of a passing run's output.
+ * Lines read as the SDK's default logger writes them: `<ISO time> [LEVEL] message`, then the metadata.
+ */
+export function quietActivityEnvironment(
+  info?: ConstructorParameters<typeof import('@temporalio/testing').MockActivityEnvironment>[0],
+): import('@temporalio/testing').MockActivityEnvironment {
+  const { MockActivityEnvironment } = require('@temporalio/testing') as typeof import('@temporalio/testing');
+  const { DefaultLogger } = require('@temporalio/worker') as WorkerSdk;
+  const logger = new DefaultLogger(process.env.JUDGEFLOW_TEST_LOGS === '1' ? 'INFO' : 'WARN', (entry) =>
+    console.error(
+      `${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}`,
+      entry.meta ?? '',
+    ),
+  );
+  return new MockActivityEnvironment(info, { logger });
+}
