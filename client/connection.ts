@@ -50,6 +50,27 @@ export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promi
   return new Client({ connection, namespace });
 }
 
+interface WorkerLogEntry {
+  level: string;
+  message: string;
+  timestampNanos: bigint;
+  meta?: Record<string, unknown>;
+}
+
+/**
+ * One worker log line for stderr, or undefined for a line left out. An attached `run` prints its run's warnings and
+ * pauses itself, in words (client/progress.ts), so below ERROR the workflow's own log lines (a metadata object each) and
+ * the SDK core's (a progress query retried while the workflow is busy, a slow workflow task) stay out of its terminal;
+ * a standalone worker keeps them.
+ */
+export function workerLogLine(entry: WorkerLogEntry, attached: boolean): string | undefined {
+  const component = entry.meta?.sdkComponent;
+  if (attached && entry.level !== 'ERROR' && (component === 'workflow' || component === 'core')) return undefined;
+  // Object.entries: the SDK's symbol keys (its own copy of the timestamp) are not for the reader.
+  const meta = entry.meta && Object.fromEntries(Object.entries(entry.meta).filter(([, v]) => v !== undefined));
+  return `${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}${meta === undefined ? '' : ` ${inspect(meta, { breakLength: Infinity })}`}\n`;
+}
+
 /**
  * A worker's connection. The worker SDK (native bridge, bundler) is loaded here, by the commands that run a worker
  * only; its chatter (bundling, state changes) stays out of the user's way unless JUDGEFLOW_LOG_LEVEL asks for it.
@@ -65,27 +86,19 @@ export async function connectWorker(
     require('@temporalio/worker') as typeof import('@temporalio/worker');
   try {
     const level = (env.JUDGEFLOW_LOG_LEVEL ?? 'WARN').toUpperCase() as 'WARN';
-    // An attached `run` prints its run's warnings and pauses itself, in words (client/progress.ts), so the workflow's own
-    // log lines (a metadata object each) stay out of its terminal; a standalone worker keeps them.
-    const write = (entry: {
-      level: string;
-      message: string;
-      timestampNanos: bigint;
-      meta?: Record<string, unknown>;
-    }) => {
-      if (opts.omitWorkflowWarnings && entry.meta?.sdkComponent === 'workflow' && entry.level !== 'ERROR') return;
-      process.stderr.write(
-        `${new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString()} [${entry.level}] ${entry.message}${entry.meta === undefined ? '' : ` ${inspect(entry.meta)}`}\n`,
-      );
+    const write = (entry: WorkerLogEntry) => {
+      const line = workerLogLine(entry, Boolean(opts.omitWorkflowWarnings));
+      if (line !== undefined) process.stderr.write(line);
     };
-    // The SDK core's own (Rust) log lines follow the same level as the worker's.
+    // The SDK core's own (Rust) log lines follow the same level as the worker's, and are forwarded to `write` (not
+    // printed by the core in its own coloured format), so they read like the others and an attached run can leave them out.
     // With a metrics address, Temporal's worker metrics and judgeflow's own (worker/metrics.ts) are served on /metrics.
     const metrics = opts.metricsAddress
       ? { metrics: { prometheus: { bindAddress: opts.metricsAddress, countersTotalSuffix: true } } }
       : {};
     Runtime.install({
       logger: new DefaultLogger(level, write),
-      telemetryOptions: { logging: { filter: { core: level, other: level } }, ...metrics },
+      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} }, ...metrics },
     });
   } catch {
     // Already installed (a second worker in this process, or a test's runtime): keep the existing one.

@@ -2,7 +2,7 @@ import type { Client, WorkflowHandle, WorkflowStartOptions } from '@temporalio/c
 import { pinnedVersion, versionNotYetPresent } from '../worker/versioning';
 import { ApplicationFailure, type Priority } from '@temporalio/common';
 import { InputError } from '../core/model/inputError';
-import type { Worker } from '@temporalio/worker';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import { connectClient, connectWorker, taskQueue } from './connection';
 import { ensureLocalServer, temporalTarget } from './temporalServer';
 import { Interrupted } from './interrupted';
@@ -35,6 +35,7 @@ export async function runWorkflow<R>(args: {
   const interrupt = args.detach ? undefined : interruption(args.workflowId);
   let client: Client | undefined;
   let worker: Worker | undefined;
+  let workerConnection: NativeConnection | undefined;
   let workerDone: Promise<void> | undefined;
   let workerVersions: typeof import('../worker/createWorker').workerVersions | undefined;
   try {
@@ -43,6 +44,7 @@ export async function runWorkflow<R>(args: {
     const queue = await taskQueue(env);
     if (!args.detach) {
       const { connection, namespace } = await connectWorker(env, { omitWorkflowWarnings: Boolean(args.wait) });
+      workerConnection = connection;
       // The worker and its activities load only here: status and detached starts (which use this module) never run one.
       const { createWorker, workerVersions: versions } =
         require('../worker/createWorker') as typeof import('../worker/createWorker');
@@ -103,6 +105,9 @@ export async function runWorkflow<R>(args: {
         require('../activities/adapters/browser') as typeof import('../activities/adapters/browser');
       await closeSharedBrowser(); // the browser adapter's one browser per worker process
     }
+    // The worker's connection last: closing it lets the SDK shut its Runtime down (its log forwarding would otherwise keep
+    // a process that calls this, such as a test, alive). A worker still stopping after Ctrl-C holds it: the exit ends both.
+    await workerConnection?.close().catch(() => undefined);
     await client?.connection.close();
   }
 }

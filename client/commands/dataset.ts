@@ -3,10 +3,11 @@ import { cabReferenceDir, fetchCabReference } from '../../rubrics/cab/reference'
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../core/model/inputError';
+import { readFileUrl } from '../../core/io/files';
 import type { Command } from '../args';
 import { fetchLatticeDataset, LATTICE_COMMIT, LATTICE_URL_ENV, parseLatticeFetchOptions } from '../latticeDataset';
 
-const usage = `judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address; the reference prompt files come beside it, JUDGEFLOW_CAB_REFERENCE_URL overrides their host)\n       judgeflow dataset fetch lattice [--set 80|240|1200] [--answers all|none|elsa,gina,...] [--dir D]   (the LATTICE queries, answers, judge instructions and licence; ${LATTICE_URL_ENV} overrides the address)`;
+const usage = `judgeflow dataset check FILE [--json]   (a copy of the CryptoAnalystBench dataset.csv)\n       judgeflow dataset fetch cab [--out FILE] [--no-reference]   (download it from the reference repository, then check it; JUDGEFLOW_DATASET_URL overrides the address, file:///path reads a local copy; the reference prompt files come beside it, JUDGEFLOW_CAB_REFERENCE_URL overrides their host, --no-reference skips them)\n       judgeflow dataset fetch lattice [--set 80|240|1200] [--answers all|none|elsa,gina,...] [--dir D]   (the LATTICE queries, answers, judge instructions and licence; ${LATTICE_URL_ENV} overrides the address)`;
 
 /** Where `dataset fetch cab` writes by default (relative to the working directory); examples/cab-demo.yaml reads it. */
 export const CAB_DATASET_DEFAULT_OUT = path.join('datasets', 'cryptoanalystbench', 'dataset.csv');
@@ -20,6 +21,8 @@ const MAX_DATASET_BYTES = 20 * 1024 * 1024;
  */
 async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ url: string; bytes: number }> {
   const url = env.JUDGEFLOW_DATASET_URL?.trim() || CAB_DATASET_URL;
+  if (url.startsWith('file:'))
+    return { url, bytes: placeCabDataset(out, url, readFileUrl(url, 'JUDGEFLOW_DATASET_URL')) };
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(60_000) });
@@ -32,7 +35,11 @@ async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ u
     throw new InputError(
       `cannot download the CryptoAnalystBench dataset: ${url} answered HTTP ${res.status}; set JUDGEFLOW_DATASET_URL to where a copy is`,
     );
-  const body = Buffer.from(await res.arrayBuffer());
+  return { url, bytes: placeCabDataset(out, url, Buffer.from(await res.arrayBuffer())) };
+}
+
+/** Check the downloaded bytes and put them at `out`; the number of bytes written. */
+function placeCabDataset(out: string, url: string, body: Buffer): number {
   if (body.length > MAX_DATASET_BYTES)
     throw new InputError(`${url} sent ${body.length} bytes, far more than the dataset (about 50 KB); not the dataset`);
   // The temporary copy keeps a .csv name: the check reads the file by its extension.
@@ -49,7 +56,7 @@ async function fetchCabDataset(out: string, env: NodeJS.ProcessEnv): Promise<{ u
   } finally {
     fs.rmSync(tmp, { force: true });
   }
-  return { url, bytes: body.length };
+  return body.length;
 }
 
 export const datasetCommand: Command = {
@@ -59,6 +66,7 @@ export const datasetCommand: Command = {
   usage,
   options: {
     json: { type: 'boolean' },
+    'no-reference': { type: 'boolean' },
     out: { type: 'string' },
     set: { type: 'string' },
     answers: { type: 'string' },
@@ -86,13 +94,21 @@ export const datasetCommand: Command = {
       const out = path.resolve(typeof values.out === 'string' && values.out ? values.out : CAB_DATASET_DEFAULT_OUT);
       const { url, bytes } = await fetchCabDataset(out, process.env);
       const check = assertCabDataset(out);
-      // The reference harness's prompt files beside it, for rubric: { from: cab-reference }.
-      const reference = await fetchCabReference(cabReferenceDir(path.dirname(out)), process.env);
+      // The reference harness's prompt files beside it, for rubric: { from: cab-reference } only.
+      const reference = values['no-reference']
+        ? []
+        : await fetchCabReference(cabReferenceDir(path.dirname(out)), process.env).catch((error: Error) => {
+            throw new InputError(
+              `${error.message}.\nThe dataset itself is in place (${out}, ${check.rows} queries); the reference prompt files are needed only for rubric: { from: cab-reference }: pass --no-reference to do without them.`,
+            );
+          });
       if (values.json) console.log(JSON.stringify({ ...check, file: out, url, bytes, reference }));
       else
         console.log(
           `Downloaded ${url} to ${out} (${bytes} bytes): ${check.rows} queries, ${Object.keys(CAB_DATASET_SHAPE.categories).length} categories as published. Use it as queries: in a cab config (examples/cab-demo.yaml reads ${CAB_DATASET_DEFAULT_OUT}).\n` +
-            `The reference harness's prompt files (pinned commits) are in ${cabReferenceDir(path.dirname(out))}: rubric: { from: cab-reference } judges with them verbatim.`,
+            (values['no-reference']
+              ? 'The reference prompt files were not fetched (--no-reference).'
+              : `The reference harness's prompt files (pinned commits) are in ${cabReferenceDir(path.dirname(out))}: rubric: { from: cab-reference } judges with them verbatim.`),
         );
       return 0;
     }

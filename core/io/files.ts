@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InputError } from '../model/inputError';
 
 /** A temp name no other writer uses (another process, or a concurrent write in this one), beside `file` so rename stays atomic. */
 function tempNameFor(file: string): string {
@@ -78,5 +80,27 @@ export async function replaceDirWhole(dir: string, fill: (tmp: string) => Promis
   } finally {
     fs.rmSync(old, { recursive: true, force: true });
     fs.rmSync(tmp, { recursive: true, force: true }); // only there when filling or the swap failed
+  }
+}
+
+/**
+ * The bytes of a file:// URL (a download address set to a local copy, e.g. JUDGEFLOW_DATASET_URL): fetch() does not
+ * read file: URLs. A missing or unreadable file is an input error naming the file and the variable that gave it.
+ */
+export function readFileUrl(url: string, variable: string): Buffer {
+  let file: string;
+  try {
+    file = fileURLToPath(url);
+  } catch (error) {
+    throw new InputError(
+      `${variable}: ${url} is not a file URL (${(error as Error).message}); write it as file:///absolute/path`,
+    );
+  }
+  try {
+    return fs.readFileSync(file);
+  } catch (error) {
+    throw new InputError(
+      `${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set it to the URL of a file that exists`,
+    );
   }
 }

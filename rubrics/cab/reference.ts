@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../core/model/inputError';
+import { readFileUrl } from '../../core/io/files';
 import { checkCabPrompts } from './prompts';
 import { cabRubricFromContent, loadCabRubric, type CabPrompts, type CabRubric } from './rubric';
 
@@ -38,6 +39,10 @@ export async function fetchCabReference(
   const bodies: Array<{ file: string; url: string; body: Buffer }> = [];
   for (const [file, commit] of Object.entries(CAB_REFERENCE_FILES)) {
     const url = `${base}/${commit}/${file}`;
+    if (url.startsWith('file:')) {
+      bodies.push({ file, url, body: readFileUrl(url, 'JUDGEFLOW_CAB_REFERENCE_URL') });
+      continue;
+    }
     let res: Response;
     try {
       res = await fetch(url, { signal: AbortSignal.timeout(60_000) });

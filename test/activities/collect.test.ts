@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import { collectActivities } from '../../activities/collect';
 import { runActivities } from '../../activities/run';
 import { runInput } from '../../client/startRun';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { SqliteStore } from '../../stores/sqlite';
 import { runConfig, tempDir } from '../support/harness';
+import { quietActivityEnvironment } from '../support/quietTemporal';
 
 /**
  * activities/collect.ts inside a mocked activity (MockActivityEnvironment: its attempt, heartbeats and cancellation),
@@ -54,8 +54,7 @@ afterAll(async () => {
   await sim?.close();
 });
 
-const inActivity = <T>(fn: () => Promise<T>, env = new MockActivityEnvironment()): Promise<T> =>
-  env.run(fn) as Promise<T>;
+const inActivity = <T>(fn: () => Promise<T>, env = quietActivityEnvironment()): Promise<T> => env.run(fn) as Promise<T>;
 const ask = (queryId: string, attempt = 1, maxAttempts = 3) =>
   inActivity(() => collectActivities(deps()).askCopilot({ runId, queryId, copilot: 'A', attempt, maxAttempts }));
 const asked = (word: string) => sim.requests.filter((r) => JSON.stringify(r.body).includes(`(${word})`)).length;
@@ -89,7 +88,7 @@ test("an HTTP 500 goes back to Temporal as a retryable failure; the activity's o
   expect((thrown as ApplicationFailure).nonRetryable).toBe(false);
   expect(await store.getResponse(runId, 'broken', 'A')).toBeNull();
   // Temporal's second attempt of an activity asked with attempt 1 of 2 is the last one.
-  const env = new MockActivityEnvironment({ attempt: 2 });
+  const env = quietActivityEnvironment({ attempt: 2 });
   expect(
     (
       await inActivity(
@@ -103,7 +102,7 @@ test("an HTTP 500 goes back to Temporal as a retryable failure; the activity's o
 });
 
 test('a cancelled activity aborts the call in flight and stores nothing', async () => {
-  const env = new MockActivityEnvironment();
+  const env = quietActivityEnvironment();
   const call = inActivity(
     () => collectActivities(deps()).askCopilot({ runId, queryId: 'slow', copilot: 'A', attempt: 1, maxAttempts: 3 }),
     env,

@@ -2,13 +2,14 @@ import fs from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { format } from 'node:util';
 import { alertActivities as alertActivitiesOf } from '../../activities/scheduleAlert';
 import { saveSnapshot } from '../../core/snapshots/snapshots';
 import type { Query, StoredJudgment } from '../../core/model/types';
 import { latticeProtocol } from '../../rubrics/lattice';
 import { SqliteStore } from '../../stores/sqlite';
 import { tempDir } from '../support/harness';
+import { quietActivityEnvironment } from '../support/quietTemporal';
 
 const judge = { model: 'j', baseURL: 'http://127.0.0.1:1/v1', temperature: 0 };
 const j = (runId: string, queryId: string, copilot: string, score: number): StoredJudgment => ({
@@ -32,7 +33,7 @@ const j = (runId: string, queryId: string, copilot: string, score: number): Stor
 function alertActivities(deps: Parameters<typeof alertActivitiesOf>[0]) {
   const { refreshAlert } = alertActivitiesOf(deps);
   return {
-    refreshAlert: (input: Parameters<typeof refreshAlert>[0]) => new MockActivityEnvironment().run(refreshAlert, input),
+    refreshAlert: (input: Parameters<typeof refreshAlert>[0]) => quietActivityEnvironment().run(refreshAlert, input),
   };
 }
 
@@ -205,11 +206,11 @@ test('alert redirects: a 307 to another host is not followed (recorded failed wi
   // "Another host": the same machine under another origin (its own port); nothing may be posted there.
   const away = await redirecting(307, () => `${other.url}stolen`);
   const within = await redirecting(307, (self) => `${self}/final`);
-  // The worker's log goes to stderr (the SDK's default logger): kept here to count its entries.
+  // The activity's log (test/support/quietTemporal.ts: to console, one call an entry): kept here to count its entries.
   const logged: string[] = [];
   const stderr = jest
-    .spyOn(process.stderr, 'write')
-    .mockImplementation((chunk: string | Uint8Array) => (logged.push(String(chunk)), true));
+    .spyOn(console, 'error')
+    .mockImplementation((...args: unknown[]) => void logged.push(format(...args)));
   try {
     const queries: Query[] = [{ id: 'q0', text: 'question', task: 'T1', category: 'C1' }];
     const { snapshotId } = await saveSnapshot(store, latticeProtocol.labelsOf, {

@@ -70,3 +70,49 @@ describe('judgeflow dataset fetch cab', () => {
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
+
+test('file:// addresses are read from disk (a copy beside the clone); a missing file names the file and the variable', async () => {
+  const src = tempDir('jf-dataset-file-');
+  fs.writeFileSync(path.join(src, 'dataset.csv'), bodies['/ok.csv']);
+  for (const [file, body] of Object.entries(cabReferenceBodies())) {
+    fs.mkdirSync(path.dirname(path.join(src, 'ref', file)), { recursive: true });
+    fs.writeFileSync(path.join(src, 'ref', file), body);
+  }
+  const out = path.join(tempDir('jf-dataset-'), 'dataset.csv');
+  const env = {
+    JUDGEFLOW_DATASET_URL: `file://${path.join(src, 'dataset.csv')}`,
+    JUDGEFLOW_CAB_REFERENCE_URL: `file://${path.join(src, 'ref')}`,
+  };
+  const result = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], env);
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(fs.readFileSync(out, 'utf8')).toBe(bodies['/ok.csv']);
+  expect(fs.readFileSync(path.join(path.dirname(out), 'reference', 'script.py'), 'utf8')).toContain(
+    'def _create_scoring_prompt',
+  );
+  const dir = tempDir('jf-dataset-');
+  const missing = await cliInProcess(['dataset', 'fetch', 'cab', '--out', path.join(dir, 'dataset.csv')], {
+    ...env,
+    JUDGEFLOW_DATASET_URL: `file://${path.join(src, 'gone.csv')}`,
+  });
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain(`JUDGEFLOW_DATASET_URL: cannot read ${path.join(src, 'gone.csv')} (ENOENT)`);
+  expect(fs.readdirSync(dir)).toEqual([]);
+});
+
+test('reference files out of reach: the error says the dataset is in place and names --no-reference, which skips them', async () => {
+  const src = tempDir('jf-dataset-file-');
+  fs.writeFileSync(path.join(src, 'dataset.csv'), bodies['/ok.csv']);
+  const env = {
+    JUDGEFLOW_DATASET_URL: `file://${path.join(src, 'dataset.csv')}`,
+    JUDGEFLOW_CAB_REFERENCE_URL: `${base}/no-reference-here`,
+  };
+  const out = path.join(tempDir('jf-dataset-'), 'dataset.csv');
+  const failed = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out], env);
+  expect(failed.code).toBe(2);
+  expect(failed.stderr).toContain(`The dataset itself is in place (${out}, ${cabFixtureRows().length} queries)`);
+  expect(failed.stderr).toContain('pass --no-reference');
+  const skipped = await cliInProcess(['dataset', 'fetch', 'cab', '--out', out, '--no-reference'], env);
+  expect({ code: skipped.code, stderr: skipped.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(skipped.stdout).toContain('The reference prompt files were not fetched (--no-reference).');
+  expect(fs.existsSync(path.join(path.dirname(out), 'reference'))).toBe(false);
+});

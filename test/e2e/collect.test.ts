@@ -12,6 +12,7 @@ import { startSimServer, type SimServer } from '../../sim/server';
 import { runConfig, tempDir, withWorker, writeQueries } from '../support/harness';
 import { cabDatasetRows } from '../support/cabDataset';
 import { decodedHistory, scriptedLatticeJudge } from '../support/judges';
+import { installQuietRuntime } from '../support/quietTemporal';
 
 // A chat page this project's adapter has never been tuned for: plain input, a send button, an answer streamed word by word.
 const PAGE = `<!doctype html><html><body>
@@ -154,6 +155,7 @@ test('http, streamed http, browser and csv copilots collected across two workers
     'collect',
     async ({ client, taskQueue, store, storeFile }) => {
       // A second worker on the same task queue: the per-copilot limits must hold across both.
+      installQuietRuntime();
       const { connection, namespace } = await connectWorker();
       const second = await createWorker({
         connection,

@@ -11,6 +11,7 @@ import { progressQuery } from '../../contract/control';
 import { cliInProcess } from '../support/cliInProcess';
 import { runConfig, tempDir, uniqueQueue, until, withWorker, writeQueries } from '../support/harness';
 import { simServersForFile } from '../support/sims';
+import { installQuietRuntime } from '../support/quietTemporal';
 
 /** Runs that are cancelled, rate limited, terminated or misconfigured end, and the store says what happened. */
 
@@ -46,13 +47,18 @@ function latticeRun(queryCount: number, copilots: Array<Record<string, unknown>>
 }
 
 async function closed(handle: WorkflowHandle, ms: number): Promise<'closed' | 'still open'> {
-  return Promise.race([
-    handle.result().then(
-      () => 'closed' as const,
-      () => 'closed' as const,
-    ),
-    new Promise<'still open'>((r) => setTimeout(() => r('still open'), ms)),
-  ]);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      handle.result().then(
+        () => 'closed' as const,
+        () => 'closed' as const,
+      ),
+      new Promise<'still open'>((r) => (timer = setTimeout(() => r('still open'), ms))),
+    ]);
+  } finally {
+    clearTimeout(timer); // a pending timer would keep the jest worker alive after the file
+  }
 }
 
 test('judgeflow cancel mid-judging: no judge call starts more than 15 s after the cancel; the run is recorded as cancelled', async () => {
@@ -164,6 +170,7 @@ test('a cancel during the report step: the run completes and the stored status m
     return activities.writeReport(input);
   };
   const taskQueue = uniqueQueue('cancel-report');
+  installQuietRuntime();
   const { connection, namespace } = await connectWorker();
   const worker = await Worker.create({
     connection,

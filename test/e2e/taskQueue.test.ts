@@ -6,6 +6,7 @@ import { createWorker } from '../../worker/createWorker';
 import { benchmarkRun } from '../../workflows';
 import { runConfig, tempDir } from '../support/harness';
 import { simServersForFile } from '../support/sims';
+import { installQuietRuntime } from '../support/quietTemporal';
 
 /** Two checkouts (two stores) and a third directory's worker on one Temporal server: each run is served only by its own store's workers. */
 
@@ -24,6 +25,7 @@ test('the default task queue is tied to the store: two stores, three workers, bo
   expect(await taskQueue(envs[0])).toBe(queues[0]); // persistent: the same store always gives the same queue
   expect(await taskQueue({ ...envs[0], JUDGEFLOW_TASK_QUEUE: 'explicit' })).toBe('explicit');
 
+  installQuietRuntime();
   const { connection, namespace } = await connectWorker();
   const workers = await Promise.all(
     homes.map((home, i) =>

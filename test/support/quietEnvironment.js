@@ -20,6 +20,17 @@ class QuietEnvironment extends NodeEnvironment {
     this.global.console = quiet;
   }
 
+  /** After the file's own afterAll hooks: a Temporal Runtime still up would keep this jest worker alive (quietTemporal.ts). */
+  async teardown() {
+    try {
+      await this.global.__judgeflowShutdownTemporalRuntime?.();
+    } catch {
+      // a worker a failed test left running: that test has failed already; the process exits anyway
+    } finally {
+      await super.teardown();
+    }
+  }
+
   handleTestEvent(event) {
     if (event.name === 'test_start') this.held.length = 0;
     if (event.name === 'test_done' && event.test.errors.length && this.held.length) {

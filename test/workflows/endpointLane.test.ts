@@ -5,6 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { runItemGroup } from '../../activities/itemGroup';
 import type { ItemResult, LaneActivities } from '../support/workflows/lane';
 import { uniqueQueue } from '../support/harness';
+import { installQuietRuntime } from '../support/quietTemporal';
 
 /**
  * The endpoint lane (workflows/endpointLane.ts) and the judge planner (workflows/judgePlanner.ts) alone, in small test
@@ -16,6 +17,7 @@ import { uniqueQueue } from '../support/harness';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
+  installQuietRuntime(); // else the environment's default Runtime prints the workers' INFO lines and webpack's summary
   env = await TestWorkflowEnvironment.createFromExistingServer({ address: process.env.TEMPORAL_ADDRESS });
 });
 afterAll(async () => {

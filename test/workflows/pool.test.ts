@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { connectClient, connectWorker } from '../../client/connection';
 import { uniqueQueue } from '../support/harness';
+import { installQuietRuntime } from '../support/quietTemporal';
 
 /**
  * A task that rejects while the pool waits used to be an unobserved rejection: the workflow task failed and was
@@ -11,6 +12,7 @@ import { uniqueQueue } from '../support/harness';
 test.each([0, 2_000])(
   'runPool (interval %i ms): a task failing fast rejects the pool; the workflow completes',
   async (minIntervalMs) => {
+    installQuietRuntime();
     const { connection, namespace } = await connectWorker();
     const taskQueue = uniqueQueue('pool');
     const worker = await Worker.create({
@@ -27,8 +29,11 @@ test.each([0, 2_000])(
           workflowId: `${taskQueue}-wf`,
           args: [minIntervalMs],
         });
-        const timeout = new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000));
-        const result = await Promise.race([handle.result() as Promise<string>, timeout]);
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<string>((r) => (timer = setTimeout(() => r('still running after 20 s'), 20_000)));
+        const result = await Promise.race([handle.result() as Promise<string>, timeout]).finally(() =>
+          clearTimeout(timer),
+        );
         if (result.startsWith('still running')) await handle.terminate('test timed out');
         const history = await handle.fetchHistory();
         const failedTasks = (history.events ?? [])
