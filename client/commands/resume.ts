@@ -1,3 +1,4 @@
+import { openInBrowser } from '../reportPointer';
 import type { Client } from '@temporalio/client';
 import type { Command } from '../args';
 import { InputError } from '../../core/model/inputError';
@@ -84,7 +85,9 @@ export const resumeCommand: Command = {
         `Run ${runId} resumed on build ${build.buildId}; a worker of this build must be running (judgeflow worker).`,
       );
     else {
-      print(`Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}`);
+      print(
+        `Run ${runId} completed on build ${build.buildId}.\nReport: ${result.reportPath}${openInBrowser(result.reportPath)}`,
+      );
       await printFailures(runId, result.progress.failures, print);
     }
     if (asJson)
@@ -123,7 +126,13 @@ async function endOldExecution(
   const beforeVersioning = startedBeforeVersioning(description.raw as never);
   if (pinned?.buildId === buildId || (!pinned && !force && !beforeVersioning)) {
     // On this build (or unversioned): a paused run is resumed where it stands; a running one needs nothing.
-    const progress = await handle.query(progressQuery).catch(() => undefined);
+    let unanswered: Error | undefined;
+    const progress = await handle.query(progressQuery).catch((error: Error) => void (unanswered = error));
+    if (!progress && unanswered)
+      // No worker answered the query: whether the run is paused is unknown, so saying "not paused" would be a guess.
+      throw new InputError(
+        `run ${runId} did not answer (${rootCause(unanswered)}): no worker seems to serve its task queue ${description.taskQueue}; start one (judgeflow worker) and run this command again`,
+      );
     if (progress?.paused) {
       const control = await handle.executeUpdate(resumeUpdate, { args: [budget] }).catch((error: Error) => {
         throw new InputError(`run ${runId} was not resumed: ${rootCause(error)}`);

@@ -1,3 +1,4 @@
+import { openInBrowser } from '../reportPointer';
 import { InputError } from '../../core/model/inputError';
 import { optionalString, type Command } from '../args';
 import { openExistingStore, storeLocation } from '../../stores';
@@ -54,7 +55,7 @@ export const retryCommand: Command = {
       print,
       wait: (handle) => watch(handle, progressView(progressMode(values.progress, asJson), print)),
     });
-    if (result) print(`Run ${runId} completed again.\nReport: ${result.reportPath}`);
+    if (result) print(`Run ${runId} completed again.\nReport: ${result.reportPath}${openInBrowser(result.reportPath)}`);
     if (result) await printFailures(runId, result.progress.failures, print);
     if (asJson)
       console.log(

@@ -1,3 +1,4 @@
+import { openInBrowser } from '../reportPointer';
 import type { Command } from '../args';
 import { printFailures } from '../failureSummary';
 import { requireString } from '../args';
@@ -100,7 +101,7 @@ export const runCommand: Command = {
         `Run ${runId} started; a worker must be running (judgeflow worker). Follow it with: judgeflow status ${runId}`,
       );
     else {
-      print(`Run ${runId} completed.\nReport: ${result.reportPath}`);
+      print(`Run ${runId} completed.\nReport: ${result.reportPath}${openInBrowser(result.reportPath)}`);
       await printFailures(runId, result.progress.failures, print);
     }
     // With --json the last stdout line is the machine-readable result; everything else went to stderr.
