@@ -106,6 +106,17 @@ export interface RunFigures {
   gaps?: JudgeGaps;
   /** The run's report.json, for figures drawn from it (lattice-files: scores, cost, per-answer totals in results.csv). */
   reportPath?: string;
+  /** From the run's start: the first judge request, and the last judge answer (s). */
+  firstJudgeS?: number;
+  lastJudgeS?: number;
+  /** Per activity type over every history of the run: how many, and the span from the first scheduled to the last completed (s from the run's start). */
+  activities?: Record<string, ActivitySpan>;
+}
+
+export interface ActivitySpan {
+  count: number;
+  fromS: number;
+  toS: number;
 }
 
 export interface JudgeGaps {
@@ -267,10 +278,12 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const writes = writesAtStart && (await new Promise((r) => setTimeout(r, 1_500)), await databaseWrites(storeUrl));
     const sizes: HistorySize[] = [];
     let report: { from: number; to: number } | undefined;
+    const activities: Record<string, ActivitySpan> = {};
     for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
       const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       sizes.push({ events: history.events?.length ?? 0, bytes: historyBytes(history) });
       report ??= reportWindow(history);
+      activitySpans(history, started, activities);
     }
     await client.connection.close();
     const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
@@ -312,6 +325,13 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       ...(cab
         ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) }
         : {}),
+      ...(judge.requests.length
+        ? {
+            firstJudgeS: (Math.min(...judge.requests.map((r) => r.at)) - started) / 1000,
+            lastJudgeS: (Math.max(...judge.requests.map((r) => r.at)) + s.latencyMs - started) / 1000,
+          }
+        : {}),
+      activities,
     };
   } finally {
     await Promise.all(workers.map(stop));
@@ -416,10 +436,15 @@ function writeQueries(dir: string, count: number): string {
 /** `judgeflow worker` in its own process; resolves once it polls. */
 function startWorker(env: NodeJS.ProcessEnv, cwd: string, log: (line: string) => void): Promise<ChildProcess> {
   // This pid is the worker itself (see spawnWorkerProcess), so its CPU time and peak memory are the worker's.
-  const child = spawnWorkerProcess(path.join(REPO, 'bin', 'judgeflow.js'), env, {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // JUDGEFLOW_BENCH_WORKER_NODE_ARGS: Node flags for the workers that NODE_OPTIONS does not take, e.g. "--cpu-prof
+  // --cpu-prof-dir=/tmp/prof" (a V8 CPU profile of each worker thread, written when the worker stops).
+  const nodeArgs = (process.env.JUDGEFLOW_BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawnWorkerProcess(
+    path.join(REPO, 'bin', 'judgeflow.js'),
+    env,
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+    nodeArgs,
+  );
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -497,6 +522,29 @@ function reportWindow(
     Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
   const done = events.find((e) => Number(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? -1) === id);
   return done ? { from: at(scheduled), to: at(done) } : undefined;
+}
+
+/** Each activity type's count and span in one history, merged into `spans` (seconds from `started`). */
+function activitySpans(
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>,
+  started: number,
+  spans: Record<string, ActivitySpan>,
+): void {
+  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+    (Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6) - started) / 1000;
+  const typeOf = new Map<number, string>();
+  for (const e of history.events ?? []) {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) {
+      typeOf.set(Number(e.eventId), scheduled);
+      const span = (spans[scheduled] ??= { count: 0, fromS: at(e), toS: at(e) });
+      span.count++;
+      span.fromS = Math.min(span.fromS, at(e));
+    }
+    const done = e.activityTaskCompletedEventAttributes?.scheduledEventId;
+    const type = done != null ? typeOf.get(Number(done)) : undefined;
+    if (type) spans[type].toS = Math.max(spans[type].toS, at(e));
+  }
 }
 
 /** The workers' resident memory every half second (VmRSS), to read the peak of a window of the run. */
