@@ -109,6 +109,8 @@ export interface RunFigures {
   /** From the run's start: the first judge request, and the last judge answer (s). */
   firstJudgeS?: number;
   lastJudgeS?: number;
+  /** The workers' CPU time while judging (first judge request to last answer, sampled every half second), per judge call. */
+  judgingCpuMsPerCall?: number;
   /** Per activity type over every history of the run: how many, and the span from the first scheduled to the last completed (s from the run's start). */
   activities?: Record<string, ActivitySpan>;
 }
@@ -325,12 +327,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       ...(cab
         ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) }
         : {}),
-      ...(judge.requests.length
-        ? {
-            firstJudgeS: (Math.min(...judge.requests.map((r) => r.at)) - started) / 1000,
-            lastJudgeS: (Math.max(...judge.requests.map((r) => r.at)) + s.latencyMs - started) / 1000,
-          }
-        : {}),
+      ...(judge.requests.length ? judgingWindow(judge.requests, s.latencyMs, started, rss.cpuBetween) : {}),
       activities,
     };
   } finally {
@@ -524,6 +521,24 @@ function reportWindow(
   return done ? { from: at(scheduled), to: at(done) } : undefined;
 }
 
+/** When judging began and ended (s from the run's start), and the workers' CPU time per judge call in between. */
+function judgingWindow(
+  requests: Array<{ at: number }>,
+  latencyMs: number,
+  started: number,
+  cpuBetween: (from: number, to: number) => number,
+): Pick<RunFigures, 'firstJudgeS' | 'lastJudgeS' | 'judgingCpuMsPerCall'> {
+  const times = requests.map((r) => r.at);
+  const [first, last] = [Math.min(...times), Math.max(...times) + latencyMs];
+  const cpu = cpuBetween(first, last);
+  const inside = times.filter((t) => t >= first && t <= last).length;
+  return {
+    firstJudgeS: (first - started) / 1000,
+    lastJudgeS: (last - started) / 1000,
+    ...(Number.isFinite(cpu) ? { judgingCpuMsPerCall: cpu / inside } : {}),
+  };
+}
+
 /** Each activity type's count and span in one history, merged into `spans` (seconds from `started`). */
 function activitySpans(
   history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>,
@@ -548,21 +563,34 @@ function activitySpans(
 }
 
 /** The workers' resident memory every half second (VmRSS), to read the peak of a window of the run. */
-function sampleRss(workers: ChildProcess[]): { stop(): void; peakBetween(from: number, to: number): number } {
+function sampleRss(workers: ChildProcess[]): {
+  stop(): void;
+  peakBetween(from: number, to: number): number;
+  cpuBetween(from: number, to: number): number;
+} {
   const samples: Array<{ at: number; mb: number }> = [];
+  const cpu: Array<{ at: number; ms: number }> = [];
   const take = () => {
+    let ms = 0;
     for (const w of workers) {
       const line = fs.existsSync(`/proc/${w.pid}/status`)
         ? fs.readFileSync(`/proc/${w.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)
         : null;
       if (line) samples.push({ at: Date.now(), mb: Number(line[1]) / 1024 });
+      ms += fs.existsSync(`/proc/${w.pid}/stat`) ? cpuMs(w.pid!) : 0;
     }
+    cpu.push({ at: Date.now(), ms });
   };
   const timer = setInterval(take, 500);
   return {
     stop: () => clearInterval(timer),
     peakBetween: (from, to) =>
       Math.max(0, ...samples.filter((x) => x.at >= from - 500 && x.at <= to + 500).map((x) => x.mb)),
+    // The workers' CPU time between the samples nearest inside [from, to] (half a second's sampling each end).
+    cpuBetween: (from, to) => {
+      const inside = cpu.filter((x) => x.at >= from && x.at <= to);
+      return inside.length > 1 ? inside[inside.length - 1].ms - inside[0].ms : NaN;
+    },
   };
 }
 
