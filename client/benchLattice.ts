@@ -122,7 +122,7 @@ export function timelineLine(f: RunFigures): string {
     .join('; ');
   const first = f.firstJudgeS ?? 0;
   const last = f.lastJudgeS ?? 0;
-  return `${f.scenario.name}: first judge call at ${first.toFixed(1)} s, last answer at ${last.toFixed(1)} s, done at ${f.wallS.toFixed(1)} s (${(f.wallS - last).toFixed(1)} s after judging${f.reportS !== undefined ? `, writeReport ${f.reportS.toFixed(1)} s` : ''}); worker CPU ${f.workerCpuMs.toFixed(0)} ms, ${(f.workerCpuMs / Math.max(1, f.llmCalls)).toFixed(1)} ms per judge call (${f.judgingCpuMsPerCall?.toFixed(1) ?? '–'} ms while judging). Activities: ${spans}`;
+  return `${f.scenario.name}: first judge call at ${first.toFixed(1)} s, last answer at ${last.toFixed(1)} s, done at ${f.wallS.toFixed(1)} s (${(f.wallS - last).toFixed(1)} s after judging${f.reportS !== undefined ? `, writeReport ${f.reportS.toFixed(1)} s` : ''}); worker CPU ${f.workerCpuMs.toFixed(0)} ms, ${(f.workerCpuMs / Math.max(1, f.llmCalls)).toFixed(1)} ms per judge call (${f.judgingCpuMsPerCall?.toFixed(1) ?? '–'} ms while judging)${f.gaps ? `; a judge slot idle ${f.gaps.betweenUnitsMs.toFixed(0)} ms on average between calls` : ''}. Activities: ${spans}`;
 }
 
 const ranks = (scores: Record<string, number>) =>
