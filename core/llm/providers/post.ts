@@ -19,9 +19,11 @@ export interface PostReply {
   text: string;
 }
 
+// An idle connection is closed after 4 s, as undici's (fetch's) are, before a server's keep-alive timeout (Node's: 5 s)
+// can close it under a request just sent. (The timeout applies to idle sockets only: a request in flight ignores it.)
 const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+  'http:': new http.Agent({ keepAlive: true, timeout: 4_000 }),
+  'https:': new https.Agent({ keepAlive: true, timeout: 4_000 }),
 };
 
 /** fetch follows a 307/308 with the same POST; so does this, as many times as fetch would (20). */

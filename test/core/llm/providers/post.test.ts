@@ -25,6 +25,9 @@ beforeAll(async () => {
         res.writeHead(307, { location: '/gzip' });
         return res.end();
       }
+      if (req.url === '/slow') {
+        return setTimeout(() => res.end('{"late":true}'), 4_500);
+      }
       if (req.url === '/stall') {
         res.writeHead(200);
         return res.write('{"partial":'); // never ends
@@ -102,6 +105,12 @@ test('an abort rejects with the signal’s reason, also while the body streams',
   const controller = new AbortController();
   controller.abort(new Error('cancelled by the workflow'));
   await expect(postText(`${base}/gzip`, {}, '{}', controller.signal)).rejects.toThrow('cancelled by the workflow');
+});
+
+test('a reply slower than the idle-connection timeout (4 s) still arrives, and the next call goes through', async () => {
+  const reply = await postText(`${base}/slow`, {}, '{}', never());
+  expect(reply.text).toBe('{"late":true}');
+  expect((await postText(`${base}/gzip`, {}, '{}', never())).status).toBe(200);
 });
 
 test('a connection cut before the body ends: a TypeError "terminated"', async () => {
