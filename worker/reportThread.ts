@@ -1,6 +1,7 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { openNew, type StoreTarget } from '../stores';
 import { renderReport } from '../services/runReport';
+import { outageTolerantStore } from '../activities/storeOutage';
 
 /**
  * A run's report rendered on a thread of its own, with its own connection to the results store. The statistics of a
@@ -80,7 +81,11 @@ async function serve(input: ThreadInput): Promise<void> {
   const store = openNew(input.target);
   let answer: ThreadAnswer;
   try {
-    answer = { ok: true, result: await renderReport({ store, env: process.env }, input.runId) };
+    // An unreachable database is waited for here too, as by every activity (activities/storeOutage.ts).
+    answer = {
+      ok: true,
+      result: await renderReport({ store: outageTolerantStore(store), env: process.env }, input.runId),
+    };
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
     answer = {
