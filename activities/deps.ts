@@ -15,6 +15,14 @@ import { groundingRubricFromContent, type GroundingRubric } from '../rubrics/gro
 export interface ActivityDeps {
   store: ResultsStore;
   env: NodeJS.ProcessEnv;
+  /**
+   * Renders a run's report away from the activity's thread (the worker's report thread, worker/reportThread.ts), so
+   * its seconds of statistics do not stop the activity's heartbeats; absent, writeReport renders it in place.
+   */
+  renderReport?: (
+    runId: string,
+    signal: AbortSignal,
+  ) => Promise<{ reportPath: string; summary: Record<string, number | null> }>;
 }
 
 /**

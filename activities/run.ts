@@ -371,7 +371,11 @@ export function runActivities(deps: ActivityDeps) {
       if (control) await store.putWork(`control:${runId}`, 'record', control);
       // Heartbeats throughout, so a worker that dies while rendering is noticed within the heartbeat timeout.
       await countDuplicatesOrSay(deps, runId); // every batch paid for is in the cost table, duplicates cancelled after a crash too
-      const { reportPath, summary } = await withHeartbeat(() => renderReport(deps, runId), 1_000);
+      const signal = cancellationSignal();
+      const { reportPath, summary } = await withHeartbeat(
+        () => (deps.renderReport ? deps.renderReport(runId, signal) : renderReport(deps, runId)),
+        1_000,
+      );
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());
       return { reportPath };
     },

@@ -88,6 +88,7 @@ async function runRow(
     `\nrunning ${name}: ${count} queries × ${answers.copilots} answer files, judged ${judging}, 400 ms per judge call, ${judgeConcurrency} at a time …`,
   );
   const figures = await measureRun(s, log);
+  log(timelineLine(figures));
   const report = JSON.parse(fs.readFileSync(figures.reportPath!, 'utf8'));
   const [header, ...rows] = parseCsv(
     fs.readFileSync(path.join(path.dirname(figures.reportPath!), 'results.csv'), 'utf8'),
@@ -111,6 +112,17 @@ async function runRow(
     tokens: { prompt: judge.promptTokens, completion: judge.completionTokens },
     costUsd: judge.estimatedCostUsd,
   };
+}
+
+/** Where a run's wall time went: to the first judge call, judging, and after the last judge answer; each activity type's span. */
+export function timelineLine(f: RunFigures): string {
+  const spans = Object.entries(f.activities ?? {})
+    .sort((a, b) => a[1].fromS - b[1].fromS)
+    .map(([k, v]) => `${k} ×${v.count} ${v.fromS.toFixed(1)}–${v.toS.toFixed(1)} s`)
+    .join('; ');
+  const first = f.firstJudgeS ?? 0;
+  const last = f.lastJudgeS ?? 0;
+  return `${f.scenario.name}: first judge call at ${first.toFixed(1)} s, last answer at ${last.toFixed(1)} s, done at ${f.wallS.toFixed(1)} s (${(f.wallS - last).toFixed(1)} s after judging${f.reportS !== undefined ? `, writeReport ${f.reportS.toFixed(1)} s` : ''}); worker CPU ${f.workerCpuMs.toFixed(0)} ms, ${(f.workerCpuMs / Math.max(1, f.llmCalls)).toFixed(1)} ms per judge call (${f.judgingCpuMsPerCall?.toFixed(1) ?? '–'} ms while judging)${f.gaps ? `; a judge slot idle ${f.gaps.betweenUnitsMs.toFixed(0)} ms on average between calls` : ''}. Activities: ${spans}`;
 }
 
 const ranks = (scores: Record<string, number>) =>

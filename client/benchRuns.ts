@@ -106,6 +106,19 @@ export interface RunFigures {
   gaps?: JudgeGaps;
   /** The run's report.json, for figures drawn from it (lattice-files: scores, cost, per-answer totals in results.csv). */
   reportPath?: string;
+  /** From the run's start: the first judge request, and the last judge answer (s). */
+  firstJudgeS?: number;
+  lastJudgeS?: number;
+  /** The workers' CPU time while judging (first judge request to last answer, sampled every half second), per judge call. */
+  judgingCpuMsPerCall?: number;
+  /** Per activity type over every history of the run: how many, and the span from the first scheduled to the last completed (s from the run's start). */
+  activities?: Record<string, ActivitySpan>;
+}
+
+export interface ActivitySpan {
+  count: number;
+  fromS: number;
+  toS: number;
 }
 
 export interface JudgeGaps {
@@ -267,10 +280,12 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const writes = writesAtStart && (await new Promise((r) => setTimeout(r, 1_500)), await databaseWrites(storeUrl));
     const sizes: HistorySize[] = [];
     let report: { from: number; to: number } | undefined;
+    const activities: Record<string, ActivitySpan> = {};
     for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
       const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       sizes.push({ events: history.events?.length ?? 0, bytes: historyBytes(history) });
       report ??= reportWindow(history);
+      activitySpans(history, started, activities);
     }
     await client.connection.close();
     const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
@@ -312,6 +327,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       ...(cab
         ? { judgingS: judgingPhaseS(judge.requests, s.latencyMs), gaps: judgeGaps(judge.requests, s.latencyMs) }
         : {}),
+      ...(judge.requests.length ? judgingWindow(judge.requests, s.latencyMs, started, rss.cpuBetween) : {}),
+      activities,
     };
   } finally {
     await Promise.all(workers.map(stop));
@@ -416,10 +433,15 @@ function writeQueries(dir: string, count: number): string {
 /** `judgeflow worker` in its own process; resolves once it polls. */
 function startWorker(env: NodeJS.ProcessEnv, cwd: string, log: (line: string) => void): Promise<ChildProcess> {
   // This pid is the worker itself (see spawnWorkerProcess), so its CPU time and peak memory are the worker's.
-  const child = spawnWorkerProcess(path.join(REPO, 'bin', 'judgeflow.js'), env, {
-    cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // JUDGEFLOW_BENCH_WORKER_NODE_ARGS: Node flags for the workers that NODE_OPTIONS does not take, e.g. "--cpu-prof
+  // --cpu-prof-dir=/tmp/prof" (a V8 CPU profile of each worker thread, written when the worker stops).
+  const nodeArgs = (process.env.JUDGEFLOW_BENCH_WORKER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawnWorkerProcess(
+    path.join(REPO, 'bin', 'judgeflow.js'),
+    env,
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+    nodeArgs,
+  );
   let output = '';
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -499,22 +521,76 @@ function reportWindow(
   return done ? { from: at(scheduled), to: at(done) } : undefined;
 }
 
+/** When judging began and ended (s from the run's start), and the workers' CPU time per judge call in between. */
+function judgingWindow(
+  requests: Array<{ at: number }>,
+  latencyMs: number,
+  started: number,
+  cpuBetween: (from: number, to: number) => number,
+): Pick<RunFigures, 'firstJudgeS' | 'lastJudgeS' | 'judgingCpuMsPerCall'> {
+  const times = requests.map((r) => r.at);
+  const [first, last] = [Math.min(...times), Math.max(...times) + latencyMs];
+  const cpu = cpuBetween(first, last);
+  const inside = times.filter((t) => t >= first && t <= last).length;
+  return {
+    firstJudgeS: (first - started) / 1000,
+    lastJudgeS: (last - started) / 1000,
+    ...(Number.isFinite(cpu) ? { judgingCpuMsPerCall: cpu / inside } : {}),
+  };
+}
+
+/** Each activity type's count and span in one history, merged into `spans` (seconds from `started`). */
+function activitySpans(
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>,
+  started: number,
+  spans: Record<string, ActivitySpan>,
+): void {
+  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+    (Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6) - started) / 1000;
+  const typeOf = new Map<number, string>();
+  for (const e of history.events ?? []) {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) {
+      typeOf.set(Number(e.eventId), scheduled);
+      const span = (spans[scheduled] ??= { count: 0, fromS: at(e), toS: at(e) });
+      span.count++;
+      span.fromS = Math.min(span.fromS, at(e));
+    }
+    const done = e.activityTaskCompletedEventAttributes?.scheduledEventId;
+    const type = done != null ? typeOf.get(Number(done)) : undefined;
+    if (type) spans[type].toS = Math.max(spans[type].toS, at(e));
+  }
+}
+
 /** The workers' resident memory every half second (VmRSS), to read the peak of a window of the run. */
-function sampleRss(workers: ChildProcess[]): { stop(): void; peakBetween(from: number, to: number): number } {
+function sampleRss(workers: ChildProcess[]): {
+  stop(): void;
+  peakBetween(from: number, to: number): number;
+  cpuBetween(from: number, to: number): number;
+} {
   const samples: Array<{ at: number; mb: number }> = [];
+  const cpu: Array<{ at: number; ms: number }> = [];
   const take = () => {
+    let ms = 0;
     for (const w of workers) {
       const line = fs.existsSync(`/proc/${w.pid}/status`)
         ? fs.readFileSync(`/proc/${w.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)
         : null;
       if (line) samples.push({ at: Date.now(), mb: Number(line[1]) / 1024 });
+      ms += fs.existsSync(`/proc/${w.pid}/stat`) ? cpuMs(w.pid!) : 0;
     }
+    cpu.push({ at: Date.now(), ms });
   };
   const timer = setInterval(take, 500);
   return {
     stop: () => clearInterval(timer),
     peakBetween: (from, to) =>
       Math.max(0, ...samples.filter((x) => x.at >= from - 500 && x.at <= to + 500).map((x) => x.mb)),
+    // The workers' CPU time between the samples nearest inside [from, to] (half a second's sampling each end).
+    cpuBetween: (from, to) => {
+      const inside = cpu.filter((x) => x.at >= from && x.at <= to);
+      return inside.length > 1 ? inside[inside.length - 1].ms - inside[0].ms : NaN;
+    },
   };
 }
 

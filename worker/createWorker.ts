@@ -4,6 +4,7 @@ import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
 import { instrumentedStore } from './metrics';
 import { workerTracing } from './tracing';
+import { renderReportInThread, reportThreadEnabled } from './reportThread';
 import type { ResultsStore } from '../core/model/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
@@ -29,6 +30,7 @@ export const workerCurrent = new WeakMap<Worker, Promise<boolean>>();
 /** A worker runs every workflow and activity of judgeflow; run as many as you like against one task queue. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const env = options.env ?? process.env;
+  const target = options.store ?? storeTarget(env);
   // The compiled CLI's dist/workflow-bundle.js (bundled with the build from the same sources), JUDGEFLOW_WORKFLOW_BUNDLE,
   // or, run from the sources, the workflows bundled now; its hash is the worker's build id.
   const build = await workflowBuild(env);
@@ -49,10 +51,12 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         }
       : {}),
     activities: createActivities({
-      store: traced(
-        instrumentedStore(await openStore(options.store ?? storeTarget(env)), Runtime.instance().metricMeter),
-      ),
+      store: traced(instrumentedStore(await openStore(target), Runtime.instance().metricMeter)),
       env,
+      // A report's statistics run on a thread of their own, so the activity keeps heartbeating (worker/reportThread.ts).
+      ...(reportThreadEnabled(env)
+        ? { renderReport: (runId: string, signal: AbortSignal) => renderReportInThread(target, env, runId, signal) }
+        : {}),
     }),
     ...(tracing ? { interceptors: { activity: tracing.activityInterceptors } } : {}),
     maxConcurrentActivityTaskExecutions: Number(env.JUDGEFLOW_MAX_ACTIVITIES ?? 32),

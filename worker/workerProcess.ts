@@ -54,14 +54,16 @@ export function workerProcessSetup(env: NodeJS.ProcessEnv, execArgv: readonly st
 /**
  * `judgeflow worker` (the CLI at `cli`) in a new process started with the worker settings for `env`, so it runs there
  * and does not start itself again: the returned process is the worker (its pid is the one to measure or kill).
+ * `nodeArgs` are further Node flags (the bench's `--cpu-prof`, which NODE_OPTIONS does not take).
  */
 export function spawnWorkerProcess(
   cli: string,
   env: NodeJS.ProcessEnv,
   options: Omit<SpawnOptions, 'env'> = {},
+  nodeArgs: string[] = [],
 ): ChildProcess {
   const setup = workerProcessSetup(env);
-  return spawn(process.execPath, [...setup.nodeArgs, cli, 'worker'], { ...options, env: setup.env });
+  return spawn(process.execPath, [...setup.nodeArgs, ...nodeArgs, cli, 'worker'], { ...options, env: setup.env });
 }
 
 function workerHeapMb(value: string | undefined): number {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage } from '../../core/llm/client';
 import { judgmentSlot, type JudgeContext } from '../../core/model/protocol';
+import { memoSpec } from '../../core/model/scoreSchema';
 import { askLatticeJudge, capsText, dimensionsFor, latticeSystemPrompt } from './judge';
 import { historyBlock } from '../../core/model/history';
 import type { JudgeUnit } from '../../core/model/store';
@@ -129,8 +130,16 @@ export function jointMessages(
 
 type JointAnswer = { results: Array<{ agent: string; dimensions: Record<string, { score: number; reason: string }> }> };
 
+const jointSpecs = new Map<string, ReturnType<typeof buildJointSpec>>();
+
 /** The reference's answer shape; `check` makes a missing, unknown or repeated label an invalid answer (re-asked). */
 export function jointSpec(labels: string[], dimensionIds: string[], min: number, max: number) {
+  return memoSpec(jointSpecs, JSON.stringify([labels, dimensionIds, min, max]), () =>
+    buildJointSpec(labels, dimensionIds, min, max),
+  );
+}
+
+function buildJointSpec(labels: string[], dimensionIds: string[], min: number, max: number) {
   const entry = {
     type: 'object',
     properties: { score: { type: 'integer', minimum: min, maximum: max }, reason: { type: 'string' } },

@@ -63,8 +63,21 @@ export function askLatticeJudge<T>(
   });
 }
 
-/** The system prompt for a query of `task`: the scale, the rules that apply to it and its dimensions with their anchors. */
+const systemPrompts = new WeakMap<LatticeRubric, Map<string, string>>();
+
+/**
+ * The system prompt for a query of `task`: the scale, the rules that apply to it and its dimensions with their anchors.
+ * Rendered once per rubric and task (it depends on nothing else), not once per judge call.
+ */
 export function latticeSystemPrompt(rubric: LatticeRubric, task: string): string {
+  let byTask = systemPrompts.get(rubric);
+  if (!byTask) systemPrompts.set(rubric, (byTask = new Map()));
+  let prompt = byTask.get(task);
+  if (prompt === undefined) byTask.set(task, (prompt = renderSystemPrompt(rubric, task)));
+  return prompt;
+}
+
+function renderSystemPrompt(rubric: LatticeRubric, task: string): string {
   const d = rubric.data;
   return renderTemplate(
     rubric.prompts.system,

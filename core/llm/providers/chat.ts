@@ -1,9 +1,10 @@
-import { headersOf, ProviderHttpError } from './httpError';
+import { ProviderHttpError } from './httpError';
+import { postText } from './post';
 import { errorInReply } from './index';
 import { ProviderReplyError, ProviderTimeoutError } from './replyError';
 
 /**
- * One OpenAI-style Chat Completions request over fetch. The timeout covers the whole call, body included (a reply that
+ * One OpenAI-style Chat Completions request (over Node's http module: post.ts, cheaper than fetch, failing alike). The timeout covers the whole call, body included (a reply that
  * sends its headers and then stalls fails at timeoutMs, not at undici's 300 s body timeout), combined with the caller's
  * signal. Errors keep the provider's body: ProviderHttpError for an HTTP error status, and for a 2xx reply that a
  * profile's errorInReply hook reads as an error. Judges and copilots reach it through core/llm/call.ts, never directly.
@@ -19,19 +20,18 @@ export async function openaiChat(args: {
   const timeout = AbortSignal.timeout(args.timeoutMs);
   const signal = args.signal ? AbortSignal.any([timeout, args.signal]) : timeout;
   try {
-    const response = await fetch(`${args.baseURL.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: {
+    const response = await postText(
+      `${args.baseURL.replace(/\/+$/, '')}/chat/completions`,
+      {
         'content-type': 'application/json',
         accept: 'application/json',
         ...(args.apiKey ? { authorization: `Bearer ${args.apiKey}` } : {}),
         ...args.headers,
       },
-      body: JSON.stringify(args.body),
+      JSON.stringify(args.body),
       signal,
-    });
-    const headers = headersOf(response.headers);
-    const text = await response.text();
+    );
+    const { headers, text } = response;
     if (!response.ok) throw new ProviderHttpError(response.status, text, headers);
     let completion: any;
     try {

@@ -1,0 +1,90 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { renderReport } from '../../services/runReport';
+import { renderReportInThread } from '../../worker/reportThread';
+import { benchmarkRun } from '../../workflows';
+import { runInput } from '../../client/startRun';
+import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
+import { simServersForFile } from '../support/sims';
+
+jest.setTimeout(300_000);
+
+const sim = simServersForFile({ judge: { latencyMs: 0 }, copilots: { latencyMs: 0 } });
+
+/** The longest gap between ticks of a 10 ms timer while `work` runs: how long this thread could not heartbeat. */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; stallMs: number; tookMs: number }> {
+  let last = Date.now();
+  let stallMs = 0;
+  const timer = setInterval(() => {
+    const now = Date.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 10);
+  const started = Date.now();
+  try {
+    const result = await work();
+    return { result, stallMs: Math.max(stallMs, Date.now() - last), tookMs: Date.now() - started };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const withoutTime = (report: Record<string, unknown>) => ({ ...report, generatedAt: null });
+
+test("a run's report rendered on the report thread: the activity's thread keeps ticking (heartbeats), and the report is the one rendered in place", async () => {
+  // JUDGEFLOW_REPORT_THREAD=1: the worker of this test (run from the sources) renders writeReport on the thread too.
+  await withWorker(
+    'report-thread',
+    async (world) => {
+      // 240 queries × 3 copilots: BCa intervals over ≥ 100 queries, a second or more of statistics on this machine.
+      const queries = [0, 1, 2].flatMap((k) => latticeGrid(16, 5).map((q) => ({ ...q, id: `${String(q.id)}-${k}` })));
+      const runId = `report-thread-${Date.now()}`;
+      const cfg = runConfig(tempDir('jf-report-thread-'), {
+        protocol: 'lattice',
+        queries,
+        judge: { baseURL: sim.judge.url, model: 'sim-judge', concurrency: 16 },
+        copilots: simCopilots(sim.copilots.url, { A: 'sim-thorough', B: 'sim-terse', C: 'sim-thorough' }).map((c) => ({
+          ...c,
+          concurrency: 16,
+        })),
+      });
+      const { reportPath } = await world.client.workflow.execute(benchmarkRun, {
+        taskQueue: world.taskQueue,
+        workflowId: runId,
+        args: [runInput(cfg, runId)],
+      });
+      const written = JSON.parse(fs.readFileSync(reportPath, 'utf8'));
+      expect(Object.keys(written.copilots).sort()).toEqual(['A', 'B', 'C']);
+      expect(written.copilots.A.ci95.method).toBe('bca');
+
+      const target = { kind: 'sqlite' as const, file: world.storeFile };
+      const threaded = await longestStall(() => renderReportInThread(target, process.env, runId));
+      const inPlaceDir = path.join(tempDir('jf-report-in-place-'), 'report');
+      const inPlace = await longestStall(() =>
+        renderReport({ store: world.store, env: process.env }, runId, inPlaceDir),
+      );
+      // The same report either way (its time of writing aside), and the same summary.
+      expect(threaded.result.summary).toEqual(inPlace.result.summary);
+      expect(withoutTime(JSON.parse(fs.readFileSync(threaded.result.reportPath, 'utf8')))).toEqual(
+        withoutTime(JSON.parse(fs.readFileSync(inPlace.result.reportPath, 'utf8'))),
+      );
+      // In place, the statistics hold this thread for a stretch; on the thread, it stays free to heartbeat.
+      process.stderr.write(
+        `report of 240 × 3: on its thread ${threaded.tookMs} ms (longest stall here ${threaded.stallMs} ms); in place ${inPlace.tookMs} ms (longest stall ${inPlace.stallMs} ms)\n`,
+      );
+      expect(threaded.stallMs).toBeLessThan(Math.max(250, inPlace.stallMs / 2));
+    },
+    { ...process.env, JUDGEFLOW_REPORT_THREAD: '1' },
+  );
+});
+
+test('a report that fails on its thread fails with its own error; an abort ends the thread', async () => {
+  const file = path.join(tempDir('jf-report-thread-missing-'), 'results.db');
+  await expect(renderReportInThread({ kind: 'sqlite', file }, process.env, 'no-such-run')).rejects.toThrow(
+    /run no-such-run is not in the results store/,
+  );
+  const controller = new AbortController();
+  const pending = renderReportInThread({ kind: 'sqlite', file }, process.env, 'no-such-run', controller.signal);
+  controller.abort(new Error('the activity was cancelled'));
+  await expect(pending).rejects.toThrow('the activity was cancelled');
+});
