@@ -206,7 +206,7 @@ export function collectActivities(deps: ActivityDeps) {
     maxAttempts: number;
     send?: SendSlot;
   }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
-    await untilSendTime(input.runId, input.send);
+    await untilSendTime(deps.store, input.runId, input.send);
     const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
     if (existing) return { status: existing.status, outcome: {} };
     const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;

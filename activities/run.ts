@@ -152,7 +152,7 @@ export function runActivities(deps: ActivityDeps) {
     maxAttempts: number;
     send?: SendSlot;
   }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
-    await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
+    await untilSendTime(store, runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
     try {
       const result = await judgeStoredUnit(runId, index, (call) => {

@@ -636,6 +636,18 @@ export class PostgresStore implements ResultsStore {
   }
 
   // ---- snapshot jobs ----------------------------------------------------------
+  // ---- pacing shared by a run's workers ---------------------------------------------
+  async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
+    // One upsert: the row is locked for the update, so concurrent claimers take turns and each gets its own slot.
+    const [row] = await this.db.rows<{ slot: number }>(
+      `INSERT INTO send_slots AS s (run_id, endpoint, next_at) VALUES ($1, $2, $3::float8 + $4::float8)
+       ON CONFLICT (run_id, endpoint) DO UPDATE SET next_at = GREATEST(s.next_at, $3::float8) + $4::float8
+       RETURNING s.next_at - $4::float8 AS slot`,
+      [runId, endpoint, earliest, spacingMs],
+    );
+    return Number(row.slot);
+  }
+
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     await this.insertWork(await this.db.ready(), jobId, key, value);
   }

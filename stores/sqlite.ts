@@ -593,6 +593,17 @@ export class SqliteStore implements ResultsStore {
   }
 
   // ---- snapshot jobs ----------------------------------------------------------
+  // ---- pacing shared by a run's workers ---------------------------------------------
+  async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
+    // One statement, so one write transaction: concurrent claimers (other processes on the file) take turns.
+    const row = this.db
+      .prepare(
+        'INSERT INTO send_slots (run_id, endpoint, next_at) VALUES (?, ?, ? + ?) ON CONFLICT (run_id, endpoint) DO UPDATE SET next_at = max(next_at, excluded.next_at - ?) + ? RETURNING next_at - ? AS slot',
+      )
+      .get(runId, endpoint, earliest, spacingMs, spacingMs, spacingMs, spacingMs) as { slot: number };
+    return row.slot;
+  }
+
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     this.insertWork(jobId, key, value);
   }

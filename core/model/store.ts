@@ -357,6 +357,14 @@ export interface ResultsStore {
   /** Ordered by time. */
   llmCalls(runId: string): Promise<LlmCallRecord[]>;
 
+  // ---- pacing shared by every worker of a run (not copied: it is only about calls being sent now) ----
+  /**
+   * Claim the next send time of a paced endpoint of a run (times in ms since the epoch): the later of `earliest` and
+   * the run's next free slot for that endpoint, which then moves `spacingMs` past the slot claimed. Atomic across
+   * connections, so workers that pick up late calls at the same moment get slots `spacingMs` apart, not one burst.
+   */
+  claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number>;
+
   // ---- snapshot jobs: intermediate results of generation/curation, first write wins ---------------
   putWork(jobId: string, key: string, value: unknown): Promise<void>;
   getWork<T>(jobId: string, key: string): Promise<T | null>;

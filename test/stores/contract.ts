@@ -1460,6 +1460,22 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.cachedAnswer('race-key')).toBe(await other.cachedAnswer('race-key'));
       });
 
+      test('send slots: late calls claimed at once from two connections get distinct slots one spacing apart', async () => {
+        const other = await another();
+        const late = 1_700_000_000_000; // every call picked up late: its earliest time is the same moment
+        const claims = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).claimSendSlot('paced', 'judge', late, 25)),
+        );
+        expect([...claims].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => late + 25 * i));
+        // A call due after the next free slot keeps its own time; the next one is spaced from it.
+        expect(await other.claimSendSlot('paced', 'judge', late + 10_000, 25)).toBe(late + 10_000);
+        expect(await store.claimSendSlot('paced', 'judge', late + 10_001, 25)).toBe(late + 10_025);
+        // Each run and endpoint has its own slot; a fractional spacing is kept exactly enough to space calls.
+        expect(await store.claimSendSlot('paced', 'copilot:Ace', late, 23.75)).toBe(late);
+        expect(await other.claimSendSlot('paced', 'copilot:Ace', late, 23.75)).toBeCloseTo(late + 23.75, 3);
+        expect(await other.claimSendSlot('other-run', 'judge', late, 25)).toBe(late);
+      });
+
       test('store id: two connections asking first at the same time agree', async () => {
         const other = await another();
         const [a, b] = await Promise.all([store.storeId(), other.storeId()]);
