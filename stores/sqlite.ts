@@ -604,6 +604,20 @@ export class SqliteStore implements ResultsStore {
     return row.slot;
   }
 
+  async notePriority(runId: string, priorityKey: number, at: number, withinMs: number): Promise<number> {
+    return this.db.transaction(() => {
+      this.db
+        .prepare(
+          'INSERT INTO run_priorities VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET priority_key = excluded.priority_key, seen_at = max(seen_at, excluded.seen_at)',
+        )
+        .run(runId, priorityKey, at);
+      const row = this.db
+        .prepare('SELECT min(priority_key) AS top FROM run_priorities WHERE seen_at >= ?')
+        .get(at - withinMs) as { top: number };
+      return row.top;
+    })();
+  }
+
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     this.insertWork(jobId, key, value);
   }

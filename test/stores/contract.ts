@@ -1476,6 +1476,20 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await other.claimSendSlot('other-run', 'judge', late, 25)).toBe(late);
       });
 
+      test('run priorities: the highest priority of the runs noted lately, from any connection', async () => {
+        const other = await another();
+        const t = 1_700_000_000_000;
+        expect(await store.notePriority('sweep', 5, t, 1_000)).toBe(5); // alone
+        expect(await other.notePriority('gate', 1, t + 100, 1_000)).toBe(1);
+        expect(await store.notePriority('sweep', 5, t + 200, 1_000)).toBe(1); // the gate run, noted by another worker
+        expect(await store.notePriority('other', 3, t + 300, 1_000)).toBe(1);
+        // Once the gate run has not been noted for longer than the window, the next highest counts.
+        expect(await store.notePriority('sweep', 5, t + 1_200, 1_000)).toBe(3);
+        expect(await other.notePriority('sweep', 5, t + 5_000, 1_000)).toBe(5);
+        // A run noted again at another priority (resumed with --priority) counts at its new one.
+        expect(await other.notePriority('other', 4, t + 5_100, 1_000)).toBe(4);
+      });
+
       test('store id: two connections asking first at the same time agree', async () => {
         const other = await another();
         const [a, b] = await Promise.all([store.storeId(), other.storeId()]);

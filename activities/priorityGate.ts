@@ -1,0 +1,91 @@
+import { Context } from '@temporalio/activity';
+import type { ResultsStore } from '../core/model/store';
+
+/** Temporal's default priority key, which a run started without one has (client/runPriority.ts). */
+const DEFAULT_PRIORITY_KEY = 3;
+/** How often a worker notes a run in the store and asks again (concurrent calls of one run share one answer). */
+export const NOTE_EVERY_MS = 250;
+/** A run counts as making calls this long after its last one was noted (the gaps between one run's activities). */
+export const ACTIVE_WITHIN_MS = 1_500;
+/** The longest one call yields, so a run of a lower priority slows down beside a stream of others but never stops. */
+export const MAX_YIELD_MS = 10_000;
+
+type Noted = { at: number; top: Promise<number> };
+/** Per run, on this worker: when it was last noted and the answer (pruned as runs go quiet). */
+const notes = new Map<string, Noted>();
+
+/** The priority key of the current activity's run (1 first … 5 last), as Temporal gave it to the activity. */
+export function currentPriorityKey(): number {
+  try {
+    return Context.current().info.priority?.priorityKey || DEFAULT_PRIORITY_KEY;
+  } catch {
+    return DEFAULT_PRIORITY_KEY; // not inside an activity (a unit test calling the function itself)
+  }
+}
+
+/**
+ * Before a call: wait while a run of a higher priority is making calls on any worker sharing this results store.
+ * Temporal's priority orders the tasks waiting in a queue, but a worker's slots rarely fill (activities are handed to
+ * the worker eagerly), so a CI gate's calls would otherwise share the workers' CPU, the store and the server evenly
+ * with a big sweep's. Each run notes itself in the store every NOTE_EVERY_MS (per worker) and reads the highest
+ * priority noted in the last ACTIVE_WITHIN_MS; a run below it waits, heartbeating, at most MAX_YIELD_MS per call. Runs
+ * at one priority never wait for each other. A store that cannot answer holds nothing back.
+ */
+export async function yieldToHigherPriority(
+  store: Pick<ResultsStore, 'notePriority'>,
+  runId: string,
+  priorityKey: number = currentPriorityKey(),
+  clock: { now(): number; sleep(ms: number): Promise<void>; beat(): void } = activityClock,
+): Promise<number> {
+  const started = clock.now();
+  for (;;) {
+    const top = await noted(store, runId, priorityKey, clock.now()).catch(() => priorityKey);
+    const waited = clock.now() - started;
+    if (top >= priorityKey || waited >= MAX_YIELD_MS) return waited;
+    clock.beat();
+    await clock.sleep(Math.min(NOTE_EVERY_MS, MAX_YIELD_MS - waited));
+  }
+}
+
+function noted(store: Pick<ResultsStore, 'notePriority'>, runId: string, key: number, at: number): Promise<number> {
+  const known = notes.get(runId);
+  if (known && at - known.at < NOTE_EVERY_MS) return known.top;
+  if (notes.size > 1_000) for (const [id, n] of notes) if (at - n.at > ACTIVE_WITHIN_MS) notes.delete(id);
+  const top = store.notePriority(runId, key, at, ACTIVE_WITHIN_MS);
+  top.catch(() => notes.delete(runId)); // asked again next time
+  notes.set(runId, { at, top });
+  return top;
+}
+
+/** Forget what this worker noted (tests). */
+export function forgetPriorityNotes(): void {
+  notes.clear();
+}
+
+const activityClock = {
+  now: () => Date.now(),
+  sleep: (ms: number) => {
+    const signal = cancellationOrNone();
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const abort = () => (clearTimeout(timer), reject(signal!.reason));
+      const timer = setTimeout(() => (signal?.removeEventListener('abort', abort), resolve()), ms);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  },
+  beat: () => {
+    try {
+      Context.current().heartbeat();
+    } catch {
+      // not inside an activity
+    }
+  },
+};
+
+function cancellationOrNone(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
