@@ -10,8 +10,8 @@ export const ACTIVE_WITHIN_MS = 1_500;
 /** The longest one call yields, so a run of a lower priority slows down beside a stream of others but never stops. */
 export const MAX_YIELD_MS = 10_000;
 
-type Noted = { at: number; top: Promise<number> };
-/** Per run, on this worker: when it was last noted and the answer (pruned as runs go quiet). */
+type Noted = { at: number; top: number | null; asking: Promise<number> | null };
+/** Per run, on this worker: when it was last noted, the last answer, and the question in flight (pruned as runs go quiet). */
 const notes = new Map<string, Noted>();
 
 /** The priority key of the current activity's run (1 first … 5 last), as Temporal gave it to the activity. */
@@ -39,7 +39,7 @@ export async function yieldToHigherPriority(
 ): Promise<number> {
   const started = clock.now();
   for (;;) {
-    const top = await noted(store, runId, priorityKey, clock.now()).catch(() => priorityKey);
+    const top = await noted(store, runId, priorityKey, clock.now(), clock.now() > started).catch(() => priorityKey);
     const waited = clock.now() - started;
     if (top >= priorityKey || waited >= MAX_YIELD_MS) return waited;
     clock.beat();
@@ -47,14 +47,35 @@ export async function yieldToHigherPriority(
   }
 }
 
-function noted(store: Pick<ResultsStore, 'notePriority'>, runId: string, key: number, at: number): Promise<number> {
-  const known = notes.get(runId);
-  if (known && at - known.at < NOTE_EVERY_MS) return known.top;
-  if (notes.size > 1_000) for (const [id, n] of notes) if (at - n.at > ACTIVE_WITHIN_MS) notes.delete(id);
-  const top = store.notePriority(runId, key, at, ACTIVE_WITHIN_MS);
-  top.catch(() => notes.delete(runId)); // asked again next time
-  notes.set(runId, { at, top });
-  return top;
+/**
+ * The highest priority noted lately, as this worker last heard it. Only a run's first call on a worker waits for the
+ * store: after that the answer it has is used, and one older than NOTE_EVERY_MS is asked again in the background, so
+ * a call of the run at the top never waits for a round trip.
+ */
+async function noted(
+  store: Pick<ResultsStore, 'notePriority'>,
+  runId: string,
+  key: number,
+  at: number,
+  fresh: boolean,
+): Promise<number> {
+  let entry = notes.get(runId);
+  if (!entry) {
+    if (notes.size > 1_000) for (const [id, n] of notes) if (at - n.at > ACTIVE_WITHIN_MS) notes.delete(id);
+    entry = { at: -Infinity, top: null, asking: null };
+    notes.set(runId, entry);
+  }
+  const e = entry;
+  if (!e.asking && at - e.at >= NOTE_EVERY_MS) {
+    e.at = at;
+    e.asking = store.notePriority(runId, key, at, ACTIVE_WITHIN_MS).then(
+      (top) => ((e.top = top), (e.asking = null), top),
+      (error: unknown) => ((e.top = null), (e.asking = null), Promise.reject(error)),
+    );
+    e.asking.catch(() => undefined); // a refresh nobody waits for must not be an unhandled rejection
+  }
+  // A call already waiting waits for the fresh answer too: it was going to wait anyway.
+  return (fresh || e.top === null) && e.asking ? e.asking : (e.top ?? key);
 }
 
 /** Forget what this worker noted (tests). */

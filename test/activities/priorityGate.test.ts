@@ -72,6 +72,19 @@ describe('yieldToHigherPriority', () => {
     expect(await yieldToHigherPriority(sweepWorker, 'sweep', 3, c)).toBe(MAX_YIELD_MS);
   });
 
+  test("a run's calls after its first on a worker do not wait for the store: the answer is refreshed behind them", async () => {
+    let asked = 0;
+    const slow = {
+      notePriority: () => (++asked === 1 ? Promise.resolve(3) : new Promise<number>(() => {})), // then never answers
+    };
+    const c = clock();
+    expect(await yieldToHigherPriority(slow, 'run', 3, c)).toBe(0);
+    c.t += NOTE_EVERY_MS;
+    expect(await yieldToHigherPriority(slow, 'run', 3, c)).toBe(0); // asked again, answered from what it had
+    expect(await yieldToHigherPriority(slow, 'run', 3, c)).toBe(0);
+    expect(asked).toBe(2);
+  });
+
   test('a store that cannot answer holds nothing back', async () => {
     const broken = { notePriority: () => Promise.reject(new Error('connection refused')) };
     expect(await yieldToHigherPriority(broken, 'sweep', 5, clock())).toBe(0);
