@@ -14,13 +14,37 @@ type Noted = { at: number; top: number | null; asking: Promise<number> | null };
 /** Per run, on this worker: when it was last noted, the last answer, and the question in flight (pruned as runs go quiet). */
 const notes = new Map<string, Noted>();
 
-/** The priority key of the current activity's run (1 first … 5 last), as Temporal gave it to the activity. */
-export function currentPriorityKey(): number {
+/** A run's priority as its workflow holds it, per workflow id on this worker, asked again after this long. */
+const PRIORITY_KNOWN_MS = 60_000;
+const workflowPriorities = new Map<string, { at: number; key: Promise<number> }>();
+
+/**
+ * The priority key of the current activity's run (1 first … 5 last), as the server holds it for the run's workflow.
+ * Not the activity's own `info.priority`: an activity that inherits its workflow's priority (judgeflow's all do) was
+ * seen to carry none when handed to the worker eagerly, which would count a CI gate's calls at the default.
+ */
+export async function currentPriorityKey(now = Date.now()): Promise<number> {
+  let context: Context;
   try {
-    return Context.current().info.priority?.priorityKey || DEFAULT_PRIORITY_KEY;
+    context = Context.current();
   } catch {
     return DEFAULT_PRIORITY_KEY; // not inside an activity (a unit test calling the function itself)
   }
+  const own = context.info.priority?.priorityKey || DEFAULT_PRIORITY_KEY;
+  const workflowId = context.info.workflowExecution?.workflowId;
+  if (!workflowId) return own;
+  const known = workflowPriorities.get(workflowId);
+  if (known && now - known.at < PRIORITY_KNOWN_MS) return known.key;
+  if (workflowPriorities.size > 1_000) workflowPriorities.clear();
+  const key = context.client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then(
+      (d) => d.raw.workflowExecutionInfo?.priority?.priorityKey || own,
+      () => (workflowPriorities.delete(workflowId), own), // asked again next time
+    );
+  workflowPriorities.set(workflowId, { at: now, key });
+  return key;
 }
 
 /**
@@ -34,9 +58,10 @@ export function currentPriorityKey(): number {
 export async function yieldToHigherPriority(
   store: Pick<ResultsStore, 'notePriority'>,
   runId: string,
-  priorityKey: number = currentPriorityKey(),
+  key?: number,
   clock: { now(): number; sleep(ms: number): Promise<void>; beat(): void } = activityClock,
 ): Promise<number> {
+  const priorityKey = key ?? (await currentPriorityKey().catch(() => DEFAULT_PRIORITY_KEY));
   const started = clock.now();
   for (;;) {
     const top = await noted(store, runId, priorityKey, clock.now(), clock.now() > started).catch(() => priorityKey);
