@@ -16,14 +16,16 @@ const notes = new Map<string, Noted>();
 
 /** A run's priority as its workflow holds it, per workflow id on this worker, asked again after this long. */
 const PRIORITY_KNOWN_MS = 60_000;
-const workflowPriorities = new Map<string, { at: number; key: Promise<number> }>();
+const workflowPriorities = new Map<string, { at: number; key: number | null }>();
 
 /**
  * The priority key of the current activity's run (1 first … 5 last), as the server holds it for the run's workflow.
- * Not the activity's own `info.priority`: an activity that inherits its workflow's priority (judgeflow's all do) was
- * seen to carry none when handed to the worker eagerly, which would count a CI gate's calls at the default.
+ * Not the activity's own `info.priority` alone: an activity that inherits its workflow's priority (judgeflow's all do)
+ * was seen to carry none when handed to the worker eagerly, which would count a CI gate's calls at the default. The
+ * workflow is described once per run and worker a minute, in the background: no call waits for it (until it has
+ * answered, and if it cannot, the activity's own priority counts).
  */
-export async function currentPriorityKey(now = Date.now()): Promise<number> {
+export function currentPriorityKey(now = Date.now()): number {
   let context: Context;
   try {
     context = Context.current();
@@ -34,17 +36,23 @@ export async function currentPriorityKey(now = Date.now()): Promise<number> {
   const workflowId = context.info.workflowExecution?.workflowId;
   if (!workflowId) return own;
   const known = workflowPriorities.get(workflowId);
-  if (known && now - known.at < PRIORITY_KNOWN_MS) return known.key;
-  if (workflowPriorities.size > 1_000) workflowPriorities.clear();
-  const key = context.client.workflow
-    .getHandle(workflowId)
-    .describe()
-    .then(
-      (d) => d.raw.workflowExecutionInfo?.priority?.priorityKey || own,
-      () => (workflowPriorities.delete(workflowId), own), // asked again next time
-    );
-  workflowPriorities.set(workflowId, { at: now, key });
-  return key;
+  if (!known || now - known.at >= PRIORITY_KNOWN_MS) {
+    if (workflowPriorities.size > 1_000) workflowPriorities.clear();
+    const entry = { at: now, key: known?.key ?? null };
+    workflowPriorities.set(workflowId, entry);
+    try {
+      context.client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .then(
+          (d) => void (entry.key = d.raw.workflowExecutionInfo?.priority?.priorityKey || own),
+          () => undefined, // asked again after PRIORITY_KNOWN_MS; the activity's own counts till then
+        );
+    } catch {
+      // no client in this context (a test's mock environment)
+    }
+  }
+  return workflowPriorities.get(workflowId)?.key ?? own;
 }
 
 /**
@@ -61,7 +69,7 @@ export async function yieldToHigherPriority(
   key?: number,
   clock: { now(): number; sleep(ms: number): Promise<void>; beat(): void } = activityClock,
 ): Promise<number> {
-  const priorityKey = key ?? (await currentPriorityKey().catch(() => DEFAULT_PRIORITY_KEY));
+  const priorityKey = key ?? currentPriorityKey();
   const started = clock.now();
   for (;;) {
     const top = await noted(store, runId, priorityKey, clock.now(), clock.now() > started).catch(() => priorityKey);
