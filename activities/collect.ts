@@ -5,6 +5,7 @@ import type { CollectedResponse, CopilotAdapter } from './adapters/types';
 import { toAdapterError } from './adapters/errors';
 import type { Query, StoredResponse } from '../core/model/types';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
+import { yieldToHigherPriority } from './priorityGate';
 import { requireRun, seedNumber, type ActivityDeps, type StoredRunConfig } from './deps';
 import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
 import type { CopilotConfig } from './adapters';
@@ -206,7 +207,8 @@ export function collectActivities(deps: ActivityDeps) {
     maxAttempts: number;
     send?: SendSlot;
   }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
-    await untilSendTime(input.runId, input.send);
+    await yieldToHigherPriority(deps.store, input.runId); // a run of a higher priority making calls goes first
+    await untilSendTime(deps.store, input.runId, input.send);
     const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
     if (existing) return { status: existing.status, outcome: {} };
     const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { SendSlot } from '../contract/run';
+import type { ResultsStore } from '../core/model/store';
 
 /**
  * Heartbeat while `work` runs, so a worker killed mid-call is noticed within the heartbeat timeout
@@ -27,21 +28,26 @@ export function cancellationSignal(): AbortSignal {
   return Context.current().cancellationSignal;
 }
 
-/** Per run and endpoint, when this worker last let a paced call go (pruned as they age). */
-const lastSends = new Map<string, number>();
+/** How long a paced call waits at most for its slot, so a clock that differs between machines never parks an activity for long. */
+const MAX_SEND_WAIT_MS = 5_000;
 
 /**
- * A paced call (see SendSlot): wait until the limiter's time for it, and until this worker's previous call to that
- * endpoint is `spacingMs` behind. Capped at a few seconds, so a clock that differs between machines never parks an
- * activity for long.
+ * A paced call (see SendSlot): wait until the limiter's time for it, and until the run's previous paced call to that
+ * endpoint, from any worker, is `spacingMs` behind. The limiter's times are spaced for the whole run, but a call
+ * picked up late goes at once; the slot claimed from the results store (one atomic upsert, shared by every worker of
+ * the run) keeps late calls of different workers apart, where each worker's own memory would let two of them leave
+ * together, a burst a sliding-window rate limit refuses. Capped at MAX_SEND_WAIT_MS.
  */
-export async function untilSendTime(runId: string, send: SendSlot | undefined): Promise<void> {
+export async function untilSendTime(
+  store: Pick<ResultsStore, 'claimSendSlot'>,
+  runId: string,
+  send: SendSlot | undefined,
+  now: () => number = Date.now,
+): Promise<void> {
   if (!send) return;
-  const key = `${runId}/${send.endpoint}`;
-  // A call picked up late goes now, and the next one a full spacing after it.
-  const at = Math.max(send.at, (lastSends.get(key) ?? -Infinity) + (send.spacingMs ?? 0), Date.now());
-  lastSends.set(key, at); // taken before waiting, so the next call of this worker queues behind it
-  if (lastSends.size > 1_000) for (const [k, last] of lastSends) if (last < Date.now() - 60_000) lastSends.delete(k);
-  const wait = Math.min(5_000, at - Date.now());
+  const earliest = Math.max(send.at, now());
+  // Unspaced (a requests-per-minute cap or a Retry-After alone): the limiter's time is all there is to keep.
+  const at = send.spacingMs ? await store.claimSendSlot(runId, send.endpoint, earliest, send.spacingMs) : earliest;
+  const wait = Math.min(MAX_SEND_WAIT_MS, at - now());
   if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }

@@ -19,6 +19,7 @@ import {
   type StoredRunConfig,
 } from './deps';
 import { cancellationSignal, currentAttempt, untilSendTime, withHeartbeat } from './heartbeat';
+import { yieldToHigherPriority } from './priorityGate';
 import type { AnswerCache, CallUsage, RateLimitInfo } from '../core/llm/client';
 import type { CallOutcome } from '../contract/run';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -152,7 +153,8 @@ export function runActivities(deps: ActivityDeps) {
     maxAttempts: number;
     send?: SendSlot;
   }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
-    await untilSendTime(runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
+    await yieldToHigherPriority(store, runId); // a run of a higher priority making calls goes first
+    await untilSendTime(store, runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
     try {
       const result = await judgeStoredUnit(runId, index, (call) => {

@@ -183,8 +183,9 @@ export interface RunState {
 }
 
 /**
- * When a paced call may be sent (epoch ms): the limiter may start its activity up to a second ahead. Each worker also
- * keeps its sends to one endpoint `spacingMs` apart, so calls a stalled worker picks up late do not leave in a burst.
+ * When a paced call may be sent (epoch ms): the limiter may start its activity up to a second ahead. The run's sends to
+ * one endpoint are also kept `spacingMs` apart across all its workers (a slot claimed from the results store,
+ * activities/heartbeat.ts), so calls picked up late, by one worker or several, do not leave in a burst.
  */
 export interface SendSlot {
   at: number;

@@ -654,6 +654,31 @@ export class PostgresStore implements ResultsStore {
   }
 
   // ---- snapshot jobs ----------------------------------------------------------
+  // ---- pacing shared by a run's workers ---------------------------------------------
+  async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
+    // One upsert: the row is locked for the update, so concurrent claimers take turns and each gets its own slot.
+    const [row] = await this.db.rows<{ slot: number }>(
+      `INSERT INTO send_slots AS s (run_id, endpoint, next_at) VALUES ($1, $2, $3::float8 + $4::float8)
+       ON CONFLICT (run_id, endpoint) DO UPDATE SET next_at = GREATEST(s.next_at, $3::float8) + $4::float8
+       RETURNING s.next_at - $4::float8 AS slot`,
+      [runId, endpoint, earliest, spacingMs],
+    );
+    return Number(row.slot);
+  }
+
+  async notePriority(runId: string, priorityKey: number, at: number, withinMs: number): Promise<number> {
+    // One round trip; the query's snapshot does not see its own upsert, hence LEAST with the noted key.
+    const [row] = await this.db.rows<{ top: number }>(
+      `WITH noted AS (
+         INSERT INTO run_priorities AS p (run_id, priority_key, seen_at) VALUES ($1, $2::int, $3::float8)
+         ON CONFLICT (run_id) DO UPDATE SET priority_key = EXCLUDED.priority_key, seen_at = GREATEST(p.seen_at, EXCLUDED.seen_at)
+         RETURNING priority_key)
+       SELECT LEAST((SELECT min(priority_key) FROM run_priorities WHERE seen_at >= $3::float8 - $4::float8), (SELECT priority_key FROM noted)) AS top`,
+      [runId, priorityKey, at, withinMs],
+    );
+    return Number(row.top);
+  }
+
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     await this.insertWork(await this.db.ready(), jobId, key, value);
   }

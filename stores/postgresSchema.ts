@@ -106,4 +106,14 @@ CREATE TABLE world_calls (recording ${C} NOT NULL, key ${C} NOT NULL, tool TEXT 
     name: 'LLM calls answered from the store (--reuse-judgments): no request sent, counted apart with the price they avoided',
     up: 'ALTER TABLE llm_calls ADD COLUMN reused BOOLEAN NOT NULL DEFAULT false;',
   },
+  {
+    version: 11,
+    name: "paced sends shared by a run's workers: each paced endpoint's next free send slot",
+    up: `CREATE TABLE send_slots (run_id ${C} NOT NULL, endpoint ${C} NOT NULL, next_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (run_id, endpoint));`,
+  },
+  {
+    version: 12,
+    name: 'runs making calls and their priority, so every worker yields to a run of a higher priority',
+    up: `CREATE TABLE run_priorities (run_id ${C} PRIMARY KEY, priority_key INTEGER NOT NULL, seen_at DOUBLE PRECISION NOT NULL);`,
+  },
 ];

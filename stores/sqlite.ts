@@ -608,6 +608,31 @@ export class SqliteStore implements ResultsStore {
   }
 
   // ---- snapshot jobs ----------------------------------------------------------
+  // ---- pacing shared by a run's workers ---------------------------------------------
+  async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
+    // One statement, so one write transaction: concurrent claimers (other processes on the file) take turns.
+    const row = this.db
+      .prepare(
+        'INSERT INTO send_slots (run_id, endpoint, next_at) VALUES (?, ?, ? + ?) ON CONFLICT (run_id, endpoint) DO UPDATE SET next_at = max(next_at, excluded.next_at - ?) + ? RETURNING next_at - ? AS slot',
+      )
+      .get(runId, endpoint, earliest, spacingMs, spacingMs, spacingMs, spacingMs) as { slot: number };
+    return row.slot;
+  }
+
+  async notePriority(runId: string, priorityKey: number, at: number, withinMs: number): Promise<number> {
+    return this.db.transaction(() => {
+      this.db
+        .prepare(
+          'INSERT INTO run_priorities VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET priority_key = excluded.priority_key, seen_at = max(seen_at, excluded.seen_at)',
+        )
+        .run(runId, priorityKey, at);
+      const row = this.db
+        .prepare('SELECT min(priority_key) AS top FROM run_priorities WHERE seen_at >= ?')
+        .get(at - withinMs) as { top: number };
+      return row.top;
+    })();
+  }
+
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     this.insertWork(jobId, key, value);
   }

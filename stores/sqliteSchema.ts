@@ -124,6 +124,16 @@ CREATE TABLE world_calls (recording TEXT NOT NULL, key TEXT NOT NULL, tool TEXT 
     name: 'LLM calls answered from the store (--reuse-judgments): no request sent, counted apart with the price they avoided',
     up: 'ALTER TABLE llm_calls ADD COLUMN reused INTEGER NOT NULL DEFAULT 0;',
   },
+  {
+    version: 11,
+    name: "paced sends shared by a run's workers: each paced endpoint's next free send slot",
+    up: 'CREATE TABLE send_slots (run_id TEXT NOT NULL, endpoint TEXT NOT NULL, next_at REAL NOT NULL, PRIMARY KEY (run_id, endpoint));',
+  },
+  {
+    version: 12,
+    name: 'runs making calls and their priority, so every worker yields to a run of a higher priority',
+    up: 'CREATE TABLE run_priorities (run_id TEXT PRIMARY KEY, priority_key INTEGER NOT NULL, seen_at REAL NOT NULL);',
+  },
 ];
 
 /** Apply what is missing, in one write transaction: SQLite's write lock makes concurrent openers take turns, so each version is applied once. */

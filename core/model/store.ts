@@ -361,6 +361,20 @@ export interface ResultsStore {
   /** Ordered by time. */
   llmCalls(runId: string): Promise<LlmCallRecord[]>;
 
+  // ---- pacing shared by every worker of a run (not copied: it is only about calls being sent now) ----
+  /**
+   * Claim the next send time of a paced endpoint of a run (times in ms since the epoch): the later of `earliest` and
+   * the run's next free slot for that endpoint, which then moves `spacingMs` past the slot claimed. Atomic across
+   * connections, so workers that pick up late calls at the same moment get slots `spacingMs` apart, not one burst.
+   */
+  claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number>;
+  /**
+   * Note that run `runId` is making calls at Temporal priority `priorityKey` (1 first … 5 last) at `at` (ms since the
+   * epoch), and return the highest priority (the lowest key) of every run noted within `withinMs` before `at`, this
+   * one included: what its workers yield to (activities/priorityGate.ts).
+   */
+  notePriority(runId: string, priorityKey: number, at: number, withinMs: number): Promise<number>;
+
   // ---- snapshot jobs: intermediate results of generation/curation, first write wins ---------------
   putWork(jobId: string, key: string, value: unknown): Promise<void>;
   getWork<T>(jobId: string, key: string): Promise<T | null>;

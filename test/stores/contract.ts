@@ -1503,6 +1503,36 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.cachedAnswer('race-key')).toBe(await other.cachedAnswer('race-key'));
       });
 
+      test('send slots: late calls claimed at once from two connections get distinct slots one spacing apart', async () => {
+        const other = await another();
+        const late = 1_700_000_000_000; // every call picked up late: its earliest time is the same moment
+        const claims = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => (i % 2 ? store : other).claimSendSlot('paced', 'judge', late, 25)),
+        );
+        expect([...claims].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => late + 25 * i));
+        // A call due after the next free slot keeps its own time; the next one is spaced from it.
+        expect(await other.claimSendSlot('paced', 'judge', late + 10_000, 25)).toBe(late + 10_000);
+        expect(await store.claimSendSlot('paced', 'judge', late + 10_001, 25)).toBe(late + 10_025);
+        // Each run and endpoint has its own slot; a fractional spacing is kept exactly enough to space calls.
+        expect(await store.claimSendSlot('paced', 'copilot:Ace', late, 23.75)).toBe(late);
+        expect(await other.claimSendSlot('paced', 'copilot:Ace', late, 23.75)).toBeCloseTo(late + 23.75, 3);
+        expect(await other.claimSendSlot('other-run', 'judge', late, 25)).toBe(late);
+      });
+
+      test('run priorities: the highest priority of the runs noted lately, from any connection', async () => {
+        const other = await another();
+        const t = 1_700_000_000_000;
+        expect(await store.notePriority('sweep', 5, t, 1_000)).toBe(5); // alone
+        expect(await other.notePriority('gate', 1, t + 100, 1_000)).toBe(1);
+        expect(await store.notePriority('sweep', 5, t + 200, 1_000)).toBe(1); // the gate run, noted by another worker
+        expect(await store.notePriority('other', 3, t + 300, 1_000)).toBe(1);
+        // Once the gate run has not been noted for longer than the window, the next highest counts.
+        expect(await store.notePriority('sweep', 5, t + 1_200, 1_000)).toBe(3);
+        expect(await other.notePriority('sweep', 5, t + 5_000, 1_000)).toBe(5);
+        // A run noted again at another priority (resumed with --priority) counts at its new one.
+        expect(await other.notePriority('other', 4, t + 5_100, 1_000)).toBe(4);
+      });
+
       test('store id: two connections asking first at the same time agree', async () => {
         const other = await another();
         const [a, b] = await Promise.all([store.storeId(), other.storeId()]);

@@ -15,10 +15,10 @@ export interface LimiterOptions {
 const MINUTE_MS = 60_000;
 /** The bucket of starts the start rate allows holds this many seconds of them (at least one). */
 const BURST_S = 0.1;
-/** A worker keeps its paced sends to the endpoint this share of the pace's interval apart (see SendSlot). */
+/** The run's workers keep their paced sends to the endpoint this share of the pace's interval apart (see SendSlot). */
 const SEND_SPACING = 0.95;
 
-/** A started call: when it may be sent, and (paced) how far apart one worker should keep its sends. */
+/** A started call: when it may be sent, and (paced) how far apart the run's workers keep their sends. */
 export interface Ticket {
   startedAt: number;
   spacingMs?: number;
@@ -45,7 +45,7 @@ export interface Ticket {
  * Retry-After holds every start until then; exhausted headers with no limit header to pace by hold starts until their
  * reset (tokens.ts). Starts allowed by the start rate are a bucket holding 0.1 s of them (at least one), so starts stay
  * spaced; the server's timers are coarse, so a paced start due within a second is taken ahead and the activity sends
- * its call on time, each worker keeping its sends 95% of the pace's interval apart (SendSlot). Only while nothing but
+ * its call on time, the run's workers keeping their sends 95% of the pace's interval apart (SendSlot). Only while nothing but
  * the window limits an endpoint may one start carry several calls (windowOnly; workflows/limits/itemGroupSize.ts). Held by
  * the run's workflow, so every worker's calls share one state. Deterministic (workflow time and timers). This is the
  * one place the limiter's reasons are written down; the parts' comments say only what each does.
