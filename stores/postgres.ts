@@ -237,6 +237,13 @@ export class PostgresStore implements ResultsStore {
     await this.insertResponse(await this.db.ready(), r);
   }
 
+  async putResponses(responses: StoredResponse[]): Promise<void> {
+    if (!responses.length) return;
+    await this.db.transaction(async (c) => {
+      for (const r of responses) await this.insertResponse(c, r);
+    });
+  }
+
   private async insertResponse(c: Queryable, r: StoredResponse): Promise<number> {
     const outcome = [
       r.status,

@@ -235,6 +235,11 @@ export class SqliteStore implements ResultsStore {
     this.insertResponse(r);
   }
 
+  async putResponses(responses: StoredResponse[]): Promise<void> {
+    if (!responses.length) return;
+    this.db.transaction(() => responses.forEach((r) => this.insertResponse(r)))();
+  }
+
   private insertResponse(r: StoredResponse): number {
     return this.db
       .prepare(

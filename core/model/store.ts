@@ -248,6 +248,8 @@ export interface ResultsStore {
   // ---- responses -----------------------------------------------------------------------------------
   /** First write wins: a collect activity retried after it already stored its answer keeps the stored one. */
   putResponse(response: StoredResponse): Promise<void>;
+  /** Many responses in one transaction (an import of answers held in files), all or none; each first-write-wins. */
+  putResponses(responses: StoredResponse[]): Promise<void>;
   getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null>;
   /**
    * Ordered by query id, then copilot. `payloads: false` leaves out what reports never read, the raw provider payload
