@@ -250,7 +250,13 @@ export interface ResultsStore {
   putResponse(response: StoredResponse): Promise<void>;
   /** Many responses in one transaction (an import of answers held in files), all or none; each first-write-wins. */
   putResponses(responses: StoredResponse[]): Promise<void>;
-  getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null>;
+  /** `payloads: false` as for `responses`: `raw` and `html` come back null (what a judge reads). */
+  getResponse(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    opts?: { payloads?: boolean },
+  ): Promise<StoredResponse | null>;
   /**
    * Ordered by query id, then copilot. `payloads: false` leaves out what reports never read, the raw provider payload
    * and a browser copilot's page (`raw`, `html` come back null): a large run's report then holds only the answers.

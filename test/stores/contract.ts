@@ -680,6 +680,11 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect((await store.responses('r1'))[0]).toEqual(
           aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
         );
+        // A judge's read of one answer: everything but the raw payload and the page.
+        expect(await store.getResponse('r1', 'q1', 'Ace', { payloads: false })).toEqual(
+          aResponse('r1', 'q1', 'Ace', { html: null, raw: null, context: 'ctx' }),
+        );
+        expect(await store.getResponse('r1', 'q9', 'Ace', { payloads: false })).toBeNull();
         // A report's read: everything but the raw payload and the page.
         const lean = await store.responses('r1', { payloads: false });
         expect(lean.map((r) => [r.raw, r.html])).toEqual([
