@@ -15,6 +15,9 @@ import type { CallOutcome, ItemFailure, SendSlot } from '../contract/run';
 import { runItemGroup, type ItemGroupResult } from './itemGroup';
 import { copilotCallRecord, queryCharsOf } from '../core/stats/cost';
 
+/** How many imported answers one transaction writes (importAnswers). */
+const IMPORT_BATCH = 500;
+
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
 const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
 /**
@@ -61,8 +64,11 @@ export function collectActivities(deps: ActivityDeps) {
     throttles: 'throw' | 'report' = 'throw',
     /** The query, when the caller has it already (an import reads every query of the snapshot in one go). */
     known?: Query,
+    /** Where the response goes instead of the store (an import writes its answers many to a transaction). */
+    sink?: (response: StoredResponse) => Promise<void>,
   ): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
     const { store } = deps;
+    const putResponse = sink ?? ((r: StoredResponse) => store.putResponse(r));
     const input = { runId: run.runId, queryId, copilot };
     const config = run.config.copilots.find((c) => c.name === input.copilot);
     if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
@@ -128,7 +134,7 @@ export function collectActivities(deps: ActivityDeps) {
         activityWarn(
           `copilot ${input.copilot}: context of query ${input.queryId} cut to ${run.config.grounding?.maxContextChars ?? DEFAULT_MAX_CONTEXT_CHARS} characters (grounding.maxContextChars)`,
         );
-      await store.putResponse({
+      await putResponse({
         ...base,
         startedAt: held.started.toISOString(),
         status: 'ok',
@@ -175,7 +181,7 @@ export function collectActivities(deps: ActivityDeps) {
       }
       const finished = new Date();
       const status: StoredResponse['status'] = error.kind === 'missing' ? 'missing' : 'failed';
-      await store.putResponse(
+      await putResponse(
         failedResponse({
           ...base,
           status,
@@ -245,14 +251,34 @@ export function collectActivities(deps: ActivityDeps) {
       const stored = new Map(
         (await deps.store.responses(input.runId)).map((r) => [`${r.queryId}\u0000${r.copilot}`, r.status]),
       );
+      // Written IMPORT_BATCH answers to a transaction, not one commit per answer (4,800 answers: seconds of fsyncs).
+      // A crash loses at most the batch being read; the retry reads those answers again from their files.
+      const batch: StoredResponse[] = [];
+      const flush = async () => {
+        try {
+          await deps.store.putResponses(batch);
+        } catch (thrown) {
+          // As one answer's storing: a store unreachable past storeOutageMinutes, or busy, goes back to Temporal.
+          const error = toAdapterError(thrown, 'the results store');
+          if (error.kind === 'store_busy')
+            throw ApplicationFailure.create({ type: error.kind, message: error.message });
+          throw thrown;
+        }
+        batch.length = 0;
+      };
+      const sink = async (r: StoredResponse) => {
+        batch.push(r);
+      };
       await withHeartbeat(async () => {
         for (const copilot of input.copilots)
           for (const query of queries) {
             const status =
               stored.get(`${query.id}\u0000${copilot}`) ??
-              (await collectAndStore(run, query.id, copilot, true, 'throw', query)).status;
+              (await collectAndStore(run, query.id, copilot, true, 'throw', query, sink)).status;
             counts[status === 'ok' ? 'ok' : 'failed']++;
+            if (batch.length >= IMPORT_BATCH) await flush();
           }
+        await flush();
       });
       return counts;
     },

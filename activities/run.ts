@@ -390,13 +390,14 @@ export function runActivities(deps: ActivityDeps) {
 }
 
 /**
- * The store as a judge reads it: an answer longer than `maxAnswerChars` comes back truncated, with a note the judge sees
+ * The store as a judge reads it (without `raw` and `html`): an answer longer than `maxAnswerChars` comes back truncated, with a note the judge sees
  * (reports list those answers: see truncatedForJudge). What is stored, exported and shown stays whole.
  */
 function answersCappedForJudge(store: ResultsStore, maxAnswerChars: number): ResultsStore {
   const capped = Object.create(store) as ResultsStore;
   capped.getResponse = async (runId, queryId, copilot) => {
-    const response = await store.getResponse(runId, queryId, copilot);
+    // A judge reads the answer, its context and sources, never the raw provider payload or a browser copilot's page.
+    const response = await store.getResponse(runId, queryId, copilot, { payloads: false });
     const text = response?.text ? truncatedAnswer(response.text, maxAnswerChars, 'the judge saw only this part') : null;
     return text === null ? response : { ...response!, text };
   };

@@ -30,7 +30,8 @@ export function outageTolerantStore(store: ResultsStore, options: OutageOptions 
   const bounds = new Map<string, number>();
 
   const boundFor = (args: unknown[]): number => {
-    const first = args[0];
+    // A batch (putResponses, putJudgments) is one run's: its first record names the run.
+    const first = Array.isArray(args[0]) ? args[0][0] : args[0];
     const runId =
       typeof first === 'string'
         ? first

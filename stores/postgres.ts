@@ -237,6 +237,13 @@ export class PostgresStore implements ResultsStore {
     await this.insertResponse(await this.db.ready(), r);
   }
 
+  async putResponses(responses: StoredResponse[]): Promise<void> {
+    if (!responses.length) return;
+    await this.db.transaction(async (c) => {
+      for (const r of responses) await this.insertResponse(c, r);
+    });
+  }
+
   private async insertResponse(c: Queryable, r: StoredResponse): Promise<number> {
     const outcome = [
       r.status,
@@ -256,12 +263,15 @@ export class PostgresStore implements ResultsStore {
     return insertIgnore(c, 'responses', [r.runId, r.queryId, r.copilot, ...outcome]);
   }
 
-  async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
-    const [row] = await this.db.rows('SELECT * FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3', [
-      runId,
-      queryId,
-      copilot,
-    ]);
+  async getResponse(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    opts: { payloads?: boolean } = {},
+  ): Promise<StoredResponse | null> {
+    const columns = opts.payloads === false ? RESPONSE_COLUMNS_WITHOUT_PAYLOADS : '*';
+    const sql = `SELECT ${columns} FROM responses WHERE run_id = $1 AND query_id = $2 AND copilot = $3`;
+    const [row] = await this.db.rows(sql, [runId, queryId, copilot]);
     return row ? toResponse(row) : null;
   }
 

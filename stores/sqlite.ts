@@ -235,6 +235,11 @@ export class SqliteStore implements ResultsStore {
     this.insertResponse(r);
   }
 
+  async putResponses(responses: StoredResponse[]): Promise<void> {
+    if (!responses.length) return;
+    this.db.transaction(() => responses.forEach((r) => this.insertResponse(r)))();
+  }
+
   private insertResponse(r: StoredResponse): number {
     return this.db
       .prepare(
@@ -243,9 +248,15 @@ export class SqliteStore implements ResultsStore {
       .run({ ...r, sources: json(r.sources) }).changes;
   }
 
-  async getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null> {
+  async getResponse(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    opts: { payloads?: boolean } = {},
+  ): Promise<StoredResponse | null> {
+    const columns = opts.payloads === false ? RESPONSE_COLUMNS_WITHOUT_PAYLOADS : '*';
     const row = this.db
-      .prepare('SELECT * FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?')
+      .prepare(`SELECT ${columns} FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?`)
       .get(runId, queryId, copilot) as any;
     return row ? toResponse(row) : null;
   }

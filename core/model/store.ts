@@ -248,7 +248,15 @@ export interface ResultsStore {
   // ---- responses -----------------------------------------------------------------------------------
   /** First write wins: a collect activity retried after it already stored its answer keeps the stored one. */
   putResponse(response: StoredResponse): Promise<void>;
-  getResponse(runId: string, queryId: string, copilot: string): Promise<StoredResponse | null>;
+  /** Many responses in one transaction (an import of answers held in files), all or none; each first-write-wins. */
+  putResponses(responses: StoredResponse[]): Promise<void>;
+  /** `payloads: false` as for `responses`: `raw` and `html` come back null (what a judge reads). */
+  getResponse(
+    runId: string,
+    queryId: string,
+    copilot: string,
+    opts?: { payloads?: boolean },
+  ): Promise<StoredResponse | null>;
   /**
    * Ordered by query id, then copilot. `payloads: false` leaves out what reports never read, the raw provider payload
    * and a browser copilot's page (`raw`, `html` come back null): a large run's report then holds only the answers.

@@ -624,6 +624,35 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
     });
 
     describe('responses', () => {
+      test('putResponses: many in one transaction, all or none; each row first-write-wins', async () => {
+        const kept = aResponse('r1', 'q1', 'Ace', { text: 'stored first' });
+        await store.putResponse(kept);
+        await store.putResponses([]);
+        await store.putResponses([
+          aResponse('r1', 'q1', 'Ace', { text: 'a second import' }),
+          aResponse('r1', 'q1', 'Bolt', {
+            status: 'missing',
+            text: null,
+            errorKind: 'missing',
+            errorMessage: 'no row',
+          }),
+          aResponse('r1', 'q2', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
+        ]);
+        expect(await store.getResponse('r1', 'q1', 'Ace')).toEqual(kept);
+        expect((await store.responses('r1')).map((r) => `${r.queryId}/${r.copilot}/${r.status}`)).toEqual([
+          'q1/Ace/ok',
+          'q1/Bolt/missing',
+          'q2/Ace/ok',
+        ]);
+        expect(await store.getResponse('r1', 'q2', 'Ace')).toEqual(
+          aResponse('r1', 'q2', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
+        );
+        // A batch whose last row cannot be stored (sources that are not JSON) stores none of its rows.
+        const broken = aResponse('r1', 'q3', 'Bolt', { sources: [{ n: BigInt(7) }] as unknown as never });
+        await expect(store.putResponses([aResponse('r1', 'q3', 'Ace'), broken])).rejects.toThrow();
+        expect(await store.getResponse('r1', 'q3', 'Ace')).toBeNull();
+      });
+
       test('round trip of every field; first write wins; ordered by query id then copilot', async () => {
         const first = aResponse('r1', 'q2', 'Bolt');
         await store.putResponse(first);
@@ -651,6 +680,11 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect((await store.responses('r1'))[0]).toEqual(
           aResponse('r1', 'q1', 'Ace', { html: '<p>x</p>', context: 'ctx' }),
         );
+        // A judge's read of one answer: everything but the raw payload and the page.
+        expect(await store.getResponse('r1', 'q1', 'Ace', { payloads: false })).toEqual(
+          aResponse('r1', 'q1', 'Ace', { html: null, raw: null, context: 'ctx' }),
+        );
+        expect(await store.getResponse('r1', 'q9', 'Ace', { payloads: false })).toBeNull();
         // A report's read: everything but the raw payload and the page.
         const lean = await store.responses('r1', { payloads: false });
         expect(lean.map((r) => [r.raw, r.html])).toEqual([
