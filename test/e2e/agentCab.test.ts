@@ -5,22 +5,12 @@ import { runConfig, tempDir, withWorker } from '../support/harness';
 import { cabFixtureRows, writeCabFixture } from '../support/cabDataset';
 import { firstFavouringJudge } from '../support/cabJudge';
 import { simServersForFile } from '../support/sims';
-import { startToolModel, type ToolModel } from '../support/agent/toolModel';
-import { startMcpHttp, type McpHttpServer } from '../support/agent/mcpHttp';
+import { agentFakesForFile } from '../support/agent/fakesForFile';
 
 jest.setTimeout(240_000);
 
 const sim = simServersForFile({ judge: { handler: firstFavouringJudge(0) } });
-let model: ToolModel;
-let tools: McpHttpServer;
-beforeAll(async () => {
-  model = await startToolModel();
-  tools = await startMcpHttp();
-});
-afterAll(async () => {
-  await model.close();
-  await tools.close();
-});
+const fakes = agentFakesForFile();
 
 /**
  * The issue's first check: agent copilots answer a CryptoAnalystBench snapshot (the CAB protocol: four dimensions, a
@@ -35,18 +25,18 @@ test('agent copilots answer a CryptoAnalystBench snapshot through several tool c
     { query: 'Price check on SOL and BTC before i commit capital', tags: categories[120] },
   ];
   const dir = tempDir('jf-agent-cab-');
-  const mcp = [{ name: 'prices', url: tools.url }];
+  const mcp = [{ name: 'prices', url: fakes.tools.url }];
   const config = runConfig(dir, {
     protocol: 'cab',
     queries: writeCabFixture(dir, rows),
     judge: { baseURL: sim.judge.url, model: 'cab-judge', concurrency: 4 },
     copilots: [
-      { name: 'ChatAgent', type: 'agent', baseURL: `${model.url}/v1`, model: 'tool-model', tools: { mcp } },
+      { name: 'ChatAgent', type: 'agent', baseURL: `${fakes.model.url}/v1`, model: 'tool-model', tools: { mcp } },
       {
         name: 'MessagesAgent',
         type: 'agent',
         provider: 'anthropic',
-        baseURL: model.url,
+        baseURL: fakes.model.url,
         apiKeyEnv: 'AGENT_CAB_KEY',
         model: 'tool-model',
         tools: { mcp },
@@ -63,7 +53,7 @@ test('agent copilots answer a CryptoAnalystBench snapshot through several tool c
     });
     expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
     // 8 tickers over 3 queries (3 + 3 + 2), asked by each copilot: every one a call the tool server served.
-    expect(tools.calls).toHaveLength(16);
+    expect(fakes.tools.calls).toHaveLength(16);
     const steps = await store.runAgentSteps(runId);
     const responses = await store.responses(runId);
     expect(responses).toHaveLength(6);
@@ -77,8 +67,8 @@ test('agent copilots answer a CryptoAnalystBench snapshot through several tool c
       for (const t of toolSteps) if (t.kind === 'tool') expect(r.text).toContain(String(JSON.parse(t.result).price));
       expect(r.context).toContain(JSON.parse(toolSteps[0].kind === 'tool' ? toolSteps[0].result : '{}').source);
     }
-    expect(model.requests.some((r) => r.path === '/v1/messages')).toBe(true);
-    expect(model.requests.some((r) => r.path === '/v1/chat/completions')).toBe(true);
+    expect(fakes.model.requests.some((r) => r.path === '/v1/messages')).toBe(true);
+    expect(fakes.model.requests.some((r) => r.path === '/v1/chat/completions')).toBe(true);
     const judgments = await store.judgments(runId);
     expect(judgments.length).toBeGreaterThanOrEqual(3);
     expect(judgments.every((j) => j.status === 'ok')).toBe(true);

@@ -7,29 +7,20 @@ import { benchmarkRun } from '../../workflows';
 import { runConfig, tempDir, withWorker } from '../support/harness';
 import { simServersForFile } from '../support/sims';
 import { cliInProcess } from '../support/cliInProcess';
-import { startToolModel, HALLUCINATED, type ToolModel } from '../support/agent/toolModel';
-import { startMcpHttp, type McpHttpServer } from '../support/agent/mcpHttp';
+import { HALLUCINATED } from '../support/agent/toolModel';
+import { agentFakesForFile } from '../support/agent/fakesForFile';
 
 jest.setTimeout(240_000);
 
 const sim = simServersForFile({ judge: {} });
-let model: ToolModel;
-let tools: McpHttpServer;
-beforeAll(async () => {
-  model = await startToolModel();
-  tools = await startMcpHttp();
-});
-afterAll(async () => {
-  await model.close();
-  await tools.close();
-});
+const fakes = agentFakesForFile();
 
 const QUERIES = [
   { id: 'q1', text: 'How are BTC and ETH priced today?', task: 'T1', category: 'C1' },
   { id: 'q2', text: 'Is SOL cheap right now?', task: 'T2', category: 'C1' },
   { id: 'q3', text: 'Compare ETH with SOL', task: 'T3', category: 'C2' },
 ];
-const mcp = () => [{ name: 'prices', url: tools.url }];
+const mcp = () => [{ name: 'prices', url: fakes.tools.url }];
 
 /**
  * Agent copilots in whole runs: a run records the world its tools answered; a second run replays it for two other agent
@@ -52,7 +43,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
         {
           name: 'Recorder',
           type: 'agent',
-          baseURL: `${model.url}/v1`,
+          baseURL: `${fakes.model.url}/v1`,
           model: 'tool-model',
           system: 'Answer from the tools.',
           tools: { mcp: mcp(), mode: 'record' },
@@ -60,7 +51,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
         {
           name: 'Hallucinator',
           type: 'agent',
-          baseURL: `${model.url}/v1`,
+          baseURL: `${fakes.model.url}/v1`,
           model: 'tool-model-hallucinating',
           tools: { mcp: mcp(), mode: 'record' },
         },
@@ -75,7 +66,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
       })
     ).result();
     // 10 tool calls in all (5 per copilot), each asked live or, when the run's recording held it already, answered from it.
-    expect(new Set(tools.calls.map((c) => c.symbol))).toEqual(new Set(['BTC', 'ETH', 'SOL']));
+    expect(new Set(fakes.tools.calls.map((c) => c.symbol))).toEqual(new Set(['BTC', 'ETH', 'SOL']));
 
     // The world, as the CLI lists it.
     const listed = await cliInProcess(['world', 'list', '--json'], env);
@@ -99,7 +90,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
     expect(
       report.agents.Recorder.tools.get_price.fromWorld +
         report.agents.Hallucinator.tools.get_price.fromWorld +
-        tools.calls.length,
+        fakes.tools.calls.length,
     ).toBe(10);
     expect(report.grounding.copilots.Recorder.verificationRate).toBe(1);
     expect(report.grounding.copilots.Hallucinator.fabricated).toBe(3);
@@ -132,7 +123,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
     ]);
 
     // Replay for two other configurations: no request reaches the tool server; the same tool results.
-    const callsBefore = tools.calls.length;
+    const callsBefore = fakes.tools.calls.length;
     const replayConfig = runConfig(dir, {
       protocol: 'lattice',
       queries: QUERIES,
@@ -141,7 +132,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
         {
           name: 'ViaOpenAI',
           type: 'agent',
-          baseURL: `${model.url}/v1`,
+          baseURL: `${fakes.model.url}/v1`,
           model: 'tool-model',
           system: 'Be terse.',
           tools: { mcp: mcp(), mode: 'replay', world: worldId },
@@ -150,7 +141,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
           name: 'ViaAnthropic',
           type: 'agent',
           provider: 'anthropic',
-          baseURL: model.url,
+          baseURL: fakes.model.url,
           apiKeyEnv: 'AGENT_TEST_KEY',
           model: 'tool-model',
           system: 'Be thorough.',
@@ -167,7 +158,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
       })
     ).result();
     expect(replayed.progress).toMatchObject({ stage: 'done', failures: 0 });
-    expect(tools.calls.length).toBe(callsBefore);
+    expect(fakes.tools.calls.length).toBe(callsBefore);
     const contextOf = async (runId: string, copilot: string) =>
       Object.fromEntries(
         (await store.responses(runId)).filter((r) => r.copilot === copilot).map((r) => [r.queryId, r.context]),
@@ -175,7 +166,7 @@ test('record a world, replay it for two other configurations, catch a hallucinat
     const original = await contextOf(recordRun, 'Recorder');
     expect(await contextOf(replayRun, 'ViaOpenAI')).toEqual(original);
     expect(await contextOf(replayRun, 'ViaAnthropic')).toEqual(original);
-    expect(model.requests.some((r) => r.path === '/v1/messages' && r.body.system === 'Be thorough.')).toBe(true);
+    expect(fakes.model.requests.some((r) => r.path === '/v1/messages' && r.body.system === 'Be thorough.')).toBe(true);
 
     // Traces in the reference harness's layout, read back by judgeflow's own csv copilot with traces: the same context.
     const out = path.join(tempDir(), 'traces');

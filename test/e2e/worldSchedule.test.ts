@@ -9,22 +9,12 @@ import { scriptedLatticeJudge } from '../support/judges';
 import { cliInProcess } from '../support/cliInProcess';
 import { tempDir, withWorker, writeQueries } from '../support/harness';
 import { simServersForFile } from '../support/sims';
-import { startToolModel, type ToolModel } from '../support/agent/toolModel';
-import { startMcpHttp, type McpHttpServer } from '../support/agent/mcpHttp';
+import { agentFakesForFile } from '../support/agent/fakesForFile';
 
 jest.setTimeout(240_000);
 
 const sim = simServersForFile({ judge: { handler: scriptedLatticeJudge } });
-let model: ToolModel;
-let tools: McpHttpServer;
-beforeAll(async () => {
-  model = await startToolModel();
-  tools = await startMcpHttp();
-});
-afterAll(async () => {
-  await model.close();
-  await tools.close();
-});
+const fakes = agentFakesForFile();
 
 async function triggerAndWait(client: Client, name: string, env: Record<string, string>, k: number) {
   expect((await cliInProcess(['schedule', 'trigger', name], env)).code).toBe(0);
@@ -79,10 +69,10 @@ test('a --refresh-worlds schedule re-asks the replayed world before each run, an
     const agent = (name: string, system: string, world = base) => ({
       name,
       type: 'agent',
-      baseURL: `${model.url}/v1`,
+      baseURL: `${fakes.model.url}/v1`,
       model: 'tool-model',
       system,
-      tools: { mcp: [{ name: 'prices', url: tools.url }], mode: 'replay', world },
+      tools: { mcp: [{ name: 'prices', url: fakes.tools.url }], mode: 'replay', world },
     });
     const write = (file: string, copilots: unknown[]) => {
       const at = path.join(dir, file);
@@ -115,7 +105,9 @@ test('a --refresh-worlds schedule re-asks the replayed world before each run, an
     ];
 
     // Refused before anything reaches the server: nothing replays a world; a world the store does not hold.
-    const live = write('live.yaml', [{ ...agent('Live', 'x'), tools: { mcp: [{ name: 'prices', url: tools.url }] } }]);
+    const live = write('live.yaml', [
+      { ...agent('Live', 'x'), tools: { mcp: [{ name: 'prices', url: fakes.tools.url }] } },
+    ]);
     const none = await cliInProcess(create(live), env);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('replays a world snapshot (type: agent, tools.mode: replay');
@@ -133,7 +125,7 @@ test('a --refresh-worlds schedule re-asks the replayed world before each run, an
     try {
       const first = await triggerAndWait(client, name, env, 1);
       // The two copilots replay one world with the same tools: it was asked again once, not once per copilot.
-      expect(tools.calls.map((c) => c.symbol).sort()).toEqual(['BTC', 'ETH']);
+      expect(fakes.tools.calls.map((c) => c.symbol).sort()).toEqual(['BTC', 'ETH']);
       expect(first.worlds).toHaveLength(2);
       const [careful, brief] = first.worlds!;
       expect(careful).toMatchObject({ copilot: 'Careful', from: base, calls: 3, changed: 2, kept: 1 });
@@ -158,7 +150,7 @@ test('a --refresh-worlds schedule re-asks the replayed world before each run, an
 
       // The next firing refreshes the schedule's newest world, not the config's: nothing changed since, same world id.
       const second = await triggerAndWait(client, name, env, 2);
-      expect(tools.calls).toHaveLength(4);
+      expect(fakes.tools.calls).toHaveLength(4);
       expect(second.worlds!.map((w) => [w.from, w.to, w.changed, w.kept])).toEqual([
         [careful.to, careful.to, 0, 1],
         [careful.to, careful.to, 0, 1],
