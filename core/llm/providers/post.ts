@@ -9,7 +9,7 @@ import zlib from 'node:zlib';
  * here against 0.3 ms (a 12 KB request, 400 ms latency, 12 at a time: docs/bench.md). Failures look like fetch's, so
  * what reads them keeps working: a network fault before the answer is a TypeError "fetch failed" whose `cause` is the
  * socket error (activities/adapters/errors.ts reads its code), one while the body streams is a TypeError "terminated",
- * and an aborted `signal` rejects with its reason; a 307/308 is followed. Connections are kept alive (fetch pools them too); idle ones do not
+ * and an aborted `signal` rejects with its reason; a 307/308 is followed (to another origin without the key). Connections are kept alive (fetch pools them too); idle ones do not
  * hold the process open.
  */
 export interface PostReply {
@@ -38,8 +38,28 @@ export async function postText(
     const location = reply.headers.location;
     if ((reply.status !== 307 && reply.status !== 308) || !location) return reply;
     if (redirects >= 20) throw new TypeError('fetch failed', { cause: new Error('redirect count exceeded') });
-    url = new URL(location, url).toString();
+    const next = new URL(location, url);
+    if (next.origin !== new URL(url).origin) headers = withoutCredentials(headers);
+    url = next.toString();
   }
+}
+
+/**
+ * Headers that carry an endpoint's key. fetch drops Authorization (and cookies) when a redirect leaves the origin;
+ * provider keys also travel as x-api-key (Anthropic), api-key (Azure) and x-goog-api-key, so those go too: a key is
+ * only ever sent to the host it was configured for.
+ */
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+]);
+
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())));
 }
 
 function postOnce(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostReply> {

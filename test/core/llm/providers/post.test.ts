@@ -9,6 +9,8 @@ import { toAdapterError } from '../../../../activities/adapters/errors';
 
 let server: http.Server;
 let base = '';
+let other: http.Server;
+let otherBase = '';
 const seen: Array<{ url: string; headers: http.IncomingHttpHeaders; body: string }> = [];
 
 beforeAll(async () => {
@@ -23,6 +25,11 @@ beforeAll(async () => {
       }
       if (req.url === '/moved') {
         res.writeHead(307, { location: '/gzip' });
+        return res.end();
+      }
+      if (req.url === '/elsewhere') {
+        // Another port is another origin (to fetch and to a browser).
+        res.writeHead(308, { location: `${otherBase}/gzip` });
         return res.end();
       }
       if (req.url === '/slow') {
@@ -42,12 +49,17 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  other = http.createServer(server.listeners('request')[0] as http.RequestListener);
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  for (const s of [server, other]) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
 });
 
 const never = () => new AbortController().signal;
@@ -82,6 +94,27 @@ test('a 307 is followed with the same POST', async () => {
     ['/moved', '{"again":1}'],
     ['/gzip', '{"again":1}'],
   ]);
+});
+
+test('a key goes only to its own origin: a redirect elsewhere is followed without Authorization or x-api-key', async () => {
+  const keys = { authorization: 'Bearer sk-test', 'x-api-key': 'sk-ant', 'content-type': 'application/json' };
+  const before = seen.length;
+  await postText(`${base}/moved`, keys, '{}', never());
+  expect(seen.slice(before).map((s) => [s.url, s.headers.authorization, s.headers['x-api-key']])).toEqual([
+    ['/moved', 'Bearer sk-test', 'sk-ant'],
+    ['/gzip', 'Bearer sk-test', 'sk-ant'],
+  ]);
+  const across = seen.length;
+  const reply = await postText(`${base}/elsewhere`, keys, '{}', never());
+  expect(reply.status).toBe(200);
+  const followed = seen.slice(across);
+  expect(followed.map((s) => [s.url, `http://${s.headers.host}`])).toEqual([
+    ['/elsewhere', base],
+    ['/gzip', otherBase],
+  ]);
+  expect(followed[1].headers.authorization).toBeUndefined();
+  expect(followed[1].headers['x-api-key']).toBeUndefined();
+  expect(followed[1].headers['content-type']).toBe('application/json');
 });
 
 test('nothing listening: a TypeError "fetch failed" whose cause has the socket code, read as a network fault', async () => {
