@@ -11,6 +11,11 @@ const METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'];
 class QuietEnvironment extends NodeEnvironment {
   held = [];
 
+  constructor(config, context) {
+    super(config, context);
+    this.testPath = context.testPath;
+  }
+
   async setup() {
     await super.setup();
     if (process.env.JUDGEFLOW_TEST_LOGS === '1') return;
@@ -28,6 +33,7 @@ class QuietEnvironment extends NodeEnvironment {
       // a worker a failed test left running: that test has failed already; the process exits anyway
     } finally {
       await super.teardown();
+      noteHandles(this.testPath);
     }
   }
 
@@ -41,6 +47,27 @@ class QuietEnvironment extends NodeEnvironment {
       this.held.length = 0;
     }
   }
+}
+
+/**
+ * JUDGEFLOW_TEST_HANDLES=FILE: after each test file, append the kinds of handle that keep this jest worker process alive
+ * and that the file added, to find the file behind jest's "A worker process has failed to exit gracefully".
+ */
+let handlesBefore = new Map();
+function noteHandles(testPath) {
+  const file = process.env.JUDGEFLOW_TEST_HANDLES;
+  if (!file) return;
+  const now = new Map();
+  for (const h of process._getActiveHandles()) {
+    if (typeof h.hasRef === 'function' && !h.hasRef()) continue; // an unref'd handle does not keep the process alive
+    const kind = h.constructor?.name ?? typeof h;
+    now.set(kind, (now.get(kind) ?? 0) + 1);
+  }
+  const added = [...now]
+    .filter(([kind, n]) => n > (handlesBefore.get(kind) ?? 0))
+    .map(([k, n]) => `${k}+${n - (handlesBefore.get(k) ?? 0)}`);
+  handlesBefore = now;
+  if (added.length) require('node:fs').appendFileSync(file, `${process.pid} ${testPath}: ${added.join(' ')}\n`);
 }
 
 module.exports = QuietEnvironment;
