@@ -763,10 +763,12 @@ export class PostgresStore implements ResultsStore {
     });
   }
 
-  async worldCalls(recording: string): Promise<WorldCall[]> {
-    return (await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 ORDER BY key', [recording])).map(
-      toWorldCall,
-    );
+  async worldCalls(recording: string, key?: string): Promise<WorldCall[]> {
+    const rows =
+      key === undefined
+        ? await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 ORDER BY key', [recording])
+        : await this.db.rows('SELECT * FROM world_calls WHERE recording = $1 AND key = $2', [recording, key]);
+    return rows.map(toWorldCall);
   }
 
   async worldRecordings(): Promise<WorldRecording[]> {

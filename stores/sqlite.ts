@@ -748,10 +748,12 @@ export class SqliteStore implements ResultsStore {
     })();
   }
 
-  async worldCalls(recording: string): Promise<WorldCall[]> {
-    return (this.db.prepare('SELECT * FROM world_calls WHERE recording = ? ORDER BY key').all(recording) as any[]).map(
-      toWorldCall,
-    );
+  async worldCalls(recording: string, key?: string): Promise<WorldCall[]> {
+    const rows =
+      key === undefined
+        ? this.db.prepare('SELECT * FROM world_calls WHERE recording = ? ORDER BY key').all(recording)
+        : this.db.prepare('SELECT * FROM world_calls WHERE recording = ? AND key = ?').all(recording, key);
+    return (rows as any[]).map(toWorldCall);
   }
 
   async worldRecordings(): Promise<WorldRecording[]> {

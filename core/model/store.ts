@@ -403,8 +403,8 @@ export interface ResultsStore {
 
   // ---- world recordings: tool results a run recorded, keyed by the call's canonical key; first write wins ------
   putWorldCalls(recording: string, calls: WorldCall[]): Promise<void>;
-  /** A recording's calls, ordered by key. */
-  worldCalls(recording: string): Promise<WorldCall[]>;
+  /** A recording's calls, ordered by key; with `key`, only that call (none or one: a tool call asks for its own). */
+  worldCalls(recording: string, key?: string): Promise<WorldCall[]>;
   /** Every recording, oldest first. */
   worldRecordings(): Promise<WorldRecording[]>;
 

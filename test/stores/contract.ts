@@ -1500,6 +1500,8 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         await store.putWorldCalls('run-b', [call('SOL', '3')]);
         expect(await (await another()).worldCalls('run-a')).toEqual([call('BTC', '1'), call('ETH', '2', true)]);
         expect(await store.worldCalls('none')).toEqual([]);
+        expect(await store.worldCalls('run-a', 'ETH')).toEqual([call('ETH', '2', true)]);
+        expect(await store.worldCalls('run-a', 'SOL')).toEqual([]);
         expect((await store.worldRecordings()).map((r) => [r.recording, r.calls])).toEqual([
           ['run-a', 2],
           ['run-b', 1],

@@ -262,7 +262,7 @@ export class ToolSession {
   private async stored(key: string): Promise<WorldCall | undefined> {
     const known = this.baseCall(key) ?? this.recorded.get(key);
     if (known) return known;
-    const now = (await this.store!.worldCalls(this.recording!)).find((c) => c.key === key);
+    const [now] = await this.store!.worldCalls(this.recording!, key);
     if (now) this.recorded.set(key, now);
     return now;
   }
@@ -312,7 +312,7 @@ export class ToolSession {
       for (const c of this.base.calls) this.recorded.set(c.key, c);
     }
     await this.store.putWorldCalls(this.recording, [call]);
-    const first = (await this.store.worldCalls(this.recording)).find((c) => c.key === call.key) ?? call;
+    const [first = call] = await this.store.worldCalls(this.recording, call.key);
     this.recorded.set(call.key, first);
     return first;
   }
