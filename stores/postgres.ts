@@ -663,7 +663,6 @@ export class PostgresStore implements ResultsStore {
     return (await this.db.rows('SELECT * FROM llm_calls WHERE run_id = $1 ORDER BY at, seq', [runId])).map(toLlmCall);
   }
 
-  // ---- snapshot jobs ----------------------------------------------------------
   // ---- pacing shared by a run's workers ---------------------------------------------
   async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
     // One upsert: the row is locked for the update, so concurrent claimers take turns and each gets its own slot.
@@ -689,6 +688,7 @@ export class PostgresStore implements ResultsStore {
     return Number(row.top);
   }
 
+  // ---- snapshot jobs ----------------------------------------------------------
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     await this.insertWork(await this.db.ready(), jobId, key, value);
   }

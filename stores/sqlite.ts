@@ -618,7 +618,6 @@ export class SqliteStore implements ResultsStore {
     );
   }
 
-  // ---- snapshot jobs ----------------------------------------------------------
   // ---- pacing shared by a run's workers ---------------------------------------------
   async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
     // One statement, so one write transaction: concurrent claimers (other processes on the file) take turns.
@@ -644,6 +643,7 @@ export class SqliteStore implements ResultsStore {
     })();
   }
 
+  // ---- snapshot jobs ----------------------------------------------------------
   async putWork(jobId: string, key: string, value: unknown): Promise<void> {
     this.insertWork(jobId, key, value);
   }
