@@ -45,7 +45,8 @@ export async function postText(
 }
 
 /**
- * Headers that carry an endpoint's key. fetch drops Authorization (and cookies) when a redirect leaves the origin;
+ * Headers that carry an endpoint's key. The Fetch Standard drops Authorization when a redirect leaves the origin
+ * (whatwg/fetch#1544, "HTTP-redirect fetch"; curl's CVE-2018-1000007 is the same leak), and undici also drops cookies;
  * provider keys also travel as x-api-key (Anthropic), api-key (Azure) and x-goog-api-key, so those go too: a key is
  * only ever sent to the host it was configured for.
  */
