@@ -4,7 +4,8 @@
  * Reference: https://platform.claude.com/docs/en/api/messages (Create a Message).
  */
 import type { ChatMessage, RateLimitInfo } from '../types';
-import { headersOf, ProviderHttpError } from './httpError';
+import { ProviderHttpError } from './httpError';
+import { postText } from './post';
 import { ProviderReplyError, ProviderTimeoutError } from './replyError';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
@@ -135,15 +136,17 @@ export async function anthropicChat(
   let headers: Record<string, string>;
   let status: number;
   try {
-    const response = await fetch(messagesUrl(args.baseURL), {
-      method: 'POST',
-      headers: { 'x-api-key': args.apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
-      body: JSON.stringify(anthropicRequestBody(args)),
+    // Over node:http, as the chat-completions path (core/llm/providers/post.ts: a quarter of fetch's CPU a call);
+    // failures are shaped as fetch's, so the classifier reads them unchanged.
+    const response = await postText(
+      messagesUrl(args.baseURL),
+      { 'x-api-key': args.apiKey, 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' },
+      JSON.stringify(anthropicRequestBody(args)),
       signal,
-    });
-    headers = headersOf(response.headers);
+    );
+    headers = response.headers;
     status = response.status;
-    text = await response.text();
+    text = response.text;
   } catch (error) {
     if (timeout.aborted && !args.signal?.aborted) throw new ProviderTimeoutError(args.timeoutMs);
     throw error;

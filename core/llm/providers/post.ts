@@ -4,13 +4,13 @@ import zlib from 'node:zlib';
 
 /**
  * One POST over Node's http/https modules, answered as fetch answers it: the status, the headers (lower-case names,
- * repeated ones joined by ", "), and the body decoded as UTF-8 (a leading BOM dropped, gzip/deflate/br undone). The
- * chat path of every judge and copilot call uses it instead of fetch: fetch (undici) cost about 1.2 ms of CPU a call
- * here against 0.3 ms (a 12 KB request, 400 ms latency, 12 at a time: docs/bench.md). Failures look like fetch's, so
- * what reads them keeps working: a network fault before the answer is a TypeError "fetch failed" whose `cause` is the
- * socket error (activities/adapters/errors.ts reads its code), one while the body streams is a TypeError "terminated",
- * and an aborted `signal` rejects with its reason; a 307/308 is followed (to another origin without the key). Connections are kept alive (fetch pools them too); idle ones do not
- * hold the process open.
+ * repeated ones joined by ", "), and the body decoded as UTF-8 (a leading BOM dropped, gzip/deflate/br undone). Every
+ * judge and copilot call (chat completions and Anthropic Messages) uses it instead of fetch: fetch (undici) cost about
+ * 1.2 ms of CPU a call here against 0.3 ms (a 12 KB request, 400 ms latency, 12 at a time: docs/bench.md). Failures
+ * look like fetch's, so what reads them keeps working: a network fault before the answer is a TypeError "fetch failed"
+ * whose `cause` is the socket error (activities/adapters/errors.ts reads its code), one while the body streams is a
+ * TypeError "terminated", and an aborted `signal` rejects with its reason; a 307/308 is followed (to another origin
+ * without the key). Connections are kept alive (fetch pools them too); idle ones do not hold the process open.
  */
 export interface PostReply {
   status: number;
