@@ -74,10 +74,14 @@ export async function runStatus(runId: string): Promise<RunStatus> {
           reportPath: null,
           upgrade: `run ${runId} was started by a judgeflow release before worker versioning; continue it on this build with: judgeflow resume ${runId}`,
         };
+      // The 5 s bound is cleared once the query answers: a pending timer would keep a process that called this alive.
+      let bound: NodeJS.Timeout | undefined;
       const progress = await Promise.race([
         handle.query(progressQuery),
-        new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000)),
-      ]).catch(() => undefined);
+        new Promise<undefined>((r) => (bound = setTimeout(() => r(undefined), 5000))),
+      ])
+        .catch(() => undefined)
+        .finally(() => clearTimeout(bound));
       const warnings = progress?.warnings?.length ? { warnings: progress.warnings } : {};
       // Pauses, tunes and config replacements so far (a run on a build without the query: none shown).
       const control = progress ? await handle.query(controlQuery).catch(() => undefined) : undefined;
