@@ -65,9 +65,10 @@ class QuietEnvironment extends NodeEnvironment {
 }
 
 /**
- * JUDGEFLOW_TEST_HANDLES=FILE: after each test file, append the handles the file opened that still keep this jest worker
- * process alive 3 s after its teardown (a child process, server or socket), to find the file behind jest's "A worker
- * process has failed to exit gracefully". One just closing at teardown (a child killed, not yet reaped) is not one.
+ * JUDGEFLOW_TEST_HANDLES=FILE: 0.3 s after each test file, append every handle this jest worker process still holds (for
+ * the last file of a worker, what holds it when jest asks it to exit); 3 s after, the child processes, servers and
+ * sockets the file itself opened that are still open. One just closing at teardown (a child killed, not yet reaped)
+ * is not one.
  */
 const refd = () => process._getActiveHandles().filter((h) => typeof h.hasRef !== 'function' || h.hasRef());
 let handlesBefore = new Set();
@@ -87,6 +88,13 @@ function noteHandles(testPath) {
   if (!file) return;
   const opened = refd().filter((h) => !handlesBefore.has(h));
   const fs = require('node:fs');
+  setTimeout(() => {
+    const all = refd().map(describeHandle).join('; ');
+    fs.appendFileSync(
+      file,
+      `${process.pid} ${testPath} 0.3 s after: ${process.getActiveResourcesInfo().join(',')} | ${all}\n`,
+    );
+  }, 300).unref();
   setTimeout(() => {
     const alive = new Set(refd());
     const left = opened.filter((h) => alive.has(h)).map(describeHandle);
@@ -112,11 +120,13 @@ function trackTimers(global, timers) {
   }
 }
 
-/** The file's timers still pending and ref'd once those due within a second have had the time to fire. */
+/** The file's timers still pending and ref'd once those due within a second have had the time to fire; cleared. */
 async function pendingTimers(timers) {
   const pending = () => [...timers].filter(([t]) => typeof t === 'object' && !t._destroyed && t.hasRef?.());
   for (let waited = 0; pending().length && waited < 1_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
-  return pending().map(([, at]) => at);
+  const left = pending();
+  for (const [t] of left) clearTimeout(t); // the file fails for them; they need not hold the worker process too
+  return left.map(([, at]) => at);
 }
 
 module.exports = QuietEnvironment;
