@@ -465,7 +465,9 @@ async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+  let bound: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise((resolve) => (bound = setTimeout(resolve, 10_000)))]);
+  clearTimeout(bound);
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 

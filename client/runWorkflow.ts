@@ -100,7 +100,9 @@ export async function runWorkflow<R>(args: {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       const stopped = workerDone?.catch(() => undefined);
       // After Ctrl-C, don't wait long for in-flight calls: they are cancelled, and Temporal hands them to the next worker.
-      await (interrupt?.signal ? Promise.race([stopped, new Promise((r) => setTimeout(r, 2_000))]) : stopped);
+      let bound: NodeJS.Timeout | undefined;
+      await (interrupt?.signal ? Promise.race([stopped, new Promise((r) => (bound = setTimeout(r, 2_000)))]) : stopped);
+      clearTimeout(bound);
       const { closeSharedBrowser } =
         require('../activities/adapters/browser') as typeof import('../activities/adapters/browser');
       await closeSharedBrowser(); // the browser adapter's one browser per worker process

@@ -85,7 +85,9 @@ export async function watch<P extends StageProgress, R>(
   const resultPromise = handle.result().finally(() => (finished = true));
   try {
     while (!finished) {
-      await Promise.race([resultPromise.catch(() => undefined), new Promise((r) => setTimeout(r, 500))]);
+      let tick: NodeJS.Timeout | undefined; // cleared when the result comes first, so it keeps no process alive
+      await Promise.race([resultPromise.catch(() => undefined), new Promise((r) => (tick = setTimeout(r, 500)))]);
+      clearTimeout(tick);
       if (finished) break;
       const p = await handle.query(query).catch(() => undefined);
       if (!p) continue;

@@ -74,10 +74,14 @@ export async function runStatus(runId: string): Promise<RunStatus> {
           reportPath: null,
           upgrade: `run ${runId} was started by a judgeflow release before worker versioning; continue it on this build with: judgeflow resume ${runId}`,
         };
+      // The 5 s bound is cleared once the query answers: a pending timer would keep a process that called this alive.
+      let bound: NodeJS.Timeout | undefined;
       const progress = await Promise.race([
         handle.query(progressQuery),
-        new Promise<undefined>((r) => setTimeout(() => r(undefined), 5000)),
-      ]).catch(() => undefined);
+        new Promise<undefined>((r) => (bound = setTimeout(() => r(undefined), 5000))),
+      ])
+        .catch(() => undefined)
+        .finally(() => clearTimeout(bound));
       const warnings = progress?.warnings?.length ? { warnings: progress.warnings } : {};
       // Pauses, tunes and config replacements so far (a run on a build without the query: none shown).
       const control = progress ? await handle.query(controlQuery).catch(() => undefined) : undefined;
@@ -175,15 +179,24 @@ function pausedCalls(calls: number | undefined): string {
     : ', no call in flight';
 }
 
-/** Judges that judge in batches: each one's round and its batches' states and counts, as last polled. */
-function batchLines(s: RunStatus): string[] {
-  return Object.entries(s.batches ?? {}).flatMap(([endpoint, lane]) => [
-    `Batch API judging by ${endpoint === 'judge' ? 'the judge' : `judge ${endpoint}`}: batch round ${lane.round}${lane.live ? `, ${lane.live} item(s) waiting to be asked live` : ''}`,
-    ...lane.batches.map(
-      (b) =>
-        `  ${b.batchId ?? b.key}: ${b.state}, ${b.counts.succeeded + b.counts.failed}/${b.lines} done${b.counts.failed ? ` (${b.counts.failed} failed)` : ''}${b.error ? ` — ${b.error}` : ''}`,
-    ),
-  ]);
+/**
+ * Judges that judge in batches: the round whose batches are still open at the provider, with their states and counts as
+ * last polled; once every batch has ended (between rounds, or the run complete), only how many rounds were run.
+ */
+export function batchLines(batches: NonNullable<RunStatus['batches']>): string[] {
+  return Object.entries(batches).flatMap(([endpoint, lane]) => {
+    const open = lane.batches.some((b) => !b.ended);
+    const live = lane.live ? `, ${lane.live} item(s) waiting to be asked live` : '';
+    const head = `Batch API judging by ${endpoint === 'judge' ? 'the judge' : `judge ${endpoint}`}: `;
+    if (!open) return [`${head}${lane.round} batch round(s) finished, none open${live}`];
+    return [
+      `${head}batch round ${lane.round}${live}`,
+      ...lane.batches.map(
+        (b) =>
+          `  ${b.batchId ?? b.key}: ${b.state}, ${b.counts.succeeded + b.counts.failed}/${b.lines} done${b.counts.failed ? ` (${b.counts.failed} failed)` : ''}${b.error ? ` — ${b.error}` : ''}`,
+      ),
+    ];
+  });
 }
 
 /** A run that judges while it collects: both stages' figures. */
@@ -237,7 +250,7 @@ export const statusCommand: Command = {
             ),
           ].join('\n'),
         );
-      if (s.batches) console.log(batchLines(s).join('\n'));
+      if (s.batches) console.log(batchLines(s.batches).join('\n'));
       if (reasons.length) console.log(['Why items failed:', ...failureReasonLines(reasons)].join('\n'));
     }
     return 0;

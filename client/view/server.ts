@@ -79,7 +79,10 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
     const client = await options.temporal?.().catch(() => undefined);
     if (!client) return null;
     const query = client.workflow.getHandle(runId).query(progressQuery);
-    return Promise.race([query, new Promise<null>((r) => setTimeout(() => r(null), 2000))]).catch(() => null);
+    let bound: NodeJS.Timeout | undefined; // cleared once the query answers, so it keeps no process alive
+    return Promise.race([query, new Promise<null>((r) => (bound = setTimeout(() => r(null), 2000)))])
+      .catch(() => null)
+      .finally(() => clearTimeout(bound));
   }
 
   async function rows(): Promise<Row[]> {

@@ -93,6 +93,11 @@ test('a LATTICE run judged in one batch: worker SIGKILLed while the batch waits,
     const result = (await handle.result()) as RunResult;
 
     expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });
+    // Complete: no batch round is open any more, only how many ran (the second asked the items again, answered from
+    // the first's results, and submitted nothing).
+    const after = (await cliInProcess(['status', runId], env)).stdout;
+    expect(after).toMatch(/^Batch API judging by the judge: 2 batch round\(s\) finished, none open$/m);
+    expect(after).not.toMatch(/batch round \d|batch_\S+:/);
     const judgments = await store.judgments(runId);
     expect(judgments.filter((j) => j.status === 'ok')).toHaveLength(40);
     const texts = new Map((await store.responses(runId)).map((r) => [`${r.queryId}/${r.copilot}`, r.text!]));

@@ -10,6 +10,8 @@ const METHODS = ['log', 'info', 'warn', 'error', 'debug', 'trace'];
 
 class QuietEnvironment extends NodeEnvironment {
   held = [];
+  /** The file's timers (setTimeout/setInterval of its global: its tests' and the code they load), with where each was set. */
+  timers = new Map();
 
   constructor(config, context) {
     super(config, context);
@@ -18,6 +20,8 @@ class QuietEnvironment extends NodeEnvironment {
 
   async setup() {
     await super.setup();
+    trackTimers(this.global, this.timers);
+    if (process.env.JUDGEFLOW_TEST_HANDLES) noteSetup();
     if (process.env.JUDGEFLOW_TEST_LOGS === '1') return;
     const held = this.held;
     const quiet = Object.create(this.global.console);
@@ -25,16 +29,27 @@ class QuietEnvironment extends NodeEnvironment {
     this.global.console = quiet;
   }
 
-  /** After the file's own afterAll hooks: a Temporal Runtime still up would keep this jest worker alive (quietTemporal.ts). */
+  /**
+   * After the file's own afterAll hooks: a Temporal Runtime still up would keep this jest worker alive (quietTemporal.ts);
+   * so would a timer the file left pending (a bound raced against a call and never cleared): that fails the file.
+   */
   async teardown() {
+    let left = [];
     try {
       await this.global.__judgeflowShutdownTemporalRuntime?.();
     } catch {
       // a worker a failed test left running: that test has failed already; the process exits anyway
     } finally {
+      left = await pendingTimers(this.timers);
       await super.teardown();
       noteHandles(this.testPath);
     }
+    if (left.length)
+      throw new Error(
+        `${this.testPath} left ${left.length} timer(s) pending after its tests, which keep the jest worker process from ` +
+          `exiting ("A worker process has failed to exit gracefully"); clear them (or unref them) where they are set:\n  ` +
+          left.join('\n  '),
+      );
   }
 
   handleTestEvent(event) {
@@ -50,24 +65,68 @@ class QuietEnvironment extends NodeEnvironment {
 }
 
 /**
- * JUDGEFLOW_TEST_HANDLES=FILE: after each test file, append the kinds of handle that keep this jest worker process alive
- * and that the file added, to find the file behind jest's "A worker process has failed to exit gracefully".
+ * JUDGEFLOW_TEST_HANDLES=FILE: 0.3 s after each test file, append every handle this jest worker process still holds (for
+ * the last file of a worker, what holds it when jest asks it to exit); 3 s after, the child processes, servers and
+ * sockets the file itself opened that are still open. One just closing at teardown (a child killed, not yet reaped)
+ * is not one.
  */
-let handlesBefore = new Map();
+const refd = () => process._getActiveHandles().filter((h) => typeof h.hasRef !== 'function' || h.hasRef());
+let handlesBefore = new Set();
+function noteSetup() {
+  handlesBefore = new Set(refd());
+}
+function describeHandle(h) {
+  const kind = h.constructor?.name ?? typeof h;
+  if (kind === 'ChildProcess') return `ChildProcess ${h.pid}: ${(h.spawnargs ?? []).join(' ').slice(0, 160)}`;
+  if (kind === 'Server') return `Server ${JSON.stringify(h.address?.())}`;
+  if (kind === 'Socket')
+    return `Socket ${h.remoteAddress ? `${h.remoteAddress}:${h.remotePort}` : `fd ${h._handle?.fd ?? '?'}`}`;
+  return kind;
+}
 function noteHandles(testPath) {
   const file = process.env.JUDGEFLOW_TEST_HANDLES;
   if (!file) return;
-  const now = new Map();
-  for (const h of process._getActiveHandles()) {
-    if (typeof h.hasRef === 'function' && !h.hasRef()) continue; // an unref'd handle does not keep the process alive
-    const kind = h.constructor?.name ?? typeof h;
-    now.set(kind, (now.get(kind) ?? 0) + 1);
+  const opened = refd().filter((h) => !handlesBefore.has(h));
+  const fs = require('node:fs');
+  setTimeout(() => {
+    const all = refd().map(describeHandle).join('; ');
+    fs.appendFileSync(
+      file,
+      `${process.pid} ${testPath} 0.3 s after: ${process.getActiveResourcesInfo().join(',')} | ${all}\n`,
+    );
+  }, 300).unref();
+  setTimeout(() => {
+    const alive = new Set(refd());
+    const left = opened.filter((h) => alive.has(h)).map(describeHandle);
+    fs.appendFileSync(file, `${process.pid} ${testPath} 3 s after: ${left.length ? left.join('; ') : 'nothing'}\n`);
+  }, 3_000).unref();
+}
+
+/** Record each timer the file's global sets, with the first frames of where it was set (for the teardown's error). */
+function trackTimers(global, timers) {
+  let prune = 1_000; // timers that fired or were cleared are dropped now and then, so the map holds no file's history
+  for (const name of ['setTimeout', 'setInterval']) {
+    const original = global[name];
+    global[name] = function (fn, ms, ...rest) {
+      const timer = original.call(this, fn, ms, ...rest);
+      if (timers.size >= prune) {
+        for (const [t] of timers) if (t._destroyed) timers.delete(t);
+        prune = Math.max(1_000, 2 * timers.size);
+      }
+      const frames = (new Error().stack ?? '').split('\n').slice(2, 5);
+      timers.set(timer, `${name}(…, ${ms}) ${frames.map((f) => f.trim()).join(' < ')}`);
+      return timer;
+    };
   }
-  const added = [...now]
-    .filter(([kind, n]) => n > (handlesBefore.get(kind) ?? 0))
-    .map(([k, n]) => `${k}+${n - (handlesBefore.get(k) ?? 0)}`);
-  handlesBefore = now;
-  if (added.length) require('node:fs').appendFileSync(file, `${process.pid} ${testPath}: ${added.join(' ')}\n`);
+}
+
+/** The file's timers still pending and ref'd once those due within a second have had the time to fire; cleared. */
+async function pendingTimers(timers) {
+  const pending = () => [...timers].filter(([t]) => typeof t === 'object' && !t._destroyed && t.hasRef?.());
+  for (let waited = 0; pending().length && waited < 1_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  const left = pending();
+  for (const [t] of left) clearTimeout(t); // the file fails for them; they need not hold the worker process too
+  return left.map(([, at]) => at);
 }
 
 module.exports = QuietEnvironment;
