@@ -22,7 +22,34 @@ export interface LengthBias {
   copilots: Record<string, Correlation & { meanWords: number | null }>;
 }
 
-export const wordCount = (text: string): number => text.split(/\s+/).filter(Boolean).length;
+/** JavaScript's `\s` (WhiteSpace and LineTerminator): what separates words, as `text.split(/\s+/)` splits. */
+function isSpace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  if (code < 0xa0) return false;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
+}
+
+/** Words: runs of non-space characters (the count `text.split(/\s+/).filter(Boolean)` gives, without its arrays). */
+export function wordCount(text: string): number {
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const space = isSpace(text.charCodeAt(i));
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+}
 
 const finiteOrNull = (x: number) => (Number.isFinite(x) ? x : null);
 

@@ -5,7 +5,7 @@
  * Temporal workflow sandbox, and every resampling procedure is driven by a seeded PRNG so that a
  * report regenerated from the same scores prints the same intervals and p-values.
  */
-import { randomIndex, seededRandom } from './random';
+import { randomIndex, seededRandom, seededState } from './random';
 
 // ---------------------------------------------------------------------------------------------
 // Descriptive statistics and the bootstrap
@@ -20,7 +20,7 @@ export function mean(xs: number[]): number {
 }
 
 /** Linear-interpolation quantile (R type 7, numpy's default "linear") of an already sorted array. */
-export function quantileSorted(sorted: number[], p: number): number {
+export function quantileSorted(sorted: ArrayLike<number>, p: number): number {
   const h = (sorted.length - 1) * p;
   const lo = Math.floor(h);
   const hi = Math.min(lo + 1, sorted.length - 1);
@@ -83,8 +83,8 @@ export function meanCI(
     return { low: m - half, high: m + half, n, method };
   }
 
-  const rand = seededRandom(opts.seed ?? DEFAULT_SEED);
   if (method === 'studentized') {
+    const rand = seededRandom(opts.seed ?? DEFAULT_SEED);
     // Bootstrap-t (Efron and Tibshirani 1993, ch. 12): the quantiles of t* = (m* − m) / se* replace Student's. A resample
     // with no spread gets t* = ±1e6 (or 0), sorting to the ends as an infinite one would without making NaNs.
     const se = Math.sqrt(variance / n);
@@ -105,14 +105,8 @@ export function meanCI(
     const tail = (1 - level) / 2;
     return { low: m - quantileSorted(ts, 1 - tail) * se, high: m - quantileSorted(ts, tail) * se, n, method };
   }
-  const means = new Array<number>(iterations);
-  for (let it = 0; it < iterations; it++) {
-    let sum = 0;
-    // randomIndex inlined (the same draw): this loop runs n × iterations times per interval, millions in a large report.
-    for (let i = 0; i < n; i++) sum += xs[Math.floor(rand() * n)];
-    means[it] = sum / n;
-  }
-  means.sort((x, y) => x - y);
+  const means = bootstrapMeans(xs, iterations, opts.seed ?? DEFAULT_SEED);
+  means.sort();
   const tail = (1 - level) / 2;
   if (method === 'percentile')
     return { low: quantileSorted(means, tail), high: quantileSorted(means, 1 - tail), n, method };
@@ -138,6 +132,39 @@ export function meanCI(
     n,
     method,
   };
+}
+
+/**
+ * The means of `iterations` resamples of `xs` (n draws with replacement each), drawn from seededRandom(seed)'s stream:
+ * resample it, draw i, is xs[floor(u * n)] for the generator's next u, as randomIndex draws. The generator (sfc32,
+ * core/stats/random.ts) is stepped here with its state in local variables instead of through a closure: this loop runs
+ * n × iterations times per interval (about 70 million draws in a 1,200 × 4 LATTICE report), and the call per draw was
+ * most of the report's time (issue 29). Same seed, same numbers as before.
+ */
+export function bootstrapMeans(xs: ArrayLike<number>, iterations: number, seed: string): Float64Array {
+  const n = xs.length;
+  const values = Float64Array.from(xs);
+  const state = seededState(seed);
+  let a = state[0];
+  let b = state[1];
+  let c = state[2];
+  let d = state[3];
+  const means = new Float64Array(iterations);
+  for (let it = 0; it < iterations; it++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) {
+      let t = (a + b) | 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) | 0;
+      c = (c << 21) | (c >>> 11);
+      d = (d + 1) | 0;
+      t = (t + d) | 0;
+      c = (c + t) | 0;
+      sum += values[Math.floor(((t >>> 0) / 4294967296) * n)];
+    }
+    means[it] = sum / n;
+  }
+  return means;
 }
 
 /** Standard normal CDF Φ(z) via the incomplete gamma function (erfc(x) = Q(1/2, x²)). */
@@ -231,7 +258,7 @@ export interface PairedTest {
   n: number;
   /** mean(b - a): positive means b scored higher. */
   meanDiff: number;
-  /** 95% CI of mean(b - a) over the pairs (meanCI: t below BCA_MIN_N pairs, BCa bootstrap from there); null when n < 2. */
+  /** 95% CI of mean(b - a) over the pairs (meanCI: t below BCA_MIN_N pairs, BCa bootstrap from there); null when n < 2, or not asked for (`ci: false`). */
   ci95: MeanInterval | null;
   pValue: number;
   /** pValue < alpha */
@@ -248,7 +275,7 @@ export interface PairedTest {
 function signFlipPValue(
   diffs: number[],
   iterations: number,
-  rand: () => number,
+  seed: string,
   alternative: 'two-sided' | 'less' = 'two-sided',
 ): number {
   const n = diffs.length;
@@ -278,10 +305,27 @@ function signFlipPValue(
     return extreme / patterns;
   }
 
+  // seededRandom(seed) stepped in place, as in bootstrapMeans: its u < 0.5 is the 32-bit output's top bit clear, that
+  // is the output read as int32 being ≥ 0, so the flips are the ones `rand() < 0.5` drew.
+  const values = Float64Array.from(diffs);
+  const state = seededState(seed);
+  let a = state[0];
+  let b = state[1];
+  let c = state[2];
+  let d = state[3];
   let extreme = 0;
   for (let it = 0; it < iterations; it++) {
     let sum = 0;
-    for (let i = 0; i < n; i++) sum += rand() < 0.5 ? -diffs[i] : diffs[i];
+    for (let i = 0; i < n; i++) {
+      let t = (a + b) | 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) | 0;
+      c = (c << 21) | (c >>> 11);
+      d = (d + 1) | 0;
+      t = (t + d) | 0;
+      c = (c + t) | 0;
+      sum += t >= 0 ? -values[i] : values[i];
+    }
     if (extremeSum(sum)) extreme++;
   }
   return (extreme + 1) / (iterations + 1);
@@ -297,7 +341,7 @@ export function signFlipLessPValue(diffs: number[], opts: { iterations?: number;
   if (diffs.some((d) => !Number.isFinite(d)))
     throw new RangeError('signFlipLessPValue: differences must be finite numbers');
   if (!diffs.length || diffs.every((d) => d === 0)) return 1;
-  return signFlipPValue(diffs, iterations, seededRandom(`${opts.seed ?? DEFAULT_SEED}:perm-less`), 'less');
+  return signFlipPValue(diffs, iterations, `${opts.seed ?? DEFAULT_SEED}:perm-less`, 'less');
 }
 
 /**
@@ -308,7 +352,7 @@ export function signFlipLessPValue(diffs: number[], opts: { iterations?: number;
 export function pairedTest(
   a: number[],
   b: number[],
-  opts: { iterations?: number; seed?: string; alpha?: number } = {},
+  opts: { iterations?: number; seed?: string; alpha?: number; ci?: boolean } = {},
 ): PairedTest {
   if (a.length !== b.length) {
     throw new RangeError(`pairedTest needs paired samples, got lengths ${a.length} and ${b.length}`);
@@ -325,8 +369,8 @@ export function pairedTest(
   const meanDiff = mean(diffs);
   // No observed difference at all is the strongest possible "no evidence"; the test would say the
   // same (every flip ties), but short-circuiting makes it explicit and avoids float noise.
-  const pValue = diffs.every((d) => d === 0) ? 1 : signFlipPValue(diffs, iterations, seededRandom(`${seed}:perm`));
-  const ci95 = meanCI(diffs, { iterations, level: 0.95, seed: `${seed}:ci` });
+  const pValue = diffs.every((d) => d === 0) ? 1 : signFlipPValue(diffs, iterations, `${seed}:perm`);
+  const ci95 = opts.ci === false ? null : meanCI(diffs, { iterations, level: 0.95, seed: `${seed}:ci` });
   return { n, meanDiff, ci95, pValue, significant: pValue < alpha };
 }
 

@@ -81,7 +81,10 @@ export function latticeTables(
 ): LatticeTables {
   const byQuery = new Map(queries.map((q) => [q.id, q]));
   const ok = judgments.filter((j) => j.status === 'ok' && j.total !== null && j.scores && byQuery.has(j.queryId));
-  const mine = (c: string) => ok.filter((j) => j.copilot === c);
+  // Each copilot's judgments once (not a filter of every judgment per cell: 112 cells × every judgment).
+  const byCopilot = new Map<string, StoredJudgment[]>(copilots.map((c) => [c, []]));
+  for (const j of ok) byCopilot.get(j.copilot)?.push(j);
+  const mine = (c: string) => byCopilot.get(c) ?? [];
   const isRefusal = (j: StoredJudgment) => byQuery.get(j.queryId)!.task === rubric.refusalTask;
   const dimensions = [...LATTICE_DIMENSIONS, rubric.refusal.id];
 

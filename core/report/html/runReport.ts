@@ -57,6 +57,31 @@ export interface DrillData {
   }>;
 }
 
+/** Characters of answer text report.html holds in all (16 MB of the page at most from the answers). */
+export const DRILL_PAGE_ANSWER_CHARS = 16_000_000;
+/** Fewer than this many characters of an answer are never shown, however large the run. */
+export const DRILL_MIN_ANSWER_CHARS = 300;
+
+/**
+ * The characters of each answer report.html shows: maxAnswerChars (what the judge saw) while all the answers fit the
+ * page's budget together; past it, the longest answers are cut to one length, the largest that keeps the total within
+ * the budget (never under DRILL_MIN_ANSWER_CHARS), so short answers stay whole. A page built whole holds its text a few
+ * times over while it renders, and at 10× the paper's run (72,000 answers) uncut answers would be hundreds of MB of it
+ * (issue 35), more than a browser shows anyway. `lengths`: each answer's length in UTF-16 units.
+ */
+export function drillAnswerChars(maxAnswerChars: number, lengths: number[]): number {
+  const sorted = lengths.map((n) => Math.min(n, maxAnswerChars)).sort((x, y) => x - y);
+  let below = 0; // characters of the answers shorter than the cut
+  for (let i = 0; i < sorted.length; i++) {
+    const rest = sorted.length - i;
+    // Cut every answer from i on to `cap`: the total is below + rest × cap.
+    if (below + rest * sorted[i] > DRILL_PAGE_ANSWER_CHARS)
+      return Math.max(DRILL_MIN_ANSWER_CHARS, Math.floor((DRILL_PAGE_ANSWER_CHARS - below) / rest));
+    below += sorted[i];
+  }
+  return maxAnswerChars;
+}
+
 /** Context shown per answer in the drill-down; the rest stays in the results store (a run can hold megabytes of it). */
 export const DRILL_CONTEXT_CHARS = 4000;
 const drillContext = (context: string | null | undefined): { ctx?: string } =>
@@ -94,8 +119,11 @@ export function drillData(
     queries[q.id] = { text: q.text, labels: ls, ...(q.history?.length ? { history: q.history } : {}) };
   }
   const rows: DrillData['rows'] = [];
-  // A page holds every answer: each is cut to maxAnswerChars here (responses.jsonl beside the report has them whole).
-  const maxChars = (input.run.config as { maxAnswerChars?: number } | null)?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS;
+  // A page holds every answer, each cut to its share of the page's budget (responses.jsonl beside the report has them whole).
+  const maxChars = drillAnswerChars(
+    (input.run.config as { maxAnswerChars?: number } | null)?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS,
+    args.responses.map((r) => r.text?.length ?? 0),
+  );
   const shown = (text: string | null | undefined) =>
     text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null;
   for (const q of args.queries)

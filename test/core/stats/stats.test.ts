@@ -19,6 +19,8 @@ import {
   pairedTest,
   pearson,
   spearman,
+  quantileSorted,
+  bootstrapMeans,
   studentTCdf,
   studentTQuantile,
   winnerPositionTest,
@@ -582,5 +584,63 @@ describe('clopperPearson', () => {
     const ci = clopperPearson(7, 40)!;
     expect(binomTail(7, 40, ci.low, true)).toBeCloseTo(0.025, 9);
     expect(binomTail(7, 40, ci.high, false)).toBeCloseTo(0.025, 9);
+  });
+});
+
+describe('the bootstrap and sign-flip loops step seededRandom in place (issue 29)', () => {
+  // The loops as they were, through seededRandom's closure: the in-place generator must draw the same numbers.
+  const closureMeans = (xs: number[], iterations: number, seed: string) => {
+    const rand = seededRandom(seed);
+    const means: number[] = [];
+    for (let it = 0; it < iterations; it++) {
+      let sum = 0;
+      for (let i = 0; i < xs.length; i++) sum += xs[Math.floor(rand() * xs.length)];
+      means.push(sum / xs.length);
+    }
+    return means;
+  };
+  const scores = (n: number, seed: string) => {
+    const rand = seededRandom(seed);
+    return Array.from({ length: n }, () => Math.round(rand() * 100 * rand()));
+  };
+
+  test('bootstrapMeans draws the resamples seededRandom(seed) draws', () => {
+    for (const [n, seed] of [
+      [150, 'a'],
+      [1200, 'run-seed:Elsa:D3'],
+      [7, ''],
+    ] as const) {
+      const xs = scores(n, `data:${seed}`);
+      expect([...bootstrapMeans(xs, 100, seed)]).toEqual(closureMeans(xs, 100, seed));
+    }
+  });
+
+  test("meanCI's BCa interval and pairedTest's sign-flip p-value are the ones the closure loops give", () => {
+    const xs = scores(150, 'bca-data');
+    const means = closureMeans(xs, 2000, 'cell').sort((x, y) => x - y);
+    // The percentile interval is two quantiles of those means; BCa picks two others of the same means.
+    const percentile = meanCI(xs, { seed: 'cell', method: 'percentile' })!;
+    expect([percentile.low, percentile.high]).toEqual([quantileSorted(means, 0.025), quantileSorted(means, 0.975)]);
+    const bca = meanCI(xs, { seed: 'cell' })!;
+    expect(bca.method).toBe('bca');
+    expect(bca.low).toBeGreaterThanOrEqual(means[0]);
+    expect(bca.high).toBeLessThanOrEqual(means[1999]);
+    // The sign flips: rand() < 0.5 negates, over 2,000 draws of 150 differences.
+    const a = scores(150, 'pair-a');
+    const b = scores(150, 'pair-b').map((y, i) => (i % 3 ? y : a[i] + 1));
+    const diffs = a.map((x, i) => b[i] - x);
+    const rand = seededRandom('pair:perm');
+    const observed = Math.abs(diffs.reduce((s, d) => s + d, 0));
+    const slack = 1e-9 * diffs.reduce((s, d) => s + Math.abs(d), 0);
+    let extreme = 0;
+    for (let it = 0; it < 2000; it++) {
+      let sum = 0;
+      for (const d of diffs) sum += rand() < 0.5 ? -d : d;
+      if (Math.abs(sum) >= observed - slack) extreme++;
+    }
+    const t = pairedTest(a, b, { seed: 'pair', iterations: 2000 });
+    expect(t.pValue).toBe((extreme + 1) / 2001);
+    // Without its interval (separability asks for none), the same test.
+    expect(pairedTest(a, b, { seed: 'pair', iterations: 2000, ci: false })).toEqual({ ...t, ci95: null });
   });
 });
