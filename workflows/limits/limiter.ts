@@ -20,7 +20,7 @@ const SEND_SPACING = 0.95;
 /**
  * …and, where the headers say the limit's window, at least this share of window ÷ limit: at the headers' 96% pace, 95% of
  * the interval is 99% of window ÷ limit, so limit + 1 late sends in a row fit in 99% of the window, which a sliding
- * window refuses (the bench's two-worker row lost most of its 429s there).
+ * window refuses (each 429 of the bench's two-worker row came after limit sends spaced just under window ÷ limit).
  */
 const WINDOW_SPACING = 1.02;
 
