@@ -331,6 +331,11 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       activities,
     };
   } finally {
+    // Each simulated endpoint's arrivals (ms) and refusals, for finding where 429s come from (docs/bench.md, pacing).
+    fs.writeFileSync(
+      path.join(dir, 'requests.json'),
+      JSON.stringify([judge, ...copilots].map((sim) => sim.requests.map((r) => (r.rateLimited ? [r.at, 1] : [r.at])))),
+    );
     await Promise.all(workers.map(stop));
     await postgres?.stop();
     await Promise.all([judge, ...copilots].map((sim: SimServer) => sim.close()));

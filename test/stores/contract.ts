@@ -811,6 +811,14 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.appendJudgeUnits('r2', [units[2]])).toBe(1);
       });
 
+      test('units appended after those put with a plan follow them, and the count stays right with several runs stored', async () => {
+        await store.putJudgeUnits('r1', units.slice(0, 2), { plan: 1 });
+        await store.appendJudgeUnits('r0', [units[0], units[1], units[2]]);
+        expect(await store.appendJudgeUnits('r1', [units[2]])).toBe(3);
+        expect(await store.judgeUnits('r1', 2, 3)).toEqual([units[2]]);
+        expect(await store.appendJudgeUnits('r0', [])).toBe(3);
+      });
+
       test('units and plan are atomic: a plan that cannot be stored leaves no units behind', async () => {
         await expect(store.putJudgeUnits('r1', units, { cannotSerialise: BigInt(1) })).rejects.toThrow();
         expect(await store.judgeUnits('r1')).toEqual([]);

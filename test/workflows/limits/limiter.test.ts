@@ -146,6 +146,18 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     expect(unpaced.startRate(100)).toBeUndefined();
   });
 
+  test('paced by the headers, late sends are kept apart so that limit + 1 of them never fit in the window', () => {
+    const limiter = new Limiter({ concurrency: 8 });
+    const first = start(limiter, 0);
+    // 6 a second in a sliding one-second window, as the bench's copilot endpoints.
+    limiter.release(first, { rateLimit: { limitRequests: 6, remainingRequests: 0, resetRequestsMs: 1_000 } }, 200);
+    const ticket = startWhenAllowed(limiter, 200);
+    // Late calls claim slots this far apart (activities/heartbeat.ts): 7 in a row span 6 spacings, past the window.
+    expect(6 * ticket.spacingMs!).toBeGreaterThan(1_000);
+    // Still under the pace's interval, so calls sent late catch up with the pace.
+    expect(ticket.spacingMs!).toBeLessThan(1_000 / limiter.startRate(ticket.startedAt)!);
+  });
+
   test('a start due within `aheadMs` is taken now for then (one at a time, outside the window): the ticket says when to send', () => {
     const limiter = new Limiter({ concurrency: 2, requestsPerMinute: 300 }); // one every 200 ms
     start(limiter, 0);
