@@ -305,6 +305,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       report ??= reportWindow(history);
       activitySpans(history, started, activities);
       historyTimeline(history, timeline);
+      // Kept beside the run's store, to read where its time went event by event (temporal workflow show --input).
+      fs.writeFileSync(path.join(dir, `history-${wf.workflowId}.json`), JSON.stringify(history));
     }
     await client.connection.close();
     const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
