@@ -29,11 +29,19 @@ const heldAnswers = new Map<
   { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean; requestChars: number }
 >();
 
+/** A copilot config's settings as text, once per config object (an import asks for it once per answer). */
+const settingsText = new WeakMap<CopilotConfig, string>();
+function settingsOf(config: CopilotConfig): string {
+  let text = settingsText.get(config);
+  if (text === undefined) settingsText.set(config, (text = JSON.stringify(config)));
+  return text;
+}
+
 export function collectActivities(deps: ActivityDeps) {
   /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
   function adapterOf(run: RunRecord & { config: StoredRunConfig }, config: CopilotConfig): CopilotAdapter {
     const key = `${run.runId}\u0000${config.name}`;
-    const settings = JSON.stringify(config);
+    const settings = settingsOf(config);
     let made = adapters.get(key);
     if (!made || made.settings !== settings) {
       void made?.adapter.close?.().catch(() => undefined); // replaced settings: its MCP servers and connections let go
