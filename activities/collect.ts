@@ -29,11 +29,19 @@ const heldAnswers = new Map<
   { answer: CollectedResponse; started: Date; finished: Date; callRecorded: boolean; requestChars: number }
 >();
 
+/** A copilot config's settings as text, once per config object (an import asks for it once per answer). */
+const settingsText = new WeakMap<CopilotConfig, string>();
+function settingsOf(config: CopilotConfig): string {
+  let text = settingsText.get(config);
+  if (text === undefined) settingsText.set(config, (text = JSON.stringify(config)));
+  return text;
+}
+
 export function collectActivities(deps: ActivityDeps) {
   /** One adapter per run and copilot per worker process (the browser adapter shares one browser across them). */
   function adapterOf(run: RunRecord & { config: StoredRunConfig }, config: CopilotConfig): CopilotAdapter {
     const key = `${run.runId}\u0000${config.name}`;
-    const settings = JSON.stringify(config);
+    const settings = settingsOf(config);
     let made = adapters.get(key);
     if (!made || made.settings !== settings) {
       void made?.adapter.close?.().catch(() => undefined); // replaced settings: its MCP servers and connections let go
@@ -72,7 +80,6 @@ export function collectActivities(deps: ActivityDeps) {
     const input = { runId: run.runId, queryId, copilot };
     const config = run.config.copilots.find((c) => c.name === input.copilot);
     if (!config) throw ApplicationFailure.nonRetryable(`copilot ${input.copilot} is not in run ${input.runId}`);
-    const secrets = secretValues(config, deps.env);
     const started = new Date();
     const base = {
       runId: input.runId,
@@ -96,30 +103,32 @@ export function collectActivities(deps: ActivityDeps) {
       const model = 'model' in config && typeof config.model === 'string' ? config.model : null;
       await store.putLlmCall(copilotCallRecord({ ...input, model }, { ...c, requestChars }));
     };
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), config.timeoutMs);
     // Cancelling the run aborts the request or closes the page within a heartbeat, not after the copilot's timeout.
     const cancellation = cancellationSignal();
-    const signal = AbortSignal.any([timeout.signal, cancellation]);
+    // An import (a sink given) reads a file the activity heartbeats around: no per-answer timer, heartbeat or held copy,
+    // each of which costs more than the answer's read itself when thousands are imported in one activity.
+    const importing = sink !== undefined;
+    const timeout = new AbortController();
+    const timer = importing ? undefined : setTimeout(() => timeout.abort(), config.timeoutMs);
     const key = `${input.runId}\u0000${input.queryId}\u0000${input.copilot}`;
     try {
       // An answer this worker already has (its storing failed: the store was unreachable too long) is stored, not asked again.
-      let held = heldAnswers.get(key);
+      let held = importing ? undefined : heldAnswers.get(key);
       if (!held) {
         // Inside the try: a config problem (e.g. an unset ${VAR}) is recorded once as a non-retryable failure.
         const adapter = adapterOf(run, config);
         const query = known ?? (await store.snapshotQuery(run.snapshotId, input.queryId));
         requestChars = queryCharsOf(query);
-        const answer = await withHeartbeat(() =>
+        const collect = () =>
           adapter.collect({
             query,
-            signal,
+            signal: importing ? cancellation : AbortSignal.any([timeout.signal, cancellation]),
             item: { store, runId: input.runId, queryId: input.queryId, copilot: input.copilot },
-          }),
-        );
+          });
+        const answer = await (importing ? collect() : withHeartbeat(collect));
         clearTimeout(timer); // the copilot has answered: waiting for the store is not the copilot timing out
         held = { answer, started, finished: new Date(), callRecorded: false, requestChars };
-        heldAnswers.set(key, held);
+        if (!importing) heldAnswers.set(key, held);
       }
       const { answer, finished } = held;
       const latencyMs = finished.getTime() - held.started.getTime();
@@ -157,6 +166,7 @@ export function collectActivities(deps: ActivityDeps) {
       const error = toAdapterError(thrown, `copilot ${input.copilot}`, {
         timeout: { signal: timeout.signal, ms: config.timeoutMs },
       });
+      const secrets = secretValues(config, deps.env);
       const message = redact(error.message, secrets)!;
       if (!['config', 'missing', 'store_busy'].includes(error.kind))
         await recordCall({
@@ -247,9 +257,13 @@ export function collectActivities(deps: ActivityDeps) {
       const run = await requireRun(deps, input.runId);
       const counts = { ok: 0, failed: 0 };
       const queries = await deps.store.snapshotQueries(run.snapshotId);
-      // What a retried import stored already, read in one query rather than one per answer (1,200 × 4 answers: seconds).
+      // What a retried import stored already, read in one query rather than one per answer (1,200 × 4 answers: seconds):
+      // these copilots' keys only, not every stored answer's text (imports of the other copilots run beside this one).
       const stored = new Map(
-        (await deps.store.responses(input.runId)).map((r) => [`${r.queryId}\u0000${r.copilot}`, r.status]),
+        (await deps.store.responseStatuses(input.runId, input.copilots)).map((r) => [
+          `${r.queryId}\u0000${r.copilot}`,
+          r.status,
+        ]),
       );
       // Written IMPORT_BATCH answers to a transaction, not one commit per answer (4,800 answers: seconds of fsyncs).
       // A crash loses at most the batch being read; the retry reads those answers again from their files.

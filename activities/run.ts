@@ -184,6 +184,13 @@ export function runActivities(deps: ActivityDeps) {
     }
   }
 
+  /** The snapshot's query count as its record holds it (written with its queries), not its queries read and parsed. */
+  async function queryCountOf(snapshotId: string): Promise<number> {
+    const snapshot = await store.getSnapshot(snapshotId);
+    if (!snapshot) throw new Error(`snapshot ${snapshotId} is not in the results store ${store.location}`);
+    return snapshot.queryCount;
+  }
+
   return {
     /**
      * Stage 1: store the snapshot, the rubric and the run record. Idempotent. Resumed from the store
@@ -195,7 +202,7 @@ export function runActivities(deps: ActivityDeps) {
         return {
           snapshotId: existing.snapshotId,
           rubricVersion: existing.rubricVersion,
-          queryCount: (await store.snapshotQueries(existing.snapshotId)).length,
+          queryCount: await queryCountOf(existing.snapshotId),
         };
       const { config } = input;
       const protocol = protocolFor(config.protocol);
@@ -259,7 +266,7 @@ export function runActivities(deps: ActivityDeps) {
       return {
         snapshotId: run.snapshotId,
         rubricVersion: run.rubricVersion,
-        queryCount: (await store.snapshotQueries(run.snapshotId)).length,
+        queryCount: await queryCountOf(run.snapshotId),
       };
     },
 

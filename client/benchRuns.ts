@@ -14,7 +14,7 @@ import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
 import { toCsv } from '../core/io/csv';
 import { parseRunConfig, type RunConfig } from './config';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { runPriority } from './runPriority';
 import { provisionPostgres, startPostgres, type PostgresServer } from './postgresServer';
 import { connectClient } from './connection';
@@ -113,6 +113,16 @@ export interface RunFigures {
   judgingCpuMsPerCall?: number;
   /** Per activity type over every history of the run: how many, and the span from the first scheduled to the last completed (s from the run's start). */
   activities?: Record<string, ActivitySpan>;
+  /**
+   * The first worker's start-up, before the run starts (not in `wallS`): its process spawned to its line saying it
+   * polls, and to the server listing it as a poller of the task queue's workflow and activity tasks (s).
+   */
+  workerStart?: { printedS: number; pollingS: number };
+  /** The run's workflow from its WorkflowExecutionStarted event to the close of its last history (server clock, s). */
+  workflowS?: number;
+  /** From the run's start: the first workflow task the worker picked up, and the first activity it started (s). */
+  firstWorkflowTaskS?: number;
+  firstActivityS?: number;
 }
 
 export interface ActivitySpan {
@@ -221,9 +231,12 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       dir,
     );
     // Each worker in its own directory and home, as on its own machine; only the store (and Temporal) is shared.
+    const spawnedAt = Date.now();
+    let printedAt = 0;
     for (let w = 0; w < (s.workers ?? 1); w++) {
       const home = w === 0 ? dir : path.join(dir, `machine-${w + 1}`);
       fs.mkdirSync(home, { recursive: true });
+      if (w === 1) printedAt = Date.now();
       // Once more if it could not reach the server: on a loaded machine (the bench's own server starting) a connect can time out.
       workers.push(
         await startWorker({ ...env, JUDGEFLOW_HOME: home }, home, log).catch(() =>
@@ -231,7 +244,11 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
         ),
       );
     }
+    printedAt ||= Date.now();
     const client = await connectClient(env);
+    // A user's worker is long-lived: the run starts once the server lists the worker polling, as it would for theirs.
+    await untilPolling(client, env.JUDGEFLOW_TASK_QUEUE);
+    const workerStart = { printedS: (printedAt - spawnedAt) / 1000, pollingS: (Date.now() - spawnedAt) / 1000 };
     // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
     const pinnedTo = deploymentVersion(env.JUDGEFLOW_TASK_QUEUE, (await workflowBuild(env)).buildId);
     const start = (runConfig: typeof config, priority?: number) => {
@@ -281,11 +298,15 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const sizes: HistorySize[] = [];
     let report: { from: number; to: number } | undefined;
     const activities: Record<string, ActivitySpan> = {};
+    const timeline = { firstTask: Infinity, firstActivity: Infinity, from: Infinity, to: -Infinity };
     for await (const wf of client.workflow.list({ query: `WorkflowId STARTS_WITH "${runId}"` })) {
       const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
       sizes.push({ events: history.events?.length ?? 0, bytes: historyBytes(history) });
       report ??= reportWindow(history);
       activitySpans(history, started, activities);
+      historyTimeline(history, timeline);
+      // Kept beside the run's store, to read where its time went event by event (temporal workflow show --input).
+      fs.writeFileSync(path.join(dir, `history-${wf.workflowId}.json`), JSON.stringify(history));
     }
     await client.connection.close();
     const calls = [judge, ...copilots].flatMap((sim) => sim.requests);
@@ -329,6 +350,10 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
         : {}),
       ...(judge.requests.length ? judgingWindow(judge.requests, s.latencyMs, started, rss.cpuBetween) : {}),
       activities,
+      workerStart,
+      ...(Number.isFinite(timeline.from) ? { workflowS: (timeline.to - timeline.from) / 1000 } : {}),
+      ...(Number.isFinite(timeline.firstTask) ? { firstWorkflowTaskS: (timeline.firstTask - started) / 1000 } : {}),
+      ...(Number.isFinite(timeline.firstActivity) ? { firstActivityS: (timeline.firstActivity - started) / 1000 } : {}),
     };
   } finally {
     // Each simulated endpoint's arrivals (ms) and refusals, for finding where 429s come from (docs/bench.md, pacing).
@@ -544,6 +569,41 @@ function judgingWindow(
     lastJudgeS: (last - started) / 1000,
     ...(Number.isFinite(cpu) ? { judgingCpuMsPerCall: cpu / inside } : {}),
   };
+}
+
+/** Until the server lists a poller of `taskQueue`'s workflow tasks and one of its activity tasks (60 s at most). */
+async function untilPolling(client: Client, taskQueue: string): Promise<void> {
+  const until = Date.now() + 60_000;
+  const polled = async (taskQueueType: number) =>
+    (
+      (
+        await client.workflowService.describeTaskQueue({
+          namespace: client.options.namespace,
+          taskQueue: { name: taskQueue },
+          taskQueueType,
+        })
+      ).pollers ?? []
+    ).length > 0;
+  // 1: TASK_QUEUE_TYPE_WORKFLOW, 2: TASK_QUEUE_TYPE_ACTIVITY
+  while (!((await polled(1)) && (await polled(2)))) {
+    if (Date.now() > until) throw new Error(`no worker polled task queue ${taskQueue} within 60 s of its start`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The first workflow task started, the first activity started, and the first and last event, over the run's histories (ms). */
+function historyTimeline(
+  history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>,
+  t: { firstTask: number; firstActivity: number; from: number; to: number },
+): void {
+  const at = (e: { eventTime?: { seconds?: unknown; nanos?: number | null } | null }) =>
+    Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+  for (const e of history.events ?? []) {
+    t.from = Math.min(t.from, at(e));
+    t.to = Math.max(t.to, at(e));
+    if (e.workflowTaskStartedEventAttributes) t.firstTask = Math.min(t.firstTask, at(e));
+    if (e.activityTaskStartedEventAttributes) t.firstActivity = Math.min(t.firstActivity, at(e));
+  }
 }
 
 /** Each activity type's count and span in one history, merged into `spans` (seconds from `started`). */

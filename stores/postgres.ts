@@ -283,6 +283,17 @@ export class PostgresStore implements ResultsStore {
     return sharingRepeats(rows, toResponse);
   }
 
+  async responseStatuses(
+    runId: string,
+    copilots: string[],
+  ): Promise<Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>> {
+    const rows = await this.db.rows(
+      'SELECT query_id, copilot, status FROM responses WHERE run_id = $1 AND copilot = ANY($2::text[])',
+      [runId, copilots],
+    );
+    return rows.map((r) => ({ queryId: r.query_id, copilot: r.copilot, status: r.status }));
+  }
+
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
     await this.db.transaction(async (c) => {
       for (const r of items.responses) {

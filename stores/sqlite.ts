@@ -269,6 +269,17 @@ export class SqliteStore implements ResultsStore {
     return sharingRepeats(rows, toResponse);
   }
 
+  async responseStatuses(
+    runId: string,
+    copilots: string[],
+  ): Promise<Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>> {
+    return this.db
+      .prepare(
+        'SELECT query_id AS queryId, copilot, status FROM responses WHERE run_id = ? AND copilot IN (SELECT value FROM json_each(?))',
+      )
+      .all(runId, JSON.stringify(copilots)) as Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>;
+  }
+
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {
     const response = this.db.prepare('DELETE FROM responses WHERE run_id = ? AND query_id = ? AND copilot = ?');
     // A failed agent answer is asked afresh: its trajectory goes with it (as a judge conversation's turns do).

@@ -4,7 +4,6 @@ import { envNames } from '../../activities/adapters/common';
 import { workerTracing } from '../../worker/tracing';
 import { InputError } from '../../core/model/inputError';
 import { createWorker, workerVersions } from '../../worker/createWorker';
-import { runSimCli } from '../../sim/main';
 import type { Command } from '../args';
 import { connectWorker, taskQueue } from '../connection';
 import { ensureLocalServer, serverStatus, stopLocalServer, temporalTarget } from '../temporalServer';
@@ -130,4 +129,6 @@ export const simCommand: Command = {
     throw new Error('unreachable: sim parses its own arguments');
   },
 };
-export { runSimCli };
+/** The simulator loads for `judgeflow sim` only: its servers and the MCP SDK are half a second of a worker's start-up. */
+export const runSimCli = (args: string[]): Promise<number> =>
+  (require('../../sim/main') as typeof import('../../sim/main')).runSimCli(args);

@@ -262,6 +262,11 @@ export interface ResultsStore {
    * and a browser copilot's page (`raw`, `html` come back null): a large run's report then holds only the answers.
    */
   responses(runId: string, opts?: { payloads?: boolean }): Promise<StoredResponse[]>;
+  /** Which answers of these copilots the run holds and how they ended, without their texts (what an import stored already). */
+  responseStatuses(
+    runId: string,
+    copilots: string[],
+  ): Promise<Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>>;
   /** Re-judging reuses another run's responses: copied rows, zero copilot calls. Returns how many were copied. */
   adoptResponses(fromRunId: string, toRunId: string): Promise<number>;
   /**

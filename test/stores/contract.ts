@@ -653,6 +653,28 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.getResponse('r1', 'q3', 'Ace')).toBeNull();
       });
 
+      test("responseStatuses: these copilots' keys and statuses in this run, no texts", async () => {
+        await store.putResponses([
+          aResponse('r1', 'q1', 'Ace'),
+          aResponse('r1', 'q1', 'Bolt', {
+            status: 'missing',
+            text: null,
+            errorKind: 'missing',
+            errorMessage: 'no row',
+          }),
+          aResponse('r1', 'q2', 'Cyan'),
+          aResponse('r2', 'q1', 'Ace'),
+        ]);
+        const statuses = await store.responseStatuses('r1', ['Ace', 'Bolt']);
+        expect(statuses.map((r) => `${r.queryId}/${r.copilot}/${r.status}`).sort()).toEqual([
+          'q1/Ace/ok',
+          'q1/Bolt/missing',
+        ]);
+        expect(Object.keys(statuses[0]).sort()).toEqual(['copilot', 'queryId', 'status']);
+        expect(await store.responseStatuses('r1', [])).toEqual([]);
+        expect(await store.responseStatuses('r3', ['Ace'])).toEqual([]);
+      });
+
       test('round trip of every field; first write wins; ordered by query id then copilot', async () => {
         const first = aResponse('r1', 'q2', 'Bolt');
         await store.putResponse(first);
