@@ -9,6 +9,7 @@ import path from 'node:path';
 import { judgeflowHome } from '../core/io/home';
 import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
+import { simSpanFigures, watchEventLoop, type EventLoopDelayFigures, type SimSpanFigures } from './benchSim';
 import { deploymentVersion, workflowBuild } from '../worker/versioning';
 import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
@@ -113,6 +114,9 @@ export interface RunFigures {
   judgingCpuMsPerCall?: number;
   /** Per activity type over every history of the run: how many, and the span from the first scheduled to the last completed (s from the run's start). */
   activities?: Record<string, ActivitySpan>;
+  /** The judge simulator's own view of its calls (client/benchSim.ts), and the bench process's event-loop delay. */
+  sim?: SimSpanFigures;
+  loopDelay?: EventLoopDelayFigures;
 }
 
 export interface ActivitySpan {
@@ -257,6 +261,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const writesAtStart = postgres ? await databaseWrites(storeUrl) : undefined;
     const cpuAtStart = workers.map((w) => cpuMs(w.pid!)); // bundling the workflow code is start-up, not run work
     const started = Date.now();
+    const loop = watchEventLoop();
     const handle = await start(config, s.priority);
     const runId = handle.workflowId;
     let alongside: AlongsideFigures | undefined;
@@ -329,6 +334,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
         : {}),
       ...(judge.requests.length ? judgingWindow(judge.requests, s.latencyMs, started, rss.cpuBetween) : {}),
       activities,
+      sim: simSpanFigures(judge.requests, s.latencyMs),
+      loopDelay: loop(),
     };
   } finally {
     await Promise.all(workers.map(stop));

@@ -160,5 +160,9 @@ export async function responsesApi(
     );
   }
   if (latencyMs) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-  writeAnswer(res, asResponsesAnswer(await chatAnswer(asChatBody(body), ctx), body.model));
+  const working = performance.now();
+  const answer = asResponsesAnswer(await chatAnswer(asChatBody(body), ctx), body.model);
+  ctx.entry.workMs = (ctx.entry.workMs ?? 0) + performance.now() - working;
+  res.once('finish', () => (ctx.entry.answeredAt = Date.now()));
+  writeAnswer(res, answer);
 }

@@ -174,7 +174,16 @@ async function chat(
     );
   }
   if (options.latencyMs) await sleep(options.latencyMs);
-  writeAnswer(res, await chatAnswer(body, { entry, requestIndex, options, log, seenOnce, limiter }));
+  const working = performance.now();
+  const answer = await chatAnswer(body, { entry, requestIndex, options, log, seenOnce, limiter });
+  timeAnswer(res, entry, working);
+  writeAnswer(res, answer);
+}
+
+/** The answer's own time on the log entry (see SimRequestLog.answeredAt): its building, and when it was written out. */
+function timeAnswer(res: ServerResponse, entry: SimRequestLog, working: number): void {
+  entry.workMs = (entry.workMs ?? 0) + performance.now() - working;
+  res.once('finish', () => (entry.answeredAt = Date.now()));
 }
 
 /** What answers one Chat Completions body once it is received: the live endpoint and every OpenAI batch line. */
