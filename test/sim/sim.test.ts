@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { answerForSchema, defaultCopilotAnswer, startSimServer, type SimServer } from '../../sim/server';
+import { answerForSchema, defaultCopilotAnswer, startSimServer, wordCount, type SimServer } from '../../sim/server';
 import { parseSimArgs, runSimCli } from '../../sim/main';
 
 const question = 'Should I stake my ETH on Lido or Rocket Pool given the slashing risk?';
@@ -461,5 +461,21 @@ describe('sim CLI', () => {
       out.mockRestore();
       err.mockRestore();
     }
+  });
+});
+
+describe('sim usage counts', () => {
+  test('wordCount counts words as text.split(/\\s+/).filter(Boolean) does, Unicode spaces included', () => {
+    const texts = [
+      '',
+      '   ',
+      'one',
+      ' two  words ',
+      'tabs\tand\nnew\r\nlines\u000bvt\u000cff',
+      'no\u00a0break\u2003em\u3000ideographic\u2028line\ufeffbom\u1680ogham',
+      'émojis 🚀 and ü-umlauts, punctuation: yes!',
+      'x'.repeat(50) + ' \n\n ' + 'y',
+    ];
+    for (const text of texts) expect(wordCount(text)).toBe(text.split(/\s+/).filter(Boolean).length);
   });
 });
