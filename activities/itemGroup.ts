@@ -58,6 +58,27 @@ export async function runIsHeld(): Promise<boolean> {
   }
 }
 
+/** How long before a call is expected to end the next item's `held` look is asked (see lookAhead). */
+const LOOK_LEAD_MS = HELD_FRESH_MS * 0.6;
+
+/** The latest item call's time on this worker, for when a group's first look ahead is asked (a timing hint only). */
+let lastCallMs: number | undefined;
+
+/**
+ * Ask the next item's `held` look while the current call is in flight, LOOK_LEAD_MS before the call is expected to
+ * end, so that the look before the next item finds heldWithin's answer still fresh instead of waiting for a query
+ * round trip (39 ms at the median, 104 ms on average at load 5, 2026-12-02: four times per five-item group, on each
+ * slot's critical path). The look before the item is still made and still decides, with the same freshness, so a pause
+ * stops the batch within the same HELD_FRESH_MS; a call slower than expected only finds the answer stale and asks
+ * again, as before. An answer asked early is never used beyond its freshness (heldWithin measures from the asking).
+ */
+function lookAhead(held: () => Promise<boolean>, expectedMs?: number): ReturnType<typeof setTimeout> | undefined {
+  if (expectedMs === undefined) return undefined; // no call timed yet: the look waits for the call, as before
+  const timer = setTimeout(() => void held().catch(() => undefined), Math.max(0, expectedMs - LOOK_LEAD_MS));
+  timer.unref?.();
+  return timer;
+}
+
 /**
  * Make the calls of several work items in a row, in one activity: a call costs its latency, not a workflow task, an
  * activity dispatch and a completion on the Temporal server besides (tens of milliseconds each, at 400 ms a call about
@@ -66,7 +87,8 @@ export async function runIsHeld(): Promise<boolean> {
  * the rest go back to the workflow, which asks them one per activity, with each item's own attempts.
  * Before each item after the first it asks whether the run is paused (`held`, an answer at most HELD_FRESH_MS old): from
  * HELD_FRESH_MS after a pause is recorded in the workflow no new call of the batch starts; the rest go back
- * (`stoppedBy: 'paused'`) and wait there for the resume.
+ * (`stoppedBy: 'paused'`) and wait there for the resume. That look is asked ahead, during the call before it
+ * (lookAhead), so its answer is usually there when the call ends.
  */
 export async function runItemGroup<K, R extends { outcome: CallOutcome }>(
   keys: K[],
@@ -88,13 +110,18 @@ export async function runItemGroup<K, R extends { outcome: CallOutcome }>(
       // The first item started when the workflow's lane saw the run not held.
       if (i > 0 && (await held())) return { results, sentAt, outcome, stoppedBy: 'paused' };
       sentAt.push(Date.now());
+      // Expected as long as this group's previous call, or the worker's latest for its first.
+      const look = i < keys.length - 1 ? lookAhead(held, i > 0 ? sentAt[i] - sentAt[i - 1] : lastCallMs) : undefined;
       let result: R;
       try {
         result = await call(key);
       } catch (error) {
         if (signal.aborted) throw error;
         return { results, sentAt, outcome, stoppedBy: error instanceof Error ? error.message : String(error) };
+      } finally {
+        if (look) clearTimeout(look);
       }
+      lastCallMs = Date.now() - sentAt[i];
       const { outcome: callOutcome, ...rest } = result;
       note(callOutcome);
       if (throttled(result))

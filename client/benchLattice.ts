@@ -13,6 +13,7 @@ import { pearson } from '../core/stats/stats';
 import { spawn } from 'node:child_process';
 import { startSimServer } from '../sim/server';
 import { measureRun, type RunFigures, type RunScenario } from './benchRuns';
+import { simSpanFigures, simSpanLine, watchEventLoop } from './benchSim';
 
 const REPO = path.resolve(__dirname, '..');
 /** The read-only data beside the checkout (JUDGEFLOW_TEST_SHARED when the checkout is a worktree one level deeper). */
@@ -89,6 +90,7 @@ async function runRow(
   );
   const figures = await measureRun(s, log);
   log(timelineLine(figures));
+  log(simSpanLine(name, figures.sim, figures.loopDelay));
   const report = JSON.parse(fs.readFileSync(figures.reportPath!, 'utf8'));
   const [header, ...rows] = parseCsv(
     fs.readFileSync(path.join(path.dirname(figures.reportPath!), 'results.csv'), 'utf8'),
@@ -220,6 +222,7 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
       '12',
     ];
     const started = Date.now();
+    const loop = watchEventLoop();
     await new Promise<void>((resolve, reject) => {
       const child = spawn(PYTHON, args, {
         cwd: dir,
@@ -243,6 +246,7 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
       },
     );
     const buildS = (Date.now() - built) / 1000;
+    log(simSpanLine('reference harness', simSpanFigures(judge.requests, 400), loop()));
     const scores = JSON.parse(fs.readFileSync(output, 'utf8')) as {
       summary: Record<string, { count: number; errors: number }>;
     };

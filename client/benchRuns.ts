@@ -9,6 +9,7 @@ import path from 'node:path';
 import { judgeflowHome } from '../core/io/home';
 import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
+import { simSpanFigures, watchEventLoop, type EventLoopDelayFigures, type SimSpanFigures } from './benchSim';
 import { deploymentVersion, workflowBuild } from '../worker/versioning';
 import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
@@ -123,6 +124,9 @@ export interface RunFigures {
   /** From the run's start: the first workflow task the worker picked up, and the first activity it started (s). */
   firstWorkflowTaskS?: number;
   firstActivityS?: number;
+  /** The judge simulator's own view of its calls (client/benchSim.ts), and the bench process's event-loop delay. */
+  sim?: SimSpanFigures;
+  loopDelay?: EventLoopDelayFigures;
 }
 
 export interface ActivitySpan {
@@ -274,6 +278,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const writesAtStart = postgres ? await databaseWrites(storeUrl) : undefined;
     const cpuAtStart = workers.map((w) => cpuMs(w.pid!)); // bundling the workflow code is start-up, not run work
     const started = Date.now();
+    const loop = watchEventLoop();
     const handle = await start(config, s.priority);
     const runId = handle.workflowId;
     let alongside: AlongsideFigures | undefined;
@@ -354,6 +359,8 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       ...(Number.isFinite(timeline.from) ? { workflowS: (timeline.to - timeline.from) / 1000 } : {}),
       ...(Number.isFinite(timeline.firstTask) ? { firstWorkflowTaskS: (timeline.firstTask - started) / 1000 } : {}),
       ...(Number.isFinite(timeline.firstActivity) ? { firstActivityS: (timeline.firstActivity - started) / 1000 } : {}),
+      sim: simSpanFigures(judge.requests, s.latencyMs),
+      loopDelay: loop(),
     };
   } finally {
     // Each simulated endpoint's arrivals (ms) and refusals, for finding where 429s come from (docs/bench.md, pacing).

@@ -13,6 +13,7 @@ export async function receive(
   log: SimRequestLog[],
 ): Promise<{ body: any; entry: SimRequestLog; requestIndex: number }> {
   const raw = (await readBody(req)).toString('utf8');
+  const parsing = performance.now();
   let body: any;
   try {
     body = JSON.parse(raw);
@@ -26,6 +27,7 @@ export async function receive(
     model: typeof body?.model === 'string' ? body.model : '',
     body: body ?? raw,
     headers: flattenHeaders(req),
+    workMs: performance.now() - parsing,
   };
   const requestIndex = log.push(entry) - 1;
   options.onRequest?.(entry);

@@ -11,6 +11,12 @@ import { jsonAnswer, writeAnswer, type HttpAnswer } from './http';
 import type { ChatContext } from './types';
 
 type ChatAnswer = (body: any, ctx: ChatContext) => Promise<HttpAnswer>;
+type AnsweredWithin = (
+  options: ChatContext['options'],
+  limiter: ChatContext['limiter'],
+  answer: () => Promise<HttpAnswer>,
+  entry: ChatContext['entry'],
+) => Promise<HttpAnswer>;
 
 /** The Responses request as the Chat Completions body the simulated judge answers. */
 export function asChatBody(body: any): any {
@@ -116,7 +122,8 @@ export async function responsesApi(
   res: ServerResponse,
   received: { body: any; ctx: ChatContext },
   chatAnswer: ChatAnswer,
-  latencyMs?: number,
+  /** The answer after the simulator's latency (server.ts answeredWithin). */
+  answeredWithin: AnsweredWithin,
 ): Promise<void> {
   const { body, ctx } = received;
   if (
@@ -159,6 +166,12 @@ export async function responsesApi(
       ),
     );
   }
-  if (latencyMs) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-  writeAnswer(res, asResponsesAnswer(await chatAnswer(asChatBody(body), ctx), body.model));
+  const answer = await answeredWithin(
+    ctx.options,
+    ctx.limiter,
+    async () => asResponsesAnswer(await chatAnswer(asChatBody(body), ctx), body.model),
+    ctx.entry,
+  );
+  res.once('finish', () => (ctx.entry.answeredAt = Date.now()));
+  writeAnswer(res, answer);
 }

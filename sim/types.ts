@@ -22,6 +22,13 @@ export interface SimRequestLog {
    * tests tell live calls from batch-processed lines.
    */
   batch?: { id: string; customId: string };
+  /**
+   * Live chat and Responses calls: when the answer's last byte was handed to the socket (ms since the epoch, like
+   * `at`), and the synchronous time spent parsing the request and building its answer (ms, `performance.now()`), so a
+   * bench can tell the simulator's own time from its latency (client/benchSim.ts).
+   */
+  answeredAt?: number;
+  workMs?: number;
 }
 
 /**

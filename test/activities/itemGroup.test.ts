@@ -97,6 +97,63 @@ describe('runItemGroup: several work items of one endpoint asked in a row in one
     expect(result.stoppedBy).toBe('paused');
   });
 
+  test('runItemGroup: the held look before the next item is asked during the call before it, so a slow query does not wait between calls', async () => {
+    // A look that takes 100 ms, calls of 300 ms: asked only after each call, three looks of a four-item group would
+    // add 300 ms; asked ahead, only the group's first look (no call of this group timed yet) may wait.
+    const answers = new Map();
+    let asks = 0;
+    const slowAsk = () => {
+      asks++;
+      return new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 100));
+    };
+    const started = Date.now();
+    const result = await inActivity(() =>
+      runItemGroup(
+        ['a', 'b', 'c', 'd'],
+        async (key) => {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return ok(key);
+        },
+        (r) => r.throttled,
+        () => heldWithin('run-look', slowAsk, 250, Date.now, answers),
+      ),
+    );
+    const elapsed = Date.now() - started;
+    expect(result.results.map((r) => r.key)).toEqual(['a', 'b', 'c', 'd']);
+    expect(asks).toBeGreaterThanOrEqual(3); // every item after the first still had its look
+    expect(elapsed).toBeLessThan(1_450); // asked after each call: 1,500 and more
+  });
+
+  test('runItemGroup: with the look asked ahead a pause still stops the batch within HELD_FRESH_MS (250 ms)', async () => {
+    // Calls of 300 ms, the look answered at once: the look ahead for c is asked 150 ms before b is expected to end,
+    // the pause is recorded after that, while b is still in flight, and c must still not start more than 250 ms
+    // after it: the look before c finds the early answer fresh and lets c go (within the bound), or d's stops.
+    const answers = new Map();
+    let paused = false;
+    let pausedAt = 0;
+    const starts: Array<[string, number]> = [];
+    const result = await inActivity(() =>
+      runItemGroup(
+        ['a', 'b', 'c', 'd', 'e'],
+        async (key) => {
+          starts.push([key, Date.now()]);
+          if (key === 'b')
+            setTimeout(() => {
+              paused = true;
+              pausedAt = Date.now();
+            }, 250);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return ok(key);
+        },
+        (r) => r.throttled,
+        () => heldWithin('run-stale', async () => paused, 250, Date.now, answers),
+      ),
+    );
+    expect(result.stoppedBy).toBe('paused');
+    for (const [, at] of starts.filter(([, at]) => at > pausedAt)) expect(at - pausedAt).toBeLessThanOrEqual(250);
+    expect(starts.map(([k]) => k)).not.toContain('e');
+  });
+
   test('runItemGroup: outside a workflow that answers the held query (here a mocked activity) the batch goes on', async () => {
     const result = await inActivity(() =>
       runItemGroup(

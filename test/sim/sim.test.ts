@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { answerForSchema, defaultCopilotAnswer, startSimServer, type SimServer } from '../../sim/server';
+import { answerForSchema, defaultCopilotAnswer, startSimServer, wordCount, type SimServer } from '../../sim/server';
 import { parseSimArgs, runSimCli } from '../../sim/main';
 
 const question = 'Should I stake my ETH on Lido or Rocket Pool given the slashing risk?';
@@ -460,6 +460,74 @@ describe('sim CLI', () => {
     } finally {
       out.mockRestore();
       err.mockRestore();
+    }
+  });
+});
+
+describe('sim usage counts', () => {
+  test('wordCount counts words as text.split(/\\s+/).filter(Boolean) does, Unicode spaces included', () => {
+    const texts = [
+      '',
+      '   ',
+      'one',
+      ' two  words ',
+      'tabs\tand\nnew\r\nlines\u000bvt\u000cff',
+      'no\u00a0break\u2003em\u3000ideographic\u2028line\ufeffbom\u1680ogham',
+      'émojis 🚀 and ü-umlauts, punctuation: yes!',
+      'x'.repeat(50) + ' \n\n ' + 'y',
+    ];
+    for (const text of texts) expect(wordCount(text)).toBe(text.split(/\s+/).filter(Boolean).length);
+  });
+});
+
+describe('sim latency', () => {
+  test('a call takes the latency, not the latency plus the answer: twelve joint judge calls at once are all answered within it', async () => {
+    const sim = await startSimServer({ latencyMs: 300 });
+    try {
+      const answer = (k: number) =>
+        Array.from(
+          { length: 400 },
+          (_, i) => `- Point ${i} on risk ${k}: liquidity ${i % 7}% because volatility.`,
+        ).join('\n');
+      const score = { type: 'object', properties: { score: { type: 'integer', minimum: 0, maximum: 10 } } };
+      const body = (q: number) => ({
+        model: 'sim-judge',
+        messages: [
+          { role: 'system', content: 'Judge each response. '.repeat(500) },
+          {
+            role: 'user',
+            content: `Query ${q}\n${[1, 2, 3, 4].map((k) => `<response id="${k}">\n${answer(q * 10 + k)}\n</response>`).join('\n')}`,
+          },
+        ],
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'joint',
+            strict: true,
+            schema: {
+              type: 'object',
+              properties: { results: { type: 'array', minItems: 4, maxItems: 4, items: score } },
+            },
+          },
+        },
+      });
+      await Promise.all(
+        Array.from({ length: 12 }, (_, q) =>
+          fetch(`${sim.url}/chat/completions`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(body(q)),
+          }).then((r) => r.json()),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the last 'finish' events
+      const work = sim.requests.reduce((sum, r) => sum + (r.workMs ?? 0), 0);
+      const beyond = sim.requests.map((r) => r.answeredAt! - r.at - 300);
+      expect(sim.requests.every((r) => r.answeredAt! - r.at >= 299)).toBe(true); // the latency still holds
+      // Built after the latency, the last of twelve waited for the others' answers: about their whole work.
+      expect(Math.max(...beyond)).toBeLessThan(Math.max(5, work / 2));
+    } finally {
+      await sim.close();
     }
   });
 });
