@@ -34,7 +34,8 @@ beforeAll(async () => {
         };
       if (text.includes('(broken)'))
         return { status: 500, body: JSON.stringify({ error: { message: 'the copilot broke', type: 'server_error' } }) };
-      if (text.includes('(slow)')) await new Promise((r) => setTimeout(r, 3_000));
+      // Unref'd: the slow reply still waiting when the file ends must not hold the jest worker.
+      if (text.includes('(slow)')) await new Promise((r) => setTimeout(r, 3_000).unref());
       return undefined;
     },
   });
