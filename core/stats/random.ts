@@ -40,24 +40,8 @@ export type Random = () => number;
  * `seededRandom(1)` and `seededRandom('1')` agree.
  */
 export function seededRandom(seed: string | number): Random {
-  let [a, b, c, d] = hashSeed(String(seed));
-  const next = (): number => {
-    a >>>= 0;
-    b >>>= 0;
-    c >>>= 0;
-    d >>>= 0;
-    let t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    t = (t + d) | 0;
-    c = (c + t) | 0;
-    return (t >>> 0) / 4294967296;
-  };
-  // Discard the first outputs: sfc32 needs a few rounds to mix a freshly seeded state.
-  for (let i = 0; i < 15; i++) next();
-  return next;
+  const state = seededState(seed);
+  return () => sfc32Next(state) / 4294967296;
 }
 
 /**
