@@ -566,11 +566,16 @@ export class PostgresStore implements ResultsStore {
 
   // ---- cost ---------------------------------------------------------------------
   async putLlmCall(c: LlmCallRecord): Promise<void> {
-    await this.insertLlmCall(await this.db.ready(), c);
+    await this.db.transaction((t) => this.insertLlmCall(t, c));
   }
 
-  /** Not idempotent by design (there is no key: every attempt sent is a call), so a plain INSERT. */
+  /**
+   * Not idempotent by design (there is no key: every attempt sent is a call), so a plain INSERT. Inside a transaction
+   * holding the run's llm_calls lock shared (writers never wait for each other), so llmCallsAfter can wait for every
+   * insert under way before it reads.
+   */
   private async insertLlmCall(c: Queryable, call: LlmCallRecord): Promise<number> {
+    await c.query('SELECT pg_advisory_xact_lock_shared(hashtext($1))', [`llm_calls:${call.runId}`]);
     const usage = [
       call.promptTokens,
       call.completionTokens,
@@ -675,6 +680,27 @@ export class PostgresStore implements ResultsStore {
 
   async llmCalls(runId: string): Promise<LlmCallRecord[]> {
     return (await this.db.rows('SELECT * FROM llm_calls WHERE run_id = $1 ORDER BY at, seq', [runId])).map(toLlmCall);
+  }
+
+  async llmCallsAfter(
+    runId: string,
+    cursor: number,
+    limit = 10_000,
+  ): Promise<{ calls: LlmCallRecord[]; cursor: number }> {
+    // seq is taken at INSERT but seen at COMMIT, so a row with a lower seq than one already read could still appear.
+    // Holding the run's llm_calls lock exclusively waits out the inserts under way (each holds it shared); a later
+    // insert then takes a higher seq than any row read here.
+    return this.db.transaction(async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`llm_calls:${runId}`]);
+      const rows = (
+        await c.query('SELECT * FROM llm_calls WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [
+          runId,
+          cursor,
+          limit,
+        ])
+      ).rows;
+      return { calls: rows.map(toLlmCall), cursor: rows.length ? Number(rows[rows.length - 1].seq) : cursor };
+    });
   }
 
   // ---- pacing shared by a run's workers ---------------------------------------------

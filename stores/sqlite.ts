@@ -632,6 +632,19 @@ export class SqliteStore implements ResultsStore {
     );
   }
 
+  async llmCallsAfter(
+    runId: string,
+    cursor: number,
+    limit = 10_000,
+  ): Promise<{ calls: LlmCallRecord[]; cursor: number }> {
+    // rowid: one writer at a time, so a row committed later never has a lower rowid than one already read; rows of
+    // llm_calls are never deleted, so rowids have no gaps for VACUUM to close. The (run_id) index holds rowid in order.
+    const rows = this.db
+      .prepare('SELECT rowid AS jf_seq, * FROM llm_calls WHERE run_id = ? AND rowid > ? ORDER BY rowid LIMIT ?')
+      .all(runId, cursor, limit) as any[];
+    return { calls: rows.map(toLlmCall), cursor: rows.length ? Number(rows[rows.length - 1].jf_seq) : cursor };
+  }
+
   // ---- pacing shared by a run's workers ---------------------------------------------
   async claimSendSlot(runId: string, endpoint: string, earliest: number, spacingMs: number): Promise<number> {
     // One statement, so one write transaction: concurrent claimers (other processes on the file) take turns.

@@ -373,6 +373,11 @@ export interface ResultsStore {
   putLlmCall(call: LlmCallRecord): Promise<void>;
   /** Ordered by time. */
   llmCalls(runId: string): Promise<LlmCallRecord[]>;
+  /**
+   * The run's calls recorded after `cursor` (0: from the first), in the order they were recorded (not by `at`), at most
+   * `limit`, and the cursor to pass next: a running total reads each call once (the budget watch's looks).
+   */
+  llmCallsAfter(runId: string, cursor: number, limit?: number): Promise<{ calls: LlmCallRecord[]; cursor: number }>;
 
   // ---- pacing shared by every worker of a run (not copied: it is only about calls being sent now) ----
   /**

@@ -133,6 +133,50 @@ export function callCostUsd(pricing: Pricing | undefined, call: LlmCallRecord): 
   return priceOf(priceFor(pricing, call), tokensOfCall(call));
 }
 
+/** A line's tokens by what prices them (model, batch): integer sums, so they add up the same in any order. */
+type Buckets = Map<
+  string,
+  { model: string | null; batch: boolean; promptTokens: number; completionTokens: number; cachedTokens: number }
+>;
+
+function addToBuckets(buckets: Buckets, c: LlmCallRecord): void {
+  const key = JSON.stringify([c.model ?? null, Boolean(c.batch)]);
+  const b = buckets.get(key) ?? {
+    model: c.model ?? null,
+    batch: Boolean(c.batch),
+    promptTokens: 0,
+    completionTokens: 0,
+    cachedTokens: 0,
+  };
+  const t = tokensOfCall(c);
+  b.promptTokens += t.promptTokens;
+  b.completionTokens += t.completionTokens;
+  b.cachedTokens += t.cachedTokens;
+  buckets.set(key, b);
+}
+
+function bucketsOf(calls: LlmCallRecord[]): Buckets {
+  const buckets: Buckets = new Map();
+  for (const c of calls) addToBuckets(buckets, c);
+  return buckets;
+}
+
+/**
+ * A line's cost: each bucket priced through priceFor, in the order of their keys, so a running tally (the budget watch,
+ * activities/spend.ts) and a sum over every call give the same figure to the last bit. One unpriced bucket makes the
+ * line's cost unknown, never $0.
+ */
+function bucketsCost(buckets: Buckets, pricing: Pricing | undefined, name: string): number | null {
+  let total = 0;
+  for (const key of [...buckets.keys()].sort()) {
+    const b = buckets.get(key)!;
+    const cost = priceOf(priceFor(pricing, { model: b.model, name, batch: b.batch }), b);
+    if (cost === null) return null;
+    total += cost;
+  }
+  return total;
+}
+
 function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: string): CostLine {
   const calls = recorded.filter((c) => !c.reused);
   const reused = recorded.filter((c) => c.reused);
@@ -146,8 +190,6 @@ function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: str
     completionTokens: each.reduce((n, t) => n + t.completionTokens, 0),
     cachedTokens: each.reduce((n, t) => n + t.cachedTokens, 0),
   };
-  // Each call priced on its own (priceFor): one unpriced call makes the line's cost unknown, never $0.
-  const costs = calls.map((c) => callCostUsd(pricing, c));
   const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
   const model = recorded.find((c) => c.model)?.model ?? null;
   return {
@@ -167,9 +209,7 @@ function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: str
         ? priceFor(pricing, { model, name })
           ? 0
           : null
-        : costs.some((c) => c === null)
-          ? null
-          : costs.reduce<number>((n, c) => n + c!, 0),
+        : bucketsCost(bucketsOf(calls), pricing, name),
     reusedCalls: reused.length,
     avoidedCostUsd: avoided.some((c) => c === null) ? null : avoided.reduce<number>((n, c) => n + c!, 0),
   };
@@ -197,6 +237,111 @@ export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricin
       avoidedCostUsd: priced ? lines.reduce((n, l) => n + (l.avoidedCostUsd ?? 0), 0) : null,
     },
     priced,
+  };
+}
+
+/** One line's running tally: what summariseCost's line needs for the budget watch's figures, fed calls a few at a time. */
+interface LineTally {
+  role: LlmCallRecord['role'];
+  name: string;
+  /** Where the line's first call sorts (at, then the order it was fed): the judge lines' order in summariseCost. */
+  first: [string, number];
+  /** The line's model: of its first call (by at) that names one, as summariseCost's line takes it. */
+  model: { at: string; n: number; model: string } | null;
+  calls: number;
+  callsWithoutUsage: number;
+  callsEstimated: number;
+  promptTokens: number;
+  completionTokens: number;
+  buckets: Buckets;
+}
+
+/**
+ * A run's calls tallied so far, fed in the order they were recorded (any `at` order): nothing in it depends on the
+ * pricing, which spendOfTally applies at each look (a resume can change it).
+ */
+export interface SpendTally {
+  fed: number;
+  lines: Map<string, LineTally>;
+}
+
+export const newSpendTally = (): SpendTally => ({ fed: 0, lines: new Map() });
+
+/** Before: does (at, n) sort before the other, as llmCalls orders calls (at, then insertion)? */
+const before = (at: string, n: number, other: [string, number]) => at < other[0] || (at === other[0] && n < other[1]);
+
+export function tallyCalls(tally: SpendTally, calls: LlmCallRecord[]): void {
+  for (const c of calls) {
+    const n = tally.fed++;
+    const key = JSON.stringify([c.role, c.name]);
+    let l = tally.lines.get(key);
+    if (!l) {
+      l = {
+        role: c.role,
+        name: c.name,
+        first: [c.at, n],
+        model: null,
+        calls: 0,
+        callsWithoutUsage: 0,
+        callsEstimated: 0,
+        promptTokens: 0,
+        completionTokens: 0,
+        buckets: new Map(),
+      };
+      tally.lines.set(key, l);
+    }
+    if (before(c.at, n, l.first)) l.first = [c.at, n];
+    if (c.model && (!l.model || before(c.at, n, [l.model.at, l.model.n]))) l.model = { at: c.at, n, model: c.model };
+    if (c.reused) continue;
+    l.calls++;
+    if (withoutUsage(c)) l.callsWithoutUsage++;
+    if (estimable(c)) l.callsEstimated++;
+    const t = tokensOfCall(c);
+    l.promptTokens += t.promptTokens;
+    l.completionTokens += t.completionTokens;
+    addToBuckets(l.buckets, c);
+  }
+}
+
+/** summariseCost's totals (calls, tokens, cost, calls without usage and estimated) from a tally, priced now. */
+export function spendOfTally(
+  tally: SpendTally,
+  copilots: string[],
+  pricing: Pricing | undefined,
+): { usd: number | null; tokens: number; calls: number; callsWithoutUsage: number; callsEstimated: number } {
+  const empty = (role: LlmCallRecord['role'], name: string): LineTally => ({
+    role,
+    name,
+    first: ['', 0],
+    model: null,
+    calls: 0,
+    callsWithoutUsage: 0,
+    callsEstimated: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    buckets: new Map(),
+  });
+  const copilotLines = copilots.map(
+    (name) => tally.lines.get(JSON.stringify(['copilot', name])) ?? empty('copilot', name),
+  );
+  const judgeLines = [...tally.lines.values()]
+    .filter((l) => l.role === 'judge')
+    .sort((a, b) => (before(a.first[0], a.first[1], b.first) ? -1 : 1));
+  const lines = [...copilotLines, ...judgeLines];
+  const costs = lines.map((l) =>
+    l.calls === 0
+      ? priceFor(pricing, { model: l.model?.model ?? null, name: l.name })
+        ? 0
+        : null
+      : bucketsCost(l.buckets, pricing, l.name),
+  );
+  const priced = Boolean(pricing) && costs.some((c) => c !== null);
+  return {
+    usd: priced ? costs.reduce<number>((n, c) => n + (c ?? 0), 0) : null,
+    tokens: lines.reduce((n, l) => n + l.promptTokens, 0) + lines.reduce((n, l) => n + l.completionTokens, 0),
+    calls: lines.reduce((n, l) => n + l.calls, 0),
+    callsWithoutUsage: lines.reduce((n, l) => n + l.callsWithoutUsage, 0),
+    callsEstimated: lines.reduce((n, l) => n + l.callsEstimated, 0),
   };
 }
 

@@ -1199,6 +1199,42 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
       expect(await store.llmCalls('none')).toEqual([]);
     });
 
+    test('LLM calls after a cursor: in the order recorded (not by time), each once, paged, per run', async () => {
+      expect(await store.llmCallsAfter('r1', 0)).toEqual({ calls: [], cursor: 0 });
+      const late = aCall('r1', '2025-01-01T00:00:09.000Z', { name: 'late' });
+      const early = aCall('r1', '2025-01-01T00:00:01.000Z', { name: 'early' });
+      await store.putLlmCall(late);
+      await store.putLlmCall(aCall('r2', '2025-01-01T00:00:00.000Z'));
+      await store.putLlmCall(early);
+      const first = await store.llmCallsAfter('r1', 0, 1);
+      expect(first.calls).toEqual([late]);
+      const rest = await store.llmCallsAfter('r1', first.cursor);
+      expect(rest.calls).toEqual([early]);
+      expect(await store.llmCallsAfter('r1', rest.cursor)).toEqual({ calls: [], cursor: rest.cursor });
+      // A call recorded after, with an earlier time than both, is still after the cursor.
+      const earliest = aCall('r1', '2024-12-31T00:00:00.000Z', { name: 'earliest' });
+      await store.putLlmCall(earliest);
+      expect((await store.llmCallsAfter('r1', rest.cursor)).calls).toEqual([earliest]);
+      // Calls recorded while looks run (concurrent inserts on PostgreSQL): the looks together see each exactly once.
+      const seen: string[] = [];
+      let cursor = (await store.llmCallsAfter('r3', 0)).cursor;
+      const look = async () => {
+        const page = await store.llmCallsAfter('r3', cursor);
+        cursor = page.cursor;
+        seen.push(...page.calls.map((c) => c.queryId!));
+      };
+      const ids = Array.from({ length: 60 }, (_, i) => `q${i}`);
+      let looking = true;
+      const looks = (async () => {
+        while (looking) await look();
+      })();
+      await Promise.all(ids.map((q) => store.putLlmCall(aCall('r3', '2025-01-01T00:00:00.000Z', { queryId: q }))));
+      looking = false;
+      await looks;
+      await look();
+      expect([...seen].sort()).toEqual([...ids].sort());
+    });
+
     test('judge batches: first record wins, lines settle once with their call, the batch flag of a call is kept', async () => {
       const batch = {
         runId: 'r1',
