@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import type { SimHandler } from '../../sim/types';
 import { renderReport } from '../../services/runReport';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
@@ -12,8 +13,24 @@ import { evilCopilot, expectInert } from '../support/evilCopilot';
 
 jest.setTimeout(120_000);
 
-// Slow enough copilots that the run's progress is seen moving.
-const sim = simServersForFile({ judge: { latencyMs: 20 }, copilots: { handler: evilCopilot, latencyMs: 120 } });
+// The run's progress must be seen moving, however fast the run and however slow the view's queries on a loaded machine:
+// Sorin's answers hold at its 4th and 12th question until the page has shown a progress text it had not shown before.
+let progressShown = 0;
+const shown = (n: number) =>
+  new Promise<void>((resolve) => {
+    const look = () => (progressShown >= n ? resolve() : void setTimeout(look, 50).unref());
+    look();
+  });
+let sorinAsked = 0;
+const heldCopilot: SimHandler = async (body, ...rest) => {
+  if (body.model === 'sim-thorough') {
+    sorinAsked++;
+    if (sorinAsked === 4) await shown(1);
+    if (sorinAsked === 12) await shown(2);
+  }
+  return evilCopilot(body, ...rest);
+};
+const sim = simServersForFile({ judge: { latencyMs: 20 }, copilots: { handler: heldCopilot, latencyMs: 120 } });
 let browser: Browser;
 beforeAll(async () => {
   browser = await launchChromium();
@@ -68,6 +85,7 @@ test('judgeflow view lists a run started while it is open, shows its progress ch
           .textContent({ timeout: 500 })
           .catch(() => null);
         if (text) seenProgress.add(text);
+        progressShown = seenProgress.size;
         await page.waitForTimeout(100);
       }
       expect(seenProgress.size).toBeGreaterThanOrEqual(2);
