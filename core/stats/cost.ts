@@ -270,24 +270,29 @@ export const newSpendTally = (): SpendTally => ({ fed: 0, lines: new Map() });
 /** Before: does (at, n) sort before the other, as llmCalls orders calls (at, then insertion)? */
 const before = (at: string, n: number, other: [string, number]) => at < other[0] || (at === other[0] && n < other[1]);
 
+/** A line with no call counted yet: `first` is where it first appears (the order summariseCost lists judge lines in). */
+function newLine(role: LlmCallRecord['role'], name: string, first: [string, number]): LineTally {
+  return {
+    role,
+    name,
+    first,
+    model: null,
+    calls: 0,
+    callsWithoutUsage: 0,
+    callsEstimated: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    buckets: new Map(),
+  };
+}
+
 export function tallyCalls(tally: SpendTally, calls: LlmCallRecord[]): void {
   for (const c of calls) {
     const n = tally.fed++;
     const key = JSON.stringify([c.role, c.name]);
     let l = tally.lines.get(key);
     if (!l) {
-      l = {
-        role: c.role,
-        name: c.name,
-        first: [c.at, n],
-        model: null,
-        calls: 0,
-        callsWithoutUsage: 0,
-        callsEstimated: 0,
-        promptTokens: 0,
-        completionTokens: 0,
-        buckets: new Map(),
-      };
+      l = newLine(c.role, c.name, [c.at, n]);
       tally.lines.set(key, l);
     }
     if (before(c.at, n, l.first)) l.first = [c.at, n];
@@ -309,20 +314,8 @@ export function spendOfTally(
   copilots: string[],
   pricing: Pricing | undefined,
 ): { usd: number | null; tokens: number; calls: number; callsWithoutUsage: number; callsEstimated: number } {
-  const empty = (role: LlmCallRecord['role'], name: string): LineTally => ({
-    role,
-    name,
-    first: ['', 0],
-    model: null,
-    calls: 0,
-    callsWithoutUsage: 0,
-    callsEstimated: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    buckets: new Map(),
-  });
   const copilotLines = copilots.map(
-    (name) => tally.lines.get(JSON.stringify(['copilot', name])) ?? empty('copilot', name),
+    (name) => tally.lines.get(JSON.stringify(['copilot', name])) ?? newLine('copilot', name, ['', 0]),
   );
   const judgeLines = [...tally.lines.values()]
     .filter((l) => l.role === 'judge')
