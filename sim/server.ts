@@ -5,6 +5,7 @@
  * Order of decisions per chat request: model-prefix faults → rate faults → custom handler →
  * default behaviour (schema answer for judges, analyst answer for copilots).
  */
+import { wordCount } from '../core/stats/lengthBias';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -469,22 +470,6 @@ function usage(body: any, content: string) {
  * counting a 12 KB joint prompt was a third of the simulated judge's time per call (2026-12-02, docs/bench.md).
  */
 const promptTokens = new WeakMap<object, number>();
-
-/** Words as `text.split(/\s+/).filter(Boolean).length` counts them (runs of non-whitespace), in one pass. */
-export function wordCount(text: string): number {
-  let words = 0;
-  let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || (c >= 9 && c <= 13) || (c >= 128 && WHITESPACE.test(text[i]))) inWord = false;
-    else if (!inWord) {
-      inWord = true;
-      words++;
-    }
-  }
-  return words;
-}
-const WHITESPACE = /\s/;
 
 function modelList() {
   const ids = [

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { answerForSchema, defaultCopilotAnswer, startSimServer, wordCount, type SimServer } from '../../sim/server';
+import { wordCount } from '../../core/stats/lengthBias';
+import { answerForSchema, defaultCopilotAnswer, startSimServer, type SimServer } from '../../sim/server';
 import { parseSimArgs, runSimCli } from '../../sim/main';
 
 const question = 'Should I stake my ETH on Lido or Rocket Pool given the slashing risk?';
