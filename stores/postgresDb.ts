@@ -102,16 +102,22 @@ export class PostgresDb {
   async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     await this.migrate();
     const client = await this.pool.connect();
+    // The pool listens for errors on idle connections only: a connection the server ends while it is checked out here
+    // (a restart, an outage) emits 'error', which with no listener is an uncaught exception. Its query in flight, or the
+    // next, rejects anyway, and the catch below drops the connection; the event itself needs only a listener.
+    const ignore = () => undefined;
+    client.on('error', ignore);
     try {
       await client.query('BEGIN');
       const result = await fn(client);
       await client.query('COMMIT');
+      client.off('error', ignore);
       client.release();
       return result;
     } catch (error) {
       await client.query('ROLLBACK').then(
-        () => client.release(),
-        (rollbackError: Error) => client.release(rollbackError), // a broken connection leaves the pool
+        () => (client.off('error', ignore), client.release()),
+        (rollbackError: Error) => (client.off('error', ignore), client.release(rollbackError)), // a broken connection leaves the pool
       );
       throw error;
     }
