@@ -23,6 +23,8 @@ export interface ActivityDeps {
     runId: string,
     signal: AbortSignal,
   ) => Promise<{ reportPath: string; summary: Record<string, number | null> }>;
+  /** Judging has started: a report may follow soon, so renderReport gets ready for it (the worker's spare thread). */
+  warmReport?: () => void;
 }
 
 /**

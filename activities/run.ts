@@ -153,6 +153,7 @@ export function runActivities(deps: ActivityDeps) {
     maxAttempts: number;
     send?: SendSlot;
   }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
+    deps.warmReport?.();
     await yieldToHigherPriority(store, runId); // a run of a higher priority making calls goes first
     await untilSendTime(store, runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };

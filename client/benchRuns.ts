@@ -16,6 +16,7 @@ import { benchmarkRun } from '../workflows';
 import { toCsv } from '../core/io/csv';
 import { parseRunConfig, type RunConfig } from './config';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { runPriority } from './runPriority';
 import { provisionPostgres, startPostgres, type PostgresServer } from './postgresServer';
 import { connectClient } from './connection';
@@ -250,11 +251,12 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     }
     printedAt ||= Date.now();
     const client = await connectClient(env);
-    // A user's worker is long-lived: the run starts once the server lists the worker polling, as it would for theirs.
-    await untilPolling(client, env.JUDGEFLOW_TASK_QUEUE);
-    const workerStart = { printedS: (printedAt - spawnedAt) / 1000, pollingS: (Date.now() - spawnedAt) / 1000 };
     // Pinned to the workers' build, as an attached run is: the start does not wait for a worker to make its build current.
     const pinnedTo = deploymentVersion(env.JUDGEFLOW_TASK_QUEUE, (await workflowBuild(env)).buildId);
+    // A user's worker is long-lived: the run starts once the server lists the worker polling and knows its build, as it
+    // would for theirs (a start pinned to a build the server has not registered yet is refused and retried).
+    await untilPolling(client, env.JUDGEFLOW_TASK_QUEUE, pinnedTo);
+    const workerStart = { printedS: (printedAt - spawnedAt) / 1000, pollingS: (Date.now() - spawnedAt) / 1000 };
     const start = (runConfig: typeof config, priority?: number) => {
       const runId = newRunId('bench');
       return startWorkflow(client, benchmarkRun, {
@@ -578,8 +580,12 @@ function judgingWindow(
   };
 }
 
-/** Until the server lists a poller of `taskQueue`'s workflow tasks and one of its activity tasks (60 s at most). */
-async function untilPolling(client: Client, taskQueue: string): Promise<void> {
+/**
+ * Until the server lists a poller of `taskQueue`'s workflow tasks and one of its activity tasks, and has registered
+ * the build `version` (0.9–1.1 s after the first poll on a quiet machine, 2026-12-03: the server records a new version
+ * in the background), 60 s at most.
+ */
+async function untilPolling(client: Client, taskQueue: string, version: WorkerDeploymentVersion): Promise<void> {
   const until = Date.now() + 60_000;
   const polled = async (taskQueueType: number) =>
     (
@@ -592,7 +598,14 @@ async function untilPolling(client: Client, taskQueue: string): Promise<void> {
       ).pollers ?? []
     ).length > 0;
   // 1: TASK_QUEUE_TYPE_WORKFLOW, 2: TASK_QUEUE_TYPE_ACTIVITY
-  while (!((await polled(1)) && (await polled(2)))) {
+  const registered = () =>
+    client.workflowService
+      .describeWorkerDeploymentVersion({ namespace: client.options.namespace, deploymentVersion: version })
+      .then(
+        () => true,
+        () => false,
+      );
+  while (!((await polled(1)) && (await polled(2)) && (await registered()))) {
     if (Date.now() > until) throw new Error(`no worker polled task queue ${taskQueue} within 60 s of its start`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

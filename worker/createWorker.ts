@@ -4,7 +4,7 @@ import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
 import { instrumentedStore } from './metrics';
 import { workerTracing } from './tracing';
-import { renderReportInThread, reportThreadEnabled } from './reportThread';
+import { ReportThreads, reportThreadEnabled } from './reportThread';
 import type { ResultsStore } from '../core/model/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
@@ -39,6 +39,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const { Runtime, Worker } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   const tracing = workerTracing(env);
   const traced = (store: ResultsStore) => (tracing ? tracing.instrument(store) : store);
+  const reports = reportThreadEnabled(env) ? new ReportThreads(target, env) : undefined;
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -54,8 +55,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       store: traced(instrumentedStore(await openStore(target), Runtime.instance().metricMeter)),
       env,
       // A report's statistics run on a thread of their own, so the activity keeps heartbeating (worker/reportThread.ts).
-      ...(reportThreadEnabled(env)
-        ? { renderReport: (runId: string, signal: AbortSignal) => renderReportInThread(target, env, runId, signal) }
+      ...(reports
+        ? {
+            renderReport: (runId: string, signal: AbortSignal) => reports.render(runId, signal),
+            warmReport: () => reports.warm(),
+          }
         : {}),
     }),
     ...(tracing ? { interceptors: { activity: tracing.activityInterceptors } } : {}),

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderReport } from '../../services/runReport';
-import { renderReportInThread } from '../../worker/reportThread';
+import { renderReportInThread, ReportThreads } from '../../worker/reportThread';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
 import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
@@ -87,4 +87,23 @@ test('a report that fails on its thread fails with its own error; an abort ends 
   const pending = renderReportInThread({ kind: 'sqlite', file }, process.env, 'no-such-run', controller.signal);
   controller.abort(new Error('the activity was cancelled'));
   await expect(pending).rejects.toThrow('the activity was cancelled');
+});
+
+test("the worker's spare report thread: warmed once, it renders the next report (its errors too), and the next warm starts another", async () => {
+  const file = path.join(tempDir('jf-report-thread-spare-'), 'results.db');
+  const threads = new ReportThreads({ kind: 'sqlite', file }, process.env);
+  expect(threads.warmed).toBe(false);
+  threads.warm();
+  threads.warm(); // one spare, however often judging says it started
+  expect(threads.warmed).toBe(true);
+  await expect(threads.render('no-such-run')).rejects.toThrow(/run no-such-run is not in the results store/);
+  expect(threads.warmed).toBe(false); // the spare rendered it
+  // Without a spare, a thread of its own; an abort ends a spare's render as it ends any.
+  await expect(threads.render('still-missing')).rejects.toThrow(/run still-missing is not in the results store/);
+  threads.warm();
+  const controller = new AbortController();
+  const pending = threads.render('no-such-run', controller.signal);
+  controller.abort(new Error('the activity was cancelled'));
+  await expect(pending).rejects.toThrow('the activity was cancelled');
+  expect(threads.warmed).toBe(false);
 });

@@ -2,15 +2,19 @@ import { batchSize, CallTimes } from '../../../workflows/limits/itemGroupSize';
 import { Limiter } from '../../../workflows/limits/limiter';
 
 describe('batch sizes: several work items of one endpoint in one activity, only while the window alone limits it', () => {
-  test('batchSize: one until calls are timed; then as many as fit in 20 s, up to 5, leaving every place of the window a share', () => {
+  test('batchSize: one until calls are timed; then as many as fit in 20 s, up to 25, keeping the tail for every place of the window', () => {
     expect(batchSize({ remaining: 100, allowed: 4 })).toBe(1);
-    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(5);
-    expect(batchSize({ remaining: 100, allowed: 4, callMs: 50 })).toBe(5);
-    // A CryptoAnalystBench conversation (five 400 ms turns) goes in fives too: no workflow round trip between most of them.
-    expect(batchSize({ remaining: 198, allowed: 3, callMs: 2_400 })).toBe(5);
+    // While many remain: the items left ÷ (places × 1.5), within 20 s of calls and 25 items.
+    expect(batchSize({ remaining: 100, allowed: 4, callMs: 400 })).toBe(16);
+    expect(batchSize({ remaining: 1_200, allowed: 12, callMs: 400 })).toBe(25);
+    expect(batchSize({ remaining: 1_200, allowed: 12, callMs: 1_000 })).toBe(20);
+    // A CryptoAnalystBench conversation (five 400 ms turns) goes in eights: no workflow round trip between most of them.
+    expect(batchSize({ remaining: 198, allowed: 3, callMs: 2_400 })).toBe(8);
     expect(batchSize({ remaining: 100, allowed: 4, callMs: 5_000 })).toBe(4);
     expect(batchSize({ remaining: 100, allowed: 4, callMs: 30_000 })).toBe(1); // a very slow unit goes alone
-    expect(batchSize({ remaining: 11, allowed: 4, callMs: 400 })).toBe(2); // the tail is spread over the window
+    // Near the end: five while every place still has five left, then the share.
+    expect(batchSize({ remaining: 25, allowed: 4, callMs: 400 })).toBe(5);
+    expect(batchSize({ remaining: 11, allowed: 4, callMs: 400 })).toBe(2);
     expect(batchSize({ remaining: 3, allowed: 4, callMs: 400 })).toBe(1);
   });
 
