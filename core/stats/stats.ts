@@ -51,8 +51,6 @@ export interface MeanInterval {
 
 /** Below this many units the interval is Student t; from here on BCa bootstrap (see meanCI). */
 export const BCA_MIN_N = 100;
-/** Resamples per bootstrap interval, unless a caller asks for another number. */
-export const BOOTSTRAP_ITERATIONS = 2000;
 
 /**
  * Confidence interval for the mean of independent units (one value per query: callers average a query's
@@ -68,16 +66,9 @@ export const BOOTSTRAP_ITERATIONS = 2000;
  */
 export function meanCI(
   xs: number[],
-  opts: {
-    iterations?: number;
-    level?: number;
-    seed?: string;
-    method?: IntervalMethod | 'auto';
-    /** The resamples' means of `xs`, drawn already (bootstrapColumnMeans with the same iterations); used, then sorted. */
-    resampled?: Float64Array;
-  } = {},
+  opts: { iterations?: number; level?: number; seed?: string; method?: IntervalMethod | 'auto' } = {},
 ): MeanInterval | null {
-  const iterations = opts.iterations ?? BOOTSTRAP_ITERATIONS;
+  const iterations = opts.iterations ?? 2000;
   const level = opts.level ?? 0.95;
   checkIterations(iterations);
   checkLevel(level);
@@ -114,9 +105,7 @@ export function meanCI(
     const tail = (1 - level) / 2;
     return { low: m - quantileSorted(ts, 1 - tail) * se, high: m - quantileSorted(ts, tail) * se, n, method };
   }
-  if (opts.resampled && opts.resampled.length !== iterations)
-    throw new Error(`meanCI: ${opts.resampled.length} resampled means given for ${iterations} iterations`);
-  const means = opts.resampled ?? bootstrapMeans(xs, iterations, opts.seed ?? DEFAULT_SEED);
+  const means = bootstrapMeans(xs, iterations, opts.seed ?? DEFAULT_SEED);
   means.sort();
   const tail = (1 - level) / 2;
   if (method === 'percentile')
@@ -174,46 +163,6 @@ export function bootstrapMeans(xs: ArrayLike<number>, iterations: number, seed: 
       sum += values[Math.floor(((t >>> 0) / 4294967296) * n)];
     }
     means[it] = sum / n;
-  }
-  return means;
-}
-
-/**
- * The means of `iterations` resamples of several columns over the same units, one resample drawing the same units of
- * every column (column k's means are bootstrapMeans(columns[k], iterations, seed) whatever the other columns): for
- * figures over the same queries (Table 5's six dimensions of one copilot), one draw of a unit serves every column, a
- * sixth of the draws. Each column's interval is as valid as on draws of its own; only their Monte Carlo errors are
- * correlated, which no single interval reads.
- */
-export function bootstrapColumnMeans(columns: ArrayLike<number>[], iterations: number, seed: string): Float64Array[] {
-  const k = columns.length;
-  if (k === 0) return [];
-  const n = columns[0].length;
-  if (columns.some((column) => column.length !== n)) throw new Error('bootstrapColumnMeans: columns of unequal length');
-  // Unit-major, so the k values of a drawn unit sit together.
-  const values = new Float64Array(n * k);
-  for (let col = 0; col < k; col++) for (let i = 0; i < n; i++) values[i * k + col] = columns[col][i];
-  const state = seededState(seed);
-  let a = state[0];
-  let b = state[1];
-  let c = state[2];
-  let d = state[3];
-  const means = columns.map(() => new Float64Array(iterations));
-  const sums = new Float64Array(k);
-  for (let it = 0; it < iterations; it++) {
-    sums.fill(0);
-    for (let i = 0; i < n; i++) {
-      let t = (a + b) | 0;
-      a = b ^ (b >>> 9);
-      b = (c + (c << 3)) | 0;
-      c = (c << 21) | (c >>> 11);
-      d = (d + 1) | 0;
-      t = (t + d) | 0;
-      c = (c + t) | 0;
-      const at = Math.floor(((t >>> 0) / 4294967296) * n) * k;
-      for (let col = 0; col < k; col++) sums[col] += values[at + col];
-    }
-    for (let col = 0; col < k; col++) means[col][it] = sums[col] / n;
   }
   return means;
 }

@@ -1,11 +1,4 @@
-import {
-  BCA_MIN_N,
-  BOOTSTRAP_ITERATIONS,
-  bootstrapColumnMeans,
-  meanCI,
-  mean,
-  type MeanInterval,
-} from '../../core/stats/stats';
+import { meanCI, mean, type MeanInterval } from '../../core/stats/stats';
 import type { Query, StoredJudgment } from '../../core/model/types';
 import type { LatticeRubricData } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
@@ -75,22 +68,8 @@ export interface LatticeTables {
   };
 }
 
-function cell(values: number[], seed: string, resampled?: Float64Array): CellMean {
-  return { mean: values.length ? mean(values) : null, ci95: meanCI(values, { seed, resampled }), n: values.length };
-}
-
-/**
- * One copilot's Table 5 cells over the same judgments: where every dimension scored every one of them and the
- * intervals are bootstrapped (BCA_MIN_N and more), one resample draws the same queries for all of them
- * (bootstrapColumnMeans, seeded as the first dimension's own cell: its interval is what a draw of its own gives).
- */
-function dimensionCells(over: StoredJudgment[], dimensions: string[], seedOf: (d: string) => string) {
-  const columns = dimensions.map((d) => over.map((j) => j.scores![d]).filter((x) => typeof x === 'number'));
-  const shared =
-    over.length >= BCA_MIN_N && dimensions.length > 1 && columns.every((column) => column.length === over.length)
-      ? bootstrapColumnMeans(columns, BOOTSTRAP_ITERATIONS, seedOf(dimensions[0]))
-      : undefined;
-  return dimensions.map((d, k) => [d, cell(columns[k], seedOf(d), shared?.[k])] as const);
+function cell(values: number[], seed: string): CellMean {
+  return { mean: values.length ? mean(values) : null, ci95: meanCI(values, { seed }), n: values.length };
 }
 
 export function latticeTables(
@@ -111,15 +90,18 @@ export function latticeTables(
 
   const table5: LatticeTables['table5'] = { dimensions, copilots: {} };
   for (const c of copilots) {
-    const seedOf = (d: string) => `${seed}:${c}:${d}`;
-    table5.copilots[c] = Object.fromEntries([
-      ...dimensionCells(
-        mine(c).filter((j) => !isRefusal(j)),
-        [...LATTICE_DIMENSIONS],
-        seedOf,
-      ),
-      ...dimensionCells(mine(c).filter(isRefusal), [rubric.refusal.id], seedOf),
-    ]);
+    table5.copilots[c] = Object.fromEntries(
+      dimensions.map((d) => {
+        const over = mine(c).filter((j) => (d === rubric.refusal.id ? isRefusal(j) : !isRefusal(j)));
+        return [
+          d,
+          cell(
+            over.map((j) => j.scores![d]).filter((x) => typeof x === 'number'),
+            `${seed}:${c}:${d}`,
+          ),
+        ];
+      }),
+    );
   }
   const grouped = (key: 'task' | 'category', id: string) => ({
     queries: queries.filter((q) => q[key] === id).length,

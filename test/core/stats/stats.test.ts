@@ -21,7 +21,6 @@ import {
   spearman,
   quantileSorted,
   bootstrapMeans,
-  bootstrapColumnMeans,
   studentTCdf,
   studentTQuantile,
   winnerPositionTest,
@@ -614,18 +613,6 @@ describe('the bootstrap and sign-flip loops step seededRandom in place (issue 29
       const xs = scores(n, `data:${seed}`);
       expect([...bootstrapMeans(xs, 100, seed)]).toEqual(closureMeans(xs, 100, seed));
     }
-  });
-
-  test('bootstrapColumnMeans draws the same units for every column: each column as bootstrapMeans draws it alone', () => {
-    const columns = [0, 1, 2, 3, 4, 5].map((k) => scores(130, `column:${k}`));
-    const shared = bootstrapColumnMeans(columns, 200, 'run-seed:Elsa:D1');
-    shared.forEach((means, k) => expect([...means]).toEqual([...bootstrapMeans(columns[k], 200, 'run-seed:Elsa:D1')]));
-    // Given to meanCI, a column's shared means give the interval its own draws with that seed give.
-    expect(meanCI(columns[3], { seed: 'run-seed:Elsa:D1', iterations: 200, resampled: shared[3] })).toEqual(
-      meanCI(columns[3], { seed: 'run-seed:Elsa:D1', iterations: 200 }),
-    );
-    expect(() => meanCI(columns[3], { resampled: shared[3] })).toThrow(/200 resampled means given for 2000/);
-    expect(() => bootstrapColumnMeans([columns[0], columns[1].slice(1)], 10, 's')).toThrow(/unequal length/);
   });
 
   test("meanCI's BCa interval and pairedTest's sign-flip p-value are the ones the closure loops give", () => {
