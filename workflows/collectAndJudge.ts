@@ -3,7 +3,7 @@ import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
 import { EndpointLane } from './endpointLane';
 import { JudgePlanner, judgeWorkFrom } from './judgePlanner';
-import { batchOptions } from './limits/itemGroupSize';
+import { batchOptions, SHARE_BATCH } from './limits/itemGroupSize';
 import { Limiter } from './limits/limiter';
 import { Breaker, failFastFrom } from './breaker';
 import { pause, watchBudget } from './runControl';
@@ -225,6 +225,9 @@ function breakerOf(stage: StageContext, endpoint: string, who: string): Breaker 
   return breaker;
 }
 
+/** A budgeted run's batches stay small, so the budget's look at the spend sees items as they finish (EndpointLane). */
+const batchCap = (stage: StageContext) => (stage.control.budget ? SHARE_BATCH : Infinity);
+
 /** An endpoint's limiter, at the config's limits or those `judgeflow tune` set (carried in the run's controls). */
 function limiterOf(
   stage: StageContext,
@@ -310,6 +313,7 @@ async function collectCopilot(stage: StageContext, copilot: CopilotLimits): Prom
     },
     state.collect,
     stage.held,
+    () => batchCap(stage),
   );
   const queue = queueOf(stage, copilot.name);
   const position = () => state.nextQuery[copilot.name] ?? 0;
@@ -358,6 +362,7 @@ async function judgeLane(stage: StageContext, judge: JudgeLimits, lane: number, 
     },
     state.judge,
     stage.held,
+    () => batchCap(stage),
   );
   if (!judge.batch) return endpointLane.drain(stage.planner.source(lane), stage.stop);
   await judgeBatchesAndLive(stage, judge, endpoint, lane, endpointLane);

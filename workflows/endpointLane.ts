@@ -44,6 +44,8 @@ const SEND_AHEAD_MS = 1_000;
 export class EndpointLane<K, R extends { outcome: CallOutcome }> {
   private readonly callTimes = new CallTimes();
   private readonly running = new Set<Promise<void>>();
+  /** Whether this endpoint's latest counted item failed: until one succeeds its items go one per activity. */
+  private failing = false;
 
   constructor(
     readonly endpoint: string,
@@ -52,6 +54,11 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     readonly counts: StageCounts,
     /** True while the run is paused: no new call starts (one in flight finishes). */
     private readonly held: () => boolean = () => false,
+    /**
+     * The most items one activity may carry now. The workflow hears of a batch's items only when it ends, so what
+     * watches them (a budget's look at the spend) sees them that late: a budgeted run keeps batches at SHARE_BATCH.
+     */
+    private readonly maxBatch: () => number = () => Infinity,
   ) {}
 
   /** Start the source's items until it is closed and empty, or `stop()`; then wait for those in flight. */
@@ -138,6 +145,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
   private count(key: K, outcome: ItemOutcome, failure?: ItemFailure): void {
     if (outcome !== 'none') this.counts.done++;
     if (outcome === 'failed') this.counts.failures++;
+    if (outcome !== 'none') this.failing = outcome === 'failed';
     this.calls.counted?.(
       key,
       outcome,
@@ -145,10 +153,18 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     );
   }
 
-  /** Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize). */
+  /**
+   * Items for a start just taken: one, unless only the endpoint's window limits it now (see batchSize), and one while
+   * the endpoint is failing (the breaker counts each failure as it comes, not a batch's worth at its end).
+   */
   private sizeOf(ticket: Ticket, remaining: number): number {
-    if (sendSlot(this.endpoint, ticket).send || !this.limiter.windowOnly(Date.now())) return 1;
-    return batchSize({ remaining, allowed: this.limiter.allowed, callMs: this.callTimes.of(this.endpoint) });
+    if (this.failing || sendSlot(this.endpoint, ticket).send || !this.limiter.windowOnly(Date.now())) return 1;
+    return batchSize({
+      remaining,
+      allowed: this.limiter.allowed,
+      callMs: this.callTimes.of(this.endpoint),
+      max: this.maxBatch(),
+    });
   }
 
   /** Work started in the background: its failure is observed at once (an unobserved rejection would fail every workflow task), and it is awaited at the end. */

@@ -71,6 +71,7 @@ test('the recorded scenarios are all there, one workflow each (a run collects an
     new Set([
       'prepareRun',
       'planRun',
+      'snapshotQueryIds', // the lanes read the snapshot's ids a page at a time (workflows/queryPages.ts)
       'importAnswers',
       'askCopilot',
       'askCopilotBatch',

@@ -13,7 +13,7 @@ const BATCH_SPAN_MS = 20_000;
 /** The most items in one batch, while many remain (see batchSize). */
 const MAX_BATCH = 25;
 /** A batch may hold this many while each place of the window still has as many left. */
-const SHARE_BATCH = 5;
+export const SHARE_BATCH = 5;
 /** While many remain, a batch takes at most the items left ÷ (places × this): the rest is kept for the tail. */
 const TAIL_RESERVE = 1.5;
 
@@ -33,10 +33,13 @@ export function batchSize({
   remaining,
   allowed,
   callMs,
+  max = MAX_BATCH,
 }: {
   remaining: number;
   allowed: number;
   callMs?: number;
+  /** At most this many (the lane's own cap, see EndpointLane). */
+  max?: number;
 }): number {
   if (callMs === undefined) return 1;
   const places = Math.max(1, allowed);
@@ -44,7 +47,7 @@ export function batchSize({
     Math.floor(remaining / (places * TAIL_RESERVE)),
     Math.min(SHARE_BATCH, Math.floor(remaining / places)),
   );
-  return Math.max(1, Math.min(MAX_BATCH, Math.floor(BATCH_SPAN_MS / Math.max(1, callMs)), share));
+  return Math.max(1, Math.min(max, MAX_BATCH, Math.floor(BATCH_SPAN_MS / Math.max(1, callMs)), share));
 }
 
 /** A running average of an endpoint's time per call, as its activities come back (workflow time: deterministic). */
