@@ -82,6 +82,22 @@ export async function openStore(target: StoreTarget = storeTarget()): Promise<Re
 const announced = new Set<string>();
 
 /**
+ * Close the shared stores (openStore's) of this process, for its owner once nothing uses them any more. A process
+ * that ends closes an open SQLite store itself, checkpointing its write-ahead log into the file as it exits: tens of
+ * them take that exit about half a second (a jest worker runs many test files, each with its own stores, and jest
+ * force-exits a worker that takes over 0.5 s: "A worker process has failed to exit gracefully"). The test environment
+ * (test/support/quietEnvironment.js) calls it after each test file through the global symbol, without loading this
+ * module in a file that never did.
+ */
+export async function closeStores(): Promise<void> {
+  const stores = [...opened.values()];
+  opened.clear();
+  // One its user closed already (a PostgreSQL pool ends once) is no error here.
+  await Promise.allSettled(stores.map((store) => store.close()));
+}
+(globalThis as Record<symbol, unknown>)[Symbol.for('judgeflow.closeStores')] = closeStores;
+
+/**
  * The shared store, brought to the current schema: what `run` and `worker` use (read-only commands never migrate, see
  * openExistingStore). A store that existed before is said to be migrated, one line per migration applied (once per
  * process); a new one is simply created.

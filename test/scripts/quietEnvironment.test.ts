@@ -7,7 +7,8 @@ import { tempDir } from '../support/harness';
 /**
  * The test environment (test/support/quietEnvironment.js) fails a test file that leaves a timer pending after its tests
  * (such a timer kept a jest worker process alive past the end of `npm test`: "A worker process has failed to exit
- * gracefully"), naming where the timer was set; a file whose timers are cleared, or unref'd, passes.
+ * gracefully"), naming where the timer was set; a file whose timers are cleared, or unref'd, passes. It closes the
+ * shared results stores a file opened (left open, they made the worker's exit itself too slow).
  */
 jest.setTimeout(120_000);
 
@@ -46,5 +47,22 @@ test('a file that leaves a timer pending fails, with where it was set; cleared a
   );
   expect(output).toMatch(/PASS \S*clears\.test\.js/);
   expect(output).toMatch(/PASS \S*unrefs\.test\.js/);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('after each file, the environment closes the shared results stores the file registered (stores/index.ts)', async () => {
+  const dir = tempDir('jf-quiet-env-stores-');
+  const marker = path.join(dir, 'closed');
+  fs.writeFileSync(
+    path.join(dir, 'stores.test.js'),
+    `test('a file whose code opened shared stores', () => {\n` +
+      `  globalThis[Symbol.for('judgeflow.closeStores')] = async () =>\n` +
+      `    require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'closed');\n` +
+      `  expect(require('node:fs').existsSync(${JSON.stringify(marker)})).toBe(false);\n});\n`,
+  );
+  const { code, output } = await jestOn(dir);
+  expect(output).toMatch(/PASS \S*stores\.test\.js/);
+  expect(code).toBe(0);
+  expect(fs.readFileSync(marker, 'utf8')).toBe('closed');
   fs.rmSync(dir, { recursive: true, force: true });
 });

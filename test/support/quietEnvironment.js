@@ -31,7 +31,8 @@ class QuietEnvironment extends NodeEnvironment {
 
   /**
    * After the file's own afterAll hooks: a Temporal Runtime still up would keep this jest worker alive (quietTemporal.ts);
-   * so would a timer the file left pending (a bound raced against a call and never cleared): that fails the file.
+   * so would a timer the file left pending (a bound raced against a call and never cleared): that fails the file. The
+   * shared results stores the file's workers and in-process commands opened are closed.
    */
   async teardown() {
     let left = [];
@@ -40,6 +41,9 @@ class QuietEnvironment extends NodeEnvironment {
     } catch {
       // a worker a failed test left running: that test has failed already; the process exits anyway
     } finally {
+      // The file's shared results stores (stores/index.ts closeStores): left open, each SQLite one is checkpointed as
+      // the jest worker exits, and tens of them outlast jest's 0.5 s wait for it ("failed to exit gracefully").
+      await this.global[Symbol.for('judgeflow.closeStores')]?.();
       left = await pendingTimers(this.timers);
       await super.teardown();
       noteHandles(this.testPath);
