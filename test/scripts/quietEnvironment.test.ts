@@ -55,10 +55,11 @@ test('after each file, the environment closes the shared results stores the file
   const marker = path.join(dir, 'closed');
   fs.writeFileSync(
     path.join(dir, 'stores.test.js'),
-    `test('a file whose code opened shared stores', () => {\n` +
-      `  globalThis[Symbol.for('judgeflow.closeStores')] = async () =>\n` +
-      `    require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'closed');\n` +
-      `  expect(require('node:fs').existsSync(${JSON.stringify(marker)})).toBe(false);\n});\n`,
+    // Its modules are loaded while the file runs (jest refuses a require once it is tearing the file down).
+    `const fs = require('node:fs');\n` +
+      `test('a file whose code opened shared stores', () => {\n` +
+      `  globalThis[Symbol.for('judgeflow.closeStores')] = async () => fs.writeFileSync(${JSON.stringify(marker)}, 'closed');\n` +
+      `  expect(fs.existsSync(${JSON.stringify(marker)})).toBe(false);\n});\n`,
   );
   const { code, output } = await jestOn(dir);
   expect(output).toMatch(/PASS \S*stores\.test\.js/);
