@@ -29,24 +29,32 @@ class QuietEnvironment extends NodeEnvironment {
     this.global.console = quiet;
   }
 
+  /** A Temporal Runtime the file left up would keep this jest worker alive (quietTemporal.ts): shut it down. */
+  async shutdownTemporalRuntime() {
+    try {
+      this.runtimeLeft = (await this.global.__judgeflowShutdownTemporalRuntime?.()) ?? '';
+    } catch (error) {
+      // a worker a failed test left running: that test has failed already; the process exits anyway
+      this.runtimeLeft = `a Temporal Runtime left up that would not shut down: ${error}`;
+    }
+  }
+
   /**
-   * After the file's own afterAll hooks: a Temporal Runtime still up would keep this jest worker alive (quietTemporal.ts);
-   * so would a timer the file left pending (a bound raced against a call and never cleared): that fails the file. The
-   * shared results stores the file's workers and in-process commands opened are closed.
+   * After the file's own afterAll hooks: a timer the file left pending (a bound raced against a call and never cleared)
+   * would keep this jest worker alive: that fails the file. The shared results stores the file's workers and in-process
+   * commands opened are closed.
    */
   async teardown() {
     let left = [];
     try {
-      await this.global.__judgeflowShutdownTemporalRuntime?.();
-    } catch {
-      // a worker a failed test left running: that test has failed already; the process exits anyway
+      if (this.runtimeLeft === undefined) await this.shutdownTemporalRuntime(); // no 'teardown' event (a failed setup)
     } finally {
       // The file's shared results stores (stores/index.ts closeStores): left open, each SQLite one is checkpointed as
       // the jest worker exits, and tens of them outlast jest's 0.5 s wait for it ("failed to exit gracefully").
       await this.global[Symbol.for('judgeflow.closeStores')]?.();
       left = await pendingTimers(this.timers);
       await super.teardown();
-      noteHandles(this.testPath);
+      noteHandles(this.testPath, this.runtimeLeft);
     }
     if (left.length)
       throw new Error(
@@ -56,7 +64,9 @@ class QuietEnvironment extends NodeEnvironment {
       );
   }
 
-  handleTestEvent(event) {
+  async handleTestEvent(event) {
+    // After the file's afterAll hooks, while its module registry (where quietTemporal.ts finds the SDK) is still up.
+    if (event.name === 'teardown') await this.shutdownTemporalRuntime();
     if (event.name === 'test_start') this.held.length = 0;
     if (event.name === 'test_done' && event.test.errors.length && this.held.length) {
       const names = [];
@@ -74,6 +84,25 @@ class QuietEnvironment extends NodeEnvironment {
  * sockets the file itself opened that are still open. One just closing at teardown (a child killed, not yet reaped)
  * is not one.
  */
+/**
+ * JUDGEFLOW_TEST_HANDLES=FILE, once per jest worker process: when jest asks the process to end, what it still holds,
+ * again 400 ms later (jest force-kills it at 500 ms), and when its 'exit' event comes; a process whose exit is logged
+ * but which was still killed spent the time in native clean-up (add-ons' exit hooks), one without it was held alive.
+ */
+if (process.env.JUDGEFLOW_TEST_HANDLES && process.send && !process.__judgeflowExitNoted) {
+  process.__judgeflowExitNoted = true;
+  const fs = require('node:fs');
+  const file = process.env.JUDGEFLOW_TEST_HANDLES;
+  const line = (what) => fs.appendFileSync(file, `${process.pid} ${new Date().toISOString()} ${what}\n`);
+  process.on('message', function ended(message) {
+    if (!Array.isArray(message) || message[0] !== 2) return; // jest-worker's CHILD_MESSAGE_END
+    process.removeListener('message', ended); // a listener left would hold the IPC channel, and the process, open
+    line(`asked to end: ${process.getActiveResourcesInfo().join(',')}`);
+    setTimeout(() => line(`400 ms after: ${process.getActiveResourcesInfo().join(',')}`), 400).unref();
+  });
+  process.on('exit', () => line('exit event'));
+}
+
 const refd = () => process._getActiveHandles().filter((h) => typeof h.hasRef !== 'function' || h.hasRef());
 let handlesBefore = new Set();
 function noteSetup() {
@@ -87,11 +116,12 @@ function describeHandle(h) {
     return `Socket ${h.remoteAddress ? `${h.remoteAddress}:${h.remotePort}` : `fd ${h._handle?.fd ?? '?'}`}`;
   return kind;
 }
-function noteHandles(testPath) {
+function noteHandles(testPath, runtimeLeft) {
   const file = process.env.JUDGEFLOW_TEST_HANDLES;
   if (!file) return;
   const opened = refd().filter((h) => !handlesBefore.has(h));
   const fs = require('node:fs');
+  if (runtimeLeft) fs.appendFileSync(file, `${process.pid} ${testPath} at teardown: ${runtimeLeft} (shut down)\n`);
   setTimeout(() => {
     const all = refd().map(describeHandle).join('; ');
     fs.appendFileSync(

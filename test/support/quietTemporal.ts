@@ -6,6 +6,30 @@
 if (process.env.JUDGEFLOW_TEST_LOGS !== '1') process.env.JUDGEFLOW_LOG_LEVEL ??= 'ERROR';
 
 type WorkerSdk = typeof import('@temporalio/worker');
+
+/**
+ * The worker SDK's Runtime class if this file loaded it (itself, or through the client code it runs: an in-process
+ * `judgeflow` command, a NativeConnection), found in the file's module registry without loading it. A Runtime still up
+ * holds the native core's channel to JS, which keeps the jest worker process alive with no handle to show for it
+ * ("A worker process has failed to exit gracefully"), whether or not the file called installQuietRuntime.
+ */
+function loadedRuntime(): { _instance?: { shutdown(): Promise<void>; backRefs?: Set<unknown> } } | undefined {
+  const cache = (require as NodeJS.Require).cache ?? {};
+  const key = Object.keys(cache).find((k) => /[\\/]@temporalio[\\/]worker[\\/]lib[\\/]runtime\.js$/.test(k));
+  return key ? (cache[key]?.exports as { Runtime?: ReturnType<typeof loadedRuntime> })?.Runtime : undefined;
+}
+
+/**
+ * Called by the test environment's teardown (quietEnvironment.js), after the file's afterAll hooks: shuts down whatever
+ * Runtime the file left up, and says how many connections or workers were still open on it (for JUDGEFLOW_TEST_HANDLES).
+ */
+(globalThis as Record<string, unknown>).__judgeflowShutdownTemporalRuntime = async (): Promise<string | undefined> => {
+  const runtime = loadedRuntime()?._instance;
+  if (!runtime) return undefined;
+  const open = runtime.backRefs?.size ?? 0;
+  await runtime.shutdown();
+  return `a Temporal Runtime left up with ${open} connection(s) or worker(s) open`;
+};
 /** The SDK's singleton, read without Runtime.instance() (which would create one). */
 const current = (sdk: WorkerSdk) => (sdk.Runtime as unknown as { _instance?: { shutdown(): Promise<void> } })._instance;
 
@@ -25,7 +49,6 @@ const current = (sdk: WorkerSdk) => (sdk.Runtime as unknown as { _instance?: { s
 export function installQuietRuntime(): void {
   // Loaded here, not at the top: most test files run no worker and need not load the worker SDK.
   const sdk = require('@temporalio/worker') as WorkerSdk;
-  (globalThis as Record<string, unknown>).__judgeflowShutdownTemporalRuntime = () => current(sdk)?.shutdown();
   if (current(sdk)) return; // this file's (installed earlier), or one a test installed itself: keep it
   const { DefaultLogger, Runtime } = sdk;
   const level = process.env.JUDGEFLOW_TEST_LOGS === '1' ? 'INFO' : 'WARN';
