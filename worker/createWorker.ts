@@ -74,6 +74,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // A stopping worker (Ctrl-C) cancels its activities at once; they abort their calls and Temporal hands them on.
     shutdownGraceTime: '1 second',
   });
+  if (reports) {
+    // The spare report thread ends with the worker (runUntil goes through run too).
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => reports.close());
+  }
   if (version) {
     workerVersions.set(worker, version);
     if (options.makeCurrent ?? true) {

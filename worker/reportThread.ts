@@ -65,6 +65,7 @@ const SPARE_IDLE_MS = 10 * 60_000;
  */
 export class ReportThreads {
   private spare?: { thread: Worker; idle: ReturnType<typeof setTimeout> };
+  private closed = false;
 
   constructor(
     private readonly target: StoreTarget,
@@ -77,7 +78,7 @@ export class ReportThreads {
   }
 
   warm(): void {
-    if (this.spare) return;
+    if (this.spare || this.closed) return;
     const thread = spawnThread(this.target, this.env);
     thread.unref();
     const idle = setTimeout(() => this.drop(thread, true), SPARE_IDLE_MS);
@@ -98,6 +99,19 @@ export class ReportThreads {
     const answer = answerOf(spare.thread, runId, signal);
     spare.thread.postMessage({ runId });
     return answer;
+  }
+
+  /**
+   * Ends the spare (its worker has stopped): a worker run in a longer-lived process (`judgeflow dev`, a test file) would
+   * otherwise leave it there for SPARE_IDLE_MS, and Node stops every such thread as the process exits (tens of them
+   * kept a jest worker past jest's 0.5 s wait for it to exit). A report already handed to a thread finishes.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    const spare = this.spare;
+    if (!spare) return;
+    this.drop(spare.thread, false);
+    await spare.thread.terminate();
   }
 
   private drop(thread: Worker, terminate: boolean): void {

@@ -105,7 +105,8 @@ test('batched calls: each item asked once; a rejected and a throttled judge call
       `judge#${units.findIndex((u) => u.queryId === queryId && u.copilots[0] === copilot)}`;
     const carriers = (item: string) =>
       activities.filter((a) => a.items.includes(item)).map((a) => `${a.name}×${a.items.length}`);
-    const batch = expect.stringMatching(/^judgeItems×[2-8]$/);
+    // A batch of 2 to 25 (MAX_BATCH, workflows/limits/itemGroupSize.ts): how many depends on the backlog when it starts.
+    const batch = expect.stringMatching(/^judgeItems×([2-9]|1[0-9]|2[0-5])$/);
     expect(carriers(itemOf('t4-c2', 'Surfboard'))).toEqual(
       rejectedInBatch ? [batch, 'judgeItem×1', 'recordJudgeFailure×1'] : ['judgeItem×1', 'recordJudgeFailure×1'],
     );

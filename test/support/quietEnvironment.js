@@ -97,10 +97,20 @@ if (process.env.JUDGEFLOW_TEST_HANDLES && process.send && !process.__judgeflowEx
   process.on('message', function ended(message) {
     if (!Array.isArray(message) || message[0] !== 2) return; // jest-worker's CHILD_MESSAGE_END
     process.removeListener('message', ended); // a listener left would hold the IPC channel, and the process, open
-    line(`asked to end: ${process.getActiveResourcesInfo().join(',')}`);
+    line(`asked to end (${fs.readdirSync('/proc/self/task').length} threads): ${process.getActiveResourcesInfo().join(',')}`);
     setTimeout(() => line(`400 ms after: ${process.getActiveResourcesInfo().join(',')}`), 400).unref();
   });
-  process.on('exit', () => line('exit event'));
+  process.on('exit', () => {
+    line('exit event');
+    // JUDGEFLOW_TEST_EXIT_STACKS=1: if the process is still there 250 ms after its exit event (native clean-up), its
+    // threads' stacks (gdb) go to FILE.stacks-PID.
+    if (process.env.JUDGEFLOW_TEST_EXIT_STACKS !== '1') return;
+    const script =
+      `sleep 0.25; if kill -0 ${process.pid} 2>/dev/null; then ` +
+      `echo "${process.pid} alive 250 ms after its exit event" >> ${file}; ` +
+      `gdb -p ${process.pid} -batch -ex 'thread apply all bt 15' > ${file}.stacks-${process.pid} 2>&1; fi`;
+    require('node:child_process').spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
+  });
 }
 
 const refd = () => process._getActiveHandles().filter((h) => typeof h.hasRef !== 'function' || h.hasRef());

@@ -4,7 +4,7 @@ import { renderReport } from '../../services/runReport';
 import { renderReportInThread, ReportThreads } from '../../worker/reportThread';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
-import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
+import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { simServersForFile } from '../support/sims';
 
 jest.setTimeout(300_000);
@@ -106,4 +106,21 @@ test("the worker's spare report thread: warmed once, it renders the next report 
   controller.abort(new Error('the activity was cancelled'));
   await expect(pending).rejects.toThrow('the activity was cancelled');
   expect(threads.warmed).toBe(false);
+});
+
+test("closed with its worker, the spare report thread ends and no later warm starts one (an in-process worker's process can exit)", async () => {
+  const file = path.join(tempDir('jf-report-thread-close-'), 'results.db');
+  // Threads of this process (Linux): a Worker thread is one of them, so a spare left running shows here.
+  const threads = () => fs.readdirSync('/proc/self/task').length;
+  const before = threads();
+  const reports = new ReportThreads({ kind: 'sqlite', file }, process.env);
+  reports.warm();
+  expect(reports.warmed).toBe(true);
+  await until(() => threads() > before, 10_000);
+  await reports.close();
+  expect(reports.warmed).toBe(false);
+  await until(() => threads() <= before, 10_000);
+  reports.warm(); // judging that starts on a stopped worker's activity: nothing to warm for
+  expect(reports.warmed).toBe(false);
+  expect(threads()).toBeLessThanOrEqual(before);
 });
