@@ -111,29 +111,46 @@ function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
   ];
 }
 
-/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
-async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
+/** Pieces of text written to a file in order, gathered to about 64 KB a write and waiting for the stream to drain. */
+async function writeChunks(file: string, chunks: Iterable<string>): Promise<void> {
   const out = fs.createWriteStream(file);
   const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
-  const fields = [
-    'queryId',
-    'copilot',
-    'status',
-    'text',
-    'adapter',
-    'startedAt',
-    'finishedAt',
-    'latencyMs',
-    'errorKind',
-    'errorMessage',
-    'conversationId',
-  ] as const;
-  for (const response of responses) {
-    const line = JSON.stringify(Object.fromEntries(fields.map((f) => [f, response[f]]))) + '\n';
-    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  let pending: string[] = [];
+  let pendingChars = 0;
+  const flush = async () => {
+    const text = pending.join('');
+    pending = [];
+    pendingChars = 0;
+    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  };
+  for (const chunk of chunks) {
+    pending.push(chunk);
+    pendingChars += chunk.length;
+    if (pendingChars >= 65_536) await flush();
   }
+  if (pending.length) await flush();
   out.end();
   await done;
+}
+
+const RESPONSE_FIELDS = [
+  'queryId',
+  'copilot',
+  'status',
+  'text',
+  'adapter',
+  'startedAt',
+  'finishedAt',
+  'latencyMs',
+  'errorKind',
+  'errorMessage',
+  'conversationId',
+] as const;
+
+/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
+function* responseLines(responses: StoredResponse[]): Generator<string> {
+  for (const response of responses)
+    yield JSON.stringify(Object.fromEntries(RESPONSE_FIELDS.map((f) => [f, response[f]]))) + '\n';
 }
 
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
@@ -143,7 +160,8 @@ export async function buildRunReport(
 ): Promise<{
   run: Awaited<ReturnType<typeof requireRun>>;
   files: ReportFiles;
-  html: string;
+  /** report.html in pieces (renderReport writes them one at a time; the page of a large run is tens of MB). */
+  html: Iterable<string>;
   responses: StoredResponse[];
 }> {
   const { store } = deps;
@@ -289,8 +307,8 @@ export async function renderReport(
     await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
     await write('results.csv', toCsv(files.csv));
     await write('report.md', files.markdown);
-    await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
-    await write('report.html', html);
+    await writeChunks(path.join(tmp, 'responses.jsonl'), responseLines(responses));
+    await writeChunks(path.join(tmp, 'report.html'), html);
     for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
     // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
     await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
