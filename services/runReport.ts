@@ -11,7 +11,7 @@ import { consensusJudgments } from '../core/stats/consensus';
 import { reliability } from '../core/stats/reliability';
 import { panelFigures } from '../core/stats/panel';
 import { judgingMarkdown } from '../core/report/judgingReport';
-import { summariseCost } from '../core/stats/cost';
+import { costOfTally, newCostTally, tallyCostCalls, type CostSummary, type Pricing } from '../core/stats/cost';
 import { agentFigures, agentMarkdown } from '../core/report/agentReport';
 import type { StoredJudgment, StoredResponse } from '../core/model/types';
 import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from '../core/study/calibrated';
@@ -153,6 +153,27 @@ function* responseLines(responses: StoredResponse[]): Generator<string> {
     yield JSON.stringify(Object.fromEntries(RESPONSE_FIELDS.map((f) => [f, response[f]]))) + '\n';
 }
 
+/** Rows the report reads from the store at a time, where it reads in pages (issue 35). */
+export const REPORT_PAGE_ROWS = 10_000;
+
+/** report.json's cost block from the run's LLM calls read a page at a time (never every call at once). */
+export async function reportCost(
+  store: ActivityDeps['store'],
+  runId: string,
+  copilots: string[],
+  pricing: Pricing | undefined,
+  pageRows = REPORT_PAGE_ROWS,
+): Promise<CostSummary> {
+  const tally = newCostTally();
+  for (let cursor = 0; ;) {
+    const page = await store.llmCallsAfter(runId, cursor, pageRows);
+    tallyCostCalls(tally, page.calls);
+    if (page.calls.length < pageRows) break;
+    cursor = page.cursor;
+  }
+  return costOfTally(tally, copilots, pricing);
+}
+
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
 export async function buildRunReport(
   deps: ActivityDeps,
@@ -185,7 +206,7 @@ export async function buildRunReport(
     agentSteps: await store.runAgentSteps(runId),
   };
   const files = protocol.buildReport(input);
-  const cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  const cost = await reportCost(store, runId, run.copilots, run.config.pricing);
   files.json.cost = cost;
   const agents = agentFigures(input.agentSteps ?? [], cost);
   if (agents) files.json.agents = agents;

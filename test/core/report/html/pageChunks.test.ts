@@ -37,11 +37,19 @@ test('the drill-down rows are made as the page is written: one row at a time, no
   const copilots = ['A', 'B'];
   const responses = queries.flatMap((q) =>
     copilots.map(
-      (copilot) => ({ queryId: q.id, copilot, status: 'ok', text: `answer ${q.id} ${copilot}` }) as StoredResponse,
+      (copilot) =>
+        ({ queryId: q.id, copilot, status: 'ok', text: `answer ${q.id} ${copilot}` }) as unknown as StoredResponse,
     ),
   );
   const judgments = responses.map(
-    (r) => ({ queryId: r.queryId, copilot: r.copilot, status: 'ok', total: 50, scores: { D1: 5 } }) as StoredJudgment,
+    (r) =>
+      ({
+        queryId: r.queryId,
+        copilot: r.copilot,
+        status: 'ok',
+        total: 50,
+        scores: { D1: 5 },
+      }) as unknown as StoredJudgment,
   );
   const drill = drillData(
     { queries, responses, judgments, run: { copilots, config: {} } as never, agentSteps: [] },
