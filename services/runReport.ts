@@ -11,7 +11,7 @@ import { consensusJudgments } from '../core/stats/consensus';
 import { reliability } from '../core/stats/reliability';
 import { panelFigures } from '../core/stats/panel';
 import { judgingMarkdown } from '../core/report/judgingReport';
-import { summariseCost } from '../core/stats/cost';
+import { costOfTally, newCostTally, tallyCostCalls, type CostSummary, type Pricing } from '../core/stats/cost';
 import { agentFigures, agentMarkdown } from '../core/report/agentReport';
 import type { StoredJudgment, StoredResponse } from '../core/model/types';
 import { calibratedWinRates, calibrationDesignOf, type CalibratedWinRates } from '../core/study/calibrated';
@@ -111,29 +111,67 @@ function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
   ];
 }
 
-/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
-async function writeResponsesJsonl(file: string, responses: StoredResponse[]): Promise<void> {
+/** Pieces of text written to a file in order, gathered to about 64 KB a write and waiting for the stream to drain. */
+async function writeChunks(file: string, chunks: Iterable<string>): Promise<void> {
   const out = fs.createWriteStream(file);
   const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
-  const fields = [
-    'queryId',
-    'copilot',
-    'status',
-    'text',
-    'adapter',
-    'startedAt',
-    'finishedAt',
-    'latencyMs',
-    'errorKind',
-    'errorMessage',
-    'conversationId',
-  ] as const;
-  for (const response of responses) {
-    const line = JSON.stringify(Object.fromEntries(fields.map((f) => [f, response[f]]))) + '\n';
-    if (!out.write(line)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  let pending: string[] = [];
+  let pendingChars = 0;
+  const flush = async () => {
+    const text = pending.join('');
+    pending = [];
+    pendingChars = 0;
+    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
+  };
+  for (const chunk of chunks) {
+    pending.push(chunk);
+    pendingChars += chunk.length;
+    if (pendingChars >= 65_536) await flush();
   }
+  if (pending.length) await flush();
   out.end();
   await done;
+}
+
+const RESPONSE_FIELDS = [
+  'queryId',
+  'copilot',
+  'status',
+  'text',
+  'adapter',
+  'startedAt',
+  'finishedAt',
+  'latencyMs',
+  'errorKind',
+  'errorMessage',
+  'conversationId',
+] as const;
+
+/** What each copilot answered, as stored (raw payloads and HTML stay in the store): one line at a time, never one string of every answer. */
+function* responseLines(responses: StoredResponse[]): Generator<string> {
+  for (const response of responses)
+    yield JSON.stringify(Object.fromEntries(RESPONSE_FIELDS.map((f) => [f, response[f]]))) + '\n';
+}
+
+/** Rows the report reads from the store at a time, where it reads in pages (issue 35). */
+export const REPORT_PAGE_ROWS = 10_000;
+
+/** report.json's cost block from the run's LLM calls read a page at a time (never every call at once). */
+export async function reportCost(
+  store: ActivityDeps['store'],
+  runId: string,
+  copilots: string[],
+  pricing: Pricing | undefined,
+  pageRows = REPORT_PAGE_ROWS,
+): Promise<CostSummary> {
+  const tally = newCostTally();
+  for (let cursor = 0; ;) {
+    const page = await store.llmCallsAfter(runId, cursor, pageRows);
+    tallyCostCalls(tally, page.calls);
+    if (page.calls.length < pageRows) break;
+    cursor = page.cursor;
+  }
+  return costOfTally(tally, copilots, pricing);
 }
 
 /** A run's report files and report.html, built from the store (nothing written): `judgeflow view` shows them as they are. */
@@ -143,7 +181,8 @@ export async function buildRunReport(
 ): Promise<{
   run: Awaited<ReturnType<typeof requireRun>>;
   files: ReportFiles;
-  html: string;
+  /** report.html in pieces (renderReport writes them one at a time; the page of a large run is tens of MB). */
+  html: Iterable<string>;
   responses: StoredResponse[];
 }> {
   const { store } = deps;
@@ -167,7 +206,7 @@ export async function buildRunReport(
     agentSteps: await store.runAgentSteps(runId),
   };
   const files = protocol.buildReport(input);
-  const cost = summariseCost(await store.llmCalls(runId), run.copilots, run.config.pricing);
+  const cost = await reportCost(store, runId, run.copilots, run.config.pricing);
   files.json.cost = cost;
   const agents = agentFigures(input.agentSteps ?? [], cost);
   if (agents) files.json.agents = agents;
@@ -289,8 +328,8 @@ export async function renderReport(
     await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
     await write('results.csv', toCsv(files.csv));
     await write('report.md', files.markdown);
-    await writeResponsesJsonl(path.join(tmp, 'responses.jsonl'), responses);
-    await write('report.html', html);
+    await writeChunks(path.join(tmp, 'responses.jsonl'), responseLines(responses));
+    await writeChunks(path.join(tmp, 'report.html'), html);
     for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
     // Copies of what the store holds, so the report's folder is complete wherever it was rendered.
     await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));

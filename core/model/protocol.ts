@@ -179,8 +179,8 @@ export interface ProtocolModule {
   buildReport(input: ReportInput): ReportFiles;
   /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
-  /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers. */
-  buildHtml(input: ReportInput & { report: Record<string, unknown> }): string;
+  /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers, in pieces (written to its file one at a time: htmlPageChunks). */
+  buildHtml(input: ReportInput & { report: Record<string, unknown> }): Iterable<string>;
   /**
    * Optional: rubrics built at run time from a reference harness's own files, by name (a run config's
    * `rubric: { from: <name>, file?: PATH }`), so a user can judge with the reference's texts verbatim without the

@@ -338,6 +338,123 @@ export function spendOfTally(
   };
 }
 
+/** What a line of report.json's cost needs beyond its spend tally: failures, cached and batch calls, latencies, reused calls. */
+interface LineDetails {
+  failed: number;
+  /** Each kind's count and where its first failure sorts: summariseCost lists kinds in the order they first failed. */
+  failuresByKind: Map<string, { count: number; first: [string, number] }>;
+  cachedTokens: number;
+  batchCalls: number;
+  latencies: number[];
+  /** Calls answered from the store, with where they sort: their avoided costs add up in llmCalls' order. */
+  reused: Array<{ at: string; n: number; call: LlmCallRecord }>;
+}
+
+/**
+ * A run's calls tallied for report.json's cost block, fed a page at a time in the order they were recorded (any `at`
+ * order; llmCallsAfter's pages): the report reads the calls in pages instead of all at once (issue 35), and keeps per
+ * call only its latency (for the percentiles) and any call answered from the store.
+ */
+export interface CostTally {
+  spend: SpendTally;
+  details: Map<string, LineDetails>;
+}
+
+export const newCostTally = (): CostTally => ({ spend: newSpendTally(), details: new Map() });
+
+export function tallyCostCalls(tally: CostTally, calls: LlmCallRecord[]): void {
+  const fed = tally.spend.fed;
+  tallyCalls(tally.spend, calls);
+  calls.forEach((c, i) => {
+    const n = fed + i;
+    const key = JSON.stringify([c.role, c.name]);
+    let d = tally.details.get(key);
+    if (!d) {
+      d = { failed: 0, failuresByKind: new Map(), cachedTokens: 0, batchCalls: 0, latencies: [], reused: [] };
+      tally.details.set(key, d);
+    }
+    if (c.reused) {
+      d.reused.push({ at: c.at, n, call: c });
+      return;
+    }
+    if (!c.ok) {
+      d.failed++;
+      const kind = c.errorKind ?? 'unknown';
+      const k = d.failuresByKind.get(kind);
+      if (!k) d.failuresByKind.set(kind, { count: 1, first: [c.at, n] });
+      else {
+        k.count++;
+        if (before(c.at, n, k.first)) k.first = [c.at, n];
+      }
+    }
+    d.cachedTokens += tokensOfCall(c).cachedTokens;
+    if (c.batch) d.batchCalls++;
+    d.latencies.push(c.latencyMs);
+  });
+}
+
+/** summariseCost's line from a tally: the same figures, in the same order, as from every call read at once. */
+function lineOfTally(l: LineTally, d: LineDetails | undefined, pricing: Pricing | undefined): CostLine {
+  const kinds = [...(d?.failuresByKind ?? [])].sort(([, x], [, y]) =>
+    before(x.first[0], x.first[1], y.first) ? -1 : 1,
+  );
+  const failuresByKind: Record<string, number> = Object.fromEntries(kinds.map(([kind, { count }]) => [kind, count]));
+  const cachedTokens = d?.cachedTokens ?? 0;
+  const latencies = [...(d?.latencies ?? [])].sort((a, b) => a - b);
+  const reused = [...(d?.reused ?? [])].sort((a, b) => (before(a.at, a.n, [b.at, b.n]) ? -1 : 1));
+  const avoided = reused.map((r) => callCostUsd(pricing, r.call));
+  const model = l.model?.model ?? null;
+  return {
+    model,
+    calls: l.calls,
+    failed: d?.failed ?? 0,
+    failuresByKind,
+    promptTokens: l.promptTokens,
+    completionTokens: l.completionTokens,
+    cachedTokens,
+    cachedShare: l.promptTokens > 0 ? cachedTokens / l.promptTokens : null,
+    callsWithoutUsage: l.callsWithoutUsage,
+    callsEstimated: l.callsEstimated,
+    batchCalls: d?.batchCalls ?? 0,
+    latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
+    latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
+    estimatedCostUsd:
+      l.calls === 0 ? (priceFor(pricing, { model, name: l.name }) ? 0 : null) : bucketsCost(l.buckets, pricing, l.name),
+    reusedCalls: reused.length,
+    avoidedCostUsd: avoided.some((c) => c === null) ? null : avoided.reduce<number>((n, c) => n + c!, 0),
+  };
+}
+
+/** summariseCost of every call tallied, as summariseCost(llmCalls) gives it (test/core/stats/costTally.test.ts). */
+export function costOfTally(tally: CostTally, copilots: string[], pricing: Pricing | undefined): CostSummary {
+  const lineOf = (l: LineTally) => lineOfTally(l, tally.details.get(JSON.stringify([l.role, l.name])), pricing);
+  const copilotLines: Record<string, CostLine> = {};
+  for (const name of copilots)
+    copilotLines[name] = lineOf(
+      tally.spend.lines.get(JSON.stringify(['copilot', name])) ?? newLine('copilot', name, ['', 0]),
+    );
+  const judge: Record<string, CostLine> = {};
+  for (const l of [...tally.spend.lines.values()]
+    .filter((x) => x.role === 'judge')
+    .sort((a, b) => (before(a.first[0], a.first[1], b.first) ? -1 : 1)))
+    judge[l.name] = lineOf(l);
+  const lines = [...Object.values(copilotLines), ...Object.values(judge)];
+  const priced = Boolean(pricing) && lines.some((l) => l.estimatedCostUsd !== null);
+  return {
+    copilots: copilotLines,
+    judge,
+    total: {
+      calls: lines.reduce((n, l) => n + l.calls, 0),
+      promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
+      completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
+      estimatedCostUsd: priced ? lines.reduce((n, l) => n + (l.estimatedCostUsd ?? 0), 0) : null,
+      reusedCalls: lines.reduce((n, l) => n + l.reusedCalls, 0),
+      avoidedCostUsd: priced ? lines.reduce((n, l) => n + (l.avoidedCostUsd ?? 0), 0) : null,
+    },
+    priced,
+  };
+}
+
 export interface PlannedEndpoint {
   role: 'copilot' | 'judge';
   name: string;

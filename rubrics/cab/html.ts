@@ -22,7 +22,7 @@ const pText = (p: number | null | undefined) =>
   p === null || p === undefined ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3);
 
 /** CryptoAnalystBench report.html: totals with intervals, rank distributions, tags, position bias and presentation balance, taxonomy, drill-down. */
-export function buildCabHtml(input: HtmlReportInput): string {
+export function buildCabHtml(input: HtmlReportInput): Iterable<string> {
   const rubric = input.rubric as CabRubric;
   const s = input.report as unknown as CabSummary & {
     evaluationDate?: string;

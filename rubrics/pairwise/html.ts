@@ -18,7 +18,7 @@ interface WinRecord {
 }
 
 /** Pairwise report.html: win rates, the head-to-head matrix, failures and every answer, from report.json's numbers. */
-export function buildPairwiseHtml(input: HtmlReportInput): string {
+export function buildPairwiseHtml(input: HtmlReportInput): Iterable<string> {
   const copilots = input.report.copilots as Record<string, WinRecord>;
   const headToHead = input.report.headToHead as Record<string, Record<string, WinRecord>>;
   const names = Object.keys(copilots).sort((a, b) => (copilots[b].winRate ?? -1) - (copilots[a].winRate ?? -1));

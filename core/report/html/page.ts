@@ -17,10 +17,61 @@ export const esc = (value: unknown): string => String(value ?? '').replace(/[&<>
 
 /** JSON that is safe inside a <script> element: `<` (and the two JS line separators) escaped, so no `</script>` can end it. */
 export function scriptJson(data: unknown): string {
-  return JSON.stringify(data)
+  return scriptSafe(JSON.stringify(data));
+}
+
+const scriptSafe = (json: string): string =>
+  json
     .replace(/</g, '\\u003c')
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
+
+/**
+ * An array in a page's data that is made item by item as the page is written (report.html's drill-down rows, one per
+ * answer): htmlPageChunks writes one item at a time, so the rows of a large run are never all held, nor one string.
+ * JSON.stringify (through toJSON) gives the whole array, the same text.
+ */
+export class StreamedArray<T> implements Iterable<T> {
+  constructor(private readonly items: () => Iterable<T>) {}
+  [Symbol.iterator](): Iterator<T> {
+    return this.items()[Symbol.iterator]();
+  }
+  toJSON(): T[] {
+    return [...this];
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' &&
+  value !== null &&
+  (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null) &&
+  typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+
+const holdsStream = (value: unknown): boolean =>
+  value instanceof StreamedArray || (isPlainObject(value) && Object.values(value).some(holdsStream));
+
+/** JSON.stringify(value)'s text in pieces: plain objects that hold a StreamedArray are written key by key, it item by item. */
+function* jsonChunks(value: unknown): Generator<string> {
+  if (value instanceof StreamedArray) {
+    let first = true;
+    yield '[';
+    for (const item of value) {
+      yield (first ? '' : ',') + (JSON.stringify(item) ?? 'null');
+      first = false;
+    }
+    yield ']';
+  } else if (isPlainObject(value) && holdsStream(value)) {
+    let first = true;
+    yield '{';
+    for (const [key, item] of Object.entries(value)) {
+      // JSON.stringify leaves these keys out of an object.
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
+      yield (first ? '' : ',') + JSON.stringify(key) + ':';
+      first = false;
+      yield* jsonChunks(item);
+    }
+    yield '}';
+  } else yield JSON.stringify(value);
 }
 
 /** A number as reports print it ('–' when missing). */
@@ -58,8 +109,13 @@ export function contentSecurityPolicy(nonce: string, connect = "'none'"): string
 }
 
 export function htmlPage(options: PageOptions): string {
+  return [...htmlPageChunks(options)].join('');
+}
+
+/** A page's text in order, in pieces (see StreamedArray): report.html is written to its file piece by piece. */
+export function* htmlPageChunks(options: PageOptions): Generator<string> {
   const nonce = crypto.randomBytes(16).toString('base64');
-  return `<!doctype html>
+  yield `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -75,8 +131,14 @@ export function htmlPage(options: PageOptions): string {
 <main id="main">
 ${options.body}
 </main>
-${options.data === undefined ? '' : `<script type="application/json" id="report-data">${scriptJson(options.data)}</script>`}
-<script nonce="${nonce}">${pageScript()}</script>
+`;
+  if (options.data !== undefined) {
+    yield '<script type="application/json" id="report-data">';
+    // Each piece is escaped alone: the escapes are of single characters, so the pieces escape as the whole would.
+    for (const chunk of jsonChunks(options.data)) yield scriptSafe(chunk);
+    yield '</script>\n';
+  } else yield '\n';
+  yield `<script nonce="${nonce}">${pageScript()}</script>
 </body>
 </html>
 `;

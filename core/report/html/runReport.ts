@@ -10,7 +10,7 @@ import type { CostSummary } from '../../stats/cost';
 import { COST_CAPTION, costHeader, costNote, costRows } from '../costTable';
 import type { ReportInput } from '../../model/protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../../model/types';
-import { dataTable, esc, factList, htmlPage, section, simulatedNote, toc } from './page';
+import { dataTable, esc, factList, htmlPageChunks, section, simulatedNote, StreamedArray, toc } from './page';
 import {
   AGENT_HEADER,
   agentRows,
@@ -38,23 +38,26 @@ export interface DrillData {
   labels: string[];
   hasRank: boolean;
   queries: Record<string, { text: string; labels: string[]; history?: Query['history'] }>;
-  rows: Array<{
-    q: string;
-    c: string;
-    rs: string;
-    js: string;
-    total: number | null;
-    rank: number | null;
-    position: number | null;
-    scores: Record<string, number> | null;
-    rationales: Record<string, string> | null;
-    text: string | null;
-    error: string | null;
-    /** The context the copilot had (grounding), cut to DRILL_CONTEXT_CHARS; absent when it had none. */
-    ctx?: string;
-    /** An agent copilot's steps: model turns and tool calls (arguments, a bounded result, latency, tokens). */
-    st?: DrillStep[];
-  }>;
+  /** One per query × copilot; drillData makes them as the page is written (StreamedArray), never all at once. */
+  rows: Iterable<DrillRow>;
+}
+
+export interface DrillRow {
+  q: string;
+  c: string;
+  rs: string;
+  js: string;
+  total: number | null;
+  rank: number | null;
+  position: number | null;
+  scores: Record<string, number> | null;
+  rationales: Record<string, string> | null;
+  text: string | null;
+  error: string | null;
+  /** The context the copilot had (grounding), cut to DRILL_CONTEXT_CHARS; absent when it had none. */
+  ctx?: string;
+  /** An agent copilot's steps: model turns and tool calls (arguments, a bounded result, latency, tokens). */
+  st?: DrillStep[];
 }
 
 /** Characters of answer text report.html holds in all (16 MB of the page at most from the answers). */
@@ -118,7 +121,6 @@ export function drillData(
     ls.forEach((l) => labels.add(l));
     queries[q.id] = { text: q.text, labels: ls, ...(q.history?.length ? { history: q.history } : {}) };
   }
-  const rows: DrillData['rows'] = [];
   // A page holds every answer, each cut to its share of the page's budget (responses.jsonl beside the report has them whole).
   const maxChars = drillAnswerChars(
     (input.run.config as { maxAnswerChars?: number } | null)?.maxAnswerChars ?? DEFAULT_MAX_ANSWER_CHARS,
@@ -126,39 +128,41 @@ export function drillData(
   );
   const shown = (text: string | null | undefined) =>
     text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null;
-  for (const q of args.queries)
-    for (const c of args.copilots) {
-      const r = responseOf.get(key(q.id, c));
-      const j = judgmentOf.get(key(q.id, c));
-      rows.push({
-        q: q.id,
-        c,
-        rs: r?.status ?? 'none',
-        js: j?.status ?? 'none',
-        total: j?.total ?? null,
-        rank: j?.rank ?? null,
-        position: j?.position ?? null,
-        scores: j?.scores ?? null,
-        rationales: j?.rationales ?? null,
-        text: shown(r?.text),
-        error:
-          r && r.status !== 'ok'
-            ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim()
-            : j?.status === 'failed'
-              ? j.error
-              : null,
-        ...drillContext(r?.context),
-        ...(stepsOf.has(key(q.id, c)) ? { st: drillSteps(stepsOf.get(key(q.id, c))!) } : {}),
-      });
-    }
+  function* rows(): Generator<DrillRow> {
+    for (const q of args.queries)
+      for (const c of args.copilots) {
+        const r = responseOf.get(key(q.id, c));
+        const j = judgmentOf.get(key(q.id, c));
+        yield {
+          q: q.id,
+          c,
+          rs: r?.status ?? 'none',
+          js: j?.status ?? 'none',
+          total: j?.total ?? null,
+          rank: j?.rank ?? null,
+          position: j?.position ?? null,
+          scores: j?.scores ?? null,
+          rationales: j?.rationales ?? null,
+          text: shown(r?.text),
+          error:
+            r && r.status !== 'ok'
+              ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim()
+              : j?.status === 'failed'
+                ? j.error
+                : null,
+          ...drillContext(r?.context),
+          ...(stepsOf.has(key(q.id, c)) ? { st: drillSteps(stepsOf.get(key(q.id, c))!) } : {}),
+        };
+      }
+  }
   return {
     dimensions: args.dimensions,
     copilots: args.copilots,
     labelName: args.labelName,
     labels: [...labels].sort(),
-    hasRank: rows.some((r) => r.rank !== null),
+    hasRank: args.queries.some((q) => args.copilots.some((c) => (judgmentOf.get(key(q.id, c))?.rank ?? null) !== null)),
     queries,
-    rows,
+    rows: new StreamedArray(rows),
   };
 }
 
@@ -258,7 +262,7 @@ export function runReportPage(args: {
   /** report.json's `agents` block, when the run has agent copilots. */
   agents?: AgentFigures;
   drill: DrillData;
-}): string {
+}): Iterable<string> {
   const sections = [
     ...args.sections,
     ...(args.judging ?? []),
@@ -278,12 +282,14 @@ export function runReportPage(args: {
     '<noscript>The table of every answer needs JavaScript; results.csv has the same rows.</noscript>',
     "Search by words of the query or the answer, filter by copilot, label or status; select a row to read the query, the answer and the judge's rationales, and from there every copilot's answer to that query side by side.",
   );
-  return htmlPage({
+  const page = {
     title: args.title,
     header: args.header + toc(entries),
     body: sections.map(([id, title, html]) => section(id, title, html)).join('\n') + cost + artefacts + drill,
     data: { drill: args.drill },
-  });
+  };
+  // Iterable again and again (each time a new nonce): the pieces are made as they are read.
+  return { [Symbol.iterator]: () => htmlPageChunks(page) };
 }
 
 /** Failure counts by kind per copilot: failed/missing responses by adapter error kind, failed judgments. */
