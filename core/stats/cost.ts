@@ -155,12 +155,6 @@ function addToBuckets(buckets: Buckets, c: LlmCallRecord): void {
   buckets.set(key, b);
 }
 
-function bucketsOf(calls: LlmCallRecord[]): Buckets {
-  const buckets: Buckets = new Map();
-  for (const c of calls) addToBuckets(buckets, c);
-  return buckets;
-}
-
 /**
  * A line's cost: each bucket priced through priceFor, in the order of their keys, so a running tally (the budget watch,
  * activities/spend.ts) and a sum over every call give the same figure to the last bit. One unpriced bucket makes the
@@ -177,67 +171,14 @@ function bucketsCost(buckets: Buckets, pricing: Pricing | undefined, name: strin
   return total;
 }
 
-function line(recorded: LlmCallRecord[], pricing: Pricing | undefined, name: string): CostLine {
-  const calls = recorded.filter((c) => !c.reused);
-  const reused = recorded.filter((c) => c.reused);
-  const avoided = reused.map((c) => callCostUsd(pricing, c));
-  const failuresByKind: Record<string, number> = {};
-  for (const c of calls)
-    if (!c.ok) failuresByKind[c.errorKind ?? 'unknown'] = (failuresByKind[c.errorKind ?? 'unknown'] ?? 0) + 1;
-  const each = calls.map(tokensOfCall);
-  const tokens = {
-    promptTokens: each.reduce((n, t) => n + t.promptTokens, 0),
-    completionTokens: each.reduce((n, t) => n + t.completionTokens, 0),
-    cachedTokens: each.reduce((n, t) => n + t.cachedTokens, 0),
-  };
-  const latencies = calls.map((c) => c.latencyMs).sort((a, b) => a - b);
-  const model = recorded.find((c) => c.model)?.model ?? null;
-  return {
-    model,
-    calls: calls.length,
-    failed: calls.filter((c) => !c.ok).length,
-    failuresByKind,
-    ...tokens,
-    cachedShare: tokens.promptTokens > 0 ? tokens.cachedTokens / tokens.promptTokens : null,
-    callsWithoutUsage: calls.filter(withoutUsage).length,
-    callsEstimated: calls.filter(estimable).length,
-    batchCalls: calls.filter((c) => c.batch).length,
-    latencyP50Ms: latencies.length ? quantileSorted(latencies, 0.5) : null,
-    latencyP95Ms: latencies.length ? quantileSorted(latencies, 0.95) : null,
-    estimatedCostUsd:
-      calls.length === 0
-        ? priceFor(pricing, { model, name })
-          ? 0
-          : null
-        : bucketsCost(bucketsOf(calls), pricing, name),
-    reusedCalls: reused.length,
-    avoidedCostUsd: avoided.some((c) => c === null) ? null : avoided.reduce<number>((n, c) => n + c!, 0),
-  };
-}
-
-/** Every call priced by priceFor: copilots by their model, or by their name (http/browser copilots); judges by model. */
+/**
+ * Every call priced by priceFor: copilots by their model, or by their name (http/browser copilots); judges by model.
+ * The calls in llmCalls' order; the report feeds the same tally a page at a time (reportCost, services/runReport.ts).
+ */
 export function summariseCost(calls: LlmCallRecord[], copilots: string[], pricing: Pricing | undefined): CostSummary {
-  const by = (role: LlmCallRecord['role'], name: string) => calls.filter((c) => c.role === role && c.name === name);
-  const copilotLines: Record<string, CostLine> = {};
-  for (const name of copilots) copilotLines[name] = line(by('copilot', name), pricing, name);
-  const judge: Record<string, CostLine> = {};
-  for (const name of [...new Set(calls.filter((c) => c.role === 'judge').map((c) => c.name))])
-    judge[name] = line(by('judge', name), pricing, name);
-  const lines = [...Object.values(copilotLines), ...Object.values(judge)];
-  const priced = Boolean(pricing) && lines.some((l) => l.estimatedCostUsd !== null);
-  return {
-    copilots: copilotLines,
-    judge,
-    total: {
-      calls: lines.reduce((n, l) => n + l.calls, 0),
-      promptTokens: lines.reduce((n, l) => n + l.promptTokens, 0),
-      completionTokens: lines.reduce((n, l) => n + l.completionTokens, 0),
-      estimatedCostUsd: priced ? lines.reduce((n, l) => n + (l.estimatedCostUsd ?? 0), 0) : null,
-      reusedCalls: lines.reduce((n, l) => n + l.reusedCalls, 0),
-      avoidedCostUsd: priced ? lines.reduce((n, l) => n + (l.avoidedCostUsd ?? 0), 0) : null,
-    },
-    priced,
-  };
+  const tally = newCostTally();
+  tallyCostCalls(tally, calls);
+  return costOfTally(tally, copilots, pricing);
 }
 
 /** One line's running tally: what summariseCost's line needs for the budget watch's figures, fed calls a few at a time. */
@@ -425,7 +366,7 @@ function lineOfTally(l: LineTally, d: LineDetails | undefined, pricing: Pricing 
   };
 }
 
-/** summariseCost of every call tallied, as summariseCost(llmCalls) gives it (test/core/stats/costTally.test.ts). */
+/** summariseCost of every call tallied, whatever the pages it was fed in (test/services/reportCost.test.ts). */
 export function costOfTally(tally: CostTally, copilots: string[], pricing: Pricing | undefined): CostSummary {
   const lineOf = (l: LineTally) => lineOfTally(l, tally.details.get(JSON.stringify([l.role, l.name])), pricing);
   const copilotLines: Record<string, CostLine> = {};
