@@ -97,7 +97,9 @@ if (process.env.JUDGEFLOW_TEST_HANDLES && process.send && !process.__judgeflowEx
   process.on('message', function ended(message) {
     if (!Array.isArray(message) || message[0] !== 2) return; // jest-worker's CHILD_MESSAGE_END
     process.removeListener('message', ended); // a listener left would hold the IPC channel, and the process, open
-    line(`asked to end (${fs.readdirSync('/proc/self/task').length} threads): ${process.getActiveResourcesInfo().join(',')}`);
+    line(
+      `asked to end (${fs.readdirSync('/proc/self/task').length} threads): ${process.getActiveResourcesInfo().join(',')}`,
+    );
     setTimeout(() => line(`400 ms after: ${process.getActiveResourcesInfo().join(',')}`), 400).unref();
   });
   process.on('exit', () => {
