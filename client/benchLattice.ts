@@ -377,17 +377,22 @@ export function latticeFilesTable(rows: LatticeFilesRow[]): string {
 
 /** The three runs and the comparison, printed; a run whose data is absent is skipped with its reason. */
 export async function benchLatticeFiles(log: (line: string) => void, queries?: number): Promise<number> {
-  const only = process.env.JUDGEFLOW_BENCH_LATTICE_ROWS; // "side-by-side": only the issue-29 pair (measured twice in a row, docs/bench.md)
+  // "side-by-side": only the issue-29 pair (docs/bench.md); "judgeflow-side": judgeflow's side of it alone (for profiling).
+  const only = process.env.JUDGEFLOW_BENCH_LATTICE_ROWS;
+  const pairOnly = only === 'side-by-side' || only === 'judgeflow-side';
   const results = [
-    only === 'side-by-side'
+    pairOnly
       ? 'reference files, independent: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)'
       : await runRow('reference files, independent', 'independent', false, 12, log, queries),
-    only === 'side-by-side'
+    pairOnly
       ? 'reference files, joint: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS)'
       : await runRow('reference files, joint', 'joint', false, 12, log, queries),
     await runRow('side by side: 4 copilots, joint', 'joint', true, 12, log, queries),
   ];
-  const reference = await referenceHarnessRow(log, queries);
+  const reference =
+    only === 'judgeflow-side'
+      ? 'reference harness: not asked (JUDGEFLOW_BENCH_LATTICE_ROWS=judgeflow-side)'
+      : await referenceHarnessRow(log, queries);
   if (typeof reference === 'string') log(reference);
   const rows = results.filter((r): r is LatticeFilesRow => typeof r !== 'string');
   for (const r of results) if (typeof r === 'string') log(r);

@@ -324,7 +324,10 @@ function signFlipPValue(
       d = (d + 1) | 0;
       t = (t + d) | 0;
       c = (c + t) | 0;
-      sum += t >= 0 ? -values[i] : values[i];
+      // Branch-free: (t >> 31) | 1 is −1 for a negative t and 1 otherwise, so this subtracts values[i] where the branch
+      // `t >= 0 ? -values[i] : values[i]` added its negation (the same sums, bit for bit). The branch, taken at random
+      // half the time, was mispredicted about every other draw: two thirds of the test's time (issue 29).
+      sum -= ((t >> 31) | 1) * values[i];
     }
     if (extremeSum(sum)) extreme++;
   }

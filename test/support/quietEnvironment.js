@@ -21,6 +21,7 @@ class QuietEnvironment extends NodeEnvironment {
   async setup() {
     await super.setup();
     trackTimers(this.global, this.timers);
+    if (process.env.JUDGEFLOW_TEST_HANDLES) everyFilesTimers.push([this.testPath, this.timers]);
     if (process.env.JUDGEFLOW_TEST_HANDLES) noteSetup();
     if (process.env.JUDGEFLOW_TEST_LOGS === '1') return;
     const held = this.held;
@@ -89,6 +90,8 @@ class QuietEnvironment extends NodeEnvironment {
  * again 400 ms later (jest force-kills it at 500 ms), and when its 'exit' event comes; a process whose exit is logged
  * but which was still killed spent the time in native clean-up (add-ons' exit hooks), one without it was held alive.
  */
+/** Each test file's timers this process ran (JUDGEFLOW_TEST_HANDLES only): the file's path and its `timers` map. */
+const everyFilesTimers = [];
 if (process.env.JUDGEFLOW_TEST_HANDLES && process.send && !process.__judgeflowExitNoted) {
   process.__judgeflowExitNoted = true;
   const fs = require('node:fs');
@@ -97,6 +100,10 @@ if (process.env.JUDGEFLOW_TEST_HANDLES && process.send && !process.__judgeflowEx
   process.on('message', function ended(message) {
     if (!Array.isArray(message) || message[0] !== 2) return; // jest-worker's CHILD_MESSAGE_END
     process.removeListener('message', ended); // a listener left would hold the IPC channel, and the process, open
+    // Timers any file's code set after its teardown (a retry, a reconnect) and still pending, with where they were set.
+    for (const [testPath, timers] of everyFilesTimers)
+      for (const [t, at] of timers)
+        if (typeof t === 'object' && !t._destroyed && t.hasRef?.()) line(`pending timer of ${testPath}: ${at}`);
     line(
       `asked to end (${fs.readdirSync('/proc/self/task').length} threads): ${process.getActiveResourcesInfo().join(',')}`,
     );
@@ -104,12 +111,13 @@ if (process.env.JUDGEFLOW_TEST_HANDLES && process.send && !process.__judgeflowEx
   });
   process.on('exit', () => {
     line('exit event');
-    // JUDGEFLOW_TEST_EXIT_STACKS=1: if the process is still there 250 ms after its exit event (native clean-up), its
+    // JUDGEFLOW_TEST_EXIT_STACKS=1: if the process is still there 250 ms (JUDGEFLOW_TEST_EXIT_STACKS_MS) after its exit event (native clean-up), its
     // threads' stacks (gdb) go to FILE.stacks-PID.
     if (process.env.JUDGEFLOW_TEST_EXIT_STACKS !== '1') return;
+    const ms = Number(process.env.JUDGEFLOW_TEST_EXIT_STACKS_MS ?? 250);
     const script =
-      `sleep 0.25; if kill -0 ${process.pid} 2>/dev/null; then ` +
-      `echo "${process.pid} alive 250 ms after its exit event" >> ${file}; ` +
+      `sleep ${ms / 1000}; if kill -0 ${process.pid} 2>/dev/null; then ` +
+      `echo "${process.pid} alive ${ms} ms after its exit event" >> ${file}; ` +
       `gdb -p ${process.pid} -batch -ex 'thread apply all bt 15' > ${file}.stacks-${process.pid} 2>&1; fi`;
     require('node:child_process').spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
   });
