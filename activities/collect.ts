@@ -108,8 +108,8 @@ export function collectActivities(deps: ActivityDeps) {
     // An import (a sink given) reads a file the activity heartbeats around: no per-answer timer, heartbeat or held copy,
     // each of which costs more than the answer's read itself when thousands are imported in one activity.
     const importing = sink !== undefined;
-    const timeout = new AbortController();
-    const timer = importing ? undefined : setTimeout(() => timeout.abort(), config.timeoutMs);
+    const timeout = importing ? undefined : new AbortController();
+    const timer = timeout && setTimeout(() => timeout.abort(), config.timeoutMs);
     const key = `${input.runId}\u0000${input.queryId}\u0000${input.copilot}`;
     try {
       // An answer this worker already has (its storing failed: the store was unreachable too long) is stored, not asked again.
@@ -122,7 +122,7 @@ export function collectActivities(deps: ActivityDeps) {
         const collect = () =>
           adapter.collect({
             query,
-            signal: importing ? cancellation : AbortSignal.any([timeout.signal, cancellation]),
+            signal: timeout ? AbortSignal.any([timeout.signal, cancellation]) : cancellation,
             item: { store, runId: input.runId, queryId: input.queryId, copilot: input.copilot },
           });
         const answer = await (importing ? collect() : withHeartbeat(collect));
@@ -163,9 +163,11 @@ export function collectActivities(deps: ActivityDeps) {
       return { status: 'ok', outcome: { tokens: tokens || undefined, rateLimit: answer.rateLimit } };
     } catch (thrown) {
       if (cancellation.aborted) throw cancellation.reason; // a cancelled run records nothing for this item
-      const error = toAdapterError(thrown, `copilot ${input.copilot}`, {
-        timeout: { signal: timeout.signal, ms: config.timeoutMs },
-      });
+      const error = toAdapterError(
+        thrown,
+        `copilot ${input.copilot}`,
+        timeout ? { timeout: { signal: timeout.signal, ms: config.timeoutMs } } : {},
+      );
       const secrets = secretValues(config, deps.env);
       const message = redact(error.message, secrets)!;
       if (!['config', 'missing', 'store_busy'].includes(error.kind))

@@ -1,9 +1,8 @@
-import { JUDGE_UNIT_SLACK_MS, type ReportInput } from '../core/model/protocol';
+import { JUDGE_UNIT_SLACK_MS, type ReadyResponse, type ReportInput } from '../core/model/protocol';
 import { groundingReport, type GroundingReport } from '../core/grounding/report';
 import { protocolFor } from '../rubrics';
 import type { AnswerCache, CallUsage } from '../core/llm/client';
 import type { JudgeSlot, JudgeUnit, RunRecord } from '../core/model/store';
-import type { StoredResponse } from '../core/model/types';
 import { workItems } from '../core/model/workItems';
 import { judgeGroundingResponse, loadGroundingRubric } from '../rubrics/grounding';
 import { groundingEndpoint, runGroundingRubric, runJudges, type ActivityDeps, type StoredRunConfig } from './deps';
@@ -17,7 +16,7 @@ const GROUNDING_CALLS = 2;
  * The grounding work items of some stored responses: one per collected answer (and per panel member, keeping the
  * panel's item order), after the protocol's own. None when the run has no `grounding:`.
  */
-export function groundingWorkItems(run: Run, responses: StoredResponse[]): JudgeUnit[] {
+export function groundingWorkItems(run: Run, responses: ReadyResponse[]): JudgeUnit[] {
   if (!run.config.grounding) return [];
   const units = responses
     .filter((r) => r.status === 'ok')

@@ -1,5 +1,5 @@
-import { judgeUnitTimeoutMs } from '../core/model/protocol';
-import type { Query, StoredResponse } from '../core/model/types';
+import { judgeUnitTimeoutMs, type ReadyResponse } from '../core/model/protocol';
+import type { Query } from '../core/model/types';
 import { slotOf, type JudgeUnit, type RunRecord } from '../core/model/store';
 import type { RunPlan, StoredProgress } from '../contract/run';
 import { protocolFor } from '../rubrics';
@@ -16,6 +16,9 @@ import {
 import { workItems } from '../core/model/workItems';
 import { groundingWorkItems, withGroundingTimeout } from './grounding';
 
+/** From this many queries on, planReadyJudgeWork reads the run's answer statuses in one query (see responseStatusesOf). */
+const BULK_STATUS_QUERIES = 50;
+
 /** Snapshots are immutable: a worker keeps the last few it read, with each query's position. */
 const snapshotCache = new Map<string, { byId: Map<string, { query: Query; position: number }> }>();
 
@@ -31,6 +34,29 @@ export function planActivities(deps: ActivityDeps) {
       snapshotCache.set(snapshotId, cached);
     }
     return cached.byId;
+  }
+
+  /**
+   * What the protocols decide readiness by (ReadyResponse: copilot and status), per query of `queryIds`: never the
+   * answers' texts or payloads. Many queries at once (an import's, or a run resumed from the store) are read in one
+   * query of the run's statuses; a few (live answers as they come) one answer at a time.
+   */
+  async function responseStatusesOf(
+    runId: string,
+    copilots: string[],
+    queryIds: string[],
+  ): Promise<Map<string, ReadyResponse[]>> {
+    const byQuery = new Map<string, ReadyResponse[]>(queryIds.map((q) => [q, []]));
+    if (queryIds.length >= BULK_STATUS_QUERIES) {
+      for (const r of await store.responseStatuses(runId, copilots)) byQuery.get(r.queryId)?.push(r);
+      return byQuery;
+    }
+    for (const queryId of queryIds)
+      for (const copilot of copilots) {
+        const r = await store.getResponse(runId, queryId, copilot, { payloads: false });
+        if (r) byQuery.get(queryId)!.push({ queryId, copilot, status: r.status });
+      }
+    return byQuery;
   }
 
   /** The protocol's units become judge work items here: each unit once per sample and per judge (core/model/workItems.ts); grounding checks after them. */
@@ -129,12 +155,11 @@ export function planActivities(deps: ActivityDeps) {
       const index = await snapshotIndex(run.snapshotId);
       const units: JudgeUnit[] = [];
       const grounding: JudgeUnit[] = [];
+      const statuses = await responseStatusesOf(runId, run.copilots, queryIds);
       for (const queryId of queryIds) {
         const entry = index.get(queryId);
         if (!entry) throw new Error(`query ${queryId} is not in snapshot ${run.snapshotId}`);
-        const responses = (await Promise.all(run.copilots.map((c) => store.getResponse(runId, queryId, c)))).filter(
-          (r): r is StoredResponse => r !== null,
-        );
+        const responses = statuses.get(queryId) ?? [];
         units.push(
           ...protocol.readyUnits({
             query: entry.query,

@@ -59,18 +59,27 @@ export function normaliseQueryText(text: string): string {
 
 const EXPECTED = '{"query", "response" (or "final_answer" or "answer"), "id"?}';
 
-/** Parsed answer files keyed by path; re-read only when the file's mtime or size changes. */
-const cache = new Map<string, { mtimeMs: number; size: number; index: AnswerIndex }>();
+/**
+ * Parsed answer files keyed by path; re-read only when the file's mtime or size changes. The file is looked at again
+ * at most every STAT_FRESH_MS: an import asks for thousands of answers in a row, and a stat each was a tenth of it.
+ */
+const cache = new Map<string, { mtimeMs: number; size: number; index: AnswerIndex; statAt: number }>();
+const STAT_FRESH_MS = 200;
 
 export function loadAnswers(file: string): AnswerIndex {
+  const now = Date.now();
+  const known = cache.get(file);
+  if (known && now - known.statAt < STAT_FRESH_MS) return known.index;
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
   } catch {
     throw new AdapterError('config', `answers file ${file} does not exist (cwd: ${process.cwd()})`);
   }
-  const cached = cache.get(file);
-  if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.index;
+  if (known && known.mtimeMs === stat.mtimeMs && known.size === stat.size) {
+    known.statAt = now;
+    return known.index;
+  }
   let records;
   try {
     records = readJsonRecords(file, 'answers file', { arrays: true, expected: EXPECTED });
@@ -107,7 +116,7 @@ export function loadAnswers(file: string): AnswerIndex {
       problems.slice(0, 10).join('\n') + (problems.length > 10 ? `\n... and ${problems.length - 10} more` : ''),
     );
   if (!records.length) throw new AdapterError('config', `${file} holds no answers (expected ${EXPECTED} records)`);
-  cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, index });
+  cache.set(file, { mtimeMs: stat.mtimeMs, size: stat.size, index, statAt: now });
   return index;
 }
 

@@ -122,6 +122,9 @@ export interface QueryCuration {
  * it here, so adding a protocol is a folder in rubrics/ and one line in rubrics/index.ts. Workflows only see unit counts,
  * ids and timeouts.
  */
+/** What a protocol decides a query's readiness by: which copilots answered it, and whether each answer is ok. */
+export type ReadyResponse = Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>;
+
 export interface ProtocolModule {
   id: string;
   title: string;
@@ -166,7 +169,7 @@ export interface ProtocolModule {
   readyUnits(args: {
     query: Query;
     position: number;
-    responses: StoredResponse[];
+    responses: ReadyResponse[];
     copilots: string[];
     plan: unknown;
   }): JudgeUnit[];

@@ -1,5 +1,6 @@
 import type { JudgeUnit } from '../../core/model/store';
-import type { Query, StoredResponse } from '../../core/model/types';
+import type { Query } from '../../core/model/types';
+import type { ReadyResponse } from '../../core/model/protocol';
 import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from './presentation';
 
 /** What planAhead stores with the run (the plan of ResultsStore.putJudgeUnits) and the report shows. */
@@ -43,7 +44,7 @@ export function readyCabUnits({
   plan,
 }: {
   query: Query;
-  responses: StoredResponse[];
+  responses: ReadyResponse[];
   copilots: string[];
   plan: unknown;
 }): JudgeUnit[] {

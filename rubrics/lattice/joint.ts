@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { ChatMessage } from '../../core/llm/client';
-import { judgmentSlot, type JudgeContext } from '../../core/model/protocol';
+import { judgmentSlot, type JudgeContext, type ReadyResponse } from '../../core/model/protocol';
 import { memoSpec } from '../../core/model/scoreSchema';
 import { askLatticeJudge, capsText, dimensionsFor, latticeSystemPrompt } from './judge';
 import { historyBlock } from '../../core/model/history';
 import type { JudgeUnit } from '../../core/model/store';
-import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
+import type { Query, StoredJudgment } from '../../core/model/types';
 import { buildPresentationDesign, predecessorImbalance, type PresentationDesign } from '../../core/model/presentation';
 import { latticeScore } from './aggregate';
 import { asLatticeQuery, type LatticeQuery } from './queries';
@@ -72,7 +72,7 @@ export function readyLatticeUnits({
   plan,
 }: {
   query: Query;
-  responses: StoredResponse[];
+  responses: ReadyResponse[];
   copilots: string[];
   plan: unknown;
 }): JudgeUnit[] {
