@@ -16,9 +16,6 @@ import {
 import { workItems } from '../core/model/workItems';
 import { groundingWorkItems, withGroundingTimeout } from './grounding';
 
-/** From this many queries on, planReadyJudgeWork reads the run's answer statuses in one query (see responseStatusesOf). */
-const BULK_STATUS_QUERIES = 50;
-
 /** Snapshots are immutable: a worker keeps the last few it read, with each query's position. */
 const snapshotCache = new Map<string, { byId: Map<string, { query: Query; position: number }> }>();
 
@@ -36,26 +33,14 @@ export function planActivities(deps: ActivityDeps) {
     return cached.byId;
   }
 
-  /**
-   * What the protocols decide readiness by (ReadyResponse: copilot and status), per query of `queryIds`: never the
-   * answers' texts or payloads. Many queries at once (an import's, or a run resumed from the store) are read in one
-   * query of the run's statuses; a few (live answers as they come) one answer at a time.
-   */
+  /** What the protocols decide readiness by (ReadyResponse: copilot and status), per query: never texts or payloads. */
   async function responseStatusesOf(
     runId: string,
     copilots: string[],
     queryIds: string[],
   ): Promise<Map<string, ReadyResponse[]>> {
     const byQuery = new Map<string, ReadyResponse[]>(queryIds.map((q) => [q, []]));
-    if (queryIds.length >= BULK_STATUS_QUERIES) {
-      for (const r of await store.responseStatuses(runId, copilots)) byQuery.get(r.queryId)?.push(r);
-      return byQuery;
-    }
-    for (const queryId of queryIds)
-      for (const copilot of copilots) {
-        const r = await store.getResponse(runId, queryId, copilot, { payloads: false });
-        if (r) byQuery.get(queryId)!.push({ queryId, copilot, status: r.status });
-      }
+    for (const r of await store.responseStatuses(runId, copilots, queryIds)) byQuery.get(r.queryId)?.push(r);
     return byQuery;
   }
 

@@ -286,10 +286,11 @@ export class PostgresStore implements ResultsStore {
   async responseStatuses(
     runId: string,
     copilots: string[],
+    queryIds?: string[],
   ): Promise<Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>> {
     const rows = await this.db.rows(
-      'SELECT query_id, copilot, status FROM responses WHERE run_id = $1 AND copilot = ANY($2::text[])',
-      [runId, copilots],
+      `SELECT query_id, copilot, status FROM responses WHERE run_id = $1 AND copilot = ANY($2::text[])${queryIds ? ' AND query_id = ANY($3::text[])' : ''}`,
+      queryIds ? [runId, copilots, queryIds] : [runId, copilots],
     );
     return rows.map((r) => ({ queryId: r.query_id, copilot: r.copilot, status: r.status }));
   }

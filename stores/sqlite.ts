@@ -272,12 +272,16 @@ export class SqliteStore implements ResultsStore {
   async responseStatuses(
     runId: string,
     copilots: string[],
+    queryIds?: string[],
   ): Promise<Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>> {
+    const ofQueries = queryIds ? ' AND query_id IN (SELECT value FROM json_each(?))' : '';
     return this.db
       .prepare(
-        'SELECT query_id AS queryId, copilot, status FROM responses WHERE run_id = ? AND copilot IN (SELECT value FROM json_each(?))',
+        `SELECT query_id AS queryId, copilot, status FROM responses WHERE run_id = ? AND copilot IN (SELECT value FROM json_each(?))${ofQueries}`,
       )
-      .all(runId, JSON.stringify(copilots)) as Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>;
+      .all(runId, JSON.stringify(copilots), ...(queryIds ? [JSON.stringify(queryIds)] : [])) as Array<
+      Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>
+    >;
   }
 
   async reopenItems(runId: string, items: ReopenedItems): Promise<void> {

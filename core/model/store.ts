@@ -262,10 +262,14 @@ export interface ResultsStore {
    * and a browser copilot's page (`raw`, `html` come back null): a large run's report then holds only the answers.
    */
   responses(runId: string, opts?: { payloads?: boolean }): Promise<StoredResponse[]>;
-  /** Which answers of these copilots the run holds and how they ended, without their texts (what an import stored already). */
+  /**
+   * Which answers of these copilots the run holds and how they ended, without their texts (what an import stored
+   * already; what the planner decides a query's readiness by). `queryIds`: only those queries' answers.
+   */
   responseStatuses(
     runId: string,
     copilots: string[],
+    queryIds?: string[],
   ): Promise<Array<Pick<StoredResponse, 'queryId' | 'copilot' | 'status'>>>;
   /** Re-judging reuses another run's responses: copied rows, zero copilot calls. Returns how many were copied. */
   adoptResponses(fromRunId: string, toRunId: string): Promise<number>;

@@ -673,6 +673,15 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(Object.keys(statuses[0]).sort()).toEqual(['copilot', 'queryId', 'status']);
         expect(await store.responseStatuses('r1', [])).toEqual([]);
         expect(await store.responseStatuses('r3', ['Ace'])).toEqual([]);
+        // Only the queries asked for (the planner's page of queries), with every copilot asked for.
+        await store.putResponses([aResponse('r1', 'q2', 'Ace'), aResponse('r1', 'q3', 'Ace')]);
+        const some = await store.responseStatuses('r1', ['Ace', 'Bolt', 'Cyan'], ['q1', 'q3']);
+        expect(some.map((r) => `${r.queryId}/${r.copilot}/${r.status}`).sort()).toEqual([
+          'q1/Ace/ok',
+          'q1/Bolt/missing',
+          'q3/Ace/ok',
+        ]);
+        expect(await store.responseStatuses('r1', ['Ace'], [])).toEqual([]);
       });
 
       test('round trip of every field; first write wins; ordered by query id then copilot', async () => {
