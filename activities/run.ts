@@ -155,7 +155,7 @@ export function runActivities(deps: ActivityDeps) {
   }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
     deps.warmReport?.();
     await yieldToHigherPriority(store, runId); // a run of a higher priority making calls goes first
-    await untilSendTime(store, runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
+    const sent = await untilSendTime(store, runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
     try {
       const result = await judgeStoredUnit(runId, index, (call) => {
@@ -165,7 +165,7 @@ export function runActivities(deps: ActivityDeps) {
       return {
         ...result,
         throttled: false,
-        outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit },
+        outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit, ...sent },
       };
     } catch (error) {
       const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
@@ -179,6 +179,7 @@ export function runActivities(deps: ActivityDeps) {
             retryAfterMs: throttle.retryAfterMs,
             tokens: usage.tokens || undefined,
             cause: throttle.cause,
+            ...sent,
           },
         };
       throw error;
