@@ -152,8 +152,9 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     // 6 a second in a sliding one-second window, as the bench's copilot endpoints.
     limiter.release(first, { rateLimit: { limitRequests: 6, remainingRequests: 0, resetRequestsMs: 1_000 } }, 200);
     const ticket = startWhenAllowed(limiter, 200);
-    // Late calls claim slots this far apart (activities/heartbeat.ts): 7 in a row span 6 spacings, past the window.
-    expect(6 * ticket.spacingMs!).toBeGreaterThan(1_000);
+    // Late calls claim slots this far apart (activities/heartbeat.ts): 7 in a row span 6 spacings, past the window by
+    // 4% of it, what arrival jitter may take from late sends in a row (after a stall, at 2% it took it).
+    expect(6 * ticket.spacingMs!).toBeGreaterThanOrEqual(1_040 - 1e-9);
     // Still under the pace's interval, so calls sent late catch up with the pace.
     expect(ticket.spacingMs!).toBeLessThan(1_000 / limiter.startRate(ticket.startedAt)!);
   });
