@@ -29,9 +29,7 @@ const queries = [
   'batch-3',
   'paced',
   'paced-late',
-].map(
-  (word, k) => ({ id: word, text: `Question ${k} (${word}): should I stake ETH?`, task: 'T1', category: 'C1' }),
-);
+].map((word, k) => ({ id: word, text: `Question ${k} (${word}): should I stake ETH?`, task: 'T1', category: 'C1' }));
 
 beforeAll(async () => {
   sim = await startSimServer({
