@@ -60,8 +60,8 @@ export interface Ticket {
  *   a throttle while so paced widens the margin by 3%, down to 85%, growing back by 0.1% a second (headers.ts), unless
  *   another send's lateness explains it: one that left more than 2% of the window after its time, within 1.02 windows
  *   before the refused call (a busy worker's timer fired late, taking half the slack the 96% pace leaves, so limit + 1
- *   sends fell in the window though their times did not; not twice within 5 s). A call that reports leaving late counts at the time it left, so the next
- *   starts keep a window from it;
+ *   sends fell in the window though their times did not; not twice within 5 s). A call that reports leaving late
+ *   counts at the time it left, so the next starts keep a window from it;
  * requestsPerMinute spaces starts; tokensPerMinute holds the tokens reported over the last minute under the cap;
  * Retry-After holds every start until then; exhausted headers with no limit header to pace by hold starts until their
  * reset (tokens.ts). Starts allowed by the start rate are a bucket holding 0.1 s of them (at least one), so starts stay
@@ -213,9 +213,10 @@ export class Limiter {
 
   release(ticket: { startedAt: number }, outcome: CallOutcome = {}, now = Date.now()): void {
     this.inFlight--;
-    const sentAt = this.noteSent(ticket.startedAt, outcome.sentLateMs, now);
     if (outcome.tokens) this.tokens.note(now, outcome.tokens);
     this.honourHeaders(now, ticket, outcome);
+    // After the headers: they count the starts after this one's, which its own, moved to when it left, is not.
+    const sentAt = this.noteSent(ticket.startedAt, outcome.sentLateMs, now);
     if (!outcome.throttled) return this.window.succeeded();
     if (outcome.retryAfterMs) {
       this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);

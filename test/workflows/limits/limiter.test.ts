@@ -182,6 +182,16 @@ describe('Limiter: one endpoint adapted like TCP (AIMD), with hard caps', () => 
     const seventh = startWhenAllowed(limiter, tickets[5].startedAt);
     expect(6 * interval).toBeLessThan(1_100);
     expect(seventh.startedAt).toBeGreaterThanOrEqual(late.startedAt + 100 + 1_000);
+    // Its own start, moved to when it left, is not one of the starts after it the headers' count leaves out: one
+    // request left, none started since, so the headers do not read as used up (no pace from them yet).
+    const fresh = new Limiter({ concurrency: 8 });
+    const call = start(fresh, 0);
+    fresh.release(
+      call,
+      { sentLateMs: 50, rateLimit: { limitRequests: 6, remainingRequests: 1, resetRequestsMs: 900 } },
+      300,
+    );
+    expect(fresh.startRate(300)).toBeUndefined();
     // A send on time (or one not saying) counts at its time, as before.
     const { limiter: onTime, tickets: calls } = pacedBy6(6);
     onTime.release(calls[0], {}, calls[0].startedAt + 200);
