@@ -226,11 +226,16 @@ export function collectActivities(deps: ActivityDeps) {
     send?: SendSlot;
   }): Promise<{ status: 'ok' | 'failed' | 'missing' | 'throttled'; outcome: CallOutcome; failure?: ItemFailure }> {
     await yieldToHigherPriority(deps.store, input.runId); // a run of a higher priority making calls goes first
-    await untilSendTime(deps.store, input.runId, input.send);
     const existing = await deps.store.getResponse(input.runId, input.queryId, input.copilot);
     if (existing) return { status: existing.status, outcome: {} };
     const last = input.attempt + currentAttempt() - 1 >= input.maxAttempts;
-    return collectAndStore(await requireRun(deps, input.runId), input.queryId, input.copilot, last, 'report');
+    // The store's reads before the send time, so the request leaves at it (a read after it would make every send late).
+    const run = await requireRun(deps, input.runId);
+    // (A read that fails is read again inside collectAndStore, which records or retries it as before.)
+    const query = await deps.store.snapshotQuery(run.snapshotId, input.queryId).catch(() => undefined);
+    const sent = await untilSendTime(deps.store, input.runId, input.send);
+    const result = await collectAndStore(run, input.queryId, input.copilot, last, 'report', query);
+    return { ...result, outcome: { ...result.outcome, ...sent } };
   }
 
   return {

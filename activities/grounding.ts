@@ -56,7 +56,12 @@ export async function judgeGroundingItem(
   run: Run,
   unit: JudgeUnit,
   slot: JudgeSlot,
-  io: { cache: AnswerCache; signal?: AbortSignal; recordCall: (name: string, usage: CallUsage) => Promise<void> },
+  io: {
+    cache: AnswerCache;
+    signal?: AbortSignal;
+    recordCall: (name: string, usage: CallUsage) => Promise<void>;
+    beforeSend?: () => Promise<void>;
+  },
 ): Promise<{ judged: number; failed: number }> {
   const rubric = await runGroundingRubric(deps, run);
   if (!rubric) throw new Error(`run ${run.runId} has a grounding work item but no grounding rubric`);
@@ -76,6 +81,7 @@ export async function judgeGroundingItem(
     cache: reuse ? io.cache : { ...io.cache, get: async () => null },
     signal: io.signal,
     recordCall: (usage) => io.recordCall(who.judgeName || who.endpoint.model, usage),
+    beforeSend: io.beforeSend,
   });
   return status === 'failed' ? { judged: 0, failed: 1 } : { judged: 1, failed: 0 };
 }

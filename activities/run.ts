@@ -64,6 +64,8 @@ export function runActivities(deps: ActivityDeps) {
     index: number,
     onCall?: (usage: CallUsage) => void,
     batchLines?: Map<string, PendingLine>,
+    /** Awaited before each judge request is sent (a paced item's send time: after the reads its request needs). */
+    beforeSend?: () => Promise<void>,
   ): Promise<{ judged: number; failed: number }> {
     const run = await requireRun(deps, runId);
     const [unit] = await store.judgeUnits(runId, index, index + 1);
@@ -98,6 +100,7 @@ export function runActivities(deps: ActivityDeps) {
               cache,
               signal,
               recordCall: (name, usage) => recordCall(name)(usage),
+              beforeSend,
             })
         : async () => {
             const rubric = await requireRubric(deps, run);
@@ -114,6 +117,7 @@ export function runActivities(deps: ActivityDeps) {
               options: protocolOptions(protocolFor(run.protocol), run.config),
               signal,
               recordCall: recordCall(slot.judge || judge.model),
+              beforeSend,
             };
             return protocolFor(run.protocol).judgeUnit(unit, ctx);
           };
@@ -155,17 +159,28 @@ export function runActivities(deps: ActivityDeps) {
   }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
     deps.warmReport?.();
     await yieldToHigherPriority(store, runId); // a run of a higher priority making calls goes first
-    await untilSendTime(store, runId, send); // when the workflow's limiter allows the first call (it may start the activity ahead)
+    // The first judge request waits until the workflow's limiter allows it (it may start the activity ahead), after the
+    // store's reads the request needs: a read after the send time would make every send late. None sent, none waited.
+    const sent: Pick<CallOutcome, 'sentLateMs'> = {};
+    let waited: Promise<void> | undefined;
+    const beforeSend = () =>
+      (waited ??= untilSendTime(store, runId, send).then((told) => void Object.assign(sent, told)));
     const usage: { tokens: number; rateLimit?: RateLimitInfo } = { tokens: 0 };
     try {
-      const result = await judgeStoredUnit(runId, index, (call) => {
-        usage.tokens += (call.promptTokens ?? 0) + (call.completionTokens ?? 0);
-        if (call.rateLimit) usage.rateLimit = call.rateLimit; // the latest call's word on the limits
-      });
+      const result = await judgeStoredUnit(
+        runId,
+        index,
+        (call) => {
+          usage.tokens += (call.promptTokens ?? 0) + (call.completionTokens ?? 0);
+          if (call.rateLimit) usage.rateLimit = call.rateLimit; // the latest call's word on the limits
+        },
+        undefined,
+        send ? beforeSend : undefined,
+      );
       return {
         ...result,
         throttled: false,
-        outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit },
+        outcome: { tokens: usage.tokens || undefined, rateLimit: usage.rateLimit, ...sent },
       };
     } catch (error) {
       const throttle = error instanceof ApplicationFailure ? throttleOf(error) : null;
@@ -179,6 +194,7 @@ export function runActivities(deps: ActivityDeps) {
             retryAfterMs: throttle.retryAfterMs,
             tokens: usage.tokens || undefined,
             cause: throttle.cause,
+            ...sent,
           },
         };
       throw error;

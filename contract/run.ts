@@ -257,6 +257,11 @@ export interface CallOutcome {
   tokens?: number;
   /** The endpoint's rate-limit headers (x-ratelimit-remaining-*, x-ratelimit-reset-*), when it sent them. */
   rateLimit?: RateLimitInfo;
+  /**
+   * A call with a send time (SendSlot): how long after it the call actually left (a busy worker's late timer, a slot the
+   * run's other sends moved on); the limiter counts the call at its actual time (workflows/limits/limiter.ts).
+   */
+  sentLateMs?: number;
 }
 
 // A run's controls (pause, resume, budget, tune): carried in its state and answered by its updates (contract/control.ts).

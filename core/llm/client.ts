@@ -133,6 +133,8 @@ export async function askJson<T>(args: {
   signal?: AbortSignal;
   /** Told about every request actually sent, failed ones included, and about every answer reused from the store (`reused`). */
   onCall?: (usage: CallUsage) => void | Promise<void>;
+  /** Awaited before each request is sent (not for an answer reused or taken from a batch): a paced call's send time. */
+  beforeSend?: () => Promise<void>;
 }): Promise<JsonAnswer<T>> {
   const { settings, spec } = args;
   let messages = [...args.messages];
@@ -166,6 +168,7 @@ export async function askJson<T>(args: {
       const batched =
         (await args.cache?.batchReply?.(key, () => batchRequestBody(asked, messages, spec), asked)) ?? null;
       // A batch line's usage was recorded when the batch was ingested (at the batch price): not a call made here.
+      if (!batched) await args.beforeSend?.();
       const answer = batched
         ? { ...completedFromBody(asked, batched, spec), usage: null }
         : await complete(asked, messages, spec, args.env, args.signal, args.onCall);

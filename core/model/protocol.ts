@@ -42,6 +42,8 @@ export interface JudgeContext {
   signal?: AbortSignal;
   /** Records every judge request sent (tokens, latency, failure kind) for the run's cost figures. */
   recordCall?: (usage: CallUsage) => void | Promise<void>;
+  /** Awaited before each judge request is sent: the work item's send time (pass it to every judge call as `beforeSend`). */
+  beforeSend?: () => Promise<void>;
 }
 
 export interface ReportInput {

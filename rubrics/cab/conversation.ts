@@ -61,6 +61,7 @@ export class DurableConversation {
         cache: this.ctx.cache,
         signal: this.ctx.signal,
         onCall: this.ctx.recordCall,
+        beforeSend: this.ctx.beforeSend,
       });
       // askJson returns the conversation ending in the final answer (ok) or in the last invalid answer plus an
       // unsent re-ask (failure); the conversation goes on from that last answer either way.
@@ -115,6 +116,7 @@ export async function askOnce<T>(
       cache: ctx.cache,
       signal: ctx.signal,
       onCall: ctx.recordCall,
+      beforeSend: ctx.beforeSend,
     });
     const turn: StoredTurn = {
       kind: 'taxonomy',

@@ -37,6 +37,8 @@ export interface GroundingJudgeContext {
   cache?: AnswerCache;
   signal?: AbortSignal;
   recordCall?: (usage: CallUsage) => void | Promise<void>;
+  /** Awaited before each judge request is sent: the work item's send time. */
+  beforeSend?: () => Promise<void>;
 }
 
 function cut(text: string, max: number): string {
@@ -131,6 +133,7 @@ export async function judgeGroundingResponse(
       cache: ctx.cache,
       signal: ctx.signal,
       onCall: ctx.recordCall,
+      beforeSend: ctx.beforeSend,
     });
     attempts += answer.attempts;
     if (answer.ok)

@@ -60,6 +60,7 @@ export function askLatticeJudge<T>(
     cache: ctx.cache,
     signal: ctx.signal,
     onCall: ctx.recordCall,
+    beforeSend: ctx.beforeSend,
   });
 }
 

@@ -99,6 +99,7 @@ export async function judgePairwiseUnit(
       cache: ctx.cache,
       signal: ctx.signal,
       onCall: ctx.recordCall, // every protocol's judge calls are counted (cost, tokens-per-minute, header pacing)
+      beforeSend: ctx.beforeSend,
     });
     attempts += answer.attempts;
     systemFingerprint ??= answer.systemFingerprint;

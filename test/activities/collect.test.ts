@@ -18,9 +18,18 @@ let sim: SimServer;
 let store: SqliteStore;
 let runId: string;
 const deps = () => ({ store, env: process.env });
-const queries = ['fine', 'throttle', 'throttle-again', 'broken', 'slow', 'batch-1', 'batch-2', 'batch-3'].map(
-  (word, k) => ({ id: word, text: `Question ${k} (${word}): should I stake ETH?`, task: 'T1', category: 'C1' }),
-);
+const queries = [
+  'fine',
+  'throttle',
+  'throttle-again',
+  'broken',
+  'slow',
+  'batch-1',
+  'batch-2',
+  'batch-3',
+  'paced',
+  'paced-late',
+].map((word, k) => ({ id: word, text: `Question ${k} (${word}): should I stake ETH?`, task: 'T1', category: 'C1' }));
 
 beforeAll(async () => {
   sim = await startSimServer({
@@ -67,6 +76,49 @@ test('askCopilot stores the answer and reports its tokens; asked again, it answe
   expect((await store.getResponse(runId, 'fine', 'A'))?.status).toBe('ok');
   expect(await ask('fine')).toEqual({ status: 'ok', outcome: {} });
   expect(asked('fine')).toBe(1);
+});
+
+test('a paced call reads the store before its send time and leaves at it; it tells the limiter how late it left', async () => {
+  // The store's calls in order: after the slot's claim, none may come before the request (each would make it late).
+  const calls: string[] = [];
+  const watched = new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(name));
+        return value.apply(target, args);
+      };
+    },
+  });
+  const pacedAsk = (queryId: string, at: number) =>
+    inActivity(() =>
+      collectActivities({ store: watched, env: process.env }).askCopilot({
+        runId,
+        queryId,
+        copilot: 'A',
+        attempt: 1,
+        maxAttempts: 3,
+        send: { at, spacingMs: 50, endpoint: 'copilot:A' },
+      }),
+    );
+  const at = Date.now() + 300;
+  const paced = await pacedAsk('paced', at);
+  expect(paced.status).toBe('ok');
+  const claim = calls.indexOf('claimSendSlot');
+  expect(claim).toBeGreaterThan(calls.indexOf('getResponse'));
+  expect(claim).toBeGreaterThan(calls.indexOf('getRun'));
+  expect(claim).toBeGreaterThan(calls.indexOf('snapshotQuery'));
+  expect(calls.slice(claim + 1, calls.indexOf('putLlmCall'))).toEqual([]);
+  const arrived = sim.requests.find((r) => JSON.stringify(r.body).includes('(paced)'))!.at;
+  expect(arrived).toBeGreaterThanOrEqual(at);
+  // Picked up 500 ms after the limiter's time: it says so.
+  const late = await pacedAsk('paced-late', Date.now() - 500);
+  expect(late.outcome.sentLateMs).toBeGreaterThanOrEqual(500);
+  // An answer stored already is not asked again, and claims no send slot.
+  calls.length = 0;
+  expect(await pacedAsk('paced', Date.now())).toEqual({ status: 'ok', outcome: {} });
+  expect(calls).not.toContain('claimSendSlot');
 });
 
 test('a throttle comes back to the workflow before the last attempt (nothing stored); on the last one it is stored as failed', async () => {

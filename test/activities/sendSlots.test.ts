@@ -27,13 +27,18 @@ describe('untilSendTime across workers', () => {
 
   /** Each call's send time (when untilSendTime let it go), in the order the calls were made. */
   async function sendTimes(calls: Array<{ worker: number; at: number; spacingMs?: number; endpoint?: string }>) {
-    const sent: number[] = new Array(calls.length);
+    return (await sends(calls)).map((s) => s.at);
+  }
+
+  /** …and what each tells the workflow's limiter (how late it left). */
+  async function sends(calls: Array<{ worker: number; at: number; spacingMs?: number; endpoint?: string }>) {
+    const sent: Array<{ at: number; sentLateMs?: number }> = new Array(calls.length);
     const done = calls.map((c, i) =>
       untilSendTime(workers[c.worker], 'run-1', {
         at: c.at,
         spacingMs: c.spacingMs,
         endpoint: c.endpoint ?? 'judge',
-      }).then(() => (sent[i] = Date.now())),
+      }).then((told) => (sent[i] = { at: Date.now(), ...told })),
     );
     await jest.advanceTimersByTimeAsync(10_000);
     await Promise.all(done);
@@ -59,6 +64,23 @@ describe('untilSendTime across workers', () => {
       { worker: 0, at: T0 + 300 }, // unspaced (a requests-per-minute cap alone): its own time, no slot claimed
     ]);
     expect(sent).toEqual([T0 + 400, T0 + 425, T0 + 400, T0 + 300]);
+  });
+
+  test('a call that leaves after the limiter’s time says how late (picked up late, or its slot moved on by another send), one on time says nothing', async () => {
+    const told = await sends([
+      { worker: 0, at: T0 + 400, spacingMs: 25 }, // on time
+      { worker: 1, at: T0 + 410, spacingMs: 25 }, // the slot moved on to T0 + 425
+      { worker: 0, at: T0 - 300, spacingMs: 25, endpoint: 'copilot:Ace' }, // picked up 300 ms after its time
+      { worker: 1, at: T0 + 100 }, // unspaced, on time
+    ]);
+    expect(told).toEqual([
+      { at: T0 + 400 },
+      { at: T0 + 425, sentLateMs: 15 },
+      { at: T0, sentLateMs: 300 },
+      { at: T0 + 100 },
+    ]);
+    // No send time (an unpaced call): nothing to tell.
+    expect(await untilSendTime(workers[0], 'run-1', undefined)).toEqual({});
   });
 
   test('a slot far ahead (a clock that differs between machines) parks a call at most 5 s', async () => {

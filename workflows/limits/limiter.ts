@@ -20,9 +20,20 @@ const SEND_SPACING = 0.95;
 /**
  * …and, where the headers say the limit's window, at least this share of window ÷ limit: at the headers' 96% pace, 95% of
  * the interval is 99% of window ÷ limit, so limit + 1 late sends in a row fit in 99% of the window, which a sliding
- * window refuses (each 429 of the bench's two-worker row came after limit sends spaced just under window ÷ limit).
+ * window refuses (each 429 of the bench's two-worker row came after limit sends spaced just under window ÷ limit). At
+ * 1.02 the late sends after a stall (a continue-as-new, a busy worker) still drew 429s: limit + 1 of them span 2% of a
+ * window more than it, and arrival jitter took that (2026-12-04). 1.04 is the 96% pace's own interval within 0.3%:
+ * late sends no longer catch up on the pace (they could gain 3 ms a send at most), and keep 4% of a window for jitter.
  */
-const WINDOW_SPACING = 1.02;
+const WINDOW_SPACING = 1.04;
+/**
+ * A paced send that left later than this share of the headers' window after its time may have carried it into a later
+ * send's window: at the headers' 96% pace, limit sends span 4% of a window more than the window, so a send half that
+ * late leaves only arrival jitter to make up the rest (see release).
+ */
+const LATE_SHARE = 0.02;
+/** A second lateness-explained throttle this soon after the last one widens the margin all the same (see release). */
+const EXPLAINED_AGAIN_MS = 5_000;
 
 /** A started call: when it may be sent, and (paced) how far apart the run's workers keep their sends. */
 export interface Ticket {
@@ -46,7 +57,11 @@ export interface Ticket {
  *   bucket, as OpenAI's and Anthropic's headers describe; at most the window for a sliding window, nearly so when a
  *   request has just arrived: the longest reset of the last minute counts). Starts are paced at 96% of limit ÷ window,
  *   and never more than the limit start within one window, rather than bursting and then waiting for the whole reset;
- *   a throttle while so paced widens the margin by 3%, down to 85%, growing back by 0.1% a second (headers.ts).
+ *   a throttle while so paced widens the margin by 3%, down to 85%, growing back by 0.1% a second (headers.ts), unless
+ *   another send's lateness explains it: one that left more than 2% of the window after its time, within 1.02 windows
+ *   before the refused call (a busy worker's timer fired late, taking half the slack the 96% pace leaves, so limit + 1
+ *   sends fell in the window though their times did not; not twice within 5 s). A call that reports leaving late
+ *   counts at the time it left, so the next starts keep a window from it;
  * requestsPerMinute spaces starts; tokensPerMinute holds the tokens reported over the last minute under the cap;
  * Retry-After holds every start until then; exhausted headers with no limit header to pace by hold starts until their
  * reset (tokens.ts). Starts allowed by the start rate are a bucket holding 0.1 s of them (at least one), so starts stay
@@ -68,6 +83,12 @@ export class Limiter {
   /** Starts allowed by the start rate: a bucket refilled at that rate. */
   private rateTokens: number;
   private rateTokensAt: number;
+  /**
+   * Paced sends that left late: [when they actually left, how late, their start]. Only the last window's are read (a
+   * throttle's explanation), so continue-as-new does not carry them.
+   */
+  private lateSends: Array<[number, number, number]> = [];
+  private lastExplainedAt = -Infinity;
 
   constructor(
     private options: LimiterOptions,
@@ -194,6 +215,8 @@ export class Limiter {
     this.inFlight--;
     if (outcome.tokens) this.tokens.note(now, outcome.tokens);
     this.honourHeaders(now, ticket, outcome);
+    // After the headers: they count the starts after this one's, which its own, moved to when it left, is not.
+    const sentAt = this.noteSent(ticket.startedAt, outcome.sentLateMs, now);
     if (!outcome.throttled) return this.window.succeeded();
     if (outcome.retryAfterMs) {
       this.notBefore = Math.max(this.notBefore, now + outcome.retryAfterMs);
@@ -207,11 +230,54 @@ export class Limiter {
     this.cubic.refusedAt(ticket.startedAt, now);
     if (!this.window.throttled(ticket.startedAt, now))
       return this.cubic.sameBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);
-    if (this.headers.knowsLimit) this.headers.widenMargin(now);
-    else this.cubic.newBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);
+    if (this.headers.knowsLimit) {
+      if (!this.lateExplains(ticket.startedAt, sentAt, now)) this.headers.widenMargin(now);
+    } else this.cubic.newBurst(now, ticket.startedAt, retryAfterMs, this.recentStarts);
     // One start is allowed the moment a Retry-After ends (the endpoint said it would take one then).
     this.rateTokens = retryAfterMs > 0 ? 1 : 0;
     this.rateTokensAt = now + retryAfterMs;
+  }
+
+  /**
+   * A call that left `lateMs` after its start counts at the time it left: the headers' "never more than the limit within
+   * one window" then holds for the sends as they left, and a later start keeps a window from a late send, not from the
+   * time it was meant to leave. (Capped at now: another machine's clock may run ahead.) Returns when it left.
+   */
+  private noteSent(startedAt: number, lateMs: number | undefined, now: number): number {
+    if (!lateMs || lateMs <= 0) return startedAt;
+    const sentAt = Math.max(startedAt, Math.min(now, startedAt + lateMs));
+    const i = this.recentStarts.lastIndexOf(startedAt);
+    if (i >= 0) {
+      this.recentStarts.splice(i, 1);
+      let j = this.recentStarts.length;
+      while (j > 0 && this.recentStarts[j - 1] > sentAt) j--;
+      this.recentStarts.splice(j, 0, sentAt);
+    }
+    const keptMs = Math.max(this.headers.windowMs(), 1_000);
+    this.lateSends = this.lateSends.filter(([at]) => at > now - 2 * keptMs);
+    this.lateSends.push([sentAt, sentAt - startedAt, startedAt]);
+    return sentAt;
+  }
+
+  /**
+   * A throttle while paced by the headers that another send's lateness explains: one that left more than LATE_SHARE of
+   * the window late, and within the window (and that share) before the refused call left. Its lateness took at least
+   * half the slack the pace leaves, arrival jitter the rest; the pace was right, so the margin is not widened. A second
+   * such throttle within EXPLAINED_AGAIN_MS widens it all the same: refusals that often are the pace's (the limit may
+   * be shared with another client).
+   */
+  private lateExplains(startedAt: number, sentAt: number, now: number): boolean {
+    const window = this.headers.window();
+    if (!window || now - this.lastExplainedAt < EXPLAINED_AGAIN_MS) return false;
+    const explained = this.lateSends.some(
+      ([at, lateMs, start]) =>
+        start !== startedAt &&
+        lateMs > LATE_SHARE * window.ms &&
+        at > sentAt - (1 + LATE_SHARE) * window.ms &&
+        at <= sentAt,
+    );
+    if (explained) this.lastExplainedAt = now;
+    return explained;
   }
 
   /** Nothing but the window limits calls now (no rate caps, no start rate, no hold, headroom by the headers' word). */

@@ -112,3 +112,39 @@ test('an Anthropic judge reads its batch reply as a Message: the forced tool cal
     tool_choice: { type: 'tool', name: 'verdict' },
   });
 });
+
+test('a paced call waits for its send time (beforeSend) just before each request it sends; a reused or batch answer does not', async () => {
+  const { startSimServer } = await import('../../../sim/server');
+  const sim = await startSimServer({
+    handler: async () => ({ status: 200, body: JSON.stringify(completion('{"score": 4}')) }),
+  });
+  try {
+    const waits: number[] = [];
+    const beforeSend = async () => {
+      await new Promise((r) => setTimeout(r, 150));
+      waits.push(Date.now());
+    };
+    const ask = (cache?: AnswerCache) =>
+      askJson({
+        settings: { ...settings, baseURL: sim.url },
+        messages: [{ role: 'user', content: 'Rate it.' }],
+        spec,
+        maxInvalidAnswers: 1,
+        retryIn: 'fresh',
+        env: {},
+        cache,
+        beforeSend,
+      });
+    expect(await ask()).toMatchObject({ ok: true, value: { score: 4 } });
+    expect(waits).toHaveLength(1);
+    expect(sim.requests).toHaveLength(1);
+    expect(sim.requests[0].at).toBeGreaterThanOrEqual(waits[0]);
+    // Answered from the store, or from a batch: nothing is sent, nothing waits.
+    await ask({ get: async () => '{"score": 5}', set: async () => undefined });
+    await ask(batchCache([completion('{"score": 6}')]));
+    expect(waits).toHaveLength(1);
+    expect(sim.requests).toHaveLength(1);
+  } finally {
+    await sim.close();
+  }
+});
