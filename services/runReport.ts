@@ -202,7 +202,8 @@ export async function buildRunReport(
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
-    units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding'), // the protocol's own; grounding is reported apart
+    // The protocol's own; grounding is reported apart. Only for a report that reads them (one per answer at 10×: 72,000).
+    ...(protocol.reportUnits ? { units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding') } : {}),
     options: protocolOptions(protocol, run.config),
     seed: run.config.seed,
     simulated: Boolean(run.config.simulated),

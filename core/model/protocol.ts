@@ -58,7 +58,7 @@ export interface ReportInput {
   rubric: LoadedRubric;
   /** What planAhead stored (e.g. the presentation design). */
   plan: unknown;
-  /** The judge units as stored, in order. */
+  /** The judge units as stored, in order; read only for a protocol whose report reads them (ProtocolModule.reportUnits). */
   units?: JudgeUnit[];
   /** This protocol's run options (its config section). */
   options: Record<string, unknown>;
@@ -195,6 +195,8 @@ export interface ProtocolModule {
    * Absent: every judgment is read with its rationales.
    */
   reportRationales?: 'drill';
+  /** buildReport reads the run's judge units (ReportInput.units); without it they are not read (a unit per answer). */
+  reportUnits?: boolean;
   /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers, in pieces (written to its file one at a time: htmlPageChunks). */
