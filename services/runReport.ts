@@ -3,7 +3,7 @@ import path from 'node:path';
 import { toCsv } from '../core/io/csv';
 import { costMarkdown, mdText, table } from '../core/report/markdown';
 import { replaceDirWhole } from '../core/io/files';
-import { type ReportFiles, type ReportInput } from '../core/model/protocol';
+import { type ReportFiles, type ReportHtml, type ReportInput } from '../core/model/protocol';
 import { artefactFileName, artefactRef } from '../core/model/store';
 import { codePointLength, DEFAULT_MAX_ANSWER_CHARS } from '../core/snapshots/text';
 import type { ReportArtefact } from '../core/report/html/runReport';
@@ -112,7 +112,7 @@ function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
 }
 
 /** Pieces of text written to a file in order, gathered to about 64 KB a write and waiting for the stream to drain. */
-async function writeChunks(file: string, chunks: Iterable<string>): Promise<void> {
+async function writeChunks(file: string, chunks: Iterable<string> | AsyncIterable<string>): Promise<void> {
   const out = fs.createWriteStream(file);
   const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
   let pending: string[] = [];
@@ -123,7 +123,7 @@ async function writeChunks(file: string, chunks: Iterable<string>): Promise<void
     pendingChars = 0;
     if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
   };
-  for (const chunk of chunks) {
+  for await (const chunk of chunks) {
     pending.push(chunk);
     pendingChars += chunk.length;
     if (pendingChars >= 65_536) await flush();
@@ -182,14 +182,17 @@ export async function buildRunReport(
   run: Awaited<ReturnType<typeof requireRun>>;
   files: ReportFiles;
   /** report.html in pieces (renderReport writes them one at a time; the page of a large run is tens of MB). */
-  html: Iterable<string>;
+  html: ReportHtml;
   responses: StoredResponse[];
 }> {
   const { store } = deps;
   const run = await requireRun(deps, runId);
   const protocol = protocolFor(run.protocol);
   // Every sample of every judge; reports read one consensus verdict per response and measure the spread separately.
-  const verdicts = await store.judgments(runId, run.rubricVersion);
+  // Without their rationales where only the drill-down shows them (a panel's figures quote its members' rationales):
+  // the drill-down reads them a page of queries at a time, so a large run's rationales are never all held (issue 35).
+  const pagedRationales = protocol.reportRationales === 'drill' && (run.config.judges ?? []).length <= 1;
+  const verdicts = await store.judgments(runId, run.rubricVersion, { rationales: !pagedRationales });
   const input: ReportInput = {
     run,
     queries: await store.snapshotQueries(run.snapshotId),
@@ -199,11 +202,15 @@ export async function buildRunReport(
     verdicts,
     rubric: await requireRubric(deps, run),
     plan: await store.runPlan(runId),
-    units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding'), // the protocol's own; grounding is reported apart
+    // The protocol's own; grounding is reported apart. Only for a report that reads them (one per answer at 10×: 72,000).
+    ...(protocol.reportUnits ? { units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding') } : {}),
     options: protocolOptions(protocol, run.config),
     seed: run.config.seed,
     simulated: Boolean(run.config.simulated),
     agentSteps: await store.runAgentSteps(runId),
+    ...(pagedRationales
+      ? { drillRationales: (queryIds: string[]) => store.judgmentRationales(runId, run.rubricVersion, queryIds) }
+      : {}),
   };
   const files = protocol.buildReport(input);
   const cost = await reportCost(store, runId, run.copilots, run.config.pricing);

@@ -18,10 +18,19 @@ import {
   type StoreRecord,
   type StoredJudgeBatch,
   type StoredBatchLine,
+  type VerdictRationales,
 } from '../core/model/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/model/types';
 import type { StoredGroundingCheck } from '../core/grounding/checks';
-import { toGroundingCheck, toJudgeBatch, toBatchLine, RESPONSE_COLUMNS_WITHOUT_PAYLOADS, sharingRepeats } from './rows';
+import {
+  toGroundingCheck,
+  toJudgeBatch,
+  toBatchLine,
+  RESPONSE_COLUMNS_WITHOUT_PAYLOADS,
+  JUDGMENT_COLUMNS_BUT_RATIONALES,
+  sharingRepeats,
+  toVerdictRationales,
+} from './rows';
 import type { ReopenedItems } from '../core/model/retryFailed';
 import { insertIgnore, PostgresDb, type Queryable } from './postgresDb';
 import { olderStoreProblem } from './migrations';
@@ -492,15 +501,28 @@ export class PostgresStore implements ResultsStore {
     return row ? toJudgment(row) : null;
   }
 
-  async judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]> {
+  async judgments(
+    runId: string,
+    rubricVersion?: string,
+    opts: { rationales?: boolean } = {},
+  ): Promise<StoredJudgment[]> {
     const order = 'ORDER BY query_id, copilot, judge_name, sample';
+    const columns = opts.rationales === false ? JUDGMENT_COLUMNS_BUT_RATIONALES : '*';
     const rows = rubricVersion
-      ? await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 AND rubric_version = $2 ${order}`, [
+      ? await this.db.rows(`SELECT ${columns} FROM judgments WHERE run_id = $1 AND rubric_version = $2 ${order}`, [
           runId,
           rubricVersion,
         ])
-      : await this.db.rows(`SELECT * FROM judgments WHERE run_id = $1 ${order}`, [runId]);
+      : await this.db.rows(`SELECT ${columns} FROM judgments WHERE run_id = $1 ${order}`, [runId]);
     return sharingRepeats(rows, toJudgment);
+  }
+
+  async judgmentRationales(runId: string, rubricVersion: string, queryIds: string[]): Promise<VerdictRationales[]> {
+    const rows = await this.db.rows(
+      'SELECT query_id, copilot, sample, judge_name, rationales FROM judgments WHERE run_id = $1 AND rubric_version = $2 AND query_id = ANY($3::text[])',
+      [runId, rubricVersion, queryIds],
+    );
+    return rows.map(toVerdictRationales);
   }
 
   async putJudgeTurn(

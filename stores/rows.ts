@@ -10,6 +10,7 @@ import type {
   StudyDump,
   StoredJudgeBatch,
   StoredBatchLine,
+  VerdictRationales,
 } from '../core/model/store';
 import type { Annotator, StoredAssignment, StudyRecord, StudyStore, Submission } from '../core/study/types';
 import type { LlmCallRecord, StoredJudgment, StoredResponse } from '../core/model/types';
@@ -187,6 +188,20 @@ export function sharingRepeats<R>(rows: any[], toRecord: (row: any, stamp: (json
 /** Columns whose values repeat across a run's rows (see sharingRepeats). */
 const REPEATED_COLUMNS = ['run_id', 'copilot', 'status', 'rubric_version', 'judge_name', 'adapter', 'error_kind'];
 
+/** Every column of a judgment row but its rationales (read apart, a page at a time: judgmentRationales). */
+export const JUDGMENT_COLUMNS_BUT_RATIONALES =
+  'run_id, query_id, copilot, rubric_version, status, scores, total, rank, position, error, judge, attempts, created_at, sample, judge_name';
+
+export function toVerdictRationales(row: any): VerdictRationales {
+  return {
+    queryId: row.query_id,
+    copilot: row.copilot,
+    sample: row.sample,
+    judgeName: row.judge_name,
+    rationales: parse(row.rationales),
+  };
+}
+
 export function toJudgment(row: any, stamp: (json: string) => any = JSON.parse): StoredJudgment {
   return {
     runId: row.run_id,
@@ -195,7 +210,7 @@ export function toJudgment(row: any, stamp: (json: string) => any = JSON.parse):
     rubricVersion: row.rubric_version,
     status: row.status,
     scores: parse(row.scores),
-    rationales: parse(row.rationales),
+    rationales: parse(row.rationales ?? null),
     total: row.total,
     rank: row.rank,
     position: row.position,

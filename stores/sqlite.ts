@@ -21,13 +21,22 @@ import {
   type StoreRecord,
   type StoredJudgeBatch,
   type StoredBatchLine,
+  type VerdictRationales,
 } from '../core/model/store';
 import type { LlmCallRecord, Query, StoredJudgment, StoredResponse } from '../core/model/types';
 import type { StoredGroundingCheck } from '../core/grounding/checks';
 import type { ReopenedItems } from '../core/model/retryFailed';
 import { migrateSqlite, SQLITE_MIGRATIONS } from './sqliteSchema';
 import { olderStoreProblem } from './migrations';
-import { toGroundingCheck, toJudgeBatch, toBatchLine, RESPONSE_COLUMNS_WITHOUT_PAYLOADS, sharingRepeats } from './rows';
+import {
+  toGroundingCheck,
+  toJudgeBatch,
+  toBatchLine,
+  RESPONSE_COLUMNS_WITHOUT_PAYLOADS,
+  JUDGMENT_COLUMNS_BUT_RATIONALES,
+  sharingRepeats,
+  toVerdictRationales,
+} from './rows';
 import { SqliteStudyStore } from './sqliteStudies';
 import {
   ARTEFACT_INFO_COLUMNS,
@@ -464,14 +473,28 @@ export class SqliteStore implements ResultsStore {
     return row ? toJudgment(row) : null;
   }
 
-  async judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]> {
+  async judgments(
+    runId: string,
+    rubricVersion?: string,
+    opts: { rationales?: boolean } = {},
+  ): Promise<StoredJudgment[]> {
     const order = 'ORDER BY query_id, copilot, judge_name, sample';
+    const columns = opts.rationales === false ? JUDGMENT_COLUMNS_BUT_RATIONALES : '*';
     const rows = rubricVersion
       ? this.db
-          .prepare(`SELECT * FROM judgments WHERE run_id = ? AND rubric_version = ? ${order}`)
+          .prepare(`SELECT ${columns} FROM judgments WHERE run_id = ? AND rubric_version = ? ${order}`)
           .all(runId, rubricVersion)
-      : this.db.prepare(`SELECT * FROM judgments WHERE run_id = ? ${order}`).all(runId);
+      : this.db.prepare(`SELECT ${columns} FROM judgments WHERE run_id = ? ${order}`).all(runId);
     return sharingRepeats(rows as any[], toJudgment);
+  }
+
+  async judgmentRationales(runId: string, rubricVersion: string, queryIds: string[]): Promise<VerdictRationales[]> {
+    const rows = this.db
+      .prepare(
+        'SELECT query_id, copilot, sample, judge_name, rationales FROM judgments WHERE run_id = ? AND rubric_version = ? AND query_id IN (SELECT value FROM json_each(?))',
+      )
+      .all(runId, rubricVersion, JSON.stringify(queryIds)) as any[];
+    return rows.map(toVerdictRationales);
   }
 
   async putJudgeTurn(

@@ -147,7 +147,9 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
       if (written && fs.existsSync(written) && fs.statSync(written).size > STREAM_REPORTS_ABOVE_BYTES)
         return { file: written, inject: ['<header class="page-header">', `<header class="page-header">${back}`] };
       const { html } = await buildRunReport({ store, env }, runId);
-      return [...html].join('').replace('<header class="page-header">', `<header class="page-header">${back}`);
+      const pieces: string[] = [];
+      for await (const piece of html) pieces.push(piece);
+      return pieces.join('').replace('<header class="page-header">', `<header class="page-header">${back}`);
     }
     const progress = run.status === 'running' ? await progressOf(runId) : null;
     const body =

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { contentHash } from './hashing';
 import type { AnswerCache, CallUsage, ChatMessage, JsonAnswerSpec, ModelEndpoint } from '../llm/client';
 import type { PromptPair } from './prompts';
-import type { JudgeSlot, JudgeUnit, ResultsStore, RunRecord } from './store';
+import type { JudgeSlot, JudgeUnit, ResultsStore, RunRecord, VerdictRationales } from './store';
 import type { Query, StoredJudgment, StoredResponse } from './types';
 
 /** A rubric after validation: `content` is exactly what the version hash covers. */
@@ -60,7 +60,7 @@ export interface ReportInput {
   rubric: LoadedRubric;
   /** What planAhead stored (e.g. the presentation design). */
   plan: unknown;
-  /** The judge units as stored, in order. */
+  /** The judge units as stored, in order; read only for a protocol whose report reads them (ProtocolModule.reportUnits). */
   units?: JudgeUnit[];
   /** This protocol's run options (its config section). */
   options: Record<string, unknown>;
@@ -70,7 +70,19 @@ export interface ReportInput {
   simulated: boolean;
   /** Agent copilots' stored steps (model turns and tool calls), for the drill-down; absent or empty without agents. */
   agentSteps?: StoredAgentStep[];
+  /**
+   * Set when `judgments` and `verdicts` were read without their rationales (ProtocolModule.reportRationales): the
+   * rationales of every verdict of these queries, which the drill-down reads a page of queries at a time (issue 35).
+   */
+  drillRationales?: (queryIds: string[]) => Promise<VerdictRationales[]>;
 }
+
+/**
+ * report.html in pieces, made as they are read (written to its file one at a time). Read it with `for await`: the page
+ * of a report that reads its drill-down rows from the store a page at a time (ReportInput.drillRationales) has no
+ * synchronous reading.
+ */
+export type ReportHtml = Iterable<string> & AsyncIterable<string>;
 
 export interface ReportFiles {
   json: Record<string, unknown>;
@@ -182,10 +194,18 @@ export interface ProtocolModule {
   planAhead?(args: { queries: Query[]; copilots: string[]; seed: string; options?: Record<string, unknown> }): unknown;
   judgeUnit(unit: JudgeUnit, ctx: JudgeContext): Promise<{ judged: number; failed: number }>;
   buildReport(input: ReportInput): ReportFiles;
+  /**
+   * 'drill': buildReport and buildHtml read verdicts' rationales only in report.html's drill-down rows, so a run judged by
+   * one judge reads its judgments without them and the drill-down reads them a page of queries at a time (issue 35).
+   * Absent: every judgment is read with its rationales.
+   */
+  reportRationales?: 'drill';
+  /** buildReport reads the run's judge units (ReportInput.units); without it they are not read (a unit per answer). */
+  reportUnits?: boolean;
   /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers, in pieces (written to its file one at a time: htmlPageChunks). */
-  buildHtml(input: ReportInput & { report: Record<string, unknown> }): Iterable<string>;
+  buildHtml(input: ReportInput & { report: Record<string, unknown> }): ReportHtml;
   /**
    * Optional: rubrics built at run time from a reference harness's own files, by name (a run config's
    * `rubric: { from: <name>, file?: PATH }`), so a user can judge with the reference's texts verbatim without the

@@ -74,6 +74,15 @@ export interface JudgeSlot {
 
 export const FIRST_SLOT: JudgeSlot = { sample: 0, judge: '' };
 
+/** One verdict's rationales, keyed as its judgment row is (judgmentRationales). */
+export interface VerdictRationales {
+  queryId: string;
+  copilot: string;
+  sample: number;
+  judgeName: string;
+  rationales: Record<string, string> | null;
+}
+
 /** The slot a planned work item asks for. */
 export const slotOf = (unit: Pick<JudgeUnit, 'sample' | 'judge'>): JudgeSlot => ({
   sample: unit.sample ?? 0,
@@ -305,8 +314,14 @@ export interface ResultsStore {
     rubricVersion: string,
     slot?: JudgeSlot,
   ): Promise<StoredJudgment | null>;
-  /** Every sample of every judge; ordered by query id, copilot, judge name, sample; only one rubric version's when given. */
-  judgments(runId: string, rubricVersion?: string): Promise<StoredJudgment[]>;
+  /**
+   * Every sample of every judge; ordered by query id, copilot, judge name, sample; only one rubric version's when given.
+   * `rationales: false`: each row's rationales are not read (null), for a report whose figures do not read them; its
+   * drill-down reads them a page of queries at a time (judgmentRationales, issue 35).
+   */
+  judgments(runId: string, rubricVersion?: string, opts?: { rationales?: boolean }): Promise<StoredJudgment[]>;
+  /** The rationales of every verdict (each sample of each judge) of these queries under one rubric version, in no order. */
+  judgmentRationales(runId: string, rubricVersion: string, queryIds: string[]): Promise<VerdictRationales[]>;
   /** Turns of a shared judge conversation (one per slot), so a crashed conversation resumes where it stopped. First write wins. */
   putJudgeTurn(
     runId: string,

@@ -1,3 +1,4 @@
+import type { ReportHtml } from '../../core/model/protocol';
 import type { AgentFigures } from '../../core/report/agentReport';
 import { columnChart, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
 import { dataTable, esc, num } from '../../core/report/html/page';
@@ -22,7 +23,7 @@ const pText = (p: number | null | undefined) =>
   p === null || p === undefined ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3);
 
 /** CryptoAnalystBench report.html: totals with intervals, rank distributions, tags, position bias and presentation balance, taxonomy, drill-down. */
-export function buildCabHtml(input: HtmlReportInput): Iterable<string> {
+export function buildCabHtml(input: HtmlReportInput): ReportHtml {
   const rubric = input.rubric as CabRubric;
   const s = input.report as unknown as CabSummary & {
     evaluationDate?: string;

@@ -1,3 +1,4 @@
+import type { ReportHtml } from '../../core/model/protocol';
 import type { AgentFigures } from '../../core/report/agentReport';
 import { groupedBars, heatmap, intervalChart, stackedBars } from '../../core/report/html/charts';
 import { dataTable } from '../../core/report/html/page';
@@ -18,7 +19,7 @@ import type { LatticeRubric } from './rubric';
 import { LATTICE_CATEGORIES, LATTICE_DIMENSIONS, LATTICE_TASKS } from './rubric';
 
 /** LATTICE report.html: leaderboard with intervals (and tiers), dimension profiles, task and category heatmaps, failures, drill-down. */
-export function buildLatticeHtml(input: HtmlReportInput): Iterable<string> {
+export function buildLatticeHtml(input: HtmlReportInput): ReportHtml {
   const rubric = input.rubric as LatticeRubric;
   const copilots = input.report.copilots as Record<string, LatticeCopilotSummary>;
   const names = Object.keys(copilots).sort((a, b) => (copilots[b].score ?? -1) - (copilots[a].score ?? -1));

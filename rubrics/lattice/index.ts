@@ -34,6 +34,7 @@ export const latticeProtocol: ProtocolModule = {
     return status === 'ok' ? { judged: 1, failed: 0 } : { judged: 0, failed: 1 };
   },
   buildReport: buildLatticeReport,
+  reportRationales: 'drill',
   buildHtml: buildLatticeHtml,
   judgeCallsPerQuery: (answers, options) => (judgingOf(options) === 'joint' ? (answers > 0 ? 1 : 0) : answers),
   referenceRubrics: latticeReferenceRubrics,

@@ -1,3 +1,4 @@
+import type { ReportHtml } from '../../core/model/protocol';
 import type { AgentFigures } from '../../core/report/agentReport';
 import type { CostSummary } from '../../core/stats/cost';
 import { columnChart, heatmap } from '../../core/report/html/charts';
@@ -18,7 +19,7 @@ interface WinRecord {
 }
 
 /** Pairwise report.html: win rates, the head-to-head matrix, failures and every answer, from report.json's numbers. */
-export function buildPairwiseHtml(input: HtmlReportInput): Iterable<string> {
+export function buildPairwiseHtml(input: HtmlReportInput): ReportHtml {
   const copilots = input.report.copilots as Record<string, WinRecord>;
   const headToHead = input.report.headToHead as Record<string, Record<string, WinRecord>>;
   const names = Object.keys(copilots).sort((a, b) => (copilots[b].winRate ?? -1) - (copilots[a].winRate ?? -1));

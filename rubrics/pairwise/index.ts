@@ -37,6 +37,7 @@ export const pairwiseProtocol: ProtocolModule = {
   judgeUnit: judgePairwiseUnit,
   buildReport: buildPairwiseReport,
   buildHtml: buildPairwiseHtml,
+  reportUnits: true,
   // One judge call per pair of answers.
   judgeCallsPerQuery: (answers) => (answers * (answers - 1)) / 2,
 };

@@ -885,6 +885,37 @@ export function describeStoreContract(name: string, makeStore: () => StoreFixtur
         expect(await store.judgments('r9')).toEqual([]);
       });
 
+      test('judgments without rationales, and the rationales of a page of queries apart (issue 35)', async () => {
+        const ace = aJudgment('r1', 'q1', 'Ace', { rationales: { d1: 'clear', d2: 'thin' } });
+        const second = aJudgment('r1', 'q1', 'Ace', { rationales: { d1: 'second sample' }, sample: 1 });
+        const bolt = aJudgment('r1', 'q2', 'Bolt', { rationales: { d1: 'Bolt on q2' }, judgeName: 'panel-b' });
+        const failed = aJudgment('r1', 'q3', 'Ace', { status: 'failed', scores: null, rationales: null, total: null });
+        const otherVersion = aJudgment('r1', 'q1', 'Bolt', { rubricVersion: 'rv2', rationales: { d1: 'rv2' } });
+        for (const j of [ace, second, bolt, failed, otherVersion, aJudgment('r2', 'q1', 'Ace')])
+          await store.putJudgment(j);
+        // The same rows in the same order, but for their rationales.
+        expect(await store.judgments('r1', 'rv1', { rationales: false })).toEqual(
+          (await store.judgments('r1', 'rv1')).map((j) => ({ ...j, rationales: null })),
+        );
+        expect(await store.judgments('r1', 'rv1', { rationales: true })).toEqual(await store.judgments('r1', 'rv1'));
+        const key = (v: { queryId: string; copilot: string; sample: number; judgeName: string }) =>
+          `${v.queryId}/${v.copilot}/${v.sample}/${v.judgeName}`;
+        const read = async (ids: string[]) =>
+          (await store.judgmentRationales('r1', 'rv1', ids)).sort((x, y) => key(x).localeCompare(key(y)));
+        expect(await read(['q1', 'q3', 'q9'])).toEqual([
+          { queryId: 'q1', copilot: 'Ace', sample: 0, judgeName: '', rationales: { d1: 'clear', d2: 'thin' } },
+          { queryId: 'q1', copilot: 'Ace', sample: 1, judgeName: '', rationales: { d1: 'second sample' } },
+          { queryId: 'q3', copilot: 'Ace', sample: 0, judgeName: '', rationales: null },
+        ]);
+        expect(await read(['q2'])).toEqual([
+          { queryId: 'q2', copilot: 'Bolt', sample: 0, judgeName: 'panel-b', rationales: { d1: 'Bolt on q2' } },
+        ]);
+        expect(await read([])).toEqual([]);
+        expect(await store.judgmentRationales('r1', 'rv2', ['q1'])).toEqual([
+          { queryId: 'q1', copilot: 'Bolt', sample: 0, judgeName: '', rationales: { d1: 'rv2' } },
+        ]);
+      });
+
       test("putJudgments: all of a unit's verdicts or none; each row first-write-wins", async () => {
         const kept = aJudgment('r1', 'q1', 'Ace', { total: 10 });
         await store.putJudgment(kept);

@@ -29,12 +29,27 @@ const scriptSafe = (json: string): string =>
 /**
  * An array in a page's data that is made item by item as the page is written (report.html's drill-down rows, one per
  * answer): htmlPageChunks writes one item at a time, so the rows of a large run are never all held, nor one string.
- * JSON.stringify (through toJSON) gives the whole array, the same text.
+ * JSON.stringify (through toJSON) gives the whole array, the same text. Its items may come from an async source (rows
+ * that read the store a page at a time): such a page is written through htmlPageChunksAsync.
  */
-export class StreamedArray<T> implements Iterable<T> {
-  constructor(private readonly items: () => Iterable<T>) {}
+export class StreamedArray<T> implements Iterable<T>, AsyncIterable<T> {
+  constructor(private readonly items: () => Iterable<T> | AsyncIterable<T>) {}
+  /** Whether the items come from an async source (only htmlPageChunksAsync can write them). */
+  get async(): boolean {
+    return !(Symbol.iterator in this.items());
+  }
   [Symbol.iterator](): Iterator<T> {
-    return this.items()[Symbol.iterator]();
+    const items = this.items();
+    if (!(Symbol.iterator in items)) throw new Error('this array is read asynchronously: use htmlPageChunksAsync');
+    return items[Symbol.iterator]();
+  }
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    const items = this.items();
+    return Symbol.asyncIterator in items
+      ? (items as AsyncIterable<T>)[Symbol.asyncIterator]()
+      : (async function* () {
+          yield* items as Iterable<T>;
+        })();
   }
   toJSON(): T[] {
     return [...this];
@@ -52,13 +67,37 @@ const holdsStream = (value: unknown): boolean =>
 
 /** JSON.stringify(value)'s text in pieces: plain objects that hold a StreamedArray are written key by key, it item by item. */
 function* jsonChunks(value: unknown): Generator<string> {
-  if (value instanceof StreamedArray) {
-    let first = true;
-    yield '[';
-    for (const item of value) {
-      yield (first ? '' : ',') + (JSON.stringify(item) ?? 'null');
-      first = false;
+  for (const piece of jsonPieces(value)) {
+    if (typeof piece === 'string') yield piece;
+    else {
+      let first = true;
+      for (const item of piece) {
+        yield (first ? '' : ',') + (JSON.stringify(item) ?? 'null');
+        first = false;
+      }
     }
+  }
+}
+
+/** jsonChunks for data whose StreamedArrays may read their items asynchronously. */
+async function* jsonChunksAsync(value: unknown): AsyncGenerator<string> {
+  for (const piece of jsonPieces(value)) {
+    if (typeof piece === 'string') yield piece;
+    else {
+      let first = true;
+      for await (const item of piece) {
+        yield (first ? '' : ',') + (JSON.stringify(item) ?? 'null');
+        first = false;
+      }
+    }
+  }
+}
+
+/** The text around a page's StreamedArrays, and each of them (between its brackets) in its place. */
+function* jsonPieces(value: unknown): Generator<string | StreamedArray<unknown>> {
+  if (value instanceof StreamedArray) {
+    yield '[';
+    yield value;
     yield ']';
   } else if (isPlainObject(value) && holdsStream(value)) {
     let first = true;
@@ -68,7 +107,7 @@ function* jsonChunks(value: unknown): Generator<string> {
       if (item === undefined || typeof item === 'function' || typeof item === 'symbol') continue;
       yield (first ? '' : ',') + JSON.stringify(key) + ':';
       first = false;
-      yield* jsonChunks(item);
+      yield* jsonPieces(item);
     }
     yield '}';
   } else yield JSON.stringify(value);
@@ -114,8 +153,32 @@ export function htmlPage(options: PageOptions): string {
 
 /** A page's text in order, in pieces (see StreamedArray): report.html is written to its file piece by piece. */
 export function* htmlPageChunks(options: PageOptions): Generator<string> {
+  const { head, foot } = pageFrame(options);
+  yield head;
+  if (options.data !== undefined) {
+    yield '<script type="application/json" id="report-data">';
+    // Each piece is escaped alone: the escapes are of single characters, so the pieces escape as the whole would.
+    for (const chunk of jsonChunks(options.data)) yield scriptSafe(chunk);
+    yield '</script>\n';
+  } else yield '\n';
+  yield foot;
+}
+
+/** htmlPageChunks for a page whose data reads rows asynchronously (the same text). */
+export async function* htmlPageChunksAsync(options: PageOptions): AsyncGenerator<string> {
+  const { head, foot } = pageFrame(options);
+  yield head;
+  if (options.data !== undefined) {
+    yield '<script type="application/json" id="report-data">';
+    for await (const chunk of jsonChunksAsync(options.data)) yield scriptSafe(chunk);
+    yield '</script>\n';
+  } else yield '\n';
+  yield foot;
+}
+
+function pageFrame(options: PageOptions): { head: string; foot: string } {
   const nonce = crypto.randomBytes(16).toString('base64');
-  yield `<!doctype html>
+  const head = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -132,16 +195,11 @@ export function* htmlPageChunks(options: PageOptions): Generator<string> {
 ${options.body}
 </main>
 `;
-  if (options.data !== undefined) {
-    yield '<script type="application/json" id="report-data">';
-    // Each piece is escaped alone: the escapes are of single characters, so the pieces escape as the whole would.
-    for (const chunk of jsonChunks(options.data)) yield scriptSafe(chunk);
-    yield '</script>\n';
-  } else yield '\n';
-  yield `<script nonce="${nonce}">${pageScript()}</script>
+  const foot = `<script nonce="${nonce}">${pageScript()}</script>
 </body>
 </html>
 `;
+  return { head, foot };
 }
 
 /** A section with a heading and an id for the table of contents. */

@@ -8,9 +8,19 @@ import { judgeFailuresSummary } from '../panelReport';
 import { DEFAULT_MAX_ANSWER_CHARS, truncatedAnswer } from '../../snapshots/text';
 import type { CostSummary } from '../../stats/cost';
 import { COST_CAPTION, costHeader, costNote, costRows } from '../costTable';
-import type { ReportInput } from '../../model/protocol';
+import type { ReportHtml, ReportInput } from '../../model/protocol';
 import type { Query, StoredJudgment, StoredResponse } from '../../model/types';
-import { dataTable, esc, factList, htmlPageChunks, section, simulatedNote, StreamedArray, toc } from './page';
+import {
+  dataTable,
+  esc,
+  factList,
+  htmlPageChunks,
+  htmlPageChunksAsync,
+  section,
+  simulatedNote,
+  StreamedArray,
+  toc,
+} from './page';
 import {
   AGENT_HEADER,
   agentRows,
@@ -97,8 +107,11 @@ const drillContext = (context: string | null | undefined): { ctx?: string } =>
       }
     : {};
 
+/** Queries whose verdicts' rationales the drill-down reads at a time, when it reads them from the store. */
+export const DRILL_RATIONALE_QUERIES = 500;
+
 export function drillData(
-  input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run' | 'agentSteps'>,
+  input: Pick<ReportInput, 'queries' | 'responses' | 'judgments' | 'run' | 'agentSteps' | 'drillRationales'>,
   how: { dimensions: Array<{ id: string; name: string }>; labelName: string; labelsOf: (q: Query) => string[] },
 ): DrillData {
   const args = {
@@ -128,32 +141,56 @@ export function drillData(
   );
   const shown = (text: string | null | undefined) =>
     text ? (truncatedAnswer(text, maxChars, 'responses.jsonl has it whole') ?? text) : null;
+  const rowOf = (q: Query, c: string, rationales: Record<string, string> | null): DrillRow => {
+    const r = responseOf.get(key(q.id, c));
+    const j = judgmentOf.get(key(q.id, c));
+    return {
+      q: q.id,
+      c,
+      rs: r?.status ?? 'none',
+      js: j?.status ?? 'none',
+      total: j?.total ?? null,
+      rank: j?.rank ?? null,
+      position: j?.position ?? null,
+      scores: j?.scores ?? null,
+      rationales,
+      text: shown(r?.text),
+      error:
+        r && r.status !== 'ok'
+          ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim()
+          : j?.status === 'failed'
+            ? j.error
+            : null,
+      ...drillContext(r?.context),
+      ...(stepsOf.has(key(q.id, c)) ? { st: drillSteps(stepsOf.get(key(q.id, c))!) } : {}),
+    };
+  };
   function* rows(): Generator<DrillRow> {
     for (const q of args.queries)
-      for (const c of args.copilots) {
-        const r = responseOf.get(key(q.id, c));
-        const j = judgmentOf.get(key(q.id, c));
-        yield {
-          q: q.id,
-          c,
-          rs: r?.status ?? 'none',
-          js: j?.status ?? 'none',
-          total: j?.total ?? null,
-          rank: j?.rank ?? null,
-          position: j?.position ?? null,
-          scores: j?.scores ?? null,
-          rationales: j?.rationales ?? null,
-          text: shown(r?.text),
-          error:
-            r && r.status !== 'ok'
-              ? `${r.status}: ${r.errorKind ?? ''} ${r.errorMessage ?? ''}`.trim()
-              : j?.status === 'failed'
-                ? j.error
-                : null,
-          ...drillContext(r?.context),
-          ...(stepsOf.has(key(q.id, c)) ? { st: drillSteps(stepsOf.get(key(q.id, c))!) } : {}),
-        };
-      }
+      for (const c of args.copilots) yield rowOf(q, c, judgmentOf.get(key(q.id, c))?.rationales ?? null);
+  }
+  // Judgments read without their rationales: each row shows those of the verdict its consensus judgment came from (the
+  // judgment's own sample and judge; consensusJudgments), read a page of queries at a time.
+  const readRationales = input.drillRationales;
+  async function* pagedRows(): AsyncGenerator<DrillRow> {
+    for (let at = 0; at < args.queries.length; at += DRILL_RATIONALE_QUERIES) {
+      const page = args.queries.slice(at, at + DRILL_RATIONALE_QUERIES);
+      const held = new Map<string, Record<string, string> | null>();
+      for (const v of await readRationales!(page.map((q) => q.id)))
+        held.set(`${key(v.queryId, v.copilot)}\u0000${v.sample}\u0000${v.judgeName}`, v.rationales);
+      for (const q of page)
+        for (const c of args.copilots) {
+          const j = judgmentOf.get(key(q.id, c));
+          const quorumFailed = j?.status === 'failed' && Boolean(j.error?.startsWith(PANEL_QUORUM_ERROR));
+          yield rowOf(
+            q,
+            c,
+            j && !quorumFailed
+              ? (held.get(`${key(q.id, c)}\u0000${j.sample ?? 0}\u0000${j.judgeName ?? ''}`) ?? null)
+              : null,
+          );
+        }
+    }
   }
   return {
     dimensions: args.dimensions,
@@ -162,7 +199,7 @@ export function drillData(
     labels: [...labels].sort(),
     hasRank: args.queries.some((q) => args.copilots.some((c) => (judgmentOf.get(key(q.id, c))?.rank ?? null) !== null)),
     queries,
-    rows: new StreamedArray(rows),
+    rows: new StreamedArray<DrillRow>(readRationales ? pagedRows : rows),
   };
 }
 
@@ -262,7 +299,7 @@ export function runReportPage(args: {
   /** report.json's `agents` block, when the run has agent copilots. */
   agents?: AgentFigures;
   drill: DrillData;
-}): Iterable<string> {
+}): ReportHtml {
   const sections = [
     ...args.sections,
     ...(args.judging ?? []),
@@ -289,7 +326,7 @@ export function runReportPage(args: {
     data: { drill: args.drill },
   };
   // Iterable again and again (each time a new nonce): the pieces are made as they are read.
-  return { [Symbol.iterator]: () => htmlPageChunks(page) };
+  return { [Symbol.iterator]: () => htmlPageChunks(page), [Symbol.asyncIterator]: () => htmlPageChunksAsync(page) };
 }
 
 /** Failure counts by kind per copilot: failed/missing responses by adapter error kind, failed judgments. */
