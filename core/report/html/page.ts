@@ -34,10 +34,6 @@ const scriptSafe = (json: string): string =>
  */
 export class StreamedArray<T> implements Iterable<T>, AsyncIterable<T> {
   constructor(private readonly items: () => Iterable<T> | AsyncIterable<T>) {}
-  /** Whether the items come from an async source (only htmlPageChunksAsync can write them). */
-  get async(): boolean {
-    return !(Symbol.iterator in this.items());
-  }
   [Symbol.iterator](): Iterator<T> {
     const items = this.items();
     if (!(Symbol.iterator in items)) throw new Error('this array is read asynchronously: use htmlPageChunksAsync');
