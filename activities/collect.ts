@@ -17,6 +17,8 @@ import { copilotCallRecord, queryCharsOf } from '../core/stats/cost';
 
 /** How many imported answers one transaction writes (importAnswers). */
 const IMPORT_BATCH = 500;
+/** How long an import reads and stores answers before it lets the worker's other work run (importAnswers). */
+const IMPORT_SLICE_MS = 5;
 
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
 const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
@@ -257,17 +259,24 @@ export function collectActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Answers held already (a CSV file): every query of these copilots, read from one source and stored in one step.
-     * Returns how many answers were stored and how many were missing or failed.
+     * Answers held already (a CSV or JSON file): these copilots' answers to every query of the snapshot, or to the
+     * snapshot's queries `from` (inclusive) `to` (exclusive) when `queries` is given, read from one source and stored in
+     * one step. Returns how many answers were stored and how many were missing or failed.
      */
-    async importAnswers(input: { runId: string; copilots: string[] }): Promise<{ ok: number; failed: number }> {
+    async importAnswers(input: {
+      runId: string;
+      copilots: string[];
+      queries?: { from: number; to: number };
+    }): Promise<{ ok: number; failed: number }> {
       const run = await requireRun(deps, input.runId);
       const counts = { ok: 0, failed: 0 };
-      const queries = await deps.store.snapshotQueries(run.snapshotId);
+      const page = input.queries;
+      const queries = await deps.store.snapshotQueries(run.snapshotId, page?.from, page?.to);
       // What a retried import stored already, read in one query rather than one per answer (1,200 × 4 answers: seconds):
       // these copilots' keys only, not every stored answer's text (imports of the other copilots run beside this one).
+      const ofPage = page ? queries.map((q) => q.id) : undefined;
       const stored = new Map(
-        (await deps.store.responseStatuses(input.runId, input.copilots)).map((r) => [
+        (await deps.store.responseStatuses(input.runId, input.copilots, ofPage)).map((r) => [
           `${r.queryId}\u0000${r.copilot}`,
           r.status,
         ]),
@@ -287,6 +296,14 @@ export function collectActivities(deps: ActivityDeps) {
         }
         batch.length = 0;
       };
+      // Reading and storing answers never waits on I/O: every IMPORT_SLICE_MS the import lets the worker's other work in
+      // (the workflow's tasks, the first judge calls of a run judging while the rest of its answers are imported).
+      let sliceStart = performance.now();
+      const letOthersIn = async () => {
+        if (performance.now() - sliceStart < IMPORT_SLICE_MS) return;
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      };
       const sink = async (r: StoredResponse) => {
         batch.push(r);
       };
@@ -298,6 +315,7 @@ export function collectActivities(deps: ActivityDeps) {
               (await collectAndStore(run, query.id, copilot, true, 'throw', query, sink)).status;
             counts[status === 'ok' ? 'ok' : 'failed']++;
             if (batch.length >= IMPORT_BATCH) await flush();
+            await letOthersIn();
           }
         await flush();
       });

@@ -157,7 +157,6 @@ export function runActivities(deps: ActivityDeps) {
     maxAttempts: number;
     send?: SendSlot;
   }): Promise<{ judged: number; failed: number; throttled: boolean; outcome: CallOutcome }> {
-    deps.warmReport?.();
     await yieldToHigherPriority(store, runId); // a run of a higher priority making calls goes first
     // The first judge request waits until the workflow's limiter allows it (it may start the activity ahead), after the
     // store's reads the request needs: a read after the send time would make every send late. None sent, none waited.
@@ -198,6 +197,10 @@ export function runActivities(deps: ActivityDeps) {
           },
         };
       throw error;
+    } finally {
+      // The report's thread loads its modules while the run judges: started once a judge call has ended, it does not
+      // take a core from the run's start (the import of held answers, the first calls' requests).
+      deps.warmReport?.();
     }
   }
 

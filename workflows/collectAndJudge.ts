@@ -1,4 +1,4 @@
-import { log, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { log, patched, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities } from '../activities';
 import { copilotCallOptions } from './llmCalls';
 import { EndpointLane } from './endpointLane';
@@ -253,7 +253,17 @@ function queueOf(stage: StageContext, copilot: string): QueryPages {
   return toAsk ? QueryPages.held(toAsk) : stage.queries;
 }
 
-/** Answers held already (CSV copilots, a re-judge's adopted answers): stored in one step per source, then planned. */
+/**
+ * The snapshot's first queries, whose held answers are imported (every source's) before the rest: their judge work
+ * starts while the rest are read. Two rounds of a judge's usual concurrency; a protocol judging a query's answers
+ * together (LATTICE joint, CAB) can start a query only once every source's answer to it is stored.
+ */
+export const FIRST_IMPORT_QUERIES = 48;
+
+/**
+ * Answers held already (CSV and JSON copilots, a re-judge's adopted answers): stored in one step per source, then
+ * planned. With many queries, every source's first FIRST_IMPORT_QUERIES go first, then the rest.
+ */
 async function importAll(stage: StageContext): Promise<void> {
   const { state, runId, queries, planner } = stage;
   if (state.answersImported) return;
@@ -261,15 +271,21 @@ async function importAll(stage: StageContext): Promise<void> {
   // Held already (an older run's carried ids), they are taken without a step: its recorded history has none.
   const queryIds = !wanted ? [] : queries.complete ? queries.slice(0, queries.length) : await queries.all();
   if (state.plan.answered) queryIds.forEach((q) => planner.answered(q));
-  await Promise.all(
-    state.plan.imports.map(async (copilots) => {
-      const counts = await importAnswers({ runId, copilots });
-      state.collect.done += counts.ok + counts.failed;
-      state.collect.failures += counts.failed;
-      queryIds.forEach((q) => planner.answered(q));
-      stage.refresh();
-    }),
-  );
+  const importPage = (page?: { from: number; to: number }) =>
+    Promise.all(
+      state.plan.imports.map(async (copilots) => {
+        const counts = await importAnswers({ runId, copilots, ...(page ? { queries: page } : {}) });
+        state.collect.done += counts.ok + counts.failed;
+        state.collect.failures += counts.failed;
+        (page ? queryIds.slice(page.from, page.to) : queryIds).forEach((q) => planner.answered(q));
+        stage.refresh();
+      }),
+    );
+  const paged = state.plan.imports.length > 0 && queryIds.length > FIRST_IMPORT_QUERIES;
+  if (paged && patched('import-first-queries-first')) {
+    await importPage({ from: 0, to: FIRST_IMPORT_QUERIES });
+    await importPage({ from: FIRST_IMPORT_QUERIES, to: queryIds.length });
+  } else await importPage();
   state.answersImported = true;
 }
 

@@ -13,4 +13,13 @@ export interface PatchEntry {
   removableWhen: string;
 }
 
-export const PATCHES: readonly PatchEntry[] = [];
+export const PATCHES: readonly PatchEntry[] = [
+  {
+    id: 'import-first-queries-first',
+    added: '2026-12-04',
+    reason:
+      "A run importing held answers stores every source's answers to the snapshot's first queries (FIRST_IMPORT_QUERIES, workflows/collectAndJudge.ts) in a step of their own before the rest, so their judging starts while the rest are read (issue 29: a 1,200 × 4 import took 0.6 s before the first judge call). A run started before imports it in one step per source.",
+    removableWhen:
+      'No run started by a build before 2026-12-04 is still open (judgeflow status lists none collecting), and the recorded histories in test/histories/ are re-recorded.',
+  },
+];

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { collectActivities } from '../../activities/collect';
 import { runActivities } from '../../activities/run';
 import { runInput } from '../../client/startRun';
+import type { StoredRunConfig } from '../../activities/deps';
 import { SqliteStore } from '../../stores/sqlite';
 import { runConfig, tempDir } from '../support/harness';
 import { quietActivityEnvironment } from '../support/quietTemporal';
@@ -86,4 +87,22 @@ test('a retried import keeps what its copilot stored, reads the rest, and leaves
   // Again (every answer stored): nothing read, the same counts.
   expect(await importAnswers(['B'])).toEqual({ ok: 1, failed: 2 });
   expect(await importAnswers(['A'])).toEqual({ ok: 2, failed: 1 });
+});
+
+test("a page of the snapshot's queries: only those answers are read and stored, and the rest come with the next page", async () => {
+  const page = (copilots: string[], from: number, to: number) =>
+    quietActivityEnvironment().run(() =>
+      collectActivities(deps()).importAnswers({ runId: pagedRun, copilots, queries: { from, to } }),
+    );
+  const pagedRun = `${runId}-paged`;
+  const run = (await store.getRun(runId))!;
+  await runActivities(deps()).prepareRun(runInput(run.config as StoredRunConfig, pagedRun));
+  expect(await page(['A', 'B'], 0, 2)).toEqual({ ok: 3, failed: 1 });
+  const stored = async () =>
+    (await store.responses(pagedRun)).map((r) => `${r.copilot}/${r.queryId}/${r.status}`).sort();
+  expect(await stored()).toEqual(['A/q1/ok', 'A/q2/ok', 'B/q1/ok', 'B/q2/missing']);
+  expect(await page(['A', 'B'], 2, 3)).toEqual({ ok: 1, failed: 1 });
+  expect(await stored()).toEqual(['A/q1/ok', 'A/q2/ok', 'A/q3/missing', 'B/q1/ok', 'B/q2/missing', 'B/q3/ok']);
+  // A retried page counts what it stored, and nothing of the other pages.
+  expect(await page(['A', 'B'], 2, 3)).toEqual({ ok: 1, failed: 1 });
 });

@@ -6,6 +6,7 @@ import { startSimServer, type SimServer } from '../../sim/server';
 import { latticeGrid, runConfig, tempDir, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
 import { scheduledActivities } from '../support/histories';
+import { FIRST_IMPORT_QUERIES } from '../../workflows/collectAndJudge';
 
 let judge: SimServer;
 let slowCopilots: SimServer;
@@ -76,3 +77,44 @@ test('judging starts before collection ends; answers held in a CSV are imported 
     });
   });
 }, 90_000);
+
+test("held answers to many queries: every source's first queries are imported first, then the rest, and all are judged", async () => {
+  const dir = tempDir();
+  const queries = latticeGrid(16, 4); // 64 queries: more than FIRST_IMPORT_QUERIES
+  const csv = (name: string) => {
+    const file = path.join(dir, `${name}.csv`);
+    fs.writeFileSync(
+      file,
+      `query,${name}_response\n` +
+        queries.map((q) => `"${String(q.text).replace(/"/g, '""')}",${name} on ${q.id}.`).join('\n') +
+        '\n',
+    );
+    return file;
+  };
+  const cfg = runConfig(dir, {
+    protocol: 'lattice',
+    queries,
+    judge: { baseURL: judge.url, model: 'judge-model-x', concurrency: 4 },
+    copilots: ['Elsa', 'Gina'].map((name) => ({ name, type: 'csv', path: csv(name) })),
+  });
+  await withWorker('pipeline-import-pages', async ({ client, taskQueue, store }) => {
+    const runId = 'run-import-pages-' + Date.now();
+    const result = await client.workflow.execute(benchmarkRun, {
+      taskQueue,
+      workflowId: runId,
+      args: [runInput(cfg, runId)],
+    });
+    const imports = (await scheduledActivities(client, runId)).filter((a) => a.name === 'importAnswers');
+    expect(imports.map((a) => a.args.queries)).toEqual([
+      { from: 0, to: FIRST_IMPORT_QUERIES },
+      { from: 0, to: FIRST_IMPORT_QUERIES },
+      { from: FIRST_IMPORT_QUERIES, to: 64 },
+      { from: FIRST_IMPORT_QUERIES, to: 64 },
+    ]);
+    expect((await store.responses(runId)).filter((r) => r.status === 'ok')).toHaveLength(128);
+    expect(result.progress.stages).toEqual({
+      collect: { done: 128, total: 128, failures: 0 },
+      judge: { done: 128, total: 128, failures: 0 },
+    });
+  });
+});

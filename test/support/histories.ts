@@ -35,13 +35,14 @@ export function replayInputs(file: HistoryFile): Array<{ workflowId: string; his
 
 /**
  * Activities a run's histories scheduled (every run of its continue-as-new chain), with the work items each carried:
- * `queryId/copilot` for collection, `judge#index` for judge work (one for a single call, several for a batch).
+ * `queryId/copilot` for collection, `judge#index` for judge work (one for a single call, several for a batch), and
+ * the activity's input as the workflow gave it.
  */
 export async function scheduledActivities(
   client: import('@temporalio/client').Client,
   workflowId: string,
-): Promise<Array<{ name: string; items: string[] }>> {
-  const scheduled: Array<{ name: string; items: string[] }> = [];
+): Promise<Array<{ name: string; items: string[]; args: Record<string, unknown> }>> {
+  const scheduled: Array<{ name: string; items: string[]; args: Record<string, unknown> }> = [];
   for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
     const history = await client.workflow.getHandle(workflowId, wf.runId).fetchHistory();
     for (const e of history.events ?? []) {
@@ -57,7 +58,7 @@ export async function scheduledActivities(
         ...(typeof args.index === 'number' ? [`judge#${args.index}`] : []),
         ...(Array.isArray(args.indices) ? args.indices.map((i: number) => `judge#${i}`) : []),
       ];
-      scheduled.push({ name: attrs.activityType!.name!, items });
+      scheduled.push({ name: attrs.activityType!.name!, items, args });
     }
   }
   return scheduled;
