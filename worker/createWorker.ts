@@ -8,6 +8,9 @@ import { ReportThreads, reportThreadEnabled } from './reportThread';
 import type { ResultsStore } from '../core/model/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
+/** How long after a judge call first ends the worker's spare report thread starts (see warmSoon below). */
+const REPORT_WARM_DELAY_MS = 3_000;
+
 export interface WorkerOptions {
   connection: NativeConnection;
   namespace: string;
@@ -40,6 +43,17 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
   const tracing = workerTracing(env);
   const traced = (store: ResultsStore) => (tracing ? tracing.instrument(store) : store);
   const reports = reportThreadEnabled(env) ? new ReportThreads(target, env) : undefined;
+  let warming: ReturnType<typeof setTimeout> | undefined;
+  // The spare report thread loads its modules (about 0.35 s of CPU) once a run has judged for REPORT_WARM_DELAY_MS,
+  // not over its first seconds, where it took a core from the workflow's tasks that hand out the first batches.
+  const warmSoon = (threads: ReportThreads) => {
+    if (threads.warmed || warming) return;
+    warming = setTimeout(() => {
+      warming = undefined;
+      threads.warm();
+    }, REPORT_WARM_DELAY_MS);
+    warming.unref();
+  };
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -58,7 +72,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       ...(reports
         ? {
             renderReport: (runId: string, signal: AbortSignal) => reports.render(runId, signal),
-            warmReport: () => reports.warm(),
+            warmReport: () => warmSoon(reports),
           }
         : {}),
     }),
