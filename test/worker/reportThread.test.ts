@@ -1,10 +1,11 @@
 import fs from 'node:fs';
+import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import { renderReport } from '../../services/runReport';
 import { renderReportInThread, ReportThreads } from '../../worker/reportThread';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
-import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
+import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
 import { simServersForFile } from '../support/sims';
 
 jest.setTimeout(300_000);
@@ -110,17 +111,38 @@ test("the worker's spare report thread: warmed once, it renders the next report 
 
 test("closed with its worker, the spare report thread ends and no later warm starts one (an in-process worker's process can exit)", async () => {
   const file = path.join(tempDir('jf-report-thread-close-'), 'results.db');
-  // Threads of this process (Linux): a Worker thread is one of them, so a spare left running shows here.
-  const threads = () => fs.readdirSync('/proc/self/task').length;
-  const before = threads();
-  const reports = new ReportThreads({ kind: 'sqlite', file }, process.env);
-  reports.warm();
-  expect(reports.warmed).toBe(true);
-  await until(() => threads() > before, 10_000);
-  await reports.close();
-  expect(reports.warmed).toBe(false);
-  await until(() => threads() <= before, 10_000);
-  reports.warm(); // judging that starts on a stopped worker's activity: nothing to warm for
-  expect(reports.warmed).toBe(false);
-  expect(threads()).toBeLessThanOrEqual(before);
+  // The threads ReportThreads starts, seen as they are made. (Counting the process's OS threads instead was flaky:
+  // other threads of the jest process come and go in the same seconds.)
+  const started: Worker[] = [];
+  // The module object itself (an import would be a copy under the test transform), so reportThread's `new Worker` sees it.
+  const workerThreads: typeof import('node:worker_threads') = require('node:worker_threads');
+  const Original = workerThreads.Worker;
+  workerThreads.Worker = class extends Original {
+    constructor(...args: ConstructorParameters<typeof Worker>) {
+      super(...args);
+      started.push(this);
+    }
+  };
+  try {
+    const reports = new ReportThreads({ kind: 'sqlite', file }, process.env);
+    reports.warm();
+    expect(reports.warmed).toBe(true);
+    expect(started).toHaveLength(1);
+    const [spare] = started;
+    const exited = new Promise<number>((resolve) => spare.once('exit', resolve));
+    await new Promise((resolve) => spare.once('online', resolve)); // running, its modules loading
+    await reports.close();
+    expect(reports.warmed).toBe(false);
+    // The thread itself has stopped, not only been told to.
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('the spare thread did not exit within 10 s')), 10_000).unref(),
+    );
+    await Promise.race([exited, timeout]);
+    expect(spare.threadId).toBe(-1);
+    reports.warm(); // judging that starts on a stopped worker's activity: nothing to warm for
+    expect(reports.warmed).toBe(false);
+    expect(started).toHaveLength(1);
+  } finally {
+    workerThreads.Worker = Original;
+  }
 });
