@@ -7,9 +7,9 @@ import {
   SUGGESTION_TAKEN_BELOW_EVENTS,
   historyFull,
 } from '../../workflows/historyLimit';
-import type { BenchmarkRunInput } from '../../contract/run';
 import { uniqueQueue, until } from '../support/harness';
 import { installQuietRuntime } from '../support/quietTemporal';
+import { oneCopilotRun } from '../support/oneCopilotRun';
 
 /**
  * A run continues as new at its own limit (workflows/historyLimit.ts: 8,192 events or 4 MB), not when the server
@@ -20,21 +20,7 @@ import { installQuietRuntime } from '../support/quietTemporal';
 
 const WARN_EVENTS = 10_240; // Temporal warns past this many events in one history
 
-const input: BenchmarkRunInput = {
-  runId: 'run-can-limit',
-  config: {
-    protocol: 'lattice',
-    copilots: [
-      {
-        name: 'alpha',
-        concurrency: 16,
-        timeoutMs: 30_000,
-        retry: { maxAttempts: 1, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 10_000 },
-      },
-    ],
-    judge: { concurrency: 4, maxAttempts: 3 },
-  } as unknown as BenchmarkRunInput['config'],
-};
+const input = oneCopilotRun('run-can-limit');
 
 function activities() {
   const queries = 1_000_000; // never all asked: the test ends the run once its first history has continued as new
