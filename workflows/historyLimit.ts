@@ -11,8 +11,9 @@
 
 /**
  * Continue as new from this many events: twice the server's default suggestion. The 2,048 events left to Temporal's
- * warning are for the calls in flight to finish; the most that took was 256 events (the 10× run's largest history,
- * 4,352 events, continued from the suggestion at 4,096).
+ * warning are for the calls in flight to finish (and the items of a batch stopped part-way, asked one by one): that took
+ * 106–382 events in the paper-scale bench (2026-12-04, docs/bench.md), the most where two copilots' first batches had
+ * 14 items left each.
  */
 export const CONTINUE_AS_NEW_EVENTS = 8_192;
 
