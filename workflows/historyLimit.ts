@@ -12,8 +12,8 @@
 /**
  * Continue as new from this many events: twice the server's default suggestion. The 2,048 events left to Temporal's
  * warning are for the calls in flight to finish (and the items of a batch stopped part-way, asked one by one): in the
- * paper-scale bench (2026-12-04, docs/bench.md) that took 106–176 events past this limit, and 382–454 past the
- * server's suggestion when that came while two copilots' first batches still had their items to ask one by one.
+ * bench's paper-scale and 10× runs (2026-12-04, docs/bench.md) that took 106–191 events past this limit, and 382–454
+ * past the server's suggestion when that came while two copilots' first batches still had their items to ask one by one.
  */
 export const CONTINUE_AS_NEW_EVENTS = 8_192;
 
