@@ -11,6 +11,7 @@ import { type RunControl } from '../contract/run';
 import { limitsOf, type LaneSlot } from './retune';
 import { initialBatchState, judgeInBatches } from './batchJudging';
 import { QueryPages } from './queryPages';
+import { historyFull } from './historyLimit';
 import type {
   BenchmarkRunInput,
   CallOutcome,
@@ -47,7 +48,7 @@ interface StageContext {
   control: RunControl;
   /** The workflow input's config: resume --config replaces its endpoint settings in place. */
   config: WorkflowRunConfig;
-  /** True once Temporal suggests continuing as new: no new call starts. */
+  /** True once the history is long enough to continue as new (workflows/historyLimit.ts): no new call starts. */
   stop: () => boolean;
   /** True while the run is paused (workflows/runControl.ts). */
   held: () => boolean;
@@ -62,9 +63,9 @@ interface StageContext {
 /**
  * Collect and judge at once, with no stage barrier: every live copilot's queries go through its own endpoint lane, and
  * as answers are stored the planner makes the judge work they make ready, which each judge's lane starts straight
- * away. The lanes' limiters are held here, so each endpoint's limits hold across every worker. When Temporal suggests
- * continuing as new, no new call starts; once the calls in flight are done the state to carry over is returned
- * (undefined when the run's collecting and judging are finished).
+ * away. The lanes' limiters are held here, so each endpoint's limits hold across every worker. Once the history is long
+ * enough to continue as new (workflows/historyLimit.ts), no new call starts; once the calls in flight are done the
+ * state to carry over is returned (undefined when the run's collecting and judging are finished).
  */
 export async function collectAndJudge(args: {
   input: BenchmarkRunInput;
@@ -145,6 +146,8 @@ function newStage(
   flags: { collecting: boolean; stopping: boolean },
 ): StageContext {
   const { input, progress } = args;
+  // Histories recorded before the patch continued as new when the server suggested it (about 4,000 events).
+  const ownLimit = patched('continue-as-new-at-own-limit');
   return {
     runId: input.runId,
     queries,
@@ -159,7 +162,7 @@ function newStage(
       async (queryIds) => (await planReadyJudgeWork({ runId: input.runId, queryIds })).planned,
       state.judge,
     ),
-    stop: () => (flags.stopping ||= workflowInfo().continueAsNewSuggested),
+    stop: () => (flags.stopping ||= ownLimit ? historyFull(workflowInfo()) : workflowInfo().continueAsNewSuggested),
     held: () => args.control.paused !== null,
     finished: { count: 0 },
     ended: (breaker, failure) => {

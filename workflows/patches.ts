@@ -22,4 +22,12 @@ export const PATCHES: readonly PatchEntry[] = [
     removableWhen:
       'No run started by a build before 2026-12-04 is still open (judgeflow status lists none collecting), and the recorded histories in test/histories/ are re-recorded.',
   },
+  {
+    id: 'continue-as-new-at-own-limit',
+    added: '2026-12-04',
+    reason:
+      "collectAndJudge continues as new at its own limit (8,192 events or 4 MB, workflows/historyLimit.ts) instead of at the server's suggestion (4,096 events): half the stalls of every lane at a continue-as-new. A history recorded before stopped its lanes at the suggestion, and replays so.",
+    removableWhen:
+      'No run started by a build without this patch is still open (its histories replay the old branch), and test/histories/ is re-recorded with it.',
+  },
 ];

@@ -5,9 +5,9 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { runItemGroup } from '../../activities/itemGroup';
 import { freePort, isServerUp } from '../../client/temporalServer';
 import { QUERY_PAGE, QueryPages } from '../../workflows/queryPages';
-import type { BenchmarkRunInput } from '../../contract/run';
 import { uniqueQueue, until } from '../support/harness';
 import { installQuietRuntime } from '../support/quietTemporal';
+import { oneCopilotRun } from '../support/oneCopilotRun';
 
 /**
  * A run's continue-as-new input carries where it stands, not its queries: at 100,000 queries with ids of 30 characters
@@ -76,21 +76,7 @@ function mocks() {
   return { activities, asked, askedIn, pages, pagesPerHistory };
 }
 
-const input: BenchmarkRunInput = {
-  runId: 'run-can',
-  config: {
-    protocol: 'lattice',
-    copilots: [
-      {
-        name: 'alpha',
-        concurrency: 16,
-        timeoutMs: 30_000,
-        retry: { maxAttempts: 1, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 10_000 },
-      },
-    ],
-    judge: { concurrency: 4, maxAttempts: 3 },
-  } as unknown as BenchmarkRunInput['config'],
-};
+const input = oneCopilotRun('run-can');
 
 test('at 100,000 queries the continue-as-new input stays under 64 KB and the next history asks on where the last stopped', async () => {
   const { activities, asked, askedIn, pages, pagesPerHistory } = mocks();
