@@ -459,7 +459,8 @@ export async function ensureLocalServer(
     if (running !== undefined) return waitForExistingServer(running, target, files);
     const cli = await findOrInstallTemporalCli({ home, log, env });
     log(
-      `Starting a local Temporal dev server at ${DEFAULT_ADDRESS} (UI http://127.0.0.1:${LOCAL_UI_PORT}, log ${files.log})`,
+      `Starting a local Temporal dev server at ${DEFAULT_ADDRESS} (UI http://127.0.0.1:${LOCAL_UI_PORT}, log ${files.log}). ` +
+        'It stays up in the background for later runs and the Web UI; `npx judgeflow server stop` stops it.',
     );
     await startDevServer({
       cli,
