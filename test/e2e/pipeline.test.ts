@@ -18,16 +18,27 @@ afterAll(async () => {
   await Promise.all([judge, slowCopilots].map((s) => s.close()));
 });
 
+/** A copilot's held answers as the csv adapter reads them (a `query` column and `<name>_response`); returns its path. */
+function heldAnswersCsv(
+  dir: string,
+  name: string,
+  queries: ReturnType<typeof latticeGrid>,
+  answer: (query: ReturnType<typeof latticeGrid>[number]) => string,
+): string {
+  const file = path.join(dir, `${name}.csv`);
+  fs.writeFileSync(
+    file,
+    `query,${name}_response\n` +
+      queries.map((q) => `"${String(q.text).replace(/"/g, '""')}",${answer(q)}`).join('\n') +
+      '\n',
+  );
+  return file;
+}
+
 test('judging starts before collection ends; answers held in a CSV are imported in one step', async () => {
   const dir = tempDir();
   const queries = latticeGrid(4, 3); // 12 queries
-  const csv = path.join(dir, 'held.csv');
-  fs.writeFileSync(
-    csv,
-    'query,Held_response\n' +
-      queries.map((q) => `"${String(q.text).replace(/"/g, '""')}",A held answer about ${q.id}.`).join('\n') +
-      '\n',
-  );
+  const csv = heldAnswersCsv(dir, 'Held', queries, (q) => `A held answer about ${q.id}.`);
   const cfg = runConfig(dir, {
     protocol: 'lattice',
     queries,
@@ -81,16 +92,7 @@ test('judging starts before collection ends; answers held in a CSV are imported 
 test("held answers to many queries: every source's first queries are imported first, then the rest, and all are judged", async () => {
   const dir = tempDir();
   const queries = latticeGrid(16, 4); // 64 queries: more than FIRST_IMPORT_QUERIES
-  const csv = (name: string) => {
-    const file = path.join(dir, `${name}.csv`);
-    fs.writeFileSync(
-      file,
-      `query,${name}_response\n` +
-        queries.map((q) => `"${String(q.text).replace(/"/g, '""')}",${name} on ${q.id}.`).join('\n') +
-        '\n',
-    );
-    return file;
-  };
+  const csv = (name: string) => heldAnswersCsv(dir, name, queries, (q) => `${name} on ${q.id}.`);
   const cfg = runConfig(dir, {
     protocol: 'lattice',
     queries,
