@@ -100,6 +100,7 @@ export async function runItemGroup<K, R extends { outcome: CallOutcome }>(
   const sentAt: number[] = [];
   const outcome: CallOutcome = {};
   const signal = cancellationSignal();
+  let previousCallMs: number | undefined;
   const note = (o: CallOutcome) => {
     if (o.tokens) outcome.tokens = (outcome.tokens ?? 0) + o.tokens;
     if (o.rateLimit) outcome.rateLimit = o.rateLimit;
@@ -110,8 +111,9 @@ export async function runItemGroup<K, R extends { outcome: CallOutcome }>(
       // The first item started when the workflow's lane saw the run not held.
       if (i > 0 && (await held())) return { results, sentAt, outcome, stoppedBy: 'paused' };
       sentAt.push(Date.now());
-      // Expected as long as this group's previous call, or the worker's latest for its first.
-      const look = i < keys.length - 1 ? lookAhead(held, i > 0 ? sentAt[i] - sentAt[i - 1] : lastCallMs) : undefined;
+      // Expected as long as this group's previous call, or the worker's latest for its first: the call's own time,
+      // not the time between two sends, which holds the look before this item too and would set the look late.
+      const look = i < keys.length - 1 ? lookAhead(held, i > 0 ? previousCallMs : lastCallMs) : undefined;
       let result: R;
       try {
         result = await call(key);
@@ -121,7 +123,7 @@ export async function runItemGroup<K, R extends { outcome: CallOutcome }>(
       } finally {
         if (look) clearTimeout(look);
       }
-      lastCallMs = Date.now() - sentAt[i];
+      previousCallMs = lastCallMs = Date.now() - sentAt[i];
       const { outcome: callOutcome, ...rest } = result;
       note(callOutcome);
       if (throttled(result))

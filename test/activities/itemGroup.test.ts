@@ -98,64 +98,86 @@ describe('runItemGroup: several work items of one endpoint asked in a row in one
   });
 
   test('runItemGroup: the held look before the next item is asked during the call before it, so a slow query does not wait between calls', async () => {
-    // A look that takes 100 ms, calls of 300 ms: asked only after each call, each look would sit between two calls;
-    // asked ahead, the looks before c and d start while the call before them is still in flight. Checked by the order
-    // of events rather than by the group's wall time, which a loaded machine stretches either way.
-    const answers = new Map();
-    const lookStarts: number[] = [];
-    const calls: Array<{ key: string; start: number; end: number }> = [];
-    const slowAsk = () => {
-      lookStarts.push(performance.now());
-      return new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 100));
-    };
-    const result = await inActivity(() =>
-      runItemGroup(
-        ['a', 'b', 'c', 'd'],
-        async (key) => {
-          const start = performance.now();
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          calls.push({ key, start, end: performance.now() });
-          return ok(key);
-        },
-        (r) => r.throttled,
-        () => heldWithin('run-look', slowAsk, 250, Date.now, answers),
-      ),
-    );
-    expect(result.results.map((r) => r.key)).toEqual(['a', 'b', 'c', 'd']);
-    expect(lookStarts.length).toBeGreaterThanOrEqual(2);
-    // The looks before c and d: each started inside the call before it (b's and c's).
-    for (const before of calls.slice(1, 3))
-      expect(lookStarts.some((at) => at > before.start && at < before.end)).toBe(true);
+    // A look that takes 200 ms, calls of 300 ms, on jest's fake clock (a loaded machine stretches real timers unevenly,
+    // which moved the looks of an earlier version of this test out of their calls). Asked only after each call, each
+    // look would sit between two calls; asked ahead, timed from the previous call's own 300 ms, the looks before c and
+    // d start while the call before them is in flight. Timed from send to send (300 ms call + 200 ms look), the look
+    // for b's successor would be set 350 ms into b's 300 ms call, and missed.
+    jest.useFakeTimers();
+    try {
+      const answers = new Map();
+      const lookStarts: number[] = [];
+      const calls: Array<{ key: string; start: number; end: number }> = [];
+      const slowAsk = () => {
+        lookStarts.push(Date.now());
+        return new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 200));
+      };
+      const group = inActivity(() =>
+        runItemGroup(
+          ['a', 'b', 'c', 'd'],
+          async (key) => {
+            const start = Date.now();
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            calls.push({ key, start, end: Date.now() });
+            return ok(key);
+          },
+          (r) => r.throttled,
+          () => heldWithin('run-look', slowAsk, 250, Date.now, answers),
+        ),
+      );
+      await jest.advanceTimersByTimeAsync(5_000);
+      const result = await group;
+      expect(result.results.map((r) => r.key)).toEqual(['a', 'b', 'c', 'd']);
+      // The looks before c and d: each started inside the call before it (b's and c's).
+      for (const before of calls.slice(1, 3))
+        expect(lookStarts.some((at) => at > before.start && at < before.end)).toBe(true);
+      // And the calls follow each other without a 200 ms look between b and c, or c and d (the answer is in flight).
+      expect(calls[2].start - calls[1].end).toBeLessThan(200);
+      expect(calls[3].start - calls[2].end).toBeLessThan(200);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('runItemGroup: with the look asked ahead a pause still stops the batch within HELD_FRESH_MS (250 ms)', async () => {
-    // Calls of 300 ms, the look answered at once: the look ahead for c is asked 150 ms before b is expected to end,
-    // the pause is recorded after that, while b is still in flight, and c must still not start more than 250 ms
-    // after it: the look before c finds the early answer fresh and lets c go (within the bound), or d's stops.
-    const answers = new Map();
-    let paused = false;
-    let pausedAt = 0;
-    const starts: Array<[string, number]> = [];
-    const result = await inActivity(() =>
-      runItemGroup(
-        ['a', 'b', 'c', 'd', 'e'],
-        async (key) => {
-          starts.push([key, Date.now()]);
-          if (key === 'b')
-            setTimeout(() => {
-              paused = true;
-              pausedAt = Date.now();
-            }, 250);
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          return ok(key);
-        },
-        (r) => r.throttled,
-        () => heldWithin('run-stale', async () => paused, 250, Date.now, answers),
-      ),
-    );
-    expect(result.stoppedBy).toBe('paused');
-    for (const [, at] of starts.filter(([, at]) => at > pausedAt)) expect(at - pausedAt).toBeLessThanOrEqual(250);
-    expect(starts.map(([k]) => k)).not.toContain('e');
+    // Calls of 300 ms, the look answered at once, on jest's fake clock: the look ahead for c is asked 150 ms before b
+    // is expected to end, the pause is recorded 100 ms later while b is still in flight, and c must still not start
+    // more than 250 ms after it: the look before c finds the early answer fresh and lets c go (50 ms after the pause,
+    // within the bound); the look ahead during c sees the pause, and d does not start.
+    jest.useFakeTimers();
+    try {
+      const answers = new Map();
+      let paused = false;
+      let pausedAt = 0;
+      const starts: Array<[string, number]> = [];
+      const group = inActivity(() =>
+        runItemGroup(
+          ['a', 'b', 'c', 'd', 'e'],
+          async (key) => {
+            starts.push([key, Date.now()]);
+            if (key === 'b')
+              setTimeout(() => {
+                paused = true;
+                pausedAt = Date.now();
+              }, 250);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            return ok(key);
+          },
+          (r) => r.throttled,
+          () => heldWithin('run-stale', async () => paused, 250, Date.now, answers),
+        ),
+      );
+      await jest.advanceTimersByTimeAsync(5_000);
+      const result = await group;
+      expect(result.stoppedBy).toBe('paused');
+      // c starts or not by whether an answer asked during b is still fresh when b ends, which turns on whether this
+      // worker timed a call before this group (a's look ahead): either way within the bound, and d never starts.
+      expect(starts.map(([k]) => k)).not.toContain('d');
+      expect(result.results.map((r) => r.key)).toEqual(starts.map(([k]) => k));
+      for (const [, at] of starts.filter(([, at]) => at > pausedAt)) expect(at - pausedAt).toBeLessThanOrEqual(250);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('runItemGroup: outside a workflow that answers the held query (here a mocked activity) the batch goes on', async () => {
