@@ -31,17 +31,29 @@ interface Call {
   end: number;
 }
 
-/** Mocked activities: `slow*` keys take 800 ms, judge items (`item:*`) 150 ms, others 30 ms; `throttle*` are throttled on their first attempt, `broken*` always fail. */
-function mocks(judges = 1) {
+/**
+ * Mocked activities: `slow*` keys last until every key of `slowOutlasts` has ended (at most 15 s), judge items
+ * (`item:*`) 150 ms, others 30 ms; `throttle*` are throttled on their first attempt, `broken*` always fail.
+ */
+function mocks(judges = 1, slowOutlasts: string[] = []) {
   const calls: Call[] = [];
   const batches: string[][] = [];
   const failures: string[] = [];
   const plans: string[][] = [];
   let planned = 0;
+  let outlasted = () => {};
+  const othersEnded = new Promise<void>((resolve) => (outlasted = resolve));
+  const slowCall = async () => {
+    let fallback: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([othersEnded, new Promise((r) => (fallback = setTimeout(r, 15_000)))]);
+    clearTimeout(fallback);
+  };
   const callOne: LaneActivities['callOne'] = async ({ key, attempt }) => {
     const start = Date.now();
-    await new Promise((r) => setTimeout(r, key.startsWith('slow') ? 800 : key.startsWith('item:') ? 150 : 30));
+    if (key.startsWith('slow')) await slowCall();
+    else await new Promise((r) => setTimeout(r, key.startsWith('item:') ? 150 : 30));
     calls.push({ key, attempt, start, end: Date.now() });
+    if (slowOutlasts.every((k) => calls.some((c) => c.key === k))) outlasted();
     if (key.startsWith('broken')) throw ApplicationFailure.nonRetryable(`${key} broke on purpose`);
     const status = key.startsWith('throttle') && attempt === 1 ? 'throttled' : 'ok';
     return { key, status, outcome: status === 'throttled' ? { throttled: true } : {} } satisfies ItemResult;
@@ -85,7 +97,9 @@ async function run<T>(workflow: string, args: unknown, activities: LaneActivitie
 type LaneResult = { counts: { done: number; failures: number }; counted: Array<[string, string]> };
 
 test('a free place starts the next item at once, whatever else is in flight; never more than the concurrency at a time', async () => {
-  const m = mocks();
+  // The slow item ends only once the fast ones have (a fixed 800 ms was outrun by four workflow round trips under
+  // load); a lane that waited for it would start fast-2 only after its 15 s fallback.
+  const m = mocks(1, ['fast-1', 'fast-2', 'fast-3', 'fast-4']);
   const keys = ['slow-1', 'fast-1', 'fast-2', 'fast-3', 'fast-4'];
   const result = await run<LaneResult>('laneWorkflow', { keys, concurrency: 2 }, m.activities);
   expect(result.counts).toMatchObject({ done: 5, failures: 0 });
