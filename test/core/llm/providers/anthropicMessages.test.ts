@@ -13,8 +13,11 @@ import { toAdapterError } from '../../../../activities/adapters/errors';
 import { startSimServer } from '../../../../sim/server';
 import { simServersForFile } from '../../../support/sims';
 
-/** The Messages API transport against the simulator's /v1/messages, which rejects what Anthropic rejects. */
-const sim = simServersForFile({ anthropic: {}, slow: { latencyMs: 1500 } });
+/**
+ * The Messages API transport against the simulator's /v1/messages, which rejects what Anthropic rejects. The slow
+ * endpoint answers long after a timed-out call's bound (5 s), which leaves a loaded machine's late timers room.
+ */
+const sim = simServersForFile({ anthropic: {}, slow: { latencyMs: 30_000 } });
 /** The sim's url ends in /v1 (OpenAI style); the transport appends /v1/messages to a host, so both forms must work. */
 const host = (url: string) => url.replace(/\/v1$/, '');
 
@@ -260,7 +263,7 @@ test('prompt caching: with cache_control the repeated system prompt is written o
 test('the timeout covers the whole call: a slow endpoint fails within timeoutMs as a retryable timeout; the caller aborting stops it too', async () => {
   const started = Date.now();
   const slow = await failure(ask({ baseURL: sim.slow.url, timeoutMs: 300 }));
-  expect(Date.now() - started).toBeLessThan(1400);
+  expect(Date.now() - started).toBeLessThan(5_000);
   expect(slow).toBeInstanceOf(ProviderTimeoutError);
   const classified = toAdapterError(slow, 'judge');
   expect([classified.kind, classified.retryable]).toEqual(['timeout', true]);
@@ -274,7 +277,7 @@ test('the timeout covers the whole call: a slow endpoint fails within timeoutMs 
     const midBody = await failure(
       ask({ baseURL: `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`, timeoutMs: 300 }),
     );
-    expect(Date.now() - bodyStarted).toBeLessThan(1400);
+    expect(Date.now() - bodyStarted).toBeLessThan(5_000);
     expect(toAdapterError(midBody, 'judge').kind).toBe('timeout');
   } finally {
     stalled.closeAllConnections();
