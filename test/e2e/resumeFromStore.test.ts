@@ -32,7 +32,12 @@ async function quiet(sims: SimServer[], quietMs: number): Promise<void> {
 }
 
 test('a run whose workflow was terminated mid-run finishes in a new execution resumed from the store: nothing asked twice beyond what was in flight, the report complete', async () => {
-  const copilots = await startSimServer({ latencyMs: 60 });
+  // From the moment the test sees the run mid-run until the resumed execution starts, the copilots answer nothing
+  // (the first execution's requests never): answers stop there, not when its activities notice the termination, by
+  // which time its groups had collected 44 of the 60 answers on an idle machine, 52 under load.
+  let holding = false;
+  const never = new Promise<undefined>(() => undefined);
+  const copilots = await startSimServer({ latencyMs: 60, handler: () => (holding ? never : undefined) });
   const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 100 });
   try {
     await withWorker('resume', async ({ client, taskQueue, store, dir }) => {
@@ -54,8 +59,9 @@ test('a run whose workflow was terminated mid-run finishes in a new execution re
       });
       // Mid-run: some answers judged, not all collected.
       await until(async () => (await store.judgments(runId)).length >= 6, 60_000);
+      holding = true;
       await first.terminate('the test ends this execution mid-run');
-      await quiet([copilots, judge], 4_000); // its activities notice at their next heartbeat and stop
+      await quiet([copilots, judge], 4_000); // its activities stop, or wait on a request never answered
       const before = {
         responses: (await store.responses(runId)).length,
         judgments: (await store.judgments(runId)).length,
@@ -65,6 +71,7 @@ test('a run whose workflow was terminated mid-run finishes in a new execution re
       expect(before.responses).toBeLessThan(60);
       expect(before.judgments).toBeLessThan(60);
 
+      holding = false;
       const resumed = await client.workflow.start(benchmarkRun, {
         taskQueue,
         workflowId: runId,
