@@ -34,11 +34,14 @@ async function quiet(sims: SimServer[], quietMs: number): Promise<void> {
 test('a run whose workflow was terminated mid-run finishes in a new execution resumed from the store: nothing asked twice beyond what was in flight, the report complete', async () => {
   // From the moment the test sees the run mid-run until the resumed execution starts, the copilots answer nothing
   // (the first execution's requests never): answers stop there, not when its activities notice the termination, by
-  // which time its groups had collected 44 of the 60 answers on an idle machine, 52 under load.
+  // which time its groups had collected 44 of the 60 answers on an idle machine, 52 under load. And the copilots are
+  // slower than the judge (250 ms a call against 40), so the judge reaches 6 verdicts while most answers are still to
+  // come (28 of 60 were in at the cut, idle and with four CPU burners on the two cores alike): both are simulated
+  // latencies, not CPU, so load does not move the one past the other.
   let holding = false;
   const never = new Promise<undefined>(() => undefined);
-  const copilots = await startSimServer({ latencyMs: 60, handler: () => (holding ? never : undefined) });
-  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 100 });
+  const copilots = await startSimServer({ latencyMs: 250, handler: () => (holding ? never : undefined) });
+  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 40 });
   try {
     await withWorker('resume', async ({ client, taskQueue, store, dir }) => {
       const queries = latticeGrid(6, 5); // 30 queries × 2 copilots: 60 answers, 60 judgments
