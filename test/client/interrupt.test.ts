@@ -7,9 +7,10 @@ import { simServersForFile } from '../support/sims';
 
 /** Ctrl-C on an attached `judgeflow run` returns to the shell at once; the run stays open until `judgeflow cancel`. */
 
-const sim = simServersForFile({ slow: { latencyMs: 30_000 }, judge: {} });
+// The copilot answers after 120 s: a CLI that waited for its call in flight exits after that, far past the bound.
+const sim = simServersForFile({ slow: { latencyMs: 120_000 }, judge: {} });
 
-test('SIGINT on judgeflow run exits within 5 s with the resume hint; judgeflow cancel then closes the run', async () => {
+test('SIGINT on judgeflow run exits within 30 s, not after the 120 s call in flight, with the resume hint; judgeflow cancel then closes the run', async () => {
   const dir = tempDir('jf-interrupt-');
   const queries = writeQueries(
     dir,
@@ -53,7 +54,8 @@ test('SIGINT on judgeflow run exits within 5 s with the resume hint; judgeflow c
   const code = await exited;
   const seconds = (Date.now() - sentAt) / 1000;
   console.log(`Ctrl-C → exit: ${seconds.toFixed(1)} s`);
-  expect(seconds).toBeLessThan(5);
+  // 1.6 s idle, 4.1–6.6 s at load 7–8 on two cores (the worker’s 2 s stop bound, late timers, process teardown).
+  expect(seconds).toBeLessThan(30);
   expect(code).toBe(130);
   expect(stderr).toContain(`${runId} is durable and still open`);
   expect(stderr).toContain('judgeflow worker');
