@@ -163,10 +163,15 @@ test('a cancel during the report step: the run completes and the stored status m
   const store = new SqliteStore(storeFile);
   const activities = createActivities({ store, env: process.env });
   let reportStarted = false;
-  // A slow disk: the report activity takes 3 s, so the cancel surely arrives while it runs.
+  // A slow disk: the report activity writes only once the cancel has been sent, so the cancel surely arrives while it
+  // runs (a fixed 3 s could pass before a query and a cancel under load; 60 s is a fallback that should never be used).
+  let cancelSent!: () => void;
+  const cancelled = new Promise<void>((r) => (cancelSent = r));
   const slowReport: typeof activities.writeReport = async (input) => {
     reportStarted = true;
-    await new Promise((r) => setTimeout(r, 3_000));
+    let fallback: NodeJS.Timeout | undefined;
+    await Promise.race([cancelled, new Promise((r) => (fallback = setTimeout(r, 60_000)))]);
+    clearTimeout(fallback);
     return activities.writeReport(input);
   };
   const taskQueue = uniqueQueue('cancel-report');
@@ -190,6 +195,7 @@ test('a cancel during the report step: the run completes and the stored status m
       await until(() => reportStarted, 60_000);
       expect((await handle.query(progressQuery)).stage).toBe('report');
       await handle.cancel();
+      cancelSent();
       await handle.result().catch(() => undefined);
       const temporal = (await handle.describe()).status.name;
       const stored = (await store.getRun(runId))!;
