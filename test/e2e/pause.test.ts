@@ -2,6 +2,7 @@ import { runInput } from '../../client/startRun';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import type { RunResult } from '../../contract/run';
+import { progressQuery } from '../../contract/control';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
@@ -43,8 +44,12 @@ test('pause leaves a running run quiet (status says paused, with the reason), a 
       expect(paused.stderr).toBe('');
       expect(paused.code).toBe(0);
       expect(paused.stdout).toContain('is paused (checking the spend)');
-      // Calls in flight finish (at most 4 copilot calls and 2 judge calls, a few hundred ms each); then nothing starts.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // Calls in flight finish (at most 4 copilot calls and 2 judge calls): waited for as the run counts them, not for a
+      // fixed 1.5 s that a call dispatched late under load outlasts; then nothing starts.
+      await until(async () => {
+        const progress = await handle.query(progressQuery);
+        return !progress.paused || progress.callsInFlight === 0;
+      }, 60_000);
       const quiet = { copilots: copilots.requests.length, judge: judge.requests.length };
       await new Promise((resolve) => setTimeout(resolve, 5_000));
       expect({ copilots: copilots.requests.length, judge: judge.requests.length }).toEqual(quiet);
