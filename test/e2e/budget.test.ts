@@ -6,6 +6,7 @@ import { summariseCost } from '../../core/stats/cost';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import type { RunResult } from '../../contract/run';
+import { progressQuery } from '../../contract/control';
 import { cliInProcess } from '../support/cliInProcess';
 import { latticeGrid, runConfig, simCopilots, tempDir, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
@@ -68,8 +69,12 @@ test('a run capped at half its cost pauses at the budget, stays quiet, and compl
       expect(paused.paused).toMatchObject({ reason: 'budget', by: 'budget', budgetUsd: C / 2 });
       expect(paused.paused.spentUsd).toBeGreaterThanOrEqual(C / 2);
       expect(paused.warnings.join(' ')).toMatch(/80% of the budget reached|budget reached, paused at/);
-      // In flight calls finish; then nothing for ten seconds.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // In flight calls finish (waited for as the run counts them, not for a fixed 1.5 s that a call dispatched late under
+      // load outlasts); then nothing for ten seconds.
+      await until(async () => {
+        const progress = await handle.query(progressQuery);
+        return !progress.paused || progress.callsInFlight === 0;
+      }, 60_000);
       const quiet = { copilots: copilots.requests.length, judge: judge.requests.length };
       await new Promise((resolve) => setTimeout(resolve, 10_000));
       expect({ copilots: copilots.requests.length, judge: judge.requests.length }).toEqual(quiet);
