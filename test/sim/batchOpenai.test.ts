@@ -220,7 +220,12 @@ test('cancel: cancelling, then cancelled with the lines answered so far; cancell
   const server = await sim({ batchSeconds: 2 });
   const jsonl = Array.from({ length: 8 }, (_, i) => line(`l${i}`, judgeBody(`coin ${i}`))).join('\n');
   const created = await submit(server, jsonl);
-  await new Promise((r) => setTimeout(r, 700));
+  // Cancelled once a line is answered (a fixed 700 ms, against the batch's own 200 + 200 ms timers, could come first
+  // when those fired late under load), long before the eighth.
+  for (let i = 0; i < 1_000; i++) {
+    if ((await call(server, 'GET', `/batches/${created.id}`)).body.request_counts.completed > 0) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
   const cancelling = await call(server, 'POST', `/batches/${created.id}/cancel`);
   expect(cancelling.body).toMatchObject({ status: 'cancelling', cancelling_at: expect.any(Number) });
   const { batch } = await untilEnded(server, created.id);
