@@ -95,8 +95,16 @@ test('two resume --config Updates at once: exactly one is applied, the other ref
 });
 
 test('a pause while the last calls are in flight: status says paused with the calls finishing, the run completes and records why, and resume is refused (exit 2) without a second execution', async () => {
-  // The judge is slow, so the last items' judge calls are all in flight when the pause arrives.
-  const judge = await startSimServer({ handler: scriptedLatticeJudge, latencyMs: 2_500 });
+  // The judge answers only once the test has seen the pause, so the last items' judge calls are all in flight when it
+  // arrives (a 2.5 s latency could run out under load before the update and two status commands had answered).
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const judge = await startSimServer({
+    handler: async (...args) => {
+      await released;
+      return scriptedLatticeJudge(...args);
+    },
+  });
   const copilots = await startSimServer({});
   try {
     await withWorker('resume-completed', async (world) => {
@@ -128,6 +136,7 @@ test('a pause while the last calls are in flight: status says paused with the ca
       expect((await cliInProcess(['status', runId], env)).stdout).toMatch(
         /call\(s\) in flight finishing \(if they are the last, the run completes\)/,
       );
+      release();
 
       const result = (await handle.result()) as RunResult;
       expect(result.progress.stage).toBe('done');
@@ -160,6 +169,7 @@ test('a pause while the last calls are in flight: status says paused with the ca
       ).not.toBe(2);
     });
   } finally {
+    release(); // a failed check before it must not leave the judge's calls hanging
     await judge.close();
     await copilots.close();
   }
