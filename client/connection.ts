@@ -41,6 +41,18 @@ export function connectionOptions(env: NodeJS.ProcessEnv = process.env) {
   };
 }
 
+/**
+ * What `ask` (a query, or any client call) answers within about `ms`, or undefined if it fails or outlasts it. Bounded by
+ * a gRPC deadline, not by a timer raced beside it: the client's retry interceptor waits between attempts on a timer of
+ * its own, and a connection closed while that timer is pending makes the retry throw ("Channel has been shut down")
+ * outside any caller, an uncaught exception (seen when `judgeflow status` gave up on a busy worker's query under load).
+ * Past the deadline a retry ends at once (DEADLINE_EXCEEDED, not retried), so the call has settled when this returns
+ * and the connection can be closed; it returns at most one back-off (5 s) after `ms`.
+ */
+export async function answeredWithin<T>(client: Client, ms: number, ask: () => Promise<T>): Promise<T | undefined> {
+  return client.withDeadline(Date.now() + ms, ask).catch(() => undefined);
+}
+
 export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<Client> {
   const { address, namespace, tls, apiKey, metadata } = connectionOptions(env) as ReturnType<
     typeof connectionOptions

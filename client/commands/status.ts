@@ -9,7 +9,7 @@ import { startedBeforeVersioning } from '../../worker/versioning';
 import { controlQuery, describeBudget, progressQuery, unreported } from '../../contract/control';
 import { describeLimitChange } from '../../contract/configChange';
 import type { Progress, RunControl, RunResult } from '../../contract/run';
-import { connectClient } from '../connection';
+import { answeredWithin, connectClient } from '../connection';
 import { reconcileRun } from '../reconcile';
 import { progressMode, progressView } from '../progress';
 import { withClient } from '../runWorkflow';
@@ -74,17 +74,11 @@ export async function runStatus(runId: string): Promise<RunStatus> {
           reportPath: null,
           upgrade: `run ${runId} was started by a judgeflow release before worker versioning; continue it on this build with: judgeflow resume ${runId}`,
         };
-      // The 5 s bound is cleared once the query answers: a pending timer would keep a process that called this alive.
-      let bound: NodeJS.Timeout | undefined;
-      const progress = await Promise.race([
-        handle.query(progressQuery),
-        new Promise<undefined>((r) => (bound = setTimeout(() => r(undefined), 5000))),
-      ])
-        .catch(() => undefined)
-        .finally(() => clearTimeout(bound));
+      // A worker that does not answer within 5 s: "no worker answered" below.
+      const progress = await answeredWithin(client, 5_000, () => handle.query(progressQuery));
       const warnings = progress?.warnings?.length ? { warnings: progress.warnings } : {};
       // Pauses, tunes and config replacements so far (a run on a build without the query: none shown).
-      const control = progress ? await handle.query(controlQuery).catch(() => undefined) : undefined;
+      const control = progress ? await answeredWithin(client, 5_000, () => handle.query(controlQuery)) : undefined;
       const recorded = {
         ...warnings,
         ...(progress?.waiting?.length ? { waiting: progress.waiting } : {}),
