@@ -50,7 +50,11 @@ export function connectionOptions(env: NodeJS.ProcessEnv = process.env) {
  * and the connection can be closed; it returns at most one back-off (5 s) after `ms`.
  */
 export async function answeredWithin<T>(client: Client, ms: number, ask: () => Promise<T>): Promise<T | undefined> {
-  return client.withDeadline(Date.now() + ms, ask).catch(() => undefined);
+  try {
+    return await client.withDeadline(Date.now() + ms, ask);
+  } catch {
+    return undefined;
+  }
 }
 
 export async function connectClient(env: NodeJS.ProcessEnv = process.env): Promise<Client> {

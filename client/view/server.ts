@@ -27,6 +27,7 @@ import { trendStoredRuns } from '../../services/storedComparison';
 import { trendSections } from '../../core/report/html/trend';
 import { scheduleRunIds } from '../commands/trend';
 import { hostAllowed, sameSecret } from '../hostGuard';
+import { answeredWithin } from '../connection';
 
 export interface ViewOptions {
   store: ResultsStore;
@@ -78,11 +79,8 @@ export async function startViewServer(options: ViewOptions): Promise<ViewServer>
   async function progressOf(runId: string): Promise<Progress | null> {
     const client = await options.temporal?.().catch(() => undefined);
     if (!client) return null;
-    const query = client.workflow.getHandle(runId).query(progressQuery);
-    let bound: NodeJS.Timeout | undefined; // cleared once the query answers, so it keeps no process alive
-    return Promise.race([query, new Promise<null>((r) => (bound = setTimeout(() => r(null), 2000)))])
-      .catch(() => null)
-      .finally(() => clearTimeout(bound));
+    // Bounded by a deadline (see answeredWithin): no retry of it is left pending when the view closes its connection.
+    return (await answeredWithin(client, 2000, () => client.workflow.getHandle(runId).query(progressQuery))) ?? null;
   }
 
   async function rows(): Promise<Row[]> {
