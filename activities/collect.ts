@@ -13,12 +13,11 @@ import type { RunRecord } from '../core/model/store';
 import { artefactSaver } from './artefacts';
 import type { CallOutcome, ItemFailure, SendSlot } from '../contract/run';
 import { runItemGroup, type ItemGroupResult } from './itemGroup';
+import { bulkLane } from './bulkLane';
 import { copilotCallRecord, queryCharsOf } from '../core/stats/cost';
 
 /** How many imported answers one transaction writes (importAnswers). */
 const IMPORT_BATCH = 500;
-/** How long an import reads and stores answers before it lets the worker's other work run (importAnswers). */
-const IMPORT_SLICE_MS = 5;
 
 /** Per run and copilot: the adapter, and the settings it was made with (resume --config may replace them). */
 const adapters = new Map<string, { adapter: CopilotAdapter; settings: string }>();
@@ -296,29 +295,25 @@ export function collectActivities(deps: ActivityDeps) {
         }
         batch.length = 0;
       };
-      // Reading and storing answers never waits on I/O: every IMPORT_SLICE_MS the import lets the worker's other work in
-      // (the workflow's tasks, the first judge calls of a run judging while the rest of its answers are imported).
-      let sliceStart = performance.now();
-      const letOthersIn = async () => {
-        if (performance.now() - sliceStart < IMPORT_SLICE_MS) return;
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      };
       const sink = async (r: StoredResponse) => {
         batch.push(r);
       };
-      await withHeartbeat(async () => {
-        for (const copilot of input.copilots)
-          for (const query of queries) {
-            const status =
-              stored.get(`${query.id}\u0000${copilot}`) ??
-              (await collectAndStore(run, query.id, copilot, true, 'throw', query, sink)).status;
-            counts[status === 'ok' ? 'ok' : 'failed']++;
-            if (batch.length >= IMPORT_BATCH) await flush();
-            await letOthersIn();
-          }
-        await flush();
-      });
+      // Reading and storing answers never waits on I/O: it is bulk work, in short slices that leave the worker's event
+      // loop to the workflow's tasks and the judge calls of a run judging while the rest of its answers are imported.
+      await withHeartbeat(() =>
+        bulkLane.run(async (pause) => {
+          for (const copilot of input.copilots)
+            for (const query of queries) {
+              const status =
+                stored.get(`${query.id}\u0000${copilot}`) ??
+                (await collectAndStore(run, query.id, copilot, true, 'throw', query, sink)).status;
+              counts[status === 'ok' ? 'ok' : 'failed']++;
+              if (batch.length >= IMPORT_BATCH) await flush();
+              await pause();
+            }
+          await flush();
+        }),
+      );
       return counts;
     },
 

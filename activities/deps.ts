@@ -24,7 +24,7 @@ export interface ActivityDeps {
     signal: AbortSignal,
   ) => Promise<{ reportPath: string; summary: Record<string, number | null> }>;
   /** Judging has started: a report may follow soon, so renderReport gets ready for it (the worker's spare thread). */
-  warmReport?: () => void;
+  warmReport?: (runId: string) => void;
 }
 
 /**

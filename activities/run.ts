@@ -200,7 +200,7 @@ export function runActivities(deps: ActivityDeps) {
     } finally {
       // The report's thread loads its modules while the run judges: started once a judge call has ended, it does not
       // take a core from the run's start (the import of held answers, the first calls' requests).
-      deps.warmReport?.();
+      deps.warmReport?.(runId);
     }
   }
 

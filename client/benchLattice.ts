@@ -124,7 +124,7 @@ export function timelineLine(f: RunFigures): string {
     .join('; ');
   const first = f.firstJudgeS ?? 0;
   const last = f.lastJudgeS ?? 0;
-  return `${f.scenario.name}: first judge call at ${first.toFixed(1)} s, last answer at ${last.toFixed(1)} s, done at ${f.wallS.toFixed(1)} s (${(f.wallS - last).toFixed(1)} s after judging${f.reportS !== undefined ? `, writeReport ${f.reportS.toFixed(1)} s` : ''}); worker CPU ${f.workerCpuMs.toFixed(0)} ms, ${(f.workerCpuMs / Math.max(1, f.llmCalls)).toFixed(1)} ms per judge call (${f.judgingCpuMsPerCall?.toFixed(1) ?? '–'} ms while judging)${f.gaps ? `; a judge slot idle ${f.gaps.betweenUnitsMs.toFixed(0)} ms on average between calls` : ''}. Activities: ${spans}`;
+  return `${f.scenario.name}: first judge call at ${first.toFixed(2)} s, last answer at ${last.toFixed(1)} s, done at ${f.wallS.toFixed(1)} s (${(f.wallS - last).toFixed(1)} s after judging${f.reportS !== undefined ? `, writeReport ${f.reportS.toFixed(2)} s` : ''}); worker CPU ${f.workerCpuMs.toFixed(0)} ms, ${(f.workerCpuMs / Math.max(1, f.llmCalls)).toFixed(1)} ms per judge call (${f.judgingCpuMsPerCall?.toFixed(1) ?? '–'} ms while judging)${f.gaps ? `; a judge slot idle ${f.gaps.betweenUnitsMs.toFixed(0)} ms on average between calls` : ''}. Activities: ${spans}`;
 }
 
 const ranks = (scores: Record<string, number>) =>
@@ -337,7 +337,7 @@ export function sideBySideLines(judgeflow: LatticeFilesRow, reference: Reference
     `judgeflow end to end ÷ reference end to end (batch.py + build_benchmark.py): ${(f.wallS / both).toFixed(2)}×; ÷ batch.py alone: ${(f.wallS / reference.wallS).toFixed(2)}×.`,
     ...(f.workerStart
       ? [
-          `judgeflow's worker, before the run (not in its wall): spawned to its polling line ${f.workerStart.printedS.toFixed(2)} s, to the server listing it polling ${f.workerStart.pollingS.toFixed(2)} s; in the run, first workflow task at ${f.firstWorkflowTaskS?.toFixed(2) ?? '–'} s, first activity at ${f.firstActivityS?.toFixed(2) ?? '–'} s.`,
+          `judgeflow's worker, before the run (not in its wall): spawned to its polling line ${f.workerStart.printedS.toFixed(2)} s, to the server listing it polling ${f.workerStart.pollingS.toFixed(2)} s; in the run, the start call answered at ${f.startCallS?.toFixed(2) ?? '–'} s, first workflow task at ${f.firstWorkflowTaskS?.toFixed(2) ?? '–'} s, first activity at ${f.firstActivityS?.toFixed(2) ?? '–'} s.`,
         ]
       : []),
   ];

@@ -124,6 +124,8 @@ export interface RunFigures {
   workflowS?: number;
   /** From the run's start: the first workflow task the worker picked up, and the first activity it started (s). */
   firstWorkflowTaskS?: number;
+  /** How long the client's workflow start call took (s). */
+  startCallS?: number;
   firstActivityS?: number;
   /** The judge simulator's own view of its calls (client/benchSim.ts), and the bench process's event-loop delay. */
   sim?: SimSpanFigures;
@@ -282,6 +284,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     const started = Date.now();
     const loop = watchEventLoop();
     const handle = await start(config, s.priority);
+    const startCallS = (Date.now() - started) / 1000;
     const runId = handle.workflowId;
     let alongside: AlongsideFigures | undefined;
     if (small) {
@@ -359,6 +362,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       activities,
       workerStart,
       ...(Number.isFinite(timeline.from) ? { workflowS: (timeline.to - timeline.from) / 1000 } : {}),
+      startCallS,
       ...(Number.isFinite(timeline.firstTask) ? { firstWorkflowTaskS: (timeline.firstTask - started) / 1000 } : {}),
       ...(Number.isFinite(timeline.firstActivity) ? { firstActivityS: (timeline.firstActivity - started) / 1000 } : {}),
       sim: simSpanFigures(judge.requests, s.latencyMs),

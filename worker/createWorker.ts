@@ -72,7 +72,10 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       ...(reports
         ? {
             renderReport: (runId: string, signal: AbortSignal) => reports.render(runId, signal),
-            warmReport: () => warmSoon(reports),
+            warmReport: (runId: string) => {
+              reports.judged(runId);
+              warmSoon(reports);
+            },
           }
         : {}),
     }),

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { openNew, type StoreTarget } from '../stores';
 import { renderReport } from '../services/runReport';
@@ -22,11 +25,37 @@ interface ThreadInput {
   target: StoreTarget;
   /** The run to render; absent, the thread loads the report's modules and waits for it as a message (a spare). */
   runId?: string;
+  /** A spare's: set to 1 by the worker when the report it waits for is asked while it rehearses one (see below). */
+  cancel?: SharedArrayBuffer;
 }
 
 type ThreadAnswer =
   | { ok: true; result: RenderedReport }
   | { ok: false; error: { name: string; message: string; stack?: string; code?: unknown } };
+
+/** A spare's word on a rehearsal: how long it took, or why there was none. */
+interface RehearsalAnswer {
+  rehearsed: string;
+  ms?: number;
+  /** The run has more answers than REHEARSAL_MAX_ANSWERS: it is not rehearsed again. */
+  tooLarge?: boolean;
+  error?: string;
+}
+
+/**
+ * A spare rehearses the report of the run judging on its worker: the whole render, from the store, into a temporary
+ * folder that is then removed. The report the run ends with is then rendered by code V8 has compiled already and in a
+ * heap grown to its size: 1,200 × 4 answers, 0.72 s on a fresh thread, 0.59 s after one rehearsal on half the verdicts
+ * and 0.51 s after two (2026-12-04, docs/bench.md). First FIRST_REHEARSAL_MS after the spare starts, then each time
+ * REHEARSAL_GROWTH times as long after the one before, so a long run's rehearsals cost about half of one report of its
+ * final size in all; not at all for a run of more than REHEARSAL_MAX_ANSWERS answers, whose report takes seconds and
+ * whose rehearsal would take a core from the run for as long. JUDGEFLOW_REPORT_REHEARSAL=0 turns rehearsals off.
+ */
+export const FIRST_REHEARSAL_MS = 10_000;
+const REHEARSAL_GROWTH = 2;
+export const REHEARSAL_MAX_ANSWERS = 20_000;
+/** A run counts as judging on this worker while one of its judge items ended within this long. */
+const JUDGING_WITHIN_MS = 10_000;
 
 const FROM_SOURCE = __filename.endsWith('.ts');
 
@@ -36,8 +65,13 @@ export function reportThreadEnabled(env: NodeJS.ProcessEnv): boolean {
   return setting === '1' || (setting !== '0' && !FROM_SOURCE);
 }
 
-function spawnThread(target: StoreTarget, env: NodeJS.ProcessEnv, runId?: string): Worker {
-  const input: ThreadInput = { judgeflowReportThread: true, target, ...(runId === undefined ? {} : { runId }) };
+function spawnThread(target: StoreTarget, env: NodeJS.ProcessEnv, runId?: string, cancel?: SharedArrayBuffer): Worker {
+  const input: ThreadInput = {
+    judgeflowReportThread: true,
+    target,
+    ...(runId === undefined ? {} : { runId }),
+    ...(cancel ? { cancel } : {}),
+  };
   const options = { workerData: input, env: { ...env } };
   return FROM_SOURCE
     ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { ...options, eval: true })
@@ -64,29 +98,63 @@ const SPARE_IDLE_MS = 10 * 60_000;
  * the next `warm()` starts another. An idle spare does not keep the process alive and ends after SPARE_IDLE_MS.
  */
 export class ReportThreads {
-  private spare?: { thread: Worker; idle: ReturnType<typeof setTimeout> };
+  private spare?: Spare;
   private closed = false;
+  /** The run whose judge item ended last on this worker, and when. */
+  private judging?: { runId: string; at: number };
+  private readonly rehearsals: boolean;
+  /** Each rehearsal's answer, for tests and the bench. */
+  readonly rehearsed: RehearsalAnswer[] = [];
 
   constructor(
     private readonly target: StoreTarget,
     private readonly env: NodeJS.ProcessEnv,
-  ) {}
+    private readonly rehearsal: { firstMs?: number; maxAnswers?: number } = {},
+  ) {
+    this.rehearsals = env.JUDGEFLOW_REPORT_REHEARSAL?.trim() !== '0';
+  }
+
+  /** Whether the spare is rehearsing a report now. */
+  get rehearsing(): boolean {
+    return this.spare?.rehearsing === true;
+  }
 
   /** Whether a spare thread is started and waiting. */
   get warmed(): boolean {
     return this.spare !== undefined;
   }
 
+  /** A judge item of `runId` ended: the run a spare rehearses next. */
+  judged(runId: string): void {
+    this.judging = { runId, at: Date.now() };
+  }
+
   warm(): void {
     if (this.spare || this.closed) return;
-    const thread = spawnThread(this.target, this.env);
+    const cancel = new SharedArrayBuffer(4);
+    const thread = spawnThread(this.target, this.env, undefined, cancel);
     thread.unref();
     const idle = setTimeout(() => this.drop(thread, true), SPARE_IDLE_MS);
     idle.unref();
     // A spare that failed to start is dropped here; the report then starts a thread of its own, which says why.
     thread.once('error', () => this.drop(thread, false));
     thread.once('exit', () => this.drop(thread, false));
-    this.spare = { thread, idle };
+    const spare: Spare = {
+      thread,
+      idle,
+      cancel: new Int32Array(cancel),
+      delayMs: this.rehearsal.firstMs ?? FIRST_REHEARSAL_MS,
+      tooLarge: new Set(),
+    };
+    thread.on('message', (answer: RehearsalAnswer) => {
+      if (answer.rehearsed === undefined || this.spare !== spare) return;
+      this.rehearsed.push(answer);
+      spare.rehearsing = false;
+      if (answer.tooLarge) spare.tooLarge.add(answer.rehearsed);
+      this.scheduleRehearsal(spare);
+    });
+    this.spare = spare;
+    this.scheduleRehearsal(spare);
   }
 
   render(runId: string, signal?: AbortSignal): Promise<RenderedReport> {
@@ -94,11 +162,31 @@ export class ReportThreads {
     if (!spare) return renderReportInThread(this.target, this.env, runId, signal);
     this.spare = undefined;
     clearTimeout(spare.idle);
-    spare.thread.removeAllListeners('error').removeAllListeners('exit');
+    clearTimeout(spare.next);
+    // A rehearsal in progress stops at its next read of the store; the report waits at most for the step it is in.
+    if (spare.rehearsing) Atomics.store(spare.cancel, 0, 1);
+    spare.thread.removeAllListeners('error').removeAllListeners('exit').removeAllListeners('message');
     spare.thread.ref();
     const answer = answerOf(spare.thread, runId, signal);
     spare.thread.postMessage({ runId });
     return answer;
+  }
+
+  private scheduleRehearsal(spare: Spare): void {
+    if (!this.rehearsals) return;
+    spare.next = setTimeout(() => {
+      if (this.spare !== spare || spare.rehearsing) return;
+      spare.delayMs *= REHEARSAL_GROWTH;
+      const run = this.judging;
+      if (!run || Date.now() - run.at > JUDGING_WITHIN_MS || spare.tooLarge.has(run.runId))
+        return this.scheduleRehearsal(spare);
+      spare.rehearsing = true;
+      spare.thread.postMessage({
+        rehearse: run.runId,
+        maxAnswers: this.rehearsal.maxAnswers ?? REHEARSAL_MAX_ANSWERS,
+      });
+    }, spare.delayMs);
+    spare.next.unref();
   }
 
   /**
@@ -117,9 +205,22 @@ export class ReportThreads {
   private drop(thread: Worker, terminate: boolean): void {
     if (this.spare?.thread !== thread) return;
     clearTimeout(this.spare.idle);
+    clearTimeout(this.spare.next);
     this.spare = undefined;
     if (terminate) void thread.terminate();
   }
+}
+
+interface Spare {
+  thread: Worker;
+  idle: ReturnType<typeof setTimeout>;
+  /** Its rehearsal's stop flag (ThreadInput.cancel). */
+  cancel: Int32Array;
+  rehearsing?: boolean;
+  next?: ReturnType<typeof setTimeout>;
+  /** How long after the last rehearsal (or the spare's start) the next one is. */
+  delayMs: number;
+  tooLarge: Set<string>;
 }
 
 /** The one answer of a report thread (it is terminated once it answered, failed or the signal aborted). */
@@ -136,7 +237,8 @@ function answerOf(thread: Worker, runId: string, signal?: AbortSignal): Promise<
     const onAbort = () => settle(() => reject(signal!.reason));
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
-    thread.once('message', (answer: ThreadAnswer) =>
+    thread.on('message', (answer: ThreadAnswer | RehearsalAnswer) => {
+      if ('rehearsed' in answer) return; // a rehearsal's, ended or stopped before this report
       settle(() =>
         answer.ok
           ? resolve(answer.result)
@@ -147,8 +249,8 @@ function answerOf(thread: Worker, runId: string, signal?: AbortSignal): Promise<
                 ...(answer.error.code !== undefined ? { code: answer.error.code } : {}),
               }),
             ),
-      ),
-    );
+      );
+    });
     thread.once('error', (error) => settle(() => reject(error)));
     thread.once('exit', (code) =>
       settle(() => reject(new Error(`the report thread of run ${runId} exited (code ${code}) before it answered`))),
@@ -177,8 +279,59 @@ async function serve(input: ThreadInput & { runId: string }): Promise<void> {
   parentPort!.postMessage(answer);
 }
 
+class RehearsalStopped extends Error {}
+
+/** The store as a rehearsal reads it: every call after the worker set `cancel` throws, which ends the render there. */
+function stoppable<T extends object>(store: T, cancel: Int32Array | undefined): T {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function' || !cancel) return value;
+      return (...args: unknown[]) => {
+        if (Atomics.load(cancel, 0)) throw new RehearsalStopped('the report was asked for');
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+/** A rehearsal (see FIRST_REHEARSAL_MS): the run's report rendered into a temporary folder, then removed. */
+async function rehearse(input: ThreadInput, runId: string, maxAnswers: number): Promise<RehearsalAnswer> {
+  const cancel = input.cancel ? new Int32Array(input.cancel) : undefined;
+  const started = performance.now();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-report-rehearsal-'));
+  const store = openNew(input.target);
+  try {
+    const run = await store.getRun(runId);
+    const snapshot = run && (await store.getSnapshot(run.snapshotId));
+    if (!run || !snapshot) return { rehearsed: runId, error: `run ${runId} is not in the results store` };
+    if (snapshot.queryCount * run.copilots.length > maxAnswers) return { rehearsed: runId, tooLarge: true };
+    await renderReport({ store: stoppable(store, cancel), env: process.env }, runId, path.join(dir, 'report'));
+    return { rehearsed: runId, ms: Math.round(performance.now() - started) };
+  } catch (error) {
+    return { rehearsed: runId, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await store.close().catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (!isMainThread && (workerData as ThreadInput | undefined)?.judgeflowReportThread) {
   const input = workerData as ThreadInput;
   if (input.runId !== undefined) void serve({ ...input, runId: input.runId });
-  else parentPort!.once('message', ({ runId }: { runId: string }) => void serve({ ...input, runId }));
+  else {
+    // A spare: rehearsals until the report it is for, which starts once a rehearsal in progress has stopped.
+    let rehearsal: Promise<unknown> = Promise.resolve();
+    const onMessage = (message: { runId: string } | { rehearse: string; maxAnswers: number }) => {
+      if ('rehearse' in message) {
+        rehearsal = rehearse(input, message.rehearse, message.maxAnswers).then((answer) =>
+          parentPort!.postMessage(answer),
+        );
+        return;
+      }
+      parentPort!.off('message', onMessage);
+      void rehearsal.then(() => serve({ ...input, runId: message.runId }));
+    };
+    parentPort!.on('message', onMessage);
+  }
 }

@@ -7,6 +7,9 @@ import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
 import { latticeGrid, runConfig, simCopilots, tempDir, withWorker } from '../support/harness';
 import { simServersForFile } from '../support/sims';
+import { openNew } from '../../stores';
+import { writeFinishedRun } from '../support/studyRun';
+import { loadConfiguredRubric, protocolFor } from '../../rubrics';
 
 jest.setTimeout(300_000);
 
@@ -146,3 +149,77 @@ test("closed with its worker, the spare report thread ends and no later warm sta
     workerThreads.Worker = Original;
   }
 });
+
+test("the spare rehearses the judging run's report, writing nothing, and then renders the real one; a run too large is not rehearsed", async () => {
+  const dir = tempDir('jf-report-rehearsal-');
+  const file = path.join(dir, 'results.db');
+  const store = openNew({ kind: 'sqlite', file });
+  const output = path.join(dir, 'runs');
+  const runId = 'rehearsed-run';
+  await writeFinishedRun(store, runId, output);
+  const rubric = loadConfiguredRubric(protocolFor('lattice'), undefined);
+  await store.putRubric('rubric-test', 'lattice', rubric.content);
+  const inPlace = await renderReport({ store, env: process.env }, runId, path.join(dir, 'in-place'));
+  await store.close();
+  fs.rmSync(output, { recursive: true, force: true });
+
+  const threads = new ReportThreads({ kind: 'sqlite', file }, process.env, { firstMs: 50 });
+  try {
+    threads.judged(runId);
+    threads.warm();
+    // Rehearsals follow each other (50 ms, then 100, 200 … after the one before) while the run judges.
+    await until(() => threads.rehearsed.length >= 2, 60_000, 'two rehearsals');
+    for (const r of threads.rehearsed) {
+      expect(r).toEqual({ rehearsed: runId, ms: expect.any(Number) });
+    }
+    // A rehearsal writes nothing where the run's report goes.
+    expect(fs.existsSync(output)).toBe(false);
+    threads.judged(runId);
+    // The report asked for while the spare rehearses: the rehearsal stops, and the report is the real one.
+    await until(() => threads.rehearsing, 60_000, 'a rehearsal in progress');
+    const rendered = await threads.render(runId);
+    expect(rendered.summary).toEqual(inPlace.summary);
+    expect(withoutTime(JSON.parse(fs.readFileSync(rendered.reportPath, 'utf8')))).toEqual(
+      withoutTime(JSON.parse(fs.readFileSync(inPlace.reportPath, 'utf8'))),
+    );
+  } finally {
+    await threads.close();
+  }
+
+  // 20 queries × 4 copilots is above a limit of 79 answers: the spare says so once and rehearses it no more.
+  const small = new ReportThreads({ kind: 'sqlite', file }, process.env, { firstMs: 20, maxAnswers: 79 });
+  try {
+    small.judged(runId);
+    small.warm();
+    await until(() => small.rehearsed.length >= 1, 60_000, 'the size check');
+    expect(small.rehearsed[0]).toEqual({ rehearsed: runId, tooLarge: true });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(small.rehearsed).toHaveLength(1);
+    expect(small.rehearsing).toBe(false);
+  } finally {
+    await small.close();
+  }
+  // Turned off, none at all.
+  const off = new ReportThreads(
+    { kind: 'sqlite', file },
+    { ...process.env, JUDGEFLOW_REPORT_REHEARSAL: '0' },
+    { firstMs: 20 },
+  );
+  try {
+    off.judged(runId);
+    off.warm();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(off.rehearsed).toHaveLength(0);
+  } finally {
+    await off.close();
+  }
+});
+
+/** Waits (polling every 20 ms) until `done` holds; fails naming `what` after `ms`. */
+async function until(done: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
