@@ -198,6 +198,15 @@ export class ReportThreads {
     this.closed = true;
     const spare = this.spare;
     if (!spare) return;
+    if (spare.rehearsing) {
+      // Stopped at its next read of the store, a rehearsal removes its folder; it is waited for at most 5 s.
+      Atomics.store(spare.cancel, 0, 1);
+      await new Promise<void>((resolve) => {
+        const waited = setTimeout(resolve, 5_000);
+        waited.unref();
+        spare.thread.once('message', () => (clearTimeout(waited), resolve()));
+      });
+    }
     this.drop(spare.thread, false);
     await spare.thread.terminate();
   }
@@ -295,13 +304,27 @@ function stoppable<T extends object>(store: T, cancel: Int32Array | undefined): 
   });
 }
 
+/** Where a rehearsal renders; a spare ended mid-rehearsal (its worker stopped) left its folder, removed an hour on. */
+function rehearsalDir(): string {
+  const prefix = `jf-report-rehearsal-${process.pid}-`;
+  for (const name of fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(prefix))) {
+    const stale = path.join(os.tmpdir(), name);
+    const made = fs.statSync(stale, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+    if (Date.now() - made > 3_600_000) fs.rmSync(stale, { recursive: true, force: true });
+  }
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
 /** A rehearsal (see FIRST_REHEARSAL_MS): the run's report rendered into a temporary folder, then removed. */
 async function rehearse(input: ThreadInput, runId: string, maxAnswers: number): Promise<RehearsalAnswer> {
   const cancel = input.cancel ? new Int32Array(input.cancel) : undefined;
   const started = performance.now();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-report-rehearsal-'));
-  const store = openNew(input.target);
+  let dir: string | undefined;
+  let store: ReturnType<typeof openNew> | undefined;
   try {
+    if (cancel && Atomics.load(cancel, 0)) throw new RehearsalStopped('stopped before it started');
+    dir = rehearsalDir();
+    store = openNew(input.target);
     const run = await store.getRun(runId);
     const snapshot = run && (await store.getSnapshot(run.snapshotId));
     if (!run || !snapshot) return { rehearsed: runId, error: `run ${runId} is not in the results store` };
@@ -311,8 +334,8 @@ async function rehearse(input: ThreadInput, runId: string, maxAnswers: number): 
   } catch (error) {
     return { rehearsed: runId, error: error instanceof Error ? error.message : String(error) };
   } finally {
-    await store.close().catch(() => undefined);
-    fs.rmSync(dir, { recursive: true, force: true });
+    await store?.close().catch(() => undefined);
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import { renderReport } from '../../services/runReport';
@@ -199,6 +200,15 @@ test("the spare rehearses the judging run's report, writing nothing, and then re
   } finally {
     await small.close();
   }
+  // Closed while it rehearses (its worker stopping): the rehearsal stops and removes its folder.
+  const closing = new ReportThreads({ kind: 'sqlite', file }, process.env, { firstMs: 20 });
+  closing.judged(runId);
+  closing.warm();
+  const rehearsalDirs = () =>
+    fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`jf-report-rehearsal-${process.pid}-`));
+  await until(() => rehearsalDirs().length > 0, 60_000, 'a rehearsal rendering');
+  await closing.close();
+  expect(rehearsalDirs()).toEqual([]);
   // Turned off, none at all.
   const off = new ReportThreads(
     { kind: 'sqlite', file },
