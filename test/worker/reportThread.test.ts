@@ -152,7 +152,7 @@ test("closed with its worker, the spare report thread ends and no later warm sta
 });
 
 test("the spare rehearses the judging run's report, writing nothing, and then renders the real one; a run too large is not rehearsed", async () => {
-  const dir = tempDir('jf-report-rehearsal-');
+  const dir = tempDir('jf-rehearsal-test-');
   const file = path.join(dir, 'results.db');
   const store = openNew({ kind: 'sqlite', file });
   const output = path.join(dir, 'runs');
@@ -204,8 +204,10 @@ test("the spare rehearses the judging run's report, writing nothing, and then re
   const closing = new ReportThreads({ kind: 'sqlite', file }, process.env, { firstMs: 20 });
   closing.judged(runId);
   closing.warm();
+  // Folders of this process's rehearsals made from now on (one left by an earlier process of the same pid is not ours).
+  const before = new Set(fs.readdirSync(os.tmpdir()));
   const rehearsalDirs = () =>
-    fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`jf-report-rehearsal-${process.pid}-`));
+    fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith(`jf-report-rehearsal-${process.pid}-`) && !before.has(n));
   await until(() => rehearsalDirs().length > 0, 60_000, 'a rehearsal rendering');
   await closing.close();
   expect(rehearsalDirs()).toEqual([]);
