@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { toCsv } from '../core/io/csv';
 import { costMarkdown, mdText, table } from '../core/report/markdown';
-import { replaceDirWhole } from '../core/io/files';
+import { replaceDirWhole, writeChunks } from '../core/io/files';
 import { type ReportFiles, type ReportHtml, type ReportInput } from '../core/model/protocol';
 import { artefactFileName, artefactRef } from '../core/model/store';
 import { codePointLength, DEFAULT_MAX_ANSWER_CHARS } from '../core/snapshots/text';
@@ -109,28 +109,6 @@ function artefactsMarkdown(artefacts: ReportArtefact[] | undefined): string[] {
       artefacts.map((a) => [`[${a.ref}](${a.file})`, a.name, a.contentType, a.size]),
     ),
   ];
-}
-
-/** Pieces of text written to a file in order, gathered to about 64 KB a write and waiting for the stream to drain. */
-async function writeChunks(file: string, chunks: Iterable<string> | AsyncIterable<string>): Promise<void> {
-  const out = fs.createWriteStream(file);
-  const done = new Promise<void>((resolve, reject) => out.on('finish', resolve).on('error', reject));
-  let pending: string[] = [];
-  let pendingChars = 0;
-  const flush = async () => {
-    const text = pending.join('');
-    pending = [];
-    pendingChars = 0;
-    if (!out.write(text)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-  };
-  for await (const chunk of chunks) {
-    pending.push(chunk);
-    pendingChars += chunk.length;
-    if (pendingChars >= 65_536) await flush();
-  }
-  if (pending.length) await flush();
-  out.end();
-  await done;
 }
 
 const RESPONSE_FIELDS = [

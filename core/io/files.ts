@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { finished } from 'node:stream/promises';
 import { InputError } from '../model/inputError';
 
 /** A temp name no other writer uses (another process, or a concurrent write in this one), beside `file` so rename stays atomic. */
@@ -103,4 +104,39 @@ export function readFileUrl(url: string, variable: string): Buffer {
       `${variable}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set it to the URL of a file that exists`,
     );
   }
+}
+
+/**
+ * Pieces of text written to a file in order, gathered to about 64 KB a write and waiting for the stream to drain. If
+ * the pieces fail (a report's page reading the store), the file is closed before the error goes on, and the stream's
+ * own error (the folder removed meanwhile, say) is the caller's no more: left unheard, it killed a report thread.
+ */
+export async function writeChunks(file: string, chunks: Iterable<string> | AsyncIterable<string>): Promise<void> {
+  const out = fs.createWriteStream(file);
+  const written = finished(out);
+  written.catch(() => undefined); // heard here at once; awaited below, where it fails the write
+  try {
+    let pending: string[] = [];
+    let pendingChars = 0;
+    const flush = async () => {
+      const text = pending.join('');
+      pending = [];
+      pendingChars = 0;
+      // A stream that fails while full never drains: its error ends the wait.
+      if (!out.write(text))
+        await Promise.race([new Promise<void>((resolve) => out.once('drain', () => resolve())), written]);
+    };
+    for await (const chunk of chunks) {
+      pending.push(chunk);
+      pendingChars += chunk.length;
+      if (pendingChars >= 65_536) await flush();
+    }
+    if (pending.length) await flush();
+    out.end();
+  } catch (error) {
+    out.destroy();
+    await written.catch(() => undefined);
+    throw error;
+  }
+  await written;
 }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
-import { replaceDirWhole, writeFileAtomic } from '../../../core/io/files';
+import { replaceDirWhole, writeChunks, writeFileAtomic } from '../../../core/io/files';
 import { REPO, tempDir } from '../../support/harness';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -86,5 +86,35 @@ describe('replaceDirWhole (a run report appears all together or not at all)', ()
       fs.writeFileSync(path.join(tmp, 'report.json'), '{}'),
     );
     expect(fs.readdirSync(path.join(parent, 'a'))).toEqual(['run-2']);
+  });
+});
+
+describe('writeChunks', () => {
+  test('pieces gathered into one file, in order', async () => {
+    const file = path.join(tempDir('jf-chunks-'), 'out.txt');
+    const pieces = Array.from({ length: 3_000 }, (_, i) => `line ${i}\n`);
+    await writeChunks(file, pieces);
+    expect(fs.readFileSync(file, 'utf8')).toBe(pieces.join(''));
+  });
+
+  test("pieces that fail: the write fails with their error, and the stream's own error (its folder removed meanwhile) is heard, not left unhandled", async () => {
+    const dir = tempDir('jf-chunks-');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // As a stopped report rehearsal: its folder is gone, and its page's next read of the store fails.
+      fs.rmSync(dir, { recursive: true, force: true });
+      async function* pieces(): AsyncGenerator<string> {
+        await new Promise((resolve) => setTimeout(resolve, 50)); // the file's open has failed by now
+        throw new Error('the store read failed');
+      }
+      await expect(writeChunks(path.join(dir, 'report.html'), pieces())).rejects.toThrow('the store read failed');
+      // The file's own failure (ENOENT: the folder is gone) came after: give it the turns it needs to surface.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
