@@ -47,8 +47,8 @@ interface RehearsalAnswer {
  * folder that is then removed. The report the run ends with is then rendered by code V8 has compiled already and in a
  * heap grown to its size: 1,200 × 4 answers, 0.72 s on a fresh thread, 0.59 s after one rehearsal on half the verdicts
  * and 0.51 s after two (2026-12-04, docs/bench.md). First FIRST_REHEARSAL_MS after the spare starts, then each time
- * REHEARSAL_GROWTH times as long after the one before, so a long run's rehearsals cost about half of one report of its
- * final size in all; not at all for a run of more than REHEARSAL_MAX_ANSWERS answers, whose report takes seconds and
+ * REHEARSAL_GROWTH times as long after the one before, so a long run's rehearsals cost about one report of its final
+ * size in all; not at all for a run of more than REHEARSAL_MAX_ANSWERS answers, whose report takes seconds and
  * whose rehearsal would take a core from the run for as long. JUDGEFLOW_REPORT_REHEARSAL=0 turns rehearsals off.
  */
 export const FIRST_REHEARSAL_MS = 10_000;
