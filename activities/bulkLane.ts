@@ -24,10 +24,12 @@ export class BulkLane {
 
   /**
    * Run `work` as bulk work: it calls the `pause` it is given between units of work; a pause returns at once while the
-   * slice lasts, else hands the lane on and resumes on a later turn of the loop. The lane is let go when `work` ends or
-   * throws.
+   * slice lasts, else hands the lane on and resumes on a later turn of the loop. `away(wait)` waits for I/O without the
+   * lane. The lane is let go when `work` ends or throws.
    */
-  async run<T>(work: (pause: () => Promise<void>) => Promise<T>): Promise<T> {
+  async run<T>(
+    work: (pause: () => Promise<void>, away: <R>(wait: () => Promise<R>) => Promise<R>) => Promise<T>,
+  ): Promise<T> {
     await this.take();
     let sliceStart = this.clock();
     const pause = async () => {
@@ -36,8 +38,18 @@ export class BulkLane {
       await this.take();
       sliceStart = this.clock();
     };
+    // A wait on I/O (a batch stored in PostgreSQL) is made without the lane: the other imports' slices go on meanwhile.
+    const away = async <R>(wait: () => Promise<R>): Promise<R> => {
+      this.give();
+      try {
+        return await wait();
+      } finally {
+        await this.take();
+        sliceStart = this.clock();
+      }
+    };
     try {
-      return await work(pause);
+      return await work(pause, away);
     } finally {
       this.give();
     }

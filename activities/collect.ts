@@ -301,17 +301,17 @@ export function collectActivities(deps: ActivityDeps) {
       // Reading and storing answers never waits on I/O: it is bulk work, in short slices that leave the worker's event
       // loop to the workflow's tasks and the judge calls of a run judging while the rest of its answers are imported.
       await withHeartbeat(() =>
-        bulkLane.run(async (pause) => {
+        bulkLane.run(async (pause, away) => {
           for (const copilot of input.copilots)
             for (const query of queries) {
               const status =
                 stored.get(`${query.id}\u0000${copilot}`) ??
                 (await collectAndStore(run, query.id, copilot, true, 'throw', query, sink)).status;
               counts[status === 'ok' ? 'ok' : 'failed']++;
-              if (batch.length >= IMPORT_BATCH) await flush();
+              if (batch.length >= IMPORT_BATCH) await away(flush);
               await pause();
             }
-          await flush();
+          await away(flush);
         }),
       );
       return counts;

@@ -93,3 +93,29 @@ test('a bulk work that throws lets the lane go: the others finish', async () => 
   await other;
   expect(done).toEqual(['other']);
 });
+
+test('a wait on I/O (a batch stored in PostgreSQL) is made without the lane: the other bulk work runs meanwhile', async () => {
+  const { lane, advance } = laneWithClock();
+  const log: string[] = [];
+  let release!: () => void;
+  const io = new Promise<void>((resolve) => (release = resolve));
+  const a = lane.run(async (_pause, away) => {
+    log.push('A starts');
+    advance(1);
+    await away(async () => {
+      log.push('A waits');
+      await io;
+    });
+    log.push('A resumes');
+  });
+  const b = lane.run(async (pause) => {
+    for (let i = 0; i < 3; i++) {
+      log.push('B');
+      advance(1);
+      await pause();
+    }
+    release(); // the store answers A once B has run: A held the lane while it waited, B would never have
+  });
+  await Promise.all([a, b]);
+  expect(log).toEqual(['A starts', 'A waits', 'B', 'B', 'B', 'A resumes']);
+});
