@@ -59,7 +59,8 @@ async function untilEnded(client: BatchClient, id: string): Promise<BatchStatus[
 
 describe('OpenAI protocol', () => {
   test('submit → status → results: every line from the batch, none live, counts normalised', async () => {
-    const server = await sim();
+    // In progress with lines pending for 1.6 s of its 2 s window: a poll finds it there even on a loaded machine.
+    const server = await sim({ batchSeconds: 2 });
     const client = openai(server);
     const submitted = await client.submit([chatLine('a'), chatLine('b'), chatLine('c')], 'run1:judge:0');
     expect(submitted).toMatchObject({ state: 'validating', ended: false });
@@ -165,7 +166,9 @@ describe('OpenAI protocol', () => {
   });
 
   test('a batch failing validation says why in OpenAI words; results before the end refuse', async () => {
-    const server = await sim();
+    // Validating for the window's first tenth: 0.5 s, so the results asked right after the submit find it there even on
+    // a loaded machine (at the file's 0.3 s window, 30 ms, a loaded run found it failed already).
+    const server = await sim({ batchSeconds: 5 });
     const client = openai(server);
     const failed = await client.submit([chatLine('x'), chatLine('x')], 'dup');
     await expect(client.results(failed.id)).rejects.toThrow(/has not ended \(state validating\)/);
