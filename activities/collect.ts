@@ -298,8 +298,9 @@ export function collectActivities(deps: ActivityDeps) {
       const sink = async (r: StoredResponse) => {
         batch.push(r);
       };
-      // Reading and storing answers never waits on I/O: it is bulk work, in short slices that leave the worker's event
-      // loop to the workflow's tasks and the judge calls of a run judging while the rest of its answers are imported.
+      // Reading and storing answers is bulk work, in short slices that leave the worker's event loop to the workflow's
+      // tasks and the judge calls of a run judging while the rest of its answers are imported; a batch's write to the
+      // store waits outside the lane.
       await withHeartbeat(() =>
         bulkLane.run(async (pause, away) => {
           for (const copilot of input.copilots)
