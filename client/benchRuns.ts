@@ -9,7 +9,13 @@ import path from 'node:path';
 import { judgeflowHome } from '../core/io/home';
 import { spawnWorkerProcess } from '../worker/workerProcess';
 import { startSimServer, type SimServer } from '../sim/server';
-import { simSpanFigures, watchEventLoop, type EventLoopDelayFigures, type SimSpanFigures } from './benchSim';
+import {
+  requestLogEntry,
+  simSpanFigures,
+  watchEventLoop,
+  type EventLoopDelayFigures,
+  type SimSpanFigures,
+} from './benchSim';
 import { deploymentVersion, workflowBuild } from '../worker/versioning';
 import { startWorkflow } from './runWorkflow';
 import { benchmarkRun } from '../workflows';
@@ -369,10 +375,11 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
       loopDelay: loop(),
     };
   } finally {
-    // Each simulated endpoint's arrivals (ms) and refusals, for finding where 429s come from (docs/bench.md, pacing).
+    // Each simulated endpoint's arrivals (ms) and refusals, for finding where 429s come from (docs/bench.md, pacing), and
+    // when each answer's last byte left, for a judge slot's gaps between calls (scripts/slot-gaps.js).
     fs.writeFileSync(
       path.join(dir, 'requests.json'),
-      JSON.stringify([judge, ...copilots].map((sim) => sim.requests.map((r) => (r.rateLimited ? [r.at, 1] : [r.at])))),
+      JSON.stringify([judge, ...copilots].map((sim) => sim.requests.map(requestLogEntry))),
     );
     await Promise.all(workers.map(stop));
     await postgres?.stop();

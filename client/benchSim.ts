@@ -17,8 +17,21 @@ export interface SimSpanFigures {
   meanInFlight: number;
   /** A slot's idle time: from one answer written to the next arrival it is matched with (ms, mean). */
   slotGapMs: number;
+  /**
+   * Those gaps' spread: a client's own time per call shows in the median, a pause between calls (an activity ending and
+   * the next one's start, a busy event loop) in the gaps of 10 ms or more (how many, and their ms in all).
+   */
+  slotGaps: { p50: number; p90: number; p99: number; long: number; longMs: number };
   /** The span's excess over a perfect pipeline, split (s): simulator overhead per round, client gaps per round. */
   spanS: number;
+}
+
+/**
+ * One call of a simulated endpoint as a bench's requests.json keeps it: [arrival ms, 1 if refused (429) else 0, when the
+ * answer's last byte left (ms, null for a refusal or an answer not timed)]. Both ms since the epoch.
+ */
+export function requestLogEntry(r: SimRequestLog): [number, 0 | 1, number | null] {
+  return [r.at, r.rateLimited ? 1 : 0, r.answeredAt ?? null];
 }
 
 const quantile = (sorted: number[], q: number) =>
@@ -45,13 +58,27 @@ export function simSpanFigures(requests: SimRequestLog[], latencyMs: number): Si
     workMs: mean(timed.map((r) => r.workMs ?? 0)),
     meanInFlight: open / Math.max(1, last - first),
     slotGapMs: mean(gaps),
+    slotGaps: slotGapSpread(gaps),
     spanS: (last - first) / 1000,
+  };
+}
+
+/** SimSpanFigures.slotGaps of a span's gaps (ms). */
+function slotGapSpread(gaps: number[]): SimSpanFigures['slotGaps'] {
+  const sorted = [...gaps].sort((a, b) => a - b);
+  const long = sorted.filter((g) => g >= 10);
+  return {
+    p50: quantile(sorted, 0.5),
+    p90: quantile(sorted, 0.9),
+    p99: quantile(sorted, 0.99),
+    long: long.length,
+    longMs: long.reduce((a, b) => a + b, 0),
   };
 }
 
 export function simSpanLine(name: string, f: SimSpanFigures | undefined, delay?: EventLoopDelayFigures): string {
   if (!f) return `${name}: the simulator timed no answers`;
-  return `${name}, simulator's view: ${f.calls} calls over ${f.spanS.toFixed(1)} s; held beyond its latency ${f.overheadMs.mean.toFixed(1)} ms on average (p50 ${f.overheadMs.p50.toFixed(0)}, p95 ${f.overheadMs.p95.toFixed(0)}), ${f.workMs.toFixed(2)} ms of its own work per call; ${f.meanInFlight.toFixed(2)} calls open on average; a freed slot empty ${f.slotGapMs.toFixed(1)} ms before the next call${delay ? `; the bench's event loop delayed ${delay.meanMs.toFixed(1)} ms on average (p99 ${delay.p99Ms.toFixed(0)}, max ${delay.maxMs.toFixed(0)})` : ''}`;
+  return `${name}, simulator's view: ${f.calls} calls over ${f.spanS.toFixed(1)} s; held beyond its latency ${f.overheadMs.mean.toFixed(1)} ms on average (p50 ${f.overheadMs.p50.toFixed(0)}, p95 ${f.overheadMs.p95.toFixed(0)}), ${f.workMs.toFixed(2)} ms of its own work per call; ${f.meanInFlight.toFixed(2)} calls open on average; a freed slot empty ${f.slotGapMs.toFixed(1)} ms before the next call (p50 ${f.slotGaps.p50.toFixed(0)}, p90 ${f.slotGaps.p90.toFixed(0)}, p99 ${f.slotGaps.p99.toFixed(0)}; ${f.slotGaps.long} gaps of 10 ms or more, ${(f.slotGaps.longMs / 1000).toFixed(1)} s in all)${delay ? `; the bench's event loop delayed ${delay.meanMs.toFixed(1)} ms on average (p99 ${delay.p99Ms.toFixed(0)}, max ${delay.maxMs.toFixed(0)})` : ''}`;
 }
 
 export interface EventLoopDelayFigures {
