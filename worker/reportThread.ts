@@ -54,6 +54,8 @@ interface RehearsalAnswer {
 export const FIRST_REHEARSAL_MS = 10_000;
 const REHEARSAL_GROWTH = 2;
 export const REHEARSAL_MAX_ANSWERS = 20_000;
+/** How many rehearsals' answers ReportThreads.rehearsed keeps. */
+export const KEPT_REHEARSALS = 20;
 /** A run counts as judging on this worker while one of its judge items ended within this long. */
 const JUDGING_WITHIN_MS = 10_000;
 
@@ -103,7 +105,7 @@ export class ReportThreads {
   /** The run whose judge item ended last on this worker, and when. */
   private judging?: { runId: string; at: number };
   private readonly rehearsals: boolean;
-  /** Each rehearsal's answer, for tests and the bench. */
+  /** The latest rehearsals' answers (at most KEPT_REHEARSALS, oldest first), for tests and the bench. */
   readonly rehearsed: RehearsalAnswer[] = [];
 
   constructor(
@@ -149,6 +151,8 @@ export class ReportThreads {
     thread.on('message', (answer: RehearsalAnswer) => {
       if (answer.rehearsed === undefined || this.spare !== spare) return;
       this.rehearsed.push(answer);
+      // A long-lived worker rehearses a few times a run, run after run: only the latest are worth keeping.
+      if (this.rehearsed.length > KEPT_REHEARSALS) this.rehearsed.shift();
       spare.rehearsing = false;
       if (answer.tooLarge) spare.tooLarge.add(answer.rehearsed);
       this.scheduleRehearsal(spare);
