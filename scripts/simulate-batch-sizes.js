@@ -1,43 +1,73 @@
 #!/usr/bin/env node
-// A stage's span against its bound under workflows/limits/itemGroupSize.ts's batchSize, and under the rule before it
-// (the share of the items left per place, at most five), in a model of one endpoint's places (compiled build: node
-// scripts/build.js first):   node scripts/simulate-batch-sizes.js [CALL_MS] [ROUND_TRIP_MS] [BETWEEN_CALLS_MS]
-// Each free place takes the next batch at once; a batch costs the round trip between activities, then its calls, each
-// CALL_MS ±10% (seeded) plus the time between two calls of one activity. Prints span ÷ ⌈items ÷ places⌉ × CALL_MS.
+// A stage's span against its bound under workflows/limits/itemGroupSize.ts's batchSize, filled (with the other places'
+// work in flight, as EndpointLane asks it) and by the share rule (without it, as runs started before the patch
+// `fill-batches` replay), in a model of one endpoint's places (compiled build: node scripts/build.js first):
+//   node scripts/simulate-batch-sizes.js [CALL_MS] [START_MS] [BETWEEN_CALLS_MS] [JITTER] [SEEDS]
+// The first call of each place goes alone (no call timed yet). Then each free place takes the next batch at once; a
+// batch costs START_MS (a workflow task and an activity dispatch), then its calls, each CALL_MS ± JITTER (a fraction,
+// seeded) with BETWEEN_CALLS_MS between two calls of one batch. The time per call the rule is given is the running
+// average EndpointLane keeps (CallTimes). Prints span ÷ ⌈items ÷ places⌉ × CALL_MS, averaged over SEEDS seeds, and the
+// starts (activities) per run.
 const path = require('node:path');
 const dist = process.env.JUDGEFLOW_DIST || path.join(__dirname, '..', 'dist');
-const { batchSize } = require(path.join(dist, 'workflows', 'limits', 'itemGroupSize'));
+const { batchSize, CallTimes } = require(path.join(dist, 'workflows', 'limits', 'itemGroupSize'));
 
-const [callMs, roundTripMs, betweenMs] = [400, 50, 3].map((d, i) => Number(process.argv[2 + i] ?? d));
-const before = ({ remaining, allowed }) => Math.max(1, Math.min(5, Math.floor(remaining / allowed)));
+const [callMs, startMs, betweenMs, jitter, seeds] = [400, 33, 4.8, 0.02, 20].map((d, i) =>
+  Number(process.argv[2 + i] ?? d),
+);
 
-function span(items, places, size) {
-  let seed = 1;
+function span(items, places, filled, seed) {
   const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const call = () => callMs * (1 + 2 * jitter * (random() - 0.5));
+  const times = new CallTimes();
+  // Per place: when it is free, and its running start (when, how many items) as the lane sees it.
   const free = new Array(places).fill(0);
+  const running = new Array(places).fill(null);
   let remaining = items;
-  let batches = 0;
+  let starts = 0;
+  for (let place = 0; place < places && remaining > 0; place++, remaining--, starts++) {
+    free[place] = call();
+    running[place] = { at: 0, items: 1 };
+  }
   while (remaining > 0) {
     let place = 0;
     for (let k = 1; k < places; k++) if (free[k] < free[place]) place = k;
-    const n = Math.min(remaining, size({ remaining, allowed: places, callMs }));
+    const now = free[place];
+    times.note('judge', now - running[place].at, running[place].items);
+    const perCall = times.of('judge');
+    let busyMs = 0;
+    for (let k = 0; k < places; k++)
+      if (k !== place && running[k]) busyMs += Math.max(0, running[k].at + running[k].items * perCall - now);
+    const n = Math.min(
+      remaining,
+      batchSize({ remaining, allowed: places, callMs: perCall, ...(filled ? { busyMs } : {}) }),
+    );
     remaining -= n;
-    batches++;
-    let took = roundTripMs;
-    for (let i = 0; i < n; i++) took += callMs * (1 + 0.2 * (random() - 0.5)) + betweenMs;
-    free[place] += took;
+    starts++;
+    let took = startMs;
+    for (let i = 0; i < n; i++) took += call() + (i > 0 ? betweenMs : 0);
+    running[place] = { at: now, items: n };
+    free[place] = now + took;
   }
-  return { ratio: Math.max(...free) / (Math.ceil(items / places) * callMs), batches };
+  return { ratio: Math.max(...free) / (Math.ceil(items / places) * callMs), starts };
 }
 
-console.log(`calls ${callMs} ms ±10%, ${roundTripMs} ms between batches, ${betweenMs} ms between calls of one batch`);
-console.log('| items | places | span ÷ bound, batchSize (batches) | span ÷ bound, before (batches) |');
+function averaged(items, places, filled) {
+  let ratio = 0;
+  let starts = 0;
+  for (let seed = 1; seed <= seeds; seed++) {
+    const r = span(items, places, filled, seed);
+    ratio += r.ratio / seeds;
+    starts += r.starts / seeds;
+  }
+  return `${ratio.toFixed(4)}× (${Math.round(starts)})`;
+}
+
+console.log(
+  `calls ${callMs} ms ±${jitter * 100}%, ${startMs} ms a start, ${betweenMs} ms between the calls of one batch, ${seeds} seeds`,
+);
+console.log('| items | places | span ÷ bound, filled (starts) | span ÷ bound, share rule (starts) |');
 console.log('| --- | --- | --- | --- |');
 for (const items of [80, 240, 1200, 12000])
-  for (const places of [4, 12, 32]) {
-    const now = span(items, places, batchSize);
-    const old = span(items, places, before);
-    console.log(
-      `| ${items} | ${places} | ${now.ratio.toFixed(3)}× (${now.batches}) | ${old.ratio.toFixed(3)}× (${old.batches}) |`,
-    );
-  }
+  for (const places of [4, 12, 32])
+    console.log(`| ${items} | ${places} | ${averaged(items, places, true)} | ${averaged(items, places, false)} |`);

@@ -1,4 +1,4 @@
-import { condition, isCancellation } from '@temporalio/workflow';
+import { condition, isCancellation, patched } from '@temporalio/workflow';
 import type { ItemGroupResult } from '../activities/itemGroup';
 import { batchSize, CallTimes } from './limits/itemGroupSize';
 import type { Limiter, Ticket } from './limits/limiter';
@@ -44,6 +44,8 @@ const SEND_AHEAD_MS = 1_000;
 export class EndpointLane<K, R extends { outcome: CallOutcome }> {
   private readonly callTimes = new CallTimes();
   private readonly running = new Set<Promise<void>>();
+  /** Starts in flight: when each began (workflow time) and how many items it carries, for filledBatchSize. */
+  private readonly inFlight = new Set<{ at: number; items: number }>();
   /** Whether this endpoint's latest counted item failed: until one succeeds its items go one per activity. */
   private failing = false;
 
@@ -90,7 +92,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     try {
       for (let attempt = 1; ; attempt++) {
         const began = Date.now();
-        const result = await this.calls.one(key, attempt, sendSlot(this.endpoint, held!));
+        const result = await this.started(1, () => this.calls.one(key, attempt, sendSlot(this.endpoint, held!)));
         this.limiter.release(held!, result.outcome);
         held = null;
         if (!this.calls.throttled(result)) {
@@ -120,7 +122,7 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
     let finished = 0;
     let released = false;
     try {
-      const result = await this.calls.many(keys);
+      const result = await this.started(keys.length, () => this.calls.many(keys));
       releaseBatch(this.limiter, ticket, result);
       released = true;
       finished = result.results.length;
@@ -159,12 +161,34 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
    */
   private sizeOf(ticket: Ticket, remaining: number): number {
     if (this.failing || sendSlot(this.endpoint, ticket).send || !this.limiter.windowOnly(Date.now())) return 1;
+    const callMs = this.callTimes.of(this.endpoint);
     return batchSize({
       remaining,
       allowed: this.limiter.allowed,
-      callMs: this.callTimes.of(this.endpoint),
+      callMs,
       max: this.maxBatch(),
+      // Sized to end with the other places' work (see filledBatchSize); a run started before replays the share rule.
+      ...(callMs !== undefined && patched('fill-batches') ? { busyMs: this.busyMs(callMs) } : {}),
     });
+  }
+
+  /** The work the starts in flight still have (ms): each one's items × callMs, less what it has run. */
+  private busyMs(callMs: number): number {
+    const now = Date.now();
+    let busy = 0;
+    for (const start of this.inFlight) busy += Math.max(0, start.at + start.items * callMs - now);
+    return busy;
+  }
+
+  /** `call` (one start carrying `items` items), counted in flight until it ends. */
+  private async started<T>(items: number, call: () => Promise<T>): Promise<T> {
+    const start = { at: Date.now(), items };
+    this.inFlight.add(start);
+    try {
+      return await call();
+    } finally {
+      this.inFlight.delete(start);
+    }
   }
 
   /** Work started in the background: its failure is observed at once (an unobserved rejection would fail every workflow task), and it is awaited at the end. */

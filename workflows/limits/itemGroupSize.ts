@@ -33,21 +33,61 @@ export function batchSize({
   remaining,
   allowed,
   callMs,
-  max = MAX_BATCH,
+  max = Infinity,
+  busyMs,
 }: {
   remaining: number;
   allowed: number;
   callMs?: number;
   /** At most this many (the lane's own cap, see EndpointLane). */
   max?: number;
+  /**
+   * The other places' work still expected (ms, summed: each running start's items × callMs, less the time it has run).
+   * Given, the batch is sized so this place ends when the others do (filledBatchSize); absent, by the share rule above
+   * (a run started before the patch `fill-batches`, whose histories replay that rule).
+   */
+  busyMs?: number;
 }): number {
   if (callMs === undefined) return 1;
+  if (busyMs !== undefined) return filledBatchSize({ remaining, allowed, callMs, max, busyMs });
   const places = Math.max(1, allowed);
   const share = Math.max(
     Math.floor(remaining / (places * TAIL_RESERVE)),
     Math.min(SHARE_BATCH, Math.floor(remaining / places)),
   );
   return Math.max(1, Math.min(max, MAX_BATCH, Math.floor(BATCH_SPAN_MS / Math.max(1, callMs)), share));
+}
+
+/** The most items of one batch under filledBatchSize (20 s of 400 ms calls; BATCH_SPAN_MS caps slower ones). */
+const MAX_FILLED_BATCH = 50;
+
+/**
+ * A batch that ends when the rest of the window's work does: the work left (the items left × callMs, plus what the
+ * other places' running starts still have to do) spread evenly over the places, and this place's part of it in items.
+ * Under the share rule every place made about nine starts over 1,200 items × 12 places, each paying a workflow task and
+ * an activity dispatch (30 ms a start beyond the 5 ms between the calls of one batch, 2026-12-04, docs/bench.md); filled,
+ * about four, and the last starts of all places still end together. A model of 12 places at 400 ms a call, 30 ms a
+ * start and 4.8 ms between calls, 20 seeds (`node scripts/simulate-batch-sizes.js 400 33 4.8`): 1,200 items 1.014–1.019×
+ * the bound in 45 starts against 1.019–1.022× in 113; 240 items 1.019–1.038× against 1.034–1.051×; 12,000 items
+ * 1.014× in 270 against 1.015–1.016× in 545.
+ */
+function filledBatchSize({
+  remaining,
+  allowed,
+  callMs,
+  max,
+  busyMs,
+}: {
+  remaining: number;
+  allowed: number;
+  callMs: number;
+  max: number;
+  busyMs: number;
+}): number {
+  const places = Math.max(1, allowed);
+  const perCall = Math.max(1, callMs);
+  const part = Math.floor((remaining * perCall + Math.max(0, busyMs)) / (places * perCall));
+  return Math.max(1, Math.min(remaining, max, MAX_FILLED_BATCH, Math.floor(BATCH_SPAN_MS / perCall), part));
 }
 
 /** A running average of an endpoint's time per call, as its activities come back (workflow time: deterministic). */

@@ -18,6 +18,23 @@ describe('batch sizes: several work items of one endpoint in one activity, only 
     expect(batchSize({ remaining: 3, allowed: 4, callMs: 400 })).toBe(1);
   });
 
+  test("batchSize with the others' work (filled): this place's part of all the work left, so every place ends together", () => {
+    // Nothing else running: the items left spread over the places (1,188 ÷ 12 = 99), within 20 s of calls and 50.
+    expect(batchSize({ remaining: 1_188, allowed: 12, callMs: 400, busyMs: 0 })).toBe(50);
+    expect(batchSize({ remaining: 1_188, allowed: 12, callMs: 1_000, busyMs: 0 })).toBe(20);
+    // Eleven places busy for 8 s each more (20 calls' worth): (400 items + 220 calls of work) ÷ 12 places = 51 → 50.
+    expect(batchSize({ remaining: 400, allowed: 12, callMs: 400, busyMs: 11 * 8_000 })).toBe(50);
+    // Near the end: 30 items left, the others 2 s (5 calls) from done: (30 + 55) ÷ 12 = 7 for this place.
+    expect(batchSize({ remaining: 30, allowed: 12, callMs: 400, busyMs: 11 * 2_000 })).toBe(7);
+    // The others nearly done and a few items left: they go one at a time to whichever place frees first.
+    expect(batchSize({ remaining: 5, allowed: 12, callMs: 400, busyMs: 11 * 100 })).toBe(1);
+    // Never more than remain, nor than the lane's cap (a budgeted run's five).
+    expect(batchSize({ remaining: 3, allowed: 1, callMs: 400, busyMs: 0 })).toBe(3);
+    expect(batchSize({ remaining: 1_188, allowed: 12, callMs: 400, busyMs: 0, max: 5 })).toBe(5);
+    // Still one until the calls are timed.
+    expect(batchSize({ remaining: 1_188, allowed: 12, busyMs: 0 })).toBe(1);
+  });
+
   test('CallTimes: a running average per endpoint of the time per call', () => {
     const times = new CallTimes();
     expect(times.of('judge')).toBeUndefined();
