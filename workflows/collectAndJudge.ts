@@ -382,6 +382,7 @@ async function judgeLane(stage: StageContext, judge: JudgeLimits, lane: number, 
     state.judge,
     stage.held,
     () => batchCap(stage),
+    true,
   );
   if (!judge.batch) return endpointLane.drain(stage.planner.source(lane), stage.stop);
   await judgeBatchesAndLive(stage, judge, endpoint, lane, endpointLane);

@@ -61,6 +61,12 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
      * watches them (a budget's look at the spend) sees them that late: a budgeted run keeps batches at SHARE_BATCH.
      */
     private readonly maxBatch: () => number = () => Infinity,
+    /**
+     * Batches sized to end with the window's other places (filledBatchSize): a judge's lane, whose items nothing waits
+     * on. A copilot's lane keeps the share rule's smaller batches: the workflow hears a batch's answers only when it
+     * ends, and the judge plans the answers it has heard of, so larger batches would start judging later.
+     */
+    private readonly fillBatches = false,
   ) {}
 
   /** Start the source's items until it is closed and empty, or `stop()`; then wait for those in flight. */
@@ -167,8 +173,8 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
       allowed: this.limiter.allowed,
       callMs,
       max: this.maxBatch(),
-      // Sized to end with the other places' work (see filledBatchSize); a run started before replays the share rule.
-      ...(callMs !== undefined && patched('fill-batches') ? { busyMs: this.busyMs(callMs) } : {}),
+      // A judge's: sized to end with the other places' work (see filledBatchSize); a run started before replays the share rule.
+      ...(this.fillBatches && callMs !== undefined && patched('fill-batches') ? { busyMs: this.busyMs(callMs) } : {}),
     });
   }
 

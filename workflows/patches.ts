@@ -34,7 +34,7 @@ export const PATCHES: readonly PatchEntry[] = [
     id: 'fill-batches',
     added: '2026-12-04',
     reason:
-      "A lane sizes a batch so that its place ends when the window's other places do (filledBatchSize, workflows/limits/itemGroupSize.ts): up to 50 items instead of 25 and a tail without long runs of single items, 45 activities instead of 113 for 1,200 judge items 12 at a time (issue 29). A run started before sized its batches by the share rule, and its histories replay that.",
+      "A judge's lane sizes a batch so that its place ends when the window's other places do (filledBatchSize, workflows/limits/itemGroupSize.ts): up to 50 items instead of 25 and a tail without long runs of single items, 45 activities instead of 113 for 1,200 judge items 12 at a time (issue 29). A run started before sized its judge batches by the share rule, and its histories replay that.",
     removableWhen:
       'No run started by a build without this patch is still open, and test/histories/ is re-recorded with it.',
   },

@@ -60,11 +60,7 @@ test('the first history goes past the server suggestion to its own limit, stays 
     // The server suggested continuing as new (at about 4,096 events) long before the history did.
     const suggested = events.find((e) => e.workflowTaskStartedEventAttributes?.suggestContinueAsNew);
     expect(Number(suggested?.eventId)).toBeLessThan(CONTINUE_AS_NEW_EVENTS / 2 + 100);
-    expect(events.length).toBeGreaterThan(CONTINUE_AS_NEW_EVENTS / 2 + 1_000);
-    // At its own limit: the count, or the size its last workflow task was told (batches of 50 query ids fill 4 MB first).
-    const lastTask = events.filter((e) => e.workflowTaskStartedEventAttributes).pop();
-    const bytes = Number(lastTask?.workflowTaskStartedEventAttributes?.historySizeBytes ?? 0);
-    expect(events.length >= CONTINUE_AS_NEW_EVENTS || bytes >= CONTINUE_AS_NEW_BYTES).toBe(true);
+    expect(events.length).toBeGreaterThanOrEqual(CONTINUE_AS_NEW_EVENTS);
     expect(events.length).toBeLessThan(WARN_EVENTS);
     expect(events[events.length - 1].workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
     // The new shape (with its patch marker) replays on the code that recorded it.

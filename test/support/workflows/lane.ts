@@ -39,10 +39,20 @@ function calls(counted: Array<[string, ItemOutcome]>): LaneCalls<string, ItemRes
 export async function laneWorkflow(args: {
   keys: string[];
   concurrency: number;
+  /** Batches filled to end with the other places' (a judge's lane) instead of the share rule (a copilot's). */
+  fillBatches?: boolean;
 }): Promise<{ counts: StageCounts; counted: Array<[string, ItemOutcome]> }> {
   const counts = { done: 0, total: args.keys.length, failures: 0 };
   const counted: Array<[string, ItemOutcome]> = [];
-  const lane = new EndpointLane('test', new Limiter({ concurrency: args.concurrency }), calls(counted), counts);
+  const lane = new EndpointLane(
+    'test',
+    new Limiter({ concurrency: args.concurrency }),
+    calls(counted),
+    counts,
+    undefined,
+    undefined,
+    args.fillBatches,
+  );
   let next = 0;
   const source = {
     available: () => args.keys.length - next,
