@@ -4,7 +4,7 @@ import type { AgentStep } from '../../core/model/agentSteps';
 import { startSimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import { killableWorker } from '../support/cli';
-import { runConfig, tempDir, uniqueQueue, until } from '../support/harness';
+import { runConfig, settled, tempDir, uniqueQueue, until } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
 import { startToolModel } from '../support/agent/toolModel';
 import { startMcpHttp } from '../support/agent/mcpHttp';
@@ -65,8 +65,9 @@ test('a worker SIGKILLed mid-trajectory loses no finished step and repeats at mo
     }, 120_000);
     await world.kill();
     const atKill = await steps();
-    const requestsAtKill = model.requests.length;
-    const toolCallsAtKill = tools.calls.length;
+    // What the killed worker sent before it died, counted once it has all arrived.
+    const requestsAtKill = await settled(() => model.requests.length);
+    const toolCallsAtKill = await settled(() => tools.calls.length);
     world.restart();
     const result = await handle.result();
     expect(result.progress).toMatchObject({ stage: 'done', failures: 0 });

@@ -4,7 +4,7 @@ import type { StoredJudgment } from '../../core/model/types';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
 import { killableWorker } from '../support/cli';
-import { latticeGrid, runConfig, simCopilots, tempDir, uniqueQueue, until } from '../support/harness';
+import { latticeGrid, runConfig, settled, simCopilots, tempDir, uniqueQueue, until } from '../support/harness';
 import { gradedText, scriptedLatticeJudge } from '../support/judges';
 
 jest.setTimeout(180_000);
@@ -44,7 +44,8 @@ async function killMidJudging(args: {
     await until(async () => (await judged()) >= args.killAfter, 90_000);
     await world.kill();
     const atKill = await judged();
-    const requestsAtKill = judge.requests.length;
+    // What the killed worker sent before it died, counted once it has all arrived.
+    const requestsAtKill = await settled(() => judge.requests.length);
     world.restart();
     const result = await handle.result();
     return {
@@ -107,7 +108,8 @@ test('killed mid-judging with a panel of two judges and 2 samples each: every ve
   expect(run.judgments.every((j) => j.status === 'ok')).toBe(true);
   // The two judges together have CONCURRENCY calls in flight at most.
   expectOnlyInFlightRepeated(run, expected);
-  // Each judge asked about each response twice, plus at most one repeat for a call in flight at the kill.
+  // Each judge asked about each response twice (a sample each), plus at most one repeat of each sample for a call in
+  // flight at the kill: the second judge's places may hold both samples of one response at once.
   const perJudgeText = new Map<string, number>();
   for (const r of run.requests)
     perJudgeText.set(
@@ -115,5 +117,5 @@ test('killed mid-judging with a panel of two judges and 2 samples each: every ve
       (perJudgeText.get(`${r.model}|${gradedText(r.body)}`) ?? 0) + 1,
     );
   expect(perJudgeText.size).toBe(80);
-  expect([...perJudgeText.values()].every((n) => n >= 2 && n <= 3)).toBe(true);
+  expect([...perJudgeText.values()].every((n) => n >= 2 && n <= 4)).toBe(true);
 });
