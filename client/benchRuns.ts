@@ -376,7 +376,7 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
     };
   } finally {
     // Each simulated endpoint's arrivals (ms) and refusals, for finding where 429s come from (docs/bench.md, pacing), and
-    // when each answer's last byte left, for a judge slot's gaps between calls (scripts/slot-gaps.js).
+    // when each answer's last byte left, so a judge slot's gaps between calls can be read again (client/benchSim.ts).
     fs.writeFileSync(
       path.join(dir, 'requests.json'),
       JSON.stringify([judge, ...copilots].map((sim) => sim.requests.map(requestLogEntry))),

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { runInput } from '../../client/startRun';
 import { startSimServer, type SimServer } from '../../sim/server';
 import { benchmarkRun } from '../../workflows';
-import { latticeGrid, runConfig, simCopilots, until, withWorker } from '../support/harness';
+import { latticeGrid, runConfig, settled, simCopilots, until, withWorker } from '../support/harness';
 import { scriptedLatticeJudge } from '../support/judges';
 
 jest.setTimeout(180_000);
@@ -18,17 +18,6 @@ function repeats(sim: SimServer): number {
     seen.set(key, (seen.get(key) ?? 0) + 1);
   }
   return [...seen.values()].reduce((n, count) => n + count - 1, 0);
-}
-
-/** Resolves once no request has reached the simulators for `quietMs` (the ended workflow's activities have stopped). */
-async function quiet(sims: SimServer[], quietMs: number): Promise<void> {
-  let last = -1;
-  let since = Date.now();
-  await until(() => {
-    const now = sims.reduce((n, s) => n + s.requests.length, 0);
-    if (now !== last) [last, since] = [now, Date.now()];
-    return Date.now() - since >= quietMs;
-  }, 30_000);
 }
 
 test('a run whose workflow was terminated mid-run finishes in a new execution resumed from the store: nothing asked twice beyond what was in flight, the report complete', async () => {
@@ -64,7 +53,8 @@ test('a run whose workflow was terminated mid-run finishes in a new execution re
       await until(async () => (await store.judgments(runId)).length >= 6, 60_000);
       holding = true;
       await first.terminate('the test ends this execution mid-run');
-      await quiet([copilots, judge], 4_000); // its activities stop, or wait on a request never answered
+      // Its activities stop, or wait on a request never answered: no request reaches the simulators for 4 s.
+      await settled(() => copilots.requests.length + judge.requests.length, 4_000, 30_000);
       const before = {
         responses: (await store.responses(runId)).length,
         judgments: (await store.judgments(runId)).length,

@@ -109,28 +109,26 @@ export function simCopilots(baseURL: string, models: Record<string, string>) {
 }
 
 /** Poll `check` every 100 ms until it holds; throws after `timeoutMs`, so a wait that never ends fails the test. */
-/**
- * Until `read()` has kept its value for `quietMs`: a simulated server's request count after the process it served was
- * killed, since what that process sent before it died may still be on its way to the server's event loop (counted
- * after the kill, such a request looks like one the restarted worker repeated).
- */
-export async function settled(read: () => number, quietMs = 300, timeoutMs = 10_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let last = read();
-  let since = Date.now();
-  while (Date.now() - since < quietMs) {
-    if (Date.now() > deadline) throw new Error(`still changing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-    const now = read();
-    if (now !== last) [last, since] = [now, Date.now()];
-  }
-  return last;
-}
-
 export async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Until `read()` has kept its value for `quietMs`, which it returns: a simulated server's request count after the
+ * process it served was killed or its workflow ended, since what that process sent before may still be on its way to
+ * the server's event loop (counted later, such a request looks like one made again).
+ */
+export async function settled(read: () => number, quietMs = 300, timeoutMs = 10_000): Promise<number> {
+  let last = read();
+  let since = Date.now();
+  await until(() => {
+    const now = read();
+    if (now !== last) [last, since] = [now, Date.now()];
+    return Date.now() - since >= quietMs;
+  }, timeoutMs);
+  return last;
 }
