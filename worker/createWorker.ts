@@ -5,6 +5,7 @@ import { openStore, storeTarget, type StoreTarget } from '../stores';
 import { instrumentedStore } from './metrics';
 import { workerTracing } from './tracing';
 import { ReportThreads, reportThreadEnabled } from './reportThread';
+import { writeResponsesBeside } from '../services/runReport';
 import type { ResultsStore } from '../core/model/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
@@ -54,6 +55,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     }, REPORT_WARM_DELAY_MS);
     warming.unref();
   };
+  const store = traced(instrumentedStore(await openStore(target), Runtime.instance().metricMeter));
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -66,12 +68,14 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         }
       : {}),
     activities: createActivities({
-      store: traced(instrumentedStore(await openStore(target), Runtime.instance().metricMeter)),
+      store,
       env,
-      // A report's statistics run on a thread of their own, so the activity keeps heartbeating (worker/reportThread.ts).
+      // A report's statistics run on a thread of their own, so the activity keeps heartbeating (worker/reportThread.ts);
+      // meanwhile this thread, idle, writes its responses.jsonl.
       ...(reports
         ? {
-            renderReport: (runId: string, signal: AbortSignal) => reports.render(runId, signal),
+            renderReport: (runId: string, signal: AbortSignal) =>
+              reports.render(runId, signal, () => writeResponsesBeside({ store, env }, runId)),
             warmReport: (runId: string) => {
               reports.judged(runId);
               warmSoon(reports);

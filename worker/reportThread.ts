@@ -27,7 +27,15 @@ interface ThreadInput {
   runId?: string;
   /** A spare's: set to 1 by the worker when the report it waits for is asked while it rehearses one (see below). */
   cancel?: SharedArrayBuffer;
+  /** The worker writes the report's responses.jsonl and posts where (ResponsesMessage); the thread moves it in. */
+  responsesJsonl?: boolean;
 }
+
+/** The worker's word on the responses.jsonl it writes for a report (see ReportThreads.render). */
+type ResponsesMessage = { responsesJsonl: string } | { responsesJsonlError: string };
+
+/** Writes a run's responses.jsonl beside its report folder and returns the file (services/runReport.ts writeResponsesBeside). */
+export type WriteResponses = () => Promise<string>;
 
 type ThreadAnswer =
   | { ok: true; result: RenderedReport }
@@ -67,12 +75,19 @@ export function reportThreadEnabled(env: NodeJS.ProcessEnv): boolean {
   return setting === '1' || (setting !== '0' && !FROM_SOURCE);
 }
 
-function spawnThread(target: StoreTarget, env: NodeJS.ProcessEnv, runId?: string, cancel?: SharedArrayBuffer): Worker {
+function spawnThread(
+  target: StoreTarget,
+  env: NodeJS.ProcessEnv,
+  runId?: string,
+  cancel?: SharedArrayBuffer,
+  responsesJsonl = false,
+): Worker {
   const input: ThreadInput = {
     judgeflowReportThread: true,
     target,
     ...(runId === undefined ? {} : { runId }),
     ...(cancel ? { cancel } : {}),
+    ...(responsesJsonl ? { responsesJsonl } : {}),
   };
   const options = { workerData: input, env: { ...env } };
   return FROM_SOURCE
@@ -80,14 +95,43 @@ function spawnThread(target: StoreTarget, env: NodeJS.ProcessEnv, runId?: string
     : new Worker(__filename, options);
 }
 
-/** A run's report rendered on a new thread (one report per thread). */
+/** A run's report rendered on a new thread (one report per thread); its responses.jsonl by `writeResponses`, if given. */
 export function renderReportInThread(
   target: StoreTarget,
   env: NodeJS.ProcessEnv,
   runId: string,
   signal?: AbortSignal,
+  writeResponses?: WriteResponses,
 ): Promise<RenderedReport> {
-  return answerOf(spawnThread(target, env, runId), runId, signal);
+  const thread = spawnThread(target, env, runId, undefined, writeResponses !== undefined);
+  return withResponsesWritten(thread, answerOf(thread, runId, signal), writeResponses);
+}
+
+/**
+ * A report whose responses.jsonl the worker's own thread writes while `thread` renders the rest (ThreadInput
+ * .responsesJsonl): the two cores of a small machine both work on the report, the worker's otherwise idle while it
+ * waits. Whatever becomes of the report, the file is gone once it has answered (moved into the report, or removed).
+ */
+async function withResponsesWritten(
+  thread: Worker,
+  answer: Promise<RenderedReport>,
+  writeResponses: WriteResponses | undefined,
+): Promise<RenderedReport> {
+  if (!writeResponses) return answer;
+  const file = writeResponses();
+  file.then(
+    (written) => thread.postMessage({ responsesJsonl: written } satisfies ResponsesMessage),
+    (error: unknown) =>
+      thread.postMessage({
+        responsesJsonlError: error instanceof Error ? error.message : String(error),
+      } satisfies ResponsesMessage),
+  );
+  try {
+    return await answer;
+  } finally {
+    const written = await file.catch(() => undefined);
+    if (written) fs.rmSync(written, { force: true });
+  }
 }
 
 /** How long a spare thread waits for a report before it ends (its modules hold about 35 MB). */
@@ -161,9 +205,10 @@ export class ReportThreads {
     this.scheduleRehearsal(spare);
   }
 
-  render(runId: string, signal?: AbortSignal): Promise<RenderedReport> {
+  /** A run's report, on the spare if there is one; its responses.jsonl written by `writeResponses` (see withResponsesWritten). */
+  render(runId: string, signal?: AbortSignal, writeResponses?: WriteResponses): Promise<RenderedReport> {
     const spare = this.spare;
-    if (!spare) return renderReportInThread(this.target, this.env, runId, signal);
+    if (!spare) return renderReportInThread(this.target, this.env, runId, signal, writeResponses);
     this.spare = undefined;
     clearTimeout(spare.idle);
     clearTimeout(spare.next);
@@ -172,8 +217,8 @@ export class ReportThreads {
     spare.thread.removeAllListeners('error').removeAllListeners('exit').removeAllListeners('message');
     spare.thread.ref();
     const answer = answerOf(spare.thread, runId, signal);
-    spare.thread.postMessage({ runId });
-    return answer;
+    spare.thread.postMessage({ runId, responsesJsonl: writeResponses !== undefined });
+    return withResponsesWritten(spare.thread, answer, writeResponses);
   }
 
   private scheduleRehearsal(spare: Spare): void {
@@ -271,14 +316,35 @@ function answerOf(thread: Worker, runId: string, signal?: AbortSignal): Promise<
   });
 }
 
-async function serve(input: ThreadInput & { runId: string }): Promise<void> {
+/** The responses.jsonl the worker posts it wrote (ResponsesMessage); listened for at once, so no message is missed. */
+function responsesFromWorker(): Promise<string> {
+  const file = new Promise<string>((resolve, reject) => {
+    const onMessage = (message: ResponsesMessage) => {
+      if ('responsesJsonl' in message) resolve(message.responsesJsonl);
+      else if ('responsesJsonlError' in message)
+        reject(new Error(`the worker could not write responses.jsonl: ${message.responsesJsonlError}`));
+      else return;
+      parentPort!.off('message', onMessage);
+    };
+    parentPort!.on('message', onMessage);
+  });
+  file.catch(() => undefined); // a render that fails first never waits for it: its rejection is not the thread's end
+  return file;
+}
+
+async function serve(input: ThreadInput & { runId: string }, responsesJsonl?: Promise<string>): Promise<void> {
   const store = openNew(input.target);
   let answer: ThreadAnswer;
   try {
     // An unreachable database is waited for here too, as by every activity (activities/storeOutage.ts).
     answer = {
       ok: true,
-      result: await renderReport({ store: outageTolerantStore(store), env: process.env }, input.runId),
+      result: await renderReport(
+        { store: outageTolerantStore(store), env: process.env },
+        input.runId,
+        undefined,
+        responsesJsonl ? { responsesJsonl } : {},
+      ),
     };
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
@@ -345,11 +411,14 @@ async function rehearse(input: ThreadInput, runId: string, maxAnswers: number): 
 
 if (!isMainThread && (workerData as ThreadInput | undefined)?.judgeflowReportThread) {
   const input = workerData as ThreadInput;
-  if (input.runId !== undefined) void serve({ ...input, runId: input.runId });
+  if (input.runId !== undefined)
+    void serve({ ...input, runId: input.runId }, input.responsesJsonl ? responsesFromWorker() : undefined);
   else {
     // A spare: rehearsals until the report it is for, which starts once a rehearsal in progress has stopped.
     let rehearsal: Promise<unknown> = Promise.resolve();
-    const onMessage = (message: { runId: string } | { rehearse: string; maxAnswers: number }) => {
+    const onMessage = (
+      message: { runId: string; responsesJsonl?: boolean } | { rehearse: string; maxAnswers: number },
+    ) => {
       if ('rehearse' in message) {
         rehearsal = rehearse(input, message.rehearse, message.maxAnswers).then((answer) =>
           parentPort!.postMessage(answer),
@@ -357,7 +426,8 @@ if (!isMainThread && (workerData as ThreadInput | undefined)?.judgeflowReportThr
         return;
       }
       parentPort!.off('message', onMessage);
-      void rehearsal.then(() => serve({ ...input, runId: message.runId }));
+      const responsesJsonl = message.responsesJsonl ? responsesFromWorker() : undefined;
+      void rehearsal.then(() => serve({ ...input, runId: message.runId }, responsesJsonl));
     };
     parentPort!.on('message', onMessage);
   }

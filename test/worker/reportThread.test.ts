@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
-import { renderReport } from '../../services/runReport';
+import { renderReport, writeResponsesBeside } from '../../services/runReport';
 import { renderReportInThread, ReportThreads } from '../../worker/reportThread';
 import { benchmarkRun } from '../../workflows';
 import { runInput } from '../../client/startRun';
@@ -224,6 +224,67 @@ test("the spare rehearses the judging run's report, writing nothing, and then re
     expect(off.rehearsed).toHaveLength(0);
   } finally {
     await off.close();
+  }
+});
+
+test("responses.jsonl written by the worker's thread while the report thread renders the rest: the same file, moved in; a failed write fails the report and leaves nothing", async () => {
+  const dir = tempDir('jf-report-responses-');
+  const file = path.join(dir, 'results.db');
+  const store = openNew({ kind: 'sqlite', file });
+  const output = path.join(dir, 'runs');
+  const runId = 'responses-run';
+  await writeFinishedRun(store, runId, output);
+  const rubric = loadConfiguredRubric(protocolFor('lattice'), undefined);
+  await store.putRubric('rubric-test', 'lattice', rubric.content);
+  const inPlace = await renderReport({ store, env: process.env }, runId, path.join(dir, 'in-place'));
+  const expected = fs.readFileSync(path.join(dir, 'in-place', 'responses.jsonl'), 'utf8');
+  expect(expected.split('\n').filter(Boolean)).toHaveLength(80);
+  const deps = { store, env: process.env };
+  let wrote: string | undefined;
+  const writeResponses = async () => (wrote = await writeResponsesBeside(deps, runId));
+  // Files beside the run's folder other than the folder itself: none once a report has answered.
+  const leftBeside = () => fs.readdirSync(output).filter((n) => n !== runId);
+  const threads = new ReportThreads({ kind: 'sqlite', file }, process.env);
+  try {
+    for (const spare of [true, false]) {
+      if (spare) threads.warm();
+      wrote = undefined;
+      const rendered = await threads.render(runId, undefined, writeResponses);
+      expect(wrote).toBeDefined();
+      expect(path.dirname(wrote!)).toBe(output);
+      expect(fs.readFileSync(path.join(path.dirname(rendered.reportPath), 'responses.jsonl'), 'utf8')).toBe(expected);
+      expect(rendered.summary).toEqual(inPlace.summary);
+      expect(leftBeside()).toEqual([]);
+    }
+    // The file the worker wrote is the one the report holds (not one the report thread wrote itself).
+    threads.warm();
+    const marked = await threads.render(runId, undefined, async () => {
+      const beside = path.join(output, '.marked.jsonl');
+      fs.writeFileSync(beside, '{"written":"by the worker"}\n');
+      return beside;
+    });
+    expect(fs.readFileSync(path.join(path.dirname(marked.reportPath), 'responses.jsonl'), 'utf8')).toBe(
+      '{"written":"by the worker"}\n',
+    );
+    // The worker's write fails: so does the report, with its reason; the report folder keeps the last whole report.
+    const before = fs.readFileSync(path.join(output, runId, 'report.json'), 'utf8');
+    threads.warm();
+    await expect(
+      threads.render(runId, undefined, async () => {
+        throw new Error('disk full');
+      }),
+    ).rejects.toThrow(/the worker could not write responses.jsonl: disk full/);
+    expect(fs.readFileSync(path.join(output, runId, 'report.json'), 'utf8')).toBe(before);
+    expect(leftBeside()).toEqual([]);
+    // The report fails on its own (its run is not there): the file the worker wrote is removed all the same.
+    threads.warm();
+    await expect(threads.render('no-such-run', undefined, () => writeResponsesBeside(deps, runId))).rejects.toThrow(
+      /run no-such-run is not in the results store/,
+    );
+    expect(leftBeside()).toEqual([]);
+  } finally {
+    await threads.close();
+    await store.close();
   }
 });
 
