@@ -18,10 +18,13 @@ export interface ActivityDeps {
   /**
    * Renders a run's report away from the activity's thread (the worker's report thread, worker/reportThread.ts), so
    * its seconds of statistics do not stop the activity's heartbeats; absent, writeReport renders it in place.
+   * `writeResponses`, given, writes the report's responses.jsonl meanwhile on the activity's thread, idle otherwise
+   * (services/runReport.ts writeResponsesBeside), and returns the file, which the report moves in.
    */
   renderReport?: (
     runId: string,
     signal: AbortSignal,
+    writeResponses?: () => Promise<string>,
   ) => Promise<{ reportPath: string; summary: Record<string, number | null> }>;
   /** Judging has started: a report may follow soon, so renderReport gets ready for it (the worker's spare thread). */
   warmReport?: (runId: string) => void;

@@ -26,7 +26,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { toAdapterError } from './adapters/errors';
 import { inputFailure, nonRetryableInput } from './failures';
 import { cappedRetryAfterMs, redact, secretValues } from './adapters/common';
-import { renderReport } from '../services/runReport';
+import { renderReport, writeResponsesBeside } from '../services/runReport';
 import { runItemGroup, type ItemGroupResult } from './itemGroup';
 import { judgeGroundingItem, recordGroundingFailure, storeGroundingRubric } from './grounding';
 import { servedBySimulator } from './simulated';
@@ -402,7 +402,10 @@ export function runActivities(deps: ActivityDeps) {
       await countDuplicatesOrSay(deps, runId); // every batch paid for is in the cost table, duplicates cancelled after a crash too
       const signal = cancellationSignal();
       const { reportPath, summary } = await withHeartbeat(
-        () => (deps.renderReport ? deps.renderReport(runId, signal) : renderReport(deps, runId)),
+        () =>
+          deps.renderReport
+            ? deps.renderReport(runId, signal, () => writeResponsesBeside(deps, runId))
+            : renderReport(deps, runId),
         1_000,
       );
       await store.finishRun(runId, 'completed', reportPath, summary, new Date().toISOString());

@@ -346,8 +346,9 @@ function moveFile(from: string, to: string): void {
 
 /**
  * The run's responses.jsonl written beside its report folder (the same filesystem, so renderReport can move it in), as
- * renderReport would write it; returns the file. The worker writes it on its own thread while its report thread renders
- * the rest: about 80 ms of a 0.5 s report of 1,200 × 4 answers, on the core the report thread leaves idle (issue 29).
+ * renderReport would write it; returns the file. The writeReport activity writes it on the worker's thread while the
+ * report thread renders the rest, on the core the report thread leaves idle: the file is about 80 ms of a 0.5 s report
+ * of 1,200 × 4 answers, and the report ends about 35 ms sooner (issue 29, docs/bench.md).
  */
 export async function writeResponsesBeside(deps: ActivityDeps, runId: string): Promise<string> {
   const run = await requireRun(deps, runId);

@@ -4,8 +4,7 @@ import { createActivities } from '../activities';
 import { openStore, storeTarget, type StoreTarget } from '../stores';
 import { instrumentedStore } from './metrics';
 import { workerTracing } from './tracing';
-import { ReportThreads, reportThreadEnabled } from './reportThread';
-import { writeResponsesBeside } from '../services/runReport';
+import { ReportThreads, reportThreadEnabled, type WriteResponses } from './reportThread';
 import type { ResultsStore } from '../core/model/store';
 import { deploymentVersion, makeCurrent, versioningEnabled, workflowBuild } from './versioning';
 
@@ -55,7 +54,6 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     }, REPORT_WARM_DELAY_MS);
     warming.unref();
   };
-  const store = traced(instrumentedStore(await openStore(target), Runtime.instance().metricMeter));
   const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
@@ -68,14 +66,13 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
         }
       : {}),
     activities: createActivities({
-      store,
+      store: traced(instrumentedStore(await openStore(target), Runtime.instance().metricMeter)),
       env,
-      // A report's statistics run on a thread of their own, so the activity keeps heartbeating (worker/reportThread.ts);
-      // meanwhile this thread, idle, writes its responses.jsonl.
+      // A report's statistics run on a thread of their own, so the activity keeps heartbeating (worker/reportThread.ts).
       ...(reports
         ? {
-            renderReport: (runId: string, signal: AbortSignal) =>
-              reports.render(runId, signal, () => writeResponsesBeside({ store, env }, runId)),
+            renderReport: (runId: string, signal: AbortSignal, writeResponses?: WriteResponses) =>
+              reports.render(runId, signal, writeResponses),
             warmReport: (runId: string) => {
               reports.judged(runId);
               warmSoon(reports);

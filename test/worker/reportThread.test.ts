@@ -73,6 +73,14 @@ test("a run's report rendered on the report thread: the activity's thread keeps 
       expect(withoutTime(JSON.parse(fs.readFileSync(threaded.result.reportPath, 'utf8')))).toEqual(
         withoutTime(JSON.parse(fs.readFileSync(inPlace.result.reportPath, 'utf8'))),
       );
+      // The run's own report, whose responses.jsonl the writeReport activity wrote on its thread: the same file, and
+      // nothing of it left beside the report's folder.
+      const jsonl = (report: string) => fs.readFileSync(path.join(path.dirname(report), 'responses.jsonl'), 'utf8');
+      expect(jsonl(reportPath).split('\n').filter(Boolean)).toHaveLength(720);
+      expect(jsonl(reportPath)).toBe(jsonl(inPlace.result.reportPath));
+      expect(fs.readdirSync(path.dirname(path.dirname(reportPath))).filter((n) => n.includes('.responses-'))).toEqual(
+        [],
+      );
       // In place, the statistics hold this thread for a stretch; on the thread, it stays free to heartbeat.
       process.stderr.write(
         `report of 240 × 3: on its thread ${threaded.tookMs} ms (longest stall here ${threaded.stallMs} ms); in place ${inPlace.tookMs} ms (longest stall ${inPlace.stallMs} ms)\n`,
