@@ -31,11 +31,16 @@ interface LatticeFilesRow {
   costUsd: number | null;
 }
 
+/** The folder of this bench's answer folders, queries and harness copies (benchLatticeFiles removes it at its end). */
+let scratch: string | undefined;
+const scratchDir = (prefix: string) =>
+  fs.mkdtempSync(path.join((scratch ??= fs.mkdtempSync(path.join(os.tmpdir(), 'jf-bench-lattice-'))), prefix));
+
 /** A folder of the reference's answer files: the three in ../shared, and June's from the mirror when `withJune`. */
 function answersDir(withJune: boolean): { dir: string; copilots: number } | null {
   const shared = path.join(SHARED, 'datasets', 'lattice', 'responses');
   if (!fs.existsSync(shared)) return null;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-bench-answers-'));
+  const dir = scratchDir('answers-');
   for (const f of fs.readdirSync(shared)) fs.symlinkSync(path.join(shared, f), path.join(dir, f));
   if (withJune) {
     try {
@@ -190,7 +195,7 @@ async function referenceHarnessRow(log: (line: string) => void, queries?: number
   } catch {
     return `reference harness: skipped — ${PYTHON} cannot import openai and dotenv (pip install openai==2.14.0 python-dotenv==1.2.1, the reference's requirements.txt; JUDGEFLOW_BENCH_PYTHON names another Python)`;
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jf-bench-reference-'));
+  const dir = scratchDir('reference-');
   execFileSync('sh', ['-c', `git -C "${MIRROR}" archive HEAD scoring/ 2>/dev/null | tar -x -C "${dir}"`]);
   const all = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown[];
   const queriesFile = path.join(dir, 'queries.json');
@@ -377,6 +382,15 @@ export function latticeFilesTable(rows: LatticeFilesRow[]): string {
 
 /** The three runs and the comparison, printed; a run whose data is absent is skipped with its reason. */
 export async function benchLatticeFiles(log: (line: string) => void, queries?: number): Promise<number> {
+  try {
+    return await latticeFilesRows(log, queries);
+  } finally {
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+    scratch = undefined;
+  }
+}
+
+async function latticeFilesRows(log: (line: string) => void, queries?: number): Promise<number> {
   // "side-by-side": only the issue-29 pair (docs/bench.md); "judgeflow-side": judgeflow's side of it alone (for profiling).
   const only = process.env.JUDGEFLOW_BENCH_LATTICE_ROWS;
   const pairOnly = only === 'side-by-side' || only === 'judgeflow-side';

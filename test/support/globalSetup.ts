@@ -32,5 +32,14 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEMPORAL_CLI = cli;
   process.env.JUDGEFLOW_WORKFLOW_BUNDLE = bundle;
   process.env.JUDGEFLOW_TEST_SCRATCH = scratch;
+  // Every temporary folder of the run (tempDir(), the workers, simulators, databases and browsers the tests start)
+  // under the scratch folder, which globalTeardown removes: a run used to leave about 480 entries in the system's.
+  // Open to other users as the system's is (PostgreSQL's initdb and server run as their own user, not root), sticky.
+  const tmp = path.join(scratch, 'tmp');
+  fs.mkdirSync(tmp);
+  fs.chmodSync(scratch, 0o755);
+  fs.chmodSync(tmp, 0o1777);
+  process.env.JUDGEFLOW_TEST_SYSTEM_TMPDIR = os.tmpdir(); // for what should outlive the run (a slow-test log)
+  process.env.TMPDIR = tmp;
   (globalThis as Record<string, unknown>).__judgeflowTemporal = server;
 }

@@ -58,7 +58,7 @@ export async function withWorker<T>(
       await workerCurrent.get(worker);
       if (Date.now() - asked > 5_000)
         fs.appendFileSync(
-          path.join(os.tmpdir(), 'judgeflow-slow-current.log'),
+          path.join(process.env.JUDGEFLOW_TEST_SYSTEM_TMPDIR ?? os.tmpdir(), 'judgeflow-slow-current.log'),
           `${new Date().toISOString()} ${taskQueue}: current after ${Date.now() - asked} ms\n`,
         );
       return fn({ client, taskQueue, store, storeFile, dir });

@@ -159,16 +159,22 @@ test("closed with its worker, the spare report thread ends and no later warm sta
   }
 });
 
-test("the spare rehearses the judging run's report, writing nothing, and then renders the real one; a run too large is not rehearsed", async () => {
-  const dir = tempDir('jf-rehearsal-test-');
+/** A finished 20 × 4 LATTICE run in a new store, and its report rendered in place (into `dir`/in-place). */
+async function finishedRun(prefix: string, runId: string) {
+  const dir = tempDir(prefix);
   const file = path.join(dir, 'results.db');
   const store = openNew({ kind: 'sqlite', file });
   const output = path.join(dir, 'runs');
-  const runId = 'rehearsed-run';
   await writeFinishedRun(store, runId, output);
   const rubric = loadConfiguredRubric(protocolFor('lattice'), undefined);
   await store.putRubric('rubric-test', 'lattice', rubric.content);
   const inPlace = await renderReport({ store, env: process.env }, runId, path.join(dir, 'in-place'));
+  return { dir, file, store, output, inPlace };
+}
+
+test("the spare rehearses the judging run's report, writing nothing, and then renders the real one; a run too large is not rehearsed", async () => {
+  const runId = 'rehearsed-run';
+  const { file, store, output, inPlace } = await finishedRun('jf-rehearsal-test-', runId);
   await store.close();
   fs.rmSync(output, { recursive: true, force: true });
 
@@ -236,15 +242,8 @@ test("the spare rehearses the judging run's report, writing nothing, and then re
 });
 
 test("responses.jsonl written by the worker's thread while the report thread renders the rest: the same file, moved in; a failed write fails the report and leaves nothing", async () => {
-  const dir = tempDir('jf-report-responses-');
-  const file = path.join(dir, 'results.db');
-  const store = openNew({ kind: 'sqlite', file });
-  const output = path.join(dir, 'runs');
   const runId = 'responses-run';
-  await writeFinishedRun(store, runId, output);
-  const rubric = loadConfiguredRubric(protocolFor('lattice'), undefined);
-  await store.putRubric('rubric-test', 'lattice', rubric.content);
-  const inPlace = await renderReport({ store, env: process.env }, runId, path.join(dir, 'in-place'));
+  const { dir, file, store, output, inPlace } = await finishedRun('jf-report-responses-', runId);
   const expected = fs.readFileSync(path.join(dir, 'in-place', 'responses.jsonl'), 'utf8');
   expect(expected.split('\n').filter(Boolean)).toHaveLength(80);
   const deps = { store, env: process.env };
