@@ -323,7 +323,7 @@ export async function renderReport(
     await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
     await write('results.csv', toCsv(files.csv));
     await write('report.md', files.markdown);
-    if (opts.responsesJsonl) moveFile(await opts.responsesJsonl, path.join(tmp, 'responses.jsonl'));
+    if (opts.responsesJsonl) fs.renameSync(await opts.responsesJsonl, path.join(tmp, 'responses.jsonl'));
     else await writeChunks(path.join(tmp, 'responses.jsonl'), responseLines(responses));
     await writeChunks(path.join(tmp, 'report.html'), html);
     for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));
@@ -331,17 +331,6 @@ export async function renderReport(
     await writeArtefacts(deps.store, runId, path.join(tmp, 'artefacts'));
   });
   return { reportPath: path.join(dir, 'report.json'), summary: files.summary };
-}
-
-/** A rename, or a copy where `to` is on another filesystem (a report rendered into an --out folder elsewhere). */
-function moveFile(from: string, to: string): void {
-  try {
-    fs.renameSync(from, to);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-    fs.copyFileSync(from, to);
-    fs.rmSync(from, { force: true });
-  }
 }
 
 /**
