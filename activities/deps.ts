@@ -2,6 +2,7 @@ import path from 'node:path';
 import { minJudgesOf, type JudgeConfig } from '../core/llm/judgeConfig';
 import type { ModelEndpoint } from '../core/llm/client';
 import { consensusJudgments, type PanelAggregate } from '../core/stats/consensus';
+import type { IntervalRequest, PendingIntervals } from '../core/stats/intervalsAhead';
 import type { StoredJudgment } from '../core/model/types';
 import type { LoadedRubric, ProtocolModule } from '../core/model/protocol';
 import { FIRST_SLOT, type JudgeSlot, type ResultsStore, type RunRecord } from '../core/model/store';
@@ -28,6 +29,11 @@ export interface ActivityDeps {
   ) => Promise<{ reportPath: string; summary: Record<string, number | null> }>;
   /** Judging has started: a report may follow soon, so renderReport gets ready for it (the worker's spare thread). */
   warmReport?: (runId: string) => void;
+  /**
+   * Starts computing a report's intervals elsewhere while it reads the rest of the store (the report thread's helper,
+   * worker/intervalHelper.ts; core/stats/intervalsAhead.ts); absent, buildReport computes them as it goes.
+   */
+  intervalsAhead?: (requests: IntervalRequest[]) => PendingIntervals;
 }
 
 /**

@@ -3,12 +3,13 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { toCsv } from '../core/io/csv';
 import { costMarkdown, mdText, table } from '../core/report/markdown';
-import { replaceDirWhole, writeChunks } from '../core/io/files';
+import { moveFile, replaceDirWhole, writeChunks } from '../core/io/files';
 import { type ReportFiles, type ReportHtml, type ReportInput } from '../core/model/protocol';
 import { artefactFileName, artefactRef } from '../core/model/store';
 import { codePointLength, DEFAULT_MAX_ANSWER_CHARS } from '../core/snapshots/text';
 import type { ReportArtefact } from '../core/report/html/runReport';
 import { consensusJudgments } from '../core/stats/consensus';
+import { withIntervalsAhead } from '../core/stats/intervalsAhead';
 import { reliability } from '../core/stats/reliability';
 import { panelFigures } from '../core/stats/panel';
 import { judgingMarkdown } from '../core/report/judgingReport';
@@ -132,6 +133,13 @@ function* responseLines(responses: StoredResponse[]): Generator<string> {
     yield JSON.stringify(Object.fromEntries(RESPONSE_FIELDS.map((f) => [f, response[f]]))) + '\n';
 }
 
+/** Whether two reads of a run's answers give the same responses.jsonl (its fields, in order: strings compared by value). */
+export function sameResponseLines(a: StoredResponse[], b: StoredResponse[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) for (const f of RESPONSE_FIELDS) if (!Object.is(a[i][f], b[i][f])) return false;
+  return true;
+}
+
 /** Rows the report reads from the store at a time, where it reads in pages (issue 35). */
 export const REPORT_PAGE_ROWS = 10_000;
 
@@ -172,26 +180,42 @@ export async function buildRunReport(
   // the drill-down reads them a page of queries at a time, so a large run's rationales are never all held (issue 35).
   const pagedRationales = protocol.reportRationales === 'drill' && (run.config.judges ?? []).length <= 1;
   const verdicts = await store.judgments(runId, run.rubricVersion, { rationales: !pagedRationales });
-  const input: ReportInput = {
-    run,
-    queries: await store.snapshotQueries(run.snapshotId),
-    // Without the raw payloads and pages: nothing of a report reads them, and they can be most of a response's bytes.
-    responses: await store.responses(runId, { payloads: false }),
-    judgments: consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config)),
-    verdicts,
-    rubric: await requireRubric(deps, run),
-    plan: await store.runPlan(runId),
-    // The protocol's own; grounding is reported apart. Only for a report that reads them (one per answer at 10×: 72,000).
-    ...(protocol.reportUnits ? { units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding') } : {}),
-    options: protocolOptions(protocol, run.config),
-    seed: run.config.seed,
-    simulated: Boolean(run.config.simulated),
-    agentSteps: await store.runAgentSteps(runId),
-    ...(pagedRationales
-      ? { drillRationales: (queryIds: string[]) => store.judgmentRationales(runId, run.rubricVersion, queryIds) }
-      : {}),
-  };
-  const files = protocol.buildReport(input);
+  const queries = await store.snapshotQueries(run.snapshotId);
+  const judgments = consensusJudgments(verdicts, panelAggregate(run.config), panelMinJudges(run.config));
+  const rubric = await requireRubric(deps, run);
+  // The intervals buildReport will ask for are computed on another thread from here, while the rest is read.
+  const ahead =
+    deps.intervalsAhead && protocol.reportIntervals
+      ? deps.intervalsAhead(protocol.reportIntervals({ run, queries, judgments, rubric, seed: run.config.seed }))
+      : undefined;
+  let input: ReportInput;
+  try {
+    input = {
+      run,
+      queries,
+      // Without the raw payloads and pages: nothing of a report reads them, and they can be most of a response's bytes.
+      responses: await store.responses(runId, { payloads: false }),
+      judgments,
+      verdicts,
+      rubric,
+      plan: await store.runPlan(runId),
+      // The protocol's own; grounding is reported apart. Only for a report that reads them (one per answer at 10×: 72,000).
+      ...(protocol.reportUnits ? { units: (await store.judgeUnits(runId)).filter((u) => u.kind !== 'grounding') } : {}),
+      options: protocolOptions(protocol, run.config),
+      seed: run.config.seed,
+      simulated: Boolean(run.config.simulated),
+      agentSteps: await store.runAgentSteps(runId),
+      ...(pagedRationales
+        ? { drillRationales: (queryIds: string[]) => store.judgmentRationales(runId, run.rubricVersion, queryIds) }
+        : {}),
+    };
+  } catch (error) {
+    ahead?.cancel();
+    throw error;
+  }
+  const files = ahead
+    ? withIntervalsAhead(ahead.finish(), () => protocol.buildReport(input))
+    : protocol.buildReport(input);
   const cost = await reportCost(store, runId, run.copilots, run.config.pricing);
   files.json.cost = cost;
   const agents = agentFigures(input.agentSteps ?? [], cost);
@@ -312,18 +336,33 @@ export async function renderReport(
      * thread renders the rest): the file, on the report's filesystem, moved into the report instead of written here.
      */
     responsesJsonl?: Promise<string>;
+    /**
+     * responses.jsonl written earlier (a rehearsal's, worker/reportThread.ts) from `responses`: moved into the report
+     * when the run's answers read now are the same (sameResponseLines), else the file is written here as usual.
+     */
+    reuseResponses?: { file: string; responses: StoredResponse[] };
+    /** Told the answers the report read (a rehearsal keeps them with its responses.jsonl, for reuseResponses). */
+    readResponses?: (responses: StoredResponse[]) => void;
   } = {},
 ): Promise<{ reportPath: string; summary: Record<string, number | null> }> {
   // Heard at once: a failed write that the render never reaches (its own error first) is not an unhandled rejection.
   opts.responsesJsonl?.catch(() => undefined);
   const { run, files, html, responses } = await buildRunReport(deps, runId);
+  opts.readResponses?.(responses);
+  const reused =
+    opts.reuseResponses &&
+    fs.existsSync(opts.reuseResponses.file) &&
+    sameResponseLines(opts.reuseResponses.responses, responses)
+      ? opts.reuseResponses.file
+      : undefined;
   const dir = outDir ?? runDir(run);
   await replaceDirWhole(dir, async (tmp) => {
     const write = (name: string, text: string) => fs.promises.writeFile(path.join(tmp, name), text);
     await write('report.json', JSON.stringify(files.json, null, 2) + '\n');
     await write('results.csv', toCsv(files.csv));
     await write('report.md', files.markdown);
-    if (opts.responsesJsonl) fs.renameSync(await opts.responsesJsonl, path.join(tmp, 'responses.jsonl'));
+    if (reused) moveFile(reused, path.join(tmp, 'responses.jsonl'));
+    else if (opts.responsesJsonl) fs.renameSync(await opts.responsesJsonl, path.join(tmp, 'responses.jsonl'));
     else await writeChunks(path.join(tmp, 'responses.jsonl'), responseLines(responses));
     await writeChunks(path.join(tmp, 'report.html'), html);
     for (const extra of files.extra ?? []) await extra.write(path.join(tmp, extra.name));

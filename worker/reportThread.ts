@@ -5,6 +5,9 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { openNew, type StoreTarget } from '../stores';
 import { renderReport } from '../services/runReport';
 import { outageTolerantStore } from '../activities/storeOutage';
+import type { ActivityDeps } from '../activities/deps';
+import type { StoredResponse } from '../core/model/types';
+import { IntervalHelper, intervalHelperEnabled } from './intervalHelper';
 
 /**
  * A run's report rendered on a thread of its own, with its own connection to the results store. The statistics of a
@@ -47,6 +50,8 @@ interface RehearsalAnswer {
   ms?: number;
   /** The run has more answers than REHEARSAL_MAX_ANSWERS: it is not rehearsed again. */
   tooLarge?: boolean;
+  /** The rehearsal's folder, kept with its responses.jsonl for the report (see rehearsedResponses). */
+  keptDir?: string;
   error?: string;
 }
 
@@ -199,6 +204,8 @@ export class ReportThreads {
       if (this.rehearsed.length > KEPT_REHEARSALS) this.rehearsed.shift();
       spare.rehearsing = false;
       if (answer.tooLarge) spare.tooLarge.add(answer.rehearsed);
+      // The thread removed its earlier folder (see rehearsedResponses); this one goes with the spare if never used.
+      if (answer.keptDir) spare.kept = { runId: answer.rehearsed, dir: answer.keptDir };
       this.scheduleRehearsal(spare);
     });
     this.spare = spare;
@@ -216,9 +223,12 @@ export class ReportThreads {
     if (spare.rehearsing) Atomics.store(spare.cancel, 0, 1);
     spare.thread.removeAllListeners('error').removeAllListeners('exit').removeAllListeners('message');
     spare.thread.ref();
+    // A rehearsal of this run wrote its responses.jsonl: the thread moves that in if the answers are unchanged (else it
+    // writes the file itself), so the worker's thread leaves the second core to the report's interval helper.
+    const writer = spare.kept?.runId === runId ? undefined : writeResponses;
     const answer = answerOf(spare.thread, runId, signal);
-    spare.thread.postMessage({ runId, responsesJsonl: writeResponses !== undefined });
-    return withResponsesWritten(spare.thread, answer, writeResponses);
+    spare.thread.postMessage({ runId, responsesJsonl: writer !== undefined });
+    return withResponsesWritten(spare.thread, answer, writer).finally(() => removeKept(spare));
   }
 
   private scheduleRehearsal(spare: Spare): void {
@@ -264,6 +274,7 @@ export class ReportThreads {
     if (this.spare?.thread !== thread) return;
     clearTimeout(this.spare.idle);
     clearTimeout(this.spare.next);
+    removeKept(this.spare);
     this.spare = undefined;
     if (terminate) void thread.terminate();
   }
@@ -279,6 +290,14 @@ interface Spare {
   /** How long after the last rehearsal (or the spare's start) the next one is. */
   delayMs: number;
   tooLarge: Set<string>;
+  /** Its latest rehearsal's kept folder (RehearsalAnswer.keptDir). */
+  kept?: { runId: string; dir: string };
+}
+
+/** A spare's kept rehearsal folder, once its report is done or the spare ends. */
+function removeKept(spare: Spare): void {
+  if (spare.kept) fs.rmSync(spare.kept.dir, { recursive: true, force: true });
+  spare.kept = undefined;
 }
 
 /** The one answer of a report thread (it is terminated once it answered, failed or the signal aborted). */
@@ -332,6 +351,24 @@ function responsesFromWorker(): Promise<string> {
   return file;
 }
 
+/** This report thread's interval helper (worker/intervalHelper.ts), started with the thread so it is ready for the report. */
+let intervalHelper: IntervalHelper | undefined;
+const withHelper = (): Pick<ActivityDeps, 'intervalsAhead'> =>
+  intervalHelper ? { intervalsAhead: (requests) => intervalHelper!.start(requests) } : {};
+
+/**
+ * This thread's latest rehearsal: its folder, kept with nothing but its responses.jsonl, and the answers that file was
+ * written from. The report of that run moves the file in when its answers read then are the same (renderReport's
+ * reuseResponses), as they are once a run's answers are all in; the file, about 80 ms for 1,200 × 4 answers, is then
+ * written while the run judges, not at its end. The folder is the rehearsal's own (rehearsalDir), outside the run's.
+ */
+let rehearsedResponses: { runId: string; dir: string; file: string; responses: StoredResponse[] } | undefined;
+
+function dropRehearsedResponses(): void {
+  if (rehearsedResponses) fs.rmSync(rehearsedResponses.dir, { recursive: true, force: true });
+  rehearsedResponses = undefined;
+}
+
 async function serve(input: ThreadInput & { runId: string }, responsesJsonl?: Promise<string>): Promise<void> {
   const store = openNew(input.target);
   let answer: ThreadAnswer;
@@ -340,10 +377,13 @@ async function serve(input: ThreadInput & { runId: string }, responsesJsonl?: Pr
     answer = {
       ok: true,
       result: await renderReport(
-        { store: outageTolerantStore(store), env: process.env },
+        { store: outageTolerantStore(store), env: process.env, ...withHelper() },
         input.runId,
         undefined,
-        responsesJsonl ? { responsesJsonl } : {},
+        {
+          ...(responsesJsonl ? { responsesJsonl } : {}),
+          ...(rehearsedResponses?.runId === input.runId ? { reuseResponses: rehearsedResponses } : {}),
+        },
       ),
     };
   } catch (error) {
@@ -353,6 +393,7 @@ async function serve(input: ThreadInput & { runId: string }, responsesJsonl?: Pr
       error: { name: e.name, message: e.message, stack: e.stack, code: (e as { code?: unknown }).code },
     };
   } finally {
+    dropRehearsedResponses();
     await store.close().catch(() => undefined);
   }
   parentPort!.postMessage(answer);
@@ -399,8 +440,21 @@ async function rehearse(input: ThreadInput, runId: string, maxAnswers: number): 
     const snapshot = run && (await store.getSnapshot(run.snapshotId));
     if (!run || !snapshot) return { rehearsed: runId, error: `run ${runId} is not in the results store` };
     if (snapshot.queryCount * run.copilots.length > maxAnswers) return { rehearsed: runId, tooLarge: true };
-    await renderReport({ store: stoppable(store, cancel), env: process.env }, runId, path.join(dir, 'report'));
-    return { rehearsed: runId, ms: Math.round(performance.now() - started) };
+    let responses: StoredResponse[] = [];
+    await renderReport(
+      { store: stoppable(store, cancel), env: process.env, ...withHelper() },
+      runId,
+      path.join(dir, 'report'),
+      { readResponses: (read) => (responses = read) },
+    );
+    dropRehearsedResponses();
+    const file = path.join(dir, 'responses.jsonl');
+    fs.renameSync(path.join(dir, 'report', 'responses.jsonl'), file);
+    fs.rmSync(path.join(dir, 'report'), { recursive: true, force: true });
+    rehearsedResponses = { runId, dir, file, responses };
+    const kept = dir;
+    dir = undefined; // kept: not removed below
+    return { rehearsed: runId, ms: Math.round(performance.now() - started), keptDir: kept };
   } catch (error) {
     return { rehearsed: runId, error: error instanceof Error ? error.message : String(error) };
   } finally {
@@ -411,6 +465,7 @@ async function rehearse(input: ThreadInput, runId: string, maxAnswers: number): 
 
 if (!isMainThread && (workerData as ThreadInput | undefined)?.judgeflowReportThread) {
   const input = workerData as ThreadInput;
+  if (intervalHelperEnabled(process.env)) intervalHelper = new IntervalHelper(process.env);
   if (input.runId !== undefined)
     void serve({ ...input, runId: input.runId }, input.responsesJsonl ? responsesFromWorker() : undefined);
   else {

@@ -5,6 +5,7 @@ import type { AnswerCache, CallUsage, ChatMessage, JsonAnswerSpec, ModelEndpoint
 import type { PromptPair } from './prompts';
 import type { JudgeSlot, JudgeUnit, ResultsStore, RunRecord, VerdictRationales } from './store';
 import type { Query, StoredJudgment, StoredResponse } from './types';
+import type { IntervalRequest } from '../stats/intervalsAhead';
 
 /** A rubric after validation: `content` is exactly what the version hash covers. */
 export interface LoadedRubric {
@@ -202,6 +203,12 @@ export interface ProtocolModule {
   reportRationales?: 'drill';
   /** buildReport reads the run's judge units (ReportInput.units); without it they are not read (a unit per answer). */
   reportUnits?: boolean;
+  /**
+   * Optional: the meanCI intervals buildReport will ask for, from the part of its input read first (intervalRequestsOf
+   * records them): the report thread computes them on two threads while it reads the rest (core/stats/intervalsAhead.ts).
+   * A request buildReport does not make costs time; one it makes that is missing is computed inside it, as without this.
+   */
+  reportIntervals?(input: Pick<ReportInput, 'run' | 'queries' | 'judgments' | 'rubric' | 'seed'>): IntervalRequest[];
   /** Judge requests for one query with `answers` responses when every answer is valid (what `run --dry-run` plans). */
   judgeCallsPerQuery(answers: number, options: Record<string, unknown>): number;
   /** report.html: one self-contained page drawn from report.json's numbers (input.report) plus the stored answers, in pieces (written to its file one at a time: htmlPageChunks). */

@@ -3,7 +3,7 @@ import { latticeGeneration } from './generate';
 import { checkLatticePrompts, judgeLatticeResponse } from './judge';
 import { judgeLatticeJoint, judgingOf, latticeOptionsSchema, planLatticeAhead, readyLatticeUnits } from './joint';
 import { latticeLabels, latticeQuerySchema, parseLatticeQueries } from './queries';
-import { buildLatticeReport } from './report';
+import { buildLatticeReport, latticeReportIntervals } from './report';
 import { buildLatticeHtml } from './html';
 import { latticeReferenceRubrics } from './reference';
 import { latticeRubricFromContent, loadLatticeRubric, type LatticeRubric } from './rubric';
@@ -34,6 +34,7 @@ export const latticeProtocol: ProtocolModule = {
     return status === 'ok' ? { judged: 1, failed: 0 } : { judged: 0, failed: 1 };
   },
   buildReport: buildLatticeReport,
+  reportIntervals: latticeReportIntervals,
   reportRationales: 'drill',
   buildHtml: buildLatticeHtml,
   judgeCallsPerQuery: (answers, options) => (judgingOf(options) === 'joint' ? (answers > 0 ? 1 : 0) : answers),

@@ -1,6 +1,7 @@
 import type { ReportFiles, ReportInput } from '../../core/model/protocol';
 import { mdCode, mdText, simulatedBanner, table } from '../../core/report/markdown';
 import { lengthBias } from '../../core/stats/lengthBias';
+import { intervalRequestsOf, type IntervalRequest } from '../../core/stats/intervalsAhead';
 import { perQueryScores, separability } from '../../core/stats/separability';
 import { INTERVAL_NOTE, intervalText, lengthBiasSection, separabilitySection } from '../../core/report/statsMarkdown';
 import { summariseLattice } from './aggregate';
@@ -8,6 +9,20 @@ import { judgingRecord } from './joint';
 import { cellText, fmt2, latticeTables, SCORE_BUCKETS } from './tables';
 import type { LatticeRubric } from './rubric';
 import { LATTICE_DIMENSIONS } from './rubric';
+
+/**
+ * The intervals buildLatticeReport asks meanCI for: the leaderboard's (summariseLattice) and the tables' (latticeTables),
+ * recorded by running both as it does. Their answers (coverage) do not change what is asked, so none are passed.
+ */
+export function latticeReportIntervals(
+  input: Pick<ReportInput, 'run' | 'queries' | 'judgments' | 'rubric' | 'seed'>,
+): IntervalRequest[] {
+  const rubric = (input.rubric as LatticeRubric).data;
+  return intervalRequestsOf(() => {
+    summariseLattice(rubric, input.queries, input.run.copilots, [], input.judgments, input.seed);
+    latticeTables(rubric, input.queries, input.run.copilots, input.judgments, input.seed);
+  });
+}
 
 export function buildLatticeReport(input: ReportInput): ReportFiles {
   const rubric = input.rubric as LatticeRubric;

@@ -6,7 +6,13 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import type { RunRecord } from '../../core/model/store';
 import type { Query, StoredJudgment, StoredResponse } from '../../core/model/types';
-import { pearson } from '../../core/stats/stats';
+import { meanCI, pearson, type MeanInterval } from '../../core/stats/stats';
+import {
+  intervalRequestsOf,
+  precomputedIntervals,
+  withIntervalsAhead,
+  type IntervalRequest,
+} from '../../core/stats/intervalsAhead';
 import { cabProtocol } from '../../rubrics/cab';
 import { buildCabReport } from '../../rubrics/cab/report';
 import { loadCabRubric } from '../../rubrics/cab/rubric';
@@ -212,4 +218,55 @@ test('LATTICE report: separability, intervals with n and length bias', () => {
   expect(report.markdown).toContain('## Separability');
   expect(report.markdown).toContain('(n 30)');
   expect(report.markdown).toContain('## Length bias');
+});
+
+test('LATTICE reportIntervals asks for exactly the intervals buildReport computes, and the report is the same with them computed ahead', () => {
+  const rubric = loadLatticeRubric(latticeProtocol.defaultRubricDir);
+  // Two queries per task × category: 160 queries, so the leaderboard, Table 5 and the category rows are BCa (n ≥ 100)
+  // and the task rows Student t; one copilot has a failed verdict and one refusal query no verdict at all.
+  const queries: Query[] = [];
+  for (let t = 1; t <= 16; t++)
+    for (let c = 1; c <= 5; c++)
+      for (const k of [0, 1]) queries.push({ id: `q${t}-${c}-${k}`, text: 'q', task: `T${t}`, category: `C${c}` });
+  const copilots = ['A', 'B', 'C'];
+  const judgments: StoredJudgment[] = [];
+  queries.forEach((q, i) => {
+    copilots.forEach((c, k) => {
+      if (c === 'C' && q.task === 'T16' && i % 3 === 0) return;
+      const v = (i * (k + 3)) % 11;
+      const scores: Record<string, number> =
+        q.task === 'T16' ? { Refusal: v } : { D1: v, D2: (v + 1) % 11, D3: 5, D4: v, D5: 10 - v, D6: 7 };
+      judgments.push(
+        c === 'B' && i === 7
+          ? judgment(q.id, c, scores, v * 10, { status: 'failed', scores: null, total: null })
+          : judgment(q.id, c, scores, v * 10),
+      );
+    });
+  });
+  const input = {
+    run: runRecord('lattice', copilots),
+    queries,
+    responses: [],
+    judgments,
+    rubric,
+    plan: undefined,
+    options: {},
+    seed: 's',
+    simulated: false,
+  };
+  const asked = intervalRequestsOf(() => buildLatticeReport(input));
+  expect(asked.length).toBeGreaterThan(50);
+  expect(asked.filter((r) => r.values.length >= 100).length).toBeGreaterThan(20);
+  expect(latticeProtocol.reportIntervals!(input)).toEqual(asked);
+
+  // Computed ahead (here: each answered by a copy of meanCI's own answer), the report is the same, and none is computed
+  // again inside it: a request answered ahead with a marked interval shows the mark.
+  const computed = asked.map((r): [IntervalRequest, MeanInterval | null] => [r, meanCI(r.values, r)]);
+  const plain = buildLatticeReport(input);
+  const ahead = withIntervalsAhead(precomputedIntervals(computed), () => buildLatticeReport(input));
+  expect({ ...(ahead.json as object), generatedAt: null }).toEqual({ ...(plain.json as object), generatedAt: null });
+  const marked = computed.map(([r, ci]): [IntervalRequest, MeanInterval | null] => [r, ci && { ...ci, low: -1 }]);
+  const markedReport = withIntervalsAhead(precomputedIntervals(marked), () => buildLatticeReport(input)).json as any;
+  expect(markedReport.copilots.A.ci95.low).toBe(-1);
+  expect(markedReport.table5.copilots.A.D1.ci95.low).toBe(-1);
 });

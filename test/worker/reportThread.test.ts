@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import path from 'node:path';
@@ -185,8 +186,10 @@ test("the spare rehearses the judging run's report, writing nothing, and then re
     // Rehearsals follow each other (50 ms, then 100, 200 … after the one before) while the run judges.
     await until(() => threads.rehearsed.length >= 2, 60_000, 'two rehearsals');
     for (const r of threads.rehearsed) {
-      expect(r).toEqual({ rehearsed: runId, ms: expect.any(Number) });
+      expect(r).toEqual({ rehearsed: runId, ms: expect.any(Number), keptDir: expect.any(String) });
     }
+    // Each keeps its folder (its responses.jsonl) until the next rehearsal: the earlier ones are gone.
+    expect(threads.rehearsed.slice(0, -1).filter((r) => fs.existsSync(r.keptDir!))).toEqual([]);
     // A rehearsal writes nothing where the run's report goes.
     expect(fs.existsSync(output)).toBe(false);
     threads.judged(runId);
@@ -197,6 +200,8 @@ test("the spare rehearses the judging run's report, writing nothing, and then re
     expect(withoutTime(JSON.parse(fs.readFileSync(rendered.reportPath, 'utf8')))).toEqual(
       withoutTime(JSON.parse(fs.readFileSync(inPlace.reportPath, 'utf8'))),
     );
+    // The report is done: no rehearsal folder of it is left.
+    expect(threads.rehearsed.filter((r) => r.keptDir && fs.existsSync(r.keptDir))).toEqual([]);
   } finally {
     await threads.close();
   }
@@ -289,6 +294,58 @@ test("responses.jsonl written by the worker's thread while the report thread ren
       /run no-such-run is not in the results store/,
     );
     expect(leftBeside()).toEqual([]);
+  } finally {
+    await threads.close();
+    await store.close();
+  }
+});
+
+test("a rehearsal's responses.jsonl goes into the report when the run's answers are unchanged; changed, the report writes its own", async () => {
+  const runId = 'kept-responses-run';
+  const { dir, file, store, output, inPlace } = await finishedRun('jf-report-kept-', runId);
+  const expected = fs.readFileSync(path.join(dir, 'in-place', 'responses.jsonl'), 'utf8');
+  const deps = { store, env: process.env };
+  let workerWrote = 0;
+  const writeResponses = async () => (workerWrote++, writeResponsesBeside(deps, runId));
+  const jsonlOf = (report: string) => fs.readFileSync(path.join(path.dirname(report), 'responses.jsonl'), 'utf8');
+  // One rehearsal of the run, then none that could replace its file (the spare rehearses the run judging last).
+  const rehearsedOnce = async (threads: ReportThreads) => {
+    threads.judged(runId);
+    threads.warm();
+    const before = threads.rehearsed.length;
+    await until(() => threads.rehearsed.length > before, 60_000, 'a rehearsal');
+    threads.judged('another-run');
+    const kept = threads.rehearsed.at(-1)!.keptDir!;
+    expect(fs.readdirSync(kept)).toEqual(['responses.jsonl']);
+    expect(fs.readFileSync(path.join(kept, 'responses.jsonl'), 'utf8')).toBe(expected);
+    // Marked, to tell the kept file from one written afresh.
+    fs.writeFileSync(path.join(kept, 'responses.jsonl'), '{"kept":"by the rehearsal"}\n');
+    return kept;
+  };
+  const threads = new ReportThreads({ kind: 'sqlite', file }, process.env, { firstMs: 200 });
+  try {
+    const kept = await rehearsedOnce(threads);
+    const rendered = await threads.render(runId, undefined, writeResponses);
+    expect(jsonlOf(rendered.reportPath)).toBe('{"kept":"by the rehearsal"}\n');
+    expect(workerWrote).toBe(0);
+    expect(rendered.summary).toEqual(inPlace.summary);
+    expect(fs.existsSync(kept)).toBe(false);
+
+    // An answer changed after the rehearsal (a failed answer asked afresh): the report writes the file from the store.
+    const kept2 = await rehearsedOnce(threads);
+    const db = new Database(file);
+    const changed = db
+      .prepare("UPDATE responses SET text = 'asked afresh' WHERE run_id = ? AND query_id = ? AND copilot = ?")
+      .run(runId, 'q01', 'Aurora');
+    expect(changed.changes).toBe(1);
+    db.close();
+    const fresh = await renderReport(deps, runId, path.join(dir, 'fresh'));
+    const again = await threads.render(runId, undefined, writeResponses);
+    expect(jsonlOf(again.reportPath)).toBe(jsonlOf(fresh.reportPath));
+    expect(jsonlOf(again.reportPath)).toContain('asked afresh');
+    expect(workerWrote).toBe(0);
+    expect(fs.existsSync(kept2)).toBe(false);
+    expect(fs.readdirSync(output).filter((n) => n !== runId)).toEqual([]);
   } finally {
     await threads.close();
     await store.close();
