@@ -37,6 +37,12 @@ const runRecord = (protocol: string, copilots: string[]): RunRecord => ({
   summary: null,
   config: {},
 });
+/** A report's input as buildReport gets it, from these queries, answers and verdicts (seed 's', no plan). */
+const reportInput = <R>(
+  protocol: string,
+  copilots: string[],
+  rest: { queries: Query[]; responses: StoredResponse[]; judgments: StoredJudgment[]; rubric: R },
+) => ({ run: runRecord(protocol, copilots), ...rest, plan: undefined, options: {}, seed: 's', simulated: false });
 const response = (queryId: string, copilot: string, words: number): StoredResponse => ({
   runId: 'r',
   queryId,
@@ -109,17 +115,7 @@ describe('CryptoAnalystBench report statistics', () => {
     }
   });
   const rubric = loadCabRubric(cabProtocol.defaultRubricDir);
-  const report = buildCabReport({
-    run: runRecord('cab', systems),
-    queries,
-    responses,
-    judgments,
-    rubric,
-    plan: undefined,
-    options: {},
-    seed: 's',
-    simulated: false,
-  });
+  const report = buildCabReport(reportInput('cab', systems, { queries, responses, judgments, rubric }));
   const json = report.json as any;
 
   test('intervals carry n and method; normalised rank corrects for query size', () => {
@@ -200,17 +196,7 @@ test('LATTICE report: separability, intervals with n and length bias', () => {
       responses.push(response(q.id, c, 50 + v * 10));
     }
   });
-  const report = buildLatticeReport({
-    run: runRecord('lattice', copilots),
-    queries,
-    responses,
-    judgments,
-    rubric,
-    plan: undefined,
-    options: {},
-    seed: 's',
-    simulated: false,
-  });
+  const report = buildLatticeReport(reportInput('lattice', copilots, { queries, responses, judgments, rubric }));
   const json = report.json as any;
   expect(json.copilots.Hi.ci95).toMatchObject({ n: 30, method: 't' });
   expect(json.separability.tiers).toEqual([['Hi'], ['Mid2', 'Mid1']].map((t) => expect.arrayContaining(t)));
@@ -243,17 +229,7 @@ test('LATTICE reportIntervals asks for exactly the intervals buildReport compute
       );
     });
   });
-  const input = {
-    run: runRecord('lattice', copilots),
-    queries,
-    responses: [],
-    judgments,
-    rubric,
-    plan: undefined,
-    options: {},
-    seed: 's',
-    simulated: false,
-  };
+  const input = reportInput('lattice', copilots, { queries, responses: [], judgments, rubric });
   const asked = intervalRequestsOf(() => buildLatticeReport(input));
   expect(asked.length).toBeGreaterThan(50);
   expect(asked.filter((r) => r.values.length >= 100).length).toBeGreaterThan(20);
