@@ -1,5 +1,6 @@
 import os from 'node:os';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
+import { moduleThread } from './moduleThread';
 import { meanCI, type IntervalMethod, type MeanInterval } from '../core/stats/stats';
 import {
   precomputedIntervals,
@@ -37,7 +38,6 @@ interface HelperJob {
 const METHODS: IntervalMethod[] = ['t', 'bca', 'percentile', 'studentized'];
 /** The longest the report thread waits for one request the helper took (a stalled helper: then it computes it itself). */
 const WAIT_MS = 10_000;
-const FROM_SOURCE = __filename.endsWith('.ts');
 
 /** Whether a report thread started with `env` gets a helper: on a machine of more than one core, unless turned off. */
 export function intervalHelperEnabled(env: NodeJS.ProcessEnv): boolean {
@@ -87,9 +87,7 @@ export class IntervalHelper {
 
   constructor(env: NodeJS.ProcessEnv = process.env) {
     const options = { workerData: { judgeflowIntervalHelper: true }, env: { ...env } };
-    this.thread = FROM_SOURCE
-      ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { ...options, eval: true })
-      : new Worker(__filename, options);
+    this.thread = moduleThread(__filename, options);
     // It never keeps its process alive, and a failed helper only means the report thread computes everything.
     this.thread.unref();
     this.thread.on('error', () => (this.dead = true));

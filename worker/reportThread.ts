@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, type Worker, workerData } from 'node:worker_threads';
 import { openNew, type StoreTarget } from '../stores';
 import { renderReport } from '../services/runReport';
 import { outageTolerantStore } from '../activities/storeOutage';
 import type { ActivityDeps } from '../activities/deps';
 import type { StoredResponse } from '../core/model/types';
 import { IntervalHelper, intervalHelperEnabled } from './intervalHelper';
+import { moduleThread } from './moduleThread';
 
 /**
  * A run's report rendered on a thread of its own, with its own connection to the results store. The statistics of a
@@ -94,10 +95,7 @@ function spawnThread(
     ...(cancel ? { cancel } : {}),
     ...(responsesJsonl ? { responsesJsonl } : {}),
   };
-  const options = { workerData: input, env: { ...env } };
-  return FROM_SOURCE
-    ? new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { ...options, eval: true })
-    : new Worker(__filename, options);
+  return moduleThread(__filename, { workerData: input, env: { ...env } });
 }
 
 /** A run's report rendered on a new thread (one report per thread); its responses.jsonl by `writeResponses`, if given. */

@@ -141,12 +141,13 @@ export async function writeChunks(file: string, chunks: Iterable<string> | Async
   await written;
 }
 
-/** Moves `from` to `to`: a rename, or a copy where they are on different filesystems (the copy stays at `from`). */
+/** Moves `from` to `to`: a rename, or a copy and a removal where they are on different filesystems. */
 export function moveFile(from: string, to: string): void {
   try {
     fs.renameSync(from, to);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
     fs.copyFileSync(from, to);
+    fs.rmSync(from, { force: true });
   }
 }
