@@ -29,6 +29,7 @@ import { connectClient } from './connection';
 import { newRunId, runInput } from './startRun';
 import { findOrInstallTemporalCli } from './temporalCli';
 import { freePort, startDevServer } from './temporalServer';
+import { runsCompiled } from './startupFigures';
 
 export interface RunScenario {
   name: string;
@@ -183,6 +184,11 @@ export async function measureRun(s: RunScenario, log: (line: string) => void): P
   const cab = s.kind === 'cab-judging' || files !== undefined; // answers held already: no copilot endpoints
   const dir = path.join(judgeflowHome(), 'bench', `${s.name}-${Date.now()}`);
   fs.mkdirSync(dir, { recursive: true });
+  // A source edited since the last build sends the worker through tsx, without its report thread: other figures.
+  if (!runsCompiled())
+    log(
+      `${s.name}: NOTE the worker runs from the sources through tsx (dist/ is missing or older than them), without its report thread and rehearsals; these are not the compiled build's figures (npm run build, or npm run bench, first)`,
+    );
   const cli = await findOrInstallTemporalCli({ log });
   const server = await startDevServer({
     cli,

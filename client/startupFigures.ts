@@ -8,6 +8,12 @@ import { isServerUp, temporalTarget } from './temporalServer';
 const PACKAGE_ROOT = path.resolve(__dirname, '..');
 const CLI_PATH = path.join(PACKAGE_ROOT, 'bin', 'judgeflow.js');
 
+/** Whether dist/ matches the sources, so `node bin/judgeflow.js` (a bench's worker too) runs compiled, not through tsx. */
+export function runsCompiled(): boolean {
+  const { isBuilt } = require(path.join(PACKAGE_ROOT, 'scripts', 'build.js')) as { isBuilt: (root: string) => boolean };
+  return isBuilt(PACKAGE_ROOT);
+}
+
 /** Linux reports CPU times in clock ticks; 100 per second on every platform Node supports there. */
 const TICKS_PER_SECOND = 100;
 
@@ -53,8 +59,7 @@ function timeCommand(
  */
 export async function printStartupFigures(log: (line: string) => void, options: { runs?: number } = {}): Promise<void> {
   const runs = options.runs ?? 5;
-  const { isBuilt } = require(path.join(PACKAGE_ROOT, 'scripts', 'build.js')) as { isBuilt: (root: string) => boolean };
-  const built = isBuilt(PACKAGE_ROOT);
+  const built = runsCompiled();
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'judgeflow-startup-'));
   const env: NodeJS.ProcessEnv = { ...process.env, JUDGEFLOW_HOME: home };
   delete env.JUDGEFLOW_DEV;

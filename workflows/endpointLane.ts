@@ -167,14 +167,18 @@ export class EndpointLane<K, R extends { outcome: CallOutcome }> {
    */
   private sizeOf(ticket: Ticket, remaining: number): number {
     if (this.failing || sendSlot(this.endpoint, ticket).send || !this.limiter.windowOnly(Date.now())) return 1;
-    const callMs = this.callTimes.of(this.endpoint);
+    const timed = this.callTimes.of(this.endpoint);
+    // A judge's: sized to end with the other places' work (see filledBatchSize); a run started before replays the share rule.
+    const filled = this.fillBatches && timed !== undefined && patched('fill-batches');
+    // In even batches, timed by the batches' calls (CallTimes.ofBatches); a run started before replays the plain average.
+    const even = filled && patched('even-batches');
+    const callMs = even ? this.callTimes.ofBatches(this.endpoint) : timed;
     return batchSize({
       remaining,
       allowed: this.limiter.allowed,
       callMs,
       max: this.maxBatch(),
-      // A judge's: sized to end with the other places' work (see filledBatchSize); a run started before replays the share rule.
-      ...(this.fillBatches && callMs !== undefined && patched('fill-batches') ? { busyMs: this.busyMs(callMs) } : {}),
+      ...(filled ? { busyMs: this.busyMs(callMs!), even } : {}),
     });
   }
 

@@ -38,4 +38,12 @@ export const PATCHES: readonly PatchEntry[] = [
     removableWhen:
       'No run started by a build without this patch is still open, and test/histories/ is re-recorded with it.',
   },
+  {
+    id: 'even-batches',
+    added: '2026-12-05',
+    reason:
+      "A judge's lane cuts its place's part of the work left into equal batches, a part within a quarter item of a whole one taken up to it (evenBatchSize, workflows/limits/itemGroupSize.ts), timed by its batches' calls alone (CallTimes.ofBatches): the twelve places of a 1,200 × 4 joint run make the same starts and end together, where cut down to the largest batch they made three to five and ended up to 290 ms apart (issue 29). A run started before sized its batches by the plain filled rule, and its histories replay that.",
+    removableWhen:
+      'No run started by a build without this patch is still open, and test/histories/ is re-recorded with it.',
+  },
 ];

@@ -158,6 +158,17 @@ test("a judge's lane fills its batches: with nothing else running, one place tak
   expect(result.counts).toMatchObject({ done: 10, failures: 0 });
 }, 60_000);
 
+test("a judge's lane cuts its place's part into equal batches (the patch even-batches), not into full ones and a remnant", async () => {
+  const m = mocks();
+  const keys = Array.from({ length: 120 }, (_, i) => `fast-${i}`);
+  const result = await run<LaneResult>('laneWorkflow', { keys, concurrency: 1, fillBatches: true }, m.activities);
+  // The first alone; the 119 left are this place's part, more than one batch of 50 holds: three of 40, 40 and 39,
+  // where cut down they were 50, 50 and 19.
+  expect(m.batches.map((b) => b.length)).toEqual([40, 40, 39]);
+  expect(result.counted.map(([k]) => k)).toEqual(keys);
+  expect(result.counts).toMatchObject({ done: 120, failures: 0 });
+}, 60_000);
+
 describe('the judge planner', () => {
   test('plans answers as they arrive, only when a judge runs short of work, and each judge of a panel judges its own items (i mod n) once', async () => {
     const m = mocks(2);

@@ -36,6 +36,7 @@ export function batchSize({
   callMs,
   max = Infinity,
   busyMs,
+  even,
 }: {
   remaining: number;
   allowed: number;
@@ -48,9 +49,14 @@ export function batchSize({
    * (a run started before the patch `fill-batches`, whose histories replay that rule).
    */
   busyMs?: number;
+  /**
+   * With busyMs: this place's part cut into equal batches (evenBatchSize), a part within PART_NUDGE of a whole item
+   * taken up to it. Since the patch `even-batches`; a run started before replays the part cut down and capped.
+   */
+  even?: boolean;
 }): number {
   if (callMs === undefined) return 1;
-  if (busyMs !== undefined) return filledBatchSize({ remaining, allowed, callMs, max, busyMs });
+  if (busyMs !== undefined) return filledBatchSize({ remaining, allowed, callMs, max, busyMs, even });
   const places = Math.max(1, allowed);
   const share = Math.max(
     Math.floor(remaining / (places * TAIL_RESERVE)),
@@ -79,33 +85,99 @@ function filledBatchSize({
   callMs,
   max,
   busyMs,
+  even = false,
 }: {
   remaining: number;
   allowed: number;
   callMs: number;
   max: number;
   busyMs: number;
+  even?: boolean;
 }): number {
   const places = Math.max(1, allowed);
   const perCall = Math.max(1, callMs);
-  const part = Math.floor((remaining * perCall + Math.max(0, busyMs)) / (places * perCall));
-  return Math.max(1, Math.min(remaining, max, MAX_FILLED_BATCH, Math.floor(BATCH_SPAN_MS / perCall), part));
+  const share = (remaining * perCall + Math.max(0, busyMs)) / (places * perCall);
+  if (even) return evenBatchSize({ part: Math.max(1, Math.floor(share + PART_NUDGE)), remaining, perCall, max });
+  return Math.max(
+    1,
+    Math.min(remaining, max, MAX_FILLED_BATCH, Math.floor(BATCH_SPAN_MS / perCall), Math.floor(share)),
+  );
 }
 
-/** A running average of an endpoint's time per call, as its activities come back (workflow time: deterministic). */
+/**
+ * A place's part (in calls, fractional) is cut down to whole items unless it is within this much of the next one. A
+ * place that starts a little after the others (50–150 ms of a round of twelve) gets a part just under a whole number
+ * (32.8 where the others had 33); cut down, the item it left over went alone at the end, four places calling once more
+ * while eight waited. Rounded instead (0.5), the places stay in step when every call takes the same time; but when calls
+ * vary (2.4 s ±20%, a conversation), the items left over are what lets the places that free first even out the end,
+ * and rounding lost that (240 items × 12 places: 1.037× the bound against 1.024× cut down, in a variant of the model
+ * below). A quarter of an item keeps the first: twelve places of 400 ms calls end within 50–140 ms of each other on the
+ * real run (issue 29), and costs little of the second (`node scripts/simulate-batch-sizes.js 2400 33 4.8 0.2`: 1.024×
+ * against 1.021× cut down, docs/bench.md).
+ */
+const PART_NUDGE = 0.25;
+
+/** How far a batch cut from a place's part (evenBatchSize) may run past BATCH_SPAN_MS to save the place a start. */
+const SPAN_STRETCH = 1.05;
+
+/**
+ * A place's part of the work left, in the fewest equal batches that fit (the first of them now). Cut down to the
+ * largest batch instead, a part of 99 items at 34 a batch was 34 + 48 + 17 after the first: twelve places sized from
+ * slightly different estimates made three to five starts each, and ended 75–290 ms apart (the run's last second, issue
+ * 29). Cut evenly (33 + 33 + 33) the places stay in step, as a harness whose every slot makes the same calls does. A
+ * part over the largest batch by up to SPAN_STRETCH takes one batch fewer (99 items of 405 ms calls: 50 + 49, not three
+ * of 33): a batch runs 5% past its 20 s, and the place saves a start.
+ */
+function evenBatchSize({
+  part,
+  remaining,
+  perCall,
+  max,
+}: {
+  part: number;
+  remaining: number;
+  perCall: number;
+  max: number;
+}): number {
+  const hardCap = Math.min(max, MAX_FILLED_BATCH);
+  const largest = Math.max(1, Math.min(hardCap, Math.floor(BATCH_SPAN_MS / perCall)));
+  const stretched = Math.max(1, Math.min(hardCap, Math.floor((SPAN_STRETCH * BATCH_SPAN_MS) / perCall)));
+  let batches = Math.ceil(part / largest);
+  if (batches > 1 && Math.ceil(part / (batches - 1)) <= stretched) batches--;
+  return Math.max(1, Math.min(remaining, Math.ceil(part / batches)));
+}
+
+/**
+ * A running average of an endpoint's time per call, as its activities come back (workflow time: deterministic); and
+ * one of its batches' alone (`ofBatches`), for sizing batches. A single call's time carries a whole start (a workflow
+ * task and an activity dispatch) and, for a fresh worker's first calls, its warm-up: the first twelve judge calls of a
+ * 1,200 × 4 run came back after 0.5–0.6 s for 400 ms calls, and averaged with later batches that estimate stayed above
+ * 450 ms for three batches, capping them at 31–34 items instead of 50 (issue 29).
+ */
 export class CallTimes {
   private readonly perCall = new Map<string, number>();
+  private readonly perBatchedCall = new Map<string, number>();
 
   note(endpoint: string, elapsedMs: number, calls: number): void {
     if (calls < 1) return;
     const sample = elapsedMs / calls;
-    const previous = this.perCall.get(endpoint);
-    this.perCall.set(endpoint, previous === undefined ? sample : 0.7 * previous + 0.3 * sample);
+    average(this.perCall, endpoint, sample);
+    if (calls > 1) average(this.perBatchedCall, endpoint, sample);
   }
 
   of(endpoint: string): number | undefined {
     return this.perCall.get(endpoint);
   }
+
+  /** The time per call of the endpoint's batches, once one has come back; until then of(endpoint). */
+  ofBatches(endpoint: string): number | undefined {
+    return this.perBatchedCall.get(endpoint) ?? this.perCall.get(endpoint);
+  }
+}
+
+function average(averages: Map<string, number>, endpoint: string, sample: number): void {
+  const previous = averages.get(endpoint);
+  averages.set(endpoint, previous === undefined ? sample : 0.7 * previous + 0.3 * sample);
 }
 
 /** A batch activity's options: one item's timeout per item; its retries only cover a dead worker (items come back). */

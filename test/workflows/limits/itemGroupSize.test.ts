@@ -35,6 +35,69 @@ describe('batch sizes: several work items of one endpoint in one activity, only 
     expect(batchSize({ remaining: 1_188, allowed: 12, busyMs: 0 })).toBe(1);
   });
 
+  test("batchSize even (the patch even-batches): the place's part cut into equal batches, taken up to a whole item from within a quarter", () => {
+    const even = (remaining: number, callMs: number, busyMs = 0, max?: number) =>
+      batchSize({ remaining, allowed: 12, callMs, busyMs, even: true, ...(max ? { max } : {}) });
+    // A part of 99 with 600 ms a call (a fresh worker's first singles): 33 a batch fit in 20 s, so three of 33. Cut
+    // down it is 33 now as well; what differs is the next batches, each cut from what the others left (see below).
+    expect(even(1_188, 600)).toBe(33);
+    expect(batchSize({ remaining: 1_188, allowed: 12, callMs: 600, busyMs: 0 })).toBe(33);
+    // 405 ms a call: 49 fit in 20 s, 50 within 5% more; two batches of 50 and 49, not three of 33.
+    expect(even(1_188, 405)).toBe(50);
+    // A part of 66 at 400 ms: two of 33, where cut down it was 50 and then 16.
+    expect(even(792, 400)).toBe(33);
+    expect(batchSize({ remaining: 792, allowed: 12, callMs: 400, busyMs: 0 })).toBe(50);
+    // Within a quarter of the next item: 35 items over 12 places is a part of 3 (2.92), so no item is left for a
+    // thirteenth start; 32 items (2.67) are still 2 a place, the rest left to whichever place frees first.
+    expect(even(35, 400)).toBe(3);
+    expect(batchSize({ remaining: 35, allowed: 12, callMs: 400, busyMs: 0 })).toBe(2);
+    expect(even(32, 400)).toBe(2);
+    // The lane's cap (a budgeted run's five) is never stretched, and never more than remain or less than one.
+    expect(even(1_188, 400, 0, 5)).toBe(5);
+    expect(batchSize({ remaining: 3, allowed: 1, callMs: 400, busyMs: 0, even: true })).toBe(3);
+    expect(even(4, 400)).toBe(1);
+    // A slow call (2.4 s, a conversation): 8 fit in 20 s; a part of 20 is three batches of 7, not 8 + 8 + 4.
+    expect(even(240, 2_400)).toBe(7);
+  });
+
+  test('batchSize even keeps the places in step: every place makes the same starts and calls, where cut down they do not', () => {
+    // Twelve places, 1,200 items of 400 ms, 33 ms a start and 5 ms between the calls of one batch; each place's first
+    // call goes alone and comes back 100–200 ms late (a fresh worker), as EndpointLane times them.
+    const model = (even: boolean) => {
+      const places = 12;
+      const times = new CallTimes();
+      const free = Array.from({ length: places }, (_, p) => 400 + 100 + (100 * p) / places);
+      const running = free.map(() => ({ at: 0, items: 1 }));
+      const starts = free.map(() => 1);
+      const items = free.map(() => 1);
+      let remaining = 1_200 - places;
+      while (remaining > 0) {
+        const place = free.indexOf(Math.min(...free));
+        const now = free[place];
+        times.note('judge', now - running[place].at, running[place].items);
+        const callMs = (even ? times.ofBatches('judge') : times.of('judge'))!;
+        let busyMs = 0;
+        running.forEach((r, p) => p !== place && (busyMs += Math.max(0, r.at + r.items * callMs - now)));
+        const n = Math.min(remaining, batchSize({ remaining, allowed: places, callMs, busyMs, even }));
+        remaining -= n;
+        starts[place]++;
+        items[place] += n;
+        running[place] = { at: now, items: n };
+        free[place] = now + 33 + n * 400 + (n - 1) * 5;
+      }
+      return {
+        starts: new Set(starts).size,
+        items: new Set(items).size,
+        spreadMs: Math.max(...free) - Math.min(...free),
+      };
+    };
+    expect(model(true)).toEqual({ starts: 1, items: 1, spreadMs: expect.any(Number) });
+    expect(model(true).spreadMs).toBeLessThan(150);
+    const cutDown = model(false);
+    expect(cutDown.starts + cutDown.items).toBeGreaterThan(2);
+    expect(cutDown.spreadMs).toBeGreaterThan(model(true).spreadMs);
+  });
+
   test('CallTimes: a running average per endpoint of the time per call', () => {
     const times = new CallTimes();
     expect(times.of('judge')).toBeUndefined();
@@ -45,6 +108,22 @@ describe('batch sizes: several work items of one endpoint in one activity, only 
     times.note('judge', 500, 0); // a batch that made no call says nothing
     expect(times.of('judge')).toBeCloseTo(580, 9);
     expect(times.of('copilot:A')).toBeUndefined();
+  });
+
+  test("CallTimes.ofBatches: the singles' average until a batch comes back, then the batches' alone", () => {
+    const times = new CallTimes();
+    expect(times.ofBatches('judge')).toBeUndefined();
+    times.note('judge', 600, 1); // a fresh worker's first call: a whole start and its warm-up
+    times.note('judge', 550, 1);
+    expect(times.ofBatches('judge')).toBeCloseTo(0.7 * 600 + 0.3 * 550, 9);
+    times.note('judge', 33 * 405, 33);
+    expect(times.ofBatches('judge')).toBe(405);
+    times.note('judge', 500, 1); // a single later on does not move it
+    expect(times.ofBatches('judge')).toBe(405);
+    times.note('judge', 50 * 401, 50);
+    expect(times.ofBatches('judge')).toBeCloseTo(0.7 * 405 + 0.3 * 401, 9);
+    // The plain average still takes every call (runs started before the patch even-batches replay it).
+    expect(times.of('judge')).not.toBeCloseTo(times.ofBatches('judge')!, 0);
   });
 
   test('Limiter.windowOnly: batches only while nothing but the window limits the endpoint', () => {
