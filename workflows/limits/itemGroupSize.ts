@@ -151,8 +151,8 @@ function evenBatchSize({
  * A running average of an endpoint's time per call, as its activities come back (workflow time: deterministic); and
  * one of its batches' alone (`ofBatches`), for sizing batches. A single call's time carries a whole start (a workflow
  * task and an activity dispatch) and, for a fresh worker's first calls, its warm-up: the first twelve judge calls of a
- * 1,200 × 4 run came back after 0.5–0.6 s for 400 ms calls, and averaged with later batches that estimate stayed above
- * 450 ms for three batches, capping them at 31–34 items instead of 50 (issue 29).
+ * 1,200 × 4 run came back after 0.5–0.6 s for 400 ms calls, and averaged with later batches that estimate capped the
+ * first batches at 30–34 items and the next at 44–48, instead of 50 (issue 29).
  */
 export class CallTimes {
   private readonly perCall = new Map<string, number>();
