@@ -2,9 +2,8 @@
 // A stage's span against its bound under workflows/limits/itemGroupSize.ts's batchSize, in a model of one endpoint's
 // places (compiled build: node scripts/build.js first), by three rules: filled and even (the place's part of the work
 // left, taken up to a whole item from within a quarter and cut into equal batches, timed by the batches' calls: since
-// the patch `even-batches`), filled (the
-// part cut down to the largest batch, as runs started before that patch replay) and the share rule (as runs started
-// before the patch `fill-batches` replay):
+// the patch `even-batches`), filled (the part cut down to the largest batch, as runs started before that patch replay)
+// and the share rule (as runs started before the patch `fill-batches` replay):
 //   node scripts/simulate-batch-sizes.js [CALL_MS] [START_MS] [BETWEEN_CALLS_MS] [JITTER] [SEEDS] [FIRST_LATE_MS]
 // The first call of each place goes alone (no call timed yet) and comes back FIRST_LATE_MS × (0.6–1.4) late (a fresh
 // worker's warm-up). Then each free place takes the next batch at once; a batch costs START_MS (a workflow task and an
