@@ -122,7 +122,7 @@ describe('runItemGroup: several work items of one endpoint asked in a row in one
             return ok(key);
           },
           (r) => r.throttled,
-          () => heldWithin('run-look', slowAsk, 250, Date.now, answers),
+          (freshMs) => heldWithin('run-look', slowAsk, freshMs ?? 250, Date.now, answers),
         ),
       );
       await jest.advanceTimersByTimeAsync(5_000);
@@ -134,6 +134,53 @@ describe('runItemGroup: several work items of one endpoint asked in a row in one
       // And the calls follow each other without a 200 ms look between b and c, or c and d (the answer is in flight).
       expect(calls[2].start - calls[1].end).toBeLessThan(200);
       expect(calls[3].start - calls[2].end).toBeLessThan(200);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test("runItemGroup: two batches of one run out of phase share the run's held answers, and no look waits for a query between calls", async () => {
+    // Calls of 300 ms, queries of 20 ms, on jest's fake clock; batch B starts 130 ms after batch A. A's look ahead asks
+    // at 150 ms; B's, at 280 ms, would find that answer fresh (130 ms old) and take it, but by B's look at 430 ms it is
+    // 280 ms old, stale: B would wait 20 ms for a query between two calls, and so on all the way. A look ahead only
+    // takes an answer that will still be fresh at its look.
+    jest.useFakeTimers();
+    try {
+      const answers = new Map();
+      let queries = 0;
+      const ask = () => {
+        queries++;
+        return new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20));
+      };
+      const held = (freshMs?: number) => heldWithin('run-phases', ask, freshMs ?? 250, Date.now, answers);
+      const calls: Record<string, Array<{ start: number; end: number }>> = { warm: [], A: [], B: [] };
+      const group = (name: string, n: number) =>
+        inActivity(() =>
+          runItemGroup(
+            Array.from({ length: n }, (_, i) => `${name}${i}`),
+            async (key) => {
+              const start = Date.now();
+              await new Promise((resolve) => setTimeout(resolve, 300));
+              calls[name].push({ start, end: Date.now() });
+              return ok(key);
+            },
+            (r) => r.throttled,
+            held,
+          ),
+        );
+      // One call first, so this worker's latest call time (the first item's look ahead) is 300 ms.
+      const warm = group('warm', 1);
+      await jest.advanceTimersByTimeAsync(400);
+      await warm;
+      const a = group('A', 6);
+      await jest.advanceTimersByTimeAsync(130);
+      const b = group('B', 6);
+      await jest.advanceTimersByTimeAsync(5_000);
+      await Promise.all([a, b]);
+      for (const name of ['A', 'B'])
+        for (let i = 1; i < calls[name].length; i++)
+          expect(calls[name][i].start - calls[name][i - 1].end).toBeLessThan(20);
+      expect(queries).toBeLessThanOrEqual(10 + 1); // about one per look ahead, not one per look
     } finally {
       jest.useRealTimers();
     }
@@ -164,7 +211,7 @@ describe('runItemGroup: several work items of one endpoint asked in a row in one
             return ok(key);
           },
           (r) => r.throttled,
-          () => heldWithin('run-stale', async () => paused, 250, Date.now, answers),
+          (freshMs) => heldWithin('run-stale', async () => paused, freshMs ?? 250, Date.now, answers),
         ),
       );
       await jest.advanceTimersByTimeAsync(5_000);
