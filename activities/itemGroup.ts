@@ -15,13 +15,20 @@ export interface ItemGroupResult<R> {
   stoppedBy?: 'throttle' | 'paused' | string;
 }
 
-type HeldAnswer = { askedAt: number; answer: Promise<boolean> };
+type HeldAnswer = {
+  askedAt: number;
+  answer: Promise<boolean>;
+  /** The latest answer that has come back, kept while a newer one is asked (see heldWithin). */
+  answered?: { askedAt: number; held: boolean };
+};
 /** The latest `held` answer per workflow id, kept while fresh (entries of finished runs are dropped when next asked or swept). */
 const heldAnswers = new Map<string, HeldAnswer>();
 
 /**
  * Whether the workflow `workflowId` is paused, as `ask` answers it, reusing an answer asked less than `freshMs` ago
- * (measured from when it was asked: what the workflow said then, or later). Concurrent askers share one query.
+ * (measured from when it was asked: what the workflow said then, or later). Concurrent askers share one query. An
+ * answer already back is taken at once while a newer one is on its way (a look ahead asks before the older answer is
+ * stale for the looks that follow it): those looks do not wait for the newer query.
  */
 export async function heldWithin(
   workflowId: string,
@@ -32,11 +39,16 @@ export async function heldWithin(
 ): Promise<boolean> {
   const at = now();
   const known = answers.get(workflowId);
+  if (known?.answered && at - known.answered.askedAt < freshMs) return known.answered.held;
   if (known && at - known.askedAt < freshMs) return known.answer;
   if (answers.size > 1000) for (const [id, a] of answers) if (at - a.askedAt >= freshMs) answers.delete(id);
-  const answer = ask().catch(() => false);
-  answers.set(workflowId, { askedAt: at, answer });
-  return answer;
+  const entry: HeldAnswer = { askedAt: at, answer: ask().catch(() => false), answered: known?.answered };
+  answers.set(workflowId, entry);
+  void entry.answer.then((held) => {
+    const latest = answers.get(workflowId);
+    if (latest && (latest.answered?.askedAt ?? -Infinity) < at) latest.answered = { askedAt: at, held };
+  });
+  return entry.answer;
 }
 
 /**

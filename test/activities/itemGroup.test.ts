@@ -238,6 +238,34 @@ describe('runItemGroup: several work items of one endpoint asked in a row in one
     expect(result.results.map((r) => r.key)).toEqual(['a', 'b']);
   });
 
+  test('heldWithin: an answer already back and still fresh is taken at once while a newer query (a look ahead) is on its way; then the newer one', async () => {
+    let clock = 1_000;
+    const answers = new Map();
+    let answerSecond!: (held: boolean) => void;
+    const asks = [
+      async () => false,
+      () => new Promise<boolean>((resolve) => (answerSecond = resolve)), // the look ahead's query, still in flight
+    ];
+    let asked = 0;
+    const ask = () => asks[asked++]();
+    const held = (freshMs?: number) => heldWithin('run-1', ask, freshMs ?? 250, () => clock, answers);
+    expect(await held()).toBe(false); // asked at 1000
+    clock = 1_150;
+    const ahead = held(100); // 150 ms old is too old for a look ahead: it asks again, and waits
+    expect(asked).toBe(2);
+    clock = 1_160;
+    // The look before an item takes the answer asked at 1000 (160 ms old) at once, not the query in flight.
+    const settled = await Promise.race([held(), new Promise((r) => setTimeout(() => r('waited'), 50))]);
+    expect(settled).toBe(false);
+    answerSecond(true);
+    expect(await ahead).toBe(true);
+    clock = 1_170;
+    expect(await held()).toBe(true); // the newer answer once it is back
+    clock = 1_260; // the answer of 1000 is stale; the one asked at 1150 is not
+    expect(await held()).toBe(true);
+    expect(asked).toBe(2);
+  });
+
   test('heldWithin: one held query per run while its answer is fresh, shared by concurrent askers; asked again once it is older; a failed query is "not held"', async () => {
     let clock = 1_000;
     let asked = 0;
